@@ -1,4 +1,9 @@
 //! The store under real processes: writers killed mid-write, and concurrent writers.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
 //!
 //! The test binary re-runs itself as the writer process (selected by an environment variable),
 //! so the writer is real code in a real, separately killed process.

@@ -1,12 +1,13 @@
 //! The store under real processes: writers killed mid-write, and concurrent writers.
+//!
+//! The test binary re-runs itself as the writer process (selected by an environment variable),
+//! so the writer is real code in a real, separately killed process.
+
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test code: a failed setup step should fail the test loudly"
 )]
-//!
-//! The test binary re-runs itself as the writer process (selected by an environment variable),
-//! so the writer is real code in a real, separately killed process.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

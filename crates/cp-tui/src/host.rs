@@ -33,6 +33,11 @@ impl Host {
         Ok(Self { registry, env })
     }
 
+    /// A host from parts, for tests and tools that assemble their own module list.
+    pub fn from_parts(registry: Registry, env: ToolEnv) -> Self {
+        Self { registry, env }
+    }
+
     pub fn registry(&self) -> &Registry {
         &self.registry
     }

@@ -161,8 +161,8 @@ fn tool_lines(
 
 /// How to configure a provider; shown when none is configured.
 pub const NO_PROVIDER_HELP: &str = "No LLM provider is configured, so there is no agent to talk to yet.\n\
-Set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY / OPENAI_BASE_URL (OpenAI-compatible:\n\
-OpenAI, Ollama, vLLM, llama.cpp) and start context-pilot again.\n\
+To add one, set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY and/or OPENAI_BASE_URL \
+(OpenAI, Ollama, vLLM, llama.cpp), then start context-pilot again.\n\
 Everything else works without one: Ctrl-P opens the command palette to run any tool.";
 
 impl Panel for Conversation {

@@ -11,6 +11,9 @@ mod terminal;
 mod view;
 mod wrap;
 
+#[cfg(test)]
+mod snapshot_tests;
+
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 

@@ -77,70 +77,102 @@ pub fn parse_arguments(text: &str) -> Result<Value, String> {
             });
     }
     let mut map = Map::new();
-    for (token, quoted) in tokenize(text)? {
-        let Some((key, value)) = token.split_once('=') else {
-            return Err(format!(
-                "'{token}' is not key=value; example: file_path=notes.txt content=\"hello world\""
-            ));
-        };
-        if key.is_empty() {
-            return Err(format!("'{token}' has an empty key"));
-        }
-        let value = if quoted {
-            Value::String(value.to_owned())
-        } else {
-            serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()))
-        };
-        map.insert(key.to_owned(), value);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (key, value, tail) = next_pair(rest)?;
+        map.insert(key, value);
+        rest = tail.trim_start();
     }
     Ok(Value::Object(map))
 }
 
-/// Splits on whitespace, honouring "double" and 'single' quotes and backslash escapes
-/// (`\n`, `\t`, `\"`, `\\`). Returns each token and whether its value part was quoted.
-fn tokenize(text: &str) -> Result<Vec<(String, bool)>, String> {
-    let mut tokens = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut in_token = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
+/// Reads one `key=value` pair from the start of `text`; returns it and the rest.
+///
+/// Values: "double" or 'single' quoted strings (double quotes understand `\n`, `\t`, `\"`,
+/// `\\`), JSON arrays and objects (balanced, may hold spaces), or bare words, which become
+/// JSON when they parse (`5`, `true`) and strings otherwise.
+fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
+    let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let Some(eq) = text[..word_end].find('=') else {
+        return Err(format!(
+            "'{}' is not key=value; example: file_path=notes.txt content=\"hello world\"",
+            &text[..word_end]
+        ));
+    };
+    let key = &text[..eq];
+    if key.is_empty() {
+        return Err(format!("'{}' has an empty key", &text[..word_end]));
+    }
+    let value_text = &text[eq + 1..];
+    let (value, used) = match value_text.chars().next() {
+        Some(q @ ('"' | '\'')) => quoted(value_text, q)?,
+        Some('[' | '{') => {
+            let end = balanced_end(value_text)
+                .ok_or_else(|| format!("the value of '{key}' has an unclosed bracket"))?;
+            let raw = &value_text[..end];
+            let value = serde_json::from_str(raw)
+                .map_err(|e| format!("the value of '{key}' is not valid JSON: {e}"))?;
+            (value, end)
+        }
+        _ => {
+            let end = value_text
+                .find(char::is_whitespace)
+                .unwrap_or(value_text.len());
+            let raw = &value_text[..end];
+            let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
+            (value, end)
+        }
+    };
+    Ok((key.to_owned(), value, &value_text[used..]))
+}
+
+/// A quoted string starting at `text[0] == quote`; returns it and the bytes consumed.
+fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
+    let mut out = String::new();
+    let mut chars = text.char_indices().skip(1);
+    while let Some((i, c)) = chars.next() {
         match c {
-            c if c.is_whitespace() => {
-                if in_token {
-                    tokens.push((std::mem::take(&mut current), quoted));
-                    quoted = false;
-                    in_token = false;
-                }
-            }
-            '"' | '\'' => {
-                in_token = true;
-                quoted = true;
-                let close = c;
-                loop {
-                    match chars.next() {
-                        None => return Err(format!("unclosed {close} quote")),
-                        Some(q) if q == close => break,
-                        Some('\\') if close == '"' => match chars.next() {
-                            Some('n') => current.push('\n'),
-                            Some('t') => current.push('\t'),
-                            Some(other) => current.push(other),
-                            None => return Err("dangling backslash".into()),
-                        },
-                        Some(other) => current.push(other),
-                    }
-                }
-            }
-            other => {
-                in_token = true;
-                current.push(other);
-            }
+            c if c == quote => return Ok((Value::String(out), i + c.len_utf8())),
+            '\\' if quote == '"' => match chars.next() {
+                Some((_, 'n')) => out.push('\n'),
+                Some((_, 't')) => out.push('\t'),
+                Some((_, other)) => out.push(other),
+                None => return Err("dangling backslash".into()),
+            },
+            other => out.push(other),
         }
     }
-    if in_token {
-        tokens.push((current, quoted));
+    Err(format!("unclosed {quote} quote"))
+}
+
+/// End (exclusive) of the JSON array or object starting at `text[0]`, honouring strings.
+fn balanced_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
     }
-    Ok(tokens)
+    None
 }
 
 #[cfg(test)]
@@ -152,13 +184,13 @@ mod tests {
     #[test]
     fn parses_key_values_with_json_and_quotes() {
         let v = parse_arguments(
-            r#"file_path=a.txt content="hello world\n" limit=5 all=true p=["*.rs"] s='x y'"#,
+            r#"file_path=a.txt content="hello world\n" limit=5 all=true p=["*.rs", "!a b"] s='x y'"#,
         )
         .unwrap();
         assert_eq!(
             v,
             json!({"file_path": "a.txt", "content": "hello world\n", "limit": 5, "all": true,
-                   "p": ["*.rs"], "s": "x y"})
+                   "p": ["*.rs", "!a b"], "s": "x y"})
         );
         assert_eq!(parse_arguments(r#"{"a": 1}"#).unwrap(), json!({"a": 1}));
         assert_eq!(parse_arguments("").unwrap(), json!({}));

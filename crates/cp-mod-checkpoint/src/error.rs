@@ -21,12 +21,6 @@ pub enum CheckpointError {
     /// The checkpoint configuration is inconsistent in a way serde cannot catch.
     #[error("checkpoint config: {0}")]
     InvalidConfig(String),
-    /// A worker or agent key that cannot be used as a directory or file name part.
-    #[error(
-        "worker key `{0}` is not usable: use 1-64 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, \
-         not starting with `.`; example: `main` or `agent-2`"
-    )]
-    InvalidWorker(String),
     /// Reading or writing a file failed.
     #[error("{action} {path}: {source}")]
     Io {
@@ -47,6 +41,9 @@ pub enum CheckpointError {
         /// The parse error, with line and column.
         source: serde_json::Error,
     },
+    /// The project store (atomic writes, `config.json`) failed; the error names the file.
+    #[error(transparent)]
+    Store(#[from] cp_base::StoreError),
     /// Serializing a value to JSON failed (only possible with non-string map keys).
     #[error("serializing {what} to JSON: {source}")]
     Serialize {

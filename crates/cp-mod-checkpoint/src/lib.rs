@@ -18,14 +18,13 @@
 //!     .build();
 //! assert!(validate_size(&handoff).valid);
 //!
-//! let store = HandoffStore::new(project.path());
+//! let store = HandoffStore::new(&cp_base::Project::at(project.path()));
 //! store.save(&handoff)?;
 //! let (_, latest) = store.latest()?.expect("just saved");
 //! assert!(latest.to_markdown().contains("write the encoder"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod atomic;
 mod error;
 mod handoff;
 

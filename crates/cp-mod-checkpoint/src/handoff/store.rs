@@ -5,8 +5,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use cp_base::{Project, write_atomic};
+
 use super::Handoff;
-use crate::atomic::write_atomic;
 use crate::error::CheckpointError;
 
 /// Saves and loads handoffs as `<timestamp>-<agent>.json` files, oldest first by name.
@@ -16,13 +17,10 @@ pub struct HandoffStore {
 }
 
 impl HandoffStore {
-    /// The store of the project rooted at `project_root`.
-    pub fn new(project_root: impl AsRef<Path>) -> Self {
+    /// The store of `project`, in its `.context-pilot/handoffs/`.
+    pub fn new(project: &Project) -> Self {
         Self {
-            dir: project_root
-                .as_ref()
-                .join(".context-pilot")
-                .join("handoffs"),
+            dir: project.handoffs_dir(),
         }
     }
 
@@ -143,7 +141,7 @@ mod tests {
     #[test]
     fn save_names_files_by_time_and_agent_and_latest_is_newest() {
         let dir = tempfile::tempdir().unwrap();
-        let store = HandoffStore::new(dir.path());
+        let store = HandoffStore::new(&Project::at(dir.path()));
         assert!(store.list().unwrap().is_empty());
         assert!(store.latest().unwrap().is_none());
 
@@ -165,7 +163,7 @@ mod tests {
     #[test]
     fn same_name_does_not_overwrite() {
         let dir = tempfile::tempdir().unwrap();
-        let store = HandoffStore::new(dir.path());
+        let store = HandoffStore::new(&Project::at(dir.path()));
         let h = at("2025-02-01T00:00:00.000Z", "w");
         let a = store.save(&h).unwrap();
         let b = store.save(&h).unwrap();
@@ -176,7 +174,7 @@ mod tests {
     #[test]
     fn agent_ids_cannot_escape_the_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let store = HandoffStore::new(dir.path());
+        let store = HandoffStore::new(&Project::at(dir.path()));
         let path = store
             .save(&at("2025-02-01T00:00:00Z", "../../etc/passwd"))
             .unwrap();
@@ -187,7 +185,7 @@ mod tests {
     #[test]
     fn corrupt_record_is_reported_by_path_and_left_in_place() {
         let dir = tempfile::tempdir().unwrap();
-        let store = HandoffStore::new(dir.path());
+        let store = HandoffStore::new(&Project::at(dir.path()));
         fs::create_dir_all(store.dir()).unwrap();
         let bad = store.dir().join("20990101T000000.000Z-x.json");
         fs::write(&bad, "{not json").unwrap();

@@ -27,9 +27,17 @@
 
 mod error;
 mod handoff;
+mod stop;
 
 pub use error::CheckpointError;
 pub use handoff::{
     CompletedItem, CompletionStatus, HANDOFF_SIZE_WARNING, Handoff, HandoffBuilder, HandoffContext,
     HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
+};
+pub use stop::{
+    CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
+    CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, GitError, ProcessGroupRunner,
+    STATE_FILE, StopCheckpoint, StopInput, StopOutcome, StopPhase, TEST_TAIL_LINES, TestConfig,
+    TestExit, TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary,
+    parse_test_output,
 };

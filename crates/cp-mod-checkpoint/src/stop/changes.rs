@@ -72,7 +72,7 @@ impl ChangedFile {
 
 /// Why git could not tell us what changed. The checkpoint fails open on all of these.
 #[derive(Debug, thiserror::Error)]
-pub enum GitError {
+pub(crate) enum GitError {
     /// The `git` program could not be started.
     #[error("git is not available ({0}); the checkpoint was skipped")]
     Missing(std::io::Error),

@@ -25,7 +25,7 @@ use std::time::Duration;
 use cp_base::{Project, WorkerId};
 
 pub use categorize::CategorizedFile;
-pub use changes::{ChangedFile, FileStatus, GitError};
+pub use changes::{ChangedFile, FileStatus};
 pub use config::{
     CONFIG_KEY, CheckpointConfig, CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, TestConfig,
 };

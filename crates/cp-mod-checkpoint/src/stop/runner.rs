@@ -265,4 +265,33 @@ mod tests {
         s.cwd = PathBuf::from("/nonexistent/cp-checkpoint-test");
         assert!(ProcessGroupRunner::default().run(&s).is_err());
     }
+
+    #[test]
+    fn background_processes_left_by_a_passing_command_are_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let run = ProcessGroupRunner::default()
+            .run(&spec(
+                &format!("sleep 300 & echo $! > '{}'; echo done", pid_file.display()),
+                Duration::from_secs(20),
+            ))
+            .unwrap();
+        assert!(run.exit.success());
+        assert_eq!(run.output, "done\n");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let dead = || {
+            std::fs::read_to_string(&stat).map_or(true, |s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+        };
+        // Safety limit only: the group was signalled before run() returned.
+        let mut tries = 0;
+        while !dead() && tries < 250 {
+            std::thread::sleep(Duration::from_millis(20));
+            tries += 1;
+        }
+        assert!(dead(), "background sleep {} survived", pid.trim());
+    }
 }

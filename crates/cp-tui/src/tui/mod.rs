@@ -44,6 +44,7 @@ pub fn run(host: Host) -> anyhow::Result<()> {
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
     let mut app = App::new(host, tx);
+    app.tick();
     app.drain_notices();
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
 

@@ -77,10 +77,7 @@ impl CheckpointPanel {
             )),
         }
         out.push(Line::default());
-        out.push(Line::styled(
-            format!("Changed files ({})", report.files.len()),
-            bold,
-        ));
+        out.push(Line::styled("Changed files", bold));
         for category in &report.categories {
             let gate = if category.gated { " · gated" } else { "" };
             out.push(Line::from(vec![

@@ -83,6 +83,9 @@ impl ProviderConfig {
 }
 
 #[cfg(test)]
+mod tests;
+
+#[cfg(test)]
 pub(crate) mod tests_support {
     //! Configurations pointing at a local scripted server, with tiny retry waits.
 

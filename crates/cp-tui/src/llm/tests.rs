@@ -440,6 +440,29 @@ fn bad_request_carries_the_provider_message() {
 }
 
 #[test]
+fn not_found_points_at_the_url_and_model() {
+    let server = LlmServer::start().unwrap();
+    server.push(Reply::json(
+        404,
+        &json!({"error": "model \"qwen9\" not found, try pulling it first"}),
+    ));
+    let provider = Wire::OpenAi.provider(&server);
+    let (result, _) = run(provider.as_ref(), &simple_request(provider.as_ref()));
+    let text = result.expect_err("404 must fail").to_string();
+    assert!(
+        text.contains("(HTTP 404): model \"qwen9\" not found"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "POST {}/chat/completions",
+            server.openai_base_url()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
 fn invalid_tool_arguments_are_flagged_not_fatal() {
     for wire in BOTH {
         let server = LlmServer::start().unwrap();

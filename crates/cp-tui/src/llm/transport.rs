@@ -214,6 +214,14 @@ impl Transport {
                     "the server redirects to `{location}`; set the base URL to the final address"
                 ),
             }),
+            404 => Err(LlmError::Rejected {
+                provider,
+                status,
+                message: format!(
+                    "{message} (POST {}; check the base URL and the model name)",
+                    request.url
+                ),
+            }),
             _ => Err(LlmError::Rejected {
                 provider,
                 status,

@@ -1,8 +1,5 @@
-#[expect(
-    dead_code,
-    unused_imports,
-    reason = "the agent loop that calls the providers is wired in on main"
-)]
-mod llm;
+//! The `context-pilot` binary: see the `cp_tui` library for everything it does.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    cp_tui::cli::main()
+}

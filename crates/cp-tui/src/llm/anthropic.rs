@@ -17,8 +17,7 @@ use super::error::{LlmError, abbreviate};
 use super::sse::SseEvent;
 use super::transport::{Flow, HttpRequest, Transport};
 use super::types::{
-    ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput,
-    Usage,
+    ContentBlock, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput, Usage,
 };
 
 /// API version sent in `anthropic-version`.
@@ -415,7 +414,7 @@ pub(super) fn decode_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::types::ToolDefinition;
+    use crate::llm::types::{Message, ToolDefinition};
 
     #[test]
     fn request_body_shape() {

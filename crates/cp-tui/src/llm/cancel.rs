@@ -6,21 +6,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by the UI (e.g. on Esc); the provider call checks it while waiting for the network
 /// and returns [`crate::llm::LlmError::Cancelled`] promptly (within about 50 ms).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken(Arc<AtomicBool>);
 
 impl CancelToken {
     /// A token that is not cancelled.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
     /// Requests cancellation. Every clone sees it.
-    pub(crate) fn cancel(&self) {
+    pub fn cancel(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
 
     /// True once [`CancelToken::cancel`] was called on any clone.
-    pub(crate) fn is_cancelled(&self) -> bool {
+    pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }

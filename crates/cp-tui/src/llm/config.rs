@@ -20,7 +20,7 @@ use super::types::ApiKey;
 
 /// The two wire formats this host speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ProviderKind {
+pub enum ProviderKind {
     /// Anthropic Messages API.
     Anthropic,
     /// OpenAI Chat Completions, as served by OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...
@@ -29,7 +29,7 @@ pub(crate) enum ProviderKind {
 
 impl ProviderKind {
     /// The name used in `CP_PROVIDER` and config.json.
-    pub(crate) fn config_name(self) -> &'static str {
+    pub fn config_name(self) -> &'static str {
         match self {
             Self::Anthropic => "anthropic",
             Self::OpenAi => "openai",
@@ -37,7 +37,7 @@ impl ProviderKind {
     }
 
     /// Environment variable holding the API key.
-    pub(crate) fn key_var(self) -> &'static str {
+    pub fn key_var(self) -> &'static str {
         match self {
             Self::Anthropic => "ANTHROPIC_API_KEY",
             Self::OpenAi => "OPENAI_API_KEY",
@@ -45,7 +45,7 @@ impl ProviderKind {
     }
 
     /// Environment variable overriding the base URL.
-    pub(crate) fn base_url_var(self) -> &'static str {
+    pub fn base_url_var(self) -> &'static str {
         match self {
             Self::Anthropic => "ANTHROPIC_BASE_URL",
             Self::OpenAi => "OPENAI_BASE_URL",
@@ -53,7 +53,7 @@ impl ProviderKind {
     }
 
     /// Base URL used when none is configured.
-    pub(crate) fn default_base_url(self) -> &'static str {
+    pub fn default_base_url(self) -> &'static str {
         match self {
             Self::Anthropic => "https://api.anthropic.com",
             Self::OpenAi => "https://api.openai.com/v1",
@@ -61,7 +61,7 @@ impl ProviderKind {
     }
 
     /// Model used when none is configured.
-    pub(crate) fn default_model(self) -> &'static str {
+    pub fn default_model(self) -> &'static str {
         match self {
             Self::Anthropic => "claude-sonnet-4-5",
             Self::OpenAi => "gpt-4o",
@@ -71,7 +71,7 @@ impl ProviderKind {
     /// Context window assumed when none is configured: 200k for Claude models; 128k for
     /// OpenAI-compatible endpoints (right for gpt-4o, conservative for most local models'
     /// configured windows — set `context_window` for others).
-    pub(crate) fn default_context_window(self) -> u64 {
+    pub fn default_context_window(self) -> u64 {
         match self {
             Self::Anthropic => 200_000,
             Self::OpenAi => 128_000,
@@ -88,10 +88,10 @@ impl ProviderKind {
 }
 
 /// Default for `max_output_tokens`.
-pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// Keys accepted in the LLM section of config.json.
-pub(crate) const SECTION_KEYS: [&str; 5] = [
+pub const SECTION_KEYS: [&str; 5] = [
     "provider",
     "model",
     "context_window",
@@ -101,7 +101,7 @@ pub(crate) const SECTION_KEYS: [&str; 5] = [
 
 /// How transient failures (429, 5xx, 529, network errors) are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RetryPolicy {
+pub struct RetryPolicy {
     /// Total attempts including the first (1 disables retries).
     pub max_attempts: u32,
     /// Wait before the first retry; doubled for each further retry.
@@ -125,7 +125,7 @@ impl Default for RetryPolicy {
 
 /// Network time limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Timeouts {
+pub struct Timeouts {
     /// Establishing the connection (TCP and TLS).
     pub connect: Duration,
     /// Longest silence while waiting for response bytes before the attempt counts as a
@@ -145,7 +145,7 @@ impl Default for Timeouts {
 
 /// Everything needed to build a provider. `Debug` is safe to log: the key is redacted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ProviderConfig {
+pub struct ProviderConfig {
     /// Wire format.
     pub kind: ProviderKind,
     /// Model id.
@@ -167,7 +167,7 @@ pub(crate) struct ProviderConfig {
 impl ProviderConfig {
     /// Human label for messages: `Anthropic`, `OpenAI`, or
     /// `OpenAI-compatible endpoint http://localhost:11434/v1`.
-    pub(crate) fn label(&self) -> String {
+    pub fn label(&self) -> String {
         match self.kind {
             ProviderKind::Anthropic
                 if self.base_url == ProviderKind::Anthropic.default_base_url() =>
@@ -181,14 +181,14 @@ impl ProviderConfig {
     }
 
     /// True when talking to api.openai.com itself (which wants `max_completion_tokens`).
-    pub(crate) fn is_official_openai(&self) -> bool {
+    pub fn is_official_openai(&self) -> bool {
         self.kind == ProviderKind::OpenAi && self.base_url.starts_with("https://api.openai.com")
     }
 
     /// Resolves the configuration from `env` (e.g. [`process_env`]) and the optional LLM
     /// section of config.json. `Ok(None)` means no provider is configured: the TUI then
     /// explains how to set one up.
-    pub(crate) fn resolve(
+    pub fn resolve(
         env: &dyn Fn(&str) -> Option<String>,
         section: Option<&Value>,
     ) -> Result<Option<Self>, ConfigError> {
@@ -261,7 +261,7 @@ impl ProviderConfig {
 
 /// Reads a variable from the process environment; the production `env` for
 /// [`ProviderConfig::resolve`].
-pub(crate) fn process_env(name: &str) -> Option<String> {
+pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
@@ -345,7 +345,7 @@ fn abbreviated(value: &Value) -> String {
 
 /// A configuration that cannot be used, with what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ConfigError {
+pub enum ConfigError {
     /// `CP_PROVIDER` or `provider` names no known provider.
     #[error("{origin} is `{value}`, which is not a provider; use `anthropic` or `openai`")]
     UnknownProvider {

@@ -5,7 +5,7 @@
 
 /// Why a provider call failed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum LlmError {
+pub enum LlmError {
     /// 401/403: the key is missing, wrong or lacks permission.
     #[error("{provider}: authentication failed (HTTP {status}): {message}. Check {key_hint}.")]
     Auth {
@@ -87,7 +87,7 @@ pub(crate) enum LlmError {
 impl LlmError {
     /// True when sending the same request again later may succeed (overload, rate limit,
     /// network trouble, a cut stream). The agent loop may offer a retry for these.
-    pub(crate) fn is_transient(&self) -> bool {
+    pub fn is_transient(&self) -> bool {
         match self {
             Self::Unavailable { .. } | Self::StreamCut { .. } => true,
             Self::StreamError { kind, .. } => {
@@ -106,7 +106,7 @@ impl LlmError {
 }
 
 /// Shortens `text` to at most `max` characters for error messages, marking the cut.
-pub(crate) fn abbreviate(text: &str, max: usize) -> String {
+pub fn abbreviate(text: &str, max: usize) -> String {
     let text = text.trim();
     match text.char_indices().nth(max) {
         None => text.to_owned(),

@@ -6,17 +6,33 @@
 //! stalled server sends nothing). Failed calls return an [`LlmError`] and no content, so a
 //! conversation is only ever extended with complete replies.
 //!
-//! ```ignore
-//! let config = ProviderConfig::resolve(&process_env, config_json.get("llm"))?
-//!     .ok_or("no provider configured")?;
-//! let provider = connect(config);
-//! let request = provider.config().request("You are terse.", messages, tools);
-//! let cancel = CancelToken::new();
+//! ```no_run
+//! use cp_tui::llm::{CancelToken, Message, ProviderConfig, StreamEvent, ToolInput};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config_json = serde_json::json!({"llm": {"max_output_tokens": 4096}});
+//! let Some(config) = ProviderConfig::resolve(&cp_tui::llm::process_env, config_json.get("llm"))?
+//! else {
+//!     println!("No provider: set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local server.");
+//!     return Ok(());
+//! };
+//! let provider = cp_tui::llm::connect(config);
+//! let mut messages = vec![Message::user_text("Say hi")];
+//! let request = provider.config().request("You are terse.", messages.clone(), Vec::new());
+//! let cancel = CancelToken::new(); // a clone goes to the UI, which calls cancel() on Esc
 //! let response = provider.stream(&request, &cancel, &mut |event| {
-//!     if let StreamEvent::TextDelta(text) = event { ui_tx.send(text).ok(); }
+//!     if let StreamEvent::TextDelta(text) = event {
+//!         print!("{text}");
+//!     }
 //! })?;
-//! for call in response.tool_calls() { /* run it; ToolInput::Invalid gets an error result */ }
+//! for call in response.tool_calls() {
+//!     if let ToolInput::Invalid { raw, error } = &call.input {
+//!         // Answer with an error tool result quoting `raw` and `error`; do not run the tool.
+//!         eprintln!("{}: bad arguments {raw}: {error}", call.name);
+//!     }
+//! }
 //! messages.push(response.into_message());
+//! # Ok(())
+//! # }
 //! ```
 
 mod anthropic;
@@ -28,20 +44,20 @@ mod sse;
 mod transport;
 mod types;
 
-pub(crate) use cancel::CancelToken;
-pub(crate) use config::{
+pub use cancel::CancelToken;
+pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderKind, RetryPolicy, Timeouts,
     process_env,
 };
-pub(crate) use error::LlmError;
-pub(crate) use types::{
+pub use error::LlmError;
+pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
 };
 
 /// A model endpoint. Object-safe, `Send + Sync`: share it as `Arc<dyn Provider>` and call it
 /// from a worker thread.
-pub(crate) trait Provider: Send + Sync {
+pub trait Provider: Send + Sync {
     /// The configuration this provider was built from (model, context window, limits).
     fn config(&self) -> &ProviderConfig;
 
@@ -57,7 +73,7 @@ pub(crate) trait Provider: Send + Sync {
 }
 
 /// Builds the provider for `config`.
-pub(crate) fn connect(config: ProviderConfig) -> Box<dyn Provider> {
+pub fn connect(config: ProviderConfig) -> Box<dyn Provider> {
     match config.kind {
         ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(config)),
         ProviderKind::OpenAi => Box::new(openai::OpenAi::new(config)),
@@ -66,7 +82,7 @@ pub(crate) fn connect(config: ProviderConfig) -> Box<dyn Provider> {
 
 impl ProviderConfig {
     /// A request for this provider's model with its default output limit.
-    pub(crate) fn request(
+    pub fn request(
         &self,
         system: impl Into<String>,
         messages: Vec<Message>,

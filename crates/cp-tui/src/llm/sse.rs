@@ -6,7 +6,7 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// The `event:` field, or `message` when the event named none.
     pub event: String,
     /// All `data:` lines of the event joined with `\n`.
@@ -18,7 +18,7 @@ pub(crate) struct SseEvent {
 /// several `data:` lines join with `\n`; an event without data is not dispatched; an event
 /// not ended by a blank line when the stream ends is discarded.
 #[derive(Debug, Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     line: Vec<u8>,
     /// The previous chunk ended with `\r`; a `\n` starting this chunk belongs to that ending.
     after_cr: bool,
@@ -32,7 +32,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl SseParser {
     /// A parser at the start of a stream.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             first_line: true,
             ..Self::default()
@@ -40,7 +40,7 @@ impl SseParser {
     }
 
     /// Feeds the next chunk and appends every event it completes to `out`.
-    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+    pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
         if self.after_cr && !bytes.is_empty() {
             self.after_cr = false;
             if bytes[0] == b'\n' {

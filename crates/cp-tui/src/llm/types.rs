@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// One request to a model: everything needed for one assistant turn.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Request {
+pub struct Request {
     /// Model id as the provider spells it, e.g. `claude-sonnet-4-5` or `gpt-4o`.
     pub model: String,
     /// System prompt. An empty string sends no system prompt.
@@ -25,7 +25,7 @@ pub(crate) struct Request {
 
 /// A tool as the model sees it: name, description and JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ToolDefinition {
+pub struct ToolDefinition {
     /// Tool name, e.g. `File_edit`.
     pub name: String,
     /// What the tool does, written for the model.
@@ -36,7 +36,7 @@ pub(crate) struct ToolDefinition {
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
+pub enum Role {
     /// The person or the host (tool results travel in user messages).
     User,
     /// The model.
@@ -45,7 +45,7 @@ pub(crate) enum Role {
 
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Message {
+pub struct Message {
     /// Author of the message.
     pub role: Role,
     /// Content blocks in order.
@@ -54,7 +54,7 @@ pub(crate) struct Message {
 
 impl Message {
     /// A user message holding one text block.
-    pub(crate) fn user_text(text: impl Into<String>) -> Self {
+    pub fn user_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::User,
             content: vec![ContentBlock::Text { text: text.into() }],
@@ -62,7 +62,7 @@ impl Message {
     }
 
     /// An assistant message holding one text block.
-    pub(crate) fn assistant_text(text: impl Into<String>) -> Self {
+    pub fn assistant_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::Assistant,
             content: vec![ContentBlock::Text { text: text.into() }],
@@ -72,7 +72,7 @@ impl Message {
 
 /// One block of a message.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ContentBlock {
+pub enum ContentBlock {
     /// Plain text.
     Text {
         /// The text.
@@ -94,7 +94,7 @@ pub(crate) enum ContentBlock {
 
 /// A tool call requested by the model.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ToolCall {
+pub struct ToolCall {
     /// Provider-assigned call id; the tool result must quote it.
     pub id: String,
     /// Name of the tool to call.
@@ -110,7 +110,7 @@ pub(crate) struct ToolCall {
 /// so the model can correct itself. When such a call is sent back to a provider as history,
 /// its arguments are sent as `{}` because some servers reject unparsable argument strings.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ToolInput {
+pub enum ToolInput {
     /// Arguments parsed to a JSON object.
     Valid(Value),
     /// Arguments that were not a JSON object.
@@ -125,7 +125,7 @@ pub(crate) enum ToolInput {
 impl ToolInput {
     /// Parses argument text as produced by a model. Empty text means "no arguments" (`{}`),
     /// which some servers send for tools without parameters.
-    pub(crate) fn parse(raw: &str) -> Self {
+    pub fn parse(raw: &str) -> Self {
         if raw.trim().is_empty() {
             return Self::Valid(Value::Object(serde_json::Map::new()));
         }
@@ -146,7 +146,7 @@ impl ToolInput {
     }
 
     /// The arguments to send back to a provider as history: the object, or `{}` when invalid.
-    pub(crate) fn to_wire_value(&self) -> Value {
+    pub fn to_wire_value(&self) -> Value {
         match self {
             Self::Valid(value) => value.clone(),
             Self::Invalid { .. } => Value::Object(serde_json::Map::new()),
@@ -167,7 +167,7 @@ fn json_kind(value: &Value) -> &'static str {
 
 /// Why the model stopped generating.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StopReason {
+pub enum StopReason {
     /// The model finished its turn.
     EndTurn,
     /// The model wants tool results before it continues.
@@ -185,11 +185,7 @@ pub(crate) enum StopReason {
 /// `input_tokens` counts only uncached input; the cache counters are separate, so
 /// [`Usage::context_tokens`] is the full prompt size for both providers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[expect(
-    clippy::struct_field_names,
-    reason = "the providers name these counters `*_tokens` too"
-)]
-pub(crate) struct Usage {
+pub struct Usage {
     /// Uncached prompt tokens.
     pub input_tokens: u64,
     /// Generated tokens.
@@ -202,7 +198,7 @@ pub(crate) struct Usage {
 
 impl Usage {
     /// Size of the prompt this turn saw: the figure to compare with the context window.
-    pub(crate) fn context_tokens(&self) -> u64 {
+    pub fn context_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
     }
 }
@@ -210,7 +206,7 @@ impl Usage {
 /// Progress reported while a turn streams, for the UI. The final [`Response`] is authoritative;
 /// these events only let the UI show text as it arrives.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum StreamEvent {
+pub enum StreamEvent {
     /// More assistant text.
     TextDelta(String),
     /// The model started a tool call; its arguments follow.
@@ -243,7 +239,7 @@ pub(crate) enum StreamEvent {
 
 /// The completed assistant turn.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Response {
+pub struct Response {
     /// Content blocks in order: text and tool calls.
     pub content: Vec<ContentBlock>,
     /// Why generation stopped.
@@ -254,7 +250,7 @@ pub(crate) struct Response {
 
 impl Response {
     /// All text blocks joined.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
             if let ContentBlock::Text { text } = block {
@@ -265,7 +261,7 @@ impl Response {
     }
 
     /// The tool calls in order.
-    pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|block| match block {
             ContentBlock::ToolUse(call) => Some(call),
             _ => None,
@@ -273,7 +269,7 @@ impl Response {
     }
 
     /// The assistant message to append to the conversation.
-    pub(crate) fn into_message(self) -> Message {
+    pub fn into_message(self) -> Message {
         Message {
             role: Role::Assistant,
             content: self.content,
@@ -284,16 +280,16 @@ impl Response {
 /// A secret API key. Its `Debug` and `Display` never show the key, so it cannot leak through
 /// logs or error messages; only the HTTP layer reads it with [`ApiKey::expose`].
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct ApiKey(String);
+pub struct ApiKey(String);
 
 impl ApiKey {
     /// Wraps a key.
-    pub(crate) fn new(key: impl Into<String>) -> Self {
+    pub fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 
     /// The key itself, for the request header only.
-    pub(crate) fn expose(&self) -> &str {
+    pub fn expose(&self) -> &str {
         &self.0
     }
 }

@@ -106,7 +106,7 @@ impl LlmError {
 }
 
 /// Shortens `text` to at most `max` characters for error messages, marking the cut.
-pub fn abbreviate(text: &str, max: usize) -> String {
+pub(crate) fn abbreviate(text: &str, max: usize) -> String {
     let text = text.trim();
     match text.char_indices().nth(max) {
         None => text.to_owned(),

@@ -3,6 +3,8 @@
 //! - [`cli`]: the command line (clap). No subcommand opens the TUI in the project directory.
 //! - [`host`]: assembles the modules of a host (files, consoles, callbacks, checkpoints) into
 //!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
+//! - [`llm`]: the LLM providers (Anthropic Messages, OpenAI-compatible Chat Completions)
+//!   behind one blocking [`llm::Provider`] trait, run off the UI thread by the agent loop.
 //! - [`files`]: the built-in `File_*` tools, confined to the project root.
 //! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
 //!   palette, and the event loop that owns the state.
@@ -20,5 +22,6 @@
 pub mod cli;
 pub mod files;
 pub mod host;
+pub mod llm;
 mod logging;
 pub mod tui;

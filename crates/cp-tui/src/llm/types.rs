@@ -6,6 +6,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One request to a model: everything needed for one assistant turn.
@@ -35,7 +36,8 @@ pub struct ToolDefinition {
 }
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The person or the host (tool results travel in user messages).
     User,
@@ -44,7 +46,7 @@ pub enum Role {
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Author of the message.
     pub role: Role,
@@ -71,7 +73,8 @@ impl Message {
 }
 
 /// One block of a message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// Plain text.
     Text {
@@ -93,7 +96,7 @@ pub enum ContentBlock {
 }
 
 /// A tool call requested by the model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Provider-assigned call id; the tool result must quote it.
     pub id: String,
@@ -109,7 +112,8 @@ pub struct ToolCall {
 /// answers an [`ToolInput::Invalid`] call with an error tool result (quoting `raw` and `error`)
 /// so the model can correct itself. When such a call is sent back to a provider as history,
 /// its arguments are sent as `{}` because some servers reject unparsable argument strings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolInput {
     /// Arguments parsed to a JSON object.
     Valid(Value),
@@ -184,7 +188,7 @@ pub enum StopReason {
 ///
 /// `input_tokens` counts only uncached input; the cache counters are separate, so
 /// [`Usage::context_tokens`] is the full prompt size for both providers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Uncached prompt tokens.
     pub input_tokens: u64,

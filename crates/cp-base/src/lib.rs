@@ -1,1 +1,73 @@
-//! cp-base
+//! Context Pilot's core contracts, shared by every module and front-end.
+//!
+//! - [`Module`]: a plain struct owning its state, offering tools (as data) and panels, and
+//!   reacting to tool batches ([`Module::on_batch`]) and background events.
+//! - Tools: [`ToolDef`] (JSON Schema parameters), [`ToolCall`], [`ToolResult`] with the
+//!   [`FileChange`]s a call made, and [`validate_args`], which checks arguments before any
+//!   handler runs and names the parameter at fault.
+//! - [`Panel`]: title, badge, a pure render into a ratatui buffer, and `llm_context()`.
+//! - [`Project`]: the root and its `.context-pilot/` layout; [`ConfigFile`] and [`JsonFile`]
+//!   give atomic, locked, change-aware JSON documents.
+//! - [`WorkerId`] and the [`Notifier`] queue.
+//!
+//! [`run_batch`] is the tool-batch pipeline every front-end shares.
+//!
+//! This crate has no terminal I/O and no async runtime.
+//!
+//! ```
+//! use cp_base::{Module, Notifier, Project, Registry, ToolCall, ToolDef, ToolEnv, ToolOutcome,
+//!               ToolResult, WorkerId};
+//! use serde_json::{json, Value};
+//!
+//! struct Greeter;
+//! impl Module for Greeter {
+//!     fn id(&self) -> &'static str { "greeter" }
+//!     fn tools(&self) -> Vec<ToolDef> {
+//!         vec![ToolDef::new("greet", "Says hello. Example: {\"name\": \"Ada\"}", json!({
+//!             "type": "object", "required": ["name"], "additionalProperties": false,
+//!             "properties": {"name": {"type": "string"}}
+//!         }))]
+//!     }
+//!     fn call_tool(&mut self, _name: &str, args: &Value, _env: &ToolEnv) -> ToolOutcome {
+//!         ToolResult::ok(format!("hello {}", args["name"].as_str().unwrap_or("?"))).into()
+//!     }
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.register(Box::new(Greeter)).unwrap();
+//! let env = ToolEnv::new(Project::at("/tmp"), WorkerId::default(), Notifier::new());
+//! let ok = registry.call(&ToolCall::new("1", "greet", json!({"name": "Ada"})), &env);
+//! assert_eq!(ok.text, "hello Ada");
+//! let bad = registry.call(&ToolCall::new("2", "greet", json!({"nom": "Ada"})), &env);
+//! assert!(bad.is_error);
+//! assert_eq!(bad.text, "greet: missing required parameter 'name'");
+//! ```
+
+mod args;
+mod batch;
+mod module;
+mod notify;
+mod panel;
+mod project;
+mod registry;
+mod schema;
+mod store;
+mod tool;
+mod worker;
+
+pub use args::Args;
+pub use batch::{call_label, run_batch};
+pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
+pub use notify::{Level, Notice, Notification, Notifier};
+pub use panel::{Panel, PanelKind, PanelView};
+pub use project::{Project, STATE_DIR};
+pub use registry::{DuplicateTool, Registry, SharedModule, lock_module};
+pub use schema::{ArgError, ArgProblem, validate_args};
+pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic};
+pub use tool::{
+    ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
+};
+pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
+
+/// Re-exported so modules render with the same ratatui types as the host.
+pub use ratatui;

@@ -1,0 +1,184 @@
+//! The project: its root directory and the `.context-pilot/` layout beneath it.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::store::{ConfigFile, StoreError, write_atomic};
+use crate::worker::WorkerId;
+
+/// Name of the state directory under the project root.
+pub const STATE_DIR: &str = ".context-pilot";
+
+/// What `.context-pilot/.gitignore` keeps out of version control: per-machine state.
+const GITIGNORE: &str = "# Written by Context Pilot: per-machine state, not for version control.\nrun/\nstate/\nlogs/\n.*.lock\n";
+
+struct Inner {
+    root: PathBuf,
+    config: ConfigFile,
+}
+
+/// A project root and its `.context-pilot/` directory. Cheap to clone; clones share caches.
+#[derive(Clone)]
+pub struct Project {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Project {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Project")
+            .field("root", &self.inner.root)
+            .finish()
+    }
+}
+
+impl Project {
+    /// The git root above `start` (the nearest directory holding `.git`), else `start` itself.
+    ///
+    /// Finding the root by walking up needs no git binary, so a machine without git still works.
+    pub fn discover(start: &Path) -> io::Result<Self> {
+        let start = std::fs::canonicalize(start).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("project directory {}: {e}", start.display()),
+            )
+        })?;
+        if !start.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("project directory {} is not a directory", start.display()),
+            ));
+        }
+        let root = start
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .map_or_else(|| start.clone(), Path::to_path_buf);
+        Ok(Self::at(root))
+    }
+
+    /// A project rooted exactly at `root` (which should be absolute and canonical).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let config = ConfigFile::new(root.join(STATE_DIR).join("config.json"));
+        Self {
+            inner: Arc::new(Inner { root, config }),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// `.context-pilot/`
+    pub fn dir(&self) -> PathBuf {
+        self.inner.root.join(STATE_DIR)
+    }
+
+    /// The shared `config.json`, with its read cache.
+    pub fn config(&self) -> &ConfigFile {
+        &self.inner.config
+    }
+
+    pub fn scripts_dir(&self) -> PathBuf {
+        self.dir().join("scripts")
+    }
+    pub fn workflows_dir(&self) -> PathBuf {
+        self.dir().join("workflows")
+    }
+    pub fn handoffs_dir(&self) -> PathBuf {
+        self.dir().join("handoffs")
+    }
+    pub fn runs_dir(&self) -> PathBuf {
+        self.dir().join("runs")
+    }
+    /// Session state of one worker (ignored by git).
+    pub fn state_dir(&self, worker: &WorkerId) -> PathBuf {
+        self.dir().join("state").join(worker.as_str())
+    }
+    /// Console server socket, pid and console logs (ignored by git).
+    pub fn run_dir(&self) -> PathBuf {
+        self.dir().join("run")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.dir().join("logs")
+    }
+    /// Lock files for the documents under `.context-pilot/`.
+    pub fn locks_dir(&self) -> PathBuf {
+        self.run_dir().join("locks")
+    }
+
+    /// Creates the directory layout and its `.gitignore`. Existing files are left alone.
+    pub fn ensure_layout(&self) -> Result<(), StoreError> {
+        for dir in [
+            self.dir(),
+            self.scripts_dir(),
+            self.handoffs_dir(),
+            self.runs_dir(),
+            self.dir().join("state"),
+            self.run_dir(),
+            self.logs_dir(),
+        ] {
+            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        }
+        let ignore = self.dir().join(".gitignore");
+        if !ignore.exists() {
+            write_atomic(&ignore, GITIGNORE.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// `path` relative to the root with `/` separators, if it lies inside the root.
+    ///
+    /// Purely lexical: resolve symlinks first (see `File_*` tools) when that matters.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        let rel = path.strip_prefix(&self.inner.root).ok()?;
+        let mut parts = Vec::new();
+        for comp in rel.components() {
+            match comp {
+                Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+                Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        Some(parts.join("/"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovers_the_git_root_from_a_subdirectory() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".git")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("a/b")).unwrap();
+        let p = Project::discover(&tmp.path().join("a/b")).unwrap();
+        assert_eq!(p.root(), std::fs::canonicalize(tmp.path()).unwrap());
+    }
+
+    #[test]
+    fn falls_back_to_the_directory_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Project::discover(tmp.path()).unwrap();
+        assert_eq!(p.root(), std::fs::canonicalize(tmp.path()).unwrap());
+        assert!(Project::discover(&tmp.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn layout_has_a_gitignore_for_machine_state() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Project::at(tmp.path());
+        p.ensure_layout().unwrap();
+        let ignore = std::fs::read_to_string(p.dir().join(".gitignore")).unwrap();
+        for line in ["run/", "state/", "logs/"] {
+            assert!(ignore.lines().any(|l| l == line));
+        }
+        assert!(p.scripts_dir().is_dir() && p.run_dir().is_dir());
+        assert_eq!(
+            p.relative(&tmp.path().join("src/a.rs")).unwrap(),
+            "src/a.rs"
+        );
+        assert_eq!(p.relative(Path::new("/elsewhere")), None);
+    }
+}

@@ -213,38 +213,38 @@ impl Panel for ConsolePanel {
                 .try_into()
                 .unwrap_or(u64::MAX),
         );
-        let mut spans = vec![
-            Span::styled(
-                format!("{symbol} {text}"),
-                Style::default().fg(colour).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(format!(" · {runtime} · ")),
-            Span::styled(
-                format!("$ {}", st.info.command),
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
-        ];
-        if let Some(d) = &st.info.description {
-            spans.push(Span::styled(
-                format!(" — {d}"),
-                Style::default().fg(Color::DarkGray),
-            ));
-        }
+        // Markers come right after the status so a narrow panel still shows them.
+        let mut spans = vec![Span::styled(
+            format!("{symbol} {text}"),
+            Style::default().fg(colour).add_modifier(Modifier::BOLD),
+        )];
         if view.passthrough {
+            spans.push(Span::raw(" "));
             spans.push(Span::styled(
-                "  [typing → console]",
+                "[typing → console]",
                 Style::default().fg(Color::Black).bg(Color::Yellow),
             ));
         } else if view.focused && st.info.status.is_running() {
             spans.push(Span::styled(
-                "  [keys → host]",
+                " [keys → host]",
                 Style::default().fg(Color::DarkGray),
             ));
         }
         if view.scroll > 0 {
             spans.push(Span::styled(
-                format!("  [scrolled up {}]", view.scroll),
+                format!(" [scrolled up {}]", view.scroll),
                 Style::default().fg(Color::Cyan),
+            ));
+        }
+        spans.push(Span::raw(format!(" · {runtime} · ")));
+        spans.push(Span::styled(
+            format!("$ {}", st.info.command),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+        if let Some(d) = &st.info.description {
+            spans.push(Span::styled(
+                format!(" — {d}"),
+                Style::default().fg(Color::DarkGray),
             ));
         }
         Paragraph::new(Line::from(spans)).render(Rect { height: 1, ..area }, buf);

@@ -19,6 +19,8 @@ use crate::{KillCause, SessionHandle, SessionInfo, SessionStatus, last_lines, no
 
 /// Lines of scrollback each panel keeps.
 const SCROLLBACK: usize = 10_000;
+/// Most output an opening panel replays.
+const REPLAY_BYTES: u64 = 4 * 1024 * 1024;
 /// Raw bytes kept for `llm_context`.
 const LLM_TAIL_BYTES: usize = 64 * 1024;
 /// Lines and characters the model sees at most.
@@ -69,8 +71,13 @@ pub fn console_panel_id(id: Uuid) -> String {
 impl ConsolePanel {
     /// A panel that follows `handle`'s output and status, posting `Refresh` on `notifier`
     /// when something changed (at most every ~30 ms).
+    ///
+    /// A long log is replayed from its last few MiB only: enough for the screen and the
+    /// scrollback, without parsing hundreds of megabytes.
     pub fn open(handle: SessionHandle, info: SessionInfo, notifier: Notifier) -> Self {
-        let state = Arc::new(Mutex::new(new_state(info)));
+        let mut first = new_state(info);
+        first.offset = first.info.output_len.saturating_sub(REPLAY_BYTES);
+        let state = Arc::new(Mutex::new(first));
         let stop = Arc::new(AtomicBool::new(false));
         crate::panel_feed::start(
             handle.clone(),
@@ -118,7 +125,7 @@ impl ConsolePanel {
         self.lock().info.clone()
     }
 
-    /// Bytes of output the panel has shown so far.
+    /// Offset in the session's output up to which the panel has read.
     pub fn shown_bytes(&self) -> u64 {
         self.lock().offset
     }

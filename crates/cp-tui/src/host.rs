@@ -6,6 +6,7 @@
 use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 
 use cp_mod_checkpoint::CheckpointModule;
+use cp_mod_console::ConsoleModule;
 
 use crate::files::FilesModule;
 
@@ -32,6 +33,7 @@ impl Host {
         let env = ToolEnv::new(project, worker, Notifier::new());
         let mut registry = Registry::new();
         registry.register(Box::new(FilesModule))?;
+        registry.register(Box::new(ConsoleModule::new()))?;
         registry.register(Box::new(CheckpointModule::new()))?;
         Ok(Self { registry, env })
     }

@@ -19,6 +19,7 @@
 //! assert!(!results[0].is_error);
 //! ```
 
+pub mod agent;
 pub mod cli;
 pub mod files;
 pub mod host;

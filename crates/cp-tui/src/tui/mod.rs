@@ -1,6 +1,7 @@
 //! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
+mod agent_state;
 mod app;
 mod conversation;
 mod events;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 
+pub use agent_state::AgentState;
 pub use app::{App, Focus, SidebarEntry};
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
@@ -34,7 +36,7 @@ const TICK: Duration = Duration::from_secs(1);
 const FRAME: Duration = Duration::from_millis(16);
 
 /// Runs the TUI until the user quits or a terminating signal arrives.
-pub fn run(host: Host) -> anyhow::Result<()> {
+pub fn run(host: Host, agent: AgentState) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
     events::spawn_signal_thread(tx.clone())?;
     let waker = tx.clone();
@@ -43,7 +45,7 @@ pub fn run(host: Host) -> anyhow::Result<()> {
     });
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
-    let mut app = App::new(host, tx);
+    let mut app = App::new(host, tx, agent);
     app.tick();
     app.drain_notices();
     tracing::info!(project = %app.host().project().root().display(), "TUI started");

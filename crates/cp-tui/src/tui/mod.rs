@@ -8,6 +8,7 @@ mod events;
 mod input;
 mod keymap;
 mod palette;
+mod session;
 mod terminal;
 mod view;
 mod wrap;
@@ -26,6 +27,7 @@ pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
 pub use palette::parse_arguments;
+pub use session::SessionState;
 pub use view::render;
 
 use crate::host::Host;
@@ -46,6 +48,7 @@ pub fn run(host: Host, agent: AgentState) -> anyhow::Result<()> {
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
     let mut app = App::new(host, tx, agent);
+    app.restore_session();
     app.tick();
     app.drain_notices();
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
@@ -78,6 +81,7 @@ pub fn run(host: Host, agent: AgentState) -> anyhow::Result<()> {
             last_tick = Instant::now();
         }
     }
+    app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
     Ok(())

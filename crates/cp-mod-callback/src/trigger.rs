@@ -1,0 +1,360 @@
+//! Which callbacks a set of changed paths triggers: gitignore-style patterns, one `GlobSet`.
+//!
+//! Rules follow `.gitignore`:
+//! - a rule without `/` (other than a trailing one) matches at any depth: `*.rs` matches
+//!   `a/b/c.rs`;
+//! - a rule with a `/` elsewhere is anchored at the project root (`/` in front is optional);
+//! - a trailing `/` matches directories only, i.e. every file beneath them;
+//! - a rule that matches a directory matches every file beneath it;
+//! - `!rule` excludes; when several rules match, the last one wins.
+//!
+//! Every rule of every callback goes into one compiled [`GlobSet`], built once per callback
+//! set (the module rebuilds it only when `config.json` changed), so matching a path costs one
+//! set lookup per path component however many callbacks there are.
+
+use std::collections::HashMap;
+
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::model::CallbackId;
+
+/// A rule that does not compile, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("'pattern' is empty; give at least one rule, example: `*.rs` or [\"src/**/*.ts\", \"!src/gen/**\"]")]
+    NoRules,
+    #[error("'pattern' rule {index} is empty; example: `*.rs`")]
+    EmptyRule { index: usize },
+    #[error("'pattern' `{rule}` is not a valid glob: {reason}; example: `src/**/*.rs`")]
+    InvalidGlob { rule: String, reason: String },
+    #[error(
+        "'pattern' has only exclusions ({rules}), so it can never match; add a positive rule first, example: [\"*.rs\", \"!target/\"]"
+    )]
+    OnlyExclusions { rules: String },
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    glob: String,
+    negated: bool,
+    dir_only: bool,
+}
+
+fn parse_rule(index: usize, raw: &str) -> Result<Rule, PatternError> {
+    let text = raw.trim();
+    let (negated, body) = match text.strip_prefix('!') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (dir_only, body) = match body.strip_suffix('/') {
+        Some(rest) => (true, rest),
+        None => (false, body),
+    };
+    if body.is_empty() || body == "/" {
+        return Err(PatternError::EmptyRule { index });
+    }
+    let glob = if let Some(anchored) = body.strip_prefix('/') {
+        anchored.to_owned()
+    } else if body.contains('/') {
+        body.to_owned()
+    } else {
+        format!("**/{body}")
+    };
+    Ok(Rule {
+        glob,
+        negated,
+        dir_only,
+    })
+}
+
+fn build_glob(rule: &Rule, raw: &str) -> Result<globset::Glob, PatternError> {
+    GlobBuilder::new(&rule.glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| PatternError::InvalidGlob {
+            rule: raw.trim().to_owned(),
+            reason: e.kind().to_string(),
+        })
+}
+
+/// Checks a callback's pattern list: non-empty, every rule compiles, at least one positive.
+pub fn validate_patterns(patterns: &[String]) -> Result<(), PatternError> {
+    if patterns.is_empty() {
+        return Err(PatternError::NoRules);
+    }
+    let mut any_positive = false;
+    for (index, raw) in patterns.iter().enumerate() {
+        let rule = parse_rule(index, raw)?;
+        build_glob(&rule, raw)?;
+        any_positive |= !rule.negated;
+    }
+    if any_positive {
+        Ok(())
+    } else {
+        Err(PatternError::OnlyExclusions {
+            rules: patterns.join(", "),
+        })
+    }
+}
+
+/// What a glob in the set belongs to.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// Index into `Matcher::callbacks`.
+    callback: usize,
+    /// Position of the rule in its callback's list: a later rule beats an earlier one.
+    order: usize,
+    negated: bool,
+    dir_only: bool,
+}
+
+/// Compiled patterns of a set of callbacks.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    set: GlobSet,
+    slots: Vec<Slot>,
+    callbacks: Vec<CallbackId>,
+    /// Callbacks whose patterns did not compile (a hand-edited config), with the reason.
+    invalid: Vec<(CallbackId, PatternError)>,
+}
+
+impl Default for Matcher {
+    fn default() -> Self {
+        Self {
+            set: GlobSet::empty(),
+            slots: Vec::new(),
+            callbacks: Vec::new(),
+            invalid: Vec::new(),
+        }
+    }
+}
+
+impl Matcher {
+    /// Compiles every callback's rules into one set. A callback whose rules do not compile is
+    /// left out and reported by [`Matcher::invalid`]; the others still work.
+    pub fn new<'a>(callbacks: impl IntoIterator<Item = (CallbackId, &'a [String])>) -> Self {
+        let mut builder = GlobSetBuilder::new();
+        let mut slots = Vec::new();
+        let mut ids = Vec::new();
+        let mut invalid = Vec::new();
+        for (id, patterns) in callbacks {
+            let compiled: Result<Vec<_>, PatternError> = validate_patterns(patterns).and_then(|()| {
+                patterns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, raw)| {
+                        let rule = parse_rule(i, raw)?;
+                        Ok((build_glob(&rule, raw)?, rule))
+                    })
+                    .collect()
+            });
+            match compiled {
+                Ok(globs) => {
+                    let callback = ids.len();
+                    ids.push(id);
+                    for (order, (glob, rule)) in globs.into_iter().enumerate() {
+                        builder.add(glob);
+                        slots.push(Slot {
+                            callback,
+                            order,
+                            negated: rule.negated,
+                            dir_only: rule.dir_only,
+                        });
+                    }
+                }
+                Err(e) => invalid.push((id, e)),
+            }
+        }
+        match builder.build() {
+            Ok(set) => Self {
+                set,
+                slots,
+                callbacks: ids,
+                invalid,
+            },
+            // Every glob compiled on its own, so this is a resource limit of the regex engine.
+            Err(e) => Self {
+                invalid: ids
+                    .into_iter()
+                    .map(|id| {
+                        (
+                            id,
+                            PatternError::InvalidGlob {
+                                rule: "(all rules)".into(),
+                                reason: e.to_string(),
+                            },
+                        )
+                    })
+                    .chain(invalid)
+                    .collect(),
+                ..Self::default()
+            },
+        }
+    }
+
+    /// Callbacks left out because their patterns do not compile.
+    pub fn invalid(&self) -> &[(CallbackId, PatternError)] {
+        &self.invalid
+    }
+
+    /// The callbacks `path` (relative, `/`-separated) triggers.
+    pub fn matches(&self, path: &str) -> Vec<CallbackId> {
+        let mut dirs = HashMap::new();
+        let mut out = Vec::new();
+        self.match_into(path, &mut dirs, &mut out);
+        out
+    }
+
+    /// For each path, the callbacks it triggers (same order as `paths`). Directory results
+    /// are shared between paths, so many files in one folder cost little more than one.
+    pub fn match_all<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Vec<Vec<CallbackId>> {
+        let mut dirs = HashMap::new();
+        paths
+            .into_iter()
+            .map(|p| {
+                let mut out = Vec::new();
+                self.match_into(p, &mut dirs, &mut out);
+                out
+            })
+            .collect()
+    }
+
+    fn match_into<'p>(
+        &self,
+        path: &'p str,
+        dirs: &mut HashMap<&'p str, Vec<usize>>,
+        out: &mut Vec<CallbackId>,
+    ) {
+        if self.callbacks.is_empty() {
+            return;
+        }
+        let path = path.trim_start_matches("./");
+        // Per callback: the best (latest) matching rule so far, and whether it excludes.
+        let mut best: Vec<Option<(usize, bool)>> = vec![None; self.callbacks.len()];
+        let mut consider = |hits: &[usize], is_dir: bool| {
+            for &i in hits {
+                let Some(slot) = self.slots.get(i) else {
+                    continue;
+                };
+                if slot.dir_only && !is_dir {
+                    continue;
+                }
+                let entry = &mut best[slot.callback];
+                if entry.is_none_or(|(order, _)| slot.order >= order) {
+                    *entry = Some((slot.order, slot.negated));
+                }
+            }
+        };
+        for (pos, _) in path.match_indices('/') {
+            let dir = &path[..pos];
+            if dir.is_empty() {
+                continue;
+            }
+            let hits = dirs
+                .entry(dir)
+                .or_insert_with(|| self.set.matches_candidate(&Candidate::new(dir)));
+            consider(hits, true);
+        }
+        consider(&self.set.matches_candidate(&Candidate::new(path)), false);
+        for (i, entry) in best.into_iter().enumerate() {
+            if let Some((_, false)) = entry {
+                out.push(self.callbacks[i]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matcher(patterns: &[&str]) -> Matcher {
+        let p: Vec<String> = patterns.iter().map(|s| (*s).to_owned()).collect();
+        Matcher::new([(CallbackId(1), p.as_slice())])
+    }
+
+    fn hit(m: &Matcher, path: &str) -> bool {
+        m.matches(path) == vec![CallbackId(1)]
+    }
+
+    #[test]
+    fn plain_names_match_at_any_depth() {
+        let m = matcher(&["*.rs"]);
+        assert!(hit(&m, "main.rs"));
+        assert!(hit(&m, "a/b/c.rs"));
+        assert!(!hit(&m, "a/b/c.rsx"));
+        assert!(!hit(&m, "README.md"));
+    }
+
+    #[test]
+    fn slashes_anchor_at_the_root() {
+        let m = matcher(&["src/*.ts"]);
+        assert!(hit(&m, "src/a.ts"));
+        assert!(!hit(&m, "src/deep/a.ts"), "* does not cross /");
+        assert!(!hit(&m, "lib/src/a.ts"));
+        let m2 = matcher(&["/Cargo.toml"]);
+        assert!(hit(&m2, "Cargo.toml") && !hit(&m2, "crates/x/Cargo.toml"));
+        let deep = matcher(&["src/**/*.ts"]);
+        assert!(hit(&deep, "src/a.ts") && hit(&deep, "src/x/y/a.ts"));
+    }
+
+    #[test]
+    fn directories_match_everything_beneath() {
+        let m = matcher(&["docs/"]);
+        assert!(hit(&m, "docs/a.md"));
+        assert!(hit(&m, "x/docs/deep/b.md"));
+        assert!(!hit(&m, "docs"), "a trailing slash only matches directories");
+        let m = matcher(&["seeds"]);
+        assert!(hit(&m, "seeds/a.yaml") && hit(&m, "seeds"));
+    }
+
+    #[test]
+    fn exclusions_and_last_rule_wins() {
+        let m = matcher(&["*.rs", "!target/", "!gen/*.rs", "gen/keep.rs"]);
+        assert!(hit(&m, "src/a.rs"));
+        assert!(!hit(&m, "target/debug/build.rs"));
+        assert!(!hit(&m, "gen/x.rs"));
+        assert!(hit(&m, "gen/keep.rs"));
+    }
+
+    #[test]
+    fn bad_patterns_are_explained_with_an_example() {
+        let e = validate_patterns(&["src/[".into()]).unwrap_err().to_string();
+        assert!(e.starts_with("'pattern' `src/[` is not a valid glob: "), "{e}");
+        assert!(e.ends_with("example: `src/**/*.rs`"), "{e}");
+        assert_eq!(validate_patterns(&[]).unwrap_err(), PatternError::NoRules);
+        assert_eq!(
+            validate_patterns(&["*.rs".into(), "  ".into()]).unwrap_err(),
+            PatternError::EmptyRule { index: 1 }
+        );
+        assert!(matches!(
+            validate_patterns(&["!*.rs".into()]).unwrap_err(),
+            PatternError::OnlyExclusions { .. }
+        ));
+    }
+
+    #[test]
+    fn many_callbacks_share_one_set() {
+        let rs = vec!["*.rs".to_owned()];
+        let md = vec!["docs/**".to_owned(), "!docs/private/**".to_owned()];
+        let bad = vec!["[".to_owned()];
+        let m = Matcher::new([
+            (CallbackId(1), rs.as_slice()),
+            (CallbackId(2), md.as_slice()),
+            (CallbackId(3), bad.as_slice()),
+        ]);
+        assert_eq!(m.invalid().len(), 1);
+        let got = m.match_all(["docs/a.rs", "docs/private/b.md", "x.md", "docs/c.md"]);
+        assert_eq!(
+            got,
+            vec![
+                vec![CallbackId(1), CallbackId(2)],
+                vec![],
+                vec![],
+                vec![CallbackId(2)]
+            ]
+        );
+    }
+}

@@ -10,6 +10,8 @@
 //!   give atomic, locked, change-aware JSON documents.
 //! - [`WorkerId`] and the [`Notifier`] queue.
 //!
+//! [`run_batch`] is the tool-batch pipeline every front-end shares.
+//!
 //! This crate has no terminal I/O and no async runtime.
 //!
 //! ```
@@ -42,6 +44,7 @@
 //! ```
 
 mod args;
+mod batch;
 mod module;
 mod notify;
 mod panel;
@@ -53,6 +56,7 @@ mod tool;
 mod worker;
 
 pub use args::Args;
+pub use batch::{call_label, run_batch};
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Panel, PanelKind, PanelView};

@@ -376,7 +376,10 @@ mod tests {
         })
     }
 
-    #[expect(clippy::needless_pass_by_value, reason = "tests read better with json! literals")]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "tests read better with json! literals"
+    )]
     fn check(args: Value) -> Result<(), Box<ArgError>> {
         validate_args("T", &schema(), &args)
     }

@@ -95,6 +95,31 @@ fn unique_suffix() -> u128 {
     nanos ^ u128::from(COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
+/// Removes temp files that writers of `path` left behind when they were killed mid-write.
+/// A temp file is stale when the process named in it no longer exists.
+fn remove_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.tmp.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let pid = rest.split('.').next().unwrap_or_default();
+        let alive = pid.parse::<u32>().is_ok_and(|pid| {
+            pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+        });
+        if !alive {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// An exclusive advisory lock, released on drop (and by the OS if the process dies).
 #[derive(Debug)]
 pub struct FileLock {
@@ -229,6 +254,7 @@ impl JsonFile {
         f: impl FnOnce(&mut Map<String, Value>) -> Result<R, E>,
     ) -> Result<Result<R, E>, StoreError> {
         let _lock = FileLock::acquire(&self.lock_path)?;
+        remove_stale_temps(&self.path);
         let (_, mut doc) = self.load()?;
         let before = doc.clone();
         let out = match f(&mut doc) {

@@ -27,11 +27,15 @@ pub enum CallbackError {
     DuplicateName { name: String, id: String },
     #[error("{0}")]
     Pattern(#[from] PatternError),
-    #[error("'blocking' callbacks need a 'timeout' in seconds ({MIN_TIMEOUT_SECS}-{MAX_TIMEOUT_SECS}); example: {{\"blocking\": true, \"timeout\": 300}}")]
+    #[error(
+        "'blocking' callbacks need a 'timeout' in seconds ({MIN_TIMEOUT_SECS}-{MAX_TIMEOUT_SECS}); example: {{\"blocking\": true, \"timeout\": 300}}"
+    )]
     BlockingNeedsTimeout,
     #[error("'timeout' is {0} s, expected {MIN_TIMEOUT_SECS} to {MAX_TIMEOUT_SECS}; example: 300")]
     TimeoutRange(u64),
-    #[error("'cwd' `{cwd}` is invalid: {reason}; give a directory relative to the project root, example: `crates/app` (empty = the root)")]
+    #[error(
+        "'cwd' `{cwd}` is invalid: {reason}; give a directory relative to the project root, example: `crates/app` (empty = the root)"
+    )]
     InvalidCwd { cwd: String, reason: String },
     #[error("'id' {0}")]
     BadId(InvalidCallbackId),
@@ -45,9 +49,13 @@ pub enum CallbackError {
         "not applied: 'old_string'/'new_string' edit the script shown in the editor, and the editor was not open on {id}. It is open now; check 'old_string' against the script below and call again.\n{editor}"
     )]
     EditorClosed { id: String, editor: String },
-    #[error("'old_string' was not found in the script of {id}; copy it exactly from the editor (line numbers and the ` | ` separator are not part of the script)")]
+    #[error(
+        "'old_string' was not found in the script of {id}; copy it exactly from the editor (line numbers and the ` | ` separator are not part of the script)"
+    )]
     OldStringNotFound { id: String },
-    #[error("'old_string' occurs {count} times in the script of {id}; include more surrounding lines so it is unique")]
+    #[error(
+        "'old_string' occurs {count} times in the script of {id}; include more surrounding lines so it is unique"
+    )]
     OldStringNotUnique { id: String, count: usize },
     #[error("the script {path} is missing; give 'script_content' to recreate it")]
     ScriptMissing { path: String },

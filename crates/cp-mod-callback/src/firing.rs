@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_base::{
-    BatchChanges, BatchResponse, CallNote, Level, Notification, Notifier, Panel, Project,
-    ToolEnv,
+    BatchChanges, BatchResponse, CallNote, Level, Notification, Notifier, Panel, Project, ToolEnv,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient, KillCause, SessionStatus, SpawnSpec};
 use uuid::Uuid;
@@ -136,124 +135,141 @@ impl Firing {
 
     /// Starts the planned runs. Background runs get a note now; blocking runs come back as
     /// the response's hold, which returns each run's result for the call that triggered it.
-    pub fn fire(&mut self, runs: Vec<PlannedRun>, batch: &BatchChanges, env: &ToolEnv) -> BatchResponse {
+    pub fn fire(
+        &mut self,
+        runs: Vec<PlannedRun>,
+        batch: &BatchChanges,
+        env: &ToolEnv,
+    ) -> BatchResponse {
         self.prune();
-        let labels: HashMap<usize, &str> = batch
+        let labels: HashMap<usize, String> = batch
             .calls
             .iter()
-            .map(|c| (c.call_index, c.label.as_str()))
+            .map(|c| (c.call_index, c.label.clone()))
             .collect();
         let mut notes = Vec::new();
         let mut waits = Vec::new();
         for run in runs {
-            let Some(&last_call) = run.calls.last() else {
-                continue;
-            };
-            let run_id = Uuid::new_v4();
-            let triggers: Vec<String> = run
-                .calls
-                .iter()
-                .map(|c| labels.get(c).map_or_else(|| format!("call {c}"), |l| (*l).to_owned()))
-                .collect();
-            let panel = RunPanel::new(run_id, &run.def.name);
-            let (tx, rx) = if run.def.blocking {
-                let (tx, rx) = mpsc::channel();
-                (Some(tx), Some(rx))
-            } else {
-                (None, None)
-            };
-            let waiter = Waiter {
-                panel: panel.clone(),
-                tx,
-            };
-            let admission = if run.def.one_at_a_time {
-                self.shared.queue.admit(
-                    run.def.id,
-                    run_id,
-                    &run.files,
-                    &triggers.join(" and "),
-                    waiter,
-                )
-            } else {
-                Admission::Start(waiter)
-            };
-            let timeout = run.def.timeout.unwrap_or(FALLBACK_TIMEOUT_SECS);
-            let mut limit = Duration::from_secs(timeout) + REPORT_GRACE;
-            let mut behind = None;
-            let shown_id = match admission {
-                Admission::Start(waiter) => {
-                    self.panels.push(waiter.panel.clone());
-                    let job = Job {
-                        run_id,
-                        def: run.def.clone(),
-                        files: run.files.clone(),
-                        triggers,
-                        panel: waiter.panel,
-                        waiters: waiter.tx.into_iter().collect(),
-                        notifier: env.notifier.clone(),
-                    };
-                    let shared = Arc::clone(&self.shared);
-                    std::thread::Builder::new()
-                        .name(format!("callback-{}", run.def.name))
-                        .spawn(move || run_chain(&shared, job))
-                        .map_err(|e| tracing::error!("cannot start a callback thread: {e}"))
-                        .ok();
-                    if !run.def.blocking {
-                        notes.push(CallNote {
-                            call_index: last_call,
-                            text: format!(
-                                "Callback '{}' started in background (run {run_id}); you will be notified when it finishes.",
-                                run.def.name
-                            ),
-                        });
-                    }
-                    run_id
-                }
-                Admission::Queued {
-                    behind: ahead,
-                    run_id: pending,
-                    merged,
-                } => {
-                    if !merged {
-                        self.panels.push(panel);
-                    }
-                    behind = Some(ahead);
-                    // It may wait for the whole run ahead of it first.
-                    limit += Duration::from_secs(timeout) + REPORT_GRACE;
-                    if !run.def.blocking {
-                        notes.push(CallNote {
-                            call_index: last_call,
-                            text: format!(
-                                "Callback '{}' is already running (run {ahead}); this trigger is queued as run {pending}{} and starts when that one finishes. You will be notified.",
-                                run.def.name,
-                                if merged { ", merged with triggers queued earlier" } else { "" }
-                            ),
-                        });
-                    }
-                    pending
-                }
-            };
-            if let Some(rx) = rx {
-                waits.push(Wait {
-                    name: run.def.name.clone(),
-                    run_id: shown_id,
-                    calls: run.calls.clone(),
-                    rx,
-                    limit,
-                    behind,
-                });
-            }
+            let (note, wait) = self.start(run, &labels, &env.notifier);
+            notes.extend(note);
+            waits.extend(wait);
         }
         if waits.is_empty() {
             return BatchResponse { notes, hold: None };
         }
-        let last_labels: HashMap<usize, String> = labels
-            .iter()
-            .map(|(k, v)| (*k, (*v).to_owned()))
-            .collect();
         BatchResponse {
             notes,
-            hold: Some(Box::new(move || hold(waits, &last_labels))),
+            hold: Some(Box::new(move || hold(waits, &labels))),
+        }
+    }
+
+    /// Starts or queues one run. Returns the note for a background run and the wait for a
+    /// blocking one.
+    fn start(
+        &mut self,
+        run: PlannedRun,
+        labels: &HashMap<usize, String>,
+        notifier: &Notifier,
+    ) -> (Option<CallNote>, Option<Wait>) {
+        let Some(&last_call) = run.calls.last() else {
+            return (None, None);
+        };
+        let run_id = Uuid::new_v4();
+        let triggers: Vec<String> = run
+            .calls
+            .iter()
+            .map(|c| {
+                labels
+                    .get(c)
+                    .cloned()
+                    .unwrap_or_else(|| format!("call {c}"))
+            })
+            .collect();
+        let panel = RunPanel::new(run_id, &run.def.name);
+        let (tx, rx) = if run.def.blocking {
+            let (tx, rx) = mpsc::channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let waiter = Waiter {
+            panel: panel.clone(),
+            tx,
+        };
+        let admission = if run.def.one_at_a_time {
+            let trigger = triggers.join(" and ");
+            self.shared
+                .queue
+                .admit(run.def.id, run_id, &run.files, &trigger, waiter)
+        } else {
+            Admission::Start(waiter)
+        };
+        let timeout = Duration::from_secs(run.def.timeout.unwrap_or(FALLBACK_TIMEOUT_SECS));
+        let name = run.def.name.clone();
+        let (note, shown_id, behind) = match admission {
+            Admission::Start(waiter) => {
+                self.panels.push(waiter.panel.clone());
+                let job = Job {
+                    run_id,
+                    def: run.def.clone(),
+                    files: run.files.clone(),
+                    triggers,
+                    panel: waiter.panel,
+                    waiters: waiter.tx.into_iter().collect(),
+                    notifier: notifier.clone(),
+                };
+                let shared = Arc::clone(&self.shared);
+                if let Err(e) = std::thread::Builder::new()
+                    .name(format!("callback-{name}"))
+                    .spawn(move || run_chain(&shared, job))
+                {
+                    tracing::error!("cannot start a thread for callback '{name}': {e}");
+                }
+                let note = format!(
+                    "Callback '{name}' started in background (run {run_id}); you will be notified when it finishes."
+                );
+                (note, run_id, None)
+            }
+            Admission::Queued {
+                behind,
+                run_id: pending,
+                merged,
+            } => {
+                if !merged {
+                    self.panels.push(panel);
+                }
+                let note = format!(
+                    "Callback '{name}' is already running (run {behind}); this trigger is queued as run {pending}{} and starts when that one finishes. You will be notified.",
+                    if merged {
+                        ", merged with triggers queued earlier"
+                    } else {
+                        ""
+                    }
+                );
+                (note, pending, Some(behind))
+            }
+        };
+        match rx {
+            Some(rx) => {
+                // A queued run may first wait for the whole run ahead of it.
+                let rounds = if behind.is_some() { 2 } else { 1 };
+                let wait = Wait {
+                    name,
+                    run_id: shown_id,
+                    calls: run.calls,
+                    rx,
+                    limit: (timeout + REPORT_GRACE) * rounds,
+                    behind,
+                };
+                (None, Some(wait))
+            }
+            None => (
+                Some(CallNote {
+                    call_index: last_call,
+                    text: note,
+                }),
+                None,
+            ),
         }
     }
 }
@@ -417,7 +433,11 @@ fn execute(shared: &Shared, job: &Job) -> RunReport {
     report
 }
 
-fn spawn_and_wait(shared: &Shared, job: &Job, report: &mut RunReport) -> Result<RunOutcome, String> {
+fn spawn_and_wait(
+    shared: &Shared,
+    job: &Job,
+    report: &mut RunReport,
+) -> Result<RunOutcome, String> {
     let def = &job.def;
     let root = shared.project.root();
     let cwd = def
@@ -432,7 +452,9 @@ fn spawn_and_wait(shared: &Shared, job: &Job, report: &mut RunReport) -> Result<
     }
     let script = script_path(&shared.project, &def.name);
     let command = match std::fs::metadata(&script) {
-        Ok(meta) if is_executable(&meta) => format!("exec {}", shell_quote(&script.to_string_lossy())),
+        Ok(meta) if is_executable(&meta) => {
+            format!("exec {}", shell_quote(&script.to_string_lossy()))
+        }
         Ok(_) => format!("exec bash {}", shell_quote(&script.to_string_lossy())),
         Err(e) => {
             return Err(format!(
@@ -441,7 +463,9 @@ fn spawn_and_wait(shared: &Shared, job: &Job, report: &mut RunReport) -> Result<
             ));
         }
     };
-    let timeout = def.timeout.or(def.blocking.then_some(FALLBACK_TIMEOUT_SECS));
+    let timeout = def
+        .timeout
+        .or(def.blocking.then_some(FALLBACK_TIMEOUT_SECS));
     let mut spec = SpawnSpec::new(command, cwd)
         .env("CP_CHANGED_FILES", job.files.join("\n"))
         .env("CP_PROJECT_ROOT", root.to_string_lossy())
@@ -457,7 +481,7 @@ fn spawn_and_wait(shared: &Shared, job: &Job, report: &mut RunReport) -> Result<
     if let Some(t) = timeout {
         spec = spec.timeout(Duration::from_secs(t));
     }
-    job.panel.view().status = "running".to_owned();
+    "running".clone_into(&mut job.panel.view().status);
     let client = shared.client()?;
     let session = client
         .spawn(spec)

@@ -233,7 +233,10 @@ mod tests {
         .unwrap();
         assert_eq!(def.pattern, vec!["*.rs"]);
         assert!(def.once_per_batch && !def.blocking && !def.one_at_a_time);
-        assert_eq!(serde_json::to_value(&def).unwrap()["pattern"], json!(["*.rs"]));
+        assert_eq!(
+            serde_json::to_value(&def).unwrap()["pattern"],
+            json!(["*.rs"])
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `CallbackModule`: the tools, the panel and the batch hook, wired to the on-disk config.
 
+use std::fmt::Write as _;
+
 use cp_base::{
     Args, BatchChanges, BatchResponse, Panel, Project, Stamp, ToolEnv, ToolOutcome, ToolResult,
     WorkerId,
@@ -19,8 +21,10 @@ use crate::upsert::{self, Fields, resolve_id};
 /// The config as last read, with the compiled patterns that go with it.
 #[derive(Debug, Default)]
 struct Cache {
-    /// `None` before the first read; `Some(None)` when the file does not exist.
-    stamp: Option<Option<Stamp>>,
+    /// Whether the config was read at least once.
+    loaded: bool,
+    /// The stamp of the file when last read (`None`: it did not exist).
+    stamp: Option<Stamp>,
     section: CallbackSection,
     matcher: Matcher,
     /// Why the last read failed (the previous good section stays in use).
@@ -100,7 +104,7 @@ impl CallbackModule {
     pub fn refresh(&mut self) -> bool {
         let stamp = self.project.config().stamp();
         let mut changed = false;
-        if self.cache.stamp != Some(stamp) {
+        if !self.cache.loaded || self.cache.stamp != stamp {
             match self.project.config().section::<CallbackSection>(CONFIG_KEY) {
                 Ok(section) => {
                     self.cache.matcher = Matcher::new(
@@ -117,7 +121,8 @@ impl CallbackModule {
                     self.cache.problem = Some(format!("callbacks not reloaded: {e}"));
                 }
             }
-            self.cache.stamp = Some(stamp);
+            self.cache.stamp = stamp;
+            self.cache.loaded = true;
             changed = true;
         }
         if self
@@ -169,15 +174,17 @@ impl CallbackModule {
             d.name,
             d.pattern.join(", "),
             d.blocking,
-            d.timeout.map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
+            d.timeout
+                .map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
             d.once_per_batch,
             d.one_at_a_time,
             d.cwd.as_deref().unwrap_or(".")
         );
-        out.push_str(&format!(
-            "Script .context-pilot/scripts/{}.sh (line numbers are not part of it):\n",
+        let _ = writeln!(
+            out,
+            "Script .context-pilot/scripts/{}.sh (line numbers are not part of it):",
             d.name
-        ));
+        );
         match &view.script {
             Some(s) => out.push_str(&numbered(s)),
             None => out.push_str("(missing: recreate it with script_content)\n"),
@@ -208,10 +215,11 @@ impl CallbackModule {
                     def.name
                 );
                 if def.blocking {
-                    text.push_str(&format!(
+                    let _ = write!(
+                        text,
                         "\nBlocking: your edit results wait for it (up to {}s).",
                         def.timeout.unwrap_or_default()
-                    ));
+                    );
                 }
                 Ok(text)
             }
@@ -231,7 +239,7 @@ impl CallbackModule {
                         editor: self.editor_text(),
                     });
                 }
-                let updated = upsert::update(&self.project, id, fields)?;
+                let updated = upsert::update(&self.project, id, &fields)?;
                 let mut text = format!(
                     "Updated {} '{}': changed {}.",
                     updated.def.id,
@@ -276,17 +284,17 @@ impl CallbackModule {
         let on = args.opt_bool("active").ok().flatten().unwrap_or(true);
         let worker = self.worker.as_str().to_owned();
         if raw.eq_ignore_ascii_case("all") {
-            let section = self
-                .project
-                .config()
-                .update_section(CONFIG_KEY, |s: &mut CallbackSection| {
+            let section = self.project.config().update_section(
+                CONFIG_KEY,
+                |s: &mut CallbackSection| {
                     if on {
                         s.paused.remove(&worker);
                     } else {
                         s.paused.insert(worker.clone());
                     }
                     Ok::<_, CallbackError>(s.clone())
-                })??;
+                },
+            )??;
             let active: Vec<String> = section
                 .definitions
                 .iter()
@@ -309,17 +317,17 @@ impl CallbackModule {
             });
         }
         let id = resolve_id(self.section_now(), raw)?;
-        let (name, paused) = self
-            .project
-            .config()
-            .update_section(CONFIG_KEY, |s: &mut CallbackSection| {
-                let name = s
-                    .get(id)
-                    .map(|d| d.name.clone())
-                    .ok_or_else(|| upsert::unknown(s, id))?;
-                s.set_active(&worker, id, on);
-                Ok::<_, CallbackError>((name, s.is_paused(&worker)))
-            })??;
+        let (name, paused) =
+            self.project
+                .config()
+                .update_section(CONFIG_KEY, |s: &mut CallbackSection| {
+                    let name = s
+                        .get(id)
+                        .map(|d| d.name.clone())
+                        .ok_or_else(|| upsert::unknown(s, id))?;
+                    s.set_active(&worker, id, on);
+                    Ok::<_, CallbackError>((name, s.is_paused(&worker)))
+                })??;
         let mut text = format!(
             "{id} '{name}' is now {} for you (worker {worker}); other workers are unaffected.",
             if on { "active" } else { "inactive" }
@@ -340,7 +348,7 @@ impl CallbackModule {
         self.refresh();
         let mut text = String::new();
         if let Some(old) = replaced {
-            text.push_str(&format!("Closed the editor on {old}. "));
+            let _ = write!(text, "Closed the editor on {old}. ");
         }
         text.push_str(&self.editor_text());
         Ok(text)
@@ -373,7 +381,9 @@ impl cp_base::Module for CallbackModule {
             TOGGLE => self.toggle(&a),
             OPEN_EDITOR => self.open_editor(&a),
             CLOSE_EDITOR => Ok(self.close_editor()),
-            other => return ToolResult::error(format!("callback module has no tool '{other}'")).into(),
+            other => {
+                return ToolResult::error(format!("callback module has no tool '{other}'")).into();
+            }
         };
         self.refresh();
         match result {

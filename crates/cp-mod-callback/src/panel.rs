@@ -70,13 +70,17 @@ impl CallbacksPanel {
             ("Blocking", blocking_text(def)),
             (
                 "Timeout",
-                def.timeout.map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
+                def.timeout
+                    .map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
             ),
             (
                 "Success message",
                 def.success_message.clone().unwrap_or_default(),
             ),
-            ("Working dir", def.cwd.clone().unwrap_or_else(|| ".".to_owned())),
+            (
+                "Working dir",
+                def.cwd.clone().unwrap_or_else(|| ".".to_owned()),
+            ),
             ("One at a time", yes_no(def.one_at_a_time).to_owned()),
             ("Once per batch", yes_no(def.once_per_batch).to_owned()),
         ]
@@ -87,7 +91,10 @@ impl CallbacksPanel {
         let dim = Style::default().fg(Color::DarkGray);
         let mut lines = Vec::new();
         if let Some(problem) = &self.problem {
-            lines.push(Line::styled(problem.clone(), Style::default().fg(Color::Red)));
+            lines.push(Line::styled(
+                problem.clone(),
+                Style::default().fg(Color::Red),
+            ));
             lines.push(Line::default());
         }
         if self.section.definitions.is_empty() {
@@ -121,7 +128,10 @@ impl CallbacksPanel {
             })
             .collect();
         let widths = column_widths(&header, &rows, usize::from(width));
-        lines.push(Line::styled(fit_row(&header.map(String::from), &widths), bold));
+        lines.push(Line::styled(
+            fit_row(&header.map(String::from), &widths),
+            bold,
+        ));
         for row in &rows {
             let style = match row[5].as_str() {
                 "yes" => Style::default(),
@@ -298,11 +308,7 @@ one with Callback_upsert, e.g. {\"action\": \"create\", \"name\": \"cargo-check\
             );
         }
         if let Some(editor) = &self.editor {
-            let _ = writeln!(
-                out,
-                "\n### Editor: {} {}\n",
-                editor.def.id, editor.def.name
-            );
+            let _ = writeln!(out, "\n### Editor: {} {}\n", editor.def.id, editor.def.name);
             for (label, value) in Self::editor_fields(&editor.def) {
                 let _ = writeln!(out, "- {label}: {value}");
             }

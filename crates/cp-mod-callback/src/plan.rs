@@ -35,22 +35,25 @@ pub fn plan(
     // Unique paths, each with the calls that changed it.
     let mut by_path: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
     for (call, change) in batch.iter() {
-        by_path.entry(change.path.as_str()).or_default().insert(call);
+        by_path
+            .entry(change.path.as_str())
+            .or_default()
+            .insert(call);
     }
     let paths: Vec<&str> = by_path.keys().copied().collect();
     let hits = matcher.match_all(paths.iter().copied());
     // Callback → path → calls.
-    let mut matched: BTreeMap<CallbackId, BTreeMap<&str, &BTreeSet<usize>>> = BTreeMap::new();
+    let mut per_callback: BTreeMap<CallbackId, BTreeMap<&str, &BTreeSet<usize>>> = BTreeMap::new();
     for (path, ids) in paths.iter().zip(hits) {
         for id in ids.into_iter().filter(|id| firing.contains(id)) {
             if let Some(calls) = by_path.get(path) {
-                matched.entry(id).or_default().insert(path, calls);
+                per_callback.entry(id).or_default().insert(path, calls);
             }
         }
     }
     let mut runs = Vec::new();
     for def in &section.definitions {
-        let Some(files) = matched.get(&def.id) else {
+        let Some(files) = per_callback.get(&def.id) else {
             continue;
         };
         if def.once_per_batch {
@@ -132,9 +135,15 @@ mod tests {
     fn once_per_batch_gets_every_file_and_every_call() {
         let (s, m) = setup(vec![def(1, "*.rs", true)], &[1]);
         let b = batch(&[
-            &[("a.rs", ChangeKind::Modified), ("x.md", ChangeKind::Modified)],
+            &[
+                ("a.rs", ChangeKind::Modified),
+                ("x.md", ChangeKind::Modified),
+            ],
             &[("src/b.rs", ChangeKind::Created)],
-            &[("c.rs", ChangeKind::Deleted), ("a.rs", ChangeKind::Modified)],
+            &[
+                ("c.rs", ChangeKind::Deleted),
+                ("a.rs", ChangeKind::Modified),
+            ],
         ]);
         let runs = plan(&b, &s, &m, "main");
         assert_eq!(runs.len(), 1);
@@ -147,13 +156,22 @@ mod tests {
         let (s, m) = setup(vec![def(1, "*.rs", false)], &[1]);
         let b = batch(&[
             &[("a.rs", ChangeKind::Modified)],
-            &[("b.rs", ChangeKind::Modified), ("a.rs", ChangeKind::Modified)],
+            &[
+                ("b.rs", ChangeKind::Modified),
+                ("a.rs", ChangeKind::Modified),
+            ],
         ]);
         let runs = plan(&b, &s, &m, "main");
-        let got: Vec<_> = runs.iter().map(|r| (r.files.clone(), r.calls.clone())).collect();
+        let got: Vec<_> = runs
+            .iter()
+            .map(|r| (r.files.clone(), r.calls.clone()))
+            .collect();
         assert_eq!(
             got,
-            vec![(vec!["a.rs".to_owned()], vec![0, 1]), (vec!["b.rs".to_owned()], vec![1])]
+            vec![
+                (vec!["a.rs".to_owned()], vec![0, 1]),
+                (vec!["b.rs".to_owned()], vec![1])
+            ]
         );
     }
 
@@ -162,7 +180,10 @@ mod tests {
         let (mut s, m) = setup(vec![def(1, "*.rs", true), def(2, "*.rs", true)], &[2]);
         let b = batch(&[&[("a.rs", ChangeKind::Modified)]]);
         let runs = plan(&b, &s, &m, "main");
-        assert_eq!(runs.iter().map(|r| r.def.id).collect::<Vec<_>>(), vec![CallbackId(2)]);
+        assert_eq!(
+            runs.iter().map(|r| r.def.id).collect::<Vec<_>>(),
+            vec![CallbackId(2)]
+        );
         assert!(plan(&b, &s, &m, "other").is_empty());
         s.paused.insert("main".into());
         assert!(plan(&b, &s, &m, "main").is_empty());

@@ -101,15 +101,12 @@ impl<W> RunQueue<W> {
     /// running one and is returned for the caller to start.
     pub fn finish(&self, callback: CallbackId) -> Option<Pending<W>> {
         let mut state = self.lock();
-        match state.pending.remove(&callback) {
-            Some(next) => {
-                state.running.insert(callback, next.run_id);
-                Some(next)
-            }
-            None => {
-                state.running.remove(&callback);
-                None
-            }
+        if let Some(next) = state.pending.remove(&callback) {
+            state.running.insert(callback, next.run_id);
+            Some(next)
+        } else {
+            state.running.remove(&callback);
+            None
         }
     }
 
@@ -131,11 +128,19 @@ mod tests {
         assert_eq!(q.admit(cb, a, &["x".into()], "e1", 1), Admission::Start(1));
         assert_eq!(
             q.admit(cb, b, &["y".into()], "e2", 2),
-            Admission::Queued { behind: a, run_id: b, merged: false }
+            Admission::Queued {
+                behind: a,
+                run_id: b,
+                merged: false
+            }
         );
         assert_eq!(
             q.admit(cb, c, &["z".into(), "y".into()], "e3", 3),
-            Admission::Queued { behind: a, run_id: b, merged: true }
+            Admission::Queued {
+                behind: a,
+                run_id: b,
+                merged: true
+            }
         );
         // Another callback is independent.
         assert_eq!(q.admit(CallbackId(2), c, &[], "e", 4), Admission::Start(4));

@@ -76,7 +76,11 @@ impl RunReport {
                 "Callback '{}' modified {}; re-read {} before editing again.",
                 self.name,
                 self.modified.join(", "),
-                if self.modified.len() == 1 { "it" } else { "them" }
+                if self.modified.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
             )
         })
     }
@@ -90,7 +94,10 @@ impl RunReport {
                     "Callback '{}' passed: {m} (run {}, {secs:.1}s)",
                     self.name, self.run_id
                 ),
-                None => format!("Callback '{}' passed (run {}, {secs:.1}s)", self.name, self.run_id),
+                None => format!(
+                    "Callback '{}' passed (run {}, {secs:.1}s)",
+                    self.name, self.run_id
+                ),
             },
             RunOutcome::Failed { status } => format!(
                 "Callback '{}' FAILED ({status}) after {secs:.1}s{} (run {}). Last lines of output:\n{}\nFull output: panel `{}` (opened). The edit itself was applied.",

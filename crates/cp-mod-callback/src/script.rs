@@ -1,5 +1,6 @@
 //! Callback scripts: `.context-pilot/scripts/{name}.sh`, executable, with a documented header.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,8 @@ use cp_base::{Project, StoreError, write_atomic};
 const HEADER_MARK: &str = "# Context Pilot callback script.";
 
 /// The comment block prepended to every script on create (after the shebang).
-pub const SCRIPT_HEADER: &str = "# Context Pilot callback script. It runs after the agent edits matching files.
+pub const SCRIPT_HEADER: &str =
+    "# Context Pilot callback script. It runs after the agent edits matching files.
 # Environment:
 #   CP_CHANGED_FILES  matched files, one per line, relative to CP_PROJECT_ROOT
 #   CP_PROJECT_ROOT   absolute path of the project root
@@ -88,10 +90,11 @@ pub fn remove_script(path: &Path) -> Result<(), StoreError> {
 /// The script with 1-based line numbers, as the editor shows it.
 pub fn numbered(text: &str) -> String {
     let width = text.lines().count().max(1).to_string().len();
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| format!("{:>width$} | {line}\n", i + 1))
-        .collect()
+    let mut out = String::with_capacity(text.len() + 8 * width);
+    for (i, line) in text.lines().enumerate() {
+        let _ = writeln!(out, "{:>width$} | {line}", i + 1);
+    }
+    out
 }
 
 /// A single-quoted shell word for `s`.
@@ -121,7 +124,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("s/x.sh");
         write_script(&p, "#!/usr/bin/env bash\n").unwrap();
-        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
         assert_eq!(read_script(&tmp.path().join("none.sh")).unwrap(), None);
         remove_script(&p).unwrap();
         remove_script(&p).unwrap();

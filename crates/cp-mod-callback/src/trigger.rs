@@ -21,7 +21,9 @@ use crate::model::CallbackId;
 /// A rule that does not compile, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
-    #[error("'pattern' is empty; give at least one rule, example: `*.rs` or [\"src/**/*.ts\", \"!src/gen/**\"]")]
+    #[error(
+        "'pattern' is empty; give at least one rule, example: `*.rs` or [\"src/**/*.ts\", \"!src/gen/**\"]"
+    )]
     NoRules,
     #[error("'pattern' rule {index} is empty; example: `*.rs`")]
     EmptyRule { index: usize },
@@ -140,16 +142,17 @@ impl Matcher {
         let mut ids = Vec::new();
         let mut invalid = Vec::new();
         for (id, patterns) in callbacks {
-            let compiled: Result<Vec<_>, PatternError> = validate_patterns(patterns).and_then(|()| {
-                patterns
-                    .iter()
-                    .enumerate()
-                    .map(|(i, raw)| {
-                        let rule = parse_rule(i, raw)?;
-                        Ok((build_glob(&rule, raw)?, rule))
-                    })
-                    .collect()
-            });
+            let compiled: Result<Vec<_>, PatternError> =
+                validate_patterns(patterns).and_then(|()| {
+                    patterns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, raw)| {
+                            let rule = parse_rule(i, raw)?;
+                            Ok((build_glob(&rule, raw)?, rule))
+                        })
+                        .collect()
+                });
             match compiled {
                 Ok(globs) => {
                     let callback = ids.len();
@@ -305,7 +308,10 @@ mod tests {
         let m = matcher(&["docs/"]);
         assert!(hit(&m, "docs/a.md"));
         assert!(hit(&m, "x/docs/deep/b.md"));
-        assert!(!hit(&m, "docs"), "a trailing slash only matches directories");
+        assert!(
+            !hit(&m, "docs"),
+            "a trailing slash only matches directories"
+        );
         let m = matcher(&["seeds"]);
         assert!(hit(&m, "seeds/a.yaml") && hit(&m, "seeds"));
     }
@@ -321,8 +327,13 @@ mod tests {
 
     #[test]
     fn bad_patterns_are_explained_with_an_example() {
-        let e = validate_patterns(&["src/[".into()]).unwrap_err().to_string();
-        assert!(e.starts_with("'pattern' `src/[` is not a valid glob: "), "{e}");
+        let e = validate_patterns(&["src/[".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("'pattern' `src/[` is not a valid glob: "),
+            "{e}"
+        );
         assert!(e.ends_with("example: `src/**/*.rs`"), "{e}");
         assert_eq!(validate_patterns(&[]).unwrap_err(), PatternError::NoRules);
         assert_eq!(

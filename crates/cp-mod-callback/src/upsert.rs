@@ -228,9 +228,10 @@ pub struct Updated {
     pub changed: Vec<&'static str>,
 }
 
-/// Updates `id`. `editor_open` says whether the editor shows this callback (diff edits need
-/// it; the caller handles the closed-editor case before calling).
-pub fn update(project: &Project, id: CallbackId, f: Fields) -> Result<Updated, CallbackError> {
+/// Updates `id`: any fields, the script (whole or by an exact replacement) and a rename,
+/// which moves the script and keeps the id. The caller checks that the editor is open before
+/// a diff edit.
+pub fn update(project: &Project, id: CallbackId, f: &Fields) -> Result<Updated, CallbackError> {
     if !f.has_update() {
         return Err(CallbackError::NothingToUpdate);
     }
@@ -254,79 +255,32 @@ pub fn update(project: &Project, id: CallbackId, f: Fields) -> Result<Updated, C
     let out = project
         .config()
         .update_section(CONFIG_KEY, |section: &mut CallbackSection| {
-            let taken = f
-                .name
-                .as_ref()
-                .and_then(|n| section.by_name(n))
-                .filter(|d| d.id != id)
-                .map(|d| d.id);
             let Some(def) = section.get(id).cloned() else {
                 return Err(unknown(section, id));
             };
-            if let (Some(other), Some(name)) = (taken, &f.name) {
+            if let Some(name) = &f.name
+                && let Some(other) = section.by_name(name).filter(|d| d.id != id)
+            {
                 return Err(CallbackError::DuplicateName {
                     name: name.clone(),
-                    id: other.to_string(),
+                    id: other.id.to_string(),
                 });
             }
-            let mut new = def.clone();
-            let mut changed = Vec::new();
-            if let Some(name) = &f.name
-                && *name != def.name
-            {
-                new.name.clone_from(name);
-                changed.push("name");
-            }
-            if let Some(d) = &f.description {
-                new.description.clone_from(d);
-                changed.push("description");
-            }
-            if let Some(p) = &f.pattern {
-                new.pattern.clone_from(p);
-                changed.push("pattern");
-            }
-            if let Some(b) = f.blocking {
-                new.blocking = b;
-                changed.push("blocking");
-            }
-            if let Some(t) = f.timeout {
-                new.timeout = Some(t);
-                changed.push("timeout");
-            }
-            if new.blocking && new.timeout.is_none() {
-                return Err(CallbackError::BlockingNeedsTimeout);
-            }
-            if let Some(m) = &f.success_message {
-                new.success_message = non_empty(Some(m.clone()));
-                changed.push("success_message");
-            }
+            let (mut new, mut changed) = apply_fields(&def, f)?;
             if let Some(c) = &cwd {
                 new.cwd.clone_from(c);
                 changed.push("cwd");
             }
-            if let Some(v) = f.one_at_a_time {
-                new.one_at_a_time = v;
-                changed.push("one_at_a_time");
-            }
-            if let Some(v) = f.once_per_batch {
-                new.once_per_batch = v;
-                changed.push("once_per_batch");
-            }
             let old_path = script_path(project, &def.name);
             let new_path = script_path(project, &new.name);
-            let script = new_script(&old_path, id, &f)?;
-            if let Some(text) = &script {
+            if let Some(text) = new_script(&old_path, id, f)? {
                 changed.push("script");
-                write_script(&new_path, text)?;
+                write_script(&new_path, &text)?;
             } else if new_path != old_path {
-                match read_script(&old_path)? {
-                    Some(text) => write_script(&new_path, &text)?,
-                    None => {
-                        return Err(CallbackError::ScriptMissing {
-                            path: old_path.display().to_string(),
-                        });
-                    }
-                }
+                let text = read_script(&old_path)?.ok_or_else(|| CallbackError::ScriptMissing {
+                    path: old_path.display().to_string(),
+                })?;
+                write_script(&new_path, &text)?;
             }
             if new_path != old_path {
                 remove_script(&old_path)?;
@@ -337,6 +291,53 @@ pub fn update(project: &Project, id: CallbackId, f: Fields) -> Result<Updated, C
             Ok(Updated { def: new, changed })
         })??;
     Ok(out)
+}
+
+/// The definition with the given fields applied, and the names of the fields that changed.
+fn apply_fields(
+    def: &CallbackDef,
+    f: &Fields,
+) -> Result<(CallbackDef, Vec<&'static str>), CallbackError> {
+    let mut new = def.clone();
+    let mut changed = Vec::new();
+    if let Some(name) = &f.name
+        && *name != def.name
+    {
+        new.name.clone_from(name);
+        changed.push("name");
+    }
+    if let Some(d) = &f.description {
+        new.description.clone_from(d);
+        changed.push("description");
+    }
+    if let Some(p) = &f.pattern {
+        new.pattern.clone_from(p);
+        changed.push("pattern");
+    }
+    if let Some(b) = f.blocking {
+        new.blocking = b;
+        changed.push("blocking");
+    }
+    if let Some(t) = f.timeout {
+        new.timeout = Some(t);
+        changed.push("timeout");
+    }
+    if new.blocking && new.timeout.is_none() {
+        return Err(CallbackError::BlockingNeedsTimeout);
+    }
+    if let Some(m) = &f.success_message {
+        new.success_message = non_empty(Some(m.clone()));
+        changed.push("success_message");
+    }
+    if let Some(v) = f.one_at_a_time {
+        new.one_at_a_time = v;
+        changed.push("one_at_a_time");
+    }
+    if let Some(v) = f.once_per_batch {
+        new.once_per_batch = v;
+        changed.push("once_per_batch");
+    }
+    Ok((new, changed))
 }
 
 /// The new script text, if the update changes the script.
@@ -367,7 +368,7 @@ pub fn delete(project: &Project, id: CallbackId) -> Result<CallbackDef, Callback
         .update_section(CONFIG_KEY, |section: &mut CallbackSection| {
             let def = section.remove(id).ok_or_else(|| unknown(section, id))?;
             remove_script(&script_path(project, &def.name))?;
-            Ok(def)
+            Ok::<_, CallbackError>(def)
         })??;
     Ok(def)
 }

@@ -75,7 +75,9 @@ impl CallbacksPanel {
             ),
             (
                 "Success message",
-                def.success_message.clone().unwrap_or_default(),
+                def.success_message
+                    .clone()
+                    .unwrap_or_else(|| "(none: passes are reported as passed)".to_owned()),
             ),
             (
                 "Working dir",

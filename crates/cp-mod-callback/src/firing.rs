@@ -452,7 +452,9 @@ fn spawn_and_wait(
     }
     let script = script_path(&shared.project, &def.name);
     let command = match std::fs::metadata(&script) {
-        Ok(meta) if is_executable(&meta) => {
+        // A bash script (our default shebang) or a non-executable file runs under bash
+        // directly, saving the `env` lookup; any other interpreter goes through its shebang.
+        Ok(meta) if is_executable(&meta) && !runs_under_bash(&script) => {
             format!("exec {}", shell_quote(&script.to_string_lossy()))
         }
         Ok(_) => format!("exec bash {}", shell_quote(&script.to_string_lossy())),
@@ -524,6 +526,25 @@ fn spawn_and_wait(
             status: other.to_string(),
         },
     })
+}
+
+/// Whether the script's `#!` line names bash.
+fn runs_under_bash(script: &Path) -> bool {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(file) = std::fs::File::open(script) else {
+        return false;
+    };
+    let mut first = String::new();
+    if BufReader::new(file.take(256))
+        .read_line(&mut first)
+        .is_err()
+    {
+        return false;
+    }
+    matches!(
+        first.trim_end(),
+        "#!/usr/bin/env bash" | "#!/bin/bash" | "#!/usr/bin/bash"
+    )
 }
 
 #[cfg(unix)]

@@ -1,6 +1,6 @@
 //! Run planning: which callbacks a batch triggers, with which files, on behalf of which calls.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::HashMap;
 
 use cp_base::BatchChanges;
 
@@ -28,51 +28,67 @@ pub fn plan(
     matcher: &Matcher,
     worker: &str,
 ) -> Vec<PlannedRun> {
-    let firing: BTreeSet<CallbackId> = section.firing_for(worker).map(|d| d.id).collect();
+    // Position in `definitions` of each callback that fires for this worker.
+    let firing: HashMap<CallbackId, usize> = section
+        .definitions
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| section.fires_for(worker, d.id))
+        .map(|(i, d)| (d.id, i))
+        .collect();
     if firing.is_empty() || batch.is_empty() {
         return Vec::new();
     }
-    // Unique paths, each with the calls that changed it.
-    let mut by_path: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    // Unique paths, each with the (sorted) calls that changed it.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut paths: Vec<(&str, Vec<usize>)> = Vec::new();
     for (call, change) in batch.iter() {
-        by_path
-            .entry(change.path.as_str())
-            .or_default()
-            .insert(call);
+        let i = *index.entry(change.path.as_str()).or_insert_with(|| {
+            paths.push((change.path.as_str(), Vec::new()));
+            paths.len() - 1
+        });
+        let calls = &mut paths[i].1;
+        if !calls.contains(&call) {
+            calls.push(call);
+        }
     }
-    let paths: Vec<&str> = by_path.keys().copied().collect();
-    let hits = matcher.match_all(paths.iter().copied());
-    // Callback → path → calls.
-    let mut per_callback: BTreeMap<CallbackId, BTreeMap<&str, &BTreeSet<usize>>> = BTreeMap::new();
-    for (path, ids) in paths.iter().zip(hits) {
-        for id in ids.into_iter().filter(|id| firing.contains(id)) {
-            if let Some(calls) = by_path.get(path) {
-                per_callback.entry(id).or_default().insert(path, calls);
+    let hits = matcher.match_all(paths.iter().map(|(p, _)| *p));
+    // Per definition: indices into `paths` of the files it matched.
+    let mut per_def: Vec<Vec<usize>> = vec![Vec::new(); section.definitions.len()];
+    for (path_index, ids) in hits.into_iter().enumerate() {
+        for id in ids {
+            if let Some(&def_index) = firing.get(&id) {
+                per_def[def_index].push(path_index);
             }
         }
     }
     let mut runs = Vec::new();
-    for def in &section.definitions {
-        let Some(files) = per_callback.get(&def.id) else {
+    for (def, mut files) in section.definitions.iter().zip(per_def) {
+        if files.is_empty() {
             continue;
-        };
+        }
+        files.sort_unstable_by_key(|&i| paths[i].0);
         if def.once_per_batch {
+            let mut calls: Vec<usize> = files
+                .iter()
+                .flat_map(|&i| paths[i].1.iter().copied())
+                .collect();
+            calls.sort_unstable();
+            calls.dedup();
             runs.push(PlannedRun {
                 def: def.clone(),
-                files: files.keys().map(|p| (*p).to_owned()).collect(),
-                calls: files
-                    .values()
-                    .flat_map(|c| c.iter().copied())
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect(),
+                files: files.iter().map(|&i| paths[i].0.to_owned()).collect(),
+                calls,
             });
         } else {
-            for (path, calls) in files {
+            for i in files {
+                let (path, calls) = &paths[i];
+                let mut calls = calls.clone();
+                calls.sort_unstable();
                 runs.push(PlannedRun {
                     def: def.clone(),
                     files: vec![(*path).to_owned()],
-                    calls: calls.iter().copied().collect(),
+                    calls,
                 });
             }
         }

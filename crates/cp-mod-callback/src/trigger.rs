@@ -106,8 +106,6 @@ pub fn validate_patterns(patterns: &[String]) -> Result<(), PatternError> {
 struct Slot {
     /// Index into `Matcher::callbacks`.
     callback: usize,
-    /// Position of the rule in its callback's list: a later rule beats an earlier one.
-    order: usize,
     negated: bool,
     dir_only: bool,
 }
@@ -157,11 +155,11 @@ impl Matcher {
                 Ok(globs) => {
                     let callback = ids.len();
                     ids.push(id);
-                    for (order, (glob, rule)) in globs.into_iter().enumerate() {
+                    // Rules go in in order, so a later rule always has a higher index.
+                    for (glob, rule) in globs {
                         builder.add(glob);
                         slots.push(Slot {
                             callback,
-                            order,
                             negated: rule.negated,
                             dir_only: rule.dir_only,
                         });
@@ -204,68 +202,91 @@ impl Matcher {
 
     /// The callbacks `path` (relative, `/`-separated) triggers.
     pub fn matches(&self, path: &str) -> Vec<CallbackId> {
-        let mut dirs = HashMap::new();
-        let mut out = Vec::new();
-        self.match_into(path, &mut dirs, &mut out);
-        out
+        self.match_all([path]).pop().unwrap_or_default()
     }
 
-    /// For each path, the callbacks it triggers (same order as `paths`). Directory results
-    /// are shared between paths, so many files in one folder cost little more than one.
+    /// For each path, the callbacks it triggers (same order as `paths`). The rules matching
+    /// a directory and its ancestors are computed once per directory, so many files in one
+    /// folder cost little more than one.
     pub fn match_all<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Vec<Vec<CallbackId>> {
-        let mut dirs = HashMap::new();
+        let paths: Vec<&str> = paths.into_iter().collect();
+        if self.callbacks.is_empty() {
+            return vec![Vec::new(); paths.len()];
+        }
+        self.match_chunk(&paths)
+    }
+
+    fn match_chunk(&self, paths: &[&str]) -> Vec<Vec<CallbackId>> {
+        let mut dirs: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut hits = Vec::new();
         paths
-            .into_iter()
-            .map(|p| {
+            .iter()
+            .map(|path| {
                 let mut out = Vec::new();
-                self.match_into(p, &mut dirs, &mut out);
+                let path = path.trim_start_matches("./");
+                let parent = path.rfind('/').map_or("", |i| &path[..i]);
+                let dir_hits = dirs
+                    .entry(parent)
+                    .or_insert_with(|| self.ancestor_hits(parent));
+                self.set
+                    .matches_candidate_into(&Candidate::new(path), &mut hits);
+                hits.retain(|&i| self.slots.get(i).is_some_and(|s| !s.dir_only));
+                self.decide(dir_hits, &hits, &mut out);
                 out
             })
             .collect()
     }
 
-    fn match_into<'p>(
-        &self,
-        path: &'p str,
-        dirs: &mut HashMap<&'p str, Vec<usize>>,
-        out: &mut Vec<CallbackId>,
-    ) {
-        if self.callbacks.is_empty() {
-            return;
+    /// Rules matching `dir` or any directory above it, sorted, without duplicates.
+    fn ancestor_hits(&self, dir: &str) -> Vec<usize> {
+        let mut all = Vec::new();
+        if dir.is_empty() {
+            return all;
         }
-        let path = path.trim_start_matches("./");
-        // Per callback: the best (latest) matching rule so far, and whether it excludes.
-        let mut best: Vec<Option<(usize, bool)>> = vec![None; self.callbacks.len()];
-        let mut consider = |hits: &[usize], is_dir: bool| {
-            for &i in hits {
-                let Some(slot) = self.slots.get(i) else {
-                    continue;
-                };
-                if slot.dir_only && !is_dir {
-                    continue;
-                }
-                let entry = &mut best[slot.callback];
-                if entry.is_none_or(|(order, _)| slot.order >= order) {
-                    *entry = Some((slot.order, slot.negated));
-                }
+        let ends = dir
+            .match_indices('/')
+            .map(|(i, _)| i)
+            .chain(std::iter::once(dir.len()));
+        for end in ends {
+            let ancestor = &dir[..end];
+            if !ancestor.is_empty() {
+                all.extend(self.set.matches_candidate(&Candidate::new(ancestor)));
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// Picks, per callback, the last matching rule among `a` and `b` (both sorted); a
+    /// callback whose last matching rule is positive is triggered.
+    ///
+    /// Glob indices grow with (callback, rule order), so walking the merged indices in order
+    /// visits each callback's rules contiguously, latest last.
+    fn decide(&self, dir_hits: &[usize], path_hits: &[usize], out: &mut Vec<CallbackId>) {
+        let mut merged: Vec<usize> = Vec::with_capacity(dir_hits.len() + path_hits.len());
+        merged.extend_from_slice(dir_hits);
+        merged.extend_from_slice(path_hits);
+        merged.sort_unstable();
+        merged.dedup();
+        let mut current: Option<(usize, bool)> = None;
+        let flush = |state: Option<(usize, bool)>, out: &mut Vec<CallbackId>| {
+            if let Some((cb, false)) = state
+                && let Some(id) = self.callbacks.get(cb)
+            {
+                out.push(*id);
             }
         };
-        for (pos, _) in path.match_indices('/') {
-            let dir = &path[..pos];
-            if dir.is_empty() {
+        for index in merged {
+            let Some(slot) = self.slots.get(index) else {
                 continue;
+            };
+            if current.is_some_and(|(cb, _)| cb != slot.callback) {
+                flush(current, out);
             }
-            let hits = dirs
-                .entry(dir)
-                .or_insert_with(|| self.set.matches_candidate(&Candidate::new(dir)));
-            consider(hits, true);
+            current = Some((slot.callback, slot.negated));
         }
-        consider(&self.set.matches_candidate(&Candidate::new(path)), false);
-        for (i, entry) in best.into_iter().enumerate() {
-            if let Some((_, false)) = entry {
-                out.push(self.callbacks[i]);
-            }
-        }
+        flush(current, out);
     }
 }
 

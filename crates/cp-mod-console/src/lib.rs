@@ -23,19 +23,27 @@
 mod client;
 mod error;
 mod handle;
+mod keys;
 mod launch;
 mod meta;
+mod module;
+mod panel;
+mod panel_feed;
 mod paths;
 mod protocol;
 mod server;
 mod session_info;
 mod sys;
 mod text;
+mod tools;
 
 pub use client::{ClientConfig, ConsoleClient};
 pub use error::ConsoleError;
 pub use handle::{Output, READ_CHUNK_MAX, SessionHandle, WaitOutcome};
+pub use keys::decode_keys;
 pub use launch::SERVER_EXE_ENV;
+pub use module::{ConsoleModule, EASY_BASH_TIMEOUT};
+pub use panel::{ConsolePanel, console_panel_id};
 pub use paths::RunPaths;
 pub use protocol::PROTOCOL_VERSION;
 pub use server::{

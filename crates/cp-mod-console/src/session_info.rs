@@ -178,6 +178,20 @@ pub struct SessionInfo {
     pub output_len: u64,
     /// Instance id of the server that ran it (to detect sessions lost with a dead server).
     pub server_instance: Uuid,
+    /// PTY rows it was started with.
+    #[serde(default = "default_rows")]
+    pub rows: u16,
+    /// PTY columns it was started with.
+    #[serde(default = "default_cols")]
+    pub cols: u16,
+}
+
+fn default_rows() -> u16 {
+    DEFAULT_ROWS
+}
+
+fn default_cols() -> u16 {
+    DEFAULT_COLS
 }
 
 impl SessionInfo {

@@ -184,3 +184,26 @@ pub(crate) fn detach_on_spawn(cmd: &mut std::process::Command) {
         cmd.pre_exec(start_session);
     }
 }
+
+/// Waits up to `timeout` for `fd` to become readable (for a listener: a pending connection).
+pub(crate) fn wait_readable(
+    fd: std::os::fd::RawFd,
+    timeout: std::time::Duration,
+) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `pfd` is one valid pollfd and we pass a count of 1.
+    let rc = unsafe { libc::poll(&raw mut pfd, 1, ms) };
+    if rc < 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EINTR) {
+            return Ok(false);
+        }
+        return Err(err);
+    }
+    Ok(rc > 0)
+}

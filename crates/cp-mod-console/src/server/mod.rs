@@ -8,6 +8,7 @@ mod tail;
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::BufReader;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
@@ -29,6 +30,10 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_TAIL_BYTES: usize = 1024 * 1024;
 /// Default time between SIGTERM and SIGKILL.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
+/// How often the accept loop checks for shutdown.
+const ACCEPT_POLL: Duration = Duration::from_millis(200);
+/// How long a finished session stays in memory after it ended.
+const KEEP_FINISHED_MS: u64 = 60_000;
 /// How long a starting server waits for an exiting predecessor to release the lock.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
@@ -165,8 +170,35 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
             paths.run_dir(),
         ))?;
 
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+    accept_loop(&server, &listener);
+    // Still holding the lock: no successor can have bound the socket yet.
+    let _ = fs::remove_file(paths.socket());
+    let _ = fs::remove_file(paths.pid_file());
+    tracing::info!("console server {} exiting", std::process::id());
+    drop(lock);
+    Ok(())
+}
+
+/// Accepts clients, one thread each, until the server is shutting down.
+fn accept_loop(server: &Arc<Server>, listener: &UnixListener) {
+    // Poll rather than block in accept: the loop must notice a shutdown even when nobody can
+    // connect any more (the socket file was removed with the project, say).
+    loop {
+        if server.activity().shutting_down {
+            break;
+        }
+        match sys::wait_readable(listener.as_raw_fd(), ACCEPT_POLL) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                tracing::warn!("polling the console socket: {e}");
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+        }
+        let Ok((stream, _)) = listener.accept() else {
+            continue;
+        };
         {
             let mut act = server.activity();
             if act.shutting_down {
@@ -174,7 +206,7 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
             }
             act.connections += 1;
         }
-        let s = Arc::clone(&server);
+        let s = Arc::clone(server);
         let spawned = std::thread::Builder::new()
             .name("client".into())
             .spawn(move || {
@@ -185,12 +217,6 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
             server.activity().connections -= 1;
         }
     }
-    // Still holding the lock: no successor can have bound the socket yet.
-    let _ = fs::remove_file(paths.socket());
-    let _ = fs::remove_file(paths.pid_file());
-    tracing::info!("console server {} exiting", std::process::id());
-    drop(lock);
-    Ok(())
 }
 
 /// Tries the lock for a while: a predecessor may be in the middle of exiting.
@@ -232,6 +258,7 @@ impl Server {
         let mut idle_since: Option<Instant> = None;
         loop {
             std::thread::sleep(tick);
+            self.forget_finished();
             let running = self.sessions().values().any(|s| s.is_running());
             let mut act = self.activity();
             let stop = self.stop_requested.load(Ordering::SeqCst);
@@ -242,12 +269,19 @@ impl Server {
             let since = *idle_since.get_or_insert_with(Instant::now);
             if stop || since.elapsed() >= self.opts.idle_timeout {
                 act.shutting_down = true;
-                drop(act);
-                // Wake the blocking accept so the main loop sees the flag.
-                let _ = UnixStream::connect(self.paths.socket());
                 return;
             }
         }
+    }
+
+    /// Drops finished sessions from memory a while after they end, so a long-lived server
+    /// does not keep a tail per finished run. They stay on disk and reload on demand.
+    fn forget_finished(&self) {
+        let cutoff = crate::now_ms().saturating_sub(KEEP_FINISHED_MS);
+        self.sessions().retain(|_, s| {
+            let info = s.info();
+            info.status.is_running() || info.ended_at_ms.is_some_and(|end| end > cutoff)
+        });
     }
 
     /// Serves one client connection until it closes.

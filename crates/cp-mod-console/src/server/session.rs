@@ -157,6 +157,8 @@ impl Session {
             ended_at_ms: None,
             output_len: 0,
             server_instance: instance,
+            rows: spec.rows,
+            cols: spec.cols,
         };
         meta::write_meta(paths, &info)?;
         let session = Arc::new(Self {

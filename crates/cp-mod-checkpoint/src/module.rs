@@ -1,0 +1,307 @@
+//! The checkpoint module as the host sees it: the `Checkpoint_handoff` tool.
+
+use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use std::time::SystemTime;
+
+use cp_base::Panel;
+
+use crate::handoff::{
+    CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
+};
+use crate::panel::CheckpointPanel;
+use crate::stop::{STATE_FILE, StopCheckpoint};
+
+/// Public name of the handoff tool.
+pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
+
+/// Offers `Checkpoint_handoff`, which records the agent's structured handoff under
+/// `.context-pilot/handoffs/`, and the Checkpoint panel with the last stop checkpoint.
+#[derive(Debug, Default)]
+pub struct CheckpointModule {
+    panel: CheckpointPanel,
+    /// Modification time of the state file the panel was loaded from.
+    loaded: Option<SystemTime>,
+}
+
+impl CheckpointModule {
+    /// A new module. Records live on disk; the panel follows this worker's state file.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reloads the panel when the checkpoint state file changed (a hook process or the
+    /// agent loop ran a checkpoint). Returns whether it changed.
+    fn refresh(&mut self, env: &ToolEnv) -> bool {
+        let path = env.project.state_dir(&env.worker).join(STATE_FILE);
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        if modified == self.loaded {
+            return false;
+        }
+        self.loaded = modified;
+        self.panel
+            .set_report(StopCheckpoint::last_report(&env.project, &env.worker));
+        true
+    }
+}
+
+/// The tool's arguments: the handoff, with the context lists flattened for the model.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HandoffArgs {
+    reason: HandoffReason,
+    #[serde(default)]
+    completed: Vec<CompletedItem>,
+    #[serde(default)]
+    remaining: Vec<RemainingItem>,
+    #[serde(default)]
+    decisions: Vec<String>,
+    #[serde(default)]
+    patterns: Vec<String>,
+    #[serde(default)]
+    issues: Vec<String>,
+    #[serde(default)]
+    files_modified: Vec<String>,
+}
+
+fn string_list(description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+fn handoff_tool() -> ToolDef {
+    ToolDef::new(
+        HANDOFF_TOOL,
+        "Record your structured handoff so a fresh session can continue your work. Call it when \
+         you are asked for a handoff or before you stop mid-task. List finished files in \
+         `completed`, what is left in `remaining` (with an existing code pattern to imitate), \
+         and the decisions, patterns, issues and every modified file. Keep it under 4000 \
+         characters: one line per entry. Example: {\"reason\": \"threshold_critical\", \
+         \"completed\": [{\"file\": \"src/parser.rs\", \"status\": \"done\", \"tests\": \
+         \"passed\"}], \"remaining\": [{\"file\": \"src/writer.rs\", \"description\": \"add \
+         the encoder\", \"reference_pattern\": \"src/parser.rs:40-80 error handling\", \
+         \"priority\": \"high\"}], \"decisions\": [\"errors are typed with thiserror\"], \
+         \"files_modified\": [\"src/parser.rs\"]}",
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["reason"],
+            "properties": {
+                "reason": {
+                    "type": "string",
+                    "enum": ["threshold_critical", "task_complete", "error"],
+                    "description": "Why you hand off."
+                },
+                "completed": {
+                    "type": "array",
+                    "description": "Files you finished or partly finished.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["file", "status"],
+                        "properties": {
+                            "file": {"type": "string", "minLength": 1},
+                            "status": {"type": "string", "enum": ["done", "partial"]},
+                            "tests": {"type": "string", "enum": ["passed", "skipped", "failed"]},
+                            "notes": {"type": "string"}
+                        }
+                    }
+                },
+                "remaining": {
+                    "type": "array",
+                    "description": "Work for the next session.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["file", "description"],
+                        "properties": {
+                            "file": {"type": "string", "minLength": 1},
+                            "description": {"type": "string", "minLength": 1},
+                            "reference_pattern": {
+                                "type": "string",
+                                "examples": ["src/utils.rs:15-30 error handling"]
+                            },
+                            "priority": {"type": "string", "enum": ["high", "normal", "low"]}
+                        }
+                    }
+                },
+                "decisions": string_list("Key architectural decisions made."),
+                "patterns": string_list("Code patterns to follow."),
+                "issues": string_list("Issues encountered."),
+                "files_modified": string_list("Every file you touched (duplicates are dropped).")
+            }
+        }),
+    )
+}
+
+impl Module for CheckpointModule {
+    fn id(&self) -> &'static str {
+        "checkpoint"
+    }
+
+    fn tools(&self) -> Vec<ToolDef> {
+        vec![handoff_tool()]
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
+        if name != HANDOFF_TOOL {
+            return ToolResult::error(format!(
+                "checkpoint module has no tool '{name}'; it offers {HANDOFF_TOOL}"
+            ))
+            .into();
+        }
+        record_handoff(args, env).into()
+    }
+
+    fn panels(&self) -> Vec<&dyn Panel> {
+        vec![&self.panel]
+    }
+
+    fn on_tick(&mut self, env: &ToolEnv) -> bool {
+        self.refresh(env)
+    }
+
+    fn load_state(&mut self, _state: &Value, env: &ToolEnv) {
+        self.refresh(env);
+    }
+}
+
+fn record_handoff(args: &Value, env: &ToolEnv) -> ToolResult {
+    // The host validated `args` against the schema; this only fails if the two disagree.
+    let parsed = match HandoffArgs::deserialize(args) {
+        Ok(parsed) => parsed,
+        Err(e) => return ToolResult::error(format!("{HANDOFF_TOOL}: {e}; nothing was saved")),
+    };
+    let mut builder = HandoffBuilder::new(env.worker.as_str(), parsed.reason);
+    for item in parsed.completed {
+        builder = builder.add_completed(item);
+    }
+    for item in parsed.remaining {
+        builder = builder.add_remaining(item);
+    }
+    for decision in parsed.decisions {
+        builder = builder.add_decision(decision);
+    }
+    for pattern in parsed.patterns {
+        builder = builder.add_pattern(pattern);
+    }
+    for issue in parsed.issues {
+        builder = builder.add_issue(issue);
+    }
+    for file in parsed.files_modified {
+        builder = builder.add_file_modified(file);
+    }
+    let handoff = builder.build();
+    let size = validate_size(&handoff);
+    let path = match HandoffStore::new(&env.project).save(&handoff) {
+        Ok(path) => path,
+        Err(e) => return ToolResult::error(format!("{HANDOFF_TOOL}: could not save: {e}")),
+    };
+    let shown = env
+        .project
+        .relative(&path)
+        .unwrap_or_else(|| path.display().to_string());
+    let mut text = format!(
+        "Handoff saved to {shown} ({} characters): {} completed, {} remaining, {} files modified.",
+        size.size,
+        handoff.completed.len(),
+        handoff.remaining.len(),
+        handoff.context.files_modified.len()
+    );
+    if let Some(warning) = size.warning {
+        text.push_str("\nWarning: ");
+        text.push_str(&warning);
+        text.push_str(
+            ". It was saved in full; call the tool again with a shorter version if you can.",
+        );
+    }
+    ToolResult::ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_base::{Notifier, Project, Registry, ToolCall, WorkerId};
+
+    use super::*;
+    use crate::handoff::{CompletionStatus, Priority};
+
+    fn setup() -> (tempfile::TempDir, Registry, ToolEnv) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = Registry::new();
+        registry
+            .register(Box::new(CheckpointModule::new()))
+            .unwrap();
+        let env = ToolEnv::new(
+            Project::at(dir.path()),
+            WorkerId::new("agent-3").unwrap(),
+            Notifier::new(),
+        );
+        (dir, registry, env)
+    }
+
+    #[test]
+    fn records_a_valid_handoff_with_deduplicated_files() {
+        let (_dir, registry, env) = setup();
+        let args = json!({
+            "reason": "threshold_critical",
+            "completed": [{"file": "src/a.rs", "status": "done", "tests": "passed"}],
+            "remaining": [{"file": "src/b.rs", "description": "finish", "priority": "high",
+                           "reference_pattern": "src/a.rs:1-20"}],
+            "decisions": ["typed errors"],
+            "files_modified": ["src/a.rs", "src/a.rs", "src/c.rs"]
+        });
+        let result = registry.call(&ToolCall::new("1", HANDOFF_TOOL, args), &env);
+        assert!(!result.is_error, "{}", result.text);
+        assert!(
+            result
+                .text
+                .starts_with("Handoff saved to .context-pilot/handoffs/"),
+            "{}",
+            result.text
+        );
+        assert!(result.text.contains("2 files modified"), "{}", result.text);
+        let (_, saved) = HandoffStore::new(&env.project).latest().unwrap().unwrap();
+        assert_eq!(saved.agent_id, "agent-3");
+        assert_eq!(saved.reason, HandoffReason::ThresholdCritical);
+        assert_eq!(saved.completed[0].status, CompletionStatus::Done);
+        assert_eq!(saved.remaining[0].priority, Some(Priority::High));
+        assert_eq!(saved.context.files_modified, ["src/a.rs", "src/c.rs"]);
+    }
+
+    #[test]
+    fn bad_enum_value_is_rejected_and_nothing_is_saved() {
+        let (_dir, registry, env) = setup();
+        let args = json!({
+            "reason": "tired",
+            "completed": [{"file": "a", "status": "done"}]
+        });
+        let result = registry.call(&ToolCall::new("1", HANDOFF_TOOL, args), &env);
+        assert!(result.is_error);
+        assert!(result.text.contains("reason"), "{}", result.text);
+        assert!(
+            result.text.contains("threshold_critical"),
+            "{}",
+            result.text
+        );
+        let args = json!({"reason": "error", "completed": [{"file": "a", "status": "finished"}]});
+        let result = registry.call(&ToolCall::new("2", HANDOFF_TOOL, args), &env);
+        assert!(result.is_error);
+        assert!(result.text.contains("status"), "{}", result.text);
+        assert!(HandoffStore::new(&env.project).list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn oversized_handoff_is_saved_with_a_warning() {
+        let (_dir, registry, env) = setup();
+        let args = json!({"reason": "task_complete", "decisions": ["d".repeat(5000)]});
+        let result = registry.call(&ToolCall::new("1", HANDOFF_TOOL, args), &env);
+        assert!(!result.is_error);
+        assert!(
+            result.text.contains("Warning: handoff is") && result.text.contains("4000"),
+            "{}",
+            result.text
+        );
+        assert_eq!(HandoffStore::new(&env.project).list().unwrap().len(), 1);
+    }
+}

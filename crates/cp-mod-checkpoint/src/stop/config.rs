@@ -1,0 +1,254 @@
+//! The `"checkpoint"` section of `.context-pilot/config.json`.
+
+use cp_base::Project;
+use serde::{Deserialize, Serialize};
+
+use crate::error::CheckpointError;
+
+/// Default limit for one test run, in seconds (seed 000: 30 s).
+pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
+
+/// Key of the checkpoint section in `config.json`.
+pub const CONFIG_KEY: &str = "checkpoint";
+
+/// How the stop checkpoint sorts changed files, which tests it runs, and what it says.
+///
+/// Every field is optional. With no section at all the checkpoint still works: every changed
+/// file except documentation (`*.md`, `*.txt`, `docs/**`) counts as code and is gated, and the
+/// test command is detected from the project (`Cargo.toml` → `cargo test`, `package.json` →
+/// `npm test`, `pyproject.toml`/`setup.py` → `pytest`, `go.mod` → `go test ./...`).
+///
+/// Patterns are gitignore-style: a pattern without `/` (`*.py`) matches at any depth, one
+/// with `/` (`src/**/*.py`) is anchored at the repository root, and a directory pattern
+/// (`docs`, `docs/`) matches everything below it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// File categories. Empty means the built-in rules (code vs. documentation).
+    #[serde(default)]
+    pub rules: Vec<CheckpointRule>,
+    /// The test run. Absent means detect the command; an empty `command` disables tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestConfig>,
+    /// What the checkpoint says when nothing code-related changed.
+    #[serde(default = "default_capture_only_message")]
+    pub capture_only_message: String,
+}
+
+/// One category of files, with what the agent must do when such a file changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointRule {
+    /// Category name shown in the message and the panel, e.g. `daemon code`.
+    pub name: String,
+    /// Files in the category. `!pattern` here works like an `exclude` entry.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Files left out of the category even though `include` matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// What to tell the agent, e.g. "Run `make restart` then `make status`". Identical
+    /// instructions of several categories are given once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    /// Whether such files must be committed before the second stop passes.
+    #[serde(default)]
+    pub gated: bool,
+}
+
+/// When and how tests run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestConfig {
+    /// Changed files that trigger the run. Empty means any code-related change.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Shell command (`sh -c`) run in the project root. Empty disables the test run.
+    pub command: String,
+    /// Limit for the run; on expiry the whole process group is killed.
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout_secs() -> u64 {
+    DEFAULT_TEST_TIMEOUT_SECS
+}
+
+fn default_capture_only_message() -> String {
+    "Checkpoint: no code changed this turn, only documentation or notes. Before you stop, \
+     capture anything worth keeping (decisions, follow-ups, open questions) in the project's \
+     notes. No tests or restarts are needed."
+        .to_owned()
+}
+
+impl Default for CheckpointConfig {
+    fn default() -> Self {
+        Self {
+            rules: Vec::new(),
+            tests: None,
+            capture_only_message: default_capture_only_message(),
+        }
+    }
+}
+
+impl CheckpointConfig {
+    /// Reads the `"checkpoint"` section of the project's `config.json`; missing means default.
+    pub fn load(project: &Project) -> Result<Self, CheckpointError> {
+        Ok(project.config().section(CONFIG_KEY)?)
+    }
+
+    /// The rules used when none are configured: documentation is not code, the rest is
+    /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
+    pub fn builtin_rules() -> Vec<CheckpointRule> {
+        let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let mut not_code = docs.clone();
+        not_code.extend(
+            [".context-pilot/handoffs/", ".context-pilot/runs/"]
+                .into_iter()
+                .map(|p| format!("**/{p}")),
+        );
+        vec![
+            CheckpointRule {
+                name: "code".into(),
+                include: vec!["*".into()],
+                exclude: not_code,
+                instruction: None,
+                gated: true,
+            },
+            CheckpointRule {
+                name: "docs".into(),
+                include: docs,
+                exclude: Vec::new(),
+                instruction: None,
+                gated: false,
+            },
+        ]
+    }
+
+    /// Seed 000's categories, written for a generic Python service laid out as `src/` (the
+    /// daemon, with `src/hooks/receiver.py` and the TUI in `src/cli/tui/`) and `tests/`.
+    /// The same preset ships as `presets/seed000.json`; adapt names, paths and commands.
+    pub fn example_preset() -> Self {
+        fn rule(name: &str, include: &[&str], exclude: &[&str]) -> CheckpointRule {
+            CheckpointRule {
+                name: name.into(),
+                include: include.iter().map(|s| (*s).to_owned()).collect(),
+                exclude: exclude.iter().map(|s| (*s).to_owned()).collect(),
+                instruction: None,
+                gated: false,
+            }
+        }
+        let restart = Some("Run `make restart` then `make status`".to_owned());
+        Self {
+            rules: vec![
+                CheckpointRule {
+                    instruction: restart.clone(),
+                    gated: true,
+                    ..rule(
+                        "daemon code",
+                        &["src/**/*.py"],
+                        &["src/hooks/receiver.py", "src/cli/tui/"],
+                    )
+                },
+                // Hook code auto-reloads: gated, but nothing to do.
+                CheckpointRule {
+                    gated: true,
+                    ..rule("hook code", &["src/hooks/receiver.py"], &[])
+                },
+                CheckpointRule {
+                    instruction: Some(
+                        "Reload the TUI: run `pkill -SIGUSR2 -f -- '-m app.cli.tui$'`".to_owned(),
+                    ),
+                    gated: true,
+                    ..rule("TUI code", &["src/cli/tui/"], &[])
+                },
+                // Tests need nothing beyond the test run itself.
+                CheckpointRule {
+                    gated: true,
+                    ..rule("tests", &["tests/**/*.py"], &[])
+                },
+                CheckpointRule {
+                    instruction: Some("Run agent-restart to reload artifacts".to_owned()),
+                    ..rule(
+                        "agent artifacts",
+                        &[".claude/agents/", ".claude/commands/", ".claude/skills/"],
+                        &[],
+                    )
+                },
+                CheckpointRule {
+                    instruction: restart,
+                    gated: true,
+                    ..rule("config", &["/config.yml"], &[])
+                },
+                // Docs are synced by a pre-commit hook: listed, never gated, no instruction.
+                rule(
+                    "docs",
+                    &["*.md", "docs/", "todos/", "ideas/"],
+                    &[".claude/agents/", ".claude/commands/", ".claude/skills/"],
+                ),
+            ],
+            tests: Some(TestConfig {
+                include: vec!["*.py".into()],
+                command: "pytest tests/unit/ -x -q".into(),
+                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
+            }),
+            capture_only_message: default_capture_only_message(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_preset_file_matches_example_preset() {
+        let text = include_str!("../../presets/seed000.json");
+        let parsed: CheckpointConfig = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed, CheckpointConfig::example_preset());
+    }
+
+    #[test]
+    fn empty_section_is_the_default() {
+        let parsed: CheckpointConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(parsed, CheckpointConfig::default());
+        let tests: TestConfig = serde_json::from_str(r#"{"command": "make test"}"#).unwrap();
+        assert_eq!(tests.timeout_secs, 30);
+        assert!(tests.include.is_empty());
+    }
+
+    #[test]
+    fn misspelled_keys_are_rejected() {
+        let err = serde_json::from_str::<CheckpointConfig>(r#"{"rule": []}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `rule`"), "{err}");
+    }
+
+    #[test]
+    fn load_reads_the_checkpoint_section_and_names_the_file_on_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project::at(dir.path());
+        assert_eq!(
+            CheckpointConfig::load(&project).unwrap(),
+            CheckpointConfig::default()
+        );
+        std::fs::create_dir_all(project.dir()).unwrap();
+        std::fs::write(
+            project.config().path(),
+            r#"{"checkpoint": {"tests": {"command": "make check", "timeout_secs": 5}}}"#,
+        )
+        .unwrap();
+        let config = CheckpointConfig::load(&project).unwrap();
+        assert_eq!(config.tests.unwrap().timeout_secs, 5);
+        std::fs::write(project.config().path(), r#"{"checkpoint": {"rules": 3}}"#).unwrap();
+        let err = CheckpointConfig::load(&project).unwrap_err().to_string();
+        assert!(
+            err.contains("config.json") && err.contains("checkpoint"),
+            "{err}"
+        );
+    }
+}

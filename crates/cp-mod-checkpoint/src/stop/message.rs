@@ -1,0 +1,103 @@
+//! The text the agent reads (seed 000 R4). Plain text, so it works as a Claude
+//! `<system-reminder>` and as a Gemini retry prompt alike.
+
+use std::fmt::Write;
+
+use super::categorize::CategorizedFile;
+use super::report::{CheckpointReport, TestOutcome};
+use super::runner::TestExit;
+
+/// The full first-stop message: test line, changed files, follow-up instructions.
+pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
+    let mut out = String::new();
+    if !report.code_changed {
+        out.push_str(capture_only);
+        out.push_str("\n\n");
+        files_section(&mut out, &report.files);
+        return out;
+    }
+    out.push_str("Checkpoint: verify this turn's changes before you stop.\n\n");
+    let failed = if let Some(tests) = &report.tests {
+        test_section(&mut out, tests);
+        out.push('\n');
+        !tests.passed
+    } else {
+        if let Some(note) = &report.tests_note {
+            let _ = writeln!(out, "Tests: not run ({note}).\n");
+        }
+        false
+    };
+    files_section(&mut out, &report.files);
+    if failed {
+        out.push_str("\nFix failing tests before proceeding.\n");
+    }
+    if !report.instructions.is_empty() {
+        out.push_str(if failed {
+            "\nOnce the tests pass:\n"
+        } else {
+            "\nRequired follow-up:\n"
+        });
+        for instruction in &report.instructions {
+            let _ = writeln!(out, "- {instruction}");
+        }
+    }
+    if !report.uncommitted_gated.is_empty() {
+        out.push_str("\nThen commit your changes.\n");
+    }
+    out
+}
+
+/// One test results line, plus the output tail when the run did not pass.
+pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
+    let summary = tests.summary.as_ref().map(super::TestSummary::describe);
+    let time = format!("{:.1}s", duration_secs(tests.elapsed_ms));
+    if tests.passed {
+        let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));
+        let _ = writeln!(out, "Tests passed: {detail} — `{}`", tests.command);
+        return;
+    }
+    let why = match (&tests.exit, &tests.error) {
+        (Some(TestExit::TimedOut { after_secs }), _) => {
+            format!("timed out after {after_secs}s and was stopped")
+        }
+        (Some(TestExit::Code { code }), _) => format!("exit code {code}"),
+        (Some(TestExit::Signal { signal }), _) => format!("killed by signal {signal}"),
+        (None, Some(error)) => format!("could not start: {error}"),
+        (None, None) => "did not run".to_owned(),
+    };
+    let _ = write!(out, "Tests FAILED ({why}) — `{}`", tests.command);
+    if let Some(summary) = summary {
+        let _ = write!(out, ": {summary}");
+    }
+    out.push('\n');
+    if !tests.tail.is_empty() {
+        let _ = writeln!(out, "Last {} lines of output:", tests.tail.len());
+        for line in &tests.tail {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+}
+
+fn duration_secs(ms: u64) -> f64 {
+    // Lossless for any realistic duration (below 2^52 ms).
+    #[expect(clippy::cast_precision_loss, reason = "milliseconds of a test run")]
+    let secs = ms as f64 / 1000.0;
+    secs
+}
+
+/// `Changed files (n):` and one line per file with its status and categories.
+pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
+    let _ = writeln!(out, "Changed files ({}):", files.len());
+    for f in files {
+        let _ = write!(
+            out,
+            "  {:<2} {}",
+            f.file.status.code(),
+            f.file.display_path()
+        );
+        if !f.categories.is_empty() {
+            let _ = write!(out, "  [{}]", f.categories.join(", "));
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,142 @@
+//! The structured outcome of a stop checkpoint, for the Checkpoint panel and for logs.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::categorize::{CategorizedFile, Categorizer};
+use super::runner::TestExit;
+use super::test_output::TestSummary;
+
+/// Which stop this was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopPhase {
+    /// The agent ended its turn: full checkpoint.
+    First,
+    /// The agent stops again after a checkpoint (`stop_hook_active`): commit gate only.
+    Second,
+}
+
+/// The files of one category.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CategoryFiles {
+    /// Rule name; `other` for files no rule matched.
+    pub name: String,
+    /// The rule's instruction.
+    pub instruction: Option<String>,
+    /// Whether the rule is gated.
+    pub gated: bool,
+    /// Display paths (`old → new` for renames).
+    pub files: Vec<String>,
+}
+
+/// What the test run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    /// The command that ran.
+    pub command: String,
+    /// True only for exit code 0.
+    pub passed: bool,
+    /// How it ended; `None` when it could not be started.
+    pub exit: Option<TestExit>,
+    /// Why it could not be started.
+    pub error: Option<String>,
+    /// Counts and time read from the output, when recognized.
+    pub summary: Option<TestSummary>,
+    /// Wall time in milliseconds.
+    pub elapsed_ms: u64,
+    /// The last lines of output (up to 30) when the run did not pass.
+    pub tail: Vec<String>,
+}
+
+/// Everything the checkpoint found and decided, for the Checkpoint panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointReport {
+    /// First or second stop.
+    pub phase: StopPhase,
+    /// When the checkpoint ran (RFC 3339, UTC).
+    pub created_at: String,
+    /// The repository's top directory; `None` when git was unavailable.
+    pub repo_root: Option<PathBuf>,
+    /// Every uncommitted change with its categories.
+    pub files: Vec<CategorizedFile>,
+    /// The same files grouped by category, in rule order (a file may be in several).
+    pub categories: Vec<CategoryFiles>,
+    /// Whether any change is code-related.
+    pub code_changed: bool,
+    /// The test run, if one ran.
+    pub tests: Option<TestOutcome>,
+    /// Why no tests ran although code changed, e.g. no command configured or detected.
+    pub tests_note: Option<String>,
+    /// Deduplicated follow-up instructions of the matched categories.
+    pub instructions: Vec<String>,
+    /// Gated files that are not committed.
+    pub uncommitted_gated: Vec<String>,
+    /// True when nothing changed since the last checkpoint for this worker.
+    pub unchanged: bool,
+    /// Why the checkpoint failed open (missing git, not a repository, …).
+    pub skipped: Option<String>,
+    /// The message given to the agent when the stop was blocked.
+    pub message: Option<String>,
+}
+
+impl CheckpointReport {
+    pub(crate) fn new(phase: StopPhase) -> Self {
+        Self {
+            phase,
+            created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            repo_root: None,
+            files: Vec::new(),
+            categories: Vec::new(),
+            code_changed: false,
+            tests: None,
+            tests_note: None,
+            instructions: Vec::new(),
+            uncommitted_gated: Vec::new(),
+            unchanged: false,
+            skipped: None,
+            message: None,
+        }
+    }
+
+    /// Fills the file-derived fields.
+    pub(crate) fn set_files(&mut self, files: Vec<CategorizedFile>, categorizer: &Categorizer) {
+        let mut categories: Vec<CategoryFiles> = categorizer
+            .rules()
+            .map(|rule| CategoryFiles {
+                name: rule.name.clone(),
+                instruction: rule.instruction.clone(),
+                gated: rule.gated,
+                files: files
+                    .iter()
+                    .filter(|f| f.categories.contains(&rule.name))
+                    .map(|f| f.file.display_path())
+                    .collect(),
+            })
+            .filter(|c| !c.files.is_empty())
+            .collect();
+        let other: Vec<String> = files
+            .iter()
+            .filter(|f| f.categories.is_empty())
+            .map(|f| f.file.display_path())
+            .collect();
+        if !other.is_empty() {
+            categories.push(CategoryFiles {
+                name: "other".into(),
+                instruction: None,
+                gated: false,
+                files: other,
+            });
+        }
+        self.categories = categories;
+        self.code_changed = files.iter().any(|f| f.code);
+        self.uncommitted_gated = files
+            .iter()
+            .filter(|f| f.gated)
+            .map(|f| f.file.display_path())
+            .collect();
+        self.instructions = categorizer.instructions(&files);
+        self.files = files;
+    }
+}

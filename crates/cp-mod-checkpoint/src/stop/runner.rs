@@ -1,0 +1,297 @@
+//! Running the test command: the [`TestRunner`] seam and a process-group runner.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestSpec {
+    /// Shell command, run as `sh -c <command>`.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Limit; when it expires the whole process group is killed.
+    pub timeout: Duration,
+    /// Extra environment for the command.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// How a test run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum TestExit {
+    /// The command exited with this code.
+    Code {
+        /// The exit code.
+        code: i32,
+    },
+    /// The command was killed by this signal (not by us).
+    Signal {
+        /// The signal number.
+        signal: i32,
+    },
+    /// The timeout expired and the process group was killed.
+    TimedOut {
+        /// The limit that expired, in seconds.
+        after_secs: u64,
+    },
+}
+
+impl TestExit {
+    /// Only exit code 0 is a pass.
+    pub fn success(&self) -> bool {
+        matches!(self, Self::Code { code: 0 })
+    }
+}
+
+/// The raw result of a run; parsing happens elsewhere, so every runner shares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    /// How it ended.
+    pub exit: TestExit,
+    /// stdout and stderr interleaved as written (at most the last `max_output` bytes).
+    pub output: String,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Runs a test command to completion or timeout.
+///
+/// The host can back this with a console session (spawn, wait for exit with a timeout, read
+/// the tail, kill) so the run is visible in a panel; [`ProcessGroupRunner`] runs it directly.
+pub trait TestRunner: Send + Sync {
+    /// Runs `spec`. `Err` only when the command could not be started at all.
+    fn run(&self, spec: &TestSpec) -> std::io::Result<TestRun>;
+}
+
+/// Runs the command in its own process group with plain pipes. On timeout: SIGTERM to the
+/// group, a grace period, then SIGKILL, and the child is always reaped. Processes the command
+/// left behind in its group are ended the same way, so no orphans remain.
+#[derive(Debug, Clone)]
+pub struct ProcessGroupRunner {
+    /// Time between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// Output kept, in bytes, counted from the end.
+    pub max_output: usize,
+}
+
+impl Default for ProcessGroupRunner {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(2),
+            max_output: 2 * 1024 * 1024,
+        }
+    }
+}
+
+const POLL: Duration = Duration::from_millis(10);
+
+impl TestRunner for ProcessGroupRunner {
+    fn run(&self, spec: &TestSpec) -> std::io::Result<TestRun> {
+        let (mut reader, writer) = std::io::pipe()?;
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(&spec.command)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        for (key, value) in &spec.env {
+            cmd.env(key, value);
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn()?;
+        // The Command holds the pipe's write ends; drop it so EOF arrives when the group exits.
+        drop(cmd);
+        let pgid = i32::try_from(child.id()).unwrap_or(0);
+
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let (done_tx, done_rx) = mpsc::channel();
+        {
+            let buffer = Arc::clone(&buffer);
+            let max = self.max_output;
+            thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match reader.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                            buf.extend_from_slice(&chunk[..n]);
+                            if buf.len() > max {
+                                let cut = buf.len() - max;
+                                buf.drain(..cut);
+                            }
+                        }
+                    }
+                }
+                let _ = done_tx.send(());
+            });
+        }
+
+        let deadline = started + spec.timeout;
+        let exit = loop {
+            if let Some(status) = child.try_wait()? {
+                break exit_of(status);
+            }
+            if Instant::now() >= deadline {
+                end_group(pgid, self.grace, || matches!(child.try_wait(), Ok(Some(_))));
+                // Reap; after SIGKILL this returns promptly.
+                let _ = child.wait();
+                break TestExit::TimedOut {
+                    after_secs: spec.timeout.as_secs(),
+                };
+            }
+            thread::sleep(POLL);
+        };
+        let elapsed = started.elapsed();
+        // Leftovers the command started in its group (`server &`) must not outlive the run.
+        end_group(pgid, self.grace, || false);
+        // A process outside the group may still hold the pipe; do not wait for it forever.
+        let _ = done_rx.recv_timeout(Duration::from_secs(2));
+        let bytes = buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Ok(TestRun {
+            exit,
+            output: String::from_utf8_lossy(&bytes).into_owned(),
+            elapsed,
+        })
+    }
+}
+
+fn exit_of(status: std::process::ExitStatus) -> TestExit {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => TestExit::Code { code },
+        (None, Some(signal)) => TestExit::Signal { signal },
+        (None, None) => TestExit::Code { code: -1 },
+    }
+}
+
+/// Sends `sig` to process group `pgid`; true when at least one process received it.
+fn signal_group(pgid: i32, sig: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the group
+    // this runner created with process_group(0), whose id is the child's pid.
+    unsafe { libc::kill(-pgid, sig) == 0 }
+}
+
+/// TERM, wait up to `grace` for the group to vanish, then KILL. `leader_gone` reaps the
+/// group leader if it has exited (and says whether it has).
+fn end_group(pgid: i32, grace: Duration, mut leader_gone: impl FnMut() -> bool) {
+    if !signal_group(pgid, 0) {
+        return;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        // An unreaped leader still answers the probe; let the caller reap it first.
+        let _ = leader_gone();
+        if !signal_group(pgid, 0) {
+            return;
+        }
+        thread::sleep(POLL);
+    }
+    signal_group(pgid, libc::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(command: &str, timeout: Duration) -> TestSpec {
+        TestSpec {
+            command: command.into(),
+            cwd: std::env::temp_dir(),
+            timeout,
+            env: vec![("CP_TEST_VALUE".into(), "from-spec".into())],
+        }
+    }
+
+    #[test]
+    fn captures_interleaved_output_and_exit_code() {
+        let run = ProcessGroupRunner::default()
+            .run(&spec(
+                "echo out; echo err >&2; echo $CP_TEST_VALUE; exit 3",
+                Duration::from_secs(20),
+            ))
+            .unwrap();
+        assert_eq!(run.exit, TestExit::Code { code: 3 });
+        assert_eq!(run.output, "out\nerr\nfrom-spec\n");
+        assert!(!run.exit.success());
+    }
+
+    #[test]
+    fn keeps_only_the_tail_of_huge_output() {
+        let runner = ProcessGroupRunner {
+            max_output: 100,
+            ..ProcessGroupRunner::default()
+        };
+        let run = runner
+            .run(&spec(
+                "i=0; while [ $i -lt 500 ]; do echo line$i; i=$((i+1)); done",
+                Duration::from_secs(20),
+            ))
+            .unwrap();
+        assert!(run.exit.success());
+        assert!(run.output.len() <= 100);
+        assert!(run.output.ends_with("line499\n"), "{}", run.output);
+    }
+
+    #[test]
+    fn signal_death_is_reported() {
+        let run = ProcessGroupRunner::default()
+            .run(&spec("kill -9 $$", Duration::from_secs(20)))
+            .unwrap();
+        assert_eq!(run.exit, TestExit::Signal { signal: 9 });
+    }
+
+    #[test]
+    fn missing_working_directory_is_an_error() {
+        let mut s = spec("true", Duration::from_secs(5));
+        s.cwd = PathBuf::from("/nonexistent/cp-checkpoint-test");
+        assert!(ProcessGroupRunner::default().run(&s).is_err());
+    }
+
+    #[test]
+    fn background_processes_left_by_a_passing_command_are_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let run = ProcessGroupRunner::default()
+            .run(&spec(
+                &format!("sleep 300 & echo $! > '{}'; echo done", pid_file.display()),
+                Duration::from_secs(20),
+            ))
+            .unwrap();
+        assert!(run.exit.success());
+        assert_eq!(run.output, "done\n");
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let dead = || {
+            std::fs::read_to_string(&stat).map_or(true, |s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+        };
+        // Safety limit only: the group was signalled before run() returned.
+        let mut tries = 0;
+        while !dead() && tries < 250 {
+            std::thread::sleep(Duration::from_millis(20));
+            tries += 1;
+        }
+        assert!(dead(), "background sleep {} survived", pid.trim());
+    }
+}

@@ -1,0 +1,206 @@
+//! Per-worker checkpoint state: the fingerprint of the working tree the agent was last told
+//! about, and the last report (for the panel).
+//!
+//! Kept in `.context-pilot/state/<worker>/checkpoint.json`, which git ignores.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use cp_base::write_atomic;
+use serde::{Deserialize, Serialize};
+
+use super::categorize::CategorizedFile;
+use super::changes::ChangedFile;
+use super::report::CheckpointReport;
+
+/// Files larger than this are fingerprinted by size and mtime instead of content.
+const HASH_LIMIT: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CheckpointState {
+    /// Fingerprint of the changed set when the worker last stopped.
+    pub(crate) fingerprint: String,
+    pub(crate) last_report: Option<CheckpointReport>,
+}
+
+pub(crate) struct StateFile {
+    path: PathBuf,
+}
+
+impl StateFile {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        Self { path }
+    }
+
+    /// The saved state. A missing file is `None`; an unreadable or corrupt one is moved
+    /// aside (so it is not silently overwritten), logged, and treated as missing.
+    pub(crate) fn load(&self) -> Option<CheckpointState> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "cannot read checkpoint state: {e}");
+                return None;
+            }
+        };
+        match serde_json::from_str(&text) {
+            Ok(state) => Some(state),
+            Err(e) => {
+                let aside = self.path.with_extension("json.corrupt");
+                let moved = std::fs::rename(&self.path, &aside);
+                tracing::warn!(
+                    path = %self.path.display(),
+                    moved_to = %aside.display(),
+                    moved = moved.is_ok(),
+                    "checkpoint state is not valid JSON ({e}); starting fresh"
+                );
+                None
+            }
+        }
+    }
+
+    /// Saves the state; failure is logged, since a lost fingerprint only costs one extra
+    /// checkpoint message.
+    pub(crate) fn save(&self, state: &CheckpointState) {
+        let result = serde_json::to_vec_pretty(state)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| write_atomic(&self.path, &bytes).map_err(|e| e.to_string()));
+        if let Err(e) = result {
+            tracing::warn!(path = %self.path.display(), "cannot save checkpoint state: {e}");
+        }
+    }
+}
+
+/// A digest of the changed set: each path, its status and its current content (size and
+/// mtime for huge files). Equal digests mean the agent changed nothing since.
+pub(crate) fn fingerprint(repo_root: &Path, files: &[CategorizedFile]) -> String {
+    fingerprint_files(repo_root, files.iter().map(|f| &f.file))
+}
+
+pub(crate) fn fingerprint_files<'a>(
+    repo_root: &Path,
+    files: impl Iterator<Item = &'a ChangedFile>,
+) -> String {
+    let mut hash = Fnv::new();
+    for file in files {
+        hash.write(file.path.as_bytes());
+        hash.write(&[0]);
+        hash.write(file.status.code().as_bytes());
+        hash.write(file.renamed_from.as_deref().unwrap_or("").as_bytes());
+        hash.write(&[0]);
+        content_digest(&repo_root.join(&file.path), &mut hash);
+        hash.write(&[0xff]);
+    }
+    format!("{:016x}", hash.finish())
+}
+
+fn content_digest(path: &Path, hash: &mut Fnv) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        hash.write(b"absent");
+        return;
+    };
+    if meta.file_type().is_symlink() {
+        if let Ok(target) = std::fs::read_link(path) {
+            hash.write(target.as_os_str().as_encoded_bytes());
+        }
+        return;
+    }
+    let stat = || hash_len_mtime(&meta);
+    if !meta.is_file() || meta.len() > HASH_LIMIT {
+        hash.write(&stat());
+        return;
+    }
+    let Ok(mut file) = File::open(path) else {
+        hash.write(&stat());
+        return;
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hash.write(&buf[..n]),
+            Err(_) => {
+                hash.write(&stat());
+                break;
+            }
+        }
+    }
+}
+
+fn hash_len_mtime(meta: &std::fs::Metadata) -> Vec<u8> {
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let mut out = meta.len().to_le_bytes().to_vec();
+    out.extend_from_slice(&mtime.to_le_bytes());
+    out
+}
+
+/// 64-bit FNV-1a: tiny, stable across Rust versions (unlike `DefaultHasher`), and plenty to
+/// tell one working tree state from the next. Not used for anything security-related.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stop::changes::FileStatus;
+
+    fn changed(path: &str) -> ChangedFile {
+        ChangedFile {
+            path: path.into(),
+            status: FileStatus::Modified,
+            renamed_from: None,
+        }
+    }
+
+    #[test]
+    fn fingerprint_follows_content_not_just_names() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "one").unwrap();
+        let files = [changed("a.rs")];
+        let first = fingerprint_files(dir.path(), files.iter());
+        assert_eq!(first, fingerprint_files(dir.path(), files.iter()));
+        std::fs::write(dir.path().join("a.rs"), "two").unwrap();
+        assert_ne!(first, fingerprint_files(dir.path(), files.iter()));
+        std::fs::remove_file(dir.path().join("a.rs")).unwrap();
+        let gone = fingerprint_files(dir.path(), files.iter());
+        assert_ne!(first, gone);
+        assert_ne!(gone, fingerprint_files(dir.path(), std::iter::empty()));
+    }
+
+    #[test]
+    fn corrupt_state_is_moved_aside_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpoint.json");
+        std::fs::write(&path, "{oops").unwrap();
+        let file = StateFile::new(path.clone());
+        assert!(file.load().is_none());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("checkpoint.json.corrupt")).unwrap(),
+            "{oops"
+        );
+        file.save(&CheckpointState {
+            fingerprint: "f".into(),
+            last_report: None,
+        });
+        assert_eq!(file.load().unwrap().fingerprint, "f");
+    }
+}

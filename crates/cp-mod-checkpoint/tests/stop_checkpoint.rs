@@ -1,0 +1,452 @@
+//! Seed 000's success criteria and the git edge cases, against real repositories and real
+//! test commands.
+
+mod util;
+
+use cp_mod_checkpoint::{
+    CheckpointConfig, FileStatus, StopCheckpoint, StopPhase, TestExit, TestFramework,
+};
+use util::{Repo, Suite, is_pass, preset, reason, stop};
+
+fn committed_app() -> Repo {
+    Repo::with_commit(&[
+        ("src/app/core.py", "def run():\n    return 1\n"),
+        ("src/tui/view.py", "def draw():\n    pass\n"),
+        (
+            "tests/unit/test_core.py",
+            "def test_run():\n    assert True\n",
+        ),
+        ("README.md", "# app\n"),
+        ("config.yml", "port: 1\n"),
+    ])
+}
+
+// Criterion 1 and 2: Python service code changed → test results line, then the restart.
+#[test]
+fn python_change_runs_tests_and_asks_for_a_restart() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    repo.write("src/app/core.py", "def run():\n    return 2\n");
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert_eq!(suite.runs(), 1);
+    assert!(
+        msg.contains("Tests passed: 5 passed in 0.12s (pytest)"),
+        "{msg}"
+    );
+    assert!(msg.contains("M  src/app/core.py  [service code]"), "{msg}");
+    assert!(msg.contains(util::RESTART), "{msg}");
+    assert!(!msg.contains("SIGUSR2"), "{msg}");
+    // Order of seed 000 R4: tests, files, instructions.
+    let t = msg.find("Tests passed").unwrap();
+    let f = msg.find("Changed files").unwrap();
+    let i = msg.find(util::RESTART).unwrap();
+    assert!(t < f && f < i, "{msg}");
+
+    let tests = outcome.report.tests.as_ref().unwrap();
+    assert!(tests.passed);
+    assert_eq!(tests.exit, Some(TestExit::Code { code: 0 }));
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(summary.framework, TestFramework::Pytest);
+    assert_eq!(summary.passed, Some(5));
+    assert!(outcome.report.code_changed);
+    assert_eq!(outcome.report.instructions, [util::RESTART]);
+    assert_eq!(outcome.report.categories[0].name, "service code");
+    assert_eq!(outcome.report.categories[0].files, ["src/app/core.py"]);
+}
+
+// Criterion 3: TUI code → SIGUSR2, and instructions shared by categories are given once.
+#[test]
+fn tui_change_asks_for_sigusr2_and_instructions_are_deduplicated() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    repo.write("src/tui/view.py", "def draw():\n    return 'new'\n");
+    repo.write("config.yml", "port: 2\n");
+    repo.write("src/app/core.py", "def run():\n    return 3\n");
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(msg.contains(util::SIGUSR2), "{msg}");
+    assert_eq!(msg.matches(util::RESTART).count(), 1, "{msg}");
+    assert_eq!(outcome.report.instructions, [util::RESTART, util::SIGUSR2]);
+}
+
+// Criterion 4: only docs changed → the capture-only message, no tests.
+#[test]
+fn docs_only_change_gives_the_capture_only_message() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let config = preset(&suite.passing(), 10);
+    let capture = config.capture_only_message.clone();
+    let checkpoint = StopCheckpoint::new(config).unwrap();
+    repo.write("README.md", "# app\n\nMore.\n");
+    repo.write("todos/next.md", "- later\n");
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(msg.starts_with(&capture), "{msg}");
+    assert!(
+        msg.contains("README.md") && msg.contains("todos/next.md"),
+        "{msg}"
+    );
+    assert!(!msg.contains("Tests"), "{msg}");
+    assert_eq!(suite.runs(), 0);
+    assert!(!outcome.report.code_changed);
+    // Docs are never gated: the second stop passes.
+    assert!(is_pass(&stop(&checkpoint, &repo.project(), true)));
+}
+
+// Criterion 5: failing tests → FAILED, the output tail and "Fix failing tests".
+#[test]
+fn failing_tests_report_failed_with_the_output_tail() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.failing(), 10)).unwrap();
+    repo.write(
+        "tests/unit/test_core.py",
+        "def test_run():\n    assert False\n",
+    );
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(msg.contains("Tests FAILED (exit code 1)"), "{msg}");
+    assert!(
+        msg.contains("1 failed, 4 passed in 0.20s (pytest)"),
+        "{msg}"
+    );
+    assert!(msg.contains("Fix failing tests before proceeding"), "{msg}");
+    assert!(
+        msg.contains("FAILED tests/unit/test_math.py::test_add"),
+        "{msg}"
+    );
+    // Only the last 30 lines: the early noise is cut.
+    assert!(msg.contains("noise line 40"), "{msg}");
+    assert!(!msg.contains("noise line 5\n"), "{msg}");
+    let tests = outcome.report.tests.as_ref().unwrap();
+    assert!(!tests.passed);
+    assert_eq!(tests.tail.len(), 30);
+}
+
+// A hanging suite is stopped at the timeout, with its whole process group.
+#[test]
+fn hanging_tests_time_out_and_leave_no_orphans() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let pid_file = suite.path("child.pid");
+    let command = suite.script(&format!(
+        "sleep 300 &\necho $! > '{}'\necho 'collecting ...'\nsleep 300",
+        pid_file.display()
+    ));
+    let checkpoint = StopCheckpoint::new(preset(&command, 1)).unwrap();
+    repo.write("src/app/core.py", "def run():\n    while True: pass\n");
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(msg.contains("Tests FAILED (timed out after 1s"), "{msg}");
+    assert!(msg.contains("collecting ..."), "{msg}");
+    assert!(msg.contains("Fix failing tests"), "{msg}");
+    assert_eq!(
+        outcome.report.tests.as_ref().unwrap().exit,
+        Some(TestExit::TimedOut { after_secs: 1 })
+    );
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        util::wait_until(|| util::process_dead(pid)),
+        "background child {pid} outlived the timeout"
+    );
+}
+
+// Criterion 6 and 7: the commit gate on the second stop.
+#[test]
+fn second_stop_blocks_until_gated_changes_are_committed() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    repo.write("src/app/core.py", "def run():\n    return 4\n");
+    repo.write("notes.md", "thoughts\n");
+
+    let first = stop(&checkpoint, &repo.project(), false);
+    assert!(reason(&first).contains("Then commit your changes"));
+    let second = stop(&checkpoint, &repo.project(), true);
+    let msg = reason(&second);
+    assert!(
+        msg.starts_with("Commit your changes before stopping"),
+        "{msg}"
+    );
+    assert!(msg.contains("src/app/core.py"), "{msg}");
+    assert!(!msg.contains("notes.md"), "docs are not gated: {msg}");
+    assert_eq!(second.report.phase, StopPhase::Second);
+    assert_eq!(second.report.uncommitted_gated, ["src/app/core.py"]);
+    // The gate does not rerun the tests.
+    assert_eq!(suite.runs(), 1);
+
+    repo.git(&["add", "src/app/core.py"]);
+    repo.git(&["commit", "-q", "-m", "core"]);
+    let after_commit = stop(&checkpoint, &repo.project(), true);
+    assert!(is_pass(&after_commit), "{after_commit:?}");
+}
+
+#[test]
+fn second_stop_with_a_clean_tree_passes() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let outcome = stop(&checkpoint, &repo.project(), true);
+    assert!(is_pass(&outcome));
+    assert!(outcome.report.files.is_empty());
+}
+
+#[test]
+fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    // A clean tree passes without running anything.
+    assert!(is_pass(&stop(&checkpoint, &repo.project(), false)));
+    assert_eq!(suite.runs(), 0);
+
+    repo.write("src/app/core.py", "def run():\n    return 5\n");
+    reason(&stop(&checkpoint, &repo.project(), false));
+    assert_eq!(suite.runs(), 1);
+
+    // Same tree, next turn: pass at once, no test run.
+    let again = stop(&checkpoint, &repo.project(), false);
+    assert!(is_pass(&again), "{again:?}");
+    assert!(again.report.unchanged);
+    assert_eq!(suite.runs(), 1);
+
+    // Editing the same file again is a change, even though the file list is the same.
+    repo.write("src/app/core.py", "def run():\n    return 6\n");
+    reason(&stop(&checkpoint, &repo.project(), false));
+    assert_eq!(suite.runs(), 2);
+
+    // State is per worker: another worker still gets its checkpoint.
+    let other = checkpoint.evaluate(&cp_mod_checkpoint::StopInput {
+        project: repo.project(),
+        worker: cp_base::WorkerId::new("w2").unwrap(),
+        stop_hook_active: false,
+    });
+    assert!(!is_pass(&other));
+
+    let last = StopCheckpoint::last_report(&repo.project(), &cp_base::WorkerId::new("w2").unwrap())
+        .unwrap();
+    assert_eq!(last.files.len(), 1);
+    assert!(last.message.unwrap().contains("src/app/core.py"));
+}
+
+#[test]
+fn repository_without_commits() {
+    let repo = Repo::empty();
+    repo.write("src/app/core.py", "x = 1\n");
+    repo.write("README.md", "hi\n");
+    repo.git(&["add", "README.md"]);
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+
+    let first = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&first);
+    assert!(msg.contains("?? src/app/core.py"), "{msg}");
+    assert!(msg.contains("A  README.md"), "{msg}");
+    assert!(msg.contains("Tests passed"), "{msg}");
+    let gate = stop(&checkpoint, &repo.project(), true);
+    assert!(reason(&gate).contains("src/app/core.py"));
+}
+
+#[test]
+fn project_in_a_subdirectory_reports_paths_from_the_repository_root() {
+    let repo = committed_app();
+    repo.write("services/api/keep.txt", "");
+    repo.commit_all("api dir");
+    repo.write("src/app/core.py", "def run():\n    return 7\n");
+    repo.write("services/api/handler.py", "h = 1\n");
+    let project = cp_base::Project::at(repo.root().join("services/api"));
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+
+    let outcome = stop(&checkpoint, &project, false);
+    let paths: Vec<&str> = outcome
+        .report
+        .files
+        .iter()
+        .map(|f| f.file.path.as_str())
+        .collect();
+    assert_eq!(paths, ["services/api/handler.py", "src/app/core.py"]);
+    assert_eq!(
+        outcome.report.repo_root.as_deref(),
+        Some(repo.root().as_path())
+    );
+    assert!(
+        project
+            .state_dir(&cp_base::WorkerId::new("w1").unwrap())
+            .join("checkpoint.json")
+            .is_file()
+    );
+    // The state file lives inside the repository yet is not an agent change.
+    assert!(is_pass(&stop(&checkpoint, &project, false)));
+}
+
+#[test]
+fn renames_and_deletions_are_listed_and_gated() {
+    let repo = committed_app();
+    repo.write("src/app/extra.py", "e = 1\n");
+    repo.commit_all("extra");
+    repo.git(&["mv", "src/app/core.py", "src/app/engine.py"]);
+    repo.remove("src/app/extra.py");
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(
+        msg.contains("R  src/app/core.py → src/app/engine.py"),
+        "{msg}"
+    );
+    assert!(msg.contains("D  src/app/extra.py"), "{msg}");
+    let statuses: Vec<(FileStatus, Option<&str>)> = outcome
+        .report
+        .files
+        .iter()
+        .map(|f| (f.file.status, f.file.renamed_from.as_deref()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (FileStatus::Renamed, Some("src/app/core.py")),
+            (FileStatus::Deleted, None)
+        ]
+    );
+    assert_eq!(suite.runs(), 1, "deleting Python code still runs the tests");
+    let gate = reason(&stop(&checkpoint, &repo.project(), true)).to_owned();
+    assert!(gate.contains("src/app/extra.py") && gate.contains("src/app/engine.py"));
+}
+
+#[test]
+fn paths_with_spaces_and_unicode_are_exact() {
+    let repo = committed_app();
+    repo.write("src/app/my module é.py", "m = 1\n");
+    repo.write("docs/notes \"quoted\" ü.md", "n\n");
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let paths: Vec<&str> = outcome
+        .report
+        .files
+        .iter()
+        .map(|f| f.file.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        ["docs/notes \"quoted\" ü.md", "src/app/my module é.py"]
+    );
+    assert_eq!(outcome.report.files[1].categories, ["service code"]);
+    assert_eq!(outcome.report.uncommitted_gated, ["src/app/my module é.py"]);
+}
+
+#[test]
+fn missing_git_fails_open() {
+    let repo = committed_app();
+    repo.write("src/app/core.py", "broken(\n");
+    let suite = Suite::new();
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10))
+        .unwrap()
+        .with_path_env(util::path_without_git());
+    for second in [false, true] {
+        let outcome = stop(&checkpoint, &repo.project(), second);
+        assert!(is_pass(&outcome));
+        let why = outcome.report.skipped.unwrap();
+        assert!(why.contains("git is not available"), "{why}");
+    }
+    assert_eq!(suite.runs(), 0);
+}
+
+#[test]
+fn not_a_repository_fails_open() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.py"), "x = 1\n").unwrap();
+    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    let outcome = stop(&checkpoint, &cp_base::Project::at(dir.path()), false);
+    assert!(is_pass(&outcome));
+    let why = outcome.report.skipped.unwrap();
+    assert!(why.contains("not inside a git work tree"), "{why}");
+}
+
+#[test]
+fn without_configuration_code_is_gated_and_docs_are_not() {
+    let repo = Repo::with_commit(&[("main.sh", "echo hi\n"), ("README.md", "x\n")]);
+    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    repo.write("README.md", "y\n");
+    let docs = stop(&checkpoint, &repo.project(), false);
+    assert!(reason(&docs).starts_with(&CheckpointConfig::default().capture_only_message));
+    assert!(is_pass(&stop(&checkpoint, &repo.project(), true)));
+
+    repo.write("main.sh", "echo bye\n");
+    let code = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&code);
+    // No manifest: nothing to detect, and the message says so.
+    assert!(
+        msg.contains("Tests: not run (no test command configured"),
+        "{msg}"
+    );
+    assert!(msg.contains("M  main.sh  [code]"), "{msg}");
+    assert!(reason(&stop(&checkpoint, &repo.project(), true)).contains("main.sh"));
+}
+
+#[test]
+fn detected_cargo_test_runs_on_a_real_crate() {
+    let repo = Repo::with_commit(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n    #[test]\n    fn zero() { assert_eq!(super::add(0, 0), 0); }\n}\n",
+        ),
+        (".gitignore", "target/\n"),
+    ]);
+    repo.write(
+        "src/lib.rs",
+        "/// Adds.\npub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n    #[test]\n    fn zero() { assert_eq!(super::add(0, 0), 0); }\n}\n",
+    );
+    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let tests = outcome.report.tests.as_ref().unwrap();
+    assert_eq!(tests.command, "cargo test");
+    assert!(tests.passed, "{tests:?}");
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(summary.framework, TestFramework::Cargo);
+    // Two unit tests plus zero doc-tests, summed over both result lines.
+    assert_eq!((summary.passed, summary.failed), (Some(2), Some(0)));
+    assert!(reason(&outcome).contains("Tests passed: 2 passed in"));
+    // cargo wrote Cargo.lock during the run; that is not the agent's change.
+    assert!(repo.root().join("Cargo.lock").exists());
+    assert!(is_pass(&stop(&checkpoint, &repo.project(), false)));
+}
+
+#[test]
+fn tests_disabled_by_an_empty_command() {
+    let repo = committed_app();
+    let mut config = preset("", 10);
+    config.tests.as_mut().unwrap().command = String::new();
+    let checkpoint = StopCheckpoint::new(config).unwrap();
+    repo.write("src/app/core.py", "z = 1\n");
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    assert!(outcome.report.tests.is_none());
+    assert!(!reason(&outcome).contains("Tests"));
+}
+
+#[test]
+fn invalid_config_is_rejected_with_a_clear_error() {
+    let mut config = preset("true", 10);
+    config.tests.as_mut().unwrap().timeout_secs = 0;
+    let err = StopCheckpoint::new(config).unwrap_err().to_string();
+    assert!(err.contains("timeout_secs"), "{err}");
+}

@@ -1,0 +1,215 @@
+//! Shared helpers: real git repositories in temp dirs and fake test suites as shell scripts.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test setup: a failed step must fail the test loudly"
+)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use cp_base::{Project, WorkerId};
+use cp_mod_checkpoint::{
+    CheckpointConfig, CheckpointRule, StopCheckpoint, StopInput, StopOutcome, TestConfig,
+};
+
+pub const RESTART: &str = "Restart the daemon: run `make restart`";
+pub const SIGUSR2: &str = "Reload the TUI: send it SIGUSR2 (`pkill -USR2 -f app-tui`)";
+
+/// A git repository in a temp dir.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// `git init` with an identity, and nothing committed.
+    pub fn empty() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Self { dir };
+        repo.git(&["init", "-q"]);
+        repo.git(&["config", "user.name", "Checkpoint Test"]);
+        repo.git(&["config", "user.email", "test@example.invalid"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    /// A repository with `files` committed.
+    pub fn with_commit(files: &[(&str, &str)]) -> Self {
+        let repo = Self::empty();
+        for (path, content) in files {
+            repo.write(path, content);
+        }
+        repo.commit_all("initial");
+        repo
+    }
+
+    pub fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(self.dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let full = self.dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+
+    pub fn remove(&self, path: &str) {
+        std::fs::remove_file(self.dir.path().join(path)).unwrap();
+    }
+
+    pub fn commit_all(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    pub fn project(&self) -> Project {
+        Project::at(self.root())
+    }
+}
+
+/// A fake test suite: a script outside the repository that counts its runs and prints
+/// runner-like output.
+pub struct Suite {
+    pub dir: tempfile::TempDir,
+}
+
+impl Suite {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Writes the script with `body` after a line that records the run; returns the command.
+    pub fn script(&self, body: &str) -> String {
+        let path = self.dir.path().join("suite.sh");
+        let runs = self.dir.path().join("runs");
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho run >> '{}'\n{body}\n", runs.display()),
+        )
+        .unwrap();
+        format!("sh '{}'", path.display())
+    }
+
+    /// pytest-like passing output.
+    pub fn passing(&self) -> String {
+        self.script("echo '.....'\necho '5 passed in 0.12s'\nexit 0")
+    }
+
+    /// pytest-like failing output with more than 30 lines.
+    pub fn failing(&self) -> String {
+        self.script(
+            "i=1; while [ $i -le 40 ]; do echo \"noise line $i\"; i=$((i+1)); done\n\
+             echo 'E   assert add(2, 2) == 5'\n\
+             echo 'FAILED tests/unit/test_math.py::test_add - assert 4 == 5'\n\
+             echo '==== 1 failed, 4 passed in 0.20s ===='\nexit 1",
+        )
+    }
+
+    /// How many times the suite ran.
+    pub fn runs(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("runs")).map_or(0, |s| s.lines().count())
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// A generic preset in the spirit of seed 000: service code → restart, TUI code → SIGUSR2,
+/// tests gated, docs neither; any `.py` change runs `command`.
+pub fn preset(command: &str, timeout_secs: u64) -> CheckpointConfig {
+    let rule =
+        |name: &str, include: &[&str], exclude: &[&str], instruction: Option<&str>, gated| {
+            CheckpointRule {
+                name: name.into(),
+                include: include.iter().map(|s| (*s).to_owned()).collect(),
+                exclude: exclude.iter().map(|s| (*s).to_owned()).collect(),
+                instruction: instruction.map(str::to_owned),
+                gated,
+            }
+        };
+    CheckpointConfig {
+        rules: vec![
+            rule(
+                "service code",
+                &["src/**/*.py"],
+                &["src/tui/"],
+                Some(RESTART),
+                true,
+            ),
+            rule("TUI code", &["src/tui/"], &[], Some(SIGUSR2), true),
+            rule("tests", &["tests/**/*.py"], &[], None, true),
+            rule("config", &["/config.yml"], &[], Some(RESTART), true),
+            rule("docs", &["*.md", "docs/", "todos/"], &[], None, false),
+        ],
+        tests: Some(TestConfig {
+            include: vec!["*.py".into()],
+            command: command.into(),
+            timeout_secs,
+        }),
+        ..CheckpointConfig::default()
+    }
+}
+
+pub fn stop(checkpoint: &StopCheckpoint, project: &Project, second: bool) -> StopOutcome {
+    checkpoint.evaluate(&StopInput {
+        project: project.clone(),
+        worker: WorkerId::new("w1").unwrap(),
+        stop_hook_active: second,
+    })
+}
+
+pub fn reason(outcome: &StopOutcome) -> &str {
+    match &outcome.decision {
+        cp_mod_checkpoint::Decision::Block { reason } => reason,
+        cp_mod_checkpoint::Decision::Pass => panic!("expected a block, got a pass: {outcome:?}"),
+    }
+}
+
+pub fn is_pass(outcome: &StopOutcome) -> bool {
+    outcome.decision == cp_mod_checkpoint::Decision::Pass
+}
+
+/// True when `pid` no longer runs (gone, or a zombie waiting for init to reap it).
+pub fn process_dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+pub fn wait_until(mut f: impl FnMut() -> bool) -> bool {
+    // Safety limit only; the condition normally holds at once.
+    for _ in 0..500 {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+pub fn path_without_git() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cp-no-git-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -1,0 +1,79 @@
+//! The command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use cp_base::{Project, WorkerId};
+
+use crate::host::Host;
+
+/// Context Pilot: a terminal host for AI coding agents that closes the feedback loop.
+#[derive(Debug, Parser)]
+#[command(name = "context-pilot", version, about, long_about = None)]
+pub struct Cli {
+    /// Project directory (default: the git root above the current directory, else the
+    /// current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Worker id for per-worker state and callback activation (default: `$CP_WORKER`, else
+    /// `main`).
+    #[arg(long, global = true, value_name = "W")]
+    pub worker: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one tool without the TUI and print its result, e.g.
+    /// `context-pilot tool File_write file_path=a.txt content=hi`.
+    Tool {
+        /// Tool name, e.g. `File_write`.
+        name: String,
+        /// Arguments as one JSON object, or as key=value pairs.
+        args: Vec<String>,
+    },
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("context-pilot: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let start = match &cli.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()?,
+    };
+    let project = Project::discover(&start)?;
+    let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
+    crate::logging::init(&project.logs_dir());
+    let host = Host::new(project, worker)?;
+    match cli.command {
+        None => {
+            crate::tui::run(host)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Tool { name, args }) => {
+            let arguments = crate::tui::parse_arguments(&args.join(" "))
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            let call = cp_base::ToolCall::new("cli-1", name, arguments);
+            let results = cp_base::run_batch(host.registry(), &[call], host.env());
+            let result = results.into_iter().next().unwrap_or_default();
+            println!("{}", result.text);
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `File_edit`: exact string replacement, refusing ambiguous or missing matches.
+
+use std::path::Path;
+
+use cp_base::{Args, ChangeKind, FileChange, ToolResult};
+use serde_json::Value;
+
+use super::{confine, read_text};
+
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+    const TOOL: &str = "File_edit";
+    let args = Args::new(TOOL, args);
+    let path = confine(root, args.str("file_path").map_err(|e| e.text)?, TOOL)?;
+    let old = args.str("old_string").map_err(|e| e.text)?;
+    let new = args.str("new_string").map_err(|e| e.text)?;
+    let all = args
+        .opt_bool("replace_all")
+        .map_err(|e| e.text)?
+        .unwrap_or(false);
+    if old == new {
+        return Err(format!(
+            "{TOOL}: 'old_string' and 'new_string' are identical; nothing to do"
+        ));
+    }
+    let text = read_text(&path, TOOL)?;
+    let count = text.matches(old).count();
+    match count {
+        0 => {
+            return Err(format!(
+                "{TOOL}: 'old_string' was not found in '{}'; read the file again and copy the \
+                 exact text, including whitespace",
+                path.relative
+            ));
+        }
+        1 => {}
+        n if !all => {
+            return Err(format!(
+                "{TOOL}: 'old_string' occurs {n} times in '{}'; add surrounding lines to make \
+                 it unique, or set replace_all to true",
+                path.relative
+            ));
+        }
+        _ => {}
+    }
+    let updated = if all {
+        text.replace(old, new)
+    } else {
+        text.replacen(old, new, 1)
+    };
+    std::fs::write(&path.absolute, updated)
+        .map_err(|e| format!("{TOOL}: cannot write '{}': {e}", path.relative))?;
+    let what = if count == 1 {
+        "1 occurrence".to_owned()
+    } else {
+        format!("{count} occurrences")
+    };
+    Ok(
+        ToolResult::ok(format!("Edited {}: replaced {what}.", path.relative))
+            .with_change(FileChange::new(path.relative, ChangeKind::Modified)),
+    )
+}

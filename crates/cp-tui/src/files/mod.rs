@@ -1,0 +1,132 @@
+//! The built-in files module: `File_read`, `File_edit`, `File_write` and `File_delete`.
+//!
+//! Parameter names are the ones agents already know. Every path is confined to the project
+//! root (see [`confine`]), and every change is reported as a [`cp_base::FileChange`], which is
+//! what makes callbacks fire.
+
+mod confine;
+mod delete;
+mod edit;
+mod read;
+mod write;
+
+use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use serde_json::{Value, json};
+
+pub use confine::{ConfinedPath, confine};
+
+/// The files module. Stateless: the project root comes from the tool environment.
+#[derive(Debug, Default)]
+pub struct FilesModule;
+
+impl Module for FilesModule {
+    fn id(&self) -> &'static str {
+        "files"
+    }
+
+    fn tools(&self) -> Vec<ToolDef> {
+        vec![
+            ToolDef::new(
+                "File_read",
+                "Read a text file in the project. Lines come numbered (`   12\\tcode`). Use \
+                 `offset` (1-based first line) and `limit` (number of lines) for large files. \
+                 Example: {\"file_path\": \"src/main.rs\", \"offset\": 40, \"limit\": 80}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file_path"],
+                    "properties": {
+                        "file_path": path_schema(),
+                        "offset": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "How many lines to read (default 2000)."}
+                    }
+                }),
+            ),
+            ToolDef::new(
+                "File_edit",
+                "Replace text in a file. `old_string` must appear exactly once unless \
+                 `replace_all` is true; include enough surrounding lines to make it unique. \
+                 Matching callbacks run after the edit and their results follow the edit's. \
+                 Example: {\"file_path\": \"src/lib.rs\", \"old_string\": \"fn old()\", \"new_string\": \"fn new()\"}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file_path", "old_string", "new_string"],
+                    "properties": {
+                        "file_path": path_schema(),
+                        "old_string": {"type": "string", "minLength": 1, "description": "Exact text to replace."},
+                        "new_string": {"type": "string", "description": "Replacement text."},
+                        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+                    }
+                }),
+            ),
+            ToolDef::new(
+                "File_write",
+                "Create or overwrite a file with `content`; parent directories are created. \
+                 Matching callbacks run after the write. \
+                 Example: {\"file_path\": \"notes/todo.md\", \"content\": \"# Todo\\n\"}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file_path", "content"],
+                    "properties": {
+                        "file_path": path_schema(),
+                        "content": {"type": "string", "description": "The whole new content."}
+                    }
+                }),
+            ),
+            ToolDef::new(
+                "File_delete",
+                "Delete a file (not a directory). Matching callbacks run after the deletion. \
+                 Example: {\"file_path\": \"src/old.rs\"}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file_path"],
+                    "properties": {"file_path": path_schema()}
+                }),
+            ),
+        ]
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
+        let root = env.project.root();
+        let result = match name {
+            "File_read" => read::run(root, args),
+            "File_edit" => edit::run(root, args),
+            "File_write" => write::run(root, args),
+            "File_delete" => delete::run(root, args),
+            other => Err(format!("files: no tool named '{other}'")),
+        };
+        result.unwrap_or_else(ToolResult::error).into()
+    }
+}
+
+fn path_schema() -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "description": "Path relative to the project root, or absolute inside it.",
+        "examples": ["src/main.rs"]
+    })
+}
+
+/// Reads a file as UTF-8 text, with a clear error for binary files and directories.
+fn read_text(path: &ConfinedPath, tool: &str) -> Result<String, String> {
+    let bytes = std::fs::read(&path.absolute).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!(
+                "{tool}: '{}' does not exist; create it with File_write",
+                path.relative
+            )
+        }
+        std::io::ErrorKind::IsADirectory => format!("{tool}: '{}' is a directory", path.relative),
+        _ => format!("{tool}: cannot read '{}': {e}", path.relative),
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "{tool}: '{}' is not UTF-8 text (binary file?)",
+            path.relative
+        )
+    })
+}

@@ -1,0 +1,63 @@
+//! A host: the project, the worker, the notice queue and the registered modules.
+//!
+//! The TUI, `context-pilot mcp` and `context-pilot hook` all build the same host, so every
+//! front-end shares one implementation of every tool and one on-disk state.
+
+use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
+
+use cp_mod_checkpoint::CheckpointModule;
+
+use crate::files::FilesModule;
+
+/// Everything a front-end needs to run tools.
+#[derive(Debug, Clone)]
+pub struct Host {
+    registry: Registry,
+    env: ToolEnv,
+}
+
+/// Why a host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Module(#[from] cp_base::DuplicateTool),
+}
+
+impl Host {
+    /// Prepares `.context-pilot/` and registers the modules, in sidebar order.
+    pub fn new(project: Project, worker: WorkerId) -> Result<Self, HostError> {
+        project.ensure_layout()?;
+        let env = ToolEnv::new(project, worker, Notifier::new());
+        let mut registry = Registry::new();
+        registry.register(Box::new(FilesModule))?;
+        registry.register(Box::new(CheckpointModule::new()))?;
+        Ok(Self { registry, env })
+    }
+
+    /// A host from parts, for tests and tools that assemble their own module list.
+    pub fn from_parts(registry: Registry, env: ToolEnv) -> Self {
+        Self { registry, env }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+
+    pub fn project(&self) -> &Project {
+        &self.env.project
+    }
+
+    pub fn worker(&self) -> &WorkerId {
+        &self.env.worker
+    }
+
+    pub fn notifier(&self) -> &Notifier {
+        &self.env.notifier
+    }
+}

@@ -1,0 +1,27 @@
+//! Context Pilot's host: the `context-pilot` command line and terminal UI.
+//!
+//! - [`cli`]: the command line (clap). No subcommand opens the TUI in the project directory.
+//! - [`host`]: assembles the modules of a host (files, consoles, callbacks, checkpoints) into
+//!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
+//! - [`llm`]: the LLM providers (Anthropic Messages, OpenAI-compatible Chat Completions)
+//!   behind one blocking [`llm::Provider`] trait, run off the UI thread by the agent loop.
+//! - [`files`]: the built-in `File_*` tools, confined to the project root.
+//! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
+//!   palette, and the event loop that owns the state.
+//!
+//! ```no_run
+//! // What `context-pilot --project DIR` does, in short:
+//! let project = cp_base::Project::discover(std::path::Path::new(".")).unwrap();
+//! let host = cp_tui::host::Host::new(project, cp_base::WorkerId::default()).unwrap();
+//! let results = cp_base::run_batch(host.registry(), &[cp_base::ToolCall::new(
+//!     "1", "File_write", serde_json::json!({"file_path": "hello.txt", "content": "hi\n"}),
+//! )], host.env());
+//! assert!(!results[0].is_error);
+//! ```
+
+pub mod cli;
+pub mod files;
+pub mod host;
+pub mod llm;
+mod logging;
+pub mod tui;

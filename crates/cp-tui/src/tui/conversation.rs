@@ -1,0 +1,207 @@
+//! The Conversation panel: what the user said, what the agent answered, the tool calls with
+//! their results, and notifications.
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::text::{Line, Span};
+use cp_base::{Level, Panel, PanelKind, PanelView, ToolResult};
+use serde::{Deserialize, Serialize};
+
+use super::wrap::wrap_lines;
+
+/// Lines of a collapsed tool result.
+const COLLAPSED_LINES: usize = 6;
+
+/// One item of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Entry {
+    User(String),
+    Assistant(String),
+    /// A tool call; `result` is `None` while it runs.
+    Tool {
+        name: String,
+        args: String,
+        result: Option<ToolResult>,
+        expanded: bool,
+    },
+    Notice {
+        level: Level,
+        text: String,
+    },
+    /// Host messages (help, errors of the host itself).
+    System(String),
+}
+
+/// The conversation's entries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub entries: Vec<Entry>,
+}
+
+impl Conversation {
+    pub fn push(&mut self, entry: Entry) -> usize {
+        self.entries.push(entry);
+        self.entries.len() - 1
+    }
+
+    /// Expands or collapses the most recent tool call.
+    pub fn toggle_last_tool(&mut self) {
+        if let Some(Entry::Tool { expanded, .. }) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| matches!(e, Entry::Tool { .. }))
+        {
+            *expanded = !*expanded;
+        }
+    }
+
+    fn lines(&self) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            match entry {
+                Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
+                Entry::Assistant(text) => block(&mut out, "agent", Color::Green, text),
+                Entry::System(text) => block(&mut out, "·", Color::DarkGray, text),
+                Entry::Notice { level, text } => {
+                    let color = match level {
+                        Level::Error => Color::Red,
+                        Level::Warning => Color::Yellow,
+                        Level::Success => Color::Green,
+                        Level::Info => Color::Blue,
+                    };
+                    block(&mut out, "notice", color, text);
+                }
+                Entry::Tool {
+                    name,
+                    args,
+                    result,
+                    expanded,
+                } => {
+                    tool_lines(&mut out, name, args, result.as_ref(), *expanded);
+                }
+            }
+            out.push(Line::default());
+        }
+        out
+    }
+}
+
+fn block(out: &mut Vec<Line<'static>>, who: &str, color: Color, text: &str) {
+    let label = Style::default().fg(color).add_modifier(Modifier::BOLD);
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    out.push(Line::from(vec![
+        Span::styled(format!("{who} › "), label),
+        Span::raw(first.to_owned()),
+    ]));
+    for line in lines {
+        out.push(Line::from(format!("  {line}")));
+    }
+}
+
+fn tool_lines(
+    out: &mut Vec<Line<'static>>,
+    name: &str,
+    args: &str,
+    result: Option<&ToolResult>,
+    expanded: bool,
+) {
+    let (mark, color) = match result {
+        None => ("…", Color::Yellow),
+        Some(r) if r.is_error => ("✗", Color::Red),
+        Some(_) => ("✓", Color::Green),
+    };
+    out.push(Line::from(vec![
+        Span::styled(
+            format!("{mark} "),
+            Style::default().fg(color).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            name.to_owned(),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!(" {args}"), Style::default().fg(Color::DarkGray)),
+    ]));
+    let Some(result) = result else {
+        out.push(Line::styled(
+            "  running…",
+            Style::default().fg(Color::DarkGray),
+        ));
+        return;
+    };
+    let style = if result.is_error {
+        Style::default().fg(Color::Red)
+    } else {
+        Style::default()
+    };
+    let total = result.text.lines().count();
+    let shown = if expanded {
+        total
+    } else {
+        total.min(COLLAPSED_LINES)
+    };
+    for line in result.text.lines().take(shown) {
+        out.push(Line::styled(format!("  {line}"), style));
+    }
+    if shown < total {
+        out.push(Line::styled(
+            format!("  … {} more lines (Ctrl-O expands)", total - shown),
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
+    for change in &result.changes {
+        out.push(Line::styled(
+            format!("  {} {}", change.kind, change.path),
+            Style::default().fg(Color::Blue),
+        ));
+    }
+}
+
+/// How to configure a provider; shown when none is configured.
+pub const NO_PROVIDER_HELP: &str = "No LLM provider is configured, so there is no agent to talk to yet.\n\
+To add one, set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY and/or OPENAI_BASE_URL \
+(OpenAI, Ollama, vLLM, llama.cpp), then start context-pilot again.\n\
+Everything else works without one: Ctrl-P opens the command palette to run any tool.";
+
+impl Panel for Conversation {
+    fn id(&self) -> String {
+        "conversation".into()
+    }
+
+    fn title(&self) -> String {
+        "Conversation".into()
+    }
+
+    fn kind(&self) -> PanelKind {
+        PanelKind::Fixed
+    }
+
+    fn badge(&self) -> Option<String> {
+        let running = self
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Tool { result: None, .. }))
+            .count();
+        (running > 0).then(|| format!("{running}…"))
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
+        let lines = wrap_lines(self.lines(), area.width);
+        // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
+        let height = usize::from(area.height);
+        let end = lines
+            .len()
+            .saturating_sub(view.scroll.min(lines.len().saturating_sub(height)));
+        let start = end.saturating_sub(height);
+        for (row, line) in lines[start..end].iter().enumerate() {
+            let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+            buf.set_line(area.x, y, line, area.width);
+        }
+    }
+
+    fn llm_context(&self) -> String {
+        String::new()
+    }
+}

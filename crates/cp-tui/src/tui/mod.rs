@@ -1,0 +1,108 @@
+//! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
+//! a command palette, driven by one event loop that owns the [`App`] state.
+
+mod app;
+mod conversation;
+mod events;
+mod input;
+mod keymap;
+mod palette;
+mod terminal;
+mod view;
+mod wrap;
+
+#[cfg(test)]
+mod snapshot_tests;
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crossterm::event::Event;
+
+pub use app::{App, Focus, SidebarEntry};
+pub use conversation::{Conversation, Entry};
+pub use events::{AppEvent, SignalKind};
+pub use keymap::{Action, KeyContext, map_key, map_mouse};
+pub use palette::parse_arguments;
+pub use view::render;
+
+use crate::host::Host;
+
+/// Modules get a tick this often, to pick up background results without busy polling.
+const TICK: Duration = Duration::from_secs(1);
+/// At most one repaint per this interval, so floods of events batch into one frame.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Runs the TUI until the user quits or a terminating signal arrives.
+pub fn run(host: Host) -> anyhow::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    events::spawn_signal_thread(tx.clone())?;
+    let waker = tx.clone();
+    host.notifier().set_waker(move || {
+        let _ = waker.send(AppEvent::Notice);
+    });
+    let mut guard = terminal::TerminalGuard::enter()?;
+    events::spawn_input_thread(tx.clone());
+    let mut app = App::new(host, tx);
+    app.tick();
+    app.drain_notices();
+    tracing::info!(project = %app.host().project().root().display(), "TUI started");
+
+    let mut last_tick = Instant::now();
+    let mut dirty = true;
+    while !app.should_quit() {
+        if dirty {
+            guard.terminal.draw(|frame| render(&app, frame))?;
+            dirty = false;
+        }
+        let wait = TICK.saturating_sub(last_tick.elapsed());
+        match rx.recv_timeout(wait) {
+            Ok(event) => {
+                dirty |= dispatch(&mut app, event);
+                // Drain whatever else is queued before the next frame.
+                let frame_end = Instant::now() + FRAME;
+                while let Ok(event) = rx.try_recv() {
+                    dirty |= dispatch(&mut app, event);
+                    if Instant::now() > frame_end {
+                        break;
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if last_tick.elapsed() >= TICK {
+            dirty |= app.tick();
+            last_tick = Instant::now();
+        }
+    }
+    drop(guard);
+    tracing::info!("TUI exited");
+    Ok(())
+}
+
+/// Routes one event into the app. Returns whether the screen needs a redraw.
+fn dispatch(app: &mut App, event: AppEvent) -> bool {
+    match event {
+        AppEvent::Term(Event::Key(key)) => {
+            if let Some(action) = map_key(key, app.key_context()) {
+                app.apply(action);
+            }
+            true
+        }
+        AppEvent::Term(Event::Mouse(mouse)) => map_mouse(mouse).is_some_and(|action| {
+            app.apply(action);
+            true
+        }),
+        AppEvent::Term(Event::Paste(text)) => {
+            app.apply(Action::Paste(text));
+            true
+        }
+        AppEvent::Term(Event::Resize(..)) => true,
+        AppEvent::Term(_) => false,
+        other => {
+            app.handle(other);
+            true
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The command palette: pick a tool, give its arguments, run it.
+//!
+//! The query is `ToolName args…`, where args are a JSON object or `key=value` pairs. Values
+//! parse as JSON when they can (`limit=5`, `replace_all=true`, `pattern=["*.rs"]`), else as
+//! strings; quote values with spaces: `content="hello world"`.
+
+use cp_base::ToolDef;
+use serde_json::{Map, Value};
+
+/// Palette state: the query line and the highlighted tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Palette {
+    pub query: crate::tui::input::InputBox,
+    pub selected: usize,
+    pub error: Option<String>,
+}
+
+impl Palette {
+    /// The tool-name part of the query.
+    fn name_part(&self) -> &str {
+        self.query.text().split_whitespace().next().unwrap_or("")
+    }
+
+    /// Tools whose name contains the typed name (case-insensitive), best matches first.
+    pub fn matches<'a>(&self, tools: &'a [ToolDef]) -> Vec<&'a ToolDef> {
+        let needle = self.name_part().to_lowercase();
+        let mut found: Vec<&ToolDef> = tools
+            .iter()
+            .filter(|t| t.name.to_lowercase().contains(&needle))
+            .collect();
+        found.sort_by_key(|t| !t.name.to_lowercase().starts_with(&needle));
+        found
+    }
+
+    /// Replaces the typed name with the highlighted tool's name (Tab).
+    pub fn complete(&mut self, tools: &[ToolDef]) {
+        let matches = self.matches(tools);
+        if let Some(tool) = matches.get(self.selected.min(matches.len().saturating_sub(1))) {
+            let rest = self.query.text().trim_start();
+            let rest = rest.split_once(char::is_whitespace).map_or("", |(_, r)| r);
+            self.query.set(format!("{} {rest}", tool.name));
+        }
+    }
+
+    /// The tool and arguments to run, from the query and the highlighted match.
+    pub fn invocation(&self, tools: &[ToolDef]) -> Result<(String, Value), String> {
+        let text = self.query.text().trim();
+        let (typed, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let name = if let Some(exact) = tools.iter().find(|t| t.name == typed) {
+            exact.name.clone()
+        } else {
+            let matches = self.matches(tools);
+            match matches.get(self.selected) {
+                Some(tool) => tool.name.clone(),
+                None => return Err(format!("no tool matches '{typed}'")),
+            }
+        };
+        Ok((name, parse_arguments(rest)?))
+    }
+}
+
+/// Parses arguments given as a JSON object or as `key=value` pairs.
+pub fn parse_arguments(text: &str) -> Result<Value, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    if text.starts_with('{') {
+        return serde_json::from_str::<Value>(text)
+            .map_err(|e| format!("arguments are not valid JSON: {e}"))
+            .and_then(|v| {
+                if v.is_object() {
+                    Ok(v)
+                } else {
+                    Err("arguments must be a JSON object".into())
+                }
+            });
+    }
+    let mut map = Map::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (key, value, tail) = next_pair(rest)?;
+        map.insert(key, value);
+        rest = tail.trim_start();
+    }
+    Ok(Value::Object(map))
+}
+
+/// Reads one `key=value` pair from the start of `text`; returns it and the rest.
+///
+/// Values: "double" or 'single' quoted strings (double quotes understand `\n`, `\t`, `\"`,
+/// `\\`), JSON arrays and objects (balanced, may hold spaces), or bare words, which become
+/// JSON when they parse (`5`, `true`) and strings otherwise.
+fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
+    let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let Some(eq) = text[..word_end].find('=') else {
+        return Err(format!(
+            "'{}' is not key=value; example: file_path=notes.txt content=\"hello world\"",
+            &text[..word_end]
+        ));
+    };
+    let key = &text[..eq];
+    if key.is_empty() {
+        return Err(format!("'{}' has an empty key", &text[..word_end]));
+    }
+    let value_text = &text[eq + 1..];
+    let (value, used) = match value_text.chars().next() {
+        Some(q @ ('"' | '\'')) => quoted(value_text, q)?,
+        Some('[' | '{') => {
+            let end = balanced_end(value_text)
+                .ok_or_else(|| format!("the value of '{key}' has an unclosed bracket"))?;
+            let raw = &value_text[..end];
+            let value = serde_json::from_str(raw)
+                .map_err(|e| format!("the value of '{key}' is not valid JSON: {e}"))?;
+            (value, end)
+        }
+        _ => {
+            let end = value_text
+                .find(char::is_whitespace)
+                .unwrap_or(value_text.len());
+            let raw = &value_text[..end];
+            let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
+            (value, end)
+        }
+    };
+    Ok((key.to_owned(), value, &value_text[used..]))
+}
+
+/// A quoted string starting at `text[0] == quote`; returns it and the bytes consumed.
+fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
+    let mut out = String::new();
+    let mut chars = text.char_indices().skip(1);
+    while let Some((i, c)) = chars.next() {
+        match c {
+            c if c == quote => return Ok((Value::String(out), i + c.len_utf8())),
+            '\\' if quote == '"' => match chars.next() {
+                Some((_, 'n')) => out.push('\n'),
+                Some((_, 't')) => out.push('\t'),
+                Some((_, other)) => out.push(other),
+                None => return Err("dangling backslash".into()),
+            },
+            other => out.push(other),
+        }
+    }
+    Err(format!("unclosed {quote} quote"))
+}
+
+/// End (exclusive) of the JSON array or object starting at `text[0]`, honouring strings.
+fn balanced_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn parses_key_values_with_json_and_quotes() {
+        let v = parse_arguments(
+            r#"file_path=a.txt content="hello world\n" limit=5 all=true p=["*.rs", "!a b"] s='x y'"#,
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"file_path": "a.txt", "content": "hello world\n", "limit": 5, "all": true,
+                   "p": ["*.rs", "!a b"], "s": "x y"})
+        );
+        assert_eq!(parse_arguments(r#"{"a": 1}"#).unwrap(), json!({"a": 1}));
+        assert_eq!(parse_arguments("").unwrap(), json!({}));
+        assert_eq!(parse_arguments(r#"n="5""#).unwrap(), json!({"n": "5"}));
+    }
+
+    #[test]
+    fn reports_bad_argument_text() {
+        assert!(
+            parse_arguments("novalue")
+                .unwrap_err()
+                .contains("not key=value")
+        );
+        assert!(
+            parse_arguments("a=\"open")
+                .unwrap_err()
+                .contains("unclosed")
+        );
+        assert!(
+            parse_arguments("{nope")
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+        assert!(
+            parse_arguments("[1]")
+                .unwrap_err()
+                .contains("not key=value")
+        );
+    }
+
+    #[test]
+    fn picks_exact_or_highlighted_tool() {
+        let tools = vec![
+            ToolDef::new("File_read", "", json!({})),
+            ToolDef::new("File_write", "", json!({})),
+        ];
+        let mut p = Palette::default();
+        p.query.set("write a=1");
+        assert_eq!(
+            p.invocation(&tools).unwrap(),
+            ("File_write".into(), json!({"a": 1}))
+        );
+        p.query.set("File_read");
+        assert_eq!(p.invocation(&tools).unwrap().0, "File_read");
+        p.query.set("zzz");
+        assert!(p.invocation(&tools).is_err());
+        p.query.set("wri");
+        p.complete(&tools);
+        assert_eq!(p.query.text(), "File_write ");
+    }
+}

@@ -1,0 +1,166 @@
+//! Snapshot tests of whole screens, rendered with ratatui's `TestBackend`.
+
+use std::sync::mpsc;
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::{
+    Module, Notifier, Panel, PanelKind, PanelView, Project, Registry, ToolDef, ToolEnv,
+    ToolOutcome, ToolResult, WorkerId,
+};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+
+use super::{Action, App, render};
+use crate::files::FilesModule;
+use crate::host::Host;
+
+struct TextPanel {
+    id: &'static str,
+    title: &'static str,
+    badge: Option<&'static str>,
+    kind: PanelKind,
+    body: &'static str,
+}
+
+impl Panel for TextPanel {
+    fn id(&self) -> String {
+        self.id.into()
+    }
+    fn title(&self) -> String {
+        self.title.into()
+    }
+    fn kind(&self) -> PanelKind {
+        self.kind
+    }
+    fn badge(&self) -> Option<String> {
+        self.badge.map(str::to_owned)
+    }
+    fn render(&self, area: Rect, buf: &mut Buffer, _view: &PanelView) {
+        Paragraph::new(self.body).render(area, buf);
+    }
+    fn llm_context(&self) -> String {
+        self.body.into()
+    }
+}
+
+/// A module with two fixed and two dynamic panels, standing in for callbacks and consoles.
+struct PanelsModule(Vec<TextPanel>);
+
+impl Module for PanelsModule {
+    fn id(&self) -> &'static str {
+        "panels"
+    }
+    fn tools(&self) -> Vec<ToolDef> {
+        vec![ToolDef::new(
+            "Demo_fail",
+            "Always fails. Example: {}",
+            json!({"type": "object"}),
+        )]
+    }
+    fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
+        ToolResult::error("Demo_fail: this tool always fails").into()
+    }
+    fn panels(&self) -> Vec<&dyn Panel> {
+        self.0.iter().map(|p| p as &dyn Panel).collect()
+    }
+}
+
+fn app(with_panels: bool) -> App {
+    let mut registry = Registry::new();
+    registry.register(Box::new(FilesModule)).unwrap();
+    if with_panels {
+        let panels = vec![
+            TextPanel {
+                id: "callbacks",
+                title: "Callbacks",
+                badge: Some("2/3"),
+                kind: PanelKind::Fixed,
+                body: "CB1 cargo-check  *.rs  blocking  active",
+            },
+            TextPanel {
+                id: "console:a",
+                title: "cargo build",
+                badge: Some("run"),
+                kind: PanelKind::Dynamic,
+                body: "   Compiling demo v0.1.0",
+            },
+            TextPanel {
+                id: "checkpoint",
+                title: "Checkpoint",
+                badge: None,
+                kind: PanelKind::Fixed,
+                body: "No checkpoint yet.",
+            },
+            TextPanel {
+                id: "console:b",
+                title: "npm test",
+                badge: Some("exit 1"),
+                kind: PanelKind::Dynamic,
+                body: "1 failing",
+            },
+        ];
+        registry.register(Box::new(PanelsModule(panels))).unwrap();
+    }
+    let env = ToolEnv::new(
+        Project::at("/home/dev/demo"),
+        WorkerId::default(),
+        Notifier::new(),
+    );
+    let (tx, _rx) = mpsc::channel();
+    App::new(Host::from_parts(registry, env), tx)
+}
+
+fn draw(app: &App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    terminal.draw(|frame| render(app, frame)).unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn empty_screen() {
+    insta::assert_snapshot!(draw(&app(false)));
+}
+
+#[test]
+fn sidebar_with_several_panels() {
+    let mut app = app(true);
+    app.apply(Action::FocusNext);
+    app.apply(Action::SelectPanel(3));
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[test]
+fn palette_lists_tools() {
+    let mut app = app(true);
+    app.apply(Action::OpenPalette);
+    for c in "file".chars() {
+        app.apply(Action::Char(c));
+    }
+    app.apply(Action::Down);
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[test]
+fn error_result() {
+    let mut app = app(false);
+    // A missing required parameter: validation rejects the call before the tool runs.
+    let results = cp_base::run_batch(
+        app.host().registry(),
+        &[cp_base::ToolCall::new(
+            "1",
+            "File_write",
+            json!({"file_path": "a.txt"}),
+        )],
+        app.host().env(),
+    );
+    app.conversation.push(super::Entry::Tool {
+        name: "File_write".into(),
+        args: r#"{"file_path":"a.txt"}"#.into(),
+        result: results.into_iter().next(),
+        expanded: true,
+    });
+    insta::assert_snapshot!(draw(&app));
+}

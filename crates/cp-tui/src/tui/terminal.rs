@@ -1,0 +1,94 @@
+//! Entering and leaving full-screen mode, with restoration guaranteed on every exit path.
+//!
+//! The guard restores on drop; a chained panic hook restores before the panic message prints,
+//! so a crash never leaves the user's terminal in raw mode.
+
+use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// Whether the terminal is currently in full-screen mode (shared with the panic hook).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Owns full-screen mode; dropping it restores the terminal.
+pub struct TerminalGuard {
+    pub terminal: Tui,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<Self> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut stdout = io::stdout();
+        if let Err(e) = execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        ) {
+            restore();
+            return Err(e);
+        }
+        let terminal = match Terminal::new(CrosstermBackend::new(stdout)) {
+            Ok(t) => t,
+            Err(e) => {
+                restore();
+                return Err(e);
+            }
+        };
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = self.terminal.show_cursor();
+        restore();
+    }
+}
+
+/// Leaves full-screen mode if it is on. Safe to call more than once and from a panic hook.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    if let Err(e) = execute!(
+        stdout,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    ) {
+        tracing::warn!("restoring the terminal screen failed: {e}");
+    }
+    if let Err(e) = disable_raw_mode() {
+        tracing::warn!("leaving raw mode failed: {e}");
+    }
+    let _ = stdout.flush();
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        tracing::error!("panic: {info}");
+        previous(info);
+    }));
+}

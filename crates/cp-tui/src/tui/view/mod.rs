@@ -1,0 +1,106 @@
+//! Drawing the screen. Everything here is a pure function of [`App`]: no I/O, no mutation.
+
+mod input;
+mod palette;
+mod sidebar;
+mod status;
+
+use cp_base::Panel as _;
+use cp_base::lock_module;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::app::{App, Confirm, Focus};
+
+/// Sidebar width in columns.
+const SIDEBAR_WIDTH: u16 = 26;
+
+/// Draws the whole screen.
+pub fn render(app: &App, frame: &mut Frame) {
+    let area = frame.area();
+    let [body, status_row] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    let sidebar_width = SIDEBAR_WIDTH.min(body.width / 3);
+    let [side, main] =
+        Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);
+    let input_height = input::height(app, main.width);
+    let [panel_area, input_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(input_height)]).areas(main);
+
+    sidebar::render(app, side, frame.buffer_mut());
+    render_panel(app, panel_area, frame);
+    input::render(app, input_area, frame);
+    status::render(app, status_row, frame.buffer_mut());
+    if app.palette.is_some() {
+        palette::render(app, area, frame);
+    }
+    if let Some(confirm) = &app.confirm {
+        render_confirm(confirm, area, frame);
+    }
+}
+
+fn render_panel(app: &App, area: Rect, frame: &mut Frame) {
+    let entries = app.sidebar();
+    let title = entries
+        .iter()
+        .find(|e| e.id == app.selected)
+        .map_or_else(|| app.selected.clone(), |e| e.title.clone());
+    let focused = app.focus == Focus::Sidebar;
+    let border = if focused {
+        Color::Cyan
+    } else {
+        Color::DarkGray
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::default().fg(border))
+        .title(format!(" {title} "));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let view = app.view(&app.selected);
+    let buf = frame.buffer_mut();
+    if app.selected == app.conversation.id() {
+        app.conversation.render(inner, buf, &view);
+        return;
+    }
+    for module in app.host().registry().modules() {
+        let module = lock_module(module);
+        if let Some(panel) = module.panels().into_iter().find(|p| p.id() == app.selected) {
+            panel.render(inner, buf, &view);
+            return;
+        }
+    }
+    let gone = Paragraph::new("This panel is gone. Pick another one in the sidebar.")
+        .style(Style::default().fg(Color::DarkGray));
+    frame.render_widget(gone, inner);
+}
+
+fn render_confirm(confirm: &Confirm, area: Rect, frame: &mut Frame) {
+    let text = match confirm {
+        Confirm::QuitWhileBusy => "Work is still running. Quit anyway? (y/n)",
+    };
+    let width = (u16::try_from(text.len()).unwrap_or(60) + 4).min(area.width);
+    let popup = centered(area, width, 3);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: true })
+            .style(Style::default().add_modifier(Modifier::BOLD))
+            .block(Block::default().borders(Borders::ALL).title(" Quit? ")),
+        popup,
+    );
+}
+
+/// A rectangle of `width`×`height` centred in `area` (clamped to it).
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}

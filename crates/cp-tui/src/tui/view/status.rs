@@ -1,0 +1,50 @@
+//! The status bar: project, worker, activity and key hints.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+
+use crate::tui::app::{App, Focus};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let base = Style::default().bg(Color::DarkGray).fg(Color::White);
+    buf.set_style(area, base);
+    let project = app.host().project().root().display().to_string();
+    let mut spans = vec![
+        Span::styled(" context-pilot ", base.fg(Color::Black).bg(Color::Cyan)),
+        Span::styled(format!(" {} ", shorten(&project, 40)), base),
+        Span::styled(format!("│ worker {} ", app.host().worker()), base),
+    ];
+    if app.busy() {
+        spans.push(Span::styled(
+            format!("│ {} running ", app.jobs.len()),
+            base.fg(Color::Yellow),
+        ));
+    }
+    if let Some(flash) = &app.flash {
+        spans.push(Span::styled(
+            format!("│ {flash} "),
+            base.fg(Color::LightYellow),
+        ));
+    }
+    let hints = if app.palette.is_some() {
+        "Enter run · Tab complete · ↑↓ pick · Esc close"
+    } else if app.focus == Focus::Sidebar {
+        "↑↓/1-9 panel · Tab input · PgUp/PgDn scroll · Ctrl-P palette · Ctrl-C quit"
+    } else {
+        "Enter send · Tab panels · Alt-1..9 panel · Ctrl-P or : palette · Ctrl-C quit"
+    };
+    spans.push(Span::styled(format!("│ {hints}"), base.fg(Color::Gray)));
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Keeps the end of a long path, which is the part that tells projects apart.
+fn shorten(path: &str, max: usize) -> String {
+    let count = path.chars().count();
+    if count <= max {
+        return path.to_owned();
+    }
+    let tail: String = path.chars().skip(count - (max - 1)).collect();
+    format!("…{tail}")
+}

@@ -1,0 +1,75 @@
+//! End to end: the real binary in a PTY opens the palette, runs a tool and quits.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::time::Duration;
+
+use cp_e2e::{TuiSession, git_repo};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+#[test]
+fn palette_runs_file_write_and_quit_restores() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    // Focus starts in the input line: ':' on an empty input opens the palette.
+    tui.send(b":");
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text("File_write file_path=docs/hello.txt content=\"hello from the palette\"");
+    tui.send(b"\r");
+    let screen = tui.wait_for("Created docs/hello.txt", WAIT).unwrap();
+    assert!(screen.contains("created docs/hello.txt"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("docs/hello.txt")).unwrap(),
+        "hello from the palette"
+    );
+
+    // A bad call shows the validation error and changes nothing.
+    tui.send(b"\x10"); // Ctrl-P
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text("File_edit file_path=docs/hello.txt old_string=nope new_string=x");
+    tui.send(b"\r");
+    tui.wait_for("'old_string' was not found", WAIT).unwrap();
+
+    tui.send(b"\x03"); // Ctrl-C with nothing running quits at once.
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let raw = tui.raw_output();
+    let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
+    // The alternate screen was left and the cursor shown again.
+    assert!(
+        tail.contains("\u{1b}[?1049l"),
+        "alternate screen not left: {tail:?}"
+    );
+    assert!(
+        tail.contains("\u{1b}[?25h"),
+        "cursor not restored: {tail:?}"
+    );
+}
+
+#[test]
+fn sigterm_exits_cleanly_and_restores_the_terminal() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    let pid = tui.pid().unwrap();
+    // SAFETY: plain kill(2) on a child we own.
+    let rc = unsafe { libc_kill(pid) };
+    assert_eq!(rc, 0);
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let raw = tui.raw_output();
+    let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
+    assert!(
+        tail.contains("\u{1b}[?1049l"),
+        "alternate screen not left: {tail:?}"
+    );
+}
+
+unsafe fn libc_kill(pid: u32) -> i32 {
+    // SAFETY: the caller passes the pid of a live child process.
+    unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGTERM) }
+}

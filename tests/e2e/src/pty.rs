@@ -1,0 +1,197 @@
+//! The real binary in a real PTY, with a VT100 screen.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+/// The `context-pilot` binary that `cargo test` built next to the test executables.
+///
+/// Integration tests live in `target/<profile>/deps/`; the binary is one level up. Cargo
+/// builds it before running any test because `cp-tui` has integration tests.
+pub fn binary_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    profile_dir.join("context-pilot")
+}
+
+/// A running `context-pilot` in a PTY.
+pub struct TuiSession {
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+}
+
+impl TuiSession {
+    /// Starts the binary with `args` in `cwd` (120×32), with extra environment `env`.
+    pub fn start(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Self, String> {
+        Self::start_sized(cwd, args, env, 120, 32)
+    }
+
+    pub fn start_sized(
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        cols: u16,
+        rows: u16,
+    ) -> Result<Self, String> {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| format!("openpty: {e}"))?;
+        let mut cmd = CommandBuilder::new(binary_path());
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair
+            .slave
+            .spawn_command(cmd)
+            .map_err(|e| format!("spawn: {e}"))?;
+        drop(pair.slave);
+        let mut reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| format!("reader: {e}"))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|e| format!("writer: {e}"))?;
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (p, r) = (parser.clone(), raw.clone());
+        thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        p.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .process(&buf[..n]);
+                        r.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+        });
+        Ok(Self {
+            master: pair.master,
+            writer,
+            child,
+            parser,
+            raw,
+        })
+    }
+
+    /// The screen as plain text, one line per row.
+    pub fn screen(&self) -> String {
+        self.parser
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .screen()
+            .contents()
+    }
+
+    /// Everything the program wrote, raw.
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Types bytes as a terminal would send them.
+    pub fn send(&mut self, bytes: &[u8]) {
+        let _ = self.writer.write_all(bytes);
+        let _ = self.writer.flush();
+    }
+
+    /// Types text one key at a time (so each char is a key event, as with a person typing).
+    pub fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            let mut buf = [0u8; 4];
+            self.send(c.encode_utf8(&mut buf).as_bytes());
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Waits until the screen contains `needle`; on timeout returns the screen in the error.
+    pub fn wait_for(&self, needle: &str, timeout: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return Ok(screen);
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "timed out waiting for {needle:?}; screen:\n{screen}"
+                ));
+            }
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Resizes the PTY.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let _ = self.master.resize(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        });
+        self.parser
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .screen_mut()
+            .set_size(rows, cols);
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
+    /// Waits for the process to exit; returns its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Result<u32, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Ok(status.exit_code()),
+                Ok(None) if Instant::now() > deadline => {
+                    return Err(format!(
+                        "did not exit in {timeout:?}; screen:\n{}",
+                        self.screen()
+                    ));
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(25)),
+                Err(e) => return Err(format!("wait: {e}")),
+            }
+        }
+    }
+}
+
+impl Drop for TuiSession {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -25,4 +25,5 @@ pub mod files;
 pub mod host;
 pub mod llm;
 mod logging;
+pub mod system;
 pub mod tui;

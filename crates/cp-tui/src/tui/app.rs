@@ -5,10 +5,13 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
+use std::time::SystemTime;
 
 use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
-use crate::agent::{AgentEvent, AgentInbox, StopControl, TurnContext, TurnEnd, spawn_turn};
+use crate::agent::{
+    AgentEvent, AgentInbox, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn,
+};
 use crate::llm::{CancelToken, Message};
 
 use super::agent_state::{AgentState, RunningTurn};
@@ -59,6 +62,10 @@ pub struct App {
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
     pub(crate) agent: AgentState,
+    /// When a reload was requested; it happens once no batch or turn is running.
+    pub(crate) reload: Option<SystemTime>,
+    /// The agent's turn was paused for the reload and continues in the new process.
+    stopped_for_reload: bool,
     tx: Sender<AppEvent>,
 }
 
@@ -76,6 +83,8 @@ impl App {
         }
         Self {
             agent,
+            reload: None,
+            stopped_for_reload: false,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -179,7 +188,7 @@ impl App {
             usage: self.agent.usage,
             pending: self.agent.inbox.snapshot(),
             modules,
-            resume_turn: false,
+            resume_turn: self.stopped_for_reload,
         }
     }
 
@@ -193,9 +202,13 @@ impl App {
     }
 
     /// Restores the saved session of this worker, if there is one.
-    pub fn restore_session(&mut self) {
+    /// `resume` is set after a live reload: only then does an interrupted turn continue.
+    pub fn restore_session(&mut self, resume: bool) {
         match super::session::load(self.host.project(), self.host.worker()) {
-            Ok(Some(state)) => self.apply_session(state),
+            Ok(Some(mut state)) => {
+                state.resume_turn &= resume;
+                self.apply_session(state);
+            }
             Ok(None) => {}
             Err(e) => {
                 self.conversation.push(Entry::Notice {
@@ -250,6 +263,43 @@ impl App {
         if state.resume_turn && self.agent.provider.is_some() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");
+            self.start_turn();
+        }
+    }
+
+    /// Asks for a reload; it happens after the running batch or turn step finishes.
+    pub fn request_reload(&mut self) {
+        if self.reload.is_none() {
+            self.reload = Some(SystemTime::now());
+        }
+        if let Some(turn) = &self.agent.turn {
+            turn.stop.request(StopReason::Reload);
+        }
+    }
+
+    /// Picks up a `system_reload` request made through the tool.
+    pub fn poll_reload_request(&mut self) -> bool {
+        if self.host.take_reload_request() {
+            self.request_reload();
+            return true;
+        }
+        false
+    }
+
+    /// When the reload can happen now: it was requested and nothing is running.
+    pub fn reload_due(&self) -> Option<SystemTime> {
+        self.reload
+            .filter(|_| self.jobs.is_empty() && !self.agent.running())
+    }
+
+    /// The new binary did not start: stay up, say why, and go on where the agent was.
+    pub fn reload_failed(&mut self, why: &str) {
+        self.reload = None;
+        self.conversation.push(Entry::Notice {
+            level: Level::Error,
+            text: format!("Reload failed: {why}. Still running the current binary."),
+        });
+        if std::mem::take(&mut self.stopped_for_reload) {
             self.start_turn();
         }
     }
@@ -475,6 +525,7 @@ impl App {
                 self.agent.status = None;
                 self.agent.streaming_entry = None;
                 match end {
+                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
                     TurnEnd::Done | TurnEnd::Stopped(_) => {}
                     TurnEnd::Cancelled => {
                         self.conversation.push_system("Turn cancelled.");
@@ -560,9 +611,7 @@ impl App {
             AppEvent::Agent(event) => self.apply_agent(event),
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
-            AppEvent::Signal(SignalKind::Reload) => {
-                self.flash = Some("Reload is not available in this build.".into());
-            }
+            AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
             AppEvent::Term(_) => {}
         }
     }

@@ -28,8 +28,7 @@ fn palette(tui: &mut TuiSession, command: &str) {
 
 fn reload_count(repo: &Path) -> usize {
     std::fs::read_to_string(repo.join(".context-pilot/logs/reload-times.log"))
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
+        .map_or(0, |s| s.lines().count())
 }
 
 fn wait_reloads(repo: &Path, n: usize) {

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
@@ -66,8 +66,14 @@ pub struct App {
     pub(crate) reload: Option<SystemTime>,
     /// The agent's turn was paused for the reload and continues in the new process.
     stopped_for_reload: bool,
+    /// Something worth saving happened since the last save.
+    unsaved: bool,
+    last_save: Instant,
     tx: Sender<AppEvent>,
 }
+
+/// How often the session is saved while nothing else triggers a save.
+const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl App {
     pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
@@ -85,6 +91,8 @@ impl App {
             agent,
             reload: None,
             stopped_for_reload: false,
+            unsaved: false,
+            last_save: Instant::now(),
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -194,6 +202,7 @@ impl App {
 
     /// Writes the session to disk; a failure is shown, never fatal.
     pub fn save_session(&mut self) {
+        self.last_save = Instant::now();
         let state = self.snapshot();
         if let Err(e) = super::session::save(self.host.project(), self.host.worker(), &state) {
             tracing::warn!("saving the session failed: {e}");
@@ -596,6 +605,7 @@ impl App {
         let Some(entries) = self.jobs.remove(&job) else {
             return;
         };
+        self.unsaved = true;
         for (index, result) in entries.into_iter().zip(results) {
             if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
             {
@@ -633,8 +643,12 @@ impl App {
         self.maybe_wake();
     }
 
-    /// Lets modules pick up background results. Returns whether anything changed.
+    /// Lets modules pick up background results, and saves the session now and then so even a
+    /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
+        if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
+            self.save_session();
+        }
         let env = self.host.env().clone();
         let mut changed = false;
         for module in self.host.registry().modules() {

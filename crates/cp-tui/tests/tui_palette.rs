@@ -105,7 +105,7 @@ fn a_console_survives_a_killed_host_with_all_its_output() {
     );
     let _ = tui.wait_exit(WAIT);
     // Output keeps coming while no host runs; then a new host shows all of it.
-    std::thread::sleep(Duration::from_millis(3000));
+    std::thread::sleep(Duration::from_secs(3));
     let again = TuiSession::start(repo.path(), &[], &[]).unwrap();
     let screen = again.wait_for("all-done", WAIT).unwrap();
     assert!(screen.contains("beats"), "console panel missing:\n{screen}");

@@ -203,3 +203,82 @@ fn anthropic_model_drives_callbacks() {
 fn openai_model_drives_callbacks() {
     callbacks_driven_by_the_model(true);
 }
+
+fn anthropic_env(url: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", url),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ]
+}
+
+/// A reply cut midway is a clear error; the conversation keeps what came before, and the next
+/// message works with the history intact.
+#[test]
+fn a_stream_cut_midway_is_a_clear_error_and_loses_nothing() {
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::text_turn("First answer, complete."));
+    let long = "This reply will be cut off somewhere in the middle of its text. ".repeat(4);
+    server.push(anthropic::reply(&cp_e2e::Turn::text(&long)).cut_after(400));
+    server.push(anthropic::text_turn("Third answer."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("one");
+    tui.send(b"\r");
+    tui.wait_for("First answer, complete.", WAIT).unwrap();
+    tui.wait_until("idle", WAIT, |s| !s.contains("agent working"))
+        .unwrap();
+    tui.type_text("two");
+    tui.send(b"\r");
+    let screen = tui.wait_for("cut", WAIT).unwrap();
+    assert!(
+        screen.to_lowercase().contains("stream"),
+        "no clear error:\n{screen}"
+    );
+    tui.wait_until("idle", WAIT, |s| !s.contains("agent working"))
+        .unwrap();
+    tui.type_text("three");
+    tui.send(b"\r");
+    tui.wait_for("Third answer.", WAIT).unwrap();
+    let requests = server.wait_for_requests(3, WAIT);
+    let third = &requests[2].raw_body;
+    assert!(
+        third.contains("First answer, complete."),
+        "history lost: {third}"
+    );
+    assert!(
+        !third.contains("cut off somewhere"),
+        "a partial reply was kept: {third}"
+    );
+    assert!(
+        third.contains("\"two\"") && third.contains("\"three\""),
+        "{third}"
+    );
+}
+
+/// Tool arguments that are not JSON get an error result back to the model, with no panic.
+#[test]
+fn invalid_tool_arguments_get_an_error_result() {
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::tool_use_turn(&[(
+        "bad1",
+        "File_write",
+        r#"{"file_path": "a.txt", "content": "#,
+    )]));
+    server.push(anthropic::text_turn("I will fix my call."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("write a.txt");
+    tui.send(b"\r");
+    tui.wait_for("I will fix my call.", WAIT).unwrap();
+    let requests = server.wait_for_requests(2, WAIT);
+    let second = &requests[1].raw_body;
+    assert!(second.contains("not valid JSON"), "{second}");
+    assert!(second.contains("\"is_error\":true"), "{second}");
+    assert!(!repo.path().join("a.txt").exists());
+    assert!(tui.pid().is_some());
+}

@@ -118,6 +118,9 @@ fn a_console_survives_a_killed_host_with_all_its_output() {
         .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
         .unwrap();
     for i in 1..=60 {
-        assert!(log.contains(&format!("beat {i}\r\n")), "beat {i} missing from the log");
+        assert!(
+            log.contains(&format!("beat {i}\r\n")),
+            "beat {i} missing from the log"
+        );
     }
 }

@@ -98,9 +98,7 @@ impl CheckpointConfig {
     }
 
     /// The rules used when none are configured: documentation is not code, the rest is
-    /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) and the
-    /// `.context-pilot/.gitignore` the host writes on first start are not code, so a new user
-    /// is not asked to commit files they did not write.
+    /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
     pub fn builtin_rules() -> Vec<CheckpointRule> {
         let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
             .into_iter()

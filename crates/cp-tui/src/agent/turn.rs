@@ -159,9 +159,10 @@ fn run_turn(ctx: &TurnContext, mut messages: Vec<Message>, sink: &dyn Fn(AgentEv
                 Some(reason) if gate_blocks < MAX_GATE_BLOCKS => {
                     gate_blocks += 1;
                     sink(AgentEvent::CheckpointBlocked(reason.clone()));
-                    messages.push(Message::user_text(format!(
-                        "<system-reminder>\n{reason}\n</system-reminder>"
-                    )));
+                    Message::push_user_text(
+                        &mut messages,
+                        format!("<system-reminder>\n{reason}\n</system-reminder>"),
+                    );
                     sink(AgentEvent::Messages(messages.clone()));
                     continue;
                 }
@@ -265,11 +266,7 @@ fn deliver_inbox(inbox: &AgentInbox, messages: &mut Vec<Message>) {
     if pending.is_empty() {
         return;
     }
-    let text = AgentInbox::render(&pending);
-    match messages.last_mut() {
-        Some(last) if last.role == Role::User => last.content.push(ContentBlock::Text { text }),
-        _ => messages.push(Message::user_text(text)),
-    }
+    Message::push_user_text(messages, AgentInbox::render(&pending));
 }
 
 fn args_text(input: &ToolInput) -> String {

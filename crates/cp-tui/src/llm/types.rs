@@ -63,6 +63,20 @@ impl Message {
         }
     }
 
+    /// Appends a user text to `messages`: into the last message when that is already a user
+    /// message (after a failed request, or with tool results), so roles keep alternating as
+    /// some providers require.
+    pub fn push_user_text(messages: &mut Vec<Message>, text: impl Into<String>) {
+        let block = ContentBlock::Text { text: text.into() };
+        match messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(block),
+            _ => messages.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
+        }
+    }
+
     /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
         Self {

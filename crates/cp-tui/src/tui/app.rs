@@ -434,7 +434,7 @@ impl App {
                 .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
             return;
         }
-        self.agent.messages.push(Message::user_text(text));
+        Message::push_user_text(&mut self.agent.messages, text);
         self.start_turn();
     }
 
@@ -560,9 +560,7 @@ impl App {
         }
         if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
             let notes = self.agent.inbox.take();
-            self.agent
-                .messages
-                .push(Message::user_text(AgentInbox::render(&notes)));
+            Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
             self.start_turn();
         }
     }

@@ -282,3 +282,50 @@ fn invalid_tool_arguments_get_an_error_result() {
     assert!(!repo.path().join("a.txt").exists());
     assert!(tui.pid().is_some());
 }
+
+/// A background callback that fails after the turn ended wakes the idle agent with the news.
+#[test]
+fn a_failed_background_callback_wakes_the_idle_agent() {
+    let server = LlmServer::start().unwrap();
+    let create = r#"{"action": "create", "name": "slow-lint", "pattern": "*.txt",
+        "script_content": "sleep 6; echo lint-broke-here; exit 3", "blocking": false}"#;
+    server.push(anthropic::tool_use_turn(&[(
+        "c1",
+        "Callback_upsert",
+        create,
+    )]));
+    server.push(anthropic::tool_use_turn(&[(
+        "c2",
+        "File_write",
+        r#"{"file_path": "notes/x.txt", "content": "x\n"}"#,
+    )]));
+    for text in ["Done.", "Ok.", "Ok again.", "Stopping now."] {
+        server.push(anthropic::text_turn(text));
+    }
+    server.push(anthropic::text_turn("I see the lint failure."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("add a lint callback and write notes/x.txt");
+    tui.send(b"\r");
+    // The failure opens the run's panel, and the agent is woken with a seventh request.
+    tui.wait_for("lint-broke-here", WAIT).unwrap();
+    let requests = server.wait_for_requests(7, WAIT);
+    let delivered: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].raw_body.contains("Background notifications"))
+        .collect();
+    assert_eq!(
+        requests.len(),
+        7,
+        "notifications were delivered in requests {delivered:?}"
+    );
+    let woke = &requests[6].raw_body;
+    assert!(woke.contains("Background notifications"), "{woke}");
+    assert!(woke.contains("slow-lint"), "{woke}");
+    let write_result = &requests[2].raw_body;
+    assert!(
+        write_result.contains("started in background"),
+        "{write_result}"
+    );
+}

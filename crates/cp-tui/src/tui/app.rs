@@ -631,8 +631,12 @@ impl App {
                 Notice::Notify(n) => {
                     self.conversation.push(Entry::Notice {
                         level: n.level,
-                        text: n.text,
+                        text: n.text.clone(),
                     });
+                    // The agent hears about background results on its next turn.
+                    if self.agent.provider.is_some() {
+                        self.agent.inbox.push(n);
+                    }
                 }
                 Notice::OpenPanel(id) => self.select(&id),
                 Notice::Refresh => {}

@@ -4,6 +4,9 @@
 //! - [`host`]: assembles the modules of a host (files, consoles, callbacks, checkpoints) into
 //!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
 //! - [`files`]: the built-in `File_*` tools, confined to the project root.
+//! - [`mcp`]: `context-pilot mcp`, the same tools over MCP on stdio.
+//! - [`hook`]: `context-pilot hook <event>`, the Claude Code / Gemini CLI hook receiver.
+//! - [`init`]: `context-pilot init claude|gemini`, which wires both into an agent's settings.
 //! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
 //!   palette, and the event loop that owns the state.
 //!
@@ -19,6 +22,9 @@
 
 pub mod cli;
 pub mod files;
+pub mod hook;
 pub mod host;
+pub mod init;
 mod logging;
+pub mod mcp;
 pub mod tui;

@@ -53,6 +53,7 @@
 mod error;
 mod handoff;
 mod module;
+mod panel;
 mod stop;
 
 pub use error::CheckpointError;
@@ -61,6 +62,7 @@ pub use handoff::{
     HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
 };
 pub use module::{CheckpointModule, HANDOFF_TOOL};
+pub use panel::CheckpointPanel;
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
     CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, ProcessGroupRunner,

@@ -26,6 +26,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
+    #[command(hide = true)]
+    ConsoleServer,
     /// Run one tool without the TUI and print its result, e.g.
     /// `context-pilot tool File_write file_path=a.txt content=hi`.
     Tool {
@@ -80,6 +83,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir()?,
     };
     let project = Project::discover(&start)?;
+    if matches!(cli.command, Some(Command::ConsoleServer)) {
+        return run_console_server(&project);
+    }
     let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
     crate::logging::init(&project.logs_dir());
     if let Some(Command::Init { agent, dry_run }) = &cli.command {
@@ -89,9 +95,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let host = Host::new(project, worker)?;
     match cli.command {
         None => {
-            crate::tui::run(host)?;
+            let agent = crate::tui::AgentState::from_config(host.project());
+            crate::tui::run(host, agent)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::ConsoleServer) => run_console_server(host.project()),
         Some(Command::Tool { name, args }) => {
             let arguments = crate::tui::parse_arguments(&args.join(" "))
                 .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
@@ -110,5 +118,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Hook { .. } | Command::Init { .. }) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Runs the console server in the foreground. Its stderr is the server's log file.
+fn run_console_server(project: &Project) -> anyhow::Result<ExitCode> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    match cp_mod_console::run_server(cp_mod_console::ServerOptions::from_env(project.root())) {
+        Ok(()) | Err(cp_mod_console::ConsoleError::AlreadyRunning { .. }) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
     }
 }

@@ -5,6 +5,9 @@
 
 use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 
+use cp_mod_checkpoint::CheckpointModule;
+use cp_mod_console::ConsoleModule;
+
 use crate::files::FilesModule;
 
 /// Everything a front-end needs to run tools.
@@ -30,6 +33,8 @@ impl Host {
         let env = ToolEnv::new(project, worker, Notifier::new());
         let mut registry = Registry::new();
         registry.register(Box::new(FilesModule))?;
+        registry.register(Box::new(ConsoleModule::new()))?;
+        registry.register(Box::new(CheckpointModule::new()))?;
         Ok(Self { registry, env })
     }
 

@@ -36,8 +36,17 @@ fn palette_runs_file_write_and_quit_restores() {
     tui.send(b"\r");
     tui.wait_for("'old_string' was not found", WAIT).unwrap();
 
+    // A draft left in the input line survives a restart, as does the conversation.
+    tui.type_text("half-written thought");
     tui.send(b"\x03"); // Ctrl-C with nothing running quits at once.
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let again = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    let screen = again.wait_for("half-written thought", WAIT).unwrap();
+    assert!(
+        screen.contains("Created docs/hello.txt"),
+        "conversation not restored:\n{screen}"
+    );
+    drop(again);
     let raw = tui.raw_output();
     let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
     // The alternate screen was left and the cursor shown again.

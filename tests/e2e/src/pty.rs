@@ -149,6 +149,26 @@ impl TuiSession {
         }
     }
 
+    /// Waits until `done(screen)` holds; on timeout returns the screen in the error.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        timeout: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return Ok(screen);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("timed out waiting until {what}; screen:\n{screen}"));
+            }
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Resizes the PTY.
     pub fn resize(&self, cols: u16, rows: u16) {
         let _ = self.master.resize(PtySize {

@@ -98,7 +98,9 @@ impl CheckpointConfig {
     }
 
     /// The rules used when none are configured: documentation is not code, the rest is
-    /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
+    /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) and the
+    /// `.context-pilot/.gitignore` the host writes on first start are not code, so a new user
+    /// is not asked to commit files they did not write.
     pub fn builtin_rules() -> Vec<CheckpointRule> {
         let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
             .into_iter()
@@ -106,9 +108,13 @@ impl CheckpointConfig {
             .collect();
         let mut not_code = docs.clone();
         not_code.extend(
-            [".context-pilot/handoffs/", ".context-pilot/runs/"]
-                .into_iter()
-                .map(|p| format!("**/{p}")),
+            [
+                ".context-pilot/handoffs/",
+                ".context-pilot/runs/",
+                ".context-pilot/.gitignore",
+            ]
+            .into_iter()
+            .map(|p| format!("**/{p}")),
         );
         vec![
             CheckpointRule {

@@ -6,8 +6,12 @@
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 
-use cp_base::{Notice, PanelKind, PanelView, ToolCall, lock_module};
+use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
+use crate::agent::{AgentEvent, AgentInbox, StopControl, TurnContext, TurnEnd, spawn_turn};
+use crate::llm::{CancelToken, Message};
+
+use super::agent_state::{AgentState, RunningTurn};
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
@@ -54,14 +58,24 @@ pub struct App {
     pub(crate) quit: bool,
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
+    pub(crate) agent: AgentState,
     tx: Sender<AppEvent>,
 }
 
 impl App {
-    pub fn new(host: Host, tx: Sender<AppEvent>) -> Self {
+    pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
         let mut conversation = Conversation::default();
-        conversation.push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        if let Some(error) = &agent.provider_error {
+            conversation.push(Entry::Notice {
+                level: Level::Error,
+                text: error.clone(),
+            });
+        }
+        if agent.provider.is_none() {
+            conversation.push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        }
         Self {
+            agent,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -88,7 +102,7 @@ impl App {
 
     /// Whether work is in flight (quitting then asks first).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty()
+        !self.jobs.is_empty() || self.agent.running()
     }
 
     /// The key context for the current state.
@@ -138,6 +152,108 @@ impl App {
         view
     }
 
+    /// What to save of this session.
+    pub fn snapshot(&self) -> super::SessionState {
+        let modules = self
+            .host
+            .registry()
+            .modules()
+            .iter()
+            .filter_map(|m| {
+                let m = lock_module(m);
+                m.save_state().map(|state| (m.id().to_owned(), state))
+            })
+            .collect();
+        super::SessionState {
+            version: 0,
+            conversation: self.conversation.clone(),
+            messages: self.agent.messages.clone(),
+            input_history: self.input.history().to_vec(),
+            draft: self.input.text().to_owned(),
+            selected: self.selected.clone(),
+            scroll: self
+                .views
+                .iter()
+                .map(|(id, v)| (id.clone(), v.scroll))
+                .collect(),
+            usage: self.agent.usage,
+            pending: self.agent.inbox.snapshot(),
+            modules,
+            resume_turn: false,
+        }
+    }
+
+    /// Writes the session to disk; a failure is shown, never fatal.
+    pub fn save_session(&mut self) {
+        let state = self.snapshot();
+        if let Err(e) = super::session::save(self.host.project(), self.host.worker(), &state) {
+            tracing::warn!("saving the session failed: {e}");
+            self.flash = Some(format!("saving the session failed: {e}"));
+        }
+    }
+
+    /// Restores the saved session of this worker, if there is one.
+    pub fn restore_session(&mut self) {
+        match super::session::load(self.host.project(), self.host.worker()) {
+            Ok(Some(state)) => self.apply_session(state),
+            Ok(None) => {}
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: e,
+                });
+            }
+        }
+    }
+
+    fn apply_session(&mut self, state: super::SessionState) {
+        let env = self.host.env().clone();
+        for module in self.host.registry().modules() {
+            let mut module = lock_module(module);
+            if let Some(saved) = state.modules.get(module.id()) {
+                module.load_state(saved, &env);
+            }
+        }
+        // Keep notices raised while starting (a bad config) after the restored history.
+        let fresh = std::mem::take(&mut self.conversation.entries);
+        self.conversation = state.conversation;
+        self.conversation
+            .entries
+            .extend(fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))));
+        if self.agent.provider.is_none()
+            && !self
+                .conversation
+                .entries
+                .iter()
+                .any(|e| matches!(e, Entry::System(t) if t == NO_PROVIDER_HELP))
+        {
+            self.conversation
+                .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        }
+        self.agent.messages = state.messages;
+        let window = self.agent.usage.context_window;
+        self.agent.usage = state.usage;
+        if window > 0 {
+            self.agent.usage.context_window = window;
+        }
+        for n in state.pending {
+            self.agent.inbox.push(n);
+        }
+        self.input.set_history(state.input_history);
+        self.input.set(state.draft);
+        if !state.selected.is_empty() {
+            self.selected = state.selected;
+        }
+        for (id, scroll) in state.scroll {
+            self.views.entry(id).or_default().scroll = scroll;
+        }
+        if state.resume_turn && self.agent.provider.is_some() {
+            self.conversation
+                .push_system("Resuming the interrupted turn.");
+            self.start_turn();
+        }
+    }
+
     /// Applies one action.
     pub fn apply(&mut self, action: Action) {
         if let Some(confirm) = self.confirm.take() {
@@ -155,6 +271,7 @@ impl App {
             Action::Quit => self.request_quit(),
             Action::OpenPalette => self.palette = Some(Palette::default()),
             Action::Submit if self.focus == Focus::Input => self.submit_input(),
+            Action::Back if self.agent.running() => self.cancel_turn(),
             Action::Back | Action::Submit => self.focus = Focus::Input,
             Action::FocusNext | Action::FocusPrev => {
                 self.focus = match self.focus {
@@ -243,14 +360,151 @@ impl App {
     }
 
     fn submit_input(&mut self) {
+        if self.agent.running() {
+            self.flash = Some("The agent is working; Esc cancels the turn.".into());
+            return;
+        }
         let text = self.input.submit();
         if text.trim().is_empty() {
             return;
         }
-        self.conversation.push(Entry::User(text));
-        self.conversation
-            .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        self.conversation.push(Entry::User(text.clone()));
         self.select("conversation");
+        if self.agent.provider.is_none() {
+            self.conversation
+                .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+            return;
+        }
+        self.agent.messages.push(Message::user_text(text));
+        self.start_turn();
+    }
+
+    /// Starts an agent turn on the current history (which ends with a user message).
+    pub(crate) fn start_turn(&mut self) {
+        let Some(provider) = self.agent.provider.clone() else {
+            return;
+        };
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        let ctx = TurnContext {
+            provider,
+            registry: self.host.registry().clone(),
+            env: self.host.env().clone(),
+            inbox: self.agent.inbox.clone(),
+            cancel: turn.cancel.clone(),
+            stop: turn.stop.clone(),
+            checkpoint: true,
+        };
+        self.agent.usage.start_turn();
+        self.agent.streaming_entry = None;
+        let tx = self.tx.clone();
+        match spawn_turn(ctx, self.agent.messages.clone(), move |event| {
+            let _ = tx.send(AppEvent::Agent(event));
+        }) {
+            Ok(()) => self.agent.turn = Some(turn),
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the agent: {e}"),
+                });
+            }
+        }
+    }
+
+    fn cancel_turn(&mut self) {
+        if let Some(turn) = &self.agent.turn {
+            turn.cancel.cancel();
+            self.agent.status = Some("cancelling…".into());
+        }
+    }
+
+    fn apply_agent(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Text(text) => match self.agent.streaming_entry {
+                Some(index) => {
+                    if let Some(Entry::Assistant(existing)) =
+                        self.conversation.entries.get_mut(index)
+                    {
+                        existing.push_str(&text);
+                    }
+                }
+                None => {
+                    self.agent.streaming_entry =
+                        Some(self.conversation.push(Entry::Assistant(text)));
+                }
+            },
+            AgentEvent::ToolCalls(calls) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.tool_calls += calls.len() as u64;
+                for (id, name, args) in calls {
+                    let index = self.conversation.push(Entry::Tool {
+                        name,
+                        args: shorten(&args),
+                        result: None,
+                        expanded: false,
+                    });
+                    self.agent.tool_entries.insert(id, index);
+                }
+            }
+            AgentEvent::ToolResults(results) => {
+                for (id, result) in results {
+                    if let Some(index) = self.agent.tool_entries.remove(&id)
+                        && let Some(Entry::Tool { result: slot, .. }) =
+                            self.conversation.entries.get_mut(index)
+                    {
+                        *slot = Some(result);
+                    }
+                }
+            }
+            AgentEvent::Usage(usage) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.record(&usage);
+            }
+            AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::CheckpointBlocked(reason) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("Checkpoint:\n{reason}"),
+                });
+            }
+            AgentEvent::Messages(messages) => self.agent.messages = messages,
+            AgentEvent::Finished(end) => {
+                self.agent.turn = None;
+                self.agent.status = None;
+                self.agent.streaming_entry = None;
+                match end {
+                    TurnEnd::Done | TurnEnd::Stopped(_) => {}
+                    TurnEnd::Cancelled => {
+                        self.conversation.push_system("Turn cancelled.");
+                    }
+                    TurnEnd::Failed(e) => {
+                        self.conversation.push(Entry::Notice {
+                            level: Level::Error,
+                            text: e,
+                        });
+                    }
+                }
+                self.save_session();
+                // Notifications that arrived while the turn ran may need to wake the agent.
+                self.maybe_wake();
+            }
+        }
+    }
+
+    /// Starts a turn for waiting notifications when one of them asks to wake an idle agent.
+    fn maybe_wake(&mut self) {
+        if self.agent.running() || self.agent.provider.is_none() {
+            return;
+        }
+        if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
+            let notes = self.agent.inbox.take();
+            self.agent
+                .messages
+                .push(Message::user_text(AgentInbox::render(&notes)));
+            self.start_turn();
+        }
     }
 
     /// Runs a batch of tool calls on a worker thread; results arrive as `BatchDone`.
@@ -303,6 +557,7 @@ impl App {
     pub fn handle(&mut self, event: AppEvent) {
         match event {
             AppEvent::BatchDone { job, results } => self.finish_job(job, results),
+            AppEvent::Agent(event) => self.apply_agent(event),
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
             AppEvent::Signal(SignalKind::Reload) => {
@@ -326,6 +581,7 @@ impl App {
                 Notice::Refresh => {}
             }
         }
+        self.maybe_wake();
     }
 
     /// Lets modules pick up background results. Returns whether anything changed.
@@ -383,10 +639,13 @@ impl App {
 
 /// Arguments on one line for the conversation, cut to a readable length.
 fn compact_args(args: &serde_json::Value) -> String {
-    let text = args.to_string();
+    shorten(&args.to_string())
+}
+
+fn shorten(text: &str) -> String {
     if text.chars().count() > 120 {
         format!("{}…", text.chars().take(119).collect::<String>())
     } else {
-        text
+        text.to_owned()
     }
 }

@@ -1,12 +1,14 @@
 //! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
+mod agent_state;
 mod app;
 mod conversation;
 mod events;
 mod input;
 mod keymap;
 mod palette;
+mod session;
 mod terminal;
 mod view;
 mod wrap;
@@ -19,11 +21,13 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 
+pub use agent_state::AgentState;
 pub use app::{App, Focus, SidebarEntry};
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
 pub use palette::parse_arguments;
+pub use session::SessionState;
 pub use view::render;
 
 use crate::host::Host;
@@ -34,7 +38,7 @@ const TICK: Duration = Duration::from_secs(1);
 const FRAME: Duration = Duration::from_millis(16);
 
 /// Runs the TUI until the user quits or a terminating signal arrives.
-pub fn run(host: Host) -> anyhow::Result<()> {
+pub fn run(host: Host, agent: AgentState) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
     events::spawn_signal_thread(tx.clone())?;
     let waker = tx.clone();
@@ -43,7 +47,9 @@ pub fn run(host: Host) -> anyhow::Result<()> {
     });
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
-    let mut app = App::new(host, tx);
+    let mut app = App::new(host, tx, agent);
+    app.restore_session();
+    app.tick();
     app.drain_notices();
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
 
@@ -75,6 +81,7 @@ pub fn run(host: Host) -> anyhow::Result<()> {
             last_tick = Instant::now();
         }
     }
+    app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
     Ok(())

@@ -86,12 +86,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::ConsoleServer)) {
         return run_console_server(&project);
     }
-    let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
-    crate::logging::init(&project.logs_dir());
     if let Some(Command::Init { agent, dry_run }) = &cli.command {
         print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
+    crate::logging::init(&project.logs_dir());
     let host = Host::new(project, worker)?;
     match cli.command {
         None => {

@@ -5,6 +5,7 @@
 
 use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 
+use cp_mod_callback::CallbackModule;
 use cp_mod_checkpoint::CheckpointModule;
 use cp_mod_console::ConsoleModule;
 
@@ -30,9 +31,11 @@ impl Host {
     /// Prepares `.context-pilot/` and registers the modules, in sidebar order.
     pub fn new(project: Project, worker: WorkerId) -> Result<Self, HostError> {
         project.ensure_layout()?;
+        let callbacks = CallbackModule::new(project.clone(), worker.clone());
         let env = ToolEnv::new(project, worker, Notifier::new());
         let mut registry = Registry::new();
         registry.register(Box::new(FilesModule))?;
+        registry.register(Box::new(callbacks))?;
         registry.register(Box::new(ConsoleModule::new()))?;
         registry.register(Box::new(CheckpointModule::new()))?;
         Ok(Self { registry, env })

@@ -34,7 +34,7 @@ use crate::host::Host;
 /// front-end (hook, MCP server) hands them to the agent.
 pub fn serve(host: Host) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .context("cannot start the MCP runtime")?;
     let server = McpServer::new(host);

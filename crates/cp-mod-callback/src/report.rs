@@ -89,16 +89,24 @@ impl RunReport {
     pub fn note(&self) -> String {
         let secs = self.elapsed.as_secs_f64();
         let mut text = match &self.outcome {
-            RunOutcome::Passed => match &self.success_message {
-                Some(m) => format!(
-                    "Callback '{}' passed: {m} (run {}, {secs:.1}s)",
-                    self.name, self.run_id
-                ),
-                None => format!(
-                    "Callback '{}' passed (run {}, {secs:.1}s)",
-                    self.name, self.run_id
-                ),
-            },
+            RunOutcome::Passed => {
+                let head = match &self.success_message {
+                    Some(m) => format!(
+                        "Callback '{}' passed: {m} (run {}, {secs:.1}s)",
+                        self.name, self.run_id
+                    ),
+                    None => format!(
+                        "Callback '{}' passed (run {}, {secs:.1}s)",
+                        self.name, self.run_id
+                    ),
+                };
+                // Warnings of a passing build still matter to the agent: show the tail too.
+                if self.tail.trim().is_empty() {
+                    head
+                } else {
+                    format!("{head}. Last lines of output:\n{}", self.tail_block())
+                }
+            }
             RunOutcome::Failed { status } => format!(
                 "Callback '{}' FAILED ({status}) after {secs:.1}s{} (run {}). Last lines of output:\n{}\nFull output: panel `{}` (opened). The edit itself was applied.",
                 self.name,
@@ -153,11 +161,19 @@ mod tests {
 
     #[test]
     fn success_is_one_line_with_the_message_and_run_id() {
-        let n = report(RunOutcome::Passed).note();
+        let mut quiet = report(RunOutcome::Passed);
+        quiet.tail = String::new();
         assert_eq!(
-            n,
+            quiet.note(),
             "Callback 'check' passed: all good (run 00000000-0000-0000-0000-000000000000, 1.5s)"
         );
+    }
+
+    #[test]
+    fn success_with_output_shows_its_last_lines() {
+        let n = report(RunOutcome::Passed).note();
+        assert!(n.starts_with("Callback 'check' passed: all good"), "{n}");
+        assert!(n.contains("```\n3\n4\n5\n6\n7\n```"), "{n}");
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct Cli {
     /// `main`).
     #[arg(long, global = true, value_name = "W")]
     pub worker: Option<String>,
+    /// Internal: set by a live reload; restores the session and continues an interrupted turn.
+    #[arg(long, hide = true)]
+    pub resume: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -59,6 +62,7 @@ pub enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    crate::tui::remember_exe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -96,7 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => {
             let agent = crate::tui::AgentState::from_config(host.project());
-            crate::tui::run(host, agent)?;
+            crate::tui::run(host, agent, cli.resume)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::ConsoleServer) => run_console_server(host.project()),

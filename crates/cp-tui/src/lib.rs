@@ -31,4 +31,5 @@ pub mod init;
 pub mod llm;
 mod logging;
 pub mod mcp;
+pub mod system;
 pub mod tui;

@@ -98,3 +98,108 @@ fn anthropic_agent_writes_a_file_and_the_checkpoint_runs() {
 fn openai_compatible_agent_writes_a_file_and_the_checkpoint_runs() {
     run(true);
 }
+
+/// The issue-5 acceptance: the model creates a callback, toggles it off and on, and writes a
+/// matching file; the Callbacks panel shows it active, and the callback's output is inside the
+/// tool result the model receives.
+fn callbacks_driven_by_the_model(openai_format: bool) {
+    let server = LlmServer::start().unwrap();
+    let create = r#"{"action": "create", "name": "todo-check", "description": "echo the changed files",
+        "pattern": "*.txt", "script_content": "echo \"callback saw: $CP_CHANGED_FILES\"",
+        "blocking": true, "timeout": 20}"#;
+    let steps: [(&str, &str, &str); 4] = [
+        ("c1", "Callback_upsert", create),
+        ("c2", "Callback_toggle", r#"{"id": "CB1", "active": false}"#),
+        ("c3", "Callback_toggle", r#"{"id": "CB1", "active": true}"#),
+        (
+            "c4",
+            "File_write",
+            r#"{"file_path": "notes/todo.txt", "content": "ship it\n"}"#,
+        ),
+    ];
+    for (id, name, args) in steps {
+        server.push(if openai_format {
+            openai::tool_call_turn(&[(id, name, args)])
+        } else {
+            anthropic::tool_use_turn(&[(id, name, args)])
+        });
+    }
+    // The end of the turn: the checkpoint blocks (new config is code), then the gate blocks
+    // until its limit; each block gets a short answer.
+    for text in ["Callback in place.", "Noted.", "Noted again.", "Stopping."] {
+        server.push(if openai_format {
+            openai::text_turn(text)
+        } else {
+            anthropic::text_turn(text)
+        });
+    }
+    let repo = git_repo();
+    let url = if openai_format {
+        server.openai_base_url()
+    } else {
+        server.url()
+    };
+    let env: Vec<(&str, &str)> = if openai_format {
+        vec![
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", "k"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]
+    } else {
+        vec![
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "k"),
+            ("OPENAI_API_KEY", ""),
+        ]
+    };
+    let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("set up a callback for txt files, then write the todo");
+    tui.send(b"\r");
+    tui.wait_for("Callback in place.", WAIT).unwrap();
+    let requests = server.wait_for_requests(5, WAIT);
+
+    // Toggle results went back to the model, and the write's result carries the callback run.
+    let after_toggle_off = &requests[2].raw_body;
+    assert!(after_toggle_off.contains("CB1"), "{after_toggle_off}");
+    let after_write = &requests[4].raw_body;
+    assert!(
+        after_write.contains("callback saw: notes/todo.txt"),
+        "callback output missing from the tool result: {after_write}"
+    );
+    assert!(after_write.contains("todo-check"), "{after_write}");
+
+    tui.wait_until("the turn ends", WAIT, |s| {
+        !s.contains("agent working") && !s.contains("checkpoint…")
+    })
+    .unwrap();
+    // The Callbacks panel lists it, active for this worker.
+    tui.send(b"\t");
+    tui.send(b"2");
+    let screen = tui.wait_for("┌ Callbacks ", WAIT).unwrap();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("CB1") && l.contains("todo-check"))
+        .unwrap();
+    assert!(
+        row.contains("CB1")
+            && row
+                .trim_end()
+                .trim_end_matches('│')
+                .trim_end()
+                .ends_with("yes"),
+        "{row}"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn anthropic_model_drives_callbacks() {
+    callbacks_driven_by_the_model(false);
+}
+
+#[test]
+fn openai_model_drives_callbacks() {
+    callbacks_driven_by_the_model(true);
+}

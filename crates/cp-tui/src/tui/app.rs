@@ -5,10 +5,13 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
+use std::time::{Instant, SystemTime};
 
 use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
-use crate::agent::{AgentEvent, AgentInbox, StopControl, TurnContext, TurnEnd, spawn_turn};
+use crate::agent::{
+    AgentEvent, AgentInbox, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn,
+};
 use crate::llm::{CancelToken, Message};
 
 use super::agent_state::{AgentState, RunningTurn};
@@ -59,8 +62,18 @@ pub struct App {
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
     pub(crate) agent: AgentState,
+    /// When a reload was requested; it happens once no batch or turn is running.
+    pub(crate) reload: Option<SystemTime>,
+    /// The agent's turn was paused for the reload and continues in the new process.
+    stopped_for_reload: bool,
+    /// Something worth saving happened since the last save.
+    unsaved: bool,
+    last_save: Instant,
     tx: Sender<AppEvent>,
 }
+
+/// How often the session is saved while nothing else triggers a save.
+const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl App {
     pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
@@ -76,6 +89,10 @@ impl App {
         }
         Self {
             agent,
+            reload: None,
+            stopped_for_reload: false,
+            unsaved: false,
+            last_save: Instant::now(),
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -179,12 +196,13 @@ impl App {
             usage: self.agent.usage,
             pending: self.agent.inbox.snapshot(),
             modules,
-            resume_turn: false,
+            resume_turn: self.stopped_for_reload,
         }
     }
 
     /// Writes the session to disk; a failure is shown, never fatal.
     pub fn save_session(&mut self) {
+        self.last_save = Instant::now();
         let state = self.snapshot();
         if let Err(e) = super::session::save(self.host.project(), self.host.worker(), &state) {
             tracing::warn!("saving the session failed: {e}");
@@ -193,9 +211,13 @@ impl App {
     }
 
     /// Restores the saved session of this worker, if there is one.
-    pub fn restore_session(&mut self) {
+    /// `resume` is set after a live reload: only then does an interrupted turn continue.
+    pub fn restore_session(&mut self, resume: bool) {
         match super::session::load(self.host.project(), self.host.worker()) {
-            Ok(Some(state)) => self.apply_session(state),
+            Ok(Some(mut state)) => {
+                state.resume_turn &= resume;
+                self.apply_session(state);
+            }
             Ok(None) => {}
             Err(e) => {
                 self.conversation.push(Entry::Notice {
@@ -250,6 +272,43 @@ impl App {
         if state.resume_turn && self.agent.provider.is_some() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");
+            self.start_turn();
+        }
+    }
+
+    /// Asks for a reload; it happens after the running batch or turn step finishes.
+    pub fn request_reload(&mut self) {
+        if self.reload.is_none() {
+            self.reload = Some(SystemTime::now());
+        }
+        if let Some(turn) = &self.agent.turn {
+            turn.stop.request(StopReason::Reload);
+        }
+    }
+
+    /// Picks up a `system_reload` request made through the tool.
+    pub fn poll_reload_request(&mut self) -> bool {
+        if self.host.take_reload_request() {
+            self.request_reload();
+            return true;
+        }
+        false
+    }
+
+    /// When the reload can happen now: it was requested and nothing is running.
+    pub fn reload_due(&self) -> Option<SystemTime> {
+        self.reload
+            .filter(|_| self.jobs.is_empty() && !self.agent.running())
+    }
+
+    /// The new binary did not start: stay up, say why, and go on where the agent was.
+    pub fn reload_failed(&mut self, why: &str) {
+        self.reload = None;
+        self.conversation.push(Entry::Notice {
+            level: Level::Error,
+            text: format!("Reload failed: {why}. Still running the current binary."),
+        });
+        if std::mem::take(&mut self.stopped_for_reload) {
             self.start_turn();
         }
     }
@@ -475,6 +534,7 @@ impl App {
                 self.agent.status = None;
                 self.agent.streaming_entry = None;
                 match end {
+                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
                     TurnEnd::Done | TurnEnd::Stopped(_) => {}
                     TurnEnd::Cancelled => {
                         self.conversation.push_system("Turn cancelled.");
@@ -545,6 +605,7 @@ impl App {
         let Some(entries) = self.jobs.remove(&job) else {
             return;
         };
+        self.unsaved = true;
         for (index, result) in entries.into_iter().zip(results) {
             if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
             {
@@ -560,9 +621,7 @@ impl App {
             AppEvent::Agent(event) => self.apply_agent(event),
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
-            AppEvent::Signal(SignalKind::Reload) => {
-                self.flash = Some("Reload is not available in this build.".into());
-            }
+            AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
             AppEvent::Term(_) => {}
         }
     }
@@ -584,8 +643,12 @@ impl App {
         self.maybe_wake();
     }
 
-    /// Lets modules pick up background results. Returns whether anything changed.
+    /// Lets modules pick up background results, and saves the session now and then so even a
+    /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
+        if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
+            self.save_session();
+        }
         let env = self.host.env().clone();
         let mut changed = false;
         for module in self.host.registry().modules() {

@@ -36,6 +36,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             base.fg(Color::Yellow),
         ));
     }
+    if app.reload.is_some() {
+        spans.push(Span::styled(
+            "│ reload pending ",
+            base.fg(Color::LightMagenta),
+        ));
+    }
     if let Some(flash) = &app.flash {
         spans.push(Span::styled(
             format!("│ {flash} "),

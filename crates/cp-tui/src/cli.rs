@@ -40,6 +40,24 @@ pub enum Command {
         /// Arguments as one JSON object, or as key=value pairs.
         args: Vec<String>,
     },
+    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI and other MCP
+    /// clients). Stops when the client closes stdin.
+    Mcp,
+    /// Hook receiver for Claude Code (`post-tool-use`, `stop`) and Gemini CLI (`after-tool`,
+    /// `after-agent`): reads the hook's JSON payload on stdin. Always exits 0.
+    Hook {
+        #[arg(value_enum)]
+        event: crate::hook::HookEvent,
+    },
+    /// Add the MCP server and the hooks to an agent's project settings, merging with what is
+    /// there.
+    Init {
+        #[arg(value_enum)]
+        agent: crate::init::InitAgent,
+        /// Print the diff of what would change and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// Runs the command line and returns the process exit code.
@@ -56,6 +74,14 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(Command::Hook { event }) = &cli.command {
+        // A hook finds its project from the payload's `cwd` and never fails the agent.
+        return Ok(crate::hook::main(
+            *event,
+            cli.project.as_deref(),
+            cli.worker.as_deref(),
+        ));
+    }
     let start = match &cli.project {
         Some(dir) => dir.clone(),
         None => std::env::current_dir()?,
@@ -63,6 +89,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let project = Project::discover(&start)?;
     if matches!(cli.command, Some(Command::ConsoleServer)) {
         return run_console_server(&project);
+    }
+    if let Some(Command::Init { agent, dry_run }) = &cli.command {
+        print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
+        return Ok(ExitCode::SUCCESS);
     }
     let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
     crate::logging::init(&project.logs_dir());
@@ -87,6 +117,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Some(Command::Mcp) => {
+            crate::mcp::serve(host)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Hook { .. } | Command::Init { .. }) => Ok(ExitCode::SUCCESS),
     }
 }
 

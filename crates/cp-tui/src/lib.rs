@@ -6,6 +6,9 @@
 //! - [`llm`]: the LLM providers (Anthropic Messages, OpenAI-compatible Chat Completions)
 //!   behind one blocking [`llm::Provider`] trait, run off the UI thread by the agent loop.
 //! - [`files`]: the built-in `File_*` tools, confined to the project root.
+//! - [`mcp`]: `context-pilot mcp`, the same tools over MCP on stdio.
+//! - [`hook`]: `context-pilot hook <event>`, the Claude Code / Gemini CLI hook receiver.
+//! - [`init`]: `context-pilot init claude|gemini`, which wires both into an agent's settings.
 //! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
 //!   palette, and the event loop that owns the state.
 //!
@@ -22,8 +25,11 @@
 pub mod agent;
 pub mod cli;
 pub mod files;
+pub mod hook;
 pub mod host;
+pub mod init;
 pub mod llm;
 mod logging;
+pub mod mcp;
 pub mod system;
 pub mod tui;

@@ -124,3 +124,27 @@ fn a_console_survives_a_killed_host_with_all_its_output() {
         );
     }
 }
+
+#[test]
+fn the_tui_stays_responsive_while_a_console_floods_output() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x10");
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(
+        r#"console_create command="timeout 8 yes flood-line-of-output" description=flood"#,
+    );
+    tui.send(b"\r");
+    tui.wait_for("flood-line-of-output", WAIT).unwrap();
+    // While the flood runs, keys still echo promptly and the screen keeps up.
+    tui.send(b"\x1b1"); // Alt-1: back to the conversation
+    for word in ["still", "responsive"] {
+        let sent = std::time::Instant::now();
+        tui.type_text(word);
+        tui.wait_for(word, Duration::from_secs(5)).unwrap();
+        assert!(sent.elapsed() < Duration::from_secs(5));
+    }
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}

@@ -125,7 +125,8 @@ fn edit_needs_a_unique_existing_old_string() {
 #[test]
 fn read_numbers_lines_and_pages() {
     let (_t, r, env) = setup();
-    let content: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let content: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+    let content = content.join("\n") + "\n";
     call(
         &r,
         &env,

@@ -53,7 +53,9 @@
 mod error;
 mod handoff;
 mod module;
+mod restart;
 mod stop;
+mod workflow;
 
 pub use error::CheckpointError;
 pub use handoff::{
@@ -61,6 +63,12 @@ pub use handoff::{
     HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
 };
 pub use module::{CheckpointModule, HANDOFF_TOOL};
+pub use restart::{
+    ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
+    RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionEnd,
+    SessionRunner, StopHandle, ToolRecord, restart_prompt,
+};
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
     CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, ProcessGroupRunner,

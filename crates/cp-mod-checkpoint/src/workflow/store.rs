@@ -14,6 +14,8 @@ use super::{RunContext, WorkflowError};
 /// Name of the run file inside `runs/<id>/`.
 pub const RUN_FILE: &str = "context.json";
 const LOCK_FILE: &str = ".run.lock";
+/// How long [`RunStore::lock`] waits for a busy lock.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,7 +171,7 @@ impl RunStore {
         id
     }
 
-    /// Takes the run's lock without waiting.
+    /// Takes the run's lock, waiting at most two seconds for it.
     pub fn lock(&self, run_id: &str) -> Result<RunLock, WorkflowError> {
         let dir = self.run_dir(run_id);
         std::fs::create_dir_all(&dir).map_err(|e| cp_base::StoreError::io(&dir, e))?;
@@ -181,13 +183,26 @@ impl RunStore {
             .truncate(false)
             .open(&path)
             .map_err(|e| cp_base::StoreError::io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(RunLock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(WorkflowError::RunLocked {
-                run_id: run_id.to_owned(),
-                lock: path,
-            }),
-            Err(TryLockError::Error(e)) => Err(cp_base::StoreError::io(&path, e).into()),
+        // A process forked by another thread (git, a test command) holds a copy of the
+        // descriptor until it execs, which keeps a just-released lock held for a moment; so a
+        // busy lock is retried briefly before it counts as another driver's.
+        let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(RunLock { _file: file }),
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(WorkflowError::RunLocked {
+                        run_id: run_id.to_owned(),
+                        lock: path,
+                    });
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(cp_base::StoreError::io(&path, e).into());
+                }
+            }
         }
     }
 

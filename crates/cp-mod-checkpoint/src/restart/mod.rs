@@ -9,6 +9,29 @@
 //!   [`SessionControl`] and stops when asked ([`StopHandle`]).
 //! - [`RestartLoop::run_phase`] is the loop itself; it reports [`RestartEvent`]s to a
 //!   [`RestartObserver`] and logs them with `tracing`.
+//!
+//! # Behaviour
+//!
+//! After every model response the runner reports the request's input tokens; at
+//! `context_threshold` % of the window (or after `tool_call_threshold` tool calls when the
+//! provider reports no usage) the session is asked to stop. The tool batch in progress always
+//! finishes first. The stopped session gets one turn ([`HANDOFF_REQUEST`]) to call
+//! `Checkpoint_handoff`; without it, a fallback handoff lists the changed files and the tool
+//! history. With `auto_commit` everything is committed
+//! (`context-pilot: auto-commit before restart N of phase X`), and a finished phase is committed
+//! too (`context-pilot: phase X completed`). Hooks are skipped (`--no-verify`) for these
+//! work-in-progress commits so a failing lint hook cannot end a long run.
+//!
+//! # Troubleshooting
+//!
+//! - *"phase X hit the context limit N times"*: the phase is too big for one context window
+//!   even with handoffs. Split it into smaller phases, or raise `--max-restarts`.
+//! - *"the work tree has uncommitted changes"*: auto-commit would put them in its commits;
+//!   commit or stash them, or pass `--allow-dirty` (or `--no-auto-commit`).
+//! - Restarts come too early or too late: tune `--context-threshold`; 100 turns restarts off.
+//! - The fresh session redoes work: the agent's handoff was thin. The handoff record is under
+//!   `.context-pilot/handoffs/`; the `Checkpoint_handoff` description tells the model what to
+//!   include.
 
 mod config;
 mod cycle;

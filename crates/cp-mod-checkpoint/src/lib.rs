@@ -102,6 +102,7 @@
 mod error;
 mod handoff;
 mod module;
+mod panel;
 mod restart;
 mod stop;
 mod workflow;
@@ -112,6 +113,7 @@ pub use handoff::{
     HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
 };
 pub use module::{CheckpointModule, HANDOFF_TOOL};
+pub use panel::CheckpointPanel;
 pub use restart::{
     ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
     RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,

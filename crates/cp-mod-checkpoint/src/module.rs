@@ -4,22 +4,46 @@ use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use std::time::SystemTime;
+
+use cp_base::Panel;
+
 use crate::handoff::{
     CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
 };
+use crate::panel::CheckpointPanel;
+use crate::stop::{STATE_FILE, StopCheckpoint};
 
 /// Public name of the handoff tool.
 pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
 
 /// Offers `Checkpoint_handoff`, which records the agent's structured handoff under
-/// `.context-pilot/handoffs/`.
+/// `.context-pilot/handoffs/`, and the Checkpoint panel with the last stop checkpoint.
 #[derive(Debug, Default)]
-pub struct CheckpointModule;
+pub struct CheckpointModule {
+    panel: CheckpointPanel,
+    /// Modification time of the state file the panel was loaded from.
+    loaded: Option<SystemTime>,
+}
 
 impl CheckpointModule {
-    /// A new module; it keeps no state of its own (records live on disk).
+    /// A new module. Records live on disk; the panel follows this worker's state file.
     pub fn new() -> Self {
-        Self
+        Self::default()
+    }
+
+    /// Reloads the panel when the checkpoint state file changed (a hook process or the
+    /// agent loop ran a checkpoint). Returns whether it changed.
+    fn refresh(&mut self, env: &ToolEnv) -> bool {
+        let path = env.project.state_dir(&env.worker).join(STATE_FILE);
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        if modified == self.loaded {
+            return false;
+        }
+        self.loaded = modified;
+        self.panel
+            .set_report(StopCheckpoint::last_report(&env.project, &env.worker));
+        true
     }
 }
 
@@ -128,6 +152,18 @@ impl Module for CheckpointModule {
             .into();
         }
         record_handoff(args, env).into()
+    }
+
+    fn panels(&self) -> Vec<&dyn Panel> {
+        vec![&self.panel]
+    }
+
+    fn on_tick(&mut self, env: &ToolEnv) -> bool {
+        self.refresh(env)
+    }
+
+    fn load_state(&mut self, _state: &Value, env: &ToolEnv) {
+        self.refresh(env);
     }
 }
 

@@ -20,12 +20,18 @@ pub struct Cli {
     /// `main`).
     #[arg(long, global = true, value_name = "W")]
     pub worker: Option<String>,
+    /// Internal: set by a live reload; restores the session and continues an interrupted turn.
+    #[arg(long, hide = true)]
+    pub resume: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
+    #[command(hide = true)]
+    ConsoleServer,
     /// Run one tool without the TUI and print its result, e.g.
     /// `context-pilot tool File_write file_path=a.txt content=hi`.
     Tool {
@@ -34,10 +40,29 @@ pub enum Command {
         /// Arguments as one JSON object, or as key=value pairs.
         args: Vec<String>,
     },
+    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI and other MCP
+    /// clients). Stops when the client closes stdin.
+    Mcp,
+    /// Hook receiver for Claude Code (`post-tool-use`, `stop`) and Gemini CLI (`after-tool`,
+    /// `after-agent`): reads the hook's JSON payload on stdin. Always exits 0.
+    Hook {
+        #[arg(value_enum)]
+        event: crate::hook::HookEvent,
+    },
+    /// Add the MCP server and the hooks to an agent's project settings, merging with what is
+    /// there.
+    Init {
+        #[arg(value_enum)]
+        agent: crate::init::InitAgent,
+        /// Print the diff of what would change and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    crate::tui::remember_exe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -49,19 +74,36 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(Command::Hook { event }) = &cli.command {
+        // A hook finds its project from the payload's `cwd` and never fails the agent.
+        return Ok(crate::hook::main(
+            *event,
+            cli.project.as_deref(),
+            cli.worker.as_deref(),
+        ));
+    }
     let start = match &cli.project {
         Some(dir) => dir.clone(),
         None => std::env::current_dir()?,
     };
     let project = Project::discover(&start)?;
+    if matches!(cli.command, Some(Command::ConsoleServer)) {
+        return run_console_server(&project);
+    }
+    if let Some(Command::Init { agent, dry_run }) = &cli.command {
+        print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
     crate::logging::init(&project.logs_dir());
     let host = Host::new(project, worker)?;
     match cli.command {
         None => {
-            crate::tui::run(host)?;
+            let agent = crate::tui::AgentState::from_config(host.project());
+            crate::tui::run(host, agent, cli.resume)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::ConsoleServer) => run_console_server(host.project()),
         Some(Command::Tool { name, args }) => {
             let arguments = crate::tui::parse_arguments(&args.join(" "))
                 .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
@@ -75,5 +117,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Some(Command::Mcp) => {
+            crate::mcp::serve(host)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Hook { .. } | Command::Init { .. }) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Runs the console server in the foreground. Its stderr is the server's log file.
+fn run_console_server(project: &Project) -> anyhow::Result<ExitCode> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    match cp_mod_console::run_server(cp_mod_console::ServerOptions::from_env(project.root())) {
+        Ok(()) | Err(cp_mod_console::ConsoleError::AlreadyRunning { .. }) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
     }
 }

@@ -5,13 +5,23 @@
 
 use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 
+use cp_mod_callback::CallbackModule;
+use cp_mod_checkpoint::CheckpointModule;
+use cp_mod_console::ConsoleModule;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::files::FilesModule;
+use crate::system::SystemModule;
 
 /// Everything a front-end needs to run tools.
 #[derive(Debug, Clone)]
 pub struct Host {
     registry: Registry,
     env: ToolEnv,
+    /// Raised by `system_reload`; the TUI watches it.
+    reload: Arc<AtomicBool>,
 }
 
 /// Why a host could not start.
@@ -27,15 +37,33 @@ impl Host {
     /// Prepares `.context-pilot/` and registers the modules, in sidebar order.
     pub fn new(project: Project, worker: WorkerId) -> Result<Self, HostError> {
         project.ensure_layout()?;
-        let env = ToolEnv::new(project, worker, Notifier::new());
+        let env = ToolEnv::new(project.clone(), worker.clone(), Notifier::new());
         let mut registry = Registry::new();
         registry.register(Box::new(FilesModule))?;
-        Ok(Self { registry, env })
+        registry.register(Box::new(CallbackModule::new(project, worker)))?;
+        registry.register(Box::new(ConsoleModule::new()))?;
+        registry.register(Box::new(CheckpointModule::new()))?;
+        let reload = Arc::new(AtomicBool::new(false));
+        registry.register(Box::new(SystemModule::new(reload.clone())))?;
+        Ok(Self {
+            registry,
+            env,
+            reload,
+        })
     }
 
     /// A host from parts, for tests and tools that assemble their own module list.
     pub fn from_parts(registry: Registry, env: ToolEnv) -> Self {
-        Self { registry, env }
+        Self {
+            registry,
+            env,
+            reload: Arc::default(),
+        }
+    }
+
+    /// Takes a pending `system_reload` request, if one was made.
+    pub fn take_reload_request(&self) -> bool {
+        self.reload.swap(false, Ordering::SeqCst)
     }
 
     pub fn registry(&self) -> &Registry {

@@ -36,8 +36,17 @@ fn palette_runs_file_write_and_quit_restores() {
     tui.send(b"\r");
     tui.wait_for("'old_string' was not found", WAIT).unwrap();
 
+    // A draft left in the input line survives a restart, as does the conversation.
+    tui.type_text("half-written thought");
     tui.send(b"\x03"); // Ctrl-C with nothing running quits at once.
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let again = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    let screen = again.wait_for("half-written thought", WAIT).unwrap();
+    assert!(
+        screen.contains("Created docs/hello.txt"),
+        "conversation not restored:\n{screen}"
+    );
+    drop(again);
     let raw = tui.raw_output();
     let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
     // The alternate screen was left and the cursor shown again.
@@ -72,4 +81,70 @@ fn sigterm_exits_cleanly_and_restores_the_terminal() {
 unsafe fn libc_kill(pid: u32) -> i32 {
     // SAFETY: the caller passes the pid of a live child process.
     unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGTERM) }
+}
+
+#[test]
+fn a_console_survives_a_killed_host_with_all_its_output() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x10");
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(
+        r#"console_create command="for i in $(seq 1 60); do echo beat $i; sleep 0.05; done; echo all-done" description=beats"#,
+    );
+    tui.send(b"\r");
+    tui.wait_for("beat 3", WAIT).unwrap();
+    // Give the host its post-job save, then kill it without a chance to clean up.
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = tui.pid().unwrap();
+    // SAFETY: kill(2) on a child process we started.
+    assert_eq!(
+        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) },
+        0
+    );
+    let _ = tui.wait_exit(WAIT);
+    // Output keeps coming while no host runs; then a new host shows all of it.
+    std::thread::sleep(Duration::from_secs(3));
+    let again = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    let screen = again.wait_for("all-done", WAIT).unwrap();
+    assert!(screen.contains("beats"), "console panel missing:\n{screen}");
+    // Nothing was lost: the console's log holds every line, printed with or without a host.
+    let logs = repo.path().join(".context-pilot/run/consoles");
+    let log = std::fs::read_dir(logs)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
+        .unwrap();
+    for i in 1..=60 {
+        assert!(
+            log.contains(&format!("beat {i}\r\n")),
+            "beat {i} missing from the log"
+        );
+    }
+}
+
+#[test]
+fn the_tui_stays_responsive_while_a_console_floods_output() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x10");
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(
+        r#"console_create command="timeout 8 yes flood-line-of-output" description=flood"#,
+    );
+    tui.send(b"\r");
+    tui.wait_for("flood-line-of-output", WAIT).unwrap();
+    // While the flood runs, keys still echo promptly and the screen keeps up.
+    tui.send(b"\x1b1"); // Alt-1: back to the conversation
+    for word in ["still", "responsive"] {
+        let sent = std::time::Instant::now();
+        tui.type_text(word);
+        tui.wait_for(word, Duration::from_secs(5)).unwrap();
+        assert!(sent.elapsed() < Duration::from_secs(5));
+    }
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }

@@ -4,18 +4,27 @@
 //!   a VT100 emulator, so tests type keys and read what a person would see.
 //! - [`binary_path`]: where `cargo test` put the binary.
 //! - [`git_repo`]: a fresh git repository in a temp dir.
+//! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
+//!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
 //! ```no_run
 //! use std::time::Duration;
+//! use cp_e2e::{LlmServer, anthropic};
+//! let server = LlmServer::start().unwrap();
+//! server.push(anthropic::text_turn("Done."));
 //! let repo = cp_e2e::git_repo();
-//! let mut tui = cp_e2e::TuiSession::start(repo.path(), &[], &[]).unwrap();
+//! let url = server.url();
+//! let env = [("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "test")];
+//! let mut tui = cp_e2e::TuiSession::start(repo.path(), &[], &env).unwrap();
 //! tui.wait_for("Conversation", Duration::from_secs(10)).unwrap();
 //! tui.send(b"\x03"); // Ctrl-C
 //! tui.wait_exit(Duration::from_secs(5)).unwrap();
 //! ```
 
+pub mod llm_server;
 mod pty;
 mod repo;
 
+pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, openai};
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};

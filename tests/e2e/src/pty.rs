@@ -37,12 +37,32 @@ impl TuiSession {
         Self::start_sized(cwd, args, env, 120, 32)
     }
 
+    /// Starts a specific binary (e.g. a copy the test can later break), at 120×32.
+    pub fn start_exe(
+        exe: &Path,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self, String> {
+        Self::spawn(exe, cwd, args, env, (120, 32))
+    }
+
     pub fn start_sized(
         cwd: &Path,
         args: &[&str],
         env: &[(&str, &str)],
         cols: u16,
         rows: u16,
+    ) -> Result<Self, String> {
+        Self::spawn(&binary_path(), cwd, args, env, (cols, rows))
+    }
+
+    fn spawn(
+        exe: &Path,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        (cols, rows): (u16, u16),
     ) -> Result<Self, String> {
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -52,7 +72,7 @@ impl TuiSession {
                 pixel_height: 0,
             })
             .map_err(|e| format!("openpty: {e}"))?;
-        let mut cmd = CommandBuilder::new(binary_path());
+        let mut cmd = CommandBuilder::new(exe);
         cmd.args(args);
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
@@ -144,6 +164,26 @@ impl TuiSession {
                 return Err(format!(
                     "timed out waiting for {needle:?}; screen:\n{screen}"
                 ));
+            }
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Waits until `done(screen)` holds; on timeout returns the screen in the error.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        timeout: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return Ok(screen);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("timed out waiting until {what}; screen:\n{screen}"));
             }
             thread::sleep(Duration::from_millis(25));
         }

@@ -216,13 +216,14 @@ fn status_of(x: u8, y: u8) -> Option<FileStatus> {
     })
 }
 
-/// The host's own per-machine files (`.context-pilot/state|run|logs/`, lock files) are not
-/// the agent's changes, even where no `.gitignore` hides them yet.
+/// The host's own per-machine files (`.context-pilot/state|run|logs/`, lock files) and the
+/// `.context-pilot/.gitignore` the host writes on first start are not the agent's changes,
+/// even where no `.gitignore` hides them yet.
 fn is_host_runtime(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     parts.windows(2).any(|w| {
         w[0] == cp_base::STATE_DIR
-            && (matches!(w[1], "state" | "run" | "logs")
+            && (matches!(w[1], "state" | "run" | "logs" | ".gitignore")
                 || (w[1].starts_with('.')
                     && std::path::Path::new(w[1])
                         .extension()
@@ -270,6 +271,7 @@ mod tests {
             "sub/.context-pilot/run/x.sock",
             ".context-pilot/.config.json.lock",
             ".context-pilot/logs/host.log",
+            ".context-pilot/.gitignore",
         ] {
             assert!(is_host_runtime(p), "{p}");
         }

@@ -106,9 +106,13 @@ impl CheckpointConfig {
             .collect();
         let mut not_code = docs.clone();
         not_code.extend(
-            [".context-pilot/handoffs/", ".context-pilot/runs/"]
-                .into_iter()
-                .map(|p| format!("**/{p}")),
+            [
+                ".context-pilot/handoffs/",
+                ".context-pilot/runs/",
+                ".context-pilot/.gitignore",
+            ]
+            .into_iter()
+            .map(|p| format!("**/{p}")),
         );
         vec![
             CheckpointRule {

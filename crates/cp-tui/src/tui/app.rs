@@ -5,9 +5,16 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;
+use std::time::{Instant, SystemTime};
 
-use cp_base::{Notice, PanelKind, PanelView, ToolCall, lock_module};
+use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
+use crate::agent::{
+    AgentEvent, AgentInbox, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn,
+};
+use crate::llm::{CancelToken, Message};
+
+use super::agent_state::{AgentState, RunningTurn};
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
@@ -54,14 +61,38 @@ pub struct App {
     pub(crate) quit: bool,
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
+    pub(crate) agent: AgentState,
+    /// When a reload was requested; it happens once no batch or turn is running.
+    pub(crate) reload: Option<SystemTime>,
+    /// The agent's turn was paused for the reload and continues in the new process.
+    stopped_for_reload: bool,
+    /// Something worth saving happened since the last save.
+    unsaved: bool,
+    last_save: Instant,
     tx: Sender<AppEvent>,
 }
 
+/// How often the session is saved while nothing else triggers a save.
+const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl App {
-    pub fn new(host: Host, tx: Sender<AppEvent>) -> Self {
+    pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
         let mut conversation = Conversation::default();
-        conversation.push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        if let Some(error) = &agent.provider_error {
+            conversation.push(Entry::Notice {
+                level: Level::Error,
+                text: error.clone(),
+            });
+        }
+        if agent.provider.is_none() {
+            conversation.push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        }
         Self {
+            agent,
+            reload: None,
+            stopped_for_reload: false,
+            unsaved: false,
+            last_save: Instant::now(),
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -88,7 +119,7 @@ impl App {
 
     /// Whether work is in flight (quitting then asks first).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty()
+        !self.jobs.is_empty() || self.agent.running()
     }
 
     /// The key context for the current state.
@@ -138,6 +169,150 @@ impl App {
         view
     }
 
+    /// What to save of this session.
+    pub fn snapshot(&self) -> super::SessionState {
+        let modules = self
+            .host
+            .registry()
+            .modules()
+            .iter()
+            .filter_map(|m| {
+                let m = lock_module(m);
+                m.save_state().map(|state| (m.id().to_owned(), state))
+            })
+            .collect();
+        super::SessionState {
+            version: 0,
+            conversation: self.conversation.clone(),
+            messages: self.agent.messages.clone(),
+            input_history: self.input.history().to_vec(),
+            draft: self.input.text().to_owned(),
+            selected: self.selected.clone(),
+            scroll: self
+                .views
+                .iter()
+                .map(|(id, v)| (id.clone(), v.scroll))
+                .collect(),
+            usage: self.agent.usage,
+            pending: self.agent.inbox.snapshot(),
+            modules,
+            resume_turn: self.stopped_for_reload,
+        }
+    }
+
+    /// Writes the session to disk; a failure is shown, never fatal.
+    pub fn save_session(&mut self) {
+        self.last_save = Instant::now();
+        let state = self.snapshot();
+        if let Err(e) = super::session::save(self.host.project(), self.host.worker(), &state) {
+            tracing::warn!("saving the session failed: {e}");
+            self.flash = Some(format!("saving the session failed: {e}"));
+        }
+    }
+
+    /// Restores the saved session of this worker, if there is one.
+    /// `resume` is set after a live reload: only then does an interrupted turn continue.
+    pub fn restore_session(&mut self, resume: bool) {
+        match super::session::load(self.host.project(), self.host.worker()) {
+            Ok(Some(mut state)) => {
+                state.resume_turn &= resume;
+                self.apply_session(state);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: e,
+                });
+            }
+        }
+    }
+
+    fn apply_session(&mut self, state: super::SessionState) {
+        let env = self.host.env().clone();
+        for module in self.host.registry().modules() {
+            let mut module = lock_module(module);
+            if let Some(saved) = state.modules.get(module.id()) {
+                module.load_state(saved, &env);
+            }
+        }
+        // Keep notices raised while starting (a bad config) after the restored history.
+        let fresh = std::mem::take(&mut self.conversation.entries);
+        self.conversation = state.conversation;
+        self.conversation
+            .entries
+            .extend(fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))));
+        if self.agent.provider.is_none()
+            && !self
+                .conversation
+                .entries
+                .iter()
+                .any(|e| matches!(e, Entry::System(t) if t == NO_PROVIDER_HELP))
+        {
+            self.conversation
+                .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        }
+        self.agent.messages = state.messages;
+        let window = self.agent.usage.context_window;
+        self.agent.usage = state.usage;
+        if window > 0 {
+            self.agent.usage.context_window = window;
+        }
+        for n in state.pending {
+            self.agent.inbox.push(n);
+        }
+        self.input.set_history(state.input_history);
+        self.input.set(state.draft);
+        if !state.selected.is_empty() {
+            self.selected = state.selected;
+        }
+        for (id, scroll) in state.scroll {
+            self.views.entry(id).or_default().scroll = scroll;
+        }
+        if state.resume_turn && self.agent.provider.is_some() {
+            self.conversation
+                .push_system("Resuming the interrupted turn.");
+            self.start_turn();
+        }
+    }
+
+    /// Asks for a reload; it happens after the running batch or turn step finishes.
+    pub fn request_reload(&mut self) {
+        if self.reload.is_none() {
+            self.reload = Some(SystemTime::now());
+        }
+        if let Some(turn) = &self.agent.turn {
+            turn.stop.request(StopReason::Reload);
+        }
+    }
+
+    /// Picks up a `system_reload` request made through the tool.
+    pub fn poll_reload_request(&mut self) -> bool {
+        if self.host.take_reload_request() {
+            self.request_reload();
+            return true;
+        }
+        false
+    }
+
+    /// When the reload can happen now: it was requested and nothing is running.
+    pub fn reload_due(&self) -> Option<SystemTime> {
+        self.reload
+            .filter(|_| self.jobs.is_empty() && !self.agent.running())
+    }
+
+    /// The new binary did not start: stay up, say why, and go on where the agent was.
+    pub fn reload_failed(&mut self, why: &str) {
+        self.reload = None;
+        self.conversation.push(Entry::Notice {
+            level: Level::Error,
+            text: format!("Reload failed: {why}. Still running the current binary."),
+        });
+        if std::mem::take(&mut self.stopped_for_reload) {
+            self.start_turn();
+        }
+    }
+
     /// Applies one action.
     pub fn apply(&mut self, action: Action) {
         if let Some(confirm) = self.confirm.take() {
@@ -155,6 +330,7 @@ impl App {
             Action::Quit => self.request_quit(),
             Action::OpenPalette => self.palette = Some(Palette::default()),
             Action::Submit if self.focus == Focus::Input => self.submit_input(),
+            Action::Back if self.agent.running() => self.cancel_turn(),
             Action::Back | Action::Submit => self.focus = Focus::Input,
             Action::FocusNext | Action::FocusPrev => {
                 self.focus = match self.focus {
@@ -243,14 +419,150 @@ impl App {
     }
 
     fn submit_input(&mut self) {
+        if self.agent.running() {
+            self.flash = Some("The agent is working; Esc cancels the turn.".into());
+            return;
+        }
         let text = self.input.submit();
         if text.trim().is_empty() {
             return;
         }
-        self.conversation.push(Entry::User(text));
-        self.conversation
-            .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+        self.conversation.push(Entry::User(text.clone()));
         self.select("conversation");
+        if self.agent.provider.is_none() {
+            self.conversation
+                .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
+            return;
+        }
+        Message::push_user_text(&mut self.agent.messages, text);
+        self.start_turn();
+    }
+
+    /// Starts an agent turn on the current history (which ends with a user message).
+    pub(crate) fn start_turn(&mut self) {
+        let Some(provider) = self.agent.provider.clone() else {
+            return;
+        };
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        let ctx = TurnContext {
+            provider,
+            registry: self.host.registry().clone(),
+            env: self.host.env().clone(),
+            inbox: self.agent.inbox.clone(),
+            cancel: turn.cancel.clone(),
+            stop: turn.stop.clone(),
+            checkpoint: true,
+        };
+        self.agent.usage.start_turn();
+        self.agent.streaming_entry = None;
+        let tx = self.tx.clone();
+        match spawn_turn(ctx, self.agent.messages.clone(), move |event| {
+            let _ = tx.send(AppEvent::Agent(event));
+        }) {
+            Ok(()) => self.agent.turn = Some(turn),
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the agent: {e}"),
+                });
+            }
+        }
+    }
+
+    fn cancel_turn(&mut self) {
+        if let Some(turn) = &self.agent.turn {
+            turn.cancel.cancel();
+            self.agent.status = Some("cancelling…".into());
+        }
+    }
+
+    fn apply_agent(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Text(text) => match self.agent.streaming_entry {
+                Some(index) => {
+                    if let Some(Entry::Assistant(existing)) =
+                        self.conversation.entries.get_mut(index)
+                    {
+                        existing.push_str(&text);
+                    }
+                }
+                None => {
+                    self.agent.streaming_entry =
+                        Some(self.conversation.push(Entry::Assistant(text)));
+                }
+            },
+            AgentEvent::ToolCalls(calls) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.tool_calls += calls.len() as u64;
+                for (id, name, args) in calls {
+                    let index = self.conversation.push(Entry::Tool {
+                        name,
+                        args: shorten(&args),
+                        result: None,
+                        expanded: false,
+                    });
+                    self.agent.tool_entries.insert(id, index);
+                }
+            }
+            AgentEvent::ToolResults(results) => {
+                for (id, result) in results {
+                    if let Some(index) = self.agent.tool_entries.remove(&id)
+                        && let Some(Entry::Tool { result: slot, .. }) =
+                            self.conversation.entries.get_mut(index)
+                    {
+                        *slot = Some(result);
+                    }
+                }
+            }
+            AgentEvent::Usage(usage) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.record(&usage);
+            }
+            AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::CheckpointBlocked(reason) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("Checkpoint:\n{reason}"),
+                });
+            }
+            AgentEvent::Messages(messages) => self.agent.messages = messages,
+            AgentEvent::Finished(end) => {
+                self.agent.turn = None;
+                self.agent.status = None;
+                self.agent.streaming_entry = None;
+                match end {
+                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
+                    TurnEnd::Done | TurnEnd::Stopped(_) => {}
+                    TurnEnd::Cancelled => {
+                        self.conversation.push_system("Turn cancelled.");
+                    }
+                    TurnEnd::Failed(e) => {
+                        self.conversation.push(Entry::Notice {
+                            level: Level::Error,
+                            text: e,
+                        });
+                    }
+                }
+                self.save_session();
+                // Notifications that arrived while the turn ran may need to wake the agent.
+                self.maybe_wake();
+            }
+        }
+    }
+
+    /// Starts a turn for waiting notifications when one of them asks to wake an idle agent.
+    fn maybe_wake(&mut self) {
+        if self.agent.running() || self.agent.provider.is_none() {
+            return;
+        }
+        if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
+            let notes = self.agent.inbox.take();
+            Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
+            self.start_turn();
+        }
     }
 
     /// Runs a batch of tool calls on a worker thread; results arrive as `BatchDone`.
@@ -291,6 +603,7 @@ impl App {
         let Some(entries) = self.jobs.remove(&job) else {
             return;
         };
+        self.unsaved = true;
         for (index, result) in entries.into_iter().zip(results) {
             if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
             {
@@ -303,11 +616,10 @@ impl App {
     pub fn handle(&mut self, event: AppEvent) {
         match event {
             AppEvent::BatchDone { job, results } => self.finish_job(job, results),
+            AppEvent::Agent(event) => self.apply_agent(event),
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
-            AppEvent::Signal(SignalKind::Reload) => {
-                self.flash = Some("Reload is not available in this build.".into());
-            }
+            AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
             AppEvent::Term(_) => {}
         }
     }
@@ -319,17 +631,26 @@ impl App {
                 Notice::Notify(n) => {
                     self.conversation.push(Entry::Notice {
                         level: n.level,
-                        text: n.text,
+                        text: n.text.clone(),
                     });
+                    // The agent hears about background results on its next turn.
+                    if self.agent.provider.is_some() {
+                        self.agent.inbox.push(n);
+                    }
                 }
                 Notice::OpenPanel(id) => self.select(&id),
                 Notice::Refresh => {}
             }
         }
+        self.maybe_wake();
     }
 
-    /// Lets modules pick up background results. Returns whether anything changed.
+    /// Lets modules pick up background results, and saves the session now and then so even a
+    /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
+        if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
+            self.save_session();
+        }
         let env = self.host.env().clone();
         let mut changed = false;
         for module in self.host.registry().modules() {
@@ -383,10 +704,13 @@ impl App {
 
 /// Arguments on one line for the conversation, cut to a readable length.
 fn compact_args(args: &serde_json::Value) -> String {
-    let text = args.to_string();
+    shorten(&args.to_string())
+}
+
+fn shorten(text: &str) -> String {
     if text.chars().count() > 120 {
         format!("{}…", text.chars().take(119).collect::<String>())
     } else {
-        text
+        text.to_owned()
     }
 }

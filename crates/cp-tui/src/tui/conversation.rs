@@ -45,6 +45,10 @@ impl Conversation {
         self.entries.len() - 1
     }
 
+    pub fn push_system(&mut self, text: impl Into<String>) -> usize {
+        self.push(Entry::System(text.into()))
+    }
+
     /// Expands or collapses the most recent tool call.
     pub fn toggle_last_tool(&mut self) {
         if let Some(Entry::Tool { expanded, .. }) = self

@@ -18,6 +18,8 @@ pub enum AppEvent {
         job: u64,
         results: Vec<ToolResult>,
     },
+    /// Progress of the agent's turn.
+    Agent(crate::agent::AgentEvent),
 }
 
 /// Process signals the host handles.

@@ -31,6 +31,14 @@ impl InputBox {
         self.cursor = self.text.chars().count();
     }
 
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    pub fn set_history(&mut self, history: Vec<String>) {
+        self.history = history;
+    }
+
     fn byte_at(&self, char_index: usize) -> usize {
         self.text
             .char_indices()

@@ -1,12 +1,15 @@
 //! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
+mod agent_state;
 mod app;
 mod conversation;
 mod events;
 mod input;
 mod keymap;
 mod palette;
+mod reload;
+mod session;
 mod terminal;
 mod view;
 mod wrap;
@@ -19,11 +22,14 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 
+pub use agent_state::AgentState;
 pub use app::{App, Focus, SidebarEntry};
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
 pub use palette::parse_arguments;
+pub use reload::remember_exe;
+pub use session::SessionState;
 pub use view::render;
 
 use crate::host::Host;
@@ -34,7 +40,7 @@ const TICK: Duration = Duration::from_secs(1);
 const FRAME: Duration = Duration::from_millis(16);
 
 /// Runs the TUI until the user quits or a terminating signal arrives.
-pub fn run(host: Host) -> anyhow::Result<()> {
+pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
     events::spawn_signal_thread(tx.clone())?;
     let waker = tx.clone();
@@ -43,16 +49,22 @@ pub fn run(host: Host) -> anyhow::Result<()> {
     });
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
-    let mut app = App::new(host, tx);
+    let mut app = App::new(host, tx, agent);
+    app.restore_session(resume);
+    app.tick();
     app.drain_notices();
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
 
     let mut last_tick = Instant::now();
     let mut dirty = true;
+    let mut first_frame = true;
     while !app.should_quit() {
         if dirty {
             guard.terminal.draw(|frame| render(&app, frame))?;
             dirty = false;
+            if std::mem::take(&mut first_frame) && resume {
+                record_reload_time(&app);
+            }
         }
         let wait = TICK.saturating_sub(last_tick.elapsed());
         match rx.recv_timeout(wait) {
@@ -74,7 +86,16 @@ pub fn run(host: Host) -> anyhow::Result<()> {
             dirty |= app.tick();
             last_tick = Instant::now();
         }
+        dirty |= app.poll_reload_request();
+        if let Some(requested_at) = app.reload_due() {
+            // Returns only when the reload failed; on success this process is replaced.
+            let why = reload_now(&mut app, &mut guard, requested_at);
+            tracing::warn!("reload failed: {why}");
+            app.reload_failed(&why);
+            dirty = true;
+        }
     }
+    app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
     Ok(())
@@ -104,4 +125,39 @@ fn dispatch(app: &mut App, event: AppEvent) -> bool {
             true
         }
     }
+}
+
+/// Checks the new binary, saves the session and execs. Returns why it did not happen.
+fn reload_now(
+    app: &mut App,
+    guard: &mut terminal::TerminalGuard,
+    requested_at: std::time::SystemTime,
+) -> String {
+    let Some(exe) = reload::exe_path() else {
+        return "the path of the running binary is unknown".into();
+    };
+    if let Err(why) = reload::check_binary(&exe) {
+        return why;
+    }
+    app.save_session();
+    tracing::info!(exe = %exe.display(), "reloading");
+    guard.suspend();
+    let err = reload::exec(&exe, requested_at);
+    let _ = guard.resume();
+    format!("cannot exec {}: {err}", exe.display())
+}
+
+/// Logs how long the reload took, from the request to the first frame of the new process.
+fn record_reload_time(app: &App) {
+    let Some(elapsed) = reload::elapsed_since_request() else {
+        return;
+    };
+    tracing::info!(ms = elapsed.as_secs_f64() * 1000.0, "reload: first frame");
+    let line = format!("{:.1}\n", elapsed.as_secs_f64() * 1000.0);
+    let path = app.host().project().logs_dir().join("reload-times.log");
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
 }

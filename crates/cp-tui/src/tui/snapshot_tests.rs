@@ -110,7 +110,11 @@ fn app(with_panels: bool) -> App {
         Notifier::new(),
     );
     let (tx, _rx) = mpsc::channel();
-    App::new(Host::from_parts(registry, env), tx)
+    App::new(
+        Host::from_parts(registry, env),
+        tx,
+        super::AgentState::default(),
+    )
 }
 
 fn draw(app: &App) -> String {

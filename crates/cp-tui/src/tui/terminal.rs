@@ -52,6 +52,27 @@ impl TerminalGuard {
     }
 }
 
+impl TerminalGuard {
+    /// Leaves full-screen mode for a moment (before exec); [`TerminalGuard::resume`] undoes it.
+    pub fn suspend(&mut self) {
+        let _ = self.terminal.show_cursor();
+        restore();
+    }
+
+    /// Re-enters full-screen mode after [`TerminalGuard::suspend`], with a full redraw.
+    pub fn resume(&mut self) -> io::Result<()> {
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        )?;
+        self.terminal.clear()
+    }
+}
+
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         let _ = self.terminal.show_cursor();

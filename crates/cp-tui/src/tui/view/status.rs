@@ -16,10 +16,30 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(format!(" {} ", shorten(&project, 40)), base),
         Span::styled(format!("│ worker {} ", app.host().worker()), base),
     ];
-    if app.busy() {
+    if app.agent.provider.is_some() {
+        spans.push(Span::styled(
+            format!("│ {} ", app.agent.usage.summary()),
+            base,
+        ));
+    }
+    if app.agent.running() {
+        let status = app
+            .agent
+            .status
+            .as_deref()
+            .unwrap_or("agent working… Esc cancels");
+        spans.push(Span::styled(format!("│ {status} "), base.fg(Color::Yellow)));
+    }
+    if !app.jobs.is_empty() {
         spans.push(Span::styled(
             format!("│ {} running ", app.jobs.len()),
             base.fg(Color::Yellow),
+        ));
+    }
+    if app.reload.is_some() {
+        spans.push(Span::styled(
+            "│ reload pending ",
+            base.fg(Color::LightMagenta),
         ));
     }
     if let Some(flash) = &app.flash {

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Context Pilot callback script. It runs after the agent edits matching files.
+# Environment:
+#   CP_CHANGED_FILES  matched files, one per line, relative to CP_PROJECT_ROOT
+#   CP_PROJECT_ROOT   absolute path of the project root
+#   CP_CALLBACK_NAME  name of this callback
+#   CP_RUN_ID         UUID of this run (its console output can be reopened by it)
+# Exit status 0 reports success; anything else is a failure shown to the agent.
+
+# Check formatting of the edited Rust files that still exist (deleted files are skipped).
+files=()
+while IFS= read -r f; do
+  [[ -n "$f" && -f "$f" ]] && files+=("$f")
+done <<< "$CP_CHANGED_FILES"
+(( ${#files[@]} == 0 )) && exit 0
+rustfmt --edition 2024 --check "${files[@]}"

@@ -1,0 +1,432 @@
+//! `CallbackModule`: the tools, the panel and the batch hook, wired to the on-disk config.
+
+use std::fmt::Write as _;
+
+use cp_base::{
+    Args, BatchChanges, BatchResponse, Panel, Project, Stamp, ToolEnv, ToolOutcome, ToolResult,
+    WorkerId,
+};
+use cp_mod_console::ClientConfig;
+use serde_json::{Value, json};
+
+use crate::error::CallbackError;
+use crate::firing::Firing;
+use crate::model::{CONFIG_KEY, CallbackId, CallbackSection};
+use crate::panel::{CallbacksPanel, EditorView};
+use crate::script::{numbered, read_script, script_path};
+use crate::tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT, tool_defs};
+use crate::trigger::Matcher;
+use crate::upsert::{self, Fields, resolve_id};
+
+/// The config as last read, with the compiled patterns that go with it.
+#[derive(Debug, Default)]
+struct Cache {
+    /// Whether the config was read at least once.
+    loaded: bool,
+    /// The stamp of the file when last read (`None`: it did not exist).
+    stamp: Option<Stamp>,
+    section: CallbackSection,
+    matcher: Matcher,
+    /// Why the last read failed (the previous good section stays in use).
+    problem: Option<String>,
+    /// How many times the patterns were compiled.
+    builds: u64,
+}
+
+/// The callback module: `Callback_*` tools, the Callbacks panel, and firing on AI edits.
+pub struct CallbackModule {
+    project: Project,
+    worker: WorkerId,
+    editor: Option<CallbackId>,
+    cache: Cache,
+    panel: CallbacksPanel,
+    firing: Firing,
+}
+
+impl std::fmt::Debug for CallbackModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallbackModule")
+            .field("root", &self.project.root())
+            .field("worker", &self.worker)
+            .field("editor", &self.editor)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallbackModule {
+    /// The module for `worker` on `project`, running scripts through the project's console
+    /// server (started on demand). Reads the config at once.
+    pub fn new(project: Project, worker: WorkerId) -> Self {
+        let console = ClientConfig::new(project.root());
+        Self::with_console(project, worker, console)
+    }
+
+    /// Like [`CallbackModule::new`] with an explicit console client configuration (e.g. the
+    /// server executable to launch).
+    pub fn with_console(project: Project, worker: WorkerId, console: ClientConfig) -> Self {
+        let mut module = Self {
+            firing: Firing::new(project.clone(), console),
+            panel: CallbacksPanel {
+                worker: worker.as_str().to_owned(),
+                ..CallbacksPanel::default()
+            },
+            project,
+            worker,
+            editor: None,
+            cache: Cache::default(),
+        };
+        module.refresh();
+        module
+    }
+
+    /// The Callbacks panel as it is now.
+    pub fn panel(&self) -> &CallbacksPanel {
+        &self.panel
+    }
+
+    /// The definitions as last read from `config.json`.
+    pub fn section(&self) -> &CallbackSection {
+        &self.cache.section
+    }
+
+    /// How many times the patterns were compiled: once per config change, never per edit.
+    pub fn pattern_builds(&self) -> u64 {
+        self.cache.builds
+    }
+
+    /// The callback open in the editor.
+    pub fn editor(&self) -> Option<CallbackId> {
+        self.editor
+    }
+
+    /// Re-reads the config if it changed on disk (another process may have written it) and
+    /// updates the panel. Returns whether anything visible changed.
+    pub fn refresh(&mut self) -> bool {
+        let stamp = self.project.config().stamp();
+        let mut changed = false;
+        if !self.cache.loaded || self.cache.stamp != stamp {
+            match self.project.config().section::<CallbackSection>(CONFIG_KEY) {
+                Ok(section) => {
+                    self.cache.matcher = Matcher::new(
+                        section
+                            .definitions
+                            .iter()
+                            .map(|d| (d.id, d.pattern.as_slice())),
+                    );
+                    self.cache.builds += 1;
+                    self.cache.section = section;
+                    self.cache.problem = self.matcher_problem();
+                }
+                Err(e) => {
+                    self.cache.problem = Some(format!("callbacks not reloaded: {e}"));
+                }
+            }
+            self.cache.stamp = stamp;
+            self.cache.loaded = true;
+            changed = true;
+        }
+        if self
+            .editor
+            .is_some_and(|id| self.cache.section.get(id).is_none())
+        {
+            self.editor = None;
+        }
+        let panel = CallbacksPanel {
+            worker: self.worker.as_str().to_owned(),
+            section: self.cache.section.clone(),
+            editor: self.editor_view(),
+            problem: self.cache.problem.clone(),
+        };
+        if panel != self.panel {
+            self.panel = panel;
+            changed = true;
+        }
+        changed
+    }
+
+    fn matcher_problem(&self) -> Option<String> {
+        let bad: Vec<String> = self
+            .cache
+            .matcher
+            .invalid()
+            .iter()
+            .map(|(id, e)| format!("{id} never fires: {e}"))
+            .collect();
+        (!bad.is_empty()).then(|| bad.join("; "))
+    }
+
+    fn editor_view(&self) -> Option<EditorView> {
+        let def = self.cache.section.get(self.editor?)?.clone();
+        let script = read_script(&script_path(&self.project, &def.name))
+            .ok()
+            .flatten();
+        Some(EditorView { def, script })
+    }
+
+    fn editor_text(&self) -> String {
+        let Some(view) = self.editor_view() else {
+            return String::new();
+        };
+        let d = &view.def;
+        let mut out = format!(
+            "Editor open on {} '{}': pattern {}, blocking {}, timeout {}, once_per_batch {}, one_at_a_time {}, cwd {}.\n",
+            d.id,
+            d.name,
+            d.pattern.join(", "),
+            d.blocking,
+            d.timeout
+                .map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
+            d.once_per_batch,
+            d.one_at_a_time,
+            d.cwd.as_deref().unwrap_or(".")
+        );
+        let _ = writeln!(
+            out,
+            "Script .context-pilot/scripts/{}.sh (line numbers are not part of it):",
+            d.name
+        );
+        match &view.script {
+            Some(s) => out.push_str(&numbered(s)),
+            None => out.push_str("(missing: recreate it with script_content)\n"),
+        }
+        out
+    }
+
+    fn section_now(&mut self) -> &CallbackSection {
+        self.refresh();
+        &self.cache.section
+    }
+
+    fn upsert(&mut self, args: &Args<'_>) -> Result<String, CallbackError> {
+        let fields = match Fields::read(args) {
+            Ok(f) => f,
+            Err(result) => return Ok(result.text),
+        };
+        let action = args.opt_str("action").ok().flatten().unwrap_or_default();
+        match action {
+            "create" => {
+                let def = upsert::create(&self.project, &self.worker, fields)?;
+                let mut text = format!(
+                    "Created {} '{}': fires after your edits to {}. It is active for you (worker {}) and inactive for other workers until they toggle it.\nScript: .context-pilot/scripts/{}.sh",
+                    def.id,
+                    def.name,
+                    def.pattern.join(", "),
+                    self.worker,
+                    def.name
+                );
+                if def.blocking {
+                    let _ = write!(
+                        text,
+                        "\nBlocking: your edit results wait for it (up to {}s).",
+                        def.timeout.unwrap_or_default()
+                    );
+                }
+                Ok(text)
+            }
+            "update" => {
+                let raw = fields.id.clone().ok_or(CallbackError::Missing {
+                    param: "id",
+                    action: "update",
+                    example: r#"{"action": "update", "id": "CB1", "timeout": 120}"#,
+                })?;
+                let id = resolve_id(self.section_now(), &raw)?;
+                let diff = fields.old_string.is_some() || fields.new_string.is_some();
+                if diff && self.editor != Some(id) {
+                    self.editor = Some(id);
+                    self.refresh();
+                    return Err(CallbackError::EditorClosed {
+                        id: id.to_string(),
+                        editor: self.editor_text(),
+                    });
+                }
+                let updated = upsert::update(&self.project, id, &fields)?;
+                let mut text = format!(
+                    "Updated {} '{}': changed {}.",
+                    updated.def.id,
+                    updated.def.name,
+                    if updated.changed.is_empty() {
+                        "nothing (same values)".to_owned()
+                    } else {
+                        updated.changed.join(", ")
+                    }
+                );
+                if self.editor == Some(id) && updated.changed.contains(&"script") {
+                    self.refresh();
+                    text.push('\n');
+                    text.push_str(&self.editor_text());
+                }
+                Ok(text)
+            }
+            "delete" => {
+                let raw = fields.id.clone().ok_or(CallbackError::Missing {
+                    param: "id",
+                    action: "delete",
+                    example: r#"{"action": "delete", "id": "CB1"}"#,
+                })?;
+                let id = resolve_id(self.section_now(), &raw)?;
+                let def = upsert::delete(&self.project, id)?;
+                if self.editor == Some(id) {
+                    self.editor = None;
+                }
+                Ok(format!(
+                    "Deleted {} '{}': its definition, its script .context-pilot/scripts/{}.sh and its activation for every worker. The id {} will not be reused.",
+                    def.id, def.name, def.name, def.id
+                ))
+            }
+            other => Ok(format!(
+                "unknown action '{other}'; expected create, update or delete"
+            )),
+        }
+    }
+
+    fn toggle(&mut self, args: &Args<'_>) -> Result<String, CallbackError> {
+        let raw = args.opt_str("id").ok().flatten().unwrap_or_default().trim();
+        let on = args.opt_bool("active").ok().flatten().unwrap_or(true);
+        let worker = self.worker.as_str().to_owned();
+        if raw.eq_ignore_ascii_case("all") {
+            let section = self.project.config().update_section(
+                CONFIG_KEY,
+                |s: &mut CallbackSection| {
+                    if on {
+                        s.paused.remove(&worker);
+                    } else {
+                        s.paused.insert(worker.clone());
+                    }
+                    Ok::<_, CallbackError>(s.clone())
+                },
+            )??;
+            let active: Vec<String> = section
+                .definitions
+                .iter()
+                .filter(|d| section.is_active(&worker, d.id))
+                .map(|d| format!("{} {}", d.id, d.name))
+                .collect();
+            let list = if active.is_empty() {
+                "none".to_owned()
+            } else {
+                active.join(", ")
+            };
+            return Ok(if on {
+                format!(
+                    "Resumed callbacks for you (worker {worker}). Active: {list}. Other workers are unaffected."
+                )
+            } else {
+                format!(
+                    "Paused every callback for you (worker {worker}); none fire until you resume with {{\"id\": \"all\", \"active\": true}}, which restores: {list}. Other workers are unaffected."
+                )
+            });
+        }
+        let id = resolve_id(self.section_now(), raw)?;
+        let (name, paused) =
+            self.project
+                .config()
+                .update_section(CONFIG_KEY, |s: &mut CallbackSection| {
+                    let name = s
+                        .get(id)
+                        .map(|d| d.name.clone())
+                        .ok_or_else(|| upsert::unknown(s, id))?;
+                    s.set_active(&worker, id, on);
+                    Ok::<_, CallbackError>((name, s.is_paused(&worker)))
+                })??;
+        let mut text = format!(
+            "{id} '{name}' is now {} for you (worker {worker}); other workers are unaffected.",
+            if on { "active" } else { "inactive" }
+        );
+        if paused && on {
+            text.push_str(
+                " Note: all your callbacks are paused; resume with {\"id\": \"all\", \"active\": true}.",
+            );
+        }
+        Ok(text)
+    }
+
+    fn open_editor(&mut self, args: &Args<'_>) -> Result<String, CallbackError> {
+        let raw = args.opt_str("id").ok().flatten().unwrap_or_default();
+        let id = resolve_id(self.section_now(), raw)?;
+        let replaced = self.editor.filter(|open| *open != id);
+        self.editor = Some(id);
+        self.refresh();
+        let mut text = String::new();
+        if let Some(old) = replaced {
+            let _ = write!(text, "Closed the editor on {old}. ");
+        }
+        text.push_str(&self.editor_text());
+        Ok(text)
+    }
+
+    fn close_editor(&mut self) -> String {
+        match self.editor.take() {
+            Some(id) => {
+                self.refresh();
+                format!("Closed the editor on {id}.")
+            }
+            None => "No callback editor was open.".to_owned(),
+        }
+    }
+}
+
+impl cp_base::Module for CallbackModule {
+    fn id(&self) -> &'static str {
+        "callback"
+    }
+
+    fn tools(&self) -> Vec<cp_base::ToolDef> {
+        tool_defs()
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value, _env: &ToolEnv) -> ToolOutcome {
+        let a = Args::new(name, args);
+        let result = match name {
+            UPSERT => self.upsert(&a),
+            TOGGLE => self.toggle(&a),
+            OPEN_EDITOR => self.open_editor(&a),
+            CLOSE_EDITOR => Ok(self.close_editor()),
+            other => {
+                return ToolResult::error(format!("callback module has no tool '{other}'")).into();
+            }
+        };
+        self.refresh();
+        match result {
+            Ok(text) => ToolResult::ok(text),
+            Err(e) => ToolResult::error(format!("{name}: {e}")),
+        }
+        .into()
+    }
+
+    fn panels(&self) -> Vec<&dyn Panel> {
+        let mut panels: Vec<&dyn Panel> = vec![&self.panel];
+        panels.extend(self.firing.panels());
+        panels
+    }
+
+    fn close_panel(&mut self, panel_id: &str) -> bool {
+        self.firing.close_panel(panel_id)
+    }
+
+    fn on_batch(&mut self, batch: &BatchChanges, env: &ToolEnv) -> BatchResponse {
+        self.refresh();
+        let runs = crate::plan::plan(
+            batch,
+            &self.cache.section,
+            &self.cache.matcher,
+            env.worker.as_str(),
+        );
+        self.firing.fire(runs, batch, env)
+    }
+
+    fn on_tick(&mut self, _env: &ToolEnv) -> bool {
+        self.refresh()
+    }
+
+    fn save_state(&self) -> Option<Value> {
+        Some(json!({"editor": self.editor.map(|id| id.to_string())}))
+    }
+
+    fn load_state(&mut self, state: &Value, _env: &ToolEnv) {
+        self.editor = state
+            .get("editor")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok());
+        self.refresh();
+    }
+}

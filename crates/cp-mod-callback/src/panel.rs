@@ -1,0 +1,330 @@
+//! The Callbacks panel: a table of every callback with this worker's activation, and the
+//! editor below it when one is open. Rendering works on a snapshot the module refreshes, so
+//! it does no I/O.
+
+use std::fmt::Write as _;
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::text::{Line, Span};
+use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
+use cp_base::{Panel, PanelKind, PanelView};
+
+use crate::model::{CallbackDef, CallbackSection};
+use crate::script::numbered;
+
+/// The panel id in the sidebar.
+pub const PANEL_ID: &str = "callbacks";
+
+/// The callback open in the editor, with its script as read from disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditorView {
+    pub def: CallbackDef,
+    /// `None` when the script file is missing.
+    pub script: Option<String>,
+}
+
+/// What the panel shows: a snapshot of the section for one worker.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallbacksPanel {
+    pub worker: String,
+    pub section: CallbackSection,
+    pub editor: Option<EditorView>,
+    /// Why the config could not be read, shown instead of stale data being trusted.
+    pub problem: Option<String>,
+}
+
+fn pattern_text(def: &CallbackDef) -> String {
+    def.pattern.join(" ")
+}
+
+fn blocking_text(def: &CallbackDef) -> String {
+    match (def.blocking, def.timeout) {
+        (true, Some(t)) => format!("yes ({t}s)"),
+        (true, None) => "yes".to_owned(),
+        (false, _) => "no".to_owned(),
+    }
+}
+
+impl CallbacksPanel {
+    fn active_text(&self, def: &CallbackDef) -> &'static str {
+        match (
+            self.section.is_active(&self.worker, def.id),
+            self.section.is_paused(&self.worker),
+        ) {
+            (true, false) => "yes",
+            (true, true) => "paused",
+            (false, _) => "no",
+        }
+    }
+
+    fn active_count(&self) -> usize {
+        self.section.firing_for(&self.worker).count()
+    }
+
+    fn editor_fields(def: &CallbackDef) -> Vec<(&'static str, String)> {
+        vec![
+            ("Description", def.description.clone()),
+            ("Pattern", def.pattern.join(", ")),
+            ("Blocking", blocking_text(def)),
+            (
+                "Timeout",
+                def.timeout
+                    .map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
+            ),
+            (
+                "Success message",
+                def.success_message
+                    .clone()
+                    .unwrap_or_else(|| "(none: passes are reported as passed)".to_owned()),
+            ),
+            (
+                "Working dir",
+                def.cwd.clone().unwrap_or_else(|| ".".to_owned()),
+            ),
+            ("One at a time", yes_no(def.one_at_a_time).to_owned()),
+            ("Once per batch", yes_no(def.once_per_batch).to_owned()),
+        ]
+    }
+
+    fn lines(&self, width: u16) -> Vec<Line<'static>> {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let dim = Style::default().fg(Color::DarkGray);
+        let mut lines = Vec::new();
+        if let Some(problem) = &self.problem {
+            lines.push(Line::styled(
+                problem.clone(),
+                Style::default().fg(Color::Red),
+            ));
+            lines.push(Line::default());
+        }
+        if self.section.definitions.is_empty() {
+            lines.push(Line::styled("No callbacks yet.", bold));
+            lines.push(Line::default());
+            for text in EMPTY_HELP {
+                lines.push(Line::styled(*text, dim));
+            }
+            return lines;
+        }
+        if self.section.is_paused(&self.worker) {
+            lines.push(Line::styled(
+                format!("All callbacks are paused for worker {}.", self.worker),
+                Style::default().fg(Color::Yellow),
+            ));
+        }
+        let header = ["ID", "Name", "Description", "Pattern", "Blocking", "Active"];
+        let rows: Vec<[String; 6]> = self
+            .section
+            .definitions
+            .iter()
+            .map(|d| {
+                [
+                    d.id.to_string(),
+                    d.name.clone(),
+                    d.description.clone(),
+                    pattern_text(d),
+                    blocking_text(d),
+                    self.active_text(d).to_owned(),
+                ]
+            })
+            .collect();
+        let widths = column_widths(&header, &rows, usize::from(width));
+        lines.push(Line::styled(
+            fit_row(&header.map(String::from), &widths),
+            bold,
+        ));
+        for row in &rows {
+            let style = match row[5].as_str() {
+                "yes" => Style::default(),
+                _ => dim,
+            };
+            lines.push(Line::styled(fit_row(row, &widths), style));
+        }
+        if let Some(editor) = &self.editor {
+            lines.push(Line::default());
+            lines.push(Line::styled(
+                format!("Editor: {} {}", editor.def.id, editor.def.name),
+                bold.fg(Color::Cyan),
+            ));
+            for (label, value) in Self::editor_fields(&editor.def) {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{label}: "), dim),
+                    Span::raw(value),
+                ]));
+            }
+            lines.push(Line::styled(
+                format!(".context-pilot/scripts/{}.sh:", editor.def.name),
+                dim,
+            ));
+            match &editor.script {
+                Some(script) => {
+                    for line in numbered(script).lines() {
+                        lines.push(Line::raw(line.to_owned()));
+                    }
+                }
+                None => lines.push(Line::styled(
+                    "(script file missing: recreate it with script_content)",
+                    Style::default().fg(Color::Red),
+                )),
+            }
+        }
+        lines
+    }
+}
+
+const EMPTY_HELP: &[&str] = &[
+    "A callback runs a script after the agent edits matching files,",
+    "e.g. cargo check after *.rs edits. Create one with Callback_upsert:",
+    r#"{"action": "create", "name": "cargo-check", "pattern": "*.rs","#,
+    r#" "script_content": "cargo check 2>&1", "blocking": true, "timeout": 300}"#,
+];
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// Column widths that fit `total`: every column gets its natural width; when that is too
+/// wide, Description and Pattern give up space first.
+fn column_widths(header: &[&str; 6], rows: &[[String; 6]], total: usize) -> [usize; 6] {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let gaps = 2 * (widths.len() - 1);
+    let shrink_order = [2, 3, 1];
+    for col in shrink_order {
+        let used: usize = widths.iter().sum::<usize>() + gaps;
+        if used <= total {
+            break;
+        }
+        let excess = used - total;
+        let min = header[col].chars().count().max(6);
+        widths[col] = widths[col].saturating_sub(excess).max(min);
+    }
+    widths
+}
+
+fn fit_row(row: &[String; 6], widths: &[usize; 6]) -> String {
+    let mut out = String::new();
+    for (i, (cell, &w)) in row.iter().zip(widths).enumerate() {
+        if i > 0 {
+            out.push_str("  ");
+        }
+        let text = truncate(cell, w);
+        let pad = w.saturating_sub(text.chars().count());
+        out.push_str(&text);
+        if i + 1 < row.len() {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_owned()
+    } else if width == 0 {
+        String::new()
+    } else {
+        let mut t: String = s.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+impl Panel for CallbacksPanel {
+    fn id(&self) -> String {
+        PANEL_ID.to_owned()
+    }
+
+    fn title(&self) -> String {
+        "Callbacks".to_owned()
+    }
+
+    fn kind(&self) -> PanelKind {
+        PanelKind::Fixed
+    }
+
+    fn badge(&self) -> Option<String> {
+        Some(format!(
+            "{}/{}",
+            self.active_count(),
+            self.section.definitions.len()
+        ))
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
+        let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
+        Paragraph::new(self.lines(area.width))
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
+            .render(area, buf);
+    }
+
+    fn llm_context(&self) -> String {
+        let mut out = String::new();
+        if let Some(problem) = &self.problem {
+            let _ = writeln!(out, "**Problem:** {problem}\n");
+        }
+        if self.section.definitions.is_empty() {
+            out.push_str(
+                "No callbacks are defined. A callback runs a script after your edits to matching \
+files (e.g. a build check after `*.rs` edits) and shows you the result with the edit. Create \
+one with Callback_upsert, e.g. {\"action\": \"create\", \"name\": \"cargo-check\", \"pattern\": \
+\"*.rs\", \"script_content\": \"cargo check 2>&1\", \"blocking\": true, \"timeout\": 300}.\n",
+            );
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "{} of {} callbacks active for you (worker `{}`).",
+            self.active_count(),
+            self.section.definitions.len(),
+            self.worker
+        );
+        if self.section.is_paused(&self.worker) {
+            out.push_str(
+                "All callbacks are PAUSED for you; resume with Callback_toggle {\"id\": \"all\", \"active\": true}.\n",
+            );
+        }
+        out.push_str("\n| ID | Name | Description | Pattern | Blocking | Active |\n");
+        out.push_str("|---|---|---|---|---|---|\n");
+        for d in &self.section.definitions {
+            let patterns: Vec<String> = d.pattern.iter().map(|p| format!("`{p}`")).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                d.id,
+                md_cell(&d.name),
+                md_cell(&d.description),
+                md_cell(&patterns.join(" ")),
+                blocking_text(d),
+                self.active_text(d)
+            );
+        }
+        if let Some(editor) = &self.editor {
+            let _ = writeln!(out, "\n### Editor: {} {}\n", editor.def.id, editor.def.name);
+            for (label, value) in Self::editor_fields(&editor.def) {
+                let _ = writeln!(out, "- {label}: {value}");
+            }
+            let _ = writeln!(
+                out,
+                "\nScript `.context-pilot/scripts/{}.sh` (line numbers are not part of it):\n```",
+                editor.def.name
+            );
+            match &editor.script {
+                Some(s) => out.push_str(&numbered(s)),
+                None => out.push_str("(missing: recreate it with script_content)\n"),
+            }
+            out.push_str("```\n");
+        }
+        out
+    }
+}

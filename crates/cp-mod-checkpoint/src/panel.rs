@@ -1,0 +1,288 @@
+//! The Checkpoint panel: the last stop checkpoint's changed files by category, the test
+//! result and the instructions, for the person and (as markdown) for the model.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::text::{Line, Span};
+use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
+use cp_base::{Panel, PanelKind, PanelView};
+
+use crate::stop::{CheckpointReport, StopPhase, TestOutcome};
+
+/// Shows the most recent [`CheckpointReport`] of this worker.
+#[derive(Debug, Clone, Default)]
+pub struct CheckpointPanel {
+    report: Option<CheckpointReport>,
+}
+
+impl CheckpointPanel {
+    pub fn new(report: Option<CheckpointReport>) -> Self {
+        Self { report }
+    }
+
+    pub fn report(&self) -> Option<&CheckpointReport> {
+        self.report.as_ref()
+    }
+
+    pub fn set_report(&mut self, report: Option<CheckpointReport>) {
+        self.report = report;
+    }
+
+    fn lines(&self) -> Vec<Line<'static>> {
+        let Some(report) = &self.report else {
+            return vec![
+                Line::styled("No checkpoint yet.", Style::default().fg(Color::DarkGray)),
+                Line::default(),
+                Line::from("When the agent ends its turn, the stop checkpoint lists what changed,"),
+                Line::from("runs the tests when code changed, and says what to verify."),
+            ];
+        };
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let dim = Style::default().fg(Color::DarkGray);
+        let phase = match report.phase {
+            StopPhase::First => "first stop",
+            StopPhase::Second => "second stop (commit gate)",
+        };
+        let mut out = vec![Line::from(vec![
+            Span::styled("Last checkpoint: ", bold),
+            Span::raw(phase),
+            Span::styled(format!(" · {}", report.created_at), dim),
+        ])];
+        if let Some(skipped) = &report.skipped {
+            out.push(Line::styled(
+                format!("Skipped (fail-open): {skipped}"),
+                Style::default().fg(Color::Yellow),
+            ));
+            return out;
+        }
+        if report.unchanged {
+            out.push(Line::styled(
+                "Nothing changed since the previous checkpoint.",
+                dim,
+            ));
+        }
+        out.push(Line::default());
+        match &report.tests {
+            Some(tests) => out.extend(test_lines(tests)),
+            None => out.push(Line::styled(
+                report
+                    .tests_note
+                    .clone()
+                    .unwrap_or_else(|| "Tests: not run".into()),
+                dim,
+            )),
+        }
+        out.push(Line::default());
+        out.push(Line::styled("Changed files", bold));
+        for category in &report.categories {
+            let gate = if category.gated { " · gated" } else { "" };
+            out.push(Line::from(vec![
+                Span::styled(
+                    format!("  {}", category.name),
+                    Style::default().fg(Color::Cyan),
+                ),
+                Span::styled(format!(" ({}{gate})", category.files.len()), dim),
+            ]));
+            for file in &category.files {
+                out.push(Line::from(format!("    {file}")));
+            }
+        }
+        if !report.instructions.is_empty() {
+            out.push(Line::default());
+            out.push(Line::styled("Instructions", bold));
+            for instruction in &report.instructions {
+                out.push(Line::from(format!("  • {instruction}")));
+            }
+        }
+        if !report.uncommitted_gated.is_empty() {
+            out.push(Line::default());
+            out.push(Line::styled(
+                format!(
+                    "Uncommitted gated files ({})",
+                    report.uncommitted_gated.len()
+                ),
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ));
+            for file in &report.uncommitted_gated {
+                out.push(Line::from(format!("  {file}")));
+            }
+        }
+        out
+    }
+}
+
+fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let seconds = tests
+        .summary
+        .as_ref()
+        .and_then(|s| s.seconds)
+        .unwrap_or_else(|| Duration::from_millis(tests.elapsed_ms).as_secs_f64());
+    if tests.passed {
+        let count = tests
+            .summary
+            .as_ref()
+            .and_then(|s| s.passed)
+            .map_or_else(|| "passed".into(), |n| format!("{n} passed"));
+        out.push(Line::from(vec![
+            Span::styled(
+                "Tests ✓ ",
+                Style::default()
+                    .fg(Color::Green)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(format!("{count} in {seconds:.1}s")),
+            Span::styled(
+                format!(" · {}", tests.command),
+                Style::default().fg(Color::DarkGray),
+            ),
+        ]));
+    } else {
+        let why = tests.error.clone().unwrap_or_else(|| "FAILED".into());
+        out.push(Line::from(vec![
+            Span::styled(
+                "Tests ✗ ",
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(why),
+            Span::styled(
+                format!(" · {}", tests.command),
+                Style::default().fg(Color::DarkGray),
+            ),
+        ]));
+        for line in &tests.tail {
+            out.push(Line::styled(
+                format!("  {line}"),
+                Style::default().fg(Color::Red),
+            ));
+        }
+    }
+    out
+}
+
+impl Panel for CheckpointPanel {
+    fn id(&self) -> String {
+        "checkpoint".into()
+    }
+
+    fn title(&self) -> String {
+        "Checkpoint".into()
+    }
+
+    fn kind(&self) -> PanelKind {
+        PanelKind::Fixed
+    }
+
+    fn badge(&self) -> Option<String> {
+        let report = self.report.as_ref()?;
+        match &report.tests {
+            Some(t) if !t.passed => Some("✗".into()),
+            _ if !report.uncommitted_gated.is_empty() => {
+                Some(format!("{}!", report.uncommitted_gated.len()))
+            }
+            Some(_) => Some("✓".into()),
+            None => None,
+        }
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
+        let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
+        Paragraph::new(self.lines())
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
+            .render(area, buf);
+    }
+
+    fn llm_context(&self) -> String {
+        let Some(report) = &self.report else {
+            return "## Checkpoint\nNo checkpoint yet.\n".into();
+        };
+        let mut md = String::from("## Checkpoint (last stop)\n");
+        if let Some(message) = &report.message {
+            let _ = writeln!(md, "{message}");
+        } else if let Some(skipped) = &report.skipped {
+            let _ = writeln!(md, "Skipped: {skipped}");
+        } else {
+            let _ = writeln!(md, "Changed files: {}", report.files.len());
+        }
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_base::ratatui::Terminal;
+    use cp_base::ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::stop::CategoryFiles;
+
+    fn draw(panel: &CheckpointPanel) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(80, 20)).unwrap();
+        terminal
+            .draw(|f| panel.render(f.area(), f.buffer_mut(), &PanelView::default()))
+            .unwrap();
+        terminal.backend().to_string()
+    }
+
+    fn report() -> CheckpointReport {
+        let json = serde_json::json!({
+            "phase": "first",
+            "created_at": "2026-11-22T03:00:00Z",
+            "repo_root": "/home/dev/demo",
+            "files": [],
+            "categories": [],
+            "code_changed": true,
+            "tests": {
+                "command": "cargo test",
+                "passed": false,
+                "exit": {"kind": "code", "code": 101},
+                "error": null,
+                "summary": null,
+                "elapsed_ms": 2400,
+                "tail": ["test parser::tests::empty ... FAILED", "test result: FAILED. 3 passed; 1 failed"]
+            },
+            "tests_note": null,
+            "instructions": ["Fix failing tests before proceeding", "Rebuild and send SIGUSR2 to reload the TUI"],
+            "uncommitted_gated": ["src/parser.rs"],
+            "unchanged": false,
+            "skipped": null,
+            "message": "Tests FAILED"
+        });
+        let mut report: CheckpointReport =
+            serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
+        report.categories = vec![
+            CategoryFiles {
+                name: "code".into(),
+                instruction: None,
+                gated: true,
+                files: vec!["src/parser.rs".into(), "src/main.rs".into()],
+            },
+            CategoryFiles {
+                name: "docs".into(),
+                instruction: None,
+                gated: false,
+                files: vec!["README.md".into()],
+            },
+        ];
+        report
+    }
+
+    #[test]
+    fn checkpoint_panel_with_a_failed_test_run() {
+        insta::assert_snapshot!(draw(&CheckpointPanel::new(Some(report()))));
+    }
+
+    #[test]
+    fn checkpoint_panel_empty() {
+        let panel = CheckpointPanel::default();
+        assert_eq!(panel.badge(), None);
+        insta::assert_snapshot!(draw(&panel));
+    }
+}

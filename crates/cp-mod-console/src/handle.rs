@@ -1,0 +1,293 @@
+//! `SessionHandle`: what callers hold to drive one console session.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+use regex::RegexBuilder;
+use uuid::Uuid;
+
+use crate::client::{ConsoleClient, Launch, unexpected};
+use crate::protocol::{Request, Response, WaitCondition};
+use crate::{ConsoleError, SessionInfo, SessionStatus, meta, text};
+
+/// Most bytes one [`SessionHandle::read_since`] call returns.
+pub const READ_CHUNK_MAX: usize = 4 * 1024 * 1024;
+/// Most bytes of log [`SessionHandle::tail`] looks at.
+const TAIL_SCAN_MAX: u64 = 4 * 1024 * 1024;
+
+/// Raw output read from a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The bytes, exactly as the program wrote them to its terminal.
+    pub bytes: Vec<u8>,
+    /// Offset to pass to the next `read_since`.
+    pub next_offset: u64,
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitOutcome {
+    /// The condition was met (for `wait_exit`: the session ended).
+    pub met: bool,
+    /// The session as it was when the wait ended.
+    pub info: SessionInfo,
+}
+
+impl WaitOutcome {
+    /// The wait ran out of time while the session still ran.
+    pub fn timed_out(&self) -> bool {
+        !self.met && self.info.status.is_running()
+    }
+}
+
+/// A console session, running or finished. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SessionHandle {
+    client: ConsoleClient,
+    id: Uuid,
+}
+
+impl SessionHandle {
+    pub(crate) fn new(client: ConsoleClient, id: Uuid) -> Self {
+        Self { client, id }
+    }
+
+    /// The console id.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// The client this handle talks through.
+    pub fn client(&self) -> &ConsoleClient {
+        &self.client
+    }
+
+    /// The session's log file: every byte of output.
+    pub fn log_path(&self) -> PathBuf {
+        self.client.paths().log_file(self.id)
+    }
+
+    /// Everything known about the session. When the server is gone, read from disk (a
+    /// session that was running is then reported lost).
+    pub fn info(&self) -> Result<SessionInfo, ConsoleError> {
+        match self
+            .client
+            .request(&Request::Status { id: self.id }, Launch::No)
+        {
+            Ok(Response::Session { info }) => Ok(info),
+            Ok(other) => Err(unexpected(&other)),
+            Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn info_from_disk(&self) -> Result<SessionInfo, ConsoleError> {
+        let paths = self.client.paths();
+        meta::read_meta(paths, self.id)?
+            .map(|info| meta::orphaned_view(paths, info))
+            .ok_or_else(|| ConsoleError::UnknownSession(self.id.to_string()))
+    }
+
+    /// Running, exited (with code), killed, or lost.
+    pub fn status(&self) -> Result<SessionStatus, ConsoleError> {
+        Ok(self.info()?.status)
+    }
+
+    /// The last `lines` lines of output as plain text (escape sequences removed, `\r`
+    /// redraws collapsed to their final state).
+    pub fn tail(&self, lines: usize) -> Result<String, ConsoleError> {
+        let path = self.log_path();
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.info()?;
+                return Ok(String::new());
+            }
+            Err(e) => return Err(ConsoleError::io("reading console log", &path)(e)),
+        };
+        let len = file
+            .metadata()
+            .map_err(ConsoleError::io("reading console log", &path))?
+            .len();
+        let mut window: u64 = 64 * 1024;
+        loop {
+            let start = len.saturating_sub(window);
+            let mut bytes = Vec::new();
+            file.seek(SeekFrom::Start(start))
+                .and_then(|_| file.by_ref().take(len - start).read_to_end(&mut bytes))
+                .map_err(ConsoleError::io("reading console log", &path))?;
+            // A partial window may start mid-line: only trust it with more line breaks
+            // than lines asked for.
+            let breaks = bytes.split(|&b| b == b'\n').count() - 1;
+            if start == 0 || window >= TAIL_SCAN_MAX || breaks > lines {
+                return Ok(text::last_lines(&bytes, lines));
+            }
+            window *= 4;
+        }
+    }
+
+    /// Raw output from byte `offset` on (at most [`READ_CHUNK_MAX`] bytes a call), read
+    /// from the session's log, which holds every byte even after the server is gone.
+    pub fn read_since(&self, offset: u64) -> Result<Output, ConsoleError> {
+        let path = self.log_path();
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.info()?;
+                return Ok(Output {
+                    bytes: Vec::new(),
+                    next_offset: offset,
+                });
+            }
+            Err(e) => return Err(ConsoleError::io("reading console log", &path)(e)),
+        };
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(offset))
+            .and_then(|_| file.take(READ_CHUNK_MAX as u64).read_to_end(&mut bytes))
+            .map_err(ConsoleError::io("reading console log", &path))?;
+        Ok(Output {
+            next_offset: offset + bytes.len() as u64,
+            bytes,
+        })
+    }
+
+    /// Writes `bytes` to the session's input (its terminal).
+    pub fn send(&self, bytes: &[u8]) -> Result<(), ConsoleError> {
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        match self
+            .client
+            .request(&Request::Send { id: self.id, data }, Launch::No)
+        {
+            Ok(_) => Ok(()),
+            Err(ConsoleError::ServerUnavailable { .. }) => Err(self.gone()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Resizes the session's terminal.
+    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), ConsoleError> {
+        match self.client.request(
+            &Request::Resize {
+                id: self.id,
+                rows,
+                cols,
+            },
+            Launch::No,
+        ) {
+            Ok(_) | Err(ConsoleError::ServerUnavailable { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits up to `timeout` for the session to end.
+    pub fn wait_exit(&self, timeout: Duration) -> Result<WaitOutcome, ConsoleError> {
+        self.wait(WaitCondition::Exit, timeout)
+    }
+
+    /// Waits up to `timeout` until the plain-text output (from the start) matches the
+    /// regular expression `pattern` (multi-line mode: `^`/`$` match at line ends).
+    pub fn wait_pattern(
+        &self,
+        pattern: &str,
+        timeout: Duration,
+    ) -> Result<WaitOutcome, ConsoleError> {
+        self.wait_pattern_from(pattern, 0, timeout)
+    }
+
+    /// Like [`SessionHandle::wait_pattern`], looking only at output from byte `offset` on.
+    pub fn wait_pattern_from(
+        &self,
+        pattern: &str,
+        offset: u64,
+        timeout: Duration,
+    ) -> Result<WaitOutcome, ConsoleError> {
+        RegexBuilder::new(pattern)
+            .multi_line(true)
+            .build()
+            .map_err(|e| ConsoleError::InvalidPattern {
+                pattern: pattern.to_owned(),
+                reason: e.to_string(),
+            })?;
+        self.wait(
+            WaitCondition::Pattern {
+                regex: pattern.to_owned(),
+                from_offset: offset,
+            },
+            timeout,
+        )
+    }
+
+    fn wait(
+        &self,
+        condition: WaitCondition,
+        timeout: Duration,
+    ) -> Result<WaitOutcome, ConsoleError> {
+        let request = Request::Wait {
+            id: self.id,
+            condition: condition.clone(),
+            timeout,
+        };
+        match self.client.request_alone(&request) {
+            Ok(Response::Waited { met, info }) => Ok(WaitOutcome { met, info }),
+            Ok(other) => Err(unexpected(&other)),
+            Err(ConsoleError::ServerUnavailable { .. }) => {
+                // No server: the session is over; answer from disk.
+                let info = self.info_from_disk()?;
+                let met = match condition {
+                    WaitCondition::Exit => true,
+                    WaitCondition::Pattern { regex, from_offset } => {
+                        let re =
+                            RegexBuilder::new(&regex)
+                                .multi_line(true)
+                                .build()
+                                .map_err(|e| ConsoleError::InvalidPattern {
+                                    pattern: regex.clone(),
+                                    reason: e.to_string(),
+                                })?;
+                        let start = from_offset.max(info.output_len.saturating_sub(TAIL_SCAN_MAX));
+                        let mut bytes = Vec::new();
+                        let mut offset = start;
+                        loop {
+                            let chunk = self.read_since(offset)?;
+                            if chunk.bytes.is_empty() {
+                                break;
+                            }
+                            offset = chunk.next_offset;
+                            bytes.extend(chunk.bytes);
+                        }
+                        re.is_match(&text::plain_text(&bytes))
+                    }
+                };
+                Ok(WaitOutcome { met, info })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Kills the session's whole process group (SIGTERM, grace period, SIGKILL) and waits
+    /// until it is reaped. Killing a finished session changes nothing.
+    pub fn kill(&self) -> Result<SessionInfo, ConsoleError> {
+        match self
+            .client
+            .request(&Request::Kill { id: self.id }, Launch::No)
+        {
+            Ok(Response::Session { info }) => Ok(info),
+            Ok(other) => Err(unexpected(&other)),
+            Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn gone(&self) -> ConsoleError {
+        match self.info_from_disk() {
+            Ok(info) => ConsoleError::NotRunning {
+                id: self.id,
+                status: info.status.to_string(),
+            },
+            Err(e) => e,
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Session metadata on disk: `.context-pilot/run/consoles/<uuid>.json`, written atomically.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use uuid::Uuid;
+
+use crate::{ConsoleError, RunPaths, SessionInfo, SessionStatus};
+
+/// Why a session that was running is now lost, for people reading a status.
+pub(crate) fn lost_reason(paths: &RunPaths, id: Uuid) -> String {
+    format!(
+        "the console server running it stopped (killed or crashed), and its processes ended with \
+         it; the output up to that point is kept in {}",
+        paths.log_file(id).display()
+    )
+}
+
+/// Writes `info` to its metadata file: temp file, fsync, rename.
+pub(crate) fn write_meta(paths: &RunPaths, info: &SessionInfo) -> Result<(), ConsoleError> {
+    let path = paths.meta_file(info.id);
+    let tmp = path.with_extension("json.tmp");
+    let json = serde_json::to_vec_pretty(info)
+        .map_err(|e| ConsoleError::Protocol(format!("encoding session metadata: {e}")))?;
+    let mut file =
+        fs::File::create(&tmp).map_err(ConsoleError::io("writing session metadata", &tmp))?;
+    file.write_all(&json)
+        .and_then(|()| file.sync_all())
+        .map_err(ConsoleError::io("writing session metadata", &tmp))?;
+    fs::rename(&tmp, &path).map_err(ConsoleError::io("saving session metadata", &path))
+}
+
+/// Reads one session's metadata; `Ok(None)` when the session is unknown.
+pub(crate) fn read_meta(paths: &RunPaths, id: Uuid) -> Result<Option<SessionInfo>, ConsoleError> {
+    read_meta_file(&paths.meta_file(id))
+}
+
+fn read_meta_file(path: &Path) -> Result<Option<SessionInfo>, ConsoleError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ConsoleError::io("reading session metadata", path)(e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| ConsoleError::CorruptMeta {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+/// Every session recorded on disk, oldest first. Corrupt files are skipped with a warning
+/// (and left in place for a person to inspect).
+pub(crate) fn list_metas(paths: &RunPaths) -> Vec<SessionInfo> {
+    let Ok(entries) = fs::read_dir(paths.consoles_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<SessionInfo> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| match read_meta_file(&p) {
+            Ok(info) => info,
+            Err(e) => {
+                tracing::warn!("{e}");
+                None
+            }
+        })
+        .collect();
+    out.sort_by_key(|i| (i.started_at_ms, i.id));
+    out
+}
+
+/// The status a client should show for `info` when no server runs it any more.
+pub(crate) fn orphaned_view(paths: &RunPaths, mut info: SessionInfo) -> SessionInfo {
+    if info.status.is_running() {
+        info.status = SessionStatus::Lost {
+            reason: lost_reason(paths, info.id),
+        };
+    }
+    if let Ok(m) = fs::metadata(paths.log_file(info.id)) {
+        info.output_len = m.len();
+    }
+    info
+}
+
+/// Marks as lost every session that a previous server left `Running`, and rewrites it.
+pub(crate) fn mark_orphans_lost(paths: &RunPaths, instance: Uuid) {
+    for info in list_metas(paths) {
+        if info.status.is_running() && info.server_instance != instance {
+            let mut lost = orphaned_view(paths, info);
+            lost.ended_at_ms = None;
+            if let Err(e) = write_meta(paths, &lost) {
+                tracing::warn!("could not mark session {} lost: {e}", lost.id);
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! `ConsolePanel`: a session rendered through a VT100 parser, with status, exit code and
+//! runtime. A feeder thread (see `panel_feed.rs`) keeps its screen current; rendering only
+//! reads that state.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::text::{Line, Span};
+use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::{Notifier, Panel, PanelView};
+use tui_term::widget::{Cursor, PseudoTerminal};
+use uuid::Uuid;
+
+use crate::{KillCause, SessionHandle, SessionInfo, SessionStatus, last_lines, now_ms};
+
+/// Lines of scrollback each panel keeps.
+const SCROLLBACK: usize = 10_000;
+/// Most output an opening panel replays.
+const REPLAY_BYTES: u64 = 4 * 1024 * 1024;
+/// Raw bytes kept for `llm_context`.
+const LLM_TAIL_BYTES: usize = 64 * 1024;
+/// Lines and characters the model sees at most.
+const LLM_LINES: usize = 40;
+const LLM_CHARS: usize = 4000;
+
+/// What the feeder updates and the renderer reads.
+pub(crate) struct PanelState {
+    pub(crate) parser: tui_term::vt100::Parser,
+    pub(crate) raw_tail: VecDeque<u8>,
+    pub(crate) info: SessionInfo,
+    pub(crate) offset: u64,
+    pub(crate) error: Option<String>,
+}
+
+impl PanelState {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+        let overflow = (self.raw_tail.len() + bytes.len()).saturating_sub(LLM_TAIL_BYTES);
+        self.raw_tail.drain(..overflow.min(self.raw_tail.len()));
+        let skip = bytes.len().saturating_sub(LLM_TAIL_BYTES);
+        self.raw_tail.extend(&bytes[skip..]);
+        self.offset += bytes.len() as u64;
+    }
+}
+
+/// The panel of one console session.
+pub struct ConsolePanel {
+    id: Uuid,
+    handle: Option<SessionHandle>,
+    state: Arc<Mutex<PanelState>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for ConsolePanel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsolePanel")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The panel id of a console: `console:<uuid>`.
+pub fn console_panel_id(id: Uuid) -> String {
+    format!("console:{id}")
+}
+
+impl ConsolePanel {
+    /// A panel that follows `handle`'s output and status, posting `Refresh` on `notifier`
+    /// when something changed (at most every ~30 ms).
+    ///
+    /// A long log is replayed from its last few MiB only: enough for the screen and the
+    /// scrollback, without parsing hundreds of megabytes.
+    pub fn open(handle: SessionHandle, info: SessionInfo, notifier: Notifier) -> Self {
+        let mut first = new_state(info);
+        first.offset = first.info.output_len.saturating_sub(REPLAY_BYTES);
+        let state = Arc::new(Mutex::new(first));
+        let stop = Arc::new(AtomicBool::new(false));
+        crate::panel_feed::start(
+            handle.clone(),
+            Arc::clone(&state),
+            Arc::clone(&stop),
+            notifier,
+        );
+        Self {
+            id: handle.id(),
+            handle: Some(handle),
+            state,
+            stop,
+        }
+    }
+
+    /// A panel showing a fixed record and output, with no session behind it (replays,
+    /// previews, snapshot tests).
+    pub fn detached(info: SessionInfo, output: &[u8]) -> Self {
+        let mut state = new_state(info);
+        state.feed(output);
+        Self {
+            id: state.info.id,
+            handle: None,
+            state: Arc::new(Mutex::new(state)),
+            stop: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, PanelState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The console id.
+    pub fn session_id(&self) -> Uuid {
+        self.id
+    }
+
+    /// The session handle, for sending input (None for a detached panel).
+    pub fn handle(&self) -> Option<&SessionHandle> {
+        self.handle.as_ref()
+    }
+
+    /// The session as the panel last saw it.
+    pub fn info(&self) -> SessionInfo {
+        self.lock().info.clone()
+    }
+
+    /// Offset in the session's output up to which the panel has read.
+    pub fn shown_bytes(&self) -> u64 {
+        self.lock().offset
+    }
+
+    /// The visible screen as plain text (for tests and copy).
+    pub fn screen_text(&self) -> String {
+        self.lock().parser.screen().contents()
+    }
+}
+
+impl Drop for ConsolePanel {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn new_state(info: SessionInfo) -> PanelState {
+    PanelState {
+        parser: tui_term::vt100::Parser::new(info.rows.max(1), info.cols.max(1), SCROLLBACK),
+        raw_tail: VecDeque::new(),
+        info,
+        offset: 0,
+        error: None,
+    }
+}
+
+/// "1.2s", "3m04s", "2h05m".
+fn short_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs < 60 {
+        format!("{}.{}s", secs, (ms % 1000) / 100)
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+/// Symbol, text and colour of a status.
+fn status_look(status: &SessionStatus) -> (&'static str, String, Color) {
+    match status {
+        SessionStatus::Running => ("●", "running".into(), Color::Yellow),
+        SessionStatus::Exited { code: 0 } => ("✔", "exited 0".into(), Color::Green),
+        SessionStatus::Exited { code } => ("✘", format!("exited {code}"), Color::Red),
+        SessionStatus::Signaled { signal } => ("✘", format!("killed by {signal}"), Color::Red),
+        SessionStatus::Killed { cause } => (
+            "✘",
+            match cause {
+                KillCause::Request => "killed".into(),
+                KillCause::Timeout => "timed out, killed".into(),
+                KillCause::Shutdown => "killed at server shutdown".into(),
+            },
+            Color::Red,
+        ),
+        SessionStatus::Lost { .. } => ("⚠", "lost (console server died)".into(), Color::Magenta),
+    }
+}
+
+impl Panel for ConsolePanel {
+    fn id(&self) -> String {
+        console_panel_id(self.id)
+    }
+
+    fn title(&self) -> String {
+        let st = self.lock();
+        let name = st
+            .info
+            .description
+            .clone()
+            .unwrap_or_else(|| st.info.command.clone());
+        let mut title: String = name.chars().take(40).collect();
+        if name.chars().count() > 40 {
+            title.push('…');
+        }
+        title
+    }
+
+    fn badge(&self) -> Option<String> {
+        Some(status_look(&self.lock().info.status).0.to_owned())
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
+        if area.height == 0 || area.width == 0 {
+            return;
+        }
+        let mut st = self.lock();
+        let (symbol, text, colour) = status_look(&st.info.status);
+        let runtime = short_duration(
+            st.info
+                .runtime(now_ms())
+                .as_millis()
+                .try_into()
+                .unwrap_or(u64::MAX),
+        );
+        // Markers come right after the status so a narrow panel still shows them.
+        let mut spans = vec![Span::styled(
+            format!("{symbol} {text}"),
+            Style::default().fg(colour).add_modifier(Modifier::BOLD),
+        )];
+        if view.passthrough {
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                "[typing → console]",
+                Style::default().fg(Color::Black).bg(Color::Yellow),
+            ));
+        } else if view.focused && st.info.status.is_running() {
+            spans.push(Span::styled(
+                " [keys → host]",
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+        if view.scroll > 0 {
+            spans.push(Span::styled(
+                format!(" [scrolled up {}]", view.scroll),
+                Style::default().fg(Color::Cyan),
+            ));
+        }
+        spans.push(Span::raw(format!(" · {runtime} · ")));
+        spans.push(Span::styled(
+            format!("$ {}", st.info.command),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+        if let Some(d) = &st.info.description {
+            spans.push(Span::styled(
+                format!(" — {d}"),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+        Paragraph::new(Line::from(spans)).render(Rect { height: 1, ..area }, buf);
+        let mut body = Rect {
+            y: area.y + 1,
+            height: area.height - 1,
+            ..area
+        };
+        if let Some(err) = &st.error
+            && body.height > 0
+        {
+            Paragraph::new(Line::styled(
+                format!("⚠ {err}"),
+                Style::default().fg(Color::Red),
+            ))
+            .render(Rect { height: 1, ..body }, buf);
+            body.y += 1;
+            body.height -= 1;
+        }
+        if body.height == 0 {
+            return;
+        }
+        // Scrolling is view state owned by the host: apply it for this draw only and put the
+        // parser back, so rendering leaves the panel's state as it found it.
+        st.parser.screen_mut().set_scrollback(view.scroll);
+        let cursor = Cursor::default().visibility(view.passthrough && view.scroll == 0);
+        PseudoTerminal::new(st.parser.screen())
+            .cursor(cursor)
+            .render(body, buf);
+        st.parser.screen_mut().set_scrollback(0);
+    }
+
+    fn llm_context(&self) -> String {
+        let st = self.lock();
+        let bytes: Vec<u8> = st.raw_tail.iter().copied().collect();
+        let mut tail = last_lines(&bytes, LLM_LINES);
+        if tail.len() > LLM_CHARS {
+            let cut = tail.len() - LLM_CHARS;
+            let cut = (cut..tail.len())
+                .find(|&i| tail.is_char_boundary(i))
+                .unwrap_or(tail.len());
+            tail = format!("…{}", &tail[cut..]);
+        }
+        let runtime = short_duration(
+            st.info
+                .runtime(now_ms())
+                .as_millis()
+                .try_into()
+                .unwrap_or(u64::MAX),
+        );
+        format!(
+            "Console {} — `{}` — {} ({})\nLast lines:\n```\n{}\n```",
+            st.info.id, st.info.command, st.info.status, runtime, tail
+        )
+    }
+
+    fn accepts_input(&self) -> bool {
+        self.handle.is_some() && self.lock().info.status.is_running()
+    }
+}

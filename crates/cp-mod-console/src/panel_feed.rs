@@ -1,0 +1,90 @@
+//! The thread that keeps a `ConsolePanel` current: it follows the session's log file and
+//! status, feeds the VT100 parser, and asks the host to redraw (batched, ~30 ms).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use cp_base::Notifier;
+
+use crate::SessionHandle;
+use crate::panel::PanelState;
+
+/// How often to look for new output when there was none.
+const POLL: Duration = Duration::from_millis(30);
+/// How often to ask the server for the status while output flows.
+const STATUS_EVERY: Duration = Duration::from_millis(250);
+
+pub(crate) fn start(
+    handle: SessionHandle,
+    state: Arc<Mutex<PanelState>>,
+    stop: Arc<AtomicBool>,
+    notifier: Notifier,
+) {
+    let name = format!("console-panel-{}", handle.id());
+    let spawned = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || follow(&handle, &state, &stop, &notifier));
+    if let Err(e) = spawned {
+        tracing::error!("could not start a console panel feeder: {e}");
+    }
+}
+
+fn follow(
+    handle: &SessionHandle,
+    state: &Mutex<PanelState>,
+    stop: &AtomicBool,
+    notifier: &Notifier,
+) {
+    let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut last_status = Instant::now()
+        .checked_sub(STATUS_EVERY)
+        .unwrap_or_else(Instant::now);
+    let mut last_refresh = Instant::now();
+    let mut dirty = false;
+    while !stop.load(Ordering::SeqCst) {
+        let offset = lock().offset;
+        let got = match handle.read_since(offset) {
+            Ok(out) => out.bytes,
+            Err(e) => {
+                lock().error = Some(e.to_string());
+                notifier.refresh();
+                return;
+            }
+        };
+        if !got.is_empty() {
+            lock().feed(&got);
+            dirty = true;
+        }
+        let mut finished = false;
+        if got.is_empty() || last_status.elapsed() >= STATUS_EVERY {
+            last_status = Instant::now();
+            match handle.info() {
+                Ok(info) => {
+                    let mut st = lock();
+                    finished = !info.status.is_running() && st.offset >= info.output_len;
+                    if st.info != info {
+                        st.info = info;
+                        dirty = true;
+                    }
+                }
+                Err(e) => {
+                    lock().error = Some(e.to_string());
+                    dirty = true;
+                    finished = true;
+                }
+            }
+        }
+        if dirty && (finished || last_refresh.elapsed() >= POLL) {
+            notifier.refresh();
+            last_refresh = Instant::now();
+            dirty = false;
+        }
+        if finished {
+            return;
+        }
+        if got.is_empty() {
+            std::thread::sleep(POLL);
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The console server: one process per project that owns the PTYs, so consoles outlive the
+//! host that started them.
+
+mod reaper;
+mod session;
+mod tail;
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::BufReader;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use uuid::Uuid;
+
+use self::reaper::Reaper;
+use self::session::Session;
+use crate::protocol::{PROTOCOL_VERSION, Request, Response, read_line, write_line};
+use crate::{ConsoleError, KillCause, RunPaths, meta, sys};
+
+/// Default idle time before the server exits: no session running, no client connected.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default size of each session's in-memory tail.
+pub const DEFAULT_TAIL_BYTES: usize = 1024 * 1024;
+/// Default time between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
+/// How often the accept loop checks for shutdown.
+const ACCEPT_POLL: Duration = Duration::from_millis(200);
+/// How long a finished session stays in memory after it ended.
+const KEEP_FINISHED_MS: u64 = 60_000;
+/// How long a starting server waits for an exiting predecessor to release the lock.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// How the console server runs.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The project whose consoles it owns.
+    pub project_root: PathBuf,
+    /// Exit after this long with no running session and no connected client.
+    pub idle_timeout: Duration,
+    /// Bytes of output kept in memory per session (the log file keeps everything).
+    pub tail_bytes: usize,
+    /// Time between SIGTERM and SIGKILL when a session is killed.
+    pub kill_grace: Duration,
+}
+
+impl ServerOptions {
+    /// Options with the defaults.
+    pub fn new(project_root: impl Into<PathBuf>) -> Self {
+        Self {
+            project_root: project_root.into(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            tail_bytes: DEFAULT_TAIL_BYTES,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+
+    /// Defaults, overridden by `CP_CONSOLE_IDLE_TIMEOUT_MS`, `CP_CONSOLE_TAIL_BYTES` and
+    /// `CP_CONSOLE_KILL_GRACE_MS` when set to a number (a client passes them to the server it
+    /// starts; see `ClientConfig::server_env`).
+    pub fn from_env(project_root: impl Into<PathBuf>) -> Self {
+        let num = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let mut opts = Self::new(project_root);
+        if let Some(ms) = num("CP_CONSOLE_IDLE_TIMEOUT_MS") {
+            opts.idle_timeout = Duration::from_millis(ms);
+        }
+        if let Some(bytes) = num("CP_CONSOLE_TAIL_BYTES") {
+            opts.tail_bytes = usize::try_from(bytes).unwrap_or(DEFAULT_TAIL_BYTES).max(1);
+        }
+        if let Some(ms) = num("CP_CONSOLE_KILL_GRACE_MS") {
+            opts.kill_grace = Duration::from_millis(ms);
+        }
+        opts
+    }
+}
+
+struct Activity {
+    connections: usize,
+    shutting_down: bool,
+}
+
+struct Server {
+    paths: RunPaths,
+    opts: ServerOptions,
+    instance: Uuid,
+    sessions: Mutex<HashMap<Uuid, Arc<Session>>>,
+    activity: Mutex<Activity>,
+    reaper: Reaper,
+    stop_requested: AtomicBool,
+}
+
+/// Runs the console server for `opts.project_root` until it has been idle for
+/// `opts.idle_timeout` or a client asks it to shut down.
+///
+/// Returns [`ConsoleError::AlreadyRunning`] when another server owns the project.
+pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
+    let root = fs::canonicalize(&opts.project_root).map_err(ConsoleError::io(
+        "opening the project root",
+        &opts.project_root,
+    ))?;
+    let paths = RunPaths::new(&root);
+    paths.create_dirs()?;
+    let lock_path = paths.server_lock();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(ConsoleError::io("opening the server lock", &lock_path))?;
+    if !lock_with_patience(&lock).map_err(ConsoleError::io("locking", &lock_path))? {
+        return Err(ConsoleError::AlreadyRunning { root });
+    }
+    sys::become_subreaper();
+    let instance = Uuid::new_v4();
+    meta::mark_orphans_lost(&paths, instance);
+
+    // We hold the lock, so any socket file left here belongs to a dead server.
+    let _ = fs::remove_file(paths.socket());
+    let listener = UnixListener::bind(paths.socket()).map_err(ConsoleError::io(
+        "binding the console socket",
+        paths.socket(),
+    ))?;
+    fs::set_permissions(paths.socket(), fs::Permissions::from_mode(0o600)).map_err(
+        ConsoleError::io("restricting the console socket", paths.socket()),
+    )?;
+    write_pid_file(&paths)?;
+    tracing::info!(
+        "console server {} for {} listening on {}",
+        std::process::id(),
+        root.display(),
+        paths.socket().display()
+    );
+
+    let server = Arc::new(Server {
+        paths: paths.clone(),
+        opts,
+        instance,
+        sessions: Mutex::new(HashMap::new()),
+        activity: Mutex::new(Activity {
+            connections: 0,
+            shutting_down: false,
+        }),
+        reaper: Reaper::default(),
+        stop_requested: AtomicBool::new(false),
+    });
+    let s = Arc::clone(&server);
+    std::thread::Builder::new()
+        .name("reaper".into())
+        .spawn(move || s.reaper.run())
+        .map_err(ConsoleError::io(
+            "starting the reaper thread",
+            paths.run_dir(),
+        ))?;
+    let s = Arc::clone(&server);
+    std::thread::Builder::new()
+        .name("idle-watch".into())
+        .spawn(move || s.watch_idle())
+        .map_err(ConsoleError::io(
+            "starting the idle watchdog",
+            paths.run_dir(),
+        ))?;
+
+    accept_loop(&server, &listener);
+    // Still holding the lock: no successor can have bound the socket yet.
+    let _ = fs::remove_file(paths.socket());
+    let _ = fs::remove_file(paths.pid_file());
+    tracing::info!("console server {} exiting", std::process::id());
+    drop(lock);
+    Ok(())
+}
+
+/// Accepts clients, one thread each, until the server is shutting down.
+fn accept_loop(server: &Arc<Server>, listener: &UnixListener) {
+    // Poll rather than block in accept: the loop must notice a shutdown even when nobody can
+    // connect any more (the socket file was removed with the project, say).
+    loop {
+        if server.activity().shutting_down {
+            break;
+        }
+        match sys::wait_readable(listener.as_raw_fd(), ACCEPT_POLL) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => {
+                tracing::warn!("polling the console socket: {e}");
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+        }
+        let Ok((stream, _)) = listener.accept() else {
+            continue;
+        };
+        {
+            let mut act = server.activity();
+            if act.shutting_down {
+                break;
+            }
+            act.connections += 1;
+        }
+        let s = Arc::clone(server);
+        let spawned = std::thread::Builder::new()
+            .name("client".into())
+            .spawn(move || {
+                s.serve(stream);
+                s.activity().connections -= 1;
+            });
+        if spawned.is_err() {
+            server.activity().connections -= 1;
+        }
+    }
+}
+
+/// Tries the lock for a while: a predecessor may be in the middle of exiting.
+fn lock_with_patience(lock: &File) -> std::io::Result<bool> {
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        if sys::try_lock_exclusive(lock)? {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn write_pid_file(paths: &RunPaths) -> Result<(), ConsoleError> {
+    let path = paths.pid_file();
+    let tmp = path.with_extension("pid.tmp");
+    fs::write(&tmp, format!("{}\n", std::process::id()))
+        .and_then(|()| fs::rename(&tmp, &path))
+        .map_err(ConsoleError::io("writing the pid file", &path))
+}
+
+impl Server {
+    fn activity(&self) -> MutexGuard<'_, Activity> {
+        self.activity.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, HashMap<Uuid, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Exits the accept loop once nothing has happened for the idle timeout (or at once
+    /// after a shutdown request).
+    fn watch_idle(&self) {
+        let tick = (self.opts.idle_timeout / 10)
+            .clamp(Duration::from_millis(10), Duration::from_millis(250));
+        let mut idle_since: Option<Instant> = None;
+        loop {
+            std::thread::sleep(tick);
+            self.forget_finished();
+            let running = self.sessions().values().any(|s| s.is_running());
+            let mut act = self.activity();
+            let stop = self.stop_requested.load(Ordering::SeqCst);
+            if !stop && (running || act.connections > 0) {
+                idle_since = None;
+                continue;
+            }
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            if stop || since.elapsed() >= self.opts.idle_timeout {
+                act.shutting_down = true;
+                return;
+            }
+        }
+    }
+
+    /// Drops finished sessions from memory a while after they end, so a long-lived server
+    /// does not keep a tail per finished run. They stay on disk and reload on demand.
+    fn forget_finished(&self) {
+        let cutoff = crate::now_ms().saturating_sub(KEEP_FINISHED_MS);
+        self.sessions().retain(|_, s| {
+            let info = s.info();
+            info.status.is_running() || info.ended_at_ms.is_some_and(|end| end > cutoff)
+        });
+    }
+
+    /// Serves one client connection until it closes.
+    fn serve(&self, stream: UnixStream) {
+        let Ok(read_half) = stream.try_clone() else {
+            return;
+        };
+        let mut reader = BufReader::new(read_half);
+        let mut writer = stream;
+        match read_line::<Request>(&mut reader) {
+            Ok(Some(Request::Hello { version })) => {
+                let hello = Response::Hello {
+                    version: PROTOCOL_VERSION,
+                    pid: std::process::id(),
+                };
+                if write_line(&mut writer, &hello).is_err() || version != PROTOCOL_VERSION {
+                    return;
+                }
+            }
+            Ok(Some(_)) => {
+                let _ = write_line(
+                    &mut writer,
+                    &Response::from_error(&ConsoleError::Protocol(
+                        "the first message must be `hello` with the protocol version".into(),
+                    )),
+                );
+                return;
+            }
+            Ok(None) | Err(_) => return,
+        }
+        loop {
+            let request = match read_line::<Request>(&mut reader) {
+                Ok(Some(r)) => r,
+                Ok(None) => return,
+                Err(e) => {
+                    let _ = write_line(&mut writer, &Response::from_error(&e));
+                    return;
+                }
+            };
+            let shutdown = matches!(request, Request::Shutdown);
+            let response = self
+                .handle(request)
+                .unwrap_or_else(|e| Response::from_error(&e));
+            if write_line(&mut writer, &response).is_err() || shutdown {
+                return;
+            }
+        }
+    }
+
+    /// Finds a session in memory, or loads a finished one from disk.
+    fn session(&self, id: Uuid) -> Result<Arc<Session>, ConsoleError> {
+        if let Some(s) = self.sessions().get(&id) {
+            return Ok(Arc::clone(s));
+        }
+        let info = meta::read_meta(&self.paths, id)?
+            .ok_or_else(|| ConsoleError::UnknownSession(id.to_string()))?;
+        let loaded = Session::load_finished(&self.paths, info, self.opts.tail_bytes);
+        Ok(Arc::clone(self.sessions().entry(id).or_insert(loaded)))
+    }
+
+    fn handle(&self, request: Request) -> Result<Response, ConsoleError> {
+        Ok(match request {
+            Request::Hello { .. } => Response::Hello {
+                version: PROTOCOL_VERSION,
+                pid: std::process::id(),
+            },
+            Request::Spawn { spec } => {
+                let session = Session::start(
+                    &self.paths,
+                    &spec,
+                    self.instance,
+                    &self.reaper,
+                    self.opts.tail_bytes,
+                    self.opts.kill_grace,
+                )?;
+                let info = session.info();
+                self.sessions().insert(info.id, session);
+                Response::Session { info }
+            }
+            Request::List => {
+                let mut sessions: Vec<_> = self.sessions().values().map(|s| s.info()).collect();
+                for info in meta::list_metas(&self.paths) {
+                    if !sessions.iter().any(|s| s.id == info.id) {
+                        sessions.push(meta::orphaned_view(&self.paths, info));
+                    }
+                }
+                sessions.sort_by_key(|i| (i.started_at_ms, i.id));
+                Response::Sessions { sessions }
+            }
+            Request::Status { id } => Response::Session {
+                info: self.session(id)?.info(),
+            },
+            Request::Send { id, data } => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data.as_bytes())
+                    .map_err(|e| {
+                        ConsoleError::Protocol(format!("send: data is not base64: {e}"))
+                    })?;
+                self.session(id)?.send(&bytes)?;
+                Response::Ok
+            }
+            Request::Resize { id, rows, cols } => {
+                self.session(id)?.resize(rows, cols)?;
+                Response::Ok
+            }
+            Request::Kill { id } => Response::Session {
+                info: self.session(id)?.kill(KillCause::Request),
+            },
+            Request::Wait {
+                id,
+                condition,
+                timeout,
+            } => {
+                let session = self.session(id)?;
+                let met = session.wait(&condition, timeout)?;
+                Response::Waited {
+                    met,
+                    info: session.info(),
+                }
+            }
+            Request::Shutdown => {
+                let running: Vec<_> = self
+                    .sessions()
+                    .values()
+                    .filter(|s| s.is_running())
+                    .cloned()
+                    .collect();
+                for s in running {
+                    s.kill(KillCause::Shutdown);
+                }
+                self.stop_requested.store(true, Ordering::SeqCst);
+                Response::Ok
+            }
+        })
+    }
+}

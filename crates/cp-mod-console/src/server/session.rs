@@ -1,0 +1,466 @@
+//! One console session inside the server: the PTY, its reader thread, the log file, the
+//! in-memory tail, the exit supervisor, kill and wait.
+
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use regex::RegexBuilder;
+use uuid::Uuid;
+
+use super::reaper::Reaper;
+use super::tail::Tail;
+use crate::meta;
+use crate::protocol::WaitCondition;
+use crate::sys::{self, GroupState, RawExit};
+use crate::text;
+use crate::{ConsoleError, KillCause, RunPaths, SessionInfo, SessionStatus, SpawnSpec, now_ms};
+
+/// How long to wait for the last output after the command exits. Output can lag the exit,
+/// and a leftover background process may hold the PTY open for much longer.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// A pattern wait re-scans this much already-seen output, so a match split across two reads
+/// is still found.
+const PATTERN_OVERLAP: u64 = 4096;
+/// Read buffer of the PTY reader thread.
+const READ_CHUNK: usize = 64 * 1024;
+/// After SIGKILL, how long to wait for the group to vanish before giving up.
+const AFTER_KILL: Duration = Duration::from_secs(5);
+
+struct State {
+    info: SessionInfo,
+    tail: Tail,
+    reader_done: bool,
+    kill_cause: Option<KillCause>,
+    log_error: Option<String>,
+}
+
+/// A session the server runs (or ran).
+pub(super) struct Session {
+    id: Uuid,
+    paths: RunPaths,
+    pgid: i32,
+    kill_grace: Duration,
+    state: Mutex<State>,
+    changed: Condvar,
+    writer: Mutex<Option<Box<dyn Write + Send>>>,
+    master: Mutex<Option<Box<dyn MasterPty + Send>>>,
+}
+
+/// Checks a spawn request before anything is started.
+fn validate(spec: &SpawnSpec) -> Result<(), ConsoleError> {
+    if spec.command.trim().is_empty() {
+        return Err(ConsoleError::InvalidSpec(
+            "'command' is empty; give a shell command such as `cargo test`".into(),
+        ));
+    }
+    if !spec.cwd.is_absolute() {
+        return Err(ConsoleError::InvalidSpec(format!(
+            "'cwd' `{}` must be an absolute path",
+            spec.cwd.display()
+        )));
+    }
+    if !spec.cwd.is_dir() {
+        return Err(ConsoleError::InvalidSpec(format!(
+            "'cwd' `{}` does not exist or is not a directory",
+            spec.cwd.display()
+        )));
+    }
+    if spec.rows == 0 || spec.cols == 0 {
+        return Err(ConsoleError::InvalidSpec(format!(
+            "PTY size {}x{} must be at least 1x1",
+            spec.rows, spec.cols
+        )));
+    }
+    Ok(())
+}
+
+impl Session {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts `bash -c COMMAND` in a new PTY, with its reader and supervisor threads.
+    pub(super) fn start(
+        paths: &RunPaths,
+        spec: &SpawnSpec,
+        instance: Uuid,
+        reaper: &Reaper,
+        tail_bytes: usize,
+        kill_grace: Duration,
+    ) -> Result<Arc<Self>, ConsoleError> {
+        validate(spec)?;
+        let spawn_err = |reason: String| ConsoleError::Spawn {
+            command: spec.command.clone(),
+            reason,
+        };
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: spec.rows,
+                cols: spec.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
+        let mut cmd = CommandBuilder::new("bash");
+        cmd.arg("-c");
+        cmd.arg(&spec.command);
+        cmd.cwd(&spec.cwd);
+        if cmd.get_env("TERM").is_none() {
+            cmd.env("TERM", "xterm-256color");
+        }
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let id = Uuid::new_v4();
+        let log_path = paths.log_file(id);
+        let log =
+            File::create(&log_path).map_err(ConsoleError::io("creating console log", &log_path))?;
+        let pty_out = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| spawn_err(format!("cloning the PTY reader: {e}")))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
+        let (_child, pid, exit_rx) = reaper
+            .spawn_tracked(|| {
+                let child = pair
+                    .slave
+                    .spawn_command(cmd)
+                    .map_err(|e| spawn_err(e.to_string()))?;
+                let pid = child
+                    .process_id()
+                    .ok_or_else(|| spawn_err("the child has no pid".into()))?;
+                Ok::<_, ConsoleError>((child, pid))
+            })
+            .inspect_err(|_| {
+                let _ = fs::remove_file(&log_path);
+            })?;
+        // The child holds its own copy of the slave; ours would keep the PTY open after the
+        // child exits and hide the end of output (EIO).
+        drop(pair.slave);
+        let info = SessionInfo {
+            id,
+            command: spec.command.clone(),
+            cwd: spec.cwd.clone(),
+            description: spec.description.clone(),
+            label: spec.label.clone(),
+            pid: Some(pid),
+            status: SessionStatus::Running,
+            started_at_ms: now_ms(),
+            ended_at_ms: None,
+            output_len: 0,
+            server_instance: instance,
+            rows: spec.rows,
+            cols: spec.cols,
+        };
+        meta::write_meta(paths, &info)?;
+        let session = Arc::new(Self {
+            id,
+            paths: paths.clone(),
+            // portable-pty makes the child a session leader, so its pid is its group id.
+            pgid: i32::try_from(pid).unwrap_or(0),
+            kill_grace,
+            state: Mutex::new(State {
+                info,
+                tail: Tail::new(tail_bytes),
+                reader_done: false,
+                kill_cause: None,
+                log_error: None,
+            }),
+            changed: Condvar::new(),
+            writer: Mutex::new(Some(writer)),
+            master: Mutex::new(Some(pair.master)),
+        });
+        let s = Arc::clone(&session);
+        std::thread::Builder::new()
+            .name(format!("pty-read-{id}"))
+            .spawn(move || s.read_loop(pty_out, log))
+            .map_err(|e| spawn_err(format!("starting the reader thread: {e}")))?;
+        let s = Arc::clone(&session);
+        let timeout = spec.timeout;
+        std::thread::Builder::new()
+            .name(format!("pty-wait-{id}"))
+            .spawn(move || s.supervise(&exit_rx, timeout))
+            .map_err(|e| spawn_err(format!("starting the supervisor thread: {e}")))?;
+        Ok(session)
+    }
+
+    /// A session a previous server (or this one, earlier) finished, loaded from disk so
+    /// status, waits and tails work the same for it.
+    pub(super) fn load_finished(
+        paths: &RunPaths,
+        info: SessionInfo,
+        tail_bytes: usize,
+    ) -> Arc<Self> {
+        let info = meta::orphaned_view(paths, info);
+        let last = read_log_end(&paths.log_file(info.id), tail_bytes).unwrap_or_default();
+        Arc::new(Self {
+            id: info.id,
+            paths: paths.clone(),
+            pgid: 0,
+            kill_grace: Duration::ZERO,
+            state: Mutex::new(State {
+                tail: Tail::preloaded(tail_bytes, info.output_len, &last),
+                info,
+                reader_done: true,
+                kill_cause: None,
+                log_error: None,
+            }),
+            changed: Condvar::new(),
+            writer: Mutex::new(None),
+            master: Mutex::new(None),
+        })
+    }
+
+    /// The current metadata, with the live output length.
+    pub(super) fn info(&self) -> SessionInfo {
+        let st = self.lock();
+        let mut info = st.info.clone();
+        info.output_len = st.tail.total();
+        info
+    }
+
+    pub(super) fn is_running(&self) -> bool {
+        self.lock().info.status.is_running()
+    }
+
+    /// Copies PTY output to the log file and the tail until the PTY closes (EIO).
+    fn read_loop(&self, mut reader: Box<dyn Read + Send>, mut log: File) {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // EIO: every slave fd is closed, i.e. the end of output.
+                Err(_) => break,
+            };
+            let chunk = &buf[..n];
+            // Written straight to the file (no userspace buffer) so a client reading the log
+            // sees every byte the tail has.
+            let log_result = log.write_all(chunk);
+            let mut st = self.lock();
+            if let Err(e) = log_result
+                && st.log_error.is_none()
+            {
+                tracing::error!("console {}: writing the log failed: {e}", self.id);
+                st.log_error = Some(e.to_string());
+            }
+            st.tail.push(chunk);
+            drop(st);
+            self.changed.notify_all();
+        }
+        self.lock().reader_done = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits for the command to exit (killing it on timeout), drains the output, records
+    /// the final status.
+    fn supervise(&self, exit_rx: &Receiver<RawExit>, timeout: Option<Duration>) {
+        let exit = match timeout {
+            Some(limit) => match exit_rx.recv_timeout(limit) {
+                Ok(exit) => Some(exit),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill_group(KillCause::Timeout);
+                    exit_rx.recv().ok()
+                }
+                Err(RecvTimeoutError::Disconnected) => None,
+            },
+            None => exit_rx.recv().ok(),
+        };
+        let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+        let mut st = self.lock();
+        while !st.reader_done {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        st.info.status = match (st.kill_cause, exit) {
+            (Some(cause), _) => SessionStatus::Killed { cause },
+            (None, Some(RawExit::Code(code))) => SessionStatus::Exited { code },
+            (None, Some(RawExit::Signal(sig))) => SessionStatus::Signaled {
+                signal: sys::signal_name(sig),
+            },
+            (None, None) => SessionStatus::Lost {
+                reason: "the server lost track of the process".into(),
+            },
+        };
+        st.info.ended_at_ms = Some(now_ms());
+        st.info.output_len = st.tail.total();
+        let info = st.info.clone();
+        drop(st);
+        *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *self.master.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        if let Err(e) = meta::write_meta(&self.paths, &info) {
+            tracing::error!("console {}: {e}", self.id);
+        }
+        self.changed.notify_all();
+    }
+
+    /// SIGTERM to the whole group, a grace period, SIGKILL, and wait until the group is
+    /// empty. The reaper reaps the leader and (as subreaper) the orphans.
+    fn kill_group(&self, cause: KillCause) {
+        {
+            let mut st = self.lock();
+            if !st.info.status.is_running() {
+                return;
+            }
+            st.kill_cause.get_or_insert(cause);
+        }
+        if let Err(e) = sys::signal_group(self.pgid, libc::SIGTERM) {
+            tracing::warn!("console {}: SIGTERM to group {}: {e}", self.id, self.pgid);
+        }
+        if !wait_group_gone(self.pgid, self.kill_grace) {
+            if let Err(e) = sys::signal_group(self.pgid, libc::SIGKILL) {
+                tracing::warn!("console {}: SIGKILL to group {}: {e}", self.id, self.pgid);
+            }
+            if !wait_group_gone(self.pgid, AFTER_KILL) {
+                tracing::error!(
+                    "console {}: process group {} still exists after SIGKILL",
+                    self.id,
+                    self.pgid
+                );
+            }
+        }
+    }
+
+    /// Kills the session's process group and waits until its final status is recorded.
+    pub(super) fn kill(&self, cause: KillCause) -> SessionInfo {
+        self.kill_group(cause);
+        self.wait_until(Instant::now() + DRAIN_AFTER_EXIT + AFTER_KILL, |st| {
+            !st.info.status.is_running()
+        });
+        self.info()
+    }
+
+    /// Writes `data` to the session's input.
+    pub(super) fn send(&self, data: &[u8]) -> Result<(), ConsoleError> {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let not_running = || ConsoleError::NotRunning {
+            id: self.id,
+            status: self.lock().info.status.to_string(),
+        };
+        let Some(w) = writer.as_mut() else {
+            return Err(not_running());
+        };
+        w.write_all(data)
+            .and_then(|()| w.flush())
+            .map_err(|_| not_running())
+    }
+
+    /// Resizes the PTY.
+    pub(super) fn resize(&self, rows: u16, cols: u16) -> Result<(), ConsoleError> {
+        let master = self.master.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(m) = master.as_ref() else {
+            return Ok(());
+        };
+        m.resize(PtySize {
+            rows: rows.max(1),
+            cols: cols.max(1),
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| ConsoleError::Server(format!("resizing console {}: {e}", self.id)))
+    }
+
+    fn wait_until(&self, deadline: Instant, done: impl Fn(&State) -> bool) -> bool {
+        let mut st = self.lock();
+        loop {
+            if done(&st) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Waits for `condition`; returns whether it was met.
+    pub(super) fn wait(
+        &self,
+        condition: &WaitCondition,
+        timeout: Duration,
+    ) -> Result<bool, ConsoleError> {
+        let deadline = Instant::now() + timeout;
+        match condition {
+            WaitCondition::Exit => Ok(self.wait_until(deadline, |st| !st.info.status.is_running())),
+            WaitCondition::Pattern { regex, from_offset } => {
+                let re = RegexBuilder::new(regex)
+                    .multi_line(true)
+                    .build()
+                    .map_err(|e| ConsoleError::InvalidPattern {
+                        pattern: regex.clone(),
+                        reason: e.to_string(),
+                    })?;
+                let mut next = *from_offset;
+                loop {
+                    let (chunk, total, finished) = {
+                        let st = self.lock();
+                        let from = next.saturating_sub(PATTERN_OVERLAP).max(*from_offset);
+                        (
+                            st.tail.bytes_from(from),
+                            st.tail.total(),
+                            !st.info.status.is_running(),
+                        )
+                    };
+                    if re.is_match(&text::plain_text(&chunk)) {
+                        return Ok(true);
+                    }
+                    if finished {
+                        return Ok(false);
+                    }
+                    next = total;
+                    if !self.wait_until(deadline, |st| {
+                        st.tail.total() > total || !st.info.status.is_running()
+                    }) {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Polls until no process of the group is left, up to `limit`.
+fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if sys::group_state(pgid) == GroupState::Gone {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The last `max` bytes of a log file.
+fn read_log_end(path: &Path, max: usize) -> std::io::Result<Vec<u8>> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let start = len.saturating_sub(max as u64);
+    f.seek(SeekFrom::Start(start))?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}

@@ -1,0 +1,209 @@
+//! The few raw libc calls the console server and client need, each wrapped in a safe function.
+//!
+//! Keeping every `unsafe` block in this one file makes the unsafe surface easy to audit.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// Outcome of probing a process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupState {
+    /// At least one process (possibly a zombie) is still in the group.
+    Alive,
+    /// No process is left in the group.
+    Gone,
+}
+
+/// Sends `signal` to every process of the process group `pgid`.
+pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        // `kill(-1, …)` or `kill(0, …)` would hit far more than one session's group.
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("refusing to signal process group {pgid}"),
+        ));
+    }
+    // SAFETY: `kill` has no memory-safety preconditions; the pgid was checked above.
+    let rc = unsafe { libc::kill(-pgid, signal) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return Ok(());
+    }
+    Err(err)
+}
+
+/// Tells whether any process is left in the process group `pgid`.
+pub(crate) fn group_state(pgid: i32) -> GroupState {
+    if pgid <= 1 {
+        return GroupState::Gone;
+    }
+    // SAFETY: signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(-pgid, 0) };
+    if rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+        GroupState::Alive
+    } else {
+        GroupState::Gone
+    }
+}
+
+/// Takes an exclusive advisory lock on `file` without blocking. `Ok(false)` means another
+/// process holds it.
+pub(crate) fn try_lock_exclusive(file: &File) -> io::Result<bool> {
+    // SAFETY: the fd is valid for the lifetime of `file`.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
+    }
+}
+
+/// The real user id of this process.
+pub(crate) fn current_uid() -> u32 {
+    // SAFETY: `getuid` cannot fail and has no preconditions.
+    unsafe { libc::getuid() }
+}
+
+/// Starts a new session with this process as its leader (used in `pre_exec` of the server
+/// launch, so the server survives the terminal and process group of the host).
+pub(crate) fn start_session() -> io::Result<()> {
+    // SAFETY: `setsid` is async-signal-safe and has no memory-safety preconditions.
+    if unsafe { libc::setsid() } == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Makes this process adopt orphaned descendants, so the grandchildren of a killed session
+/// are reaped by the server instead of lingering as zombies (Linux only; a no-op elsewhere).
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument and touches no memory.
+        let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if rc != 0 {
+            tracing::warn!(
+                "could not become a child subreaper: {}",
+                io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+/// How a reaped child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawExit {
+    /// Exited normally with this code.
+    Code(i32),
+    /// Terminated by this signal.
+    Signal(i32),
+}
+
+/// Blocks until some child of this process has terminated and returns its pid, WITHOUT
+/// reaping it (`WNOWAIT`), so the caller can decide who reaps. `Ok(None)` means there are no
+/// children at all.
+pub(crate) fn peek_exited_child() -> io::Result<Option<u32>> {
+    loop {
+        // SAFETY: siginfo_t is plain old data; zeroed is a valid initial value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t.
+        let rc =
+            unsafe { libc::waitid(libc::P_ALL, 0, &raw mut info, libc::WEXITED | libc::WNOWAIT) };
+        if rc == 0 {
+            // SAFETY: waitid filled `info` for an exited child, so si_pid is initialised.
+            let pid = unsafe { info.si_pid() };
+            return Ok(u32::try_from(pid).ok());
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::ECHILD) => return Ok(None),
+            _ => return Err(err),
+        }
+    }
+}
+
+/// Reaps the terminated child `pid` if it is still waiting to be reaped.
+pub(crate) fn reap(pid: u32) -> Option<RawExit> {
+    let pid = i32::try_from(pid).ok()?;
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int.
+        let rc = unsafe { libc::waitpid(pid, &raw mut status, libc::WNOHANG) };
+        if rc == pid {
+            return Some(if libc::WIFEXITED(status) {
+                RawExit::Code(libc::WEXITSTATUS(status))
+            } else if libc::WIFSIGNALED(status) {
+                RawExit::Signal(libc::WTERMSIG(status))
+            } else {
+                RawExit::Code(-1)
+            });
+        }
+        if rc == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// A readable name for a signal number ("SIGTERM").
+pub(crate) fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_owned()
+}
+
+/// Makes the command start in a new session (setsid in the child before exec), detached from
+/// the host's terminal and process group, so a Ctrl-C or the host's death does not reach it.
+pub(crate) fn detach_on_spawn(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls `setsid`, which is async-signal-safe, as `pre_exec`
+    // requires between fork and exec.
+    unsafe {
+        cmd.pre_exec(start_session);
+    }
+}
+
+/// Waits up to `timeout` for `fd` to become readable (for a listener: a pending connection).
+pub(crate) fn wait_readable(
+    fd: std::os::fd::RawFd,
+    timeout: std::time::Duration,
+) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `pfd` is one valid pollfd and we pass a count of 1.
+    let rc = unsafe { libc::poll(&raw mut pfd, 1, ms) };
+    if rc < 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EINTR) {
+            return Ok(false);
+        }
+        return Err(err);
+    }
+    Ok(rc > 0)
+}

@@ -1,0 +1,640 @@
+//! The console tools, as data: name, description (written for the model), JSON Schema, and
+//! handler. Anything that waits runs deferred, with the module released.
+
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use cp_base::{Args, Level, Notification, Notifier, ToolEnv, ToolOutcome, ToolResult};
+use regex::RegexBuilder;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::module::{ConsoleModule, Watch, Watches};
+use crate::{
+    ConsoleError, SessionHandle, SessionInfo, SessionStatus, SpawnSpec, now_ms, plain_text,
+};
+
+/// Default and limits of `console_wait`'s `max_wait`, in seconds.
+const DEFAULT_MAX_WAIT: f64 = 30.0;
+const MAX_WAIT_SECS: f64 = 600.0;
+/// Longest single wait of a watch (it waits again until resolved).
+const WATCH_STEP: Duration = Duration::from_secs(600);
+/// Lines of output a wait result shows.
+const RESULT_LINES: usize = 20;
+/// Characters of output `console_easy_bash` returns inline.
+const INLINE_LIMIT: usize = 8000;
+/// Lines shown when the output is too long to inline.
+const OVERFLOW_LINES: usize = 40;
+
+type Handler = fn(&mut ConsoleModule, &Value, &ToolEnv) -> ToolOutcome;
+
+/// One tool: what the model sees, and the function that runs it.
+pub(crate) struct ConsoleTool {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) schema: fn() -> Value,
+    pub(crate) handler: Handler,
+}
+
+pub(crate) const TOOLS: [ConsoleTool; 6] = [
+    ConsoleTool {
+        name: "console_create",
+        description: "Start a shell command in a new console (a terminal that keeps running in \
+            the background and survives host restarts) and open its panel. Use it for servers, \
+            watchers, long builds and interactive programs. The result starts with the console \
+            id; pass it to console_wait, console_watch, console_send_keys and console_kill. \
+            Example: {\"command\": \"cargo watch -x test\", \"cwd\": \".\", \"description\": \"tests on save\"}",
+        schema: create_schema,
+        handler: create,
+    },
+    ConsoleTool {
+        name: "console_send_keys",
+        description: "Type into a running console. Escapes: \\n newline, \\r carriage return \
+            (Enter in full-screen programs), \\t tab, \\e escape (\\e[A arrow up, \\e[B down, \
+            \\e[C right, \\e[D left), \\xHH any byte (\\x03 Ctrl-C, \\x04 Ctrl-D), \\\\ a \
+            backslash; other backslashes are sent as typed. \
+            Example: {\"id\": \"<console id>\", \"input\": \"yes\\n\"}",
+        schema: send_keys_schema,
+        handler: send_keys,
+    },
+    ConsoleTool {
+        name: "console_wait",
+        description: "Wait until a console exits (mode \"exit\") or its output matches a regex \
+            (mode \"pattern\"; multi-line, so ^ and $ match at line ends; a pattern that is not a \
+            valid regex is matched as literal text), for at most max_wait seconds (1-600, \
+            default 30). Returns whether the condition was met and the last lines of output. \
+            Example: {\"id\": \"<console id>\", \"mode\": \"pattern\", \"pattern\": \"Listening on\", \"max_wait\": 60}",
+        schema: wait_schema,
+        handler: wait,
+    },
+    ConsoleTool {
+        name: "console_watch",
+        description: "Like console_wait, but returns at once; you get a notification when the \
+            console exits (mode \"exit\") or its output matches the pattern (mode \"pattern\"). \
+            Example: {\"id\": \"<console id>\", \"mode\": \"exit\"}",
+        schema: watch_schema,
+        handler: watch,
+    },
+    ConsoleTool {
+        name: "console_kill",
+        description: "Stop a console: its whole process group gets SIGTERM, then SIGKILL after a \
+            grace period, so background children die too. Example: {\"id\": \"<console id>\"}",
+        schema: kill_schema,
+        handler: kill,
+    },
+    ConsoleTool {
+        name: "console_easy_bash",
+        description: "Run a short shell command to completion and get its exit code and output \
+            (up to 8000 characters inline; longer output is cut to its end and kept in a console \
+            panel). The whole process group is killed after 10 seconds; use console_create for \
+            anything longer. Example: {\"command\": \"ls -la src\", \"cwd\": \".\"}",
+        schema: easy_bash_schema,
+        handler: easy_bash,
+    },
+];
+
+fn id_param() -> Value {
+    json!({"type": "string", "description": "Console id, as returned by console_create.",
+           "examples": ["1b4e28ba-2fa1-41d2-883f-0016d3cca427"]})
+}
+
+fn cwd_param() -> Value {
+    json!({"type": "string", "description": "Working directory inside the project, relative to \
+           the project root or absolute. Default: the project root.", "examples": ["."]})
+}
+
+fn mode_param() -> Value {
+    json!({"type": "string", "enum": ["exit", "pattern"],
+           "description": "exit: until the command ends; pattern: until the output matches."})
+}
+
+fn pattern_param() -> Value {
+    json!({"type": "string", "description": "Regex (literal text if not a valid regex); \
+           required when mode is pattern.", "examples": ["Listening on \\d+"]})
+}
+
+fn create_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["command"],
+    "properties": {
+        "command": {"type": "string", "minLength": 1, "description": "Shell command, run with bash -c.",
+                    "examples": ["npm run dev"]},
+        "cwd": cwd_param(),
+        "description": {"type": "string", "description": "What it is for, shown in the panel."}
+    }})
+}
+
+fn send_keys_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["id", "input"],
+        "properties": {"id": id_param(),
+            "input": {"type": "string", "description": "Text to type, with escapes.", "examples": ["q\\n"]}}})
+}
+
+fn wait_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["id", "mode"],
+        "properties": {"id": id_param(), "mode": mode_param(), "pattern": pattern_param(),
+            "max_wait": {"type": "number", "minimum": 1, "maximum": 600,
+                         "description": "Seconds to wait at most (default 30).", "examples": [60]}}})
+}
+
+fn watch_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["id", "mode"],
+        "properties": {"id": id_param(), "mode": mode_param(), "pattern": pattern_param()}})
+}
+
+fn kill_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["id"],
+        "properties": {"id": id_param()}})
+}
+
+fn easy_bash_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "required": ["command"],
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "Shell command, run with bash -c.",
+                        "examples": ["git status --short"]},
+            "cwd": cwd_param()}})
+}
+
+/// `Err` carries the finished tool result (an error for the model).
+type Step<T> = Result<T, ToolResult>;
+
+fn fail(tool: &str, message: impl std::fmt::Display) -> ToolResult {
+    ToolResult::error(format!("{tool}: {message}"))
+}
+
+fn command_arg(tool: &str, args: &Args<'_>) -> Step<String> {
+    let command = args.str("command")?;
+    if command.trim().is_empty() {
+        return Err(fail(
+            tool,
+            "'command' is empty; give a shell command, e.g. `cargo test`",
+        ));
+    }
+    Ok(command.to_owned())
+}
+
+/// The `cwd` argument, resolved against the project root, which it must stay inside.
+fn cwd_arg(tool: &str, args: &Args<'_>, env: &ToolEnv) -> Step<PathBuf> {
+    let root = std::fs::canonicalize(env.project.root()).map_err(|e| {
+        fail(
+            tool,
+            format!(
+                "the project root {} is unreadable: {e}",
+                env.project.root().display()
+            ),
+        )
+    })?;
+    let Some(given) = args.opt_str("cwd")? else {
+        return Ok(root);
+    };
+    let joined = root.join(given);
+    let cwd = std::fs::canonicalize(&joined).map_err(|_| {
+        fail(
+            tool,
+            format!("'cwd' `{given}` does not exist; give an existing directory inside the project, e.g. `.`"),
+        )
+    })?;
+    if !cwd.starts_with(&root) {
+        return Err(fail(
+            tool,
+            format!(
+                "'cwd' `{given}` is outside the project root {}; give a directory inside it \
+                 (relative paths start at the root)",
+                root.display()
+            ),
+        ));
+    }
+    if !cwd.is_dir() {
+        return Err(fail(tool, format!("'cwd' `{given}` is not a directory")));
+    }
+    Ok(cwd)
+}
+
+fn client_for(tool: &str, module: &mut ConsoleModule, env: &ToolEnv) -> Step<crate::ConsoleClient> {
+    module.client(env.project.root()).map_err(|e| fail(tool, e))
+}
+
+/// The session named by the `id` argument.
+fn session_arg(
+    tool: &str,
+    module: &mut ConsoleModule,
+    args: &Args<'_>,
+    env: &ToolEnv,
+) -> Step<SessionHandle> {
+    let given = args.str("id")?;
+    let unknown = |module: &ConsoleModule| {
+        let known: Vec<String> = module
+            .panels
+            .iter()
+            .map(|p| {
+                let info = p.info();
+                format!("{} (`{}`, {})", info.id, info.command, info.status)
+            })
+            .collect();
+        let hint = if known.is_empty() {
+            "no consoles are open; start one with console_create".to_owned()
+        } else {
+            format!("known consoles: {}", known.join("; "))
+        };
+        fail(tool, format!("unknown console id `{given}`; {hint}"))
+    };
+    let Ok(id) = Uuid::parse_str(given.trim()) else {
+        return Err(unknown(module));
+    };
+    let client = client_for(tool, module, env)?;
+    match client.attach(id) {
+        Ok(handle) => Ok(handle),
+        Err(ConsoleError::UnknownSession(_)) => Err(unknown(module)),
+        Err(e) => Err(fail(tool, e)),
+    }
+}
+
+/// What to wait for, from `mode` and `pattern`. `Ok((None, _))` means exit.
+fn condition_args(tool: &str, args: &Args<'_>) -> Step<(Option<String>, Option<String>)> {
+    match args.str("mode")? {
+        "exit" => Ok((None, None)),
+        "pattern" => {
+            let pattern = args.opt_str("pattern")?.unwrap_or_default();
+            if pattern.is_empty() {
+                return Err(fail(
+                    tool,
+                    "'pattern' is required when 'mode' is \"pattern\"; e.g. \"Listening on\"",
+                ));
+            }
+            let (regex, note) = compile_pattern(tool, pattern)?;
+            Ok((Some(regex), note))
+        }
+        other => Err(fail(
+            tool,
+            format!("'mode' must be \"exit\" or \"pattern\", got \"{other}\""),
+        )),
+    }
+}
+
+/// The regex to use for `pattern`: itself when valid; its literal text when it is not
+/// regex syntax (with a note saying so). A valid regex too large to compile is an error.
+fn compile_pattern(tool: &str, pattern: &str) -> Step<(String, Option<String>)> {
+    match RegexBuilder::new(pattern).multi_line(true).build() {
+        Ok(_) => Ok((pattern.to_owned(), None)),
+        Err(regex::Error::Syntax(reason)) => {
+            let first = reason
+                .lines()
+                .last()
+                .unwrap_or("invalid syntax")
+                .trim()
+                .to_owned();
+            Ok((
+                regex::escape(pattern),
+                Some(format!(
+                    "(`{pattern}` is not a valid regex: {first}; it was matched as literal text)"
+                )),
+            ))
+        }
+        Err(e) => Err(fail(
+            tool,
+            format!("'pattern' `{pattern}` is an invalid regex: {e}; use a simpler pattern"),
+        )),
+    }
+}
+
+fn max_wait_arg(tool: &str, args: &Args<'_>) -> Step<Duration> {
+    let secs = args.opt_f64("max_wait")?.unwrap_or(DEFAULT_MAX_WAIT);
+    if !(1.0..=MAX_WAIT_SECS).contains(&secs) {
+        return Err(fail(
+            tool,
+            format!("'max_wait' is {secs}, expected 1 to {MAX_WAIT_SECS} seconds"),
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn runtime(info: &SessionInfo) -> String {
+    let d = info.runtime(now_ms());
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn fenced(text: &str) -> String {
+    if text.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        format!("```\n{text}\n```")
+    }
+}
+
+fn run<T>(step: impl FnOnce() -> Step<T>, done: impl FnOnce(T) -> ToolOutcome) -> ToolOutcome {
+    match step() {
+        Ok(v) => done(v),
+        Err(result) => result.into(),
+    }
+}
+
+fn create(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_create";
+    let args = Args::new(TOOL, args);
+    run(
+        || {
+            let command = command_arg(TOOL, &args)?;
+            let cwd = cwd_arg(TOOL, &args, env)?;
+            let mut spec = SpawnSpec::new(command, cwd).label("console");
+            if let Some(d) = args
+                .opt_str("description")?
+                .filter(|d| !d.trim().is_empty())
+            {
+                spec = spec.description(d);
+            }
+            let client = client_for(TOOL, module, env)?;
+            let handle = client.spawn(spec.clone()).map_err(|e| fail(TOOL, e))?;
+            let panel = module
+                .ensure_panel(&handle, &env.notifier)
+                .map_err(|e| fail(TOOL, e))?;
+            env.notifier.open_panel(panel.clone());
+            Ok((handle.id(), spec, panel))
+        },
+        |(id, spec, panel)| {
+            ToolResult::ok(format!(
+                "{id}\nConsole started: `{}` in {} (panel {panel}). Wait for it with \
+                 console_wait or console_watch, type into it with console_send_keys, stop it \
+                 with console_kill.",
+                spec.command,
+                spec.cwd.display()
+            ))
+            .into()
+        },
+    )
+}
+
+fn send_keys(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_send_keys";
+    let args = Args::new(TOOL, args);
+    run(
+        || {
+            let handle = session_arg(TOOL, module, &args, env)?;
+            let bytes = crate::keys::decode_keys(args.str("input")?)
+                .map_err(|e| fail(TOOL, format!("'input': {e}")))?;
+            handle.send(&bytes).map_err(|e| fail(TOOL, e))?;
+            Ok((handle.id(), bytes.len()))
+        },
+        |(id, n)| ToolResult::ok(format!("Sent {n} bytes to console {id}.")).into(),
+    )
+}
+
+fn wait(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_wait";
+    let args = Args::new(TOOL, args);
+    run(
+        || {
+            let handle = session_arg(TOOL, module, &args, env)?;
+            let (pattern, note) = condition_args(TOOL, &args)?;
+            let limit = max_wait_arg(TOOL, &args)?;
+            Ok((handle, pattern, note, limit))
+        },
+        |(handle, pattern, note, limit)| {
+            ToolOutcome::Deferred(Box::new(move || {
+                wait_result(&handle, pattern.as_deref(), note.as_deref(), limit)
+            }))
+        },
+    )
+}
+
+fn wait_result(
+    handle: &SessionHandle,
+    pattern: Option<&str>,
+    note: Option<&str>,
+    limit: Duration,
+) -> ToolResult {
+    const TOOL: &str = "console_wait";
+    let outcome = match pattern {
+        None => handle.wait_exit(limit),
+        Some(p) => handle.wait_pattern(p, limit),
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return fail(TOOL, e),
+    };
+    let tail = handle.tail(RESULT_LINES).unwrap_or_default();
+    let id = handle.id();
+    let info = &outcome.info;
+    let head = match (pattern, outcome.met) {
+        (None, true) => format!(
+            "Condition met: console {id} {} after {}.",
+            info.status,
+            runtime(info)
+        ),
+        (Some(p), true) => format!(
+            "Condition met: the output of console {id} matches `{p}` (console {}).",
+            info.status
+        ),
+        (_, false) if outcome.timed_out() => format!(
+            "Condition NOT met within {}s: console {id} is still running.",
+            limit.as_secs()
+        ),
+        (Some(p), false) => format!(
+            "Condition NOT met: console {id} {} without output matching `{p}`.",
+            info.status
+        ),
+        (None, false) => format!("Condition NOT met: console {id} is {}.", info.status),
+    };
+    let note = note.map(|n| format!("\n{n}")).unwrap_or_default();
+    ToolResult::ok(format!("{head}{note}\nLast lines:\n{}", fenced(&tail)))
+}
+
+fn watch(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_watch";
+    let args = Args::new(TOOL, args);
+    run(
+        || {
+            let handle = session_arg(TOOL, module, &args, env)?;
+            let (pattern, note) = condition_args(TOOL, &args)?;
+            let watch = Watch {
+                console: handle.id(),
+                pattern,
+            };
+            let key = module.add_watch(watch.clone());
+            let what = match &watch.pattern {
+                None => "exits".to_owned(),
+                Some(p) => format!("prints output matching `{p}`"),
+            };
+            start_watch(
+                handle.clone(),
+                watch,
+                key,
+                Arc::clone(&module.watches),
+                env.notifier.clone(),
+            );
+            Ok((handle.id(), what, note))
+        },
+        |(id, what, note)| {
+            let note = note.map(|n| format!("\n{n}")).unwrap_or_default();
+            ToolResult::ok(format!(
+                "Watching console {id}: you will be notified when it {what}.{note}"
+            ))
+            .into()
+        },
+    )
+}
+
+/// Runs a watch on its own thread and posts a notification when it resolves.
+pub(crate) fn start_watch(
+    handle: SessionHandle,
+    watch: Watch,
+    key: u64,
+    watches: Watches,
+    notifier: Notifier,
+) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("console-watch-{}", watch.console))
+        .spawn(move || {
+            let id = watch.console;
+            let outcome = loop {
+                let step = match &watch.pattern {
+                    None => handle.wait_exit(WATCH_STEP),
+                    Some(p) => handle.wait_pattern(p, WATCH_STEP),
+                };
+                match step {
+                    Ok(o) if o.timed_out() => {}
+                    other => break other,
+                }
+            };
+            watches
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&key);
+            let tail = handle.tail(5).unwrap_or_default();
+            let (level, text) = match (&watch.pattern, outcome) {
+                (_, Err(e)) => (Level::Warning, format!("console_watch on {id} failed: {e}")),
+                (None, Ok(o)) => {
+                    let level = if o.info.status.is_success() {
+                        Level::Success
+                    } else {
+                        Level::Warning
+                    };
+                    (
+                        level,
+                        format!("Console {id} (`{}`) {}.", o.info.command, o.info.status),
+                    )
+                }
+                (Some(p), Ok(o)) if o.met => (
+                    Level::Info,
+                    format!(
+                        "Console {id} (`{}`) printed output matching `{p}`.",
+                        o.info.command
+                    ),
+                ),
+                (Some(p), Ok(o)) => (
+                    Level::Warning,
+                    format!(
+                        "Console {id} (`{}`) {} without output matching `{p}`.",
+                        o.info.command, o.info.status
+                    ),
+                ),
+            };
+            notifier.notify(
+                Notification::new(
+                    "console",
+                    level,
+                    format!("{text}\nLast lines:\n{}", fenced(&tail)),
+                )
+                .waking(),
+            );
+        });
+    if let Err(e) = spawned {
+        tracing::error!("could not start a console watch: {e}");
+    }
+}
+
+fn kill(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_kill";
+    let args = Args::new(TOOL, args);
+    run(
+        || session_arg(TOOL, module, &args, env),
+        |handle| {
+            ToolOutcome::Deferred(Box::new(move || {
+                let before = match handle.info() {
+                    Ok(info) => info,
+                    Err(e) => return fail(TOOL, e),
+                };
+                let id = handle.id();
+                if !before.status.is_running() {
+                    return ToolResult::ok(format!(
+                        "Console {id} had already ended ({}); nothing to kill.",
+                        before.status
+                    ));
+                }
+                match handle.kill() {
+                    Ok(info) => ToolResult::ok(format!(
+                        "Console {id} {}: its whole process group got SIGTERM (then SIGKILL \
+                         after the grace period) and was reaped.\nLast lines:\n{}",
+                        info.status,
+                        fenced(&handle.tail(RESULT_LINES).unwrap_or_default())
+                    )),
+                    Err(e) => fail(TOOL, e),
+                }
+            }))
+        },
+    )
+}
+
+fn easy_bash(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
+    const TOOL: &str = "console_easy_bash";
+    let args = Args::new(TOOL, args);
+    let limit = module.easy_timeout;
+    run(
+        || {
+            let command = command_arg(TOOL, &args)?;
+            let cwd = cwd_arg(TOOL, &args, env)?;
+            let client = client_for(TOOL, module, env)?;
+            let spec = SpawnSpec::new(command, cwd)
+                .label("easy_bash")
+                .timeout(limit);
+            let handle = client.spawn(spec).map_err(|e| fail(TOOL, e))?;
+            let panel = module
+                .ensure_panel(&handle, &env.notifier)
+                .map_err(|e| fail(TOOL, e))?;
+            Ok((handle, panel))
+        },
+        |(handle, panel)| {
+            ToolOutcome::Deferred(Box::new(move || easy_bash_result(&handle, &panel, limit)))
+        },
+    )
+}
+
+fn easy_bash_result(handle: &SessionHandle, panel: &str, limit: Duration) -> ToolResult {
+    const TOOL: &str = "console_easy_bash";
+    // The server enforces the limit; the margin only guards against a server that vanished.
+    let outcome = match handle.wait_exit(limit + Duration::from_secs(15)) {
+        Ok(o) => o,
+        Err(e) => return fail(TOOL, e),
+    };
+    let info = outcome.info;
+    let head = match &info.status {
+        SessionStatus::Exited { code } => format!("exit code {code} ({})", runtime(&info)),
+        SessionStatus::Killed { .. } => format!(
+            "timed out after {}s: the whole process group was killed. For longer commands use \
+             console_create.",
+            limit.as_secs()
+        ),
+        other => format!("{other} ({})", runtime(&info)),
+    };
+    let mut bytes = Vec::new();
+    let mut offset = 0;
+    while let Ok(chunk) = handle.read_since(offset) {
+        if chunk.bytes.is_empty() || bytes.len() > 4 * INLINE_LIMIT {
+            break;
+        }
+        offset = chunk.next_offset;
+        bytes.extend(chunk.bytes);
+    }
+    let text = plain_text(&bytes);
+    let text = text.trim_end();
+    if text.len() <= INLINE_LIMIT && offset >= info.output_len {
+        return ToolResult::ok(format!("{head}\n{}", fenced(text)));
+    }
+    let tail = handle.tail(OVERFLOW_LINES).unwrap_or_default();
+    ToolResult::ok(format!(
+        "{head}\nThe output is {} bytes, too long to show here; its last {OVERFLOW_LINES} \
+         lines follow. The full output is in panel {panel} (log {}).\n{}",
+        info.output_len,
+        handle.log_path().display(),
+        fenced(&tail)
+    ))
+}

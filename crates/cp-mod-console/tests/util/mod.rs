@@ -1,0 +1,121 @@
+//! Shared helpers for the console integration tests: a temp project with its own server,
+//! and process-group inspection through /proc.
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cp_mod_console::{ClientConfig, ConsoleClient, SessionHandle, SpawnSpec};
+
+/// The test build of the server binary.
+pub const SERVER_EXE: &str = env!("CARGO_BIN_EXE_cp-console-server");
+
+/// A temporary project with a client whose server is this crate's test binary. Dropping it
+/// shuts the server down.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub client: ConsoleClient,
+}
+
+pub fn config(root: &Path) -> ClientConfig {
+    let mut cfg = ClientConfig::new(root);
+    cfg.server_exe = Some(PathBuf::from(SERVER_EXE));
+    cfg.server_env
+        .insert("CP_CONSOLE_IDLE_TIMEOUT_MS".into(), "20000".into());
+    cfg.server_env
+        .insert("CP_CONSOLE_KILL_GRACE_MS".into(), "500".into());
+    cfg
+}
+
+impl Project {
+    pub fn new() -> Self {
+        Self::with_config(|_| {})
+    }
+
+    pub fn with_config(tweak: impl FnOnce(&mut ClientConfig)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let mut cfg = config(&root);
+        tweak(&mut cfg);
+        let client = ConsoleClient::new(cfg).unwrap();
+        Self { dir, root, client }
+    }
+
+    /// A second, independent client of the same project.
+    pub fn new_client(&self) -> ConsoleClient {
+        ConsoleClient::new(config(&self.root)).unwrap()
+    }
+
+    pub fn spawn(&self, command: &str) -> SessionHandle {
+        self.client
+            .spawn(SpawnSpec::new(command, &self.root))
+            .unwrap()
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = self.client.shutdown_server();
+    }
+}
+
+/// Pids (with their state letter) of every process whose process group is `pgid`, zombies
+/// included.
+pub fn group_members(pgid: u32) -> Vec<(u32, char)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(member) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The command name is in parentheses and may hold spaces: parse after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let state = fields.first().and_then(|s| s.chars().next()).unwrap_or('?');
+        let pgrp: u32 = fields.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+        if pgrp == pgid {
+            out.push((member, state));
+        }
+    }
+    out
+}
+
+/// Polls `cond` every 10 ms up to `limit` (a safety limit, not a timing assertion).
+pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process with this pid exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// A kilobyte figure from /proc/<pid>/status (`VmRSS`, `VmHWM`).
+pub fn status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}

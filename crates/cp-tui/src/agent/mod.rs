@@ -1,0 +1,17 @@
+//! The agent loop: the model answers, its tool calls run as one batch through the pipeline
+//! (callbacks fire), the results go back, and so on until the model ends its turn. Then the
+//! stop checkpoint decides whether the turn really ends.
+//!
+//! A turn runs on a worker thread ([`spawn_turn`]) and reports [`AgentEvent`]s; the UI thread
+//! owns the conversation and applies them. A failed request leaves the message history as it
+//! was before the request, so nothing half-received is ever kept.
+
+mod inbox;
+mod prompt;
+mod turn;
+mod usage;
+
+pub use inbox::AgentInbox;
+pub use prompt::system_prompt;
+pub use turn::{AgentEvent, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn};
+pub use usage::UsageMeter;

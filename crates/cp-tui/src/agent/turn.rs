@@ -1,0 +1,277 @@
+//! One agent turn, from a user message to the model's final answer, on a worker thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use cp_base::{Registry, ToolEnv, ToolResult};
+use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+
+use super::inbox::AgentInbox;
+use super::prompt::system_prompt;
+use crate::llm::{
+    CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolCall,
+    ToolDefinition, ToolInput, Usage,
+};
+
+/// How many times in a row the commit gate may block before the turn ends anyway, so an agent
+/// that cannot commit is not kept in a loop forever.
+const MAX_GATE_BLOCKS: u32 = 3;
+
+/// What a running turn reports to the UI.
+#[derive(Debug, Clone)]
+pub enum AgentEvent {
+    /// More streamed assistant text.
+    Text(String),
+    /// The model's reply asked for these tool calls: `(id, name, arguments as text)`.
+    ToolCalls(Vec<(String, String, String)>),
+    /// Results of the batch, by call id.
+    ToolResults(Vec<(String, ToolResult)>),
+    Usage(Usage),
+    /// A short status line (retrying, running the checkpoint…).
+    Status(String),
+    /// The stop checkpoint blocked the end of the turn with this message.
+    CheckpointBlocked(String),
+    /// The message history after a completed step; the UI keeps the latest.
+    Messages(Vec<Message>),
+    /// The turn is over.
+    Finished(TurnEnd),
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model ended its turn and the checkpoint let it stop.
+    Done,
+    /// The user pressed Esc.
+    Cancelled,
+    /// The request failed; the history is as it was before the failed request.
+    Failed(String),
+    /// A graceful stop was requested; the current batch finished first.
+    Stopped(StopReason),
+}
+
+/// Why a graceful stop was requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Restart = 1,
+    Reload = 2,
+}
+
+/// Lets the host ask a running turn to stop after its current tool batch.
+#[derive(Debug, Clone, Default)]
+pub struct StopControl(Arc<AtomicU8>);
+
+impl StopControl {
+    pub fn request(&self, reason: StopReason) {
+        self.0.store(reason as u8, Ordering::SeqCst);
+    }
+
+    pub fn requested(&self) -> Option<StopReason> {
+        match self.0.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Restart),
+            2 => Some(StopReason::Reload),
+            _ => None,
+        }
+    }
+
+    pub fn clear(&self) {
+        self.0.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Everything a turn needs.
+pub struct TurnContext {
+    pub provider: Arc<dyn Provider>,
+    pub registry: Registry,
+    pub env: ToolEnv,
+    pub inbox: AgentInbox,
+    pub cancel: CancelToken,
+    pub stop: StopControl,
+    /// Run the stop checkpoint when the model ends its turn.
+    pub checkpoint: bool,
+}
+
+/// Starts a turn on a worker thread. `messages` must end with the new user message.
+pub fn spawn_turn(
+    ctx: TurnContext,
+    messages: Vec<Message>,
+    sink: impl Fn(AgentEvent) + Send + 'static,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("cp-agent-turn".into())
+        .spawn(move || {
+            let end = run_turn(&ctx, messages, &sink);
+            sink(AgentEvent::Finished(end));
+        })?;
+    Ok(())
+}
+
+fn run_turn(ctx: &TurnContext, mut messages: Vec<Message>, sink: &dyn Fn(AgentEvent)) -> TurnEnd {
+    let tools: Vec<ToolDefinition> = ctx
+        .registry
+        .tool_defs()
+        .into_iter()
+        .map(|d| ToolDefinition {
+            name: d.name,
+            description: d.description,
+            parameters: d.parameters,
+        })
+        .collect();
+    let root = ctx.env.project.root().display().to_string();
+    let mut gate_blocks = 0;
+    loop {
+        deliver_inbox(&ctx.inbox, &mut messages);
+        let system = system_prompt(&ctx.registry, &root);
+        let request = ctx
+            .provider
+            .config()
+            .request(system, messages.clone(), tools.clone());
+        let response = ctx
+            .provider
+            .stream(&request, &ctx.cancel, &mut |event| match event {
+                StreamEvent::TextDelta(text) => sink(AgentEvent::Text(text)),
+                StreamEvent::Retrying {
+                    attempt,
+                    delay,
+                    reason,
+                } => sink(AgentEvent::Status(format!(
+                    "retrying ({reason}), attempt {attempt} in {:.1}s",
+                    delay.as_secs_f64()
+                ))),
+                _ => {}
+            });
+        let response = match response {
+            Ok(response) => response,
+            Err(LlmError::Cancelled) => return TurnEnd::Cancelled,
+            Err(e) => return TurnEnd::Failed(e.to_string()),
+        };
+        sink(AgentEvent::Usage(response.usage));
+        let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+        messages.push(response.into_message());
+        sink(AgentEvent::Messages(messages.clone()));
+
+        if calls.is_empty() {
+            if !ctx.checkpoint {
+                return TurnEnd::Done;
+            }
+            let gate_active = gate_blocks > 0;
+            match stop_checkpoint(ctx, gate_active, sink) {
+                Some(reason) if gate_blocks < MAX_GATE_BLOCKS => {
+                    gate_blocks += 1;
+                    sink(AgentEvent::CheckpointBlocked(reason.clone()));
+                    Message::push_user_text(
+                        &mut messages,
+                        format!("<system-reminder>\n{reason}\n</system-reminder>"),
+                    );
+                    sink(AgentEvent::Messages(messages.clone()));
+                    continue;
+                }
+                _ => return TurnEnd::Done,
+            }
+        }
+
+        sink(AgentEvent::ToolCalls(
+            calls
+                .iter()
+                .map(|c| (c.id.clone(), c.name.clone(), args_text(&c.input)))
+                .collect(),
+        ));
+        let results = run_calls(ctx, &calls);
+        sink(AgentEvent::ToolResults(results.clone()));
+        messages.push(Message {
+            role: Role::User,
+            content: results
+                .into_iter()
+                .map(|(id, r)| ContentBlock::ToolResult {
+                    tool_use_id: id,
+                    text: r.text,
+                    is_error: r.is_error,
+                })
+                .collect(),
+        });
+        sink(AgentEvent::Messages(messages.clone()));
+        if let Some(reason) = ctx.stop.requested() {
+            return TurnEnd::Stopped(reason);
+        }
+        if ctx.cancel.is_cancelled() {
+            return TurnEnd::Cancelled;
+        }
+    }
+}
+
+/// Runs the valid calls as one batch; invalid ones get an error result without running.
+fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)> {
+    let mut batch = Vec::new();
+    let mut slots: Vec<(String, Option<ToolResult>)> = Vec::new();
+    for call in calls {
+        match &call.input {
+            ToolInput::Valid(args) => {
+                batch.push(cp_base::ToolCall::new(
+                    call.id.clone(),
+                    call.name.clone(),
+                    args.clone(),
+                ));
+                slots.push((call.id.clone(), None));
+            }
+            ToolInput::Invalid { raw, error } => slots.push((
+                call.id.clone(),
+                Some(ToolResult::error(format!(
+                    "{}: the arguments are not valid JSON ({error}); you sent: {raw}\n\
+                     Call the tool again with a JSON object.",
+                    call.name
+                ))),
+            )),
+        }
+    }
+    let mut results = cp_base::run_batch(&ctx.registry, &batch, &ctx.env).into_iter();
+    slots
+        .into_iter()
+        .map(|(id, ready)| {
+            let result = ready
+                .or_else(|| results.next())
+                .unwrap_or_else(|| ToolResult::error("no result"));
+            (id, result)
+        })
+        .collect()
+}
+
+/// Runs the stop checkpoint; returns the blocking message, if it blocks.
+fn stop_checkpoint(
+    ctx: &TurnContext,
+    gate_active: bool,
+    sink: &dyn Fn(AgentEvent),
+) -> Option<String> {
+    sink(AgentEvent::Status("running the stop checkpoint…".into()));
+    let checkpoint = match StopCheckpoint::for_project(&ctx.env.project) {
+        Ok(checkpoint) => checkpoint,
+        Err(e) => {
+            tracing::warn!("stop checkpoint skipped: {e}");
+            sink(AgentEvent::Status(format!("checkpoint skipped: {e}")));
+            return None;
+        }
+    };
+    let input = StopInput {
+        project: ctx.env.project.clone(),
+        worker: ctx.env.worker.clone(),
+        stop_hook_active: gate_active,
+    };
+    match checkpoint.evaluate(&input).decision {
+        Decision::Block { reason } => Some(reason),
+        Decision::Pass => None,
+    }
+}
+
+fn deliver_inbox(inbox: &AgentInbox, messages: &mut Vec<Message>) {
+    let pending = inbox.take();
+    if pending.is_empty() {
+        return;
+    }
+    Message::push_user_text(messages, AgentInbox::render(&pending));
+}
+
+fn args_text(input: &ToolInput) -> String {
+    match input {
+        ToolInput::Valid(v) => v.to_string(),
+        ToolInput::Invalid { raw, .. } => raw.clone(),
+    }
+}

@@ -1,0 +1,211 @@
+//! `context-pilot hook <event>`: the hook receiver for Claude Code and Gemini CLI.
+//!
+//! | event | agent | what it does |
+//! |---|---|---|
+//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) | fires callbacks |
+//! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`) | fires callbacks |
+//! | `stop` | Claude Code `Stop` | runs the stop checkpoint |
+//! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop checkpoint |
+//!
+//! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
+//! Blocking callback results go back to the agent at once; background runs keep going in the
+//! console server, and their results reach the agent on a later hook or MCP call through the
+//! worker's [`Outbox`]. The reply follows each agent's format ([`render`]).
+//!
+//! A hook never blocks the agent because of its own error: a malformed payload or a broken
+//! config exits 0, says why on stderr, and logs it under `.context-pilot/logs/`.
+//!
+//! ```no_run
+//! use cp_tui::hook::{HookEvent, handle};
+//! let payload = r#"{"cwd": "/work/app", "hook_event_name": "Stop", "stop_hook_active": false}"#;
+//! let out = handle(HookEvent::Stop, None, None, payload);
+//! if let Some(json) = out.stdout { println!("{json}"); }
+//! ```
+
+mod edit;
+mod outbox;
+mod payload;
+mod reply;
+mod stop;
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use cp_base::{Project, WorkerId};
+
+pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
+pub use payload::{HookPayload, PayloadError};
+pub use reply::{Agent, EventKind, Reply, render};
+
+use crate::host::Host;
+
+/// The hook events Context Pilot handles. Each accepts the agent's own event name too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookEvent {
+    /// Claude Code `PostToolUse`: fire callbacks for the edited file.
+    #[value(name = "post-tool-use", alias = "PostToolUse")]
+    PostToolUse,
+    /// Claude Code `Stop`: run the stop checkpoint.
+    #[value(name = "stop", alias = "Stop")]
+    Stop,
+    /// Gemini CLI `AfterTool`: fire callbacks for the edited file.
+    #[value(name = "after-tool", alias = "AfterTool")]
+    AfterTool,
+    /// Gemini CLI `AfterAgent`: run the stop checkpoint.
+    #[value(name = "after-agent", alias = "AfterAgent")]
+    AfterAgent,
+}
+
+impl HookEvent {
+    pub fn agent(self) -> Agent {
+        match self {
+            Self::PostToolUse | Self::Stop => Agent::Claude,
+            Self::AfterTool | Self::AfterAgent => Agent::Gemini,
+        }
+    }
+
+    pub fn kind(self) -> EventKind {
+        match self {
+            Self::PostToolUse | Self::AfterTool => EventKind::AfterEdit,
+            Self::Stop | Self::AfterAgent => EventKind::Stop,
+        }
+    }
+
+    /// The name used on the command line, e.g. `post-tool-use`.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Self::PostToolUse => "post-tool-use",
+            Self::Stop => "stop",
+            Self::AfterTool => "after-tool",
+            Self::AfterAgent => "after-agent",
+        }
+    }
+}
+
+/// What the hook process prints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookOutput {
+    /// The JSON reply for the agent.
+    pub stdout: Option<String>,
+    /// Problems for the person (the agent shows stderr in its logs or transcript).
+    pub stderr: Option<String>,
+}
+
+/// Reads the payload from stdin, handles it, prints the reply and exits 0.
+pub fn main(event: HookEvent, project: Option<&Path>, worker: Option<&str>) -> ExitCode {
+    let mut input = String::new();
+    let out = match std::io::stdin().read_to_string(&mut input) {
+        Ok(_) => handle(event, project, worker, &input),
+        Err(e) => failure(
+            event,
+            project,
+            &format!("cannot read the payload from stdin: {e}"),
+        ),
+    };
+    if let Some(stdout) = out.stdout {
+        println!("{stdout}");
+    }
+    if let Some(stderr) = out.stderr {
+        eprintln!("{stderr}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Handles one hook event with `input` as its payload. `project` overrides the payload's
+/// `cwd` for finding the project; `worker` is the `--worker` flag.
+pub fn handle(
+    event: HookEvent,
+    project: Option<&Path>,
+    worker: Option<&str>,
+    input: &str,
+) -> HookOutput {
+    let payload = match HookPayload::parse(input) {
+        Ok(p) => p,
+        Err(e) => return failure(event, project, &format!("ignored a malformed payload: {e}")),
+    };
+    let start = project
+        .map(Path::to_path_buf)
+        .or_else(|| payload.cwd.clone())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let project = match Project::discover(&start) {
+        Ok(p) => p,
+        Err(e) => return failure(event, None, &format!("no project: {e}")),
+    };
+    let worker = match WorkerId::from_flag_or_env(worker) {
+        Ok(w) => w,
+        Err(e) => return failure(event, Some(project.root()), &e.to_string()),
+    };
+    crate::logging::init(&project.logs_dir());
+    tracing::info!(
+        event = event.cli_name(),
+        session = payload.session_id.as_deref().unwrap_or("-"),
+        tool = payload.tool_name.as_deref().unwrap_or("-"),
+        worker = %worker,
+        "hook"
+    );
+
+    let change = match event.kind() {
+        EventKind::AfterEdit => match payload.edited_file(&project) {
+            Ok(None) if payload.is_edit_tool() => {
+                // An edit outside the project is none of our business.
+                return reply_only(event, &Reply::Nothing);
+            }
+            Ok(change) => change,
+            Err(e) => {
+                return failure(
+                    event,
+                    Some(project.root()),
+                    &format!("ignored a malformed payload: {e}"),
+                );
+            }
+        },
+        EventKind::Stop => None,
+    };
+    let host = match Host::new(project.clone(), worker) {
+        Ok(h) => h,
+        Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
+    };
+    let outcome = match event.kind() {
+        EventKind::AfterEdit => Ok(edit::after_edit(
+            &host,
+            payload.tool_name.as_deref().unwrap_or_default(),
+            change,
+        )),
+        EventKind::Stop => stop::at_stop(&host, payload.stop_hook_active.unwrap_or(false)),
+    };
+    // Whatever background work reported after the reply was made waits for the next call.
+    Deliveries::new(host.project(), host.worker(), host.notifier()).keep_undelivered();
+    match outcome {
+        Ok(reply) => reply_only(event, &reply),
+        Err(problem) => failure(event, Some(project.root()), &problem),
+    }
+}
+
+fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
+    HookOutput {
+        stdout: render(event.agent(), event.kind(), reply),
+        stderr: None,
+    }
+}
+
+/// Our own problem: say it on stderr, log it, and let the agent carry on.
+fn failure(event: HookEvent, project: Option<&Path>, problem: &str) -> HookOutput {
+    let logs = project
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .and_then(|dir| Project::discover(&dir).ok())
+        .map(|p| p.logs_dir());
+    if let Some(logs) = logs {
+        crate::logging::init(&logs);
+    }
+    tracing::warn!(event = event.cli_name(), "hook: {problem}");
+    HookOutput {
+        stderr: Some(format!(
+            "context-pilot hook {}: {problem}",
+            event.cli_name()
+        )),
+        ..reply_only(event, &Reply::Nothing)
+    }
+}

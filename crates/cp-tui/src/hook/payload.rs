@@ -1,0 +1,262 @@
+//! The JSON that Claude Code and Gemini CLI write to a hook's stdin.
+//!
+//! Both agents send `session_id`, `transcript_path`, `cwd` and `hook_event_name`. Tool events
+//! add `tool_name`, `tool_input` and `tool_response` (Claude's `PostToolUse`, Gemini's
+//! `AfterTool`); stop events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`).
+//! Fields we do not use are ignored, so newer agent versions keep working.
+
+use std::path::{Path, PathBuf};
+
+use cp_base::{ChangeKind, FileChange, Project};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The fields of a hook payload that Context Pilot uses.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct HookPayload {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    #[serde(default)]
+    pub stop_hook_active: Option<bool>,
+}
+
+/// Why a payload was not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    #[error("stdin is empty; the agent should send the hook's JSON payload")]
+    Empty,
+    #[error("the payload is not valid JSON ({0})")]
+    NotJson(serde_json::Error),
+    #[error("the payload has an unexpected shape ({0})")]
+    Shape(serde_json::Error),
+    #[error("the payload has no '{0}'; expected a {1} payload")]
+    Missing(&'static str, &'static str),
+    #[error("'tool_input' must be an object, got {0}")]
+    ToolInput(&'static str),
+}
+
+impl HookPayload {
+    pub fn parse(text: &str) -> Result<Self, PayloadError> {
+        if text.trim().is_empty() {
+            return Err(PayloadError::Empty);
+        }
+        let value: Value = serde_json::from_str(text).map_err(PayloadError::NotJson)?;
+        serde_json::from_value(value).map_err(PayloadError::Shape)
+    }
+
+    /// Checks what a tool event needs: the tool's name and an object of arguments.
+    pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
+        let name = self
+            .tool_name
+            .as_deref()
+            .ok_or(PayloadError::Missing("tool_name", "tool event"))?;
+        match &self.tool_input {
+            Some(Value::Object(map)) => Ok((name, map)),
+            Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
+            None => Err(PayloadError::Missing("tool_input", "tool event")),
+        }
+    }
+
+    /// The file an agent's edit tool changed, if `tool_name` is one of them and the file lies
+    /// inside `project`. Relative paths are resolved against the payload's `cwd`.
+    pub fn edited_file(&self, project: &Project) -> Result<Option<FileChange>, PayloadError> {
+        let (tool, input) = self.require_tool()?;
+        let Some(keys) = edit_tool_path_keys(tool) else {
+            return Ok(None);
+        };
+        let Some(raw) = keys
+            .iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .filter(|p| !p.is_empty())
+        else {
+            return Err(PayloadError::Missing(keys[0], "file edit tool"));
+        };
+        let base = self
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let absolute = base.join(raw);
+        let Some(rel) = inside(project, &absolute) else {
+            return Ok(None);
+        };
+        let kind = if !absolute.exists() {
+            ChangeKind::Deleted
+        } else if self.created() {
+            ChangeKind::Created
+        } else {
+            ChangeKind::Modified
+        };
+        Ok(Some(FileChange::new(rel, kind)))
+    }
+
+    /// Whether `tool_name` is one of the agents' file edit tools.
+    pub fn is_edit_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .and_then(edit_tool_path_keys)
+            .is_some()
+    }
+
+    /// Claude's Write reports `"type": "create"` for a new file.
+    fn created(&self) -> bool {
+        self.tool_response
+            .as_ref()
+            .and_then(|r| r.get("type"))
+            .and_then(Value::as_str)
+            == Some("create")
+    }
+}
+
+/// The argument keys holding the edited file, for the agents' file edit tools.
+fn edit_tool_path_keys(tool: &str) -> Option<&'static [&'static str]> {
+    match tool {
+        // Claude Code
+        "Write" | "Edit" | "MultiEdit" => Some(&["file_path"]),
+        "NotebookEdit" => Some(&["notebook_path"]),
+        // Gemini CLI
+        "write_file" | "replace" => Some(&["file_path", "absolute_path"]),
+        _ => None,
+    }
+}
+
+/// `path` relative to the project root, following symlinks in the part that exists (a
+/// project under `/tmp` may be reached as `/private/tmp`), or `None` when it lies outside.
+fn inside(project: &Project, path: &Path) -> Option<String> {
+    let normal = lexical(path);
+    if let Some(rel) = project.relative(&normal) {
+        return (!rel.is_empty()).then_some(rel);
+    }
+    // Resolve the deepest existing ancestor and keep the rest as written.
+    let mut existing = normal.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        rest.push(existing.file_name()?.to_owned());
+        existing = existing.parent()?;
+    }
+    let mut real = std::fs::canonicalize(existing).ok()?;
+    for part in rest.iter().rev() {
+        real.push(part);
+    }
+    let root = std::fs::canonicalize(project.root()).ok()?;
+    let resolved = Project::at(root).relative(&real)?;
+    (!resolved.is_empty()).then_some(resolved)
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "reads better with json! literals"
+    )]
+    fn payload(value: Value) -> HookPayload {
+        HookPayload::parse(&value.to_string()).unwrap()
+    }
+
+    #[test]
+    fn edit_tools_name_their_file_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "x").unwrap();
+        let project = Project::at(&root);
+        let cwd = root.join("src");
+
+        let edit = payload(json!({"cwd": cwd, "tool_name": "Edit",
+            "tool_input": {"file_path": "a.rs", "old_string": "x", "new_string": "y"}}));
+        assert_eq!(
+            edit.edited_file(&project).unwrap(),
+            Some(FileChange::new("src/a.rs", ChangeKind::Modified))
+        );
+        let created = payload(json!({"cwd": root, "tool_name": "Write",
+            "tool_input": {"file_path": root.join("src/a.rs"), "content": "x"},
+            "tool_response": {"type": "create", "filePath": root.join("src/a.rs")}}));
+        assert_eq!(
+            created.edited_file(&project).unwrap().unwrap().kind,
+            ChangeKind::Created
+        );
+        let gemini = payload(json!({"cwd": root, "tool_name": "replace",
+            "tool_input": {"absolute_path": root.join("src/gone.rs")}}));
+        assert_eq!(
+            gemini.edited_file(&project).unwrap(),
+            Some(FileChange::new("src/gone.rs", ChangeKind::Deleted))
+        );
+        let read = payload(
+            json!({"cwd": root, "tool_name": "Read", "tool_input": {"file_path": "src/a.rs"}}),
+        );
+        assert_eq!(read.edited_file(&project).unwrap(), None);
+        let outside = payload(json!({"cwd": root, "tool_name": "Write",
+            "tool_input": {"file_path": "../elsewhere.txt", "content": ""}}));
+        assert_eq!(outside.edited_file(&project).unwrap(), None);
+    }
+
+    #[test]
+    fn malformed_payloads_name_what_is_wrong() {
+        assert!(matches!(HookPayload::parse(" "), Err(PayloadError::Empty)));
+        assert!(matches!(
+            HookPayload::parse("{nope"),
+            Err(PayloadError::NotJson(_))
+        ));
+        assert!(matches!(
+            HookPayload::parse("[1]"),
+            Err(PayloadError::Shape(_))
+        ));
+        let no_input = payload(json!({"tool_name": "Write"}));
+        assert_eq!(
+            no_input.require_tool().unwrap_err().to_string(),
+            "the payload has no 'tool_input'; expected a tool event payload"
+        );
+        let bad_input = payload(json!({"tool_name": "Write", "tool_input": "x"}));
+        assert_eq!(
+            bad_input.require_tool().unwrap_err().to_string(),
+            "'tool_input' must be an object, got a string"
+        );
+        let no_path = payload(json!({"tool_name": "Edit", "tool_input": {}}));
+        let project = Project::at("/nonexistent");
+        assert_eq!(
+            no_path.edited_file(&project).unwrap_err().to_string(),
+            "the payload has no 'file_path'; expected a file edit tool payload"
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! `context-pilot init claude|gemini [--dry-run]`: wire Context Pilot into an agent's
+//! project settings.
+//!
+//! - Claude Code: `.mcp.json` gets the `context-pilot` MCP server; `.claude/settings.json`
+//!   gets a `PostToolUse` hook for `Write|Edit|MultiEdit|NotebookEdit` and a `Stop` hook.
+//! - Gemini CLI: `.gemini/settings.json` gets the MCP server under `mcpServers` and the
+//!   `AfterTool` (`write_file|replace`) and `AfterAgent` hooks.
+//!
+//! Existing files are merged, not replaced: unknown keys, other servers and other hooks stay,
+//! in their order. Running it again changes nothing (our hooks are recognised by their
+//! command and only get the current binary path). `--dry-run` prints the unified diff and
+//! writes nothing. A settings file that is not valid JSON is reported and left alone.
+//!
+//! ```no_run
+//! use cp_tui::init::{InitAgent, plan};
+//! let changes = plan(InitAgent::Claude, std::path::Path::new("/work/app"), "context-pilot").unwrap();
+//! for change in &changes { print!("{}", change.diff()); }
+//! ```
+
+mod json;
+mod settings;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use cp_base::write_atomic;
+
+pub use json::Json;
+pub use settings::{CLAUDE_EDIT_MATCHER, GEMINI_EDIT_MATCHER, SERVER_KEY, hook_command};
+
+/// The agent to wire up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitAgent {
+    /// Claude Code: `.mcp.json` and `.claude/settings.json`.
+    Claude,
+    /// Gemini CLI: `.gemini/settings.json`.
+    Gemini,
+}
+
+/// Why `init` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not valid JSON ({message}); fix it and run init again — nothing was written"
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{path}: {message}; fix it and run init again — nothing was written")]
+    Shape { path: PathBuf, message: String },
+    #[error(transparent)]
+    Store(#[from] cp_base::StoreError),
+}
+
+/// One settings file to write: its text before (if it exists) and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Relative to the project root.
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: String,
+}
+
+impl Change {
+    /// A unified diff of the change, with `a/` and `b/` paths as git shows them.
+    pub fn diff(&self) -> String {
+        let name = self.path.display().to_string();
+        let old = if self.before.is_some() {
+            format!("a/{name}")
+        } else {
+            "/dev/null".to_owned()
+        };
+        similar::TextDiff::from_lines(self.before.as_deref().unwrap_or(""), &self.after)
+            .unified_diff()
+            .context_radius(3)
+            .header(&old, &format!("b/{name}"))
+            .to_string()
+    }
+}
+
+/// The files that `init` would change under `root`, running `program` for the server and
+/// the hooks. Files already up to date are not listed.
+pub fn plan(agent: InitAgent, root: &Path, program: &str) -> Result<Vec<Change>, InitError> {
+    let targets = match agent {
+        InitAgent::Claude => settings::claude_targets(program),
+        InitAgent::Gemini => settings::gemini_targets(program),
+    };
+    let mut changes = Vec::new();
+    for target in targets {
+        let full = root.join(&target.path);
+        let before = match std::fs::read_to_string(&full) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(InitError::Io { path: full, source }),
+        };
+        let mut doc = match before.as_deref().map(str::trim) {
+            None | Some("") => Json::Object(indexmap::IndexMap::new()),
+            Some(text) => serde_json::from_str(text).map_err(|e| InitError::Corrupt {
+                path: full.clone(),
+                message: e.to_string(),
+            })?,
+        };
+        if !matches!(doc, Json::Object(_)) {
+            return Err(InitError::Shape {
+                path: full,
+                message: "the top level must be a JSON object".into(),
+            });
+        }
+        (target.apply)(&mut doc).map_err(|message| InitError::Shape {
+            path: full.clone(),
+            message,
+        })?;
+        let after = doc.pretty();
+        let unchanged = before
+            .as_deref()
+            .is_some_and(|b| serde_json::from_str::<Json>(b).is_ok_and(|old| old == doc));
+        if !unchanged {
+            changes.push(Change {
+                path: target.path,
+                before,
+                after,
+            });
+        }
+    }
+    Ok(changes)
+}
+
+/// Writes the planned changes (each file atomically).
+pub fn apply(root: &Path, changes: &[Change]) -> Result<(), InitError> {
+    for change in changes {
+        write_atomic(&root.join(&change.path), change.after.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// How the agents should start Context Pilot: `context-pilot` when that name on `PATH` is
+/// this very binary, else this binary's absolute path.
+pub fn program() -> String {
+    let Ok(exe) = std::env::current_exe().and_then(std::fs::canonicalize) else {
+        return "context-pilot".to_owned();
+    };
+    let on_path = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            std::fs::canonicalize(dir.join("context-pilot")).is_ok_and(|found| found == exe)
+        })
+    });
+    if on_path {
+        "context-pilot".to_owned()
+    } else {
+        exe.display().to_string()
+    }
+}
+
+/// Runs `init` and returns what to print.
+pub fn run(agent: InitAgent, root: &Path, dry_run: bool) -> Result<String, InitError> {
+    let program = program();
+    let changes = plan(agent, root, &program)?;
+    let name = match agent {
+        InitAgent::Claude => "Claude Code",
+        InitAgent::Gemini => "Gemini CLI",
+    };
+    if changes.is_empty() {
+        return Ok(format!(
+            "{name} is already set up to use Context Pilot in {}; nothing to change.\n",
+            root.display()
+        ));
+    }
+    let mut out = String::new();
+    if dry_run {
+        for change in &changes {
+            out.push_str(&change.diff());
+        }
+        let _ = writeln!(
+            out,
+            "Dry run: {} file(s) would change; nothing was written.",
+            changes.len()
+        );
+        return Ok(out);
+    }
+    apply(root, &changes)?;
+    for change in &changes {
+        let verb = if change.before.is_some() {
+            "Updated"
+        } else {
+            "Created"
+        };
+        let _ = writeln!(out, "{verb} {}", change.path.display());
+    }
+    let _ = writeln!(
+        out,
+        "{name} now runs `{program} mcp` as an MCP server and calls `{program} hook …` after edits and at stops. Restart {name} to pick it up."
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_without_clobbering_and_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        let mine = r#"{
+  "permissions": {"allow": ["Bash(ls:*)"]},
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran"}]}
+    ]
+  }
+}
+"#;
+        std::fs::write(root.join(".claude/settings.json"), mine).unwrap();
+        let changes = plan(InitAgent::Claude, root, "/opt/cp/context-pilot").unwrap();
+        assert_eq!(changes.len(), 2);
+        apply(root, &changes).unwrap();
+        let settings: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(settings["permissions"]["allow"][0], "Bash(ls:*)");
+        let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 2);
+        assert_eq!(post[0]["hooks"][0]["command"], "echo ran");
+        assert_eq!(post[1]["matcher"], CLAUDE_EDIT_MATCHER);
+        assert_eq!(
+            post[1]["hooks"][0]["command"],
+            "/opt/cp/context-pilot hook post-tool-use"
+        );
+        assert_eq!(
+            settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "/opt/cp/context-pilot hook stop"
+        );
+        assert!(
+            plan(InitAgent::Claude, root, "/opt/cp/context-pilot")
+                .unwrap()
+                .is_empty()
+        );
+
+        // The binary moved: our entries follow it, nothing is duplicated.
+        let moved = plan(InitAgent::Claude, root, "context-pilot").unwrap();
+        assert_eq!(moved.len(), 2);
+        apply(root, &moved).unwrap();
+        let settings = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
+        assert_eq!(settings.matches("hook post-tool-use").count(), 1);
+        assert!(settings.contains("\"context-pilot hook stop\""));
+    }
+
+    #[test]
+    fn a_corrupt_file_is_reported_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".gemini")).unwrap();
+        std::fs::write(dir.path().join(".gemini/settings.json"), "{ oops").unwrap();
+        let err = plan(InitAgent::Gemini, dir.path(), "context-pilot").unwrap_err();
+        assert!(err.to_string().contains("is not valid JSON"), "{err}");
+        assert!(err.to_string().contains("nothing was written"), "{err}");
+    }
+}

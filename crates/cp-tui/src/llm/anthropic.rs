@@ -1,0 +1,550 @@
+//! Anthropic Messages API: `POST {base}/v1/messages` with `stream: true`.
+//!
+//! The stream is `message_start`, then per content block `content_block_start`,
+//! `content_block_delta`s (`text_delta`, or `input_json_delta` fragments of a tool call's
+//! input) and `content_block_stop`, then `message_delta` (stop reason, output usage) and
+//! `message_stop`. `ping` may come anywhere; `error` reports a failure mid-stream. Unknown
+//! event and block types are ignored, as the API's versioning policy asks of clients.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::Provider;
+use super::cancel::CancelToken;
+use super::config::ProviderConfig;
+use super::error::{LlmError, abbreviate};
+use super::sse::SseEvent;
+use super::transport::{Flow, HttpRequest, Transport};
+use super::types::{
+    ContentBlock, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput, Usage,
+};
+
+/// API version sent in `anthropic-version`.
+const API_VERSION: &str = "2023-06-01";
+
+/// A provider speaking the Anthropic Messages API.
+pub(super) struct Anthropic {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl Anthropic {
+    /// A provider for `config` (whose kind is Anthropic).
+    pub(super) fn new(config: ProviderConfig) -> Self {
+        let transport = Transport::new(&config);
+        Self { config, transport }
+    }
+
+    fn http_request(&self, request: &Request) -> HttpRequest {
+        let mut headers = vec![
+            ("content-type", "application/json".to_owned()),
+            ("accept", "text/event-stream".to_owned()),
+            ("anthropic-version", API_VERSION.to_owned()),
+        ];
+        if let Some(key) = &self.config.api_key {
+            headers.push(("x-api-key", key.expose().to_owned()));
+        }
+        HttpRequest {
+            url: format!("{}/v1/messages", self.config.base_url),
+            headers,
+            body: request_body(request).to_string().into_bytes(),
+        }
+    }
+}
+
+impl Provider for Anthropic {
+    fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    fn stream(
+        &self,
+        request: &Request,
+        cancel: &CancelToken,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Response, LlmError> {
+        let stream = self
+            .transport
+            .open_stream(&self.http_request(request), cancel, on_event)?;
+        let mut decoder = Decoder::new(self.transport.label());
+        stream.for_each_event(cancel, |event| decoder.handle(event, on_event))?;
+        decoder.finish()
+    }
+}
+
+/// The JSON body for `request`.
+pub(super) fn request_body(request: &Request) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|message| {
+            json!({
+                "role": match message.role { Role::User => "user", Role::Assistant => "assistant" },
+                "content": message.content.iter().filter_map(block_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("max_tokens".into(), json!(request.max_output_tokens));
+    body.insert("stream".into(), json!(true));
+    if !request.system.is_empty() {
+        body.insert("system".into(), json!(request.system));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(body)
+}
+
+/// One content block on the wire. Empty text blocks are dropped: the API rejects them.
+fn block_json(block: &ContentBlock) -> Option<Value> {
+    Some(match block {
+        ContentBlock::Text { text } if text.is_empty() => return None,
+        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        ContentBlock::ToolUse(call) => json!({
+            "type": "tool_use",
+            "id": call.id,
+            "name": call.name,
+            "input": call.input.to_wire_value(),
+        }),
+        ContentBlock::ToolResult {
+            tool_use_id,
+            text,
+            is_error,
+        } => {
+            let mut result = json!({
+                "type": "tool_result",
+                "tool_use_id": tool_use_id,
+                "content": text,
+            });
+            if *is_error {
+                result["is_error"] = json!(true);
+            }
+            result
+        }
+    })
+}
+
+/// A content block being streamed.
+enum Block {
+    Text(String),
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+        initial: Value,
+    },
+    /// A block type this host does not use (e.g. `thinking`); its deltas are skipped.
+    Ignored,
+}
+
+/// Folds the event stream into a [`Response`].
+struct Decoder {
+    label: String,
+    blocks: BTreeMap<u64, Block>,
+    usage: Usage,
+    stop_reason: Option<String>,
+    complete: bool,
+}
+
+impl Decoder {
+    fn new(label: &str) -> Self {
+        Self {
+            label: label.to_owned(),
+            blocks: BTreeMap::new(),
+            usage: Usage::default(),
+            stop_reason: None,
+            complete: false,
+        }
+    }
+
+    fn protocol(&self, detail: String) -> LlmError {
+        LlmError::Protocol {
+            provider: self.label.clone(),
+            detail,
+        }
+    }
+
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Flow, LlmError> {
+        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
+            self.protocol(format!(
+                "event `{}` has invalid JSON ({err}): {}",
+                event.event,
+                abbreviate(&event.data, 200)
+            ))
+        })?;
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(&event.event);
+        match kind {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    merge_usage(&mut self.usage, usage);
+                    on_event(StreamEvent::Usage(self.usage));
+                }
+            }
+            "content_block_start" => self.start_block(&data, on_event)?,
+            "content_block_delta" => self.delta(&data, on_event)?,
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(usage) = data.get("usage") {
+                    merge_usage(&mut self.usage, usage);
+                    on_event(StreamEvent::Usage(self.usage));
+                }
+            }
+            "message_stop" => {
+                self.complete = true;
+                return Ok(Flow::Stop);
+            }
+            "error" => {
+                let text = |pointer: &str| {
+                    data.pointer(pointer)
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown")
+                        .to_owned()
+                };
+                return Err(LlmError::StreamError {
+                    provider: self.label.clone(),
+                    kind: text("/error/type"),
+                    message: text("/error/message"),
+                });
+            }
+            // `ping`, `content_block_stop` (blocks are finalized at the end) and event types
+            // added to the API later.
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn index(&self, data: &Value) -> Result<u64, LlmError> {
+        data.get("index").and_then(Value::as_u64).ok_or_else(|| {
+            self.protocol(format!(
+                "event without a block index: {}",
+                abbreviate(&data.to_string(), 200)
+            ))
+        })
+    }
+
+    fn start_block(
+        &mut self,
+        data: &Value,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        let index = self.index(data)?;
+        let block = data.get("content_block").unwrap_or(&Value::Null);
+        let text_field = |name: &str| {
+            block
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let new = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = text_field("text");
+                if !text.is_empty() {
+                    on_event(StreamEvent::TextDelta(text.clone()));
+                }
+                Block::Text(text)
+            }
+            Some("tool_use") => {
+                let (id, name) = (text_field("id"), text_field("name"));
+                on_event(StreamEvent::ToolCallStarted {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                let initial = block.get("input").cloned().unwrap_or_else(|| json!({}));
+                Block::Tool {
+                    id,
+                    name,
+                    json: String::new(),
+                    initial,
+                }
+            }
+            _ => Block::Ignored,
+        };
+        self.blocks.insert(index, new);
+        Ok(())
+    }
+
+    fn delta(
+        &mut self,
+        data: &Value,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        let index = self.index(data)?;
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or("");
+        match (
+            self.blocks.get_mut(&index),
+            delta.get("type").and_then(Value::as_str),
+        ) {
+            (Some(Block::Text(text)), Some("text_delta")) => {
+                let piece = field("text");
+                text.push_str(piece);
+                if !piece.is_empty() {
+                    on_event(StreamEvent::TextDelta(piece.to_owned()));
+                }
+            }
+            (Some(Block::Tool { id, json, .. }), Some("input_json_delta")) => {
+                let piece = field("partial_json");
+                json.push_str(piece);
+                if !piece.is_empty() {
+                    on_event(StreamEvent::ToolCallDelta {
+                        id: id.clone(),
+                        fragment: piece.to_owned(),
+                    });
+                }
+            }
+            (None, _) => {
+                return Err(self.protocol(format!("delta for block {index}, which never started")));
+            }
+            // Deltas of ignored blocks (thinking, signatures) and future delta types.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Response, LlmError> {
+        if !self.complete {
+            return Err(LlmError::StreamCut {
+                provider: self.label,
+                detail: "the stream ended without `message_stop`".to_owned(),
+            });
+        }
+        let content: Vec<ContentBlock> = self
+            .blocks
+            .into_values()
+            .filter_map(|block| match block {
+                Block::Text(text) => Some(ContentBlock::Text { text }),
+                Block::Tool {
+                    id,
+                    name,
+                    json,
+                    initial,
+                } => {
+                    let input = if json.trim().is_empty() {
+                        ToolInput::parse(&initial.to_string())
+                    } else {
+                        ToolInput::parse(&json)
+                    };
+                    Some(ContentBlock::ToolUse(ToolCall { id, name, input }))
+                }
+                Block::Ignored => None,
+            })
+            .collect();
+        let has_tools = content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse(_)));
+        let stop_reason = match self.stop_reason.as_deref() {
+            Some("end_turn") => StopReason::EndTurn,
+            Some("tool_use") => StopReason::ToolUse,
+            Some("max_tokens") => StopReason::MaxTokens,
+            Some("stop_sequence") => StopReason::StopSequence,
+            Some(other) => StopReason::Other(other.to_owned()),
+            None if has_tools => StopReason::ToolUse,
+            None => StopReason::EndTurn,
+        };
+        Ok(Response {
+            content,
+            stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+/// Takes every usage counter present in `value` (later events carry cumulative figures).
+fn merge_usage(usage: &mut Usage, value: &Value) {
+    let get = |name: &str| value.get(name).and_then(Value::as_u64);
+    if let Some(n) = get("input_tokens") {
+        usage.input_tokens = n;
+    }
+    if let Some(n) = get("output_tokens") {
+        usage.output_tokens = n;
+    }
+    if let Some(n) = get("cache_read_input_tokens") {
+        usage.cache_read_tokens = n;
+    }
+    if let Some(n) = get("cache_creation_input_tokens") {
+        usage.cache_creation_tokens = n;
+    }
+}
+
+/// Decodes a whole event stream given as chunks; for tests of the decoder alone.
+#[cfg(test)]
+pub(super) fn decode_chunks(
+    chunks: &[&[u8]],
+    on_event: &mut dyn FnMut(StreamEvent),
+) -> Result<Response, LlmError> {
+    let mut parser = super::sse::SseParser::new();
+    let mut decoder = Decoder::new("Anthropic");
+    let mut events = Vec::new();
+    'outer: for chunk in chunks {
+        parser.push(chunk, &mut events);
+        for event in events.drain(..) {
+            if decoder.handle(&event, on_event)? == Flow::Stop {
+                break 'outer;
+            }
+        }
+    }
+    decoder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{Message, ToolDefinition};
+
+    #[test]
+    fn request_body_shape() {
+        let request = Request {
+            model: "claude-test".into(),
+            system: "Be brief.".into(),
+            messages: vec![
+                Message::user_text("list files"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        ContentBlock::Text {
+                            text: String::new(),
+                        },
+                        ContentBlock::ToolUse(ToolCall {
+                            id: "toolu_1".into(),
+                            name: "File_read".into(),
+                            input: ToolInput::Valid(json!({"path": "a.rs"})),
+                        }),
+                        ContentBlock::ToolUse(ToolCall {
+                            id: "toolu_2".into(),
+                            name: "File_read".into(),
+                            input: ToolInput::parse("{oops"),
+                        }),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        ContentBlock::ToolResult {
+                            tool_use_id: "toolu_1".into(),
+                            text: "fn main() {}".into(),
+                            is_error: false,
+                        },
+                        ContentBlock::ToolResult {
+                            tool_use_id: "toolu_2".into(),
+                            text: "invalid JSON".into(),
+                            is_error: true,
+                        },
+                    ],
+                },
+            ],
+            tools: vec![ToolDefinition {
+                name: "File_read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+            max_output_tokens: 1000,
+        };
+        let expected = json!({
+            "model": "claude-test",
+            "max_tokens": 1000,
+            "stream": true,
+            "system": "Be brief.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "list files"}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "File_read", "input": {"path": "a.rs"}},
+                    {"type": "tool_use", "id": "toolu_2", "name": "File_read", "input": {}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}"},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "invalid JSON", "is_error": true},
+                ]},
+            ],
+            "tools": [{
+                "name": "File_read",
+                "description": "Read a file",
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+            }],
+        });
+        assert_eq!(request_body(&request), expected);
+    }
+
+    #[test]
+    fn no_system_and_no_tools_are_omitted() {
+        let request = Request {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![Message::user_text("hi")],
+            tools: vec![],
+            max_output_tokens: 5,
+        };
+        let body = request_body(&request);
+        assert!(
+            body.get("system").is_none() && body.get("tools").is_none(),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn ignores_thinking_blocks_and_unknown_events() {
+        let stream = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n",
+            "event: future_event\ndata: {\"type\":\"future_event\"}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":9}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let response = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap();
+        assert_eq!(
+            response.content,
+            vec![ContentBlock::Text { text: "ok".into() }]
+        );
+        assert_eq!(response.stop_reason, StopReason::Other("refusal".into()));
+        assert_eq!(
+            (response.usage.input_tokens, response.usage.output_tokens),
+            (3, 9)
+        );
+    }
+
+    #[test]
+    fn error_event_is_a_typed_error() {
+        let stream = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let err = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, LlmError::StreamError { kind, .. } if kind == "overloaded_error"),
+            "{err:?}"
+        );
+        assert!(err.is_transient());
+        assert!(err.to_string().contains("Overloaded"));
+    }
+
+    #[test]
+    fn malformed_event_json_is_a_protocol_error() {
+        let stream = "event: message_start\ndata: {not json\n\n";
+        let err = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("invalid JSON"), "{err}");
+    }
+}

@@ -1,0 +1,544 @@
+//! Which provider to talk to, and how: resolved from environment variables and the LLM
+//! section of `.context-pilot/config.json`.
+//!
+//! Precedence, highest first: environment, config section, built-in defaults. The provider
+//! is `CP_PROVIDER`, else the section's `provider`, else `anthropic` when `ANTHROPIC_API_KEY`
+//! is set, else `openai` when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set (or the section
+//! has a `base_url`, e.g. a local Ollama). The section's `model`, `base_url` and
+//! `context_window` apply only when the section names no provider or names the chosen one,
+//! so a `CP_PROVIDER` override never sends a Claude model name to an OpenAI endpoint.
+//!
+//! API keys come only from the environment: a key in config.json (a committed file) is
+//! rejected with an error saying so.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::types::ApiKey;
+
+/// The two wire formats this host speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions, as served by OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...
+    OpenAi,
+}
+
+impl ProviderKind {
+    /// The name used in `CP_PROVIDER` and config.json.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+
+    /// Environment variable holding the API key.
+    pub fn key_var(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
+        }
+    }
+
+    /// Environment variable overriding the base URL.
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+            Self::OpenAi => "OPENAI_BASE_URL",
+        }
+    }
+
+    /// Base URL used when none is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::OpenAi => "https://api.openai.com/v1",
+        }
+    }
+
+    /// Model used when none is configured.
+    pub fn default_model(self) -> &'static str {
+        match self {
+            Self::Anthropic => "claude-sonnet-4-5",
+            Self::OpenAi => "gpt-4o",
+        }
+    }
+
+    /// Context window assumed when none is configured: 200k for Claude models; 128k for
+    /// OpenAI-compatible endpoints (right for gpt-4o, conservative for most local models'
+    /// configured windows — set `context_window` for others).
+    pub fn default_context_window(self) -> u64 {
+        match self {
+            Self::Anthropic => 200_000,
+            Self::OpenAi => 128_000,
+        }
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// Default for `max_output_tokens`.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// Keys accepted in the LLM section of config.json.
+pub const SECTION_KEYS: [&str; 5] = [
+    "provider",
+    "model",
+    "context_window",
+    "max_output_tokens",
+    "base_url",
+];
+
+/// How transient failures (429, 5xx, 529, network errors) are retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Total attempts including the first (1 disables retries).
+    pub max_attempts: u32,
+    /// Wait before the first retry; doubled for each further retry.
+    pub initial_backoff: Duration,
+    /// Upper bound of the exponential wait.
+    pub max_backoff: Duration,
+    /// Upper bound on a server's `retry-after` wait.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Network time limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the connection (TCP and TLS).
+    pub connect: Duration,
+    /// Longest silence while waiting for response bytes before the attempt counts as a
+    /// network failure. Generous, because local servers may think long before the first
+    /// byte; Anthropic sends pings on long streams.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(30),
+            idle: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Everything needed to build a provider. `Debug` is safe to log: the key is redacted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// Wire format.
+    pub kind: ProviderKind,
+    /// Model id.
+    pub model: String,
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// API key; `None` is allowed for OpenAI-compatible servers that need none.
+    pub api_key: Option<ApiKey>,
+    /// Model context window in tokens, for the restart estimator.
+    pub context_window: u64,
+    /// Default `max_output_tokens` for requests.
+    pub max_output_tokens: u32,
+    /// Retry behaviour.
+    pub retry: RetryPolicy,
+    /// Network time limits.
+    pub timeouts: Timeouts,
+}
+
+impl ProviderConfig {
+    /// Human label for messages: `Anthropic`, `OpenAI`, or
+    /// `OpenAI-compatible endpoint http://localhost:11434/v1`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            ProviderKind::Anthropic
+                if self.base_url == ProviderKind::Anthropic.default_base_url() =>
+            {
+                "Anthropic".to_owned()
+            }
+            ProviderKind::Anthropic => format!("Anthropic ({})", self.base_url),
+            ProviderKind::OpenAi if self.is_official_openai() => "OpenAI".to_owned(),
+            ProviderKind::OpenAi => format!("OpenAI-compatible endpoint {}", self.base_url),
+        }
+    }
+
+    /// True when talking to api.openai.com itself (which wants `max_completion_tokens`).
+    pub fn is_official_openai(&self) -> bool {
+        self.kind == ProviderKind::OpenAi && self.base_url.starts_with("https://api.openai.com")
+    }
+
+    /// Resolves the configuration from `env` (e.g. [`process_env`]) and the optional LLM
+    /// section of config.json. `Ok(None)` means no provider is configured: the TUI then
+    /// explains how to set one up.
+    pub fn resolve(
+        env: &dyn Fn(&str) -> Option<String>,
+        section: Option<&Value>,
+    ) -> Result<Option<Self>, ConfigError> {
+        let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+        let section = Section::parse(section)?;
+
+        let kind = if let Some(value) = env("CP_PROVIDER") {
+            ProviderKind::parse(&value).ok_or(ConfigError::UnknownProvider {
+                value,
+                origin: "CP_PROVIDER",
+            })?
+        } else if let Some(kind) = section.provider {
+            kind
+        } else if env("ANTHROPIC_API_KEY").is_some() {
+            ProviderKind::Anthropic
+        } else if env("OPENAI_API_KEY").is_some()
+            || env("OPENAI_BASE_URL").is_some()
+            || section.base_url.is_some()
+        {
+            ProviderKind::OpenAi
+        } else {
+            return Ok(None);
+        };
+        let section_applies = section.provider.is_none_or(|named| named == kind);
+
+        let (base_url, base_origin) = match env(kind.base_url_var()) {
+            Some(url) => (url, kind.base_url_var()),
+            None => match section.base_url.clone().filter(|_| section_applies) {
+                Some(url) => (url, "config.json base_url"),
+                None => (kind.default_base_url().to_owned(), "default"),
+            },
+        };
+        let base_url = base_url.trim().trim_end_matches('/').to_owned();
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(ConfigError::BadBaseUrl {
+                value: base_url,
+                origin: base_origin,
+            });
+        }
+
+        let api_key = env(kind.key_var()).map(|key| ApiKey::new(key.trim()));
+        let model = env("CP_MODEL")
+            .or_else(|| section.model.clone().filter(|_| section_applies))
+            .unwrap_or_else(|| kind.default_model().to_owned());
+        let config = Self {
+            kind,
+            model: model.trim().to_owned(),
+            base_url,
+            api_key,
+            context_window: section
+                .context_window
+                .filter(|_| section_applies)
+                .unwrap_or_else(|| kind.default_context_window()),
+            max_output_tokens: section
+                .max_output_tokens
+                .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            retry: RetryPolicy::default(),
+            timeouts: Timeouts::default(),
+        };
+        let needs_key = kind == ProviderKind::Anthropic || config.is_official_openai();
+        if needs_key && config.api_key.is_none() {
+            return Err(ConfigError::MissingKey {
+                provider: config.label(),
+                var: kind.key_var(),
+            });
+        }
+        Ok(Some(config))
+    }
+}
+
+/// Reads a variable from the process environment; the production `env` for
+/// [`ProviderConfig::resolve`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The parsed, type-checked LLM section of config.json.
+#[derive(Default)]
+struct Section {
+    provider: Option<ProviderKind>,
+    model: Option<String>,
+    base_url: Option<String>,
+    context_window: Option<u64>,
+    max_output_tokens: Option<u32>,
+}
+
+impl Section {
+    fn parse(value: Option<&Value>) -> Result<Self, ConfigError> {
+        let Some(value) = value else {
+            return Ok(Self::default());
+        };
+        let Value::Object(map) = value else {
+            return Err(ConfigError::BadValue {
+                key: "(section)",
+                expected: "an object such as {\"provider\": \"anthropic\"}",
+                got: abbreviated(value),
+            });
+        };
+        if let Some(key) = map.keys().find(|key| !SECTION_KEYS.contains(&key.as_str())) {
+            return Err(ConfigError::UnknownKey { key: key.clone() });
+        }
+        let string = |key: &'static str| -> Result<Option<String>, ConfigError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(text)) if !text.trim().is_empty() => Ok(Some(text.clone())),
+                Some(other) => Err(ConfigError::BadValue {
+                    key,
+                    expected: "a non-empty string",
+                    got: abbreviated(other),
+                }),
+            }
+        };
+        let positive = |key: &'static str| -> Result<Option<u64>, ConfigError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => Ok(n.as_u64()),
+                Some(other) => Err(ConfigError::BadValue {
+                    key,
+                    expected: "a positive whole number such as 200000",
+                    got: abbreviated(other),
+                }),
+            }
+        };
+        let provider = match string("provider")? {
+            None => None,
+            Some(value) => Some(ProviderKind::parse(&value).ok_or(
+                ConfigError::UnknownProvider {
+                    value,
+                    origin: "config.json provider",
+                },
+            )?),
+        };
+        let max_output_tokens = match positive("max_output_tokens")? {
+            None => None,
+            Some(n) => Some(u32::try_from(n).map_err(|_| ConfigError::BadValue {
+                key: "max_output_tokens",
+                expected: "a positive whole number below 4294967296",
+                got: n.to_string(),
+            })?),
+        };
+        Ok(Self {
+            provider,
+            model: string("model")?,
+            base_url: string("base_url")?,
+            context_window: positive("context_window")?,
+            max_output_tokens,
+        })
+    }
+}
+
+fn abbreviated(value: &Value) -> String {
+    super::error::abbreviate(&value.to_string(), 60)
+}
+
+/// A configuration that cannot be used, with what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `CP_PROVIDER` or `provider` names no known provider.
+    #[error("{origin} is `{value}`, which is not a provider; use `anthropic` or `openai`")]
+    UnknownProvider {
+        /// The value given.
+        value: String,
+        /// Where it came from.
+        origin: &'static str,
+    },
+    /// The chosen provider needs a key and the environment has none.
+    #[error("{provider} needs an API key: set the {var} environment variable")]
+    MissingKey {
+        /// Provider label.
+        provider: String,
+        /// Variable to set.
+        var: &'static str,
+    },
+    /// A base URL that is not http(s).
+    #[error(
+        "{origin} `{value}` is not an http:// or https:// URL; example: http://localhost:11434/v1"
+    )]
+    BadBaseUrl {
+        /// The value given.
+        value: String,
+        /// Where it came from.
+        origin: &'static str,
+    },
+    /// A key the LLM section does not know (a typo, or a secret that belongs in the env).
+    #[error("{}", unknown_key_message(key))]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+    /// A key with a value of the wrong type.
+    #[error("LLM settings in config.json: `{key}` must be {expected}, got {got}")]
+    BadValue {
+        /// The key.
+        key: &'static str,
+        /// What is accepted.
+        expected: &'static str,
+        /// What was found, abbreviated.
+        got: String,
+    },
+}
+
+fn unknown_key_message(key: &str) -> String {
+    if key.to_ascii_lowercase().contains("key") {
+        format!(
+            "LLM settings in config.json: `{key}` is not allowed; API keys are read only from \
+             the environment (ANTHROPIC_API_KEY or OPENAI_API_KEY) so they never land in a \
+             committed file"
+        )
+    } else {
+        format!(
+            "LLM settings in config.json: unknown key `{key}`; allowed keys: {}",
+            SECTION_KEYS.join(", ")
+        )
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.config_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    fn resolve(
+        vars: &[(&str, &str)],
+        section: Option<&Value>,
+    ) -> Result<Option<ProviderConfig>, ConfigError> {
+        ProviderConfig::resolve(&env_of(vars), section)
+    }
+
+    #[test]
+    fn nothing_configured_is_none() {
+        assert_eq!(resolve(&[("ANTHROPIC_API_KEY", "")], None), Ok(None));
+    }
+
+    #[test]
+    fn anthropic_key_alone_selects_anthropic_with_defaults() {
+        let config = resolve(
+            &[("ANTHROPIC_API_KEY", "sk-ant"), ("OPENAI_API_KEY", "sk-oa")],
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(config.kind, ProviderKind::Anthropic);
+        assert_eq!(config.model, "claude-sonnet-4-5");
+        assert_eq!(config.base_url, "https://api.anthropic.com");
+        assert_eq!(config.context_window, 200_000);
+        assert_eq!(config.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+        assert_eq!(config.api_key.as_ref().map(ApiKey::expose), Some("sk-ant"));
+        assert!(!format!("{config:?}").contains("sk-ant"));
+    }
+
+    #[test]
+    fn base_url_without_key_is_a_local_openai_server() {
+        let config = resolve(
+            &[
+                ("OPENAI_BASE_URL", "http://localhost:11434/v1/"),
+                ("CP_MODEL", "qwen3"),
+            ],
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(config.kind, ProviderKind::OpenAi);
+        assert_eq!(config.base_url, "http://localhost:11434/v1");
+        assert_eq!(config.model, "qwen3");
+        assert!(config.api_key.is_none());
+        assert_eq!(
+            config.label(),
+            "OpenAI-compatible endpoint http://localhost:11434/v1"
+        );
+    }
+
+    #[test]
+    fn section_values_apply_and_env_wins() {
+        let section = json!({
+            "provider": "openai", "model": "llama3", "base_url": "http://127.0.0.1:8080/v1",
+            "context_window": 32768, "max_output_tokens": 2048
+        });
+        let config = resolve(&[], Some(&section)).unwrap().unwrap();
+        assert_eq!(
+            (config.kind, config.model.as_str(), config.base_url.as_str()),
+            (ProviderKind::OpenAi, "llama3", "http://127.0.0.1:8080/v1")
+        );
+        assert_eq!(
+            (config.context_window, config.max_output_tokens),
+            (32768, 2048)
+        );
+        let config = resolve(&[("CP_MODEL", "mistral")], Some(&section))
+            .unwrap()
+            .unwrap();
+        assert_eq!(config.model, "mistral");
+    }
+
+    #[test]
+    fn provider_override_ignores_the_other_providers_section() {
+        let section = json!({"provider": "openai", "model": "gpt-4.1", "context_window": 1000});
+        let config = resolve(
+            &[("CP_PROVIDER", "Anthropic"), ("ANTHROPIC_API_KEY", "k")],
+            Some(&section),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(config.kind, ProviderKind::Anthropic);
+        assert_eq!(config.model, "claude-sonnet-4-5");
+        assert_eq!(config.context_window, 200_000);
+    }
+
+    #[test]
+    fn clear_errors() {
+        let err = resolve(&[("CP_PROVIDER", "gemini")], None).unwrap_err();
+        assert!(err.to_string().contains("CP_PROVIDER is `gemini`"), "{err}");
+        let err = resolve(&[("CP_PROVIDER", "anthropic")], None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Anthropic needs an API key: set the ANTHROPIC_API_KEY environment variable"
+        );
+        let err = resolve(&[("CP_PROVIDER", "openai")], None).unwrap_err();
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+        let err = resolve(&[], Some(&json!({"api_key": "sk"}))).unwrap_err();
+        assert!(
+            err.to_string().contains("read only from the environment"),
+            "{err}"
+        );
+        let err = resolve(&[], Some(&json!({"modle": "x"}))).unwrap_err();
+        assert!(err.to_string().contains("unknown key `modle`"), "{err}");
+        let err = resolve(&[], Some(&json!({"context_window": "big"}))).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`context_window` must be a positive whole number"),
+            "{err}"
+        );
+        let err = resolve(&[("OPENAI_BASE_URL", "localhost:11434")], None).unwrap_err();
+        assert!(
+            err.to_string().contains("not an http:// or https:// URL"),
+            "{err}"
+        );
+        let err = resolve(&[], Some(&json!(["anthropic"]))).unwrap_err();
+        assert!(err.to_string().contains("must be an object"), "{err}");
+    }
+}

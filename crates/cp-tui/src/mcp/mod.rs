@@ -1,0 +1,58 @@
+//! `context-pilot mcp`: an MCP stdio server exposing every tool of the host's registry.
+//!
+//! Tools keep the names, JSON Schemas, validation messages and results they have in the TUI.
+//! Each MCP tool call runs as a batch of one through [`cp_base::run_batch`], so file tools
+//! fire callbacks: blocking results come back inside the tool result, and background results
+//! that finished since the previous call are appended to the next call's result, whatever the
+//! tool. A call that fails is an MCP tool error (`isError: true`) with the same message.
+//!
+//! tokio is confined to this module: the rest of the host is synchronous, so every tool runs
+//! on the blocking pool and the runtime only moves JSON-RPC messages.
+//!
+//! ```no_run
+//! let project = cp_base::Project::discover(std::path::Path::new(".")).unwrap();
+//! let host = cp_tui::host::Host::new(project, cp_base::WorkerId::default()).unwrap();
+//! // Serves on stdin/stdout until the client closes stdin.
+//! cp_tui::mcp::serve(host).unwrap();
+//! ```
+
+mod convert;
+mod server;
+mod ticker;
+
+pub use convert::{mcp_result, mcp_tool};
+pub use server::{McpServer, SERVER_NAME};
+
+use anyhow::Context as _;
+use rmcp::ServiceExt as _;
+
+use crate::host::Host;
+
+/// Serves MCP on stdin/stdout until the client closes stdin (or the process is told to stop).
+///
+/// Notifications still undelivered at shutdown are kept in the worker's outbox, so the next
+/// front-end (hook, MCP server) hands them to the agent.
+pub fn serve(host: Host) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the MCP runtime")?;
+    let server = McpServer::new(host);
+    let ticker = ticker::Ticker::start(server.host().clone());
+    let outcome = runtime.block_on(async {
+        let running = server
+            .clone()
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialization failed")?;
+        let reason = running.waiting().await.context("the MCP session failed")?;
+        tracing::info!(?reason, "MCP session ended");
+        anyhow::Ok(())
+    });
+    ticker.stop();
+    server.shutdown();
+    // Tool calls still running on the blocking pool are abandoned, not awaited: stdin is
+    // closed, so nobody could read their results.
+    runtime.shutdown_background();
+    outcome
+}

@@ -1,0 +1,43 @@
+//! Regular module ticks while the server waits for calls, as the TUI's event loop does:
+//! modules pick up on-disk changes and finished background work between calls.
+
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use cp_base::lock_module;
+
+use crate::host::Host;
+
+const TICK: Duration = Duration::from_secs(1);
+
+/// A thread ticking every module about once a second until stopped.
+pub struct Ticker {
+    stop: Sender<()>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    pub fn start(host: Host) -> Self {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("mcp-ticker".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+                    for module in host.registry().modules() {
+                        lock_module(module).on_tick(host.env());
+                    }
+                }
+            })
+            .map_err(|e| tracing::warn!("MCP ticker not started: {e}"))
+            .ok();
+        Self { stop, thread }
+    }
+
+    pub fn stop(mut self) {
+        let _ = self.stop.send(());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

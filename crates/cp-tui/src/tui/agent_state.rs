@@ -1,0 +1,70 @@
+//! The UI's side of the agent: provider, history, usage, and the turn in flight.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::agent::{AgentInbox, StopControl, UsageMeter};
+use crate::llm::{CancelToken, Message, Provider, ProviderConfig, connect, process_env};
+
+/// A turn that is running on its worker thread.
+#[derive(Debug, Clone)]
+pub struct RunningTurn {
+    pub cancel: CancelToken,
+    pub stop: StopControl,
+}
+
+/// Everything the UI keeps about the agent between events.
+#[derive(Default)]
+pub struct AgentState {
+    pub provider: Option<Arc<dyn Provider>>,
+    /// Why no provider could be configured (a bad config), shown to the user.
+    pub provider_error: Option<String>,
+    /// The conversation as the model sees it.
+    pub messages: Vec<Message>,
+    pub usage: UsageMeter,
+    pub inbox: AgentInbox,
+    pub turn: Option<RunningTurn>,
+    /// Conversation entry receiving streamed text, if any.
+    pub streaming_entry: Option<usize>,
+    /// Conversation entry of each tool call, by call id.
+    pub tool_entries: HashMap<String, usize>,
+    /// Short status of the running turn for the status bar.
+    pub status: Option<String>,
+}
+
+impl AgentState {
+    pub fn new(provider: Option<Arc<dyn Provider>>, provider_error: Option<String>) -> Self {
+        let window = provider.as_ref().map_or(0, |p| p.config().context_window);
+        Self {
+            provider,
+            provider_error,
+            usage: UsageMeter::new(window),
+            ..Self::default()
+        }
+    }
+
+    /// The provider from the environment and the `llm` section of config.json. A bad
+    /// configuration is reported, not fatal: the TUI still works without an agent.
+    pub fn from_config(project: &cp_base::Project) -> Self {
+        let section = match project.config().raw_section("llm") {
+            Ok(section) => section,
+            Err(e) => return Self::new(None, Some(e.to_string())),
+        };
+        match ProviderConfig::resolve(&process_env, section.as_ref()) {
+            Ok(Some(config)) => Self::new(Some(Arc::from(connect(config))), None),
+            Ok(None) => Self::new(None, None),
+            Err(e) => Self::new(None, Some(format!("LLM provider: {e}"))),
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// `Anthropic claude-… ` for the status bar.
+    pub fn label(&self) -> Option<String> {
+        self.provider
+            .as_ref()
+            .map(|p| format!("{} {}", p.config().label(), p.config().model))
+    }
+}

@@ -1,0 +1,101 @@
+//! Live reload: check that the new binary runs, then `exec` it with `--resume`.
+//!
+//! The process keeps its pid; consoles keep running in the console server and are reattached
+//! from the saved session. If the new binary is missing or broken, nothing happens to the
+//! running host except a message saying why.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Carries the moment the reload was requested into the new process, for the reload timing.
+pub const SIGNAL_AT_ENV: &str = "CP_RELOAD_REQUESTED_AT_US";
+
+static EXE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Remembers the binary's path at start. After a rebuild the running file is replaced, and
+/// `/proc/self/exe` would then name the deleted old file, so the path must be taken early.
+pub fn remember_exe() {
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = EXE.set(exe);
+    }
+}
+
+/// The path to exec on reload.
+pub fn exe_path() -> Option<PathBuf> {
+    EXE.get().cloned().or_else(|| std::env::current_exe().ok())
+}
+
+/// Runs `exe --version` (5 s limit): the new binary must start and say it is context-pilot.
+pub fn check_binary(exe: &Path) -> Result<(), String> {
+    let mut child = Command::new(exe)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{} cannot be started: {e}", exe.display()))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(status)) => {
+                return Err(format!("{} --version failed ({status})", exe.display()));
+            }
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{} --version did not answer within 5 s",
+                    exe.display()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("waiting for {}: {e}", exe.display())),
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+    }
+    if out.starts_with("context-pilot") {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not context-pilot (its --version said {:?})",
+            exe.display(),
+            out.trim()
+        ))
+    }
+}
+
+/// The arguments for the new process: this process's, plus `--resume` once.
+pub fn resume_args() -> Vec<OsString> {
+    let mut args: Vec<OsString> = std::env::args_os()
+        .skip(1)
+        .filter(|a| a != "--resume")
+        .collect();
+    args.push("--resume".into());
+    args
+}
+
+/// Replaces this process with `exe`. Returns only if exec failed.
+pub fn exec(exe: &Path, requested_at: SystemTime) -> std::io::Error {
+    let micros = requested_at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    Command::new(exe)
+        .args(resume_args())
+        .env(SIGNAL_AT_ENV, micros.to_string())
+        .exec()
+}
+
+/// In a process started by a reload: how long from the request to now (the first frame).
+pub fn elapsed_since_request() -> Option<Duration> {
+    let micros: u64 = std::env::var(SIGNAL_AT_ENV).ok()?.parse().ok()?;
+    let requested = UNIX_EPOCH + Duration::from_micros(micros);
+    SystemTime::now().duration_since(requested).ok()
+}

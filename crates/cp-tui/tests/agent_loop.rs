@@ -1,0 +1,331 @@
+//! End to end: the real binary in a PTY, talking to the scripted LLM server.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::time::Duration;
+
+use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo, openai};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The model writes a file, then ends its turn; the checkpoint (docs only: capture-only) blocks
+/// once, and the model's second stop passes.
+fn script_write_then_stop(server: &LlmServer, turn_text: &str, openai_format: bool) {
+    let args = r#"{"file_path": "notes/plan.txt", "content": "step one\n"}"#;
+    if openai_format {
+        server.push(openai::tool_call_turn(&[("call_1", "File_write", args)]));
+        server.push(openai::text_turn(turn_text));
+        server.push(openai::text_turn("Noted."));
+    } else {
+        server.push(anthropic::tool_use_turn(&[("toolu_1", "File_write", args)]));
+        server.push(anthropic::text_turn(turn_text));
+        server.push(anthropic::text_turn("Noted."));
+    }
+}
+
+fn run(openai_format: bool) {
+    let server = LlmServer::start().unwrap();
+    script_write_then_stop(&server, "I wrote the plan.", openai_format);
+    let repo = git_repo();
+    let url = if openai_format {
+        server.openai_base_url()
+    } else {
+        server.url()
+    };
+    let env: Vec<(&str, &str)> = if openai_format {
+        vec![
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", "test-key"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]
+    } else {
+        vec![
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("OPENAI_API_KEY", ""),
+        ]
+    };
+    let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("please write the plan");
+    tui.send(b"\r");
+    tui.wait_for("I wrote the plan.", WAIT).unwrap();
+    tui.wait_for("Noted.", WAIT).unwrap();
+    tui.wait_until("the turn ends", WAIT, |s| {
+        !s.contains("agent working") && !s.contains("checkpoint…")
+    })
+    .unwrap();
+    let requests = server.wait_for_requests(3, WAIT);
+    assert_eq!(requests.len(), 3, "exactly three model requests");
+    let second = &requests[1].raw_body;
+    assert!(
+        second.contains("Created notes/plan.txt"),
+        "tool result missing: {second}"
+    );
+    let third = &requests[2].raw_body;
+    assert!(
+        third.contains("system-reminder"),
+        "checkpoint message missing: {third}"
+    );
+    assert!(
+        third.contains("notes/plan.txt"),
+        "changed file missing from checkpoint: {third}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("notes/plan.txt")).unwrap(),
+        "step one\n"
+    );
+    // The system prompt carries the panels' context.
+    assert!(
+        requests[0].raw_body.contains("Checkpoint"),
+        "panel context missing from system prompt"
+    );
+
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn anthropic_agent_writes_a_file_and_the_checkpoint_runs() {
+    run(false);
+}
+
+#[test]
+fn openai_compatible_agent_writes_a_file_and_the_checkpoint_runs() {
+    run(true);
+}
+
+/// The issue-5 acceptance: the model creates a callback, toggles it off and on, and writes a
+/// matching file; the Callbacks panel shows it active, and the callback's output is inside the
+/// tool result the model receives.
+fn callbacks_driven_by_the_model(openai_format: bool) {
+    let server = LlmServer::start().unwrap();
+    let create = r#"{"action": "create", "name": "todo-check", "description": "echo the changed files",
+        "pattern": "*.txt", "script_content": "echo \"callback saw: $CP_CHANGED_FILES\"",
+        "blocking": true, "timeout": 20}"#;
+    let steps: [(&str, &str, &str); 4] = [
+        ("c1", "Callback_upsert", create),
+        ("c2", "Callback_toggle", r#"{"id": "CB1", "active": false}"#),
+        ("c3", "Callback_toggle", r#"{"id": "CB1", "active": true}"#),
+        (
+            "c4",
+            "File_write",
+            r#"{"file_path": "notes/todo.txt", "content": "ship it\n"}"#,
+        ),
+    ];
+    for (id, name, args) in steps {
+        server.push(if openai_format {
+            openai::tool_call_turn(&[(id, name, args)])
+        } else {
+            anthropic::tool_use_turn(&[(id, name, args)])
+        });
+    }
+    // The end of the turn: the checkpoint blocks (new config is code), then the gate blocks
+    // until its limit; each block gets a short answer.
+    for text in ["Callback in place.", "Noted.", "Noted again.", "Stopping."] {
+        server.push(if openai_format {
+            openai::text_turn(text)
+        } else {
+            anthropic::text_turn(text)
+        });
+    }
+    let repo = git_repo();
+    let url = if openai_format {
+        server.openai_base_url()
+    } else {
+        server.url()
+    };
+    let env: Vec<(&str, &str)> = if openai_format {
+        vec![
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("OPENAI_API_KEY", "k"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]
+    } else {
+        vec![
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "k"),
+            ("OPENAI_API_KEY", ""),
+        ]
+    };
+    let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("set up a callback for txt files, then write the todo");
+    tui.send(b"\r");
+    tui.wait_for("Callback in place.", WAIT).unwrap();
+    let requests = server.wait_for_requests(5, WAIT);
+
+    // Toggle results went back to the model, and the write's result carries the callback run.
+    let after_toggle_off = &requests[2].raw_body;
+    assert!(after_toggle_off.contains("CB1"), "{after_toggle_off}");
+    let after_write = &requests[4].raw_body;
+    assert!(
+        after_write.contains("callback saw: notes/todo.txt"),
+        "callback output missing from the tool result: {after_write}"
+    );
+    assert!(after_write.contains("todo-check"), "{after_write}");
+
+    tui.wait_until("the turn ends", WAIT, |s| {
+        !s.contains("agent working") && !s.contains("checkpoint…")
+    })
+    .unwrap();
+    // The Callbacks panel lists it, active for this worker.
+    tui.send(b"\t");
+    tui.send(b"2");
+    let screen = tui.wait_for("┌ Callbacks ", WAIT).unwrap();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("CB1") && l.contains("todo-check"))
+        .unwrap();
+    assert!(
+        row.contains("CB1")
+            && row
+                .trim_end()
+                .trim_end_matches('│')
+                .trim_end()
+                .ends_with("yes"),
+        "{row}"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn anthropic_model_drives_callbacks() {
+    callbacks_driven_by_the_model(false);
+}
+
+#[test]
+fn openai_model_drives_callbacks() {
+    callbacks_driven_by_the_model(true);
+}
+
+fn anthropic_env(url: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", url),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ]
+}
+
+/// A reply cut midway is a clear error; the conversation keeps what came before, and the next
+/// message works with the history intact.
+#[test]
+fn a_stream_cut_midway_is_a_clear_error_and_loses_nothing() {
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::text_turn("First answer, complete."));
+    let long = "This reply will be cut off somewhere in the middle of its text. ".repeat(4);
+    server.push(anthropic::reply(&cp_e2e::Turn::text(&long)).cut_after(400));
+    server.push(anthropic::text_turn("Third answer."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("one");
+    tui.send(b"\r");
+    tui.wait_for("First answer, complete.", WAIT).unwrap();
+    tui.wait_until("idle", WAIT, |s| !s.contains("agent working"))
+        .unwrap();
+    tui.type_text("two");
+    tui.send(b"\r");
+    let screen = tui.wait_for("cut", WAIT).unwrap();
+    assert!(
+        screen.to_lowercase().contains("stream"),
+        "no clear error:\n{screen}"
+    );
+    tui.wait_until("idle", WAIT, |s| !s.contains("agent working"))
+        .unwrap();
+    tui.type_text("three");
+    tui.send(b"\r");
+    tui.wait_for("Third answer.", WAIT).unwrap();
+    let requests = server.wait_for_requests(3, WAIT);
+    let third = &requests[2].raw_body;
+    assert!(
+        third.contains("First answer, complete."),
+        "history lost: {third}"
+    );
+    assert!(
+        !third.contains("cut off somewhere"),
+        "a partial reply was kept: {third}"
+    );
+    assert!(
+        third.contains("\"two\"") && third.contains("\"three\""),
+        "{third}"
+    );
+}
+
+/// Tool arguments that are not JSON get an error result back to the model, with no panic.
+#[test]
+fn invalid_tool_arguments_get_an_error_result() {
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::tool_use_turn(&[(
+        "bad1",
+        "File_write",
+        r#"{"file_path": "a.txt", "content": "#,
+    )]));
+    server.push(anthropic::text_turn("I will fix my call."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("write a.txt");
+    tui.send(b"\r");
+    tui.wait_for("I will fix my call.", WAIT).unwrap();
+    let requests = server.wait_for_requests(2, WAIT);
+    let second = &requests[1].raw_body;
+    assert!(second.contains("not valid JSON"), "{second}");
+    assert!(second.contains("\"is_error\":true"), "{second}");
+    assert!(!repo.path().join("a.txt").exists());
+    assert!(tui.pid().is_some());
+}
+
+/// A background callback that fails after the turn ended wakes the idle agent with the news.
+#[test]
+fn a_failed_background_callback_wakes_the_idle_agent() {
+    let server = LlmServer::start().unwrap();
+    let create = r#"{"action": "create", "name": "slow-lint", "pattern": "*.txt",
+        "script_content": "sleep 6; echo lint-broke-here; exit 3", "blocking": false}"#;
+    server.push(anthropic::tool_use_turn(&[(
+        "c1",
+        "Callback_upsert",
+        create,
+    )]));
+    server.push(anthropic::tool_use_turn(&[(
+        "c2",
+        "File_write",
+        r#"{"file_path": "notes/x.txt", "content": "x\n"}"#,
+    )]));
+    for text in ["Done.", "Ok.", "Ok again.", "Stopping now."] {
+        server.push(anthropic::text_turn(text));
+    }
+    server.push(anthropic::text_turn("I see the lint failure."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("add a lint callback and write notes/x.txt");
+    tui.send(b"\r");
+    // The failure opens the run's panel, and the agent is woken with a seventh request.
+    tui.wait_for("lint-broke-here", WAIT).unwrap();
+    let requests = server.wait_for_requests(7, WAIT);
+    let delivered: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].raw_body.contains("Background notifications"))
+        .collect();
+    assert_eq!(
+        requests.len(),
+        7,
+        "notifications were delivered in requests {delivered:?}"
+    );
+    let woke = &requests[6].raw_body;
+    assert!(woke.contains("Background notifications"), "{woke}");
+    assert!(woke.contains("slow-lint"), "{woke}");
+    let write_result = &requests[2].raw_body;
+    assert!(
+        write_result.contains("started in background"),
+        "{write_result}"
+    );
+}

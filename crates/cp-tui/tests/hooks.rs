@@ -1,0 +1,334 @@
+//! `context-pilot hook …` end to end: the real binary fed the agents' payloads (fixtures),
+//! on real git repositories, with callbacks running in the real console server.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+mod util;
+
+use std::path::Path;
+use std::time::Duration;
+
+use cp_e2e::{TuiSession, git, git_repo};
+use serde_json::json;
+use util::{canonical, create_callback, fixture, hook, stop_console_server};
+
+/// A repo with `src/greet.sh` committed and a blocking callback on `*.sh` that prints
+/// `checked <files>` and exits with `exit_code`.
+fn project_with_callback(exit_code: i32) -> (tempfile::TempDir, std::path::PathBuf) {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "greet-check", "pattern": ["*.sh"],
+            "script_content": format!("echo \"checked $CP_CHANGED_FILES\"\nexit {exit_code}"),
+            "blocking": true, "timeout": 60
+        }),
+    );
+    (repo, root)
+}
+
+#[test]
+fn claude_write_gets_the_blocking_callback_result_as_context() {
+    let (_repo, root) = project_with_callback(0);
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    stop_console_server(&root);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let reply = out.json();
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("Callback 'greet-check' passed"),
+        "{context}"
+    );
+    assert!(reply.get("decision").is_none(), "{reply}");
+}
+
+#[test]
+fn a_failing_blocking_callback_blocks_with_its_output() {
+    let (_repo, root) = project_with_callback(4);
+    // The agent works in src/ and names the file relative to it.
+    let out = hook(
+        "post-tool-use",
+        &root.join("src"),
+        &fixture(
+            "claude_post_tool_use_edit_relative.json",
+            &root,
+            &root.join("src"),
+        ),
+    );
+    stop_console_server(&root);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let reply = out.json();
+    assert_eq!(reply["decision"], "block", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(reason.contains("Callback 'greet-check' FAILED"), "{reason}");
+    // The relative path was resolved against the payload's cwd.
+    assert!(reason.contains("checked src/greet.sh"), "{reason}");
+    assert!(reason.contains("Edit src/greet.sh"), "{reason}");
+}
+
+#[test]
+fn gemini_after_tool_appends_context_and_never_hides_the_result() {
+    let (_repo, root) = project_with_callback(4);
+    let out = hook(
+        "after-tool",
+        &root,
+        &fixture("gemini_after_tool_replace.json", &root, &root),
+    );
+    let ok_out = {
+        // write_file on a file no callback matches: nothing to add, but valid JSON.
+        let payload = fixture("gemini_after_tool_write_file.json", &root, &root)
+            .replace("src/greet.sh", "README.md");
+        std::fs::write(root.join("README.md"), "hi\n").unwrap();
+        hook("AfterTool", &root, &payload)
+    };
+    stop_console_server(&root);
+    let reply = out.json();
+    assert!(reply.get("decision").is_none(), "{reply}");
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "AfterTool");
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("Callback 'greet-check' FAILED"),
+        "{context}"
+    );
+    assert!(
+        reply["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("callback failed")
+    );
+    assert_eq!(ok_out.code, Some(0));
+    assert_eq!(ok_out.json(), json!({}));
+}
+
+#[test]
+fn edits_outside_the_project_and_non_edit_tools_are_ignored() {
+    let (_repo, root) = project_with_callback(4);
+    let outside = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_multiedit_outside.json", &root, &root),
+    );
+    assert_eq!(outside.code, Some(0));
+    assert_eq!(outside.stdout, "", "{outside:?}");
+    assert_eq!(outside.stderr, "", "{outside:?}");
+    let read = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_read.json", &root, &root),
+    );
+    assert_eq!(read.code, Some(0));
+    assert_eq!(read.stdout, "", "{read:?}");
+    // The notebook is inside but no callback matches `*.ipynb`.
+    std::fs::write(root.join("src/analysis.ipynb"), "{}").unwrap();
+    let notebook = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_notebook_edit.json", &root, &root),
+    );
+    stop_console_server(&root);
+    assert_eq!(notebook.code, Some(0));
+    assert_eq!(notebook.stdout, "", "{notebook:?}");
+}
+
+#[test]
+fn a_malformed_payload_exits_zero_and_says_why() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("malformed_truncated.json", &root, &root),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .starts_with("context-pilot hook post-tool-use: ignored a malformed payload: the payload is not valid JSON"),
+        "{}",
+        out.stderr
+    );
+    let wrong_shape = hook(
+        "post-tool-use",
+        &root,
+        r#"{"tool_name": "Write", "tool_input": "x"}"#,
+    );
+    assert_eq!(wrong_shape.code, Some(0));
+    assert!(
+        wrong_shape
+            .stderr
+            .contains("'tool_input' must be an object"),
+        "{wrong_shape:?}"
+    );
+    let empty_gemini = hook("after-agent", &root, "");
+    assert_eq!(empty_gemini.code, Some(0));
+    assert_eq!(
+        empty_gemini.json(),
+        json!({}),
+        "Gemini parses stdout as JSON"
+    );
+    assert!(empty_gemini.stderr.contains("stdin is empty"));
+    let log = std::fs::read_to_string(root.join(".context-pilot/logs/context-pilot.log")).unwrap();
+    assert!(log.contains("ignored a malformed payload"), "{log}");
+}
+
+fn stop(root: &Path, name: &str, event: &str) -> util::HookRun {
+    hook(event, root, &fixture(name, root, root))
+}
+
+#[test]
+fn claude_stop_blocks_then_gates_the_commit_then_passes() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(root.join("run.sh"), "echo v1\n").unwrap();
+    // The first hook call lays out `.context-pilot/`; commit it with the code.
+    let _ = stop(&root, "claude_stop.json", "stop");
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-qm", "init"]);
+    // Nothing changed: the agent may stop.
+    let clean = stop(&root, "claude_stop.json", "stop");
+    assert_eq!(
+        (clean.code, clean.stdout.as_str()),
+        (Some(0), ""),
+        "{clean:?}"
+    );
+
+    std::fs::write(root.join("run.sh"), "echo v2\n").unwrap();
+    let first = stop(&root, "claude_stop.json", "stop").json();
+    assert_eq!(first["decision"], "block", "{first}");
+    assert!(
+        first["reason"].as_str().unwrap().contains("run.sh"),
+        "{first}"
+    );
+
+    let second = stop(&root, "claude_stop_active.json", "stop").json();
+    assert_eq!(second["decision"], "block", "{second}");
+    assert!(
+        second["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Commit your changes before stopping"),
+        "{second}"
+    );
+
+    git(&root, &["commit", "-qam", "v2"]);
+    let committed = stop(&root, "claude_stop_active.json", "stop");
+    assert_eq!(committed.code, Some(0));
+    assert_eq!(committed.stdout, "", "{committed:?}");
+}
+
+#[test]
+fn gemini_after_agent_asks_for_a_retry_and_outside_git_passes() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(root.join("run.sh"), "echo v1\n").unwrap();
+    let retry = stop(&root, "gemini_after_agent.json", "after-agent").json();
+    assert_eq!(retry["decision"], "deny", "{retry}");
+    assert!(
+        retry["reason"].as_str().unwrap().contains("run.sh"),
+        "{retry}"
+    );
+
+    // Not a repository: the checkpoint fails open.
+    let plain = tempfile::tempdir().unwrap();
+    let plain_root = canonical(plain.path());
+    std::fs::write(plain_root.join("run.sh"), "echo\n").unwrap();
+    let pass = stop(&plain_root, "gemini_after_agent.json", "after-agent");
+    assert_eq!(pass.code, Some(0));
+    assert_eq!(pass.json(), json!({}));
+}
+
+#[test]
+fn background_results_reach_the_agent_on_the_next_hook_call() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
+    // A notification left by an earlier process of this worker (an MCP server that exited,
+    // or a background run that reported after its hook replied).
+    let outbox = root.join(".context-pilot/state/main/notices.json");
+    std::fs::create_dir_all(outbox.parent().unwrap()).unwrap();
+    std::fs::write(
+        &outbox,
+        json!({"undelivered": [{"source": "callback", "level": "error",
+            "text": "Callback 'slow-tests' FAILED (exited with code 1)"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    let reply = out.json();
+    assert_eq!(reply["decision"], "block", "{reply}");
+    assert!(
+        reply["reason"].as_str().unwrap().contains("slow-tests"),
+        "{reply}"
+    );
+    // Delivered once.
+    let again = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    stop_console_server(&root);
+    assert_eq!(again.stdout, "", "{again:?}");
+}
+
+#[test]
+fn a_hook_fired_while_the_tui_runs_shares_its_callbacks() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
+    let wait = Duration::from_secs(20);
+    let mut tui = TuiSession::start(&root, &[], &[("CP_WORKER", "main")]).unwrap();
+    tui.wait_for("Callbacks", wait).unwrap();
+
+    // Created by another process while the TUI runs: the TUI's panel shows it.
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "greet-check", "pattern": ["*.sh"],
+            "script_content": "echo \"checked $CP_CHANGED_FILES\"", "blocking": true, "timeout": 60
+        }),
+    );
+    tui.send(b"\x1b2"); // Alt-2: the Callbacks panel.
+    tui.wait_for("greet-check", wait).unwrap();
+
+    // The agent outside edits; the hook runs the callback in the shared console server.
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    let context = out.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        context.contains("Callback 'greet-check' passed"),
+        "{context}"
+    );
+    // The TUI is still alive and responsive.
+    tui.wait_for("greet-check", wait).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(wait).unwrap(), 0);
+    stop_console_server(&root);
+}

@@ -1,0 +1,155 @@
+//! `context-pilot init claude|gemini` on real project directories.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+mod util;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use util::{binary, canonical, context_pilot};
+
+fn init(root: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = context_pilot(root).arg("init").args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Not on PATH in tests, so the absolute path of the binary is used.
+fn program() -> String {
+    canonical(&binary()).display().to_string()
+}
+
+#[test]
+fn claude_dry_run_prints_a_diff_and_writes_nothing_then_init_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = canonical(dir.path());
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    let settings = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"notify-send done\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    std::fs::write(root.join(".claude/settings.json"), settings).unwrap();
+
+    let (ok, stdout, stderr) = init(&root, &["claude", "--dry-run"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("--- /dev/null\n+++ b/.mcp.json"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("--- a/.claude/settings.json\n+++ b/.claude/settings.json"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "+            \"command\": \"{} hook stop\",",
+            program()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("nothing was written"), "{stdout}");
+    assert!(!root.join(".mcp.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+        settings
+    );
+
+    let (ok, stdout, stderr) = init(&root, &["claude"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("Created .mcp.json") && stdout.contains("Updated .claude/settings.json"),
+        "{stdout}"
+    );
+    let mcp = read_json(&root.join(".mcp.json"));
+    assert_eq!(
+        mcp["mcpServers"]["context-pilot"],
+        json!({"command": program(), "args": ["mcp"]})
+    );
+    let merged = read_json(&root.join(".claude/settings.json"));
+    assert_eq!(merged["model"], "opus");
+    let stop = merged["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop.len(), 2, "{merged}");
+    assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
+    let post = &merged["hooks"]["PostToolUse"][0];
+    assert_eq!(post["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+    assert_eq!(
+        post["hooks"][0]["command"],
+        format!("{} hook post-tool-use", program())
+    );
+    // Key order of the user's file is kept: "model" still comes first.
+    let text = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
+    assert!(
+        text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\""),
+        "{text}"
+    );
+
+    // Idempotent.
+    let (ok, stdout, _) = init(&root, &["claude"]);
+    assert!(ok);
+    assert!(stdout.contains("nothing to change"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn gemini_init_keeps_other_servers_and_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = canonical(dir.path());
+    std::fs::create_dir_all(root.join(".gemini")).unwrap();
+    std::fs::write(
+        root.join(".gemini/settings.json"),
+        json!({
+            "theme": "Dracula",
+            "mcpServers": {"github": {"command": "gh-mcp"}},
+            "hooks": {"AfterTool": [{"matcher": "run_shell_command",
+                "hooks": [{"name": "audit", "type": "command", "command": "audit.sh"}]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (ok, _, stderr) = init(&root, &["gemini"]);
+    assert!(ok, "{stderr}");
+    let doc = read_json(&root.join(".gemini/settings.json"));
+    assert_eq!(doc["theme"], "Dracula");
+    assert_eq!(doc["mcpServers"]["github"]["command"], "gh-mcp");
+    assert_eq!(doc["mcpServers"]["context-pilot"]["args"], json!(["mcp"]));
+    let after_tool = doc["hooks"]["AfterTool"].as_array().unwrap();
+    assert_eq!(after_tool.len(), 2);
+    assert_eq!(after_tool[0]["hooks"][0]["name"], "audit");
+    assert_eq!(after_tool[1]["matcher"], "write_file|replace");
+    assert_eq!(
+        after_tool[1]["hooks"][0]["command"],
+        format!("{} hook after-tool", program())
+    );
+    assert_eq!(after_tool[1]["hooks"][0]["timeout"], 600_000);
+    assert_eq!(
+        doc["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
+        format!("{} hook after-agent", program())
+    );
+    let (_, again, _) = init(&root, &["gemini", "--dry-run"]);
+    assert!(again.contains("nothing to change"), "{again}");
+
+    // A broken file is reported and kept as it is.
+    std::fs::write(root.join(".gemini/settings.json"), "{ \"theme\": ").unwrap();
+    let (ok, _, stderr) = init(&root, &["gemini"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("is not valid JSON") && stderr.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".gemini/settings.json")).unwrap(),
+        "{ \"theme\": "
+    );
+}

@@ -1,0 +1,112 @@
+//! `context-pilot mcp` against an official MCP client SDK (Python `mcp`), and its
+//! shutdown on stdin EOF.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+mod util;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cp_e2e::git_repo;
+use util::{binary, canonical, context_pilot, stop_console_server};
+
+/// Whether `python3` can import the MCP SDK. CI installs it (see `.ci/run`).
+fn python_sdk() -> bool {
+    Command::new("python3")
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_python_sdk_lists_calls_and_sees_callback_results() {
+    if !python_sdk() {
+        eprintln!(
+            "SKIPPED: the Python MCP SDK is not importable here; install it with \
+             `python3 -m pip install 'mcp==2.3.0'` to run this test"
+        );
+        return;
+    }
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_test.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(binary())
+        .arg(&root)
+        .env_remove("CP_WORKER")
+        .output()
+        .unwrap();
+    stop_console_server(&root);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("callbacks: blocking and background results delivered"),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("ok"), "{stdout}");
+    // A callback created over MCP lives in the shared config, where a TUI reads it.
+    let config = std::fs::read_to_string(root.join(".context-pilot/config.json")).unwrap();
+    assert!(config.contains("\"shout\""), "{config}");
+}
+
+#[test]
+fn the_server_answers_initialize_and_exits_cleanly_on_stdin_eof() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let mut child = context_pilot(&root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-test", "version": "0"}}
+    });
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(
+        reply["result"]["serverInfo"]["name"], "context-pilot",
+        "{reply}"
+    );
+    assert_eq!(
+        reply["result"]["serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{reply}"
+    );
+    assert!(
+        reply["result"]["capabilities"]["tools"].is_object(),
+        "{reply}"
+    );
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit on stdin EOF"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "exit {status}: {stderr}");
+}

@@ -1,0 +1,255 @@
+//! Live reload on SIGUSR2, end to end: the real binary in a PTY.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a child process we started.
+    let rc = unsafe { libc::kill(i32::try_from(pid).unwrap(), sig) };
+    assert_eq!(rc, 0, "kill failed");
+}
+
+fn palette(tui: &mut TuiSession, command: &str) {
+    tui.send(b"\x10");
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(command);
+    tui.send(b"\r");
+}
+
+fn reload_count(repo: &Path) -> usize {
+    std::fs::read_to_string(repo.join(".context-pilot/logs/reload-times.log"))
+        .map_or(0, |s| s.lines().count())
+}
+
+fn wait_reloads(repo: &Path, n: usize) {
+    let deadline = Instant::now() + WAIT;
+    while reload_count(repo) < n {
+        assert!(Instant::now() < deadline, "reload {n} did not happen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Lines `tick N` in the console's log, which must count up without a gap.
+fn ticks(repo: &Path) -> Vec<u32> {
+    let dir = repo.join(".context-pilot/run/consoles");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "log") {
+            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+            out.extend(
+                text.lines()
+                    .filter_map(|l| l.trim().strip_prefix("tick ")?.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn sigusr2_reload_keeps_pid_screen_console_and_callback() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    palette(
+        &mut tui,
+        r#"Callback_upsert action=create name=keep-me pattern=*.txt script_content="echo ok" blocking=true timeout=10"#,
+    );
+    tui.wait_for("Created CB1", WAIT).unwrap();
+    palette(
+        &mut tui,
+        r#"console_create command="for i in $(seq 1 400); do echo tick $i; sleep 0.02; done" description=ticker"#,
+    );
+    tui.wait_for("tick 5", WAIT).unwrap();
+    tui.type_text("a draft that must survive");
+    let before = tui.wait_for("a draft that must survive", WAIT).unwrap();
+    let pid = tui.pid().unwrap();
+
+    signal(pid, libc::SIGUSR2);
+    wait_reloads(repo.path(), 1);
+    let after = tui.wait_for("a draft that must survive", WAIT).unwrap();
+    assert_eq!(tui.pid(), Some(pid), "reload must keep the pid");
+    // Same panels in the sidebar and the same panel selected (the console).
+    let sidebar = |s: &str| {
+        s.lines()
+            .map(|l| l.chars().take(26).collect::<String>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        sidebar(&before),
+        sidebar(&after),
+        "sidebar changed:\n{before}\n---\n{after}"
+    );
+    assert!(
+        after.contains("┌ ticker"),
+        "console panel not selected after reload:\n{after}"
+    );
+    // The console kept running: later ticks arrive, and the log has no gap.
+    tui.wait_for("tick 120", WAIT).unwrap();
+    let seen = ticks(repo.path());
+    assert!(seen.len() >= 120);
+    assert!(
+        seen.windows(2).all(|w| w[1] == w[0] + 1),
+        "gap in console output"
+    );
+    // The callback is still listed and active.
+    tui.send(b"\t");
+    tui.send(b"2");
+    let screen = tui.wait_for("┌ Callbacks", WAIT).unwrap();
+    let row = screen.lines().find(|l| l.contains("keep-me")).unwrap();
+    assert!(row.contains("yes"), "{row}");
+    tui.send(b"\x03");
+    tui.wait_for("Quit anyway?", Duration::from_secs(2)).ok();
+    tui.send(b"y");
+    tui.wait_exit(WAIT).unwrap();
+}
+
+#[test]
+fn a_broken_binary_does_not_reload_and_says_why() {
+    let repo = git_repo();
+    let bin_dir = tempfile::tempdir().unwrap();
+    let exe = bin_dir.path().join("context-pilot");
+    std::fs::copy(cp_e2e::binary_path(), &exe).unwrap();
+    let mut tui = TuiSession::start_exe(&exe, repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    // Replace the binary with one that fails, as a half-finished build would leave it.
+    std::fs::remove_file(&exe).unwrap();
+    std::fs::write(&exe, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pid = tui.pid().unwrap();
+    signal(pid, libc::SIGUSR2);
+    let screen = tui.wait_for("Reload failed", WAIT).unwrap();
+    assert!(screen.contains("--version failed"), "{screen}");
+    assert_eq!(tui.pid(), Some(pid));
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn sigusr2_during_a_blocking_callback_reloads_after_the_batch_and_delivers_once() {
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::tool_use_turn(&[(
+        "w1",
+        "File_write",
+        r#"{"file_path": "slow.txt", "content": "x\n"}"#,
+    )]));
+    server.push(anthropic::text_turn("Written."));
+    // The checkpoint and then the commit gate answer the end of the turn a few times.
+    for text in ["Understood.", "Done.", "Still done.", "Stopping."] {
+        server.push(anthropic::text_turn(text));
+    }
+    let repo = git_repo();
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    palette(
+        &mut tui,
+        r#"Callback_upsert action=create name=slow pattern=*.txt script_content="sleep 2; echo slow-callback-finished" blocking=true timeout=20"#,
+    );
+    tui.wait_for("Created CB1", WAIT).unwrap();
+    tui.type_text("write slow.txt");
+    tui.send(b"\r");
+    // The write has started and its blocking callback is running.
+    let deadline = Instant::now() + WAIT;
+    while !repo.path().join("slow.txt").exists() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = tui.pid().unwrap();
+    signal(pid, libc::SIGUSR2);
+    tui.wait_for("reload pending", WAIT).unwrap();
+    wait_reloads(repo.path(), 1);
+    tui.wait_for("Written.", WAIT).unwrap();
+    let requests = server.wait_for_requests(2, WAIT);
+    let second = &requests[1].raw_body;
+    assert_eq!(
+        second.matches("slow-callback-finished").count(),
+        1,
+        "{second}"
+    );
+    assert_eq!(tui.pid(), Some(pid));
+    tui.wait_until("the turn ends", WAIT, |s| {
+        !s.contains("agent working") && !s.contains("checkpoint…") && !s.contains("reload pending")
+    })
+    .unwrap();
+    let all = server.requests();
+    let last = &all.last().unwrap().raw_body;
+    assert_eq!(
+        last.matches("slow-callback-finished").count(),
+        1,
+        "result delivered twice: {last}"
+    );
+    tui.send(b"\x03");
+    tui.wait_exit(WAIT).unwrap();
+}
+
+fn fd_count(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+fn status_field(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap()
+}
+
+#[test]
+fn twenty_reloads_grow_no_fds_threads_or_memory() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    let pid = tui.pid().unwrap();
+    signal(pid, libc::SIGUSR2);
+    wait_reloads(repo.path(), 1);
+    tui.wait_for("Conversation", WAIT).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let (fds, threads, rss) = (
+        fd_count(pid),
+        status_field(pid, "Threads:"),
+        status_field(pid, "VmRSS:"),
+    );
+    for n in 2..=21 {
+        signal(pid, libc::SIGUSR2);
+        wait_reloads(repo.path(), n);
+    }
+    tui.wait_for("Conversation", WAIT).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(tui.pid(), Some(pid));
+    let (fds2, threads2, rss2) = (
+        fd_count(pid),
+        status_field(pid, "Threads:"),
+        status_field(pid, "VmRSS:"),
+    );
+    assert!(fds2 <= fds, "fds grew from {fds} to {fds2}");
+    assert!(
+        threads2 <= threads + 1,
+        "threads grew from {threads} to {threads2}"
+    );
+    assert!(rss2 < rss + 8 * 1024, "RSS grew from {rss} kB to {rss2} kB");
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}

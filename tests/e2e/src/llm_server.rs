@@ -1,0 +1,906 @@
+//! A scripted LLM endpoint: a real HTTP/1.1 server on `127.0.0.1` that answers each request
+//! with the next queued [`Reply`] and records every request for assertions.
+//!
+//! Streams are sent with `transfer-encoding: chunked`, one HTTP chunk per scripted chunk,
+//! each flushed (after an optional delay), so tests control where frames split. A stream can
+//! be cut (the connection closes without the final chunk) or stall (stay open and silent).
+//! The [`anthropic`] and [`openai`] builders write the providers' real wire formats.
+//!
+//! ```no_run
+//! use cp_e2e::llm_server::{LlmServer, anthropic};
+//! let server = LlmServer::start().unwrap();
+//! server.push(anthropic::text_turn("Hello!"));
+//! // point the client at server.url() (ANTHROPIC_BASE_URL) or server.openai_base_url()
+//! let requests = server.requests();
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Longest a connection may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a stalled reply stays open.
+const MAX_STALL: Duration = Duration::from_secs(30);
+/// Largest request accepted (headers plus body).
+const MAX_REQUEST: usize = 16 * 1024 * 1024;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Body,
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    Full(Vec<u8>),
+    Stream {
+        chunks: Vec<Vec<u8>>,
+        delay: Duration,
+        end: StreamEnd,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamEnd {
+    Complete,
+    Cut,
+    Stall,
+}
+
+impl Reply {
+    /// A JSON body with `status`.
+    pub fn json(status: u16, value: &Value) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Body::Full(value.to_string().into_bytes()),
+        }
+    }
+
+    /// A plain-text body with `status`.
+    pub fn text(status: u16, text: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "text/plain".into())],
+            body: Body::Full(text.as_bytes().to_vec()),
+        }
+    }
+
+    /// A `200 text/event-stream` reply sent as the given chunks, each flushed separately.
+    pub fn sse_chunks(chunks: Vec<Vec<u8>>) -> Self {
+        Self {
+            status: 200,
+            headers: vec![
+                (
+                    "content-type".into(),
+                    "text/event-stream; charset=utf-8".into(),
+                ),
+                ("cache-control".into(), "no-cache".into()),
+            ],
+            body: Body::Stream {
+                chunks,
+                delay: Duration::ZERO,
+                end: StreamEnd::Complete,
+            },
+        }
+    }
+
+    /// An event stream sent in one chunk.
+    pub fn sse(body: &str) -> Self {
+        Self::sse_chunks(vec![body.as_bytes().to_vec()])
+    }
+
+    /// An event stream split at the given byte offsets (any byte, even inside a character).
+    pub fn sse_split_at(body: &str, offsets: &[usize]) -> Self {
+        let bytes = body.as_bytes();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for &offset in offsets {
+            let offset = offset.clamp(start, bytes.len());
+            chunks.push(bytes[start..offset].to_vec());
+            start = offset;
+        }
+        chunks.push(bytes[start..].to_vec());
+        chunks.retain(|chunk| !chunk.is_empty());
+        Self::sse_chunks(chunks)
+    }
+
+    /// An event stream sent `size` bytes per chunk.
+    pub fn sse_split_every(body: &str, size: usize) -> Self {
+        Self::sse_chunks(
+            body.as_bytes()
+                .chunks(size.max(1))
+                .map(<[u8]>::to_vec)
+                .collect(),
+        )
+    }
+
+    /// Keeps only the first `bytes` bytes of the stream, then closes the connection without
+    /// ending the chunked body: the stream is cut midway.
+    #[must_use]
+    pub fn cut_after(mut self, bytes: usize) -> Self {
+        if let Body::Stream { chunks, end, .. } = &mut self.body {
+            let mut left = bytes;
+            let mut kept = Vec::new();
+            for chunk in chunks.drain(..) {
+                if left == 0 {
+                    break;
+                }
+                let take = chunk.len().min(left);
+                kept.push(chunk[..take].to_vec());
+                left -= take;
+            }
+            *chunks = kept;
+            *end = StreamEnd::Cut;
+        }
+        self
+    }
+
+    /// After its chunks, the stream stays open and silent (until the client hangs up, the
+    /// server is dropped, or 30 s pass): a stalled server, for cancellation tests.
+    #[must_use]
+    pub fn then_stall(mut self) -> Self {
+        if let Body::Stream { end, .. } = &mut self.body {
+            *end = StreamEnd::Stall;
+        }
+        self
+    }
+
+    /// Waits `delay` before each chunk of a stream.
+    #[must_use]
+    pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
+        if let Body::Stream { delay: d, .. } = &mut self.body {
+            *d = delay;
+        }
+        self
+    }
+
+    /// Adds (or replaces) a response header.
+    #[must_use]
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        let name = name.to_ascii_lowercase();
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// Replaces the status code.
+    #[must_use]
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `POST`, `GET`, ...
+    pub method: String,
+    /// Path with query, e.g. `/v1/messages`.
+    pub path: String,
+    /// Headers with lower-case names, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Value::Null` when it is not JSON (see `raw_body`).
+    pub body: Value,
+    /// The body as text.
+    pub raw_body: String,
+}
+
+impl RecordedRequest {
+    /// The first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Shared {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    arrived: Condvar,
+    stop: AtomicBool,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The running server. Dropping it stops it.
+pub struct LlmServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl LlmServer {
+    /// Starts a server on a free loopback port.
+    pub fn start() -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            replies: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(Vec::new()),
+            arrived: Condvar::new(),
+            stop: AtomicBool::new(false),
+        });
+        let acceptor = {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new()
+                .name("llm-server".into())
+                .spawn(move || accept_loop(&listener, &shared))?
+        };
+        Ok(Self {
+            addr,
+            shared,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`: the Anthropic base URL (`ANTHROPIC_BASE_URL`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`: the OpenAI-compatible base URL (`OPENAI_BASE_URL`).
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// Queues a reply; requests are answered in queue order. With the queue empty a request
+    /// gets a 500 naming the problem.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.shared.replies).push_back(reply);
+    }
+
+    /// Replies not yet used.
+    pub fn pending_replies(&self) -> usize {
+        lock(&self.shared.replies).len()
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Waits until at least `count` requests arrived or `timeout` passed; returns them all.
+    pub fn wait_for_requests(&self, count: usize, timeout: Duration) -> Vec<RecordedRequest> {
+        let deadline = Instant::now() + timeout;
+        let mut requests = lock(&self.shared.requests);
+        while requests.len() < count {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            requests = self
+                .shared
+                .arrived
+                .wait_timeout(requests, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        requests.clone()
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    while !shared.stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let shared = Arc::clone(shared);
+                let _ = thread::Builder::new()
+                    .name("llm-server-conn".into())
+                    .spawn(move || serve(stream, &shared));
+            }
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// One connection, one request, one reply; the connection then closes.
+fn serve(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let _ = stream.set_nodelay(true);
+    let Ok(request) = read_request(&stream) else {
+        return;
+    };
+    let reply = lock(&shared.replies).pop_front();
+    let number = {
+        let mut requests = lock(&shared.requests);
+        requests.push(request);
+        shared.arrived.notify_all();
+        requests.len()
+    };
+    let reply = reply.unwrap_or_else(|| {
+        Reply::json(
+            500,
+            &json!({"error": {"type": "api_error", "message": format!(
+                "scripted LLM server: no reply queued for request {number}"
+            )}}),
+        )
+    });
+    let _ = write_reply(stream, &reply, shared);
+}
+
+fn read_request(stream: &TcpStream) -> io::Result<RecordedRequest> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    let mut total = line.len();
+    loop {
+        let mut header = String::new();
+        let n = reader.read_line(&mut header)?;
+        total += n;
+        if n == 0 || total > MAX_REQUEST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "incomplete request head",
+            ));
+        }
+        let header = header.trim_end_matches(['\r', '\n']);
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+    }
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let body = if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        read_chunked(&mut reader)?
+    } else {
+        let length = find("content-length")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        if length > MAX_REQUEST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request too large",
+            ));
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        body
+    };
+    let raw_body = String::from_utf8_lossy(&body).into_owned();
+    Ok(RecordedRequest {
+        method,
+        path,
+        headers,
+        body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
+        raw_body,
+    })
+}
+
+fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size_line = String::new();
+        reader.read_line(&mut size_line)?;
+        let size_text = size_line.trim().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
+        if size == 0 || body.len() + size > MAX_REQUEST {
+            let mut trailer = String::new();
+            while reader.read_line(&mut trailer)? > 2 {
+                trailer.clear();
+            }
+            return Ok(body);
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        reader.read_exact(&mut body[start..])?;
+        let mut crlf = [0; 2];
+        reader.read_exact(&mut crlf)?;
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        529 => "Overloaded",
+        _ => "Status",
+    }
+}
+
+fn write_reply(mut stream: TcpStream, reply: &Reply, shared: &Shared) -> io::Result<()> {
+    let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
+    for (name, value) in &reply.headers {
+        let _ = write!(head, "{name}: {value}\r\n");
+    }
+    head.push_str("connection: close\r\n");
+    match &reply.body {
+        Body::Full(bytes) => {
+            let _ = write!(head, "content-length: {}\r\n\r\n", bytes.len());
+            stream.write_all(head.as_bytes())?;
+            stream.write_all(bytes)?;
+            stream.flush()?;
+        }
+        Body::Stream { chunks, delay, end } => {
+            head.push_str("transfer-encoding: chunked\r\n\r\n");
+            stream.write_all(head.as_bytes())?;
+            stream.flush()?;
+            for chunk in chunks {
+                if !delay.is_zero() {
+                    thread::sleep(*delay);
+                }
+                if shared.stop.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;
+                stream.write_all(chunk)?;
+                stream.write_all(b"\r\n")?;
+                stream.flush()?;
+            }
+            match end {
+                StreamEnd::Complete => {
+                    stream.write_all(b"0\r\n\r\n")?;
+                    stream.flush()?;
+                }
+                StreamEnd::Cut => {}
+                StreamEnd::Stall => stall(&mut stream, shared),
+            }
+        }
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+    Ok(())
+}
+
+/// Keeps the connection open and silent until the client hangs up or the server stops.
+fn stall(stream: &mut TcpStream, shared: &Shared) {
+    let started = Instant::now();
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut buf = [0u8; 64];
+    while !shared.stop.load(Ordering::SeqCst) && started.elapsed() < MAX_STALL {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Err(err)
+                if !matches!(
+                    err.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A scripted assistant turn: optional text, then tool calls.
+#[derive(Debug, Clone, Default)]
+pub struct Turn {
+    /// Assistant text (may be empty).
+    pub text: String,
+    /// Tool calls: id, name and the raw argument JSON text (may be invalid on purpose).
+    pub tool_calls: Vec<(String, String, String)>,
+    /// Prompt tokens reported.
+    pub input_tokens: u64,
+    /// Prompt tokens reported as cache reads.
+    pub cache_read_tokens: u64,
+    /// Generated tokens reported.
+    pub output_tokens: u64,
+    /// Stop reason to report instead of the natural one (e.g. `max_tokens` / `length`).
+    pub stop_reason: Option<String>,
+}
+
+/// Realistic default usage figures of scripted turns.
+pub const DEFAULT_INPUT_TOKENS: u64 = 1843;
+/// Default generated-token count of scripted turns.
+pub const DEFAULT_OUTPUT_TOKENS: u64 = 57;
+
+impl Turn {
+    /// A text-only turn.
+    pub fn text(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            input_tokens: DEFAULT_INPUT_TOKENS,
+            output_tokens: DEFAULT_OUTPUT_TOKENS,
+            ..Self::default()
+        }
+    }
+
+    /// A turn of tool calls `(id, name, argument JSON)`.
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Self {
+        Self {
+            tool_calls: calls
+                .iter()
+                .map(|(id, name, args)| ((*id).to_owned(), (*name).to_owned(), (*args).to_owned()))
+                .collect(),
+            ..Self::text("")
+        }
+    }
+
+    /// Adds text before the tool calls.
+    #[must_use]
+    pub fn with_text(mut self, text: &str) -> Self {
+        text.clone_into(&mut self.text);
+        self
+    }
+
+    /// Sets the usage figures.
+    #[must_use]
+    pub fn with_usage(mut self, input: u64, cache_read: u64, output: u64) -> Self {
+        (
+            self.input_tokens,
+            self.cache_read_tokens,
+            self.output_tokens,
+        ) = (input, cache_read, output);
+        self
+    }
+
+    /// Overrides the stop reason.
+    #[must_use]
+    pub fn with_stop_reason(mut self, reason: &str) -> Self {
+        self.stop_reason = Some(reason.to_owned());
+        self
+    }
+}
+
+/// Splits `text` into pieces of about `size` bytes on character boundaries, as models stream.
+fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// Anthropic Messages API wire format.
+pub mod anthropic {
+    use super::{Reply, Turn, pieces};
+    use serde_json::{Value, json};
+    use std::fmt::Write as _;
+
+    fn event(out: &mut String, data: &Value) {
+        let name = data["type"].as_str().unwrap_or("message");
+        let _ = write!(out, "event: {name}\ndata: {data}\n\n");
+    }
+
+    /// The full event stream of `turn`.
+    pub fn sse(turn: &Turn) -> String {
+        let mut out = String::new();
+        event(
+            &mut out,
+            &json!({"type": "message_start", "message": {
+                "id": "msg_01ScriptedReply", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": turn.input_tokens, "cache_creation_input_tokens": 0,
+                          "cache_read_input_tokens": turn.cache_read_tokens, "output_tokens": 1},
+            }}),
+        );
+        event(&mut out, &json!({"type": "ping"}));
+        let mut index = 0;
+        if !turn.text.is_empty() {
+            event(
+                &mut out,
+                &json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""}}),
+            );
+            for piece in pieces(&turn.text, 12) {
+                event(
+                    &mut out,
+                    &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece}}),
+                );
+            }
+            event(
+                &mut out,
+                &json!({"type": "content_block_stop", "index": index}),
+            );
+            index += 1;
+        }
+        for (id, name, args) in &turn.tool_calls {
+            event(
+                &mut out,
+                &json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+            );
+            event(
+                &mut out,
+                &json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": ""}}),
+            );
+            for piece in pieces(args, 7) {
+                event(
+                    &mut out,
+                    &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                );
+            }
+            event(
+                &mut out,
+                &json!({"type": "content_block_stop", "index": index}),
+            );
+            index += 1;
+        }
+        let natural = if turn.tool_calls.is_empty() {
+            "end_turn"
+        } else {
+            "tool_use"
+        };
+        let stop = turn.stop_reason.as_deref().unwrap_or(natural);
+        event(
+            &mut out,
+            &json!({"type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": turn.output_tokens}}),
+        );
+        event(&mut out, &json!({"type": "message_stop"}));
+        out
+    }
+
+    /// `turn` as a streamed reply.
+    pub fn reply(turn: &Turn) -> Reply {
+        Reply::sse(&sse(turn)).with_header("request-id", "req_scripted")
+    }
+
+    /// A streamed text-only reply.
+    pub fn text_turn(text: &str) -> Reply {
+        reply(&Turn::text(text))
+    }
+
+    /// A streamed reply of tool calls `(id, name, argument JSON)`.
+    pub fn tool_use_turn(calls: &[(&str, &str, &str)]) -> Reply {
+        reply(&Turn::tool_calls(calls))
+    }
+
+    /// An error reply in Anthropic's shape, e.g. `(401, "authentication_error", "invalid x-api-key")`.
+    pub fn error(status: u16, error_type: &str, message: &str) -> Reply {
+        Reply::json(
+            status,
+            &json!({"type": "error", "error": {"type": error_type, "message": message}}),
+        )
+    }
+
+    /// `429 rate_limit_error` with `retry-after: {seconds}`.
+    pub fn rate_limited(retry_after_seconds: u64) -> Reply {
+        error(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+        )
+        .with_header("retry-after", &retry_after_seconds.to_string())
+    }
+
+    /// `529 overloaded_error`.
+    pub fn overloaded() -> Reply {
+        error(529, "overloaded_error", "Overloaded")
+    }
+}
+
+/// OpenAI Chat Completions wire format.
+pub mod openai {
+    use super::{Reply, Turn, pieces};
+    use serde_json::{Value, json};
+    use std::fmt::Write as _;
+
+    fn chunk(out: &mut String, choices: &Value, usage: &Value) {
+        let data = json!({
+            "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_767_225_600,
+            "model": "gpt-4o", "system_fingerprint": "fp_scripted",
+            "choices": choices, "usage": usage,
+        });
+        let _ = write!(out, "data: {data}\n\n");
+    }
+
+    fn delta(out: &mut String, delta: &Value) {
+        chunk(
+            out,
+            &json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]),
+            &Value::Null,
+        );
+    }
+
+    /// The full chunk stream of `turn`, ending with a usage chunk and `[DONE]`.
+    pub fn sse(turn: &Turn) -> String {
+        let mut out = String::new();
+        delta(
+            &mut out,
+            &json!({"role": "assistant", "content": "", "refusal": null}),
+        );
+        for piece in pieces(&turn.text, 12) {
+            delta(&mut out, &json!({"content": piece}));
+        }
+        for (index, (id, name, args)) in turn.tool_calls.iter().enumerate() {
+            delta(
+                &mut out,
+                &json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            );
+            for piece in pieces(args, 7) {
+                delta(
+                    &mut out,
+                    &json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                );
+            }
+        }
+        let natural = if turn.tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        let finish = turn.stop_reason.as_deref().unwrap_or(natural);
+        chunk(
+            &mut out,
+            &json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": finish}]),
+            &Value::Null,
+        );
+        let prompt = turn.input_tokens + turn.cache_read_tokens;
+        chunk(
+            &mut out,
+            &json!([]),
+            &json!({
+                "prompt_tokens": prompt, "completion_tokens": turn.output_tokens,
+                "total_tokens": prompt + turn.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": turn.cache_read_tokens},
+            }),
+        );
+        out.push_str("data: [DONE]\n\n");
+        out
+    }
+
+    /// `turn` as a streamed reply.
+    pub fn reply(turn: &Turn) -> Reply {
+        Reply::sse(&sse(turn))
+    }
+
+    /// A streamed text-only reply.
+    pub fn text_turn(text: &str) -> Reply {
+        reply(&Turn::text(text))
+    }
+
+    /// A streamed reply of tool calls `(id, name, argument JSON)`.
+    pub fn tool_call_turn(calls: &[(&str, &str, &str)]) -> Reply {
+        reply(&Turn::tool_calls(calls))
+    }
+
+    /// An error reply in OpenAI's shape, e.g. `(401, "Incorrect API key provided")`.
+    pub fn error(status: u16, message: &str) -> Reply {
+        let kind = match status {
+            429 => "rate_limit_exceeded",
+            400..=499 => "invalid_request_error",
+            _ => "server_error",
+        };
+        Reply::json(
+            status,
+            &json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw_exchange(server: &LlmServer, request: &str) -> String {
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn serves_queue_in_order_and_records_requests() {
+        let server = LlmServer::start().unwrap();
+        server.push(Reply::sse_split_at("data: 1\n\n", &[3]));
+        server.push(anthropic::error(
+            401,
+            "authentication_error",
+            "invalid x-api-key",
+        ));
+        let body = r#"{"model":"m"}"#;
+        let first = raw_exchange(
+            &server,
+            &format!(
+                "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: k\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert!(first.starts_with("HTTP/1.1 200 OK\r\n"), "{first}");
+        assert!(
+            first.ends_with("3\r\ndat\r\n6\r\na: 1\n\n\r\n0\r\n\r\n"),
+            "{first:?}"
+        );
+        let second = raw_exchange(&server, "GET /x HTTP/1.1\r\n\r\n");
+        assert!(second.starts_with("HTTP/1.1 401 Unauthorized"), "{second}");
+        assert!(second.contains("invalid x-api-key"));
+        let third = raw_exchange(&server, "GET /y HTTP/1.1\r\n\r\n");
+        assert!(third.contains("no reply queued for request 3"), "{third}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        assert_eq!(
+            (requests[0].method.as_str(), requests[0].path.as_str()),
+            ("POST", "/v1/messages")
+        );
+        assert_eq!(requests[0].header("x-api-key"), Some("k"));
+        assert_eq!(requests[0].body, json!({"model": "m"}));
+    }
+
+    #[test]
+    fn cut_stream_lacks_the_final_chunk() {
+        let server = LlmServer::start().unwrap();
+        server.push(Reply::sse_split_every("data: hello\n\n", 4).cut_after(6));
+        let out = raw_exchange(&server, "GET / HTTP/1.1\r\n\r\n");
+        assert!(out.ends_with("4\r\ndata\r\n2\r\n: \r\n"), "{out:?}");
+    }
+
+    #[test]
+    fn builders_produce_the_wire_format() {
+        let turn = Turn::tool_calls(&[("toolu_1", "File_read", r#"{"path":"src/main.rs"}"#)])
+            .with_text("Let me look.");
+        let sse = anthropic::sse(&turn);
+        assert!(sse.starts_with("event: message_start\ndata: {"), "{sse}");
+        assert!(sse.contains(r#""partial_json":"{\"path\""#), "{sse}");
+        assert!(sse.contains(r#""stop_reason":"tool_use""#));
+        assert!(sse.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+        let sse = openai::sse(&turn);
+        let chunks: Vec<Value> = sse
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str(data).ok())
+            .collect();
+        assert_eq!(
+            chunks[2]["choices"][0]["delta"]["tool_calls"][0],
+            json!({"index": 0, "id": "toolu_1", "type": "function",
+                   "function": {"name": "File_read", "arguments": ""}})
+        );
+        assert!(sse.contains(r#""finish_reason":"tool_calls""#));
+        assert!(sse.ends_with("data: [DONE]\n\n"));
+        assert_eq!(
+            pieces("héllo wörld", 2),
+            ["hé", "ll", "o ", "wö", "rl", "d"]
+        );
+    }
+}

@@ -29,6 +29,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Drive the agent through a workflow's phases, with smart restarts and human checkpoints,
+    /// e.g. `context-pilot run .context-pilot/workflows/feature.yaml --headless`.
+    Run(crate::run::RunCommand),
     /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
     #[command(hide = true)]
     ConsoleServer,
@@ -116,6 +119,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Some(Command::Run(command)) => {
+            let code = crate::run::run(host, &command)?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Some(Command::Mcp) => {
             crate::mcp::serve(host)?;

@@ -112,13 +112,16 @@ fn git_ok(root: &Path, args: &[&str]) -> Result<String, RestartError> {
 /// files). Returns the new commit's hash, or `None` when there was nothing to commit.
 pub(crate) fn commit_all(project: &Project, message: &str) -> Result<Option<String>, RestartError> {
     let root = project.root();
-    let excludes: Vec<String> = RUNTIME_EXCLUDES
+    git_ok(root, &["add", "-A", "--", ":/"])?;
+    // Unstage the runtime directories in case no .gitignore hides them. (Excluding them with
+    // `:(exclude)` pathspecs instead makes git fail when they *are* ignored, the usual case.)
+    let runtime: Vec<String> = RUNTIME_EXCLUDES
         .iter()
-        .map(|dir| format!(":(exclude){}/{dir}", cp_base::STATE_DIR))
+        .map(|dir| format!("{}/{dir}", cp_base::STATE_DIR))
         .collect();
-    let mut add = vec!["add", "-A", "--", ":/"];
-    add.extend(excludes.iter().map(String::as_str));
-    git_ok(root, &add)?;
+    let mut reset = vec!["reset", "-q", "--"];
+    reset.extend(runtime.iter().map(String::as_str));
+    git_ok(root, &reset)?;
     // Exit 0: nothing staged; 1: something to commit.
     let staged = git(root, &["diff", "--cached", "--quiet"])?;
     match staged.status.code() {

@@ -36,6 +36,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             base.fg(Color::Yellow),
         ));
     }
+    if let Some(run) = app.workflow.as_ref().filter(|w| w.exit.is_none()) {
+        spans.push(Span::styled(
+            format!("│ {} ", run.status),
+            base.fg(Color::LightCyan),
+        ));
+    }
+    if app.dialog.as_ref().is_some_and(|d| d.hidden) {
+        spans.push(Span::styled(
+            "│ checkpoint waiting: Ctrl-K ",
+            base.fg(Color::LightMagenta),
+        ));
+    }
     if app.reload.is_some() {
         spans.push(Span::styled(
             "│ reload pending ",

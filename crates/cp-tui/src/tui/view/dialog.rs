@@ -15,7 +15,7 @@ pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
     let popup = super::centered(area, width, height);
     frame.render_widget(Clear, popup);
     let title = format!(
-        " Checkpoint · phase {} (run {}) ",
+        " Checkpoint · phase {} · iteration {} ",
         request.phase_id, request.iteration
     );
     let block = Block::default()

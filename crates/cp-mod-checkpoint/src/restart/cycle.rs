@@ -45,6 +45,8 @@ pub struct RestartLoop {
     project: Project,
     config: RestartConfig,
     worker: WorkerId,
+    /// Commit when a phase completes (workflows); interactive turns only commit on restarts.
+    commit_completed: bool,
 }
 
 impl RestartLoop {
@@ -55,7 +57,16 @@ impl RestartLoop {
             project,
             config,
             worker: WorkerId::default(),
+            commit_completed: true,
         }
+    }
+
+    /// No commit when the session completes, only before restarts: for interactive turns,
+    /// where the person decides when to commit.
+    #[must_use]
+    pub fn without_completion_commit(mut self) -> Self {
+        self.commit_completed = false;
+        self
     }
 
     /// Acts for `worker`: fallback handoffs carry its id, and only its `Checkpoint_handoff`
@@ -123,12 +134,14 @@ impl RestartLoop {
             });
             match runner.run(&current_prompt, &control) {
                 SessionEnd::Completed => {
-                    self.commit(
-                        &format!("context-pilot: phase {phase_id} completed"),
-                        phase_id,
-                        &mut report,
-                        observer,
-                    )?;
+                    if self.commit_completed {
+                        self.commit(
+                            &format!("context-pilot: phase {phase_id} completed"),
+                            phase_id,
+                            &mut report,
+                            observer,
+                        )?;
+                    }
                     tracing::info!(
                         phase = phase_id,
                         restarts = report.restarts,

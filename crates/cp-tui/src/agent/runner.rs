@@ -26,8 +26,13 @@ pub struct AgentRunner {
     env: ToolEnv,
     sink: EventSink,
     cancel: CancelToken,
+    stop: StopControl,
     checkpoint: CheckpointMode,
     messages: Vec<Message>,
+    /// The first session continues `messages` instead of starting from the prompt.
+    continuing: bool,
+    /// The last session was paused for a live reload (not a restart).
+    paused_for_reload: bool,
 }
 
 impl AgentRunner {
@@ -43,9 +48,45 @@ impl AgentRunner {
             env,
             sink,
             cancel: CancelToken::new(),
+            stop: StopControl::default(),
             checkpoint: CheckpointMode::VerifyOnly,
             messages: Vec::new(),
+            continuing: false,
+            paused_for_reload: false,
         }
+    }
+
+    /// An interactive turn: the first session continues `history` (which ends with the
+    /// person's message); sessions after a restart start fresh from the restart prompt.
+    #[must_use]
+    pub fn continuing(mut self, history: Vec<Message>) -> Self {
+        self.messages = history;
+        self.continuing = true;
+        self
+    }
+
+    #[must_use]
+    pub fn with_checkpoint(mut self, mode: CheckpointMode) -> Self {
+        self.checkpoint = mode;
+        self
+    }
+
+    /// Shares the UI's cancel token (Esc) and stop control (reload).
+    #[must_use]
+    pub fn with_controls(mut self, cancel: CancelToken, stop: StopControl) -> Self {
+        self.cancel = cancel;
+        self.stop = stop;
+        self
+    }
+
+    /// The conversation so far, as the model saw it.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// Whether the last session ended because a live reload was requested.
+    pub fn paused_for_reload(&self) -> bool {
+        self.paused_for_reload
     }
 
     /// Cancels the running session (Esc in the TUI).
@@ -60,7 +101,8 @@ impl AgentRunner {
         mode: CheckpointMode,
         honour_stop: bool,
     ) -> SessionEnd {
-        let stop = StopControl::default();
+        let stop = self.stop.clone();
+        stop.clear();
         let window = self.provider.config().context_window;
         let ctx = TurnContext {
             provider: self.provider.clone(),
@@ -94,16 +136,22 @@ impl AgentRunner {
                 }
                 _ => {}
             }
-            if honour_stop && control.stop_requested() {
+            // A reload already asked for keeps its reason.
+            if honour_stop && control.stop_requested() && stop.requested().is_none() {
                 stop.request(StopReason::Restart);
             }
             outer(event);
         };
         let (messages, end) = run_turn(&ctx, std::mem::take(&mut self.messages), &sink);
         self.messages = messages;
+        self.paused_for_reload = end == TurnEnd::Stopped(StopReason::Reload);
         match end {
             TurnEnd::Done => SessionEnd::Completed,
-            TurnEnd::Stopped(_) => SessionEnd::Stopped,
+            // Not a restart: the turn goes on in the reloaded binary.
+            TurnEnd::Stopped(StopReason::Reload) => {
+                SessionEnd::Failed("paused for a reload".into())
+            }
+            TurnEnd::Stopped(StopReason::Restart) => SessionEnd::Stopped,
             TurnEnd::Cancelled => SessionEnd::Failed("cancelled by the user".into()),
             TurnEnd::Failed(e) => SessionEnd::Failed(e),
         }
@@ -112,7 +160,9 @@ impl AgentRunner {
 
 impl SessionRunner for AgentRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        self.messages = vec![Message::user_text(prompt)];
+        if !std::mem::take(&mut self.continuing) {
+            self.messages = vec![Message::user_text(prompt)];
+        }
         self.drive(control, self.checkpoint, true)
     }
 

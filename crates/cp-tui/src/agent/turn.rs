@@ -33,6 +33,9 @@ pub enum AgentEvent {
     CheckpointBlocked(String),
     /// The message history after a completed step; the UI keeps the latest.
     Messages(Vec<Message>),
+    /// The restart loop reports (restarting, handoff received, …): for the status bar and a
+    /// marker in the conversation.
+    Restart(String),
     /// The turn is over.
     Finished(TurnEnd),
 }

@@ -15,7 +15,7 @@ use crate::agent::{
 };
 use crate::llm::{CancelToken, Message};
 
-use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
+use cp_mod_checkpoint::{RestartConfig, RunArgs, WorkflowEvent};
 
 use super::agent_state::{AgentState, RunningTurn};
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
@@ -479,21 +479,46 @@ impl App {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        let ctx = TurnContext {
-            provider,
-            registry: self.host.registry().clone(),
-            env: self.host.env().clone(),
-            inbox: self.agent.inbox.clone(),
-            cancel: turn.cancel.clone(),
-            stop: turn.stop.clone(),
-            checkpoint: CheckpointMode::Full,
-        };
         self.agent.usage.start_turn();
         self.agent.streaming_entry = None;
+        let restart = match RestartConfig::load(self.host.project()) {
+            Ok(config) => config,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("smart restart is off: {e}"),
+                });
+                RestartConfig {
+                    max_restarts: 0,
+                    ..RestartConfig::default()
+                }
+            }
+        };
         let tx = self.tx.clone();
-        match spawn_turn(ctx, self.agent.messages.clone(), move |event| {
-            let _ = tx.send(AppEvent::Agent(event));
-        }) {
+        let started = if restart.restarts_enabled() {
+            super::restartable::spawn(
+                &self.host,
+                provider,
+                restart,
+                self.agent.messages.clone(),
+                &turn,
+                tx,
+            )
+        } else {
+            let ctx = TurnContext {
+                provider,
+                registry: self.host.registry().clone(),
+                env: self.host.env().clone(),
+                inbox: self.agent.inbox.clone(),
+                cancel: turn.cancel.clone(),
+                stop: turn.stop.clone(),
+                checkpoint: CheckpointMode::Full,
+            };
+            spawn_turn(ctx, self.agent.messages.clone(), move |event| {
+                let _ = tx.send(AppEvent::Agent(event));
+            })
+        };
+        match started {
             Ok(()) => self.agent.turn = Some(turn),
             Err(e) => {
                 self.conversation.push(Entry::Notice {
@@ -554,6 +579,10 @@ impl App {
                 self.agent.usage.record(&usage);
             }
             AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::Restart(text) => {
+                self.conversation.push_system(format!("↻ {text}"));
+                self.agent.status = Some(text);
+            }
             AgentEvent::CheckpointBlocked(reason) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Warning,

@@ -10,6 +10,7 @@ mod input;
 mod keymap;
 mod palette;
 mod reload;
+mod restartable;
 mod session;
 mod terminal;
 mod view;

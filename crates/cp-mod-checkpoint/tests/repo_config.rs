@@ -13,15 +13,27 @@ use cp_base::Project;
 use cp_mod_checkpoint::{CheckpointConfig, RestartConfig};
 
 fn repo() -> Project {
-    Project::at(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap())
+    Project::at(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .unwrap(),
+    )
 }
 
 #[test]
 fn our_checkpoint_rules_load_and_ask_for_a_reload_after_tui_changes() {
     let config = CheckpointConfig::load(&repo()).unwrap();
-    let tui = config.rules.iter().find(|r| r.name == "tui code").expect("a rule for cp-tui code");
+    let tui = config
+        .rules
+        .iter()
+        .find(|r| r.name == "tui code")
+        .expect("a rule for cp-tui code");
     let instruction = tui.instruction.as_deref().unwrap();
-    assert!(instruction.contains("SIGUSR2") || instruction.contains("-USR2"), "{instruction}");
+    assert!(
+        instruction.contains("SIGUSR2") || instruction.contains("-USR2"),
+        "{instruction}"
+    );
     assert!(tui.gated);
     let tests = config.tests.as_ref().unwrap();
     assert!(tests.command.contains("cargo test"));

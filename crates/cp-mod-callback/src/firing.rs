@@ -4,7 +4,10 @@
 //! server owns the process, so the output survives this process), waits for it to end or
 //! time out, and reports. Blocking runs report through a channel to the batch's hold; the
 //! others post a notification. `one_at_a_time` runs go through the [`RunQueue`]: the thread
-//! that finishes a run starts the pending one.
+//! that finishes a run starts the pending one. Background runs in flight are recorded so a
+//! reload can hand them to the next process ([`inflight`]).
+
+mod inflight;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +20,9 @@ use std::time::{Duration, Instant};
 use cp_base::{
     BatchChanges, BatchResponse, CallNote, Level, Notification, Notifier, Panel, Project, ToolEnv,
 };
-use cp_mod_console::{ClientConfig, ConsoleClient, KillCause, SessionStatus, SpawnSpec};
+use cp_mod_console::{
+    ClientConfig, ConsoleClient, KillCause, SessionHandle, SessionStatus, SpawnSpec,
+};
 use uuid::Uuid;
 
 use crate::model::CallbackDef;
@@ -45,6 +50,7 @@ struct Shared {
     console: ClientConfig,
     client: Mutex<Option<ConsoleClient>>,
     queue: RunQueue<Waiter>,
+    inflight: inflight::Inflight,
 }
 
 impl Shared {
@@ -69,6 +75,8 @@ struct Job {
     panel: RunPanel,
     waiters: Vec<Sender<RunReport>>,
     notifier: Notifier,
+    /// Set for a run started by an earlier process: attach to its session instead.
+    resume: Option<inflight::Resume>,
 }
 
 /// A blocking run the batch waits for.
@@ -95,6 +103,7 @@ impl Firing {
                 console,
                 client: Mutex::new(None),
                 queue: RunQueue::default(),
+                inflight: inflight::Inflight::default(),
             }),
             panels: Vec::new(),
         }
@@ -217,14 +226,10 @@ impl Firing {
                     panel: waiter.panel,
                     waiters: waiter.tx.into_iter().collect(),
                     notifier: notifier.clone(),
+                    resume: None,
                 };
-                let shared = Arc::clone(&self.shared);
-                if let Err(e) = std::thread::Builder::new()
-                    .name(format!("callback-{name}"))
-                    .spawn(move || run_chain(&shared, job))
-                {
-                    tracing::error!("cannot start a thread for callback '{name}': {e}");
-                }
+                self.shared.inflight.begin(&job);
+                inflight::spawn_chain(&self.shared, job);
                 let note = format!(
                     "Callback '{name}' started in background (run {run_id}); you will be notified when it finishes."
                 );
@@ -319,13 +324,23 @@ fn hold(waits: Vec<Wait>, labels: &HashMap<usize, String>) -> Vec<CallNote> {
 /// Runs `job`, then whatever got queued behind it for the same callback.
 fn run_chain(shared: &Shared, mut job: Job) {
     loop {
-        let report = execute(shared, &job);
-        deliver(&job, &report);
-        if !job.def.one_at_a_time {
-            return;
-        }
-        match shared.queue.finish(job.def.id) {
-            Some(next) => job = from_pending(&job, next),
+        let report = match job.resume.take() {
+            Some(from) => inflight::resume(shared, &job, &from),
+            None => execute(shared, &job),
+        };
+        // Delivering and moving on to the queued run happen in one step against a save.
+        let next = shared.inflight.settle(job.run_id, || {
+            deliver(&job, &report);
+            if !job.def.one_at_a_time {
+                return None;
+            }
+            shared
+                .queue
+                .finish(job.def.id)
+                .map(|next| from_pending(&job, next))
+        });
+        match next {
+            Some(next) => job = next,
             None => return,
         }
     }
@@ -348,6 +363,7 @@ fn from_pending(prev: &Job, pending: Pending<Waiter>) -> Job {
         panel: panel.unwrap_or_else(|| RunPanel::new(pending.run_id, &prev.def.name)),
         waiters,
         notifier: prev.notifier.clone(),
+        resume: None,
     }
 }
 
@@ -404,6 +420,7 @@ fn execute(shared: &Shared, job: &Job) -> RunReport {
     let started = Instant::now();
     let root = shared.project.root();
     let before = snapshot(root, &job.files);
+    shared.inflight.took_snapshot(job.run_id, &before);
     let mut report = RunReport {
         run_id: job.run_id,
         console: None,
@@ -489,7 +506,20 @@ fn spawn_and_wait(
         .spawn(spec)
         .map_err(|e| format!("the console server could not start it: {e}"))?;
     report.console = Some(session.id());
+    shared.inflight.spawned(job.run_id, session.id());
     let deadline = timeout.map(|t| Instant::now() + Duration::from_secs(t) + REPORT_GRACE);
+    Ok(await_run(&session, job.run_id, timeout, deadline, report))
+}
+
+/// Waits for a run's session to end (making sure it dies once past `deadline`), takes the
+/// end of its output and says how it went. Runs re-attached after a reload wait here too.
+fn await_run(
+    session: &SessionHandle,
+    run_id: Uuid,
+    timeout: Option<u64>,
+    deadline: Option<Instant>,
+    report: &mut RunReport,
+) -> RunOutcome {
     let status = loop {
         let chunk = deadline.map_or(Duration::from_secs(3600), |d| {
             d.saturating_duration_since(Instant::now())
@@ -499,7 +529,7 @@ fn spawn_and_wait(
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 // The server should have killed it at its timeout; make sure.
                 if let Err(e) = session.kill() {
-                    tracing::warn!("killing timed-out callback run {}: {e}", job.run_id);
+                    tracing::warn!("killing timed-out callback run {run_id}: {e}");
                 }
                 break SessionStatus::Killed {
                     cause: KillCause::Timeout,
@@ -508,14 +538,14 @@ fn spawn_and_wait(
             Ok(_) => {}
             Err(e) => {
                 report.tail = session.tail(PANEL_LINES).unwrap_or_default();
-                return Ok(RunOutcome::Failed {
+                return RunOutcome::Failed {
                     status: format!("lost track of it: {e}"),
-                });
+                };
             }
         }
     };
     report.tail = session.tail(PANEL_LINES).unwrap_or_default();
-    Ok(match status {
+    match status {
         SessionStatus::Exited { code: 0 } => RunOutcome::Passed,
         SessionStatus::Killed {
             cause: KillCause::Timeout,
@@ -525,7 +555,7 @@ fn spawn_and_wait(
         other => RunOutcome::Failed {
             status: other.to_string(),
         },
-    })
+    }
 }
 
 /// Whether the script's `#!` line names bash.

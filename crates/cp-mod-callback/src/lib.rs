@@ -13,6 +13,10 @@
 //!   batch's results and add each run's result to the call whose edit triggered it;
 //!   background runs post a notification when done. A failed run opens a panel with its
 //!   output. A callback failure never fails the edit.
+//! - Background runs outlive a host reload: `save_state` lists the runs in flight (and the
+//!   triggers queued behind `one_at_a_time` ones); `load_state` in the next process attaches
+//!   to their console sessions and reports each run exactly once, even one that ended while
+//!   no host ran. [`CallbackModule::watched_runs`] counts them (also in the panel's badge).
 //!
 //! ```
 //! use cp_base::{Module, Project, Registry, ToolCall, ToolEnv, Notifier, WorkerId};

@@ -99,6 +99,12 @@ impl CallbackModule {
         self.editor
     }
 
+    /// Background runs still being watched: their results reach the agent when they end,
+    /// also across a reload (they are part of [`cp_base::Module::save_state`]).
+    pub fn watched_runs(&self) -> usize {
+        self.firing.watched()
+    }
+
     /// Re-reads the config if it changed on disk (another process may have written it) and
     /// updates the panel. Returns whether anything visible changed.
     pub fn refresh(&mut self) -> bool {
@@ -136,6 +142,7 @@ impl CallbackModule {
             section: self.cache.section.clone(),
             editor: self.editor_view(),
             problem: self.cache.problem.clone(),
+            watching: self.firing.watched(),
         };
         if panel != self.panel {
             self.panel = panel;
@@ -419,14 +426,20 @@ impl cp_base::Module for CallbackModule {
     }
 
     fn save_state(&self) -> Option<Value> {
-        Some(json!({"editor": self.editor.map(|id| id.to_string())}))
+        Some(json!({
+            "editor": self.editor.map(|id| id.to_string()),
+            "runs": self.firing.save_runs(),
+        }))
     }
 
-    fn load_state(&mut self, state: &Value, _env: &ToolEnv) {
+    fn load_state(&mut self, state: &Value, env: &ToolEnv) {
         self.editor = state
             .get("editor")
             .and_then(Value::as_str)
             .and_then(|s| s.parse().ok());
+        if let Some(runs) = state.get("runs") {
+            self.firing.resume_runs(runs, &env.notifier);
+        }
         self.refresh();
     }
 }

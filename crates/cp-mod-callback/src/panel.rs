@@ -33,6 +33,8 @@ pub struct CallbacksPanel {
     pub editor: Option<EditorView>,
     /// Why the config could not be read, shown instead of stale data being trusted.
     pub problem: Option<String>,
+    /// Background runs in flight, whose results are still to come.
+    pub watching: usize,
 }
 
 fn pattern_text(def: &CallbackDef) -> String {
@@ -253,11 +255,12 @@ impl Panel for CallbacksPanel {
     }
 
     fn badge(&self) -> Option<String> {
-        Some(format!(
-            "{}/{}",
-            self.active_count(),
-            self.section.definitions.len()
-        ))
+        let counts = format!("{}/{}", self.active_count(), self.section.definitions.len());
+        Some(if self.watching == 0 {
+            counts
+        } else {
+            format!("{counts} ({} running)", self.watching)
+        })
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {

@@ -114,6 +114,17 @@ impl<W> RunQueue<W> {
     pub fn running(&self, callback: CallbackId) -> Option<Uuid> {
         self.lock().running.get(&callback).copied()
     }
+
+    /// The pending run of `callback`, if any: its id, files and triggers.
+    pub fn pending(
+        &self,
+        callback: CallbackId,
+    ) -> Option<(Uuid, BTreeSet<String>, BTreeSet<String>)> {
+        self.lock()
+            .pending
+            .get(&callback)
+            .map(|p| (p.run_id, p.files.clone(), p.triggers.clone()))
+    }
 }
 
 #[cfg(test)]
@@ -144,12 +155,18 @@ mod tests {
         );
         // Another callback is independent.
         assert_eq!(q.admit(CallbackId(2), c, &[], "e", 4), Admission::Start(4));
+        let (pending, files, triggers) = q.pending(cb).unwrap();
+        assert_eq!(pending, b);
+        assert_eq!(files.into_iter().collect::<Vec<_>>(), vec!["y", "z"]);
+        assert_eq!(triggers.into_iter().collect::<Vec<_>>(), vec!["e2", "e3"]);
+        assert!(q.pending(CallbackId(2)).is_none());
         let next = q.finish(cb).unwrap();
         assert_eq!(next.run_id, b);
         assert_eq!(next.files.into_iter().collect::<Vec<_>>(), vec!["y", "z"]);
         assert_eq!(next.waiters, vec![2, 3]);
         assert_eq!(next.triggers.len(), 2);
         assert_eq!(q.running(cb), Some(b));
+        assert!(q.pending(cb).is_none());
         assert!(q.finish(cb).is_none());
         assert_eq!(q.running(cb), None);
     }

@@ -66,6 +66,7 @@ fn sample() -> CallbacksPanel {
         section,
         editor: None,
         problem: None,
+        watching: 0,
     }
 }
 
@@ -81,6 +82,11 @@ fn render(panel: &CallbacksPanel, width: u16, height: u16) -> String {
 fn table() {
     let panel = sample();
     assert_eq!(panel.badge().as_deref(), Some("2/3"));
+    let busy = CallbacksPanel {
+        watching: 2,
+        ..sample()
+    };
+    assert_eq!(busy.badge().as_deref(), Some("2/3 (2 running)"));
     insta::assert_snapshot!("table", render(&panel, 100, 8));
     insta::assert_snapshot!("table_narrow", render(&panel, 60, 8));
     insta::assert_snapshot!("table_llm_context", panel.llm_context());

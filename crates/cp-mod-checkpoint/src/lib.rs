@@ -8,6 +8,14 @@
 //! - **Handoff** (seed 002): the structured summary an agent leaves for the session that
 //!   continues its work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], [`HandoffStore`],
 //!   and the `Checkpoint_handoff` tool of [`CheckpointModule`].
+//! - **Smart restart** (seed 003): [`RestartLoop::run_phase`] runs a phase in sessions of a
+//!   [`SessionRunner`] (the host's agent loop); past the [`RestartConfig`] thresholds, measured
+//!   by a [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
+//!   auto-committed, and a fresh session continues with the handoff before the original prompt.
+//! - **Workflows** (seed 004): [`run_workflow`] / [`resume_workflow`] run the phases of a YAML
+//!   [`Workflow`] through the restart loop, with human checkpoints answered by a
+//!   [`CheckpointPrompter`] (the TUI dialog, or the headless [`run_headless`]), JavaScript
+//!   conditions, and a run context saved under `.context-pilot/runs/<id>/`.
 //!
 //! ```
 //! use cp_base::{Project, WorkerId};
@@ -49,12 +57,55 @@
 //! assert!(latest.to_markdown().contains("write the encoder"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A workflow run with a stand-in runner (the host's agent loop in real use) and answers given
+//! in advance:
+//!
+//! ```
+//! use cp_base::Project;
+//! use cp_mod_checkpoint::{
+//!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
+//!     SessionControl, SessionEnd, SessionRunner, run_workflow,
+//! };
+//!
+//! struct Agent;
+//! impl SessionRunner for Agent {
+//!     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+//!         // A real runner sends `prompt`, reports usage and tool calls, and stops when asked.
+//!         control.record_usage(12_000, 200_000);
+//!         SessionEnd::Completed
+//!     }
+//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, String> {
+//!         Ok(None)
+//!     }
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let project = Project::at(dir.path());
+//! let file = dir.path().join("flow.yaml");
+//! std::fs::write(&file, "name: flow\nphases:\n  - id: plan\n    prompt: Plan it.\n    \
+//!     checkpoint: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
+//! let answers = vec![Answer { phase: Some("plan".into()), option: AnswerChoice::Label("Abort".into()), feedback: None }];
+//! let mut prompter = AnswersPrompter::new("inline", answers, std::io::sink());
+//! // Not a git repository here, so no auto-commit.
+//! let options = RunOptions {
+//!     overrides: RestartOverrides { no_auto_commit: true, ..RestartOverrides::default() },
+//!     ..RunOptions::default()
+//! };
+//! let outcome = run_workflow(&project, &file, &mut Agent, &mut prompter, &options)?;
+//! assert_eq!(outcome.status, RunStatus::Aborted);
+//! assert_eq!(outcome.exit_code(), 2);
+//! assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod error;
 mod handoff;
 mod module;
 mod panel;
+mod restart;
 mod stop;
+mod workflow;
 
 pub use error::CheckpointError;
 pub use handoff::{
@@ -63,10 +114,25 @@ pub use handoff::{
 };
 pub use module::{CheckpointModule, HANDOFF_TOOL};
 pub use panel::CheckpointPanel;
+pub use restart::{
+    ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
+    RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionEnd,
+    SessionRunner, StopHandle, ToolRecord, restart_prompt,
+};
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
     CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, ProcessGroupRunner,
     STATE_FILE, StopCheckpoint, StopInput, StopOutcome, StopPhase, TEST_TAIL_LINES, TestConfig,
     TestExit, TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary,
     parse_test_output,
+};
+pub use workflow::{
+    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, CONDITION_MEMORY_LIMIT,
+    CONDITION_TIMEOUT, CURRENT_PHASE, Checkpoint, CheckpointAnswer, CheckpointOption,
+    CheckpointPrompter, CheckpointRecord, CheckpointRequest, Choice, ConditionError, EXIT_ABORTED,
+    EXIT_FAILED, OnSelect, PendingFeedback, Phase, PhaseCounters, Position, PromptError,
+    RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus,
+    RunStore, Stage, TerminalPrompter, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
+    evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

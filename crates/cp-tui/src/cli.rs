@@ -29,6 +29,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Drive the agent through a workflow's phases, with smart restarts and human checkpoints,
+    /// e.g. `context-pilot run .context-pilot/workflows/feature.yaml --headless`.
+    Run(crate::run::RunCommand),
     /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
     #[command(hide = true)]
     ConsoleServer,
@@ -63,6 +66,7 @@ pub enum Command {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     crate::tui::remember_exe();
+    ignore_reload_signal();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -117,6 +121,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Some(Command::Run(command)) => {
+            let code = crate::run::run(host, &command)?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
         Some(Command::Mcp) => {
             crate::mcp::serve(host)?;
             Ok(ExitCode::SUCCESS)
@@ -134,5 +142,15 @@ fn run_console_server(project: &Project) -> anyhow::Result<ExitCode> {
     match cp_mod_console::run_server(cp_mod_console::ServerOptions::from_env(project.root())) {
         Ok(()) | Err(cp_mod_console::ConsoleError::AlreadyRunning { .. }) => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// `pkill -USR2 -x context-pilot` reloads the TUI, but the console server, MCP servers and hook
+/// processes carry the same name, and SIGUSR2 would terminate them by default (taking every
+/// console with it). A harmless handler makes them ignore it; the TUI adds its own on top.
+fn ignore_reload_signal() {
+    let sink = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGUSR2, sink) {
+        eprintln!("context-pilot: cannot install the SIGUSR2 handler: {e}");
     }
 }

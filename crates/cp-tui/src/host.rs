@@ -3,17 +3,17 @@
 //! The TUI, `context-pilot mcp` and `context-pilot hook` all build the same host, so every
 //! front-end shares one implementation of every tool and one on-disk state.
 
-use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
 use cp_mod_checkpoint::CheckpointModule;
 use cp_mod_console::ConsoleModule;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use crate::files::FilesModule;
 use crate::system::SystemModule;
+use crate::viewer::{Viewer, ViewerModule};
 
 /// Everything a front-end needs to run tools.
 #[derive(Debug, Clone)]
@@ -22,6 +22,8 @@ pub struct Host {
     env: ToolEnv,
     /// Raised by `system_reload`; the TUI watches it.
     reload: Arc<AtomicBool>,
+    /// Opens file views (the files a workflow checkpoint lists for review).
+    viewer: Viewer,
 }
 
 /// Why a host could not start.
@@ -45,10 +47,13 @@ impl Host {
         registry.register(Box::new(CheckpointModule::new()))?;
         let reload = Arc::new(AtomicBool::new(false));
         registry.register(Box::new(SystemModule::new(reload.clone())))?;
+        let viewer = Viewer::default();
+        registry.register(Box::new(ViewerModule::new(viewer.clone())))?;
         Ok(Self {
             registry,
             env,
             reload,
+            viewer,
         })
     }
 
@@ -58,12 +63,17 @@ impl Host {
             registry,
             env,
             reload: Arc::default(),
+            viewer: Viewer::default(),
         }
     }
 
     /// Takes a pending `system_reload` request, if one was made.
     pub fn take_reload_request(&self) -> bool {
         self.reload.swap(false, Ordering::SeqCst)
+    }
+
+    pub fn viewer(&self) -> &Viewer {
+        &self.viewer
     }
 
     pub fn registry(&self) -> &Registry {

@@ -31,5 +31,7 @@ pub mod init;
 pub mod llm;
 mod logging;
 pub mod mcp;
+pub mod run;
 pub mod system;
 pub mod tui;
+pub mod viewer;

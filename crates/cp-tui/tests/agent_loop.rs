@@ -329,3 +329,55 @@ fn a_failed_background_callback_wakes_the_idle_agent() {
         "{write_result}"
     );
 }
+
+/// An interactive turn whose context fills up past 80%: the batch finishes, the agent hands
+/// off, the work is committed, and a fresh session continues with the handoff and the
+/// person's request. The restart shows as a marker in the conversation.
+#[test]
+fn a_full_context_restarts_the_session_with_a_handoff() {
+    let server = LlmServer::start().unwrap();
+    let write = r#"{"file_path": "notes/step1.txt", "content": "done\n"}"#;
+    server.push(anthropic::reply(
+        &cp_e2e::Turn::tool_calls(&[("w1", "File_write", write)]).with_usage(170_000, 0, 40),
+    ));
+    let handoff = r#"{"reason": "threshold_critical", "remaining": [{"file": "notes/step2.txt", "description": "write step two"}], "files_modified": ["notes/step1.txt"]}"#;
+    server.push(anthropic::tool_use_turn(&[(
+        "h1",
+        "Checkpoint_handoff",
+        handoff,
+    )]));
+    server.push(anthropic::text_turn("Handoff saved."));
+    server.push(anthropic::text_turn("Fresh session: step two is next."));
+    for text in ["Noted.", "Noted again.", "Stopping."] {
+        server.push(anthropic::text_turn(text));
+    }
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("do steps one and two");
+    tui.send(b"\r");
+    tui.wait_for("Fresh session: step two is next.", WAIT)
+        .unwrap();
+    let screen = tui.wait_for("↻", WAIT).unwrap();
+    assert!(screen.contains("restart"), "no restart marker:\n{screen}");
+    let requests = server.wait_for_requests(4, WAIT);
+    let fresh = &requests[3].raw_body;
+    assert!(
+        fresh.contains("write step two"),
+        "handoff missing from the new session: {fresh}"
+    );
+    assert!(
+        fresh.contains("do steps one and two"),
+        "original request missing: {fresh}"
+    );
+    assert!(
+        !fresh.contains("\"tool_use_id\":\"w1\""),
+        "the old session leaked into the new one"
+    );
+    let log = cp_e2e::git(repo.path(), &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase chat"),
+        "{log}"
+    );
+}

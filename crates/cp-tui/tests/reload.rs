@@ -253,3 +253,35 @@ fn twenty_reloads_grow_no_fds_threads_or_memory() {
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }
+
+#[test]
+fn sigusr2_leaves_the_console_server_running() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    palette(
+        &mut tui,
+        r#"console_create command="sleep 30" description=sleeper"#,
+    );
+    tui.wait_for("sleeper", WAIT).unwrap();
+    let pid_file = repo.path().join(".context-pilot/run/console-server.pid");
+    let deadline = Instant::now() + WAIT;
+    while !pid_file.exists() {
+        assert!(Instant::now() < deadline, "no console server pid file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let server: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // What `pkill -USR2 -x context-pilot` does to every process of that name.
+    signal(server, libc::SIGUSR2);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        Path::new(&format!("/proc/{server}")).exists(),
+        "SIGUSR2 killed the console server"
+    );
+    tui.send(b"\x03");
+    tui.wait_exit(WAIT).unwrap();
+}

@@ -216,18 +216,21 @@ fn status_of(x: u8, y: u8) -> Option<FileStatus> {
     })
 }
 
-/// The host's own per-machine files (`.context-pilot/state|run|logs/`, lock files) and the
-/// `.context-pilot/.gitignore` the host writes on first start are not the agent's changes,
-/// even where no `.gitignore` hides them yet.
+/// The host's own files are not the agent's changes: per-machine state
+/// (`.context-pilot/state|run|logs/`, lock files), the `.context-pilot/.gitignore` written on
+/// first start, and the records it keeps itself (`runs/`, `handoffs/`), even where no
+/// `.gitignore` hides them.
 fn is_host_runtime(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     parts.windows(2).any(|w| {
         w[0] == cp_base::STATE_DIR
-            && (matches!(w[1], "state" | "run" | "logs" | ".gitignore")
-                || (w[1].starts_with('.')
-                    && std::path::Path::new(w[1])
-                        .extension()
-                        .is_some_and(|ext| ext == "lock"))
+            && (matches!(
+                w[1],
+                "state" | "run" | "logs" | ".gitignore" | "runs" | "handoffs"
+            ) || (w[1].starts_with('.')
+                && std::path::Path::new(w[1])
+                    .extension()
+                    .is_some_and(|ext| ext == "lock"))
                 || (w[1].starts_with('.') && w[1].contains(".tmp")))
     })
 }

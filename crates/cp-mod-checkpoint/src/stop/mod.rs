@@ -35,7 +35,8 @@ pub use test_output::{TestFramework, TestSummary, parse_test_output};
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
-use changes::Git;
+pub(crate) use changes::Git;
+pub(crate) use changes::GitError;
 use detect::detect_test_command;
 use state::{CheckpointState, StateFile, fingerprint, fingerprint_files};
 

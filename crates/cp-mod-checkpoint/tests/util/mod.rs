@@ -4,6 +4,12 @@
     clippy::unwrap_used,
     reason = "test setup: a failed step must fail the test loudly"
 )]
+#![allow(
+    dead_code,
+    reason = "shared by several test binaries; each uses a part of it"
+)]
+
+pub mod scripted;
 
 use std::path::PathBuf;
 use std::process::Command;

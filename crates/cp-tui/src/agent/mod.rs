@@ -8,10 +8,14 @@
 
 mod inbox;
 mod prompt;
+mod runner;
 mod turn;
 mod usage;
 
 pub use inbox::AgentInbox;
 pub use prompt::system_prompt;
-pub use turn::{AgentEvent, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn};
+pub use runner::{AgentRunner, EventSink};
+pub use turn::{
+    AgentEvent, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
+};
 pub use usage::UsageMeter;

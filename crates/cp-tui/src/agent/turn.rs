@@ -33,6 +33,9 @@ pub enum AgentEvent {
     CheckpointBlocked(String),
     /// The message history after a completed step; the UI keeps the latest.
     Messages(Vec<Message>),
+    /// The restart loop reports (restarting, handoff received, …): for the status bar and a
+    /// marker in the conversation.
+    Restart(String),
     /// The turn is over.
     Finished(TurnEnd),
 }
@@ -87,8 +90,19 @@ pub struct TurnContext {
     pub inbox: AgentInbox,
     pub cancel: CancelToken,
     pub stop: StopControl,
-    /// Run the stop checkpoint when the model ends its turn.
-    pub checkpoint: bool,
+    /// What the stop checkpoint does when the model ends its turn.
+    pub checkpoint: CheckpointMode,
+}
+
+/// How the stop checkpoint takes part in a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointMode {
+    Off,
+    /// The first stop's verification message only. Workflow phases use this: the restart
+    /// loop commits each phase itself, so the commit gate would only cost turns.
+    VerifyOnly,
+    /// Verification, then the commit gate on the following stops.
+    Full,
 }
 
 /// Starts a turn on a worker thread. `messages` must end with the new user message.
@@ -100,13 +114,24 @@ pub fn spawn_turn(
     std::thread::Builder::new()
         .name("cp-agent-turn".into())
         .spawn(move || {
-            let end = run_turn(&ctx, messages, &sink);
+            let (_, end) = run_turn(&ctx, messages, &sink);
             sink(AgentEvent::Finished(end));
         })?;
     Ok(())
 }
 
-fn run_turn(ctx: &TurnContext, mut messages: Vec<Message>, sink: &dyn Fn(AgentEvent)) -> TurnEnd {
+/// Runs a turn on the calling thread; returns the final history and why the turn ended.
+pub fn run_turn(
+    ctx: &TurnContext,
+    messages: Vec<Message>,
+    sink: &dyn Fn(AgentEvent),
+) -> (Vec<Message>, TurnEnd) {
+    let mut messages = messages;
+    let end = turn_loop(ctx, &mut messages, sink);
+    (messages, end)
+}
+
+fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(AgentEvent)) -> TurnEnd {
     let tools: Vec<ToolDefinition> = ctx
         .registry
         .tool_defs()
@@ -120,7 +145,7 @@ fn run_turn(ctx: &TurnContext, mut messages: Vec<Message>, sink: &dyn Fn(AgentEv
     let root = ctx.env.project.root().display().to_string();
     let mut gate_blocks = 0;
     loop {
-        deliver_inbox(&ctx.inbox, &mut messages);
+        deliver_inbox(&ctx.inbox, messages);
         let system = system_prompt(&ctx.registry, &root);
         let request = ctx
             .provider
@@ -151,16 +176,21 @@ fn run_turn(ctx: &TurnContext, mut messages: Vec<Message>, sink: &dyn Fn(AgentEv
         sink(AgentEvent::Messages(messages.clone()));
 
         if calls.is_empty() {
-            if !ctx.checkpoint {
+            let limit = match ctx.checkpoint {
+                CheckpointMode::Off => return TurnEnd::Done,
+                CheckpointMode::VerifyOnly => 1,
+                CheckpointMode::Full => MAX_GATE_BLOCKS,
+            };
+            if gate_blocks >= limit {
                 return TurnEnd::Done;
             }
             let gate_active = gate_blocks > 0;
             match stop_checkpoint(ctx, gate_active, sink) {
-                Some(reason) if gate_blocks < MAX_GATE_BLOCKS => {
+                Some(reason) => {
                     gate_blocks += 1;
                     sink(AgentEvent::CheckpointBlocked(reason.clone()));
                     Message::push_user_text(
-                        &mut messages,
+                        messages,
                         format!("<system-reminder>\n{reason}\n</system-reminder>"),
                     );
                     sink(AgentEvent::Messages(messages.clone()));

@@ -10,6 +10,9 @@ mod edit;
 mod read;
 mod write;
 
+#[cfg(test)]
+mod tests;
+
 use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde_json::{Value, json};
 

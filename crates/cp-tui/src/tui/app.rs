@@ -10,15 +10,20 @@ use std::time::{Instant, SystemTime};
 use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
 use crate::agent::{
-    AgentEvent, AgentInbox, StopControl, StopReason, TurnContext, TurnEnd, spawn_turn,
+    AgentEvent, AgentInbox, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd,
+    spawn_turn,
 };
 use crate::llm::{CancelToken, Message};
 
+use cp_mod_checkpoint::{RestartConfig, RunArgs, WorkflowEvent};
+
 use super::agent_state::{AgentState, RunningTurn};
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
+use super::dialog::{CheckpointDialog, DialogFocus};
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
 use super::palette::Palette;
+use super::workflow::WorkflowMsg;
 use crate::host::Host;
 
 /// Where typed keys go.
@@ -66,10 +71,24 @@ pub struct App {
     pub(crate) reload: Option<SystemTime>,
     /// The agent's turn was paused for the reload and continues in the new process.
     stopped_for_reload: bool,
+    /// The workflow run driven from this TUI, if any.
+    pub(crate) workflow: Option<WorkflowRun>,
+    /// A workflow checkpoint waiting for the person.
+    pub(crate) dialog: Option<CheckpointDialog>,
     /// Something worth saving happened since the last save.
     unsaved: bool,
     last_save: Instant,
     tx: Sender<AppEvent>,
+}
+
+/// A workflow run started from this TUI.
+#[derive(Debug, Clone, Default)]
+pub struct WorkflowRun {
+    pub run_id: Option<String>,
+    /// The latest event, for the status bar.
+    pub status: String,
+    /// Set when the run ended: its exit code, or why it failed.
+    pub exit: Option<Result<i32, String>>,
 }
 
 /// How often the session is saved while nothing else triggers a save.
@@ -93,6 +112,8 @@ impl App {
             stopped_for_reload: false,
             unsaved: false,
             last_save: Instant::now(),
+            workflow: None,
+            dialog: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -119,14 +140,16 @@ impl App {
 
     /// Whether work is in flight (quitting then asks first).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty() || self.agent.running()
+        !self.jobs.is_empty()
+            || self.agent.running()
+            || self.workflow.as_ref().is_some_and(|w| w.exit.is_none())
     }
 
     /// The key context for the current state.
     pub fn key_context(&self) -> KeyContext {
         if self.confirm.is_some() {
             KeyContext::Confirm
-        } else if self.palette.is_some() || self.focus == Focus::Input {
+        } else if self.palette.is_some() || self.focus == Focus::Input || self.dialog_visible() {
             KeyContext::Text
         } else {
             KeyContext::Sidebar
@@ -326,6 +349,10 @@ impl App {
             self.apply_palette(action);
             return;
         }
+        if self.dialog_visible() {
+            self.apply_dialog(action);
+            return;
+        }
         match action {
             Action::Quit => self.request_quit(),
             Action::OpenPalette => self.palette = Some(Palette::default()),
@@ -347,6 +374,11 @@ impl App {
                 self.views.entry(self.selected.clone()).or_default().scroll = 0;
             }
             Action::ToggleExpand => self.conversation.toggle_last_tool(),
+            Action::ShowDialog => {
+                if let Some(dialog) = &mut self.dialog {
+                    dialog.hidden = false;
+                }
+            }
             Action::ClosePanel => self.close_selected(),
             Action::TogglePassthrough | Action::Yes | Action::No => {}
             text => self.edit_input(text),
@@ -447,21 +479,46 @@ impl App {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        let ctx = TurnContext {
-            provider,
-            registry: self.host.registry().clone(),
-            env: self.host.env().clone(),
-            inbox: self.agent.inbox.clone(),
-            cancel: turn.cancel.clone(),
-            stop: turn.stop.clone(),
-            checkpoint: true,
-        };
         self.agent.usage.start_turn();
         self.agent.streaming_entry = None;
+        let restart = match RestartConfig::load(self.host.project()) {
+            Ok(config) => config,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("smart restart is off: {e}"),
+                });
+                RestartConfig {
+                    max_restarts: 0,
+                    ..RestartConfig::default()
+                }
+            }
+        };
         let tx = self.tx.clone();
-        match spawn_turn(ctx, self.agent.messages.clone(), move |event| {
-            let _ = tx.send(AppEvent::Agent(event));
-        }) {
+        let started = if restart.restarts_enabled() {
+            super::restartable::spawn(
+                &self.host,
+                provider,
+                restart,
+                self.agent.messages.clone(),
+                &turn,
+                tx,
+            )
+        } else {
+            let ctx = TurnContext {
+                provider,
+                registry: self.host.registry().clone(),
+                env: self.host.env().clone(),
+                inbox: self.agent.inbox.clone(),
+                cancel: turn.cancel.clone(),
+                stop: turn.stop.clone(),
+                checkpoint: CheckpointMode::Full,
+            };
+            spawn_turn(ctx, self.agent.messages.clone(), move |event| {
+                let _ = tx.send(AppEvent::Agent(event));
+            })
+        };
+        match started {
             Ok(()) => self.agent.turn = Some(turn),
             Err(e) => {
                 self.conversation.push(Entry::Notice {
@@ -522,6 +579,10 @@ impl App {
                 self.agent.usage.record(&usage);
             }
             AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::Restart(text) => {
+                self.conversation.push_system(format!("↻ {text}"));
+                self.agent.status = Some(text);
+            }
             AgentEvent::CheckpointBlocked(reason) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Warning,
@@ -553,9 +614,124 @@ impl App {
         }
     }
 
+    /// Starts a workflow run; its sessions stream into the conversation.
+    pub fn start_workflow(&mut self, args: RunArgs) {
+        let Some(provider) = self.agent.provider.clone() else {
+            self.conversation.push_system(NO_PROVIDER_HELP);
+            return;
+        };
+        match super::workflow::start(&self.host, provider, args, self.tx.clone()) {
+            Ok(()) => self.workflow = Some(WorkflowRun::default()),
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the workflow: {e}"),
+                });
+            }
+        }
+    }
+
+    fn dialog_visible(&self) -> bool {
+        self.dialog.as_ref().is_some_and(|d| !d.hidden)
+    }
+
+    fn apply_workflow(&mut self, msg: WorkflowMsg) {
+        let run = self.workflow.get_or_insert_with(WorkflowRun::default);
+        match msg {
+            WorkflowMsg::Ask(request, reply) => {
+                self.dialog = Some(CheckpointDialog::new(*request, reply));
+            }
+            WorkflowMsg::Event(event) => {
+                if let WorkflowEvent::RunStarted { run_id, .. } = &event {
+                    run.run_id = Some(run_id.clone());
+                }
+                let marker = match &event {
+                    WorkflowEvent::Restart(_) => "↻",
+                    WorkflowEvent::PhaseStarted { .. } => "▶",
+                    _ => "·",
+                };
+                run.status = event.to_string();
+                self.conversation
+                    .push_system(format!("{marker} workflow: {event}"));
+            }
+            WorkflowMsg::Finished(result) => {
+                let text = match &result {
+                    Ok(0) => "Workflow finished. Ctrl-C quits.".to_owned(),
+                    Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
+                    Err(e) => format!("Workflow failed: {e}"),
+                };
+                let level = if result == Ok(0) {
+                    Level::Success
+                } else {
+                    Level::Warning
+                };
+                run.exit = Some(result);
+                self.conversation.push(Entry::Notice { level, text });
+            }
+        }
+    }
+
+    fn apply_dialog(&mut self, action: Action) {
+        let Some(dialog) = self.dialog.as_mut() else {
+            return;
+        };
+        match action {
+            Action::Quit => self.request_quit(),
+            Action::Back => dialog.hidden = true,
+            Action::FocusNext | Action::FocusPrev => dialog.next_focus(),
+            Action::Up => dialog.move_selection(false),
+            Action::Down => dialog.move_selection(true),
+            Action::Char(c) if dialog.focus == DialogFocus::Feedback => dialog.feedback.insert(c),
+            Action::Paste(text) if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.insert_str(&text);
+            }
+            Action::Backspace if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.backspace();
+            }
+            Action::Newline if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.insert('\n');
+            }
+            Action::Char(c @ '1'..='9') => {
+                let index = (c as usize) - ('1' as usize);
+                if index < dialog.request.choices.len() {
+                    dialog.focus = DialogFocus::Options;
+                    dialog.selected = index;
+                }
+            }
+            Action::Submit => match dialog.focus {
+                DialogFocus::Options if dialog.needs_feedback() => {
+                    dialog.focus = DialogFocus::Feedback;
+                }
+                DialogFocus::Files => {
+                    let file = dialog
+                        .request
+                        .files
+                        .get(dialog.file)
+                        .cloned()
+                        .unwrap_or_default();
+                    match self.host.viewer().open(self.host.project().root(), &file) {
+                        Ok(id) => {
+                            dialog.hidden = true;
+                            self.tick();
+                            self.select(&id);
+                            self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
+                        }
+                        Err(e) => self.flash = Some(e),
+                    }
+                }
+                DialogFocus::Options | DialogFocus::Feedback => {
+                    if let Some(dialog) = self.dialog.take() {
+                        dialog.answer();
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
     /// Starts a turn for waiting notifications when one of them asks to wake an idle agent.
     fn maybe_wake(&mut self) {
-        if self.agent.running() || self.agent.provider.is_none() {
+        if self.agent.running() || self.agent.provider.is_none() || self.busy() {
             return;
         }
         if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
@@ -617,6 +793,7 @@ impl App {
         match event {
             AppEvent::BatchDone { job, results } => self.finish_job(job, results),
             AppEvent::Agent(event) => self.apply_agent(event),
+            AppEvent::Workflow(msg) => self.apply_workflow(msg),
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
             AppEvent::Signal(SignalKind::Reload) => self.request_reload(),

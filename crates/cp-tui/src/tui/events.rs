@@ -20,6 +20,8 @@ pub enum AppEvent {
     },
     /// Progress of the agent's turn.
     Agent(crate::agent::AgentEvent),
+    /// A workflow run's checkpoints, events and end.
+    Workflow(super::workflow::WorkflowMsg),
 }
 
 /// Process signals the host handles.

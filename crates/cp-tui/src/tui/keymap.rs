@@ -38,6 +38,8 @@ pub enum Action {
     TogglePassthrough,
     /// Ctrl-W: close the selected dynamic panel.
     ClosePanel,
+    /// Ctrl-K: show a workflow checkpoint that was hidden to look at files.
+    ShowDialog,
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -74,6 +76,7 @@ pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {
         KeyCode::Char('o') if ctrl => Some(Action::ToggleExpand),
         KeyCode::Char('t') if ctrl => Some(Action::TogglePassthrough),
         KeyCode::Char('w') if ctrl => Some(Action::ClosePanel),
+        KeyCode::Char('k') if ctrl => Some(Action::ShowDialog),
         KeyCode::Char('j') if ctrl => Some(Action::Newline),
         KeyCode::Char(c @ '1'..='9') if alt => Some(Action::SelectPanel(digit(c))),
         KeyCode::Enter if alt || key.modifiers.contains(KeyModifiers::SHIFT) => {

@@ -4,14 +4,17 @@
 mod agent_state;
 mod app;
 mod conversation;
+mod dialog;
 mod events;
 mod input;
 mod keymap;
 mod palette;
 mod reload;
+mod restartable;
 mod session;
 mod terminal;
 mod view;
+mod workflow;
 mod wrap;
 
 #[cfg(test)]
@@ -41,6 +44,44 @@ const FRAME: Duration = Duration::from_millis(16);
 
 /// Runs the TUI until the user quits or a terminating signal arrives.
 pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
+    run_app(host, agent, resume, |_| {}).map(drop)
+}
+
+/// `context-pilot run FILE` in the TUI: the workflow runs while the TUI shows it; the
+/// checkpoints are a modal dialog. Returns the run's exit code (0 done, 2 aborted, 1 failed
+/// or left unfinished).
+pub fn run_workflow(
+    host: Host,
+    agent: AgentState,
+    args: cp_mod_checkpoint::RunArgs,
+) -> anyhow::Result<i32> {
+    let app = run_app(host, agent, false, |app| app.start_workflow(args))?;
+    let run = app.workflow.unwrap_or_default();
+    Ok(match run.exit {
+        Some(Ok(code)) => code,
+        Some(Err(e)) => {
+            eprintln!("context-pilot: the workflow failed: {e}");
+            1
+        }
+        None => {
+            match run.run_id {
+                Some(id) => eprintln!(
+                    "context-pilot: the run stopped before it finished; resume it with: context-pilot run --resume {id}"
+                ),
+                None => eprintln!("context-pilot: the run stopped before it started"),
+            }
+            1
+        }
+    })
+}
+
+/// The event loop; `setup` runs once the app exists (e.g. to start a workflow).
+fn run_app(
+    host: Host,
+    agent: AgentState,
+    resume: bool,
+    setup: impl FnOnce(&mut App),
+) -> anyhow::Result<App> {
     let (tx, rx) = mpsc::channel();
     events::spawn_signal_thread(tx.clone())?;
     let waker = tx.clone();
@@ -53,6 +94,7 @@ pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
     app.restore_session(resume);
     app.tick();
     app.drain_notices();
+    setup(&mut app);
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
 
     let mut last_tick = Instant::now();
@@ -98,7 +140,7 @@ pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
     app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
-    Ok(())
+    Ok(app)
 }
 
 /// Routes one event into the app. Returns whether the screen needs a redraw.

@@ -168,3 +168,56 @@ fn error_result() {
     });
     insta::assert_snapshot!(draw(&app));
 }
+
+fn checkpoint_request() -> cp_mod_checkpoint::CheckpointRequest {
+    use cp_mod_checkpoint::{Action as Step, Choice};
+    cp_mod_checkpoint::CheckpointRequest {
+        run_id: "feature-20261122T040000Z".into(),
+        phase_id: "review".into(),
+        iteration: 1,
+        approval: false,
+        prompt: "Review finished. How do you want to go on?".into(),
+        files: vec![
+            "docs/features/undo/plan.md".into(),
+            "docs/features/undo/review.md".into(),
+        ],
+        choices: vec![
+            Choice {
+                label: "Done".into(),
+                with_feedback: false,
+                action: Step::Continue,
+            },
+            Choice {
+                label: "Review again".into(),
+                with_feedback: true,
+                action: Step::RepeatPhase,
+            },
+            Choice {
+                label: "Abort".into(),
+                with_feedback: false,
+                action: Step::Abort,
+            },
+        ],
+    }
+}
+
+#[test]
+fn checkpoint_dialog_with_feedback() {
+    let mut app = app(false);
+    let (reply, answers) = mpsc::channel();
+    app.dialog = Some(super::dialog::CheckpointDialog::new(
+        checkpoint_request(),
+        reply,
+    ));
+    app.apply(Action::Down);
+    app.apply(Action::Submit); // "Review again" takes feedback: the focus moves there
+    for c in "tighten the tests".chars() {
+        app.apply(Action::Char(c));
+    }
+    insta::assert_snapshot!(draw(&app));
+    app.apply(Action::Submit);
+    let answer = answers.recv().unwrap().unwrap();
+    assert_eq!(answer.choice, 1);
+    assert_eq!(answer.feedback.as_deref(), Some("tighten the tests"));
+    assert!(app.dialog.is_none());
+}

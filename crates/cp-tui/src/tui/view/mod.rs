@@ -1,5 +1,6 @@
 //! Drawing the screen. Everything here is a pure function of [`App`]: no I/O, no mutation.
 
+mod dialog;
 mod input;
 mod palette;
 mod sidebar;
@@ -35,6 +36,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     status::render(app, status_row, frame.buffer_mut());
     if app.palette.is_some() {
         palette::render(app, area, frame);
+    }
+    if let Some(dialog) = app.dialog.as_ref().filter(|d| !d.hidden) {
+        dialog::render(dialog, area, frame);
     }
     if let Some(confirm) = &app.confirm {
         render_confirm(confirm, area, frame);

@@ -16,19 +16,33 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(format!(" {} ", shorten(&project, 40)), base),
         Span::styled(format!("│ worker {} ", app.host().worker()), base),
     ];
-    if app.agent.provider.is_some() {
+    // What needs the person's attention comes first, so a narrow terminal still shows it.
+    let urgent = base.fg(Color::LightMagenta);
+    if app.reload.is_some() {
+        spans.push(Span::styled("│ reload pending ", urgent));
+    }
+    if app.dialog.as_ref().is_some_and(|d| d.hidden) {
+        spans.push(Span::styled("│ checkpoint waiting: Ctrl-K ", urgent));
+    }
+    if let Some(flash) = &app.flash {
         spans.push(Span::styled(
-            format!("│ {} ", app.agent.usage.summary()),
-            base,
+            format!("│ {flash} "),
+            base.fg(Color::LightYellow),
+        ));
+    }
+    if let Some(run) = app.workflow.as_ref().filter(|w| w.exit.is_none()) {
+        spans.push(Span::styled(
+            format!("│ {} ", clip(&run.status, 50)),
+            base.fg(Color::LightCyan),
         ));
     }
     if app.agent.running() {
-        let status = app
-            .agent
-            .status
-            .as_deref()
-            .unwrap_or("agent working… Esc cancels");
-        spans.push(Span::styled(format!("│ {status} "), base.fg(Color::Yellow)));
+        // "agent working" always shows while a turn runs; the detail follows it.
+        let text = match app.agent.status.as_deref() {
+            Some(status) => format!("│ agent working · {} ", clip(status, 40)),
+            None => "│ agent working… Esc cancels ".to_owned(),
+        };
+        spans.push(Span::styled(text, base.fg(Color::Yellow)));
     }
     if !app.jobs.is_empty() {
         spans.push(Span::styled(
@@ -36,16 +50,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             base.fg(Color::Yellow),
         ));
     }
-    if app.reload.is_some() {
+    if app.agent.provider.is_some() {
         spans.push(Span::styled(
-            "│ reload pending ",
-            base.fg(Color::LightMagenta),
-        ));
-    }
-    if let Some(flash) = &app.flash {
-        spans.push(Span::styled(
-            format!("│ {flash} "),
-            base.fg(Color::LightYellow),
+            format!("│ {} ", app.agent.usage.summary()),
+            base,
         ));
     }
     let hints = if app.palette.is_some() {
@@ -57,6 +65,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     spans.push(Span::styled(format!("│ {hints}"), base.fg(Color::Gray)));
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    format!("{}…", text.chars().take(max - 1).collect::<String>())
 }
 
 /// Keeps the end of a long path, which is the part that tells projects apart.

@@ -1,0 +1,72 @@
+//! Why a phase could not be run to completion by the restart loop.
+
+use std::path::PathBuf;
+
+/// Errors of the restart loop; each says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum RestartError {
+    /// The `"restart"` config (or a flag) holds a value that means nothing.
+    #[error("restart config: {0}")]
+    InvalidConfig(String),
+    /// `config.json` could not be read (the error names the file).
+    #[error(transparent)]
+    Store(#[from] cp_base::StoreError),
+    /// The phase used every restart it was allowed and hit the limit again.
+    #[error(
+        "phase {phase} hit the context limit {hits} times; split it into smaller phases or raise \
+         --max-restarts (now {max}){}",
+        handoff.as_ref().map(|p| format!("; its last handoff is in {}", p.display())).unwrap_or_default()
+    )]
+    MaxRestartsExceeded {
+        /// The phase.
+        phase: String,
+        /// How often it reached a threshold.
+        hits: u32,
+        /// The configured maximum.
+        max: u32,
+        /// The handoff saved at the last stop, to continue by hand.
+        handoff: Option<PathBuf>,
+    },
+    /// The agent session failed.
+    #[error("phase {phase}: the agent session failed: {message}")]
+    SessionFailed {
+        /// The phase.
+        phase: String,
+        /// What the runner reported.
+        message: String,
+    },
+    /// Auto-commit needs git, which could not be started.
+    #[error(
+        "auto-commit needs git, which could not be started ({0}); install git or pass \
+         --no-auto-commit"
+    )]
+    GitMissing(String),
+    /// Auto-commit needs a repository.
+    #[error(
+        "{0} is not inside a git repository, so auto-commit cannot work; run `git init` there or \
+         pass --no-auto-commit"
+    )]
+    NotARepository(PathBuf),
+    /// The work tree had changes of someone else's before the run started.
+    #[error(
+        "the work tree has uncommitted changes ({count} files: {sample}); auto-commit would sweep \
+         them into its commits. Commit or stash them first, or pass --allow-dirty"
+    )]
+    DirtyTree {
+        /// How many files are changed.
+        count: usize,
+        /// The first few paths.
+        sample: String,
+    },
+    /// A git command failed.
+    #[error("`git {args}` failed: {stderr}")]
+    Git {
+        /// The arguments.
+        args: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// A handoff could not be saved or read.
+    #[error(transparent)]
+    Handoff(#[from] crate::CheckpointError),
+}

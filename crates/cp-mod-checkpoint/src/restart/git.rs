@@ -1,0 +1,139 @@
+//! The git side of restarts: the clean-tree check before a run and the auto-commits.
+//!
+//! Real `git` subprocesses. Listing changes reuses the stop checkpoint's `git status` code,
+//! so both agree on what counts as a change (the host's runtime files never do).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use cp_base::Project;
+
+use super::RestartError;
+use crate::stop::{ChangedFile, Git, GitError};
+
+/// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
+/// even in a project whose `.context-pilot/.gitignore` was not written yet.
+const RUNTIME_EXCLUDES: [&str; 3] = ["run", "state", "logs"];
+
+fn map_git_error(e: GitError) -> RestartError {
+    match e {
+        GitError::Missing(io) => RestartError::GitMissing(io.to_string()),
+        GitError::NotARepository(dir) => RestartError::NotARepository(dir),
+        GitError::Failed { args, stderr, .. } => RestartError::Git { args, stderr },
+    }
+}
+
+/// Every uncommitted change in the project's repository, minus paths starting with one of
+/// `ignore` (relative to the repository root).
+pub(crate) fn changed_files(
+    project: &Project,
+    ignore: &[String],
+) -> Result<Vec<ChangedFile>, RestartError> {
+    let git = Git { path_env: None };
+    let repo = git.repo_root(project.root()).map_err(map_git_error)?;
+    let files = git.changed_files(&repo).map_err(map_git_error)?;
+    Ok(files
+        .into_iter()
+        .filter(|f| {
+            !ignore
+                .iter()
+                .any(|prefix| f.path.starts_with(prefix.as_str()))
+        })
+        .collect())
+}
+
+/// The repository-relative form of a project-relative path prefix, for [`changed_files`].
+pub(crate) fn repo_relative(project: &Project, project_relative: &str) -> String {
+    let git = Git { path_env: None };
+    let Ok(repo) = git.repo_root(project.root()) else {
+        return project_relative.to_owned();
+    };
+    let repo = std::fs::canonicalize(&repo).unwrap_or(repo);
+    let root = std::fs::canonicalize(project.root()).unwrap_or_else(|_| project.root().into());
+    match root.strip_prefix(&repo) {
+        Ok(sub) if !sub.as_os_str().is_empty() => {
+            format!("{}/{project_relative}", sub.to_string_lossy())
+        }
+        _ => project_relative.to_owned(),
+    }
+}
+
+/// Refuses a dirty tree (auto-commit would sweep the changes into its commits).
+pub(crate) fn ensure_clean(project: &Project, ignore: &[String]) -> Result<(), RestartError> {
+    let files = changed_files(project, ignore)?;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let mut sample: Vec<String> = files
+        .iter()
+        .take(5)
+        .map(ChangedFile::display_path)
+        .collect();
+    if files.len() > 5 {
+        sample.push("…".into());
+    }
+    Err(RestartError::DirtyTree {
+        count: files.len(),
+        sample: sample.join(", "),
+    })
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<std::process::Output, RestartError> {
+    Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .stdin(Stdio::null())
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .map_err(|e| RestartError::GitMissing(e.to_string()))
+}
+
+fn git_ok(root: &Path, args: &[&str]) -> Result<String, RestartError> {
+    let out = git(root, args)?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        if stderr.contains("not a git repository") {
+            return Err(RestartError::NotARepository(root.to_path_buf()));
+        }
+        Err(RestartError::Git {
+            args: args.join(" "),
+            stderr,
+        })
+    }
+}
+
+/// `git add -A && git commit -m message` for the whole repository (minus the host's runtime
+/// files). Returns the new commit's hash, or `None` when there was nothing to commit.
+pub(crate) fn commit_all(project: &Project, message: &str) -> Result<Option<String>, RestartError> {
+    let root = project.root();
+    git_ok(root, &["add", "-A", "--", ":/"])?;
+    // Unstage the runtime directories in case no .gitignore hides them. (Excluding them with
+    // `:(exclude)` pathspecs instead makes git fail when they *are* ignored, the usual case.)
+    let runtime: Vec<String> = RUNTIME_EXCLUDES
+        .iter()
+        .map(|dir| format!("{}/{dir}", cp_base::STATE_DIR))
+        .collect();
+    let mut reset = vec!["reset", "-q", "--"];
+    reset.extend(runtime.iter().map(String::as_str));
+    git_ok(root, &reset)?;
+    // Exit 0: nothing staged; 1: something to commit.
+    let staged = git(root, &["diff", "--cached", "--quiet"])?;
+    match staged.status.code() {
+        Some(0) => return Ok(None),
+        Some(1) => {}
+        _ => {
+            return Err(RestartError::Git {
+                args: "diff --cached --quiet".into(),
+                stderr: String::from_utf8_lossy(&staged.stderr).trim().to_owned(),
+            });
+        }
+    }
+    git_ok(root, &["commit", "-q", "--no-verify", "-m", message])?;
+    git_ok(root, &["rev-parse", "HEAD"]).map(Some)
+}

@@ -1,0 +1,117 @@
+//! The run context of seed 004: checkpoint records, the skip list, iteration counts, vars and
+//! free fields. Conditions see it as `context`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::Action;
+
+/// One recorded checkpoint decision (`context.checkpoints[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointRecord {
+    /// The phase whose checkpoint it was.
+    pub phase: String,
+    /// The action chosen.
+    pub decision: Action,
+    /// `skip_phases`: the phases added to the skip list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Vec<String>>,
+    /// `repeat_phase`: the phase jumped back to (`current` resolved to its id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// What the person wrote, for options `with_feedback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// When, RFC 3339 UTC.
+    pub timestamp: String,
+}
+
+/// `context.phases`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseCounters {
+    /// How many times each phase has been run (or scheduled by `repeat_phase`).
+    #[serde(default)]
+    pub iteration_counts: BTreeMap<String, u32>,
+}
+
+/// The context of a run, as conditions see it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunContext {
+    /// Every checkpoint decision, in order.
+    #[serde(default)]
+    pub checkpoints: Vec<CheckpointRecord>,
+    /// Phases that will not run.
+    #[serde(default)]
+    pub skip_phases: Vec<String>,
+    /// Per-phase counters.
+    #[serde(default)]
+    pub phases: PhaseCounters,
+    /// The workflow's vars (after command-line overrides).
+    #[serde(default)]
+    pub vars: BTreeMap<String, Value>,
+    /// Free fields: the workflow's `context:` and whatever the host adds (e.g.
+    /// `subagents_spawned`, `deliverables`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RunContext {
+    /// How many times `phase` has run.
+    pub fn iteration(&self, phase: &str) -> u32 {
+        self.phases
+            .iteration_counts
+            .get(phase)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn bump(&mut self, phase: &str) {
+        *self
+            .phases
+            .iteration_counts
+            .entry(phase.to_owned())
+            .or_insert(0) += 1;
+    }
+
+    /// The context as JSON (what conditions get as `context`).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn serializes_in_the_seed_004_shape() {
+        let mut ctx = RunContext::default();
+        ctx.bump("planning");
+        ctx.bump("planning");
+        ctx.skip_phases.push("docs".into());
+        ctx.extra.insert("subagents_spawned".into(), json!(2));
+        ctx.checkpoints.push(CheckpointRecord {
+            phase: "discovery".into(),
+            decision: Action::SkipPhases,
+            skipped: Some(vec!["documentation".into()]),
+            target: None,
+            feedback: Some("Not needed for MVP".into()),
+            timestamp: "2025-10-31T14:00:00Z".into(),
+        });
+        let v = ctx.to_value();
+        assert_eq!(v["phases"]["iteration_counts"]["planning"], 2);
+        assert_eq!(v["skip_phases"], json!(["docs"]));
+        assert_eq!(v["subagents_spawned"], 2);
+        assert_eq!(
+            v["checkpoints"][0],
+            json!({"phase": "discovery", "decision": "skip_phases", "skipped": ["documentation"],
+                   "feedback": "Not needed for MVP", "timestamp": "2025-10-31T14:00:00Z"})
+        );
+        let back: RunContext = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ctx);
+    }
+}

@@ -1,0 +1,175 @@
+//! Where a person answers: the [`CheckpointPrompter`] trait (the TUI shows a modal dialog; the
+//! headless front-end prompts on the terminal or reads an answers file), and the progress
+//! events a front-end shows.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Action, RunStatus};
+use crate::restart::RestartEvent;
+
+/// One choice as the person sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    /// The label.
+    pub label: String,
+    /// Whether choosing it asks for feedback text.
+    pub with_feedback: bool,
+    /// What it does.
+    pub action: Action,
+}
+
+/// A checkpoint waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointRequest {
+    /// The run.
+    pub run_id: String,
+    /// The phase that just finished.
+    pub phase_id: String,
+    /// How many times that phase has run.
+    pub iteration: u32,
+    /// A simple approval (Continue / Abort) rather than custom options.
+    pub approval: bool,
+    /// The question.
+    pub prompt: String,
+    /// Files to review (`show_files`, placeholders filled in), relative to the project root.
+    pub files: Vec<String>,
+    /// The choices, in order.
+    pub choices: Vec<Choice>,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointAnswer {
+    /// Index into [`CheckpointRequest::choices`] (0-based).
+    pub choice: usize,
+    /// Feedback text, for choices `with_feedback` (ignored for others).
+    pub feedback: Option<String>,
+}
+
+/// A prompter could not get an answer (input closed, answers file exhausted, no match…).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PromptError(pub String);
+
+/// Progress of a run, for the status bar, conversation markers or terminal lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WorkflowEvent {
+    /// The run starts or resumes.
+    RunStarted {
+        /// The run.
+        run_id: String,
+        /// The workflow's name.
+        workflow: String,
+        /// True for `--resume`.
+        resumed: bool,
+        /// Where its context is saved.
+        run_dir: PathBuf,
+    },
+    /// A phase is skipped (it is in `context.skip_phases`).
+    PhaseSkipped {
+        /// The phase.
+        phase: String,
+    },
+    /// A phase starts.
+    PhaseStarted {
+        /// The phase.
+        phase: String,
+        /// Its iteration (1 for the first run).
+        iteration: u32,
+    },
+    /// A step of the restart loop inside the phase.
+    Restart(RestartEvent),
+    /// A phase's agent work is done.
+    PhaseCompleted {
+        /// The phase.
+        phase: String,
+        /// Restarts it used.
+        restarts: u32,
+    },
+    /// A checkpoint's condition was false.
+    CheckpointSkipped {
+        /// The phase.
+        phase: String,
+    },
+    /// A checkpoint's condition threw or hit a limit; the checkpoint was skipped.
+    ConditionFailed {
+        /// The phase.
+        phase: String,
+        /// The error.
+        error: String,
+    },
+    /// A decision was made and recorded.
+    Decision {
+        /// The phase.
+        phase: String,
+        /// The option chosen.
+        label: String,
+        /// Its action.
+        action: Action,
+    },
+    /// The run ended.
+    RunFinished {
+        /// The run.
+        run_id: String,
+        /// How.
+        status: RunStatus,
+    },
+}
+
+impl fmt::Display for WorkflowEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RunStarted {
+                run_id,
+                workflow,
+                resumed,
+                run_dir,
+            } => write!(
+                f,
+                "{} workflow {workflow} (run {run_id}, context in {})",
+                if *resumed { "resuming" } else { "starting" },
+                run_dir.display()
+            ),
+            Self::PhaseSkipped { phase } => write!(f, "phase {phase}: skipped"),
+            Self::PhaseStarted { phase, iteration } => {
+                write!(f, "phase {phase}: started (iteration {iteration})")
+            }
+            Self::Restart(event) => event.fmt(f),
+            Self::PhaseCompleted { phase, restarts } => {
+                write!(f, "phase {phase}: completed ({restarts} restarts)")
+            }
+            Self::CheckpointSkipped { phase } => {
+                write!(f, "phase {phase}: checkpoint condition is false, skipped")
+            }
+            Self::ConditionFailed { phase, error } => {
+                write!(f, "phase {phase}: checkpoint skipped, {error}")
+            }
+            Self::Decision {
+                phase,
+                label,
+                action,
+            } => write!(f, "phase {phase}: chose \"{label}\" ({})", action.as_str()),
+            Self::RunFinished { run_id, status } => {
+                write!(f, "run {run_id} {}", status.as_str())
+            }
+        }
+    }
+}
+
+/// Asks a person at checkpoints and shows progress.
+///
+/// The TUI implements it with a modal dialog: the prompt, the files (openable), the choices,
+/// and a text field when the selected choice has `with_feedback`.
+pub trait CheckpointPrompter {
+    /// Shows `request` and returns the answer. An error stops the run; it can be resumed.
+    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError>;
+
+    /// Shows a progress event; the default ignores it.
+    fn on_event(&mut self, event: &WorkflowEvent) {
+        let _ = event;
+    }
+}

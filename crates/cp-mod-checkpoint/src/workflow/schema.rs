@@ -1,0 +1,442 @@
+//! The workflow file: YAML phases with optional human checkpoints (seed 004), and its checks.
+//!
+//! ```yaml
+//! name: feature
+//! vars: { output_dir: docs/feature }
+//! context: { feature: { flags: [backend] } }   # free fields conditions can read
+//! phases:
+//!   - id: plan
+//!     prompt: Write the plan to {{output_dir}}/plan.md.
+//!     checkpoint: { approval_required: true }
+//!   - id: implement
+//!     prompt: Implement {{output_dir}}/plan.md.
+//!     checkpoint:
+//!       condition: "context.feature.flags.includes('backend')"
+//!       prompt: Review the implementation?
+//!       show_files: ["{{output_dir}}/plan.md"]
+//!       options:
+//!         - { label: Continue, on_select: { action: continue } }
+//!         - { label: Redo the plan, with_feedback: true,
+//!             on_select: { action: repeat_phase, target: plan } }
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::WorkflowError;
+use super::template::placeholders;
+
+/// `repeat_phase` target meaning "the phase this checkpoint belongs to".
+pub const CURRENT_PHASE: &str = "current";
+
+/// Top-level context keys the engine owns; the file's `context` may not set them.
+pub const RESERVED_CONTEXT_KEYS: [&str; 4] = ["checkpoints", "skip_phases", "phases", "vars"];
+
+/// A workflow file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    /// Name, shown in progress lines and used in run ids.
+    pub name: String,
+    /// What the workflow is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Values for `{{var}}` in prompts and `show_files`; also `context.vars` in conditions.
+    #[serde(default)]
+    pub vars: BTreeMap<String, Value>,
+    /// Initial free fields of the run context, e.g. `feature: {flags: [backend]}`.
+    #[serde(default)]
+    pub context: Map<String, Value>,
+    /// The phases, run in order.
+    pub phases: Vec<Phase>,
+}
+
+/// One phase: a prompt for the agent, and an optional checkpoint after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    /// Unique id (`[A-Za-z0-9_.-]`), used by `repeat_phase` and `skip_phases`.
+    pub id: String,
+    /// The task, with `{{var}}` placeholders.
+    pub prompt: String,
+    /// The human checkpoint after the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// A checkpoint: `approval_required: true` (Continue / Abort), or custom options.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// Ask Continue / Abort.
+    #[serde(default)]
+    pub approval_required: bool,
+    /// JavaScript expression over `context` and `phase`; the checkpoint shows only when it is
+    /// truthy. An expression that throws is logged and the checkpoint is skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// The question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Files to review, with `{{var}}` placeholders.
+    #[serde(default)]
+    pub show_files: Vec<String>,
+    /// The choices (custom checkpoints).
+    #[serde(default)]
+    pub options: Vec<CheckpointOption>,
+}
+
+/// One choice of a custom checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointOption {
+    /// What the person sees.
+    pub label: String,
+    /// Ask for free-text feedback after this choice.
+    #[serde(default)]
+    pub with_feedback: bool,
+    /// What happens.
+    pub on_select: OnSelect,
+}
+
+/// The action of a choice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnSelect {
+    /// Which action.
+    pub action: Action,
+    /// `repeat_phase`: `current` or a phase id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// `skip_phases`: the phases to skip.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<String>,
+}
+
+/// Checkpoint actions (also the `decision` of a checkpoint record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Go on to the next phase.
+    Continue,
+    /// Jump back to a phase and run it again.
+    RepeatPhase,
+    /// Add phases to the skip list and go on.
+    SkipPhases,
+    /// End the run (exit code 2).
+    Abort,
+}
+
+impl Action {
+    /// The `snake_case` name, e.g. `repeat_phase`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "continue",
+            Self::RepeatPhase => "repeat_phase",
+            Self::SkipPhases => "skip_phases",
+            Self::Abort => "abort",
+        }
+    }
+}
+
+impl Workflow {
+    /// Reads, parses and validates the workflow at `path`.
+    pub fn load(path: &Path) -> Result<Self, WorkflowError> {
+        let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates `text`; `path` names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, WorkflowError> {
+        let workflow: Self = serde_norway::from_str(text).map_err(|e| WorkflowError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        workflow.validate(path)?;
+        Ok(workflow)
+    }
+
+    /// The index of phase `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.phases.iter().position(|p| p.id == id)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), WorkflowError> {
+        let invalid = |phase: Option<&str>, message: String| WorkflowError::Invalid {
+            path: path.to_path_buf(),
+            phase: phase.map(str::to_owned),
+            message,
+        };
+        if self.name.trim().is_empty() {
+            return Err(invalid(
+                None,
+                "'name' is empty; give the workflow a name".into(),
+            ));
+        }
+        if self.phases.is_empty() {
+            return Err(invalid(
+                None,
+                "'phases' is empty; add at least one phase with an id and a prompt".into(),
+            ));
+        }
+        if let Some(key) = RESERVED_CONTEXT_KEYS
+            .iter()
+            .find(|k| self.context.contains_key(**k))
+        {
+            return Err(invalid(
+                None,
+                format!("'context.{key}' is kept by the run itself; rename that field"),
+            ));
+        }
+        let ids: Vec<&str> = self.phases.iter().map(|p| p.id.as_str()).collect();
+        let mut seen = HashSet::new();
+        for phase in &self.phases {
+            let id = phase.id.as_str();
+            if id.is_empty()
+                || !id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            {
+                return Err(invalid(
+                    Some(id),
+                    "phase ids use letters, digits, '_', '-' and '.', e.g. implement_api".into(),
+                ));
+            }
+            if id == CURRENT_PHASE {
+                return Err(invalid(
+                    Some(id),
+                    "'current' is reserved for repeat_phase targets; rename the phase".into(),
+                ));
+            }
+            if !seen.insert(id) {
+                return Err(invalid(
+                    Some(id),
+                    "this id is used by another phase too; phase ids must be unique".into(),
+                ));
+            }
+            if phase.prompt.trim().is_empty() {
+                return Err(invalid(Some(id), "'prompt' is empty".into()));
+            }
+            if let Some(checkpoint) = &phase.checkpoint {
+                validate_checkpoint(checkpoint, &ids).map_err(|m| invalid(Some(id), m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every `{{name}}` used in prompts and `show_files`, with the phase using it.
+    pub fn placeholders(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for phase in &self.phases {
+            let mut texts = vec![phase.prompt.as_str()];
+            if let Some(cp) = &phase.checkpoint {
+                texts.extend(cp.show_files.iter().map(String::as_str));
+                texts.extend(cp.prompt.as_deref());
+            }
+            for text in texts {
+                for name in placeholders(text) {
+                    out.push((phase.id.clone(), name));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), String> {
+    if checkpoint.approval_required && !checkpoint.options.is_empty() {
+        return Err("checkpoint has both approval_required and options; use one of them".into());
+    }
+    if !checkpoint.approval_required && checkpoint.options.is_empty() {
+        return Err(
+            "checkpoint 'options' is empty; add options or use approval_required: true".into(),
+        );
+    }
+    if checkpoint
+        .condition
+        .as_ref()
+        .is_some_and(|c| c.trim().is_empty())
+    {
+        return Err(
+            "checkpoint 'condition' is empty; remove it or write an expression such as \
+             \"context.phases.iteration_counts[phase.id] > 1\""
+                .into(),
+        );
+    }
+    let mut labels = HashSet::new();
+    for option in &checkpoint.options {
+        validate_option(option, ids).map_err(|m| format!("option '{}': {m}", option.label))?;
+        if !labels.insert(option.label.trim().to_lowercase()) {
+            return Err(format!(
+                "two options are labelled '{}'; labels must differ",
+                option.label
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_option(option: &CheckpointOption, ids: &[&str]) -> Result<(), String> {
+    if option.label.trim().is_empty() {
+        return Err("'label' is empty".into());
+    }
+    let on = &option.on_select;
+    let list = ids.join(", ");
+    match on.action {
+        Action::RepeatPhase => {
+            let Some(target) = on.target.as_deref() else {
+                return Err(format!(
+                    "repeat_phase needs a 'target': \"current\" or one of {list}"
+                ));
+            };
+            if target != CURRENT_PHASE && !ids.contains(&target) {
+                return Err(format!(
+                    "repeat_phase target '{target}' is not a phase of this workflow; use \
+                     \"current\" or one of {list}"
+                ));
+            }
+        }
+        Action::SkipPhases => {
+            if on.phases.is_empty() {
+                return Err(format!("skip_phases needs 'phases': a list of {list}"));
+            }
+            if let Some(missing) = on.phases.iter().find(|p| !ids.contains(&p.as_str())) {
+                return Err(format!(
+                    "skip_phases names '{missing}', which is not a phase of this workflow (phases: \
+                     {list})"
+                ));
+            }
+        }
+        Action::Continue | Action::Abort => {}
+    }
+    if on.target.is_some() && on.action != Action::RepeatPhase {
+        return Err(format!(
+            "'target' only applies to repeat_phase, not {}",
+            on.action.as_str()
+        ));
+    }
+    if !on.phases.is_empty() && on.action != Action::SkipPhases {
+        return Err(format!(
+            "'phases' only applies to skip_phases, not {}",
+            on.action.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// Where a workflow file is, as stored in a run: relative to the project root when inside it.
+pub(crate) fn stored_path(root: &Path, path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| path.to_path_buf(), |cwd| cwd.join(path))
+    };
+    let absolute = std::fs::canonicalize(&absolute).unwrap_or(absolute);
+    absolute
+        .strip_prefix(root)
+        .map_or(absolute.clone(), Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<Workflow, String> {
+        Workflow::parse(yaml, Path::new("wf.yaml")).map_err(|e| e.to_string())
+    }
+
+    const BASE: &str = "name: t\nphases:\n  - id: a\n    prompt: A\n  - id: b\n    prompt: B\n";
+
+    fn with_checkpoint(checkpoint: &str) -> String {
+        format!(
+            "name: t\nphases:\n  - id: a\n    prompt: A\n    checkpoint:\n{checkpoint}  - id: b\n    prompt: B\n"
+        )
+    }
+
+    #[test]
+    fn a_full_workflow_parses() {
+        let wf = parse(&with_checkpoint(
+            "      condition: \"context.x > 1\"\n      prompt: Review?\n      show_files: [\"{{d}}/p.md\"]\n      options:\n        - label: Go\n          on_select: { action: continue }\n        - label: Redo\n          with_feedback: true\n          on_select: { action: repeat_phase, target: current }\n        - label: Skip\n          on_select: { action: skip_phases, phases: [b] }\n        - label: Stop\n          on_select: { action: abort }\n",
+        ))
+        .unwrap();
+        let cp = wf.phases[0].checkpoint.as_ref().unwrap();
+        assert_eq!(cp.options.len(), 4);
+        assert_eq!(cp.options[1].on_select.action, Action::RepeatPhase);
+        assert!(cp.options[1].with_feedback);
+        assert_eq!(wf.placeholders(), [("a".to_owned(), "d".to_owned())]);
+        assert_eq!(parse(BASE).unwrap().phases.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_file_the_phase_and_the_fix() {
+        let cases = [
+            (
+                "name: t\nphases:\n  - id: a\n    prompt: A\n  - id: a\n    prompt: B\n",
+                "workflow wf.yaml, phase 'a': this id is used by another phase too",
+            ),
+            (
+                &with_checkpoint(
+                    "      options:\n        - label: R\n          on_select: { action: repeat_phase, target: nope }\n",
+                ),
+                "workflow wf.yaml, phase 'a': option 'R': repeat_phase target 'nope' is not a phase of this workflow; use \"current\" or one of a, b",
+            ),
+            (
+                &with_checkpoint(
+                    "      options:\n        - label: S\n          on_select: { action: skip_phases, phases: [b, zz] }\n",
+                ),
+                "option 'S': skip_phases names 'zz', which is not a phase",
+            ),
+            (
+                &with_checkpoint("      prompt: Hm?\n"),
+                "workflow wf.yaml, phase 'a': checkpoint 'options' is empty",
+            ),
+            (
+                &with_checkpoint("      options: []\n"),
+                "checkpoint 'options' is empty",
+            ),
+            (
+                &with_checkpoint(
+                    "      options:\n        - label: R\n          on_select: { action: repeat_phase }\n",
+                ),
+                "repeat_phase needs a 'target'",
+            ),
+            (
+                &with_checkpoint(
+                    "      options:\n        - label: X\n          on_select: { action: explode }\n",
+                ),
+                "unknown variant `explode`",
+            ),
+            ("name: t\nphases: []\n", "'phases' is empty"),
+            ("name: t\nphase: []\n", "unknown field `phase`"),
+            (
+                "name: t\ncontext: {phases: 1}\nphases:\n  - {id: a, prompt: A}\n",
+                "'context.phases' is kept by the run",
+            ),
+            (
+                "name: t\nphases:\n  - {id: current, prompt: A}\n",
+                "'current' is reserved",
+            ),
+            (
+                "name: t\nphases:\n  - {id: 'a b', prompt: A}\n",
+                "phase ids use letters",
+            ),
+            ("name: [\n", "workflow wf.yaml: "),
+        ];
+        for (yaml, expected) in cases {
+            let err = parse(yaml).unwrap_err();
+            assert!(err.contains(expected), "expected {expected:?} in {err:?}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_carry_the_line() {
+        let err = parse("name: t\nphases:\n  - id: a\n    prompt: A\n    bogus: 1\n").unwrap_err();
+        assert!(err.contains("line 5"), "{err}");
+    }
+}

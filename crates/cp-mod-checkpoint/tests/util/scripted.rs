@@ -1,0 +1,352 @@
+//! A scripted [`SessionRunner`]: plays back sessions of model turns against a real project
+//! directory, the way the host's agent loop would, without an LLM.
+//!
+//! Each turn reports usage, then runs its tool batch (real file writes, and the real
+//! `Checkpoint_handoff` tool through a `Registry`), then checks for a stop request, exactly in
+//! the order the [`SessionRunner`] contract asks of a real runner.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use cp_base::{Notifier, Project, Registry, ToolCall, ToolEnv, WorkerId};
+use cp_mod_checkpoint::{
+    CheckpointModule, HANDOFF_TOOL, Handoff, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+};
+use serde_json::Value;
+
+/// One tool call of a scripted batch.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// `File_write`: writes `content` to `path` under the project root.
+    Write(&'static str, String),
+    /// `File_read` of `path`.
+    Read(&'static str),
+    /// Something outside asks for a stop while the batch runs (a key press, a reload).
+    RequestStop,
+}
+
+/// One step of a scripted session.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A model response with `input_tokens` of `window` used, whose tool batch is `batch`.
+    Turn {
+        input_tokens: u64,
+        window: u64,
+        batch: Vec<Action>,
+    },
+    /// The model ends its turn: the task is done.
+    Finish,
+    /// The provider fails.
+    Fail(&'static str),
+}
+
+/// What the session does when asked for its handoff.
+#[derive(Debug, Clone)]
+pub enum HandoffReply {
+    /// Calls the real `Checkpoint_handoff` tool with these arguments.
+    Tool(Value),
+    /// Returns the handoff directly (a runner that intercepts the tool).
+    Return(Handoff),
+    /// Ignores the request.
+    Nothing,
+}
+
+/// A scripted session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub steps: Vec<Step>,
+    pub handoff: HandoffReply,
+}
+
+impl Session {
+    pub fn new(steps: Vec<Step>) -> Self {
+        Self {
+            steps,
+            handoff: HandoffReply::Nothing,
+        }
+    }
+
+    #[must_use]
+    pub fn handoff(mut self, reply: HandoffReply) -> Self {
+        self.handoff = reply;
+        self
+    }
+}
+
+pub fn turn(input_tokens: u64, window: u64, batch: Vec<Action>) -> Step {
+    Step::Turn {
+        input_tokens,
+        window,
+        batch,
+    }
+}
+
+pub fn write(path: &'static str, content: &str) -> Action {
+    Action::Write(path, content.to_owned())
+}
+
+/// What the runner saw and did, shared so a test can read it after handing the runner out.
+#[derive(Debug, Default)]
+pub struct Journal {
+    /// The prompt of every session, in order.
+    pub prompts: Vec<String>,
+    /// `attempt` of each session's control.
+    pub attempts: Vec<u32>,
+    /// Handoff requests received.
+    pub handoff_requests: Vec<String>,
+    /// `s<session>t<turn>` for every turn whose batch ran to the end.
+    pub batches_done: Vec<String>,
+}
+
+pub struct ScriptedRunner {
+    project: Project,
+    worker: WorkerId,
+    sessions: VecDeque<Session>,
+    repeat_last: bool,
+    current: Option<Session>,
+    count: usize,
+    pub journal: Arc<Mutex<Journal>>,
+}
+
+impl ScriptedRunner {
+    pub fn new(project: &Project, sessions: Vec<Session>) -> Self {
+        Self {
+            project: project.clone(),
+            worker: WorkerId::default(),
+            sessions: sessions.into(),
+            repeat_last: false,
+            current: None,
+            count: 0,
+            journal: Arc::default(),
+        }
+    }
+
+    /// Plays the last session again whenever the script runs out.
+    #[must_use]
+    pub fn repeating(mut self) -> Self {
+        self.repeat_last = true;
+        self
+    }
+
+    pub fn journal(&self) -> Arc<Mutex<Journal>> {
+        self.journal.clone()
+    }
+
+    pub fn sessions_run(&self) -> usize {
+        self.count
+    }
+
+    fn next_session(&mut self) -> Option<Session> {
+        if self.repeat_last && self.sessions.len() == 1 {
+            return self.sessions.front().cloned();
+        }
+        self.sessions.pop_front()
+    }
+}
+
+impl SessionRunner for ScriptedRunner {
+    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+        {
+            let mut journal = self.journal.lock().unwrap();
+            journal.prompts.push(prompt.to_owned());
+            journal.attempts.push(control.attempt());
+        }
+        let index = self.count;
+        self.count += 1;
+        let Some(session) = self.next_session() else {
+            return SessionEnd::Failed(format!("script has no session {index}"));
+        };
+        self.current = Some(session.clone());
+        for (t, step) in session.steps.iter().enumerate() {
+            match step {
+                Step::Finish => return SessionEnd::Completed,
+                Step::Fail(message) => return SessionEnd::Failed((*message).to_owned()),
+                Step::Turn {
+                    input_tokens,
+                    window,
+                    batch,
+                } => {
+                    control.record_usage(*input_tokens, *window);
+                    for action in batch {
+                        match action {
+                            Action::Write(path, content) => {
+                                let full = self.project.root().join(path);
+                                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                                std::fs::write(full, content).unwrap();
+                                control.record_tool_call(ToolRecord::new("File_write", [*path]));
+                            }
+                            Action::Read(path) => {
+                                control.record_tool_call(ToolRecord::new("File_read", [*path]));
+                            }
+                            Action::RequestStop => control.stop_handle().request_stop(),
+                        }
+                    }
+                    self.journal
+                        .lock()
+                        .unwrap()
+                        .batches_done
+                        .push(format!("s{index}t{t}"));
+                    if control.stop_requested() {
+                        return SessionEnd::Stopped;
+                    }
+                }
+            }
+        }
+        SessionEnd::Completed
+    }
+
+    fn request_handoff(
+        &mut self,
+        request: &str,
+        control: &SessionControl,
+    ) -> Result<Option<Handoff>, String> {
+        self.journal
+            .lock()
+            .unwrap()
+            .handoff_requests
+            .push(request.to_owned());
+        match self.current.as_ref().map(|s| s.handoff.clone()) {
+            Some(HandoffReply::Tool(args)) => {
+                let mut registry = Registry::new();
+                registry
+                    .register(Box::new(CheckpointModule::new()))
+                    .unwrap();
+                let env = ToolEnv::new(self.project.clone(), self.worker.clone(), Notifier::new());
+                let result = registry.call(&ToolCall::new("h1", HANDOFF_TOOL, args), &env);
+                assert!(!result.is_error, "handoff tool failed: {}", result.text);
+                control.record_tool_call(ToolRecord::new(HANDOFF_TOOL, Vec::<String>::new()));
+                Ok(None)
+            }
+            Some(HandoffReply::Return(handoff)) => Ok(Some(handoff)),
+            Some(HandoffReply::Nothing) | None => Ok(None),
+        }
+    }
+}
+
+/// A runner for workflows: every session appends a line to `work/<phase>.txt` (a real file
+/// change, reported as a tool call) and completes. It can hang in one phase, after writing a
+/// marker file, so a test can kill the process mid-phase.
+pub struct EchoRunner {
+    project: Project,
+    /// `(phase, marker)`: in that phase, write `marker` and then block.
+    pub hang: Option<(String, std::path::PathBuf)>,
+    /// Phases whose session fails.
+    pub fail: Vec<String>,
+    /// `(phase, prompt)` of every session, in order.
+    pub runs: Vec<(String, String)>,
+}
+
+impl EchoRunner {
+    pub fn new(project: &Project) -> Self {
+        Self {
+            project: project.clone(),
+            hang: None,
+            fail: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// The phases run, in order.
+    pub fn phases(&self) -> Vec<&str> {
+        self.runs.iter().map(|(p, _)| p.as_str()).collect()
+    }
+
+    /// The prompt of the `n`th session (0-based).
+    pub fn prompt(&self, n: usize) -> &str {
+        &self.runs[n].1
+    }
+}
+
+impl SessionRunner for EchoRunner {
+    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+        let phase = control.phase_id().to_owned();
+        self.runs.push((phase.clone(), prompt.to_owned()));
+        let rel = format!("work/{phase}.txt");
+        let path = self.project.root().join(&rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text += "run ";
+        text += &self.runs.len().to_string();
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        control.record_usage(1_000, 200_000);
+        control.record_tool_call(ToolRecord::new("File_write", [rel]));
+        if let Some((hang_phase, marker)) = &self.hang
+            && hang_phase == &phase
+        {
+            std::fs::write(marker, "hanging").unwrap();
+            // Safety limit only: the test kills this process long before.
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            return SessionEnd::Failed("was not killed".into());
+        }
+        if self.fail.contains(&phase) {
+            return SessionEnd::Failed(format!("provider error in {phase}"));
+        }
+        SessionEnd::Completed
+    }
+
+    fn request_handoff(
+        &mut self,
+        _request: &str,
+        _control: &SessionControl,
+    ) -> Result<Option<Handoff>, String> {
+        Ok(None)
+    }
+}
+
+/// A prompter that answers from a list (by label) and records what it was asked and told.
+#[derive(Default)]
+pub struct ListPrompter {
+    /// `(label, feedback)` answers, consumed in order.
+    pub answers: VecDeque<(String, Option<String>)>,
+    pub requests: Vec<cp_mod_checkpoint::CheckpointRequest>,
+    pub events: Vec<cp_mod_checkpoint::WorkflowEvent>,
+}
+
+impl ListPrompter {
+    pub fn new(answers: &[(&str, Option<&str>)]) -> Self {
+        Self {
+            answers: answers
+                .iter()
+                .map(|(l, f)| ((*l).to_owned(), f.map(str::to_owned)))
+                .collect(),
+            ..Self::default()
+        }
+    }
+
+    /// The progress lines as a front-end would show them.
+    pub fn lines(&self) -> Vec<String> {
+        self.events.iter().map(ToString::to_string).collect()
+    }
+}
+
+impl cp_mod_checkpoint::CheckpointPrompter for ListPrompter {
+    fn ask(
+        &mut self,
+        request: &cp_mod_checkpoint::CheckpointRequest,
+    ) -> Result<cp_mod_checkpoint::CheckpointAnswer, cp_mod_checkpoint::PromptError> {
+        self.requests.push(request.clone());
+        let Some((label, feedback)) = self.answers.pop_front() else {
+            return Err(cp_mod_checkpoint::PromptError(format!(
+                "test script has no answer for the checkpoint after {}",
+                request.phase_id
+            )));
+        };
+        let choice = request
+            .choices
+            .iter()
+            .position(|c| c.label == label)
+            .unwrap_or_else(|| panic!("no choice '{label}' in {:?}", request.choices));
+        Ok(cp_mod_checkpoint::CheckpointAnswer { choice, feedback })
+    }
+
+    fn on_event(&mut self, event: &cp_mod_checkpoint::WorkflowEvent) {
+        self.events.push(event.clone());
+    }
+}

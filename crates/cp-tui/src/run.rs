@@ -1,0 +1,149 @@
+//! `context-pilot run WORKFLOW.yaml`: drive the agent through a workflow's phases, with smart
+//! restarts and human checkpoints, headless on the terminal or in the TUI.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
+
+use crate::agent::{AgentEvent, AgentRunner, EventSink};
+use crate::host::Host;
+use crate::tui::AgentState;
+
+/// The arguments of `context-pilot run`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_long_help = RESTART_HELP)]
+pub struct RunCommand {
+    /// The workflow, e.g. `.context-pilot/workflows/feature.yaml` (not needed with --resume).
+    pub file: Option<PathBuf>,
+    /// Continue the run with this id (see `.context-pilot/runs/`), e.g. after a crash.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// Print progress and ask at checkpoints on the terminal instead of opening the TUI.
+    #[arg(long)]
+    pub headless: bool,
+    /// Answer checkpoints from this file (YAML or JSON list), for unattended runs.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Set a workflow variable, e.g. `--var output_dir=docs/plan`.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Restart when the context is this full, in percent (default 80; 100 disables).
+    #[arg(long, value_name = "PCT")]
+    pub context_threshold: Option<f64>,
+    /// Restart after this many tool calls in one session (default 100).
+    #[arg(long, value_name = "N")]
+    pub tool_call_threshold: Option<u64>,
+    /// Give up on a phase after this many restarts (default 3; 0 disables restarts).
+    #[arg(long, value_name = "N")]
+    pub max_restarts: Option<u32>,
+    /// Do not commit before restarts and after phases.
+    #[arg(long)]
+    pub no_auto_commit: bool,
+    /// Start even when the working tree has uncommitted changes.
+    #[arg(long)]
+    pub allow_dirty: bool,
+}
+
+impl RunCommand {
+    fn run_args(&self, host: &Host) -> anyhow::Result<RunArgs> {
+        let mut vars = BTreeMap::new();
+        for pair in &self.vars {
+            let Some((name, value)) = pair.split_once('=') else {
+                anyhow::bail!("--var {pair:?} is not NAME=VALUE; example: --var output_dir=docs");
+            };
+            vars.insert(name.to_owned(), value.to_owned());
+        }
+        if self.file.is_none() && self.resume.is_none() {
+            anyhow::bail!(
+                "give a workflow file, or --resume RUN_ID; example: context-pilot run .context-pilot/workflows/feature.yaml"
+            );
+        }
+        Ok(RunArgs {
+            workflow: self.file.clone(),
+            resume: self.resume.clone(),
+            answers: self.answers.clone(),
+            options: RunOptions {
+                overrides: RestartOverrides {
+                    context_threshold: self.context_threshold,
+                    tool_call_threshold: self.tool_call_threshold,
+                    max_restarts: self.max_restarts,
+                    no_auto_commit: self.no_auto_commit,
+                    allow_dirty: self.allow_dirty,
+                },
+                vars,
+                worker: host.worker().clone(),
+            },
+        })
+    }
+}
+
+/// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 1 failed).
+pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
+    let args = command.run_args(&host)?;
+    let agent = AgentState::from_config(host.project());
+    let Some(provider) = agent.provider.clone() else {
+        let why = agent.provider_error.unwrap_or_else(|| {
+            "no LLM provider is configured: set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL".into()
+        });
+        anyhow::bail!("{why}");
+    };
+    if command.headless
+        || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        let sink: EventSink = Arc::new(print_progress);
+        let mut runner =
+            AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        let mut output = std::io::stdout();
+        return Ok(run_headless(
+            host.project(),
+            &args,
+            &mut runner,
+            &mut input,
+            &mut output,
+        ));
+    }
+    crate::tui::run_workflow(host, agent, args)
+}
+
+/// Headless progress: the agent's text as it streams, one line per tool call and result.
+fn print_progress(event: AgentEvent) {
+    let mut out = std::io::stdout().lock();
+    let _ = match event {
+        AgentEvent::Text(text) => write!(out, "{text}"),
+        AgentEvent::ToolCalls(calls) => calls
+            .iter()
+            .try_for_each(|(_, name, args)| writeln!(out, "\n  → {name} {}", short(args, 100))),
+        AgentEvent::ToolResults(results) => results.iter().try_for_each(|(_, r)| {
+            let mark = if r.is_error { "✗" } else { "✓" };
+            writeln!(
+                out,
+                "    {mark} {}",
+                short(r.text.lines().next().unwrap_or(""), 100)
+            )
+        }),
+        AgentEvent::CheckpointBlocked(reason) => {
+            writeln!(
+                out,
+                "\n  checkpoint: {}",
+                short(reason.lines().next().unwrap_or(""), 100)
+            )
+        }
+        AgentEvent::Status(status) => writeln!(out, "  … {status}"),
+        AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
+        AgentEvent::Usage(_) => writeln!(out),
+        AgentEvent::Messages(_) | AgentEvent::Finished(_) => Ok(()),
+    };
+    let _ = out.flush();
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    format!("{}…", text.chars().take(max - 1).collect::<String>())
+}

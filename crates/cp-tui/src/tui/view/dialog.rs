@@ -1,0 +1,100 @@
+//! The workflow checkpoint dialog.
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::tui::dialog::{CheckpointDialog, DialogFocus};
+
+pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
+    let request = &dialog.request;
+    let width = area.width.saturating_sub(10).clamp(30, 90);
+    let height = area.height.saturating_sub(4).clamp(8, 30);
+    let popup = super::centered(area, width, height);
+    frame.render_widget(Clear, popup);
+    let title = format!(
+        " Checkpoint · phase {} · iteration {} ",
+        request.phase_id, request.iteration
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::default().fg(Color::Magenta))
+        .title(title);
+    let inner = block.inner(popup);
+    frame.render_widget(block, popup);
+
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let dim = Style::default().fg(Color::DarkGray);
+    let highlight = Style::default()
+        .fg(Color::Black)
+        .bg(Color::Magenta)
+        .add_modifier(Modifier::BOLD);
+    let mut lines = vec![Line::styled(request.prompt.clone(), bold), Line::default()];
+    if !request.files.is_empty() {
+        lines.push(Line::styled(
+            "Files to review (Tab to pick, Enter opens):",
+            dim,
+        ));
+        for (i, file) in request.files.iter().enumerate() {
+            let style = if dialog.focus == DialogFocus::Files && i == dialog.file {
+                highlight
+            } else {
+                Style::default()
+            };
+            lines.push(Line::styled(format!("  {file}"), style));
+        }
+        lines.push(Line::default());
+    }
+    for (i, choice) in request.choices.iter().enumerate() {
+        let selected = i == dialog.selected;
+        let style = if selected && dialog.focus == DialogFocus::Options {
+            highlight
+        } else if selected {
+            bold
+        } else {
+            Style::default()
+        };
+        let feedback = if choice.with_feedback {
+            "  (+ feedback)"
+        } else {
+            ""
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {} ", i + 1), dim),
+            Span::styled(choice.label.clone(), style),
+            Span::styled(feedback, dim),
+        ]));
+    }
+    let feedback_row = if dialog.needs_feedback() {
+        lines.push(Line::default());
+        lines.push(Line::styled("Feedback (passed into the next phase):", dim));
+        let style = if dialog.focus == DialogFocus::Feedback {
+            Style::default().fg(Color::Magenta)
+        } else {
+            Style::default()
+        };
+        let text = dialog.feedback.text().replace('\n', " ⏎ ");
+        lines.push(Line::styled(format!("› {text}"), style));
+        Some(lines.len() - 1)
+    } else {
+        None
+    };
+    lines.push(Line::default());
+    lines.push(Line::styled(
+        "↑↓/1-9 choose · Enter confirm · Tab files/feedback · Esc hide (Ctrl-K shows)",
+        dim,
+    ));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {
+        let col = 2 + u16::try_from(dialog.feedback.text().chars().count()).unwrap_or(0);
+        let y = inner.y + u16::try_from(row).unwrap_or(0);
+        if y < inner.bottom() {
+            frame.set_cursor_position(Position {
+                x: (inner.x + col).min(inner.right().saturating_sub(1)),
+                y,
+            });
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Running a workflow inside the TUI: the engine runs on a worker thread, its checkpoints
+//! become a modal dialog, and its events show in the status bar and the conversation.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
+
+use cp_mod_checkpoint::{
+    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowEvent,
+    resume_workflow, run_workflow,
+};
+
+use super::events::AppEvent;
+use crate::agent::{AgentRunner, EventSink};
+use crate::host::Host;
+use crate::llm::Provider;
+
+/// Messages from the workflow thread to the UI.
+#[derive(Debug)]
+pub enum WorkflowMsg {
+    /// A checkpoint waits for the person; answer on the channel.
+    Ask(
+        Box<CheckpointRequest>,
+        Sender<Result<CheckpointAnswer, PromptError>>,
+    ),
+    Event(WorkflowEvent),
+    /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
+    Finished(Result<i32, String>),
+}
+
+/// Asks the UI and waits for the answer. If the UI goes away, the run stops, resumable.
+struct TuiPrompter {
+    tx: Sender<AppEvent>,
+}
+
+impl CheckpointPrompter for TuiPrompter {
+    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError> {
+        let (reply, answer) = mpsc::channel();
+        self.tx
+            .send(AppEvent::Workflow(WorkflowMsg::Ask(
+                Box::new(request.clone()),
+                reply,
+            )))
+            .map_err(|_| PromptError("the TUI closed".into()))?;
+        answer
+            .recv()
+            .map_err(|_| PromptError("the TUI closed before the checkpoint was answered".into()))?
+    }
+
+    fn on_event(&mut self, event: &WorkflowEvent) {
+        let _ = self
+            .tx
+            .send(AppEvent::Workflow(WorkflowMsg::Event(event.clone())));
+    }
+}
+
+/// Starts the run on a worker thread. The agent's turns stream into the conversation.
+pub fn start(
+    host: &Host,
+    provider: Arc<dyn Provider>,
+    args: RunArgs,
+    tx: Sender<AppEvent>,
+) -> std::io::Result<()> {
+    let agent_tx = tx.clone();
+    let sink: EventSink = Arc::new(move |event| {
+        let _ = agent_tx.send(AppEvent::Agent(event));
+    });
+    let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);
+    let project = host.project().clone();
+    std::thread::Builder::new()
+        .name("cp-workflow".into())
+        .spawn(move || {
+            let mut prompter = TuiPrompter { tx: tx.clone() };
+            let result = match (&args.resume, &args.workflow) {
+                (Some(run_id), path) => resume_workflow(
+                    &project,
+                    run_id,
+                    path.as_deref(),
+                    &mut runner,
+                    &mut prompter,
+                    &args.options,
+                ),
+                (None, Some(path)) => {
+                    run_workflow(&project, path, &mut runner, &mut prompter, &args.options)
+                }
+                (None, None) => {
+                    let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(Err(
+                        "no workflow file given".into(),
+                    ))));
+                    return;
+                }
+            };
+            let finished = result
+                .map(|outcome| outcome.exit_code())
+                .map_err(|e| e.to_string());
+            let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(finished)));
+        })?;
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! End to end: `context-pilot run --headless` drives the sample workflow against the scripted
+//! LLM server, with one smart restart and checkpoints answered from an answers file.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use cp_e2e::{LlmServer, Turn, anthropic, git, git_repo};
+
+const SAMPLE: &str = include_str!("../../../.context-pilot/workflows/feature.yaml");
+
+fn prepare_repo() -> tempfile::TempDir {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(dir.join(".context-pilot/workflows/feature.yaml"), SAMPLE).unwrap();
+    std::fs::write(dir.join("README.md"), "# demo\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    repo
+}
+
+fn run(dir: &Path, server: &LlmServer, answers: &Path, extra: &[&str]) -> Output {
+    let url = server.url();
+    Command::new(env!("CARGO_BIN_EXE_context-pilot"))
+        .args([
+            "run",
+            ".context-pilot/workflows/feature.yaml",
+            "--headless",
+            "--answers",
+        ])
+        .arg(answers)
+        .args(extra)
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_sample_workflow_runs_headless_with_a_restart_and_an_answers_file() {
+    let repo = prepare_repo();
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    // Phase "plan", session 1: writes the plan while the context is 75% full (threshold 50%):
+    // the batch finishes, then the session stops for a restart.
+    let plan =
+        r#"{"file_path": "docs/features/the-feature/plan.md", "content": "1. add the stack\n"}"#;
+    server.push(anthropic::reply(
+        &Turn::tool_calls(&[("p1", "File_write", plan)]).with_usage(150_000, 0, 50),
+    ));
+    // Asked for a handoff, it records one.
+    let handoff = r#"{"reason": "threshold_critical",
+        "completed": [{"file": "docs/features/the-feature/plan.md", "status": "partial"}],
+        "remaining": [{"file": "docs/features/the-feature/plan.md", "description": "add the risks section"}],
+        "decisions": ["keep the stack in memory"], "files_modified": ["docs/features/the-feature/plan.md"]}"#;
+    server.push(anthropic::tool_use_turn(&[(
+        "h1",
+        "Checkpoint_handoff",
+        handoff,
+    )]));
+    server.push(anthropic::text_turn("Handoff recorded."));
+    // Session 2 (after the restart) finishes the plan.
+    server.push(anthropic::text_turn("Plan complete."));
+    // Phase "implement": writes code; the checkpoint asks to verify once.
+    let code = r#"{"file_path": "src/stack.txt", "content": "push pop\n"}"#;
+    server.push(anthropic::tool_use_turn(&[("i1", "File_write", code)]));
+    server.push(anthropic::text_turn("Implemented."));
+    server.push(anthropic::text_turn("Verified."));
+    // Phase "review".
+    server.push(anthropic::text_turn("Reviewed, all good."));
+
+    let answers = dir
+        .parent()
+        .unwrap()
+        .join(format!("answers-{}.yaml", std::process::id()));
+    std::fs::write(
+        &answers,
+        "- phase: plan\n  option: Continue\n- phase: review\n  option: Done\n",
+    )
+    .unwrap();
+    let out = run(dir, &server, &answers, &["--context-threshold", "50"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let requests = server.requests();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}\nrequests: {}",
+        requests.len()
+    );
+
+    // One restart, with the handoff and the original task in the new session's prompt.
+    let log = git(dir, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase plan"),
+        "{log}"
+    );
+    let restart_prompt = &requests[3].raw_body;
+    assert!(
+        restart_prompt.contains("add the risks section"),
+        "handoff missing: {restart_prompt}"
+    );
+    assert!(
+        restart_prompt.contains("Plan the feature"),
+        "original prompt missing"
+    );
+    // Both checkpoints were answered from the file and recorded.
+    let runs = dir.join(".context-pilot/runs");
+    let run_dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let context = std::fs::read_to_string(run_dir.join("context.json")).unwrap();
+    assert!(
+        context.contains("\"phase\": \"plan\"") || context.contains("\"phase\":\"plan\""),
+        "{context}"
+    );
+    assert!(context.contains("review"), "{context}");
+    assert!(std::fs::read_to_string(dir.join("src/stack.txt")).is_ok());
+    std::fs::remove_file(answers).ok();
+}
+
+#[test]
+fn aborting_at_a_checkpoint_exits_with_code_2() {
+    let repo = prepare_repo();
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::text_turn("Nothing to plan."));
+    let answers = dir
+        .parent()
+        .unwrap()
+        .join(format!("abort-{}.yaml", std::process::id()));
+    std::fs::write(&answers, "- phase: plan\n  option: Abort\n").unwrap();
+    let out = run(dir, &server, &answers, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::remove_file(answers).ok();
+}

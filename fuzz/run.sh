@@ -15,7 +15,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(validate_args config hook_payload)
+    targets=(validate_args config hook_payload workflow)
 fi
 
 cd "$(dirname "$0")/.."

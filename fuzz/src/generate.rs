@@ -416,4 +416,140 @@ impl Gen {
         }
         self.mutate(payload.to_string().into_bytes())
     }
+
+    /// A workflow file: YAML text shaped like the real thing, with odd ids, actions,
+    /// targets, JavaScript conditions and, now and then, anchors that expand a lot.
+    #[expect(
+        clippy::format_push_string,
+        reason = "generator code: plain YAML lines read best as format! strings"
+    )]
+    pub fn workflow_bytes(&mut self) -> Vec<u8> {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "name: {}\n",
+            yaml_str(self.pick::<&str>(&["feature", "", "x"]))
+        ));
+        if self.one_in(3) {
+            out.push_str("vars: { output_dir: docs/feature, n: 3 }\n");
+        }
+        if self.one_in(3) {
+            out.push_str("context: { feature: { flags: [backend] } }\n");
+        }
+        if self.one_in(20) {
+            // Nested aliases: a YAML parser must refuse to expand them without bound.
+            out.push_str("description: &a [x, x, x, x, x, x, x, x, x]\n");
+            for (name, prev) in [
+                ("b", "a"),
+                ("c", "b"),
+                ("d", "c"),
+                ("e", "d"),
+                ("f", "e"),
+                ("g", "f"),
+                ("h", "g"),
+            ] {
+                out.push_str(&format!(
+                    "x{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+                ));
+            }
+        }
+        out.push_str("phases:\n");
+        let phases = 1 + self.below(3);
+        for i in 0..phases {
+            self.workflow_phase(&mut out, i, phases);
+        }
+        self.mutate(out.into_bytes())
+    }
+
+    /// One phase of [`Self::workflow_bytes`]: phase `i` of `phases`.
+    #[expect(
+        clippy::format_push_string,
+        reason = "generator code: plain YAML lines read best as format! strings"
+    )]
+    fn workflow_phase(&mut self, out: &mut String, i: usize, phases: usize) {
+        const IDS: &[&str] = &["plan", "implement", "review", "current", "x y", "", "a.b"];
+        const ACTIONS: &[&str] = &["continue", "repeat_phase", "skip_phases", "abort"];
+        const CONDITIONS: &[&str] = &[
+            "context.phases.iteration_counts[phase.id] > 1",
+            "context.feature.flags.includes('backend')",
+            "context.nope.deeper",
+            "true",
+            "1 +",
+            "throw new Error('x')",
+            "'a'.repeat(1 << 28).length > 0",
+            "(function f() { return f(); })()",
+            "JSON.stringify(context).length > 0",
+            "phase.id === 'plan' && context.vars",
+        ];
+        let valid_ids = ["plan", "implement", "review"];
+        // Mostly valid, unique ids, so most files get past validation.
+        let id = if self.one_in(8) {
+            *self.pick(IDS)
+        } else {
+            valid_ids[i]
+        };
+        out.push_str(&format!("  - id: {}\n", yaml_str(id)));
+        let prompt = if self.one_in(10) {
+            String::new()
+        } else {
+            format!("Do {{{{output_dir}}}}/{id} {}", self.string())
+        };
+        out.push_str(&format!("    prompt: {}\n", yaml_str(&prompt)));
+        if self.one_in(3) {
+            return;
+        }
+        out.push_str("    checkpoint:\n");
+        // Exactly one of approval_required / options, except now and then.
+        let (approval, options) = match self.below(8) {
+            0 => (true, true),
+            1 => (false, false),
+            2..=4 => (true, false),
+            _ => (false, true),
+        };
+        if approval {
+            out.push_str("      approval_required: true\n");
+        }
+        // Infinite loops cost the full condition timeout: keep them rare.
+        let condition = if self.one_in(40) {
+            "while (true) {}"
+        } else {
+            self.pick(CONDITIONS)
+        };
+        if self.one_in(2) {
+            out.push_str(&format!("      condition: {}\n", yaml_str(condition)));
+        }
+        if self.one_in(2) {
+            out.push_str("      show_files: [\"{{output_dir}}/plan.md\", \"{{missing}}\"]\n");
+        }
+        if options {
+            out.push_str("      options:\n");
+            for _ in 0..=self.below(2) {
+                let action = if self.one_in(10) {
+                    "jump"
+                } else {
+                    *self.pick(ACTIONS)
+                };
+                let target = if self.one_in(6) {
+                    *self.pick(IDS)
+                } else {
+                    valid_ids[self.below(phases)]
+                };
+                let extra = match action {
+                    "repeat_phase" => format!(", target: {}", yaml_str(target)),
+                    "skip_phases" => format!(", phases: [{}]", yaml_str(target)),
+                    _ if self.one_in(8) => format!(", target: {}", yaml_str(target)),
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "        - {{ label: {}, with_feedback: {}, on_select: {{ action: {action}{extra} }} }}\n",
+                    yaml_str(&self.string()),
+                    self.one_in(2),
+                ));
+            }
+        }
+    }
+}
+
+/// `s` as a YAML double-quoted scalar (JSON strings are valid YAML).
+fn yaml_str(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
 }

@@ -6,7 +6,7 @@ use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::{ConfigFile, Module, Notifier, PanelView, Project, ToolEnv, WorkerId};
 use cp_mod_callback::{CallbackModule, CallbackSection, Matcher};
-use cp_mod_checkpoint::{CheckpointConfig, StopCheckpoint};
+use cp_mod_checkpoint::{CheckpointConfig, StopCheckpoint, Workflow, evaluate_condition};
 use cp_tui::hook::HookEvent;
 use cp_tui::llm::ProviderConfig;
 use serde_json::Value;
@@ -199,6 +199,34 @@ pub fn hook_payload(fixture: &Fixture, data: &[u8]) {
                 "hook {} printed invalid JSON: {stdout}",
                 event.cli_name()
             );
+        }
+    }
+}
+
+/// Loading a workflow YAML file, then what a run does with it before the agent starts:
+/// its placeholders, and each checkpoint's `condition` evaluated against a run context.
+pub fn workflow(_fixture: &Fixture, data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let Ok(workflow) = Workflow::parse(&text, Path::new("fuzz.yaml")) else {
+        return;
+    };
+    let _ = workflow.placeholders();
+    let mut context = serde_json::Map::new();
+    context.extend(workflow.context.clone());
+    context.insert(
+        "vars".into(),
+        serde_json::to_value(&workflow.vars).unwrap_or_default(),
+    );
+    context.insert(
+        "phases".into(),
+        serde_json::json!({"iteration_counts": {}, "current": workflow.phases[0].id}),
+    );
+    context.insert("checkpoints".into(), serde_json::json!([]));
+    let context = Value::Object(context);
+    for phase in &workflow.phases {
+        if let Some(condition) = phase.checkpoint.as_ref().and_then(|c| c.condition.as_ref()) {
+            // An error is the documented outcome for a bad expression: logged and skipped.
+            let _ = evaluate_condition(condition, &context, &serde_json::json!({"id": phase.id}));
         }
     }
 }

@@ -72,12 +72,32 @@ fn hook_payloads_never_panic() {
     );
 }
 
+#[test]
+fn loading_workflows_never_panics() {
+    let fixture = Fixture::new();
+    let valid = std::cell::Cell::new(0);
+    let count = iterations(600);
+    drive(5, count, Gen::workflow_bytes, |data| {
+        let text = String::from_utf8_lossy(data);
+        if cp_mod_checkpoint::Workflow::parse(&text, std::path::Path::new("w.yaml")).is_ok() {
+            valid.set(valid.get() + 1);
+        }
+        cp_fuzz::workflow(&fixture, data);
+    });
+    // The generator must reach past the parser, or the conditions are never evaluated.
+    assert!(
+        valid.get() * 20 >= count,
+        "only {} of {count} workflows were valid",
+        valid.get()
+    );
+}
+
 /// Inputs that once broke a target (found by these loops or by libFuzzer) stay fixed.
 #[test]
 fn regressions() {
     let fixture = Fixture::new();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
-    for target in ["validate_args", "config", "hook_payload"] {
+    for target in ["validate_args", "config", "hook_payload", "workflow"] {
         let Ok(entries) = std::fs::read_dir(dir.join(target)) else {
             continue;
         };
@@ -86,6 +106,7 @@ fn regressions() {
             let run = || match target {
                 "validate_args" => cp_fuzz::validate_args(&fixture, &data),
                 "config" => cp_fuzz::config(&fixture, &data),
+                "workflow" => cp_fuzz::workflow(&fixture, &data),
                 _ => cp_fuzz::hook_payload(&fixture, &data),
             };
             assert!(

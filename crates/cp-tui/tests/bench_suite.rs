@@ -34,7 +34,10 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
     suite::report_into(&out, &section);
     let after = std::fs::read_to_string(&out).unwrap();
     assert!(!after.contains("stale figures"), "{after}");
-    assert!(after.contains("## Consoles\n\nkept as is"), "{after}");
+    assert!(
+        after.contains(&format!("{}\n\n## Consoles\n\nkept as is", suite::END)),
+        "{after}"
+    );
     assert_eq!(after.matches(suite::BEGIN).count(), 1, "{after}");
     for figure in [
         "callback overhead",

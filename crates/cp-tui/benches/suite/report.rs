@@ -124,9 +124,8 @@ pub fn write_into(path: &Path, section: &str) -> std::io::Result<()> {
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let new = match (old.find(BEGIN), old.find(END)) {
         (Some(begin), Some(end)) if end > begin => {
-            let mut after = &old[end + END.len()..];
-            after = after.strip_prefix('\n').unwrap_or(after);
-            format!("{}{section}{after}", &old[..begin])
+            let after = old[end + END.len()..].trim_start_matches('\n');
+            format!("{}{section}\n{after}", &old[..begin])
         }
         _ => match old.split_once('\n') {
             Some((title, rest)) if title.starts_with("# ") => {

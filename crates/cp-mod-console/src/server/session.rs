@@ -53,6 +53,14 @@ pub(super) struct Session {
 
 /// Checks a spawn request before anything is started.
 fn validate(spec: &SpawnSpec) -> Result<(), ConsoleError> {
+    if let Some(argv) = &spec.argv
+        && argv.first().is_none_or(String::is_empty)
+    {
+        return Err(ConsoleError::InvalidSpec(
+            "'argv' is empty or names no program; give at least the program, e.g. [\"cargo\", \"test\"]"
+                .into(),
+        ));
+    }
     if spec.command.trim().is_empty() {
         return Err(ConsoleError::InvalidSpec(
             "'command' is empty; give a shell command such as `cargo test`".into(),
@@ -106,9 +114,14 @@ impl Session {
                 pixel_height: 0,
             })
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
-        let mut cmd = CommandBuilder::new("bash");
-        cmd.arg("-c");
-        cmd.arg(&spec.command);
+        let mut cmd = if let Some(argv) = &spec.argv {
+            CommandBuilder::from_argv(argv.iter().map(Into::into).collect())
+        } else {
+            let mut cmd = CommandBuilder::new("bash");
+            cmd.arg("-c");
+            cmd.arg(&spec.command);
+            cmd
+        };
         cmd.cwd(&spec.cwd);
         if cmd.get_env("TERM").is_none() {
             cmd.env("TERM", "xterm-256color");

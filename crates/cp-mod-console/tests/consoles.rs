@@ -432,3 +432,26 @@ fn waits_reuse_connections_and_survive_a_server_restart() {
     let done = s.wait_exit(LONG).unwrap();
     assert_eq!(done.info.status, SessionStatus::Exited { code: 4 });
 }
+
+#[test]
+fn commands_get_the_pty_as_controlling_terminal_and_no_server_descriptors() {
+    let p = Project::new();
+    let s = p.spawn("exec 9</dev/tty && echo has-ctty; ps -o tty= -p $$");
+    s.wait_exit(LONG).unwrap();
+    let out = s.tail(2).unwrap();
+    assert!(out.starts_with("has-ctty\npts/"), "{out}");
+    // Only stdin, stdout, stderr (and `ls`'s own directory handle): no log file, socket or
+    // PTY master of the server leaks into the command.
+    let s = p
+        .client
+        .spawn(SpawnSpec::exec(["ls", "/proc/self/fd"], &p.root))
+        .unwrap();
+    s.wait_exit(LONG).unwrap();
+    let fds: Vec<String> = s
+        .tail(20)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(fds, ["0", "1", "2", "3"], "{fds:?}");
+}

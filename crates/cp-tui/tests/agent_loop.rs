@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo, openai};
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(60);
 
 /// The model writes a file, then ends its turn; the checkpoint (docs only: capture-only) blocks
 /// once, and the model's second stop passes.

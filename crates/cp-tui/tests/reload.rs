@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo};
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(60);
 
 fn signal(pid: u32, sig: i32) {
     // SAFETY: kill(2) on a child process we started.

@@ -659,7 +659,7 @@ impl App {
                 self.workflow = Some(WorkflowRun {
                     turn: Some(turn),
                     ..WorkflowRun::default()
-                })
+                });
             }
             Err(e) => {
                 self.conversation.push(Entry::Notice {

@@ -532,3 +532,62 @@ fn an_unreadable_saved_state_is_set_aside_and_the_hook_goes_on() {
     let next = next_edit(&root);
     assert_eq!((next.stdout.as_str(), next.stderr.as_str()), ("", ""));
 }
+
+#[test]
+fn a_background_run_an_mcp_server_left_behind_is_reported_by_the_next_hook() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::process::Stdio;
+
+    let (_repo, root) = project_with_background_callback(3);
+    let mut child = util::context_pilot(&root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "File_write",
+                       "arguments": {"file_path": "src/greet.sh", "content": "echo hello, mcp\n"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut call = serde_json::Value::Null;
+    for _ in 0..10 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if reply["id"] == 2 {
+            call = reply;
+            break;
+        }
+    }
+    let text = call["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{call}"))
+        .to_owned();
+    let (_, rest) = text
+        .split_once("Callback 'slow-check' started in background (run ")
+        .unwrap_or_else(|| panic!("{text}"));
+    let run_id = rest.split(')').next().unwrap().to_owned();
+    // The client goes away while the script still runs.
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    let_the_run_end();
+    let next = next_edit(&root);
+    let again = next_edit(&root);
+    stop_console_server(&root);
+    let reason = next.json()["reason"].as_str().unwrap().to_owned();
+    assert!(reason.contains(&run_id), "{reason}");
+    assert!(reason.contains("slow output for src/greet.sh"), "{reason}");
+    assert_eq!(again.stdout, "", "delivered once: {again:?}");
+}

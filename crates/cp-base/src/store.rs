@@ -55,12 +55,14 @@ impl StoreError {
 }
 
 /// Writes `bytes` to `path` atomically: a reader sees the old or the new file, never a mix.
+/// Temp files that killed writers of `path` left behind are removed first.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    remove_stale_temps(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -95,29 +97,39 @@ fn unique_suffix() -> u128 {
     nanos ^ u128::from(COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Removes temp files that writers of `path` left behind when they were killed mid-write.
-/// A temp file is stale when the process named in it no longer exists.
+/// Removes the temp files that writers killed mid-write left beside `path`: files named
+/// like [`write_atomic`]'s temps (`.{name}.tmp.{pid}.{n}`) whose process no longer exists.
+/// The whole directory is swept, so the temp of a file nobody writes again (a new callback
+/// script whose writer died) goes too.
 fn remove_stale_temps(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    let prefix = format!(".{}.tmp.", name.to_string_lossy());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+        let Some(pid) = file_name.to_str().and_then(temp_writer_pid) else {
             continue;
         };
-        let pid = rest.split('.').next().unwrap_or_default();
-        let alive = pid.parse::<u32>().is_ok_and(|pid| {
-            pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
-        });
+        let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
         if !alive {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// The writer's pid, if `file_name` is a temp file of [`write_atomic`].
+fn temp_writer_pid(file_name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    let (_, suffix) = rest.rsplit_once(".tmp.")?;
+    let (pid, n) = suffix.split_once('.')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
 }
 
 /// An exclusive advisory lock, released on drop (and by the OS if the process dies).
@@ -254,6 +266,7 @@ impl JsonFile {
         f: impl FnOnce(&mut Map<String, Value>) -> Result<R, E>,
     ) -> Result<Result<R, E>, StoreError> {
         let _lock = FileLock::acquire(&self.lock_path)?;
+        // A write below sweeps what killed writers left; this covers updates that write nothing.
         remove_stale_temps(&self.path);
         let (_, mut doc) = self.load()?;
         let before = doc.clone();
@@ -449,6 +462,41 @@ mod tests {
             .unwrap();
         assert_eq!(out, Err("no"));
         assert!(!path.exists());
+    }
+
+    /// Found by the crash-safety test: a writer killed while creating
+    /// `.context-pilot/.gitignore` (or a new callback script) left its temp file there for
+    /// good, because only config.json updates swept stale temps, and only their own.
+    #[test]
+    fn atomic_write_sweeps_temps_of_dead_writers_of_the_same_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(".gitignore");
+        // No process has pid u32::MAX; a live writer's temp (ours) must stay.
+        let dead = tmp.path().join(format!("..gitignore.tmp.{}.1", u32::MAX));
+        let live = tmp
+            .path()
+            .join(format!("..gitignore.tmp.{}.2", std::process::id()));
+        // The temp of another file nobody writes again (a new script whose writer died).
+        let other = tmp.path().join(format!(".cb-7.sh.tmp.{}.3", u32::MAX));
+        // Not temps of ours: left alone whatever their names suggest.
+        let lookalikes = [
+            tmp.path().join(format!(".notes.tmp.{}", u32::MAX)),
+            tmp.path().join(format!("x.tmp.{}.4", u32::MAX)),
+        ];
+        for p in [&dead, &live, &other].into_iter().chain(&lookalikes) {
+            fs::write(p, "partial").unwrap();
+        }
+        write_atomic(&path, b"run/\n").unwrap();
+        assert!(!dead.exists(), "a dead writer's temp file was left");
+        assert!(
+            !other.exists(),
+            "a dead writer's temp of another file was left"
+        );
+        assert!(live.exists(), "a live writer's temp file was removed");
+        for p in &lookalikes {
+            assert!(p.exists(), "{} is not a temp file", p.display());
+        }
+        assert_eq!(fs::read_to_string(&path).unwrap(), "run/\n");
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub enum CallbackError {
     OldStringNotUnique { id: String, count: usize },
     #[error("the script {path} is missing; give 'script_content' to recreate it")]
     ScriptMissing { path: String },
+    #[error(
+        "no callback id is left: 'next_id' or an id in the callbacks section of .context-pilot/config.json is at the largest possible number; lower it by hand (ids only need to be unique)"
+    )]
+    IdsExhausted,
     #[error("nothing to change: give at least one field besides 'id'")]
     NothingToUpdate,
     #[error("{0}")]

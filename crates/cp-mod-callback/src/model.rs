@@ -157,12 +157,13 @@ impl CallbackSection {
     }
 
     /// Takes the next id. The counter also skips past any id already present, so a
-    /// hand-edited file cannot make two callbacks share an id.
-    pub fn allocate_id(&mut self) -> CallbackId {
+    /// hand-edited file cannot make two callbacks share an id. `None` when a hand-edited
+    /// counter or id is so large (`u64::MAX`) that no unused id is left above it.
+    pub fn allocate_id(&mut self) -> Option<CallbackId> {
         let highest = self.definitions.iter().map(|d| d.id.0).max().unwrap_or(0);
-        let n = self.next_id.max(highest + 1).max(1);
-        self.next_id = n + 1;
-        CallbackId(n)
+        let n = self.next_id.max(highest.checked_add(1)?).max(1);
+        self.next_id = n.checked_add(1)?;
+        Some(CallbackId(n))
     }
 
     /// Whether `worker` has paused all callbacks.
@@ -245,8 +246,8 @@ mod tests {
             next_id: 1,
             ..CallbackSection::default()
         };
-        let a = s.allocate_id();
-        let b = s.allocate_id();
+        let a = s.allocate_id().unwrap();
+        let b = s.allocate_id().unwrap();
         assert_eq!((a, b), (CallbackId(1), CallbackId(2)));
         s.definitions.push(CallbackDef {
             id: b,
@@ -263,7 +264,37 @@ mod tests {
         s.set_active("main", b, true);
         assert!(s.remove(b).is_some());
         assert!(s.active.is_empty());
-        assert_eq!(s.allocate_id(), CallbackId(3));
+        assert_eq!(s.allocate_id(), Some(CallbackId(3)));
+    }
+
+    /// Found by the `config` fuzz target: a hand-edited `next_id` or id of `u64::MAX`
+    /// overflowed the counter (a panic in debug builds, a reused id in release builds).
+    #[test]
+    fn a_huge_counter_or_id_is_reported_not_overflowed() {
+        let mut s = CallbackSection {
+            next_id: u64::MAX,
+            ..CallbackSection::default()
+        };
+        assert_eq!(s.allocate_id(), None);
+        assert_eq!(s.next_id, u64::MAX, "nothing changes on failure");
+        let mut s = CallbackSection::default();
+        s.definitions.push(CallbackDef {
+            id: CallbackId(u64::MAX),
+            name: "last".into(),
+            description: String::new(),
+            pattern: vec!["*".into()],
+            blocking: false,
+            timeout: None,
+            success_message: None,
+            cwd: None,
+            one_at_a_time: false,
+            once_per_batch: true,
+        });
+        assert_eq!(s.allocate_id(), None);
+        s.definitions[0].id = CallbackId(u64::MAX - 1);
+        assert_eq!(s.allocate_id(), None, "the counter itself would overflow");
+        s.definitions[0].id = CallbackId(u64::MAX - 2);
+        assert_eq!(s.allocate_id(), Some(CallbackId(u64::MAX - 1)));
     }
 
     #[test]

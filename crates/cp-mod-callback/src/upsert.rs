@@ -201,9 +201,10 @@ pub fn create(
                     id: other.id.to_string(),
                 });
             }
+            let id = section.allocate_id().ok_or(CallbackError::IdsExhausted)?;
             write_script(&path, &script)?;
             let def = CallbackDef {
-                id: section.allocate_id(),
+                id,
                 name: name.clone(),
                 description: f.description.clone().unwrap_or_default(),
                 pattern: pattern.clone(),

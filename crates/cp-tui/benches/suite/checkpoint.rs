@@ -1,0 +1,76 @@
+//! The stop checkpoint on a git repository with 10,000 changed files, tests off.
+
+use std::process::Command;
+
+use cp_base::{Project, WorkerId};
+use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+
+use super::Options;
+use super::stats::{Row, time_ms};
+
+pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
+    let (files, rounds) = if opts.quick { (300, 3) } else { (10_000, 7) };
+    let repo = cp_e2e::git_repo();
+    let root = repo.path().canonicalize().unwrap();
+    for i in 0..files {
+        let dir = root.join(format!("src/d{}", i / 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.rs")), format!("// file {i}\n")).unwrap();
+    }
+    cp_e2e::git(&root, &["add", "-A"]);
+    cp_e2e::git(&root, &["commit", "-q", "-m", "files"]);
+    for i in 0..files {
+        let path = root.join(format!("src/d{}/f{i}.rs", i / 100));
+        std::fs::write(path, format!("// file {i}, changed\n")).unwrap();
+    }
+    let project = Project::at(&root);
+    project.ensure_layout().unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        r#"{"checkpoint": {"tests": {"command": ""}}}"#,
+    )
+    .unwrap();
+
+    let mut round = 0;
+    let samples = time_ms(rounds, || {
+        round += 1;
+        // A fresh worker each round: a worker's second stop on unchanged files passes at
+        // once, and that shortcut is not what is measured here.
+        let worker = WorkerId::new(format!("bench{round}")).unwrap();
+        let outcome = StopCheckpoint::for_project(&project)
+            .unwrap()
+            .evaluate(&StopInput {
+                project: project.clone(),
+                worker,
+                stop_hook_active: false,
+            });
+        assert!(
+            matches!(outcome.decision, Decision::Block { .. }),
+            "{:?}",
+            outcome.decision
+        );
+        assert!(outcome.report.files.len() >= files, "every change listed");
+        assert!(outcome.report.tests.is_none(), "tests are off");
+    });
+    let git = time_ms(rounds, || {
+        let out = Command::new("git")
+            .args(["status", "--porcelain", "-uall"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    vec![
+        Row::new(
+            format!("stop checkpoint: {files} changed files, tests off"),
+            "ms",
+            samples,
+        )
+        .note("git inspection, categories, fingerprint, message; `\"tests\": {\"command\": \"\"}`"),
+        Row::new(
+            "reference: `git status --porcelain -uall` on that repo",
+            "ms",
+            git,
+        ),
+    ]
+}

@@ -31,6 +31,18 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// `median (min–max)` in milliseconds.
+fn spread(samples: &[Duration]) -> String {
+    let mut s = samples.to_vec();
+    s.sort();
+    format!(
+        "{:8.2} ms (min {:.2}, max {:.2})",
+        ms(s[s.len() / 2]),
+        ms(s[0]),
+        ms(s[s.len() - 1])
+    )
+}
+
 /// The console server binary of the same profile as this bench.
 fn server_exe() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -110,11 +122,11 @@ fn bench_blocking_noop(rounds: usize) {
         assert!(notes[0].text.contains("passed"), "{}", notes[0].text);
     }
     let _ = client.shutdown_server();
-    let (b, s, c) = (median(bare), median(session), median(callback));
     println!("blocking no-op callback, median of {rounds}:");
-    println!("  bare `bash -c true`            {:8.2} ms", ms(b));
-    println!("  console session `true`         {:8.2} ms", ms(s));
-    println!("  callback (on_batch + hold)     {:8.2} ms", ms(c));
+    println!("  bare `bash -c true`            {}", spread(&bare));
+    println!("  console session `true`         {}", spread(&session));
+    println!("  callback (on_batch + hold)     {}", spread(&callback));
+    let (b, s, c) = (median(bare), median(session), median(callback));
     println!(
         "  overhead above bare bash       {:8.2} ms (target < 5 ms)",
         ms(c.saturating_sub(b))

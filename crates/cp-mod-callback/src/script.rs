@@ -97,11 +97,6 @@ pub fn numbered(text: &str) -> String {
     out
 }
 
-/// A single-quoted shell word for `s`.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,8 +129,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_lines_and_quotes_words() {
+    fn numbers_lines() {
         assert_eq!(numbered("a\nb\n"), "1 | a\n2 | b\n");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

@@ -122,10 +122,10 @@ pub use restart::{
 };
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
-    CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, ProcessGroupRunner,
-    STATE_FILE, StopCheckpoint, StopInput, StopOutcome, StopPhase, TEST_TAIL_LINES, TestConfig,
-    TestExit, TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary,
-    parse_test_output,
+    CheckpointRule, ConsoleTestRunner, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus,
+    ProcessGroupRunner, STATE_FILE, StopCheckpoint, StopInput, StopOutcome, StopPhase,
+    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
+    TestRunner, TestSpec, TestSummary, parse_test_output,
 };
 pub use workflow::{
     APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, CONDITION_MEMORY_LIMIT,

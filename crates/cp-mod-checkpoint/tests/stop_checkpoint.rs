@@ -3,9 +3,14 @@
 
 mod util;
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use cp_mod_checkpoint::{
-    CheckpointConfig, FileStatus, StopCheckpoint, StopPhase, TestExit, TestFramework,
+    CheckpointConfig, ConsoleTestRunner, FileStatus, StopCheckpoint, StopPhase, TEST_SESSION_LABEL,
+    TestExit, TestFramework,
 };
+use cp_mod_console::{ClientConfig, ConsoleClient, SERVER_EXE_ENV, SessionStatus};
 use util::{Repo, Suite, is_pass, preset, reason, stop};
 
 fn committed_app() -> Repo {
@@ -26,7 +31,7 @@ fn committed_app() -> Repo {
 fn python_change_runs_tests_and_asks_for_a_restart() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     repo.write("src/app/core.py", "def run():\n    return 2\n");
 
     let outcome = stop(&checkpoint, &repo.project(), false);
@@ -62,7 +67,7 @@ fn python_change_runs_tests_and_asks_for_a_restart() {
 fn tui_change_asks_for_sigusr2_and_instructions_are_deduplicated() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     repo.write("src/tui/view.py", "def draw():\n    return 'new'\n");
     repo.write("config.yml", "port: 2\n");
     repo.write("src/app/core.py", "def run():\n    return 3\n");
@@ -104,7 +109,7 @@ fn docs_only_change_gives_the_capture_only_message() {
 fn failing_tests_report_failed_with_the_output_tail() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.failing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.failing(), 10));
     repo.write(
         "tests/unit/test_core.py",
         "def test_run():\n    assert False\n",
@@ -140,7 +145,7 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
         "sleep 300 &\necho $! > '{}'\necho 'collecting ...'\nsleep 300",
         pid_file.display()
     ));
-    let checkpoint = StopCheckpoint::new(preset(&command, 1)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&command, 1));
     repo.write("src/app/core.py", "def run():\n    while True: pass\n");
 
     let outcome = stop(&checkpoint, &repo.project(), false);
@@ -168,7 +173,7 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
 fn second_stop_blocks_until_gated_changes_are_committed() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     repo.write("src/app/core.py", "def run():\n    return 4\n");
     repo.write("notes.md", "thoughts\n");
 
@@ -197,7 +202,7 @@ fn second_stop_blocks_until_gated_changes_are_committed() {
 fn second_stop_with_a_clean_tree_passes() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     let outcome = stop(&checkpoint, &repo.project(), true);
     assert!(is_pass(&outcome));
     assert!(outcome.report.files.is_empty());
@@ -207,7 +212,7 @@ fn second_stop_with_a_clean_tree_passes() {
 fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
     let repo = committed_app();
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     // A clean tree passes without running anything.
     assert!(is_pass(&stop(&checkpoint, &repo.project(), false)));
     assert_eq!(suite.runs(), 0);
@@ -248,7 +253,7 @@ fn repository_without_commits() {
     repo.write("README.md", "hi\n");
     repo.git(&["add", "README.md"]);
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
     let first = stop(&checkpoint, &repo.project(), false);
     let msg = reason(&first);
@@ -268,7 +273,7 @@ fn project_in_a_subdirectory_reports_paths_from_the_repository_root() {
     repo.write("services/api/handler.py", "h = 1\n");
     let project = cp_base::Project::at(repo.root().join("services/api"));
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&project, preset(&suite.passing(), 10));
 
     let outcome = stop(&checkpoint, &project, false);
     let paths: Vec<&str> = outcome
@@ -300,7 +305,7 @@ fn renames_and_deletions_are_listed_and_gated() {
     repo.git(&["mv", "src/app/core.py", "src/app/engine.py"]);
     repo.remove("src/app/extra.py");
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
     let outcome = stop(&checkpoint, &repo.project(), false);
     let msg = reason(&outcome);
@@ -333,7 +338,7 @@ fn paths_with_spaces_and_unicode_are_exact() {
     repo.write("src/app/my module é.py", "m = 1\n");
     repo.write("docs/notes \"quoted\" ü.md", "n\n");
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10)).unwrap();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
     let outcome = stop(&checkpoint, &repo.project(), false);
     let paths: Vec<&str> = outcome
@@ -416,7 +421,8 @@ fn detected_cargo_test_runs_on_a_real_crate() {
         "src/lib.rs",
         "/// Adds.\npub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n    #[test]\n    fn zero() { assert_eq!(super::add(0, 0), 0); }\n}\n",
     );
-    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    // In a console session: cargo sees a terminal and colours its output.
+    let checkpoint = repo.checkpoint(&repo.project(), CheckpointConfig::default());
     let outcome = stop(&checkpoint, &repo.project(), false);
     let tests = outcome.report.tests.as_ref().unwrap();
     assert_eq!(tests.command, "cargo test");
@@ -449,4 +455,108 @@ fn invalid_config_is_rejected_with_a_clear_error() {
     config.tests.as_mut().unwrap().timeout_secs = 0;
     let err = StopCheckpoint::new(config).unwrap_err().to_string();
     assert!(err.contains("timeout_secs"), "{err}");
+}
+
+// Issue 6: the test run is a console session, visible to every client of the project's
+// console server, with its whole output in the session's log.
+#[test]
+fn the_test_run_is_a_console_session_other_clients_can_see() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.failing(), 10));
+    repo.write("src/app/core.py", "def run():\n    return 3\n");
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    assert!(reason(&outcome).contains("Tests FAILED (exit code 1)"));
+
+    let sessions = util::console_client(&repo.root()).list().unwrap();
+    let runs: Vec<_> = sessions
+        .iter()
+        .filter(|s| s.label.as_deref() == Some(TEST_SESSION_LABEL))
+        .collect();
+    assert_eq!(runs.len(), 1, "{sessions:?}");
+    assert_eq!(runs[0].status, SessionStatus::Exited { code: 1 });
+    assert!(runs[0].command.contains("suite.sh"), "{:?}", runs[0]);
+    let log = std::fs::read_to_string(
+        util::console_client(&repo.root())
+            .paths()
+            .log_file(runs[0].id),
+    )
+    .unwrap();
+    // Every line is logged, including the early noise the message leaves out.
+    assert!(log.contains("noise line 1\r\n"), "{log}");
+    assert!(log.contains("1 failed, 4 passed"), "{log}");
+}
+
+// Without a console server the tests still run, directly, and the message says so.
+#[test]
+fn tests_run_directly_when_the_console_server_cannot_start() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let mut cfg = ClientConfig::new(repo.root());
+    cfg.server_exe = Some(PathBuf::from("/nonexistent/cp-console-server"));
+    let runner = ConsoleTestRunner::new(ConsoleClient::new(cfg).unwrap());
+    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10))
+        .unwrap()
+        .with_runner(Arc::new(runner));
+    repo.write("src/app/core.py", "def run():\n    return 4\n");
+    let outcome = stop(&checkpoint, &repo.project(), false);
+    let msg = reason(&outcome);
+    assert!(msg.contains("Tests passed: 5 passed"), "{msg}");
+    assert!(
+        msg.contains("ran outside the console server, which could not be started"),
+        "{msg}"
+    );
+    assert!(msg.contains("/nonexistent/cp-console-server"), "{msg}");
+    assert_eq!(suite.runs(), 1);
+}
+
+// `StopCheckpoint::for_project` (the host's agent loop and `context-pilot hook stop`) runs
+// the tests in the project's console server. The server executable comes from the
+// environment, so the check runs in a child process of this test binary.
+#[test]
+fn for_project_runs_the_tests_in_the_console_server() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    std::fs::create_dir_all(repo.root().join(".context-pilot")).unwrap();
+    std::fs::write(
+        repo.root().join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": preset(&suite.passing(), 10)}).to_string(),
+    )
+    .unwrap();
+    repo.commit_all("config");
+    repo.write("src/app/core.py", "def run():\n    return 5\n");
+    // Registers the project's server for shutdown when `repo` is dropped.
+    let _ = repo.checkpoint(&repo.project(), CheckpointConfig::default());
+
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "for_project_helper", "--ignored", "--nocapture"])
+        .env(SERVER_EXE_ENV, util::server_exe())
+        .env("CP_CONSOLE_KILL_GRACE_MS", "300")
+        .env("CP_CHECKPOINT_HELPER_ROOT", repo.root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Tests passed: 5 passed"), "{stdout}");
+    let sessions = util::console_client(&repo.root()).list().unwrap();
+    assert!(
+        sessions
+            .iter()
+            .any(|s| s.label.as_deref() == Some(TEST_SESSION_LABEL)
+                && s.status == SessionStatus::Exited { code: 0 }),
+        "{sessions:?}"
+    );
+}
+
+#[test]
+#[ignore = "helper process for for_project_runs_the_tests_in_the_console_server"]
+fn for_project_helper() {
+    let root = std::env::var("CP_CHECKPOINT_HELPER_ROOT").unwrap();
+    let project = cp_base::Project::at(&root);
+    let checkpoint = StopCheckpoint::for_project(&project).unwrap();
+    println!("{}", reason(&stop(&checkpoint, &project, false)));
 }

@@ -106,10 +106,17 @@ impl Connection {
     }
 }
 
+/// Most idle wait connections a client keeps open for reuse.
+const MAX_IDLE_WAIT_CONNECTIONS: usize = 4;
+
 struct Inner {
     paths: RunPaths,
     config: ClientConfig,
     conn: Mutex<Option<Connection>>,
+    /// Connections that served a wait and are free again. A wait blocks its connection, so it
+    /// cannot use the shared one; reusing these saves a connect, a `hello` round trip and a
+    /// server thread per wait.
+    idle_waits: Mutex<Vec<Connection>>,
 }
 
 /// A client of one project's console server. Cheap to clone; clones share one connection.
@@ -153,6 +160,7 @@ impl ConsoleClient {
                 paths,
                 config,
                 conn: Mutex::new(None),
+                idle_waits: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -225,6 +233,7 @@ impl ConsoleClient {
                     .conn
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner) = None;
+                self.idle_waits().clear();
                 let deadline = std::time::Instant::now() + self.inner.config.start_timeout;
                 while launch::socket_answers(self.paths()) {
                     if std::time::Instant::now() >= deadline {
@@ -271,10 +280,38 @@ impl ConsoleClient {
     }
 
     /// Sends `request` on a connection of its own, for calls that block for long (waits), so
-    /// they do not hold up other calls on this client.
+    /// they do not hold up other calls on this client. The connection is an idle one from
+    /// an earlier wait when there is one, and goes back to the pool afterwards.
     pub(crate) fn request_alone(&self, request: &Request) -> Result<Response, ConsoleError> {
-        let mut conn = self.connect(Launch::No)?;
-        into_result(conn.roundtrip(request)?)
+        let pooled = self.idle_waits().pop();
+        let reused = pooled.is_some();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => self.connect(Launch::No)?,
+        };
+        let response = match conn.roundtrip(request) {
+            Ok(r) => r,
+            // An idle connection may belong to a server that has since exited: try once
+            // more on a fresh one, which also tells "no server" apart from other errors.
+            Err(_) if reused => {
+                conn = self.connect(Launch::No)?;
+                conn.roundtrip(request)?
+            }
+            Err(e) => return Err(e),
+        };
+        let mut idle = self.idle_waits();
+        if idle.len() < MAX_IDLE_WAIT_CONNECTIONS {
+            idle.push(conn);
+        }
+        drop(idle);
+        into_result(response)
+    }
+
+    fn idle_waits(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+        self.inner
+            .idle_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn connect(&self, launch: Launch) -> Result<Connection, ConsoleError> {

@@ -17,7 +17,17 @@ pub(crate) fn lost_reason(paths: &RunPaths, id: Uuid) -> String {
     )
 }
 
-/// Writes `info` to its metadata file: temp file, fsync, rename.
+/// Writes `info` to its metadata file: temp file, then rename, so readers see the old or
+/// the new record, never half of one.
+///
+/// No fsync, on purpose: this runs twice per session on the spawn and exit paths, where an
+/// fsync costs 1–30 ms on a busy disk (it flushes the filesystem journal, including other
+/// processes' writes), which dominated the latency of short commands. Durability buys
+/// nothing here: the record only matters while the server runs or after it ended normally
+/// (both see the page cache). After a power loss or kernel crash every process of the
+/// session is gone anyway, so a record that reverted to an older state or went missing is
+/// re-created as `Lost` by the next server ([`mark_orphans_lost`]) or skipped with a warning
+/// ([`list_metas`]); the output itself is in the log file.
 pub(crate) fn write_meta(paths: &RunPaths, info: &SessionInfo) -> Result<(), ConsoleError> {
     let path = paths.meta_file(info.id);
     let tmp = path.with_extension("json.tmp");
@@ -26,7 +36,6 @@ pub(crate) fn write_meta(paths: &RunPaths, info: &SessionInfo) -> Result<(), Con
     let mut file =
         fs::File::create(&tmp).map_err(ConsoleError::io("writing session metadata", &tmp))?;
     file.write_all(&json)
-        .and_then(|()| file.sync_all())
         .map_err(ConsoleError::io("writing session metadata", &tmp))?;
     fs::rename(&tmp, &path).map_err(ConsoleError::io("saving session metadata", &path))
 }

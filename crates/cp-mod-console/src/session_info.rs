@@ -14,11 +14,18 @@ pub const DEFAULT_ROWS: u16 = 40;
 /// Default PTY width.
 pub const DEFAULT_COLS: u16 = 120;
 
-/// A request to start a console session: `bash -c COMMAND` in a PTY.
+/// A request to start a console session: `bash -c COMMAND` (or a program run directly, see
+/// [`SpawnSpec::exec`]) in a PTY.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpawnSpec {
-    /// The shell command, run as `bash -c COMMAND`.
+    /// The shell command, run as `bash -c COMMAND`. With `argv` set: its shell-quoted form,
+    /// shown to people.
     pub command: String,
+    /// When set, this program and its arguments run directly, without a shell in between
+    /// (one process start fewer). A server that predates this field ignores it and runs
+    /// `command`, which does the same through bash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
     /// Working directory; must exist.
     pub cwd: PathBuf,
     /// Extra environment variables, set on top of the server's environment.
@@ -40,6 +47,7 @@ impl SpawnSpec {
     pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
         Self {
             command: command.into(),
+            argv: None,
             cwd: cwd.into(),
             env: BTreeMap::new(),
             rows: DEFAULT_ROWS,
@@ -47,6 +55,25 @@ impl SpawnSpec {
             description: None,
             label: None,
             timeout: None,
+        }
+    }
+    /// A spec that runs `argv[0]` (looked up in `PATH` unless it holds a `/`) with the rest
+    /// as its arguments, directly: no shell parses anything, so arguments need no quoting.
+    ///
+    /// ```
+    /// let spec = cp_mod_console::SpawnSpec::exec(["bash", "/p/check it.sh"], "/p");
+    /// assert_eq!(spec.command, "exec 'bash' '/p/check it.sh'");
+    /// ```
+    pub fn exec<I, S>(argv: I, cwd: impl Into<PathBuf>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let argv: Vec<String> = argv.into_iter().map(Into::into).collect();
+        let quoted: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+        Self {
+            argv: Some(argv),
+            ..Self::new(format!("exec {}", quoted.join(" ")), cwd)
         }
     }
     /// Adds one environment variable.
@@ -207,4 +234,9 @@ pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `s` as one single-quoted bash word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
 }

@@ -207,3 +207,73 @@ pub(crate) fn wait_readable(
     }
     Ok(rc > 0)
 }
+
+/// Makes the command, whose stdin is a PTY slave, start as the leader of a new session with
+/// that PTY as its controlling terminal, with default signal dispositions and an empty
+/// signal mask (the server's own settings must not leak into the command).
+///
+/// Only async-signal-safe calls run between fork and exec, and nothing allocates: the
+/// server is multi-threaded, so the child must not touch locks another thread might hold.
+/// Descriptors need no closing here: everything the server opens is close-on-exec (see
+/// [`cloexec_inherited_fds`]).
+pub(crate) fn pty_session_on_spawn(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    fn setup() -> io::Result<()> {
+        // SAFETY: signal, sigemptyset, sigprocmask, setsid and ioctl are async-signal-safe
+        // and only touch the stack-allocated set and this process's own state.
+        unsafe {
+            for signo in [
+                libc::SIGCHLD,
+                libc::SIGHUP,
+                libc::SIGINT,
+                libc::SIGQUIT,
+                libc::SIGTERM,
+                libc::SIGALRM,
+                libc::SIGPIPE,
+            ] {
+                libc::signal(signo, libc::SIG_DFL);
+            }
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&raw mut empty);
+            libc::sigprocmask(libc::SIG_SETMASK, &raw const empty, std::ptr::null_mut());
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // stdin is the PTY slave: make it the controlling terminal of the new session,
+            // so job control, SIGWINCH and SIGHUP on close work as in a terminal.
+            if libc::ioctl(0, libc::TIOCSCTTY as _, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+    // SAFETY: `setup` only makes async-signal-safe calls and does not allocate, as
+    // `pre_exec` requires between fork and exec in a multi-threaded process.
+    unsafe {
+        cmd.pre_exec(setup);
+    }
+}
+
+/// Sets close-on-exec on every descriptor above stderr that this process inherited, so no
+/// session command inherits them (the server's own descriptors are close-on-exec already).
+/// Run once at server start, before any thread spawns a command.
+pub(crate) fn cloexec_inherited_fds() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: F_GETFD/F_SETFD on a descriptor number only change its flags; a number
+        // that was the read_dir handle (now closed) just fails with EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}

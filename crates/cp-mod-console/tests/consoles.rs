@@ -381,3 +381,77 @@ fn bad_requests_get_clear_errors() {
     let err = p.client.attach(uuid::Uuid::new_v4()).unwrap_err();
     assert!(matches!(err, ConsoleError::UnknownSession(_)), "{err}");
 }
+
+#[test]
+fn exec_runs_the_program_directly_with_its_arguments_unparsed() {
+    let p = Project::new();
+    let spec = SpawnSpec::exec(["printf", "%s|", "a b", "it's", "$HOME", "*"], &p.root);
+    assert_eq!(
+        spec.command,
+        r"exec 'printf' '%s|' 'a b' 'it'\''s' '$HOME' '*'"
+    );
+    let s = p.client.spawn(spec).unwrap();
+    let done = s.wait_exit(LONG).unwrap();
+    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    // No shell saw the arguments: no word splitting, expansion or globbing.
+    assert_eq!(s.tail(1).unwrap(), "a b|it's|$HOME|*|");
+    assert!(done.info.command.starts_with("exec 'printf'"));
+
+    let err = p
+        .client
+        .spawn(SpawnSpec::exec(Vec::<String>::new(), &p.root))
+        .unwrap_err();
+    assert!(
+        matches!(&err, ConsoleError::InvalidSpec(m) if m.contains("'argv'")),
+        "{err}"
+    );
+    let err = p
+        .client
+        .spawn(SpawnSpec::exec(["/nonexistent/cp-program"], &p.root))
+        .unwrap_err();
+    assert!(matches!(err, ConsoleError::Spawn { .. }), "{err}");
+}
+
+#[test]
+fn waits_reuse_connections_and_survive_a_server_restart() {
+    let p = Project::new();
+    for code in 0..3 {
+        let s = p.spawn(&format!("exit {code}"));
+        let done = s.wait_exit(LONG).unwrap();
+        assert_eq!(done.info.status, SessionStatus::Exited { code });
+    }
+    // The idle wait connections now point at a server that dies.
+    let old = p.client.server_pid().unwrap();
+    Command::new("kill")
+        .args(["-KILL", &old.to_string()])
+        .status()
+        .unwrap();
+    assert!(eventually(LONG, || !process_alive(old)));
+    let s = p.spawn("exit 4");
+    assert_ne!(p.client.server_pid().unwrap(), old);
+    let done = s.wait_exit(LONG).unwrap();
+    assert_eq!(done.info.status, SessionStatus::Exited { code: 4 });
+}
+
+#[test]
+fn commands_get_the_pty_as_controlling_terminal_and_no_server_descriptors() {
+    let p = Project::new();
+    let s = p.spawn("exec 9</dev/tty && echo has-ctty; ps -o tty= -p $$");
+    s.wait_exit(LONG).unwrap();
+    let out = s.tail(2).unwrap();
+    assert!(out.starts_with("has-ctty\npts/"), "{out}");
+    // Only stdin, stdout, stderr (and `ls`'s own directory handle): no log file, socket or
+    // PTY master of the server leaks into the command.
+    let s = p
+        .client
+        .spawn(SpawnSpec::exec(["ls", "/proc/self/fd"], &p.root))
+        .unwrap();
+    s.wait_exit(LONG).unwrap();
+    let fds: Vec<String> = s
+        .tail(20)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(fds, ["0", "1", "2", "3"], "{fds:?}");
+}

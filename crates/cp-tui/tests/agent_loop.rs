@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo, openai};
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(60);
 
 /// The model writes a file, then ends its turn; the checkpoint (docs only: capture-only) blocks
 /// once, and the model's second stop passes.
@@ -27,6 +27,23 @@ fn script_write_then_stop(server: &LlmServer, turn_text: &str, openai_format: bo
     }
 }
 
+/// The environment that points the binary at the scripted server in one provider's format.
+fn provider_env(openai_format: bool, url: &str) -> Vec<(&str, &str)> {
+    if openai_format {
+        vec![
+            ("OPENAI_BASE_URL", url),
+            ("OPENAI_API_KEY", "k"),
+            ("ANTHROPIC_API_KEY", ""),
+        ]
+    } else {
+        vec![
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "k"),
+            ("OPENAI_API_KEY", ""),
+        ]
+    }
+}
+
 fn run(openai_format: bool) {
     let server = LlmServer::start().unwrap();
     script_write_then_stop(&server, "I wrote the plan.", openai_format);
@@ -36,19 +53,7 @@ fn run(openai_format: bool) {
     } else {
         server.url()
     };
-    let env: Vec<(&str, &str)> = if openai_format {
-        vec![
-            ("OPENAI_BASE_URL", url.as_str()),
-            ("OPENAI_API_KEY", "test-key"),
-            ("ANTHROPIC_API_KEY", ""),
-        ]
-    } else {
-        vec![
-            ("ANTHROPIC_BASE_URL", url.as_str()),
-            ("ANTHROPIC_API_KEY", "test-key"),
-            ("OPENAI_API_KEY", ""),
-        ]
-    };
+    let env = provider_env(openai_format, &url);
     let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("please write the plan");
@@ -139,19 +144,7 @@ fn callbacks_driven_by_the_model(openai_format: bool) {
     } else {
         server.url()
     };
-    let env: Vec<(&str, &str)> = if openai_format {
-        vec![
-            ("OPENAI_BASE_URL", url.as_str()),
-            ("OPENAI_API_KEY", "k"),
-            ("ANTHROPIC_API_KEY", ""),
-        ]
-    } else {
-        vec![
-            ("ANTHROPIC_BASE_URL", url.as_str()),
-            ("ANTHROPIC_API_KEY", "k"),
-            ("OPENAI_API_KEY", ""),
-        ]
-    };
+    let env = provider_env(openai_format, &url);
     let mut tui = TuiSession::start(repo.path(), &[], &env).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("set up a callback for txt files, then write the todo");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo};
 
-const WAIT: Duration = Duration::from_secs(20);
+const WAIT: Duration = Duration::from_secs(60);
 
 fn signal(pid: u32, sig: i32) {
     // SAFETY: kill(2) on a child process we started.
@@ -284,4 +284,52 @@ fn sigusr2_leaves_the_console_server_running() {
     );
     tui.send(b"\x03");
     tui.wait_exit(WAIT).unwrap();
+}
+
+#[test]
+fn a_reload_during_a_tui_workflow_resumes_the_run() {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/tiny.yaml"),
+        "name: tiny\nphases:\n  - id: only\n    prompt: Do the only thing.\n    checkpoint:\n      approval_required: true\n",
+    )
+    .unwrap();
+    cp_e2e::git(dir, &["add", "-A"]);
+    cp_e2e::git(dir, &["commit", "-q", "-m", "workflow"]);
+    let server = LlmServer::start().unwrap();
+    server.push(anthropic::tool_use_turn(&[(
+        "b1",
+        "console_easy_bash",
+        r#"{"command": "sleep 2; echo slept"}"#,
+    )]));
+    server.push(anthropic::text_turn("Did the only thing."));
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui =
+        TuiSession::start(dir, &["run", ".context-pilot/workflows/tiny.yaml"], &env).unwrap();
+    server.wait_for_requests(1, WAIT);
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = tui.pid().unwrap();
+    signal(pid, libc::SIGUSR2);
+    wait_reloads(dir, 1);
+    assert_eq!(tui.pid(), Some(pid));
+    // The resumed run re-runs the phase and stops at its approval checkpoint.
+    tui.wait_for("┌ Checkpoint · phase only", WAIT).unwrap();
+    tui.send(b"\r"); // Continue
+    tui.wait_for("Workflow finished", WAIT).unwrap();
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the phase ran once before and once after the reload"
+    );
+    assert!(requests[1].raw_body.contains("Do the only thing."));
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }

@@ -19,7 +19,7 @@ fn tmux(args: &[&str]) -> String {
 }
 
 fn wait_file(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !path.exists() {
         assert!(
             Instant::now() < deadline,
@@ -59,7 +59,7 @@ fn quitting_restores_stty_exactly() {
         "-c",
         &script,
     ]);
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
         if screen.contains("Conversation") && screen.contains("worker main") {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use cp_e2e::{TuiSession, git_repo};
 
-const WAIT: Duration = Duration::from_secs(15);
+const WAIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn palette_runs_file_write_and_quit_restores() {
@@ -142,8 +142,12 @@ fn the_tui_stays_responsive_while_a_console_floods_output() {
     for word in ["still", "responsive"] {
         let sent = std::time::Instant::now();
         tui.type_text(word);
-        tui.wait_for(word, Duration::from_secs(5)).unwrap();
-        assert!(sent.elapsed() < Duration::from_secs(5));
+        tui.wait_for(word, Duration::from_secs(15)).unwrap();
+        assert!(
+            sent.elapsed() < Duration::from_secs(15),
+            "keys took {:?} to echo",
+            sent.elapsed()
+        );
     }
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);

@@ -47,6 +47,12 @@ pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
     out
 }
 
+fn note_line(out: &mut String, tests: &TestOutcome) {
+    if let Some(note) = &tests.note {
+        let _ = writeln!(out, "(The tests {note}.)");
+    }
+}
+
 /// One test results line, plus the output tail when the run did not pass.
 pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     let summary = tests.summary.as_ref().map(super::TestSummary::describe);
@@ -54,6 +60,7 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     if tests.passed {
         let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));
         let _ = writeln!(out, "Tests passed: {detail} — `{}`", tests.command);
+        note_line(out, tests);
         return;
     }
     let why = match (&tests.exit, &tests.error) {
@@ -62,6 +69,7 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         }
         (Some(TestExit::Code { code }), _) => format!("exit code {code}"),
         (Some(TestExit::Signal { signal }), _) => format!("killed by signal {signal}"),
+        (Some(TestExit::Stopped { reason }), _) => format!("stopped before it finished: {reason}"),
         (None, Some(error)) => format!("could not start: {error}"),
         (None, None) => "did not run".to_owned(),
     };
@@ -70,6 +78,7 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         let _ = write!(out, ": {summary}");
     }
     out.push('\n');
+    note_line(out, tests);
     if !tests.tail.is_empty() {
         let _ = writeln!(out, "Last {} lines of output:", tests.tail.len());
         for line in &tests.tail {

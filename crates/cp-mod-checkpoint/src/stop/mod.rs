@@ -10,6 +10,7 @@
 mod categorize;
 mod changes;
 mod config;
+mod console_runner;
 mod detect;
 mod gate;
 mod message;
@@ -29,6 +30,7 @@ pub use changes::{ChangedFile, FileStatus};
 pub use config::{
     CONFIG_KEY, CheckpointConfig, CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, TestConfig,
 };
+pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use report::{CategoryFiles, CheckpointReport, StopPhase, TestOutcome};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use test_output::{TestFramework, TestSummary, parse_test_output};
@@ -96,7 +98,9 @@ impl std::fmt::Debug for StopCheckpoint {
 }
 
 impl StopCheckpoint {
-    /// Validates and compiles `config`. Tests run with [`ProcessGroupRunner`].
+    /// Validates and compiles `config`. Tests run with [`ProcessGroupRunner`] until
+    /// [`StopCheckpoint::with_runner`] gives another; [`StopCheckpoint::for_project`] uses
+    /// the project's console server.
     pub fn new(config: CheckpointConfig) -> Result<Self, CheckpointError> {
         if let Some(tests) = &config.tests
             && tests.timeout_secs == 0
@@ -115,8 +119,18 @@ impl StopCheckpoint {
     }
 
     /// Loads the `"checkpoint"` section of the project's `config.json` (default if absent).
+    /// Tests run as a session of the project's console server ([`ConsoleTestRunner`]).
     pub fn for_project(project: &Project) -> Result<Self, CheckpointError> {
-        Self::new(CheckpointConfig::load(project)?)
+        let checkpoint = Self::new(CheckpointConfig::load(project)?)?;
+        Ok(match ConsoleTestRunner::for_project(project.root()) {
+            Ok(runner) => checkpoint.with_runner(Arc::new(runner)),
+            Err(e) => {
+                // Only a project root that cannot be opened gets here; git fails on it too,
+                // and the checkpoint fails open with that reason.
+                tracing::warn!("stop checkpoint: no console client ({e}); tests run directly");
+                checkpoint
+            }
+        })
     }
 
     /// Runs tests with `runner` instead, e.g. one backed by a console session.
@@ -276,6 +290,7 @@ impl StopCheckpoint {
                     error: None,
                     elapsed_ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
                     tail,
+                    note: run.note,
                 }
             }
             Err(e) => TestOutcome {
@@ -286,6 +301,7 @@ impl StopCheckpoint {
                 summary: None,
                 elapsed_ms: 0,
                 tail: Vec::new(),
+                note: None,
             },
         };
         report.tests = Some(outcome);

@@ -48,6 +48,9 @@ pub struct TestOutcome {
     pub elapsed_ms: u64,
     /// The last lines of output (up to 30) when the run did not pass.
     pub tail: Vec<String>,
+    /// How the run went, when that needs saying (e.g. it ran outside the console server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Everything the checkpoint found and decided, for the Checkpoint panel.

@@ -1,4 +1,5 @@
-//! Running the test command: the [`TestRunner`] seam and a process-group runner.
+//! Running the test command: the [`TestRunner`] seam and the process-group runner that
+//! [`super::ConsoleTestRunner`] falls back on when no console server can be started.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -43,6 +44,12 @@ pub enum TestExit {
         /// The limit that expired, in seconds.
         after_secs: u64,
     },
+    /// Stopped from outside before it finished: killed from its console, or its console
+    /// server went away.
+    Stopped {
+        /// What happened, for people.
+        reason: String,
+    },
 }
 
 impl TestExit {
@@ -61,12 +68,15 @@ pub struct TestRun {
     pub output: String,
     /// Wall time.
     pub elapsed: Duration,
+    /// Something the agent should know about how the run went (e.g. that it ran outside the
+    /// console server).
+    pub note: Option<String>,
 }
 
 /// Runs a test command to completion or timeout.
 ///
-/// The host can back this with a console session (spawn, wait for exit with a timeout, read
-/// the tail, kill) so the run is visible in a panel; [`ProcessGroupRunner`] runs it directly.
+/// [`super::ConsoleTestRunner`] (the default) runs it as a console session, visible in the
+/// Consoles panel; [`ProcessGroupRunner`] runs it directly.
 pub trait TestRunner: Send + Sync {
     /// Runs `spec`. `Err` only when the command could not be started at all.
     fn run(&self, spec: &TestSpec) -> std::io::Result<TestRun>;
@@ -75,6 +85,8 @@ pub trait TestRunner: Send + Sync {
 /// Runs the command in its own process group with plain pipes. On timeout: SIGTERM to the
 /// group, a grace period, then SIGKILL, and the child is always reaped. Processes the command
 /// left behind in its group are ended the same way, so no orphans remain.
+///
+/// The fallback of [`super::ConsoleTestRunner`] when the console server cannot be started.
 #[derive(Debug, Clone)]
 pub struct ProcessGroupRunner {
     /// Time between SIGTERM and SIGKILL.
@@ -166,6 +178,7 @@ impl TestRunner for ProcessGroupRunner {
             exit,
             output: String::from_utf8_lossy(&bytes).into_owned(),
             elapsed,
+            note: None,
         })
     }
 }
@@ -191,7 +204,7 @@ fn signal_group(pgid: i32, sig: i32) -> bool {
 
 /// TERM, wait up to `grace` for the group to vanish, then KILL. `leader_gone` reaps the
 /// group leader if it has exited (and says whether it has).
-fn end_group(pgid: i32, grace: Duration, mut leader_gone: impl FnMut() -> bool) {
+pub(super) fn end_group(pgid: i32, grace: Duration, mut leader_gone: impl FnMut() -> bool) {
     if !signal_group(pgid, 0) {
         return;
     }

@@ -11,27 +11,86 @@
 
 pub mod scripted;
 
-use std::path::PathBuf;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, OnceLock};
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{
-    CheckpointConfig, CheckpointRule, StopCheckpoint, StopInput, StopOutcome, TestConfig,
+    CheckpointConfig, CheckpointRule, ConsoleTestRunner, StopCheckpoint, StopInput, StopOutcome,
+    TestConfig,
 };
+use cp_mod_console::{ClientConfig, ConsoleClient};
 
 pub const RESTART: &str = "Restart the daemon: run `make restart`";
 pub const SIGUSR2: &str = "Reload the TUI: send it SIGUSR2 (`pkill -USR2 -f app-tui`)";
 
-/// A git repository in a temp dir.
+/// The console server binary, built once per test process.
+pub fn server_exe() -> PathBuf {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "cp-mod-console",
+                "--bin",
+                "cp-console-server",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building cp-console-server failed");
+        // Test binaries live in target/<profile>/deps/.
+        let exe = std::env::current_exe().unwrap();
+        let server = exe
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("cp-console-server");
+        assert!(server.exists(), "{} missing", server.display());
+        server
+    })
+    .clone()
+}
+
+/// A client of the test console server for the project at `root`.
+pub fn console_client(root: &Path) -> ConsoleClient {
+    let mut cfg = ClientConfig::new(root);
+    cfg.server_exe = Some(server_exe());
+    cfg.server_env
+        .insert("CP_CONSOLE_KILL_GRACE_MS".into(), "300".into());
+    cfg.server_env
+        .insert("CP_CONSOLE_IDLE_TIMEOUT_MS".into(), "10000".into());
+    ConsoleClient::new(cfg).unwrap()
+}
+
+/// A git repository in a temp dir. Console servers started through
+/// [`Repo::checkpoint`] are shut down when it is dropped.
 pub struct Repo {
     pub dir: tempfile::TempDir,
+    consoles: RefCell<Vec<ConsoleClient>>,
+}
+
+impl Drop for Repo {
+    fn drop(&mut self) {
+        for client in self.consoles.borrow().iter() {
+            let _ = client.shutdown_server();
+        }
+    }
 }
 
 impl Repo {
     /// `git init` with an identity, and nothing committed.
     pub fn empty() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let repo = Self { dir };
+        let repo = Self {
+            dir,
+            consoles: RefCell::new(Vec::new()),
+        };
         repo.git(&["init", "-q"]);
         repo.git(&["config", "user.name", "Checkpoint Test"]);
         repo.git(&["config", "user.email", "test@example.invalid"]);
@@ -85,6 +144,16 @@ impl Repo {
 
     pub fn project(&self) -> Project {
         Project::at(self.root())
+    }
+
+    /// The checkpoint for `config`, running tests as console sessions of `project`'s
+    /// console server (the test build), as `StopCheckpoint::for_project` does.
+    pub fn checkpoint(&self, project: &Project, config: CheckpointConfig) -> StopCheckpoint {
+        let client = console_client(project.root());
+        self.consoles.borrow_mut().push(client.clone());
+        StopCheckpoint::new(config)
+            .unwrap()
+            .with_runner(Arc::new(ConsoleTestRunner::new(client)))
     }
 }
 

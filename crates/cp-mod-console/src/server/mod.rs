@@ -121,6 +121,7 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
         return Err(ConsoleError::AlreadyRunning { root });
     }
     sys::become_subreaper();
+    sys::cloexec_inherited_fds();
     let instance = Uuid::new_v4();
     meta::mark_orphans_lost(&paths, instance);
 

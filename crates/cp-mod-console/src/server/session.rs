@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{MasterPty, PtySize, native_pty_system};
 use regex::RegexBuilder;
 use uuid::Uuid;
 
@@ -53,6 +53,14 @@ pub(super) struct Session {
 
 /// Checks a spawn request before anything is started.
 fn validate(spec: &SpawnSpec) -> Result<(), ConsoleError> {
+    if let Some(argv) = &spec.argv
+        && argv.first().is_none_or(String::is_empty)
+    {
+        return Err(ConsoleError::InvalidSpec(
+            "'argv' is empty or names no program; give at least the program, e.g. [\"cargo\", \"test\"]"
+                .into(),
+        ));
+    }
     if spec.command.trim().is_empty() {
         return Err(ConsoleError::InvalidSpec(
             "'command' is empty; give a shell command such as `cargo test`".into(),
@@ -106,16 +114,6 @@ impl Session {
                 pixel_height: 0,
             })
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
-        let mut cmd = CommandBuilder::new("bash");
-        cmd.arg("-c");
-        cmd.arg(&spec.command);
-        cmd.cwd(&spec.cwd);
-        if cmd.get_env("TERM").is_none() {
-            cmd.env("TERM", "xterm-256color");
-        }
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
         let log =
@@ -128,21 +126,10 @@ impl Session {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (_child, pid, exit_rx) = reaper
-            .spawn_tracked(|| {
-                let child = pair
-                    .slave
-                    .spawn_command(cmd)
-                    .map_err(|e| spawn_err(e.to_string()))?;
-                let pid = child
-                    .process_id()
-                    .ok_or_else(|| spawn_err("the child has no pid".into()))?;
-                Ok::<_, ConsoleError>((child, pid))
-            })
-            .inspect_err(|_| {
-                let _ = fs::remove_file(&log_path);
-            })?;
-        // The child holds its own copy of the slave; ours would keep the PTY open after the
+        let (pid, exit_rx) = spawn_child(spec, pair.master.as_ref(), reaper).inspect_err(|_| {
+            let _ = fs::remove_file(&log_path);
+        })?;
+        // The child holds its own copies of the slave; ours would keep the PTY open after the
         // child exits and hide the end of output (EIO).
         drop(pair.slave);
         let info = SessionInfo {
@@ -164,7 +151,7 @@ impl Session {
         let session = Arc::new(Self {
             id,
             paths: paths.clone(),
-            // portable-pty makes the child a session leader, so its pid is its group id.
+            // The child is a session leader (see `spawn_child`), so its pid is its group id.
             pgid: i32::try_from(pid).unwrap_or(0),
             kill_grace,
             state: Mutex::new(State {
@@ -438,6 +425,70 @@ impl Session {
             }
         }
     }
+}
+
+/// Starts the spec's command (`bash -c COMMAND`, or its argv) on the slave side of
+/// `master`'s PTY: stdin, stdout and stderr, in a new session with the PTY as its
+/// controlling terminal. Returns the pid and the channel its exit arrives on.
+///
+/// This is portable-pty's `spawn_command` minus its pre-exec sweep over `/dev/fd`, which
+/// allocates in the forked child and cost about 2 ms a spawn; the server's descriptors are
+/// all close-on-exec instead.
+fn spawn_child(
+    spec: &SpawnSpec,
+    master: &dyn MasterPty,
+    reaper: &Reaper,
+) -> Result<(u32, Receiver<RawExit>), ConsoleError> {
+    let spawn_err = |reason: String| ConsoleError::Spawn {
+        command: spec.command.clone(),
+        reason,
+    };
+    let mut cmd = if let Some((program, args)) = spec.argv.as_ref().and_then(|a| a.split_first()) {
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
+        cmd
+    } else {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg("-c").arg(&spec.command);
+        cmd
+    };
+    cmd.current_dir(&spec.cwd);
+    if std::env::var_os("TERM").is_none() {
+        cmd.env("TERM", "xterm-256color");
+    }
+    cmd.envs(&spec.env);
+    let slave = open_slave(master).map_err(&spawn_err)?;
+    let stdio = |what: &str| {
+        slave
+            .try_clone()
+            .map(std::process::Stdio::from)
+            .map_err(|e| spawn_err(format!("duplicating the PTY slave for {what}: {e}")))
+    };
+    cmd.stdin(stdio("stdin")?)
+        .stdout(stdio("stdout")?)
+        .stderr(stdio("stderr")?);
+    sys::pty_session_on_spawn(&mut cmd);
+    let (_child, pid, exit_rx) = reaper.spawn_tracked(|| {
+        let child = cmd.spawn().map_err(|e| spawn_err(e.to_string()))?;
+        let pid = child.id();
+        Ok::<_, ConsoleError>((child, pid))
+    })?;
+    Ok((pid, exit_rx))
+}
+
+/// Opens the slave side of `master`'s PTY by its path, close-on-exec and without making it
+/// the server's controlling terminal.
+fn open_slave(master: &dyn MasterPty) -> Result<File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = master
+        .tty_name()
+        .ok_or_else(|| "the PTY has no slave path".to_owned())?;
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&path)
+        .map_err(|e| format!("opening the PTY slave {}: {e}", path.display()))
 }
 
 /// Polls until no process of the group is left, up to `limit`.

@@ -8,9 +8,13 @@
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop checkpoint |
 //!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
-//! Blocking callback results go back to the agent at once; background runs keep going in the
-//! console server, and their results reach the agent on a later hook or MCP call through the
-//! worker's [`Outbox`]. The reply follows each agent's format ([`render`]).
+//! Blocking callback results go back to the agent at once. Background runs keep going in the
+//! console server after the hook exits: the runs still going are saved for the worker's next
+//! hook call, which re-attaches to them and reports those that ended ([`Carried`]); results
+//! that arrive after a reply was made wait in the worker's [`Outbox`]. Hook processes of one
+//! worker take turns (a lock), so a result is reported once even when the agent's parallel
+//! tool calls run hooks at the same moment. The reply follows each agent's format
+//! ([`render`]).
 //!
 //! A hook never blocks the agent because of its own error: a malformed payload or a broken
 //! config exits 0, says why on stderr, and logs it under `.context-pilot/logs/`.
@@ -22,6 +26,7 @@
 //! if let Some(json) = out.stdout { println!("{json}"); }
 //! ```
 
+mod carry;
 mod edit;
 mod outbox;
 mod payload;
@@ -34,6 +39,7 @@ use std::process::ExitCode;
 
 use cp_base::{Project, WorkerId};
 
+pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
 pub use payload::{HookPayload, PayloadError};
 pub use reply::{Agent, EventKind, Reply, render};
@@ -167,6 +173,9 @@ pub fn handle(
         Ok(h) => h,
         Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
     };
+    // Runs that earlier hook processes left in flight: report those that ended meanwhile.
+    let carried = Carried::resume(&host);
+    carried.settle(&host);
     let outcome = match event.kind() {
         EventKind::AfterEdit => Ok(edit::after_edit(
             &host,
@@ -175,12 +184,21 @@ pub fn handle(
         )),
         EventKind::Stop => stop::at_stop(&host, payload.stop_hook_active.unwrap_or(false)),
     };
-    // Whatever background work reported after the reply was made waits for the next call.
-    Deliveries::new(host.project(), host.worker(), host.notifier()).keep_undelivered();
-    match outcome {
+    // What is still running is saved for the next call, and whatever reported after the
+    // reply was made waits for it in the outbox.
+    let problems = carried.suspend(&host);
+    let mut out = match outcome {
         Ok(reply) => reply_only(event, &reply),
         Err(problem) => failure(event, Some(project.root()), &problem),
+    };
+    if !problems.is_empty() {
+        let ours = problems
+            .iter()
+            .map(|p| format!("context-pilot hook {}: {p}", event.cli_name()));
+        let all: Vec<String> = out.stderr.take().into_iter().chain(ours).collect();
+        out.stderr = Some(all.join("\n"));
     }
+    out
 }
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {

@@ -26,13 +26,22 @@ pub use server::{McpServer, SERVER_NAME};
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
+use crate::hook::Carried;
 use crate::host::Host;
 
 /// Serves MCP on stdin/stdout until the client closes stdin (or the process is told to stop).
 ///
-/// Notifications still undelivered at shutdown are kept in the worker's outbox, so the next
-/// front-end (hook, MCP server) hands them to the agent.
+/// Background runs that earlier processes of the worker left in flight are taken over at
+/// start ([`Carried`]). At shutdown, the runs still going are saved for the next front-end
+/// (hook, MCP server) of the worker, and notifications still undelivered are kept in the
+/// worker's outbox, so that front-end hands them to the agent.
 pub fn serve(host: Host) -> anyhow::Result<()> {
+    let mut carried = Carried::resume(&host);
+    // The server lives as long as its client: hooks of the worker must not wait for it.
+    carried.release();
+    for problem in carried.take_problems() {
+        eprintln!("context-pilot mcp: {problem}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -50,7 +59,9 @@ pub fn serve(host: Host) -> anyhow::Result<()> {
         anyhow::Ok(())
     });
     ticker.stop();
-    server.shutdown();
+    for problem in carried.suspend(server.host()) {
+        eprintln!("context-pilot mcp: {problem}");
+    }
     // Tool calls still running on the blocking pool are abandoned, not awaited: stdin is
     // closed, so nobody could read their results.
     runtime.shutdown_background();

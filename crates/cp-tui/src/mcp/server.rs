@@ -60,11 +60,6 @@ impl McpServer {
         }
         result
     }
-
-    /// Keeps what was not delivered for the next front-end of this worker.
-    pub fn shutdown(&self) {
-        self.inner.deliveries.keep_undelivered();
-    }
 }
 
 /// A per-process sequence for call ids (they only need to be unique within a batch).

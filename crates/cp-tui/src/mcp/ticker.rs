@@ -1,5 +1,9 @@
 //! Regular module ticks while the server waits for calls, as the TUI's event loop does:
 //! modules pick up on-disk changes and finished background work between calls.
+//!
+//! Background results that arrived are moved to the worker's outbox at each tick, so they
+//! reach the agent through whichever front-end it calls next: this server's next tool call,
+//! or a hook (an agent with both wired in edits with its own tools too).
 
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -7,6 +11,7 @@ use std::time::Duration;
 
 use cp_base::lock_module;
 
+use crate::hook::Deliveries;
 use crate::host::Host;
 
 const TICK: Duration = Duration::from_secs(1);
@@ -23,10 +28,12 @@ impl Ticker {
         let thread = std::thread::Builder::new()
             .name("mcp-ticker".into())
             .spawn(move || {
+                let deliveries = Deliveries::new(host.project(), host.worker(), host.notifier());
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
                     for module in host.registry().modules() {
                         lock_module(module).on_tick(host.env());
                     }
+                    deliveries.keep_undelivered();
                 }
             })
             .map_err(|e| tracing::warn!("MCP ticker not started: {e}"))

@@ -89,6 +89,17 @@ pub struct WorkflowRun {
     pub status: String,
     /// Set when the run ended: its exit code, or why it failed.
     pub exit: Option<Result<i32, String>>,
+    /// Cancel and stop controls of the session the run is in.
+    pub turn: Option<RunningTurn>,
+    /// The run paused at a batch boundary for a live reload.
+    pub paused_for_reload: bool,
+}
+
+impl WorkflowRun {
+    /// Running and not paused: a reload has to wait for it.
+    pub fn active(&self) -> bool {
+        self.exit.is_none() && !self.paused_for_reload
+    }
 }
 
 /// How often the session is saved while nothing else triggers a save.
@@ -142,7 +153,15 @@ impl App {
     pub fn busy(&self) -> bool {
         !self.jobs.is_empty()
             || self.agent.running()
-            || self.workflow.as_ref().is_some_and(|w| w.exit.is_none())
+            || self.workflow.as_ref().is_some_and(WorkflowRun::active)
+    }
+
+    /// The run to resume after a reload, when a workflow paused for it.
+    pub fn paused_workflow(&self) -> Option<&str> {
+        self.workflow
+            .as_ref()
+            .filter(|w| w.paused_for_reload)
+            .and_then(|w| w.run_id.as_deref())
     }
 
     /// The key context for the current state.
@@ -307,6 +326,14 @@ impl App {
         if let Some(turn) = &self.agent.turn {
             turn.stop.request(StopReason::Reload);
         }
+        if let Some(turn) = self
+            .workflow
+            .as_ref()
+            .filter(|w| w.active())
+            .and_then(|w| w.turn.as_ref())
+        {
+            turn.stop.request(StopReason::Reload);
+        }
     }
 
     /// Picks up a `system_reload` request made through the tool.
@@ -320,8 +347,11 @@ impl App {
 
     /// When the reload can happen now: it was requested and nothing is running.
     pub fn reload_due(&self) -> Option<SystemTime> {
-        self.reload
-            .filter(|_| self.jobs.is_empty() && !self.agent.running())
+        self.reload.filter(|_| {
+            self.jobs.is_empty()
+                && !self.agent.running()
+                && !self.workflow.as_ref().is_some_and(WorkflowRun::active)
+        })
     }
 
     /// The new binary did not start: stay up, say why, and go on where the agent was.
@@ -620,8 +650,17 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        match super::workflow::start(&self.host, provider, args, self.tx.clone()) {
-            Ok(()) => self.workflow = Some(WorkflowRun::default()),
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        match super::workflow::start(&self.host, provider, args, &turn, self.tx.clone()) {
+            Ok(()) => {
+                self.workflow = Some(WorkflowRun {
+                    turn: Some(turn),
+                    ..WorkflowRun::default()
+                });
+            }
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,
@@ -653,6 +692,11 @@ impl App {
                 run.status = event.to_string();
                 self.conversation
                     .push_system(format!("{marker} workflow: {event}"));
+            }
+            WorkflowMsg::PausedForReload => {
+                run.paused_for_reload = true;
+                self.conversation
+                    .push_system("· workflow: paused for the reload; it resumes in the new binary");
             }
             WorkflowMsg::Finished(result) => {
                 let text = match &result {

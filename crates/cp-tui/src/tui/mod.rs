@@ -104,7 +104,10 @@ fn run_app(
         if dirty {
             guard.terminal.draw(|frame| render(&app, frame))?;
             dirty = false;
-            if std::mem::take(&mut first_frame) && resume {
+            // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
+            if std::mem::take(&mut first_frame)
+                && (resume || reload::elapsed_since_request().is_some())
+            {
                 record_reload_time(&app);
             }
         }
@@ -184,7 +187,19 @@ fn reload_now(
     app.save_session();
     tracing::info!(exe = %exe.display(), "reloading");
     guard.suspend();
-    let err = reload::exec(&exe, requested_at);
+    let paused = app.paused_workflow().map(|run_id| {
+        (
+            app.host().project().root().to_path_buf(),
+            app.host().worker().to_string(),
+            run_id.to_owned(),
+        )
+    });
+    let args = reload::resume_args(
+        paused
+            .as_ref()
+            .map(|(root, worker, id)| (root.as_path(), worker.as_str(), id.as_str())),
+    );
+    let err = reload::exec(&exe, args, requested_at);
     let _ = guard.resume();
     format!("cannot exec {}: {err}", exe.display())
 }

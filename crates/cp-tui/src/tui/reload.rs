@@ -72,8 +72,22 @@ pub fn check_binary(exe: &Path) -> Result<(), String> {
     }
 }
 
-/// The arguments for the new process: this process's, plus `--resume` once.
-pub fn resume_args() -> Vec<OsString> {
+/// The arguments for the new process: this process's, plus `--resume` once; or, when a
+/// workflow run paused for the reload, the command that resumes that run.
+pub fn resume_args(paused_run: Option<(&Path, &str, &str)>) -> Vec<OsString> {
+    if let Some((root, worker, run_id)) = paused_run {
+        return [
+            "--project".into(),
+            root.as_os_str().to_owned(),
+            "--worker".into(),
+            worker.into(),
+            "run".into(),
+            "--resume".into(),
+            run_id.into(),
+        ]
+        .into_iter()
+        .collect();
+    }
     let mut args: Vec<OsString> = std::env::args_os()
         .skip(1)
         .filter(|a| a != "--resume")
@@ -83,12 +97,12 @@ pub fn resume_args() -> Vec<OsString> {
 }
 
 /// Replaces this process with `exe`. Returns only if exec failed.
-pub fn exec(exe: &Path, requested_at: SystemTime) -> std::io::Error {
+pub fn exec(exe: &Path, args: Vec<OsString>, requested_at: SystemTime) -> std::io::Error {
     let micros = requested_at
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros());
     Command::new(exe)
-        .args(resume_args())
+        .args(args)
         .env(SIGNAL_AT_ENV, micros.to_string())
         .exec()
 }

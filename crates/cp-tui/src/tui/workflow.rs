@@ -9,6 +9,7 @@ use cp_mod_checkpoint::{
     resume_workflow, run_workflow,
 };
 
+use super::agent_state::RunningTurn;
 use super::events::AppEvent;
 use crate::agent::{AgentRunner, EventSink};
 use crate::host::Host;
@@ -25,6 +26,8 @@ pub enum WorkflowMsg {
     Event(WorkflowEvent),
     /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
     Finished(Result<i32, String>),
+    /// The running session stopped for a live reload; the run resumes in the new binary.
+    PausedForReload,
 }
 
 /// Asks the UI and waits for the answer. If the UI goes away, the run stops, resumable.
@@ -58,13 +61,15 @@ pub fn start(
     host: &Host,
     provider: Arc<dyn Provider>,
     args: RunArgs,
+    turn: &RunningTurn,
     tx: Sender<AppEvent>,
 ) -> std::io::Result<()> {
     let agent_tx = tx.clone();
     let sink: EventSink = Arc::new(move |event| {
         let _ = agent_tx.send(AppEvent::Agent(event));
     });
-    let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);
+    let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
+        .with_controls(turn.cancel.clone(), turn.stop.clone());
     let project = host.project().clone();
     std::thread::Builder::new()
         .name("cp-workflow".into())
@@ -89,10 +94,16 @@ pub fn start(
                     return;
                 }
             };
-            let finished = result
-                .map(|outcome| outcome.exit_code())
-                .map_err(|e| e.to_string());
-            let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(finished)));
+            let msg = if result.is_err() && runner.paused_for_reload() {
+                WorkflowMsg::PausedForReload
+            } else {
+                WorkflowMsg::Finished(
+                    result
+                        .map(|outcome| outcome.exit_code())
+                        .map_err(|e| e.to_string()),
+                )
+            };
+            let _ = tx.send(AppEvent::Workflow(msg));
         })?;
     Ok(())
 }

@@ -1,0 +1,196 @@
+//! The default test runner: the test command runs as a console session of the project's
+//! console server, so it shows up in the Consoles panel, its full output stays in the
+//! session's log, and a timeout kills its whole process group.
+
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cp_mod_console::{
+    ConsoleClient, ConsoleError, KillCause, SessionHandle, SessionStatus, SpawnSpec, plain_text,
+};
+
+use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec, end_group};
+
+/// Label of the checkpoint's test sessions in the console list.
+pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
+
+/// How long past the test timeout the runner waits for the server to report the kill (its
+/// TERM grace period and the final drain of output) before it kills the session itself.
+const KILL_REPORT_SLACK: Duration = Duration::from_secs(30);
+
+/// Runs the test command in a console session: `bash -c COMMAND` in a PTY owned by the
+/// project's console server, with the spec's timeout (the server kills the process group
+/// when it runs out: TERM, grace period, KILL). The whole output is read back from the
+/// session's log (cargo's counts are summed over every test binary, so the parser needs all
+/// of it), with escape sequences and `\r` redraws resolved to plain text.
+///
+/// When the console server cannot be started or reached, the run falls back to
+/// [`ProcessGroupRunner`] (same timeout and group kill, without a console) and
+/// [`TestRun::note`] says so.
+#[derive(Debug, Clone)]
+pub struct ConsoleTestRunner {
+    client: ConsoleClient,
+    fallback: ProcessGroupRunner,
+    /// Output kept, in bytes, counted from the end.
+    pub max_output: usize,
+}
+
+impl ConsoleTestRunner {
+    /// A runner using `client`'s console server.
+    pub fn new(client: ConsoleClient) -> Self {
+        Self {
+            client,
+            fallback: ProcessGroupRunner::default(),
+            max_output: 16 * 1024 * 1024,
+        }
+    }
+
+    /// A runner for the console server of the project at `root` (started on demand by the
+    /// first run, with the executable `ConsoleClient` picks: `CP_CONSOLE_SERVER_EXE`, else
+    /// this program).
+    pub fn for_project(root: &Path) -> Result<Self, ConsoleError> {
+        Ok(Self::new(ConsoleClient::for_project(root)?))
+    }
+
+    fn spawn_spec(spec: &TestSpec) -> io::Result<SpawnSpec> {
+        let mut console = SpawnSpec::new(spec.command.clone(), spec.cwd.clone())
+            .timeout(spec.timeout)
+            .label(TEST_SESSION_LABEL)
+            .description(format!("stop checkpoint tests: {}", spec.command));
+        for (key, value) in &spec.env {
+            let (Some(key), Some(value)) = (key.to_str(), value.to_str()) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "environment variable {} for the test command is not valid UTF-8; \
+                         console sessions take UTF-8 environments only",
+                        key.to_string_lossy()
+                    ),
+                ));
+            };
+            console = console.env(key, value);
+        }
+        Ok(console)
+    }
+
+    /// The session's output from the log, at most `max_output` bytes from the end, as text.
+    fn output(&self, session: &SessionHandle, len: u64) -> io::Result<String> {
+        let start = len.saturating_sub(self.max_output as u64);
+        let mut bytes = Vec::new();
+        let mut offset = start;
+        loop {
+            let chunk = session.read_since(offset).map_err(io::Error::other)?;
+            if chunk.bytes.is_empty() {
+                break;
+            }
+            offset = chunk.next_offset;
+            bytes.extend_from_slice(&chunk.bytes);
+        }
+        if start > 0 {
+            // Started mid-line: drop the partial first line.
+            let cut = bytes.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+            bytes.drain(..cut);
+        }
+        Ok(plain_text(&bytes))
+    }
+}
+
+impl TestRunner for ConsoleTestRunner {
+    fn run(&self, spec: &TestSpec) -> io::Result<TestRun> {
+        let console = Self::spawn_spec(spec)?;
+        let started = Instant::now();
+        let session = match self.client.spawn(console) {
+            Ok(session) => session,
+            // The command itself is at fault (missing directory, bad spec): report it.
+            Err(e @ (ConsoleError::Spawn { .. } | ConsoleError::InvalidSpec(_))) => {
+                return Err(io::Error::other(e));
+            }
+            // No console server: still run the tests, and say how.
+            Err(e) => {
+                tracing::warn!(
+                    "stop checkpoint: console server unavailable ({e}); running the tests directly"
+                );
+                let mut run = self.fallback.run(spec)?;
+                run.note = Some(format!(
+                    "ran outside the console server, which could not be started ({e}); \
+                     the output is not in the Consoles panel"
+                ));
+                return Ok(run);
+            }
+        };
+        let waited = session
+            .wait_exit(spec.timeout + KILL_REPORT_SLACK)
+            .map_err(io::Error::other)?;
+        let mut info = waited.info;
+        if info.status.is_running() {
+            // The server should have killed it at the timeout; make sure.
+            info = session.kill().map_err(io::Error::other)?;
+        }
+        let elapsed = started.elapsed();
+        if let Some(pgid) = info.pid.and_then(|p| i32::try_from(p).ok()) {
+            // Leftovers the command started in its group (`server &`) must not outlive the
+            // run; the server reaps them.
+            end_group(pgid, self.fallback.grace, || false);
+        }
+        let exit = match &info.status {
+            SessionStatus::Exited { code } => TestExit::Code { code: *code },
+            SessionStatus::Killed {
+                cause: KillCause::Timeout,
+            }
+            | SessionStatus::Running => TestExit::TimedOut {
+                after_secs: spec.timeout.as_secs(),
+            },
+            SessionStatus::Signaled { signal } => TestExit::Signal {
+                signal: signal_number(signal),
+            },
+            other @ (SessionStatus::Killed { .. } | SessionStatus::Lost { .. }) => {
+                TestExit::Stopped {
+                    reason: format!("console {}: {other}", session.id()),
+                }
+            }
+        };
+        Ok(TestRun {
+            exit,
+            output: self.output(&session, info.output_len)?,
+            elapsed,
+            note: None,
+        })
+    }
+}
+
+/// The number of a signal from the name the console reports (`SIGSEGV`, `signal 37`).
+fn signal_number(name: &str) -> i32 {
+    let known = [
+        ("SIGHUP", libc::SIGHUP),
+        ("SIGINT", libc::SIGINT),
+        ("SIGQUIT", libc::SIGQUIT),
+        ("SIGILL", libc::SIGILL),
+        ("SIGABRT", libc::SIGABRT),
+        ("SIGBUS", libc::SIGBUS),
+        ("SIGFPE", libc::SIGFPE),
+        ("SIGKILL", libc::SIGKILL),
+        ("SIGSEGV", libc::SIGSEGV),
+        ("SIGPIPE", libc::SIGPIPE),
+        ("SIGTERM", libc::SIGTERM),
+    ];
+    known
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .or_else(|| name.strip_prefix("signal ")?.trim().parse().ok())
+        .unwrap_or(-1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::signal_number;
+
+    #[test]
+    fn signal_names_map_back_to_numbers() {
+        assert_eq!(signal_number("SIGKILL"), 9);
+        assert_eq!(signal_number("SIGSEGV"), libc::SIGSEGV);
+        assert_eq!(signal_number("signal 37"), 37);
+        assert_eq!(signal_number("mystery"), -1);
+    }
+}

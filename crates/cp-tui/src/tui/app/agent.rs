@@ -1,0 +1,175 @@
+//! The agent's turns as the UI sees them: starting, cancelling, applying their events.
+
+use cp_base::Level;
+
+use crate::agent::{
+    AgentEvent, AgentInbox, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd,
+    spawn_turn,
+};
+use crate::llm::{CancelToken, Message};
+
+use cp_mod_checkpoint::RestartConfig;
+
+use crate::tui::agent_state::RunningTurn;
+use crate::tui::conversation::Entry;
+use crate::tui::events::AppEvent;
+
+use super::{App, shorten};
+
+impl App {
+    /// Starts an agent turn on the current history (which ends with a user message).
+    pub(crate) fn start_turn(&mut self) {
+        let Some(provider) = self.agent.provider.clone() else {
+            return;
+        };
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        self.agent.usage.start_turn();
+        self.agent.streaming_entry = None;
+        let restart = match RestartConfig::load(self.host.project()) {
+            Ok(config) => config,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("smart restart is off: {e}"),
+                });
+                RestartConfig {
+                    max_restarts: 0,
+                    ..RestartConfig::default()
+                }
+            }
+        };
+        let tx = self.tx.clone();
+        let started = if restart.restarts_enabled() {
+            crate::tui::restartable::spawn(
+                &self.host,
+                provider,
+                restart,
+                self.agent.messages.clone(),
+                &turn,
+                tx,
+            )
+        } else {
+            let ctx = TurnContext {
+                provider,
+                registry: self.host.registry().clone(),
+                env: self.host.env().clone(),
+                inbox: self.agent.inbox.clone(),
+                cancel: turn.cancel.clone(),
+                stop: turn.stop.clone(),
+                checkpoint: CheckpointMode::Full,
+            };
+            spawn_turn(ctx, self.agent.messages.clone(), move |event| {
+                let _ = tx.send(AppEvent::Agent(event));
+            })
+        };
+        match started {
+            Ok(()) => self.agent.turn = Some(turn),
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the agent: {e}"),
+                });
+            }
+        }
+    }
+
+    pub(super) fn cancel_turn(&mut self) {
+        if let Some(turn) = &self.agent.turn {
+            turn.cancel.cancel();
+            self.agent.status = Some("cancelling…".into());
+        }
+    }
+
+    pub(super) fn apply_agent(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Text(text) => match self.agent.streaming_entry {
+                Some(index) => {
+                    if let Some(Entry::Assistant(existing)) =
+                        self.conversation.entries.get_mut(index)
+                    {
+                        existing.push_str(&text);
+                    }
+                }
+                None => {
+                    self.agent.streaming_entry =
+                        Some(self.conversation.push(Entry::Assistant(text)));
+                }
+            },
+            AgentEvent::ToolCalls(calls) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.tool_calls += calls.len() as u64;
+                for (id, name, args) in calls {
+                    let index = self.conversation.push(Entry::Tool {
+                        name,
+                        args: shorten(&args),
+                        result: None,
+                        expanded: false,
+                    });
+                    self.agent.tool_entries.insert(id, index);
+                }
+            }
+            AgentEvent::ToolResults(results) => {
+                for (id, result) in results {
+                    if let Some(index) = self.agent.tool_entries.remove(&id)
+                        && let Some(Entry::Tool { result: slot, .. }) =
+                            self.conversation.entries.get_mut(index)
+                    {
+                        *slot = Some(result);
+                    }
+                }
+            }
+            AgentEvent::Usage(usage) => {
+                self.agent.streaming_entry = None;
+                self.agent.usage.record(&usage);
+            }
+            AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::Restart(text) => {
+                self.conversation.push_system(format!("↻ {text}"));
+                self.agent.status = Some(text);
+            }
+            AgentEvent::CheckpointBlocked(reason) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("Checkpoint:\n{reason}"),
+                });
+            }
+            AgentEvent::Messages(messages) => self.agent.messages = messages,
+            AgentEvent::Finished(end) => {
+                self.agent.turn = None;
+                self.agent.status = None;
+                self.agent.streaming_entry = None;
+                match end {
+                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
+                    TurnEnd::Done | TurnEnd::Stopped(_) => {}
+                    TurnEnd::Cancelled => {
+                        self.conversation.push_system("Turn cancelled.");
+                    }
+                    TurnEnd::Failed(e) => {
+                        self.conversation.push(Entry::Notice {
+                            level: Level::Error,
+                            text: e,
+                        });
+                    }
+                }
+                self.save_session();
+                // Notifications that arrived while the turn ran may need to wake the agent.
+                self.maybe_wake();
+            }
+        }
+    }
+
+    /// Starts a turn for waiting notifications when one of them asks to wake an idle agent.
+    pub(super) fn maybe_wake(&mut self) {
+        if self.agent.running() || self.agent.provider.is_none() || self.busy() {
+            return;
+        }
+        if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
+            let notes = self.agent.inbox.take();
+            Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
+            self.start_turn();
+        }
+    }
+}

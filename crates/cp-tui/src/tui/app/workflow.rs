@@ -1,0 +1,155 @@
+//! A workflow run inside the TUI: its events, and the checkpoint dialog's keys.
+
+use cp_base::Level;
+
+use crate::agent::StopControl;
+use crate::llm::CancelToken;
+
+use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
+
+use crate::tui::agent_state::RunningTurn;
+use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
+use crate::tui::dialog::{CheckpointDialog, DialogFocus};
+use crate::tui::keymap::Action;
+use crate::tui::workflow::WorkflowMsg;
+
+use super::{App, WorkflowRun};
+
+impl App {
+    /// Starts a workflow run; its sessions stream into the conversation.
+    pub fn start_workflow(&mut self, args: RunArgs) {
+        let Some(provider) = self.agent.provider.clone() else {
+            self.conversation.push_system(NO_PROVIDER_HELP);
+            return;
+        };
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        match crate::tui::workflow::start(&self.host, provider, args, &turn, self.tx.clone()) {
+            Ok(()) => {
+                self.workflow = Some(WorkflowRun {
+                    turn: Some(turn),
+                    ..WorkflowRun::default()
+                });
+            }
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the workflow: {e}"),
+                });
+            }
+        }
+    }
+
+    pub(super) fn dialog_visible(&self) -> bool {
+        self.dialog.as_ref().is_some_and(|d| !d.hidden)
+    }
+
+    pub(super) fn apply_workflow(&mut self, msg: WorkflowMsg) {
+        let run = self.workflow.get_or_insert_with(WorkflowRun::default);
+        match msg {
+            WorkflowMsg::Ask(request, reply) => {
+                self.dialog = Some(CheckpointDialog::new(*request, reply));
+            }
+            WorkflowMsg::Event(event) => {
+                if let WorkflowEvent::RunStarted { run_id, .. } = &event {
+                    run.run_id = Some(run_id.clone());
+                }
+                let marker = match &event {
+                    WorkflowEvent::Restart(_) => "↻",
+                    WorkflowEvent::PhaseStarted { .. } => "▶",
+                    _ => "·",
+                };
+                run.status = event.to_string();
+                self.conversation
+                    .push_system(format!("{marker} workflow: {event}"));
+            }
+            WorkflowMsg::PausedForReload => {
+                run.paused_for_reload = true;
+                self.conversation
+                    .push_system("· workflow: paused for the reload; it resumes in the new binary");
+            }
+            WorkflowMsg::Finished(result) => {
+                let text = match &result {
+                    Ok(0) => "Workflow finished. Ctrl-C quits.".to_owned(),
+                    Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
+                    Err(e) => format!("Workflow failed: {e}"),
+                };
+                let level = if result == Ok(0) {
+                    Level::Success
+                } else {
+                    Level::Warning
+                };
+                run.exit = Some(result);
+                self.conversation.push(Entry::Notice { level, text });
+            }
+        }
+    }
+
+    pub(super) fn apply_dialog(&mut self, action: Action) {
+        let Some(dialog) = self.dialog.as_mut() else {
+            return;
+        };
+        match action {
+            Action::Quit => self.request_quit(),
+            Action::Back => dialog.hidden = true,
+            Action::FocusNext | Action::FocusPrev => dialog.next_focus(),
+            Action::Up => dialog.move_selection(false),
+            Action::Down => dialog.move_selection(true),
+            Action::Char(c) if dialog.focus == DialogFocus::Feedback => dialog.feedback.insert(c),
+            Action::Paste(text) if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.insert_str(&text);
+            }
+            Action::Backspace if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.backspace();
+            }
+            Action::Newline if dialog.focus == DialogFocus::Feedback => {
+                dialog.feedback.insert('\n');
+            }
+            Action::Char(c @ '1'..='9') => {
+                let index = (c as usize) - ('1' as usize);
+                if index < dialog.request.choices.len() {
+                    dialog.focus = DialogFocus::Options;
+                    dialog.selected = index;
+                }
+            }
+            Action::Submit => match dialog.focus {
+                DialogFocus::Options if dialog.needs_feedback() => {
+                    dialog.focus = DialogFocus::Feedback;
+                }
+                DialogFocus::Files => {
+                    let file = dialog
+                        .request
+                        .files
+                        .get(dialog.file)
+                        .cloned()
+                        .unwrap_or_default();
+                    match self.host.viewer().open(self.host.project().root(), &file) {
+                        Ok(id) => {
+                            dialog.hidden = true;
+                            self.tick();
+                            self.select(&id);
+                            self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
+                        }
+                        Err(e) => self.flash = Some(e),
+                    }
+                }
+                DialogFocus::Options | DialogFocus::Feedback => {
+                    if let Some(dialog) = self.dialog.take() {
+                        dialog.answer();
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// The run to resume after a reload, when a workflow paused for it.
+    pub fn paused_workflow(&self) -> Option<&str> {
+        self.workflow
+            .as_ref()
+            .filter(|w| w.paused_for_reload)
+            .and_then(|w| w.run_id.as_deref())
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every test, after setting up what the tests need beyond the Rust toolchain, bash and git.
+#
+#   bash scripts/test.sh [extra cargo test arguments]
+#
+# Nothing is installed into the system Python or the user's git configuration:
+# - the Python MCP SDK (pinned) goes into a venv under target/test-venv, where the tests find it;
+# - tmux and ps come from the system package manager when missing (root or sudo needed once);
+# - commits made by tests get an identity from the environment when git has none.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+say() { printf 'test.sh: %s\n' "$*"; }
+
+# 1. System tools the end-to-end tests drive.
+need_apt=()
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+command -v ps >/dev/null 2>&1 || need_apt+=(procps)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  if ! command -v apt-get >/dev/null 2>&1; then
+    say "please install: ${need_apt[*]} (no apt-get here)"
+    exit 1
+  fi
+  say "installing ${need_apt[*]} with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# 2. The Python MCP SDK, in a venv of our own (the MCP client test looks for it here).
+mcp_version=2.3.0
+venv="$root/target/test-venv"
+stamp="$venv/.mcp-$mcp_version"
+if [ ! -f "$stamp" ]; then
+  python=$(command -v python3 || true)
+  if [ -z "$python" ]; then
+    say "python3 is required for the MCP client test; please install it"
+    exit 1
+  fi
+  say "creating $venv with mcp==$mcp_version"
+  rm -rf "$venv"
+  if ! "$python" -m venv "$venv" 2>/dev/null; then
+    # Debian's python3 without python3-venv: fall back to virtualenv from PyPI, installed for the
+    # user only, never into the system's site-packages.
+    "$python" -m pip install --quiet --user --disable-pip-version-check virtualenv
+    "$python" -m virtualenv --quiet "$venv"
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$mcp_version"
+  touch "$stamp"
+fi
+
+# 3. A git identity for the commits tests make, without touching the user's configuration.
+if ! git config user.email >/dev/null 2>&1; then
+  export GIT_AUTHOR_EMAIL=tests@context-pilot.invalid GIT_COMMITTER_EMAIL=tests@context-pilot.invalid
+fi
+if ! git config user.name >/dev/null 2>&1; then
+  export GIT_AUTHOR_NAME="Context Pilot tests" GIT_COMMITTER_NAME="Context Pilot tests"
+fi
+
+say "cargo test --workspace $*"
+exec cargo test --workspace "$@"

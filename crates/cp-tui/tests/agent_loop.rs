@@ -58,13 +58,9 @@ fn run(openai_format: bool) {
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("please write the plan");
     tui.send(b"\r");
-    tui.wait_for("I wrote the plan.", WAIT).unwrap();
-    tui.wait_for("Noted.", WAIT).unwrap();
-    tui.wait_until("the turn ends", WAIT, |s| {
-        !s.contains("agent working") && !s.contains("checkpoint…")
-    })
-    .unwrap();
-    let requests = server.wait_for_requests(3, WAIT);
+    // Durable facts only: the turn's last reply in the saved session, then the request log.
+    tui.wait_turn_end(repo.path(), "Noted.", WAIT).unwrap();
+    let requests = server.requests();
     assert_eq!(requests.len(), 3, "exactly three model requests");
     let second = &requests[1].raw_body;
     assert!(
@@ -149,8 +145,12 @@ fn callbacks_driven_by_the_model(openai_format: bool) {
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("set up a callback for txt files, then write the todo");
     tui.send(b"\r");
-    tui.wait_for("Callback in place.", WAIT).unwrap();
-    let requests = server.wait_for_requests(5, WAIT);
+    // The turn ends after the gate's last block; by then every request is in the server's log.
+    // (Waiting for "Callback in place." on screen raced the product: the rest of the turn
+    // scrolled it off the panel before the test looked.)
+    tui.wait_turn_end(repo.path(), "Stopping.", WAIT).unwrap();
+    let requests = server.requests();
+    assert!(requests.len() >= 5, "{} requests", requests.len());
 
     // Toggle results went back to the model, and the write's result carries the callback run.
     let after_toggle_off = &requests[2].raw_body;
@@ -162,10 +162,6 @@ fn callbacks_driven_by_the_model(openai_format: bool) {
     );
     assert!(after_write.contains("todo-check"), "{after_write}");
 
-    tui.wait_until("the turn ends", WAIT, |s| {
-        !s.contains("agent working") && !s.contains("checkpoint…")
-    })
-    .unwrap();
     // The Callbacks panel lists it, active for this worker.
     tui.send(b"\t");
     tui.send(b"2");
@@ -220,8 +216,7 @@ fn a_stream_cut_midway_is_a_clear_error_and_loses_nothing() {
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("one");
     tui.send(b"\r");
-    tui.wait_for("First answer, complete.", WAIT).unwrap();
-    tui.wait_until("idle", WAIT, |s| !s.contains("agent working"))
+    tui.wait_turn_end(repo.path(), "First answer, complete.", WAIT)
         .unwrap();
     tui.type_text("two");
     tui.send(b"\r");
@@ -234,8 +229,9 @@ fn a_stream_cut_midway_is_a_clear_error_and_loses_nothing() {
         .unwrap();
     tui.type_text("three");
     tui.send(b"\r");
-    tui.wait_for("Third answer.", WAIT).unwrap();
-    let requests = server.wait_for_requests(3, WAIT);
+    tui.wait_turn_end(repo.path(), "Third answer.", WAIT)
+        .unwrap();
+    let requests = server.requests();
     let third = &requests[2].raw_body;
     assert!(
         third.contains("First answer, complete."),
@@ -267,8 +263,9 @@ fn invalid_tool_arguments_get_an_error_result() {
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("write a.txt");
     tui.send(b"\r");
-    tui.wait_for("I will fix my call.", WAIT).unwrap();
-    let requests = server.wait_for_requests(2, WAIT);
+    tui.wait_turn_end(repo.path(), "I will fix my call.", WAIT)
+        .unwrap();
+    let requests = server.requests();
     let second = &requests[1].raw_body;
     assert!(second.contains("not valid JSON"), "{second}");
     assert!(second.contains("\"is_error\":true"), "{second}");
@@ -302,9 +299,10 @@ fn a_failed_background_callback_wakes_the_idle_agent() {
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("add a lint callback and write notes/x.txt");
     tui.send(b"\r");
-    // The failure opens the run's panel, and the agent is woken with a seventh request.
-    tui.wait_for("lint-broke-here", WAIT).unwrap();
-    let requests = server.wait_for_requests(7, WAIT);
+    // The failure wakes the agent with a seventh request; that turn ends with its reply.
+    tui.wait_turn_end(repo.path(), "I see the lint failure.", WAIT)
+        .unwrap();
+    let requests = server.requests();
     let delivered: Vec<usize> = (0..requests.len())
         .filter(|&i| requests[i].raw_body.contains("Background notifications"))
         .collect();
@@ -341,20 +339,23 @@ fn a_full_context_restarts_the_session_with_a_handoff() {
     )]));
     server.push(anthropic::text_turn("Handoff saved."));
     server.push(anthropic::text_turn("Fresh session: step two is next."));
-    for text in ["Noted.", "Noted again.", "Stopping."] {
-        server.push(anthropic::text_turn(text));
-    }
     let repo = git_repo();
     let url = server.url();
     let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.type_text("do steps one and two");
     tui.send(b"\r");
-    tui.wait_for("Fresh session: step two is next.", WAIT)
+    // The fresh session's turn ends (its work was auto-committed, so the checkpoint lets it
+    // stop); the saved conversation holds the restart markers, which scroll away on screen.
+    let session = tui
+        .wait_turn_end(repo.path(), "Fresh session: step two is next.", WAIT)
         .unwrap();
-    let screen = tui.wait_for("↻", WAIT).unwrap();
-    assert!(screen.contains("restart"), "no restart marker:\n{screen}");
-    let requests = server.wait_for_requests(4, WAIT);
+    let conversation = cp_e2e::saved_conversation(&session);
+    assert!(
+        conversation.contains('↻') && conversation.contains("restart"),
+        "no restart marker: {conversation}"
+    );
+    let requests = server.requests();
     let fresh = &requests[3].raw_body;
     assert!(
         fresh.contains("write step two"),
@@ -367,6 +368,11 @@ fn a_full_context_restarts_the_session_with_a_handoff() {
     assert!(
         !fresh.contains("\"tool_use_id\":\"w1\""),
         "the old session leaked into the new one"
+    );
+    assert_eq!(
+        requests.len(),
+        4,
+        "no request after the fresh session's reply"
     );
     let log = cp_e2e::git(repo.path(), &["log", "--format=%s"]);
     assert!(

@@ -334,7 +334,8 @@ fn a_hook_fired_while_the_tui_runs_shares_its_callbacks() {
 }
 
 /// A repo with `src/greet.sh` and `README.md` committed, and a background callback on `*.sh`
-/// that sleeps 1.5 s, prints a line and exits with `exit_code`.
+/// that waits until the test releases it ([`let_the_run_end`]), prints a line and exits with
+/// `exit_code`. The test decides when the run ends, so no step races the script's timing.
 fn project_with_background_callback(exit_code: i32) -> (tempfile::TempDir, std::path::PathBuf) {
     let repo = git_repo();
     let root = canonical(repo.path());
@@ -345,7 +346,7 @@ fn project_with_background_callback(exit_code: i32) -> (tempfile::TempDir, std::
         &root,
         &json!({
             "action": "create", "name": "slow-check", "pattern": ["*.sh"],
-            "script_content": format!("sleep 1.5\necho \"slow output for $CP_CHANGED_FILES\"\nexit {exit_code}"),
+            "script_content": format!("n=0; while [ ! -e \"$CP_PROJECT_ROOT/{RELEASE}\" ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done\necho \"slow output for $CP_CHANGED_FILES\"\nexit {exit_code}"),
             "blocking": false, "success_message": "greet is fine"
         }),
     );
@@ -379,9 +380,34 @@ fn next_edit(root: &Path) -> util::HookRun {
     )
 }
 
-/// Waits (as the agent would go on working) until the run's script has surely ended.
-fn let_the_run_end() {
-    std::thread::sleep(Duration::from_millis(2500));
+/// The file whose existence lets the background callback's script finish.
+const RELEASE: &str = ".context-pilot/run/release-slow-check";
+
+/// Lets the background run finish, and waits until the console server has recorded its end
+/// (every session's metadata says it is no longer running): a durable fact, not a guess at how
+/// long the script takes on this machine.
+fn let_the_run_end(root: &Path) {
+    std::fs::write(root.join(RELEASE), "").unwrap();
+    let consoles = root.join(".context-pilot/run/consoles");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let metas: Vec<String> = std::fs::read_dir(&consoles)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !metas.is_empty() && metas.iter().all(|m| !m.contains("\"running\"")) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background run did not end: {metas:?}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
 }
 
 #[test]
@@ -393,7 +419,7 @@ fn a_failed_background_run_is_reported_once_on_a_later_hook_call() {
         state.join("hook-modules.json").exists(),
         "the run in flight is saved for the next hook"
     );
-    let_the_run_end();
+    let_the_run_end(&root);
 
     let second = next_edit(&root);
     assert_eq!(second.code, Some(0), "{second:?}");
@@ -423,7 +449,7 @@ fn a_failed_background_run_is_reported_once_on_a_later_hook_call() {
 fn a_passing_background_run_is_reported_once_with_its_success_message() {
     let (_repo, root) = project_with_background_callback(0);
     let run_id = start_background_run(&root);
-    let_the_run_end();
+    let_the_run_end(&root);
 
     let second = next_edit(&root);
     let reply = second.json();
@@ -458,7 +484,7 @@ fn a_run_still_going_stays_saved_until_it_ends() {
         root.join(".context-pilot/state/main/hook-modules.json")
             .exists()
     );
-    let_the_run_end();
+    let_the_run_end(&root);
     let late = next_edit(&root);
     stop_console_server(&root);
     let reason = late.json()["reason"].as_str().unwrap().to_owned();
@@ -469,7 +495,7 @@ fn a_run_still_going_stays_saved_until_it_ends() {
 fn parallel_hooks_of_one_worker_both_finish_and_report_once() {
     let (_repo, root) = project_with_background_callback(3);
     let run_id = start_background_run(&root);
-    let_the_run_end();
+    let_the_run_end(&root);
 
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| next_edit(&root));
@@ -582,7 +608,7 @@ fn a_background_run_an_mcp_server_left_behind_is_reported_by_the_next_hook() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
 
-    let_the_run_end();
+    let_the_run_end(&root);
     let next = next_edit(&root);
     let again = next_edit(&root);
     stop_console_server(&root);

@@ -262,15 +262,7 @@ fn check_no_lost_update(root: &Path, all_acks: &[&Acks], secs: u64) -> usize {
 fn quit_all_and_check_orphans(root: &Path, tuis: Vec<TuiFront>, mut mcp: McpFront) {
     // Quit everything, stop the console server: nothing may stay behind in the project.
     for mut tui in tuis {
-        tui.0.send(b"\x03");
-        if tui
-            .0
-            .wait_for("Quit anyway?", Duration::from_millis(500))
-            .is_ok()
-        {
-            tui.0.send(b"y");
-        }
-        assert_eq!(tui.0.wait_exit(WAIT).unwrap(), 0);
+        assert_eq!(tui.0.quit(WAIT).unwrap(), 0);
     }
     drop(mcp.stdin);
     let deadline = Instant::now() + WAIT;

@@ -1,5 +1,5 @@
-//! `context-pilot mcp` against an official MCP client SDK (Python `mcp`), and its
-//! shutdown on stdin EOF.
+//! `context-pilot mcp` against an official MCP client SDK (Python `mcp`, from the venv that
+//! `scripts/test.sh` makes), and its shutdown on stdin EOF.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,27 +16,37 @@ use std::time::{Duration, Instant};
 use cp_e2e::git_repo;
 use util::{binary, canonical, context_pilot, stop_console_server};
 
-/// Whether `python3` can import the MCP SDK. CI installs it (see `.ci/run`).
-fn python_sdk() -> bool {
-    Command::new("python3")
+/// The Python that has the MCP SDK: `CP_TEST_PYTHON` if set, else the venv that
+/// `scripts/test.sh` makes under `target/test-venv`. The test fails (never skips) without it,
+/// saying how to get it.
+fn python_with_sdk() -> std::path::PathBuf {
+    let python = std::env::var_os("CP_TEST_PYTHON").map_or_else(
+        || {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/test-venv/bin/python")
+        },
+        std::path::PathBuf::from,
+    );
+    let importable = Command::new(&python)
         .args(["-c", "import mcp.client.stdio"])
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        importable,
+        "the Python MCP SDK is not importable with {}: run the tests with `bash scripts/test.sh`, \
+         which makes that venv with the pinned `mcp`",
+        python.display()
+    );
+    python
 }
 
 #[test]
 fn the_python_sdk_lists_calls_and_sees_callback_results() {
-    if !python_sdk() {
-        eprintln!(
-            "SKIPPED: the Python MCP SDK is not importable here; install it with \
-             `python3 -m pip install 'mcp==2.3.0'` to run this test"
-        );
-        return;
-    }
+    let python = python_with_sdk();
     let repo = git_repo();
     let root = canonical(repo.path());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_test.py");
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .arg(script)
         .arg(binary())
         .arg(&root)

@@ -94,9 +94,13 @@ fn a_console_survives_a_killed_host_with_all_its_output() {
         r#"console_create command="for i in $(seq 1 60); do echo beat $i; sleep 0.05; done; echo all-done" description=beats"#,
     );
     tui.send(b"\r");
-    tui.wait_for("beat 3", WAIT).unwrap();
-    // Give the host its post-job save, then kill it without a chance to clean up.
-    std::thread::sleep(Duration::from_millis(1500));
+    // The host has saved its session with the console panel in it, and the console is running:
+    // now kill the host without a chance to clean up.
+    cp_e2e::wait_saved_session(repo.path(), "the console panel is saved", WAIT, |s| {
+        s["modules"].to_string().contains("beats")
+    })
+    .unwrap();
+    wait_log(repo.path(), "beat 3");
     let pid = tui.pid().unwrap();
     // SAFETY: kill(2) on a child process we started.
     assert_eq!(
@@ -105,18 +109,12 @@ fn a_console_survives_a_killed_host_with_all_its_output() {
     );
     let _ = tui.wait_exit(WAIT);
     // Output keeps coming while no host runs; then a new host shows all of it.
-    std::thread::sleep(Duration::from_secs(3));
+    wait_log(repo.path(), "all-done");
     let again = TuiSession::start(repo.path(), &[], &[]).unwrap();
     let screen = again.wait_for("all-done", WAIT).unwrap();
     assert!(screen.contains("beats"), "console panel missing:\n{screen}");
     // Nothing was lost: the console's log holds every line, printed with or without a host.
-    let logs = repo.path().join(".context-pilot/run/consoles");
-    let log = std::fs::read_dir(logs)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned())
-        .unwrap();
+    let log = console_logs(repo.path());
     for i in 1..=60 {
         assert!(
             log.contains(&format!("beat {i}\r\n")),
@@ -136,7 +134,7 @@ fn the_tui_stays_responsive_while_a_console_floods_output() {
         r#"console_create command="timeout 8 yes flood-line-of-output" description=flood"#,
     );
     tui.send(b"\r");
-    tui.wait_for("flood-line-of-output", WAIT).unwrap();
+    wait_log(repo.path(), "flood-line-of-output");
     // While the flood runs, keys still echo promptly and the screen keeps up.
     tui.send(b"\x1b1"); // Alt-1: back to the conversation
     for word in ["still", "responsive"] {
@@ -151,4 +149,27 @@ fn the_tui_stays_responsive_while_a_console_floods_output() {
     }
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+/// Every console log of the project, concatenated.
+fn console_logs(project: &std::path::Path) -> String {
+    let Ok(dir) = std::fs::read_dir(project.join(".context-pilot/run/consoles")) else {
+        return String::new();
+    };
+    dir.flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()).into_owned())
+        .collect()
+}
+
+/// Waits until a console log holds `needle`: output on disk, which nothing scrolls away.
+fn wait_log(project: &std::path::Path, needle: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !console_logs(project).contains(needle) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no console log holds {needle:?}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
 }

@@ -4,6 +4,9 @@
 //!   a VT100 emulator, so tests type keys and read what a person would see.
 //! - [`binary_path`]: where `cargo test` put the binary.
 //! - [`git_repo`]: a fresh git repository in a temp dir.
+//! - [`saved_session`], [`wait_saved_session`] and [`TuiSession::wait_turn_end`]: durable facts
+//!   to wait on (the session the TUI saves when a turn ends), never screen text that can scroll
+//!   away before the test looks.
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
@@ -24,7 +27,12 @@
 pub mod llm_server;
 mod pty;
 mod repo;
+mod saved;
 
 pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, openai};
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};
+pub use saved::{
+    DEFAULT_WORKER, last_assistant_message, saved_conversation, saved_session, session_path,
+    wait_saved_session,
+};

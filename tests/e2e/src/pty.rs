@@ -189,6 +189,57 @@ impl TuiSession {
         }
     }
 
+    /// Waits until the agent's turn has ended with `final_text` as its last reply, and returns
+    /// the saved session.
+    ///
+    /// Both facts are durable: the session the TUI saves when a turn ends holds `final_text` in
+    /// its last assistant message, and the status bar, which says "agent working" for as long as
+    /// a turn runs, no longer does. Neither can scroll away before the test looks.
+    pub fn wait_turn_end(
+        &self,
+        project: &Path,
+        final_text: &str,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, String> {
+        let deadline = Instant::now() + timeout;
+        let session =
+            crate::wait_saved_session(project, "the turn's last reply is saved", timeout, |s| {
+                crate::last_assistant_message(s).is_some_and(|m| m.contains(final_text))
+            })?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.wait_until("the status bar shows the agent idle", left, |s| {
+            !s.contains("agent working") && !s.contains("reload pending")
+        })?;
+        // The session saved when the turn ended is the one to return.
+        Ok(crate::saved_session(project).unwrap_or(session))
+    }
+
+    /// Quits with Ctrl-C, confirming the "Quit anyway?" question if work is still running;
+    /// returns the exit code.
+    pub fn quit(&mut self, timeout: Duration) -> Result<u32, String> {
+        self.send(b"\x03");
+        let deadline = Instant::now() + timeout;
+        let mut confirmed = false;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Ok(status.exit_code()),
+                Ok(None) => {}
+                Err(e) => return Err(format!("wait: {e}")),
+            }
+            if !confirmed && self.screen().contains("Quit anyway?") {
+                self.send(b"y");
+                confirmed = true;
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "did not quit in {timeout:?}; screen:\n{}",
+                    self.screen()
+                ));
+            }
+            thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Resizes the PTY.
     pub fn resize(&self, cols: u16, rows: u16) {
         let _ = self.master.resize(PtySize {

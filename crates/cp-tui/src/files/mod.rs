@@ -12,6 +12,8 @@ mod read;
 mod write;
 
 #[cfg(test)]
+mod safety_tests;
+#[cfg(test)]
 mod tests;
 
 use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};

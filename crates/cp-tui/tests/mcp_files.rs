@@ -84,7 +84,7 @@ impl Server {
         }
     }
 
-    /// Calls a tool; returns (is_error, text).
+    /// Calls a tool; returns whether it failed, and its text.
     fn tool(&mut self, name: &str, args: &Value) -> (bool, String) {
         let reply = self.request("tools/call", &json!({"name": name, "arguments": args}));
         let result = &reply["result"];
@@ -156,11 +156,14 @@ fn a_write_that_runs_out_of_space_leaves_the_original_byte_identical() {
         "File_write",
         &json!({"file_path": "notes.txt", "content": big}),
     );
+    let unchanged = || std::fs::read(root.join("notes.txt")).unwrap() == original;
+    assert!(unchanged(), "the failed File_write changed notes.txt");
     assert!(err && text.contains("left unchanged"), "{text}");
     let (err, text) = server.tool(
         "File_edit",
         &json!({"file_path": "notes.txt", "old_string": "line 7\n", "new_string": big}),
     );
+    assert!(unchanged(), "the failed File_edit changed notes.txt");
     assert!(err, "{text}");
     let (err, text) = server.tool(
         "File_write",
@@ -169,10 +172,7 @@ fn a_write_that_runs_out_of_space_leaves_the_original_byte_identical() {
     assert!(err && text.contains("nothing was created"), "{text}");
     server.stop();
     stop_console_server(&root);
-    assert!(
-        std::fs::read(root.join("notes.txt")).unwrap() == original,
-        "notes.txt changed"
-    );
+    assert!(unchanged(), "notes.txt changed");
     assert_eq!(
         names(&root),
         ["notes.txt"],
@@ -232,10 +232,10 @@ fn two_servers_editing_one_file_lose_no_edit() {
     const EDITS: usize = 60;
     let repo = git_repo();
     let root = canonical(repo.path());
-    let slots: String = (0..2 * EDITS)
+    let slots: Vec<String> = (0..2 * EDITS)
         .map(|i| format!("slot {i}: todo\n"))
         .collect();
-    std::fs::write(root.join("shared.txt"), slots).unwrap();
+    std::fs::write(root.join("shared.txt"), slots.concat()).unwrap();
     // Start both servers before either edits, so their edits overlap.
     let servers: Vec<Server> = (0..2).map(|_| Server::start(&root)).collect();
     let workers: Vec<_> = servers

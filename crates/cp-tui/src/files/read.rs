@@ -126,20 +126,17 @@ fn scan(mut reader: impl BufRead, first: usize, limit: usize) -> std::io::Result
                 current.extend_from_slice(&segment[..segment.len().min(room)]);
                 cut |= segment.len() > room;
             }
-            match ends_line {
-                Some(used) => {
-                    if in_window {
-                        lines.push((line_no, std::mem::take(&mut current), cut));
-                        cut = false;
-                    }
-                    line_no += 1;
-                    partial = false;
-                    rest = &rest[used..];
+            if let Some(used) = ends_line {
+                if in_window {
+                    lines.push((line_no, std::mem::take(&mut current), cut));
+                    cut = false;
                 }
-                None => {
-                    partial = true;
-                    rest = &[];
-                }
+                line_no += 1;
+                partial = false;
+                rest = &rest[used..];
+            } else {
+                partial = true;
+                rest = &[];
             }
         }
         reader.consume(len);

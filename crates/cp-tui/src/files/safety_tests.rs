@@ -251,17 +251,17 @@ fn swapping_a_directory_with_an_escaping_symlink_never_reaches_outside() {
     };
     let mut leaks = Vec::new();
     for i in 0..1500 {
-        let write = call(
+        // Either call may fail while `real` is the symlink; neither may reach outside.
+        call(
             &r,
             &env,
             "File_write",
             json!({"file_path": "real/w.txt", "content": format!("write {i}\n")}),
         );
-        let read = call(&r, &env, "File_read", json!({"file_path": "real/f.txt"}));
-        if read.text.contains("OUTSIDE") {
-            leaks.push(format!("File_read returned outside content: {}", read.text));
+        let shown = call(&r, &env, "File_read", json!({"file_path": "real/f.txt"}));
+        if shown.text.contains("OUTSIDE") {
+            leaks.push(shown.text);
         }
-        let _ = write;
     }
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
@@ -275,5 +275,10 @@ fn swapping_a_directory_with_an_escaping_symlink_never_reaches_outside() {
         std::fs::read_to_string(outside.join("f.txt")).unwrap(),
         "OUTSIDE SECRET\n"
     );
-    assert!(leaks.is_empty(), "{} leaks, first: {:?}", leaks.len(), leaks.first());
+    assert!(
+        leaks.is_empty(),
+        "File_read returned outside content {} times, e.g. {:?}",
+        leaks.len(),
+        leaks.first()
+    );
 }

@@ -282,3 +282,51 @@ fn swapping_a_directory_with_an_escaping_symlink_never_reaches_outside() {
         leaks.first()
     );
 }
+
+#[test]
+fn symlinks_that_stay_inside_keep_working_and_writes_replace_the_target() {
+    let (_t, r, env, _) = setup();
+    let root = root(&env).to_path_buf();
+    std::fs::create_dir(root.join("src")).unwrap();
+    std::fs::write(root.join("real.txt"), "one\n").unwrap();
+    std::os::unix::fs::symlink("real.txt", root.join("alias.txt")).unwrap();
+    // An absolute link to a directory inside the project works too.
+    std::os::unix::fs::symlink(root.join("src"), root.join("inner")).unwrap();
+    let write = call(
+        &r,
+        &env,
+        "File_write",
+        json!({"file_path": "alias.txt", "content": "two\n"}),
+    );
+    assert!(!write.is_error, "{}", write.text);
+    assert!(
+        std::fs::symlink_metadata(root.join("alias.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("real.txt")).unwrap(),
+        "two\n"
+    );
+    let edit = call(
+        &r,
+        &env,
+        "File_edit",
+        json!({"file_path": "alias.txt", "old_string": "two", "new_string": "three"}),
+    );
+    assert!(!edit.is_error, "{}", edit.text);
+    let shown = call(&r, &env, "File_read", json!({"file_path": "alias.txt"}));
+    assert_eq!(shown.text, "     1\tthree\n");
+    let nested = call(
+        &r,
+        &env,
+        "File_write",
+        json!({"file_path": "inner/new/a.rs", "content": "fn a() {}\n"}),
+    );
+    assert!(!nested.is_error, "{}", nested.text);
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/new/a.rs")).unwrap(),
+        "fn a() {}\n"
+    );
+}

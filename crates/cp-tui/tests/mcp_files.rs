@@ -180,6 +180,87 @@ fn a_write_that_runs_out_of_space_leaves_the_original_byte_identical() {
     );
 }
 
+/// A tiny tmpfs mounted for one test, unmounted (lazily) on drop.
+struct TinyFs {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl TinyFs {
+    /// The reason, where mounting is impossible (not root, no `CAP_SYS_ADMIN`).
+    fn mount(size: &str) -> Result<Self, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = canonical(dir.path());
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_owned());
+        }
+        Ok(Self { _dir: dir, path })
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+#[test]
+fn a_write_on_a_full_disk_leaves_the_original_byte_identical() {
+    let fs = match TinyFs::mount("2m") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!(
+                "SKIPPED: cannot mount a tiny tmpfs to fill up ({why}); the RLIMIT_FSIZE test \
+                 a_write_that_runs_out_of_space_leaves_the_original_byte_identical covers the \
+                 same failure path"
+            );
+            return;
+        }
+    };
+    let root = fs.path.clone();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success()
+    );
+    Server::start(&root).stop();
+    let original = "keep me\n".repeat(2000);
+    std::fs::write(root.join("notes.txt"), &original).unwrap();
+    let mut server = Server::start(&root);
+    // Fill the disk: one filler file, written until the filesystem refuses.
+    let mut filler = std::fs::File::create(root.join("filler")).unwrap();
+    let block = vec![b'f'; 4096];
+    while filler.write_all(&block).is_ok() {}
+    drop(filler);
+    let (err, text) = server.tool(
+        "File_write",
+        &json!({"file_path": "notes.txt", "content": "y".repeat(256 * 1024)}),
+    );
+    let after = std::fs::read_to_string(root.join("notes.txt")).unwrap();
+    assert!(after == original, "the failed File_write changed notes.txt");
+    assert!(err && text.contains("left unchanged"), "{text}");
+    let (err, text) = server.tool(
+        "File_write",
+        &json!({"file_path": "fresh.txt", "content": "z".repeat(256 * 1024)}),
+    );
+    assert!(err && text.contains("nothing was created"), "{text}");
+    server.stop();
+    stop_console_server(&root);
+    assert_eq!(
+        names(&root),
+        ["filler", "notes.txt"],
+        "a temp file was left behind"
+    );
+}
+
 #[test]
 fn a_server_killed_mid_write_leaves_the_old_or_the_new_file() {
     let repo = git_repo();

@@ -81,9 +81,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// directory cannot redirect the write elsewhere.
 pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
     remove_stale_temps(dir);
+    // The name part is shortened so a long file name still leaves room for the suffix.
+    let name_text = name.to_string_lossy();
+    let short: String = name_text.chars().take(64).collect();
     let tmp = format!(
-        ".{}.tmp.{}.{}",
-        name.to_string_lossy(),
+        ".{short}{TEMP_MARK}{}.{}",
         std::process::id(),
         unique_suffix()
     );
@@ -115,6 +117,10 @@ pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io
     result
 }
 
+/// What tells our temp files apart: distinctive, because the sweep below also runs in
+/// project directories, where a user's own `.x.tmp.1.2` must be left alone.
+const TEMP_MARK: &str = ".cp.tmp.";
+
 fn unique_suffix() -> u128 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -125,7 +131,7 @@ fn unique_suffix() -> u128 {
 }
 
 /// Removes the temp files that writers killed mid-write left in `dir`: files named like
-/// [`write_atomic_in`]'s temps (`.{name}.tmp.{pid}.{n}`) whose process no longer exists.
+/// [`write_atomic_in`]'s temps (`.{name}.cp.tmp.{pid}.{n}`) whose process no longer exists.
 /// The whole directory is swept, so the temp of a file nobody writes again (a new callback
 /// script whose writer died) goes too.
 fn remove_stale_temps(dir: &cap_std::fs::Dir) {
@@ -147,7 +153,7 @@ fn remove_stale_temps(dir: &cap_std::fs::Dir) {
 /// The writer's pid, if `file_name` is a temp file of [`write_atomic_in`].
 fn temp_writer_pid(file_name: &str) -> Option<u32> {
     let rest = file_name.strip_prefix('.')?;
-    let (_, suffix) = rest.rsplit_once(".tmp.")?;
+    let (_, suffix) = rest.rsplit_once(TEMP_MARK)?;
     let (pid, n) = suffix.split_once('.')?;
     if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -499,16 +505,20 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join(".gitignore");
         // No process has pid u32::MAX; a live writer's temp (ours) must stay.
-        let dead = tmp.path().join(format!("..gitignore.tmp.{}.1", u32::MAX));
+        let dead = tmp
+            .path()
+            .join(format!("..gitignore.cp.tmp.{}.1", u32::MAX));
         let live = tmp
             .path()
-            .join(format!("..gitignore.tmp.{}.2", std::process::id()));
+            .join(format!("..gitignore.cp.tmp.{}.2", std::process::id()));
         // The temp of another file nobody writes again (a new script whose writer died).
-        let other = tmp.path().join(format!(".cb-7.sh.tmp.{}.3", u32::MAX));
-        // Not temps of ours: left alone whatever their names suggest.
+        let other = tmp.path().join(format!(".cb-7.sh.cp.tmp.{}.3", u32::MAX));
+        // Not temps of ours: left alone whatever their names suggest (a user's own temp
+        // files in a project directory look much like ours).
         let lookalikes = [
-            tmp.path().join(format!(".notes.tmp.{}", u32::MAX)),
-            tmp.path().join(format!("x.tmp.{}.4", u32::MAX)),
+            tmp.path().join(format!(".notes.cp.tmp.{}", u32::MAX)),
+            tmp.path().join(format!("x.cp.tmp.{}.4", u32::MAX)),
+            tmp.path().join(format!(".notes.tmp.{}.5", u32::MAX)),
         ];
         for p in [&dead, &live, &other].into_iter().chain(&lookalikes) {
             fs::write(p, "partial").unwrap();

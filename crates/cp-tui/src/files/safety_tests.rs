@@ -330,3 +330,24 @@ fn symlinks_that_stay_inside_keep_working_and_writes_replace_the_target() {
         "fn a() {}\n"
     );
 }
+
+#[test]
+fn a_file_name_near_the_length_limit_can_be_written_and_user_temp_files_stay() {
+    let (_t, r, env, _) = setup();
+    // Looks like a temp file of a dead writer, but is not one of ours: it must survive.
+    let lookalike = root(&env).join(format!(".draft.tmp.{}.1", u32::MAX));
+    std::fs::write(&lookalike, "mine").unwrap();
+    let name = "n".repeat(250);
+    let result = call(
+        &r,
+        &env,
+        "File_write",
+        json!({"file_path": name, "content": "x"}),
+    );
+    assert!(!result.is_error, "{}", result.text);
+    assert_eq!(
+        std::fs::read_to_string(root(&env).join(&name)).unwrap(),
+        "x"
+    );
+    assert_eq!(std::fs::read_to_string(&lookalike).unwrap(), "mine");
+}

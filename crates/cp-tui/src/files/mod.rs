@@ -34,9 +34,10 @@ impl Module for FilesModule {
         vec![
             ToolDef::new(
                 "File_read",
-                "Read a regular text file in the project. Lines come numbered (`   12\\tcode`). \
-                 Use `offset` (1-based first line) and `limit` (number of lines) for large \
-                 files; only what the window needs is read (at most 32 MiB). \
+                "Read a text file in the project. Lines come numbered (`   12\\tcode`). Use \
+                 `offset` (1-based first line) and `limit` (number of lines) for large files; \
+                 only what the window needs is read (at most 32 MiB). Regular files only, not \
+                 FIFOs or devices. \
                  Example: {\"file_path\": \"src/main.rs\", \"offset\": 40, \"limit\": 80}",
                 json!({
                     "type": "object",

@@ -63,7 +63,7 @@ pub use panel::{Panel, PanelKind, PanelView};
 pub use project::{Project, STATE_DIR};
 pub use registry::{DuplicateTool, Registry, SharedModule, lock_module};
 pub use schema::{ArgError, ArgProblem, validate_args};
-pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic};
+pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic, write_atomic_in};
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };

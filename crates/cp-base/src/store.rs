@@ -7,6 +7,7 @@
 //! re-read only when the file changed on disk. A file that does not parse is reported with its
 //! path and is never overwritten.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -62,31 +63,63 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    remove_stale_temps(path);
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.tmp.{}.{}",
+        .ok_or_else(|| StoreError::io(path, io::Error::other("the path names no file")))?;
+    let handle = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
+        .map_err(|e| StoreError::io(dir, e))?;
+    write_atomic_in(&handle, name, bytes).map_err(|e| StoreError::io(path, e))
+}
+
+/// Writes `bytes` as the file `name` of the open directory `dir`, atomically: a temp file in
+/// the same directory, fsync, rename over `name`, fsync of the directory. An existing file
+/// keeps its permission bits. On any failure the temp file is removed and `name` is left as
+/// it was (byte-identical, or absent). `name` is replaced, not written through: a hard link
+/// elsewhere keeps the old content.
+///
+/// Working on a directory handle rather than a path means a concurrent rename of a parent
+/// directory cannot redirect the write elsewhere.
+pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    remove_stale_temps(dir);
+    // The name part is shortened so a long file name still leaves room for the suffix.
+    let name_text = name.to_string_lossy();
+    let short: String = name_text.chars().take(64).collect();
+    let tmp = format!(
+        ".{short}{TEMP_MARK}{}.{}",
         std::process::id(),
         unique_suffix()
-    ));
+    );
+    let mode = dir
+        .metadata(name)
+        .ok()
+        .filter(cap_std::fs::Metadata::is_file)
+        .map(|m| m.permissions());
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut file = dir.open_with(
+            &tmp,
+            cap_std::fs::OpenOptions::new().write(true).create_new(true),
+        )?;
+        if let Some(mode) = mode {
+            file.set_permissions(mode)?;
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        File::open(dir)?.sync_all()
+        dir.rename(&tmp, dir, name)?;
+        // Make the rename itself durable. (The handle itself may be `O_PATH`, which cannot
+        // be synced, so the directory is opened again for reading.)
+        dir.open_with(".", cap_std::fs::OpenOptions::new().read(true))?
+            .sync_all()
     })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::io(path, e));
+    if result.is_err() {
+        let _ = dir.remove_file(&tmp);
     }
-    Ok(())
+    result
 }
+
+/// What tells our temp files apart: distinctive, because the sweep below also runs in
+/// project directories, where a user's own `.x.tmp.1.2` must be left alone.
+const TEMP_MARK: &str = ".cp.tmp.";
 
 fn unique_suffix() -> u128 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,16 +130,12 @@ fn unique_suffix() -> u128 {
     nanos ^ u128::from(COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Removes the temp files that writers killed mid-write left beside `path`: files named
-/// like [`write_atomic`]'s temps (`.{name}.tmp.{pid}.{n}`) whose process no longer exists.
+/// Removes the temp files that writers killed mid-write left in `dir`: files named like
+/// [`write_atomic_in`]'s temps (`.{name}.cp.tmp.{pid}.{n}`) whose process no longer exists.
 /// The whole directory is swept, so the temp of a file nobody writes again (a new callback
 /// script whose writer died) goes too.
-fn remove_stale_temps(path: &Path) {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let Ok(entries) = fs::read_dir(dir) else {
+fn remove_stale_temps(dir: &cap_std::fs::Dir) {
+    let Ok(entries) = dir.entries() else {
         return;
     };
     for entry in entries.flatten() {
@@ -116,15 +145,15 @@ fn remove_stale_temps(path: &Path) {
         };
         let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
         if !alive {
-            let _ = fs::remove_file(entry.path());
+            let _ = dir.remove_file(&file_name);
         }
     }
 }
 
-/// The writer's pid, if `file_name` is a temp file of [`write_atomic`].
+/// The writer's pid, if `file_name` is a temp file of [`write_atomic_in`].
 fn temp_writer_pid(file_name: &str) -> Option<u32> {
     let rest = file_name.strip_prefix('.')?;
-    let (_, suffix) = rest.rsplit_once(".tmp.")?;
+    let (_, suffix) = rest.rsplit_once(TEMP_MARK)?;
     let (pid, n) = suffix.split_once('.')?;
     if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -267,7 +296,11 @@ impl JsonFile {
     ) -> Result<Result<R, E>, StoreError> {
         let _lock = FileLock::acquire(&self.lock_path)?;
         // A write below sweeps what killed writers left; this covers updates that write nothing.
-        remove_stale_temps(&self.path);
+        if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Ok(dir) = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
+        {
+            remove_stale_temps(&dir);
+        }
         let (_, mut doc) = self.load()?;
         let before = doc.clone();
         let out = match f(&mut doc) {
@@ -472,16 +505,20 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join(".gitignore");
         // No process has pid u32::MAX; a live writer's temp (ours) must stay.
-        let dead = tmp.path().join(format!("..gitignore.tmp.{}.1", u32::MAX));
+        let dead = tmp
+            .path()
+            .join(format!("..gitignore.cp.tmp.{}.1", u32::MAX));
         let live = tmp
             .path()
-            .join(format!("..gitignore.tmp.{}.2", std::process::id()));
+            .join(format!("..gitignore.cp.tmp.{}.2", std::process::id()));
         // The temp of another file nobody writes again (a new script whose writer died).
-        let other = tmp.path().join(format!(".cb-7.sh.tmp.{}.3", u32::MAX));
-        // Not temps of ours: left alone whatever their names suggest.
+        let other = tmp.path().join(format!(".cb-7.sh.cp.tmp.{}.3", u32::MAX));
+        // Not temps of ours: left alone whatever their names suggest (a user's own temp
+        // files in a project directory look much like ours).
         let lookalikes = [
-            tmp.path().join(format!(".notes.tmp.{}", u32::MAX)),
-            tmp.path().join(format!("x.tmp.{}.4", u32::MAX)),
+            tmp.path().join(format!(".notes.cp.tmp.{}", u32::MAX)),
+            tmp.path().join(format!("x.cp.tmp.{}.4", u32::MAX)),
+            tmp.path().join(format!(".notes.tmp.{}.5", u32::MAX)),
         ];
         for p in [&dead, &live, &other].into_iter().chain(&lookalikes) {
             fs::write(p, "partial").unwrap();

@@ -3,6 +3,11 @@
 //! A path is accepted when, after `..` is applied and every existing symlink is followed, it
 //! still lies under the root. This rejects `../x`, absolute paths elsewhere, and symlinks that
 //! point out of the project, while allowing files that do not exist yet.
+//!
+//! This check gives the clear error messages and the project-relative name; it is not what
+//! keeps the tools inside the project. Every file operation then goes through a handle on the
+//! root that resolves beneath it in one step (see [`super::beneath`]), so a path swapped for a
+//! symlink between this check and the operation cannot lead outside.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -14,8 +19,24 @@ pub struct ConfinedPath {
     pub relative: String,
 }
 
-/// Resolves `input` (absolute, or relative to `root`) inside `root` (canonical).
+/// Resolves `input` (absolute, or relative to `root`) inside `root` (canonical), following
+/// every symlink, the last component's too.
 pub fn confine(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, String> {
+    resolve(root, input, tool, true)
+}
+
+/// Like [`confine`], but a symlink in the last component is kept as is: the path names the
+/// link itself (what deleting it should remove), not its target.
+pub fn confine_link(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, String> {
+    resolve(root, input, tool, false)
+}
+
+fn resolve(
+    root: &Path,
+    input: &str,
+    tool: &str,
+    follow_last: bool,
+) -> Result<ConfinedPath, String> {
     if input.trim().is_empty() {
         return Err(format!(
             "{tool}: 'file_path' is empty; example: `src/main.rs`"
@@ -23,6 +44,12 @@ pub fn confine(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, Str
     }
     if input.contains('\0') {
         return Err(format!("{tool}: 'file_path' contains a NUL byte"));
+    }
+    if input.ends_with('/') {
+        return Err(format!(
+            "{tool}: 'file_path' `{input}` ends with '/', so it names a directory; give a file \
+             path such as `{input}file.txt`"
+        ));
     }
     let joined = if Path::new(input).is_absolute() {
         PathBuf::from(input)
@@ -39,7 +66,13 @@ pub fn confine(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, Str
     if !lexical.starts_with(root) {
         return Err(outside());
     }
-    let resolved = resolve_existing_prefix(&lexical).ok_or_else(outside)?;
+    let resolved = if follow_last {
+        resolve_existing_prefix(&lexical)
+    } else {
+        let name = lexical.file_name().ok_or_else(outside)?.to_os_string();
+        resolve_existing_prefix(lexical.parent().ok_or_else(outside)?).map(|p| p.join(name))
+    }
+    .ok_or_else(outside)?;
     if !resolved.starts_with(root) {
         return Err(format!(
             "{tool}: '{input}' leads through a symlink to {}, outside the project root; \
@@ -143,7 +176,7 @@ mod tests {
     #[test]
     fn rejects_escapes() {
         let (tmp, root) = root();
-        for bad in ["../x", "src/../../x", "/etc/passwd", "", "."] {
+        for bad in ["../x", "src/../../x", "/etc/passwd", "", ".", "src/"] {
             assert!(confine(&root, bad, "T").is_err(), "{bad}");
         }
         let outside = tmp.path().join("outside");

@@ -1,10 +1,12 @@
-//! `File_edit`: exact string replacement, refusing ambiguous or missing matches.
+//! `File_edit`: exact string replacement, refusing ambiguous or missing matches. The file is
+//! rewritten atomically, under a per-file lock shared with other processes.
 
 use std::path::Path;
 
 use cp_base::{Args, ChangeKind, FileChange, ToolResult};
 use serde_json::Value;
 
+use super::beneath::{Beneath, lock};
 use super::{confine, read_text};
 
 pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
@@ -22,7 +24,11 @@ pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
             "{TOOL}: 'old_string' and 'new_string' are identical; nothing to do"
         ));
     }
-    let text = read_text(&path, TOOL)?;
+    let beneath = Beneath::open(root, TOOL)?;
+    // Read, replace and write under the file's lock, so a concurrent edit from another
+    // process is neither lost nor makes this one miss its `old_string`.
+    let _lock = lock(root, &path, TOOL)?;
+    let text = read_text(&beneath, &path, TOOL)?;
     let count = text.matches(old).count();
     match count {
         0 => {
@@ -47,8 +53,7 @@ pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
     } else {
         text.replacen(old, new, 1)
     };
-    std::fs::write(&path.absolute, updated)
-        .map_err(|e| format!("{TOOL}: cannot write '{}': {e}", path.relative))?;
+    beneath.write(&path, updated.as_bytes(), TOOL)?;
     let what = if count == 1 {
         "1 occurrence".to_owned()
     } else {

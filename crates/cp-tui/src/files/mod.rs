@@ -4,12 +4,15 @@
 //! root (see [`confine`]), and every change is reported as a [`cp_base::FileChange`], which is
 //! what makes callbacks fire.
 
+mod beneath;
 mod confine;
 mod delete;
 mod edit;
 mod read;
 mod write;
 
+#[cfg(test)]
+mod safety_tests;
 #[cfg(test)]
 mod tests;
 
@@ -32,7 +35,9 @@ impl Module for FilesModule {
             ToolDef::new(
                 "File_read",
                 "Read a text file in the project. Lines come numbered (`   12\\tcode`). Use \
-                 `offset` (1-based first line) and `limit` (number of lines) for large files. \
+                 `offset` (1-based first line) and `limit` (number of lines) for large files; \
+                 only what the window needs is read (at most 32 MiB). Regular files only, not \
+                 FIFOs or devices. \
                  Example: {\"file_path\": \"src/main.rs\", \"offset\": 40, \"limit\": 80}",
                 json!({
                     "type": "object",
@@ -66,7 +71,8 @@ impl Module for FilesModule {
             ToolDef::new(
                 "File_write",
                 "Create or overwrite a file with `content`; parent directories are created. \
-                 Matching callbacks run after the write. \
+                 The file is replaced atomically (a failed write leaves the old file intact) \
+                 and keeps its permissions. Matching callbacks run after the write. \
                  Example: {\"file_path\": \"notes/todo.md\", \"content\": \"# Todo\\n\"}",
                 json!({
                     "type": "object",
@@ -80,7 +86,8 @@ impl Module for FilesModule {
             ),
             ToolDef::new(
                 "File_delete",
-                "Delete a file (not a directory). Matching callbacks run after the deletion. \
+                "Delete a file (not a directory). A symlink is deleted itself, not its target. \
+                 Matching callbacks run after the deletion. \
                  Example: {\"file_path\": \"src/old.rs\"}",
                 json!({
                     "type": "object",
@@ -114,18 +121,16 @@ fn path_schema() -> Value {
     })
 }
 
-/// Reads a file as UTF-8 text, with a clear error for binary files and directories.
-fn read_text(path: &ConfinedPath, tool: &str) -> Result<String, String> {
-    let bytes = std::fs::read(&path.absolute).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!(
-                "{tool}: '{}' does not exist; create it with File_write",
-                path.relative
-            )
-        }
-        std::io::ErrorKind::IsADirectory => format!("{tool}: '{}' is a directory", path.relative),
-        _ => format!("{tool}: cannot read '{}': {e}", path.relative),
-    })?;
+/// Reads a whole regular file as UTF-8 text, with a clear error for binary files, directories
+/// and special files.
+fn read_text(
+    beneath: &beneath::Beneath,
+    path: &ConfinedPath,
+    tool: &str,
+) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut beneath.open_regular(path, tool)?, &mut bytes)
+        .map_err(|e| format!("{tool}: cannot read '{}': {e}", path.relative))?;
     String::from_utf8(bytes).map_err(|_| {
         format!(
             "{tool}: '{}' is not UTF-8 text (binary file?)",

@@ -42,7 +42,7 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
             .evaluate(&StopInput {
                 project: project.clone(),
                 worker,
-                stop_hook_active: false,
+                session: "bench".into(),
             });
         assert!(
             matches!(outcome.decision, Decision::Block { .. }),

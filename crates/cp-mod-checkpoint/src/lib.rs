@@ -30,6 +30,7 @@
 //!     project,
 //!     worker: WorkerId::default(),
 //!     session: "claude-session-1".into(),
+//!     gate_commits: true,
 //! });
 //! // Not a git repository: the checkpoint fails open and says why.
 //! assert_eq!(outcome.decision, Decision::Pass);

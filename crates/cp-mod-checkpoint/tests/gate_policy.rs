@@ -194,3 +194,34 @@ fn files_are_listed_with_their_change_in_words() {
     assert!(msg.contains("  new src/app/fresh.py"), "{msg}");
     assert!(!msg.contains("M  src"), "{msg}");
 }
+
+#[test]
+fn without_the_commit_gate_only_red_tests_hold_the_stop() {
+    let repo = app();
+    let suite = Suite::new();
+    let config = CheckpointConfig {
+        max_blocks: 3,
+        ..preset(&status_suite(&suite, &repo), 10)
+    };
+    repo.write("status.txt", "green\n");
+    repo.commit_all("status");
+    let checkpoint = |repo: &Repo| repo.checkpoint(&repo.project(), config.clone());
+    let phase_stop = |repo: &Repo| {
+        checkpoint(repo).evaluate(&cp_mod_checkpoint::StopInput {
+            project: repo.project(),
+            worker: WorkerId::new("w1").unwrap(),
+            session: "phase".into(),
+            gate_commits: false,
+        })
+    };
+    repo.write("src/app/core.py", "def run():\n    return 2\n");
+    assert!(reason(&phase_stop(&repo)).contains("Tests passed"));
+    // Uncommitted, green: a workflow phase (which commits itself) may stop.
+    assert!(is_pass(&phase_stop(&repo)));
+
+    repo.write("status.txt", "red\n");
+    repo.write("src/app/core.py", "def run():\n    return 3\n");
+    reason(&phase_stop(&repo));
+    let again = phase_stop(&repo);
+    assert!(reason(&again).contains("Tests FAILED"), "{again:?}");
+}

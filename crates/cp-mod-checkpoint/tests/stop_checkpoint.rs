@@ -240,6 +240,7 @@ fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
         project: repo.project(),
         worker: cp_base::WorkerId::new("w2").unwrap(),
         session: "s1".into(),
+        gate_commits: true,
     });
     assert!(!is_pass(&other));
 

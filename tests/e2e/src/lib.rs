@@ -25,6 +25,6 @@ pub mod llm_server;
 mod pty;
 mod repo;
 
-pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, openai};
+pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai};
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};

@@ -62,6 +62,9 @@ pub struct StopInput {
     /// The agent session: Claude Code's or Gemini CLI's `session_id`, or one TUI turn.
     /// Consecutive blocks are counted per session, across hook processes.
     pub session: String,
+    /// Whether uncommitted gated files hold the stop (the commit gate). False where the
+    /// caller commits the work itself (workflow phases); red tests still hold it.
+    pub gate_commits: bool,
 }
 
 /// Whether the agent may stop.
@@ -238,7 +241,7 @@ impl StopCheckpoint {
 
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
             Some(message::compose(&report, &self.config.capture_only_message))
-        } else if gate && !report.uncommitted_gated.is_empty() {
+        } else if gate && input.gate_commits && !report.uncommitted_gated.is_empty() {
             Some(gate::gate_message(&report.uncommitted_gated))
         } else {
             report.unchanged = !gate && !report.files.is_empty();

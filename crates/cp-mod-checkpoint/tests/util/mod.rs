@@ -254,6 +254,7 @@ pub fn stop_in(checkpoint: &StopCheckpoint, project: &Project, session: &str) ->
         project: project.clone(),
         worker: WorkerId::new("w1").unwrap(),
         session: session.into(),
+        gate_commits: true,
     })
 }
 

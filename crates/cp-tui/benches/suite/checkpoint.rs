@@ -43,6 +43,7 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
                 project: project.clone(),
                 worker,
                 session: "bench".into(),
+                gate_commits: true,
             });
         assert!(
             matches!(outcome.decision, Decision::Block { .. }),

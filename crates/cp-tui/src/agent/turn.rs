@@ -96,8 +96,8 @@ pub struct TurnContext {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckpointMode {
     Off,
-    /// The first stop's verification message only. Workflow phases use this: the restart
-    /// loop commits each phase itself, so the commit gate would only cost turns.
+    /// The verification message and red tests, without the commit gate. Workflow phases use
+    /// this: the restart loop commits each phase itself, so the gate would only cost turns.
     VerifyOnly,
     /// Verification, then the commit gate on the following stops.
     Full,
@@ -178,7 +178,6 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         if calls.is_empty() {
             match ctx.checkpoint {
                 CheckpointMode::Off => return TurnEnd::Done,
-                CheckpointMode::VerifyOnly if gate_blocks >= 1 => return TurnEnd::Done,
                 // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
                 // file); this bound only matters if that file cannot be written.
                 _ if gate_blocks > MAX_MAX_BLOCKS => return TurnEnd::Done,
@@ -291,6 +290,7 @@ fn stop_checkpoint(
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
         session: session.to_owned(),
+        gate_commits: ctx.checkpoint == CheckpointMode::Full,
     }))
 }
 

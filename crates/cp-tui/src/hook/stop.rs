@@ -26,6 +26,7 @@ pub fn at_stop(host: &Host, session: &str) -> Result<Reply, String> {
         project: host.project().clone(),
         worker: host.worker().clone(),
         session: session.to_owned(),
+        gate_commits: true,
     });
     let first_stop = outcome.report.phase == StopPhase::First;
     if let Some(why) = &outcome.report.skipped {

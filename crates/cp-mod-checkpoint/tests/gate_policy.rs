@@ -150,6 +150,14 @@ fn a_failed_run_runs_again_on_every_later_stop_until_it_passes() {
     assert_eq!(suite.runs(), 4);
     assert!(is_pass(&fixed) && fixed.notice.is_none(), "{fixed:?}");
     assert!(fixed.report.tests.as_ref().unwrap().passed);
+    // The panel's source, the saved report, follows the clean stop.
+    let saved =
+        StopCheckpoint::last_report(&repo.project(), &WorkerId::new("w1").unwrap()).unwrap();
+    assert!(saved.tests.as_ref().unwrap().passed, "{saved:?}");
+    assert!(
+        saved.message.is_none() && saved.gave_up.is_none(),
+        "{saved:?}"
+    );
 
     // A new session starts with the result known: green, nothing changed, no rerun.
     assert!(is_pass(&stop(&repo, &config, "s2")));

@@ -142,7 +142,7 @@ impl App {
                     level: Level::Error,
                     text: notice,
                 });
-                self.agent.work_left = Some("checkpoint: agent stopped with work left".into());
+                self.agent.work_left = Some("checkpoint ✗ work left".into());
             }
             AgentEvent::Messages(messages) => self.agent.messages = messages,
             AgentEvent::Finished(end) => {

@@ -3,7 +3,8 @@
 //! - **Stop checkpoint** (seed 000): when the agent ends its turn, [`StopCheckpoint::evaluate`]
 //!   lists the uncommitted changes, sorts them by the configured [`CheckpointRule`]s, runs the
 //!   tests when a triggering file changed, and blocks the stop with a message saying exactly
-//!   what to verify; on the second stop it insists that gated files are committed. The
+//!   what to verify; on the following stops it insists that gated files are committed and
+//!   the tests pass, up to `max_blocks` blocks in a row per agent session. The
 //!   [`CheckpointReport`] carries the same facts for the Checkpoint panel.
 //! - **Handoff** (seed 002): the structured summary an agent leaves for the session that
 //!   continues its work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], [`HandoffStore`],
@@ -28,7 +29,8 @@
 //! let outcome = checkpoint.evaluate(&StopInput {
 //!     project,
 //!     worker: WorkerId::default(),
-//!     stop_hook_active: false,
+//!     session: "claude-session-1".into(),
+//!     gate_commits: true,
 //! });
 //! // Not a git repository: the checkpoint fails open and says why.
 //! assert_eq!(outcome.decision, Decision::Pass);
@@ -122,10 +124,10 @@ pub use restart::{
 };
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
-    CheckpointRule, ConsoleTestRunner, DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus,
-    ProcessGroupRunner, STATE_FILE, StopCheckpoint, StopInput, StopOutcome, StopPhase,
-    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
-    TestRunner, TestSpec, TestSummary, parse_test_output,
+    CheckpointRule, ConsoleTestRunner, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, Decision,
+    FileStatus, MAX_MAX_BLOCKS, ProcessGroupRunner, STATE_FILE, StopCheckpoint, StopInput,
+    StopOutcome, StopPhase, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit,
+    TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, parse_test_output,
 };
 pub use workflow::{
     APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, CONDITION_MEMORY_LIMIT,

@@ -11,17 +11,43 @@ use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
 use cp_base::{Panel, PanelKind, PanelView};
 
+use chrono::{DateTime, FixedOffset, Local};
+
 use crate::stop::{CheckpointReport, StopPhase, TestOutcome};
 
-/// Shows the most recent [`CheckpointReport`] of this worker.
+/// Shows the most recent [`CheckpointReport`] of this worker until the next one.
 #[derive(Debug, Clone, Default)]
 pub struct CheckpointPanel {
     report: Option<CheckpointReport>,
+    /// Shows times at this offset instead of the machine's local time (for tests).
+    utc_offset: Option<FixedOffset>,
 }
 
 impl CheckpointPanel {
     pub fn new(report: Option<CheckpointReport>) -> Self {
-        Self { report }
+        Self {
+            report,
+            utc_offset: None,
+        }
+    }
+
+    /// Shows times at a fixed offset from UTC instead of local time.
+    #[must_use]
+    pub fn with_utc_offset(mut self, offset: FixedOffset) -> Self {
+        self.utc_offset = Some(offset);
+        self
+    }
+
+    /// `created_at` (RFC 3339, UTC) as local date and time; the raw text if it does not parse.
+    fn time(&self, created_at: &str) -> String {
+        const FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+        let Ok(at) = DateTime::parse_from_rfc3339(created_at) else {
+            return created_at.to_owned();
+        };
+        match self.utc_offset {
+            Some(offset) => at.with_timezone(&offset).format(FORMAT).to_string(),
+            None => at.with_timezone(&Local).format(FORMAT).to_string(),
+        }
     }
 
     pub fn report(&self) -> Option<&CheckpointReport> {
@@ -45,13 +71,14 @@ impl CheckpointPanel {
         let dim = Style::default().fg(Color::DarkGray);
         let phase = match report.phase {
             StopPhase::First => "first stop",
-            StopPhase::Second => "second stop (commit gate)",
+            StopPhase::Second => "later stop (commit gate)",
         };
         let mut out = vec![Line::from(vec![
             Span::styled("Last checkpoint: ", bold),
             Span::raw(phase),
-            Span::styled(format!(" · {}", report.created_at), dim),
+            Span::styled(format!(" · {}", self.time(&report.created_at)), dim),
         ])];
+        out.extend(limit_lines(report));
         if let Some(skipped) = &report.skipped {
             out.push(Line::styled(
                 format!("Skipped (fail-open): {skipped}"),
@@ -67,7 +94,12 @@ impl CheckpointPanel {
         }
         out.push(Line::default());
         match &report.tests {
-            Some(tests) => out.extend(test_lines(tests)),
+            Some(tests) => {
+                out.extend(test_lines(tests));
+                if report.tests_reused {
+                    out.push(Line::styled("  (earlier run; nothing changed since)", dim));
+                }
+            }
             None => out.push(Line::styled(
                 report
                     .tests_note
@@ -117,6 +149,33 @@ impl CheckpointPanel {
     }
 }
 
+/// The block count, or the failure when the limit let the agent stop with work left.
+fn limit_lines(report: &CheckpointReport) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+    if let Some(notice) = &report.gave_up {
+        out.push(Line::styled(
+            format!(
+                "✗ FAILED: the agent stopped with work left after {} blocks in a row",
+                report.max_blocks
+            ),
+            red,
+        ));
+        for line in notice.lines().skip(1) {
+            out.push(Line::styled(
+                format!("  {line}"),
+                Style::default().fg(Color::Red),
+            ));
+        }
+    } else if report.blocks > 0 {
+        out.push(Line::styled(
+            format!("Stop blocked ({} of {})", report.blocks, report.max_blocks),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    out
+}
+
 fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let seconds = tests
@@ -144,7 +203,7 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             ),
         ]));
     } else {
-        let why = tests.error.clone().unwrap_or_else(|| "FAILED".into());
+        let why = format!("FAILED ({})", crate::stop::failure_reason(tests));
         out.push(Line::from(vec![
             Span::styled(
                 "Tests ✗ ",
@@ -182,6 +241,7 @@ impl Panel for CheckpointPanel {
     fn badge(&self) -> Option<String> {
         let report = self.report.as_ref()?;
         match &report.tests {
+            _ if report.gave_up.is_some() => Some("✗".into()),
             Some(t) if !t.passed => Some("✗".into()),
             _ if !report.uncommitted_gated.is_empty() => {
                 Some(format!("{}!", report.uncommitted_gated.len()))
@@ -204,7 +264,9 @@ impl Panel for CheckpointPanel {
             return "## Checkpoint\nNo checkpoint yet.\n".into();
         };
         let mut md = String::from("## Checkpoint (last stop)\n");
-        if let Some(message) = &report.message {
+        if let Some(notice) = &report.gave_up {
+            let _ = writeln!(md, "{notice}");
+        } else if let Some(message) = &report.message {
             let _ = writeln!(md, "{message}");
         } else if let Some(skipped) = &report.skipped {
             let _ = writeln!(md, "Skipped: {skipped}");
@@ -224,6 +286,9 @@ mod tests {
     use crate::stop::CategoryFiles;
 
     fn draw(panel: &CheckpointPanel) -> String {
+        let panel = panel
+            .clone()
+            .with_utc_offset(FixedOffset::east_opt(3600).unwrap());
         let mut terminal = Terminal::new(TestBackend::new(80, 20)).unwrap();
         terminal
             .draw(|f| panel.render(f.area(), f.buffer_mut(), &PanelView::default()))
@@ -277,6 +342,42 @@ mod tests {
     #[test]
     fn checkpoint_panel_with_a_failed_test_run() {
         insta::assert_snapshot!(draw(&CheckpointPanel::new(Some(report()))));
+    }
+
+    #[test]
+    fn checkpoint_panel_when_the_limit_let_the_agent_stop() {
+        let mut report = report();
+        report.phase = StopPhase::Second;
+        report.max_blocks = 3;
+        report.gave_up = Some(
+            "Context Pilot: the agent stopped with work left after the stop checkpoint blocked \
+             it 3 time(s) in a row (checkpoint.max_blocks = 3).\n\
+             Uncommitted files (1): src/parser.rs\n\
+             Last test run: Tests FAILED (exit code 101) — `cargo test`\n"
+                .into(),
+        );
+        report.categories.clear();
+        report.instructions.clear();
+        let panel = CheckpointPanel::new(Some(report));
+        assert_eq!(panel.badge().as_deref(), Some("✗"));
+        insta::assert_snapshot!(draw(&panel));
+    }
+
+    #[test]
+    fn a_passed_earlier_run_is_shown_until_the_next_one() {
+        let mut report = report();
+        let tests = report.tests.as_mut().unwrap();
+        tests.passed = true;
+        tests.tail.clear();
+        report.tests_reused = true;
+        report.uncommitted_gated.clear();
+        let panel = CheckpointPanel::new(Some(report));
+        assert_eq!(panel.badge().as_deref(), Some("✓"));
+        let text = draw(&panel);
+        assert!(text.contains("Tests ✓"), "{text}");
+        assert!(text.contains("earlier run"), "{text}");
+        // 03:00 UTC shown at UTC+1.
+        assert!(text.contains("2026-11-22 04:00:00"), "{text}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use cp_mod_checkpoint::{
     TestExit, TestFramework,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient, SERVER_EXE_ENV, SessionStatus};
-use util::{Repo, Suite, is_pass, preset, reason, stop};
+use util::{Repo, Suite, is_pass, preset, reason, stop, stop_in};
 
 fn committed_app() -> Repo {
     Repo::with_commit(&[
@@ -34,14 +34,17 @@ fn python_change_runs_tests_and_asks_for_a_restart() {
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     repo.write("src/app/core.py", "def run():\n    return 2\n");
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert_eq!(suite.runs(), 1);
     assert!(
         msg.contains("Tests passed: 5 passed in 0.12s (pytest)"),
         "{msg}"
     );
-    assert!(msg.contains("M  src/app/core.py  [service code]"), "{msg}");
+    assert!(
+        msg.contains("  modified src/app/core.py  [service code]"),
+        "{msg}"
+    );
     assert!(msg.contains(util::RESTART), "{msg}");
     assert!(!msg.contains("SIGUSR2"), "{msg}");
     // Order of seed 000 R4: tests, files, instructions.
@@ -72,7 +75,7 @@ fn tui_change_asks_for_sigusr2_and_instructions_are_deduplicated() {
     repo.write("config.yml", "port: 2\n");
     repo.write("src/app/core.py", "def run():\n    return 3\n");
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(msg.contains(util::SIGUSR2), "{msg}");
     assert_eq!(msg.matches(util::RESTART).count(), 1, "{msg}");
@@ -90,7 +93,7 @@ fn docs_only_change_gives_the_capture_only_message() {
     repo.write("README.md", "# app\n\nMore.\n");
     repo.write("todos/next.md", "- later\n");
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(msg.starts_with(&capture), "{msg}");
     assert!(
@@ -101,7 +104,7 @@ fn docs_only_change_gives_the_capture_only_message() {
     assert_eq!(suite.runs(), 0);
     assert!(!outcome.report.code_changed);
     // Docs are never gated: the second stop passes.
-    assert!(is_pass(&stop(&checkpoint, &repo.project(), true)));
+    assert!(is_pass(&stop(&checkpoint, &repo.project())));
 }
 
 // Criterion 5: failing tests → FAILED, the output tail and "Fix failing tests".
@@ -115,7 +118,7 @@ fn failing_tests_report_failed_with_the_output_tail() {
         "def test_run():\n    assert False\n",
     );
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(msg.contains("Tests FAILED (exit code 1)"), "{msg}");
     assert!(
@@ -148,7 +151,7 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
     let checkpoint = repo.checkpoint(&repo.project(), preset(&command, 1));
     repo.write("src/app/core.py", "def run():\n    while True: pass\n");
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(msg.contains("Tests FAILED (timed out after 1s"), "{msg}");
     assert!(msg.contains("collecting ..."), "{msg}");
@@ -177,9 +180,9 @@ fn second_stop_blocks_until_gated_changes_are_committed() {
     repo.write("src/app/core.py", "def run():\n    return 4\n");
     repo.write("notes.md", "thoughts\n");
 
-    let first = stop(&checkpoint, &repo.project(), false);
+    let first = stop(&checkpoint, &repo.project());
     assert!(reason(&first).contains("Then commit your changes"));
-    let second = stop(&checkpoint, &repo.project(), true);
+    let second = stop(&checkpoint, &repo.project());
     let msg = reason(&second);
     assert!(
         msg.starts_with("Commit your changes before stopping"),
@@ -194,7 +197,7 @@ fn second_stop_blocks_until_gated_changes_are_committed() {
 
     repo.git(&["add", "src/app/core.py"]);
     repo.git(&["commit", "-q", "-m", "core"]);
-    let after_commit = stop(&checkpoint, &repo.project(), true);
+    let after_commit = stop(&checkpoint, &repo.project());
     assert!(is_pass(&after_commit), "{after_commit:?}");
 }
 
@@ -203,7 +206,7 @@ fn second_stop_with_a_clean_tree_passes() {
     let repo = committed_app();
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
-    let outcome = stop(&checkpoint, &repo.project(), true);
+    let outcome = stop(&checkpoint, &repo.project());
     assert!(is_pass(&outcome));
     assert!(outcome.report.files.is_empty());
 }
@@ -214,29 +217,30 @@ fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
     // A clean tree passes without running anything.
-    assert!(is_pass(&stop(&checkpoint, &repo.project(), false)));
+    assert!(is_pass(&stop(&checkpoint, &repo.project())));
     assert_eq!(suite.runs(), 0);
 
     repo.write("src/app/core.py", "def run():\n    return 5\n");
-    reason(&stop(&checkpoint, &repo.project(), false));
+    reason(&stop(&checkpoint, &repo.project()));
     assert_eq!(suite.runs(), 1);
 
-    // Same tree, next turn: pass at once, no test run.
-    let again = stop(&checkpoint, &repo.project(), false);
+    // Same tree, next turn (a new session): pass at once, no test run.
+    let again = stop_in(&checkpoint, &repo.project(), "s2");
     assert!(is_pass(&again), "{again:?}");
     assert!(again.report.unchanged);
     assert_eq!(suite.runs(), 1);
 
     // Editing the same file again is a change, even though the file list is the same.
     repo.write("src/app/core.py", "def run():\n    return 6\n");
-    reason(&stop(&checkpoint, &repo.project(), false));
+    reason(&stop_in(&checkpoint, &repo.project(), "s2"));
     assert_eq!(suite.runs(), 2);
 
     // State is per worker: another worker still gets its checkpoint.
     let other = checkpoint.evaluate(&cp_mod_checkpoint::StopInput {
         project: repo.project(),
         worker: cp_base::WorkerId::new("w2").unwrap(),
-        stop_hook_active: false,
+        session: "s1".into(),
+        gate_commits: true,
     });
     assert!(!is_pass(&other));
 
@@ -255,12 +259,12 @@ fn repository_without_commits() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
-    let first = stop(&checkpoint, &repo.project(), false);
+    let first = stop(&checkpoint, &repo.project());
     let msg = reason(&first);
-    assert!(msg.contains("?? src/app/core.py"), "{msg}");
-    assert!(msg.contains("A  README.md"), "{msg}");
+    assert!(msg.contains("  new src/app/core.py"), "{msg}");
+    assert!(msg.contains("  new README.md"), "{msg}");
     assert!(msg.contains("Tests passed"), "{msg}");
-    let gate = stop(&checkpoint, &repo.project(), true);
+    let gate = stop(&checkpoint, &repo.project());
     assert!(reason(&gate).contains("src/app/core.py"));
 }
 
@@ -275,7 +279,7 @@ fn project_in_a_subdirectory_reports_paths_from_the_repository_root() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&project, preset(&suite.passing(), 10));
 
-    let outcome = stop(&checkpoint, &project, false);
+    let outcome = stop(&checkpoint, &project);
     let paths: Vec<&str> = outcome
         .report
         .files
@@ -293,8 +297,9 @@ fn project_in_a_subdirectory_reports_paths_from_the_repository_root() {
             .join("checkpoint.json")
             .is_file()
     );
-    // The state file lives inside the repository yet is not an agent change.
-    assert!(is_pass(&stop(&checkpoint, &project, false)));
+    // The state file lives inside the repository yet is not an agent change: the next
+    // session's turn sees nothing new.
+    assert!(is_pass(&stop_in(&checkpoint, &project, "s2")));
 }
 
 #[test]
@@ -307,13 +312,13 @@ fn renames_and_deletions_are_listed_and_gated() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(
-        msg.contains("R  src/app/core.py → src/app/engine.py"),
+        msg.contains("  renamed src/app/core.py → src/app/engine.py"),
         "{msg}"
     );
-    assert!(msg.contains("D  src/app/extra.py"), "{msg}");
+    assert!(msg.contains("  deleted src/app/extra.py"), "{msg}");
     let statuses: Vec<(FileStatus, Option<&str>)> = outcome
         .report
         .files
@@ -328,7 +333,7 @@ fn renames_and_deletions_are_listed_and_gated() {
         ]
     );
     assert_eq!(suite.runs(), 1, "deleting Python code still runs the tests");
-    let gate = reason(&stop(&checkpoint, &repo.project(), true)).to_owned();
+    let gate = reason(&stop(&checkpoint, &repo.project())).to_owned();
     assert!(gate.contains("src/app/extra.py") && gate.contains("src/app/engine.py"));
 }
 
@@ -340,7 +345,7 @@ fn paths_with_spaces_and_unicode_are_exact() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
 
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let paths: Vec<&str> = outcome
         .report
         .files
@@ -363,8 +368,8 @@ fn missing_git_fails_open() {
     let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10))
         .unwrap()
         .with_path_env(util::path_without_git());
-    for second in [false, true] {
-        let outcome = stop(&checkpoint, &repo.project(), second);
+    for session in ["s1", "s1", "s2"] {
+        let outcome = stop_in(&checkpoint, &repo.project(), session);
         assert!(is_pass(&outcome));
         let why = outcome.report.skipped.unwrap();
         assert!(why.contains("git is not available"), "{why}");
@@ -377,7 +382,7 @@ fn not_a_repository_fails_open() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("main.py"), "x = 1\n").unwrap();
     let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
-    let outcome = stop(&checkpoint, &cp_base::Project::at(dir.path()), false);
+    let outcome = stop(&checkpoint, &cp_base::Project::at(dir.path()));
     assert!(is_pass(&outcome));
     let why = outcome.report.skipped.unwrap();
     assert!(why.contains("not inside a git work tree"), "{why}");
@@ -388,20 +393,20 @@ fn without_configuration_code_is_gated_and_docs_are_not() {
     let repo = Repo::with_commit(&[("main.sh", "echo hi\n"), ("README.md", "x\n")]);
     let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
     repo.write("README.md", "y\n");
-    let docs = stop(&checkpoint, &repo.project(), false);
+    let docs = stop(&checkpoint, &repo.project());
     assert!(reason(&docs).starts_with(&CheckpointConfig::default().capture_only_message));
-    assert!(is_pass(&stop(&checkpoint, &repo.project(), true)));
+    assert!(is_pass(&stop(&checkpoint, &repo.project())));
 
     repo.write("main.sh", "echo bye\n");
-    let code = stop(&checkpoint, &repo.project(), false);
+    let code = stop(&checkpoint, &repo.project());
     let msg = reason(&code);
     // No manifest: nothing to detect, and the message says so.
     assert!(
         msg.contains("Tests: not run (no test command configured"),
         "{msg}"
     );
-    assert!(msg.contains("M  main.sh  [code]"), "{msg}");
-    assert!(reason(&stop(&checkpoint, &repo.project(), true)).contains("main.sh"));
+    assert!(msg.contains("  modified main.sh  [code]"), "{msg}");
+    assert!(reason(&stop(&checkpoint, &repo.project())).contains("main.sh"));
 }
 
 #[test]
@@ -423,7 +428,7 @@ fn detected_cargo_test_runs_on_a_real_crate() {
     );
     // In a console session: cargo sees a terminal and colours its output.
     let checkpoint = repo.checkpoint(&repo.project(), CheckpointConfig::default());
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let tests = outcome.report.tests.as_ref().unwrap();
     assert_eq!(tests.command, "cargo test");
     assert!(tests.passed, "{tests:?}");
@@ -434,7 +439,11 @@ fn detected_cargo_test_runs_on_a_real_crate() {
     assert!(reason(&outcome).contains("Tests passed: 2 passed in"));
     // cargo wrote Cargo.lock during the run; that is not the agent's change.
     assert!(repo.root().join("Cargo.lock").exists());
-    assert!(is_pass(&stop(&checkpoint, &repo.project(), false)));
+    let next_turn = stop_in(&checkpoint, &repo.project(), "s2");
+    assert!(
+        is_pass(&next_turn) && next_turn.report.unchanged,
+        "{next_turn:?}"
+    );
 }
 
 #[test]
@@ -444,7 +453,7 @@ fn tests_disabled_by_an_empty_command() {
     config.tests.as_mut().unwrap().command = String::new();
     let checkpoint = StopCheckpoint::new(config).unwrap();
     repo.write("src/app/core.py", "z = 1\n");
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     assert!(outcome.report.tests.is_none());
     assert!(!reason(&outcome).contains("Tests"));
 }
@@ -465,7 +474,7 @@ fn the_test_run_is_a_console_session_other_clients_can_see() {
     let suite = Suite::new();
     let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.failing(), 10));
     repo.write("src/app/core.py", "def run():\n    return 3\n");
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     assert!(reason(&outcome).contains("Tests FAILED (exit code 1)"));
 
     let sessions = util::console_client(&repo.root()).list().unwrap();
@@ -499,7 +508,7 @@ fn tests_run_directly_when_the_console_server_cannot_start() {
         .unwrap()
         .with_runner(Arc::new(runner));
     repo.write("src/app/core.py", "def run():\n    return 4\n");
-    let outcome = stop(&checkpoint, &repo.project(), false);
+    let outcome = stop(&checkpoint, &repo.project());
     let msg = reason(&outcome);
     assert!(msg.contains("Tests passed: 5 passed"), "{msg}");
     assert!(
@@ -558,5 +567,5 @@ fn for_project_helper() {
     let root = std::env::var("CP_CHECKPOINT_HELPER_ROOT").unwrap();
     let project = cp_base::Project::at(&root);
     let checkpoint = StopCheckpoint::for_project(&project).unwrap();
-    println!("{}", reason(&stop(&checkpoint, &project, false)));
+    println!("{}", reason(&stop(&checkpoint, &project)));
 }

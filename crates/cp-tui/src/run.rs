@@ -133,6 +133,11 @@ fn print_progress(event: AgentEvent) {
                 short(reason.lines().next().unwrap_or(""), 100)
             )
         }
+        AgentEvent::CheckpointGaveUp(notice) => {
+            // For the person running the workflow, not for the log of the agent's output.
+            eprintln!("{}", notice.trim_end().replace('\n', " "));
+            Ok(())
+        }
         AgentEvent::Status(status) => writeln!(out, "  … {status}"),
         AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
         AgentEvent::Usage(_) => writeln!(out),

@@ -380,3 +380,82 @@ fn a_full_context_restarts_the_session_with_a_handoff() {
         "{log}"
     );
 }
+
+/// Issue 15: red tests are not forgotten. The model writes code, then keeps saying it is
+/// done: every stop runs the (failing) tests again, and after `max_blocks` blocks the turn
+/// ends with the Checkpoint panel marked failed (✗) and the failure saved for it.
+#[test]
+fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed() {
+    let server = LlmServer::start().unwrap();
+    let write = r#"{"file_path": "src/app.sh", "content": "echo v2\n"}"#;
+    server.push(anthropic::tool_use_turn(&[("w1", "File_write", write)]));
+    for text in ["Done.", "All good, the tests are fine.", "Really done."] {
+        server.push(anthropic::text_turn(text));
+    }
+    let repo = git_repo();
+    let suite = tempfile::tempdir().unwrap();
+    let runs = suite.path().join("runs");
+    let command = format!(
+        "echo run >> '{}'; echo 'FAILED tests/test_app.py::test_v2'; exit 1",
+        runs.display()
+    );
+    let config =
+        serde_json::json!({"checkpoint": {"max_blocks": 2, "tests": {"command": command}}});
+    std::fs::create_dir_all(repo.path().join(".context-pilot")).unwrap();
+    std::fs::write(
+        repo.path().join(".context-pilot/config.json"),
+        config.to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(repo.path().join("src/app.sh"), "echo v1\n").unwrap();
+    cp_e2e::git(repo.path(), &["add", "."]);
+    cp_e2e::git(repo.path(), &["commit", "-qm", "init"]);
+
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("change the app");
+    tui.send(b"\r");
+    let requests = server.wait_for_requests(4, WAIT);
+    assert_eq!(requests.len(), 4);
+    let state_path = repo
+        .path()
+        .join(".context-pilot/state/main/checkpoint.json");
+    let deadline = std::time::Instant::now() + WAIT;
+    let state = loop {
+        let state: serde_json::Value = std::fs::read_to_string(&state_path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        if state["last_report"]["gave_up"].is_string() || std::time::Instant::now() > deadline {
+            break state;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let notice = state["last_report"]["gave_up"].as_str().unwrap_or_else(|| {
+        panic!("the limit was not reached: {state}");
+    });
+    assert!(
+        notice.contains("Uncommitted files (1): src/app.sh"),
+        "{notice}"
+    );
+    assert!(notice.contains("Tests FAILED (exit code 1)"), "{notice}");
+    // The second and third stops ran the red suite again: the agent's word is not enough.
+    let count = std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert_eq!(count, 3, "the failed run must run again on each later stop");
+    // The second request carries the failure; the third (after "Done.") again.
+    assert!(requests[2].raw_body.contains("Tests FAILED"));
+    assert!(requests[3].raw_body.contains("Tests FAILED"));
+    // The panel's badge (in the sidebar, always on screen) shows the failure.
+    tui.wait_until("the Checkpoint panel shows ✗", WAIT, |screen| {
+        screen
+            .lines()
+            .any(|line| line.contains("Checkpoint") && line.contains('✗'))
+    })
+    .unwrap();
+    // The status bar says so until the next turn.
+    tui.wait_for("checkpoint ✗ work left", WAIT).unwrap();
+    // Nothing more was asked of the model.
+    assert_eq!(server.requests().len(), 4);
+}

@@ -232,6 +232,63 @@ fn claude_stop_blocks_then_gates_the_commit_then_passes() {
     assert_eq!(committed.stdout, "", "{committed:?}");
 }
 
+/// Issue 15: neither agent's `stop_hook_active` is trusted (Claude Code resets it after any
+/// tool call; Gemini CLI does not send it reliably). Every payload here says `false`; the
+/// blocks are counted per `session_id` across hook processes, and after `max_blocks` the
+/// agent may stop and the person gets a `systemMessage` with what is left.
+#[test]
+fn the_block_limit_ends_the_loop_with_a_system_message_for_both_agents() {
+    for (fixture_name, event, block_key) in [
+        ("claude_stop.json", "stop", "decision"),
+        ("gemini_after_agent.json", "after-agent", "decision"),
+    ] {
+        let repo = git_repo();
+        let root = canonical(repo.path());
+        std::fs::write(root.join("run.sh"), "echo v1\n").unwrap();
+        let _ = stop(&root, fixture_name, event);
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-qm", "init"]);
+        std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+        std::fs::write(
+            root.join(".context-pilot/config.json"),
+            r#"{"checkpoint": {"max_blocks": 2, "tests": {"command": ""}}}"#,
+        )
+        .unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "config"]);
+        // A clean stop resets the count the layout call above started.
+        let clean = stop(&root, fixture_name, event);
+        assert!(
+            clean.stdout.is_empty() || clean.json() == json!({}),
+            "{clean:?}"
+        );
+        std::fs::write(root.join("run.sh"), "echo v2\n").unwrap();
+
+        for n in 1..=2 {
+            let blocked = stop(&root, fixture_name, event).json();
+            assert!(
+                blocked.get(block_key).is_some(),
+                "{event} block {n}: {blocked}"
+            );
+            assert!(blocked.get("systemMessage").is_none(), "{blocked}");
+        }
+        let last = stop(&root, fixture_name, event);
+        assert_eq!(last.code, Some(0), "{last:?}");
+        let reply = last.json();
+        assert!(
+            reply.get("decision").is_none(),
+            "{event}: the agent may stop: {reply}"
+        );
+        let message = reply["systemMessage"].as_str().unwrap_or_default();
+        assert!(message.contains("blocked it 2 time(s) in a row"), "{reply}");
+        assert!(message.contains("Uncommitted files (1): run.sh"), "{reply}");
+        let state = std::fs::read_to_string(root.join(".context-pilot/state/main/checkpoint.json"))
+            .unwrap();
+        let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+        assert!(state["last_report"]["gave_up"].is_string(), "{state}");
+    }
+}
+
 #[test]
 fn gemini_after_agent_asks_for_a_retry_and_outside_git_passes() {
     let repo = git_repo();

@@ -152,3 +152,60 @@ fn aborting_at_a_checkpoint_exits_with_code_2() {
     );
     std::fs::remove_file(answers).ok();
 }
+
+/// Issue 15: in a headless run, red tests hold a phase's stop too (the run commits the work
+/// itself, so there is no commit gate), and when `max_blocks` lets the agent stop anyway the
+/// person reads what is left on stderr.
+#[test]
+fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/one.yaml"),
+        "name: one\nphases:\n  - id: build\n    prompt: Build it.\n",
+    )
+    .unwrap();
+    let suite = tempfile::tempdir().unwrap();
+    let runs = suite.path().join("runs");
+    let command = format!(
+        "echo run >> '{}'; echo 'FAILED tests/test_x.py::test_build'; exit 1",
+        runs.display()
+    );
+    std::fs::write(
+        dir.join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": {"max_blocks": 2, "tests": {"command": command}}})
+            .to_string(),
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    let server = LlmServer::start().unwrap();
+    let write = r#"{"file_path": "src/build.sh", "content": "echo build\n"}"#;
+    server.push(anthropic::tool_use_turn(&[("w1", "File_write", write)]));
+    for said in ["Built.", "All tests pass.", "Done, really."] {
+        server.push(anthropic::text_turn(said));
+    }
+    let url = server.url();
+    let out = Command::new(env!("CARGO_BIN_EXE_context-pilot"))
+        .args(["run", ".context-pilot/workflows/one.yaml", "--headless"])
+        .args(["--no-auto-commit", "--max-restarts", "0"])
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(server.requests().len(), 4, "{stdout}\n{stderr}");
+    let count = std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert_eq!(count, 3, "red tests run again on each stop:\n{stdout}");
+    assert!(
+        stderr.contains("the agent stopped with work left"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(stderr.contains("Tests FAILED (exit code 1)"), "{stderr}");
+}

@@ -48,6 +48,23 @@ impl FileStatus {
     }
 }
 
+impl FileStatus {
+    /// The change in words for messages and the panel: `modified`, `new` (added or
+    /// untracked), `deleted`, `renamed`, `copied`, `type changed`, `conflicted`. (Git's one-letter
+    /// codes would be read as its two-column short format, where `M ` means staged.)
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Added | Self::Untracked => "new",
+            Self::Modified => "modified",
+            Self::Deleted => "deleted",
+            Self::Renamed => "renamed",
+            Self::Copied => "copied",
+            Self::TypeChanged => "type changed",
+            Self::Conflicted => "conflicted",
+        }
+    }
+}
+
 /// One uncommitted change. Paths are relative to the repository root with `/` separators.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangedFile {

@@ -8,6 +8,12 @@ use crate::error::CheckpointError;
 /// Default limit for one test run, in seconds (seed 000: 30 s).
 pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 
+/// How many times in a row the stop checkpoint may block one agent session by default.
+pub const DEFAULT_MAX_BLOCKS: u32 = 3;
+
+/// The largest accepted `max_blocks`: beyond it an agent that cannot commit burns turns.
+pub const MAX_MAX_BLOCKS: u32 = 20;
+
 /// Key of the checkpoint section in `config.json`.
 pub const CONFIG_KEY: &str = "checkpoint";
 
@@ -33,6 +39,10 @@ pub struct CheckpointConfig {
     /// What the checkpoint says when nothing code-related changed.
     #[serde(default = "default_capture_only_message")]
     pub capture_only_message: String,
+    /// How many stops in a row one agent session may be blocked (verification message, red
+    /// tests, commit gate). Then the agent may stop and the person is told what is left.
+    #[serde(default = "default_max_blocks")]
+    pub max_blocks: u32,
 }
 
 /// One category of files, with what the agent must do when such a file changed.
@@ -74,6 +84,10 @@ fn default_timeout_secs() -> u64 {
     DEFAULT_TEST_TIMEOUT_SECS
 }
 
+fn default_max_blocks() -> u32 {
+    DEFAULT_MAX_BLOCKS
+}
+
 fn default_capture_only_message() -> String {
     "Checkpoint: no code changed this turn, only documentation or notes. Before you stop, \
      capture anything worth keeping (decisions, follow-ups, open questions) in the project's \
@@ -87,6 +101,7 @@ impl Default for CheckpointConfig {
             rules: Vec::new(),
             tests: None,
             capture_only_message: default_capture_only_message(),
+            max_blocks: DEFAULT_MAX_BLOCKS,
         }
     }
 }
@@ -94,7 +109,28 @@ impl Default for CheckpointConfig {
 impl CheckpointConfig {
     /// Reads the `"checkpoint"` section of the project's `config.json`; missing means default.
     pub fn load(project: &Project) -> Result<Self, CheckpointError> {
-        Ok(project.config().section(CONFIG_KEY)?)
+        let config: Self = project.config().section(CONFIG_KEY)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the values serde cannot: the test timeout and the block limit.
+    pub fn validate(&self) -> Result<(), CheckpointError> {
+        if let Some(tests) = &self.tests
+            && tests.timeout_secs == 0
+        {
+            return Err(CheckpointError::InvalidConfig(
+                "tests.timeout_secs is 0; give the limit in seconds, e.g. 30".into(),
+            ));
+        }
+        if self.max_blocks == 0 || self.max_blocks > MAX_MAX_BLOCKS {
+            return Err(CheckpointError::InvalidConfig(format!(
+                "max_blocks is {}; give how many stops in a row may be blocked, from 1 to \
+                 {MAX_MAX_BLOCKS}, e.g. \"max_blocks\": {DEFAULT_MAX_BLOCKS}",
+                self.max_blocks
+            )));
+        }
+        Ok(())
     }
 
     /// The rules used when none are configured: documentation is not code, the rest is
@@ -200,6 +236,7 @@ impl CheckpointConfig {
                 timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
             }),
             capture_only_message: default_capture_only_message(),
+            max_blocks: DEFAULT_MAX_BLOCKS,
         }
     }
 }
@@ -254,5 +291,35 @@ mod tests {
             err.contains("config.json") && err.contains("checkpoint"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn max_blocks_defaults_to_three_and_is_validated_on_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project::at(dir.path());
+        std::fs::create_dir_all(project.dir()).unwrap();
+        std::fs::write(
+            project.config().path(),
+            r#"{"checkpoint": {"max_blocks": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(CheckpointConfig::load(&project).unwrap().max_blocks, 2);
+        assert_eq!(CheckpointConfig::default().max_blocks, 3);
+        for bad in ["0", "21"] {
+            std::fs::write(
+                project.config().path(),
+                format!(r#"{{"checkpoint": {{"max_blocks": {bad}}}}}"#),
+            )
+            .unwrap();
+            let err = CheckpointConfig::load(&project).unwrap_err().to_string();
+            assert!(err.contains(&format!("max_blocks is {bad}")), "{err}");
+            assert!(err.contains("from 1 to 20"), "{err}");
+        }
+        std::fs::write(
+            project.config().path(),
+            r#"{"checkpoint": {"max_blocks": -1}}"#,
+        )
+        .unwrap();
+        assert!(CheckpointConfig::load(&project).is_err());
     }
 }

@@ -1,6 +1,9 @@
-//! The second-stop commit gate (seed 000 R5).
+//! The commit gate's texts (seed 000 R5): what the agent is told while gated files are
+//! uncommitted, and what the person is told when the block limit lets the agent stop.
 
 use std::fmt::Write;
+
+use super::report::CheckpointReport;
 
 /// The message that blocks a second stop while gated files are uncommitted.
 pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
@@ -13,6 +16,36 @@ pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
         let _ = writeln!(out, "  {path}");
     }
     out.push_str("Commit them (or revert what should not be kept), then stop again.\n");
+    out
+}
+
+/// The notice for the person when the agent may stop after `blocks` blocks in a row:
+/// the uncommitted files and the last test result.
+pub(crate) fn limit_notice(report: &CheckpointReport, blocks: u32) -> String {
+    let mut out = format!(
+        "Context Pilot: the agent stopped with work left after the stop checkpoint blocked it \
+         {blocks} time(s) in a row (checkpoint.max_blocks = {}).\n",
+        report.max_blocks
+    );
+    if report.uncommitted_gated.is_empty() {
+        out.push_str("Uncommitted files: none that must be committed.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "Uncommitted files ({}): {}",
+            report.uncommitted_gated.len(),
+            report.uncommitted_gated.join(", ")
+        );
+    }
+    match &report.tests {
+        Some(tests) => {
+            let mut line = String::new();
+            super::message::test_section(&mut line, tests);
+            let first = line.lines().next().unwrap_or_default();
+            let _ = writeln!(out, "Last test run: {first}");
+        }
+        None => out.push_str("Last test run: none.\n"),
+    }
     out
 }
 

@@ -10,7 +10,8 @@ use super::runner::TestExit;
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
     let mut out = String::new();
-    if !report.code_changed {
+    let red = report.tests.as_ref().is_some_and(|t| !t.passed);
+    if !report.code_changed && !red {
         out.push_str(capture_only);
         out.push_str("\n\n");
         files_section(&mut out, &report.files);
@@ -63,16 +64,7 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         note_line(out, tests);
         return;
     }
-    let why = match (&tests.exit, &tests.error) {
-        (Some(TestExit::TimedOut { after_secs }), _) => {
-            format!("timed out after {after_secs}s and was stopped")
-        }
-        (Some(TestExit::Code { code }), _) => format!("exit code {code}"),
-        (Some(TestExit::Signal { signal }), _) => format!("killed by signal {signal}"),
-        (Some(TestExit::Stopped { reason }), _) => format!("stopped before it finished: {reason}"),
-        (None, Some(error)) => format!("could not start: {error}"),
-        (None, None) => "did not run".to_owned(),
-    };
+    let why = failure_reason(tests);
     let _ = write!(out, "Tests FAILED ({why}) — `{}`", tests.command);
     if let Some(summary) = summary {
         let _ = write!(out, ": {summary}");
@@ -87,6 +79,20 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     }
 }
 
+/// Why a run did not pass, e.g. `exit code 1` or `timed out after 30s and was stopped`.
+pub(crate) fn failure_reason(tests: &TestOutcome) -> String {
+    match (&tests.exit, &tests.error) {
+        (Some(TestExit::TimedOut { after_secs }), _) => {
+            format!("timed out after {after_secs}s and was stopped")
+        }
+        (Some(TestExit::Code { code }), _) => format!("exit code {code}"),
+        (Some(TestExit::Signal { signal }), _) => format!("killed by signal {signal}"),
+        (Some(TestExit::Stopped { reason }), _) => format!("stopped before it finished: {reason}"),
+        (None, Some(error)) => format!("could not start: {error}"),
+        (None, None) => "did not run".to_owned(),
+    }
+}
+
 fn duration_secs(ms: u64) -> f64 {
     // Lossless for any realistic duration (below 2^52 ms).
     #[expect(clippy::cast_precision_loss, reason = "milliseconds of a test run")]
@@ -94,16 +100,11 @@ fn duration_secs(ms: u64) -> f64 {
     secs
 }
 
-/// `Changed files (n):` and one line per file with its status and categories.
+/// `Changed files (n):` and one line per file with its change in words and categories.
 pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
     let _ = writeln!(out, "Changed files ({}):", files.len());
     for f in files {
-        let _ = write!(
-            out,
-            "  {:<2} {}",
-            f.file.status.code(),
-            f.file.display_path()
-        );
+        let _ = write!(out, "  {} {}", f.file.status.word(), f.file.display_path());
         if !f.categories.is_empty() {
             let _ = write!(out, "  [{}]", f.categories.join(", "));
         }

@@ -1,11 +1,13 @@
 //! The stop checkpoint (seed 000): when the agent ends its turn, tell it exactly what to
-//! verify, based on what changed; on the second stop, insist on a commit.
+//! verify, based on what changed; on the following stops, insist on a commit and green tests.
 //!
 //! [`StopCheckpoint::evaluate`] lists the uncommitted changes with git, sorts them into the
-//! configured categories, runs the tests when a triggering file changed, and blocks the stop
-//! with a message. A turn that changed nothing since the last checkpoint passes at once. On
-//! the second stop (`stop_hook_active`) only the commit gate applies. Without git, or outside
-//! a repository, it passes and says why.
+//! configured categories, runs the tests when a triggering file changed or the last run
+//! failed, and blocks the stop with a message. A turn that changed nothing since the last
+//! checkpoint passes at once. Blocks are counted per agent session in the worker's state
+//! file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the agent
+//! may stop and the person is told what is left. Without git, or outside a repository, it
+//! passes and says why.
 
 mod categorize;
 mod changes;
@@ -28,7 +30,8 @@ use cp_base::{Project, WorkerId};
 pub use categorize::CategorizedFile;
 pub use changes::{ChangedFile, FileStatus};
 pub use config::{
-    CONFIG_KEY, CheckpointConfig, CheckpointRule, DEFAULT_TEST_TIMEOUT_SECS, TestConfig,
+    CONFIG_KEY, CheckpointConfig, CheckpointRule, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS,
+    MAX_MAX_BLOCKS, TestConfig,
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use report::{CategoryFiles, CheckpointReport, StopPhase, TestOutcome};
@@ -40,7 +43,8 @@ use categorize::Categorizer;
 pub(crate) use changes::Git;
 pub(crate) use changes::GitError;
 use detect::detect_test_command;
-use state::{CheckpointState, StateFile, fingerprint, fingerprint_files};
+pub(crate) use message::failure_reason;
+use state::{LastTests, StateFile, fingerprint, fingerprint_files};
 
 /// Lines of test output shown when tests fail.
 pub const TEST_TAIL_LINES: usize = 30;
@@ -53,10 +57,14 @@ pub const STATE_FILE: &str = "checkpoint.json";
 pub struct StopInput {
     /// The project (its root may be a subdirectory of the git work tree).
     pub project: Project,
-    /// The worker (agent session) stopping; state is kept per worker.
+    /// The worker stopping; state is kept per worker.
     pub worker: WorkerId,
-    /// True when this stop follows a blocked stop (Claude's `stop_hook_active`).
-    pub stop_hook_active: bool,
+    /// The agent session: Claude Code's or Gemini CLI's `session_id`, or one TUI turn.
+    /// Consecutive blocks are counted per session, across hook processes.
+    pub session: String,
+    /// Whether uncommitted gated files hold the stop (the commit gate). False where the
+    /// caller commits the work itself (workflow phases); red tests still hold it.
+    pub gate_commits: bool,
 }
 
 /// Whether the agent may stop.
@@ -79,6 +87,9 @@ pub struct StopOutcome {
     pub decision: Decision,
     /// Structured data for the Checkpoint panel.
     pub report: CheckpointReport,
+    /// For the person, not the agent: set when the block limit let the agent stop with
+    /// work left (uncommitted files, red tests). Same text as `report.gave_up`.
+    pub notice: Option<String>,
 }
 
 /// The configured stop checkpoint.
@@ -102,13 +113,7 @@ impl StopCheckpoint {
     /// [`StopCheckpoint::with_runner`] gives another; [`StopCheckpoint::for_project`] uses
     /// the project's console server.
     pub fn new(config: CheckpointConfig) -> Result<Self, CheckpointError> {
-        if let Some(tests) = &config.tests
-            && tests.timeout_secs == 0
-        {
-            return Err(CheckpointError::InvalidConfig(
-                "tests.timeout_secs is 0; give the limit in seconds, e.g. 30".into(),
-            ));
-        }
+        config.validate()?;
         let categorizer = Categorizer::new(&config)?;
         Ok(Self {
             config,
@@ -161,13 +166,25 @@ impl StopCheckpoint {
 
     /// Decides whether the agent may stop. Never fails: when git is missing or the project
     /// is not a repository, it passes and `report.skipped` says why.
+    ///
+    /// The policy, the same for every front-end:
+    /// - the first stop of a session with new changes gets the full message (tests, files,
+    ///   instructions); a turn that changed nothing passes at once;
+    /// - the following stops of the session are held while gated files are uncommitted or
+    ///   the tests are red; the tests run again when the last run failed or files changed;
+    /// - after [`CheckpointConfig::max_blocks`] blocks in a row the agent may stop, and
+    ///   [`StopOutcome::notice`] tells the person what is left. A pass resets the count.
     pub fn evaluate(&self, input: &StopInput) -> StopOutcome {
-        let phase = if input.stop_hook_active {
+        let state_file = StateFile::new(input.project.state_dir(&input.worker).join(STATE_FILE));
+        let mut state = state_file.load().unwrap_or_default();
+        let blocks = state.blocks(&input.session);
+        let gate = blocks > 0;
+        let mut report = CheckpointReport::new(if gate {
             StopPhase::Second
         } else {
             StopPhase::First
-        };
-        let mut report = CheckpointReport::new(phase);
+        });
+        report.max_blocks = self.config.max_blocks;
         let root = input.project.root();
         let listed = self
             .git
@@ -181,6 +198,7 @@ impl StopCheckpoint {
                 return StopOutcome {
                     decision: Decision::Pass,
                     report,
+                    notice: None,
                 };
             }
         };
@@ -188,52 +206,74 @@ impl StopCheckpoint {
         let files = self.categorizer.categorize(files);
         let mut current = fingerprint(&repo, &files);
         report.set_files(files, &self.categorizer);
+        let changed_since_told = state.fingerprint != current;
 
-        let state = StateFile::new(input.project.state_dir(&input.worker).join(STATE_FILE));
-        let previous = state.load().map(|s| s.fingerprint);
-
-        let decision = if input.stop_hook_active {
-            if report.uncommitted_gated.is_empty() {
-                Decision::Pass
-            } else {
-                Decision::Block {
-                    reason: gate::gate_message(&report.uncommitted_gated),
+        let last_failed = state.last_tests.as_ref().is_some_and(|t| !t.outcome.passed);
+        let tested_this_tree = state
+            .last_tests
+            .as_ref()
+            .is_some_and(|t| t.fingerprint == current);
+        let triggers = report.code_changed && report.files.iter().any(|f| f.triggers_tests);
+        // A red run is never forgotten: it runs again until it passes (or the limit ends
+        // the loop), whatever the agent says.
+        let quiet_turn = !gate && !changed_since_told && !last_failed;
+        if !quiet_turn && (last_failed || (triggers && !tested_this_tree)) {
+            self.run_tests(input, &repo, &mut report);
+            if let Some(outcome) = &report.tests {
+                // Tests may touch tracked files (lock files, snapshots); those are not the
+                // agent's changes, so remember the tree as it is after the run.
+                if let Ok(after) = self.git.changed_files(&repo) {
+                    current = fingerprint_files(&repo, after.iter());
                 }
+                state.last_tests = Some(LastTests {
+                    fingerprint: current.clone(),
+                    outcome: outcome.clone(),
+                });
             }
-        } else if report.files.is_empty() {
-            Decision::Pass
-        } else if previous.as_deref() == Some(current.as_str()) {
-            report.unchanged = true;
-            Decision::Pass
-        } else {
-            if report.code_changed {
-                self.run_tests(input, &repo, &mut report);
-                if report.tests.is_some() {
-                    // Tests may touch tracked files (lock files, snapshots); those are not
-                    // the agent's changes, so remember the tree as it is after the run.
-                    if let Ok(after) = self.git.changed_files(&repo) {
-                        current = fingerprint_files(&repo, after.iter());
-                    }
-                }
-            }
-            Decision::Block {
-                reason: message::compose(&report, &self.config.capture_only_message),
-            }
-        };
-        if let Decision::Block { reason } = &decision {
-            report.message = Some(reason.clone());
         }
-        state.save(&CheckpointState {
-            fingerprint: current,
-            last_report: Some(report.clone()),
-        });
-        StopOutcome { decision, report }
+        if report.tests.is_none()
+            && let Some(last) = &state.last_tests
+        {
+            report.tests = Some(last.outcome.clone());
+            report.tests_reused = true;
+        }
+        let red = !report.tests_reused && report.tests.as_ref().is_some_and(|t| !t.passed);
+
+        let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
+            Some(message::compose(&report, &self.config.capture_only_message))
+        } else if gate && input.gate_commits && !report.uncommitted_gated.is_empty() {
+            Some(gate::gate_message(&report.uncommitted_gated))
+        } else {
+            report.unchanged = !gate && !report.files.is_empty();
+            None
+        };
+        let decision = match reason {
+            Some(_) if blocks >= self.config.max_blocks => {
+                let notice = gate::limit_notice(&report, blocks);
+                tracing::warn!("stop checkpoint: limit reached, the agent may stop: {notice}");
+                report.gave_up = Some(notice);
+                Decision::Pass
+            }
+            Some(reason) => {
+                report.blocks = blocks + 1;
+                report.message = Some(reason.clone());
+                Decision::Block { reason }
+            }
+            None => Decision::Pass,
+        };
+        state.set_blocks(&input.session, report.blocks, &report.created_at);
+        state.fingerprint = current;
+        state.last_report = Some(report.clone());
+        state_file.save(&state);
+        StopOutcome {
+            decision,
+            notice: report.gave_up.clone(),
+            report,
+        }
     }
 
+    /// Runs the configured or detected test command; the caller decides whether it is due.
     fn run_tests(&self, input: &StopInput, repo: &std::path::Path, report: &mut CheckpointReport) {
-        if !report.files.iter().any(|f| f.triggers_tests) {
-            return;
-        }
         let (command, cwd, timeout_secs) = match &self.config.tests {
             Some(tests) if tests.command.trim().is_empty() => return,
             Some(tests) => (

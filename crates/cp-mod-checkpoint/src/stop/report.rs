@@ -14,7 +14,8 @@ use super::test_output::TestSummary;
 pub enum StopPhase {
     /// The agent ended its turn: full checkpoint.
     First,
-    /// The agent stops again after a checkpoint (`stop_hook_active`): commit gate only.
+    /// The agent stops again after a blocked stop of the same session: the commit gate, and
+    /// the tests again if they failed or files changed.
     Second,
 }
 
@@ -82,6 +83,18 @@ pub struct CheckpointReport {
     pub skipped: Option<String>,
     /// The message given to the agent when the stop was blocked.
     pub message: Option<String>,
+    /// True when `tests` is the earlier run, still valid for this tree, not a new one.
+    #[serde(default)]
+    pub tests_reused: bool,
+    /// Stops of this agent session blocked in a row, this one included.
+    #[serde(default)]
+    pub blocks: u32,
+    /// The configured limit on `blocks` (`checkpoint.max_blocks`).
+    #[serde(default)]
+    pub max_blocks: u32,
+    /// Set when the limit let the agent stop with work left: what the person is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gave_up: Option<String>,
 }
 
 impl CheckpointReport {
@@ -100,6 +113,10 @@ impl CheckpointReport {
             unchanged: false,
             skipped: None,
             message: None,
+            tests_reused: false,
+            blocks: 0,
+            max_blocks: 0,
+            gave_up: None,
         }
     }
 

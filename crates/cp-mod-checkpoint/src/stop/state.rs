@@ -1,8 +1,11 @@
 //! Per-worker checkpoint state: the fingerprint of the working tree the agent was last told
-//! about, and the last report (for the panel).
+//! about, the last test run, the consecutive blocks of each agent session, and the last
+//! report (for the panel).
 //!
-//! Kept in `.context-pilot/state/<worker>/checkpoint.json`, which git ignores.
+//! Kept in `.context-pilot/state/<worker>/checkpoint.json`, which git ignores, written
+//! atomically: each hook call is a new process, so this file is the gate's memory.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -12,16 +15,74 @@ use serde::{Deserialize, Serialize};
 
 use super::categorize::CategorizedFile;
 use super::changes::ChangedFile;
-use super::report::CheckpointReport;
+use super::report::{CheckpointReport, TestOutcome};
 
 /// Files larger than this are fingerprinted by size and mtime instead of content.
 const HASH_LIMIT: u64 = 16 * 1024 * 1024;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Sessions remembered at most; the oldest are forgotten first.
+const MAX_SESSIONS: usize = 64;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct CheckpointState {
     /// Fingerprint of the changed set when the worker last stopped.
     pub(crate) fingerprint: String,
     pub(crate) last_report: Option<CheckpointReport>,
+    /// The last test run and the fingerprint of the tree it ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_tests: Option<LastTests>,
+    /// Consecutive blocks by agent session id (Claude Code's and Gemini CLI's `session_id`,
+    /// or the TUI's turn).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) sessions: BTreeMap<String, SessionBlocks>,
+}
+
+/// A test run, remembered so a failure is not forgotten on the next stop.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LastTests {
+    pub(crate) fingerprint: String,
+    pub(crate) outcome: TestOutcome,
+}
+
+/// How many stops of one session were blocked in a row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SessionBlocks {
+    pub(crate) blocks: u32,
+    /// RFC 3339 time of the last block; used to forget old sessions.
+    pub(crate) at: String,
+}
+
+impl CheckpointState {
+    /// Blocks in a row so far for `session`.
+    pub(crate) fn blocks(&self, session: &str) -> u32 {
+        self.sessions.get(session).map_or(0, |s| s.blocks)
+    }
+
+    /// Records the count for `session`; 0 forgets it. Keeps at most [`MAX_SESSIONS`].
+    pub(crate) fn set_blocks(&mut self, session: &str, blocks: u32, at: &str) {
+        if blocks == 0 {
+            self.sessions.remove(session);
+            return;
+        }
+        self.sessions.insert(
+            session.to_owned(),
+            SessionBlocks {
+                blocks,
+                at: at.to_owned(),
+            },
+        );
+        while self.sessions.len() > MAX_SESSIONS {
+            let oldest = self
+                .sessions
+                .iter()
+                .min_by(|a, b| a.1.at.cmp(&b.1.at))
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => self.sessions.remove(&key),
+                None => break,
+            };
+        }
+    }
 }
 
 pub(crate) struct StateFile {
@@ -199,8 +260,27 @@ mod tests {
         );
         file.save(&CheckpointState {
             fingerprint: "f".into(),
-            last_report: None,
+            ..CheckpointState::default()
         });
         assert_eq!(file.load().unwrap().fingerprint, "f");
+    }
+
+    #[test]
+    fn session_counts_survive_a_reload_and_old_sessions_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path().join("checkpoint.json"));
+        let mut state = CheckpointState::default();
+        for i in 0..70 {
+            state.set_blocks(&format!("s{i:02}"), 2, &format!("2026-01-01T00:00:{i:02}Z"));
+        }
+        state.set_blocks("s69", 3, "2026-01-01T00:01:00Z");
+        file.save(&state);
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.sessions.len(), MAX_SESSIONS);
+        assert_eq!(loaded.blocks("s69"), 3);
+        assert_eq!(loaded.blocks("s00"), 0, "the oldest go first");
+        let mut loaded = loaded;
+        loaded.set_blocks("s69", 0, "");
+        assert_eq!(loaded.blocks("s69"), 0);
     }
 }

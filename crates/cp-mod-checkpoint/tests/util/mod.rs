@@ -243,11 +243,18 @@ pub fn preset(command: &str, timeout_secs: u64) -> CheckpointConfig {
     }
 }
 
-pub fn stop(checkpoint: &StopCheckpoint, project: &Project, second: bool) -> StopOutcome {
+/// A stop of agent session `s1` of worker `w1`.
+pub fn stop(checkpoint: &StopCheckpoint, project: &Project) -> StopOutcome {
+    stop_in(checkpoint, project, "s1")
+}
+
+/// A stop of agent session `session` of worker `w1`.
+pub fn stop_in(checkpoint: &StopCheckpoint, project: &Project, session: &str) -> StopOutcome {
     checkpoint.evaluate(&StopInput {
         project: project.clone(),
         worker: WorkerId::new("w1").unwrap(),
-        stop_hook_active: second,
+        session: session.into(),
+        gate_commits: true,
     })
 }
 

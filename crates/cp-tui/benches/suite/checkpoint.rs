@@ -42,7 +42,8 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
             .evaluate(&StopInput {
                 project: project.clone(),
                 worker,
-                stop_hook_active: false,
+                session: "bench".into(),
+                gate_commits: true,
             });
         assert!(
             matches!(outcome.decision, Decision::Block { .. }),

@@ -1,10 +1,10 @@
 //! One agent turn, from a user message to the model's final answer, on a worker thread.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
-use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopCheckpoint, StopInput, StopOutcome};
 
 use super::inbox::AgentInbox;
 use super::prompt::system_prompt;
@@ -12,10 +12,6 @@ use crate::llm::{
     CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
 };
-
-/// How many times in a row the commit gate may block before the turn ends anyway, so an agent
-/// that cannot commit is not kept in a loop forever.
-const MAX_GATE_BLOCKS: u32 = 3;
 
 /// What a running turn reports to the UI.
 #[derive(Debug, Clone)]
@@ -31,6 +27,8 @@ pub enum AgentEvent {
     Status(String),
     /// The stop checkpoint blocked the end of the turn with this message.
     CheckpointBlocked(String),
+    /// The checkpoint's block limit let the agent stop with work left; for the person.
+    CheckpointGaveUp(String),
     /// The message history after a completed step; the UI keeps the latest.
     Messages(Vec<Message>),
     /// The restart loop reports (restarting, handoff received, …): for the status bar and a
@@ -98,8 +96,8 @@ pub struct TurnContext {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckpointMode {
     Off,
-    /// The first stop's verification message only. Workflow phases use this: the restart
-    /// loop commits each phase itself, so the commit gate would only cost turns.
+    /// The verification message and red tests, without the commit gate. Workflow phases use
+    /// this: the restart loop commits each phase itself, so the gate would only cost turns.
     VerifyOnly,
     /// Verification, then the commit gate on the following stops.
     Full,
@@ -144,6 +142,8 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         .collect();
     let root = ctx.env.project.root().display().to_string();
     let mut gate_blocks = 0;
+    // Each turn is one agent session for the checkpoint's block count.
+    let session = turn_session_id();
     loop {
         deliver_inbox(&ctx.inbox, messages);
         let system = system_prompt(&ctx.registry, &root);
@@ -176,17 +176,18 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         sink(AgentEvent::Messages(messages.clone()));
 
         if calls.is_empty() {
-            let limit = match ctx.checkpoint {
+            match ctx.checkpoint {
                 CheckpointMode::Off => return TurnEnd::Done,
-                CheckpointMode::VerifyOnly => 1,
-                CheckpointMode::Full => MAX_GATE_BLOCKS,
-            };
-            if gate_blocks >= limit {
-                return TurnEnd::Done;
+                // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
+                // file); this bound only matters if that file cannot be written.
+                _ if gate_blocks > MAX_MAX_BLOCKS => return TurnEnd::Done,
+                _ => {}
             }
-            let gate_active = gate_blocks > 0;
-            match stop_checkpoint(ctx, gate_active, sink) {
-                Some(reason) => {
+            let Some(outcome) = stop_checkpoint(ctx, &session, sink) else {
+                return TurnEnd::Done;
+            };
+            match outcome.decision {
+                Decision::Block { reason } => {
                     gate_blocks += 1;
                     sink(AgentEvent::CheckpointBlocked(reason.clone()));
                     Message::push_user_text(
@@ -196,7 +197,12 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
                     sink(AgentEvent::Messages(messages.clone()));
                     continue;
                 }
-                _ => return TurnEnd::Done,
+                Decision::Pass => {
+                    if let Some(notice) = outcome.notice {
+                        sink(AgentEvent::CheckpointGaveUp(notice));
+                    }
+                    return TurnEnd::Done;
+                }
             }
         }
 
@@ -265,12 +271,12 @@ fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)>
         .collect()
 }
 
-/// Runs the stop checkpoint; returns the blocking message, if it blocks.
+/// Runs the stop checkpoint; `None` when it could not be set up (a broken config).
 fn stop_checkpoint(
     ctx: &TurnContext,
-    gate_active: bool,
+    session: &str,
     sink: &dyn Fn(AgentEvent),
-) -> Option<String> {
+) -> Option<StopOutcome> {
     sink(AgentEvent::Status("running the stop checkpoint…".into()));
     let checkpoint = match StopCheckpoint::for_project(&ctx.env.project) {
         Ok(checkpoint) => checkpoint,
@@ -280,15 +286,25 @@ fn stop_checkpoint(
             return None;
         }
     };
-    let input = StopInput {
+    Some(checkpoint.evaluate(&StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
-        stop_hook_active: gate_active,
-    };
-    match checkpoint.evaluate(&input).decision {
-        Decision::Block { reason } => Some(reason),
-        Decision::Pass => None,
-    }
+        session: session.to_owned(),
+        gate_commits: ctx.checkpoint == CheckpointMode::Full,
+    }))
+}
+
+/// A session id for one TUI turn, unique across turns and processes.
+fn turn_session_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "tui-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn deliver_inbox(inbox: &AgentInbox, messages: &mut Vec<Message>) {

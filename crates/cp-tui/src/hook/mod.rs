@@ -46,6 +46,9 @@ pub use reply::{Agent, EventKind, Reply, render};
 
 use crate::host::Host;
 
+/// The session key used when a stop payload has no `session_id`.
+const NO_SESSION: &str = "no-session-id";
+
 /// The hook events Context Pilot handles. Each accepts the agent's own event name too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookEvent {
@@ -182,7 +185,9 @@ pub fn handle(
             payload.tool_name.as_deref().unwrap_or_default(),
             change,
         )),
-        EventKind::Stop => stop::at_stop(&host, payload.stop_hook_active.unwrap_or(false)),
+        EventKind::Stop => {
+            stop::at_stop(&host, payload.session_id.as_deref().unwrap_or(NO_SESSION))
+        }
     };
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.

@@ -8,6 +8,8 @@
 //!   failures use the same field plus a `systemMessage` for the user). `AfterAgent`:
 //!   `{"decision": "deny", "reason": …}` rejects the response and sends the reason as a retry
 //!   prompt. Gemini parses stdout as JSON, so "nothing" is `{}`.
+//! - Both: `{"systemMessage": …}` without a decision lets the agent stop and shows the text
+//!   to the user (the checkpoint's block limit was reached with work left).
 //!
 //! Exit code 0 in every case: both agents read stdout only then.
 
@@ -38,6 +40,9 @@ pub enum Reply {
     Context(String),
     /// Text the agent must act on: a failed callback, or a stop the checkpoint blocks.
     Block(String),
+    /// The agent may stop, and the person (not the model) reads this: the checkpoint's
+    /// block limit was reached with work left. Both agents show `systemMessage` to the user.
+    Notice(String),
 }
 
 const GEMINI_FAILURE_NOTICE: &str =
@@ -66,6 +71,7 @@ pub fn render(agent: Agent, kind: EventKind, reply: &Reply) -> Option<String> {
         (Agent::Gemini, EventKind::Stop, Reply::Block(reason)) => {
             Some(json!({"decision": "deny", "reason": reason}))
         }
+        (_, _, Reply::Notice(text)) => Some(json!({"systemMessage": text})),
     };
     value.map(|v| v.to_string())
 }
@@ -126,5 +132,13 @@ mod tests {
             failed.get("decision").is_none(),
             "must not hide the edit's result"
         );
+    }
+
+    #[test]
+    fn a_notice_lets_the_agent_stop_and_tells_the_user() {
+        for agent in [Agent::Claude, Agent::Gemini] {
+            let out = parsed(agent, EventKind::Stop, &Reply::Notice("left: a.rs".into()));
+            assert_eq!(out.unwrap(), json!({"systemMessage": "left: a.rs"}));
+        }
     }
 }

@@ -1,20 +1,22 @@
 //! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
 
 use cp_base::lock_module;
-use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
 use super::reply::Reply;
 use crate::host::Host;
 
-/// Runs the stop checkpoint. `stop_hook_active` is the agent's "this stop follows a blocked
-/// stop" flag, which turns the checkpoint into the commit gate.
+/// Runs the stop checkpoint for the agent session `session` (the payload's `session_id`).
+/// The checkpoint counts the session's blocks itself, in its state file, so it never relies
+/// on the agent's `stop_hook_active`. When its limit lets the agent stop with work left, the
+/// person gets a [`Reply::Notice`].
 ///
 /// Background failures not yet delivered also keep the agent going on its first stop (a
 /// failed background callback wakes an idle agent). Other notifications stay in the outbox
 /// for the next call. Errors (a broken checkpoint config) are returned for the caller to
 /// report; the agent is never blocked because of them.
-pub fn at_stop(host: &Host, stop_hook_active: bool) -> Result<Reply, String> {
+pub fn at_stop(host: &Host, session: &str) -> Result<Reply, String> {
     for module in host.registry().modules() {
         lock_module(module).on_tick(host.env());
     }
@@ -23,8 +25,10 @@ pub fn at_stop(host: &Host, stop_hook_active: bool) -> Result<Reply, String> {
     let outcome = checkpoint.evaluate(&StopInput {
         project: host.project().clone(),
         worker: host.worker().clone(),
-        stop_hook_active,
+        session: session.to_owned(),
+        gate_commits: true,
     });
+    let first_stop = outcome.report.phase == StopPhase::First;
     if let Some(why) = &outcome.report.skipped {
         tracing::info!("stop checkpoint passed without checking: {why}");
     }
@@ -35,8 +39,12 @@ pub fn at_stop(host: &Host, stop_hook_active: bool) -> Result<Reply, String> {
             Some(notes) => Reply::Block(format!("{reason}\n\n{notes}")),
             None => Reply::Block(reason),
         },
-        Decision::Pass => match collected.text() {
-            Some(notes) if collected.failed && !stop_hook_active => Reply::Block(notes),
+        Decision::Pass => match (collected.text(), outcome.notice) {
+            (_, Some(notice)) => {
+                deliveries.keep(&collected.notes);
+                Reply::Notice(notice)
+            }
+            (Some(notes), None) if collected.failed && first_stop => Reply::Block(notes),
             _ => {
                 deliveries.keep(&collected.notes);
                 Reply::Nothing

@@ -30,6 +30,9 @@ pub struct AgentState {
     pub tool_entries: HashMap<String, usize>,
     /// Short status of the running turn for the status bar.
     pub status: Option<String>,
+    /// Set when the stop checkpoint's block limit let the agent stop with work left; shown
+    /// in the status bar until the next turn starts.
+    pub work_left: Option<String>,
 }
 
 impl AgentState {

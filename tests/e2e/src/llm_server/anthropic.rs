@@ -98,6 +98,37 @@ pub fn tool_use_turn(calls: &[(&str, &str, &str)]) -> Reply {
     reply(&Turn::tool_calls(calls))
 }
 
+/// A non-streaming Messages API answer (`"stream": false`) whose text is `text`.
+pub fn message(text: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({"id": "msg_01ScriptedSide", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 12, "output_tokens": 3}}),
+    )
+}
+
+/// The answer to a Claude Code side request, or `None` for a conversation turn. Side
+/// requests carry no tools (titles, topic and quota checks) or count tokens; they get a
+/// short text so they do not consume scripted turns.
+pub fn side_reply(request: &super::RecordedRequest) -> Option<Reply> {
+    if request.path.contains("count_tokens") {
+        return Some(Reply::json(200, &json!({"input_tokens": 1843})));
+    }
+    let has_tools = request.body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty());
+    if has_tools || !request.path.starts_with("/v1/messages") {
+        return None;
+    }
+    Some(if request.body["stream"] == json!(true) {
+        text_turn("Scripted side answer.")
+    } else {
+        message("Scripted side answer.")
+    })
+}
+
 /// An error reply in Anthropic's shape, e.g. `(401, "authentication_error", "invalid x-api-key")`.
 pub fn error(status: u16, error_type: &str, message: &str) -> Reply {
     Reply::json(

@@ -4,7 +4,9 @@
 //! Streams are sent with `transfer-encoding: chunked`, one HTTP chunk per scripted chunk,
 //! each flushed (after an optional delay), so tests control where frames split. A stream can
 //! be cut (the connection closes without the final chunk) or stall (stay open and silent).
-//! The [`anthropic`] and [`openai`] builders write the providers' real wire formats.
+//! The [`anthropic`], [`openai`] and [`gemini`] builders write the providers' real wire
+//! formats. Real agent CLIs also make side requests (titles, quota checks, routing); a
+//! [`LlmServer::answer_side_requests`] classifier answers those without consuming the script.
 //!
 //! ```no_run
 //! use cp_e2e::llm_server::{LlmServer, anthropic};
@@ -208,8 +210,13 @@ impl RecordedRequest {
     }
 }
 
+/// Decides whether a request is a side request and how to answer it.
+type SideResponder = Box<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
+
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    side: Mutex<Option<SideResponder>>,
+    side_requests: Mutex<Vec<RecordedRequest>>,
     requests: Mutex<Vec<RecordedRequest>>,
     arrived: Condvar,
     stop: AtomicBool,
@@ -234,6 +241,8 @@ impl LlmServer {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             replies: Mutex::new(VecDeque::new()),
+            side: Mutex::new(None),
+            side_requests: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             arrived: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -265,6 +274,21 @@ impl LlmServer {
     /// gets a 500 naming the problem.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared.replies).push_back(reply);
+    }
+
+    /// Answers the requests `responder` recognizes (it returns `Some`) with its reply instead
+    /// of the queue. They are recorded in [`LlmServer::side_requests`], not in
+    /// [`LlmServer::requests`], so the scripted conversation stays countable.
+    pub fn answer_side_requests(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) {
+        *lock(&self.shared.side) = Some(Box::new(responder));
+    }
+
+    /// The side requests answered so far (see [`LlmServer::answer_side_requests`]).
+    pub fn side_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.side_requests).clone()
     }
 
     /// Replies not yet used.
@@ -331,6 +355,12 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let Ok(request) = read_request(&stream) else {
         return;
     };
+    let side = lock(&shared.side).as_ref().and_then(|f| f(&request));
+    if let Some(reply) = side {
+        lock(&shared.side_requests).push(request);
+        let _ = write_reply(stream, &reply, shared);
+        return;
+    }
     let reply = lock(&shared.replies).pop_front();
     let number = {
         let mut requests = lock(&shared.requests);
@@ -512,6 +542,7 @@ fn stall(stream: &mut TcpStream, shared: &Shared) {
 }
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 mod turn;
 

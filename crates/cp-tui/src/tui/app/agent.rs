@@ -28,6 +28,7 @@ impl App {
         };
         self.agent.usage.start_turn();
         self.agent.streaming_entry = None;
+        self.agent.work_left = None;
         let restart = match RestartConfig::load(self.host.project()) {
             Ok(config) => config,
             Err(e) => {
@@ -135,6 +136,13 @@ impl App {
                     level: Level::Warning,
                     text: format!("Checkpoint:\n{reason}"),
                 });
+            }
+            AgentEvent::CheckpointGaveUp(notice) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: notice,
+                });
+                self.agent.work_left = Some("checkpoint ✗ work left".into());
             }
             AgentEvent::Messages(messages) => self.agent.messages = messages,
             AgentEvent::Finished(end) => {

@@ -24,6 +24,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if app.dialog.as_ref().is_some_and(|d| d.hidden) {
         spans.push(Span::styled("│ checkpoint waiting: Ctrl-K ", urgent));
     }
+    if let Some(left) = &app.agent.work_left {
+        spans.push(Span::styled(
+            format!("│ {left} "),
+            base.fg(Color::White).bg(Color::Red),
+        ));
+    }
     if let Some(flash) = &app.flash {
         spans.push(Span::styled(
             format!("│ {flash} "),

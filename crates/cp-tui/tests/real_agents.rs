@@ -1,0 +1,344 @@
+//! End to end with the REAL agent CLIs from npm (issue 15): Claude Code and Gemini CLI, wired
+//! to Context Pilot with `context-pilot init claude|gemini`, driven by the scripted LLM server
+//! in each provider's wire format. The only stand-in is the remote model.
+//!
+//! The CLIs are installed at pinned versions by `scripts/install-agents.sh` under
+//! `target/agents/`; these tests fail (never skip) with that instruction when they are missing.
+//!
+//! For each CLI: a model that edits a file and never commits ends its session after
+//! `max_blocks` gate blocks with exit status 0, and the person gets the `systemMessage`; a
+//! model that commits (with the CLI's own shell tool) ends cleanly.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cp_e2e::{LlmServer, anthropic, binary_path, gemini, git, git_repo};
+use serde_json::{Value, json};
+
+/// Generous: a CLI starts node, loads its bundle and runs hooks that run git.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+/// The CLI `name` installed by `scripts/install-agents.sh`.
+fn agent_bin(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = root.join("target/agents/node_modules/.bin").join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/install-agents.sh (it installs the pinned Claude Code and \
+         Gemini CLI under target/agents/ with npm)",
+        bin.display()
+    );
+    bin
+}
+
+/// Runs `command` to completion, killing it after [`RUN_LIMIT`].
+fn run(mut command: Command) -> Output {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{command:?} ran longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A committed project wired to `agent` with `context-pilot init`, whose checkpoint allows
+/// two blocks in a row and runs no tests.
+fn project(agent: &str) -> tempfile::TempDir {
+    let repo = git_repo();
+    let root = repo.path();
+    std::fs::write(root.join("app.sh"), "echo v1\n").unwrap();
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({"checkpoint": {"max_blocks": 2, "tests": {"command": ""}}}).to_string(),
+    )
+    .unwrap();
+    let init = Command::new(binary_path())
+        .args(["init", agent])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "init {agent}: {init:?}");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    repo
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap()
+}
+
+fn saved_report(root: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(root.join(".context-pilot/state/main/checkpoint.json")).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["last_report"].clone()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------
+// Claude Code
+
+fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    let mut command = Command::new(agent_bin("claude"));
+    command
+        .args([
+            "-p",
+            "Add src/new.sh.",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "claude-sonnet-4-5",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash",
+        ])
+        .current_dir(root)
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("CONTEXT_PILOT_WORKER");
+    run(command)
+}
+
+fn claude_server() -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(anthropic::side_reply);
+    server
+}
+
+#[test]
+fn claude_code_that_never_commits_stops_after_max_blocks_and_the_person_is_told() {
+    let repo = project("claude");
+    let root = canonical(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let server = claude_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "toolu_01Write",
+        "Write",
+        &write,
+    )]));
+    for said in ["Done.", "Everything is done.", "I am done."] {
+        server.push(anthropic::text_turn(said));
+    }
+
+    let out = claude(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(root.join("src/new.sh").exists(), "the Write tool ran");
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "one tool turn, then two blocked stops and the stop the limit lets through; side \
+         requests: {:?}",
+        server
+            .side_requests()
+            .iter()
+            .map(|r| &r.path)
+            .collect::<Vec<_>>()
+    );
+    assert!(requests[2].raw_body.contains("Checkpoint: verify"));
+    assert!(
+        requests[3]
+            .raw_body
+            .contains("Commit your changes before stopping")
+    );
+    // The person (not the model) is told what is left, in Claude Code's own output.
+    assert!(
+        stdout.contains("the agent stopped with work left"),
+        "no systemMessage in Claude Code's output:\n{stdout}"
+    );
+    assert!(stdout.contains("src/new.sh"), "{stdout}");
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_string(), "{report}");
+    assert_eq!(server.pending_replies(), 0);
+}
+
+#[test]
+fn claude_code_that_commits_ends_cleanly() {
+    let repo = project("claude");
+    let root = canonical(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let server = claude_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "toolu_01Write",
+        "Write",
+        &write,
+    )]));
+    let commit = json!({"command": "git add -A && git commit -qm 'Add src/new.sh'",
+        "description": "Commit the change"})
+    .to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "toolu_02Bash",
+        "Bash",
+        &commit,
+    )]));
+    server.push(anthropic::text_turn("Committed and done."));
+
+    let out = claude(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "no block after the commit:\n{stdout}"
+    );
+    assert!(git(&root, &["log", "--format=%s"]).contains("Add src/new.sh"));
+    assert!(!stdout.contains("stopped with work left"), "{stdout}");
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_null(), "{report}");
+    assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Gemini CLI
+
+/// A test `HOME` for Gemini CLI: API-key auth, and `root` trusted.
+fn gemini_home(root: &Path) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+    )
+    .unwrap();
+    let mut trusted = serde_json::Map::new();
+    trusted.insert(root.display().to_string(), json!("TRUST_FOLDER"));
+    std::fs::write(
+        dir.join("trustedFolders.json"),
+        Value::Object(trusted).to_string(),
+    )
+    .unwrap();
+    home
+}
+
+fn gemini_cli(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    let mut command = Command::new(agent_bin("gemini"));
+    command
+        .args(["-p", "Add src/new.sh.", "--yolo", "--output-format", "json"])
+        .current_dir(root)
+        .env("HOME", home)
+        .env("GEMINI_API_KEY", "scripted")
+        .env("GOOGLE_GEMINI_BASE_URL", server.url())
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env_remove("CONTEXT_PILOT_WORKER");
+    run(command)
+}
+
+fn gemini_server() -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(gemini::side_reply);
+    server
+}
+
+#[test]
+fn gemini_cli_that_never_commits_stops_after_max_blocks_and_the_person_is_told() {
+    let repo = project("gemini");
+    let root = canonical(repo.path());
+    let home = gemini_home(&root);
+    let server = gemini_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    for said in ["Done.", "Everything is done.", "I am done."] {
+        server.push(gemini::text_turn(said));
+    }
+
+    let out = gemini_cli(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        root.join("src/new.sh").exists(),
+        "write_file ran:\n{stdout}\n{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "one tool turn, two blocked stops, the stop the limit lets through:\n{stdout}\n{stderr}"
+    );
+    assert!(requests[2].raw_body.contains("Checkpoint: verify"));
+    assert!(
+        requests[3]
+            .raw_body
+            .contains("Commit your changes before stopping")
+    );
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        all.contains("the agent stopped with work left"),
+        "no systemMessage in Gemini CLI's output:\n{all}"
+    );
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_string(), "{report}");
+}
+
+#[test]
+fn gemini_cli_that_commits_ends_cleanly() {
+    let repo = project("gemini");
+    let root = canonical(repo.path());
+    let home = gemini_home(&root);
+    let server = gemini_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    let commit = json!({"command": "git add -A && git commit -qm 'Add src/new.sh'",
+        "description": "Commit the change"})
+    .to_string();
+    server.push(gemini::tool_call_turn(&[("run_shell_command", &commit)]));
+    server.push(gemini::text_turn("Committed and done."));
+
+    let out = gemini_cli(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "no block after the commit:\n{stdout}\n{stderr}"
+    );
+    assert!(git(&root, &["log", "--format=%s"]).contains("Add src/new.sh"));
+    assert!(!stdout.contains("stopped with work left"), "{stdout}");
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_null(), "{report}");
+}

@@ -1,0 +1,180 @@
+//! Gemini API wire format (`generativelanguage.googleapis.com`, as Gemini CLI calls it with
+//! `GOOGLE_GEMINI_BASE_URL`): `models/{model}:streamGenerateContent?alt=sse` answers with
+//! server-sent events, each `data:` line one `GenerateContentResponse` JSON object; the last
+//! carries `finishReason` and `usageMetadata`. Tool calls are `functionCall` parts (the whole
+//! call in one part; Gemini does not stream arguments).
+//!
+//! Gemini CLI also makes side calls that are not the conversation: non-streaming
+//! `:generateContent` with `generationConfig.responseMimeType: application/json` (model
+//! routing, the next-speaker check) and `:countTokens`. [`side_reply`] answers those so they
+//! do not consume scripted turns.
+
+use super::turn::pieces;
+use super::{RecordedRequest, Reply, Turn};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+const MODEL_VERSION: &str = "gemini-2.5-pro";
+
+fn usage(turn: &Turn) -> Value {
+    json!({
+        "promptTokenCount": turn.input_tokens,
+        "candidatesTokenCount": turn.output_tokens,
+        "totalTokenCount": turn.input_tokens + turn.output_tokens,
+        "cachedContentTokenCount": turn.cache_read_tokens,
+    })
+}
+
+fn chunk(out: &mut String, parts: &Value, finish: Option<&str>, turn: &Turn) {
+    let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+    let mut response = json!({"modelVersion": MODEL_VERSION, "responseId": "scripted"});
+    if let Some(reason) = finish {
+        candidate["finishReason"] = json!(reason);
+        response["usageMetadata"] = usage(turn);
+    }
+    response["candidates"] = json!([candidate]);
+    let _ = write!(out, "data: {response}\r\n\r\n");
+}
+
+/// The full event stream of `turn`. Invalid argument JSON is sent as a string argument.
+pub fn sse(turn: &Turn) -> String {
+    let mut out = String::new();
+    let text_pieces = pieces(&turn.text, 16);
+    let finish = turn.stop_reason.as_deref().unwrap_or("STOP");
+    let calls: Vec<Value> = turn
+        .tool_calls
+        .iter()
+        .map(|(id, name, args)| {
+            let args: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({"raw": args}));
+            json!({"functionCall": {"id": id, "name": name, "args": args}})
+        })
+        .collect();
+    let last_text = text_pieces.len().checked_sub(1);
+    for (i, piece) in text_pieces.iter().enumerate() {
+        let end = calls.is_empty() && Some(i) == last_text;
+        chunk(
+            &mut out,
+            &json!([{"text": piece}]),
+            end.then_some(finish),
+            turn,
+        );
+    }
+    if !calls.is_empty() {
+        chunk(&mut out, &Value::Array(calls), Some(finish), turn);
+    } else if text_pieces.is_empty() {
+        chunk(&mut out, &json!([{"text": ""}]), Some(finish), turn);
+    }
+    out
+}
+
+/// `turn` as a streamed reply.
+pub fn reply(turn: &Turn) -> Reply {
+    Reply::sse(&sse(turn))
+}
+
+/// A streamed text-only reply.
+pub fn text_turn(text: &str) -> Reply {
+    reply(&Turn::text(text))
+}
+
+/// A streamed reply of function calls `(name, argument JSON)`.
+pub fn tool_call_turn(calls: &[(&str, &str)]) -> Reply {
+    let with_ids: Vec<(String, &str, &str)> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| (format!("call_{i}"), *name, *args))
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = with_ids
+        .iter()
+        .map(|(id, name, args)| (id.as_str(), *name, *args))
+        .collect();
+    reply(&Turn::tool_calls(&refs))
+}
+
+/// A non-streaming `generateContent` answer whose text is `text`.
+pub fn content_reply(text: &str) -> Reply {
+    let turn = Turn::text(text);
+    Reply::json(
+        200,
+        &json!({
+            "candidates": [{"content": {"parts": [{"text": text}], "role": "model"},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage(&turn),
+            "modelVersion": MODEL_VERSION,
+        }),
+    )
+}
+
+/// The answer to a Gemini CLI side call, or `None` for a conversation turn (which takes the
+/// next scripted reply). JSON-mode calls get one object that satisfies the schemas Gemini
+/// CLI asks for: the next-speaker check (the user speaks next) and both model routers (a
+/// simple task, the default model).
+pub fn side_reply(request: &RecordedRequest) -> Option<Reply> {
+    if request.path.contains(":countTokens") {
+        return Some(Reply::json(200, &json!({"totalTokens": 1843})));
+    }
+    let json_mode =
+        request.body["generationConfig"]["responseMimeType"].as_str() == Some("application/json");
+    let streaming = request.path.contains(":streamGenerateContent");
+    if !json_mode && streaming {
+        return None;
+    }
+    let answer = json!({
+        "reasoning": "scripted test server",
+        "next_speaker": "user",
+        "model_choice": "pro",
+        "complexity_reasoning": "scripted test server",
+        "complexity_score": 1,
+    });
+    if streaming {
+        let mut out = String::new();
+        chunk(
+            &mut out,
+            &json!([{"text": answer.to_string()}]),
+            Some("STOP"),
+            &Turn::text(""),
+        );
+        return Some(Reply::sse(&out));
+    }
+    Some(content_reply(&answer.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(body: &str) -> Vec<Value> {
+        body.split("\r\n\r\n")
+            .filter_map(|e| e.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn text_streams_in_pieces_and_the_last_event_finishes() {
+        let all = events(&sse(&Turn::text("Hello from the scripted Gemini model.")));
+        assert!(all.len() > 1);
+        let text: String = all
+            .iter()
+            .map(|e| {
+                e["candidates"][0]["content"]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(text, "Hello from the scripted Gemini model.");
+        let last = all.last().unwrap();
+        assert_eq!(last["candidates"][0]["finishReason"], "STOP");
+        assert_eq!(last["usageMetadata"]["promptTokenCount"], 1843);
+        assert!(all[0]["candidates"][0].get("finishReason").is_none());
+    }
+
+    #[test]
+    fn function_calls_carry_parsed_arguments() {
+        let turn = Turn::tool_calls(&[("c1", "write_file", r#"{"file_path": "a.txt"}"#)]);
+        let all = events(&sse(&turn));
+        let call = &all.last().unwrap()["candidates"][0]["content"]["parts"][0]["functionCall"];
+        assert_eq!(call["name"], "write_file");
+        assert_eq!(call["args"]["file_path"], "a.txt");
+    }
+}

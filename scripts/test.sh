@@ -6,6 +6,7 @@
 # Nothing is installed into the system Python or the user's git configuration:
 # - the Python MCP SDK (pinned) goes into a venv under target/test-venv, where the tests find it;
 # - tmux and ps come from the system package manager when missing (root or sudo needed once);
+# - the pinned Claude Code and Gemini CLI go under target/agents (npm), where the tests find them;
 # - commits made by tests get an identity from the environment when git has none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +53,24 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-# 3. A git identity for the commits tests make, without touching the user's configuration.
+# 3. The real agent CLIs (Claude Code, Gemini CLI) the end-to-end tests drive, pinned, from npm,
+#    under target/agents (needs Node.js 20+ and npm).
+if ! command -v npm >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing nodejs and npm with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq nodejs npm >/dev/null
+  else
+    say "please install Node.js 20 or newer with npm"
+    exit 1
+  fi
+fi
+sh scripts/install-agents.sh
+
+# 4. A git identity for the commits tests make, without touching the user's configuration.
 if ! git config user.email >/dev/null 2>&1; then
   export GIT_AUTHOR_EMAIL=tests@context-pilot.invalid GIT_COMMITTER_EMAIL=tests@context-pilot.invalid
 fi

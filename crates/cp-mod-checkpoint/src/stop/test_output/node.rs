@@ -32,10 +32,10 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
     if !seen || summary.passed.is_none() {
         return None;
     }
-    let crashed = tap_failures(text, &mut summary.failing);
-    for caps in SPEC_FAIL.captures_iter(text) {
-        push_unique(&mut summary.failing, caps.get(1).map_or("", |m| m.as_str()));
-    }
+    let mut crashed_files = Vec::new();
+    tap_failures(text, &mut summary.failing, &mut crashed_files);
+    spec_failures(text, &mut summary.failing, &mut crashed_files);
+    let crashed = u64::try_from(crashed_files.len()).unwrap_or(u64::MAX);
     if crashed > 0 {
         summary.failed = Some(summary.failed.unwrap_or(0).saturating_sub(crashed));
         summary.errors = Some(crashed);
@@ -43,21 +43,21 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
     Some(summary)
 }
 
-/// Collects `not ok` names; returns how many were files that crashed (their YAML block
-/// carries the child's `exitCode`).
-fn tap_failures(text: &str, names: &mut Vec<String>) -> u64 {
-    let mut crashed = 0;
+/// Collects TAP `not ok` names; a file that crashed is one whose YAML block carries the
+/// child's `exitCode`.
+fn tap_failures(text: &str, names: &mut Vec<String>, crashed: &mut Vec<String>) {
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         let Some(caps) = TAP_NOT_OK.captures(line) else {
             continue;
         };
-        push_unique(names, caps.get(1).map_or("", |m| m.as_str()));
+        let name = caps.get(1).map_or("", |m| m.as_str());
+        push_unique(names, name);
         // The diagnostic block follows, between `---` and `...`.
         while let Some(next) = lines.peek() {
             let trimmed = next.trim();
             if trimmed.starts_with("exitCode:") && !trimmed.ends_with('~') {
-                crashed += 1;
+                push_unique(crashed, name);
             }
             lines.next();
             if trimmed == "..." {
@@ -65,7 +65,25 @@ fn tap_failures(text: &str, names: &mut Vec<String>) -> u64 {
             }
         }
     }
-    crashed
+}
+
+/// Collects spec `✖ name (…ms)` names; a file that crashed is followed by node's generic
+/// `'test failed'` instead of an assertion.
+fn spec_failures(text: &str, names: &mut Vec<String>, crashed: &mut Vec<String>) {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(caps) = SPEC_FAIL.captures(line) else {
+            continue;
+        };
+        let name = caps.get(1).map_or("", |m| m.as_str());
+        push_unique(names, name);
+        if lines
+            .get(i + 1)
+            .is_some_and(|next| next.trim() == "'test failed'")
+        {
+            push_unique(crashed, name);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +123,14 @@ mod tests {
     #[test]
     fn real_crash_before_any_test_is_an_error() {
         let s = summary(include_str!("samples/node_crash.txt"));
+        assert_eq!((s.passed, s.failed, s.errors), (Some(0), Some(0), Some(1)));
+        assert!(s.is_error());
+        assert_eq!(s.failing, ["/tmp/nodefix/test/calc.test.js"]);
+    }
+
+    #[test]
+    fn real_spec_crash_before_any_test_is_an_error() {
+        let s = summary(include_str!("samples/node_spec_crash.txt"));
         assert_eq!((s.passed, s.failed, s.errors), (Some(0), Some(0), Some(1)));
         assert!(s.is_error());
         assert_eq!(s.failing, ["/tmp/nodefix/test/calc.test.js"]);

@@ -4,13 +4,8 @@
 //! the output tail, never `N failed, 0 passed`.
 //!
 //! Python fixtures get a `.venv` with pytest installed by pip from wheels cached under the
-//! workspace's `target/pytest-wheels` (downloaded from PyPI on first use). Tools that are not
+//! workspace's `target/pytest-wheels` (downloaded from `PyPI` on first use). Tools that are not
 //! installed (go, uv, poetry) are checked for the detected command only, and the test says so.
-
-#![expect(
-    clippy::unwrap_used,
-    reason = "test setup: a failed step must fail the test loudly"
-)]
 
 mod util;
 

@@ -16,16 +16,15 @@ static TIME: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^Time:\s+([0-9.]+)\s*(m
 static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*● (.+?)\s*$"));
 
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
-    let (list, suites) = match TESTS.captures_iter(text).last() {
-        Some(caps) => (caps.get(1).map_or("", |m| m.as_str()).to_owned(), None),
-        // Every suite failed to load: jest prints `Tests: 0 total` or no Tests line at all.
-        None => {
-            let caps = SUITES.captures_iter(text).last()?;
-            (
-                String::new(),
-                Some(caps.get(1).map_or("", |m| m.as_str()).to_owned()),
-            )
-        }
+    // Every suite failed to load: jest prints `Tests: 0 total` or no Tests line at all.
+    let (list, suites) = if let Some(caps) = TESTS.captures_iter(text).last() {
+        (caps.get(1).map_or("", |m| m.as_str()).to_owned(), None)
+    } else {
+        let caps = SUITES.captures_iter(text).last()?;
+        (
+            String::new(),
+            Some(caps.get(1).map_or("", |m| m.as_str()).to_owned()),
+        )
     };
     let (passed, failed, _) = counts(&list);
     let mut summary = TestSummary::new(TestFramework::Jest);

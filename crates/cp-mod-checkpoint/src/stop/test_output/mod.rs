@@ -144,7 +144,12 @@ impl TestSummary {
                 .take(NAMES_SHOWN)
                 .map(String::as_str)
                 .collect();
-            let _ = write!(text, "; failing: {}", shown.join(", "));
+            let label = if self.failed.unwrap_or(0) > 0 {
+                "failing"
+            } else {
+                "errors in"
+            };
+            let _ = write!(text, "; {label}: {}", shown.join(", "));
             let more = self.failing.len().saturating_sub(NAMES_SHOWN);
             if more > 0 {
                 let _ = write!(text, " and {more} more");
@@ -227,7 +232,7 @@ mod tests {
         assert!(s.is_error());
         assert_eq!(
             s.describe(),
-            "1 error in 0.15s (pytest); failing: tests/test_calc.py"
+            "1 error in 0.15s (pytest); errors in: tests/test_calc.py"
         );
         let mut many = TestSummary::new(TestFramework::Cargo);
         many.passed = Some(1);

@@ -63,7 +63,7 @@ mod tests {
         assert!(s.is_error());
         assert_eq!(
             s.describe(),
-            "1 error in 0.15s (pytest); failing: tests/test_calc.py"
+            "1 error in 0.15s (pytest); errors in: tests/test_calc.py"
         );
     }
 

@@ -18,9 +18,11 @@ pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
         return out;
     }
     out.push_str("Checkpoint: verify this turn's changes before you stop.\n\n");
+    let mut error = false;
     let failed = if let Some(tests) = &report.tests {
         test_section(&mut out, tests);
         out.push('\n');
+        error = tests.is_error();
         !tests.passed
     } else {
         if let Some(note) = &report.tests_note {
@@ -29,7 +31,12 @@ pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
         false
     };
     files_section(&mut out, &report.files);
-    if failed {
+    if error {
+        out.push_str(
+            "\nThe tests did not run: fix the error shown above (or the test command) before \
+             proceeding.\n",
+        );
+    } else if failed {
         out.push_str("\nFix failing tests before proceeding.\n");
     }
     if !report.instructions.is_empty() {
@@ -65,9 +72,19 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         return;
     }
     let why = failure_reason(tests);
-    let _ = write!(out, "Tests FAILED ({why}) — `{}`", tests.command);
-    if let Some(summary) = summary {
-        let _ = write!(out, ": {summary}");
+    let headline = if tests.is_error() { "ERROR" } else { "FAILED" };
+    let _ = write!(out, "Tests {headline} ({why}) — `{}`", tests.command);
+    match summary {
+        Some(summary) => {
+            let _ = write!(out, ": {summary}");
+        }
+        None if tests.exit.is_some() => {
+            out.push_str(
+                ": no test result in the output; the run stopped before any test \
+                          reported (build, import or collection error?)",
+            );
+        }
+        None => {}
     }
     out.push('\n');
     note_line(out, tests);

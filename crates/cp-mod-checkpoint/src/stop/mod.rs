@@ -282,7 +282,10 @@ impl StopCheckpoint {
                 tests.timeout_secs,
             ),
             None => {
-                let Some(found) = detect_test_command(&[input.project.root(), repo]) else {
+                let Some(found) = detect_test_command(
+                    &[input.project.root(), repo],
+                    self.git.path_env.as_deref(),
+                ) else {
                     report.tests_note = Some(
                         "no test command configured in .context-pilot/config.json \
                          (checkpoint.tests.command) and none detected"
@@ -290,11 +293,7 @@ impl StopCheckpoint {
                     );
                     return;
                 };
-                (
-                    found.command.to_owned(),
-                    found.dir,
-                    DEFAULT_TEST_TIMEOUT_SECS,
-                )
+                (found.command, found.dir, DEFAULT_TEST_TIMEOUT_SECS)
             }
         };
         let spec = TestSpec {

@@ -54,6 +54,25 @@ pub struct TestOutcome {
     pub note: Option<String>,
 }
 
+impl TestOutcome {
+    /// True when the run did not fail a test but could not run them: a collection or
+    /// import error, no tests at all, a crash or build failure before any test result, or a
+    /// command that could not start. Such a run is reported as an error, never as
+    /// `N failed, 0 passed`.
+    pub fn is_error(&self) -> bool {
+        if self.passed {
+            return false;
+        }
+        match (&self.summary, &self.exit) {
+            (Some(summary), _) => summary.is_error(),
+            // Output without any test result: the run ended before a test reported.
+            (None, Some(TestExit::Code { .. }) | None) => true,
+            // Timed out, killed or stopped: the reason says what happened.
+            (None, Some(_)) => false,
+        }
+    }
+}
+
 /// Everything the checkpoint found and decided, for the Checkpoint panel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointReport {

@@ -1,0 +1,86 @@
+//! mocha: `  2 passing (5ms)`, `  1 failing`, `  1 pending`, then `  1) Suite` followed by the
+//! test title on the next, deeper-indented line ending in `:`.
+//!
+//! A spec file that throws while loading stops mocha before the summary, so such output is
+//! not recognized and the checkpoint reports it as an error with its tail. Written from
+//! mocha's documented output (mocha was not installed).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{TestFramework, TestSummary, num, push_unique, re};
+
+static PASSING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^\s*(\d+) passing(?: \((\d+)(ms|s)\))?\s*$"));
+static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(\d+) failing\s*$"));
+static FAILURE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s{2}\d+\) (.+?)\s*$"));
+
+pub(super) fn parse(text: &str) -> Option<TestSummary> {
+    let passing = PASSING.captures_iter(text).last()?;
+    let mut summary = TestSummary::new(TestFramework::Mocha);
+    summary.passed = num(passing.get(1));
+    summary.failed = Some(
+        FAILING
+            .captures_iter(text)
+            .last()
+            .and_then(|c| num(c.get(1)))
+            .unwrap_or(0),
+    );
+    summary.seconds = num::<f64>(passing.get(2)).map(|v| {
+        if passing.get(3).is_some_and(|u| u.as_str() == "ms") {
+            v / 1000.0
+        } else {
+            v
+        }
+    });
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(caps) = FAILURE.captures(line) else {
+            continue;
+        };
+        let mut name = caps.get(1).map_or("", |m| m.as_str()).to_owned();
+        // The title continues on deeper-indented lines until one ends with ':'.
+        for next in lines.iter().skip(i + 1).take(8) {
+            let part = next.trim();
+            if part.is_empty() || !next.starts_with("     ") {
+                break;
+            }
+            name.push(' ');
+            name.push_str(part.trim_end_matches(':'));
+            if part.ends_with(':') {
+                break;
+            }
+        }
+        push_unique(&mut summary.failing, name.trim_end_matches(':'));
+    }
+    Some(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_names_the_test() {
+        let s = parse(
+            "\n  Calc\n    ✔ adds\n    1) adds more\n\n\n  1 passing (7ms)\n  1 failing\n\n  1) Calc\n       adds more:\n\n      AssertionError [ERR_ASSERTION]: 4 == 5\n      at Context.<anonymous> (test/calc.test.js:9:12)\n\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.passed, s.failed, s.seconds),
+            (Some(1), Some(1), Some(0.007))
+        );
+        assert_eq!(s.failing, ["Calc adds more"]);
+        assert!(!s.is_error());
+    }
+
+    #[test]
+    fn all_passing() {
+        let s = parse("  Calc\n    ✔ adds\n\n  3 passing (1s)\n  1 pending\n").unwrap();
+        assert_eq!(
+            (s.passed, s.failed, s.seconds),
+            (Some(3), Some(0), Some(1.0))
+        );
+    }
+}

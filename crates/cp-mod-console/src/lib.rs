@@ -30,6 +30,7 @@ mod module;
 mod panel;
 mod panel_feed;
 mod paths;
+pub mod proctree;
 mod protocol;
 mod server;
 mod session_info;

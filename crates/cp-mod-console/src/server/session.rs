@@ -15,8 +15,9 @@ use uuid::Uuid;
 use super::reaper::Reaper;
 use super::tail::Tail;
 use crate::meta;
+use crate::proctree::{self, RUN_MARKER_ENV, TreeEnd};
 use crate::protocol::WaitCondition;
-use crate::sys::{self, GroupState, RawExit};
+use crate::sys::{self, RawExit};
 use crate::text;
 use crate::{ConsoleError, KillCause, RunPaths, SessionInfo, SessionStatus, SpawnSpec, now_ms};
 
@@ -28,7 +29,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 const PATTERN_OVERLAP: u64 = 4096;
 /// Read buffer of the PTY reader thread.
 const READ_CHUNK: usize = 64 * 1024;
-/// After SIGKILL, how long to wait for the group to vanish before giving up.
+/// After SIGKILL, how long to wait for the processes to vanish before giving up.
 const AFTER_KILL: Duration = Duration::from_secs(5);
 
 struct State {
@@ -126,9 +127,10 @@ impl Session {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (pid, exit_rx) = spawn_child(spec, pair.master.as_ref(), reaper).inspect_err(|_| {
-            let _ = fs::remove_file(&log_path);
-        })?;
+        let (pid, exit_rx) =
+            spawn_child(spec, id, pair.master.as_ref(), reaper).inspect_err(|_| {
+                let _ = fs::remove_file(&log_path);
+            })?;
         // The child holds its own copies of the slave; ours would keep the PTY open after the
         // child exits and hide the end of output (EIO).
         drop(pair.slave);
@@ -297,8 +299,9 @@ impl Session {
         self.changed.notify_all();
     }
 
-    /// SIGTERM to the whole group, a grace period, SIGKILL, and wait until the group is
-    /// empty. The reaper reaps the leader and (as subreaper) the orphans.
+    /// SIGTERM to every process of the session (its group, and whatever left the group but
+    /// carries its marker), a grace period, SIGKILL, and wait until none is left. The reaper
+    /// reaps the leader and (as subreaper) the orphans.
     fn kill_group(&self, cause: KillCause) {
         {
             let mut st = self.lock();
@@ -307,20 +310,13 @@ impl Session {
             }
             st.kill_cause.get_or_insert(cause);
         }
-        if let Err(e) = sys::signal_group(self.pgid, libc::SIGTERM) {
-            tracing::warn!("console {}: SIGTERM to group {}: {e}", self.id, self.pgid);
-        }
-        if !wait_group_gone(self.pgid, self.kill_grace) {
-            if let Err(e) = sys::signal_group(self.pgid, libc::SIGKILL) {
-                tracing::warn!("console {}: SIGKILL to group {}: {e}", self.id, self.pgid);
-            }
-            if !wait_group_gone(self.pgid, AFTER_KILL) {
-                tracing::error!(
-                    "console {}: process group {} still exists after SIGKILL",
-                    self.id,
-                    self.pgid
-                );
-            }
+        if let TreeEnd::Survivors(n) =
+            proctree::kill_tree(self.pgid, &self.id.to_string(), self.kill_grace)
+        {
+            tracing::error!(
+                "console {}: {n} process(es) still exist after SIGKILL",
+                self.id
+            );
         }
     }
 
@@ -436,6 +432,7 @@ impl Session {
 /// all close-on-exec instead.
 fn spawn_child(
     spec: &SpawnSpec,
+    id: Uuid,
     master: &dyn MasterPty,
     reaper: &Reaper,
 ) -> Result<(u32, Receiver<RawExit>), ConsoleError> {
@@ -457,6 +454,8 @@ fn spawn_child(
         cmd.env("TERM", "xterm-256color");
     }
     cmd.envs(&spec.env);
+    // Set last, so a spec cannot override it: the kill finds the session's processes by it.
+    cmd.env(RUN_MARKER_ENV, id.to_string());
     let slave = open_slave(master).map_err(&spawn_err)?;
     let stdio = |what: &str| {
         slave
@@ -489,20 +488,6 @@ fn open_slave(master: &dyn MasterPty) -> Result<File, String> {
         .custom_flags(libc::O_NOCTTY)
         .open(&path)
         .map_err(|e| format!("opening the PTY slave {}: {e}", path.display()))
-}
-
-/// Polls until no process of the group is left, up to `limit`.
-fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if sys::group_state(pgid) == GroupState::Gone {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The last `max` bytes of a log file.

@@ -120,6 +120,12 @@ impl Project {
         ] {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
+        // Console output, sockets and session state are for this user only; this also fixes
+        // the modes of what an older version created world-readable.
+        for name in crate::private::PRIVATE_DIRS {
+            let dir = self.dir().join(name);
+            crate::private::secure_private_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        }
         let ignore = self.dir().join(".gitignore");
         if !ignore.exists() {
             write_atomic(&ignore, GITIGNORE.as_bytes())?;

@@ -9,6 +9,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
@@ -61,7 +62,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    let private = crate::private::is_private(path);
+    let dir_mode = if private {
+        crate::private::PRIVATE_DIR_MODE
+    } else {
+        0o777
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(dir_mode)
+        .create(dir)
+        .map_err(|e| StoreError::io(dir, e))?;
     remove_stale_temps(path);
     let name = path
         .file_name()
@@ -73,7 +84,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         unique_suffix()
     ));
     let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(if private {
+                crate::private::PRIVATE_FILE_MODE
+            } else {
+                0o666
+            })
+            .open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);

@@ -60,3 +60,39 @@ fn a_kill_ends_a_daemon_that_left_the_group_with_setsid() {
         stray.pids()
     );
 }
+
+#[test]
+fn run_files_are_private_even_when_they_existed_with_loose_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let p = Project::new();
+    // What an older version left: a world-readable run dir and log.
+    let consoles = p.root.join(".context-pilot/run/consoles");
+    std::fs::create_dir_all(&consoles).unwrap();
+    let old_log = consoles.join("old.log");
+    std::fs::write(&old_log, "secret").unwrap();
+    for (path, m) in [
+        (p.root.join(".context-pilot/run"), 0o755),
+        (consoles.clone(), 0o755),
+        (old_log.clone(), 0o644),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+    let s = p.spawn("echo private");
+    assert!(s.wait_exit(LONG).unwrap().met);
+    let run = p.root.join(".context-pilot/run");
+    assert_eq!(mode(&run), 0o700);
+    assert_eq!(mode(&consoles), 0o700);
+    assert_eq!(mode(&old_log), 0o600);
+    let id = s.id();
+    for file in [
+        consoles.join(format!("{id}.log")),
+        consoles.join(format!("{id}.json")),
+        run.join("console-server.pid"),
+        run.join("console-server.lock"),
+        run.join("console-launch.lock"),
+        run.join("console-server.log"),
+    ] {
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+}

@@ -6,7 +6,7 @@ mod session;
 mod tail;
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::BufReader;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
@@ -111,15 +111,16 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
     let paths = RunPaths::new(&root);
     paths.create_dirs()?;
     let lock_path = paths.server_lock();
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
+    let lock = RunPaths::private_file(&lock_path, false)
         .map_err(ConsoleError::io("opening the server lock", &lock_path))?;
     if !lock_with_patience(&lock).map_err(ConsoleError::io("locking", &lock_path))? {
         return Err(ConsoleError::AlreadyRunning { root });
     }
+    // Logs and state of older versions may be world-readable: make them private first.
+    cp_base::private::secure_private_dir(paths.run_dir()).map_err(ConsoleError::io(
+        "restricting the run directory",
+        paths.run_dir(),
+    ))?;
     sys::become_subreaper();
     sys::cloexec_inherited_fds();
     let instance = Uuid::new_v4();
@@ -237,7 +238,11 @@ fn lock_with_patience(lock: &File) -> std::io::Result<bool> {
 fn write_pid_file(paths: &RunPaths) -> Result<(), ConsoleError> {
     let path = paths.pid_file();
     let tmp = path.with_extension("pid.tmp");
-    fs::write(&tmp, format!("{}\n", std::process::id()))
+    RunPaths::private_file(&tmp, false)
+        .and_then(|mut f| {
+            f.set_len(0)?;
+            std::io::Write::write_all(&mut f, format!("{}\n", std::process::id()).as_bytes())
+        })
         .and_then(|()| fs::rename(&tmp, &path))
         .map_err(ConsoleError::io("writing the pid file", &path))
 }

@@ -117,8 +117,8 @@ impl Session {
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
-        let log =
-            File::create(&log_path).map_err(ConsoleError::io("creating console log", &log_path))?;
+        let log = RunPaths::private_file(&log_path, false)
+            .map_err(ConsoleError::io("creating console log", &log_path))?;
         let pty_out = pair
             .master
             .try_clone_reader()

@@ -97,6 +97,7 @@ impl RunPaths {
         use std::os::unix::fs::OpenOptionsExt;
         fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .write(true)
             .append(append)
             .truncate(false)

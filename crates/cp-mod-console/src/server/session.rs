@@ -12,6 +12,7 @@ use portable_pty::{MasterPty, PtySize, native_pty_system};
 use regex::RegexBuilder;
 use uuid::Uuid;
 
+use super::log::{BoundedLog, LogLimits};
 use super::reaper::Reaper;
 use super::tail::Tail;
 use crate::meta;
@@ -36,6 +37,8 @@ struct State {
     info: SessionInfo,
     tail: Tail,
     reader_done: bool,
+    /// Bytes in the log file (what clients can read).
+    log_len: u64,
     kill_cause: Option<KillCause>,
     log_error: Option<String>,
 }
@@ -101,6 +104,7 @@ impl Session {
         reaper: &Reaper,
         tail_bytes: usize,
         kill_grace: Duration,
+        log_limits: LogLimits,
     ) -> Result<Arc<Self>, ConsoleError> {
         validate(spec)?;
         let spawn_err = |reason: String| ConsoleError::Spawn {
@@ -160,6 +164,7 @@ impl Session {
                 info,
                 tail: Tail::new(tail_bytes),
                 reader_done: false,
+                log_len: 0,
                 kill_cause: None,
                 log_error: None,
             }),
@@ -167,17 +172,27 @@ impl Session {
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(pair.master)),
         });
+        // Without its threads the session would run unwatched: end it and say why.
+        let abandon = |what: &str, e: std::io::Error| {
+            proctree::kill_tree(session.pgid, &id.to_string(), Duration::ZERO);
+            let _ = fs::remove_file(paths.log_file(id));
+            let _ = fs::remove_file(paths.meta_file(id));
+            spawn_err(format!(
+                "the console server cannot start the {what} thread ({e}); it is out of threads, \
+                 so the command was stopped. Retry when fewer consoles run"
+            ))
+        };
         let s = Arc::clone(&session);
         std::thread::Builder::new()
             .name(format!("pty-read-{id}"))
-            .spawn(move || s.read_loop(pty_out, log))
-            .map_err(|e| spawn_err(format!("starting the reader thread: {e}")))?;
+            .spawn(move || s.read_loop(pty_out, BoundedLog::new(log, log_limits)))
+            .map_err(|e| abandon("reader", e))?;
         let s = Arc::clone(&session);
         let timeout = spec.timeout;
         std::thread::Builder::new()
             .name(format!("pty-wait-{id}"))
             .spawn(move || s.supervise(&exit_rx, timeout))
-            .map_err(|e| spawn_err(format!("starting the supervisor thread: {e}")))?;
+            .map_err(|e| abandon("supervisor", e))?;
         Ok(session)
     }
 
@@ -197,6 +212,7 @@ impl Session {
             kill_grace: Duration::ZERO,
             state: Mutex::new(State {
                 tail: Tail::preloaded(tail_bytes, info.output_len, &last),
+                log_len: info.output_len,
                 info,
                 reader_done: true,
                 kill_cause: None,
@@ -212,7 +228,9 @@ impl Session {
     pub(super) fn info(&self) -> SessionInfo {
         let st = self.lock();
         let mut info = st.info.clone();
-        info.output_len = st.tail.total();
+        // The log's length, not the output's: clients read the log by offset, and a flood's
+        // log is shorter than its output (see `log`).
+        info.output_len = st.log_len;
         info
     }
 
@@ -221,7 +239,7 @@ impl Session {
     }
 
     /// Copies PTY output to the log file and the tail until the PTY closes (EIO).
-    fn read_loop(&self, mut reader: Box<dyn Read + Send>, mut log: File) {
+    fn read_loop(&self, mut reader: Box<dyn Read + Send>, mut log: BoundedLog) {
         let mut buf = vec![0u8; READ_CHUNK];
         loop {
             let n = match reader.read(&mut buf) {
@@ -234,8 +252,9 @@ impl Session {
             let chunk = &buf[..n];
             // Written straight to the file (no userspace buffer) so a client reading the log
             // sees every byte the tail has.
-            let log_result = log.write_all(chunk);
+            let log_result = log.write(chunk);
             let mut st = self.lock();
+            st.log_len = log.len();
             if let Err(e) = log_result
                 && st.log_error.is_none()
             {
@@ -246,7 +265,17 @@ impl Session {
             drop(st);
             self.changed.notify_all();
         }
-        self.lock().reader_done = true;
+        let finished = log.finish();
+        let mut st = self.lock();
+        if let Err(e) = finished
+            && st.log_error.is_none()
+        {
+            tracing::error!("console {}: compacting the log failed: {e}", self.id);
+            st.log_error = Some(e.to_string());
+        }
+        st.log_len = log.len();
+        st.reader_done = true;
+        drop(st);
         self.changed.notify_all();
     }
 
@@ -288,7 +317,7 @@ impl Session {
             },
         };
         st.info.ended_at_ms = Some(now_ms());
-        st.info.output_len = st.tail.total();
+        st.info.output_len = st.log_len;
         let info = st.info.clone();
         drop(st);
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;

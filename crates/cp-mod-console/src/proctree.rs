@@ -94,7 +94,7 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> TreeEnd {
 
 /// The live (not zombie) processes of the run: its group, its marked processes and their
 /// descendants. Never this process nor init.
-pub fn run_processes(pgid: i32, marker: &str) -> Vec<i32> {
+pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     let needle = format!("{RUN_MARKER_ENV}={marker}");
     let mut procs: Vec<ProcInfo> = Vec::new();
@@ -123,7 +123,7 @@ pub fn run_processes(pgid: i32, marker: &str) -> Vec<i32> {
     let mut found: HashSet<i32> = HashSet::new();
     let mut stack: Vec<i32> = procs
         .iter()
-        .filter(|p| p.marked || (pgid > 1 && p.pgrp == pgid))
+        .filter(|p| p.marked || (group > 1 && p.pgrp == group))
         .map(|p| p.pid)
         .collect();
     while let Some(pid) = stack.pop() {
@@ -155,7 +155,7 @@ fn proc_info(pid: i32, needle: &str) -> Option<ProcInfo> {
     let (_, rest) = stat.rsplit_once(')')?;
     let mut fields = rest.split_whitespace();
     let state = fields.next()?;
-    let ppid = fields.next()?.parse().ok()?;
+    let parent = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     let zombie = state == "Z" || state == "X";
     // Unreadable environ (another user's process, or gone): not ours to match.
@@ -164,7 +164,7 @@ fn proc_info(pid: i32, needle: &str) -> Option<ProcInfo> {
             .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle.as_bytes()));
     Some(ProcInfo {
         pid,
-        ppid,
+        ppid: parent,
         pgrp,
         zombie,
         marked,

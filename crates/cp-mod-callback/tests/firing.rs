@@ -169,7 +169,10 @@ fn blocking_timeout_ends_a_daemon_the_script_started_with_setsid() {
     f.create(
         "daemonizes",
         json!("*.rs"),
-        &format!("setsid bash -c 'sleep 200.{t}' &\nsleep 300.{t}", t = tag.0),
+        &format!(
+            "(setsid bash -c 'sleep 200.{t}' &)\nsleep 300.{t}",
+            t = tag.0
+        ),
         json!({"blocking": true, "timeout": 1}),
     );
     f.write("a.rs", "");

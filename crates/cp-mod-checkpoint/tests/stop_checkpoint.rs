@@ -176,7 +176,7 @@ fn a_timeout_ends_a_daemon_the_tests_started_with_setsid() {
     let suite = Suite::new();
     let tag = util::Tagged::new();
     let command = suite.script(&format!(
-        "setsid bash -c 'sleep 200.{t}' &\necho 'collecting ...'\nsleep 300.{t}",
+        "(setsid bash -c 'sleep 200.{t}' &)\necho 'collecting ...'\nsleep 300.{t}",
         t = tag.0
     ));
     let checkpoint = repo.checkpoint(&repo.project(), preset(&command, 2));

@@ -331,7 +331,10 @@ mod tests {
         };
         let run = runner
             .run(&spec(
-                &format!("setsid bash -c 'sleep 200.{t}' & sleep 300.{t}", t = tag.0),
+                &format!(
+                    "(setsid bash -c 'sleep 200.{t}' &); sleep 300.{t}",
+                    t = tag.0
+                ),
                 Duration::from_secs(2),
             ))
             .unwrap();

@@ -145,10 +145,12 @@ impl Stray {
         Self { tag }
     }
 
-    /// Starts the daemon in a new session, then sleeps in the foreground.
+    /// Starts the daemon in a new session from a subshell that exits at once (a double
+    /// fork: the daemon is orphaned, out of the group and with no parent in the session),
+    /// then sleeps in the foreground.
     pub fn script(&self) -> String {
         format!(
-            "setsid bash -c 'sleep 200.{t}' & sleep 300.{t}",
+            "(setsid bash -c 'sleep 200.{t}' &); sleep 300.{t}",
             t = self.tag
         )
     }

@@ -136,23 +136,33 @@ impl TestRunner for ProcessGroupRunner {
         {
             let buffer = Arc::clone(&buffer);
             let max = self.max_output;
-            thread::spawn(move || {
-                let mut chunk = [0u8; 8192];
-                loop {
-                    match reader.read(&mut chunk) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-                            buf.extend_from_slice(&chunk[..n]);
-                            if buf.len() > max {
-                                let cut = buf.len() - max;
-                                buf.drain(..cut);
+            let spawned = thread::Builder::new()
+                .name("test-output".into())
+                .spawn(move || {
+                    let mut chunk = [0u8; 8192];
+                    loop {
+                        match reader.read(&mut chunk) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                                buf.extend_from_slice(&chunk[..n]);
+                                if buf.len() > max {
+                                    let cut = buf.len() - max;
+                                    buf.drain(..cut);
+                                }
                             }
                         }
                     }
-                }
-                let _ = done_tx.send(());
-            });
+                    let _ = done_tx.send(());
+                });
+            if let Err(e) = spawned {
+                // Nobody would drain the pipe: stop the command rather than let it block.
+                proctree::kill_tree(pgid, &marker, Duration::ZERO);
+                let _ = child.wait();
+                return Err(std::io::Error::other(format!(
+                    "cannot start a thread to read the test output ({e}); the tests did not run"
+                )));
+            }
         }
 
         let deadline = started + spec.timeout;

@@ -48,6 +48,7 @@ mod batch;
 mod module;
 mod notify;
 mod panel;
+pub mod private;
 mod project;
 mod registry;
 mod schema;

@@ -120,6 +120,12 @@ impl Project {
         ] {
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
+        // Console output, sockets and session state are for this user only; this also fixes
+        // the modes of what an older version created world-readable.
+        for name in crate::private::PRIVATE_DIRS {
+            let dir = self.dir().join(name);
+            crate::private::secure_private_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        }
         let ignore = self.dir().join(".gitignore");
         if !ignore.exists() {
             write_atomic(&ignore, GITIGNORE.as_bytes())?;
@@ -147,6 +153,38 @@ impl Project {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_makes_run_logs_and_state_private_even_when_they_exist() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".git")).unwrap();
+        let p = Project::discover(tmp.path()).unwrap();
+        let state = p.dir().join("state/main");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(p.logs_dir()).unwrap();
+        std::fs::write(state.join("session.json"), "{}").unwrap();
+        std::fs::write(p.logs_dir().join("context-pilot.log"), "x").unwrap();
+        let set = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        set(&state, 0o755);
+        set(&p.logs_dir(), 0o755);
+        set(&state.join("session.json"), 0o644);
+        set(&p.logs_dir().join("context-pilot.log"), 0o644);
+        p.ensure_layout().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        for dir in [
+            p.run_dir(),
+            p.logs_dir(),
+            p.dir().join("state"),
+            state.clone(),
+        ] {
+            assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        }
+        assert_eq!(mode(&state.join("session.json")), 0o600);
+        assert_eq!(mode(&p.logs_dir().join("context-pilot.log")), 0o600);
+    }
 
     #[test]
     fn discovers_the_git_root_from_a_subdirectory() {

@@ -10,10 +10,12 @@
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
 
+use cap_std::fs::OpenOptionsExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -62,13 +64,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    let private = crate::private::is_private(path);
+    let dir_mode = if private {
+        crate::private::PRIVATE_DIR_MODE
+    } else {
+        0o777
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(dir_mode)
+        .create(dir)
+        .map_err(|e| StoreError::io(dir, e))?;
     let name = path
         .file_name()
         .ok_or_else(|| StoreError::io(path, io::Error::other("the path names no file")))?;
     let handle = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
         .map_err(|e| StoreError::io(dir, e))?;
-    write_atomic_in(&handle, name, bytes).map_err(|e| StoreError::io(path, e))
+    let new_file_mode = if private {
+        crate::private::PRIVATE_FILE_MODE
+    } else {
+        0o666
+    };
+    write_atomic_in_mode(&handle, name, bytes, new_file_mode).map_err(|e| StoreError::io(path, e))
 }
 
 /// Writes `bytes` as the file `name` of the open directory `dir`, atomically: a temp file in
@@ -80,6 +97,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Working on a directory handle rather than a path means a concurrent rename of a parent
 /// directory cannot redirect the write elsewhere.
 pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_in_mode(dir, name, bytes, 0o666)
+}
+
+/// [`write_atomic_in`], creating a new file with `new_file_mode` (before the umask); an
+/// existing file keeps its own mode.
+fn write_atomic_in_mode(
+    dir: &cap_std::fs::Dir,
+    name: &OsStr,
+    bytes: &[u8],
+    new_file_mode: u32,
+) -> io::Result<()> {
     remove_stale_temps(dir);
     // The name part is shortened so a long file name still leaves room for the suffix.
     let name_text = name.to_string_lossy();
@@ -97,7 +125,10 @@ pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io
     let result = (|| {
         let mut file = dir.open_with(
             &tmp,
-            cap_std::fs::OpenOptions::new().write(true).create_new(true),
+            cap_std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(new_file_mode),
         )?;
         if let Some(mode) = mode {
             file.set_permissions(mode)?;

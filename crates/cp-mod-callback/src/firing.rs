@@ -229,10 +229,15 @@ impl Firing {
                     resume: None,
                 };
                 self.shared.inflight.begin(&job);
-                inflight::spawn_chain(&self.shared, job);
-                let note = format!(
-                    "Callback '{name}' started in background (run {run_id}); you will be notified when it finishes."
-                );
+                let note = if inflight::spawn_chain(&self.shared, job) {
+                    format!(
+                        "Callback '{name}' started in background (run {run_id}); you will be notified when it finishes."
+                    )
+                } else {
+                    format!(
+                        "Callback '{name}' could NOT start (run {run_id}): Context Pilot cannot start another thread right now."
+                    )
+                };
                 (note, run_id, None)
             }
             Admission::Queued {

@@ -121,6 +121,75 @@ fn blocking_timeout_kills_the_whole_process_group() {
     );
 }
 
+/// Live processes whose command line carries a unique tag; killed on drop, so a failing
+/// test leaves none behind.
+struct Tagged(String);
+
+impl Tagged {
+    fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        Self(format!("{}{nanos:09}", std::process::id()))
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let zombie =
+                    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+                        s.rsplit_once(')')
+                            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                    });
+                !zombie && String::from_utf8_lossy(&cmd).contains(&self.0)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Tagged {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+#[test]
+fn blocking_timeout_ends_a_daemon_the_script_started_with_setsid() {
+    let f = Fixture::new();
+    let tag = Tagged::new();
+    f.create(
+        "daemonizes",
+        json!("*.rs"),
+        &format!(
+            "(setsid bash -c 'sleep 200.{t}' &)\nsleep 300.{t}",
+            t = tag.0
+        ),
+        json!({"blocking": true, "timeout": 1}),
+    );
+    f.write("a.rs", "");
+    let (_, held) = f.fire(&edit(&["a.rs"]));
+    assert!(held[0].text.contains("TIMED OUT"), "{}", held[0].text);
+    // Safety limit only: the kill is complete before the run reports.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !tag.pids().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        tag.pids(),
+        Vec::<u32>::new(),
+        "processes of the run survive"
+    );
+}
+
 #[test]
 fn background_runs_note_at_once_and_notify_when_done() {
     let f = Fixture::new();

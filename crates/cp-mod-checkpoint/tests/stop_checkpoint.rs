@@ -171,6 +171,31 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
     );
 }
 
+// A daemon the tests started with `setsid` (outside their process group) is ended at the
+// timeout too.
+#[test]
+fn a_timeout_ends_a_daemon_the_tests_started_with_setsid() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let tag = util::Tagged::new();
+    let command = suite.script(&format!(
+        "(setsid bash -c 'sleep 200.{t}' &)\necho 'collecting ...'\nsleep 300.{t}",
+        t = tag.0
+    ));
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&command, 2));
+    repo.write("src/app/core.py", "def run():\n    return 9\n");
+    let outcome = stop(&checkpoint, &repo.project());
+    assert_eq!(
+        outcome.report.tests.as_ref().unwrap().exit,
+        Some(TestExit::TimedOut { after_secs: 2 })
+    );
+    assert!(
+        util::wait_until(|| tag.pids().is_empty()),
+        "processes of the timed-out tests survive: {:?}",
+        tag.pids()
+    );
+}
+
 // Criterion 6 and 7: the commit gate on the second stop.
 #[test]
 fn second_stop_blocks_until_gated_changes_are_committed() {

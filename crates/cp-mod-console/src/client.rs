@@ -91,6 +91,8 @@ impl Connection {
             }
             // A server that is shutting down closes new connections without a word.
             Ok(None) | Err(_) => Ok(Connect::NoServer),
+            // A server at its limit says so.
+            Ok(Some(Response::Error { error })) => Err(error.into()),
             Ok(Some(other)) => Err(ConsoleError::Protocol(format!(
                 "expected hello from the server, got {other:?}"
             ))),

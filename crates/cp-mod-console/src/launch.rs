@@ -1,6 +1,6 @@
 //! Starting the console server on demand, exactly once even when clients race.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -41,11 +41,7 @@ pub(crate) fn socket_answers(paths: &RunPaths) -> bool {
 pub(crate) fn ensure_server(paths: &RunPaths, config: &ClientConfig) -> Result<(), ConsoleError> {
     paths.create_dirs()?;
     let lock_path = paths.launch_lock();
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
+    let lock = RunPaths::private_file(&lock_path, false)
         .map_err(ConsoleError::io("opening the launch lock", &lock_path))?;
     let deadline = Instant::now() + config.start_timeout;
     while !sys::try_lock_exclusive(&lock).map_err(ConsoleError::io("locking", &lock_path))? {
@@ -71,10 +67,7 @@ pub(crate) fn ensure_server(paths: &RunPaths, config: &ClientConfig) -> Result<(
         paths.root().display()
     );
     let log_path = paths.server_log();
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
+    let log = RunPaths::private_file(&log_path, true)
         .map_err(ConsoleError::io("opening the server log", &log_path))?;
     let log_start = log.metadata().map_or(0, |m| m.len());
     let mut cmd = Command::new(&exe);

@@ -30,6 +30,7 @@ mod module;
 mod panel;
 mod panel_feed;
 mod paths;
+pub mod proctree;
 mod protocol;
 mod server;
 mod session_info;
@@ -47,7 +48,9 @@ pub use panel::{ConsolePanel, console_panel_id};
 pub use paths::RunPaths;
 pub use protocol::PROTOCOL_VERSION;
 pub use server::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TAIL_BYTES, ServerOptions, run_server,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES,
+    DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_SESSIONS,
+    DEFAULT_TAIL_BYTES, LogLimits, ServerOptions, run_server,
 };
 pub use session_info::{
     DEFAULT_COLS, DEFAULT_ROWS, KillCause, SessionInfo, SessionStatus, SpawnSpec, now_ms,

@@ -33,8 +33,9 @@ pub(crate) fn write_meta(paths: &RunPaths, info: &SessionInfo) -> Result<(), Con
     let tmp = path.with_extension("json.tmp");
     let json = serde_json::to_vec_pretty(info)
         .map_err(|e| ConsoleError::Protocol(format!("encoding session metadata: {e}")))?;
-    let mut file =
-        fs::File::create(&tmp).map_err(ConsoleError::io("writing session metadata", &tmp))?;
+    let mut file = RunPaths::private_file(&tmp, false)
+        .and_then(|f| f.set_len(0).map(|()| f))
+        .map_err(ConsoleError::io("writing session metadata", &tmp))?;
     file.write_all(&json)
         .map_err(ConsoleError::io("writing session metadata", &tmp))?;
     fs::rename(&tmp, &path).map_err(ConsoleError::io("saving session metadata", &path))

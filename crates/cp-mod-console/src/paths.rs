@@ -39,10 +39,14 @@ impl RunPaths {
 
     /// Creates the run directories (and the short socket directory when it is needed).
     pub fn create_dirs(&self) -> Result<(), ConsoleError> {
-        fs::create_dir_all(&self.consoles_dir).map_err(ConsoleError::io(
-            "creating console directory",
-            &self.consoles_dir,
-        ))?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(cp_base::private::PRIVATE_DIR_MODE)
+            .create(&self.consoles_dir)
+            .map_err(ConsoleError::io(
+                "creating console directory",
+                &self.consoles_dir,
+            ))?;
         if let Some(dir) = self.socket.parent()
             && !dir.starts_with(&self.run_dir)
         {
@@ -86,6 +90,19 @@ impl RunPaths {
     /// The byte-exact output of a session.
     pub fn log_file(&self, id: Uuid) -> PathBuf {
         self.consoles_dir.join(format!("{id}.log"))
+    }
+    /// Opens `path` for writing, created 0600 (see `cp_base::private`): everything under
+    /// `run/` is for this user only.
+    pub(crate) fn private_file(path: &Path, append: bool) -> std::io::Result<fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .append(append)
+            .truncate(false)
+            .mode(cp_base::private::PRIVATE_FILE_MODE)
+            .open(path)
     }
     /// The metadata of a session.
     pub fn meta_file(&self, id: Uuid) -> PathBuf {

@@ -6,48 +6,14 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
-/// Outcome of probing a process group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum GroupState {
-    /// At least one process (possibly a zombie) is still in the group.
-    Alive,
-    /// No process is left in the group.
-    Gone,
-}
-
-/// Sends `signal` to every process of the process group `pgid`.
-pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
-    if pgid <= 1 {
-        // `kill(-1, …)` or `kill(0, …)` would hit far more than one session's group.
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("refusing to signal process group {pgid}"),
-        ));
+/// Sends `signal` to the process `pid`; a process that is already gone is not an error.
+/// Refuses pids that would address more than one process (`≤ 1`).
+pub(crate) fn signal_process(pid: i32, signal: i32) {
+    if pid <= 1 {
+        return;
     }
-    // SAFETY: `kill` has no memory-safety preconditions; the pgid was checked above.
-    let rc = unsafe { libc::kill(-pgid, signal) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::ESRCH) {
-        return Ok(());
-    }
-    Err(err)
-}
-
-/// Tells whether any process is left in the process group `pgid`.
-pub(crate) fn group_state(pgid: i32) -> GroupState {
-    if pgid <= 1 {
-        return GroupState::Gone;
-    }
-    // SAFETY: signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(-pgid, 0) };
-    if rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
-        GroupState::Alive
-    } else {
-        GroupState::Gone
-    }
+    // SAFETY: `kill` has no memory-safety preconditions; a positive pid names one process.
+    let _ = unsafe { libc::kill(pid, signal) };
 }
 
 /// Takes an exclusive advisory lock on `file` without blocking. `Ok(false)` means another

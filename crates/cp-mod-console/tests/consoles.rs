@@ -115,7 +115,12 @@ fn wait_pattern_times_out_and_reports_exit_without_match() {
 /// Streams `seq 1 n` through one PTY and checks the log byte for byte and the server's peak
 /// memory.
 fn bulk_output(n: u64, max_peak_kb: u64) {
-    let p = Project::new();
+    // Log limits far above the output, so the log must hold every byte (the bound itself is
+    // tested in containment.rs).
+    let p = Project::with_config(|cfg| {
+        cfg.server_env
+            .insert("CP_CONSOLE_LOG_TAIL_BYTES".into(), (1u64 << 40).to_string());
+    });
     let s = p.spawn(&format!("seq 1 {n}"));
     let done = s.wait_exit(Duration::from_secs(600)).unwrap();
     assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });

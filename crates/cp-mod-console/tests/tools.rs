@@ -260,6 +260,37 @@ fn easy_bash_kills_the_group_on_timeout() {
 }
 
 #[test]
+fn easy_bash_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
+    let h = Host::with_module(|m| m.easy_bash_timeout(Duration::from_secs(2)));
+    let stray = util::Stray::new();
+    let r = h.call("console_easy_bash", json!({"command": stray.script()}));
+    assert!(r.text.starts_with("timed out after"), "{}", r.text);
+    assert!(
+        eventually(LONG, || stray.pids().is_empty()),
+        "processes of the timed-out command survive: {:?}",
+        stray.pids()
+    );
+}
+
+#[test]
+fn console_kill_ends_a_daemon_that_left_the_group_with_setsid() {
+    let h = Host::new();
+    let stray = util::Stray::new();
+    let id = h.create(&stray.script());
+    assert!(
+        eventually(LONG, || stray.daemon_running()),
+        "the setsid daemon never started"
+    );
+    let r = h.call("console_kill", json!({"id": id}));
+    assert!(r.text.contains("killed on request"), "{}", r.text);
+    assert!(
+        eventually(LONG, || stray.pids().is_empty()),
+        "processes of the killed console survive: {:?}",
+        stray.pids()
+    );
+}
+
+#[test]
 fn bad_input_gets_clear_errors_and_changes_nothing() {
     let h = Host::new();
     let id = h.create("sleep 100");

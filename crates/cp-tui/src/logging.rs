@@ -1,6 +1,7 @@
 //! Logs go to `.context-pilot/logs/context-pilot.log`, never to the screen.
 
 use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -12,9 +13,11 @@ pub fn init(logs_dir: &Path) {
     if std::fs::create_dir_all(logs_dir).is_err() {
         return;
     }
+    // Private to this user, like everything under logs/ (see cp_base::private).
     let Ok(file) = OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(cp_base::private::PRIVATE_FILE_MODE)
         .open(logs_dir.join("context-pilot.log"))
     else {
         return;

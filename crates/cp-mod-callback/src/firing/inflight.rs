@@ -279,7 +279,7 @@ impl Firing {
             }
         }
         for job in jobs {
-            spawn_chain(&self.shared, job);
+            let _ = spawn_chain(&self.shared, job);
         }
     }
 
@@ -323,16 +323,59 @@ impl Firing {
 }
 
 /// Runs `job` and what queues behind it on a thread of its own.
-pub(super) fn spawn_chain(shared: &Arc<Shared>, job: Job) {
+///
+/// When no thread can be started (the process is at its thread limit), the run is reported
+/// as not started — to a blocking edit's result, or as an error notification — instead of
+/// vanishing while the edit says OK. Returns whether the run started.
+pub(super) fn spawn_chain(shared: &Arc<Shared>, job: Job) -> bool {
     let name = job.def.name.clone();
     let run_id = job.run_id;
     let shared_for_thread = Arc::clone(shared);
+    // The job goes back to us if the thread cannot start (spawn drops the closure then).
+    let slot = Arc::new(Mutex::new(Some(job)));
+    let for_thread = Arc::clone(&slot);
     if let Err(e) = std::thread::Builder::new()
         .name(format!("callback-{name}"))
-        .spawn(move || run_chain(&shared_for_thread, job))
+        .spawn(move || {
+            let job = for_thread
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(job) = job {
+                run_chain(&shared_for_thread, job);
+            }
+        })
     {
         shared.inflight.forget(run_id);
         tracing::error!("cannot start a thread for callback '{name}': {e}");
+        let job = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(job) = job {
+            let reason = format!(
+                "Context Pilot cannot start a thread for it ({e}); too many runs at once. \
+                 It did not run: retry when fewer callbacks run"
+            );
+            super::deliver(&job, &not_started(&job, reason));
+        }
+        return false;
+    }
+    true
+}
+
+/// The report of a run that never started.
+fn not_started(job: &Job, reason: String) -> RunReport {
+    RunReport {
+        run_id: job.run_id,
+        console: None,
+        callback: job.def.id,
+        name: job.def.name.clone(),
+        outcome: RunOutcome::NotStarted { reason },
+        elapsed: Duration::ZERO,
+        tail: String::new(),
+        files: job.files.clone(),
+        modified: Vec::new(),
+        triggers: job.triggers.clone(),
+        success_message: job.def.success_message.clone(),
+        panel_id: job.panel.id(),
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use cp_mod_console::{
     ConsoleClient, ConsoleError, KillCause, SessionHandle, SessionStatus, SpawnSpec, plain_text,
+    proctree,
 };
 
-use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec, end_group};
+use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 
 /// Label of the checkpoint's test sessions in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
@@ -129,9 +130,9 @@ impl TestRunner for ConsoleTestRunner {
         }
         let elapsed = started.elapsed();
         if let Some(pgid) = info.pid.and_then(|p| i32::try_from(p).ok()) {
-            // Leftovers the command started in its group (`server &`) must not outlive the
-            // run; the server reaps them.
-            end_group(pgid, self.fallback.grace, || false);
+            // Leftovers the command started (`server &`, or a `setsid` daemon, found by the
+            // session's marker) must not outlive the run; the server reaps them.
+            proctree::kill_tree(pgid, &session.id().to_string(), self.fallback.grace);
         }
         let exit = match &info.status {
             SessionStatus::Exited { code } => TestExit::Code { code: *code },

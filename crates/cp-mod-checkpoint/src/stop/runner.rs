@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use cp_mod_console::proctree;
 use serde::{Deserialize, Serialize};
 
 /// What to run.
@@ -82,9 +83,10 @@ pub trait TestRunner: Send + Sync {
     fn run(&self, spec: &TestSpec) -> std::io::Result<TestRun>;
 }
 
-/// Runs the command in its own process group with plain pipes. On timeout: SIGTERM to the
-/// group, a grace period, then SIGKILL, and the child is always reaped. Processes the command
-/// left behind in its group are ended the same way, so no orphans remain.
+/// Runs the command in its own process group with plain pipes. On timeout: SIGTERM to every
+/// process of the run ([`proctree::kill_tree`]: the group and whatever left it with `setsid`),
+/// a grace period, then SIGKILL, and the child is always reaped. Processes the command left
+/// behind are ended the same way, so no orphans remain.
 ///
 /// The fallback of [`super::ConsoleTestRunner`] when the console server cannot be started.
 #[derive(Debug, Clone)]
@@ -120,6 +122,9 @@ impl TestRunner for ProcessGroupRunner {
         for (key, value) in &spec.env {
             cmd.env(key, value);
         }
+        // Tags every process of the run, including one that leaves the group with `setsid`.
+        let marker = proctree::new_marker();
+        cmd.env(proctree::RUN_MARKER_ENV, &marker);
         let started = Instant::now();
         let mut child = cmd.spawn()?;
         // The Command holds the pipe's write ends; drop it so EOF arrives when the group exits.
@@ -131,23 +136,33 @@ impl TestRunner for ProcessGroupRunner {
         {
             let buffer = Arc::clone(&buffer);
             let max = self.max_output;
-            thread::spawn(move || {
-                let mut chunk = [0u8; 8192];
-                loop {
-                    match reader.read(&mut chunk) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
-                            buf.extend_from_slice(&chunk[..n]);
-                            if buf.len() > max {
-                                let cut = buf.len() - max;
-                                buf.drain(..cut);
+            let spawned = thread::Builder::new()
+                .name("test-output".into())
+                .spawn(move || {
+                    let mut chunk = [0u8; 8192];
+                    loop {
+                        match reader.read(&mut chunk) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
+                                buf.extend_from_slice(&chunk[..n]);
+                                if buf.len() > max {
+                                    let cut = buf.len() - max;
+                                    buf.drain(..cut);
+                                }
                             }
                         }
                     }
-                }
-                let _ = done_tx.send(());
-            });
+                    let _ = done_tx.send(());
+                });
+            if let Err(e) = spawned {
+                // Nobody would drain the pipe: stop the command rather than let it block.
+                proctree::kill_tree(pgid, &marker, Duration::ZERO);
+                let _ = child.wait();
+                return Err(std::io::Error::other(format!(
+                    "cannot start a thread to read the test output ({e}); the tests did not run"
+                )));
+            }
         }
 
         let deadline = started + spec.timeout;
@@ -156,7 +171,7 @@ impl TestRunner for ProcessGroupRunner {
                 break exit_of(status);
             }
             if Instant::now() >= deadline {
-                end_group(pgid, self.grace, || matches!(child.try_wait(), Ok(Some(_))));
+                proctree::kill_tree(pgid, &marker, self.grace);
                 // Reap; after SIGKILL this returns promptly.
                 let _ = child.wait();
                 break TestExit::TimedOut {
@@ -166,8 +181,9 @@ impl TestRunner for ProcessGroupRunner {
             thread::sleep(POLL);
         };
         let elapsed = started.elapsed();
-        // Leftovers the command started in its group (`server &`) must not outlive the run.
-        end_group(pgid, self.grace, || false);
+        // Leftovers the command started (`server &`, or a `setsid` daemon) must not outlive
+        // the run.
+        proctree::kill_tree(pgid, &marker, self.grace);
         // A process outside the group may still hold the pipe; do not wait for it forever.
         let _ = done_rx.recv_timeout(Duration::from_secs(2));
         let bytes = buffer
@@ -190,35 +206,6 @@ fn exit_of(status: std::process::ExitStatus) -> TestExit {
         (None, Some(signal)) => TestExit::Signal { signal },
         (None, None) => TestExit::Code { code: -1 },
     }
-}
-
-/// Sends `sig` to process group `pgid`; true when at least one process received it.
-fn signal_group(pgid: i32, sig: i32) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the group
-    // this runner created with process_group(0), whose id is the child's pid.
-    unsafe { libc::kill(-pgid, sig) == 0 }
-}
-
-/// TERM, wait up to `grace` for the group to vanish, then KILL. `leader_gone` reaps the
-/// group leader if it has exited (and says whether it has).
-pub(super) fn end_group(pgid: i32, grace: Duration, mut leader_gone: impl FnMut() -> bool) {
-    if !signal_group(pgid, 0) {
-        return;
-    }
-    signal_group(pgid, libc::SIGTERM);
-    let until = Instant::now() + grace;
-    while Instant::now() < until {
-        // An unreaped leader still answers the probe; let the caller reap it first.
-        let _ = leader_gone();
-        if !signal_group(pgid, 0) {
-            return;
-        }
-        thread::sleep(POLL);
-    }
-    signal_group(pgid, libc::SIGKILL);
 }
 
 #[cfg(test)]
@@ -306,5 +293,71 @@ mod tests {
             tries += 1;
         }
         assert!(dead(), "background sleep {} survived", pid.trim());
+    }
+
+    /// Live processes whose command line carries `tag`; killed on drop, so a failing test
+    /// leaves nothing behind.
+    struct Tagged(String);
+
+    impl Tagged {
+        fn pids(&self) -> Vec<i32> {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    let zombie =
+                        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+                            s.rsplit_once(')')
+                                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                        });
+                    !zombie && String::from_utf8_lossy(&cmd).contains(&self.0)
+                })
+                .collect()
+        }
+    }
+
+    impl Drop for Tagged {
+        fn drop(&mut self) {
+            for pid in self.pids() {
+                // SAFETY: kill(2) on one positive pid found above.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+
+    #[test]
+    fn a_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
+        // Unique to this test (pid and clock), so the check and the clean-up hit only ours.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let tag = Tagged(format!("{}{nanos:09}", std::process::id()));
+        let runner = ProcessGroupRunner {
+            grace: Duration::from_millis(300),
+            ..ProcessGroupRunner::default()
+        };
+        let run = runner
+            .run(&spec(
+                &format!(
+                    "(setsid bash -c 'sleep 200.{t}' &); sleep 300.{t}",
+                    t = tag.0
+                ),
+                Duration::from_secs(2),
+            ))
+            .unwrap();
+        assert_eq!(run.exit, TestExit::TimedOut { after_secs: 2 });
+        let mut tries = 0;
+        while !tag.pids().is_empty() && tries < 3000 {
+            std::thread::sleep(Duration::from_millis(20));
+            tries += 1;
+        }
+        assert_eq!(
+            tag.pids(),
+            Vec::<i32>::new(),
+            "processes of the run survive"
+        );
     }
 }

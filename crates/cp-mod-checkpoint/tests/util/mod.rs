@@ -295,3 +295,40 @@ pub fn path_without_git() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Processes found by a unique tag in their command line (`sleep 200.<tag>`), killed on drop
+/// so a failing test leaves none behind.
+pub struct Tagged(pub String);
+
+impl Tagged {
+    pub fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        Self(format!("{}{nanos:09}", std::process::id()))
+    }
+
+    /// Live processes whose command line carries the tag.
+    pub fn pids(&self) -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                !process_dead(pid) && String::from_utf8_lossy(&cmd).contains(&self.0)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Tagged {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}

@@ -1,12 +1,14 @@
 //! The console server: one process per project that owns the PTYs, so consoles outlive the
 //! host that started them.
 
+mod log;
+mod prune;
 mod reaper;
 mod session;
 mod tail;
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::BufReader;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
@@ -19,6 +21,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use uuid::Uuid;
 
+pub use self::log::{DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES, LogLimits};
+pub use self::prune::{DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES};
 use self::reaper::Reaper;
 use self::session::Session;
 use crate::protocol::{PROTOCOL_VERSION, Request, Response, read_line, write_line};
@@ -34,6 +38,14 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
 const ACCEPT_POLL: Duration = Duration::from_millis(200);
 /// How long a finished session stays in memory after it ended.
 const KEEP_FINISHED_MS: u64 = 60_000;
+/// Default limit of sessions running at once (each holds a PTY and two threads).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// Default limit of connected clients (each holds a thread).
+pub const DEFAULT_MAX_CLIENTS: usize = 256;
+/// How long a refused client may take to send its hello before it is dropped.
+const REFUSE_READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often a running server prunes the logs of finished sessions.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// How long a starting server waits for an exiting predecessor to release the lock.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
@@ -48,6 +60,16 @@ pub struct ServerOptions {
     pub tail_bytes: usize,
     /// Time between SIGTERM and SIGKILL when a session is killed.
     pub kill_grace: Duration,
+    /// How much of each session's output its log keeps.
+    pub log_limits: LogLimits,
+    /// Logs of sessions that ended longer ago than this are deleted.
+    pub logs_max_age: Duration,
+    /// The oldest finished sessions' logs are deleted while all logs are larger than this.
+    pub logs_max_bytes: u64,
+    /// Most sessions running at once; a spawn past it fails with a clear error.
+    pub max_sessions: usize,
+    /// Most clients connected at once; a connection past it gets a clear error.
+    pub max_clients: usize,
 }
 
 impl ServerOptions {
@@ -58,11 +80,18 @@ impl ServerOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             tail_bytes: DEFAULT_TAIL_BYTES,
             kill_grace: DEFAULT_KILL_GRACE,
+            log_limits: LogLimits::default(),
+            logs_max_age: DEFAULT_LOGS_MAX_AGE,
+            logs_max_bytes: DEFAULT_LOGS_MAX_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_clients: DEFAULT_MAX_CLIENTS,
         }
     }
 
-    /// Defaults, overridden by `CP_CONSOLE_IDLE_TIMEOUT_MS`, `CP_CONSOLE_TAIL_BYTES` and
-    /// `CP_CONSOLE_KILL_GRACE_MS` when set to a number (a client passes them to the server it
+    /// Defaults, overridden by `CP_CONSOLE_IDLE_TIMEOUT_MS`, `CP_CONSOLE_TAIL_BYTES`,
+    /// `CP_CONSOLE_KILL_GRACE_MS`, `CP_CONSOLE_LOG_HEAD_BYTES`, `CP_CONSOLE_LOG_TAIL_BYTES`,
+    /// `CP_CONSOLE_LOGS_MAX_AGE_MS`, `CP_CONSOLE_LOGS_MAX_BYTES`, `CP_CONSOLE_MAX_SESSIONS`
+    /// and `CP_CONSOLE_MAX_CLIENTS` when set to a number (a client passes them to the server it
     /// starts; see `ClientConfig::server_env`).
     pub fn from_env(project_root: impl Into<PathBuf>) -> Self {
         let num = |name: &str| {
@@ -80,6 +109,23 @@ impl ServerOptions {
         if let Some(ms) = num("CP_CONSOLE_KILL_GRACE_MS") {
             opts.kill_grace = Duration::from_millis(ms);
         }
+        if let Some(bytes) = num("CP_CONSOLE_LOG_HEAD_BYTES") {
+            opts.log_limits.head = bytes;
+        }
+        if let Some(bytes) = num("CP_CONSOLE_LOG_TAIL_BYTES") {
+            opts.log_limits.tail = bytes.max(1);
+        }
+        if let Some(ms) = num("CP_CONSOLE_LOGS_MAX_AGE_MS") {
+            opts.logs_max_age = Duration::from_millis(ms);
+        }
+        if let Some(bytes) = num("CP_CONSOLE_LOGS_MAX_BYTES") {
+            opts.logs_max_bytes = bytes;
+        }
+        let count = |name: &str, default: usize| {
+            num(name).map_or(default, |n| usize::try_from(n).unwrap_or(default).max(1))
+        };
+        opts.max_sessions = count("CP_CONSOLE_MAX_SESSIONS", opts.max_sessions);
+        opts.max_clients = count("CP_CONSOLE_MAX_CLIENTS", opts.max_clients);
         opts
     }
 }
@@ -97,6 +143,9 @@ struct Server {
     activity: Mutex<Activity>,
     reaper: Reaper,
     stop_requested: AtomicBool,
+    /// Held while a spawn checks the session limit and starts, so racing spawns cannot
+    /// both take the last place.
+    spawn_gate: Mutex<()>,
 }
 
 /// Runs the console server for `opts.project_root` until it has been idle for
@@ -111,19 +160,26 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
     let paths = RunPaths::new(&root);
     paths.create_dirs()?;
     let lock_path = paths.server_lock();
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
+    let lock = RunPaths::private_file(&lock_path, false)
         .map_err(ConsoleError::io("opening the server lock", &lock_path))?;
     if !lock_with_patience(&lock).map_err(ConsoleError::io("locking", &lock_path))? {
         return Err(ConsoleError::AlreadyRunning { root });
     }
+    // Logs and state of older versions may be world-readable: make them private first.
+    cp_base::private::secure_private_dir(paths.run_dir()).map_err(ConsoleError::io(
+        "restricting the run directory",
+        paths.run_dir(),
+    ))?;
     sys::become_subreaper();
     sys::cloexec_inherited_fds();
     let instance = Uuid::new_v4();
     meta::mark_orphans_lost(&paths, instance);
+    prune::prune_logs(
+        &paths,
+        &std::collections::HashSet::new(),
+        opts.logs_max_age,
+        opts.logs_max_bytes,
+    );
 
     // We hold the lock, so any socket file left here belongs to a dead server.
     let _ = fs::remove_file(paths.socket());
@@ -153,6 +209,7 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
         }),
         reaper: Reaper::default(),
         stop_requested: AtomicBool::new(false),
+        spawn_gate: Mutex::new(()),
     });
     let s = Arc::clone(&server);
     std::thread::Builder::new()
@@ -205,8 +262,21 @@ fn accept_loop(server: &Arc<Server>, listener: &UnixListener) {
             if act.shutting_down {
                 break;
             }
+            if act.connections >= server.opts.max_clients {
+                drop(act);
+                refuse(
+                    stream,
+                    &format!(
+                        "at its limit of {} connected clients; retry \
+                         when some have disconnected (or raise CP_CONSOLE_MAX_CLIENTS)",
+                        server.opts.max_clients
+                    ),
+                );
+                continue;
+            }
             act.connections += 1;
         }
+        let spare = stream.try_clone();
         let s = Arc::clone(server);
         let spawned = std::thread::Builder::new()
             .name("client".into())
@@ -214,10 +284,32 @@ fn accept_loop(server: &Arc<Server>, listener: &UnixListener) {
                 s.serve(stream);
                 s.activity().connections -= 1;
             });
-        if spawned.is_err() {
+        if let Err(e) = spawned {
             server.activity().connections -= 1;
+            if let Ok(stream) = spare {
+                refuse(
+                    stream,
+                    &format!("cannot start a thread for this client ({e}); retry later"),
+                );
+            }
         }
     }
+}
+
+/// Answers a client the server cannot serve: reads its hello (so the client is not cut off
+/// mid-write) and answers with an error that says why.
+fn refuse(stream: UnixStream, why: &str) {
+    tracing::warn!("refusing a client: {why}");
+    let _ = stream.set_read_timeout(Some(REFUSE_READ_TIMEOUT));
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let _ = read_line::<Request>(&mut BufReader::new(read_half));
+    let mut writer = stream;
+    let _ = write_line(
+        &mut writer,
+        &Response::from_error(&ConsoleError::Server(why.to_owned())),
+    );
 }
 
 /// Tries the lock for a while: a predecessor may be in the middle of exiting.
@@ -237,7 +329,11 @@ fn lock_with_patience(lock: &File) -> std::io::Result<bool> {
 fn write_pid_file(paths: &RunPaths) -> Result<(), ConsoleError> {
     let path = paths.pid_file();
     let tmp = path.with_extension("pid.tmp");
-    fs::write(&tmp, format!("{}\n", std::process::id()))
+    RunPaths::private_file(&tmp, false)
+        .and_then(|mut f| {
+            f.set_len(0)?;
+            std::io::Write::write_all(&mut f, format!("{}\n", std::process::id()).as_bytes())
+        })
         .and_then(|()| fs::rename(&tmp, &path))
         .map_err(ConsoleError::io("writing the pid file", &path))
 }
@@ -257,9 +353,20 @@ impl Server {
         let tick = (self.opts.idle_timeout / 10)
             .clamp(Duration::from_millis(10), Duration::from_millis(250));
         let mut idle_since: Option<Instant> = None;
+        let mut last_prune = Instant::now();
         loop {
             std::thread::sleep(tick);
             self.forget_finished();
+            if last_prune.elapsed() >= PRUNE_EVERY {
+                last_prune = Instant::now();
+                let live = self.sessions().keys().copied().collect();
+                prune::prune_logs(
+                    &self.paths,
+                    &live,
+                    self.opts.logs_max_age,
+                    self.opts.logs_max_bytes,
+                );
+            }
             let running = self.sessions().values().any(|s| s.is_running());
             let mut act = self.activity();
             let stop = self.stop_requested.load(Ordering::SeqCst);
@@ -350,6 +457,19 @@ impl Server {
                 pid: std::process::id(),
             },
             Request::Spawn { spec } => {
+                let _gate = self
+                    .spawn_gate
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let running = self.sessions().values().filter(|s| s.is_running()).count();
+                if running >= self.opts.max_sessions {
+                    return Err(ConsoleError::Server(format!(
+                        "at its limit of {} running sessions; `{}` was \
+                         not started. Wait for a console to end or kill one (console_kill), \
+                         then retry (or raise CP_CONSOLE_MAX_SESSIONS)",
+                        self.opts.max_sessions, spec.command
+                    )));
+                }
                 let session = Session::start(
                     &self.paths,
                     &spec,
@@ -357,6 +477,7 @@ impl Server {
                     &self.reaper,
                     self.opts.tail_bytes,
                     self.opts.kill_grace,
+                    self.opts.log_limits,
                 )?;
                 let info = session.info();
                 self.sessions().insert(info.id, session);

@@ -12,11 +12,13 @@ use portable_pty::{MasterPty, PtySize, native_pty_system};
 use regex::RegexBuilder;
 use uuid::Uuid;
 
+use super::log::{BoundedLog, LogLimits};
 use super::reaper::Reaper;
 use super::tail::Tail;
 use crate::meta;
+use crate::proctree::{self, RUN_MARKER_ENV, TreeEnd};
 use crate::protocol::WaitCondition;
-use crate::sys::{self, GroupState, RawExit};
+use crate::sys::{self, RawExit};
 use crate::text;
 use crate::{ConsoleError, KillCause, RunPaths, SessionInfo, SessionStatus, SpawnSpec, now_ms};
 
@@ -28,13 +30,15 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 const PATTERN_OVERLAP: u64 = 4096;
 /// Read buffer of the PTY reader thread.
 const READ_CHUNK: usize = 64 * 1024;
-/// After SIGKILL, how long to wait for the group to vanish before giving up.
+/// After SIGKILL, how long to wait for the processes to vanish before giving up.
 const AFTER_KILL: Duration = Duration::from_secs(5);
 
 struct State {
     info: SessionInfo,
     tail: Tail,
     reader_done: bool,
+    /// Bytes in the log file (what clients can read).
+    log_len: u64,
     kill_cause: Option<KillCause>,
     log_error: Option<String>,
 }
@@ -100,6 +104,7 @@ impl Session {
         reaper: &Reaper,
         tail_bytes: usize,
         kill_grace: Duration,
+        log_limits: LogLimits,
     ) -> Result<Arc<Self>, ConsoleError> {
         validate(spec)?;
         let spawn_err = |reason: String| ConsoleError::Spawn {
@@ -116,8 +121,8 @@ impl Session {
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
-        let log =
-            File::create(&log_path).map_err(ConsoleError::io("creating console log", &log_path))?;
+        let log = RunPaths::private_file(&log_path, false)
+            .map_err(ConsoleError::io("creating console log", &log_path))?;
         let pty_out = pair
             .master
             .try_clone_reader()
@@ -126,9 +131,10 @@ impl Session {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (pid, exit_rx) = spawn_child(spec, pair.master.as_ref(), reaper).inspect_err(|_| {
-            let _ = fs::remove_file(&log_path);
-        })?;
+        let (pid, exit_rx) =
+            spawn_child(spec, id, pair.master.as_ref(), reaper).inspect_err(|_| {
+                let _ = fs::remove_file(&log_path);
+            })?;
         // The child holds its own copies of the slave; ours would keep the PTY open after the
         // child exits and hide the end of output (EIO).
         drop(pair.slave);
@@ -158,6 +164,7 @@ impl Session {
                 info,
                 tail: Tail::new(tail_bytes),
                 reader_done: false,
+                log_len: 0,
                 kill_cause: None,
                 log_error: None,
             }),
@@ -165,17 +172,27 @@ impl Session {
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(pair.master)),
         });
+        // Without its threads the session would run unwatched: end it and say why.
+        let abandon = |what: &str, e: std::io::Error| {
+            proctree::kill_tree(session.pgid, &id.to_string(), Duration::ZERO);
+            let _ = fs::remove_file(paths.log_file(id));
+            let _ = fs::remove_file(paths.meta_file(id));
+            spawn_err(format!(
+                "the console server cannot start the {what} thread ({e}); it is out of threads, \
+                 so the command was stopped. Retry when fewer consoles run"
+            ))
+        };
         let s = Arc::clone(&session);
         std::thread::Builder::new()
             .name(format!("pty-read-{id}"))
-            .spawn(move || s.read_loop(pty_out, log))
-            .map_err(|e| spawn_err(format!("starting the reader thread: {e}")))?;
+            .spawn(move || s.read_loop(pty_out, BoundedLog::new(log, log_limits)))
+            .map_err(|e| abandon("reader", e))?;
         let s = Arc::clone(&session);
         let timeout = spec.timeout;
         std::thread::Builder::new()
             .name(format!("pty-wait-{id}"))
             .spawn(move || s.supervise(&exit_rx, timeout))
-            .map_err(|e| spawn_err(format!("starting the supervisor thread: {e}")))?;
+            .map_err(|e| abandon("supervisor", e))?;
         Ok(session)
     }
 
@@ -195,6 +212,7 @@ impl Session {
             kill_grace: Duration::ZERO,
             state: Mutex::new(State {
                 tail: Tail::preloaded(tail_bytes, info.output_len, &last),
+                log_len: info.output_len,
                 info,
                 reader_done: true,
                 kill_cause: None,
@@ -210,7 +228,9 @@ impl Session {
     pub(super) fn info(&self) -> SessionInfo {
         let st = self.lock();
         let mut info = st.info.clone();
-        info.output_len = st.tail.total();
+        // The log's length, not the output's: clients read the log by offset, and a flood's
+        // log is shorter than its output (see `log`).
+        info.output_len = st.log_len;
         info
     }
 
@@ -219,7 +239,7 @@ impl Session {
     }
 
     /// Copies PTY output to the log file and the tail until the PTY closes (EIO).
-    fn read_loop(&self, mut reader: Box<dyn Read + Send>, mut log: File) {
+    fn read_loop(&self, mut reader: Box<dyn Read + Send>, mut log: BoundedLog) {
         let mut buf = vec![0u8; READ_CHUNK];
         loop {
             let n = match reader.read(&mut buf) {
@@ -232,8 +252,9 @@ impl Session {
             let chunk = &buf[..n];
             // Written straight to the file (no userspace buffer) so a client reading the log
             // sees every byte the tail has.
-            let log_result = log.write_all(chunk);
+            let log_result = log.write(chunk);
             let mut st = self.lock();
+            st.log_len = log.len();
             if let Err(e) = log_result
                 && st.log_error.is_none()
             {
@@ -244,7 +265,17 @@ impl Session {
             drop(st);
             self.changed.notify_all();
         }
-        self.lock().reader_done = true;
+        let finished = log.finish();
+        let mut st = self.lock();
+        if let Err(e) = finished
+            && st.log_error.is_none()
+        {
+            tracing::error!("console {}: compacting the log failed: {e}", self.id);
+            st.log_error = Some(e.to_string());
+        }
+        st.log_len = log.len();
+        st.reader_done = true;
+        drop(st);
         self.changed.notify_all();
     }
 
@@ -286,7 +317,7 @@ impl Session {
             },
         };
         st.info.ended_at_ms = Some(now_ms());
-        st.info.output_len = st.tail.total();
+        st.info.output_len = st.log_len;
         let info = st.info.clone();
         drop(st);
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;
@@ -297,8 +328,9 @@ impl Session {
         self.changed.notify_all();
     }
 
-    /// SIGTERM to the whole group, a grace period, SIGKILL, and wait until the group is
-    /// empty. The reaper reaps the leader and (as subreaper) the orphans.
+    /// SIGTERM to every process of the session (its group, and whatever left the group but
+    /// carries its marker), a grace period, SIGKILL, and wait until none is left. The reaper
+    /// reaps the leader and (as subreaper) the orphans.
     fn kill_group(&self, cause: KillCause) {
         {
             let mut st = self.lock();
@@ -307,20 +339,13 @@ impl Session {
             }
             st.kill_cause.get_or_insert(cause);
         }
-        if let Err(e) = sys::signal_group(self.pgid, libc::SIGTERM) {
-            tracing::warn!("console {}: SIGTERM to group {}: {e}", self.id, self.pgid);
-        }
-        if !wait_group_gone(self.pgid, self.kill_grace) {
-            if let Err(e) = sys::signal_group(self.pgid, libc::SIGKILL) {
-                tracing::warn!("console {}: SIGKILL to group {}: {e}", self.id, self.pgid);
-            }
-            if !wait_group_gone(self.pgid, AFTER_KILL) {
-                tracing::error!(
-                    "console {}: process group {} still exists after SIGKILL",
-                    self.id,
-                    self.pgid
-                );
-            }
+        if let TreeEnd::Survivors(n) =
+            proctree::kill_tree(self.pgid, &self.id.to_string(), self.kill_grace)
+        {
+            tracing::error!(
+                "console {}: {n} process(es) still exist after SIGKILL",
+                self.id
+            );
         }
     }
 
@@ -436,6 +461,7 @@ impl Session {
 /// all close-on-exec instead.
 fn spawn_child(
     spec: &SpawnSpec,
+    id: Uuid,
     master: &dyn MasterPty,
     reaper: &Reaper,
 ) -> Result<(u32, Receiver<RawExit>), ConsoleError> {
@@ -457,6 +483,8 @@ fn spawn_child(
         cmd.env("TERM", "xterm-256color");
     }
     cmd.envs(&spec.env);
+    // Set last, so a spec cannot override it: the kill finds the session's processes by it.
+    cmd.env(RUN_MARKER_ENV, id.to_string());
     let slave = open_slave(master).map_err(&spawn_err)?;
     let stdio = |what: &str| {
         slave
@@ -489,20 +517,6 @@ fn open_slave(master: &dyn MasterPty) -> Result<File, String> {
         .custom_flags(libc::O_NOCTTY)
         .open(&path)
         .map_err(|e| format!("opening the PTY slave {}: {e}", path.display()))
-}
-
-/// Polls until no process of the group is left, up to `limit`.
-fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if sys::group_state(pgid) == GroupState::Gone {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The last `max` bytes of a log file.

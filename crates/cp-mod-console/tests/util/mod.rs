@@ -119,3 +119,78 @@ pub fn status_kb(pid: u32, field: &str) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
+
+/// A daemon a test command starts with `setsid` (so it leaves the session's process group),
+/// found by a unique argument in its command line. Dropping it kills whatever is left, so a
+/// failing test leaves no process behind.
+pub struct Stray {
+    /// Unique to this test: `sleep 200.<tag>` is the daemon, `sleep 300.<tag>` the foreground.
+    pub tag: String,
+}
+
+impl Stray {
+    pub fn new() -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let tag = format!(
+            "{}{}{:09}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed),
+            nanos
+        );
+        Self { tag }
+    }
+
+    /// Starts the daemon in a new session from a subshell that exits at once (a double
+    /// fork: the daemon is orphaned, out of the group and with no parent in the session),
+    /// then sleeps in the foreground.
+    pub fn script(&self) -> String {
+        format!(
+            "(setsid bash -c 'sleep 200.{t}' &); sleep 300.{t}",
+            t = self.tag
+        )
+    }
+
+    /// Live (non-zombie) processes whose command line carries the tag.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                continue;
+            };
+            if String::from_utf8_lossy(&cmdline).contains(&self.tag) && process_alive(pid) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    /// Whether the daemon (`sleep 200.<tag>`) runs.
+    pub fn daemon_running(&self) -> bool {
+        let want = format!("sleep\0200.{}\0", self.tag);
+        self.pids().into_iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+    }
+}
+
+impl Drop for Stray {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}

@@ -423,3 +423,43 @@ fn a_hook_outside_any_project_creates_nothing() {
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(dir.join(".context-pilot/logs").exists(), "{out:?}");
 }
+
+/// Every file under `dir`, recursively, read as (lossy) text.
+fn all_text_under(dir: &Path) -> String {
+    let mut out = String::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&all_text_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_tui_tells_the_person_about_a_broken_config_and_keeps_it_in_the_session() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    write_script(&root, "broken", "true");
+    write_config(
+        &root,
+        &json!([def("CB1", "broken", &json!({"pattern": ["src/["]}))]),
+    );
+    let wait = std::time::Duration::from_secs(60);
+    let mut tui = cp_e2e::TuiSession::start(&root, &[], &[]).unwrap();
+    let screen = tui.wait_for("Callbacks config problem", wait).unwrap();
+    assert!(screen.contains("broken"), "{screen}");
+    tui.send(b"\x03"); // Ctrl-C with nothing running quits at once.
+    assert_eq!(tui.wait_exit(wait).unwrap(), 0);
+    // The warning is part of the saved conversation: a durable fact, not a passing flash.
+    let saved = all_text_under(&root.join(".context-pilot/state"));
+    assert!(
+        saved.contains("Callbacks config problem") && saved.contains("src/["),
+        "not in the saved session"
+    );
+}

@@ -764,10 +764,10 @@ fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
     let file = workflow(&repo, "reviewed", REVIEWED);
     let scratch = tempfile::tempdir().unwrap();
     let answers = scratch.path().join("answers.json");
-    let redo: Vec<serde_json::Value> = (0..300)
+    let answers_list: Vec<serde_json::Value> = (0..300)
         .map(|_| serde_json::json!({"phase": "plan", "option": "Redo", "feedback": "again"}))
         .collect();
-    std::fs::write(&answers, serde_json::to_string(&redo).unwrap()).unwrap();
+    std::fs::write(&answers, serde_json::to_string(&answers_list).unwrap()).unwrap();
     let args = RunArgs {
         workflow: Some(file),
         answers: Some(answers.clone()),

@@ -96,7 +96,9 @@ enum Verdict {
 }
 
 fn error_reply(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    let mut reply = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    reply["id"] = id;
+    reply
 }
 
 /// A message's id if it is a valid one (string or number).

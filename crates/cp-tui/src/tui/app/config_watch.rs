@@ -13,8 +13,10 @@ use super::App;
 /// What was last checked and shown.
 #[derive(Debug, Default)]
 pub(crate) struct ConfigWatch {
-    /// The stamp last checked (`Some(None)`: checked, and the file did not exist).
-    checked: Option<Option<Stamp>>,
+    /// Whether the config was checked at all.
+    checked: bool,
+    /// The stamp last checked (`None`: the file did not exist).
+    stamp: Option<Stamp>,
     /// The problems last shown.
     shown: Vec<String>,
 }
@@ -24,10 +26,11 @@ impl App {
     pub(crate) fn watch_callbacks_config(&mut self) -> bool {
         let project = self.host.project().clone();
         let stamp = project.config().stamp();
-        if self.config_watch.checked.as_ref() == Some(&stamp) {
+        if self.config_watch.checked && self.config_watch.stamp == stamp {
             return false;
         }
-        self.config_watch.checked = Some(stamp);
+        self.config_watch.checked = true;
+        self.config_watch.stamp = stamp;
         let problems = cp_mod_callback::config_problems(&project);
         if problems == self.config_watch.shown {
             return false;

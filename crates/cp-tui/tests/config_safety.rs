@@ -256,8 +256,13 @@ fn a_cwd_that_leads_out_of_the_project_is_refused() {
     let outside = tempfile::tempdir().unwrap();
     let outside = canonical(outside.path());
     std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+    // A name of its own, so a stray file from elsewhere cannot pass or fail the test.
+    let marker = format!(
+        "ran-here-{}",
+        outer.path().file_name().unwrap().to_string_lossy()
+    );
     for name in ["via-link", "via-dots"] {
-        write_script(&root, name, "touch ran-here");
+        write_script(&root, name, &format!("touch {marker}"));
     }
     write_config(
         &root,
@@ -269,11 +274,11 @@ fn a_cwd_that_leads_out_of_the_project_is_refused() {
     let out = edit_greet(&root);
     assert_eq!(out.code, Some(0), "{out:?}");
     assert!(
-        !outside.join("ran-here").exists(),
+        !outside.join(&marker).exists(),
         "ran in the symlink's target"
     );
-    assert!(!canonical(outer.path()).join("ran-here").exists());
-    assert!(!Path::new("/ran-here").exists());
+    let dots = canonical(&root.join("../../.."));
+    assert!(!dots.join(&marker).exists(), "ran in {}", dots.display());
     let reply = out.json();
     // The symlink is caught when the run starts, the `..` when the config is loaded.
     let text = model_text(&reply);

@@ -169,3 +169,79 @@ pub fn config_problems(project: &Project) -> Vec<String> {
 fn config_name(project: &Project) -> String {
     project.config().path().display().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CallbackId;
+
+    fn def(name: &str) -> CallbackDef {
+        CallbackDef {
+            id: CallbackId(1),
+            name: name.to_owned(),
+            description: String::new(),
+            pattern: vec!["*.rs".into()],
+            blocking: true,
+            timeout: Some(60),
+            success_message: None,
+            cwd: None,
+            one_at_a_time: false,
+            once_per_batch: true,
+        }
+    }
+
+    #[test]
+    fn the_tool_rules_apply_to_loaded_definitions() {
+        assert!(validate_def(&def("cargo-check")).is_ok());
+        assert!(matches!(
+            validate_def(&def("../../../victim")),
+            Err(CallbackError::InvalidName(_))
+        ));
+        for t in [0, 3601, i64::MAX.unsigned_abs(), u64::MAX] {
+            let d = CallbackDef {
+                timeout: Some(t),
+                ..def("x")
+            };
+            assert!(
+                matches!(validate_def(&d), Err(CallbackError::TimeoutRange(v)) if v == t),
+                "{t}"
+            );
+        }
+        let glob = CallbackDef {
+            pattern: vec!["src/[".into()],
+            ..def("x")
+        };
+        assert!(matches!(
+            validate_def(&glob),
+            Err(CallbackError::Pattern(_))
+        ));
+        for cwd in ["../../..", "/tmp", "a/../../b"] {
+            let d = CallbackDef {
+                cwd: Some(cwd.into()),
+                ..def("x")
+            };
+            assert!(
+                matches!(validate_def(&d), Err(CallbackError::InvalidCwd { .. })),
+                "{cwd}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cwd_symlink_out_of_the_root_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("inner")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        let canonical = root.path().canonicalize().unwrap();
+        assert_eq!(
+            resolve_cwd(root.path(), Some("inner")).unwrap(),
+            canonical.join("inner")
+        );
+        assert_eq!(resolve_cwd(root.path(), None).unwrap(), canonical);
+        let err = resolve_cwd(root.path(), Some("out"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("outside the project root"), "{err}");
+    }
+}

@@ -2,6 +2,9 @@
 # Context Pilot callback script. It runs after the agent edits matching files.
 # Environment:
 #   CP_CHANGED_FILES  matched files, one per line, relative to CP_PROJECT_ROOT
+#                     (a name holding a newline is left out; see CP_CHANGED_FILES0)
+#   CP_CHANGED_FILES0 path of a file listing every matched file, each followed by a NUL
+#                     byte (complete and safe for any name): xargs -0 -a "$CP_CHANGED_FILES0"
 #   CP_PROJECT_ROOT   absolute path of the project root
 #   CP_CALLBACK_NAME  name of this callback
 #   CP_RUN_ID         UUID of this run (its console output can be reopened by it)

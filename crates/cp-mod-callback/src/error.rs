@@ -63,6 +63,14 @@ pub enum CallbackError {
         "no callback id is left: 'next_id' or an id in the callbacks section of .context-pilot/config.json is at the largest possible number; lower it by hand (ids only need to be unique)"
     )]
     IdsExhausted,
+    #[error(
+        "{path} already exists and no callback owns it; it was left as it is. Pick another 'name', or create without 'script_content' to adopt that script"
+    )]
+    ScriptNotOurs { path: String },
+    #[error(
+        "{id} has the invalid name `{name}` in .context-pilot/config.json (names are 1-64 letters, digits, '_' or '-'), so its script is not touched; delete {id} (this removes only the definition) and create it again"
+    )]
+    StoredNameInvalid { id: String, name: String },
     #[error("nothing to change: give at least one field besides 'id'")]
     NothingToUpdate,
     #[error("{0}")]

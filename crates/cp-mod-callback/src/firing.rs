@@ -25,12 +25,14 @@ use cp_mod_console::{
 };
 use uuid::Uuid;
 
+use crate::env;
 use crate::model::CallbackDef;
 use crate::plan::PlannedRun;
 use crate::queue::{Admission, Pending, RunQueue};
 use crate::report::{RunOutcome, RunReport};
 use crate::run_panel::{PANEL_LINES, RunPanel};
 use crate::script::script_path;
+use crate::validate::resolve_cwd;
 
 /// Limit for a blocking run whose definition lacks a timeout (a hand-edited config).
 const FALLBACK_TIMEOUT_SECS: u64 = 600;
@@ -268,7 +270,7 @@ impl Firing {
                     run_id: shown_id,
                     calls: run.calls,
                     rx,
-                    limit: (timeout + REPORT_GRACE) * rounds,
+                    limit: timeout.saturating_add(REPORT_GRACE).saturating_mul(rounds),
                     behind,
                 };
                 (None, Some(wait))
@@ -444,6 +446,7 @@ fn execute(shared: &Shared, job: &Job) -> RunReport {
         Ok(outcome) => report.outcome = outcome,
         Err(reason) => report.outcome = RunOutcome::NotStarted { reason },
     }
+    env::remove_nul_list(&env::nul_list_path(&shared.project, job.run_id));
     let after = snapshot(root, &job.files);
     report.modified = before
         .iter()
@@ -462,16 +465,10 @@ fn spawn_and_wait(
 ) -> Result<RunOutcome, String> {
     let def = &job.def;
     let root = shared.project.root();
-    let cwd = def
-        .cwd
-        .as_deref()
-        .map_or_else(|| root.to_path_buf(), |c| root.join(c));
-    if !cwd.is_dir() {
-        return Err(format!(
-            "its working directory {} does not exist; fix 'cwd' with Callback_upsert",
-            cwd.display()
-        ));
-    }
+    // Resolved now, not when it was written: a directory may since have become a symlink
+    // that leads out of the project.
+    let cwd = resolve_cwd(root, def.cwd.as_deref())
+        .map_err(|e| format!("{e}; fix 'cwd' with Callback_upsert"))?;
     let script = script_path(&shared.project, &def.name);
     let script_arg = script.to_string_lossy().into_owned();
     // The session runs the script directly, without a `bash -c` around it: one bash start
@@ -491,8 +488,11 @@ fn spawn_and_wait(
     let timeout = def
         .timeout
         .or(def.blocking.then_some(FALLBACK_TIMEOUT_SECS));
+    let nul_list = env::write_nul_list(&shared.project, job.run_id, &job.files)
+        .map_err(|e| format!("cannot write its list of changed files: {e}"))?;
     let mut spec = SpawnSpec::exec(argv, cwd)
-        .env("CP_CHANGED_FILES", job.files.join("\n"))
+        .env("CP_CHANGED_FILES", env::newline_list(&job.files))
+        .env("CP_CHANGED_FILES0", nul_list.to_string_lossy())
         .env("CP_PROJECT_ROOT", root.to_string_lossy())
         .env("CP_CALLBACK_NAME", def.name.clone())
         .env("CP_RUN_ID", job.run_id.to_string())
@@ -513,8 +513,14 @@ fn spawn_and_wait(
         .map_err(|e| format!("the console server could not start it: {e}"))?;
     report.console = Some(session.id());
     shared.inflight.spawned(job.run_id, session.id());
-    let deadline = timeout.map(|t| Instant::now() + Duration::from_secs(t) + REPORT_GRACE);
+    let deadline = timeout.and_then(|t| deadline_after(Duration::from_secs(t)));
     Ok(await_run(&session, job.run_id, timeout, deadline, report))
+}
+
+/// The moment a run that may take `timeout` must have reported by. `None` only if that is
+/// beyond what the clock can represent (no valid timeout comes close).
+fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout.saturating_add(REPORT_GRACE))
 }
 
 /// Waits for a run's session to end (making sure it dies once past `deadline`), takes the

@@ -47,6 +47,7 @@
 //! assert!(bad.is_error && bad.text.contains("`src/[` is not a valid glob"));
 //! ```
 
+mod env;
 mod error;
 mod firing;
 mod model;
@@ -60,6 +61,7 @@ mod script;
 mod tools;
 mod trigger;
 mod upsert;
+mod validate;
 
 pub use error::CallbackError;
 pub use model::{
@@ -75,3 +77,4 @@ pub use run_panel::RunPanel;
 pub use script::{SCRIPT_HEADER, SHEBANG, script_path, with_header};
 pub use tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT, tool_defs};
 pub use trigger::{Matcher, PatternError, validate_patterns};
+pub use validate::{Loaded, config_problems, load, resolve_cwd, validate_def};

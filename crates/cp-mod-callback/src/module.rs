@@ -17,6 +17,7 @@ use crate::script::{numbered, read_script, script_path};
 use crate::tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT, tool_defs};
 use crate::trigger::Matcher;
 use crate::upsert::{self, Fields, resolve_id};
+use crate::validate::validated;
 
 /// The config as last read, with the compiled patterns that go with it.
 #[derive(Debug, Default)]
@@ -25,7 +26,10 @@ struct Cache {
     loaded: bool,
     /// The stamp of the file when last read (`None`: it did not exist).
     stamp: Option<Stamp>,
+    /// The valid definitions (what fires and what the panel lists).
     section: CallbackSection,
+    /// The section as stored, invalid definitions included (so they can be deleted by id).
+    raw: CallbackSection,
     matcher: Matcher,
     /// Why the last read failed (the previous good section stays in use).
     problem: Option<String>,
@@ -112,20 +116,35 @@ impl CallbackModule {
         let mut changed = false;
         if !self.cache.loaded || self.cache.stamp != stamp {
             match self.project.config().section::<CallbackSection>(CONFIG_KEY) {
-                Ok(section) => {
+                Ok(raw) => {
+                    let loaded = validated(&self.project, raw.clone());
                     self.cache.matcher = Matcher::new(
-                        section
+                        loaded
+                            .section
                             .definitions
                             .iter()
                             .map(|d| (d.id, d.pattern.as_slice())),
                     );
                     self.cache.builds += 1;
-                    self.cache.section = section;
-                    self.cache.problem = self.matcher_problem();
+                    self.cache.section = loaded.section;
+                    self.cache.raw = raw;
+                    let mut problems = loaded.problems;
+                    problems.extend(self.matcher_problem());
+                    self.cache.problem = (!problems.is_empty()).then(|| problems.join("\n"));
                 }
                 Err(e) => {
-                    self.cache.problem = Some(format!("callbacks not reloaded: {e}"));
+                    // Nothing from this file runs; a previous good read stays on screen, but
+                    // the problem says that no callback runs until the file is fixed.
+                    self.cache.section = CallbackSection::default();
+                    self.cache.matcher = Matcher::default();
+                    self.cache.problem = Some(format!(
+                        "{}: no callback runs until this is fixed: {e}",
+                        self.project.config().path().display()
+                    ));
                 }
+            }
+            if let Some(problem) = &self.cache.problem {
+                tracing::warn!("callbacks config: {problem}");
             }
             self.cache.stamp = stamp;
             self.cache.loaded = true;
@@ -199,9 +218,15 @@ impl CallbackModule {
         out
     }
 
+    /// The stored section, invalid definitions included, for resolving ids.
     fn section_now(&mut self) -> &CallbackSection {
         self.refresh();
-        &self.cache.section
+        &self.cache.raw
+    }
+
+    /// What is wrong with the callbacks config (file and reason), if anything.
+    pub fn problem(&self) -> Option<&str> {
+        self.cache.problem.as_deref()
     }
 
     fn upsert(&mut self, args: &Args<'_>) -> Result<String, CallbackError> {

@@ -134,7 +134,24 @@ impl RunReport {
             text.push('\n');
             text.push_str(&line);
         }
+        if let Some(line) = self.unlisted_line() {
+            text.push('\n');
+            text.push_str(&line);
+        }
         text
+    }
+
+    /// Says which file names were left out of `CP_CHANGED_FILES` (they hold a newline).
+    fn unlisted_line(&self) -> Option<String> {
+        let unlisted: Vec<String> = crate::env::unlisted(&self.files)
+            .map(|f| format!("`{}`", f.escape_debug()))
+            .collect();
+        (!unlisted.is_empty()).then(|| {
+            format!(
+                "Left out of CP_CHANGED_FILES because the name holds a newline (the file named by CP_CHANGED_FILES0 lists every file, NUL-separated): {}.",
+                unlisted.join(", ")
+            )
+        })
     }
 }
 
@@ -196,6 +213,17 @@ mod tests {
         assert!(
             r.note()
                 .ends_with("Callback 'check' modified src/a.rs; re-read it before editing again.")
+        );
+    }
+
+    #[test]
+    fn a_name_with_a_newline_is_reported_as_left_out() {
+        let mut r = report(RunOutcome::Passed);
+        r.files = vec!["a.rs".into(), "x\n/etc/passwd".into()];
+        let n = r.note();
+        assert!(
+            n.contains("Left out of CP_CHANGED_FILES") && n.contains("`x\\n/etc/passwd`"),
+            "{n}"
         );
     }
 }

@@ -27,7 +27,9 @@ only for you until others toggle it.\n\
 - action=create: needs name, pattern and script_content (script_content may be omitted if \
 .context-pilot/scripts/{name}.sh already exists). The script is saved as \
 .context-pilot/scripts/{name}.sh with a bash shebang and a header documenting the environment \
-it gets: CP_CHANGED_FILES (matched files, one per line, relative to the root), CP_PROJECT_ROOT, \
+it gets: CP_CHANGED_FILES (matched files, one per line, relative to the root; names holding a \
+newline are left out), CP_CHANGED_FILES0 (path of a file listing every matched file, \
+NUL-separated), CP_PROJECT_ROOT, \
 CP_CALLBACK_NAME, CP_RUN_ID. blocking=true makes each edit's result wait for the script and \
 requires timeout (seconds). Defaults: blocking=false, once_per_batch=true (one run per batch \
 with every matched file; false = one run per file), one_at_a_time=false, cwd=project root.\n\

@@ -4,16 +4,15 @@
 //! is written inside that same critical section, so two processes creating callbacks at once
 //! never share an id or a script name. If anything fails, the section is not written.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
-use cp_base::{Args, Project, WorkerId, is_valid_name};
+use cp_base::{Args, Project, WorkerId};
 
 use crate::error::{CallbackError, known_list};
-use crate::model::{
-    CONFIG_KEY, CallbackDef, CallbackId, CallbackSection, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS,
-};
+use crate::model::{CONFIG_KEY, CallbackDef, CallbackId, CallbackSection};
 use crate::script::{read_script, remove_script, script_path, with_header, write_script};
 use crate::trigger::validate_patterns;
+use crate::validate::{check_name, check_timeout, normalize_cwd, resolve_cwd, validate_def};
 
 const CREATE_EXAMPLE: &str = r#"{"action": "create", "name": "cargo-check", "pattern": "*.rs", "script_content": "cargo check 2>&1", "blocking": true, "timeout": 300}"#;
 
@@ -93,51 +92,30 @@ pub fn unknown(section: &CallbackSection, id: CallbackId) -> CallbackError {
     }
 }
 
-fn check_name(name: &str) -> Result<(), CallbackError> {
-    if is_valid_name(name) {
-        Ok(())
-    } else {
-        Err(CallbackError::InvalidName(name.to_owned()))
-    }
-}
-
-fn check_timeout(timeout: Option<u64>) -> Result<(), CallbackError> {
-    match timeout {
-        Some(t) if !(MIN_TIMEOUT_SECS..=MAX_TIMEOUT_SECS).contains(&t) => {
-            Err(CallbackError::TimeoutRange(t))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Normalizes and checks a `cwd`: relative, inside the root, an existing directory.
-/// Empty or `.` means the root (`None`).
+/// Normalizes and checks a `cwd`: relative, an existing directory that resolves (symlinks
+/// followed) beneath the project root. Empty or `.` means the root (`None`).
 pub fn check_cwd(project: &Project, cwd: &str) -> Result<Option<String>, CallbackError> {
-    let trimmed = cwd.trim().trim_end_matches('/');
-    if trimmed.is_empty() || trimmed == "." {
-        return Ok(None);
+    let rel = normalize_cwd(cwd)?;
+    resolve_cwd(project.root(), rel.as_deref())?;
+    Ok(rel)
+}
+
+/// Refuses to write a script over a file no definition owns (a user's own `scripts/x.sh`).
+fn check_unowned(section: &CallbackSection, name: &str, path: &Path) -> Result<(), CallbackError> {
+    if section.by_name(name).is_none() && path.symlink_metadata().is_ok() {
+        return Err(CallbackError::ScriptNotOurs {
+            path: path.display().to_string(),
+        });
     }
-    let bad = |reason: &str| CallbackError::InvalidCwd {
-        cwd: cwd.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let path = Path::new(trimmed);
-    let mut parts = Vec::new();
-    for comp in path.components() {
-        match comp {
-            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => return Err(bad("'..' would leave the project")),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(bad("it is absolute"));
-            }
-        }
-    }
-    let rel = parts.join("/");
-    if !project.root().join(&rel).is_dir() {
-        return Err(bad("no such directory under the project root"));
-    }
-    Ok(Some(rel))
+    Ok(())
+}
+
+/// Refuses to touch the script of a stored definition whose name would leave `scripts/`.
+fn check_stored(def: &CallbackDef) -> Result<(), CallbackError> {
+    check_name(&def.name).map_err(|_| CallbackError::StoredNameInvalid {
+        id: def.id.to_string(),
+        name: def.name.escape_debug().to_string(),
+    })
 }
 
 fn non_empty(s: Option<String>) -> Option<String> {
@@ -184,6 +162,7 @@ pub fn create(
         None => None,
     };
     let path = script_path(project, &name);
+    let given_script = f.script_content.is_some();
     let script = match f.script_content {
         Some(body) => with_header(&body),
         None => match read_script(&path)? {
@@ -201,8 +180,10 @@ pub fn create(
                     id: other.id.to_string(),
                 });
             }
+            if given_script {
+                check_unowned(section, &name, &path)?;
+            }
             let id = section.allocate_id().ok_or(CallbackError::IdsExhausted)?;
-            write_script(&path, &script)?;
             let def = CallbackDef {
                 id,
                 name: name.clone(),
@@ -215,6 +196,8 @@ pub fn create(
                 one_at_a_time: f.one_at_a_time.unwrap_or(false),
                 once_per_batch: f.once_per_batch.unwrap_or(true),
             };
+            validate_def(&def)?;
+            write_script(&path, &script)?;
             section.set_active(worker.as_str(), def.id, true);
             section.definitions.push(def.clone());
             Ok(def)
@@ -267,13 +250,18 @@ pub fn update(project: &Project, id: CallbackId, f: &Fields) -> Result<Updated, 
                     id: other.id.to_string(),
                 });
             }
+            check_stored(&def)?;
             let (mut new, mut changed) = apply_fields(&def, f)?;
             if let Some(c) = &cwd {
                 new.cwd.clone_from(c);
                 changed.push("cwd");
             }
+            validate_def(&new)?;
             let old_path = script_path(project, &def.name);
             let new_path = script_path(project, &new.name);
+            if new_path != old_path {
+                check_unowned(section, &new.name, &new_path)?;
+            }
             if let Some(text) = new_script(&old_path, id, f)? {
                 changed.push("script");
                 write_script(&new_path, &text)?;
@@ -368,7 +356,11 @@ pub fn delete(project: &Project, id: CallbackId) -> Result<CallbackDef, Callback
         .config()
         .update_section(CONFIG_KEY, |section: &mut CallbackSection| {
             let def = section.remove(id).ok_or_else(|| unknown(section, id))?;
-            remove_script(&script_path(project, &def.name))?;
+            // A stored name that would leave `scripts/` owns no file: remove the definition
+            // only, never what its name points at.
+            if check_name(&def.name).is_ok() {
+                remove_script(&script_path(project, &def.name))?;
+            }
             Ok::<_, CallbackError>(def)
         })??;
     Ok(def)

@@ -754,3 +754,52 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
     let implement = repo.git(&["show", "HEAD~1:work/implement.txt"]);
     assert_eq!(implement.lines().count(), 2, "{implement}");
 }
+
+/// Issue 14 §5: a `repeat_phase` answered 300 times used to run the phase 300 times (and
+/// commit each). The phase runs at most `max_iterations` times (default 10), then the run
+/// stops with an error that names the phase, the limit and what to do.
+#[test]
+fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
+    let repo = repo();
+    let file = workflow(&repo, "reviewed", REVIEWED);
+    let scratch = tempfile::tempdir().unwrap();
+    let answers = scratch.path().join("answers.json");
+    let answers_list: Vec<serde_json::Value> = (0..300)
+        .map(|_| serde_json::json!({"phase": "plan", "option": "Redo", "feedback": "again"}))
+        .collect();
+    std::fs::write(&answers, serde_json::to_string(&answers_list).unwrap()).unwrap();
+    let args = RunArgs {
+        workflow: Some(file),
+        answers: Some(answers.clone()),
+        ..RunArgs::default()
+    };
+    let mut out = Vec::new();
+    let mut runner = EchoRunner::new(&repo.project());
+    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(runner.phases(), vec!["plan"; 10], "{text}");
+    assert!(
+        text.contains("phase 'plan' already ran 10 times, its limit (max_iterations 10)"),
+        "{text}"
+    );
+
+    // A per-phase limit overrides the default; the workflow-level one applies otherwise.
+    let capped = REVIEWED.replace(
+        "    prompt: Plan it.\n",
+        "    prompt: Plan it.\n    max_iterations: 3\n",
+    );
+    let file = workflow(&repo, "capped", &format!("max_iterations: 7\n{capped}"));
+    let args = RunArgs {
+        workflow: Some(file),
+        answers: Some(answers),
+        ..RunArgs::default()
+    };
+    let mut out = Vec::new();
+    let mut runner = EchoRunner::new(&repo.project());
+    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(runner.phases(), vec!["plan"; 3], "{text}");
+    assert!(text.contains("(max_iterations 3)"), "{text}");
+}

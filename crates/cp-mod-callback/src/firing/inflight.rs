@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::{Firing, Job, REPORT_GRACE, Shared, Waiter, await_run, run_chain, snapshot};
+use super::{Firing, Job, Shared, Waiter, await_run, run_chain, snapshot};
 use crate::model::CallbackDef;
 use crate::queue::Admission;
 use crate::report::{RunOutcome, RunReport};
@@ -398,9 +398,9 @@ pub(super) fn resume(shared: &Shared, job: &Job, from: &Resume) -> RunReport {
     "running".clone_into(&mut job.panel.view().status);
     // Background runs have no fallback timeout; the server enforces the one they have.
     let timeout = job.def.timeout;
-    let deadline = timeout.map(|t| {
-        let end_ms = from.started_at_ms + t.saturating_mul(1000);
-        Instant::now() + Duration::from_millis(end_ms.saturating_sub(now_ms())) + REPORT_GRACE
+    let deadline = timeout.and_then(|t| {
+        let end_ms = from.started_at_ms.saturating_add(t.saturating_mul(1000));
+        super::deadline_after(Duration::from_millis(end_ms.saturating_sub(now_ms())))
     });
     let mut ended_at_ms = None;
     report.outcome = match shared
@@ -427,6 +427,7 @@ pub(super) fn resume(shared: &Shared, job: &Job, from: &Resume) -> RunReport {
             .map(|(file, _)| file.clone())
             .collect();
     }
+    crate::env::remove_nul_list(&crate::env::nul_list_path(&shared.project, job.run_id));
     let end = ended_at_ms.unwrap_or_else(now_ms);
     report.elapsed = Duration::from_millis(end.saturating_sub(from.started_at_ms));
     job.panel.view().output.clone_from(&report.tail);

@@ -121,7 +121,7 @@ impl TestRunner for ConsoleTestRunner {
             }
         };
         let waited = session
-            .wait_exit(spec.timeout + KILL_REPORT_SLACK)
+            .wait_exit(spec.timeout.saturating_add(KILL_REPORT_SLACK))
             .map_err(io::Error::other)?;
         let mut info = waited.info;
         if info.status.is_running() {

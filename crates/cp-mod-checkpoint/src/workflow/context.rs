@@ -68,11 +68,12 @@ impl RunContext {
     }
 
     pub(crate) fn bump(&mut self, phase: &str) {
-        *self
+        let count = self
             .phases
             .iteration_counts
             .entry(phase.to_owned())
-            .or_insert(0) += 1;
+            .or_insert(0);
+        *count = count.saturating_add(1);
     }
 
     /// The context as JSON (what conditions get as `context`).

@@ -54,6 +54,20 @@ pub enum WorkflowError {
         /// What went wrong.
         message: String,
     },
+    /// A `repeat_phase` would run a phase more often than its `max_iterations` allows.
+    #[error(
+        "run {run_id}: phase '{phase}' already ran {runs} times, its limit (max_iterations {cap}); it is not repeated again. Answer the checkpoint differently after --resume {run_id}, or raise 'max_iterations' on the phase or the workflow"
+    )]
+    IterationCap {
+        /// The run.
+        run_id: String,
+        /// The phase that would have been repeated.
+        phase: String,
+        /// How many times it ran.
+        runs: u32,
+        /// Its limit.
+        cap: u32,
+    },
     /// `.context-pilot/` could not be written.
     #[error(transparent)]
     Store(#[from] cp_base::StoreError),

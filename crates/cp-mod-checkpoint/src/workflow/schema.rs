@@ -50,9 +50,17 @@ pub struct Workflow {
     /// Initial free fields of the run context, e.g. `feature: {flags: [backend]}`.
     #[serde(default)]
     pub context: Map<String, Value>,
+    /// How many times any phase may run in one run (its first run included), unless the
+    /// phase sets its own `max_iterations`. Default [`DEFAULT_MAX_ITERATIONS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
     /// The phases, run in order.
     pub phases: Vec<Phase>,
 }
+
+/// How many times a phase may run when neither it nor the workflow says: enough for real
+/// rework, and a stop for a `repeat_phase` answered in a loop.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
 
 /// One phase: a prompt for the agent, and an optional checkpoint after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +73,10 @@ pub struct Phase {
     /// The human checkpoint after the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<Checkpoint>,
+    /// How many times this phase may run in one run (its first run included); overrides the
+    /// workflow's `max_iterations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
 }
 
 /// A checkpoint: `approval_required: true` (Continue / Abort), or custom options.
@@ -162,6 +174,16 @@ impl Workflow {
         Ok(workflow)
     }
 
+    /// How many times phase `id` may run in one run.
+    pub fn max_iterations(&self, id: &str) -> u32 {
+        self.phases
+            .iter()
+            .find(|p| p.id == id)
+            .and_then(|p| p.max_iterations)
+            .or(self.max_iterations)
+            .unwrap_or(DEFAULT_MAX_ITERATIONS)
+    }
+
     /// The index of phase `id`.
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.phases.iter().position(|p| p.id == id)
@@ -194,6 +216,12 @@ impl Workflow {
                 format!("'context.{key}' is kept by the run itself; rename that field"),
             ));
         }
+        if self.max_iterations == Some(0) {
+            return Err(invalid(
+                None,
+                "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
+            ));
+        }
         let ids: Vec<&str> = self.phases.iter().map(|p| p.id.as_str()).collect();
         let mut seen = HashSet::new();
         for phase in &self.phases {
@@ -222,6 +250,12 @@ impl Workflow {
             }
             if phase.prompt.trim().is_empty() {
                 return Err(invalid(Some(id), "'prompt' is empty".into()));
+            }
+            if phase.max_iterations == Some(0) {
+                return Err(invalid(
+                    Some(id),
+                    "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
+                ));
             }
             if let Some(checkpoint) = &phase.checkpoint {
                 validate_checkpoint(checkpoint, &ids).map_err(|m| invalid(Some(id), m))?;

@@ -412,7 +412,13 @@ impl Session {
         condition: &WaitCondition,
         timeout: Duration,
     ) -> Result<bool, ConsoleError> {
-        let deadline = Instant::now() + timeout;
+        // A client may ask for any wait (`u64::MAX` seconds): cap it where the clock ends
+        // instead of panicking on the overflow.
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(timeout)
+            .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+            .unwrap_or(now);
         match condition {
             WaitCondition::Exit => Ok(self.wait_until(deadline, |st| !st.info.status.is_running())),
             WaitCondition::Pattern { regex, from_offset } => {

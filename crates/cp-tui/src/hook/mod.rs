@@ -138,9 +138,9 @@ pub fn handle(
         .or_else(|| payload.cwd.clone())
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
-    let project = match Project::discover(&start) {
-        Ok(p) => p,
-        Err(e) => return failure(event, None, &format!("no project: {e}")),
+    // Outside any project a hook has nothing to do, and must leave no `.context-pilot/`.
+    let Some(project) = find_project(&start) else {
+        return reply_only(event, &Reply::Nothing);
     };
     let worker = match WorkerId::from_flag_or_env(worker) {
         Ok(w) => w,
@@ -176,6 +176,11 @@ pub fn handle(
         Ok(h) => h,
         Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
     };
+    // A broken callbacks config must never silently turn callbacks off: say so every time.
+    let config_problems = cp_mod_callback::config_problems(&project);
+    for problem in &config_problems {
+        tracing::warn!("callbacks config: {problem}");
+    }
     // Runs that earlier hook processes left in flight: report those that ended meanwhile.
     let carried = Carried::resume(&host);
     carried.settle(&host);
@@ -203,7 +208,39 @@ pub fn handle(
         let all: Vec<String> = out.stderr.take().into_iter().chain(ours).collect();
         out.stderr = Some(all.join("\n"));
     }
+    if !config_problems.is_empty() {
+        tell_person(event, &mut out, &config_problems);
+    }
     out
+}
+
+/// The project a hook started in `start` acts on: the git work tree around it, or the nearest
+/// directory (itself or an ancestor) that already has `.context-pilot/`. `None` elsewhere.
+fn find_project(start: &Path) -> Option<Project> {
+    let start = std::fs::canonicalize(start).ok()?;
+    let in_git = start.ancestors().any(|dir| dir.join(".git").exists());
+    if in_git {
+        return Project::discover(&start).ok();
+    }
+    start
+        .ancestors()
+        .find(|dir| dir.join(cp_base::STATE_DIR).is_dir())
+        .map(Project::at)
+}
+
+/// Adds problems the person must see to the hook's output: stderr, and a `systemMessage`
+/// (shown to the user by Claude Code and Gemini CLI) in the reply.
+fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
+    let text = format!(
+        "Context Pilot: callbacks config problem: {}",
+        problems.join("; ")
+    );
+    let lines = problems
+        .iter()
+        .map(|p| format!("context-pilot hook {}: {p}", event.cli_name()));
+    let all: Vec<String> = out.stderr.take().into_iter().chain(lines).collect();
+    out.stderr = Some(all.join("\n"));
+    out.stdout = Some(reply::with_system_message(out.stdout.as_deref(), &text));
 }
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
@@ -218,7 +255,7 @@ fn failure(event: HookEvent, project: Option<&Path>, problem: &str) -> HookOutpu
     let logs = project
         .map(Path::to_path_buf)
         .or_else(|| std::env::current_dir().ok())
-        .and_then(|dir| Project::discover(&dir).ok())
+        .and_then(|dir| find_project(&dir))
         .map(|p| p.logs_dir());
     if let Some(logs) = logs {
         crate::logging::init(&logs);

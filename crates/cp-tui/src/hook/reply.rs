@@ -76,6 +76,21 @@ pub fn render(agent: Agent, kind: EventKind, reply: &Reply) -> Option<String> {
     value.map(|v| v.to_string())
 }
 
+/// A reply (`None`: no output) with `message` added as its `systemMessage`, after any
+/// message it already has.
+pub fn with_system_message(stdout: Option<&str>, message: &str) -> String {
+    let mut value = stdout
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let text = match value.get("systemMessage").and_then(Value::as_str) {
+        Some(existing) => format!("{existing}\n{message}"),
+        None => message.to_owned(),
+    };
+    value["systemMessage"] = Value::String(text);
+    value.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

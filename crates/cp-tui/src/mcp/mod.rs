@@ -17,17 +17,22 @@
 //! ```
 
 mod convert;
+mod lines;
 mod server;
 mod ticker;
 
 pub use convert::{mcp_result, mcp_tool};
-pub use server::{McpServer, SERVER_NAME};
+pub use lines::{INVALID_REQUEST, MAX_LINE, PARSE_ERROR};
+pub use server::{McpServer, NOT_OVER_MCP, SERVER_NAME};
 
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
 
 use crate::hook::Carried;
 use crate::host::Host;
+
+/// Size of each in-memory pipe between the line filter and rmcp.
+const PIPE_BUFFER: usize = 256 * 1024;
 
 /// Serves MCP on stdin/stdout until the client closes stdin (or the process is told to stop).
 ///
@@ -49,13 +54,25 @@ pub fn serve(host: Host) -> anyhow::Result<()> {
     let server = McpServer::new(host);
     let ticker = ticker::Ticker::start(server.host().clone());
     let outcome = runtime.block_on(async {
+        // rmcp talks to the line filter through in-memory pipes; the filter answers what
+        // rmcp would drop (see `lines`), and one writer serializes both onto stdout.
+        let out = std::sync::Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+        let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BUFFER);
+        let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BUFFER);
+        let filter = tokio::spawn(lines::filter(tokio::io::stdin(), to_rmcp, out.clone()));
+        let relay = tokio::spawn(lines::relay(from_rmcp, out));
         let running = server
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve((rmcp_in, rmcp_out))
             .await
             .context("MCP initialization failed")?;
         let reason = running.waiting().await.context("the MCP session failed")?;
         tracing::info!(?reason, "MCP session ended");
+        filter.abort();
+        // rmcp has dropped its end of the pipe: the relay flushes what is left and ends.
+        if let Ok(Err(e)) = relay.await {
+            tracing::warn!("MCP: writing to stdout failed: {e}");
+        }
         anyhow::Ok(())
     });
     ticker.stop();

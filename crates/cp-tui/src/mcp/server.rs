@@ -18,6 +18,10 @@ use crate::host::Host;
 /// The name the server gives in `initialize`: the binary's name.
 pub const SERVER_NAME: &str = "context-pilot";
 
+/// Tools of the registry that do nothing over MCP, so they are neither listed nor callable:
+/// `system_reload` re-execs the TUI, and an MCP server has no TUI to re-exec.
+pub const NOT_OVER_MCP: &[&str] = &["system_reload"];
+
 /// An MCP server over one host. Cheap to clone; clones share the host.
 #[derive(Debug, Clone)]
 pub struct McpServer {
@@ -46,6 +50,11 @@ impl McpServer {
     /// since the previous call. Blocks until the call and its blocking callbacks are done.
     pub fn call(&self, name: &str, arguments: Value) -> cp_base::ToolResult {
         let host = &self.inner.host;
+        if NOT_OVER_MCP.contains(&name) {
+            return cp_base::ToolResult::error(format!(
+                "{name} is not offered over MCP: it reloads the Context Pilot TUI, and this MCP server has none"
+            ));
+        }
         // Pick up on-disk changes (another process's callbacks) and finished background work.
         for module in host.registry().modules() {
             lock_module(module).on_tick(host.env());
@@ -57,6 +66,14 @@ impl McpServer {
             .unwrap_or_else(|| cp_base::ToolResult::error(format!("{name}: no result")));
         if let Some(text) = self.inner.deliveries.collect_text() {
             result.append(&text);
+        }
+        // A broken callbacks config must never silently turn callbacks off.
+        let problems = cp_mod_callback::config_problems(host.project());
+        if !problems.is_empty() {
+            result.append(&format!(
+                "Note for the person: the callbacks config has a problem: {}",
+                problems.join("; ")
+            ));
         }
         result
     }
@@ -94,6 +111,7 @@ impl ServerHandler for McpServer {
             .registry()
             .tool_defs()
             .iter()
+            .filter(|def| !NOT_OVER_MCP.contains(&def.name.as_str()))
             .map(mcp_tool)
             .collect();
         Ok(ListToolsResult::with_all_items(tools))

@@ -20,6 +20,7 @@ use super::palette::Palette;
 use crate::host::Host;
 
 mod agent;
+mod config_watch;
 mod reload;
 mod session;
 mod workflow;
@@ -77,6 +78,8 @@ pub struct App {
     unsaved: bool,
     last_save: Instant,
     tx: Sender<AppEvent>,
+    /// The callbacks config problems already shown.
+    config_watch: config_watch::ConfigWatch,
 }
 
 /// A workflow run started from this TUI.
@@ -121,6 +124,7 @@ impl App {
             stopped_for_reload: false,
             unsaved: false,
             last_save: Instant::now(),
+            config_watch: config_watch::ConfigWatch::default(),
             workflow: None,
             dialog: None,
             host,
@@ -427,6 +431,7 @@ impl App {
         for module in self.host.registry().modules() {
             changed |= lock_module(module).on_tick(&env);
         }
+        changed |= self.watch_callbacks_config();
         changed
     }
 

@@ -1,0 +1,77 @@
+//! The changed-file lists a run gets: `CP_CHANGED_FILES` and `CP_CHANGED_FILES0`.
+//!
+//! `CP_CHANGED_FILES` is newline-separated, so a file whose name holds a newline (`x\n/etc/passwd`)
+//! would read as two paths, one of them outside the project. Such names are left out of it
+//! (the run's result says so). An environment variable cannot hold a NUL byte, so the complete
+//! list goes into a file, NUL-separated, whose path is `CP_CHANGED_FILES0`
+//! (`xargs -0 -a "$CP_CHANGED_FILES0" …`). The file lives under `.context-pilot/run/callbacks/`
+//! and is removed when the run is reported.
+
+use std::path::{Path, PathBuf};
+
+use cp_base::{Project, StoreError, write_atomic};
+use uuid::Uuid;
+
+/// The value of `CP_CHANGED_FILES`: the files whose names hold no newline, one a line.
+pub fn newline_list(files: &[String]) -> String {
+    files
+        .iter()
+        .filter(|f| !f.contains(['\n', '\r']))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The files left out of `CP_CHANGED_FILES`.
+pub fn unlisted(files: &[String]) -> impl Iterator<Item = &String> {
+    files.iter().filter(|f| f.contains(['\n', '\r']))
+}
+
+/// Where the NUL-separated list of run `run_id` is written.
+pub fn nul_list_path(project: &Project, run_id: Uuid) -> PathBuf {
+    project
+        .run_dir()
+        .join("callbacks")
+        .join(format!("{run_id}.files0"))
+}
+
+/// Writes the complete NUL-separated list (each name followed by a NUL) and returns its path.
+pub fn write_nul_list(
+    project: &Project,
+    run_id: Uuid,
+    files: &[String],
+) -> Result<PathBuf, StoreError> {
+    let path = nul_list_path(project, run_id);
+    let mut bytes = Vec::new();
+    for f in files {
+        bytes.extend_from_slice(f.as_bytes());
+        bytes.push(0);
+    }
+    write_atomic(&path, &bytes)?;
+    Ok(path)
+}
+
+/// Removes a run's list; a missing file is fine.
+pub fn remove_nul_list(path: &Path) {
+    if let Err(e) = std::fs::remove_file(path)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("cannot remove {}: {e}", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newline_never_makes_another_path() {
+        let files = vec![
+            "a.rs".to_owned(),
+            "x\n/etc/passwd".to_owned(),
+            "b.rs".to_owned(),
+        ];
+        assert_eq!(newline_list(&files), "a.rs\nb.rs");
+        assert_eq!(unlisted(&files).count(), 1);
+    }
+}

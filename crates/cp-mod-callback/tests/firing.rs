@@ -378,7 +378,7 @@ fn scripts_run_in_their_cwd_and_missing_scripts_are_reported() {
 fn patterns_compile_once_per_config_change_not_per_edit() {
     let f = Fixture::new();
     let mut module = CallbackModule::with_console(
-        Project::at(&f.root),
+        util::project(&f.root),
         WorkerId::default(),
         util::console_config(&f.root),
     );

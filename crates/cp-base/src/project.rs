@@ -130,6 +130,16 @@ impl Project {
         if lock.is_ok() && before.allows() {
             match Grant::of(self) {
                 Ok(grant) if grant.is_empty() => {}
+                // Unchanged (e.g. a toggle): nothing to record.
+                Ok(grant)
+                    if self
+                        .inner
+                        .trust
+                        .recorded(self.root())
+                        .ok()
+                        .flatten()
+                        .as_deref()
+                        == Some(grant.hash()) => {}
                 Ok(grant) => {
                     if let Err(e) = self
                         .inner

@@ -4,6 +4,7 @@
 //!   a VT100 emulator, so tests type keys and read what a person would see.
 //! - [`binary_path`]: where `cargo test` put the binary.
 //! - [`git_repo`]: a fresh git repository in a temp dir.
+//! - [`config_home`] and [`trust`]: the isolated per-user config (trust store) of the tests.
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
@@ -28,3 +29,31 @@ mod repo;
 pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, openai};
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};
+
+/// The user config directory every test's `context-pilot` gets as `XDG_CONFIG_HOME`
+/// (`target/<profile>/cp-test-config`): trust records land there, never in the real
+/// `~/.config`. Records are keyed by project path, and each test's project is a fresh temp
+/// dir, so tests share it safely.
+pub fn config_home() -> std::path::PathBuf {
+    binary_path()
+        .parent()
+        .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf)
+        .join("cp-test-config")
+}
+
+/// Runs `context-pilot trust` for `project` with the tests' [`config_home`], as a person
+/// reviewing a cloned repository would; panics with the output when it fails.
+pub fn trust(project: &std::path::Path) {
+    let out = std::process::Command::new(binary_path())
+        .args(["trust", "--project"])
+        .arg(project)
+        .env("XDG_CONFIG_HOME", config_home())
+        .output()
+        .unwrap_or_else(|e| panic!("run context-pilot trust: {e}"));
+    assert!(
+        out.status.success(),
+        "context-pilot trust failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

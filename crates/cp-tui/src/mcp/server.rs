@@ -58,6 +58,10 @@ impl McpServer {
         if let Some(text) = self.inner.deliveries.collect_text() {
             result.append(&text);
         }
+        // An untrusted project's callbacks and test command stayed off: say so, once.
+        if let Some(advice) = crate::trust::notice_once(host.project()) {
+            result.append(&advice);
+        }
         result
     }
 }

@@ -47,17 +47,19 @@ pub fn llm_section(project: &Project) -> Result<LlmSection, String> {
 }
 
 fn merge(user: Option<Value>, project: Option<Value>) -> Option<Value> {
-    let (Some(Value::Object(mut user)), Some(Value::Object(project))) = (&user, &project) else {
-        return project.or(user);
-    };
-    let provider = |m: &Map<String, Value>| m.get("provider").cloned();
-    if provider(project).is_some() && provider(project) != provider(&user) {
-        for key in ["model", "base_url", "context_window"] {
-            user.remove(key);
+    match (user, project) {
+        (Some(Value::Object(mut user)), Some(Value::Object(project))) => {
+            let provider = |m: &Map<String, Value>| m.get("provider").cloned();
+            if provider(&project).is_some() && provider(&project) != provider(&user) {
+                for key in ["model", "base_url", "context_window"] {
+                    user.remove(key);
+                }
+            }
+            user.extend(project);
+            Some(Value::Object(user))
         }
+        (user, project) => project.or(user),
     }
-    user.extend(project.clone());
-    Some(Value::Object(user))
 }
 
 /// The error when the project's `base_url` was ignored and nothing else named a server.

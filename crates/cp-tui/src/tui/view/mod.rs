@@ -103,7 +103,11 @@ fn render_confirm(confirm: &Confirm, area: Rect, frame: &mut Frame) {
 
 /// The trust question: what trusting the project allows, and the two answers.
 fn render_trust(what: &str, area: Rect, frame: &mut Frame) {
-    let popup = centered(area, area.width.saturating_sub(4), area.height.saturating_sub(2));
+    let popup = centered(
+        area,
+        area.width.saturating_sub(4),
+        area.height.saturating_sub(2),
+    );
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(format!("y: trust this project · n: not now\n\n{what}"))

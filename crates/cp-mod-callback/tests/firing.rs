@@ -8,7 +8,7 @@
 
 mod util;
 
-use cp_base::{ChangeKind, Level, Module, Project, WorkerId, lock_module};
+use cp_base::{ChangeKind, Level, Module, WorkerId, lock_module};
 use cp_mod_callback::CallbackModule;
 use serde_json::json;
 use util::{Fixture, batch, edit, group_members, run_id};

@@ -516,6 +516,7 @@ fn tests_run_directly_when_the_console_server_cannot_start() {
 /// A committed app whose `config.json` configures the test command, and a stop in a child
 /// process whose user config directory is a fresh temp dir; `trusted` grants trust there
 /// first. Returns the helper's stdout.
+#[allow(clippy::unwrap_used, reason = "test setup fails loudly")]
 fn stop_with_configured_tests(repo: &Repo, suite: &Suite, trusted: bool) -> String {
     std::fs::create_dir_all(repo.root().join(".context-pilot")).unwrap();
     std::fs::write(

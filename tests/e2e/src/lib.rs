@@ -42,7 +42,11 @@ pub fn config_home() -> std::path::PathBuf {
 }
 
 /// Runs `context-pilot trust` for `project` with the tests' [`config_home`], as a person
-/// reviewing a cloned repository would; panics with the output when it fails.
+/// reviewing a cloned repository would.
+///
+/// # Panics
+///
+/// When the command cannot run or fails (with its output).
 pub fn trust(project: &std::path::Path) {
     let out = std::process::Command::new(binary_path())
         .args(["trust", "--project"])

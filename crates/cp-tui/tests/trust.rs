@@ -301,3 +301,48 @@ fn an_untrusted_repository_base_url_never_receives_the_anthropic_key() {
     assert!(!key_sent(&server));
     stop_console_server(&canonical(repo.path()));
 }
+
+/// Whether `context-pilot trust --show` reports the project as trusted.
+fn shown_trusted(root: &Path) -> bool {
+    let out = context_pilot(root)
+        .args(["trust", "--show"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).contains(" is trusted.")
+}
+
+#[test]
+fn the_tui_asks_on_first_start_and_trusts_on_yes() {
+    let (_repo, root) = cloned_project_with_a_callback();
+    let mut tui = cp_e2e::TuiSession::start(&root, &[], &[]).unwrap();
+    // The question stays on screen until answered, with what would run.
+    tui.wait_for("Trust this project?", Duration::from_secs(60))
+        .unwrap();
+    tui.wait_for("CP_PROJECT_ROOT/ran.log", Duration::from_secs(60))
+        .unwrap();
+    assert!(!shown_trusted(&root));
+    tui.send(b"y");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !shown_trusted(&root) {
+        assert!(std::time::Instant::now() < deadline, "{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.send(b"\x03");
+    tui.wait_exit(Duration::from_secs(60)).unwrap();
+    stop_console_server(&root);
+}
+
+#[test]
+fn the_tui_stays_usable_when_trust_is_declined() {
+    let (_repo, root) = cloned_project_with_a_callback();
+    let mut tui = cp_e2e::TuiSession::start(&root, &[], &[]).unwrap();
+    tui.wait_for("Trust this project?", Duration::from_secs(60))
+        .unwrap();
+    tui.send(b"n");
+    tui.wait_for("Not trusted", Duration::from_secs(60))
+        .unwrap();
+    assert!(!shown_trusted(&root));
+    tui.send(b"\x03");
+    tui.wait_exit(Duration::from_secs(60)).unwrap();
+    stop_console_server(&root);
+}

@@ -247,9 +247,13 @@ impl App {
     pub fn apply(&mut self, action: Action) {
         if let Some(confirm) = self.confirm.take() {
             match (confirm, action) {
-                (Confirm::QuitWhileBusy, Action::Yes) => self.quit = true,
+                (Confirm::QuitWhileBusy, Action::Yes | Action::Quit) => self.quit = true,
                 (Confirm::QuitWhileBusy, _) => self.flash = Some("Quit cancelled.".into()),
                 (Confirm::Trust(_), Action::Yes) => self.trust_project(),
+                (Confirm::Trust(_), Action::Quit) => {
+                    self.decline_trust();
+                    self.request_quit();
+                }
                 (Confirm::Trust(_), _) => self.decline_trust(),
             }
             return;

@@ -88,3 +88,30 @@ pub fn with_system_message(stdout: Option<String>, message: &str) -> Option<Stri
     value["systemMessage"] = serde_json::Value::String(text);
     Some(value.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn parsed(stdout: Option<String>) -> Value {
+        serde_json::from_str(&stdout.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_advice_joins_any_hook_reply_as_its_system_message() {
+        // Claude Code with nothing else to say: the reply is just the message.
+        assert_eq!(
+            parsed(with_system_message(None, "trust it")),
+            json!({"systemMessage": "trust it"})
+        );
+        // Gemini CLI's reply keeps its fields; an existing message comes first.
+        let gemini = json!({
+            "systemMessage": "a callback failed",
+            "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "x"}
+        });
+        let merged = parsed(with_system_message(Some(gemini.to_string()), "trust it"));
+        assert_eq!(merged["systemMessage"], "a callback failed\ntrust it");
+        assert_eq!(merged["hookSpecificOutput"]["additionalContext"], "x");
+    }
+}

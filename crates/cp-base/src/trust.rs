@@ -40,7 +40,7 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -437,7 +437,8 @@ fn ensure_private_dir(file: &Path) -> Result<(), TrustError> {
         .map_err(|e| StoreError::io(dir, e).into())
 }
 
-/// Temp file with mode 0600, fsync, rename over `path`, fsync of the directory.
+/// Temp file with mode 0600, fsync, rename over `path`. The directory is not synced: a crash
+/// may lose the latest record, which only means trusting again (never trusting more).
 fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{TRUST_FILE}.tmp.{}", std::process::id()));
@@ -450,8 +451,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
-        fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
+        fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -385,9 +385,11 @@ impl cp_base::Module for CallbackModule {
         let a = Args::new(name, args);
         let project = self.project.clone();
         let result = match name {
-            // Changes made through these tools keep the project trusted (if it was).
+            // A change made through this tool keeps the project trusted (if it was).
             UPSERT => project.keep_trust(|| self.upsert(&a)),
-            TOGGLE => project.keep_trust(|| self.toggle(&a)),
+            // Activation is not part of what is trusted (see `cp_base::Grant`): a toggle
+            // keeps the trust as it is, with no need to re-record it.
+            TOGGLE => self.toggle(&a),
             OPEN_EDITOR => self.open_editor(&a),
             CLOSE_EDITOR => Ok(self.close_editor()),
             other => {

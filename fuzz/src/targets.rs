@@ -14,6 +14,8 @@ use serde_json::Value;
 /// A project in a temp dir (removed on drop) and the schemas of every real tool.
 pub struct Fixture {
     dir: tempfile::TempDir,
+    /// Holds the trust store, so fuzzing never writes the user's `~/.config`.
+    _trust: tempfile::TempDir,
     project: Project,
     /// `(tool name, parameters schema)` of every tool a real host registers.
     schemas: Vec<(String, Value)>,
@@ -33,7 +35,9 @@ impl Fixture {
             .path()
             .canonicalize()
             .unwrap_or_else(|_| dir.path().into());
-        let project = Project::at(&root);
+        let trust = tempfile::tempdir().unwrap_or_else(|e| panic!("cannot create a temp dir: {e}"));
+        let project = Project::at(&root)
+            .with_trust_store(cp_base::TrustStore::at(trust.path().join("trust.json")));
         // A git repository, so the stop hook inspects real changes (it fails open without).
         let _ = std::process::Command::new("git")
             .args(["init", "-q"])
@@ -49,6 +53,7 @@ impl Fixture {
             .collect();
         Self {
             dir,
+            _trust: trust,
             project,
             schemas,
         }
@@ -145,7 +150,8 @@ pub fn config(fixture: &Fixture, data: &[u8]) {
         let _ = ProviderConfig::resolve(&env, llm.as_ref());
     }
     // The module as the host loads it: refresh from disk, then draw its panels.
-    let project = Project::at(fixture.project.root());
+    let project =
+        Project::at(fixture.project.root()).with_trust_store(fixture.project.trust_store().clone());
     let mut module = CallbackModule::new(project.clone(), WorkerId::default());
     module.refresh();
     // Creating and toggling on top of whatever was loaded: ids are allocated from the

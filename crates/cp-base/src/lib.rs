@@ -8,6 +8,8 @@
 //! - [`Panel`]: title, badge, a pure render into a ratatui buffer, and `llm_context()`.
 //! - [`Project`]: the root and its `.context-pilot/` layout; [`ConfigFile`] and [`JsonFile`]
 //!   give atomic, locked, change-aware JSON documents.
+//! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
+//!   command and `llm.base_url` take effect only once the person trusts the project.
 //! - [`WorkerId`] and the [`Notifier`] queue.
 //!
 //! [`run_batch`] is the tool-batch pipeline every front-end shares.
@@ -54,6 +56,7 @@ mod registry;
 mod schema;
 mod store;
 mod tool;
+mod trust;
 mod worker;
 
 pub use args::Args;
@@ -68,6 +71,7 @@ pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic,
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };
+pub use trust::{Grant, GrantCallback, TrustError, TrustState, TrustStore, user_config_dir};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 
 /// Re-exported so modules render with the same ratatui types as the host.

@@ -5,6 +5,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use crate::store::{ConfigFile, StoreError, write_atomic};
+use crate::trust::{Grant, TrustError, TrustState, TrustStore};
 use crate::worker::WorkerId;
 
 /// Name of the state directory under the project root.
@@ -16,6 +17,7 @@ const GITIGNORE: &str = "# Written by Context Pilot: per-machine state, not for 
 struct Inner {
     root: PathBuf,
     config: ConfigFile,
+    trust: TrustStore,
 }
 
 /// A project root and its `.context-pilot/` directory. Cheap to clone; clones share caches.
@@ -56,13 +58,101 @@ impl Project {
         Ok(Self::at(root))
     }
 
-    /// A project rooted exactly at `root` (which should be absolute and canonical).
+    /// A project rooted exactly at `root` (which should be absolute and canonical), with the
+    /// user's trust store ([`TrustStore::user`]).
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        let root = root.into();
+        Self::with_store(root.into(), TrustStore::user())
+    }
+
+    fn with_store(root: PathBuf, trust: TrustStore) -> Self {
         let config = ConfigFile::new(root.join(STATE_DIR).join("config.json"));
         Self {
-            inner: Arc::new(Inner { root, config }),
+            inner: Arc::new(Inner {
+                root,
+                config,
+                trust,
+            }),
         }
+    }
+
+    /// The same project, recording trust in `store` instead (tests, tools).
+    #[must_use]
+    pub fn with_trust_store(self, store: TrustStore) -> Self {
+        Self::with_store(self.inner.root.clone(), store)
+    }
+
+    /// Where this project's trust is recorded.
+    pub fn trust_store(&self) -> &TrustStore {
+        &self.inner.trust
+    }
+
+    /// Whether the project's callbacks, configured test command and `llm.base_url` may take
+    /// effect now. A grant or trust file that cannot be read counts as untrusted.
+    pub fn trust_state(&self) -> TrustState {
+        let grant = match Grant::of(self) {
+            Ok(grant) => grant,
+            Err(e) => return TrustState::Unknown(e.to_string()),
+        };
+        if grant.is_empty() {
+            return TrustState::NothingToTrust;
+        }
+        match self.inner.trust.recorded(self.root()) {
+            Ok(Some(hash)) if hash == grant.hash() => TrustState::Trusted,
+            Ok(Some(_)) => TrustState::Changed,
+            Ok(None) => TrustState::Untrusted,
+            Err(e) => TrustState::Unknown(e.to_string()),
+        }
+    }
+
+    /// Shorthand for `trust_state().allows()`.
+    pub fn is_trusted(&self) -> bool {
+        self.trust_state().allows()
+    }
+
+    /// Trusts what the project allows now (`context-pilot trust`); returns it.
+    pub fn grant_trust(&self) -> Result<Grant, TrustError> {
+        let _lock = self.inner.trust.lock()?;
+        let grant = Grant::of(self)?;
+        self.inner
+            .trust
+            .record_locked(self.root(), Some(grant.hash()))?;
+        Ok(grant)
+    }
+
+    /// Runs `change`, a change to the project's configuration made through Context Pilot's
+    /// own tools, and keeps the project trusted if it was before (or needed no trust): the
+    /// new grant is recorded. An untrusted project stays untrusted. The store's lock is held
+    /// throughout, so two tools changing the config at once both keep the trust.
+    pub fn keep_trust<R>(&self, change: impl FnOnce() -> R) -> R {
+        let lock = self.inner.trust.lock();
+        let before = self.trust_state();
+        let out = change();
+        if lock.is_ok() && before.allows() {
+            match Grant::of(self) {
+                Ok(grant) if grant.is_empty() => {}
+                // Unchanged (e.g. a toggle): nothing to record.
+                Ok(grant)
+                    if self
+                        .inner
+                        .trust
+                        .recorded(self.root())
+                        .ok()
+                        .flatten()
+                        .as_deref()
+                        == Some(grant.hash()) => {}
+                Ok(grant) => {
+                    if let Err(e) = self
+                        .inner
+                        .trust
+                        .record_locked(self.root(), Some(grant.hash()))
+                    {
+                        tracing::warn!("cannot keep the project trusted: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("cannot keep the project trusted: {e}"),
+            }
+        }
+        out
     }
 
     pub fn root(&self) -> &Path {

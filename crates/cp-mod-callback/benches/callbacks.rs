@@ -68,7 +68,10 @@ fn bench_blocking_noop(rounds: usize) {
     let root = dir.path().canonicalize().unwrap();
     let mut console = ClientConfig::new(&root);
     console.server_exe = Some(server_exe());
-    let project = Project::at(&root);
+    // Trust is recorded in a temp store, never in the user's ~/.config.
+    let trust = tempfile::tempdir().unwrap();
+    let project = Project::at(&root)
+        .with_trust_store(cp_base::TrustStore::at(trust.path().join("trust.json")));
     let env = ToolEnv::new(project.clone(), WorkerId::default(), Notifier::new());
     let mut module = CallbackModule::with_console(project, WorkerId::default(), console.clone());
     let created = module

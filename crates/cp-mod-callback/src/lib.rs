@@ -24,7 +24,10 @@
 //! use serde_json::json;
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let project = Project::at(dir.path());
+//! // Trust (see `cp_base::TrustStore`) is recorded per user; here in a temp file.
+//! let home = tempfile::tempdir().unwrap();
+//! let project = Project::at(dir.path())
+//!     .with_trust_store(cp_base::TrustStore::at(home.path().join("trust.json")));
 //! let mut registry = Registry::new();
 //! registry
 //!     .register(Box::new(CallbackModule::new(project.clone(), WorkerId::default())))

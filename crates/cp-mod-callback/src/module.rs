@@ -408,8 +408,12 @@ impl cp_base::Module for CallbackModule {
 
     fn call_tool(&mut self, name: &str, args: &Value, _env: &ToolEnv) -> ToolOutcome {
         let a = Args::new(name, args);
+        let project = self.project.clone();
         let result = match name {
-            UPSERT => self.upsert(&a),
+            // A change made through this tool keeps the project trusted (if it was).
+            UPSERT => project.keep_trust(|| self.upsert(&a)),
+            // Activation is not part of what is trusted (see `cp_base::Grant`): a toggle
+            // keeps the trust as it is, with no need to re-record it.
             TOGGLE => self.toggle(&a),
             OPEN_EDITOR => self.open_editor(&a),
             CLOSE_EDITOR => Ok(self.close_editor()),
@@ -443,6 +447,23 @@ impl cp_base::Module for CallbackModule {
             &self.cache.matcher,
             env.worker.as_str(),
         );
+        // A cloned repository's callbacks are someone else's code: they run only once the
+        // person trusted the project (the front-ends tell the person how, once).
+        let runs = if runs.is_empty() {
+            runs
+        } else {
+            let trust = self.project.trust_state();
+            if trust.allows() {
+                runs
+            } else {
+                tracing::info!(
+                    ?trust,
+                    runs = runs.len(),
+                    "callbacks not run: project not trusted"
+                );
+                Vec::new()
+            }
+        };
         self.firing.fire(runs, batch, env)
     }
 

@@ -28,6 +28,12 @@ use cp_base::{Module, Notifier, Project, ToolEnv, WorkerId};
 use cp_mod_callback::{CONFIG_KEY, CallbackId, CallbackModule, CallbackSection};
 use serde_json::json;
 
+/// The project at `root` with a trust store under the target directory (never `~/.config`).
+fn project_at(root: &Path) -> Project {
+    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trust/trust.json");
+    Project::at(root).with_trust_store(cp_base::TrustStore::at(store))
+}
+
 const WRITER_ENV: &str = "CP_CALLBACK_CRASH_WRITER";
 
 /// Writer mode: as worker `w{k}`, create callbacks `w{k}-{j}` and switch each off again,
@@ -38,7 +44,7 @@ fn writer_child() {
         return;
     };
     let (root, k) = spec.split_once('|').unwrap();
-    let project = Project::at(root);
+    let project = project_at(Path::new(root));
     let worker = WorkerId::new(format!("w{k}")).unwrap();
     let mut module = CallbackModule::new(project.clone(), worker.clone());
     let env = ToolEnv::new(project, worker, Notifier::new());
@@ -222,7 +228,7 @@ fn killed_writers_never_corrupt_config_or_lose_acknowledged_changes() {
 
     // The next writer works on what the killed ones left, and sweeps their temp files.
     let worker = WorkerId::new("final").unwrap();
-    let project = Project::at(&root);
+    let project = project_at(&root);
     let mut module = CallbackModule::new(project.clone(), worker.clone());
     let env = ToolEnv::new(project, worker, Notifier::new());
     let created = module

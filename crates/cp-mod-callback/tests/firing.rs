@@ -8,7 +8,7 @@
 
 mod util;
 
-use cp_base::{ChangeKind, Level, Module, Project, WorkerId, lock_module};
+use cp_base::{ChangeKind, Level, Module, WorkerId, lock_module};
 use cp_mod_callback::CallbackModule;
 use serde_json::json;
 use util::{Fixture, batch, edit, group_members, run_id};
@@ -434,6 +434,8 @@ fn scripts_run_in_their_cwd_and_missing_scripts_are_reported() {
         f.root.join("sub").display().to_string()
     );
     std::fs::remove_file(f.root.join(".context-pilot/scripts/where.sh")).unwrap();
+    // Removing a script by hand is a change from outside the tools: trust it again.
+    util::trust(&f.project);
     let (_, held) = f.fire(&edit(&["a.rs"]));
     assert!(held[0].text.contains("could not start"), "{}", held[0].text);
     assert!(
@@ -447,7 +449,7 @@ fn scripts_run_in_their_cwd_and_missing_scripts_are_reported() {
 fn patterns_compile_once_per_config_change_not_per_edit() {
     let f = Fixture::new();
     let mut module = CallbackModule::with_console(
-        Project::at(&f.root),
+        util::project(&f.root),
         WorkerId::default(),
         util::console_config(&f.root),
     );
@@ -468,4 +470,36 @@ fn patterns_compile_once_per_config_change_not_per_edit() {
     module.on_batch(&edit(&["a.rs"]), &f.env);
     module.on_batch(&edit(&["b.rs"]), &f.env);
     assert_eq!(module.pattern_builds(), before + 1);
+}
+
+/// Issue 14 §1: a callback created through `Callback_upsert` keeps the project trusted and
+/// runs; a hand edit of its script (from outside Context Pilot) stops it until the person
+/// trusts the project again.
+#[test]
+fn a_hand_edited_script_does_not_run_until_trusted_again() {
+    let f = Fixture::new();
+    f.create(
+        "mark",
+        json!("*.rs"),
+        "echo ran >> ran.log",
+        json!({"blocking": true, "timeout": 60}),
+    );
+    assert!(f.project.is_trusted(), "{:?}", f.project.trust_state());
+    f.write("src/a.rs", "");
+    let (_, held) = f.fire(&edit(&["src/a.rs"]));
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(lines(&f, "ran.log").len(), 1);
+
+    let script = f.root.join(".context-pilot/scripts/mark.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, format!("{text}echo edited >> ran.log\n")).unwrap();
+    assert_eq!(f.project.trust_state(), cp_base::TrustState::Changed);
+    let (now, held) = f.fire(&edit(&["src/a.rs"]));
+    assert!(now.is_empty() && held.is_empty(), "{now:?} {held:?}");
+    assert_eq!(lines(&f, "ran.log").len(), 1, "the edited script ran");
+
+    util::trust(&f.project);
+    let (_, held) = f.fire(&edit(&["src/a.rs"]));
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(lines(&f, "ran.log"), vec!["ran", "ran", "edited"]);
 }

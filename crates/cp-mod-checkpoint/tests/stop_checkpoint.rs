@@ -547,10 +547,11 @@ fn tests_run_directly_when_the_console_server_cannot_start() {
 // `StopCheckpoint::for_project` (the host's agent loop and `context-pilot hook stop`) runs
 // the tests in the project's console server. The server executable comes from the
 // environment, so the check runs in a child process of this test binary.
-#[test]
-fn for_project_runs_the_tests_in_the_console_server() {
-    let repo = committed_app();
-    let suite = Suite::new();
+/// A committed app whose `config.json` configures the test command, and a stop in a child
+/// process whose user config directory is a fresh temp dir; `trusted` grants trust there
+/// first. Returns the helper's stdout.
+#[allow(clippy::unwrap_used, reason = "test setup fails loudly")]
+fn stop_with_configured_tests(repo: &Repo, suite: &Suite, trusted: bool) -> String {
     std::fs::create_dir_all(repo.root().join(".context-pilot")).unwrap();
     std::fs::write(
         repo.root().join(".context-pilot/config.json"),
@@ -561,20 +562,38 @@ fn for_project_runs_the_tests_in_the_console_server() {
     repo.write("src/app/core.py", "def run():\n    return 5\n");
     // Registers the project's server for shutdown when `repo` is dropped.
     let _ = repo.checkpoint(&repo.project(), CheckpointConfig::default());
-
+    let config_home = tempfile::tempdir().unwrap();
+    if trusted {
+        cp_base::Project::at(repo.root())
+            .with_trust_store(cp_base::TrustStore::at(
+                config_home.path().join("context-pilot/trust.json"),
+            ))
+            .grant_trust()
+            .unwrap();
+    }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "for_project_helper", "--ignored", "--nocapture"])
         .env(SERVER_EXE_ENV, util::server_exe())
         .env("CP_CONSOLE_KILL_GRACE_MS", "300")
         .env("CP_CHECKPOINT_HELPER_ROOT", repo.root())
+        .env("XDG_CONFIG_HOME", config_home.path())
+        .env("HOME", config_home.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+#[test]
+fn for_project_runs_the_tests_in_the_console_server() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let stdout = stop_with_configured_tests(&repo, &suite, true);
     assert!(stdout.contains("Tests passed: 5 passed"), "{stdout}");
     let sessions = util::console_client(&repo.root()).list().unwrap();
     assert!(
@@ -583,6 +602,20 @@ fn for_project_runs_the_tests_in_the_console_server() {
             .any(|s| s.label.as_deref() == Some(TEST_SESSION_LABEL)
                 && s.status == SessionStatus::Exited { code: 0 }),
         "{sessions:?}"
+    );
+}
+
+/// Issue 14 §1: a committed test command is someone else's code; it does not run until the
+/// person trusts the project, and the message says how.
+#[test]
+fn configured_tests_do_not_run_in_an_untrusted_project() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let stdout = stop_with_configured_tests(&repo, &suite, false);
+    assert_eq!(suite.runs(), 0, "{stdout}");
+    assert!(
+        stdout.contains("not trusted") && stdout.contains("context-pilot trust"),
+        "{stdout}"
     );
 }
 

@@ -52,6 +52,18 @@ pub enum Command {
         #[arg(value_enum)]
         event: crate::hook::HookEvent,
     },
+    /// Trust this project: let the callbacks, the checkpoint's test command and `llm.base_url`
+    /// of its .context-pilot/config.json take effect (recorded in
+    /// ~/.config/context-pilot/trust.json). Review first with `context-pilot trust --show`.
+    Trust {
+        /// Print what trusting would allow (every callback and its script, the test command,
+        /// the LLM server) without trusting.
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Stop trusting this project.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Add the MCP server and the hooks to an agent's project settings, merging with what is
     /// there.
     Init {
@@ -94,6 +106,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::ConsoleServer)) {
         return run_console_server(&project);
     }
+    if let Some(Command::Trust { show, revoke }) = &cli.command {
+        print!("{}", crate::trust::command(&project, *show, *revoke)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(Command::Init { agent, dry_run }) = &cli.command {
         print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
         return Ok(ExitCode::SUCCESS);
@@ -129,7 +145,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::mcp::serve(host)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Hook { .. } | Command::Init { .. }) => Ok(ExitCode::SUCCESS),
+        Some(Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. }) => {
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -33,5 +33,6 @@ mod logging;
 pub mod mcp;
 pub mod run;
 pub mod system;
+pub mod trust;
 pub mod tui;
 pub mod viewer;

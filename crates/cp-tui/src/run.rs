@@ -93,6 +93,10 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     if command.headless
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout())
     {
+        let trust = host.project().trust_state();
+        if !trust.allows() {
+            eprintln!("{}", trust.advice(host.project().root()));
+        }
         let sink: EventSink = Arc::new(print_progress);
         let mut runner =
             AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);

@@ -51,6 +51,7 @@ fn the_python_sdk_lists_calls_and_sees_callback_results() {
         .arg(binary())
         .arg(&root)
         .env_remove("CP_WORKER")
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
         .output()
         .unwrap();
     stop_console_server(&root);

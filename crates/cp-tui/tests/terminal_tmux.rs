@@ -40,8 +40,9 @@ fn quitting_restores_stty_exactly() {
     let socket = socket.to_str().unwrap();
     let bin = env!("CARGO_BIN_EXE_context-pilot");
     let script = format!(
-        "cd {d}; stty -a > {d}/before.txt; {bin}; stty -a > {d}/after.txt; sleep 30",
-        d = dir.display()
+        "cd {d}; export XDG_CONFIG_HOME={c}; stty -a > {d}/before.txt; {bin}; stty -a > {d}/after.txt; sleep 30",
+        d = dir.display(),
+        c = cp_e2e::config_home().display()
     );
     tmux(&[
         "-S",

@@ -37,6 +37,7 @@ fn run(dir: &Path, server: &LlmServer, answers: &Path, extra: &[&str]) -> Output
         .arg(answers)
         .args(extra)
         .current_dir(dir)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
         .env("ANTHROPIC_BASE_URL", &url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env_remove("OPENAI_API_KEY")

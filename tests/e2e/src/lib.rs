@@ -7,6 +7,7 @@
 //! - [`saved_session`], [`wait_saved_session`] and [`TuiSession::wait_turn_end`]: durable facts
 //!   to wait on (the session the TUI saves when a turn ends), never screen text that can scroll
 //!   away before the test looks.
+//! - [`config_home`] and [`trust`]: the isolated per-user config (trust store) of the tests.
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
@@ -36,3 +37,35 @@ pub use saved::{
     DEFAULT_WORKER, last_assistant_message, saved_conversation, saved_session, session_path,
     wait_saved_session,
 };
+
+/// The user config directory every test's `context-pilot` gets as `XDG_CONFIG_HOME`
+/// (`target/<profile>/cp-test-config`): trust records land there, never in the real
+/// `~/.config`. Records are keyed by project path, and each test's project is a fresh temp
+/// dir, so tests share it safely.
+pub fn config_home() -> std::path::PathBuf {
+    binary_path()
+        .parent()
+        .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf)
+        .join("cp-test-config")
+}
+
+/// Runs `context-pilot trust` for `project` with the tests' [`config_home`], as a person
+/// reviewing a cloned repository would.
+///
+/// # Panics
+///
+/// When the command cannot run or fails (with its output).
+pub fn trust(project: &std::path::Path) {
+    let out = std::process::Command::new(binary_path())
+        .args(["trust", "--project"])
+        .arg(project)
+        .env("XDG_CONFIG_HOME", config_home())
+        .output()
+        .unwrap_or_else(|e| panic!("run context-pilot trust: {e}"));
+    assert!(
+        out.status.success(),
+        "context-pilot trust failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -76,6 +76,8 @@ impl TuiSession {
         cmd.args(args);
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
+        // Trust is recorded per user: never in the real ~/.config (a test may override).
+        cmd.env("XDG_CONFIG_HOME", crate::config_home());
         for (k, v) in env {
             cmd.env(k, v);
         }

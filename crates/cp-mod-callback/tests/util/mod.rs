@@ -43,6 +43,18 @@ pub fn server_exe() -> PathBuf {
     .clone()
 }
 
+/// The project at `root` with a trust store under the target directory, never the user's
+/// `~/.config`: tests that create callbacks through the tools keep it trusted there.
+pub fn project(root: &Path) -> Project {
+    let store = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trust/trust.json");
+    Project::at(root).with_trust_store(cp_base::TrustStore::at(store))
+}
+
+/// Trusts what `project` allows now, as `context-pilot trust` does.
+pub fn trust(project: &Project) {
+    project.grant_trust().unwrap();
+}
+
 pub fn console_config(root: &Path) -> ClientConfig {
     let mut cfg = ClientConfig::new(root);
     cfg.server_exe = Some(server_exe());
@@ -66,7 +78,7 @@ impl Fixture {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let project = Project::at(&root);
+        let project = project(&root);
         let mut f = Self {
             dir,
             root,
@@ -82,7 +94,7 @@ impl Fixture {
     pub fn registry_for(&self, worker: &str) -> Registry {
         let mut r = Registry::new();
         let module = CallbackModule::with_console(
-            Project::at(&self.root),
+            project(&self.root),
             WorkerId::new(worker).unwrap(),
             console_config(&self.root),
         );
@@ -92,7 +104,7 @@ impl Fixture {
 
     pub fn env_for(&self, worker: &str) -> ToolEnv {
         ToolEnv::new(
-            Project::at(&self.root),
+            project(&self.root),
             WorkerId::new(worker).unwrap(),
             Notifier::new(),
         )

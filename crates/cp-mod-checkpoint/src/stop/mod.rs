@@ -276,6 +276,16 @@ impl StopCheckpoint {
     fn run_tests(&self, input: &StopInput, repo: &std::path::Path, report: &mut CheckpointReport) {
         let (command, cwd, timeout_secs) = match &self.config.tests {
             Some(tests) if tests.command.trim().is_empty() => return,
+            // A configured command is the repository's code: it runs only in a trusted
+            // project. Detected commands (`cargo test`, …) are the project's own build.
+            Some(_) if !input.project.is_trusted() => {
+                report.tests_note = Some(
+                    "configured test command not run: this project is not trusted \
+                     (run `context-pilot trust --show`, then `context-pilot trust`)"
+                        .into(),
+                );
+                return;
+            }
             Some(tests) => (
                 tests.command.clone(),
                 input.project.root().to_path_buf(),

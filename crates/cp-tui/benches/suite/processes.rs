@@ -56,7 +56,10 @@ impl Drop for ConsoleProject {
 /// the report) against a bare `bash -c true`.
 pub fn callback_overhead(opts: &Options, console: &ConsoleProject) -> Vec<Row> {
     let rounds = if opts.quick { 3 } else { 30 };
-    let project = Project::at(&console.root);
+    // Trust is recorded in a temp store, never in the user's ~/.config.
+    let trust = tempfile::tempdir().unwrap();
+    let project = Project::at(&console.root)
+        .with_trust_store(cp_base::TrustStore::at(trust.path().join("trust.json")));
     let env = ToolEnv::new(project.clone(), WorkerId::default(), Notifier::new());
     let mut module =
         CallbackModule::with_console(project, WorkerId::default(), console.config.clone());

@@ -201,6 +201,10 @@ pub fn handle(
         Ok(reply) => reply_only(event, &reply),
         Err(problem) => failure(event, Some(project.root()), &problem),
     };
+    // An untrusted project's callbacks and test command stayed off: tell the person, once.
+    if let Some(advice) = crate::trust::notice_once(&project) {
+        out.stdout = crate::trust::with_system_message(out.stdout.take(), &advice);
+    }
     if !problems.is_empty() {
         let ours = problems
             .iter()

@@ -1,5 +1,6 @@
 //! Which provider to talk to, and how: resolved from environment variables and the LLM
-//! section of `.context-pilot/config.json`.
+//! section of `.context-pilot/config.json` (merged with the user's own, and without an
+//! untrusted project's `base_url`: see `sources.rs`).
 //!
 //! Precedence, highest first: environment, config section, built-in defaults. The provider
 //! is `CP_PROVIDER`, else the section's `provider`, else `anthropic` when `ANTHROPIC_API_KEY`

@@ -40,6 +40,7 @@ mod cancel;
 mod config;
 mod error;
 mod openai;
+mod sources;
 mod sse;
 mod transport;
 mod types;
@@ -50,6 +51,7 @@ pub use config::{
     process_env,
 };
 pub use error::LlmError;
+pub use sources::{LlmSection, ignored_base_url_error, llm_section};
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,

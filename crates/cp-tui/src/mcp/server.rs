@@ -75,6 +75,10 @@ impl McpServer {
                 problems.join("; ")
             ));
         }
+        // An untrusted project's callbacks and test command stayed off: say so, once.
+        if let Some(advice) = crate::trust::notice_once(host.project()) {
+            result.append(&advice);
+        }
         result
     }
 }

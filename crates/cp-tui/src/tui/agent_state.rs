@@ -4,7 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::agent::{AgentInbox, StopControl, UsageMeter};
-use crate::llm::{CancelToken, Message, Provider, ProviderConfig, connect, process_env};
+use crate::llm::{
+    CancelToken, LlmSection, Message, Provider, ProviderConfig, connect, ignored_base_url_error,
+    llm_section, process_env,
+};
 
 /// A turn that is running on its worker thread.
 #[derive(Debug, Clone)]
@@ -49,11 +52,31 @@ impl AgentState {
     /// The provider from the environment and the `llm` section of config.json. A bad
     /// configuration is reported, not fatal: the TUI still works without an agent.
     pub fn from_config(project: &cp_base::Project) -> Self {
-        let section = match project.config().raw_section("llm") {
-            Ok(section) => section,
-            Err(e) => return Self::new(None, Some(e.to_string())),
+        let LlmSection {
+            section,
+            ignored_base_url,
+        } = match llm_section(project) {
+            Ok(found) => found,
+            Err(e) => return Self::new(None, Some(e)),
         };
-        match ProviderConfig::resolve(&process_env, section.as_ref()) {
+        let resolved = ProviderConfig::resolve(&process_env, section.as_ref());
+        // The project's own server was ignored (untrusted): refuse rather than silently send
+        // the conversation and the key to the provider's default host instead.
+        if let Some(url) = ignored_base_url {
+            let fallback = match &resolved {
+                Ok(Some(config)) => config.base_url == config.kind.default_base_url(),
+                Ok(None) => true,
+                Err(_) => false,
+            };
+            if fallback {
+                let var = match &resolved {
+                    Ok(Some(config)) => config.kind.base_url_var(),
+                    _ => "OPENAI_BASE_URL",
+                };
+                return Self::new(None, Some(ignored_base_url_error(&url, project, var)));
+            }
+        }
+        match resolved {
             Ok(Some(config)) => Self::new(Some(Arc::from(connect(config))), None),
             Ok(None) => Self::new(None, None),
             Err(e) => Self::new(None, Some(format!("LLM provider: {e}"))),

@@ -66,7 +66,8 @@ pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {
     if context == KeyContext::Confirm {
         return match key.code {
             KeyCode::Char('y' | 'Y') => Some(Action::Yes),
-            KeyCode::Char('c') if ctrl => Some(Action::Yes),
+            // Ctrl-C means quit: it confirms a quit, but never answers another question yes.
+            KeyCode::Char('c') if ctrl => Some(Action::Quit),
             _ => Some(Action::No),
         };
     }

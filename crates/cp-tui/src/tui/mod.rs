@@ -95,6 +95,10 @@ fn run_app(
     app.tick();
     app.drain_notices();
     setup(&mut app);
+    // First start in an untrusted project with something to trust: ask (not after a reload).
+    if !resume && reload::elapsed_since_request().is_none() {
+        app.ask_trust_if_needed();
+    }
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
 
     let mut last_tick = Instant::now();

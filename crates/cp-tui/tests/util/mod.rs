@@ -17,11 +17,19 @@ pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_context-pilot"))
 }
 
-/// A command running the binary in `dir` for the default worker, whatever the environment.
+/// A command running the binary in `dir` for the default worker, whatever the environment,
+/// with the tests' isolated user config (trust store), never the real `~/.config`.
 pub fn context_pilot(dir: &Path) -> Command {
     let mut cmd = Command::new(binary());
-    cmd.current_dir(dir).env_remove("CP_WORKER");
+    cmd.current_dir(dir)
+        .env_remove("CP_WORKER")
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home());
     cmd
+}
+
+/// `context-pilot trust` for `project`, in the tests' isolated user config.
+pub fn trust(project: &Path) {
+    cp_e2e::trust(project);
 }
 
 /// The canonical path of a temp dir (`/tmp` may be a symlink).

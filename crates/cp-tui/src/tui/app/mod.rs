@@ -47,6 +47,8 @@ pub struct SidebarEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirm {
     QuitWhileBusy,
+    /// First start in an untrusted project: what trusting it allows (trust / not now).
+    Trust(String),
 }
 
 /// The whole UI state.
@@ -147,6 +149,46 @@ impl App {
         &self.host
     }
 
+    /// Asks whether to trust the project when it is not trusted and has something to trust
+    /// (callbacks, a configured test command, an `llm.base_url`). Called once at start.
+    pub fn ask_trust_if_needed(&mut self) {
+        let project = self.host.project();
+        if project.is_trusted() {
+            return;
+        }
+        let what = match cp_base::Grant::of(project) {
+            Ok(grant) => grant.describe(),
+            Err(e) => format!("(cannot read what it allows: {e})\n"),
+        };
+        self.confirm = Some(Confirm::Trust(format!(
+            "{}\n\nTrusting {} allows:\n\n{what}",
+            project.trust_state().advice(project.root()),
+            project.root().display()
+        )));
+    }
+
+    fn trust_project(&mut self) {
+        let text = match self.host.project().grant_trust() {
+            Ok(_) => "Trusted this project: its callbacks, configured test command and \
+                      llm.base_url are on (a change made outside Context Pilot turns them off \
+                      again). A provider from llm.base_url starts at the next start."
+                .to_owned(),
+            Err(e) => format!("Could not trust this project: {e}"),
+        };
+        self.flash = Some(text.clone());
+        self.conversation.push(Entry::System(text));
+    }
+
+    fn decline_trust(&mut self) {
+        let text = format!(
+            "Not trusted: this project's callbacks and configured test command stay off and its \
+             llm.base_url is ignored. Trust it later with `context-pilot trust --project {}`.",
+            self.host.project().root().display()
+        );
+        self.flash = Some(text.clone());
+        self.conversation.push(Entry::System(text));
+    }
+
     pub fn should_quit(&self) -> bool {
         self.quit
     }
@@ -209,8 +251,14 @@ impl App {
     pub fn apply(&mut self, action: Action) {
         if let Some(confirm) = self.confirm.take() {
             match (confirm, action) {
-                (Confirm::QuitWhileBusy, Action::Yes) => self.quit = true,
-                _ => self.flash = Some("Quit cancelled.".into()),
+                (Confirm::QuitWhileBusy, Action::Yes | Action::Quit) => self.quit = true,
+                (Confirm::QuitWhileBusy, _) => self.flash = Some("Quit cancelled.".into()),
+                (Confirm::Trust(_), Action::Yes) => self.trust_project(),
+                (Confirm::Trust(_), Action::Quit) => {
+                    self.decline_trust();
+                    self.request_quit();
+                }
+                (Confirm::Trust(_), _) => self.decline_trust(),
             }
             return;
         }

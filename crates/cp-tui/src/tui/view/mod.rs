@@ -82,8 +82,12 @@ fn render_panel(app: &App, area: Rect, frame: &mut Frame) {
 }
 
 fn render_confirm(confirm: &Confirm, area: Rect, frame: &mut Frame) {
+    if let Confirm::Trust(what) = confirm {
+        render_trust(what, area, frame);
+        return;
+    }
     let text = match confirm {
-        Confirm::QuitWhileBusy => "Work is still running. Quit anyway? (y/n)",
+        Confirm::QuitWhileBusy | Confirm::Trust(_) => "Work is still running. Quit anyway? (y/n)",
     };
     let width = (u16::try_from(text.len()).unwrap_or(60) + 4).min(area.width);
     let popup = centered(area, width, 3);
@@ -93,6 +97,26 @@ fn render_confirm(confirm: &Confirm, area: Rect, frame: &mut Frame) {
             .wrap(Wrap { trim: true })
             .style(Style::default().add_modifier(Modifier::BOLD))
             .block(Block::default().borders(Borders::ALL).title(" Quit? ")),
+        popup,
+    );
+}
+
+/// The trust question: what trusting the project allows, and the two answers.
+fn render_trust(what: &str, area: Rect, frame: &mut Frame) {
+    let popup = centered(
+        area,
+        area.width.saturating_sub(4),
+        area.height.saturating_sub(2),
+    );
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(format!("y: trust this project · n: not now\n\n{what}"))
+            .wrap(Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(" Trust this project? (y = trust, n = not now) "),
+            ),
         popup,
     );
 }

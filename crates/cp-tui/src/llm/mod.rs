@@ -36,6 +36,7 @@
 //! ```
 
 mod anthropic;
+pub mod cache_model;
 mod cancel;
 mod config;
 mod error;
@@ -94,6 +95,7 @@ impl ProviderConfig {
             messages,
             tools,
             max_output_tokens: self.max_output_tokens,
+            context: String::new(),
         }
     }
 }

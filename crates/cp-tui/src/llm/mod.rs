@@ -41,6 +41,7 @@ mod cancel;
 mod config;
 mod error;
 mod openai;
+mod price;
 mod sse;
 mod transport;
 mod types;
@@ -51,6 +52,7 @@ pub use config::{
     process_env,
 };
 pub use error::LlmError;
+pub use price::Price;
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
@@ -82,6 +84,11 @@ pub fn connect(config: ProviderConfig) -> Box<dyn Provider> {
 }
 
 impl ProviderConfig {
+    /// The price used for cost estimates: the `llm.price` override, else the built-in table.
+    pub fn effective_price(&self) -> Option<Price> {
+        self.price.or_else(|| Price::builtin(&self.model))
+    }
+
     /// A request for this provider's model with its default output limit.
     pub fn request(
         &self,
@@ -115,6 +122,9 @@ pub(crate) mod tests_support {
         ProviderConfig {
             kind,
             model: kind.default_model().to_owned(),
+            model_configured: false,
+            window_configured: false,
+            price: None,
             base_url,
             api_key: Some(ApiKey::new("test-key-123")),
             context_window: kind.default_context_window(),

@@ -143,6 +143,10 @@ fn run_app(
     app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
+    // The session's token use and estimated cost, once the terminal is back to normal.
+    if app.agent.provider.is_some() && app.agent.usage.total_in > 0 {
+        println!("context-pilot {}", app.agent.usage.session_summary());
+    }
     Ok(app)
 }
 

@@ -40,6 +40,7 @@ pub mod cache_model;
 mod cancel;
 mod config;
 mod error;
+mod models;
 mod openai;
 mod price;
 mod sse;
@@ -52,6 +53,9 @@ pub use config::{
     process_env,
 };
 pub use error::LlmError;
+pub use models::{
+    ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, pick_default,
+};
 pub use price::Price;
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,

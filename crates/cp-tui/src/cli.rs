@@ -43,6 +43,9 @@ pub enum Command {
         /// Arguments as one JSON object, or as key=value pairs.
         args: Vec<String>,
     },
+    /// List the configured provider's models (`GET /v1/models`), newest first, and show the
+    /// one in use; exits 1 when the configured model is not listed.
+    Models,
     /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI and other MCP
     /// clients). Stops when the client closes stdin.
     Mcp,
@@ -94,6 +97,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::ConsoleServer)) {
         return run_console_server(&project);
     }
+    if matches!(cli.command, Some(Command::Models)) {
+        return Ok(ExitCode::from(crate::models::run(&project)?));
+    }
     if let Some(Command::Init { agent, dry_run }) = &cli.command {
         print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
         return Ok(ExitCode::SUCCESS);
@@ -129,7 +135,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::mcp::serve(host)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Hook { .. } | Command::Init { .. }) => Ok(ExitCode::SUCCESS),
+        Some(Command::Hook { .. } | Command::Init { .. } | Command::Models) => {
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -90,6 +90,9 @@ fn run_app(
     });
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
+    if let Some(provider) = &agent.provider {
+        app::spawn_model_check(provider.config().clone(), tx.clone());
+    }
     let mut app = App::new(host, tx, agent);
     app.restore_session(resume);
     app.tick();

@@ -9,8 +9,9 @@
 mod util;
 
 use std::path::Path;
+use std::time::Duration;
 
-use cp_e2e::{ListedModel, LlmServer};
+use cp_e2e::{ListedModel, LlmServer, TuiSession, anthropic, git_repo};
 use serde_json::json;
 use util::context_pilot;
 
@@ -76,4 +77,54 @@ fn models_with_a_wrong_name_names_the_closest_and_fails() {
             && err.contains("closest: claude-opus-4-1-20250805"),
         "{err}"
     );
+}
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn tui_env(url: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", url),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+        ("CP_MODEL", ""),
+    ]
+}
+
+#[test]
+fn the_tui_uses_the_newest_listed_model_when_none_is_configured() {
+    let server = server();
+    server.push(anthropic::text_turn("Hello."));
+    let repo = git_repo();
+    let url = server.url();
+    let mut tui = TuiSession::start_sized(repo.path(), &[], &tui_env(&url), 140, 30).unwrap();
+    // The status bar shows the model in use; it stays on screen.
+    tui.wait_for("claude-sonnet-4-5-20250929", WAIT).unwrap();
+    tui.type_text("hi");
+    tui.send(b"\r");
+    tui.wait_turn_end(repo.path(), "Hello.", WAIT).unwrap();
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].body["model"],
+        json!("claude-sonnet-4-5-20250929")
+    );
+    assert!(!server.model_requests().is_empty());
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn the_tui_warns_about_a_configured_model_that_is_not_listed() {
+    let server = server();
+    let repo = git_repo();
+    let url = server.url();
+    let mut env = tui_env(&url);
+    env.retain(|(k, _)| *k != "CP_MODEL");
+    env.push(("CP_MODEL", "claude-sonet-4-5"));
+    let mut tui = TuiSession::start_sized(repo.path(), &[], &env, 140, 30).unwrap();
+    // The conversation is empty at start, so the warning cannot scroll away.
+    tui.wait_for("is not listed by Anthropic", WAIT).unwrap();
+    tui.wait_for("claude-sonnet-4-5-20250929, claude-opus-4-1", WAIT)
+        .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }

@@ -599,6 +599,25 @@ mod tests {
     }
 
     #[test]
+    fn cache_figures_are_read_from_the_usage() {
+        let stream = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":1500,\"cache_read_input_tokens\":40000,\"output_tokens\":1}}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let response = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap();
+        assert_eq!(
+            response.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 7,
+                cache_read_tokens: 40_000,
+                cache_creation_tokens: 1_500,
+            }
+        );
+    }
+
+    #[test]
     fn error_event_is_a_typed_error() {
         let stream = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
         let err = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap_err();

@@ -28,7 +28,8 @@ pub fn cache_share(_opts: &Options) -> Vec<Row> {
             vec![stable],
         )
         .note(format!(
-            "model of Anthropic's prefix cache (longest earlier prefix ending at a breakpoint, 20-block lookback); 18 tools; every 3rd tool result 2-6 KB, others a few lines; {} input bytes",
+            "model of Anthropic's prefix cache (longest earlier prefix ending at a breakpoint, 20-block lookback); {} tools; every 3rd tool result 2-6 KB, others a few lines; {} input bytes",
+            requests[0].tools.len(),
             total_bytes(&requests)
         )),
         Row::new(
@@ -39,8 +40,8 @@ pub fn cache_share(_opts: &Options) -> Vec<Row> {
     ]
 }
 
-/// The tools the model sees: the real file tools plus 14 console- and callback-like tools of
-/// similar size, about the size of the real registry (20 tools: callbacks, consoles, files,
+/// The tools the model sees: the real file tools (6) plus 14 console- and callback-like tools
+/// of similar size, about the size of the real registry (callbacks, consoles, files,
 /// checkpoint, reload).
 fn tools() -> Vec<ToolDefinition> {
     let mut defs: Vec<ToolDefinition> = cp_tui::files::FilesModule

@@ -22,12 +22,22 @@ pub(super) const MAX_PATHS: usize = 100;
 /// A parallel, gitignore-aware walk of `dir` that calls `visit` for every regular file (not
 /// symlinks, which are skipped). `visit` returns false to stop the whole walk.
 pub(super) fn walk_files(dir: &Path, visit: &(dyn Fn(&ignore::DirEntry) -> bool + Sync)) {
+    walk_files_with(dir, &|| |entry: &ignore::DirEntry| visit(entry));
+}
+
+/// [`walk_files`] with per-thread state: `make` builds one visitor for each walker thread (so
+/// a searcher and its buffers are reused across that thread's files, as ripgrep does).
+pub(super) fn walk_files_with<'s, F>(dir: &Path, make: &'s (dyn Fn() -> F + Sync))
+where
+    F: FnMut(&ignore::DirEntry) -> bool + Send + 's,
+{
     WalkBuilder::new(dir)
         .follow_links(false)
         // Gitignore rules apply even outside a git repository, as the project's intent.
         .require_git(false)
         .build_parallel()
         .run(|| {
+            let mut visit = make();
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;

@@ -12,7 +12,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::Value;
 
-use super::glob::{PathFilter, relative, search_dir, walk_files};
+use super::glob::{PathFilter, relative, search_dir, walk_files_with};
 
 /// Most files listed in `paths` output.
 const MAX_FILES: usize = 200;
@@ -155,48 +155,52 @@ fn search(query: &Query) -> Vec<FileHits> {
         MAX_FILES
     };
     let used = AtomicUsize::new(0);
-    let visit = |entry: &ignore::DirEntry| {
-        if let Some(filter) = &query.filter
-            && !filter.matches(&query.dir, entry.path())
-        {
-            return true;
-        }
+    // One searcher a walker thread, reused for all its files (its buffers too).
+    let make = || {
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)
             .before_context(query.context)
             .after_context(query.context)
             .build();
-        let mut sink = Collect {
-            lines: Vec::new(),
-            matches: 0,
-            binary: false,
-            limit: if query.lines_output { MAX_LINES + 1 } else { 0 },
-        };
-        if searcher
-            .search_path(&query.matcher, entry.path(), &mut sink)
-            .is_err()
-            || sink.binary
-            || sink.matches == 0
-        {
-            return true;
+        let (found, used) = (&found, &used);
+        move |entry: &ignore::DirEntry| {
+            if let Some(filter) = &query.filter
+                && !filter.matches(&query.dir, entry.path())
+            {
+                return true;
+            }
+            let mut sink = Collect {
+                lines: Vec::new(),
+                matches: 0,
+                binary: false,
+                limit: if query.lines_output { MAX_LINES + 1 } else { 0 },
+            };
+            if searcher
+                .search_path(&query.matcher, entry.path(), &mut sink)
+                .is_err()
+                || sink.binary
+                || sink.matches == 0
+            {
+                return true;
+            }
+            let cost = if query.lines_output {
+                sink.lines.len() + 1
+            } else {
+                1
+            };
+            if let Ok(mut found) = found.lock() {
+                found.push(FileHits {
+                    path: entry.path().to_path_buf(),
+                    lines: sink.lines,
+                    matches: sink.matches,
+                });
+            }
+            // Keep walking until well past the bound, so the count in the note means something.
+            used.fetch_add(cost, Ordering::Relaxed) < budget * 4
         }
-        let cost = if query.lines_output {
-            sink.lines.len() + 1
-        } else {
-            1
-        };
-        if let Ok(mut found) = found.lock() {
-            found.push(FileHits {
-                path: entry.path().to_path_buf(),
-                lines: sink.lines,
-                matches: sink.matches,
-            });
-        }
-        // Keep walking until well past the bound, so the count in the note means something.
-        used.fetch_add(cost, Ordering::Relaxed) < budget * 4
     };
-    walk_files(&query.dir, &visit);
+    walk_files_with(&query.dir, &make);
     let mut found = found.into_inner().unwrap_or_default();
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found

@@ -11,7 +11,9 @@
 //! - TUI render time per frame at 200×60 with 20 panels;
 //! - idle CPU of the real TUI binary in a PTY;
 //! - live reload time (SIGUSR2 → first frame), 20 reloads;
-//! - the console server's RSS with 50 sessions, against the idle server.
+//! - the console server's RSS with 50 sessions, against the idle server;
+//! - the prompt cache share of a 20-request agent session (a model of Anthropic's cache);
+//! - `File_grep` against `rg` on a 100k-file tree.
 //!
 //! Then it writes the figures, the command, the date and the machine into the "Suite"
 //! section of BENCHMARKS.md, between `<!-- suite:begin -->` and `<!-- suite:end -->`, and
@@ -21,7 +23,8 @@
 //! `crates/cp-tui/tests/bench_suite.rs` does this). `CP_BENCH_OUT=FILE` writes the section
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
-//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `idle`, `reload`, `rss`).
+//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `idle`, `reload`, `rss`,
+//! `cache`, `search`).
 
 #![allow(
     clippy::unwrap_used,
@@ -32,6 +35,8 @@
     reason = "a benchmark fails loudly; its figures are approximate by nature"
 )]
 
+#[path = "suite/cache_share.rs"]
+mod cache_share;
 #[path = "suite/checkpoint.rs"]
 mod checkpoint;
 #[path = "suite/matching.rs"]
@@ -40,6 +45,8 @@ mod matching;
 mod processes;
 #[path = "suite/report.rs"]
 mod report;
+#[path = "suite/search.rs"]
+mod search;
 #[path = "suite/stats.rs"]
 mod stats;
 #[path = "suite/tui.rs"]
@@ -110,6 +117,8 @@ pub fn run(opts: &Options) -> String {
         group("rss", &|| {
             processes::server_rss(opts, &processes::ConsoleProject::new(opts))
         });
+        group("cache", &|| cache_share::cache_share(opts));
+        group("search", &|| search::grep_vs_rg(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

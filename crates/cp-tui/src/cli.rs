@@ -43,6 +43,9 @@ pub enum Command {
         /// Arguments as one JSON object, or as key=value pairs.
         args: Vec<String>,
     },
+    /// List the configured provider's models (`GET /v1/models`), newest first, and show the
+    /// one in use; exits 1 when the configured model is not listed.
+    Models,
     /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI and other MCP
     /// clients). Stops when the client closes stdin.
     Mcp,
@@ -110,6 +113,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         print!("{}", crate::trust::command(&project, *show, *revoke)?);
         return Ok(ExitCode::SUCCESS);
     }
+    if matches!(cli.command, Some(Command::Models)) {
+        return Ok(ExitCode::from(crate::models::run(&project)?));
+    }
     if let Some(Command::Init { agent, dry_run }) = &cli.command {
         print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
         return Ok(ExitCode::SUCCESS);
@@ -145,7 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::mcp::serve(host)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. }) => {
+        Some(Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. } | Command::Models) => {
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -31,6 +31,7 @@ pub mod init;
 pub mod llm;
 mod logging;
 pub mod mcp;
+pub mod models;
 pub mod run;
 pub mod system;
 pub mod trust;

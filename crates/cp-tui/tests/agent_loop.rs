@@ -80,10 +80,16 @@ fn run(openai_format: bool) {
         std::fs::read_to_string(repo.path().join("notes/plan.txt")).unwrap(),
         "step one\n"
     );
-    // The system prompt carries the panels' context.
+    // The panels' context travels at the end of the latest message, after the cached
+    // prefix (issue 19), not in the system prompt.
+    let latest = requests[0].body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(
-        requests[0].raw_body.contains("Checkpoint"),
-        "panel context missing from system prompt"
+        latest.contains("</panels>"),
+        "panel context missing from the latest message: {latest}"
     );
 
     tui.send(b"\x03");

@@ -30,7 +30,9 @@ mod pty;
 mod repo;
 mod saved;
 
-pub use llm_server::{LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai};
+pub use llm_server::{
+    ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai,
+};
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};
 pub use saved::{

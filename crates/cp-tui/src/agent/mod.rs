@@ -13,7 +13,7 @@ mod turn;
 mod usage;
 
 pub use inbox::AgentInbox;
-pub use prompt::system_prompt;
+pub use prompt::{panel_context, system_prompt};
 pub use runner::{AgentRunner, EventSink};
 pub use turn::{
     AgentEvent, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,

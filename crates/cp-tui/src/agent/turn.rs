@@ -7,7 +7,7 @@ use cp_base::{Registry, ToolEnv, ToolResult};
 use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopCheckpoint, StopInput, StopOutcome};
 
 use super::inbox::AgentInbox;
-use super::prompt::system_prompt;
+use super::prompt::{panel_context, system_prompt};
 use crate::llm::{
     CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
@@ -140,17 +140,17 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             parameters: d.parameters,
         })
         .collect();
-    let root = ctx.env.project.root().display().to_string();
+    let system = system_prompt(&ctx.env.project.root().display().to_string());
     let mut gate_blocks = 0;
     // Each turn is one agent session for the checkpoint's block count.
     let session = turn_session_id();
     loop {
         deliver_inbox(&ctx.inbox, messages);
-        let system = system_prompt(&ctx.registry, &root);
         let request = ctx
             .provider
             .config()
-            .request(system, messages.clone(), tools.clone());
+            .request(system.clone(), messages.clone(), tools.clone())
+            .with_context(panel_context(&ctx.registry));
         let response = ctx
             .provider
             .stream(&request, &ctx.cancel, &mut |event| match event {

@@ -1,4 +1,5 @@
-//! The built-in files module: `File_read`, `File_edit`, `File_write` and `File_delete`.
+//! The built-in files module: `File_read`, `File_edit`, `File_write`, `File_delete`,
+//! `File_glob` and `File_grep`.
 //!
 //! Parameter names are the ones agents already know. Every path is confined to the project
 //! root (see [`confine`]), and every change is reported as a [`cp_base::FileChange`], which is
@@ -8,6 +9,8 @@ mod beneath;
 mod confine;
 mod delete;
 mod edit;
+mod glob;
+mod grep;
 mod read;
 mod write;
 
@@ -96,6 +99,44 @@ impl Module for FilesModule {
                     "properties": {"file_path": path_schema()}
                 }),
             ),
+            ToolDef::new(
+                "File_glob",
+                "Find files by name: the project paths matching a glob, newest first (at most \
+                 100, with a count of the rest). Gitignored and hidden files are skipped. A \
+                 pattern without `/` matches file names at any depth. \
+                 Example: {\"pattern\": \"**/*.rs\", \"path\": \"crates\"}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["pattern"],
+                    "properties": {
+                        "pattern": {"type": "string", "minLength": 1, "description": "Glob, e.g. `*.toml` or `src/**/test_*.py`."},
+                        "path": {"type": "string", "minLength": 1, "description": "Directory to search, relative to the project root (default: the root)."}
+                    }
+                }),
+            ),
+            ToolDef::new(
+                "File_grep",
+                "Search file contents with a regular expression (ripgrep's engine and rules: \
+                 gitignored, hidden and binary files are skipped). `output` \"paths\" (default) \
+                 lists matching files with counts; \"lines\" shows matching lines as \
+                 `line:text` (context lines as `line-text`). Output is bounded; a note says \
+                 when it was cut. Example: {\"pattern\": \"fn\\\\s+parse_\\\\w+\", \"glob\": \"*.rs\", \
+                 \"output\": \"lines\", \"context\": 2}",
+                json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["pattern"],
+                    "properties": {
+                        "pattern": {"type": "string", "minLength": 1, "description": "Regular expression (Rust regex syntax)."},
+                        "path": {"type": "string", "minLength": 1, "description": "File or directory to search, relative to the project root (default: the root)."},
+                        "glob": {"type": "string", "minLength": 1, "description": "Only files matching this glob, e.g. `*.rs`."},
+                        "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
+                        "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context before and after each match (lines output)."},
+                        "output": {"type": "string", "enum": ["paths", "lines"], "description": "\"paths\" (default) or \"lines\"."}
+                    }
+                }),
+            ),
         ]
     }
 
@@ -106,6 +147,8 @@ impl Module for FilesModule {
             "File_edit" => edit::run(root, args),
             "File_write" => write::run(root, args),
             "File_delete" => delete::run(root, args),
+            "File_glob" => glob::run(root, args),
+            "File_grep" => grep::run(root, args),
             other => Err(format!("files: no tool named '{other}'")),
         };
         result.unwrap_or_else(ToolResult::error).into()

@@ -73,9 +73,19 @@ impl Provider for Anthropic {
     }
 }
 
-/// The JSON body for `request`.
+/// The cache breakpoint marker.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The JSON body for `request`, with prompt-cache breakpoints (at most 4, the API's limit):
+/// on the last tool definition, on the system prompt, on the last block of the latest message
+/// and on the last block of the user message before it (where the previous request put its
+/// breakpoint, so that entry is read even when more than 20 blocks were added since). The
+/// volatile [`Request::context`] follows the last breakpoint, so the cached prefix (tools,
+/// system, conversation) is byte-stable from request to request.
 pub(super) fn request_body(request: &Request) -> Value {
-    let messages: Vec<Value> = request
+    let mut messages: Vec<Value> = request
         .messages
         .iter()
         .map(|message| {
@@ -85,16 +95,21 @@ pub(super) fn request_body(request: &Request) -> Value {
             })
         })
         .collect();
+    mark_message_breakpoints(&mut messages);
+    append_context(&mut messages, &request.context);
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("max_tokens".into(), json!(request.max_output_tokens));
     body.insert("stream".into(), json!(true));
     if !request.system.is_empty() {
-        body.insert("system".into(), json!(request.system));
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]),
+        );
     }
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|tool| {
@@ -105,9 +120,58 @@ pub(super) fn request_body(request: &Request) -> Value {
                 })
             })
             .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     Value::Object(body)
+}
+
+/// Puts a breakpoint on the last block of the latest message and of the latest user message
+/// before it (two of the four allowed; tools and system take the other two).
+fn mark_message_breakpoints(messages: &mut [Value]) {
+    let with_content: Vec<usize> = (0..messages.len())
+        .filter(|&i| {
+            messages[i]["content"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        })
+        .collect();
+    let Some(&latest) = with_content.last() else {
+        return;
+    };
+    let previous_user = with_content
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|&&i| messages[i]["role"] == "user")
+        .copied();
+    for index in std::iter::once(latest).chain(previous_user) {
+        if let Some(block) = messages[index]["content"]
+            .as_array_mut()
+            .and_then(|c| c.last_mut())
+        {
+            block["cache_control"] = ephemeral();
+        }
+    }
+}
+
+/// Appends the volatile context as a last text block of the latest user message (a new user
+/// message when the conversation ends with the assistant), after the breakpoint.
+fn append_context(messages: &mut Vec<Value>, context: &str) {
+    if context.is_empty() {
+        return;
+    }
+    let block = json!({"type": "text", "text": context});
+    match messages.last_mut() {
+        Some(last) if last["role"] == "user" => {
+            if let Some(content) = last["content"].as_array_mut() {
+                content.push(block);
+            }
+        }
+        _ => messages.push(json!({"role": "user", "content": [block]})),
+    }
 }
 
 /// One content block on the wire. Empty text blocks are dropped: the API rejects them.
@@ -463,27 +527,31 @@ mod tests {
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             }],
             max_output_tokens: 1000,
+            context: String::new(),
         };
         let expected = json!({
             "model": "claude-test",
             "max_tokens": 1000,
             "stream": true,
-            "system": "Be brief.",
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "list files"}]},
+                {"role": "user", "content": [{"type": "text", "text": "list files",
+                    "cache_control": {"type": "ephemeral"}}]},
                 {"role": "assistant", "content": [
                     {"type": "tool_use", "id": "toolu_1", "name": "File_read", "input": {"path": "a.rs"}},
                     {"type": "tool_use", "id": "toolu_2", "name": "File_read", "input": {}},
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}"},
-                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "invalid JSON", "is_error": true},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "invalid JSON", "is_error": true,
+                        "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [{
                 "name": "File_read",
                 "description": "Read a file",
                 "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"},
             }],
         });
         assert_eq!(request_body(&request), expected);
@@ -497,6 +565,7 @@ mod tests {
             messages: vec![Message::user_text("hi")],
             tools: vec![],
             max_output_tokens: 5,
+            context: String::new(),
         };
         let body = request_body(&request);
         assert!(
@@ -526,6 +595,25 @@ mod tests {
         assert_eq!(
             (response.usage.input_tokens, response.usage.output_tokens),
             (3, 9)
+        );
+    }
+
+    #[test]
+    fn cache_figures_are_read_from_the_usage() {
+        let stream = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":1500,\"cache_read_input_tokens\":40000,\"output_tokens\":1}}}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let response = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap();
+        assert_eq!(
+            response.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 7,
+                cache_read_tokens: 40_000,
+                cache_creation_tokens: 1_500,
+            }
         );
     }
 

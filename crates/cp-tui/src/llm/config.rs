@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::price::Price;
 use super::types::ApiKey;
 
 /// The two wire formats this host speaks.
@@ -92,12 +93,13 @@ impl ProviderKind {
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// Keys accepted in the LLM section of config.json.
-pub const SECTION_KEYS: [&str; 5] = [
+pub const SECTION_KEYS: [&str; 6] = [
     "provider",
     "model",
     "context_window",
     "max_output_tokens",
     "base_url",
+    "price",
 ];
 
 /// How transient failures (429, 5xx, 529, network errors) are retried.
@@ -145,12 +147,19 @@ impl Default for Timeouts {
 }
 
 /// Everything needed to build a provider. `Debug` is safe to log: the key is redacted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProviderConfig {
     /// Wire format.
     pub kind: ProviderKind,
     /// Model id.
     pub model: String,
+    /// True when the model was named (`CP_MODEL` or config.json), false for the built-in
+    /// default, which the model list may replace with the newest listed model.
+    pub model_configured: bool,
+    /// True when `context_window` came from config.json rather than the built-in default.
+    pub window_configured: bool,
+    /// Price override from config.json (`llm.price`); else the built-in table applies.
+    pub price: Option<Price>,
     /// Base URL without a trailing slash.
     pub base_url: String,
     /// API key; `None` is allowed for OpenAI-compatible servers that need none.
@@ -231,18 +240,19 @@ impl ProviderConfig {
         }
 
         let api_key = env(kind.key_var()).map(|key| ApiKey::new(key.trim()));
-        let model = env("CP_MODEL")
-            .or_else(|| section.model.clone().filter(|_| section_applies))
-            .unwrap_or_else(|| kind.default_model().to_owned());
+        let named = env("CP_MODEL").or_else(|| section.model.clone().filter(|_| section_applies));
+        let model_configured = named.is_some();
+        let model = named.unwrap_or_else(|| kind.default_model().to_owned());
+        let window = section.context_window.filter(|_| section_applies);
         let config = Self {
             kind,
             model: model.trim().to_owned(),
+            model_configured,
+            window_configured: window.is_some(),
+            price: section.price,
             base_url,
             api_key,
-            context_window: section
-                .context_window
-                .filter(|_| section_applies)
-                .unwrap_or_else(|| kind.default_context_window()),
+            context_window: window.unwrap_or_else(|| kind.default_context_window()),
             max_output_tokens: section
                 .max_output_tokens
                 .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
@@ -274,6 +284,7 @@ struct Section {
     base_url: Option<String>,
     context_window: Option<u64>,
     max_output_tokens: Option<u32>,
+    price: Option<Price>,
 }
 
 impl Section {
@@ -336,8 +347,42 @@ impl Section {
             base_url: string("base_url")?,
             context_window: positive("context_window")?,
             max_output_tokens,
+            price: map.get("price").map(parse_price).transpose()?,
         })
     }
+}
+
+/// `{"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15}` (dollars per
+/// million tokens; `cached_input` and `cache_write` default to `input`).
+fn parse_price(value: &Value) -> Result<Price, ConfigError> {
+    let bad = || ConfigError::BadValue {
+        key: "price",
+        expected: "an object of dollars per million tokens such as {\"input\": 3, \
+                   \"cached_input\": 0.3, \"cache_write\": 3.75, \"output\": 15}",
+        got: abbreviated(value),
+    };
+    let map = value.as_object().ok_or_else(bad)?;
+    let known = ["input", "cached_input", "cache_write", "output"];
+    if map.keys().any(|k| !known.contains(&k.as_str())) {
+        return Err(bad());
+    }
+    let field = |name: &str| -> Result<Option<f64>, ConfigError> {
+        match map.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .map(Some)
+                .ok_or_else(bad),
+        }
+    };
+    let input = field("input")?.ok_or_else(bad)?;
+    Ok(Price {
+        input,
+        cached_input: field("cached_input")?.unwrap_or(input),
+        cache_write: field("cache_write")?.unwrap_or(input),
+        output: field("output")?.ok_or_else(bad)?,
+    })
 }
 
 fn abbreviated(value: &Value) -> String {
@@ -494,6 +539,38 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(config.model, "mistral");
+    }
+
+    #[test]
+    fn price_override_is_parsed_and_checked() {
+        let section = json!({"price": {"input": 2, "output": 8, "cached_input": 0.5}});
+        let config = resolve(&[("ANTHROPIC_API_KEY", "k")], Some(&section))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            config.effective_price(),
+            Some(Price {
+                input: 2.0,
+                cached_input: 0.5,
+                cache_write: 2.0,
+                output: 8.0
+            })
+        );
+        assert!(!config.model_configured, "the built-in default model");
+        let plain = resolve(&[("ANTHROPIC_API_KEY", "k")], None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain.effective_price(), Price::builtin("claude-sonnet-4-5"));
+        let err = resolve(
+            &[("ANTHROPIC_API_KEY", "k")],
+            Some(&json!({"price": {"input": "cheap"}})),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`price` must be an object of dollars"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -36,11 +36,14 @@
 //! ```
 
 mod anthropic;
+pub mod cache_model;
 mod cancel;
 mod config;
 mod error;
+mod models;
 mod openai;
 mod sources;
+mod price;
 mod sse;
 mod transport;
 mod types;
@@ -52,6 +55,10 @@ pub use config::{
 };
 pub use error::LlmError;
 pub use sources::{LlmSection, ignored_base_url_error, llm_section};
+pub use models::{
+    ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, pick_default,
+};
+pub use price::Price;
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
@@ -83,6 +90,11 @@ pub fn connect(config: ProviderConfig) -> Box<dyn Provider> {
 }
 
 impl ProviderConfig {
+    /// The price used for cost estimates: the `llm.price` override, else the built-in table.
+    pub fn effective_price(&self) -> Option<Price> {
+        self.price.or_else(|| Price::builtin(&self.model))
+    }
+
     /// A request for this provider's model with its default output limit.
     pub fn request(
         &self,
@@ -96,6 +108,7 @@ impl ProviderConfig {
             messages,
             tools,
             max_output_tokens: self.max_output_tokens,
+            context: String::new(),
         }
     }
 }
@@ -115,6 +128,9 @@ pub(crate) mod tests_support {
         ProviderConfig {
             kind,
             model: kind.default_model().to_owned(),
+            model_configured: false,
+            window_configured: false,
+            price: None,
             base_url,
             api_key: Some(ApiKey::new("test-key-123")),
             context_window: kind.default_context_window(),

@@ -95,6 +95,7 @@ pub(super) fn request_body(request: &Request, tokens_field: TokensField) -> Valu
     for message in &request.messages {
         push_message(&mut messages, message);
     }
+    append_context(&mut messages, &request.context);
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("messages".into(), Value::Array(messages));
@@ -123,6 +124,23 @@ pub(super) fn request_body(request: &Request, tokens_field: TokensField) -> Valu
         body.insert("tools".into(), Value::Array(tools));
     }
     Value::Object(body)
+}
+
+/// Appends the volatile context at the very end, so the prefix these services cache
+/// automatically (system, tools, conversation) stays stable: into the latest user message's
+/// text when the conversation ends with one, else as a new user message (after tool results).
+fn append_context(messages: &mut Vec<Value>, context: &str) {
+    if context.is_empty() {
+        return;
+    }
+    if let Some(last) = messages.last_mut()
+        && last["role"] == "user"
+        && let Some(text) = last["content"].as_str()
+    {
+        last["content"] = json!(format!("{text}\n\n{context}"));
+        return;
+    }
+    messages.push(json!({"role": "user", "content": context}));
 }
 
 /// Appends the wire messages for one message. Tool results become `role: "tool"` messages,
@@ -454,6 +472,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_output_tokens: 256,
+            context: String::new(),
         }
     }
 

@@ -541,7 +541,11 @@ fn anthropic_request_on_the_wire() {
     assert_eq!(body["model"], json!("claude-sonnet-4-5"));
     assert_eq!(body["max_tokens"], json!(1024));
     assert_eq!(body["stream"], json!(true));
-    assert_eq!(body["system"], json!("Project root is /tmp/p."));
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "Project root is /tmp/p.",
+            "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(body["tools"][0]["name"], json!("File_read"));
     assert_eq!(
         body["tools"][0]["input_schema"]["required"],
@@ -554,7 +558,8 @@ fn anthropic_request_on_the_wire() {
     assert_eq!(
         body["messages"][2],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_9",
-            "content": "No such file: a.rs", "is_error": true}]})
+            "content": "No such file: a.rs", "is_error": true,
+            "cache_control": {"type": "ephemeral"}}]})
     );
 }
 
@@ -674,4 +679,266 @@ fn json_instead_of_a_stream_is_a_protocol_error() {
         err.to_string().contains("expected an event stream"),
         "{err}"
     );
+}
+
+fn edit_tool() -> ToolDefinition {
+    ToolDefinition {
+        name: "File_edit".into(),
+        description: "Edit a file.".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }
+}
+
+/// Runs a 6-request agent-like session against the scripted server: each request carries a
+/// different panel context (a console tail that grows), each reply is a tool call whose result
+/// goes back. Returns the bodies the server received.
+fn session_bodies(wire: Wire) -> Vec<serde_json::Value> {
+    let server = LlmServer::start().unwrap();
+    let provider = wire.provider(&server);
+    let mut history = vec![Message::user_text("Fix the failing test in src/lib.rs")];
+    for step in 0..6 {
+        let id = format!("call_{step}");
+        let args = format!(r#"{{"path":"src/file_{step}.rs"}}"#);
+        server.push(match wire {
+            Wire::Anthropic => wire_a::tool_use_turn(&[(&id, "File_read", &args)]),
+            Wire::OpenAi => wire_o::tool_call_turn(&[(&id, "File_read", &args)]),
+        });
+        let tail = "test ... FAILED\n".repeat(step + 1);
+        let request = provider
+            .config()
+            .request(
+                "You are a coding agent.",
+                history.clone(),
+                vec![read_file_tool(), edit_tool()],
+            )
+            .with_context(format!("<panels>\nconsole tail:\n{tail}</panels>"));
+        let response = run(provider.as_ref(), &request).0.unwrap();
+        let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+        history.push(response.into_message());
+        history.push(Message {
+            role: Role::User,
+            content: calls
+                .iter()
+                .map(|call| ContentBlock::ToolResult {
+                    tool_use_id: call.id.clone(),
+                    text: format!("contents of file {step}"),
+                    is_error: false,
+                })
+                .collect(),
+        });
+    }
+    server.requests().into_iter().map(|r| r.body).collect()
+}
+
+fn count_breakpoints(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_breakpoints).sum::<usize>()
+        }
+        serde_json::Value::Array(items) => items.iter().map(count_breakpoints).sum(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn anthropic_request_carries_cache_breakpoints() {
+    let bodies = session_bodies(Wire::Anthropic);
+    let ephemeral = json!({"type": "ephemeral"});
+    for body in &bodies {
+        assert!(
+            count_breakpoints(body) <= 4,
+            "at most 4 breakpoints: {body}"
+        );
+        assert_eq!(body["tools"][1]["cache_control"], ephemeral, "last tool");
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(body["system"][0]["cache_control"], ephemeral, "system");
+        assert_eq!(body["system"][0]["text"], json!("You are a coding agent."));
+        let messages = body["messages"].as_array().unwrap();
+        let latest = messages.last().unwrap()["content"].as_array().unwrap();
+        // The latest message: its own blocks, the breakpoint, then the panel context.
+        let context = latest.last().unwrap();
+        assert!(
+            context["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("<panels>\nconsole tail:"),
+            "{context}"
+        );
+        assert!(
+            context.get("cache_control").is_none(),
+            "context is volatile"
+        );
+        assert_eq!(latest[latest.len() - 2]["cache_control"], ephemeral);
+    }
+    // From the second request on, the previous user message keeps its breakpoint too.
+    let third = bodies[2]["messages"].as_array().unwrap();
+    assert_eq!(
+        third[third.len() - 3]["content"][0]["cache_control"],
+        ephemeral
+    );
+    assert_eq!(count_breakpoints(&bodies[2]), 4);
+}
+
+#[test]
+fn anthropic_cached_prefix_is_stable_across_a_session_with_changing_panels() {
+    use super::cache_model::{CacheModel, PromptView};
+    let bodies = session_bodies(Wire::Anthropic);
+    let views: Vec<PromptView> = bodies.iter().map(PromptView::of_anthropic_body).collect();
+    for pair in views.windows(2) {
+        let stable = pair[0].stable_prefix();
+        assert!(!stable.contains("console tail"), "the context is after it");
+        let next = pair[1].prefix_bytes(pair[1].blocks.len() - 1);
+        assert!(
+            next.starts_with(&stable),
+            "request prefix changed:\n{stable}\n---\n{next}"
+        );
+    }
+    let mut cache = CacheModel::default();
+    let served: Vec<usize> = views.iter().map(|v| cache.serve(v)).collect();
+    assert_eq!(served[0], 0);
+    for (n, pair) in views.windows(2).enumerate() {
+        assert_eq!(
+            served[n + 1],
+            pair[0].stable_prefix().len(),
+            "request {} reads all of request {n}'s stable prefix",
+            n + 1
+        );
+    }
+}
+
+#[test]
+fn openai_prefix_is_stable_across_a_session_with_changing_panels() {
+    let bodies = session_bodies(Wire::OpenAi);
+    for pair in bodies.windows(2) {
+        assert_eq!(pair[0]["tools"], pair[1]["tools"]);
+        let (before, after) = (
+            pair[0]["messages"].as_array().unwrap(),
+            pair[1]["messages"].as_array().unwrap(),
+        );
+        assert_eq!(
+            before[0],
+            json!({"role": "system", "content": "You are a coding agent."})
+        );
+        // All but the message carrying the context recur verbatim; the context comes last.
+        let stable = &before[..before.len() - 1];
+        assert_eq!(&after[..stable.len()], stable);
+        let last = before.last().unwrap();
+        assert_eq!(last["role"], json!("user"));
+        assert!(last["content"].as_str().unwrap().ends_with("</panels>"));
+    }
+    let first = bodies[0]["messages"].as_array().unwrap();
+    assert_eq!(
+        first[1]["content"].as_str().unwrap(),
+        "Fix the failing test in src/lib.rs\n\n<panels>\nconsole tail:\ntest ... FAILED\n</panels>",
+        "a trailing user text takes the context in the same message"
+    );
+}
+
+fn anthropic_models() -> Vec<cp_e2e::ListedModel> {
+    use cp_e2e::ListedModel;
+    vec![
+        ListedModel::new("claude-opus-4-1-20250805", 1_754_352_000),
+        ListedModel::new("claude-sonnet-4-20250514", 1_747_180_800),
+        ListedModel::new("claude-sonnet-4-5-20250929", 1_759_104_000),
+        ListedModel::new("claude-haiku-4-5-20251001", 1_759_276_800),
+        ListedModel::new("claude-3-5-haiku-20241022", 1_729_555_200),
+    ]
+}
+
+#[test]
+fn default_model_is_the_newest_listed_sonnet_across_pages() {
+    let server = LlmServer::start().unwrap();
+    server.set_models(anthropic_models(), 2);
+    let config = anthropic_config(&server.url());
+    let models = list_models(&config).unwrap();
+    assert_eq!(models.len(), 5, "all three pages read");
+    let check = check_model(&config, &models);
+    assert_eq!(check.config.model, "claude-sonnet-4-5-20250929");
+    assert!(check.notice.unwrap().contains("newest listed"));
+    assert_eq!(check.config.context_window, 200_000, "from the table");
+    let asked = server.model_requests();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(asked[0].header("x-api-key"), Some("test-key-123"));
+    assert_eq!(asked[0].header("anthropic-version"), Some("2023-06-01"));
+    assert!(
+        asked[1].path.contains("after_id=claude-sonnet-4-20250514"),
+        "{}",
+        asked[1].path
+    );
+    assert!(server.requests().is_empty(), "model listing is kept apart");
+}
+
+#[test]
+fn openai_default_pick_skips_embeddings_and_audio_and_reads_the_window() {
+    use cp_e2e::ListedModel;
+    let server = LlmServer::start().unwrap();
+    server.set_models(
+        vec![
+            ListedModel::new("gpt-4o", 1_715_367_049),
+            ListedModel::new("gpt-4.1", 1_744_316_542).with("context_window", json!(1_047_576)),
+            ListedModel::new("text-embedding-3-large", 1_800_000_000),
+            ListedModel::new("gpt-4o-realtime-preview", 1_800_000_001),
+            ListedModel::new("gpt-4o-mini-tts", 1_800_000_002),
+            ListedModel::new("local-llama", 1_800_000_003).with("context_length", json!(32_768)),
+        ],
+        100,
+    );
+    let config = openai_config(&server.openai_base_url());
+    let models = list_models(&config).unwrap();
+    let check = check_model(&config, &models);
+    assert_eq!(check.config.model, "gpt-4.1");
+    assert_eq!(check.config.context_window, 1_047_576, "from the endpoint");
+    assert_eq!(
+        server.model_requests()[0].header("authorization"),
+        Some("Bearer test-key-123")
+    );
+    // A configured local model: its window comes from the endpoint's `context_length`.
+    let local = ProviderConfig {
+        model: "local-llama".into(),
+        model_configured: true,
+        ..config
+    };
+    let check = check_model(&local, &models);
+    assert_eq!(
+        (check.config.model.as_str(), check.config.context_window),
+        ("local-llama", 32_768)
+    );
+    assert!(check.notice.is_none());
+}
+
+#[test]
+fn a_wrong_model_name_gets_the_closest_listed_names() {
+    let server = LlmServer::start().unwrap();
+    server.set_models(anthropic_models(), 100);
+    let config = ProviderConfig {
+        model: "claude-sonet-4-5-20250929".into(),
+        model_configured: true,
+        ..anthropic_config(&server.url())
+    };
+    let check = check_model(&config, &list_models(&config).unwrap());
+    assert!(check.unknown_model);
+    assert_eq!(
+        check.config.model, "claude-sonet-4-5-20250929",
+        "kept as configured"
+    );
+    let notice = check.notice.unwrap();
+    assert!(
+        notice.starts_with(
+            "model `claude-sonet-4-5-20250929` is not listed by Anthropic (http://127.0.0.1:"
+        ),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("closest: claude-sonnet-4-5-20250929, claude-sonnet-4-20250514"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn an_endpoint_without_a_model_list_is_a_clear_error() {
+    let server = LlmServer::start().unwrap();
+    let config = anthropic_config(&server.url());
+    let err = list_models(&config).unwrap_err();
+    assert!(err.to_string().contains("HTTP 404"), "{err}");
 }

@@ -22,6 +22,20 @@ pub struct Request {
     pub tools: Vec<ToolDefinition>,
     /// Upper bound on the tokens the model may generate in this turn.
     pub max_output_tokens: u32,
+    /// What changes from request to request (panel contexts such as a console tail). It is
+    /// sent after the last cache breakpoint, at the end of the latest user message, and is
+    /// never stored in the history, so the cached prefix (tools, system prompt, conversation)
+    /// stays byte-stable from one request to the next. Empty sends nothing.
+    pub context: String,
+}
+
+impl Request {
+    /// This request with `context` as its volatile tail (see [`Request::context`]).
+    #[must_use]
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = context.into();
+        self
+    }
 }
 
 /// A tool as the model sees it: name, description and JSON Schema of its arguments.

@@ -41,10 +41,11 @@ pub struct AgentState {
 impl AgentState {
     pub fn new(provider: Option<Arc<dyn Provider>>, provider_error: Option<String>) -> Self {
         let window = provider.as_ref().map_or(0, |p| p.config().context_window);
+        let price = provider.as_ref().and_then(|p| p.config().effective_price());
         Self {
             provider,
             provider_error,
-            usage: UsageMeter::new(window),
+            usage: UsageMeter::priced(window, price),
             ..Self::default()
         }
     }

@@ -22,6 +22,8 @@ pub enum AppEvent {
     Agent(crate::agent::AgentEvent),
     /// A workflow run's checkpoints, events and end.
     Workflow(super::workflow::WorkflowMsg),
+    /// The provider's model list was read at start (issue 19).
+    ModelCheck(crate::llm::ModelCheck),
 }
 
 /// Process signals the host handles.

@@ -90,6 +90,9 @@ fn run_app(
     });
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
+    if let Some(provider) = &agent.provider {
+        app::spawn_model_check(provider.config().clone(), tx.clone());
+    }
     let mut app = App::new(host, tx, agent);
     app.restore_session(resume);
     app.tick();
@@ -147,6 +150,10 @@ fn run_app(
     app.save_session();
     drop(guard);
     tracing::info!("TUI exited");
+    // The session's token use and estimated cost, once the terminal is back to normal.
+    if app.agent.provider.is_some() && app.agent.usage.total_in > 0 {
+        println!("context-pilot {}", app.agent.usage.session_summary());
+    }
     Ok(app)
 }
 

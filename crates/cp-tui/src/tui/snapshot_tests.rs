@@ -221,3 +221,46 @@ fn checkpoint_dialog_with_feedback() {
     assert_eq!(answer.feedback.as_deref(), Some("tighten the tests"));
     assert!(app.dialog.is_none());
 }
+
+/// An app with a provider (never contacted) and two recorded requests' usage.
+fn app_with_usage() -> App {
+    let mut app = app(false);
+    let config = crate::llm::tests_support::anthropic_config("http://127.0.0.1:9");
+    let provider: std::sync::Arc<dyn crate::llm::Provider> =
+        std::sync::Arc::from(crate::llm::connect(config));
+    app.agent = super::AgentState::new(Some(provider), None);
+    let usage = crate::llm::Usage {
+        input_tokens: 1_000,
+        output_tokens: 500,
+        cache_read_tokens: 20_000,
+        cache_creation_tokens: 2_000,
+    };
+    app.agent.usage.record(&usage);
+    app.agent.usage.start_turn();
+    app.agent.usage.record(&usage);
+    app
+}
+
+fn draw_at(app: &App, width: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, 24)).unwrap();
+    terminal.draw(|frame| render(app, frame)).unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn status_bar_shows_model_cache_and_cost_at_80_columns() {
+    let screen = draw_at(&app_with_usage(), 80);
+    assert!(screen.contains("sonnet-4-5"), "{screen}");
+    assert!(
+        screen.contains("86% cached ~$0.024/turn ~$0.048/session"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn status_bar_shows_model_cache_and_cost_at_120_columns() {
+    let screen = draw_at(&app_with_usage(), 120);
+    assert!(screen.contains("claude-sonnet-4-5"), "{screen}");
+    insta::assert_snapshot!(screen);
+}

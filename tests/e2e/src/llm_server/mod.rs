@@ -217,6 +217,9 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     side: Mutex<Option<SideResponder>>,
     side_requests: Mutex<Vec<RecordedRequest>>,
+    /// The `GET /v1/models` list (`None`: 404) and the Anthropic page size.
+    models: Mutex<(Option<Vec<ListedModel>>, usize)>,
+    model_requests: Mutex<Vec<RecordedRequest>>,
     requests: Mutex<Vec<RecordedRequest>>,
     arrived: Condvar,
     stop: AtomicBool,
@@ -243,6 +246,8 @@ impl LlmServer {
             replies: Mutex::new(VecDeque::new()),
             side: Mutex::new(None),
             side_requests: Mutex::new(Vec::new()),
+            models: Mutex::new((None, 100)),
+            model_requests: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             arrived: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -301,6 +306,17 @@ impl LlmServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// Serves `models` on `GET /v1/models` (both wire formats), Anthropic's in pages of
+    /// `page_size` (the request is answered in the wire format its headers show).
+    pub fn set_models(&self, models: Vec<ListedModel>, page_size: usize) {
+        *lock(&self.shared.models) = (Some(models), page_size.max(1));
+    }
+
+    /// The `GET /v1/models` requests received so far (not part of [`LlmServer::requests`]).
+    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.model_requests).clone()
+    }
+
     /// Waits until at least `count` requests arrived or `timeout` passed; returns them all.
     pub fn wait_for_requests(&self, count: usize, timeout: Duration) -> Vec<RecordedRequest> {
         let deadline = Instant::now() + timeout;
@@ -355,6 +371,15 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let Ok(request) = read_request(&stream) else {
         return;
     };
+    if models::is_models_request(&request) {
+        let reply = {
+            let models = lock(&shared.models);
+            models::answer(&request, models.0.as_deref(), models.1)
+        };
+        lock(&shared.model_requests).push(request);
+        let _ = write_reply(stream, &reply, shared);
+        return;
+    }
     let side = lock(&shared.side).as_ref().and_then(|f| f(&request));
     if let Some(reply) = side {
         lock(&shared.side_requests).push(request);
@@ -543,9 +568,11 @@ fn stall(stream: &mut TcpStream, shared: &Shared) {
 
 pub mod anthropic;
 pub mod gemini;
+mod models;
 pub mod openai;
 mod turn;
 
+pub use models::ListedModel;
 pub use turn::Turn;
 
 #[cfg(test)]

@@ -21,9 +21,12 @@ use crate::host::Host;
 
 mod agent;
 mod config_watch;
+mod models;
 mod reload;
 mod session;
 mod workflow;
+
+pub use models::spawn_model_check;
 
 /// Where typed keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,6 +446,7 @@ impl App {
             AppEvent::Notice => self.drain_notices(),
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
             AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
+            AppEvent::ModelCheck(check) => self.apply_model_check(check),
             AppEvent::Term(_) => {}
         }
     }

@@ -94,7 +94,9 @@ impl App {
         }
         self.agent.messages = state.messages;
         let window = self.agent.usage.context_window;
+        let price = self.agent.usage.price;
         self.agent.usage = state.usage;
+        self.agent.usage.price = price;
         if window > 0 {
             self.agent.usage.context_window = window;
         }

@@ -1,4 +1,5 @@
-//! The status bar: project, worker, activity and key hints.
+//! The status bar: what needs attention, the model and its token use and cost, project,
+//! worker, activity and key hints.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -7,15 +8,22 @@ use ratatui::text::{Line, Span};
 
 use crate::tui::app::{App, Focus};
 
+/// Below this width the status bar's label shrinks to ` cp `.
+const NARROW: u16 = 100;
+/// Below this width the usage takes its compact form.
+const COMPACT: u16 = 140;
+
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let base = Style::default().bg(Color::DarkGray).fg(Color::White);
     buf.set_style(area, base);
+    let narrow = area.width < NARROW;
     let project = app.host().project().root().display().to_string();
-    let mut spans = vec![
-        Span::styled(" context-pilot ", base.fg(Color::Black).bg(Color::Cyan)),
+    let whereabouts = [
         Span::styled(format!(" {} ", shorten(&project, 40)), base),
         Span::styled(format!("│ worker {} ", app.host().worker()), base),
     ];
+    let label = if narrow { " cp " } else { " context-pilot " };
+    let mut spans = vec![Span::styled(label, base.fg(Color::Black).bg(Color::Cyan))];
     // What needs the person's attention comes first, so a narrow terminal still shows it.
     let urgent = base.fg(Color::LightMagenta);
     if app.reload.is_some() {
@@ -56,12 +64,26 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             base.fg(Color::Yellow),
         ));
     }
-    if app.agent.provider.is_some() {
+    if let Some(provider) = &app.agent.provider {
+        let model = &provider.config().model;
+        let model = if narrow {
+            model.strip_prefix("claude-").unwrap_or(model)
+        } else {
+            model
+        };
+        let usage = if area.width < COMPACT {
+            app.agent.usage.compact_summary()
+        } else {
+            app.agent.usage.summary()
+        };
         spans.push(Span::styled(
-            format!("│ {} ", app.agent.usage.summary()),
-            base,
+            format!("│ {model} "),
+            base.fg(Color::LightCyan),
         ));
+        spans.push(Span::styled(format!("│ {usage} "), base));
     }
+    // Model and usage first: the project and worker rarely change and may be cut.
+    spans.extend(whereabouts);
     let hints = if app.palette.is_some() {
         "Enter run · Tab complete · ↑↓ pick · Esc close"
     } else if app.focus == Focus::Sidebar {

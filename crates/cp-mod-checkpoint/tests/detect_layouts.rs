@@ -29,7 +29,10 @@ fn tests_of(outcome: &StopOutcome) -> &TestOutcome {
 /// A new agent session for each stop, so every check is a first stop that runs the tests.
 fn fresh_session() -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    format!("layout-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    format!(
+        "layout-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 /// Runs the checkpoint with detection (no configured command) on `project`.

@@ -151,9 +151,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::mcp::serve(host)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. } | Command::Models) => {
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(
+            Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. } | Command::Models,
+        ) => Ok(ExitCode::SUCCESS),
     }
 }
 

@@ -42,8 +42,8 @@ mod config;
 mod error;
 mod models;
 mod openai;
-mod sources;
 mod price;
+mod sources;
 mod sse;
 mod transport;
 mod types;
@@ -54,11 +54,11 @@ pub use config::{
     process_env,
 };
 pub use error::LlmError;
-pub use sources::{LlmSection, ignored_base_url_error, llm_section};
 pub use models::{
     ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, pick_default,
 };
 pub use price::Price;
+pub use sources::{LlmSection, ignored_base_url_error, llm_section};
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,

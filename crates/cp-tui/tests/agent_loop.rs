@@ -402,7 +402,7 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     let suite = tempfile::tempdir().unwrap();
     let runs = suite.path().join("runs");
     let command = format!(
-        "echo run >> '{}'; echo 'FAILED tests/test_app.py::test_v2'; exit 1",
+        "echo run >> '{}'; echo 'FAILED tests/test_app.py::test_v2 - assert 1 == 2'; echo '==== 1 failed, 2 passed in 0.05s ===='; exit 1",
         runs.display()
     );
     let config =
@@ -417,6 +417,8 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     std::fs::write(repo.path().join("src/app.sh"), "echo v1\n").unwrap();
     cp_e2e::git(repo.path(), &["add", "."]);
     cp_e2e::git(repo.path(), &["commit", "-qm", "init"]);
+    // The configured test command runs only in a trusted project.
+    cp_e2e::trust(repo.path());
 
     let url = server.url();
     let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();

@@ -31,7 +31,7 @@ fn write_payload(cwd: &Path, file: &Path) -> String {
 }
 
 /// Writes the callbacks section by hand (as a committed or hand-edited file would), every
-/// definition active for the default worker.
+/// definition active for the default worker, and trusts the project as it now is.
 fn write_config(root: &Path, definitions: &Value) {
     let ids: Vec<Value> = definitions
         .as_array()
@@ -47,6 +47,9 @@ fn write_config(root: &Path, definitions: &Value) {
     let dir = root.join(".context-pilot");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    // The person trusts what they wrote; what these tests check is the validation, which
+    // holds for trusted projects too. Scripts are written before the config.
+    util::trust(root);
 }
 
 /// Writes `.context-pilot/scripts/{name}.sh`.

@@ -40,7 +40,9 @@ fn agent_bin(name: &str) -> PathBuf {
 
 /// Runs `command` to completion, killing it after [`RUN_LIMIT`].
 fn run(mut command: Command) -> Output {
+    // The hooks the CLI runs read the tests' own trust store, never the user's ~/.config.
     command
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -170,7 +170,7 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     let suite = tempfile::tempdir().unwrap();
     let runs = suite.path().join("runs");
     let command = format!(
-        "echo run >> '{}'; echo 'FAILED tests/test_x.py::test_build'; exit 1",
+        "echo run >> '{}'; echo 'FAILED tests/test_x.py::test_build - assert 1 == 2'; echo '==== 1 failed, 2 passed in 0.05s ===='; exit 1",
         runs.display()
     );
     std::fs::write(
@@ -181,6 +181,8 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     .unwrap();
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "initial"]);
+    // The configured test command runs only in a trusted project.
+    cp_e2e::trust(dir);
     let server = LlmServer::start().unwrap();
     let write = r#"{"file_path": "src/build.sh", "content": "echo build\n"}"#;
     server.push(anthropic::tool_use_turn(&[("w1", "File_write", write)]));
@@ -192,6 +194,7 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
         .args(["run", ".context-pilot/workflows/one.yaml", "--headless"])
         .args(["--no-auto-commit", "--max-restarts", "0"])
         .current_dir(dir)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
         .env("ANTHROPIC_BASE_URL", &url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env_remove("OPENAI_API_KEY")

@@ -69,9 +69,15 @@ impl Viewer {
 
     /// Opens `relative` (inside `root`) and returns its panel id, or why it cannot be shown.
     pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, String> {
-        let confined = crate::files::confine(root, relative, "view")?;
-        let bytes = std::fs::read(&confined.absolute)
-            .map_err(|e| format!("cannot open {relative}: {e}"))?;
+        // Beneath the root without a race, regular files only (a FIFO named by a workflow's
+        // `show_files` must not hang the TUI), and no more than is shown.
+        let (confined, file) = crate::files::open_regular(root, relative, "view")?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, u64::try_from(MAX_BYTES).unwrap_or(u64::MAX) + 1),
+            &mut bytes,
+        )
+        .map_err(|e| format!("cannot read {relative}: {e}"))?;
         let cut = bytes.len() > MAX_BYTES;
         let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_BYTES)]).into_owned();
         if cut {
@@ -141,5 +147,29 @@ impl Module for ViewerModule {
         let closed = views.len() < before;
         self.shown.clone_from(&views);
         closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_hanging_and_a_file_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let fifo = root.join("pipe");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        std::fs::write(root.join("notes.md"), "one\ntwo\n").unwrap();
+        let viewer = Viewer::default();
+        let err = viewer.open(&root, "pipe").unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(viewer.open(&root, "../outside.md").is_err());
+        let id = viewer.open(&root, "notes.md").unwrap();
+        let views = viewer.lock();
+        let view = views.iter().find(|v| v.id() == id).unwrap();
+        assert_eq!(view.lines, ["one", "two"]);
     }
 }

@@ -24,6 +24,19 @@ use serde_json::{Value, json};
 
 pub use confine::{ConfinedPath, confine};
 
+/// Opens the regular file `relative` beneath `root` for reading, resolved without a
+/// check-then-use race, with the same refusals as `File_read` (a FIFO, socket, device or
+/// directory is an error, and opening never blocks). For other front-ends that show files.
+pub fn open_regular(
+    root: &std::path::Path,
+    relative: &str,
+    tool: &str,
+) -> Result<(ConfinedPath, std::fs::File), String> {
+    let confined = confine(root, relative, tool)?;
+    let file = beneath::Beneath::open(root, tool)?.open_regular(&confined, tool)?;
+    Ok((confined, file))
+}
+
 /// The files module. Stateless: the project root comes from the tool environment.
 #[derive(Debug, Default)]
 pub struct FilesModule;

@@ -5,10 +5,10 @@ use std::path::Path;
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::{ConfigFile, Module, Notifier, PanelView, Project, ToolEnv, WorkerId};
+use cp_llm::ProviderConfig;
 use cp_mod_callback::{CallbackModule, CallbackSection, Matcher};
 use cp_mod_checkpoint::{CheckpointConfig, StopCheckpoint, Workflow, evaluate_condition};
 use cp_tui::hook::HookEvent;
-use cp_tui::llm::ProviderConfig;
 use serde_json::Value;
 
 /// A project in a temp dir (removed on drop) and the schemas of every real tool.

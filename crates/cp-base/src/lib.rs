@@ -47,6 +47,7 @@
 
 mod args;
 mod batch;
+mod json;
 mod module;
 mod notify;
 mod panel;
@@ -61,6 +62,7 @@ mod worker;
 
 pub use args::Args;
 pub use batch::{call_label, run_batch};
+pub use json::json_kind;
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Panel, PanelKind, PanelView};

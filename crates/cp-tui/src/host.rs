@@ -11,9 +11,9 @@ use cp_mod_callback::CallbackModule;
 use cp_mod_checkpoint::CheckpointModule;
 use cp_mod_console::ConsoleModule;
 
-use crate::files::FilesModule;
 use crate::system::SystemModule;
 use crate::viewer::{Viewer, ViewerModule};
+use cp_mod_files::FilesModule;
 
 /// Everything a front-end needs to run tools.
 #[derive(Debug, Clone)]

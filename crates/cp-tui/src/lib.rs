@@ -3,14 +3,14 @@
 //! - [`cli`]: the command line (clap). No subcommand opens the TUI in the project directory.
 //! - [`host`]: assembles the modules of a host (files, consoles, callbacks, checkpoints) into
 //!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
-//! - [`llm`]: the LLM providers (Anthropic Messages, OpenAI-compatible Chat Completions)
-//!   behind one blocking [`llm::Provider`] trait, run off the UI thread by the agent loop.
-//! - [`files`]: the built-in `File_*` tools, confined to the project root.
 //! - [`mcp`]: `context-pilot mcp`, the same tools over MCP on stdio.
 //! - [`hook`]: `context-pilot hook <event>`, the Claude Code / Gemini CLI hook receiver.
 //! - [`init`]: `context-pilot init claude|gemini`, which wires both into an agent's settings.
 //! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
 //!   palette, and the event loop that owns the state.
+//!
+//! The parts it drives live in their own crates: the LLM clients in [`cp_llm`], the built-in
+//! agent loop in [`cp_agent`], the `File_*` tools in [`cp_mod_files`].
 //!
 //! ```no_run
 //! // What `context-pilot --project DIR` does, in short:
@@ -22,13 +22,10 @@
 //! assert!(!results[0].is_error);
 //! ```
 
-pub mod agent;
 pub mod cli;
-pub mod files;
 pub mod hook;
 pub mod host;
 pub mod init;
-pub mod llm;
 mod logging;
 pub mod mcp;
 pub mod models;

@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use cp_base::Project;
 
-use crate::llm::{ModelInfo, ProviderConfig, check_model, list_models, process_env};
+use cp_llm::{ModelInfo, ProviderConfig, check_model, list_models, process_env};
 
 /// Prints the list; returns the exit code (1 when no provider is configured, the list cannot
 /// be read, or the configured model is not listed).

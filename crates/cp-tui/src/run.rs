@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
-use crate::agent::{AgentEvent, AgentRunner, EventSink};
 use crate::host::Host;
 use crate::tui::AgentState;
+use cp_agent::{AgentEvent, AgentRunner, EventSink};
 
 /// The arguments of `context-pilot run`.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,12 +1,12 @@
 //! Cache share: a scripted 20-request agent session replayed through a model of Anthropic's
-//! prefix cache (`cp_tui::llm::cache_model`), with the request bodies the provider really
+//! prefix cache (`cp_llm::cache_model`), with the request bodies the provider really
 //! sends. Reports the share of input bytes (tokens ≈ bytes / 4) served from cache, against
 //! the same session with the panel context inside the system prompt (the layout before
 //! issue 19, given the same breakpoints).
 
 use cp_base::Module as _;
-use cp_tui::llm::cache_model::{CacheModel, anthropic_view};
-use cp_tui::llm::{ContentBlock, Message, Request, Role, ToolCall, ToolDefinition, ToolInput};
+use cp_llm::cache_model::{CacheModel, anthropic_view};
+use cp_llm::{ContentBlock, Message, Request, Role, ToolCall, ToolDefinition, ToolInput};
 use serde_json::json;
 
 use std::fmt::Write as _;
@@ -44,7 +44,7 @@ pub fn cache_share(_opts: &Options) -> Vec<Row> {
 /// of similar size, about the size of the real registry (callbacks, consoles, files,
 /// checkpoint, reload).
 fn tools() -> Vec<ToolDefinition> {
-    let mut defs: Vec<ToolDefinition> = cp_tui::files::FilesModule
+    let mut defs: Vec<ToolDefinition> = cp_mod_files::FilesModule
         .tools()
         .into_iter()
         .map(|d| ToolDefinition {
@@ -69,7 +69,7 @@ fn tools() -> Vec<ToolDefinition> {
 /// (every third a 2–6 KB file, the others a few lines, as edits and short commands give), and
 /// the panels change (a console tail that grows and scrolls, a callback's age).
 fn session() -> Vec<Request> {
-    let system = cp_tui::agent::system_prompt("/home/dev/project");
+    let system = cp_agent::system_prompt("/home/dev/project");
     let tools = tools();
     let mut history = vec![Message::user_text(
         "The test `parses_config` fails after the last refactor; find out why and fix it.",

@@ -21,7 +21,7 @@ pub fn grep_vs_rg(opts: &Options) -> Vec<Row> {
     let root = dir.path().canonicalize().unwrap();
     generate(&root, files);
     let env = ToolEnv::new(Project::at(&root), WorkerId::default(), Notifier::new());
-    let mut module = cp_tui::files::FilesModule;
+    let mut module = cp_mod_files::FilesModule;
     let args = json!({"pattern": "needle_[0-9]+", "output": "paths"});
     let mut grep_out = String::new();
     let grep = time_ms(rounds, || {

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::agent::{AgentInbox, StopControl, UsageMeter};
-use crate::llm::{
+use cp_agent::{AgentInbox, StopControl, UsageMeter};
+use cp_llm::{
     CancelToken, LlmSection, Message, Provider, ProviderConfig, connect, ignored_base_url_error,
     llm_section, process_env,
 };
@@ -58,7 +58,7 @@ impl AgentState {
             ignored_base_url,
         } = match llm_section(project) {
             Ok(found) => found,
-            Err(e) => return Self::new(None, Some(e)),
+            Err(e) => return Self::new(None, Some(e.to_string())),
         };
         let resolved = ProviderConfig::resolve(&process_env, section.as_ref());
         // The project's own server was ignored (untrusted): refuse rather than silently send

@@ -19,11 +19,11 @@ pub enum AppEvent {
         results: Vec<ToolResult>,
     },
     /// Progress of the agent's turn.
-    Agent(crate::agent::AgentEvent),
+    Agent(cp_agent::AgentEvent),
     /// A workflow run's checkpoints, events and end.
     Workflow(super::workflow::WorkflowMsg),
     /// The provider's model list was read at start (issue 19).
-    ModelCheck(crate::llm::ModelCheck),
+    ModelCheck(cp_llm::ModelCheck),
 }
 
 /// Process signals the host handles.

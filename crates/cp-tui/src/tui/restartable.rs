@@ -9,9 +9,9 @@ use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 
 use super::agent_state::RunningTurn;
 use super::events::AppEvent;
-use crate::agent::{AgentEvent, AgentRunner, CheckpointMode, EventSink, TurnEnd};
 use crate::host::Host;
-use crate::llm::{ContentBlock, Message, Provider, Role};
+use cp_agent::{AgentEvent, AgentRunner, CheckpointMode, EventSink, TurnEnd};
+use cp_llm::{ContentBlock, Message, Provider, Role};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
 const PHASE: &str = "chat";
@@ -61,7 +61,7 @@ pub fn spawn(
             )));
             let end = match result {
                 Ok(_) => TurnEnd::Done,
-                Err(_) if paused => TurnEnd::Stopped(crate::agent::StopReason::Reload),
+                Err(_) if paused => TurnEnd::Stopped(cp_agent::StopReason::Reload),
                 Err(_) if cancel.is_cancelled() => TurnEnd::Cancelled,
                 Err(e) => TurnEnd::Failed(e.to_string()),
             };

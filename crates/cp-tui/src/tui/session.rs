@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::conversation::Conversation;
-use crate::agent::UsageMeter;
-use crate::llm::Message;
+use cp_agent::UsageMeter;
+use cp_llm::Message;
 
 /// Bumped when the layout changes incompatibly; older files are set aside, not misread.
 const VERSION: u32 = 1;

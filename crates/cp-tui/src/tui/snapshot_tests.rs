@@ -14,8 +14,8 @@ use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
 use super::{Action, App, render};
-use crate::files::FilesModule;
 use crate::host::Host;
+use cp_mod_files::FilesModule;
 
 struct TextPanel {
     id: &'static str,
@@ -225,11 +225,11 @@ fn checkpoint_dialog_with_feedback() {
 /// An app with a provider (never contacted) and two recorded requests' usage.
 fn app_with_usage() -> App {
     let mut app = app(false);
-    let config = crate::llm::tests_support::anthropic_config("http://127.0.0.1:9");
-    let provider: std::sync::Arc<dyn crate::llm::Provider> =
-        std::sync::Arc::from(crate::llm::connect(config));
+    let config = cp_llm::test_support::anthropic_config("http://127.0.0.1:9");
+    let provider: std::sync::Arc<dyn cp_llm::Provider> =
+        std::sync::Arc::from(cp_llm::connect(config));
     app.agent = super::AgentState::new(Some(provider), None);
-    let usage = crate::llm::Usage {
+    let usage = cp_llm::Usage {
         input_tokens: 1_000,
         output_tokens: 500,
         cache_read_tokens: 20_000,

@@ -11,9 +11,9 @@ use cp_mod_checkpoint::{
 
 use super::agent_state::RunningTurn;
 use super::events::AppEvent;
-use crate::agent::{AgentRunner, EventSink};
 use crate::host::Host;
-use crate::llm::Provider;
+use cp_agent::{AgentRunner, EventSink};
+use cp_llm::Provider;
 
 /// Messages from the workflow thread to the UI.
 #[derive(Debug)]

@@ -2,11 +2,11 @@
 
 use cp_base::Level;
 
-use crate::agent::{
+use cp_agent::{
     AgentEvent, AgentInbox, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd,
     spawn_turn,
 };
-use crate::llm::{CancelToken, Message};
+use cp_llm::{CancelToken, Message};
 
 use cp_mod_checkpoint::RestartConfig;
 

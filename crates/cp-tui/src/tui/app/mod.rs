@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
 
-use crate::llm::Message;
+use cp_llm::Message;
 
 use super::agent_state::{AgentState, RunningTurn};
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};

@@ -6,9 +6,9 @@ use std::sync::mpsc::Sender;
 
 use cp_base::Level;
 
-use crate::llm::{ModelCheck, ProviderConfig, check_model, connect, list_models};
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
+use cp_llm::{ModelCheck, ProviderConfig, check_model, connect, list_models};
 
 use super::App;
 

@@ -4,7 +4,7 @@ use std::time::SystemTime;
 
 use cp_base::Level;
 
-use crate::agent::StopReason;
+use cp_agent::StopReason;
 
 use crate::tui::conversation::Entry;
 

@@ -2,8 +2,8 @@
 
 use cp_base::Level;
 
-use crate::agent::StopControl;
-use crate::llm::CancelToken;
+use cp_agent::StopControl;
+use cp_llm::CancelToken;
 
 use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
 

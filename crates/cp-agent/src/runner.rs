@@ -10,11 +10,11 @@ use cp_base::{Registry, ToolEnv};
 use cp_mod_checkpoint::{Handoff, SessionControl, SessionEnd, SessionRunner, ToolRecord};
 use serde_json::Value;
 
-use super::AgentInbox;
+use super::inbox::AgentInbox;
 use super::turn::{
     AgentEvent, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd, run_turn,
 };
-use crate::llm::{CancelToken, Message, Provider};
+use cp_llm::{CancelToken, Message, Provider};
 
 /// Where a runner's turn events go: the TUI's channel, or progress lines on a terminal.
 pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;

@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::Provider;
 use super::cancel::CancelToken;
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
-use super::sse::SseEvent;
-use super::transport::{Flow, HttpRequest, Transport};
+use super::provider::Provider;
+use super::sse::{self, EventDecoder, Flow, SseEvent};
+use super::transport::{HttpRequest, Transport};
 use super::types::{
     ContentBlock, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput, Usage,
 };
@@ -64,12 +64,11 @@ impl Provider for Anthropic {
         cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
-        let stream = self
+        let mut body = self
             .transport
             .open_stream(&self.http_request(request), cancel, on_event)?;
-        let mut decoder = Decoder::new(self.transport.label());
-        stream.for_each_event(cancel, |event| decoder.handle(event, on_event))?;
-        decoder.finish()
+        let decoder = Decoder::new(self.transport.label());
+        sse::decode(decoder, || body.next_chunk(cancel), on_event)
     }
 }
 
@@ -243,64 +242,6 @@ impl Decoder {
         }
     }
 
-    fn handle(
-        &mut self,
-        event: &SseEvent,
-        on_event: &mut dyn FnMut(StreamEvent),
-    ) -> Result<Flow, LlmError> {
-        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
-            self.protocol(format!(
-                "event `{}` has invalid JSON ({err}): {}",
-                event.event,
-                abbreviate(&event.data, 200)
-            ))
-        })?;
-        let kind = data
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(&event.event);
-        match kind {
-            "message_start" => {
-                if let Some(usage) = data.pointer("/message/usage") {
-                    merge_usage(&mut self.usage, usage);
-                    on_event(StreamEvent::Usage(self.usage));
-                }
-            }
-            "content_block_start" => self.start_block(&data, on_event)?,
-            "content_block_delta" => self.delta(&data, on_event)?,
-            "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_owned());
-                }
-                if let Some(usage) = data.get("usage") {
-                    merge_usage(&mut self.usage, usage);
-                    on_event(StreamEvent::Usage(self.usage));
-                }
-            }
-            "message_stop" => {
-                self.complete = true;
-                return Ok(Flow::Stop);
-            }
-            "error" => {
-                let text = |pointer: &str| {
-                    data.pointer(pointer)
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown")
-                        .to_owned()
-                };
-                return Err(LlmError::StreamError {
-                    provider: self.label.clone(),
-                    kind: text("/error/type"),
-                    message: text("/error/message"),
-                });
-            }
-            // `ping`, `content_block_stop` (blocks are finalized at the end) and event types
-            // added to the API later.
-            _ => {}
-        }
-        Ok(Flow::Continue)
-    }
-
     fn index(&self, data: &Value) -> Result<u64, LlmError> {
         data.get("index").and_then(Value::as_u64).ok_or_else(|| {
             self.protocol(format!(
@@ -389,6 +330,66 @@ impl Decoder {
         }
         Ok(())
     }
+}
+
+impl EventDecoder for Decoder {
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Flow, LlmError> {
+        let data: Value = serde_json::from_str(&event.data).map_err(|err| {
+            self.protocol(format!(
+                "event `{}` has invalid JSON ({err}): {}",
+                event.event,
+                abbreviate(&event.data, 200)
+            ))
+        })?;
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(&event.event);
+        match kind {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    merge_usage(&mut self.usage, usage);
+                    on_event(StreamEvent::Usage(self.usage));
+                }
+            }
+            "content_block_start" => self.start_block(&data, on_event)?,
+            "content_block_delta" => self.delta(&data, on_event)?,
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(usage) = data.get("usage") {
+                    merge_usage(&mut self.usage, usage);
+                    on_event(StreamEvent::Usage(self.usage));
+                }
+            }
+            "message_stop" => {
+                self.complete = true;
+                return Ok(Flow::Stop);
+            }
+            "error" => {
+                let text = |pointer: &str| {
+                    data.pointer(pointer)
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown")
+                        .to_owned()
+                };
+                return Err(LlmError::StreamError {
+                    provider: self.label.clone(),
+                    kind: text("/error/type"),
+                    message: text("/error/message"),
+                });
+            }
+            // `ping`, `content_block_stop` (blocks are finalized at the end) and event types
+            // added to the API later.
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
 
     fn finish(self) -> Result<Response, LlmError> {
         if !self.complete {
@@ -461,24 +462,13 @@ pub(super) fn decode_chunks(
     chunks: &[&[u8]],
     on_event: &mut dyn FnMut(StreamEvent),
 ) -> Result<Response, LlmError> {
-    let mut parser = super::sse::SseParser::new();
-    let mut decoder = Decoder::new("Anthropic");
-    let mut events = Vec::new();
-    'outer: for chunk in chunks {
-        parser.push(chunk, &mut events);
-        for event in events.drain(..) {
-            if decoder.handle(&event, on_event)? == Flow::Stop {
-                break 'outer;
-            }
-        }
-    }
-    decoder.finish()
+    sse::decode_slices(Decoder::new("Anthropic"), chunks, on_event)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::types::{Message, ToolDefinition};
+    use crate::types::{Message, ToolDefinition};
 
     #[test]
     fn request_body_shape() {

@@ -14,7 +14,7 @@ use globset::{Glob, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 use serde_json::Value;
 
-use super::confine;
+use super::confine::confine;
 
 /// Most paths listed; the rest are counted.
 pub(super) const MAX_PATHS: usize = 100;

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::llm::{Price, Usage};
+use cp_llm::{Price, Usage};
 
 /// Running usage figures, shown in the status bar and used by the restart logic.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

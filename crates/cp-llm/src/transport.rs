@@ -17,7 +17,6 @@ use std::time::Duration;
 use super::cancel::CancelToken;
 use super::config::{ProviderConfig, RetryPolicy};
 use super::error::{LlmError, abbreviate};
-use super::sse::{SseEvent, SseParser};
 use super::types::StreamEvent;
 
 /// How often a waiting caller looks at the cancel token.
@@ -242,15 +241,6 @@ struct Failure {
     retry_after: Option<Duration>,
 }
 
-/// Whether a decoder wants more events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Flow {
-    /// Keep reading.
-    Continue,
-    /// The message is complete; stop reading.
-    Stop,
-}
-
 /// The body of a successful response, chunk by chunk as the network delivers it.
 pub(super) struct ByteStream {
     rx: Receiver<Wire>,
@@ -273,27 +263,6 @@ impl ByteStream {
                 detail: "the connection was lost".to_owned(),
             }),
         }
-    }
-
-    /// Parses the body as server-sent events and hands each to `handle` until it returns
-    /// [`Flow::Stop`] or the body ends cleanly. The decoder decides afterwards whether the
-    /// stream was complete.
-    pub(super) fn for_each_event(
-        mut self,
-        cancel: &CancelToken,
-        mut handle: impl FnMut(&SseEvent) -> Result<Flow, LlmError>,
-    ) -> Result<(), LlmError> {
-        let mut parser = SseParser::new();
-        let mut events = Vec::new();
-        while let Some(chunk) = self.next_chunk(cancel)? {
-            parser.push(&chunk, &mut events);
-            for event in events.drain(..) {
-                if handle(&event)? == Flow::Stop {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Waits for the next message, checking `cancel` every [`CANCEL_POLL`]. `None` when the
@@ -532,7 +501,7 @@ mod tests {
                 max_backoff: Duration::from_secs(5),
                 max_retry_after: Duration::from_secs(10),
             },
-            ..crate::llm::tests_support::anthropic_config("http://127.0.0.1:9")
+            ..crate::test_support::anthropic_config("http://127.0.0.1:9")
         };
         let transport = Transport::new(&config);
         let delays: Vec<u64> = (1..=4)

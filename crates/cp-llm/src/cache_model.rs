@@ -7,7 +7,7 @@
 //! earlier request wrote. Tokens are estimated as bytes / 4.
 //!
 //! ```
-//! use cp_tui::llm::cache_model::{CacheModel, PromptView};
+//! use cp_llm::cache_model::{CacheModel, PromptView};
 //! let body = serde_json::json!({"system": [{"type": "text", "text": "Be brief.",
 //!     "cache_control": {"type": "ephemeral"}}], "messages": []});
 //! let mut cache = CacheModel::default();
@@ -128,6 +128,6 @@ impl CacheModel {
 }
 
 /// The cache view of `request` as the Anthropic provider would send it.
-pub fn anthropic_view(request: &super::Request) -> PromptView {
+pub fn anthropic_view(request: &super::types::Request) -> PromptView {
     PromptView::of_anthropic_body(&super::anthropic::request_body(request))
 }

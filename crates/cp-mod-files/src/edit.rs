@@ -7,7 +7,8 @@ use cp_base::{Args, ChangeKind, FileChange, ToolResult};
 use serde_json::Value;
 
 use super::beneath::{Beneath, lock};
-use super::{confine, read_text};
+use super::confine::confine;
+use super::read::read_text;
 
 pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
     const TOOL: &str = "File_edit";

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 use cp_base::{FileLock, Project};
 
-use super::ConfinedPath;
+use super::confine::{ConfinedPath, confine};
 
 /// The project root, opened as a capability.
 pub(super) struct Beneath {
@@ -213,4 +213,17 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// Opens the regular file `relative` beneath `root` for reading, resolved without a
+/// check-then-use race, with the same refusals as `File_read` (a FIFO, socket, device or
+/// directory is an error, and opening never blocks). For other front-ends that show files.
+pub fn open_regular(
+    root: &std::path::Path,
+    relative: &str,
+    tool: &str,
+) -> Result<(ConfinedPath, std::fs::File), String> {
+    let confined = confine(root, relative, tool)?;
+    let file = Beneath::open(root, tool)?.open_regular(&confined, tool)?;
+    Ok((confined, file))
 }

@@ -1,41 +1,10 @@
-//! The built-in files module: `File_read`, `File_edit`, `File_write`, `File_delete`,
-//! `File_glob` and `File_grep`.
-//!
-//! Parameter names are the ones agents already know. Every path is confined to the project
-//! root (see [`confine`]), and every change is reported as a [`cp_base::FileChange`], which is
-//! what makes callbacks fire.
-
-mod beneath;
-mod confine;
-mod delete;
-mod edit;
-mod glob;
-mod grep;
-mod read;
-mod write;
-
-#[cfg(test)]
-mod safety_tests;
-#[cfg(test)]
-mod tests;
+//! The files module: its table of `File_*` tools (names, descriptions for the model, JSON
+//! Schemas) and the dispatch of a call to the file that runs that tool.
 
 use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde_json::{Value, json};
 
-pub use confine::{ConfinedPath, confine};
-
-/// Opens the regular file `relative` beneath `root` for reading, resolved without a
-/// check-then-use race, with the same refusals as `File_read` (a FIFO, socket, device or
-/// directory is an error, and opening never blocks). For other front-ends that show files.
-pub fn open_regular(
-    root: &std::path::Path,
-    relative: &str,
-    tool: &str,
-) -> Result<(ConfinedPath, std::fs::File), String> {
-    let confined = confine(root, relative, tool)?;
-    let file = beneath::Beneath::open(root, tool)?.open_regular(&confined, tool)?;
-    Ok((confined, file))
-}
+use super::{delete, edit, glob, grep, read, write};
 
 /// The files module. Stateless: the project root comes from the tool environment.
 #[derive(Debug, Default)]
@@ -174,23 +143,5 @@ fn path_schema() -> Value {
         "minLength": 1,
         "description": "Path relative to the project root, or absolute inside it.",
         "examples": ["src/main.rs"]
-    })
-}
-
-/// Reads a whole regular file as UTF-8 text, with a clear error for binary files, directories
-/// and special files.
-fn read_text(
-    beneath: &beneath::Beneath,
-    path: &ConfinedPath,
-    tool: &str,
-) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut beneath.open_regular(path, tool)?, &mut bytes)
-        .map_err(|e| format!("{tool}: cannot read '{}': {e}", path.relative))?;
-    String::from_utf8(bytes).map_err(|_| {
-        format!(
-            "{tool}: '{}' is not UTF-8 text (binary file?)",
-            path.relative
-        )
     })
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::price::Price;
-use super::types::ApiKey;
+use super::types::{ApiKey, Message, Request, ToolDefinition};
 
 /// The two wire formats this host speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +267,28 @@ impl ProviderConfig {
             });
         }
         Ok(Some(config))
+    }
+
+    /// The price used for cost estimates: the `llm.price` override, else the built-in table.
+    pub fn effective_price(&self) -> Option<Price> {
+        self.price.or_else(|| Price::builtin(&self.model))
+    }
+
+    /// A request for this provider's model with its default output limit.
+    pub fn request(
+        &self,
+        system: impl Into<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolDefinition>,
+    ) -> Request {
+        Request {
+            model: self.model.clone(),
+            system: system.into(),
+            messages,
+            tools,
+            max_output_tokens: self.max_output_tokens,
+            context: String::new(),
+        }
     }
 }
 

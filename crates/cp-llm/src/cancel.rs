@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the UI (e.g. on Esc); the provider call checks it while waiting for the network
-/// and returns [`crate::llm::LlmError::Cancelled`] promptly (within about 50 ms).
+/// and returns [`crate::LlmError::Cancelled`] promptly (within about 50 ms).
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
 

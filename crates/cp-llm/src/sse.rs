@@ -1,8 +1,70 @@
-//! Incremental parser for `text/event-stream` (server-sent events).
+//! Server-sent events (`text/event-stream`): the incremental parser, and the one driver loop
+//! that feeds a provider's [`EventDecoder`] until its reply is complete.
 //!
 //! Network reads split the stream anywhere: inside a line, inside a UTF-8 character, or
 //! between the `\r` and `\n` of a line ending. The parser therefore works on bytes, keeps the
 //! unfinished line, and decodes text only once a whole line is in hand.
+//!
+//! Each provider supplies only its event handling (an [`EventDecoder`]); reading chunks,
+//! parsing them and stopping early are [`decode`]'s job, the same for every wire format.
+
+use super::error::LlmError;
+use super::types::{Response, StreamEvent};
+
+/// Whether a decoder wants more events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    /// Keep reading.
+    Continue,
+    /// The message is complete; stop reading.
+    Stop,
+}
+
+/// A provider's event handling: folds the events of one streamed reply into a [`Response`].
+pub(super) trait EventDecoder {
+    /// Handles one event, reporting progress to `on_event`; [`Flow::Stop`] once the reply is
+    /// complete.
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Flow, LlmError>;
+
+    /// The reply, or an error when the stream ended before the reply was complete.
+    fn finish(self) -> Result<Response, LlmError>;
+}
+
+/// Parses the chunks `next_chunk` yields (`Ok(None)` at a clean end of the body) as
+/// server-sent events and hands each to `decoder` until it says [`Flow::Stop`] or the chunks
+/// run out; then the decoder decides whether the stream was complete.
+pub(super) fn decode(
+    mut decoder: impl EventDecoder,
+    mut next_chunk: impl FnMut() -> Result<Option<Vec<u8>>, LlmError>,
+    on_event: &mut dyn FnMut(StreamEvent),
+) -> Result<Response, LlmError> {
+    let mut parser = SseParser::new();
+    let mut events = Vec::new();
+    'chunks: while let Some(chunk) = next_chunk()? {
+        parser.push(&chunk, &mut events);
+        for event in events.drain(..) {
+            if decoder.handle(&event, on_event)? == Flow::Stop {
+                break 'chunks;
+            }
+        }
+    }
+    decoder.finish()
+}
+
+/// [`decode`] over chunks already in memory; for tests of a decoder alone.
+#[cfg(test)]
+pub(super) fn decode_slices(
+    decoder: impl EventDecoder,
+    chunks: &[&[u8]],
+    on_event: &mut dyn FnMut(StreamEvent),
+) -> Result<Response, LlmError> {
+    let mut chunks = chunks.iter();
+    decode(decoder, || Ok(chunks.next().map(|c| c.to_vec())), on_event)
+}
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]

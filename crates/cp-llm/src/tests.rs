@@ -3,7 +3,7 @@
 use cp_e2e::{LlmServer, Reply, Turn, anthropic as wire_a, openai as wire_o};
 use serde_json::json;
 
-use super::tests_support::{anthropic_config, openai_config};
+use super::test_support::{anthropic_config, openai_config};
 use super::*;
 
 /// Which wire format a test runs against.

@@ -6,7 +6,7 @@ use cp_base::{Args, ChangeKind, FileChange, ToolResult};
 use serde_json::Value;
 
 use super::beneath::{Beneath, lock};
-use super::confine;
+use super::confine::confine;
 
 pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
     const TOOL: &str = "File_write";

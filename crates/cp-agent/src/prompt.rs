@@ -3,7 +3,7 @@
 //!
 //! The split keeps the provider's prompt cache warm: the system prompt and the conversation
 //! form a byte-stable prefix, and the panel contexts (a console tail, callback states) are sent
-//! after it, at the end of the latest user message ([`crate::llm::Request::context`]).
+//! after it, at the end of the latest user message ([`cp_llm::Request::context`]).
 
 use cp_base::{Registry, lock_module};
 

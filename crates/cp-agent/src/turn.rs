@@ -8,7 +8,7 @@ use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopCheckpoint, StopInput, Sto
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
-use crate::llm::{
+use cp_llm::{
     CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
 };

@@ -9,7 +9,7 @@
 //! Otherwise it is ignored, and when nothing else (the environment or the user's config)
 //! names a server, no provider starts and the error says why.
 
-use cp_base::{JsonFile, Project, user_config_dir};
+use cp_base::{JsonFile, Project, StoreError, user_config_dir};
 use serde_json::{Map, Value};
 
 /// The merged `llm` section, and the project's `base_url` if it was ignored as untrusted.
@@ -18,19 +18,17 @@ pub struct LlmSection {
     pub ignored_base_url: Option<String>,
 }
 
-/// Reads and merges the user's and the project's `llm` sections.
-pub fn llm_section(project: &Project) -> Result<LlmSection, String> {
+/// Reads and merges the user's and the project's `llm` sections. The error names the config
+/// file that could not be read or parsed.
+pub fn llm_section(project: &Project) -> Result<LlmSection, StoreError> {
     let user = match user_config_dir() {
         Some(dir) => {
             let file = JsonFile::new(dir.join("config.json"));
-            file.read().map_err(|e| e.to_string())?.remove("llm")
+            file.read()?.remove("llm")
         }
         None => None,
     };
-    let mut ours = project
-        .config()
-        .raw_section("llm")
-        .map_err(|e| e.to_string())?;
+    let mut ours = project.config().raw_section("llm")?;
     let mut ignored_base_url = None;
     if let Some(Value::Object(map)) = &mut ours
         && map.contains_key("base_url")

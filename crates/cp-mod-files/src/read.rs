@@ -13,7 +13,7 @@ use cp_base::{Args, ToolResult};
 use serde_json::Value;
 
 use super::beneath::Beneath;
-use super::confine;
+use super::confine::{ConfinedPath, confine};
 
 const DEFAULT_LIMIT: usize = 2000;
 /// Longer lines are cut so one minified file cannot flood the model's context.
@@ -162,4 +162,22 @@ fn decode(bytes: &[u8], cut: bool) -> Option<String> {
         Err(_) => return None,
     };
     (!text.contains('\0')).then(|| text.to_owned())
+}
+
+/// Reads a whole regular file as UTF-8 text, with a clear error for binary files, directories
+/// and special files.
+pub(super) fn read_text(
+    beneath: &Beneath,
+    path: &ConfinedPath,
+    tool: &str,
+) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut beneath.open_regular(path, tool)?, &mut bytes)
+        .map_err(|e| format!("{tool}: cannot read '{}': {e}", path.relative))?;
+    String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "{tool}: '{}' is not UTF-8 text (binary file?)",
+            path.relative
+        )
+    })
 }

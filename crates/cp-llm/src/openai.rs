@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::Provider;
 use super::cancel::CancelToken;
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
-use super::sse::SseEvent;
-use super::transport::{Flow, HttpRequest, Transport};
+use super::provider::Provider;
+use super::sse::{self, EventDecoder, Flow, SseEvent};
+use super::transport::{HttpRequest, Transport};
 use super::types::{
     ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput,
     Usage,
@@ -67,12 +67,11 @@ impl Provider for OpenAi {
         cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
-        let stream = self
+        let mut body = self
             .transport
             .open_stream(&self.http_request(request), cancel, on_event)?;
-        let mut decoder = Decoder::new(self.transport.label());
-        stream.for_each_event(cancel, |event| decoder.handle(event, on_event))?;
-        decoder.finish()
+        let decoder = Decoder::new(self.transport.label());
+        sse::decode(decoder, || body.next_chunk(cancel), on_event)
     }
 }
 
@@ -239,59 +238,6 @@ impl Decoder {
         }
     }
 
-    fn handle(
-        &mut self,
-        event: &SseEvent,
-        on_event: &mut dyn FnMut(StreamEvent),
-    ) -> Result<Flow, LlmError> {
-        if event.data.trim() == "[DONE]" {
-            self.done = true;
-            return Ok(Flow::Stop);
-        }
-        let data: Value = serde_json::from_str(&event.data).map_err(|err| LlmError::Protocol {
-            provider: self.label.clone(),
-            detail: format!(
-                "chunk has invalid JSON ({err}): {}",
-                abbreviate(&event.data, 200)
-            ),
-        })?;
-        if let Some(error) = data.get("error") {
-            let text = |name: &str| error.get(name).and_then(Value::as_str).map(str::to_owned);
-            return Err(LlmError::StreamError {
-                provider: self.label.clone(),
-                kind: text("type")
-                    .or_else(|| text("code"))
-                    .unwrap_or_else(|| "error".to_owned()),
-                message: text("message")
-                    .or_else(|| error.as_str().map(str::to_owned))
-                    .unwrap_or_else(|| abbreviate(&error.to_string(), 200)),
-            });
-        }
-        if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
-            self.usage = parse_usage(usage);
-            on_event(StreamEvent::Usage(self.usage));
-        }
-        let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else {
-            return Ok(Flow::Continue);
-        };
-        let delta = choice.get("delta").unwrap_or(&Value::Null);
-        if let Some(piece) = delta.get("content").and_then(Value::as_str)
-            && !piece.is_empty()
-        {
-            self.text.push_str(piece);
-            on_event(StreamEvent::TextDelta(piece.to_owned()));
-        }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for fragment in calls {
-                self.tool_call_fragment(fragment, on_event);
-            }
-        }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish_reason = Some(reason.to_owned());
-        }
-        Ok(Flow::Continue)
-    }
-
     fn tool_call_fragment(&mut self, fragment: &Value, on_event: &mut dyn FnMut(StreamEvent)) {
         let text = |pointer: &str| {
             fragment
@@ -344,6 +290,61 @@ impl Decoder {
                 });
             }
         }
+    }
+}
+
+impl EventDecoder for Decoder {
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Flow, LlmError> {
+        if event.data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(Flow::Stop);
+        }
+        let data: Value = serde_json::from_str(&event.data).map_err(|err| LlmError::Protocol {
+            provider: self.label.clone(),
+            detail: format!(
+                "chunk has invalid JSON ({err}): {}",
+                abbreviate(&event.data, 200)
+            ),
+        })?;
+        if let Some(error) = data.get("error") {
+            let text = |name: &str| error.get(name).and_then(Value::as_str).map(str::to_owned);
+            return Err(LlmError::StreamError {
+                provider: self.label.clone(),
+                kind: text("type")
+                    .or_else(|| text("code"))
+                    .unwrap_or_else(|| "error".to_owned()),
+                message: text("message")
+                    .or_else(|| error.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| abbreviate(&error.to_string(), 200)),
+            });
+        }
+        if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
+            self.usage = parse_usage(usage);
+            on_event(StreamEvent::Usage(self.usage));
+        }
+        let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(Flow::Continue);
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(piece) = delta.get("content").and_then(Value::as_str)
+            && !piece.is_empty()
+        {
+            self.text.push_str(piece);
+            on_event(StreamEvent::TextDelta(piece.to_owned()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in calls {
+                self.tool_call_fragment(fragment, on_event);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        Ok(Flow::Continue)
     }
 
     fn finish(self) -> Result<Response, LlmError> {
@@ -398,30 +399,19 @@ fn parse_usage(value: &Value) -> Usage {
     }
 }
 
-/// Decodes a whole chunk stream given as byte chunks; for tests of the decoder alone.
+/// Decodes a whole event stream given as chunks; for tests of the decoder alone.
 #[cfg(test)]
 pub(super) fn decode_chunks(
     chunks: &[&[u8]],
     on_event: &mut dyn FnMut(StreamEvent),
 ) -> Result<Response, LlmError> {
-    let mut parser = super::sse::SseParser::new();
-    let mut decoder = Decoder::new("OpenAI");
-    let mut events = Vec::new();
-    'outer: for chunk in chunks {
-        parser.push(chunk, &mut events);
-        for event in events.drain(..) {
-            if decoder.handle(&event, on_event)? == Flow::Stop {
-                break 'outer;
-            }
-        }
-    }
-    decoder.finish()
+    sse::decode_slices(Decoder::new("OpenAI"), chunks, on_event)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::types::ToolDefinition;
+    use crate::types::ToolDefinition;
 
     fn conversation() -> Request {
         Request {

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use cp_base::json_kind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -183,17 +184,6 @@ impl ToolInput {
             Self::Valid(value) => value.clone(),
             Self::Invalid { .. } => Value::Object(serde_json::Map::new()),
         }
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

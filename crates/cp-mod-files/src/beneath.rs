@@ -18,6 +18,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 use cp_base::{FileLock, Project};
 
 use super::confine::{ConfinedPath, confine};
+use super::error::{FileError, refused};
 
 /// The project root, opened as a capability.
 pub(super) struct Beneath {
@@ -25,12 +26,13 @@ pub(super) struct Beneath {
 }
 
 impl Beneath {
-    pub(super) fn open(root: &Path, tool: &str) -> Result<Self, String> {
-        let root = Dir::open_ambient_dir(root, cap_std::ambient_authority()).map_err(|e| {
-            format!(
-                "{tool}: cannot open the project root {}: {e}",
-                root.display()
-            )
+    pub(super) fn open(root: &Path, tool: &str) -> Result<Self, FileError> {
+        let root = Dir::open_ambient_dir(root, cap_std::ambient_authority()).map_err(|source| {
+            FileError::Root {
+                tool: tool.to_owned(),
+                root: root.to_path_buf(),
+                source,
+            }
         })?;
         Ok(Self { root })
     }
@@ -42,7 +44,7 @@ impl Beneath {
         &self,
         path: &ConfinedPath,
         tool: &str,
-    ) -> Result<std::fs::File, String> {
+    ) -> Result<std::fs::File, FileError> {
         let file = self
             .root
             .open_with(
@@ -52,21 +54,21 @@ impl Beneath {
                     .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY),
             )
             .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => format!(
+                io::ErrorKind::NotFound => refused!(
                     "{tool}: '{}' does not exist; create it with File_write",
                     path.relative
                 ),
-                _ => format!("{tool}: cannot open '{}': {e}", path.relative),
+                _ => FileError::io(tool, "open", &path.relative, e),
             })?
             .into_std();
         let meta = file
             .metadata()
-            .map_err(|e| format!("{tool}: cannot inspect '{}': {e}", path.relative))?;
+            .map_err(|e| FileError::io(tool, "inspect", &path.relative, e))?;
         if meta.is_dir() {
-            return Err(format!("{tool}: '{}' is a directory", path.relative));
+            return Err(refused!("{tool}: '{}' is a directory", path.relative));
         }
         if !meta.is_file() {
-            return Err(format!(
+            return Err(refused!(
                 "{tool}: '{}' is not a regular file (a FIFO, socket or device); only regular \
                  files can be read or edited",
                 path.relative
@@ -83,14 +85,11 @@ impl Beneath {
         path: &ConfinedPath,
         bytes: &[u8],
         tool: &str,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, FileError> {
         let (parent, name) = split(&path.relative);
-        let created = self.create_parents(&parent).map_err(|e| {
-            format!(
-                "{tool}: cannot create the directory of '{}': {e}",
-                path.relative
-            )
-        })?;
+        let created = self
+            .create_parents(&parent)
+            .map_err(|e| FileError::io(tool, "create the directory of", &path.relative, e))?;
         let result = self.write_in(&parent, name, bytes, path, tool);
         if result.is_err() {
             for dir in created.iter().rev() {
@@ -107,51 +106,48 @@ impl Beneath {
         bytes: &[u8],
         path: &ConfinedPath,
         tool: &str,
-    ) -> Result<bool, String> {
-        let dir = self.dir(parent).map_err(|e| {
-            format!(
-                "{tool}: cannot open the directory of '{}': {e}",
-                path.relative
-            )
-        })?;
+    ) -> Result<bool, FileError> {
+        let dir = self
+            .dir(parent)
+            .map_err(|e| FileError::io(tool, "open the directory of", &path.relative, e))?;
         let existing = dir.symlink_metadata(name).ok();
         if existing.as_ref().is_some_and(cap_std::fs::Metadata::is_dir) {
-            return Err(format!("{tool}: '{}' is a directory", path.relative));
+            return Err(refused!("{tool}: '{}' is a directory", path.relative));
         }
-        cp_base::write_atomic_in(&dir, name, bytes).map_err(|e| {
-            let left = if existing.is_some() {
-                "the file was left unchanged"
+        cp_base::write_atomic_in(&dir, name, bytes).map_err(|source| FileError::Io {
+            tool: tool.to_owned(),
+            action: "write",
+            path: path.relative.clone(),
+            outcome: if existing.is_some() {
+                "; the file was left unchanged"
             } else {
-                "nothing was created"
-            };
-            format!("{tool}: cannot write '{}': {e}; {left}", path.relative)
+                "; nothing was created"
+            },
+            source,
         })?;
         Ok(existing.is_some())
     }
 
     /// Removes the directory entry itself: a symlink is removed, its target is left alone.
-    pub(super) fn delete(&self, path: &ConfinedPath, tool: &str) -> Result<(), String> {
+    pub(super) fn delete(&self, path: &ConfinedPath, tool: &str) -> Result<(), FileError> {
         let (parent, name) = split(&path.relative);
-        let not_found = || format!("{tool}: '{}' does not exist", path.relative);
+        let not_found = || refused!("{tool}: '{}' does not exist", path.relative);
         let dir = self.dir(&parent).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => not_found(),
-            _ => format!(
-                "{tool}: cannot open the directory of '{}': {e}",
-                path.relative
-            ),
+            _ => FileError::io(tool, "open the directory of", &path.relative, e),
         })?;
         let meta = dir.symlink_metadata(name).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => not_found(),
-            _ => format!("{tool}: cannot inspect '{}': {e}", path.relative),
+            _ => FileError::io(tool, "inspect", &path.relative, e),
         })?;
         if meta.is_dir() {
-            return Err(format!(
+            return Err(refused!(
                 "{tool}: '{}' is a directory; only files can be deleted",
                 path.relative
             ));
         }
         dir.remove_file(name)
-            .map_err(|e| format!("{tool}: cannot delete '{}': {e}", path.relative))
+            .map_err(|e| FileError::io(tool, "delete", &path.relative, e))
     }
 
     fn dir(&self, relative: &Path) -> io::Result<Dir> {
@@ -200,12 +196,16 @@ fn split(relative: &str) -> (PathBuf, &OsStr) {
 /// servers editing the same file). The lock file lives under `.context-pilot/run/locks/`,
 /// keyed by the file's project-relative path, not beside the file: the file itself is
 /// replaced by rename, so a lock on its inode would not be stable.
-pub(super) fn lock(root: &Path, path: &ConfinedPath, tool: &str) -> Result<FileLock, String> {
+pub(super) fn lock(root: &Path, path: &ConfinedPath, tool: &str) -> Result<FileLock, FileError> {
     let lock = Project::at(root).locks_dir().join(format!(
         "file-{:016x}.lock",
         fnv1a(path.relative.as_bytes())
     ));
-    FileLock::acquire(&lock).map_err(|e| format!("{tool}: cannot lock '{}': {e}", path.relative))
+    FileLock::acquire(&lock).map_err(|source| FileError::Lock {
+        tool: tool.to_owned(),
+        path: path.relative.clone(),
+        source,
+    })
 }
 
 /// FNV-1a: a hash that is stable across builds and processes, unlike `DefaultHasher`.
@@ -222,7 +222,7 @@ pub fn open_regular(
     root: &std::path::Path,
     relative: &str,
     tool: &str,
-) -> Result<(ConfinedPath, std::fs::File), String> {
+) -> Result<(ConfinedPath, std::fs::File), FileError> {
     let confined = confine(root, relative, tool)?;
     let file = Beneath::open(root, tool)?.open_regular(&confined, tool)?;
     Ok((confined, file))

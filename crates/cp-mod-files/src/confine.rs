@@ -11,6 +11,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::error::{FileError, refused};
+
 /// A path the tools may touch: absolute, and its project-relative form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfinedPath {
@@ -21,13 +23,13 @@ pub struct ConfinedPath {
 
 /// Resolves `input` (absolute, or relative to `root`) inside `root` (canonical), following
 /// every symlink, the last component's too.
-pub fn confine(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, String> {
+pub fn confine(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, FileError> {
     resolve(root, input, tool, true)
 }
 
 /// Like [`confine`], but a symlink in the last component is kept as is: the path names the
 /// link itself (what deleting it should remove), not its target.
-pub fn confine_link(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, String> {
+pub fn confine_link(root: &Path, input: &str, tool: &str) -> Result<ConfinedPath, FileError> {
     resolve(root, input, tool, false)
 }
 
@@ -36,17 +38,17 @@ fn resolve(
     input: &str,
     tool: &str,
     follow_last: bool,
-) -> Result<ConfinedPath, String> {
+) -> Result<ConfinedPath, FileError> {
     if input.trim().is_empty() {
-        return Err(format!(
+        return Err(refused!(
             "{tool}: 'file_path' is empty; example: `src/main.rs`"
         ));
     }
     if input.contains('\0') {
-        return Err(format!("{tool}: 'file_path' contains a NUL byte"));
+        return Err(refused!("{tool}: 'file_path' contains a NUL byte"));
     }
     if input.ends_with('/') {
-        return Err(format!(
+        return Err(refused!(
             "{tool}: 'file_path' `{input}` ends with '/', so it names a directory; give a file \
              path such as `{input}file.txt`"
         ));
@@ -57,7 +59,7 @@ fn resolve(
         root.join(input)
     };
     let outside = || {
-        format!(
+        refused!(
             "{tool}: '{input}' is outside the project root {}; give a path inside it, e.g. `src/main.rs`",
             root.display()
         )
@@ -74,7 +76,7 @@ fn resolve(
     }
     .ok_or_else(outside)?;
     if !resolved.starts_with(root) {
-        return Err(format!(
+        return Err(refused!(
             "{tool}: '{input}' leads through a symlink to {}, outside the project root; \
              edit the link's target inside the project instead",
             resolved.display()
@@ -88,7 +90,9 @@ fn resolve(
         .collect::<Vec<_>>()
         .join("/");
     if relative.is_empty() {
-        return Err(format!("{tool}: '{input}' is the project root, not a file"));
+        return Err(refused!(
+            "{tool}: '{input}' is the project root, not a file"
+        ));
     }
     Ok(ConfinedPath {
         absolute: resolved,
@@ -182,7 +186,9 @@ mod tests {
         let outside = tmp.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
-        let err = confine(&root, "link/secret.txt", "T").unwrap_err();
+        let err = confine(&root, "link/secret.txt", "T")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("symlink"), "{err}");
         std::os::unix::fs::symlink(outside.join("new.txt"), root.join("dangling")).unwrap();
         assert!(confine(&root, "dangling", "T").is_err());

@@ -7,11 +7,12 @@ use serde_json::Value;
 
 use super::beneath::{Beneath, lock};
 use super::confine::confine_link;
+use super::error::FileError;
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     const TOOL: &str = "File_delete";
     let args = Args::new(TOOL, args);
-    let path = confine_link(root, args.str("file_path").map_err(|e| e.text)?, TOOL)?;
+    let path = confine_link(root, args.str("file_path")?, TOOL)?;
     let beneath = Beneath::open(root, TOOL)?;
     {
         let _lock = lock(root, &path, TOOL)?;

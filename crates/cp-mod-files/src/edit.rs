@@ -8,20 +8,18 @@ use serde_json::Value;
 
 use super::beneath::{Beneath, lock};
 use super::confine::confine;
+use super::error::{FileError, refused};
 use super::read::read_text;
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     const TOOL: &str = "File_edit";
     let args = Args::new(TOOL, args);
-    let path = confine(root, args.str("file_path").map_err(|e| e.text)?, TOOL)?;
-    let old = args.str("old_string").map_err(|e| e.text)?;
-    let new = args.str("new_string").map_err(|e| e.text)?;
-    let all = args
-        .opt_bool("replace_all")
-        .map_err(|e| e.text)?
-        .unwrap_or(false);
+    let path = confine(root, args.str("file_path")?, TOOL)?;
+    let old = args.str("old_string")?;
+    let new = args.str("new_string")?;
+    let all = args.opt_bool("replace_all")?.unwrap_or(false);
     if old == new {
-        return Err(format!(
+        return Err(refused!(
             "{TOOL}: 'old_string' and 'new_string' are identical; nothing to do"
         ));
     }
@@ -33,7 +31,7 @@ pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
     let count = text.matches(old).count();
     match count {
         0 => {
-            return Err(format!(
+            return Err(refused!(
                 "{TOOL}: 'old_string' was not found in '{}'; read the file again and copy the \
                  exact text, including whitespace",
                 path.relative
@@ -41,7 +39,7 @@ pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
         }
         1 => {}
         n if !all => {
-            return Err(format!(
+            return Err(refused!(
                 "{TOOL}: 'old_string' occurs {n} times in '{}'; add surrounding lines to make \
                  it unique, or set replace_all to true",
                 path.relative

@@ -15,6 +15,7 @@ use ignore::{WalkBuilder, WalkState};
 use serde_json::Value;
 
 use super::confine::confine;
+use super::error::{FileError, refused};
 
 /// Most paths listed; the rest are counted.
 pub(super) const MAX_PATHS: usize = 100;
@@ -55,13 +56,17 @@ where
 }
 
 /// The search directory: `path` confined to the project, or the root.
-pub(super) fn search_dir(root: &Path, path: Option<&str>, tool: &str) -> Result<PathBuf, String> {
+pub(super) fn search_dir(
+    root: &Path,
+    path: Option<&str>,
+    tool: &str,
+) -> Result<PathBuf, FileError> {
     let Some(path) = path else {
         return Ok(root.to_path_buf());
     };
     let confined = confine(root, path, tool)?;
     if !confined.absolute.exists() {
-        return Err(format!(
+        return Err(refused!(
             "{tool}: 'path' `{}` does not exist; give a directory inside the project, e.g. \
              \"src\"",
             confined.relative
@@ -86,12 +91,12 @@ pub(super) struct PathFilter {
 }
 
 impl PathFilter {
-    pub(super) fn new(pattern: &str, tool: &str, param: &str) -> Result<Self, String> {
-        let glob = Glob::new(pattern).map_err(|e| {
-            format!(
-                "{tool}: '{param}' `{pattern}` is not a valid glob: {}; example: `src/**/*.rs`",
-                e.kind()
-            )
+    pub(super) fn new(pattern: &str, tool: &str, param: &str) -> Result<Self, FileError> {
+        let glob = Glob::new(pattern).map_err(|source| FileError::Glob {
+            tool: tool.to_owned(),
+            param: param.to_owned(),
+            pattern: pattern.to_owned(),
+            source,
         })?;
         Ok(Self {
             matcher: glob.compile_matcher(),
@@ -110,12 +115,12 @@ impl PathFilter {
     }
 }
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     const TOOL: &str = "File_glob";
     let args = Args::new(TOOL, args);
-    let pattern = args.str("pattern").map_err(|e| e.text)?;
+    let pattern = args.str("pattern")?;
     let filter = PathFilter::new(pattern, TOOL, "pattern")?;
-    let dir = search_dir(root, args.opt_str("path").map_err(|e| e.text)?, TOOL)?;
+    let dir = search_dir(root, args.opt_str("path")?, TOOL)?;
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
     walk_files(&dir, &|entry| {
         if filter.matches(&dir, entry.path()) {
@@ -186,7 +191,7 @@ mod tests {
     }
 
     fn glob(root: &Path, args: &Value) -> ToolResult {
-        run(root, args).unwrap_or_else(ToolResult::error)
+        run(root, args).unwrap_or_else(|e| ToolResult::error(e.to_string()))
     }
 
     fn set_age(root: &Path, rel: &str, seconds_ago: u64) {

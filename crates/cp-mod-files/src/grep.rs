@@ -12,6 +12,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::Value;
 
+use super::error::{FileError, refused};
 use super::glob::{PathFilter, relative, search_dir, walk_files_with};
 
 /// Most files listed in `paths` output.
@@ -94,37 +95,33 @@ struct Query {
     lines_output: bool,
 }
 
-fn parse(root: &Path, args: &Value) -> Result<Query, String> {
+fn parse(root: &Path, args: &Value) -> Result<Query, FileError> {
     let args = Args::new(TOOL, args);
-    let pattern = args.str("pattern").map_err(|e| e.text)?;
-    let case_insensitive = args
-        .opt_bool("case_insensitive")
-        .map_err(|e| e.text)?
-        .unwrap_or(false);
+    let pattern = args.str("pattern")?;
+    let case_insensitive = args.opt_bool("case_insensitive")?.unwrap_or(false);
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(case_insensitive)
         .build(pattern)
-        .map_err(|e| {
-            format!(
-                "{TOOL}: 'pattern' `{pattern}` is not a valid regular expression: {e}; \
-                 example: `fn\\s+main`"
-            )
+        .map_err(|source| FileError::Regex {
+            tool: TOOL.to_owned(),
+            pattern: pattern.to_owned(),
+            source,
         })?;
-    let filter = match args.opt_str("glob").map_err(|e| e.text)? {
+    let filter = match args.opt_str("glob")? {
         Some(glob) => Some(PathFilter::new(glob, TOOL, "glob")?),
         None => None,
     };
-    let context = args.opt_u64("context").map_err(|e| e.text)?.unwrap_or(0);
+    let context = args.opt_u64("context")?.unwrap_or(0);
     if context > MAX_CONTEXT {
-        return Err(format!(
+        return Err(refused!(
             "{TOOL}: 'context' {context} is too large; give 0 to {MAX_CONTEXT} lines"
         ));
     }
-    let lines_output = match args.opt_str("output").map_err(|e| e.text)? {
+    let lines_output = match args.opt_str("output")? {
         None | Some("paths") => false,
         Some("lines") => true,
         Some(other) => {
-            return Err(format!(
+            return Err(refused!(
                 "{TOOL}: 'output' `{other}` is not known; use \"paths\" (matching files) or \
                  \"lines\" (matching lines with line numbers)"
             ));
@@ -133,13 +130,13 @@ fn parse(root: &Path, args: &Value) -> Result<Query, String> {
     Ok(Query {
         matcher,
         filter,
-        dir: search_dir(root, args.opt_str("path").map_err(|e| e.text)?, TOOL)?,
+        dir: search_dir(root, args.opt_str("path")?, TOOL)?,
         context: usize::try_from(context).unwrap_or(0),
         lines_output,
     })
 }
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     let query = parse(root, args)?;
     let hits = search(&query);
     Ok(ToolResult::ok(render(root, &query, &hits)))
@@ -274,7 +271,7 @@ mod tests {
     }
 
     fn grep(root: &Path, args: &Value) -> ToolResult {
-        run(root, args).unwrap_or_else(ToolResult::error)
+        run(root, args).unwrap_or_else(|e| ToolResult::error(e.to_string()))
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod beneath;
 mod confine;
 mod delete;
 mod edit;
+mod error;
 mod glob;
 mod grep;
 mod module;
@@ -48,4 +49,5 @@ mod tests;
 
 pub use beneath::open_regular;
 pub use confine::{ConfinedPath, confine};
+pub use error::FileError;
 pub use module::FilesModule;

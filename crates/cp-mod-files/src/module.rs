@@ -4,6 +4,7 @@
 use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde_json::{Value, json};
 
+use super::error::refused;
 use super::{delete, edit, glob, grep, read, write};
 
 /// The files module. Stateless: the project root comes from the tool environment.
@@ -131,9 +132,11 @@ impl Module for FilesModule {
             "File_delete" => delete::run(root, args),
             "File_glob" => glob::run(root, args),
             "File_grep" => grep::run(root, args),
-            other => Err(format!("files: no tool named '{other}'")),
+            other => Err(refused!("files: no tool named '{other}'")),
         };
-        result.unwrap_or_else(ToolResult::error).into()
+        result
+            .unwrap_or_else(|e| ToolResult::error(e.to_string()))
+            .into()
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::beneath::Beneath;
 use super::confine::{ConfinedPath, confine};
+use super::error::{FileError, refused};
 
 const DEFAULT_LIMIT: usize = 2000;
 /// Longer lines are cut so one minified file cannot flood the model's context.
@@ -23,30 +24,26 @@ const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 /// Reading stops here, wherever the window is.
 const MAX_READ_BYTES: u64 = 32 * 1024 * 1024;
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     const TOOL: &str = "File_read";
     let args = Args::new(TOOL, args);
-    let path = confine(root, args.str("file_path").map_err(|e| e.text)?, TOOL)?;
-    let offset = usize::try_from(args.opt_u64("offset").map_err(|e| e.text)?.unwrap_or(1))
+    let path = confine(root, args.str("file_path")?, TOOL)?;
+    let offset = usize::try_from(args.opt_u64("offset")?.unwrap_or(1))
         .unwrap_or(usize::MAX)
         .max(1);
-    let limit = usize::try_from(
-        args.opt_u64("limit")
-            .map_err(|e| e.text)?
-            .unwrap_or(DEFAULT_LIMIT as u64),
-    )
-    .unwrap_or(DEFAULT_LIMIT);
+    let limit = usize::try_from(args.opt_u64("limit")?.unwrap_or(DEFAULT_LIMIT as u64))
+        .unwrap_or(DEFAULT_LIMIT);
     let file = Beneath::open(root, TOOL)?.open_regular(&path, TOOL)?;
     let scan = scan(BufReader::new(file.take(MAX_READ_BYTES)), offset, limit)
-        .map_err(|e| format!("{TOOL}: cannot read '{}': {e}", path.relative))?;
+        .map_err(|e| FileError::io(TOOL, "read", &path.relative, e))?;
     let rel = &path.relative;
     if scan.lines.is_empty() {
         return Err(match scan.total {
             Some(0) => return Ok(ToolResult::ok(format!("{rel} is empty."))),
             Some(total) => {
-                format!("{TOOL}: 'offset' {offset} is past the end of '{rel}' ({total} lines)")
+                refused!("{TOOL}: 'offset' {offset} is past the end of '{rel}' ({total} lines)")
             }
-            None => format!(
+            None => refused!(
                 "{TOOL}: reading '{rel}' stopped after {} MiB, before line {offset}; lines \
                  that far in cannot be read with File_read (use a console command such as \
                  `sed -n` instead)",
@@ -58,7 +55,7 @@ pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
     let mut last = offset;
     for (n, bytes, cut) in &scan.lines {
         let text = decode(bytes, *cut)
-            .ok_or_else(|| format!("{TOOL}: '{rel}' is not UTF-8 text (binary file?)"))?;
+            .ok_or_else(|| refused!("{TOOL}: '{rel}' is not UTF-8 text (binary file?)"))?;
         let shown: String = text.chars().take(MAX_LINE_CHARS).collect();
         let mark = if *cut || shown.len() < text.len() {
             " […line cut]"
@@ -170,12 +167,12 @@ pub(super) fn read_text(
     beneath: &Beneath,
     path: &ConfinedPath,
     tool: &str,
-) -> Result<String, String> {
+) -> Result<String, FileError> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut beneath.open_regular(path, tool)?, &mut bytes)
-        .map_err(|e| format!("{tool}: cannot read '{}': {e}", path.relative))?;
+        .map_err(|e| FileError::io(tool, "read", &path.relative, e))?;
     String::from_utf8(bytes).map_err(|_| {
-        format!(
+        refused!(
             "{tool}: '{}' is not UTF-8 text (binary file?)",
             path.relative
         )

@@ -7,12 +7,13 @@ use serde_json::Value;
 
 use super::beneath::{Beneath, lock};
 use super::confine::confine;
+use super::error::FileError;
 
-pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, String> {
+pub(super) fn run(root: &Path, args: &Value) -> Result<ToolResult, FileError> {
     const TOOL: &str = "File_write";
     let args = Args::new(TOOL, args);
-    let path = confine(root, args.str("file_path").map_err(|e| e.text)?, TOOL)?;
-    let content = args.str("content").map_err(|e| e.text)?;
+    let path = confine(root, args.str("file_path")?, TOOL)?;
+    let content = args.str("content")?;
     let beneath = Beneath::open(root, TOOL)?;
     let existed = {
         let _lock = lock(root, &path, TOOL)?;

@@ -71,7 +71,8 @@ impl Viewer {
     pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, String> {
         // Beneath the root without a race, regular files only (a FIFO named by a workflow's
         // `show_files` must not hang the TUI), and no more than is shown.
-        let (confined, file) = cp_mod_files::open_regular(root, relative, "view")?;
+        let (confined, file) =
+            cp_mod_files::open_regular(root, relative, "view").map_err(|e| e.to_string())?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, u64::try_from(MAX_BYTES).unwrap_or(u64::MAX) + 1),

@@ -11,6 +11,7 @@ use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run
 use crate::host::Host;
 use crate::tui::AgentState;
 use cp_agent::{AgentEvent, AgentRunner, EventSink};
+use cp_llm::{Provider, check_model, connect, list_models};
 
 /// The arguments of `context-pilot run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -97,6 +98,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         if !trust.allows() {
             eprintln!("{}", trust.advice(host.project().root()));
         }
+        let provider = checked_provider(provider);
         let sink: EventSink = Arc::new(print_progress);
         let mut runner =
             AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);
@@ -112,6 +114,31 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         ));
     }
     crate::tui::run_workflow(host, agent, args)
+}
+
+/// Asks the provider's model list before a headless run, as the TUI does at start: the
+/// newest listed model replaces the built-in default, a configured name the endpoint does not
+/// list gets a warning with the closest names, and the list's context window is used. An
+/// endpoint that cannot be read keeps the configured model (with a note on stderr).
+fn checked_provider(provider: Arc<dyn Provider>) -> Arc<dyn Provider> {
+    let config = provider.config();
+    match list_models(config) {
+        Ok(models) => {
+            let check = check_model(config, &models);
+            if let Some(notice) = &check.notice {
+                eprintln!("context-pilot: {notice}");
+            }
+            if check.config == *config {
+                provider
+            } else {
+                Arc::from(connect(check.config))
+            }
+        }
+        Err(e) => {
+            eprintln!("context-pilot: {e}; keeping model {}", config.model);
+            provider
+        }
+    }
 }
 
 /// Headless progress: the agent's text as it streams, one line per tool call and result.

@@ -213,3 +213,60 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     );
     assert!(stderr.contains("Tests FAILED (exit code 1)"), "{stderr}");
 }
+
+/// Issue 19: a headless run asks the model list before the first request, as the TUI does: with
+/// no model configured the newest listed general-purpose model is used, and a configured name
+/// the endpoint does not list is told on stderr with the closest names.
+#[test]
+fn headless_runs_check_the_model_list() {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/one.yaml"),
+        "name: one\nphases:\n  - id: say\n    prompt: Say hi.\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    let server = LlmServer::start().unwrap();
+    server.set_models(
+        vec![
+            cp_e2e::ListedModel::new("claude-sonnet-4-5-20250929", 1_759_104_000),
+            cp_e2e::ListedModel::new("claude-sonnet-9-0-20261101", 1_793_000_000),
+        ],
+        10,
+    );
+    let run = |model: Option<&str>| {
+        server.push(anthropic::text_turn("Hi."));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_context-pilot"));
+        cmd.args(["run", ".context-pilot/workflows/one.yaml", "--headless"])
+            .args(["--no-auto-commit", "--max-restarts", "0"])
+            .current_dir(dir)
+            .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env_remove("CP_MODEL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(Stdio::null());
+        if let Some(model) = model {
+            cmd.env("CP_MODEL", model);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(server.model_requests().len(), 1, "{stderr}");
+    let body = server.requests().last().unwrap().body.clone();
+    assert_eq!(body["model"], "claude-sonnet-9-0-20261101", "{stderr}");
+
+    let out = run(Some("claude-sonet-9-0-20261101"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("model `claude-sonet-9-0-20261101` is not listed")
+            && stderr.contains("closest: claude-sonnet-9-0-20261101"),
+        "{stderr}"
+    );
+}

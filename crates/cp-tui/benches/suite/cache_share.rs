@@ -4,7 +4,6 @@
 //! the same session with the panel context inside the system prompt (the layout before
 //! issue 19, given the same breakpoints).
 
-use cp_base::Module as _;
 use cp_llm::cache_model::{CacheModel, anthropic_view};
 use cp_llm::{ContentBlock, Message, Request, Role, ToolCall, ToolDefinition, ToolInput};
 use serde_json::json;
@@ -28,7 +27,7 @@ pub fn cache_share(_opts: &Options) -> Vec<Row> {
             vec![stable],
         )
         .note(format!(
-            "model of Anthropic's prefix cache (longest earlier prefix ending at a breakpoint, 20-block lookback); {} tools; every 3rd tool result 2-6 KB, others a few lines; {} input bytes",
+            "model of Anthropic's prefix cache (longest earlier prefix ending at a breakpoint, 20-block lookback); the registry's {} tools; every 3rd tool result 2-6 KB, others a few lines; {} input bytes",
             requests[0].tools.len(),
             total_bytes(&requests)
         )),
@@ -40,29 +39,21 @@ pub fn cache_share(_opts: &Options) -> Vec<Row> {
     ]
 }
 
-/// The tools the model sees: the real file tools (6) plus 14 console- and callback-like tools
-/// of similar size, about the size of the real registry (callbacks, consoles, files,
-/// checkpoint, reload).
+/// The tools the model sees: the real registry's tool definitions (files and search,
+/// callbacks, consoles, checkpoints, reload, viewer), as the TUI and `run` send them.
 fn tools() -> Vec<ToolDefinition> {
-    let mut defs: Vec<ToolDefinition> = cp_mod_files::FilesModule
-        .tools()
+    let dir = tempfile::tempdir().unwrap();
+    let project = cp_base::Project::at(dir.path());
+    let host = cp_tui::host::Host::new(project, cp_base::WorkerId::default()).unwrap();
+    host.registry()
+        .tool_defs()
         .into_iter()
         .map(|d| ToolDefinition {
             name: d.name,
             description: d.description,
             parameters: d.parameters,
         })
-        .collect();
-    for n in 0..14 {
-        defs.push(ToolDefinition {
-            name: format!("console_tool_{n}"),
-            description: "Runs a command in a console of the project and returns its output; \
-                          example: {\"command\": \"cargo test\"}. "
-                .repeat(4),
-            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        });
-    }
-    defs
+        .collect()
 }
 
 /// The requests of the session: each step the model makes a tool call whose result goes back

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cp_base::{ChangeKind, FileChange, Project};
+use cp_base::{ChangeKind, FileChange, Project, json_kind};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -169,17 +169,6 @@ fn lexical(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

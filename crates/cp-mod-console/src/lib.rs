@@ -21,38 +21,44 @@
 //! ```
 
 mod client;
+mod console_info;
 mod error;
-mod handle;
-mod keys;
-mod launch;
 mod meta;
 mod module;
-mod panel;
-mod panel_feed;
 mod paths;
+mod pattern;
 pub mod proctree;
 mod protocol;
 mod server;
-mod session_info;
 mod sys;
+#[cfg(feature = "test-support")]
+mod test_support;
 mod text;
-mod tools;
 
-pub use client::{ClientConfig, ConsoleClient};
+pub use client::{
+    ClientConfig, ConsoleClient, ConsoleHandle, Output, READ_CHUNK_MAX, SERVER_EXE_ENV, WaitOutcome,
+};
+pub use console_info::{
+    ConsoleInfo, ConsoleStatus, DEFAULT_COLS, DEFAULT_ROWS, KillCause, SpawnSpec,
+};
 pub use error::ConsoleError;
-pub use handle::{Output, READ_CHUNK_MAX, SessionHandle, WaitOutcome};
-pub use keys::decode_keys;
-pub use launch::SERVER_EXE_ENV;
-pub use module::{ConsoleModule, EASY_BASH_TIMEOUT};
-pub use panel::{ConsolePanel, console_panel_id};
+pub use module::{
+    BadKeyEscape, ConsoleModule, ConsolePanel, EASY_BASH_TIMEOUT, console_panel_id, decode_keys,
+};
 pub use paths::RunPaths;
 pub use protocol::PROTOCOL_VERSION;
 pub use server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES,
-    DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_SESSIONS,
+    DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CONSOLES,
     DEFAULT_TAIL_BYTES, LogLimits, ServerOptions, run_server,
 };
-pub use session_info::{
-    DEFAULT_COLS, DEFAULT_ROWS, KillCause, SessionInfo, SessionStatus, SpawnSpec, now_ms,
-};
+#[cfg(feature = "test-support")]
+pub use test_support::server_exe_for_tests;
 pub use text::{last_lines, plain_text};
+
+/// Former name of [`ConsoleHandle`], kept while callers in other crates move to the new name.
+pub type SessionHandle = ConsoleHandle;
+/// Former name of [`ConsoleInfo`], kept while callers in other crates move to the new name.
+pub type SessionInfo = ConsoleInfo;
+/// Former name of [`ConsoleStatus`], kept while callers in other crates move to the new name.
+pub type SessionStatus = ConsoleStatus;

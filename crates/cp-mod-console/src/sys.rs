@@ -49,7 +49,7 @@ pub(crate) fn start_session() -> io::Result<()> {
     }
 }
 
-/// Makes this process adopt orphaned descendants, so the grandchildren of a killed session
+/// Makes this process adopt orphaned descendants, so the grandchildren of a killed console
 /// are reaped by the server instead of lingering as zombies (Linux only; a no-op elsewhere).
 pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
@@ -221,7 +221,7 @@ pub(crate) fn pty_session_on_spawn(cmd: &mut std::process::Command) {
 }
 
 /// Sets close-on-exec on every descriptor above stderr that this process inherited, so no
-/// session command inherits them (the server's own descriptors are close-on-exec already).
+/// console command inherits them (the server's own descriptors are close-on-exec already).
 /// Run once at server start, before any thread spawns a command.
 pub(crate) fn cloexec_inherited_fds() {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {

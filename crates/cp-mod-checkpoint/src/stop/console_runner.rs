@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cp_mod_console::{
-    ConsoleClient, ConsoleError, KillCause, SessionHandle, SessionStatus, SpawnSpec, plain_text,
+    ConsoleClient, ConsoleError, ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec, plain_text,
     proctree,
 };
 
@@ -76,7 +76,7 @@ impl ConsoleTestRunner {
     }
 
     /// The session's output from the log, at most `max_output` bytes from the end, as text.
-    fn output(&self, session: &SessionHandle, len: u64) -> io::Result<String> {
+    fn output(&self, session: &ConsoleHandle, len: u64) -> io::Result<String> {
         let start = len.saturating_sub(self.max_output as u64);
         let mut bytes = Vec::new();
         let mut offset = start;
@@ -135,17 +135,17 @@ impl TestRunner for ConsoleTestRunner {
             proctree::kill_tree(pgid, &session.id().to_string(), self.fallback.grace);
         }
         let exit = match &info.status {
-            SessionStatus::Exited { code } => TestExit::Code { code: *code },
-            SessionStatus::Killed {
+            ConsoleStatus::Exited { code } => TestExit::Code { code: *code },
+            ConsoleStatus::Killed {
                 cause: KillCause::Timeout,
             }
-            | SessionStatus::Running => TestExit::TimedOut {
+            | ConsoleStatus::Running => TestExit::TimedOut {
                 after_secs: spec.timeout.as_secs(),
             },
-            SessionStatus::Signaled { signal } => TestExit::Signal {
+            ConsoleStatus::Signaled { signal } => TestExit::Signal {
                 signal: signal_number(signal),
             },
-            other @ (SessionStatus::Killed { .. } | SessionStatus::Lost { .. }) => {
+            other @ (ConsoleStatus::Killed { .. } | ConsoleStatus::Lost { .. }) => {
                 TestExit::Stopped {
                     reason: format!("console {}: {other}", session.id()),
                 }

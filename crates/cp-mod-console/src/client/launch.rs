@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::client::ClientConfig;
-use crate::{ConsoleError, RunPaths, sys};
+use super::config::ClientConfig;
+use crate::paths::RunPaths;
+use crate::{ConsoleError, sys};
 
 /// The environment variable that names the server executable, which is run as
 /// `EXE console-server --project ROOT`.

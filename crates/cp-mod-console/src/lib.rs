@@ -30,6 +30,7 @@ mod pattern;
 pub mod proctree;
 mod protocol;
 mod server;
+mod signals;
 mod sys;
 #[cfg(feature = "test-support")]
 mod test_support;
@@ -52,6 +53,7 @@ pub use server::{
     DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CONSOLES,
     DEFAULT_TAIL_BYTES, LogLimits, ServerOptions, run_server,
 };
+pub use signals::{signal_name, signal_number};
 #[cfg(feature = "test-support")]
 pub use test_support::server_exe_for_tests;
 pub use text::{last_lines, plain_text};

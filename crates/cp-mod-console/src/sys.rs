@@ -121,25 +121,6 @@ pub(crate) fn reap(pid: u32) -> Option<RawExit> {
     }
 }
 
-/// A readable name for a signal number ("SIGTERM").
-pub(crate) fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        _ => return format!("signal {signal}"),
-    };
-    name.to_owned()
-}
-
 /// Makes the command start in a new session (setsid in the child before exec), detached from
 /// the host's terminal and process group, so a Ctrl-C or the host's death does not reach it.
 pub(crate) fn detach_on_spawn(cmd: &mut std::process::Command) {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use cp_mod_console::{
     ConsoleClient, ConsoleError, ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec, plain_text,
-    proctree,
+    proctree, signal_number,
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
@@ -143,7 +143,8 @@ impl TestRunner for ConsoleTestRunner {
                 after_secs: spec.timeout.as_secs(),
             },
             ConsoleStatus::Signaled { signal } => TestExit::Signal {
-                signal: signal_number(signal),
+                // -1: a name the console would never report.
+                signal: signal_number(signal).unwrap_or(-1),
             },
             other @ (ConsoleStatus::Killed { .. } | ConsoleStatus::Lost { .. }) => {
                 TestExit::Stopped {
@@ -157,41 +158,5 @@ impl TestRunner for ConsoleTestRunner {
             elapsed,
             note: None,
         })
-    }
-}
-
-/// The number of a signal from the name the console reports (`SIGSEGV`, `signal 37`).
-fn signal_number(name: &str) -> i32 {
-    let known = [
-        ("SIGHUP", libc::SIGHUP),
-        ("SIGINT", libc::SIGINT),
-        ("SIGQUIT", libc::SIGQUIT),
-        ("SIGILL", libc::SIGILL),
-        ("SIGABRT", libc::SIGABRT),
-        ("SIGBUS", libc::SIGBUS),
-        ("SIGFPE", libc::SIGFPE),
-        ("SIGKILL", libc::SIGKILL),
-        ("SIGSEGV", libc::SIGSEGV),
-        ("SIGPIPE", libc::SIGPIPE),
-        ("SIGTERM", libc::SIGTERM),
-    ];
-    known
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-        .or_else(|| name.strip_prefix("signal ")?.trim().parse().ok())
-        .unwrap_or(-1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::signal_number;
-
-    #[test]
-    fn signal_names_map_back_to_numbers() {
-        assert_eq!(signal_number("SIGKILL"), 9);
-        assert_eq!(signal_number("SIGSEGV"), libc::SIGSEGV);
-        assert_eq!(signal_number("signal 37"), 37);
-        assert_eq!(signal_number("mystery"), -1);
     }
 }

@@ -20,6 +20,7 @@ use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec};
 use crate::paths::RunPaths;
 use crate::proctree::{self, RUN_MARKER_ENV, TreeEnd};
 use crate::protocol::WaitCondition;
+use crate::signals::signal_name;
 use crate::sys::{self, RawExit};
 use crate::{meta, pattern, text};
 
@@ -311,7 +312,7 @@ impl Console {
             (Some(cause), _) => ConsoleStatus::Killed { cause },
             (None, Some(RawExit::Code(code))) => ConsoleStatus::Exited { code },
             (None, Some(RawExit::Signal(sig))) => ConsoleStatus::Signaled {
-                signal: sys::signal_name(sig),
+                signal: signal_name(sig),
             },
             (None, None) => ConsoleStatus::Lost {
                 reason: "the server lost track of the process".into(),

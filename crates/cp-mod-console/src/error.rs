@@ -19,12 +19,13 @@ pub enum ConsoleError {
         source: std::io::Error,
     },
     /// A console's metadata file could not be parsed.
-    #[error("console metadata file {path} is corrupt: {reason}; it was left untouched")]
+    #[error("console metadata file {path} is corrupt: {source}; it was left untouched")]
     CorruptMeta {
         /// The metadata file.
         path: PathBuf,
         /// Why it could not be parsed.
-        reason: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// The peer sent something that is not valid protocol.
     #[error("console protocol error: {0}")]

@@ -56,9 +56,9 @@ fn read_meta_file(path: &Path) -> Result<Option<ConsoleInfo>, ConsoleError> {
     };
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| ConsoleError::CorruptMeta {
+        .map_err(|source| ConsoleError::CorruptMeta {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source,
         })
 }
 

@@ -487,7 +487,7 @@ fn spawn_child(
     cmd.envs(&spec.env);
     // Set last, so a spec cannot override it: the kill finds the console's processes by it.
     cmd.env(RUN_MARKER_ENV, id.to_string());
-    let slave = open_slave(master).map_err(&spawn_err)?;
+    let slave = open_slave(master, &spec.command)?;
     let stdio = |what: &str| {
         slave
             .try_clone()
@@ -507,18 +507,22 @@ fn spawn_child(
 }
 
 /// Opens the slave side of `master`'s PTY by its path, close-on-exec and without making it
-/// the server's controlling terminal.
-fn open_slave(master: &dyn MasterPty) -> Result<File, String> {
+/// the server's controlling terminal. A failure is a spawn error of `command`.
+fn open_slave(master: &dyn MasterPty, command: &str) -> Result<File, ConsoleError> {
     use std::os::unix::fs::OpenOptionsExt;
+    let spawn_err = |reason: String| ConsoleError::Spawn {
+        command: command.to_owned(),
+        reason,
+    };
     let path = master
         .tty_name()
-        .ok_or_else(|| "the PTY has no slave path".to_owned())?;
+        .ok_or_else(|| spawn_err("the PTY has no slave path".to_owned()))?;
     fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NOCTTY)
         .open(&path)
-        .map_err(|e| format!("opening the PTY slave {}: {e}", path.display()))
+        .map_err(|e| spawn_err(format!("opening the PTY slave {}: {e}", path.display())))
 }
 
 /// The last `max` bytes of a log file.

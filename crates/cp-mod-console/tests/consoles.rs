@@ -35,7 +35,7 @@ fn spawn_streams_output_takes_input_and_reports_exit_code() {
     let text = String::from_utf8_lossy(&raw.bytes);
     assert!(text.starts_with("hello\r\n"), "{text:?}");
     assert_eq!(raw.next_offset, done.info.output_len);
-    // Input on a finished session is refused with a clear error.
+    // Input on a finished console is refused with a clear error.
     let err = s.send(b"x").unwrap_err();
     assert!(matches!(err, ConsoleError::NotRunning { .. }), "{err}");
 }
@@ -164,7 +164,7 @@ fn two_hundred_megabytes_through_one_pty() {
 #[test]
 fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
     let p = Project::new();
-    // A separate client process that starts a session, prints its id, then gets SIGKILLed.
+    // A separate client process that starts a console, prints its id, then gets SIGKILLed.
     let mut helper = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -185,7 +185,7 @@ fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
             out.read_line(&mut id).unwrap() > 0,
             "helper ended without an id"
         );
-        if let Some(rest) = id.trim().strip_prefix("SESSION ") {
+        if let Some(rest) = id.trim().strip_prefix("CONSOLE ") {
             id = rest.to_owned();
             break;
         }
@@ -216,13 +216,13 @@ fn client_process_helper() {
             &root,
         ))
         .unwrap();
-    println!("SESSION {}", s.id());
+    println!("CONSOLE {}", s.id());
     std::io::stdout().flush().unwrap();
     std::thread::sleep(Duration::from_secs(600));
 }
 
 #[test]
-fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
+fn a_killed_server_leaves_lost_consoles_and_a_new_one_starts_on_demand() {
     let p = Project::new();
     let s = p.spawn("sleep 100");
     let pgid = s.info().unwrap().pid.unwrap();
@@ -248,7 +248,7 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
     );
     let err = s.send(b"x").unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
-    // The PTY closed with the server, so the session's processes got SIGHUP.
+    // The PTY closed with the server, so the console's processes got SIGHUP.
     assert!(eventually(LONG, || group_members(pgid).is_empty()));
 
     let s2 = p.spawn("echo fresh");
@@ -258,7 +258,7 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
         s2.wait_exit(LONG).unwrap().info.status,
         ConsoleStatus::Exited { code: 0 }
     );
-    // The new server marked the old session lost on disk, and lists both.
+    // The new server marked the old console lost on disk, and lists both.
     let list = p.client.list().unwrap();
     assert_eq!(list.len(), 2);
     assert!(
@@ -269,7 +269,7 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
 }
 
 #[test]
-fn finished_sessions_survive_the_server() {
+fn finished_consoles_survive_the_server() {
     let p = Project::new();
     let s = p.spawn("printf 'a\\nb\\n'; exit 7");
     s.wait_exit(LONG).unwrap();

@@ -1,4 +1,4 @@
-//! The console panel: snapshots of the rendering, and a panel following a real session.
+//! The console panel: snapshots of the rendering, and a panel following a real console.
 
 #![allow(
     clippy::unwrap_used,
@@ -65,7 +65,7 @@ fn renders_the_alternate_screen_and_passthrough_marker() {
         passthrough: true,
     };
     let text = draw(&panel, view).backend().to_string();
-    // Runtime of a running session depends on the clock: check the rest.
+    // Runtime of a running console depends on the clock: check the rest.
     assert!(text.contains("● running"), "{text}");
     assert!(text.contains("[typing → console]"), "{text}");
     assert!(text.contains("full-screen app"), "{text}");
@@ -108,7 +108,7 @@ fn llm_context_is_bounded() {
 }
 
 #[test]
-fn a_panel_follows_a_real_session_to_its_end() {
+fn a_panel_follows_a_real_console_to_its_end() {
     let p = Project::new();
     let s = p
         .client

@@ -69,10 +69,13 @@ impl ConsoleHandle {
     /// Everything known about the console. When the server is gone, read from disk (a
     /// console that was running is then reported lost).
     pub fn info(&self) -> Result<ConsoleInfo, ConsoleError> {
-        match self
-            .transport
-            .request(&Request::Status { id: self.id }, Launch::No)
-        {
+        self.ask(&Request::Status { id: self.id })
+    }
+
+    /// Sends `request`, which the server answers with the console's record; without a
+    /// server, the record on disk answers.
+    fn ask(&self, request: &Request) -> Result<ConsoleInfo, ConsoleError> {
+        match self.transport.request(request, Launch::No) {
             Ok(Response::Console { info }) => Ok(info),
             Ok(other) => Err(unexpected(&other)),
             Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
@@ -253,15 +256,7 @@ impl ConsoleHandle {
     /// Kills the console's whole process group (SIGTERM, grace period, SIGKILL) and waits
     /// until it is reaped. Killing a finished console changes nothing.
     pub fn kill(&self) -> Result<ConsoleInfo, ConsoleError> {
-        match self
-            .transport
-            .request(&Request::Kill { id: self.id }, Launch::No)
-        {
-            Ok(Response::Console { info }) => Ok(info),
-            Ok(other) => Err(unexpected(&other)),
-            Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
-            Err(e) => Err(e),
-        }
+        self.ask(&Request::Kill { id: self.id })
     }
 
     fn gone(&self) -> ConsoleError {

@@ -11,6 +11,8 @@
 //! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
 //!   command and `llm.base_url` take effect only once the person trusts the project.
 //! - [`WorkerId`] and the [`Notifier`] queue.
+//! - Small shared helpers: [`now_ms`] (wall-clock milliseconds for records on disk) and
+//!   [`json_kind`] (what kind of JSON value a message should name).
 //!
 //! [`run_batch`] is the tool-batch pipeline every front-end shares.
 //!

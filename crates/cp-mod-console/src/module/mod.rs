@@ -24,6 +24,8 @@ pub use self::panel::{ConsolePanel, console_panel_id};
 use self::tools::TOOLS;
 use self::watch::{Watch, start_watch};
 
+/// What the module saves for a restarted host: the consoles it shows and the watches in
+/// progress.
 #[derive(Serialize, Deserialize, Default)]
 struct SavedState {
     consoles: Vec<Uuid>,

@@ -86,13 +86,13 @@ impl Connection {
 
 /// Whether a call may start a server.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Launch {
+pub(super) enum Launch {
     Yes,
     No,
 }
 
 /// The connections of one client (shared by its clones and by the handles it gave out).
-pub(crate) struct Transport {
+pub(super) struct Transport {
     paths: RunPaths,
     config: ClientConfig,
     conn: Mutex<Option<Connection>>,
@@ -112,7 +112,7 @@ impl std::fmt::Debug for Transport {
 
 impl Transport {
     /// Connections for the project of `paths`; nothing is opened yet.
-    pub(crate) fn new(paths: RunPaths, config: ClientConfig) -> Self {
+    pub(super) fn new(paths: RunPaths, config: ClientConfig) -> Self {
         Self {
             paths,
             config,
@@ -122,12 +122,12 @@ impl Transport {
     }
 
     /// The project's run paths.
-    pub(crate) fn paths(&self) -> &RunPaths {
+    pub(super) fn paths(&self) -> &RunPaths {
         &self.paths
     }
 
     /// The pid of the running server, if one answers.
-    pub(crate) fn server_pid(&self) -> Option<u32> {
+    pub(super) fn server_pid(&self) -> Option<u32> {
         let mut guard = self.shared();
         if guard.is_none()
             && let Ok(Connect::Open(c)) = Connection::open(&self.paths)
@@ -139,7 +139,7 @@ impl Transport {
 
     /// Asks the server to kill every console and exit, and waits until it has closed its
     /// socket. No-op when none runs.
-    pub(crate) fn shutdown_server(&self) -> Result<(), ConsoleError> {
+    pub(super) fn shutdown_server(&self) -> Result<(), ConsoleError> {
         match self.request(&Request::Shutdown, Launch::No) {
             Ok(_) | Err(ConsoleError::ServerUnavailable { .. }) => {
                 *self.shared() = None;
@@ -161,7 +161,7 @@ impl Transport {
     }
 
     /// Sends `request` on the shared connection, (re)connecting as needed.
-    pub(crate) fn request(
+    pub(super) fn request(
         &self,
         request: &Request,
         launch: Launch,
@@ -188,7 +188,7 @@ impl Transport {
     /// Sends `request` on a connection of its own, for calls that block for long (waits), so
     /// they do not hold up other calls on this client. The connection is an idle one from
     /// an earlier wait when there is one, and goes back to the pool afterwards.
-    pub(crate) fn request_alone(&self, request: &Request) -> Result<Response, ConsoleError> {
+    pub(super) fn request_alone(&self, request: &Request) -> Result<Response, ConsoleError> {
         let pooled = self.idle_waits().pop();
         let reused = pooled.is_some();
         let mut conn = match pooled {
@@ -252,7 +252,7 @@ fn into_result(response: Response) -> Result<Response, ConsoleError> {
 }
 
 /// The error for an answer that does not fit the request.
-pub(crate) fn unexpected(response: &Response) -> ConsoleError {
+pub(super) fn unexpected(response: &Response) -> ConsoleError {
     ConsoleError::Protocol(format!(
         "unexpected answer from the console server: {response:?}"
     ))

@@ -11,6 +11,8 @@
 //! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
 //!   command and `llm.base_url` take effect only once the person trusts the project.
 //! - [`WorkerId`] and the [`Notifier`] queue.
+//! - Small shared helpers: [`now_ms`] (wall-clock milliseconds for records on disk) and
+//!   [`json_kind`] (what kind of JSON value a message should name).
 //!
 //! [`run_batch`] is the tool-batch pipeline every front-end shares.
 //!
@@ -46,8 +48,11 @@
 //! ```
 
 mod args;
+mod atomic;
 mod batch;
+mod clock;
 mod json;
+mod layout;
 mod module;
 mod notify;
 mod panel;
@@ -61,15 +66,18 @@ mod trust;
 mod worker;
 
 pub use args::Args;
+pub use atomic::write_atomic_in;
 pub use batch::{call_label, run_batch};
+pub use clock::now_ms;
 pub use json::json_kind;
+pub use layout::STATE_DIR;
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Panel, PanelKind, PanelView};
-pub use project::{Project, STATE_DIR};
+pub use project::Project;
 pub use registry::{DuplicateTool, Registry, SharedModule, lock_module};
 pub use schema::{ArgError, ArgProblem, validate_args};
-pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic, write_atomic_in};
+pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic};
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };

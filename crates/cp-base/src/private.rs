@@ -2,7 +2,7 @@
 //! sockets and session state that other users of the machine must not read.
 //!
 //! Their directories are 0700 and their files 0600. New files get that mode when they are
-//! created ([`is_private`] tells [`crate::write_atomic`] and the console server which paths
+//! created ([`is_private`] tells the atomic writes and the console server which paths
 //! need it); [`secure_private_dir`] fixes what already exists with looser modes (an older
 //! version created them 0755/0644), and runs when a project's layout is ensured and when a
 //! console server starts.
@@ -11,6 +11,8 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path};
+
+use crate::layout::STATE_DIR;
 
 /// Mode of the private directories.
 pub const PRIVATE_DIR_MODE: u32 = 0o700;
@@ -23,8 +25,7 @@ pub const PRIVATE_DIRS: [&str; 3] = ["run", "logs", "state"];
 pub fn is_private(path: &Path) -> bool {
     let parts: Vec<Component<'_>> = path.components().collect();
     parts.windows(3).any(|w| {
-        w[0].as_os_str() == crate::project::STATE_DIR
-            && PRIVATE_DIRS.iter().any(|d| w[1].as_os_str() == *d)
+        w[0].as_os_str() == STATE_DIR && PRIVATE_DIRS.iter().any(|d| w[1].as_os_str() == *d)
     })
 }
 
@@ -102,22 +103,5 @@ mod tests {
         assert_eq!(mode(&run), 0o700);
         assert_eq!(mode(&run.join("consoles")), 0o700);
         assert_eq!(mode(&run.join("consoles/a.log")), 0o600);
-    }
-
-    #[test]
-    fn atomic_writes_in_private_dirs_are_private() {
-        let tmp = tempfile::tempdir().unwrap();
-        let state = tmp.path().join(".context-pilot/state/main/session.json");
-        let config = tmp.path().join(".context-pilot/config.json");
-        crate::write_atomic(&state, b"{}").unwrap();
-        crate::write_atomic(&config, b"{}").unwrap();
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&state), 0o600);
-        assert_eq!(mode(state.parent().unwrap()), 0o700);
-        assert_ne!(
-            mode(&config),
-            0o600,
-            "files outside the private dirs keep the umask"
-        );
     }
 }

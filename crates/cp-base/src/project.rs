@@ -4,12 +4,11 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use crate::layout::STATE_DIR;
+use crate::private::{PRIVATE_DIRS, secure_private_dir};
 use crate::store::{ConfigFile, StoreError, write_atomic};
 use crate::trust::{Grant, TrustError, TrustState, TrustStore};
 use crate::worker::WorkerId;
-
-/// Name of the state directory under the project root.
-pub const STATE_DIR: &str = ".context-pilot";
 
 /// What `.context-pilot/.gitignore` keeps out of version control: per-machine state.
 const GITIGNORE: &str = "# Written by Context Pilot: per-machine state, not for version control.\nrun/\nstate/\nlogs/\n.*.lock\n";
@@ -31,6 +30,13 @@ impl std::fmt::Debug for Project {
         f.debug_struct("Project")
             .field("root", &self.inner.root)
             .finish()
+    }
+}
+
+impl Grant {
+    /// Reads the grant of `project` from its `config.json` and scripts.
+    pub fn of(project: &Project) -> Result<Self, TrustError> {
+        Self::read(project.config(), &project.scripts_dir())
     }
 }
 
@@ -212,9 +218,9 @@ impl Project {
         }
         // Console output, sockets and session state are for this user only; this also fixes
         // the modes of what an older version created world-readable.
-        for name in crate::private::PRIVATE_DIRS {
+        for name in PRIVATE_DIRS {
             let dir = self.dir().join(name);
-            crate::private::secure_private_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
+            secure_private_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
         let ignore = self.dir().join(".gitignore");
         if !ignore.exists() {
@@ -308,5 +314,84 @@ mod tests {
             "src/a.rs"
         );
         assert_eq!(p.relative(Path::new("/elsewhere")), None);
+    }
+}
+
+/// Trust as a project sees it: the grant read from its files, recorded in its store.
+#[cfg(test)]
+mod trust_tests {
+    use std::fs;
+
+    use super::*;
+
+    fn fixture() -> (tempfile::TempDir, tempfile::TempDir, Project) {
+        let home = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let project = Project::at(root.path().canonicalize().unwrap())
+            .with_trust_store(TrustStore::at(home.path().join("cp/trust.json")));
+        fs::create_dir_all(project.scripts_dir()).unwrap();
+        (home, root, project)
+    }
+
+    fn write_config(project: &Project, text: &str) {
+        fs::write(project.dir().join("config.json"), text).unwrap();
+    }
+
+    #[test]
+    fn a_script_edit_outside_the_tools_needs_trust_again() {
+        let (home, _root, project) = fixture();
+        write_config(
+            &project,
+            r#"{"callbacks": {"definitions": [{"id": "CB1", "name": "lint", "pattern": ["*"]}]}}"#,
+        );
+        fs::write(project.scripts_dir().join("lint.sh"), "echo one\n").unwrap();
+        assert_eq!(project.trust_state(), TrustState::Untrusted);
+        let grant = project.grant_trust().unwrap();
+        assert!(grant.describe().contains("echo one"));
+        assert_eq!(project.trust_state(), TrustState::Trusted);
+        fs::write(project.scripts_dir().join("lint.sh"), "echo two\n").unwrap();
+        assert_eq!(project.trust_state(), TrustState::Changed);
+        // The store is private to the user.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(home.path().join("cp/trust.json"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(project.trust_store().revoke(project.root()).unwrap());
+        assert_eq!(project.trust_state(), TrustState::Untrusted);
+    }
+
+    #[test]
+    fn keep_trust_re_records_only_a_trusted_project() {
+        let (_home, _root, project) = fixture();
+        project.keep_trust(|| {
+            write_config(&project, r#"{"llm": {"base_url": "http://a"}}"#);
+        });
+        assert!(project.is_trusted(), "nothing to trust before: kept");
+        write_config(&project, r#"{"llm": {"base_url": "http://b"}}"#);
+        assert_eq!(project.trust_state(), TrustState::Changed);
+        project.keep_trust(|| {
+            write_config(&project, r#"{"llm": {"base_url": "http://c"}}"#);
+        });
+        assert_eq!(project.trust_state(), TrustState::Changed);
+    }
+
+    #[test]
+    fn activation_is_not_part_of_the_grant() {
+        let (_home, _root, project) = fixture();
+        write_config(
+            &project,
+            r#"{"checkpoint": {"tests": {"command": "make"}}}"#,
+        );
+        project.grant_trust().unwrap();
+        write_config(
+            &project,
+            r#"{"checkpoint": {"tests": {"command": "make"}}, "callbacks": {"active": {"main": []}}}"#,
+        );
+        assert!(project.is_trusted());
     }
 }

@@ -7,18 +7,19 @@
 //! re-read only when the file changed on disk. A file that does not parse is reported with its
 //! path and is never overwritten.
 
-use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
 
-use cap_std::fs::OpenOptionsExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+use crate::atomic::{Mode, remove_stale_temps, write_in_mode};
+use crate::private::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, is_private};
 
 /// Errors of the project store. Each names the file involved.
 #[derive(Debug, thiserror::Error)]
@@ -64,12 +65,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let private = crate::private::is_private(path);
-    let dir_mode = if private {
-        crate::private::PRIVATE_DIR_MODE
-    } else {
-        0o777
-    };
+    let private = is_private(path);
+    let dir_mode = if private { PRIVATE_DIR_MODE } else { 0o777 };
     fs::DirBuilder::new()
         .recursive(true)
         .mode(dir_mode)
@@ -80,116 +77,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .ok_or_else(|| StoreError::io(path, io::Error::other("the path names no file")))?;
     let handle = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
         .map_err(|e| StoreError::io(dir, e))?;
-    let new_file_mode = if private {
-        crate::private::PRIVATE_FILE_MODE
-    } else {
-        0o666
-    };
-    write_atomic_in_mode(&handle, name, bytes, new_file_mode).map_err(|e| StoreError::io(path, e))
-}
-
-/// Writes `bytes` as the file `name` of the open directory `dir`, atomically: a temp file in
-/// the same directory, fsync, rename over `name`, fsync of the directory. An existing file
-/// keeps its permission bits. On any failure the temp file is removed and `name` is left as
-/// it was (byte-identical, or absent). `name` is replaced, not written through: a hard link
-/// elsewhere keeps the old content.
-///
-/// Working on a directory handle rather than a path means a concurrent rename of a parent
-/// directory cannot redirect the write elsewhere.
-pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
-    write_atomic_in_mode(dir, name, bytes, 0o666)
-}
-
-/// [`write_atomic_in`], creating a new file with `new_file_mode` (before the umask); an
-/// existing file keeps its own mode.
-fn write_atomic_in_mode(
-    dir: &cap_std::fs::Dir,
-    name: &OsStr,
-    bytes: &[u8],
-    new_file_mode: u32,
-) -> io::Result<()> {
-    remove_stale_temps(dir);
-    // The name part is shortened so a long file name still leaves room for the suffix.
-    let name_text = name.to_string_lossy();
-    let short: String = name_text.chars().take(64).collect();
-    let tmp = format!(
-        ".{short}{TEMP_MARK}{}.{}",
-        std::process::id(),
-        unique_suffix()
-    );
-    let mode = dir
-        .metadata(name)
-        .ok()
-        .filter(cap_std::fs::Metadata::is_file)
-        .map(|m| m.permissions());
-    let result = (|| {
-        let mut file = dir.open_with(
-            &tmp,
-            cap_std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(new_file_mode),
-        )?;
-        if let Some(mode) = mode {
-            file.set_permissions(mode)?;
-        }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        dir.rename(&tmp, dir, name)?;
-        // Make the rename itself durable. (The handle itself may be `O_PATH`, which cannot
-        // be synced, so the directory is opened again for reading.)
-        dir.open_with(".", cap_std::fs::OpenOptions::new().read(true))?
-            .sync_all()
-    })();
-    if result.is_err() {
-        let _ = dir.remove_file(&tmp);
-    }
-    result
-}
-
-/// What tells our temp files apart: distinctive, because the sweep below also runs in
-/// project directories, where a user's own `.x.tmp.1.2` must be left alone.
-const TEMP_MARK: &str = ".cp.tmp.";
-
-fn unique_suffix() -> u128 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    nanos ^ u128::from(COUNTER.fetch_add(1, Ordering::Relaxed))
-}
-
-/// Removes the temp files that writers killed mid-write left in `dir`: files named like
-/// [`write_atomic_in`]'s temps (`.{name}.cp.tmp.{pid}.{n}`) whose process no longer exists.
-/// The whole directory is swept, so the temp of a file nobody writes again (a new callback
-/// script whose writer died) goes too.
-fn remove_stale_temps(dir: &cap_std::fs::Dir) {
-    let Ok(entries) = dir.entries() else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().and_then(temp_writer_pid) else {
-            continue;
-        };
-        let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
-        if !alive {
-            let _ = dir.remove_file(&file_name);
-        }
-    }
-}
-
-/// The writer's pid, if `file_name` is a temp file of [`write_atomic_in`].
-fn temp_writer_pid(file_name: &str) -> Option<u32> {
-    let rest = file_name.strip_prefix('.')?;
-    let (_, suffix) = rest.rsplit_once(TEMP_MARK)?;
-    let (pid, n) = suffix.split_once('.')?;
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    pid.parse().ok()
+    let new_file_mode = if private { PRIVATE_FILE_MODE } else { 0o666 };
+    write_in_mode(&handle, name, bytes, Mode::KeepOr(new_file_mode))
+        .map_err(|e| StoreError::io(path, e))
 }
 
 /// An exclusive advisory lock, released on drop (and by the OS if the process dies).
@@ -578,5 +468,23 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("x.json")]);
+    }
+
+    #[test]
+    fn atomic_writes_in_private_dirs_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join(".context-pilot/state/main/session.json");
+        let config = tmp.path().join(".context-pilot/config.json");
+        write_atomic(&state, b"{}").unwrap();
+        write_atomic(&config, b"{}").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state), 0o600);
+        assert_eq!(mode(state.parent().unwrap()), 0o700);
+        assert_ne!(
+            mode(&config),
+            0o600,
+            "files outside the private dirs keep the umask"
+        );
     }
 }

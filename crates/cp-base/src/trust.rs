@@ -40,15 +40,15 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write as _};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::project::Project;
-use crate::store::{FileLock, StoreError};
+use crate::atomic::{Mode, replace_file};
+use crate::store::{ConfigFile, FileLock, StoreError};
 use crate::worker::is_valid_name;
 
 /// The trust file's name inside the user's config directory.
@@ -103,9 +103,9 @@ pub struct Grant {
 }
 
 impl Grant {
-    /// Reads the grant of `project` from its `config.json` and scripts.
-    pub fn of(project: &Project) -> Result<Self, TrustError> {
-        let config = project.config();
+    /// Reads the grant from a project's `config.json` and its scripts directory (see
+    /// [`Grant::of`] for a [`Project`](crate::Project)).
+    pub fn read(config: &ConfigFile, scripts_dir: &Path) -> Result<Self, TrustError> {
         let definitions = match config.raw_section("callbacks")? {
             Some(Value::Object(section)) => match section.get("definitions") {
                 Some(Value::Array(defs)) => defs.clone(),
@@ -117,7 +117,7 @@ impl Grant {
         };
         let callbacks = definitions
             .into_iter()
-            .map(|definition| read_callback(project, definition))
+            .map(|definition| read_callback(scripts_dir, definition))
             .collect();
         let test_command = config
             .raw_section("checkpoint")?
@@ -215,14 +215,14 @@ impl Grant {
     }
 }
 
-fn read_callback(project: &Project, definition: Value) -> GrantCallback {
+fn read_callback(scripts_dir: &Path, definition: Value) -> GrantCallback {
     let name = definition
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
     let (script, script_digest) = if is_valid_name(&name) {
-        match fs::read(project.scripts_dir().join(format!("{name}.sh"))) {
+        match fs::read(scripts_dir.join(format!("{name}.sh"))) {
             Ok(bytes) => (
                 Some(String::from_utf8_lossy(&bytes).into_owned()),
                 format!("sha256:{}", hex(&Sha256::digest(&bytes))),
@@ -400,7 +400,9 @@ impl TrustStore {
         doc.insert("version".into(), json!(1));
         let mut text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
         text.push('\n');
-        write_private(file, text.as_bytes()).map_err(|e| StoreError::io(file, e).into())
+        // Private to the user, whatever mode an older file had.
+        replace_file(file, text.as_bytes(), Mode::Force(0o600))
+            .map_err(|e| StoreError::io(file, e).into())
     }
 
     /// Records `hash` as trusted for `root`.
@@ -435,102 +437,4 @@ fn ensure_private_dir(file: &Path) -> Result<(), TrustError> {
     builder
         .create(dir)
         .map_err(|e| StoreError::io(dir, e).into())
-}
-
-/// Temp file with mode 0600, fsync, rename over `path`. The directory is not synced: a crash
-/// may lose the latest record, which only means trusting again (never trusting more).
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{TRUST_FILE}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixture() -> (tempfile::TempDir, tempfile::TempDir, Project) {
-        let home = tempfile::tempdir().unwrap();
-        let root = tempfile::tempdir().unwrap();
-        let project = Project::at(root.path().canonicalize().unwrap())
-            .with_trust_store(TrustStore::at(home.path().join("cp/trust.json")));
-        fs::create_dir_all(project.scripts_dir()).unwrap();
-        (home, root, project)
-    }
-
-    fn write_config(project: &Project, text: &str) {
-        fs::write(project.dir().join("config.json"), text).unwrap();
-    }
-
-    #[test]
-    fn a_script_edit_outside_the_tools_needs_trust_again() {
-        let (home, _root, project) = fixture();
-        write_config(
-            &project,
-            r#"{"callbacks": {"definitions": [{"id": "CB1", "name": "lint", "pattern": ["*"]}]}}"#,
-        );
-        fs::write(project.scripts_dir().join("lint.sh"), "echo one\n").unwrap();
-        assert_eq!(project.trust_state(), TrustState::Untrusted);
-        let grant = project.grant_trust().unwrap();
-        assert!(grant.describe().contains("echo one"));
-        assert_eq!(project.trust_state(), TrustState::Trusted);
-        fs::write(project.scripts_dir().join("lint.sh"), "echo two\n").unwrap();
-        assert_eq!(project.trust_state(), TrustState::Changed);
-        // The store is private to the user.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(home.path().join("cp/trust.json"))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        assert!(project.trust_store().revoke(project.root()).unwrap());
-        assert_eq!(project.trust_state(), TrustState::Untrusted);
-    }
-
-    #[test]
-    fn keep_trust_re_records_only_a_trusted_project() {
-        let (_home, _root, project) = fixture();
-        project.keep_trust(|| {
-            write_config(&project, r#"{"llm": {"base_url": "http://a"}}"#);
-        });
-        assert!(project.is_trusted(), "nothing to trust before: kept");
-        write_config(&project, r#"{"llm": {"base_url": "http://b"}}"#);
-        assert_eq!(project.trust_state(), TrustState::Changed);
-        project.keep_trust(|| {
-            write_config(&project, r#"{"llm": {"base_url": "http://c"}}"#);
-        });
-        assert_eq!(project.trust_state(), TrustState::Changed);
-    }
-
-    #[test]
-    fn activation_is_not_part_of_the_grant() {
-        let (_home, _root, project) = fixture();
-        write_config(
-            &project,
-            r#"{"checkpoint": {"tests": {"command": "make"}}}"#,
-        );
-        project.grant_trust().unwrap();
-        write_config(
-            &project,
-            r#"{"checkpoint": {"tests": {"command": "make"}}, "callbacks": {"active": {"main": []}}}"#,
-        );
-        assert!(project.is_trusted());
-    }
 }

@@ -11,7 +11,6 @@
     reason = "benchmark harness: fail loudly, print floats"
 )]
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -43,31 +42,11 @@ fn spread(samples: &[Duration]) -> String {
     )
 }
 
-/// The console server binary of the same profile as this bench.
-fn server_exe() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut args = vec![
-        "build",
-        "-q",
-        "-p",
-        "cp-mod-console",
-        "--bin",
-        "cp-console-server",
-    ];
-    if dir.file_name().is_some_and(|n| n == "release") {
-        args.push("--release");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    assert!(Command::new(cargo).args(&args).status().unwrap().success());
-    dir.join("cp-console-server")
-}
-
 fn bench_blocking_noop(rounds: usize) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let mut console = ClientConfig::new(&root);
-    console.server_exe = Some(server_exe());
+    console.server_exe = Some(cp_mod_console::server_exe_for_tests().unwrap());
     // Trust is recorded in a temp store, never in the user's ~/.config.
     let trust = tempfile::tempdir().unwrap();
     let project = Project::at(&root)

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use cp_base::{Level, Module, Notice, Notification, Notifier, Panel, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
-use cp_mod_console::{ConsoleClient, SessionStatus};
+use cp_mod_console::{ConsoleClient, ConsoleStatus};
 use serde_json::{Value, json};
 use util::{Fixture, console_config, edit, run_id};
 use uuid::Uuid;
@@ -104,7 +104,7 @@ fn saved_console(saved: &Value, run: &str) -> Uuid {
         .unwrap()
 }
 
-fn status_of(f: &Fixture, console: Uuid) -> SessionStatus {
+fn status_of(f: &Fixture, console: Uuid) -> ConsoleStatus {
     ConsoleClient::new(console_config(&f.root))
         .unwrap()
         .attach(console)
@@ -299,7 +299,7 @@ fn a_run_lost_with_its_console_server_is_a_clear_failure() {
     );
     assert_eq!(opened, vec![format!("callback-run:{run}")]);
     assert!(
-        matches!(status_of(&f, console), SessionStatus::Lost { .. }),
+        matches!(status_of(&f, console), ConsoleStatus::Lost { .. }),
         "{:?}",
         status_of(&f, console)
     );

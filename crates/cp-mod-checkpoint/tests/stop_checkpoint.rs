@@ -10,7 +10,7 @@ use cp_mod_checkpoint::{
     CheckpointConfig, ConsoleTestRunner, FileStatus, StopCheckpoint, StopPhase, TEST_SESSION_LABEL,
     TestExit, TestFramework,
 };
-use cp_mod_console::{ClientConfig, ConsoleClient, SERVER_EXE_ENV, SessionStatus};
+use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleStatus, SERVER_EXE_ENV};
 use util::{Repo, Suite, is_pass, preset, reason, stop, stop_in};
 
 fn committed_app() -> Repo {
@@ -508,7 +508,7 @@ fn the_test_run_is_a_console_session_other_clients_can_see() {
         .filter(|s| s.label.as_deref() == Some(TEST_SESSION_LABEL))
         .collect();
     assert_eq!(runs.len(), 1, "{sessions:?}");
-    assert_eq!(runs[0].status, SessionStatus::Exited { code: 1 });
+    assert_eq!(runs[0].status, ConsoleStatus::Exited { code: 1 });
     assert!(runs[0].command.contains("suite.sh"), "{:?}", runs[0]);
     let log = std::fs::read_to_string(
         util::console_client(&repo.root())
@@ -600,7 +600,7 @@ fn for_project_runs_the_tests_in_the_console_server() {
         sessions
             .iter()
             .any(|s| s.label.as_deref() == Some(TEST_SESSION_LABEL)
-                && s.status == SessionStatus::Exited { code: 0 }),
+                && s.status == ConsoleStatus::Exited { code: 0 }),
         "{sessions:?}"
     );
 }

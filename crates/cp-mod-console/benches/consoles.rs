@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cp_mod_console::{ClientConfig, ConsoleClient, SessionStatus, SpawnSpec};
+use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleStatus, SpawnSpec};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 const SERVER_EXE: &str = env!("CARGO_BIN_EXE_cp-console-server");
@@ -91,7 +91,7 @@ fn throughput_server(client: &ConsoleClient, root: &Path, n: u64) -> (f64, u64) 
         .unwrap();
     let done = s.wait_exit(Duration::from_secs(600)).unwrap();
     let secs = start.elapsed().as_secs_f64();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
     let log_len = std::fs::metadata(s.log_path()).unwrap().len();
     assert_eq!(log_len, done.info.output_len);
     (log_len as f64 / 1e6 / secs, log_len)

@@ -18,13 +18,14 @@ pub enum ConsoleError {
         #[source]
         source: std::io::Error,
     },
-    /// A session metadata file could not be parsed.
-    #[error("console metadata file {path} is corrupt: {reason}; it was left untouched")]
+    /// A console's metadata file could not be parsed.
+    #[error("console metadata file {path} is corrupt: {source}; it was left untouched")]
     CorruptMeta {
         /// The metadata file.
         path: PathBuf,
         /// Why it could not be parsed.
-        reason: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// The peer sent something that is not valid protocol.
     #[error("console protocol error: {0}")]
@@ -65,7 +66,7 @@ pub enum ConsoleError {
     },
     /// The console id is not known to the server nor on disk.
     #[error("unknown console id `{0}`; list the consoles to see the valid ids")]
-    UnknownSession(String),
+    UnknownConsole(String),
     /// The spawn request is invalid (empty command, missing cwd, …).
     #[error("invalid console request: {0}")]
     InvalidSpec(String),
@@ -77,10 +78,10 @@ pub enum ConsoleError {
         /// The regex error.
         reason: String,
     },
-    /// The session no longer runs, so it cannot take input.
+    /// The console no longer runs, so it cannot take input.
     #[error("console {id} is not running ({status}); it cannot take input")]
     NotRunning {
-        /// The session.
+        /// The console.
         id: Uuid,
         /// Its final status, as text.
         status: String,

@@ -1,4 +1,4 @@
-//! Where the console server keeps its socket, pid, locks and session files.
+//! Where the console server keeps its socket, pid, locks and console files.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -87,7 +87,7 @@ impl RunPaths {
     pub fn server_log(&self) -> PathBuf {
         self.run_dir.join("console-server.log")
     }
-    /// The byte-exact output of a session.
+    /// The byte-exact output of a console.
     pub fn log_file(&self, id: Uuid) -> PathBuf {
         self.consoles_dir.join(format!("{id}.log"))
     }
@@ -104,7 +104,7 @@ impl RunPaths {
             .mode(cp_base::private::PRIVATE_FILE_MODE)
             .open(path)
     }
-    /// The metadata of a session.
+    /// The metadata of a console.
     pub fn meta_file(&self, id: Uuid) -> PathBuf {
         self.consoles_dir.join(format!("{id}.json"))
     }

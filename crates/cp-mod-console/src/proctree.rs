@@ -10,7 +10,7 @@
 //! process forked during the kill is found on the next pass.
 //!
 //! The console server is a child subreaper (see `sys::become_subreaper`), so orphans of a
-//! session are re-parented to it and reaped by its reaper; a run outside the server (the stop
+//! console are re-parented to it and reaped by its reaper; a run outside the server (the stop
 //! checkpoint's fallback runner) leaves its orphans to init, which reaps them.
 //!
 //! Why not a cgroup: the machines this runs on (developer containers, CI) mostly offer no

@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{ConsoleError, SessionInfo, SpawnSpec};
+use crate::ConsoleError;
+use crate::console_info::{ConsoleInfo, SpawnSpec};
 
 /// Bump on any incompatible change to [`Request`] or [`Response`].
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -22,7 +23,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "until", rename_all = "snake_case")]
 pub(crate) enum WaitCondition {
-    /// The session ends.
+    /// The console ends.
     Exit,
     /// The plain-text output from byte `from_offset` on matches `regex`.
     Pattern { regex: String, from_offset: u64 },
@@ -59,7 +60,7 @@ pub(crate) enum Request {
         condition: WaitCondition,
         timeout: Duration,
     },
-    /// Kill every session and exit.
+    /// Kill every console and exit.
     Shutdown,
 }
 
@@ -68,18 +69,34 @@ pub(crate) enum Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "code", rename_all = "snake_case")]
 pub(crate) enum WireError {
-    UnknownSession { id: String },
-    InvalidSpec { detail: String },
-    InvalidPattern { pattern: String, reason: String },
-    NotRunning { id: Uuid, status: String },
-    Spawn { command: String, reason: String },
-    Other { message: String },
+    #[serde(rename = "unknown_session")]
+    UnknownConsole {
+        id: String,
+    },
+    InvalidSpec {
+        detail: String,
+    },
+    InvalidPattern {
+        pattern: String,
+        reason: String,
+    },
+    NotRunning {
+        id: Uuid,
+        status: String,
+    },
+    Spawn {
+        command: String,
+        reason: String,
+    },
+    Other {
+        message: String,
+    },
 }
 
 impl From<&ConsoleError> for WireError {
     fn from(err: &ConsoleError) -> Self {
         match err {
-            ConsoleError::UnknownSession(id) => Self::UnknownSession { id: id.clone() },
+            ConsoleError::UnknownConsole(id) => Self::UnknownConsole { id: id.clone() },
             ConsoleError::InvalidSpec(detail) => Self::InvalidSpec {
                 detail: detail.clone(),
             },
@@ -105,7 +122,7 @@ impl From<&ConsoleError> for WireError {
 impl From<WireError> for ConsoleError {
     fn from(err: WireError) -> Self {
         match err {
-            WireError::UnknownSession { id } => Self::UnknownSession(id),
+            WireError::UnknownConsole { id } => Self::UnknownConsole(id),
             WireError::InvalidSpec { detail } => Self::InvalidSpec(detail),
             WireError::InvalidPattern { pattern, reason } => {
                 Self::InvalidPattern { pattern, reason }
@@ -120,12 +137,28 @@ impl From<WireError> for ConsoleError {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum Response {
-    Hello { version: u32, pid: u32 },
-    Session { info: SessionInfo },
-    Sessions { sessions: Vec<SessionInfo> },
-    Waited { met: bool, info: SessionInfo },
+    Hello {
+        version: u32,
+        pid: u32,
+    },
+    // The wire names predate the word "console" here; they stay for compatibility.
+    #[serde(rename = "session")]
+    Console {
+        info: ConsoleInfo,
+    },
+    #[serde(rename = "sessions")]
+    Consoles {
+        #[serde(rename = "sessions")]
+        consoles: Vec<ConsoleInfo>,
+    },
+    Waited {
+        met: bool,
+        info: ConsoleInfo,
+    },
     Ok,
-    Error { error: WireError },
+    Error {
+        error: WireError,
+    },
 }
 
 impl Response {
@@ -174,6 +207,21 @@ mod tests {
         assert_eq!(json, r#"{"op":"hello","version":7}"#);
         let json = serde_json::to_string(&Response::Hello { version: 7, pid: 3 }).unwrap();
         assert_eq!(json, r#"{"kind":"hello","version":7,"pid":3}"#);
+    }
+
+    #[test]
+    fn console_answers_keep_their_wire_names() {
+        let json = serde_json::to_value(&Response::Consoles { consoles: vec![] }).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "sessions", "sessions": []})
+        );
+        let err = WireError::from(&ConsoleError::UnknownConsole("x".into()));
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "unknown_session", "id": "x"})
+        );
     }
 
     #[test]

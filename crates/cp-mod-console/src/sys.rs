@@ -49,7 +49,7 @@ pub(crate) fn start_session() -> io::Result<()> {
     }
 }
 
-/// Makes this process adopt orphaned descendants, so the grandchildren of a killed session
+/// Makes this process adopt orphaned descendants, so the grandchildren of a killed console
 /// are reaped by the server instead of lingering as zombies (Linux only; a no-op elsewhere).
 pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
@@ -119,25 +119,6 @@ pub(crate) fn reap(pid: u32) -> Option<RawExit> {
         }
         return None;
     }
-}
-
-/// A readable name for a signal number ("SIGTERM").
-pub(crate) fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        _ => return format!("signal {signal}"),
-    };
-    name.to_owned()
 }
 
 /// Makes the command start in a new session (setsid in the child before exec), detached from
@@ -221,7 +202,7 @@ pub(crate) fn pty_session_on_spawn(cmd: &mut std::process::Command) {
 }
 
 /// Sets close-on-exec on every descriptor above stderr that this process inherited, so no
-/// session command inherits them (the server's own descriptors are close-on-exec already).
+/// console command inherits them (the server's own descriptors are close-on-exec already).
 /// Run once at server start, before any thread spawns a command.
 pub(crate) fn cloexec_inherited_fds() {
     let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {

@@ -40,6 +40,15 @@ pub fn last_lines(bytes: &[u8], lines: usize) -> String {
         .join("\n")
 }
 
+/// `text` in a fenced block for a tool result, or `(no output)` when it is empty.
+pub(crate) fn fenced(text: &str) -> String {
+    if text.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        format!("```\n{text}\n```")
+    }
+}
+
 fn put(line: &mut Vec<char>, col: &mut usize, c: char) {
     if *col < line.len() {
         line[*col] = c;

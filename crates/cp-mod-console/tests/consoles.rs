@@ -12,7 +12,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cp_mod_console::{ConsoleClient, ConsoleError, KillCause, SessionStatus, SpawnSpec};
+use cp_mod_console::{ConsoleClient, ConsoleError, ConsoleStatus, KillCause, SpawnSpec};
 use util::{Project, eventually, group_members, process_alive, status_kb};
 
 const LONG: Duration = Duration::from_secs(30);
@@ -24,18 +24,18 @@ fn spawn_streams_output_takes_input_and_reports_exit_code() {
     let seen = s.wait_pattern("^hello$", LONG).unwrap();
     assert!(seen.met, "{seen:?}");
     // The command blocks on `read`, so it must still be running: output streamed live.
-    assert_eq!(s.status().unwrap(), SessionStatus::Running);
+    assert_eq!(s.status().unwrap(), ConsoleStatus::Running);
     s.send(b"abc\n").unwrap();
     let done = s.wait_exit(LONG).unwrap();
     assert!(done.met);
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 3 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 3 });
     assert!(done.info.ended_at_ms.is_some());
     assert_eq!(s.tail(1).unwrap(), "got abc");
     let raw = s.read_since(0).unwrap();
     let text = String::from_utf8_lossy(&raw.bytes);
     assert!(text.starts_with("hello\r\n"), "{text:?}");
     assert_eq!(raw.next_offset, done.info.output_len);
-    // Input on a finished session is refused with a clear error.
+    // Input on a finished console is refused with a clear error.
     let err = s.send(b"x").unwrap_err();
     assert!(matches!(err, ConsoleError::NotRunning { .. }), "{err}");
 }
@@ -70,7 +70,7 @@ fn kill_takes_down_the_whole_process_group() {
     let info = s.kill().unwrap();
     assert_eq!(
         info.status,
-        SessionStatus::Killed {
+        ConsoleStatus::Killed {
             cause: KillCause::Request
         }
     );
@@ -91,7 +91,7 @@ fn timeout_kills_the_group_even_when_it_ignores_sigterm() {
     let done = s.wait_exit(LONG).unwrap();
     assert_eq!(
         done.info.status,
-        SessionStatus::Killed {
+        ConsoleStatus::Killed {
             cause: KillCause::Timeout
         }
     );
@@ -123,7 +123,7 @@ fn bulk_output(n: u64, max_peak_kb: u64) {
     });
     let s = p.spawn(&format!("seq 1 {n}"));
     let done = s.wait_exit(Duration::from_secs(600)).unwrap();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
     // The terminal turns "\n" into "\r\n" (onlcr), so that is what a byte-exact log holds.
     let mut log = BufReader::with_capacity(1 << 20, std::fs::File::open(s.log_path()).unwrap());
     let mut expected_len = 0u64;
@@ -164,7 +164,7 @@ fn two_hundred_megabytes_through_one_pty() {
 #[test]
 fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
     let p = Project::new();
-    // A separate client process that starts a session, prints its id, then gets SIGKILLed.
+    // A separate client process that starts a console, prints its id, then gets SIGKILLed.
     let mut helper = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -185,7 +185,7 @@ fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
             out.read_line(&mut id).unwrap() > 0,
             "helper ended without an id"
         );
-        if let Some(rest) = id.trim().strip_prefix("SESSION ") {
+        if let Some(rest) = id.trim().strip_prefix("CONSOLE ") {
             id = rest.to_owned();
             break;
         }
@@ -196,7 +196,7 @@ fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
     let client = p.new_client();
     let s = client.attach(id.parse().unwrap()).unwrap();
     let done = s.wait_exit(LONG).unwrap();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
     let text = cp_mod_console::plain_text(&s.read_since(0).unwrap().bytes);
     let expected: String = (1..=40).fold(String::new(), |acc, i| acc + &format!("line {i}\n"));
     assert_eq!(text, expected);
@@ -216,13 +216,13 @@ fn client_process_helper() {
             &root,
         ))
         .unwrap();
-    println!("SESSION {}", s.id());
+    println!("CONSOLE {}", s.id());
     std::io::stdout().flush().unwrap();
     std::thread::sleep(Duration::from_secs(600));
 }
 
 #[test]
-fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
+fn a_killed_server_leaves_lost_consoles_and_a_new_one_starts_on_demand() {
     let p = Project::new();
     let s = p.spawn("sleep 100");
     let pgid = s.info().unwrap().pid.unwrap();
@@ -238,7 +238,7 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
     );
 
     let status = s.status().unwrap();
-    let SessionStatus::Lost { reason } = &status else {
+    let ConsoleStatus::Lost { reason } = &status else {
         panic!("expected lost, got {status:?}");
     };
     assert!(reason.contains("console server"), "{reason}");
@@ -248,7 +248,7 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
     );
     let err = s.send(b"x").unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
-    // The PTY closed with the server, so the session's processes got SIGHUP.
+    // The PTY closed with the server, so the console's processes got SIGHUP.
     assert!(eventually(LONG, || group_members(pgid).is_empty()));
 
     let s2 = p.spawn("echo fresh");
@@ -256,20 +256,20 @@ fn a_killed_server_leaves_lost_sessions_and_a_new_one_starts_on_demand() {
     assert_ne!(old, new);
     assert_eq!(
         s2.wait_exit(LONG).unwrap().info.status,
-        SessionStatus::Exited { code: 0 }
+        ConsoleStatus::Exited { code: 0 }
     );
-    // The new server marked the old session lost on disk, and lists both.
+    // The new server marked the old console lost on disk, and lists both.
     let list = p.client.list().unwrap();
     assert_eq!(list.len(), 2);
     assert!(
-        matches!(list[0].status, SessionStatus::Lost { .. }),
+        matches!(list[0].status, ConsoleStatus::Lost { .. }),
         "{list:?}"
     );
-    assert!(matches!(s.status().unwrap(), SessionStatus::Lost { .. }));
+    assert!(matches!(s.status().unwrap(), ConsoleStatus::Lost { .. }));
 }
 
 #[test]
-fn finished_sessions_survive_the_server() {
+fn finished_consoles_survive_the_server() {
     let p = Project::new();
     let s = p.spawn("printf 'a\\nb\\n'; exit 7");
     s.wait_exit(LONG).unwrap();
@@ -280,13 +280,13 @@ fn finished_sessions_survive_the_server() {
     // No server: answered from disk.
     let client = p.new_client();
     let again = client.attach(id).unwrap();
-    assert_eq!(again.status().unwrap(), SessionStatus::Exited { code: 7 });
+    assert_eq!(again.status().unwrap(), ConsoleStatus::Exited { code: 7 });
     assert_eq!(again.tail(5).unwrap(), "a\nb");
     assert!(again.wait_pattern("^b$", LONG).unwrap().met);
     // A new server knows it too.
     p.spawn("true").wait_exit(LONG).unwrap();
     let again = client.attach(id).unwrap();
-    assert_eq!(again.status().unwrap(), SessionStatus::Exited { code: 7 });
+    assert_eq!(again.status().unwrap(), ConsoleStatus::Exited { code: 7 });
     assert!(again.wait_exit(LONG).unwrap().met);
     assert!(again.wait_pattern("^a$", LONG).unwrap().met);
 }
@@ -384,7 +384,7 @@ fn bad_requests_get_clear_errors() {
         .unwrap_err();
     assert!(err.to_string().contains("does not exist"), "{err}");
     let err = p.client.attach(uuid::Uuid::new_v4()).unwrap_err();
-    assert!(matches!(err, ConsoleError::UnknownSession(_)), "{err}");
+    assert!(matches!(err, ConsoleError::UnknownConsole(_)), "{err}");
 }
 
 #[test]
@@ -397,7 +397,7 @@ fn exec_runs_the_program_directly_with_its_arguments_unparsed() {
     );
     let s = p.client.spawn(spec).unwrap();
     let done = s.wait_exit(LONG).unwrap();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
     // No shell saw the arguments: no word splitting, expansion or globbing.
     assert_eq!(s.tail(1).unwrap(), "a b|it's|$HOME|*|");
     assert!(done.info.command.starts_with("exec 'printf'"));
@@ -423,7 +423,7 @@ fn waits_reuse_connections_and_survive_a_server_restart() {
     for code in 0..3 {
         let s = p.spawn(&format!("exit {code}"));
         let done = s.wait_exit(LONG).unwrap();
-        assert_eq!(done.info.status, SessionStatus::Exited { code });
+        assert_eq!(done.info.status, ConsoleStatus::Exited { code });
     }
     // The idle wait connections now point at a server that dies.
     let old = p.client.server_pid().unwrap();
@@ -435,7 +435,7 @@ fn waits_reuse_connections_and_survive_a_server_restart() {
     let s = p.spawn("exit 4");
     assert_ne!(p.client.server_pid().unwrap(), old);
     let done = s.wait_exit(LONG).unwrap();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 4 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 4 });
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! What a session may leave behind: no process after a timeout or a kill (even one that
+//! What a console may leave behind: no process after a timeout or a kill (even one that
 //! left the process group with `setsid`), a bounded log, private files, and a clear error
 //! when the server is at its limit.
 
@@ -11,7 +11,7 @@ mod util;
 
 use std::time::Duration;
 
-use cp_mod_console::{KillCause, SessionStatus, SpawnSpec};
+use cp_mod_console::{ConsoleStatus, KillCause, SpawnSpec};
 use util::{Project, Stray, eventually};
 
 const LONG: Duration = Duration::from_secs(60);
@@ -27,13 +27,13 @@ fn a_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
     let done = s.wait_exit(LONG).unwrap();
     assert_eq!(
         done.info.status,
-        SessionStatus::Killed {
+        ConsoleStatus::Killed {
             cause: KillCause::Timeout
         }
     );
     assert!(
         eventually(LONG, || stray.pids().is_empty()),
-        "processes of the timed-out session survive: {:?}",
+        "processes of the timed-out console survive: {:?}",
         stray.pids()
     );
 }
@@ -50,13 +50,13 @@ fn a_kill_ends_a_daemon_that_left_the_group_with_setsid() {
     let info = s.kill().unwrap();
     assert_eq!(
         info.status,
-        SessionStatus::Killed {
+        ConsoleStatus::Killed {
             cause: KillCause::Request
         }
     );
     assert!(
         eventually(LONG, || stray.pids().is_empty()),
-        "processes of the killed session survive: {:?}",
+        "processes of the killed console survive: {:?}",
         stray.pids()
     );
 }
@@ -104,7 +104,7 @@ fn a_flood_leaves_a_bounded_log_that_says_what_was_dropped() {
     // 20 MB of "FLOOD\n" (the terminal makes each "\n" a "\r\n"): far past head + tail.
     let s = p.spawn("yes FLOOD | head -c 20000000");
     let done = s.wait_exit(LONG).unwrap();
-    assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+    assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
     let log = std::fs::read(s.log_path()).unwrap();
     let note_max = 200;
     assert!(
@@ -131,20 +131,20 @@ fn a_flood_leaves_a_bounded_log_that_says_what_was_dropped() {
     );
 }
 
-/// A finished session's record and log, as an earlier server left them.
-fn finished_session(
+/// A finished console's record and log, as an earlier server left them.
+fn finished_console(
     root: &std::path::Path,
     ended_ago: Duration,
     log_bytes: usize,
-    status: SessionStatus,
+    status: ConsoleStatus,
 ) -> uuid::Uuid {
     let id = uuid::Uuid::new_v4();
     let consoles = root.join(".context-pilot/run/consoles");
     std::fs::create_dir_all(&consoles).unwrap();
-    let now = cp_mod_console::now_ms();
+    let now = cp_base::now_ms();
     let ended = now - u64::try_from(ended_ago.as_millis()).unwrap();
     let running = status.is_running();
-    let info = cp_mod_console::SessionInfo {
+    let info = cp_mod_console::ConsoleInfo {
         id,
         command: "old".into(),
         cwd: root.to_path_buf(),
@@ -169,20 +169,20 @@ fn finished_session(
 }
 
 #[test]
-fn logs_of_finished_sessions_are_pruned_by_age_and_total_size() {
+fn logs_of_finished_consoles_are_pruned_by_age_and_total_size() {
     let p = Project::with_config(|cfg| {
         cfg.server_env
             .insert("CP_CONSOLE_LOGS_MAX_AGE_MS".into(), "3600000".into());
         cfg.server_env
             .insert("CP_CONSOLE_LOGS_MAX_BYTES".into(), "10000".into());
     });
-    let exited = SessionStatus::Exited { code: 0 };
+    let exited = ConsoleStatus::Exited { code: 0 };
     let hour = Duration::from_secs(3600);
-    let too_old = finished_session(&p.root, 2 * hour, 10, exited.clone());
-    let older = finished_session(&p.root, hour / 6, 6000, exited.clone());
-    let newer = finished_session(&p.root, hour / 12, 5000, exited);
+    let too_old = finished_console(&p.root, 2 * hour, 10, exited.clone());
+    let older = finished_console(&p.root, hour / 6, 6000, exited.clone());
+    let newer = finished_console(&p.root, hour / 12, 5000, exited);
     // Left running by a server that crashed: not pruned for size while it is the newest.
-    let lost = finished_session(&p.root, Duration::ZERO, 100, SessionStatus::Running);
+    let lost = finished_console(&p.root, Duration::ZERO, 100, ConsoleStatus::Running);
     let s = p.spawn("echo started");
     assert!(s.wait_exit(LONG).unwrap().met);
     let consoles = p.root.join(".context-pilot/run/consoles");
@@ -194,15 +194,15 @@ fn logs_of_finished_sessions_are_pruned_by_age_and_total_size() {
     );
     assert!(!exists(older), "the oldest log over the size limit is kept");
     assert!(exists(newer), "a log within both limits was deleted");
-    assert!(exists(lost), "the newest (lost) session's log was deleted");
+    assert!(exists(lost), "the newest (lost) console's log was deleted");
     assert!(
         exists(s.id()),
-        "the running server's own session log was deleted"
+        "the running server's own console log was deleted"
     );
 }
 
 #[test]
-fn a_server_at_its_session_limit_says_so_and_starts_nothing() {
+fn a_server_at_its_console_limit_says_so_and_starts_nothing() {
     let p = Project::with_config(|cfg| {
         cfg.server_env
             .insert("CP_CONSOLE_MAX_SESSIONS".into(), "2".into());
@@ -219,11 +219,11 @@ fn a_server_at_its_session_limit_says_so_and_starts_nothing() {
         .unwrap_err();
     let msg = err.to_string();
     assert!(
-        msg.contains("at its limit of 2 running sessions"),
+        msg.contains("at its limit of 2 running consoles"),
         "unclear error: {msg}"
     );
     assert!(!p.root.join("started").exists(), "the third command ran");
-    // A place frees up when a session ends.
+    // A place frees up when a console ends.
     first.kill().unwrap();
     let third = p.spawn("echo third");
     assert!(third.wait_exit(LONG).unwrap().met);

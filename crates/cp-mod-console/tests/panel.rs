@@ -1,4 +1,4 @@
-//! The console panel: snapshots of the rendering, and a panel following a real session.
+//! The console panel: snapshots of the rendering, and a panel following a real console.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,11 +13,11 @@ use cp_base::ratatui::Terminal;
 use cp_base::ratatui::backend::TestBackend;
 use cp_base::ratatui::style::Color;
 use cp_base::{Notifier, Panel, PanelView};
-use cp_mod_console::{ConsolePanel, SessionInfo, SessionStatus, SpawnSpec};
+use cp_mod_console::{ConsoleInfo, ConsolePanel, ConsoleStatus, SpawnSpec};
 use util::{Project, eventually};
 
-fn info(status: SessionStatus) -> SessionInfo {
-    SessionInfo {
+fn info(status: ConsoleStatus) -> ConsoleInfo {
+    ConsoleInfo {
         id: uuid::Uuid::from_u128(0x1234),
         command: "cargo build".into(),
         cwd: "/project".into(),
@@ -45,7 +45,7 @@ fn draw(panel: &ConsolePanel, view: PanelView) -> Terminal<TestBackend> {
 #[test]
 fn renders_colours_and_carriage_return_redraws() {
     let output = b"\x1b[32mCompiling\x1b[0m foo\r\nprogress 10%\rprogress 100%\r\n\x1b[1;31merror\x1b[0m: bad\r\n";
-    let panel = ConsolePanel::detached(info(SessionStatus::Exited { code: 1 }), output);
+    let panel = ConsolePanel::detached(info(ConsoleStatus::Exited { code: 1 }), output);
     let terminal = draw(&panel, PanelView::default());
     insta::assert_snapshot!(terminal.backend());
     // Colours survive: "Compiling" is green (ANSI 2), "error" red (ANSI 1), the rest plain.
@@ -58,14 +58,14 @@ fn renders_colours_and_carriage_return_redraws() {
 #[test]
 fn renders_the_alternate_screen_and_passthrough_marker() {
     let output = b"shell line\r\n\x1b[?1049h\x1b[H\x1b[2Jfull-screen app\x1b[3;1Hrow three";
-    let panel = ConsolePanel::detached(info(SessionStatus::Running), output);
+    let panel = ConsolePanel::detached(info(ConsoleStatus::Running), output);
     let view = PanelView {
         scroll: 0,
         focused: true,
         passthrough: true,
     };
     let text = draw(&panel, view).backend().to_string();
-    // Runtime of a running session depends on the clock: check the rest.
+    // Runtime of a running console depends on the clock: check the rest.
     assert!(text.contains("● running"), "{text}");
     assert!(text.contains("[typing → console]"), "{text}");
     assert!(text.contains("full-screen app"), "{text}");
@@ -76,7 +76,7 @@ fn renders_the_alternate_screen_and_passthrough_marker() {
 #[test]
 fn scrolls_back_without_changing_state() {
     let output = (1..=20).fold(String::new(), |acc, i| acc + &format!("line {i}\r\n"));
-    let panel = ConsolePanel::detached(info(SessionStatus::Exited { code: 0 }), output.as_bytes());
+    let panel = ConsolePanel::detached(info(ConsoleStatus::Exited { code: 0 }), output.as_bytes());
     let scrolled = draw(
         &panel,
         PanelView {
@@ -99,7 +99,7 @@ fn scrolls_back_without_changing_state() {
 fn llm_context_is_bounded() {
     let output = "x".repeat(300).repeat(100) + "\r\n";
     let many: String = (0..100).map(|_| output.clone()).collect();
-    let panel = ConsolePanel::detached(info(SessionStatus::Exited { code: 0 }), many.as_bytes());
+    let panel = ConsolePanel::detached(info(ConsoleStatus::Exited { code: 0 }), many.as_bytes());
     assert!(
         panel.llm_context().len() < 4300,
         "{}",
@@ -108,7 +108,7 @@ fn llm_context_is_bounded() {
 }
 
 #[test]
-fn a_panel_follows_a_real_session_to_its_end() {
+fn a_panel_follows_a_real_console_to_its_end() {
     let p = Project::new();
     let s = p
         .client
@@ -130,7 +130,7 @@ fn a_panel_follows_a_real_session_to_its_end() {
     assert!(eventually(Duration::from_secs(30), || {
         !panel.info().status.is_running() && panel.screen_text().contains("done ok")
     }));
-    assert_eq!(panel.info().status, SessionStatus::Exited { code: 0 });
+    assert_eq!(panel.info().status, ConsoleStatus::Exited { code: 0 });
     assert!(
         !notifier.drain().is_empty(),
         "the panel asks the host to redraw"

@@ -399,9 +399,9 @@ fn a_restarted_host_reattaches_and_shows_output_printed_meanwhile() {
     // The host goes away; the console keeps running and prints while no host runs.
     h.module().close_panel(&format!("console:{id}"));
     let client = cp_mod_console::ConsoleClient::new(util::config(&h.root)).unwrap();
-    let session = client.attach(id.parse().unwrap()).unwrap();
-    session.send(b"meanwhile\n").unwrap();
-    session.wait_exit(LONG).unwrap();
+    let console = client.attach(id.parse().unwrap()).unwrap();
+    console.send(b"meanwhile\n").unwrap();
+    console.wait_exit(LONG).unwrap();
 
     let mut fresh = ConsoleModule::with_client_config(util::config(&h.root));
     fresh.load_state(&saved, &h.env);

@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use cp_base::now_ms;
 use cp_base::{Level, Notification, Notifier, Panel as _};
-use cp_mod_console::now_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cp_base::{
@@ -18,29 +17,7 @@ use serde_json::{Value, json};
 
 /// The console server binary, built once per test process.
 pub fn server_exe() -> PathBuf {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "cp-mod-console",
-                "--bin",
-                "cp-console-server",
-            ])
-            .status()
-            .expect("run cargo build for the console server");
-        assert!(status.success(), "building cp-console-server failed");
-        // Test binaries live in target/<profile>/deps/.
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().unwrap().parent().unwrap();
-        let server = dir.join("cp-console-server");
-        assert!(server.exists(), "{} missing", server.display());
-        server
-    })
-    .clone()
+    cp_mod_console::server_exe_for_tests().unwrap()
 }
 
 /// The project at `root` with a trust store under the target directory, never the user's

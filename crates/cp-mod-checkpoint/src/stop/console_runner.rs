@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cp_mod_console::{
-    ConsoleClient, ConsoleError, KillCause, SessionHandle, SessionStatus, SpawnSpec, plain_text,
-    proctree,
+    ConsoleClient, ConsoleError, ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec, plain_text,
+    proctree, signal_number,
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
@@ -76,7 +76,7 @@ impl ConsoleTestRunner {
     }
 
     /// The session's output from the log, at most `max_output` bytes from the end, as text.
-    fn output(&self, session: &SessionHandle, len: u64) -> io::Result<String> {
+    fn output(&self, session: &ConsoleHandle, len: u64) -> io::Result<String> {
         let start = len.saturating_sub(self.max_output as u64);
         let mut bytes = Vec::new();
         let mut offset = start;
@@ -135,17 +135,18 @@ impl TestRunner for ConsoleTestRunner {
             proctree::kill_tree(pgid, &session.id().to_string(), self.fallback.grace);
         }
         let exit = match &info.status {
-            SessionStatus::Exited { code } => TestExit::Code { code: *code },
-            SessionStatus::Killed {
+            ConsoleStatus::Exited { code } => TestExit::Code { code: *code },
+            ConsoleStatus::Killed {
                 cause: KillCause::Timeout,
             }
-            | SessionStatus::Running => TestExit::TimedOut {
+            | ConsoleStatus::Running => TestExit::TimedOut {
                 after_secs: spec.timeout.as_secs(),
             },
-            SessionStatus::Signaled { signal } => TestExit::Signal {
-                signal: signal_number(signal),
+            ConsoleStatus::Signaled { signal } => TestExit::Signal {
+                // -1: a name the console would never report.
+                signal: signal_number(signal).unwrap_or(-1),
             },
-            other @ (SessionStatus::Killed { .. } | SessionStatus::Lost { .. }) => {
+            other @ (ConsoleStatus::Killed { .. } | ConsoleStatus::Lost { .. }) => {
                 TestExit::Stopped {
                     reason: format!("console {}: {other}", session.id()),
                 }
@@ -157,41 +158,5 @@ impl TestRunner for ConsoleTestRunner {
             elapsed,
             note: None,
         })
-    }
-}
-
-/// The number of a signal from the name the console reports (`SIGSEGV`, `signal 37`).
-fn signal_number(name: &str) -> i32 {
-    let known = [
-        ("SIGHUP", libc::SIGHUP),
-        ("SIGINT", libc::SIGINT),
-        ("SIGQUIT", libc::SIGQUIT),
-        ("SIGILL", libc::SIGILL),
-        ("SIGABRT", libc::SIGABRT),
-        ("SIGBUS", libc::SIGBUS),
-        ("SIGFPE", libc::SIGFPE),
-        ("SIGKILL", libc::SIGKILL),
-        ("SIGSEGV", libc::SIGSEGV),
-        ("SIGPIPE", libc::SIGPIPE),
-        ("SIGTERM", libc::SIGTERM),
-    ];
-    known
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-        .or_else(|| name.strip_prefix("signal ")?.trim().parse().ok())
-        .unwrap_or(-1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::signal_number;
-
-    #[test]
-    fn signal_names_map_back_to_numbers() {
-        assert_eq!(signal_number("SIGKILL"), 9);
-        assert_eq!(signal_number("SIGSEGV"), libc::SIGSEGV);
-        assert_eq!(signal_number("signal 37"), 37);
-        assert_eq!(signal_number("mystery"), -1);
     }
 }

@@ -14,7 +14,7 @@ pub mod scripted;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{
@@ -28,33 +28,7 @@ pub const SIGUSR2: &str = "Reload the TUI: send it SIGUSR2 (`pkill -USR2 -f app-
 
 /// The console server binary, built once per test process.
 pub fn server_exe() -> PathBuf {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "cp-mod-console",
-                "--bin",
-                "cp-console-server",
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building cp-console-server failed");
-        // Test binaries live in target/<profile>/deps/.
-        let exe = std::env::current_exe().unwrap();
-        let server = exe
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("cp-console-server");
-        assert!(server.exists(), "{} missing", server.display());
-        server
-    })
-    .clone()
+    cp_mod_console::server_exe_for_tests().unwrap()
 }
 
 /// A client of the test console server for the project at `root`.

@@ -1,10 +1,10 @@
-//! A session's log file, bounded: it keeps the first `head` bytes of the output and the last
+//! A console's log file, bounded: it keeps the first `head` bytes of the output and the last
 //! `tail` bytes, with a note between them saying how many bytes were dropped.
 //!
 //! Output is appended as it comes. Once the part after the head grows past twice the tail
 //! limit, the log is compacted: the file is cut after the head, the note is written, then the
 //! last `tail` bytes. Compacting every `tail` bytes written keeps the copying cost linear.
-//! When the session ends the log is compacted to exactly head + note + tail. So a live log
+//! When the console ends the log is compacted to exactly head + note + tail. So a live log
 //! holds at most head + note + 2 × tail bytes, a finished one at most head + note + tail.
 //!
 //! Readers address the log by file offset: until the first compaction (all but floods) that
@@ -15,12 +15,12 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-/// Default bytes kept from the start of each session's output.
+/// Default bytes kept from the start of each console's output.
 pub const DEFAULT_LOG_HEAD_BYTES: u64 = 1024 * 1024;
-/// Default bytes kept from the end of each session's output.
+/// Default bytes kept from the end of each console's output.
 pub const DEFAULT_LOG_TAIL_BYTES: u64 = 4 * 1024 * 1024;
 
-/// How much of a session's output its log keeps.
+/// How much of a console's output its log keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogLimits {
     /// Bytes kept from the start.
@@ -38,7 +38,7 @@ impl Default for LogLimits {
     }
 }
 
-/// The log file of one running session.
+/// The log file of one running console.
 pub(super) struct BoundedLog {
     file: File,
     limits: LogLimits,
@@ -84,7 +84,7 @@ impl BoundedLog {
         Ok(())
     }
 
-    /// Compacts to head + note + tail; called when the session's output ended.
+    /// Compacts to head + note + tail; called when the console's output ended.
     pub(super) fn finish(&mut self) -> io::Result<()> {
         if self.len > self.tail_start.saturating_add(self.limits.tail) {
             self.compact()?;

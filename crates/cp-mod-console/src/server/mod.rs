@@ -1,10 +1,10 @@
 //! The console server: one process per project that owns the PTYs, so consoles outlive the
 //! host that started them.
 
+mod console;
 mod log;
 mod prune;
 mod reaper;
-mod session;
 mod tail;
 
 use std::collections::HashMap;
@@ -21,30 +21,32 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use uuid::Uuid;
 
+use self::console::Console;
 pub use self::log::{DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES, LogLimits};
 pub use self::prune::{DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES};
 use self::reaper::Reaper;
-use self::session::Session;
+use crate::console_info::KillCause;
+use crate::paths::RunPaths;
 use crate::protocol::{PROTOCOL_VERSION, Request, Response, read_line, write_line};
-use crate::{ConsoleError, KillCause, RunPaths, meta, sys};
+use crate::{ConsoleError, meta, sys};
 
-/// Default idle time before the server exits: no session running, no client connected.
+/// Default idle time before the server exits: no console running, no client connected.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Default size of each session's in-memory tail.
+/// Default size of each console's in-memory tail.
 pub const DEFAULT_TAIL_BYTES: usize = 1024 * 1024;
 /// Default time between SIGTERM and SIGKILL.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
 /// How often the accept loop checks for shutdown.
 const ACCEPT_POLL: Duration = Duration::from_millis(200);
-/// How long a finished session stays in memory after it ended.
+/// How long a finished console stays in memory after it ended.
 const KEEP_FINISHED_MS: u64 = 60_000;
-/// Default limit of sessions running at once (each holds a PTY and two threads).
-pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// Default limit of consoles running at once (each holds a PTY and two threads).
+pub const DEFAULT_MAX_CONSOLES: usize = 64;
 /// Default limit of connected clients (each holds a thread).
 pub const DEFAULT_MAX_CLIENTS: usize = 256;
 /// How long a refused client may take to send its hello before it is dropped.
 const REFUSE_READ_TIMEOUT: Duration = Duration::from_secs(2);
-/// How often a running server prunes the logs of finished sessions.
+/// How often a running server prunes the logs of finished consoles.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// How long a starting server waits for an exiting predecessor to release the lock.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
@@ -54,20 +56,20 @@ const LOCK_WAIT: Duration = Duration::from_secs(3);
 pub struct ServerOptions {
     /// The project whose consoles it owns.
     pub project_root: PathBuf,
-    /// Exit after this long with no running session and no connected client.
+    /// Exit after this long with no running console and no connected client.
     pub idle_timeout: Duration,
-    /// Bytes of output kept in memory per session (the log file keeps everything).
+    /// Bytes of output kept in memory per console (the log file keeps everything).
     pub tail_bytes: usize,
-    /// Time between SIGTERM and SIGKILL when a session is killed.
+    /// Time between SIGTERM and SIGKILL when a console is killed.
     pub kill_grace: Duration,
-    /// How much of each session's output its log keeps.
+    /// How much of each console's output its log keeps.
     pub log_limits: LogLimits,
-    /// Logs of sessions that ended longer ago than this are deleted.
+    /// Logs of consoles that ended longer ago than this are deleted.
     pub logs_max_age: Duration,
-    /// The oldest finished sessions' logs are deleted while all logs are larger than this.
+    /// The oldest finished consoles' logs are deleted while all logs are larger than this.
     pub logs_max_bytes: u64,
-    /// Most sessions running at once; a spawn past it fails with a clear error.
-    pub max_sessions: usize,
+    /// Most consoles running at once; a spawn past it fails with a clear error.
+    pub max_consoles: usize,
     /// Most clients connected at once; a connection past it gets a clear error.
     pub max_clients: usize,
 }
@@ -83,7 +85,7 @@ impl ServerOptions {
             log_limits: LogLimits::default(),
             logs_max_age: DEFAULT_LOGS_MAX_AGE,
             logs_max_bytes: DEFAULT_LOGS_MAX_BYTES,
-            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_consoles: DEFAULT_MAX_CONSOLES,
             max_clients: DEFAULT_MAX_CLIENTS,
         }
     }
@@ -124,7 +126,7 @@ impl ServerOptions {
         let count = |name: &str, default: usize| {
             num(name).map_or(default, |n| usize::try_from(n).unwrap_or(default).max(1))
         };
-        opts.max_sessions = count("CP_CONSOLE_MAX_SESSIONS", opts.max_sessions);
+        opts.max_consoles = count("CP_CONSOLE_MAX_SESSIONS", opts.max_consoles);
         opts.max_clients = count("CP_CONSOLE_MAX_CLIENTS", opts.max_clients);
         opts
     }
@@ -139,11 +141,11 @@ struct Server {
     paths: RunPaths,
     opts: ServerOptions,
     instance: Uuid,
-    sessions: Mutex<HashMap<Uuid, Arc<Session>>>,
+    consoles: Mutex<HashMap<Uuid, Arc<Console>>>,
     activity: Mutex<Activity>,
     reaper: Reaper,
     stop_requested: AtomicBool,
-    /// Held while a spawn checks the session limit and starts, so racing spawns cannot
+    /// Held while a spawn checks the console limit and starts, so racing spawns cannot
     /// both take the last place.
     spawn_gate: Mutex<()>,
 }
@@ -202,7 +204,7 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
         paths: paths.clone(),
         opts,
         instance,
-        sessions: Mutex::new(HashMap::new()),
+        consoles: Mutex::new(HashMap::new()),
         activity: Mutex::new(Activity {
             connections: 0,
             shutting_down: false,
@@ -343,8 +345,8 @@ impl Server {
         self.activity.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn sessions(&self) -> MutexGuard<'_, HashMap<Uuid, Arc<Session>>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    fn consoles(&self) -> MutexGuard<'_, HashMap<Uuid, Arc<Console>>> {
+        self.consoles.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Exits the accept loop once nothing has happened for the idle timeout (or at once
@@ -359,7 +361,7 @@ impl Server {
             self.forget_finished();
             if last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
-                let live = self.sessions().keys().copied().collect();
+                let live = self.consoles().keys().copied().collect();
                 prune::prune_logs(
                     &self.paths,
                     &live,
@@ -367,7 +369,7 @@ impl Server {
                     self.opts.logs_max_bytes,
                 );
             }
-            let running = self.sessions().values().any(|s| s.is_running());
+            let running = self.consoles().values().any(|s| s.is_running());
             let mut act = self.activity();
             let stop = self.stop_requested.load(Ordering::SeqCst);
             if !stop && (running || act.connections > 0) {
@@ -382,11 +384,11 @@ impl Server {
         }
     }
 
-    /// Drops finished sessions from memory a while after they end, so a long-lived server
+    /// Drops finished consoles from memory a while after they end, so a long-lived server
     /// does not keep a tail per finished run. They stay on disk and reload on demand.
     fn forget_finished(&self) {
-        let cutoff = crate::now_ms().saturating_sub(KEEP_FINISHED_MS);
-        self.sessions().retain(|_, s| {
+        let cutoff = cp_base::now_ms().saturating_sub(KEEP_FINISHED_MS);
+        self.consoles().retain(|_, s| {
             let info = s.info();
             info.status.is_running() || info.ended_at_ms.is_some_and(|end| end > cutoff)
         });
@@ -439,15 +441,15 @@ impl Server {
         }
     }
 
-    /// Finds a session in memory, or loads a finished one from disk.
-    fn session(&self, id: Uuid) -> Result<Arc<Session>, ConsoleError> {
-        if let Some(s) = self.sessions().get(&id) {
+    /// Finds a console in memory, or loads a finished one from disk.
+    fn console(&self, id: Uuid) -> Result<Arc<Console>, ConsoleError> {
+        if let Some(s) = self.consoles().get(&id) {
             return Ok(Arc::clone(s));
         }
         let info = meta::read_meta(&self.paths, id)?
-            .ok_or_else(|| ConsoleError::UnknownSession(id.to_string()))?;
-        let loaded = Session::load_finished(&self.paths, info, self.opts.tail_bytes);
-        Ok(Arc::clone(self.sessions().entry(id).or_insert(loaded)))
+            .ok_or_else(|| ConsoleError::UnknownConsole(id.to_string()))?;
+        let loaded = Console::load_finished(&self.paths, info, self.opts.tail_bytes);
+        Ok(Arc::clone(self.consoles().entry(id).or_insert(loaded)))
     }
 
     fn handle(&self, request: Request) -> Result<Response, ConsoleError> {
@@ -461,16 +463,16 @@ impl Server {
                     .spawn_gate
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
-                let running = self.sessions().values().filter(|s| s.is_running()).count();
-                if running >= self.opts.max_sessions {
+                let running = self.consoles().values().filter(|s| s.is_running()).count();
+                if running >= self.opts.max_consoles {
                     return Err(ConsoleError::Server(format!(
-                        "at its limit of {} running sessions; `{}` was \
+                        "at its limit of {} running consoles; `{}` was \
                          not started. Wait for a console to end or kill one (console_kill), \
                          then retry (or raise CP_CONSOLE_MAX_SESSIONS)",
-                        self.opts.max_sessions, spec.command
+                        self.opts.max_consoles, spec.command
                     )));
                 }
-                let session = Session::start(
+                let console = Console::start(
                     &self.paths,
                     &spec,
                     self.instance,
@@ -479,22 +481,22 @@ impl Server {
                     self.opts.kill_grace,
                     self.opts.log_limits,
                 )?;
-                let info = session.info();
-                self.sessions().insert(info.id, session);
-                Response::Session { info }
+                let info = console.info();
+                self.consoles().insert(info.id, console);
+                Response::Console { info }
             }
             Request::List => {
-                let mut sessions: Vec<_> = self.sessions().values().map(|s| s.info()).collect();
+                let mut consoles: Vec<_> = self.consoles().values().map(|s| s.info()).collect();
                 for info in meta::list_metas(&self.paths) {
-                    if !sessions.iter().any(|s| s.id == info.id) {
-                        sessions.push(meta::orphaned_view(&self.paths, info));
+                    if !consoles.iter().any(|s| s.id == info.id) {
+                        consoles.push(meta::orphaned_view(&self.paths, info));
                     }
                 }
-                sessions.sort_by_key(|i| (i.started_at_ms, i.id));
-                Response::Sessions { sessions }
+                consoles.sort_by_key(|i| (i.started_at_ms, i.id));
+                Response::Consoles { consoles }
             }
-            Request::Status { id } => Response::Session {
-                info: self.session(id)?.info(),
+            Request::Status { id } => Response::Console {
+                info: self.console(id)?.info(),
             },
             Request::Send { id, data } => {
                 let bytes = base64::engine::general_purpose::STANDARD
@@ -502,31 +504,31 @@ impl Server {
                     .map_err(|e| {
                         ConsoleError::Protocol(format!("send: data is not base64: {e}"))
                     })?;
-                self.session(id)?.send(&bytes)?;
+                self.console(id)?.send(&bytes)?;
                 Response::Ok
             }
             Request::Resize { id, rows, cols } => {
-                self.session(id)?.resize(rows, cols)?;
+                self.console(id)?.resize(rows, cols)?;
                 Response::Ok
             }
-            Request::Kill { id } => Response::Session {
-                info: self.session(id)?.kill(KillCause::Request),
+            Request::Kill { id } => Response::Console {
+                info: self.console(id)?.kill(KillCause::Request),
             },
             Request::Wait {
                 id,
                 condition,
                 timeout,
             } => {
-                let session = self.session(id)?;
-                let met = session.wait(&condition, timeout)?;
+                let console = self.console(id)?;
+                let met = console.wait(&condition, timeout)?;
                 Response::Waited {
                     met,
-                    info: session.info(),
+                    info: console.info(),
                 }
             }
             Request::Shutdown => {
                 let running: Vec<_> = self
-                    .sessions()
+                    .consoles()
                     .values()
                     .filter(|s| s.is_running())
                     .cloned()

@@ -1,24 +1,27 @@
-//! Pruning the logs of finished sessions, so `run/consoles/` does not grow without bound:
-//! a finished session's log and metadata go once they are older than the age limit, and the
-//! oldest finished ones go while all logs together exceed the size limit. Running sessions
+//! Pruning the logs of finished consoles, so `run/consoles/` does not grow without bound:
+//! a finished console's log and metadata go once they are older than the age limit, and the
+//! oldest finished ones go while all logs together exceed the size limit. Running consoles
 //! are never touched.
 
 use std::collections::HashSet;
 use std::fs;
 use std::time::{Duration, UNIX_EPOCH};
 
+use cp_base::now_ms;
 use uuid::Uuid;
 
-use crate::{RunPaths, SessionInfo, meta, now_ms};
+use crate::console_info::ConsoleInfo;
+use crate::meta;
+use crate::paths::RunPaths;
 
-/// Default age after which a finished session's log is deleted.
+/// Default age after which a finished console's log is deleted.
 pub const DEFAULT_LOGS_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Default limit of the total size of a project's console logs.
 pub const DEFAULT_LOGS_MAX_BYTES: u64 = 200 * 1024 * 1024;
 
-/// Deletes the logs (and metadata) of finished sessions that are older than `max_age`, then
+/// Deletes the logs (and metadata) of finished consoles that are older than `max_age`, then
 /// the oldest finished ones while the logs together are larger than `max_bytes`. `live` are
-/// the sessions this server runs (their records may still say running; never pruned).
+/// the consoles this server runs (their records may still say running; never pruned).
 pub(super) fn prune_logs(
     paths: &RunPaths,
     live: &HashSet<Uuid>,
@@ -28,7 +31,7 @@ pub(super) fn prune_logs(
     let now = now_ms();
     let max_age_ms = u64::try_from(max_age.as_millis()).unwrap_or(u64::MAX);
     let mut total: u64 = 0;
-    // (ended at, id, bytes) of every prunable session.
+    // (ended at, id, bytes) of every prunable console.
     let mut finished: Vec<(u64, Uuid, u64)> = Vec::new();
     for info in meta::list_metas(paths) {
         let bytes = file_len(paths, &info);
@@ -59,13 +62,13 @@ fn remove(paths: &RunPaths, id: Uuid) {
     }
 }
 
-fn file_len(paths: &RunPaths, info: &SessionInfo) -> u64 {
+fn file_len(paths: &RunPaths, info: &ConsoleInfo) -> u64 {
     fs::metadata(paths.log_file(info.id)).map_or(0, |m| m.len())
 }
 
-/// When the session ended; for one a crashed server left without an end time, when its log
+/// When the console ended; for one a crashed server left without an end time, when its log
 /// was last written.
-fn ended_ms(paths: &RunPaths, info: &SessionInfo) -> u64 {
+fn ended_ms(paths: &RunPaths, info: &ConsoleInfo) -> u64 {
     info.ended_at_ms.unwrap_or_else(|| {
         fs::metadata(paths.log_file(info.id))
             .and_then(|m| m.modified())

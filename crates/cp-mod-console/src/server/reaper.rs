@@ -1,5 +1,5 @@
-//! Reaps every child of the server: session leaders (reporting their exit to the session)
-//! and the orphaned grandchildren the server adopts as a subreaper.
+//! Reaps every child of the server: the leader of each console's process group (reporting
+//! its exit to its console) and the orphaned grandchildren the server adopts as a subreaper.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};

@@ -1,4 +1,4 @@
-//! A bounded in-memory copy of the end of a session's output, addressed by absolute offset.
+//! A bounded in-memory copy of the end of a console's output, addressed by absolute offset.
 
 use std::collections::VecDeque;
 

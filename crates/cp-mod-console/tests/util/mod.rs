@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cp_mod_console::{ClientConfig, ConsoleClient, SessionHandle, SpawnSpec};
+use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleHandle, SpawnSpec};
 
 /// The test build of the server binary.
 pub const SERVER_EXE: &str = env!("CARGO_BIN_EXE_cp-console-server");
@@ -48,7 +48,7 @@ impl Project {
         ConsoleClient::new(config(&self.root)).unwrap()
     }
 
-    pub fn spawn(&self, command: &str) -> SessionHandle {
+    pub fn spawn(&self, command: &str) -> ConsoleHandle {
         self.client
             .spawn(SpawnSpec::new(command, &self.root))
             .unwrap()

@@ -9,7 +9,7 @@ use cp_base::{
     BatchChanges, CallChanges, ChangeKind, FileChange, Module, Notifier, Project, ToolEnv, WorkerId,
 };
 use cp_mod_callback::CallbackModule;
-use cp_mod_console::{ClientConfig, ConsoleClient, SessionStatus, SpawnSpec};
+use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleStatus, SpawnSpec};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::json;
 
@@ -135,7 +135,7 @@ pub fn pty_throughput(opts: &Options, console: &ConsoleProject) -> Vec<Row> {
             .unwrap();
         let done = s.wait_exit(Duration::from_secs(600)).unwrap();
         let secs = start.elapsed().as_secs_f64();
-        assert_eq!(done.info.status, SessionStatus::Exited { code: 0 });
+        assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
         bytes = std::fs::metadata(s.log_path()).unwrap().len();
         assert_eq!(bytes, done.info.output_len, "the log holds every byte");
         server.push(bytes as f64 / 1e6 / secs);

@@ -1,20 +1,20 @@
-//! What a session is: the spawn request, its status, and the metadata shared by server,
-//! client and the files on disk.
+//! What a console is: the spawn request, its status, and the record shared by server,
+//! client and the files on disk (`<uuid>.json`).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Default PTY size for sessions that do not ask for one.
+/// Default PTY size for consoles that do not ask for one.
 pub const DEFAULT_ROWS: u16 = 40;
 /// Default PTY width.
 pub const DEFAULT_COLS: u16 = 120;
 
-/// A request to start a console session: `bash -c COMMAND` (or a program run directly, see
+/// A request to start a console: `bash -c COMMAND` (or a program run directly, see
 /// [`SpawnSpec::exec`]) in a PTY.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpawnSpec {
@@ -34,7 +34,7 @@ pub struct SpawnSpec {
     pub rows: u16,
     /// PTY columns.
     pub cols: u16,
-    /// What the session is for, shown to people and to the model.
+    /// What the console is for, shown to people and to the model.
     pub description: Option<String>,
     /// A short tag for grouping (e.g. `callback:CB1`).
     pub label: Option<String>,
@@ -109,7 +109,7 @@ impl SpawnSpec {
     }
 }
 
-/// Why a session was killed.
+/// Why a console was killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KillCause {
@@ -121,10 +121,10 @@ pub enum KillCause {
     Shutdown,
 }
 
-/// Where a session is in its life.
+/// Where a console is in its life.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub enum SessionStatus {
+pub enum ConsoleStatus {
     /// The command still runs.
     Running,
     /// The command exited by itself with this code.
@@ -142,14 +142,14 @@ pub enum SessionStatus {
         /// Who asked.
         cause: KillCause,
     },
-    /// The console server died while the session ran; its processes went with it.
+    /// The console server died while the console ran; its processes went with it.
     Lost {
         /// A message for people.
         reason: String,
     },
 }
 
-impl SessionStatus {
+impl ConsoleStatus {
     /// True while the command runs.
     pub fn is_running(&self) -> bool {
         matches!(self, Self::Running)
@@ -160,7 +160,7 @@ impl SessionStatus {
     }
 }
 
-impl fmt::Display for SessionStatus {
+impl fmt::Display for ConsoleStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Running => f.write_str("running"),
@@ -180,9 +180,9 @@ impl fmt::Display for SessionStatus {
     }
 }
 
-/// Everything known about one session. This is also what `<uuid>.json` holds.
+/// Everything known about one console. This is also what `<uuid>.json` holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionInfo {
+pub struct ConsoleInfo {
     /// The console id.
     pub id: Uuid,
     /// The shell command.
@@ -196,14 +196,14 @@ pub struct SessionInfo {
     /// Pid of `bash`, which is also the process group id.
     pub pid: Option<u32>,
     /// Current status.
-    pub status: SessionStatus,
+    pub status: ConsoleStatus,
     /// Start time, milliseconds since the Unix epoch.
     pub started_at_ms: u64,
     /// End time, when it ended.
     pub ended_at_ms: Option<u64>,
     /// Bytes of output so far.
     pub output_len: u64,
-    /// Instance id of the server that ran it (to detect sessions lost with a dead server).
+    /// Instance id of the server that ran it (to detect consoles lost with a dead server).
     pub server_instance: Uuid,
     /// PTY rows it was started with.
     #[serde(default = "default_rows")]
@@ -221,19 +221,12 @@ fn default_cols() -> u16 {
     DEFAULT_COLS
 }
 
-impl SessionInfo {
+impl ConsoleInfo {
     /// How long it ran (or has been running, measured against `now_ms`).
     pub fn runtime(&self, now_ms: u64) -> Duration {
         let end = self.ended_at_ms.unwrap_or(now_ms);
         Duration::from_millis(end.saturating_sub(self.started_at_ms))
     }
-}
-
-/// Milliseconds since the Unix epoch (0 if the clock is before 1970).
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `s` as one single-quoted bash word.

@@ -1,4 +1,4 @@
-//! One console session inside the server: the PTY, its reader thread, the log file, the
+//! One console inside the server: the PTY, its reader thread, the log file, the
 //! in-memory tail, the exit supervisor, kill and wait.
 
 use std::fs::{self, File};
@@ -8,19 +8,21 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use cp_base::now_ms;
 use portable_pty::{MasterPty, PtySize, native_pty_system};
-use regex::RegexBuilder;
 use uuid::Uuid;
 
 use super::log::{BoundedLog, LogLimits};
 use super::reaper::Reaper;
 use super::tail::Tail;
-use crate::meta;
+use crate::ConsoleError;
+use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec};
+use crate::paths::RunPaths;
 use crate::proctree::{self, RUN_MARKER_ENV, TreeEnd};
 use crate::protocol::WaitCondition;
+use crate::signals::signal_name;
 use crate::sys::{self, RawExit};
-use crate::text;
-use crate::{ConsoleError, KillCause, RunPaths, SessionInfo, SessionStatus, SpawnSpec, now_ms};
+use crate::{meta, pattern, text};
 
 /// How long to wait for the last output after the command exits. Output can lag the exit,
 /// and a leftover background process may hold the PTY open for much longer.
@@ -34,7 +36,7 @@ const READ_CHUNK: usize = 64 * 1024;
 const AFTER_KILL: Duration = Duration::from_secs(5);
 
 struct State {
-    info: SessionInfo,
+    info: ConsoleInfo,
     tail: Tail,
     reader_done: bool,
     /// Bytes in the log file (what clients can read).
@@ -43,8 +45,8 @@ struct State {
     log_error: Option<String>,
 }
 
-/// A session the server runs (or ran).
-pub(super) struct Session {
+/// A console the server runs (or ran).
+pub(super) struct Console {
     id: Uuid,
     paths: RunPaths,
     pgid: i32,
@@ -91,7 +93,7 @@ fn validate(spec: &SpawnSpec) -> Result<(), ConsoleError> {
     Ok(())
 }
 
-impl Session {
+impl Console {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -138,14 +140,14 @@ impl Session {
         // The child holds its own copies of the slave; ours would keep the PTY open after the
         // child exits and hide the end of output (EIO).
         drop(pair.slave);
-        let info = SessionInfo {
+        let info = ConsoleInfo {
             id,
             command: spec.command.clone(),
             cwd: spec.cwd.clone(),
             description: spec.description.clone(),
             label: spec.label.clone(),
             pid: Some(pid),
-            status: SessionStatus::Running,
+            status: ConsoleStatus::Running,
             started_at_ms: now_ms(),
             ended_at_ms: None,
             output_len: 0,
@@ -154,7 +156,7 @@ impl Session {
             cols: spec.cols,
         };
         meta::write_meta(paths, &info)?;
-        let session = Arc::new(Self {
+        let console = Arc::new(Self {
             id,
             paths: paths.clone(),
             // The child is a session leader (see `spawn_child`), so its pid is its group id.
@@ -172,9 +174,9 @@ impl Session {
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(pair.master)),
         });
-        // Without its threads the session would run unwatched: end it and say why.
+        // Without its threads the console would run unwatched: end it and say why.
         let abandon = |what: &str, e: std::io::Error| {
-            proctree::kill_tree(session.pgid, &id.to_string(), Duration::ZERO);
+            proctree::kill_tree(console.pgid, &id.to_string(), Duration::ZERO);
             let _ = fs::remove_file(paths.log_file(id));
             let _ = fs::remove_file(paths.meta_file(id));
             spawn_err(format!(
@@ -182,25 +184,25 @@ impl Session {
                  so the command was stopped. Retry when fewer consoles run"
             ))
         };
-        let s = Arc::clone(&session);
+        let s = Arc::clone(&console);
         std::thread::Builder::new()
             .name(format!("pty-read-{id}"))
             .spawn(move || s.read_loop(pty_out, BoundedLog::new(log, log_limits)))
             .map_err(|e| abandon("reader", e))?;
-        let s = Arc::clone(&session);
+        let s = Arc::clone(&console);
         let timeout = spec.timeout;
         std::thread::Builder::new()
             .name(format!("pty-wait-{id}"))
             .spawn(move || s.supervise(&exit_rx, timeout))
             .map_err(|e| abandon("supervisor", e))?;
-        Ok(session)
+        Ok(console)
     }
 
-    /// A session a previous server (or this one, earlier) finished, loaded from disk so
+    /// A console a previous server (or this one, earlier) finished, loaded from disk so
     /// status, waits and tails work the same for it.
     pub(super) fn load_finished(
         paths: &RunPaths,
-        info: SessionInfo,
+        info: ConsoleInfo,
         tail_bytes: usize,
     ) -> Arc<Self> {
         let info = meta::orphaned_view(paths, info);
@@ -225,7 +227,7 @@ impl Session {
     }
 
     /// The current metadata, with the live output length.
-    pub(super) fn info(&self) -> SessionInfo {
+    pub(super) fn info(&self) -> ConsoleInfo {
         let st = self.lock();
         let mut info = st.info.clone();
         // The log's length, not the output's: clients read the log by offset, and a flood's
@@ -307,12 +309,12 @@ impl Session {
                 .0;
         }
         st.info.status = match (st.kill_cause, exit) {
-            (Some(cause), _) => SessionStatus::Killed { cause },
-            (None, Some(RawExit::Code(code))) => SessionStatus::Exited { code },
-            (None, Some(RawExit::Signal(sig))) => SessionStatus::Signaled {
-                signal: sys::signal_name(sig),
+            (Some(cause), _) => ConsoleStatus::Killed { cause },
+            (None, Some(RawExit::Code(code))) => ConsoleStatus::Exited { code },
+            (None, Some(RawExit::Signal(sig))) => ConsoleStatus::Signaled {
+                signal: signal_name(sig),
             },
-            (None, None) => SessionStatus::Lost {
+            (None, None) => ConsoleStatus::Lost {
                 reason: "the server lost track of the process".into(),
             },
         };
@@ -328,7 +330,7 @@ impl Session {
         self.changed.notify_all();
     }
 
-    /// SIGTERM to every process of the session (its group, and whatever left the group but
+    /// SIGTERM to every process of the console (its group, and whatever left the group but
     /// carries its marker), a grace period, SIGKILL, and wait until none is left. The reaper
     /// reaps the leader and (as subreaper) the orphans.
     fn kill_group(&self, cause: KillCause) {
@@ -349,8 +351,8 @@ impl Session {
         }
     }
 
-    /// Kills the session's process group and waits until its final status is recorded.
-    pub(super) fn kill(&self, cause: KillCause) -> SessionInfo {
+    /// Kills the console's process group and waits until its final status is recorded.
+    pub(super) fn kill(&self, cause: KillCause) -> ConsoleInfo {
         self.kill_group(cause);
         self.wait_until(Instant::now() + DRAIN_AFTER_EXIT + AFTER_KILL, |st| {
             !st.info.status.is_running()
@@ -358,7 +360,7 @@ impl Session {
         self.info()
     }
 
-    /// Writes `data` to the session's input.
+    /// Writes `data` to the console's input.
     pub(super) fn send(&self, data: &[u8]) -> Result<(), ConsoleError> {
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let not_running = || ConsoleError::NotRunning {
@@ -422,13 +424,7 @@ impl Session {
         match condition {
             WaitCondition::Exit => Ok(self.wait_until(deadline, |st| !st.info.status.is_running())),
             WaitCondition::Pattern { regex, from_offset } => {
-                let re = RegexBuilder::new(regex)
-                    .multi_line(true)
-                    .build()
-                    .map_err(|e| ConsoleError::InvalidPattern {
-                        pattern: regex.clone(),
-                        reason: e.to_string(),
-                    })?;
+                let re = pattern::compile(regex)?;
                 let mut next = *from_offset;
                 loop {
                     let (chunk, total, finished) = {
@@ -489,9 +485,9 @@ fn spawn_child(
         cmd.env("TERM", "xterm-256color");
     }
     cmd.envs(&spec.env);
-    // Set last, so a spec cannot override it: the kill finds the session's processes by it.
+    // Set last, so a spec cannot override it: the kill finds the console's processes by it.
     cmd.env(RUN_MARKER_ENV, id.to_string());
-    let slave = open_slave(master).map_err(&spawn_err)?;
+    let slave = open_slave(master, &spec.command)?;
     let stdio = |what: &str| {
         slave
             .try_clone()
@@ -511,18 +507,22 @@ fn spawn_child(
 }
 
 /// Opens the slave side of `master`'s PTY by its path, close-on-exec and without making it
-/// the server's controlling terminal.
-fn open_slave(master: &dyn MasterPty) -> Result<File, String> {
+/// the server's controlling terminal. A failure is a spawn error of `command`.
+fn open_slave(master: &dyn MasterPty, command: &str) -> Result<File, ConsoleError> {
     use std::os::unix::fs::OpenOptionsExt;
+    let spawn_err = |reason: String| ConsoleError::Spawn {
+        command: command.to_owned(),
+        reason,
+    };
     let path = master
         .tty_name()
-        .ok_or_else(|| "the PTY has no slave path".to_owned())?;
+        .ok_or_else(|| spawn_err("the PTY has no slave path".to_owned()))?;
     fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NOCTTY)
         .open(&path)
-        .map_err(|e| format!("opening the PTY slave {}: {e}", path.display()))
+        .map_err(|e| spawn_err(format!("opening the PTY slave {}: {e}", path.display())))
 }
 
 /// The last `max` bytes of a log file.

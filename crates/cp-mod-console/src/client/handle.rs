@@ -1,24 +1,25 @@
-//! `SessionHandle`: what callers hold to drive one console session.
+//! `ConsoleHandle`: what callers hold to drive one console.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use regex::RegexBuilder;
 use uuid::Uuid;
 
-use crate::client::{ConsoleClient, Launch, unexpected};
+use super::transport::{Launch, Transport, unexpected};
+use crate::console_info::{ConsoleInfo, ConsoleStatus};
 use crate::protocol::{Request, Response, WaitCondition};
-use crate::{ConsoleError, SessionInfo, SessionStatus, meta, text};
+use crate::{ConsoleError, meta, pattern, text};
 
-/// Most bytes one [`SessionHandle::read_since`] call returns.
+/// Most bytes one [`ConsoleHandle::read_since`] call returns.
 pub const READ_CHUNK_MAX: usize = 4 * 1024 * 1024;
-/// Most bytes of log [`SessionHandle::tail`] looks at.
+/// Most bytes of log [`ConsoleHandle::tail`] looks at.
 const TAIL_SCAN_MAX: u64 = 4 * 1024 * 1024;
 
-/// Raw output read from a session.
+/// Raw output read from a console.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
     /// The bytes, exactly as the program wrote them to its terminal.
@@ -30,29 +31,29 @@ pub struct Output {
 /// How a wait ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitOutcome {
-    /// The condition was met (for `wait_exit`: the session ended).
+    /// The condition was met (for `wait_exit`: the console ended).
     pub met: bool,
-    /// The session as it was when the wait ended.
-    pub info: SessionInfo,
+    /// The console as it was when the wait ended.
+    pub info: ConsoleInfo,
 }
 
 impl WaitOutcome {
-    /// The wait ran out of time while the session still ran.
+    /// The wait ran out of time while the console still ran.
     pub fn timed_out(&self) -> bool {
         !self.met && self.info.status.is_running()
     }
 }
 
-/// A console session, running or finished. Cheap to clone.
+/// A console, running or finished. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct SessionHandle {
-    client: ConsoleClient,
+pub struct ConsoleHandle {
+    transport: Arc<Transport>,
     id: Uuid,
 }
 
-impl SessionHandle {
-    pub(crate) fn new(client: ConsoleClient, id: Uuid) -> Self {
-        Self { client, id }
+impl ConsoleHandle {
+    pub(super) fn new(transport: Arc<Transport>, id: Uuid) -> Self {
+        Self { transport, id }
     }
 
     /// The console id.
@@ -60,39 +61,37 @@ impl SessionHandle {
         self.id
     }
 
-    /// The client this handle talks through.
-    pub fn client(&self) -> &ConsoleClient {
-        &self.client
-    }
-
-    /// The session's log file: every byte of output.
+    /// The console's log file: every byte of output.
     pub fn log_path(&self) -> PathBuf {
-        self.client.paths().log_file(self.id)
+        self.transport.paths().log_file(self.id)
     }
 
-    /// Everything known about the session. When the server is gone, read from disk (a
-    /// session that was running is then reported lost).
-    pub fn info(&self) -> Result<SessionInfo, ConsoleError> {
-        match self
-            .client
-            .request(&Request::Status { id: self.id }, Launch::No)
-        {
-            Ok(Response::Session { info }) => Ok(info),
+    /// Everything known about the console. When the server is gone, read from disk (a
+    /// console that was running is then reported lost).
+    pub fn info(&self) -> Result<ConsoleInfo, ConsoleError> {
+        self.ask(&Request::Status { id: self.id })
+    }
+
+    /// Sends `request`, which the server answers with the console's record; without a
+    /// server, the record on disk answers.
+    fn ask(&self, request: &Request) -> Result<ConsoleInfo, ConsoleError> {
+        match self.transport.request(request, Launch::No) {
+            Ok(Response::Console { info }) => Ok(info),
             Ok(other) => Err(unexpected(&other)),
             Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
             Err(e) => Err(e),
         }
     }
 
-    fn info_from_disk(&self) -> Result<SessionInfo, ConsoleError> {
-        let paths = self.client.paths();
+    fn info_from_disk(&self) -> Result<ConsoleInfo, ConsoleError> {
+        let paths = self.transport.paths();
         meta::read_meta(paths, self.id)?
             .map(|info| meta::orphaned_view(paths, info))
-            .ok_or_else(|| ConsoleError::UnknownSession(self.id.to_string()))
+            .ok_or_else(|| ConsoleError::UnknownConsole(self.id.to_string()))
     }
 
     /// Running, exited (with code), killed, or lost.
-    pub fn status(&self) -> Result<SessionStatus, ConsoleError> {
+    pub fn status(&self) -> Result<ConsoleStatus, ConsoleError> {
         Ok(self.info()?.status)
     }
 
@@ -130,7 +129,7 @@ impl SessionHandle {
     }
 
     /// Raw output from byte `offset` on (at most [`READ_CHUNK_MAX`] bytes a call), read
-    /// from the session's log, which holds every byte even after the server is gone.
+    /// from the console's log, which holds every byte even after the server is gone.
     pub fn read_since(&self, offset: u64) -> Result<Output, ConsoleError> {
         let path = self.log_path();
         let mut file = match File::open(&path) {
@@ -154,11 +153,11 @@ impl SessionHandle {
         })
     }
 
-    /// Writes `bytes` to the session's input (its terminal).
+    /// Writes `bytes` to the console's input (its terminal).
     pub fn send(&self, bytes: &[u8]) -> Result<(), ConsoleError> {
         let data = base64::engine::general_purpose::STANDARD.encode(bytes);
         match self
-            .client
+            .transport
             .request(&Request::Send { id: self.id, data }, Launch::No)
         {
             Ok(_) => Ok(()),
@@ -167,9 +166,9 @@ impl SessionHandle {
         }
     }
 
-    /// Resizes the session's terminal.
+    /// Resizes the console's terminal.
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), ConsoleError> {
-        match self.client.request(
+        match self.transport.request(
             &Request::Resize {
                 id: self.id,
                 rows,
@@ -182,7 +181,7 @@ impl SessionHandle {
         }
     }
 
-    /// Waits up to `timeout` for the session to end.
+    /// Waits up to `timeout` for the console to end.
     pub fn wait_exit(&self, timeout: Duration) -> Result<WaitOutcome, ConsoleError> {
         self.wait(WaitCondition::Exit, timeout)
     }
@@ -197,20 +196,14 @@ impl SessionHandle {
         self.wait_pattern_from(pattern, 0, timeout)
     }
 
-    /// Like [`SessionHandle::wait_pattern`], looking only at output from byte `offset` on.
+    /// Like [`ConsoleHandle::wait_pattern`], looking only at output from byte `offset` on.
     pub fn wait_pattern_from(
         &self,
         pattern: &str,
         offset: u64,
         timeout: Duration,
     ) -> Result<WaitOutcome, ConsoleError> {
-        RegexBuilder::new(pattern)
-            .multi_line(true)
-            .build()
-            .map_err(|e| ConsoleError::InvalidPattern {
-                pattern: pattern.to_owned(),
-                reason: e.to_string(),
-            })?;
+        pattern::compile(pattern)?;
         self.wait(
             WaitCondition::Pattern {
                 regex: pattern.to_owned(),
@@ -230,23 +223,16 @@ impl SessionHandle {
             condition: condition.clone(),
             timeout,
         };
-        match self.client.request_alone(&request) {
+        match self.transport.request_alone(&request) {
             Ok(Response::Waited { met, info }) => Ok(WaitOutcome { met, info }),
             Ok(other) => Err(unexpected(&other)),
             Err(ConsoleError::ServerUnavailable { .. }) => {
-                // No server: the session is over; answer from disk.
+                // No server: the console is over; answer from disk.
                 let info = self.info_from_disk()?;
                 let met = match condition {
                     WaitCondition::Exit => true,
                     WaitCondition::Pattern { regex, from_offset } => {
-                        let re =
-                            RegexBuilder::new(&regex)
-                                .multi_line(true)
-                                .build()
-                                .map_err(|e| ConsoleError::InvalidPattern {
-                                    pattern: regex.clone(),
-                                    reason: e.to_string(),
-                                })?;
+                        let re = pattern::compile(&regex)?;
                         let start = from_offset.max(info.output_len.saturating_sub(TAIL_SCAN_MAX));
                         let mut bytes = Vec::new();
                         let mut offset = start;
@@ -267,18 +253,10 @@ impl SessionHandle {
         }
     }
 
-    /// Kills the session's whole process group (SIGTERM, grace period, SIGKILL) and waits
-    /// until it is reaped. Killing a finished session changes nothing.
-    pub fn kill(&self) -> Result<SessionInfo, ConsoleError> {
-        match self
-            .client
-            .request(&Request::Kill { id: self.id }, Launch::No)
-        {
-            Ok(Response::Session { info }) => Ok(info),
-            Ok(other) => Err(unexpected(&other)),
-            Err(ConsoleError::ServerUnavailable { .. }) => self.info_from_disk(),
-            Err(e) => Err(e),
-        }
+    /// Kills the console's whole process group (SIGTERM, grace period, SIGKILL) and waits
+    /// until it is reaped. Killing a finished console changes nothing.
+    pub fn kill(&self) -> Result<ConsoleInfo, ConsoleError> {
+        self.ask(&Request::Kill { id: self.id })
     }
 
     fn gone(&self) -> ConsoleError {

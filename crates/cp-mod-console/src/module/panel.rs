@@ -1,8 +1,7 @@
-//! `ConsolePanel`: a session rendered through a VT100 parser, with status, exit code and
+//! `ConsolePanel`: a console rendered through a VT100 parser, with status, exit code and
 //! runtime. A feeder thread (see `panel_feed.rs`) keeps its screen current; rendering only
 //! reads that state.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -11,46 +10,25 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget};
-use cp_base::{Notifier, Panel, PanelView};
+use cp_base::{Notifier, Panel, PanelView, now_ms};
 use tui_term::widget::{Cursor, PseudoTerminal};
 use uuid::Uuid;
 
-use crate::{KillCause, SessionHandle, SessionInfo, SessionStatus, last_lines, now_ms};
+use super::panel_feed::{self, PanelState, new_state};
+use crate::client::ConsoleHandle;
+use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause};
+use crate::text::last_lines;
 
-/// Lines of scrollback each panel keeps.
-const SCROLLBACK: usize = 10_000;
 /// Most output an opening panel replays.
 const REPLAY_BYTES: u64 = 4 * 1024 * 1024;
-/// Raw bytes kept for `llm_context`.
-const LLM_TAIL_BYTES: usize = 64 * 1024;
 /// Lines and characters the model sees at most.
 const LLM_LINES: usize = 40;
 const LLM_CHARS: usize = 4000;
 
-/// What the feeder updates and the renderer reads.
-pub(crate) struct PanelState {
-    pub(crate) parser: tui_term::vt100::Parser,
-    pub(crate) raw_tail: VecDeque<u8>,
-    pub(crate) info: SessionInfo,
-    pub(crate) offset: u64,
-    pub(crate) error: Option<String>,
-}
-
-impl PanelState {
-    pub(crate) fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
-        let overflow = (self.raw_tail.len() + bytes.len()).saturating_sub(LLM_TAIL_BYTES);
-        self.raw_tail.drain(..overflow.min(self.raw_tail.len()));
-        let skip = bytes.len().saturating_sub(LLM_TAIL_BYTES);
-        self.raw_tail.extend(&bytes[skip..]);
-        self.offset += bytes.len() as u64;
-    }
-}
-
-/// The panel of one console session.
+/// The panel of one console.
 pub struct ConsolePanel {
     id: Uuid,
-    handle: Option<SessionHandle>,
+    handle: Option<ConsoleHandle>,
     state: Arc<Mutex<PanelState>>,
     stop: Arc<AtomicBool>,
 }
@@ -74,12 +52,12 @@ impl ConsolePanel {
     ///
     /// A long log is replayed from its last few MiB only: enough for the screen and the
     /// scrollback, without parsing hundreds of megabytes.
-    pub fn open(handle: SessionHandle, info: SessionInfo, notifier: Notifier) -> Self {
+    pub fn open(handle: ConsoleHandle, info: ConsoleInfo, notifier: Notifier) -> Self {
         let mut first = new_state(info);
         first.offset = first.info.output_len.saturating_sub(REPLAY_BYTES);
         let state = Arc::new(Mutex::new(first));
         let stop = Arc::new(AtomicBool::new(false));
-        crate::panel_feed::start(
+        panel_feed::start(
             handle.clone(),
             Arc::clone(&state),
             Arc::clone(&stop),
@@ -93,9 +71,9 @@ impl ConsolePanel {
         }
     }
 
-    /// A panel showing a fixed record and output, with no session behind it (replays,
+    /// A panel showing a fixed record and output, with no console behind it (replays,
     /// previews, snapshot tests).
-    pub fn detached(info: SessionInfo, output: &[u8]) -> Self {
+    pub fn detached(info: ConsoleInfo, output: &[u8]) -> Self {
         let mut state = new_state(info);
         state.feed(output);
         Self {
@@ -111,21 +89,21 @@ impl ConsolePanel {
     }
 
     /// The console id.
-    pub fn session_id(&self) -> Uuid {
+    pub fn console_id(&self) -> Uuid {
         self.id
     }
 
-    /// The session handle, for sending input (None for a detached panel).
-    pub fn handle(&self) -> Option<&SessionHandle> {
+    /// The console's handle, for sending input (None for a detached panel).
+    pub fn handle(&self) -> Option<&ConsoleHandle> {
         self.handle.as_ref()
     }
 
-    /// The session as the panel last saw it.
-    pub fn info(&self) -> SessionInfo {
+    /// The console as the panel last saw it.
+    pub fn info(&self) -> ConsoleInfo {
         self.lock().info.clone()
     }
 
-    /// Offset in the session's output up to which the panel has read.
+    /// Offset in the console's output up to which the panel has read.
     pub fn shown_bytes(&self) -> u64 {
         self.lock().offset
     }
@@ -142,16 +120,6 @@ impl Drop for ConsolePanel {
     }
 }
 
-fn new_state(info: SessionInfo) -> PanelState {
-    PanelState {
-        parser: tui_term::vt100::Parser::new(info.rows.max(1), info.cols.max(1), SCROLLBACK),
-        raw_tail: VecDeque::new(),
-        info,
-        offset: 0,
-        error: None,
-    }
-}
-
 /// "1.2s", "3m04s", "2h05m".
 fn short_duration(ms: u64) -> String {
     let secs = ms / 1000;
@@ -165,13 +133,13 @@ fn short_duration(ms: u64) -> String {
 }
 
 /// Symbol, text and colour of a status.
-fn status_look(status: &SessionStatus) -> (&'static str, String, Color) {
+fn status_look(status: &ConsoleStatus) -> (&'static str, String, Color) {
     match status {
-        SessionStatus::Running => ("●", "running".into(), Color::Yellow),
-        SessionStatus::Exited { code: 0 } => ("✔", "exited 0".into(), Color::Green),
-        SessionStatus::Exited { code } => ("✘", format!("exited {code}"), Color::Red),
-        SessionStatus::Signaled { signal } => ("✘", format!("killed by {signal}"), Color::Red),
-        SessionStatus::Killed { cause } => (
+        ConsoleStatus::Running => ("●", "running".into(), Color::Yellow),
+        ConsoleStatus::Exited { code: 0 } => ("✔", "exited 0".into(), Color::Green),
+        ConsoleStatus::Exited { code } => ("✘", format!("exited {code}"), Color::Red),
+        ConsoleStatus::Signaled { signal } => ("✘", format!("killed by {signal}"), Color::Red),
+        ConsoleStatus::Killed { cause } => (
             "✘",
             match cause {
                 KillCause::Request => "killed".into(),
@@ -180,7 +148,7 @@ fn status_look(status: &SessionStatus) -> (&'static str, String, Color) {
             },
             Color::Red,
         ),
-        SessionStatus::Lost { .. } => ("⚠", "lost (console server died)".into(), Color::Magenta),
+        ConsoleStatus::Lost { .. } => ("⚠", "lost (console server died)".into(), Color::Magenta),
     }
 }
 

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::client::ClientConfig;
-use crate::{ConsoleError, RunPaths, sys};
+use super::config::ClientConfig;
+use crate::paths::RunPaths;
+use crate::{ConsoleError, sys};
 
 /// The environment variable that names the server executable, which is run as
 /// `EXE console-server --project ROOT`.
@@ -32,13 +33,13 @@ fn server_exe(config: &ClientConfig) -> Result<PathBuf, ConsoleError> {
 }
 
 /// Whether a server answers on the socket right now.
-pub(crate) fn socket_answers(paths: &RunPaths) -> bool {
+pub(super) fn socket_answers(paths: &RunPaths) -> bool {
     UnixStream::connect(paths.socket()).is_ok()
 }
 
 /// Starts a server for the project unless one answers already. Clients serialise on the
 /// launch lock; the server's own lock makes a second server exit even without it.
-pub(crate) fn ensure_server(paths: &RunPaths, config: &ClientConfig) -> Result<(), ConsoleError> {
+pub(super) fn ensure_server(paths: &RunPaths, config: &ClientConfig) -> Result<(), ConsoleError> {
     paths.create_dirs()?;
     let lock_path = paths.launch_lock();
     let lock = RunPaths::private_file(&lock_path, false)

@@ -1,9 +1,22 @@
 //! Escape sequences in `console_send_keys` input, turned into the bytes a terminal sends.
 
+/// A `\x` escape without two hex digits after it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`\\x{digits}` at position {position} is not a valid byte escape; use two hex digits, \
+     e.g. `\\x03` for Ctrl-C"
+)]
+pub struct BadKeyEscape {
+    /// What followed `\x` (at most two characters).
+    pub digits: String,
+    /// Byte position of the backslash in the input.
+    pub position: usize,
+}
+
 /// Decodes `input`: `\n` (newline), `\r` (carriage return, what Enter sends), `\t`, `\e`
 /// (escape, so `\e[A` is arrow-up), `\xHH` (any byte, `\x03` is Ctrl-C), `\\` (a backslash).
 /// Any other backslash is sent as typed, so `grep '\d'` arrives intact.
-pub fn decode_keys(input: &str) -> Result<Vec<u8>, String> {
+pub fn decode_keys(input: &str) -> Result<Vec<u8>, BadKeyEscape> {
     let mut out = Vec::with_capacity(input.len());
     let mut chars = input.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
@@ -25,10 +38,10 @@ pub fn decode_keys(input: &str) -> Result<Vec<u8>, String> {
                     .collect();
                 let byte = u8::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 2);
                 let Some(byte) = byte else {
-                    return Err(format!(
-                        "`\\x{hex}` at position {at} is not a valid byte escape; use two hex \
-                         digits, e.g. `\\x03` for Ctrl-C"
-                    ));
+                    return Err(BadKeyEscape {
+                        digits: hex,
+                        position: at,
+                    });
                 };
                 out.push(byte);
                 continue;
@@ -64,8 +77,9 @@ mod tests {
 
     #[test]
     fn bad_hex_is_an_error() {
-        let err = decode_keys("\\xZZ").unwrap_err();
+        let err = decode_keys("\\xZZ").unwrap_err().to_string();
         assert!(err.contains("\\x03"), "{err}");
+        assert!(err.starts_with("`\\xZZ` at position 0"), "{err}");
         assert!(decode_keys("\\x4").is_err());
     }
 }

@@ -2,24 +2,25 @@
 //! handler. Anything that waits runs deferred, with the module released.
 
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use cp_base::{Args, Level, Notification, Notifier, ToolEnv, ToolOutcome, ToolResult};
-use regex::RegexBuilder;
+use cp_base::{Args, ToolEnv, ToolOutcome, ToolResult, now_ms};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::module::{ConsoleModule, Watch, Watches};
-use crate::{
-    ConsoleError, SessionHandle, SessionInfo, SessionStatus, SpawnSpec, now_ms, plain_text,
-};
+use super::consoles::ConsoleModule;
+use super::keys::decode_keys;
+use super::watch::{Watch, start_watch};
+use crate::ConsoleError;
+use crate::client::{ConsoleClient, ConsoleHandle};
+use crate::console_info::{ConsoleInfo, ConsoleStatus, SpawnSpec};
+use crate::pattern;
+use crate::text::{fenced, plain_text};
 
 /// Default and limits of `console_wait`'s `max_wait`, in seconds.
 const DEFAULT_MAX_WAIT: f64 = 30.0;
 const MAX_WAIT_SECS: f64 = 600.0;
-/// Longest single wait of a watch (it waits again until resolved).
-const WATCH_STEP: Duration = Duration::from_secs(600);
 /// Lines of output a wait result shows.
 const RESULT_LINES: usize = 20;
 /// Characters of output `console_easy_bash` returns inline.
@@ -30,14 +31,14 @@ const OVERFLOW_LINES: usize = 40;
 type Handler = fn(&mut ConsoleModule, &Value, &ToolEnv) -> ToolOutcome;
 
 /// One tool: what the model sees, and the function that runs it.
-pub(crate) struct ConsoleTool {
-    pub(crate) name: &'static str,
-    pub(crate) description: &'static str,
-    pub(crate) schema: fn() -> Value,
-    pub(crate) handler: Handler,
+pub(super) struct ConsoleTool {
+    pub(super) name: &'static str,
+    pub(super) description: &'static str,
+    pub(super) schema: fn() -> Value,
+    pub(super) handler: Handler,
 }
 
-pub(crate) const TOOLS: [ConsoleTool; 6] = [
+pub(super) const TOOLS: [ConsoleTool; 6] = [
     ConsoleTool {
         name: "console_create",
         description: "Start a shell command in a new console (a terminal that keeps running in \
@@ -210,17 +211,17 @@ fn cwd_arg(tool: &str, args: &Args<'_>, env: &ToolEnv) -> Step<PathBuf> {
     Ok(cwd)
 }
 
-fn client_for(tool: &str, module: &mut ConsoleModule, env: &ToolEnv) -> Step<crate::ConsoleClient> {
+fn client_for(tool: &str, module: &mut ConsoleModule, env: &ToolEnv) -> Step<ConsoleClient> {
     module.client(env.project.root()).map_err(|e| fail(tool, e))
 }
 
-/// The session named by the `id` argument.
-fn session_arg(
+/// The console named by the `id` argument.
+fn console_arg(
     tool: &str,
     module: &mut ConsoleModule,
     args: &Args<'_>,
     env: &ToolEnv,
-) -> Step<SessionHandle> {
+) -> Step<ConsoleHandle> {
     let given = args.str("id")?;
     let unknown = |module: &ConsoleModule| {
         let known: Vec<String> = module
@@ -244,7 +245,7 @@ fn session_arg(
     let client = client_for(tool, module, env)?;
     match client.attach(id) {
         Ok(handle) => Ok(handle),
-        Err(ConsoleError::UnknownSession(_)) => Err(unknown(module)),
+        Err(ConsoleError::UnknownConsole(_)) => Err(unknown(module)),
         Err(e) => Err(fail(tool, e)),
     }
 }
@@ -274,7 +275,7 @@ fn condition_args(tool: &str, args: &Args<'_>) -> Step<(Option<String>, Option<S
 /// The regex to use for `pattern`: itself when valid; its literal text when it is not
 /// regex syntax (with a note saying so). A valid regex too large to compile is an error.
 fn compile_pattern(tool: &str, pattern: &str) -> Step<(String, Option<String>)> {
-    match RegexBuilder::new(pattern).multi_line(true).build() {
+    match pattern::build(pattern) {
         Ok(_) => Ok((pattern.to_owned(), None)),
         Err(regex::Error::Syntax(reason)) => {
             let first = reason
@@ -308,17 +309,9 @@ fn max_wait_arg(tool: &str, args: &Args<'_>) -> Step<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn runtime(info: &SessionInfo) -> String {
+fn runtime(info: &ConsoleInfo) -> String {
     let d = info.runtime(now_ms());
     format!("{:.1}s", d.as_secs_f64())
-}
-
-fn fenced(text: &str) -> String {
-    if text.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        format!("```\n{text}\n```")
-    }
 }
 
 fn run<T>(step: impl FnOnce() -> Step<T>, done: impl FnOnce(T) -> ToolOutcome) -> ToolOutcome {
@@ -368,9 +361,9 @@ fn send_keys(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOut
     let args = Args::new(TOOL, args);
     run(
         || {
-            let handle = session_arg(TOOL, module, &args, env)?;
-            let bytes = crate::keys::decode_keys(args.str("input")?)
-                .map_err(|e| fail(TOOL, format!("'input': {e}")))?;
+            let handle = console_arg(TOOL, module, &args, env)?;
+            let bytes =
+                decode_keys(args.str("input")?).map_err(|e| fail(TOOL, format!("'input': {e}")))?;
             handle.send(&bytes).map_err(|e| fail(TOOL, e))?;
             Ok((handle.id(), bytes.len()))
         },
@@ -383,7 +376,7 @@ fn wait(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome 
     let args = Args::new(TOOL, args);
     run(
         || {
-            let handle = session_arg(TOOL, module, &args, env)?;
+            let handle = console_arg(TOOL, module, &args, env)?;
             let (pattern, note) = condition_args(TOOL, &args)?;
             let limit = max_wait_arg(TOOL, &args)?;
             Ok((handle, pattern, note, limit))
@@ -397,7 +390,7 @@ fn wait(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome 
 }
 
 fn wait_result(
-    handle: &SessionHandle,
+    handle: &ConsoleHandle,
     pattern: Option<&str>,
     note: Option<&str>,
     limit: Duration,
@@ -443,7 +436,7 @@ fn watch(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome
     let args = Args::new(TOOL, args);
     run(
         || {
-            let handle = session_arg(TOOL, module, &args, env)?;
+            let handle = console_arg(TOOL, module, &args, env)?;
             let (pattern, note) = condition_args(TOOL, &args)?;
             let watch = Watch {
                 console: handle.id(),
@@ -473,80 +466,11 @@ fn watch(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome
     )
 }
 
-/// Runs a watch on its own thread and posts a notification when it resolves.
-pub(crate) fn start_watch(
-    handle: SessionHandle,
-    watch: Watch,
-    key: u64,
-    watches: Watches,
-    notifier: Notifier,
-) {
-    let spawned = std::thread::Builder::new()
-        .name(format!("console-watch-{}", watch.console))
-        .spawn(move || {
-            let id = watch.console;
-            let outcome = loop {
-                let step = match &watch.pattern {
-                    None => handle.wait_exit(WATCH_STEP),
-                    Some(p) => handle.wait_pattern(p, WATCH_STEP),
-                };
-                match step {
-                    Ok(o) if o.timed_out() => {}
-                    other => break other,
-                }
-            };
-            watches
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&key);
-            let tail = handle.tail(5).unwrap_or_default();
-            let (level, text) = match (&watch.pattern, outcome) {
-                (_, Err(e)) => (Level::Warning, format!("console_watch on {id} failed: {e}")),
-                (None, Ok(o)) => {
-                    let level = if o.info.status.is_success() {
-                        Level::Success
-                    } else {
-                        Level::Warning
-                    };
-                    (
-                        level,
-                        format!("Console {id} (`{}`) {}.", o.info.command, o.info.status),
-                    )
-                }
-                (Some(p), Ok(o)) if o.met => (
-                    Level::Info,
-                    format!(
-                        "Console {id} (`{}`) printed output matching `{p}`.",
-                        o.info.command
-                    ),
-                ),
-                (Some(p), Ok(o)) => (
-                    Level::Warning,
-                    format!(
-                        "Console {id} (`{}`) {} without output matching `{p}`.",
-                        o.info.command, o.info.status
-                    ),
-                ),
-            };
-            notifier.notify(
-                Notification::new(
-                    "console",
-                    level,
-                    format!("{text}\nLast lines:\n{}", fenced(&tail)),
-                )
-                .waking(),
-            );
-        });
-    if let Err(e) = spawned {
-        tracing::error!("could not start a console watch: {e}");
-    }
-}
-
 fn kill(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome {
     const TOOL: &str = "console_kill";
     let args = Args::new(TOOL, args);
     run(
-        || session_arg(TOOL, module, &args, env),
+        || console_arg(TOOL, module, &args, env),
         |handle| {
             ToolOutcome::Deferred(Box::new(move || {
                 let before = match handle.info() {
@@ -598,7 +522,7 @@ fn easy_bash(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOut
     )
 }
 
-fn easy_bash_result(handle: &SessionHandle, panel: &str, limit: Duration) -> ToolResult {
+fn easy_bash_result(handle: &ConsoleHandle, panel: &str, limit: Duration) -> ToolResult {
     const TOOL: &str = "console_easy_bash";
     // The server enforces the limit; the margin only guards against a server that vanished.
     let outcome = match handle.wait_exit(limit + Duration::from_secs(15)) {
@@ -607,8 +531,8 @@ fn easy_bash_result(handle: &SessionHandle, panel: &str, limit: Duration) -> Too
     };
     let info = outcome.info;
     let head = match &info.status {
-        SessionStatus::Exited { code } => format!("exit code {code} ({})", runtime(&info)),
-        SessionStatus::Killed { .. } => format!(
+        ConsoleStatus::Exited { code } => format!("exit code {code} ({})", runtime(&info)),
+        ConsoleStatus::Killed { .. } => format!(
             "timed out after {}s: the whole process group was killed. For longer commands use \
              console_create.",
             limit.as_secs()

@@ -1,22 +1,60 @@
-//! The thread that keeps a `ConsolePanel` current: it follows the session's log file and
-//! status, feeds the VT100 parser, and asks the host to redraw (batched, ~30 ms).
+//! The thread that keeps a `ConsolePanel` current: it follows the console's log file and
+//! status, feeds the VT100 parser, and asks the host to redraw (batched, ~30 ms). The state
+//! it feeds ([`PanelState`]) is what the panel renders.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_base::Notifier;
 
-use crate::SessionHandle;
-use crate::panel::PanelState;
+use crate::client::ConsoleHandle;
+use crate::console_info::ConsoleInfo;
+
+/// Lines of scrollback each panel keeps.
+const SCROLLBACK: usize = 10_000;
+/// Raw bytes kept for `llm_context`.
+const LLM_TAIL_BYTES: usize = 64 * 1024;
 
 /// How often to look for new output when there was none.
 const POLL: Duration = Duration::from_millis(30);
 /// How often to ask the server for the status while output flows.
 const STATUS_EVERY: Duration = Duration::from_millis(250);
 
-pub(crate) fn start(
-    handle: SessionHandle,
+/// What the feeder updates and the renderer reads.
+pub(super) struct PanelState {
+    pub(super) parser: tui_term::vt100::Parser,
+    pub(super) raw_tail: VecDeque<u8>,
+    pub(super) info: ConsoleInfo,
+    pub(super) offset: u64,
+    pub(super) error: Option<String>,
+}
+
+impl PanelState {
+    pub(super) fn feed(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+        let overflow = (self.raw_tail.len() + bytes.len()).saturating_sub(LLM_TAIL_BYTES);
+        self.raw_tail.drain(..overflow.min(self.raw_tail.len()));
+        let skip = bytes.len().saturating_sub(LLM_TAIL_BYTES);
+        self.raw_tail.extend(&bytes[skip..]);
+        self.offset += bytes.len() as u64;
+    }
+}
+
+/// A fresh state for `info`, before any output.
+pub(super) fn new_state(info: ConsoleInfo) -> PanelState {
+    PanelState {
+        parser: tui_term::vt100::Parser::new(info.rows.max(1), info.cols.max(1), SCROLLBACK),
+        raw_tail: VecDeque::new(),
+        info,
+        offset: 0,
+        error: None,
+    }
+}
+
+pub(super) fn start(
+    handle: ConsoleHandle,
     state: Arc<Mutex<PanelState>>,
     stop: Arc<AtomicBool>,
     notifier: Notifier,
@@ -31,7 +69,7 @@ pub(crate) fn start(
 }
 
 fn follow(
-    handle: &SessionHandle,
+    handle: &ConsoleHandle,
     state: &Mutex<PanelState>,
     stop: &AtomicBool,
     notifier: &Notifier,

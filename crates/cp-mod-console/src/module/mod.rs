@@ -1,0 +1,132 @@
+//! The console module: tools `console_*` and one panel per console, as a
+//! `cp_base::Module`.
+//!
+//! Dependencies point one way: this file → [`tools`] → [`consoles`] → [`panel`] →
+//! [`panel_feed`], with [`watch`] and [`keys`] beside them, all on top of the client.
+
+mod consoles;
+mod keys;
+mod panel;
+mod panel_feed;
+mod tools;
+mod watch;
+
+use std::sync::{Arc, PoisonError};
+
+use cp_base::{Module, Panel, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+pub use self::consoles::{ConsoleModule, EASY_BASH_TIMEOUT};
+pub use self::keys::{BadKeyEscape, decode_keys};
+pub use self::panel::{ConsolePanel, console_panel_id};
+use self::tools::TOOLS;
+use self::watch::{Watch, start_watch};
+
+/// What the module saves for a restarted host: the consoles it shows and the watches in
+/// progress.
+#[derive(Serialize, Deserialize, Default)]
+struct SavedState {
+    consoles: Vec<Uuid>,
+    #[serde(default)]
+    watches: Vec<Watch>,
+}
+
+impl Module for ConsoleModule {
+    fn id(&self) -> &'static str {
+        Self::ID
+    }
+
+    fn tools(&self) -> Vec<ToolDef> {
+        TOOLS
+            .iter()
+            .map(|t| ToolDef::new(t.name, t.description, (t.schema)()))
+            .collect()
+    }
+
+    fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
+        match TOOLS.iter().find(|t| t.name == name) {
+            Some(tool) => (tool.handler)(self, args, env),
+            None => {
+                ToolResult::error(format!("the console module has no tool named `{name}`")).into()
+            }
+        }
+    }
+
+    fn panels(&self) -> Vec<&dyn Panel> {
+        self.panels.iter().map(|p| p as &dyn Panel).collect()
+    }
+
+    fn panel_input(&mut self, panel_id: &str, input: &[u8]) -> bool {
+        self.panels
+            .iter()
+            .find(|p| p.id() == panel_id)
+            .and_then(ConsolePanel::handle)
+            .is_some_and(|h| h.send(input).is_ok())
+    }
+
+    fn close_panel(&mut self, panel_id: &str) -> bool {
+        let before = self.panels.len();
+        self.panels.retain(|p| p.id() != panel_id);
+        self.panels.len() != before
+    }
+
+    fn on_tick(&mut self, _env: &ToolEnv) -> bool {
+        // A running console's header shows its runtime, which changes every second.
+        self.panels.iter().any(|p| p.info().status.is_running())
+    }
+
+    fn save_state(&self) -> Option<Value> {
+        let state = SavedState {
+            consoles: self.console_ids(),
+            watches: self
+                .watches
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .values()
+                .cloned()
+                .collect(),
+        };
+        serde_json::to_value(state).ok()
+    }
+
+    fn load_state(&mut self, state: &Value, env: &ToolEnv) {
+        let saved: SavedState = match serde_json::from_value(state.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("console module: ignoring saved state {state}: {e}");
+                return;
+            }
+        };
+        let client = match self.client(env.project.root()) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("console module: cannot restore consoles: {e}");
+                return;
+            }
+        };
+        for id in saved.consoles {
+            match client.attach(id) {
+                Ok(handle) => {
+                    if let Err(e) = self.ensure_panel(&handle, &env.notifier) {
+                        tracing::warn!("console module: cannot reopen console {id}: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("console module: cannot reattach console {id}: {e}"),
+            }
+        }
+        for watch in saved.watches {
+            if let Ok(handle) = client.attach(watch.console) {
+                let key = self.add_watch(watch.clone());
+                start_watch(
+                    handle,
+                    watch,
+                    key,
+                    Arc::clone(&self.watches),
+                    env.notifier.clone(),
+                );
+            }
+        }
+    }
+}

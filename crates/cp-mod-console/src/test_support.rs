@@ -1,0 +1,66 @@
+//! For other crates' tests and benchmarks that need a real console server (feature
+//! `test-support`).
+
+use std::io;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+
+/// The `cp-console-server` binary of the calling test's or bench's build profile, built once
+/// per process with `cargo build -p cp-mod-console --bin cp-console-server` (`--release` for
+/// a release-profile caller).
+///
+/// Test and bench executables live in `target/<profile>/deps/`; the server is put in
+/// `target/<profile>/`.
+///
+/// ```no_run
+/// let mut config = cp_mod_console::ClientConfig::new("/path/to/project");
+/// config.server_exe = Some(cp_mod_console::server_exe_for_tests()?);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn server_exe_for_tests() -> io::Result<PathBuf> {
+    static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(exe) = built.as_ref() {
+        return Ok(exe.clone());
+    }
+    let caller = std::env::current_exe()?;
+    let profile_dir = caller
+        .parent()
+        .and_then(|deps| deps.parent())
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "{} is not in target/<profile>/deps/",
+                caller.display()
+            ))
+        })?
+        .to_path_buf();
+    let mut args = vec![
+        "build",
+        "-q",
+        "-p",
+        "cp-mod-console",
+        "--bin",
+        "cp-console-server",
+    ];
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        args.push("--release");
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo).args(&args).status()?;
+    if !status.success() {
+        return Err(io::Error::other(format!(
+            "`{cargo} {}` failed ({status})",
+            args.join(" ")
+        )));
+    }
+    let exe = profile_dir.join("cp-console-server");
+    if !exe.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} missing after the build", exe.display()),
+        ));
+    }
+    *built = Some(exe.clone());
+    Ok(exe)
+}

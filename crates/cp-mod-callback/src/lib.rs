@@ -74,7 +74,7 @@ pub use model::{
 pub use module::CallbackModule;
 pub use panel::{CallbacksPanel, EditorView, PANEL_ID};
 pub use plan::{PlannedRun, plan};
-pub use queue::{Admission, Pending, RunQueue};
+pub use queue::{Admission, QueuedRun, RunQueue};
 pub use report::{NOTE_TAIL_LINES, RunOutcome, RunReport};
 pub use run_panel::RunPanel;
 pub use script::{SCRIPT_HEADER, SHEBANG, script_path, with_header};

@@ -67,7 +67,7 @@
 //! use cp_base::Project;
 //! use cp_mod_checkpoint::{
 //!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
-//!     SessionControl, SessionEnd, SessionRunner, run_workflow,
+//!     RunnerError, SessionControl, SessionEnd, SessionRunner, run_workflow,
 //! };
 //!
 //! struct Agent;
@@ -77,7 +77,7 @@
 //!         control.record_usage(12_000, 200_000);
 //!         SessionEnd::Completed
 //!     }
-//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, String> {
+//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, RunnerError> {
 //!         Ok(None)
 //!     }
 //! }
@@ -119,8 +119,8 @@ pub use panel::CheckpointPanel;
 pub use restart::{
     ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
     RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
-    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionEnd,
-    SessionRunner, StopHandle, ToolRecord, restart_prompt,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, RunnerError, SessionControl,
+    SessionEnd, SessionRunner, StopHandle, ToolRecord, restart_prompt,
 };
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cp_base::{Notifier, Project, Registry, ToolCall, ToolEnv, WorkerId};
 use cp_mod_checkpoint::{
-    CheckpointModule, HANDOFF_TOOL, Handoff, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+    CheckpointModule, HANDOFF_TOOL, Handoff, RunnerError, SessionControl, SessionEnd,
+    SessionRunner, ToolRecord,
 };
 use serde_json::Value;
 
@@ -205,7 +206,7 @@ impl SessionRunner for ScriptedRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Option<Handoff>, RunnerError> {
         self.journal
             .lock()
             .unwrap()
@@ -295,7 +296,7 @@ impl SessionRunner for EchoRunner {
         &mut self,
         _request: &str,
         _control: &SessionControl,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Option<Handoff>, RunnerError> {
         Ok(None)
     }
 }

@@ -130,11 +130,12 @@ pub use stop::{
     TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, parse_test_output,
 };
 pub use workflow::{
-    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, CONDITION_MEMORY_LIMIT,
-    CONDITION_TIMEOUT, CURRENT_PHASE, Checkpoint, CheckpointAnswer, CheckpointOption,
-    CheckpointPrompter, CheckpointRecord, CheckpointRequest, Choice, ConditionError, EXIT_ABORTED,
-    EXIT_FAILED, OnSelect, PendingFeedback, Phase, PhaseCounters, Position, PromptError,
-    RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus,
-    RunStore, Stage, TerminalPrompter, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
+    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, ApprovalProblem,
+    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Checkpoint, CheckpointAnswer,
+    CheckpointOption, CheckpointPrompter, CheckpointRecord, CheckpointRequest, Choice,
+    ConditionError, EXIT_ABORTED, EXIT_FAILED, OnSelect, OptionProblem, PendingFeedback, Phase,
+    PhaseCounters, Position, PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext,
+    RunLock, RunOptions, RunState, RunStatus, RunStore, Stage, TerminalPrompter,
+    UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
     evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

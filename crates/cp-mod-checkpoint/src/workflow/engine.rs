@@ -383,11 +383,11 @@ impl Engine<'_> {
     }
 
     fn render(&self, phase: &str, text: &str) -> Result<String, WorkflowError> {
-        substitute(text, |name| lookup(&self.state, phase, name)).map_err(|name| {
-            WorkflowError::Invalid {
+        substitute(text, |name| lookup(&self.state, phase, name)).map_err(|source| {
+            WorkflowError::Placeholder {
                 path: self.state.workflow_file.clone(),
-                phase: Some(phase.to_owned()),
-                message: format!("{{{{{name}}}}} has no value; define it under vars:"),
+                phase: phase.to_owned(),
+                source,
             }
         })
     }

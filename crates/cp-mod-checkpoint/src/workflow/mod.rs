@@ -27,7 +27,7 @@ pub use engine::{
     APPROVAL_PROMPT, EXIT_ABORTED, EXIT_FAILED, RunOptions, WorkflowOutcome, resume_workflow,
     run_workflow,
 };
-pub use error::WorkflowError;
+pub use error::{ApprovalProblem, OptionProblem, WorkflowError};
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
@@ -41,3 +41,4 @@ pub use schema::{
 pub use store::{
     PendingFeedback, Position, RUN_FILE, RunLock, RunState, RunStatus, RunStore, Stage,
 };
+pub use template::UnknownPlaceholder;

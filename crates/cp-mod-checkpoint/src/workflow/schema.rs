@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::WorkflowError;
+use super::error::{ApprovalProblem, OptionProblem, WorkflowError};
 use super::template::placeholders;
 
 /// `repeat_phase` target meaning "the phase this checkpoint belongs to".
@@ -258,7 +258,13 @@ impl Workflow {
                 ));
             }
             if let Some(checkpoint) = &phase.checkpoint {
-                validate_checkpoint(checkpoint, &ids).map_err(|m| invalid(Some(id), m))?;
+                validate_checkpoint(checkpoint, &ids).map_err(|source| {
+                    WorkflowError::InvalidApproval {
+                        path: path.to_path_buf(),
+                        phase: id.to_owned(),
+                        source: Box::new(source),
+                    }
+                })?;
             }
         }
         Ok(())
@@ -283,83 +289,69 @@ impl Workflow {
     }
 }
 
-fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), String> {
+fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), ApprovalProblem> {
     if checkpoint.approval_required && !checkpoint.options.is_empty() {
-        return Err("checkpoint has both approval_required and options; use one of them".into());
+        return Err(ApprovalProblem::BothApprovalAndOptions);
     }
     if !checkpoint.approval_required && checkpoint.options.is_empty() {
-        return Err(
-            "checkpoint 'options' is empty; add options or use approval_required: true".into(),
-        );
+        return Err(ApprovalProblem::NoOptions);
     }
     if checkpoint
         .condition
         .as_ref()
         .is_some_and(|c| c.trim().is_empty())
     {
-        return Err(
-            "checkpoint 'condition' is empty; remove it or write an expression such as \
-             \"context.phases.iteration_counts[phase.id] > 1\""
-                .into(),
-        );
+        return Err(ApprovalProblem::EmptyCondition);
     }
     let mut labels = HashSet::new();
     for option in &checkpoint.options {
-        validate_option(option, ids).map_err(|m| format!("option '{}': {m}", option.label))?;
+        validate_option(option, ids).map_err(|source| ApprovalProblem::Option {
+            label: option.label.clone(),
+            source,
+        })?;
         if !labels.insert(option.label.trim().to_lowercase()) {
-            return Err(format!(
-                "two options are labelled '{}'; labels must differ",
-                option.label
-            ));
+            return Err(ApprovalProblem::DuplicateLabel(option.label.clone()));
         }
     }
     Ok(())
 }
 
-fn validate_option(option: &CheckpointOption, ids: &[&str]) -> Result<(), String> {
+fn validate_option(option: &CheckpointOption, ids: &[&str]) -> Result<(), OptionProblem> {
     if option.label.trim().is_empty() {
-        return Err("'label' is empty".into());
+        return Err(OptionProblem::EmptyLabel);
     }
     let on = &option.on_select;
-    let list = ids.join(", ");
+    let phases = || ids.join(", ");
     match on.action {
         Action::RepeatPhase => {
             let Some(target) = on.target.as_deref() else {
-                return Err(format!(
-                    "repeat_phase needs a 'target': \"current\" or one of {list}"
-                ));
+                return Err(OptionProblem::RepeatWithoutTarget { phases: phases() });
             };
             if target != CURRENT_PHASE && !ids.contains(&target) {
-                return Err(format!(
-                    "repeat_phase target '{target}' is not a phase of this workflow; use \
-                     \"current\" or one of {list}"
-                ));
+                return Err(OptionProblem::UnknownRepeatTarget {
+                    target: target.to_owned(),
+                    phases: phases(),
+                });
             }
         }
         Action::SkipPhases => {
             if on.phases.is_empty() {
-                return Err(format!("skip_phases needs 'phases': a list of {list}"));
+                return Err(OptionProblem::SkipWithoutPhases { phases: phases() });
             }
             if let Some(missing) = on.phases.iter().find(|p| !ids.contains(&p.as_str())) {
-                return Err(format!(
-                    "skip_phases names '{missing}', which is not a phase of this workflow (phases: \
-                     {list})"
-                ));
+                return Err(OptionProblem::UnknownSkipPhase {
+                    missing: missing.clone(),
+                    phases: phases(),
+                });
             }
         }
         Action::Continue | Action::Abort => {}
     }
     if on.target.is_some() && on.action != Action::RepeatPhase {
-        return Err(format!(
-            "'target' only applies to repeat_phase, not {}",
-            on.action.as_str()
-        ));
+        return Err(OptionProblem::TargetNotApplicable(on.action.as_str()));
     }
     if !on.phases.is_empty() && on.action != Action::SkipPhases {
-        return Err(format!(
-            "'phases' only applies to skip_phases, not {}",
-            on.action.as_str()
-        ));
+        return Err(OptionProblem::PhasesNotApplicable(on.action.as_str()));
     }
     Ok(())
 }

@@ -1,9 +1,9 @@
-//! The structured handoff an agent leaves for the session that continues its work (seed 002,
-//! where it is called `CheckpointReturn`).
+//! The structured handoff an agent leaves for the session that continues its work (in the
+//! original design it is called `CheckpointReturn`).
 //!
 //! The types serialize to JSON with `snake_case` names, which is also the shape the
 //! `Checkpoint_handoff` tool accepts. camelCase aliases are accepted on input because models
-//! trained on the seed's TypeScript shape sometimes send them.
+//! trained on the original TypeScript shape sometimes send them.
 
 mod builder;
 mod markdown;
@@ -122,7 +122,7 @@ pub struct HandoffContext {
     pub files_modified: Vec<String>,
 }
 
-/// The whole handoff (seed 002's `CheckpointReturn`).
+/// The whole handoff.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handoff {
     /// Items done by this agent.

@@ -1,4 +1,4 @@
-//! The restart loop of seed 003: run a phase in sessions until it completes, restarting with
+//! The restart loop: run a phase in sessions until it completes, restarting with
 //! a handoff whenever a session reaches its limit.
 
 use std::collections::HashSet;

@@ -1,6 +1,6 @@
 //! The git side of restarts: the clean-tree check before a run and the auto-commits.
 //!
-//! Real `git` subprocesses. Listing changes reuses the stop checkpoint's `git status` code,
+//! Real `git` subprocesses. Listing changes reuses the stop gate's `git status` code,
 //! so both agree on what counts as a change (the host's runtime files never do).
 
 use std::path::Path;

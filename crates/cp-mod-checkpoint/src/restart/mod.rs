@@ -1,4 +1,4 @@
-//! Smart restart (seed 003): when a session's context fills up, stop it after its tool batch,
+//! Smart restart: when a session's context fills up, stop it after its tool batch,
 //! take its handoff, commit, and continue in a fresh session whose prompt is the handoff
 //! followed by the original prompt.
 //!

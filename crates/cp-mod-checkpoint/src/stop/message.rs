@@ -1,14 +1,14 @@
-//! The text the agent reads (seed 000 R4). Plain text, so it works as a Claude
+//! The text the agent reads. Plain text, so it works as a Claude
 //! `<system-reminder>` and as a Gemini retry prompt alike.
 
 use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
-use super::report::{CheckpointReport, TestOutcome};
+use super::report::{StopReport, TestOutcome};
 use super::runner::TestExit;
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
-pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
+pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     let mut out = String::new();
     let red = report.tests.as_ref().is_some_and(|t| !t.passed);
     if !report.code_changed && !red {

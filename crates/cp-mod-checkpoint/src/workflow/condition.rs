@@ -1,4 +1,4 @@
-//! Checkpoint conditions: JavaScript expressions over `context` and `phase`, evaluated by
+//! Approval gate conditions: JavaScript expressions over `context` and `phase`, evaluated by
 //! `QuickJS` (`rquickjs`) in a fresh runtime with a time and a memory limit.
 
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ pub const CONDITION_TIMEOUT: Duration = Duration::from_secs(1);
 /// How much memory one condition's runtime may use.
 pub const CONDITION_MEMORY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// Why a condition could not be evaluated (the checkpoint is then skipped).
+/// Why a condition could not be evaluated (the approval gate is then skipped).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("condition `{expression}` failed: {message}")]
 pub struct ConditionError {

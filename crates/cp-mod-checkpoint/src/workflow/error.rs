@@ -65,12 +65,12 @@ pub enum WorkflowError {
         /// The failure.
         source: RestartError,
     },
-    /// The person's answer could not be obtained or did not fit the checkpoint.
+    /// The person's answer could not be obtained or did not fit the approval gate.
     #[error("run {run_id}, checkpoint after phase '{phase}': {message}")]
     Prompt {
         /// The run.
         run_id: String,
-        /// The phase whose checkpoint asked.
+        /// The phase whose approval gate asked.
         phase: String,
         /// What went wrong.
         message: String,

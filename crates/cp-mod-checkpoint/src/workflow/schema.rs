@@ -1,4 +1,4 @@
-//! The workflow file: YAML phases with optional human checkpoints (seed 004), and its checks.
+//! The workflow file: YAML phases with optional approval gates, and its checks.
 //!
 //! ```yaml
 //! name: feature
@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 use super::error::{ApprovalProblem, OptionProblem, WorkflowError};
 use super::template::placeholders;
 
-/// `repeat_phase` target meaning "the phase this checkpoint belongs to".
+/// `repeat_phase` target meaning "the phase this approval gate belongs to".
 pub const CURRENT_PHASE: &str = "current";
 
 /// Top-level context keys the engine owns; the file's `context` may not set them.
@@ -62,7 +62,7 @@ pub struct Workflow {
 /// rework, and a stop for a `repeat_phase` answered in a loop.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
 
-/// One phase: a prompt for the agent, and an optional checkpoint after it.
+/// One phase: a prompt for the agent, and an optional approval gate after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
@@ -70,9 +70,9 @@ pub struct Phase {
     pub id: String,
     /// The task, with `{{var}}` placeholders.
     pub prompt: String,
-    /// The human checkpoint after the phase.
+    /// The approval gate after the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<Approval>,
     /// How many times this phase may run in one run (its first run included); overrides the
     /// workflow's `max_iterations`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,12 +82,12 @@ pub struct Phase {
 /// A checkpoint: `approval_required: true` (Continue / Abort), or custom options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Checkpoint {
+pub struct Approval {
     /// Ask Continue / Abort.
     #[serde(default)]
     pub approval_required: bool,
-    /// JavaScript expression over `context` and `phase`; the checkpoint shows only when it is
-    /// truthy. An expression that throws is logged and the checkpoint is skipped.
+    /// JavaScript expression over `context` and `phase`; the approval gate shows only when it is
+    /// truthy. An expression that throws is logged and the approval gate is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// The question.
@@ -96,15 +96,15 @@ pub struct Checkpoint {
     /// Files to review, with `{{var}}` placeholders.
     #[serde(default)]
     pub show_files: Vec<String>,
-    /// The choices (custom checkpoints).
+    /// The choices (custom approval gates).
     #[serde(default)]
-    pub options: Vec<CheckpointOption>,
+    pub options: Vec<ApprovalOption>,
 }
 
-/// One choice of a custom checkpoint.
+/// One choice of a custom approval gate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CheckpointOption {
+pub struct ApprovalOption {
     /// What the person sees.
     pub label: String,
     /// Ask for free-text feedback after this choice.
@@ -128,7 +128,7 @@ pub struct OnSelect {
     pub phases: Vec<String>,
 }
 
-/// Checkpoint actions (also the `decision` of a checkpoint record).
+/// Approval gate actions (also the `decision` of an approval gate record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -258,7 +258,7 @@ impl Workflow {
                 ));
             }
             if let Some(checkpoint) = &phase.checkpoint {
-                validate_checkpoint(checkpoint, &ids).map_err(|source| {
+                validate_approval(checkpoint, &ids).map_err(|source| {
                     WorkflowError::InvalidApproval {
                         path: path.to_path_buf(),
                         phase: id.to_owned(),
@@ -289,7 +289,7 @@ impl Workflow {
     }
 }
 
-fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), ApprovalProblem> {
+fn validate_approval(checkpoint: &Approval, ids: &[&str]) -> Result<(), ApprovalProblem> {
     if checkpoint.approval_required && !checkpoint.options.is_empty() {
         return Err(ApprovalProblem::BothApprovalAndOptions);
     }
@@ -316,7 +316,7 @@ fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), Appr
     Ok(())
 }
 
-fn validate_option(option: &CheckpointOption, ids: &[&str]) -> Result<(), OptionProblem> {
+fn validate_option(option: &ApprovalOption, ids: &[&str]) -> Result<(), OptionProblem> {
     if option.label.trim().is_empty() {
         return Err(OptionProblem::EmptyLabel);
     }

@@ -2,7 +2,7 @@
 //! `cargo nextest run` (its `Summary` line).
 //!
 //! A build that fails prints no `test result:` line at all, so it is not recognized here and
-//! the checkpoint reports it as an error with the output tail.
+//! the stop gate reports it as an error with the output tail.
 
 use std::sync::LazyLock;
 

@@ -2,7 +2,7 @@
 //! test title on the next, deeper-indented line ending in `:`.
 //!
 //! A spec file that throws while loading stops mocha before the summary, so such output is
-//! not recognized and the checkpoint reports it as an error with its tail. Written from
+//! not recognized and the stop gate reports it as an error with its tail. Written from
 //! mocha's documented output (mocha was not installed).
 
 use std::sync::LazyLock;

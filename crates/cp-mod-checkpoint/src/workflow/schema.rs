@@ -51,7 +51,7 @@ pub struct Workflow {
     #[serde(default)]
     pub context: Map<String, Value>,
     /// How many times any phase may run in one run (its first run included), unless the
-    /// phase sets its own `max_iterations`. Default [`DEFAULT_MAX_ITERATIONS`].
+    /// phase sets its own `max_iterations`. Default `DEFAULT_MAX_ITERATIONS` (10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
     /// The phases, run in order.

@@ -4,7 +4,7 @@
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
-use super::RestartError;
+use super::error::RestartError;
 
 /// Key of the restart section in `.context-pilot/config.json`.
 pub const RESTART_CONFIG_KEY: &str = "restart";

@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 use cp_base::{Project, WorkerId};
 
+use super::config::RestartConfig;
+use super::error::RestartError;
+use super::estimator::ContextEstimator;
 use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
 use super::git::{changed_files, commit_all, ensure_clean, repo_relative};
 use super::prompt::{RestartContext, restart_prompt};
 use super::session::{HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner};
-use super::{ContextEstimator, RestartConfig, RestartError};
 use crate::handoff::{Handoff, HandoffStore};
 
 /// What a completed phase went through.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use cp_base::Project;
 
-use super::RestartError;
+use super::error::RestartError;
 use crate::stop::{ChangedFile, Git, GitError};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cp_base::{ToolCall, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use super::{ContextEstimator, RestartTrigger, RunnerError};
+use super::error::RunnerError;
+use super::estimator::{ContextEstimator, RestartTrigger};
 use crate::handoff::Handoff;
 
 /// The turn a stopped session gets to write its handoff.

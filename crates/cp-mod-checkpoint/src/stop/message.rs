@@ -63,7 +63,10 @@ fn note_line(out: &mut String, tests: &TestOutcome) {
 
 /// One test results line, plus the output tail when the run did not pass.
 pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
-    let summary = tests.summary.as_ref().map(super::TestSummary::describe);
+    let summary = tests
+        .summary
+        .as_ref()
+        .map(super::test_output::TestSummary::describe);
     let time = format!("{:.1}s", duration_secs(tests.elapsed_ms));
     if tests.passed {
         let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::Action;
+use super::schema::Action;
 
 /// One recorded approval gate decision (`context.checkpoints[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

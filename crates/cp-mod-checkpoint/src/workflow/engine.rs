@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 
 use super::condition::evaluate_condition;
 use super::context::{ApprovalRecord, RunContext};
+use super::error::WorkflowError;
 use super::prompter::{ApprovalPrompter, ApprovalRequest, Choice, WorkflowEvent};
+use super::schema::{Action, Workflow};
 use super::schema::{CURRENT_PHASE, stored_path};
 use super::store::{PendingFeedback, Position, RunState, RunStatus, RunStore, Stage, now};
 use super::template::{display_value, lookup_path, substitute};
-use super::{Action, Workflow, WorkflowError};
 use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionRunner};
 
 /// Exit code of a run aborted at an approval gate.
@@ -570,7 +571,7 @@ impl Engine<'_> {
 }
 
 /// The choices an approval gate offers: Continue / Abort for approvals, else its options.
-fn choices_for(approval: &super::Approval) -> Vec<Choice> {
+fn choices_for(approval: &super::schema::Approval) -> Vec<Choice> {
     if approval.approval_required {
         return vec![
             Choice {

@@ -304,7 +304,7 @@ fn dispatch(
     args: &RunArgs,
     runner: &mut dyn SessionRunner,
     prompter: &mut dyn ApprovalPrompter,
-) -> Result<super::WorkflowOutcome, super::WorkflowError> {
+) -> Result<super::engine::WorkflowOutcome, super::error::WorkflowError> {
     match (&args.resume, &args.workflow) {
         (Some(run_id), workflow) => resume_workflow(
             project,
@@ -315,7 +315,7 @@ fn dispatch(
             &args.options,
         ),
         (None, Some(workflow)) => run_workflow(project, workflow, runner, prompter, &args.options),
-        (None, None) => Err(super::WorkflowError::Invalid {
+        (None, None) => Err(super::error::WorkflowError::Invalid {
             path: PathBuf::from("(none)"),
             phase: None,
             message: "give a workflow file (context-pilot run FILE.yaml) or --resume RUN_ID".into(),

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, RunStatus};
+use super::schema::Action;
+use super::store::RunStatus;
 use crate::restart::RestartEvent;
 
 /// One choice as the person sees it.

@@ -9,7 +9,8 @@ use std::time::SystemTime;
 use cp_base::{Project, is_valid_name, write_atomic};
 use serde::{Deserialize, Serialize};
 
-use super::{RunContext, WorkflowError};
+use super::context::RunContext;
+use super::error::WorkflowError;
 
 /// Name of the run file inside `runs/<id>/`.
 pub const RUN_FILE: &str = "context.json";

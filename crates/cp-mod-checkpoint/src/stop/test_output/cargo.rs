@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{COUNT, TestFramework, TestSummary, num, push_unique, re};
+use super::scan::{COUNT, num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;(?:.*?finished in ([0-9.]+)s)?")

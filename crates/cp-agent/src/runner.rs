@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_base::{Registry, ToolEnv};
-use cp_mod_checkpoint::{Handoff, SessionControl, SessionEnd, SessionRunner, ToolRecord};
+use cp_mod_checkpoint::{
+    Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+};
 use serde_json::Value;
 
 use super::inbox::AgentInbox;
@@ -170,11 +172,11 @@ impl SessionRunner for AgentRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Option<Handoff>, RunnerError> {
         Message::push_user_text(&mut self.messages, request);
         // This turn only records the handoff: no checkpoint, and it must not be stopped.
         match self.drive(control, CheckpointMode::Off, false) {
-            SessionEnd::Failed(e) => Err(e),
+            SessionEnd::Failed(e) => Err(RunnerError::new(e)),
             SessionEnd::Completed | SessionEnd::Stopped => Ok(None),
         }
     }

@@ -240,6 +240,22 @@ mod tests {
         );
     }
 
+    /// A background callback on every file.
+    fn plain(id: CallbackId, name: &str) -> CallbackDef {
+        CallbackDef {
+            id,
+            name: name.into(),
+            description: String::new(),
+            pattern: vec!["*".into()],
+            blocking: false,
+            timeout: None,
+            success_message: None,
+            cwd: None,
+            one_at_a_time: false,
+            once_per_batch: true,
+        }
+    }
+
     #[test]
     fn ids_are_never_reused_after_delete() {
         let mut s = CallbackSection {
@@ -249,18 +265,7 @@ mod tests {
         let a = s.allocate_id().unwrap();
         let b = s.allocate_id().unwrap();
         assert_eq!((a, b), (CallbackId(1), CallbackId(2)));
-        s.definitions.push(CallbackDef {
-            id: b,
-            name: "b".into(),
-            description: String::new(),
-            pattern: vec!["*".into()],
-            blocking: false,
-            timeout: None,
-            success_message: None,
-            cwd: None,
-            one_at_a_time: false,
-            once_per_batch: true,
-        });
+        s.definitions.push(plain(b, "b"));
         s.set_active("main", b, true);
         assert!(s.remove(b).is_some());
         assert!(s.active.is_empty());
@@ -278,18 +283,7 @@ mod tests {
         assert_eq!(s.allocate_id(), None);
         assert_eq!(s.next_id, u64::MAX, "nothing changes on failure");
         let mut s = CallbackSection::default();
-        s.definitions.push(CallbackDef {
-            id: CallbackId(u64::MAX),
-            name: "last".into(),
-            description: String::new(),
-            pattern: vec!["*".into()],
-            blocking: false,
-            timeout: None,
-            success_message: None,
-            cwd: None,
-            one_at_a_time: false,
-            once_per_batch: true,
-        });
+        s.definitions.push(plain(CallbackId(u64::MAX), "last"));
         assert_eq!(s.allocate_id(), None);
         s.definitions[0].id = CallbackId(u64::MAX - 1);
         assert_eq!(s.allocate_id(), None, "the counter itself would overflow");

@@ -18,7 +18,7 @@ pub enum CheckpointError {
         /// Why globset rejected it.
         source: globset::Error,
     },
-    /// The checkpoint configuration is inconsistent in a way serde cannot catch.
+    /// The stop gate configuration (`"checkpoint"` section) is inconsistent in a way serde cannot catch.
     #[error("checkpoint config: {0}")]
     InvalidConfig(String),
     /// Reading or writing a file failed.

@@ -1,42 +1,53 @@
-//! Context Pilot checkpoints.
+//! Checkpoints in an agent's work: the points where Context Pilot checks what the agent did
+//! before the work goes on. When the agent stops, the **stop gate** tells it what to verify;
+//! when its context fills up, a **handoff** carries its progress into a fresh session
+//! (**smart restart**); between the phases of a workflow, an **approval gate** asks a person.
 //!
-//! - **Stop checkpoint** (seed 000): when the agent ends its turn, [`StopCheckpoint::evaluate`]
-//!   lists the uncommitted changes, sorts them by the configured [`CheckpointRule`]s, runs the
-//!   tests when a triggering file changed, and blocks the stop with a message saying exactly
-//!   what to verify; on the following stops it insists that gated files are committed and
-//!   the tests pass, up to `max_blocks` blocks in a row per agent session. The
-//!   [`CheckpointReport`] carries the same facts for the Checkpoint panel.
-//! - **Handoff** (seed 002): the structured summary an agent leaves for the session that
-//!   continues its work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], [`HandoffStore`],
-//!   and the `Checkpoint_handoff` tool of [`CheckpointModule`].
-//! - **Smart restart** (seed 003): [`RestartLoop::run_phase`] runs a phase in sessions of a
-//!   [`SessionRunner`] (the host's agent loop); past the [`RestartConfig`] thresholds, measured
-//!   by a [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
-//!   auto-committed, and a fresh session continues with the handoff before the original prompt.
-//! - **Workflows** (seed 004): [`run_workflow`] / [`resume_workflow`] run the phases of a YAML
-//!   [`Workflow`] through the restart loop, with human checkpoints answered by a
-//!   [`CheckpointPrompter`] (the TUI dialog, or the headless [`run_headless`]), JavaScript
-//!   conditions, and a run context saved under `.context-pilot/runs/<id>/`.
+//! The stop gate of a project, asked whether the agent may end its turn:
 //!
 //! ```
 //! use cp_base::{Project, WorkerId};
-//! use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+//! use cp_mod_checkpoint::{Decision, StopGate, StopInput};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let project = Project::at(dir.path());
 //! // No "checkpoint" section in config.json: built-in rules and a detected test command.
-//! let checkpoint = StopCheckpoint::for_project(&project)?;
-//! let outcome = checkpoint.evaluate(&StopInput {
+//! let gate = StopGate::for_project(&project)?;
+//! let outcome = gate.evaluate(&StopInput {
 //!     project,
 //!     worker: WorkerId::default(),
 //!     session: "claude-session-1".into(),
 //!     gate_commits: true,
 //! });
-//! // Not a git repository: the checkpoint fails open and says why.
+//! // Not a git repository: the stop gate fails open and says why.
 //! assert_eq!(outcome.decision, Decision::Pass);
 //! assert!(outcome.report.skipped.is_some());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! - **Stop gate**: when the agent ends its turn, [`StopGate::evaluate`] lists the uncommitted
+//!   changes, sorts them by the configured [`StopRule`]s, runs the tests when a triggering
+//!   file changed, and blocks the stop with a message saying exactly what to verify; on the
+//!   following stops it insists that gated files are committed and the tests pass, up to
+//!   `max_blocks` blocks in a row per agent session. The [`StopReport`] carries the same
+//!   facts for the [`StopGatePanel`] (titled "Checkpoint" in the sidebar).
+//! - **Handoff**: the structured summary an agent leaves for the session that continues its
+//!   work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], [`HandoffStore`], and the
+//!   `Checkpoint_handoff` tool of [`CheckpointModule`].
+//! - **Smart restart**: [`RestartLoop::run_phase`] runs a phase in sessions of a
+//!   [`SessionRunner`] (the host's agent loop); past the [`RestartConfig`] thresholds, measured
+//!   by a [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
+//!   auto-committed, and a fresh session continues with the handoff before the original prompt.
+//! - **Workflows with approval gates**: [`run_workflow`] / [`resume_workflow`] run the phases
+//!   of a YAML [`Workflow`] through the restart loop. A phase's [`Approval`] (its `checkpoint:`
+//!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
+//!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
+//!   saved under `.context-pilot/runs/<id>/`.
+//!
+//! The user-visible names stay as they were: the `Checkpoint_handoff` tool, the `"checkpoint"`
+//! config section, a phase's `checkpoint:` block and the run context's `checkpoints` list.
+//!
+//! A handoff, built, checked for size, saved and read back:
 //!
 //! ```
 //! use cp_mod_checkpoint::{HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size};
@@ -67,7 +78,7 @@
 //! use cp_base::Project;
 //! use cp_mod_checkpoint::{
 //!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
-//!     SessionControl, SessionEnd, SessionRunner, run_workflow,
+//!     RunnerError, SessionControl, SessionEnd, SessionRunner, run_workflow,
 //! };
 //!
 //! struct Agent;
@@ -77,7 +88,7 @@
 //!         control.record_usage(12_000, 200_000);
 //!         SessionEnd::Completed
 //!     }
-//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, String> {
+//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, RunnerError> {
 //!         Ok(None)
 //!     }
 //! }
@@ -115,26 +126,36 @@ pub use handoff::{
     HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
 };
 pub use module::{CheckpointModule, HANDOFF_TOOL};
-pub use panel::CheckpointPanel;
+pub use panel::StopGatePanel;
 pub use restart::{
     ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
     RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
-    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionEnd,
-    SessionRunner, StopHandle, ToolRecord, restart_prompt,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, RunnerError, SessionControl,
+    SessionEnd, SessionRunner, StopHandle, ToolRecord, restart_prompt,
 };
 pub use stop::{
-    CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, CheckpointConfig, CheckpointReport,
-    CheckpointRule, ConsoleTestRunner, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, Decision,
-    FileStatus, MAX_MAX_BLOCKS, ProcessGroupRunner, STATE_FILE, StopCheckpoint, StopInput,
-    StopOutcome, StopPhase, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit,
-    TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, parse_test_output,
+    CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
+    DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, MAX_MAX_BLOCKS, ProcessGroupRunner,
+    STATE_FILE, StopGate, StopGateConfig, StopInput, StopOutcome, StopPhase, StopReport, StopRule,
+    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
+    TestRunner, TestSpec, TestSummary, parse_test_output,
 };
+/// The names before the stop gate and the approval gate got their own (issue 16), kept so that
+/// the front-ends build while they move to the new ones. Remove once nothing uses them.
+#[doc(hidden)]
+pub use stop::{StopGate as StopCheckpoint, StopGateConfig as CheckpointConfig};
 pub use workflow::{
-    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, CONDITION_MEMORY_LIMIT,
-    CONDITION_TIMEOUT, CURRENT_PHASE, Checkpoint, CheckpointAnswer, CheckpointOption,
-    CheckpointPrompter, CheckpointRecord, CheckpointRequest, Choice, ConditionError, EXIT_ABORTED,
-    EXIT_FAILED, OnSelect, PendingFeedback, Phase, PhaseCounters, Position, PromptError,
-    RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus,
-    RunStore, Stage, TerminalPrompter, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
-    evaluate_condition, resume_workflow, run_headless, run_workflow,
+    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
+    ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
+    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, ConditionError, EXIT_ABORTED,
+    EXIT_FAILED, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseCounters, Position,
+    PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions,
+    RunState, RunStatus, RunStore, Stage, TerminalPrompter, UnknownPlaceholder, Workflow,
+    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
+    run_headless, run_workflow,
+};
+#[doc(hidden)]
+pub use workflow::{
+    ApprovalAnswer as CheckpointAnswer, ApprovalPrompter as CheckpointPrompter,
+    ApprovalRequest as CheckpointRequest,
 };

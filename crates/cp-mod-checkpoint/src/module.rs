@@ -1,4 +1,5 @@
-//! The checkpoint module as the host sees it: the `Checkpoint_handoff` tool.
+//! The checkpoint module as the host sees it: the `Checkpoint_handoff` tool and the stop
+//! gate's panel.
 
 use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde::Deserialize;
@@ -11,17 +12,17 @@ use cp_base::Panel;
 use crate::handoff::{
     CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
 };
-use crate::panel::CheckpointPanel;
-use crate::stop::{STATE_FILE, StopCheckpoint};
+use crate::panel::StopGatePanel;
+use crate::stop::{STATE_FILE, StopGate};
 
 /// Public name of the handoff tool.
 pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
 
 /// Offers `Checkpoint_handoff`, which records the agent's structured handoff under
-/// `.context-pilot/handoffs/`, and the Checkpoint panel with the last stop checkpoint.
+/// `.context-pilot/handoffs/`, and the Checkpoint panel ([`StopGatePanel`]) with the stop gate's last report.
 #[derive(Debug, Default)]
 pub struct CheckpointModule {
-    panel: CheckpointPanel,
+    panel: StopGatePanel,
     /// Modification time of the state file the panel was loaded from.
     loaded: Option<SystemTime>,
 }
@@ -32,8 +33,8 @@ impl CheckpointModule {
         Self::default()
     }
 
-    /// Reloads the panel when the checkpoint state file changed (a hook process or the
-    /// agent loop ran a checkpoint). Returns whether it changed.
+    /// Reloads the panel when the stop gate state file changed (a hook process or the
+    /// agent loop ran the stop gate). Returns whether it changed.
     fn refresh(&mut self, env: &ToolEnv) -> bool {
         let path = env.project.state_dir(&env.worker).join(STATE_FILE);
         let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
@@ -42,7 +43,7 @@ impl CheckpointModule {
         }
         self.loaded = modified;
         self.panel
-            .set_report(StopCheckpoint::last_report(&env.project, &env.worker));
+            .set_report(StopGate::last_report(&env.project, &env.worker));
         true
     }
 }

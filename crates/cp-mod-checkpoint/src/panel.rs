@@ -1,4 +1,4 @@
-//! The Checkpoint panel: the last stop checkpoint's changed files by category, the test
+//! The Checkpoint panel: the last stop gate's changed files by category, the test
 //! result and the instructions, for the person and (as markdown) for the model.
 
 use std::fmt::Write as _;
@@ -13,18 +13,18 @@ use cp_base::{Panel, PanelKind, PanelView};
 
 use chrono::{DateTime, FixedOffset, Local};
 
-use crate::stop::{CheckpointReport, StopPhase, TestOutcome};
+use crate::stop::{StopPhase, StopReport, TestOutcome};
 
-/// Shows the most recent [`CheckpointReport`] of this worker until the next one.
+/// Shows the most recent [`StopReport`] of this worker until the next one.
 #[derive(Debug, Clone, Default)]
-pub struct CheckpointPanel {
-    report: Option<CheckpointReport>,
+pub struct StopGatePanel {
+    report: Option<StopReport>,
     /// Shows times at this offset instead of the machine's local time (for tests).
     utc_offset: Option<FixedOffset>,
 }
 
-impl CheckpointPanel {
-    pub fn new(report: Option<CheckpointReport>) -> Self {
+impl StopGatePanel {
+    pub fn new(report: Option<StopReport>) -> Self {
         Self {
             report,
             utc_offset: None,
@@ -50,20 +50,23 @@ impl CheckpointPanel {
         }
     }
 
-    pub fn report(&self) -> Option<&CheckpointReport> {
+    pub fn report(&self) -> Option<&StopReport> {
         self.report.as_ref()
     }
 
-    pub fn set_report(&mut self, report: Option<CheckpointReport>) {
+    pub fn set_report(&mut self, report: Option<StopReport>) {
         self.report = report;
     }
 
     fn lines(&self) -> Vec<Line<'static>> {
         let Some(report) = &self.report else {
             return vec![
-                Line::styled("No checkpoint yet.", Style::default().fg(Color::DarkGray)),
+                Line::styled(
+                    "No stop gate run yet.",
+                    Style::default().fg(Color::DarkGray),
+                ),
                 Line::default(),
-                Line::from("When the agent ends its turn, the stop checkpoint lists what changed,"),
+                Line::from("When the agent ends its turn, the stop gate lists what changed,"),
                 Line::from("runs the tests when code changed, and says what to verify."),
             ];
         };
@@ -74,7 +77,7 @@ impl CheckpointPanel {
             StopPhase::Second => "later stop (commit gate)",
         };
         let mut out = vec![Line::from(vec![
-            Span::styled("Last checkpoint: ", bold),
+            Span::styled("Last stop gate: ", bold),
             Span::raw(phase),
             Span::styled(format!(" · {}", self.time(&report.created_at)), dim),
         ])];
@@ -88,7 +91,7 @@ impl CheckpointPanel {
         }
         if report.unchanged {
             out.push(Line::styled(
-                "Nothing changed since the previous checkpoint.",
+                "Nothing changed since the previous stop.",
                 dim,
             ));
         }
@@ -150,7 +153,7 @@ impl CheckpointPanel {
 }
 
 /// The block count, or the failure when the limit let the agent stop with work left.
-fn limit_lines(report: &CheckpointReport) -> Vec<Line<'static>> {
+fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
     if let Some(notice) = &report.gave_up {
@@ -225,7 +228,7 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
     out
 }
 
-impl Panel for CheckpointPanel {
+impl Panel for StopGatePanel {
     fn id(&self) -> String {
         "checkpoint".into()
     }
@@ -285,7 +288,7 @@ mod tests {
     use super::*;
     use crate::stop::CategoryFiles;
 
-    fn draw(panel: &CheckpointPanel) -> String {
+    fn draw(panel: &StopGatePanel) -> String {
         let panel = panel
             .clone()
             .with_utc_offset(FixedOffset::east_opt(3600).unwrap());
@@ -296,7 +299,7 @@ mod tests {
         terminal.backend().to_string()
     }
 
-    fn report() -> CheckpointReport {
+    fn report() -> StopReport {
         let json = serde_json::json!({
             "phase": "first",
             "created_at": "2026-11-22T03:00:00Z",
@@ -320,8 +323,7 @@ mod tests {
             "skipped": null,
             "message": "Tests FAILED"
         });
-        let mut report: CheckpointReport =
-            serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
+        let mut report: StopReport = serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"));
         report.categories = vec![
             CategoryFiles {
                 name: "code".into(),
@@ -341,7 +343,7 @@ mod tests {
 
     #[test]
     fn checkpoint_panel_with_a_failed_test_run() {
-        insta::assert_snapshot!(draw(&CheckpointPanel::new(Some(report()))));
+        insta::assert_snapshot!(draw(&StopGatePanel::new(Some(report()))));
     }
 
     #[test]
@@ -358,7 +360,7 @@ mod tests {
         );
         report.categories.clear();
         report.instructions.clear();
-        let panel = CheckpointPanel::new(Some(report));
+        let panel = StopGatePanel::new(Some(report));
         assert_eq!(panel.badge().as_deref(), Some("✗"));
         insta::assert_snapshot!(draw(&panel));
     }
@@ -371,7 +373,7 @@ mod tests {
         tests.tail.clear();
         report.tests_reused = true;
         report.uncommitted_gated.clear();
-        let panel = CheckpointPanel::new(Some(report));
+        let panel = StopGatePanel::new(Some(report));
         assert_eq!(panel.badge().as_deref(), Some("✓"));
         let text = draw(&panel);
         assert!(text.contains("Tests ✓"), "{text}");
@@ -382,7 +384,7 @@ mod tests {
 
     #[test]
     fn checkpoint_panel_empty() {
-        let panel = CheckpointPanel::default();
+        let panel = StopGatePanel::default();
         assert_eq!(panel.badge(), None);
         insta::assert_snapshot!(draw(&panel));
     }

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use cp_base::Project;
-use cp_mod_checkpoint::{CheckpointConfig, StopOutcome, TestOutcome};
+use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestOutcome};
 use util::{Repo, reason, stop_in};
 
 /// The test outcome of a stop that must have run the tests.
@@ -37,13 +37,13 @@ fn fresh_session() -> String {
 
 /// Runs the checkpoint with detection (no configured command) on `project`.
 fn check(repo: &Repo, project: &Project) -> StopOutcome {
-    let checkpoint = repo.checkpoint(project, CheckpointConfig::default());
+    let checkpoint = repo.checkpoint(project, StopGateConfig::default());
     stop_in(&checkpoint, project, &fresh_session())
 }
 
 fn check_with_path(repo: &Repo, project: &Project, path: &std::ffi::OsStr) -> StopOutcome {
     let checkpoint = repo
-        .checkpoint(project, CheckpointConfig::default())
+        .checkpoint(project, StopGateConfig::default())
         .with_path_env(path);
     stop_in(&checkpoint, project, &fresh_session())
 }

@@ -1,12 +1,12 @@
 //! The commit gate's policy (issue 15): blocks counted per agent session across processes,
 //! the limit that lets the agent stop and tells the person what is left, and red tests that
-//! run again on every later stop. Each stop builds a fresh `StopCheckpoint`, as each hook
+//! run again on every later stop. Each stop builds a fresh `StopGate`, as each hook
 //! call is a new process.
 
 mod util;
 
 use cp_base::WorkerId;
-use cp_mod_checkpoint::{CheckpointConfig, StopCheckpoint, StopOutcome, StopPhase};
+use cp_mod_checkpoint::{StopGate, StopGateConfig, StopOutcome, StopPhase};
 use util::{Repo, Suite, is_pass, preset, reason};
 
 fn app() -> Repo {
@@ -17,7 +17,7 @@ fn app() -> Repo {
 }
 
 /// A stop of `session` by a new checkpoint instance (a new hook process).
-fn stop(repo: &Repo, config: &CheckpointConfig, session: &str) -> StopOutcome {
+fn stop(repo: &Repo, config: &StopGateConfig, session: &str) -> StopOutcome {
     let checkpoint = repo.checkpoint(&repo.project(), config.clone());
     util::stop_in(&checkpoint, &repo.project(), session)
 }
@@ -36,7 +36,7 @@ fn status_suite(suite: &Suite, repo: &Repo) -> String {
 fn the_gate_lets_the_agent_stop_after_max_blocks_and_says_what_is_left() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 2,
         ..preset(&suite.passing(), 10)
     };
@@ -61,8 +61,7 @@ fn the_gate_lets_the_agent_stop_after_max_blocks_and_says_what_is_left() {
         "{notice}"
     );
     assert_eq!(third.report.gave_up.as_deref(), Some(notice));
-    let saved =
-        StopCheckpoint::last_report(&repo.project(), &WorkerId::new("w1").unwrap()).unwrap();
+    let saved = StopGate::last_report(&repo.project(), &WorkerId::new("w1").unwrap()).unwrap();
     assert_eq!(saved.gave_up.as_deref(), Some(notice), "the panel sees it");
     assert_eq!(
         suite.runs(),
@@ -79,7 +78,7 @@ fn the_gate_lets_the_agent_stop_after_max_blocks_and_says_what_is_left() {
 fn blocks_are_counted_per_session() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 2,
         ..preset(&suite.passing(), 10)
     };
@@ -98,7 +97,7 @@ fn blocks_are_counted_per_session() {
 fn a_clean_stop_resets_the_count() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 2,
         ..preset(&suite.passing(), 10)
     };
@@ -118,7 +117,7 @@ fn a_clean_stop_resets_the_count() {
 fn a_failed_run_runs_again_on_every_later_stop_until_it_passes() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 5,
         ..preset(&status_suite(&suite, &repo), 10)
     };
@@ -151,8 +150,7 @@ fn a_failed_run_runs_again_on_every_later_stop_until_it_passes() {
     assert!(is_pass(&fixed) && fixed.notice.is_none(), "{fixed:?}");
     assert!(fixed.report.tests.as_ref().unwrap().passed);
     // The panel's source, the saved report, follows the clean stop.
-    let saved =
-        StopCheckpoint::last_report(&repo.project(), &WorkerId::new("w1").unwrap()).unwrap();
+    let saved = StopGate::last_report(&repo.project(), &WorkerId::new("w1").unwrap()).unwrap();
     assert!(saved.tests.as_ref().unwrap().passed, "{saved:?}");
     assert!(
         saved.message.is_none() && saved.gave_up.is_none(),
@@ -168,7 +166,7 @@ fn a_failed_run_runs_again_on_every_later_stop_until_it_passes() {
 fn red_tests_are_in_the_notice_when_the_limit_is_reached() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 1,
         ..preset(&suite.failing(), 10)
     };
@@ -207,7 +205,7 @@ fn files_are_listed_with_their_change_in_words() {
 fn without_the_commit_gate_only_red_tests_hold_the_stop() {
     let repo = app();
     let suite = Suite::new();
-    let config = CheckpointConfig {
+    let config = StopGateConfig {
         max_blocks: 3,
         ..preset(&status_suite(&suite, &repo), 10)
     };

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use cp_base::Project;
-use cp_mod_checkpoint::{CheckpointConfig, RestartConfig};
+use cp_mod_checkpoint::{RestartConfig, StopGateConfig};
 
 fn repo() -> Project {
     Project::at(
@@ -23,7 +23,7 @@ fn repo() -> Project {
 
 #[test]
 fn our_checkpoint_rules_load_and_ask_for_a_reload_after_tui_changes() {
-    let config = CheckpointConfig::load(&repo()).unwrap();
+    let config = StopGateConfig::load(&repo()).unwrap();
     let tui = config
         .rules
         .iter()

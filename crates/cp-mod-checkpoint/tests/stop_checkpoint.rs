@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cp_mod_checkpoint::{
-    CheckpointConfig, ConsoleTestRunner, FileStatus, StopCheckpoint, StopPhase, TEST_SESSION_LABEL,
+    ConsoleTestRunner, FileStatus, StopGate, StopGateConfig, StopPhase, TEST_SESSION_LABEL,
     TestExit, TestFramework,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleStatus, SERVER_EXE_ENV};
@@ -47,7 +47,7 @@ fn python_change_runs_tests_and_asks_for_a_restart() {
     );
     assert!(msg.contains(util::RESTART), "{msg}");
     assert!(!msg.contains("SIGUSR2"), "{msg}");
-    // Order of seed 000 R4: tests, files, instructions.
+    // The message's order: tests, files, instructions.
     let t = msg.find("Tests passed").unwrap();
     let f = msg.find("Changed files").unwrap();
     let i = msg.find(util::RESTART).unwrap();
@@ -89,7 +89,7 @@ fn docs_only_change_gives_the_capture_only_message() {
     let suite = Suite::new();
     let config = preset(&suite.passing(), 10);
     let capture = config.capture_only_message.clone();
-    let checkpoint = StopCheckpoint::new(config).unwrap();
+    let checkpoint = StopGate::new(config).unwrap();
     repo.write("README.md", "# app\n\nMore.\n");
     repo.write("todos/next.md", "- later\n");
 
@@ -269,8 +269,8 @@ fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
     });
     assert!(!is_pass(&other));
 
-    let last = StopCheckpoint::last_report(&repo.project(), &cp_base::WorkerId::new("w2").unwrap())
-        .unwrap();
+    let last =
+        StopGate::last_report(&repo.project(), &cp_base::WorkerId::new("w2").unwrap()).unwrap();
     assert_eq!(last.files.len(), 1);
     assert!(last.message.unwrap().contains("src/app/core.py"));
 }
@@ -390,7 +390,7 @@ fn missing_git_fails_open() {
     let repo = committed_app();
     repo.write("src/app/core.py", "broken(\n");
     let suite = Suite::new();
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10))
+    let checkpoint = StopGate::new(preset(&suite.passing(), 10))
         .unwrap()
         .with_path_env(util::path_without_git());
     for session in ["s1", "s1", "s2"] {
@@ -406,7 +406,7 @@ fn missing_git_fails_open() {
 fn not_a_repository_fails_open() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("main.py"), "x = 1\n").unwrap();
-    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    let checkpoint = StopGate::new(StopGateConfig::default()).unwrap();
     let outcome = stop(&checkpoint, &cp_base::Project::at(dir.path()));
     assert!(is_pass(&outcome));
     let why = outcome.report.skipped.unwrap();
@@ -416,10 +416,10 @@ fn not_a_repository_fails_open() {
 #[test]
 fn without_configuration_code_is_gated_and_docs_are_not() {
     let repo = Repo::with_commit(&[("main.sh", "echo hi\n"), ("README.md", "x\n")]);
-    let checkpoint = StopCheckpoint::new(CheckpointConfig::default()).unwrap();
+    let checkpoint = StopGate::new(StopGateConfig::default()).unwrap();
     repo.write("README.md", "y\n");
     let docs = stop(&checkpoint, &repo.project());
-    assert!(reason(&docs).starts_with(&CheckpointConfig::default().capture_only_message));
+    assert!(reason(&docs).starts_with(&StopGateConfig::default().capture_only_message));
     assert!(is_pass(&stop(&checkpoint, &repo.project())));
 
     repo.write("main.sh", "echo bye\n");
@@ -452,7 +452,7 @@ fn detected_cargo_test_runs_on_a_real_crate() {
         "/// Adds.\npub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n    #[test]\n    fn zero() { assert_eq!(super::add(0, 0), 0); }\n}\n",
     );
     // In a console session: cargo sees a terminal and colours its output.
-    let checkpoint = repo.checkpoint(&repo.project(), CheckpointConfig::default());
+    let checkpoint = repo.checkpoint(&repo.project(), StopGateConfig::default());
     let outcome = stop(&checkpoint, &repo.project());
     let tests = outcome.report.tests.as_ref().unwrap();
     assert_eq!(tests.command, "cargo test");
@@ -476,7 +476,7 @@ fn tests_disabled_by_an_empty_command() {
     let repo = committed_app();
     let mut config = preset("", 10);
     config.tests.as_mut().unwrap().command = String::new();
-    let checkpoint = StopCheckpoint::new(config).unwrap();
+    let checkpoint = StopGate::new(config).unwrap();
     repo.write("src/app/core.py", "z = 1\n");
     let outcome = stop(&checkpoint, &repo.project());
     assert!(outcome.report.tests.is_none());
@@ -487,7 +487,7 @@ fn tests_disabled_by_an_empty_command() {
 fn invalid_config_is_rejected_with_a_clear_error() {
     let mut config = preset("true", 10);
     config.tests.as_mut().unwrap().timeout_secs = 0;
-    let err = StopCheckpoint::new(config).unwrap_err().to_string();
+    let err = StopGate::new(config).unwrap_err().to_string();
     assert!(err.contains("timeout_secs"), "{err}");
 }
 
@@ -529,7 +529,7 @@ fn tests_run_directly_when_the_console_server_cannot_start() {
     let mut cfg = ClientConfig::new(repo.root());
     cfg.server_exe = Some(PathBuf::from("/nonexistent/cp-console-server"));
     let runner = ConsoleTestRunner::new(ConsoleClient::new(cfg).unwrap());
-    let checkpoint = StopCheckpoint::new(preset(&suite.passing(), 10))
+    let checkpoint = StopGate::new(preset(&suite.passing(), 10))
         .unwrap()
         .with_runner(Arc::new(runner));
     repo.write("src/app/core.py", "def run():\n    return 4\n");
@@ -544,7 +544,7 @@ fn tests_run_directly_when_the_console_server_cannot_start() {
     assert_eq!(suite.runs(), 1);
 }
 
-// `StopCheckpoint::for_project` (the host's agent loop and `context-pilot hook stop`) runs
+// `StopGate::for_project` (the host's agent loop and `context-pilot hook stop`) runs
 // the tests in the project's console server. The server executable comes from the
 // environment, so the check runs in a child process of this test binary.
 /// A committed app whose `config.json` configures the test command, and a stop in a child
@@ -561,7 +561,7 @@ fn stop_with_configured_tests(repo: &Repo, suite: &Suite, trusted: bool) -> Stri
     repo.commit_all("config");
     repo.write("src/app/core.py", "def run():\n    return 5\n");
     // Registers the project's server for shutdown when `repo` is dropped.
-    let _ = repo.checkpoint(&repo.project(), CheckpointConfig::default());
+    let _ = repo.checkpoint(&repo.project(), StopGateConfig::default());
     let config_home = tempfile::tempdir().unwrap();
     if trusted {
         cp_base::Project::at(repo.root())
@@ -624,6 +624,6 @@ fn configured_tests_do_not_run_in_an_untrusted_project() {
 fn for_project_helper() {
     let root = std::env::var("CP_CHECKPOINT_HELPER_ROOT").unwrap();
     let project = cp_base::Project::at(&root);
-    let checkpoint = StopCheckpoint::for_project(&project).unwrap();
+    let checkpoint = StopGate::for_project(&project).unwrap();
     println!("{}", reason(&stop(&checkpoint, &project)));
 }

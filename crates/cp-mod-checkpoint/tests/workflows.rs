@@ -539,7 +539,7 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     };
     let state = saved(&repo.project(), &run_id);
     assert_eq!(state.status, RunStatus::Running);
-    assert_eq!(state.position.as_ref().unwrap().stage, Stage::Checkpoint);
+    assert_eq!(state.position.as_ref().unwrap().stage, Stage::Approval);
     // Resume asks the checkpoint again without running the plan again.
     let mut runner = EchoRunner::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);

@@ -87,10 +87,3 @@ pub use signals::{signal_name, signal_number};
 #[cfg(feature = "test-support")]
 pub use test_support::server_exe_for_tests;
 pub use text::{last_lines, plain_text};
-
-/// Former name of [`ConsoleHandle`], kept while callers in other crates move to the new name.
-pub type SessionHandle = ConsoleHandle;
-/// Former name of [`ConsoleInfo`], kept while callers in other crates move to the new name.
-pub type SessionInfo = ConsoleInfo;
-/// Former name of [`ConsoleStatus`], kept while callers in other crates move to the new name.
-pub type SessionStatus = ConsoleStatus;

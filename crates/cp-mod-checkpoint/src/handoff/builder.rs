@@ -2,7 +2,7 @@
 
 use std::time::SystemTime;
 
-use super::{CompletedItem, Handoff, HandoffContext, HandoffReason, RemainingItem};
+use super::model::{CompletedItem, Handoff, HandoffContext, HandoffReason, RemainingItem};
 
 /// Serialized handoffs longer than this many characters (about 1000 tokens) draw a warning:
 /// they cost the next session context before it has done anything.

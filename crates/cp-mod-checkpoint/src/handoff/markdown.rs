@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{CompletionStatus, Handoff, Priority, TestStatus};
+use super::model::{CompletionStatus, Handoff, Priority, TestStatus};
 
 impl Handoff {
     /// Renders the handoff as markdown for the next session's prompt.

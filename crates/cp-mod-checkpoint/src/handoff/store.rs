@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use cp_base::{Project, write_atomic};
 
-use super::Handoff;
+use super::model::Handoff;
 use crate::error::CheckpointError;
 
 /// Saves and loads handoffs as `<timestamp>-<agent>.json` files, oldest first by name.

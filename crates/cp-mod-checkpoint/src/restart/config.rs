@@ -4,7 +4,7 @@
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
-use super::RestartError;
+use super::error::RestartError;
 
 /// Key of the restart section in `.context-pilot/config.json`.
 pub const RESTART_CONFIG_KEY: &str = "restart";
@@ -39,7 +39,7 @@ Examples:
 If a phase hits the limit more than --max-restarts times, the run fails: split the phase into
 smaller phases or raise --max-restarts.";
 
-/// The restart policy (seed 003), stored as the `"restart"` section of `config.json`.
+/// The restart policy, stored as the `"restart"` section of `config.json`.
 ///
 /// Every field is optional in the file; a missing section gives the defaults:
 ///
@@ -57,7 +57,7 @@ smaller phases or raise --max-restarts.";
 #[serde(default, deny_unknown_fields)]
 pub struct RestartConfig {
     /// Restart when the input tokens of the latest request reach this percentage of the
-    /// model's context window. 100 or more disables restarts altogether (the seed's off
+    /// model's context window. 100 or more disables restarts altogether (the documented off
     /// switch), including the tool-call fallback.
     pub context_threshold: f64,
     /// Fallback for providers that report no usage: restart after this many tool calls in one

@@ -1,4 +1,4 @@
-//! The restart loop of seed 003: run a phase in sessions until it completes, restarting with
+//! The restart loop: run a phase in sessions until it completes, restarting with
 //! a handoff whenever a session reaches its limit.
 
 use std::collections::HashSet;
@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 use cp_base::{Project, WorkerId};
 
+use super::config::RestartConfig;
+use super::error::RestartError;
+use super::estimator::ContextEstimator;
 use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
 use super::git::{changed_files, commit_all, ensure_clean, repo_relative};
 use super::prompt::{RestartContext, restart_prompt};
 use super::session::{HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner};
-use super::{ContextEstimator, RestartConfig, RestartError};
 use crate::handoff::{Handoff, HandoffStore};
 
 /// What a completed phase went through.

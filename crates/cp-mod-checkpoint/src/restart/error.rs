@@ -1,4 +1,5 @@
-//! Why a phase could not be run to completion by the restart loop.
+//! Why a phase could not be run to completion by the restart loop, and why a runner's
+//! session turn failed.
 
 use std::path::PathBuf;
 
@@ -69,4 +70,56 @@ pub enum RestartError {
     /// A handoff could not be saved or read.
     #[error(transparent)]
     Handoff(#[from] crate::CheckpointError),
+}
+
+/// A [`SessionRunner`](crate::SessionRunner) turn that failed, e.g. the handoff turn: what
+/// went wrong, with the underlying error kept as the source when there is one.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct RunnerError {
+    /// What went wrong, for the log.
+    message: String,
+    /// The error that caused it.
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl RunnerError {
+    /// A failure described by `message` alone.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure described by `message`, caused by `source`.
+    pub fn with_source(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn a_runner_error_keeps_its_cause() {
+        let cause = std::io::Error::other("connection reset");
+        let e = RunnerError::with_source("the handoff turn failed", cause);
+        assert_eq!(e.to_string(), "the handoff turn failed");
+        assert_eq!(
+            e.source().map(ToString::to_string).as_deref(),
+            Some("connection reset")
+        );
+        assert!(RunnerError::new("no model").source().is_none());
+    }
 }

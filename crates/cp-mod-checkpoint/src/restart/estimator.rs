@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::RestartConfig;
+use super::config::RestartConfig;
 
 /// Which threshold ended a session.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

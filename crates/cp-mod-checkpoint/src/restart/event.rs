@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::RestartTrigger;
+use super::estimator::RestartTrigger;
 
 /// Where the handoff of a stopped session came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

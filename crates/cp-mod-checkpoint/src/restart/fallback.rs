@@ -3,7 +3,7 @@
 use crate::handoff::{CompletedItem, CompletionStatus, Handoff, HandoffBuilder, HandoffReason};
 use crate::stop::{ChangedFile, FileStatus};
 
-use super::ToolRecord;
+use super::session::ToolRecord;
 
 /// The issue line every fallback handoff carries, so the next session knows how far to trust it.
 pub(crate) const FALLBACK_NOTE: &str = "The previous session stopped at its context limit without \

@@ -1,6 +1,6 @@
 //! The git side of restarts: the clean-tree check before a run and the auto-commits.
 //!
-//! Real `git` subprocesses. Listing changes reuses the stop checkpoint's `git status` code,
+//! Real `git` subprocesses. Listing changes reuses the stop gate's `git status` code,
 //! so both agree on what counts as a change (the host's runtime files never do).
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use cp_base::Project;
 
-use super::RestartError;
+use super::error::RestartError;
 use crate::stop::{ChangedFile, Git, GitError};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,

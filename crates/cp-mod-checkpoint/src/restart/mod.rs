@@ -1,4 +1,4 @@
-//! Smart restart (seed 003): when a session's context fills up, stop it after its tool batch,
+//! Smart restart: when a session's context fills up, stop it after its tool batch,
 //! take its handoff, commit, and continue in a fresh session whose prompt is the handoff
 //! followed by the original prompt.
 //!
@@ -45,7 +45,7 @@ mod session;
 
 pub use config::{RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartOverrides};
 pub use cycle::{PhaseReport, RestartLoop};
-pub use error::RestartError;
+pub use error::{RestartError, RunnerError};
 pub use estimator::{ContextEstimator, RestartTrigger};
 pub use event::{HandoffSource, RestartEvent, RestartObserver};
 pub use prompt::{PROGRESS_LINES, RestartContext, restart_prompt};

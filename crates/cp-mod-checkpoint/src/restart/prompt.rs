@@ -5,7 +5,8 @@ use std::fmt::Write;
 use crate::handoff::Handoff;
 use crate::stop::ChangedFile;
 
-use super::{RestartTrigger, ToolRecord};
+use super::estimator::RestartTrigger;
+use super::session::ToolRecord;
 
 /// How many of the last tool calls the restart prompt lists.
 pub const PROGRESS_LINES: usize = 20;

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cp_base::{ToolCall, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use super::{ContextEstimator, RestartTrigger};
+use super::error::RunnerError;
+use super::estimator::{ContextEstimator, RestartTrigger};
 use crate::handoff::Handoff;
 
 /// The turn a stopped session gets to write its handoff.
@@ -235,7 +236,7 @@ pub trait SessionRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, String>;
+    ) -> Result<Option<Handoff>, RunnerError>;
 }
 
 #[cfg(test)]

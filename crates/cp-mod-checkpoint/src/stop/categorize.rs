@@ -4,7 +4,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::changes::ChangedFile;
-use super::config::{CheckpointConfig, CheckpointRule};
+use super::config::{StopGateConfig, StopRule};
 use crate::error::CheckpointError;
 
 /// A changed file with the categories it falls in.
@@ -110,7 +110,7 @@ fn add(set: &mut GlobSetBuilder, owner: &str, pattern: &str) -> Result<(), Check
 
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledRule {
-    pub(crate) rule: CheckpointRule,
+    pub(crate) rule: StopRule,
     patterns: Patterns,
 }
 
@@ -123,9 +123,9 @@ pub(crate) struct Categorizer {
 }
 
 impl Categorizer {
-    pub(crate) fn new(config: &CheckpointConfig) -> Result<Self, CheckpointError> {
+    pub(crate) fn new(config: &StopGateConfig) -> Result<Self, CheckpointError> {
         let rules = if config.rules.is_empty() {
-            CheckpointConfig::builtin_rules()
+            StopGateConfig::builtin_rules()
         } else {
             config.rules.clone()
         };
@@ -155,7 +155,7 @@ impl Categorizer {
         })
     }
 
-    pub(crate) fn rules(&self) -> impl Iterator<Item = &CheckpointRule> {
+    pub(crate) fn rules(&self) -> impl Iterator<Item = &StopRule> {
         self.rules.iter().map(|r| &r.rule)
     }
 
@@ -224,7 +224,7 @@ mod tests {
         }
     }
 
-    fn categorize(config: &CheckpointConfig, path: &str) -> CategorizedFile {
+    fn categorize(config: &StopGateConfig, path: &str) -> CategorizedFile {
         Categorizer::new(config)
             .unwrap()
             .categorize(vec![file(path)])
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn builtin_rules_treat_docs_as_non_code_and_the_rest_as_gated_code() {
-        let config = CheckpointConfig::default();
+        let config = StopGateConfig::default();
         for code in [
             "src/main.rs",
             "Makefile",
@@ -259,7 +259,7 @@ mod tests {
 
     #[test]
     fn seed_preset_categories() {
-        let config = CheckpointConfig::example_preset();
+        let config = StopGateConfig::example_preset();
         let cases: &[(&str, &[&str], bool)] = &[
             ("src/app/server.py", &["daemon code"], true),
             ("src/hooks/receiver.py", &["hook code"], true),
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn instructions_are_deduplicated_in_rule_order() {
-        let config = CheckpointConfig::example_preset();
+        let config = StopGateConfig::example_preset();
         let c = Categorizer::new(&config).unwrap();
         let files = c.categorize(vec![
             file("config.yml"),
@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn rename_counts_under_both_paths() {
-        let c = Categorizer::new(&CheckpointConfig::example_preset()).unwrap();
+        let c = Categorizer::new(&StopGateConfig::example_preset()).unwrap();
         let moved = ChangedFile {
             path: "attic/old_core.txt".into(),
             status: FileStatus::Renamed,
@@ -317,15 +317,15 @@ mod tests {
 
     #[test]
     fn negated_include_and_star_do_not_cross_directories() {
-        let config = CheckpointConfig {
-            rules: vec![CheckpointRule {
+        let config = StopGateConfig {
+            rules: vec![StopRule {
                 name: "top".into(),
                 include: vec!["/*.rs".into(), "!/build.rs".into()],
                 exclude: vec![],
                 instruction: Some("x".into()),
                 gated: false,
             }],
-            ..CheckpointConfig::default()
+            ..StopGateConfig::default()
         };
         assert!(categorize(&config, "main.rs").code);
         assert!(!categorize(&config, "src/main.rs").code);
@@ -334,15 +334,15 @@ mod tests {
 
     #[test]
     fn invalid_glob_names_rule_and_pattern() {
-        let config = CheckpointConfig {
-            rules: vec![CheckpointRule {
+        let config = StopGateConfig {
+            rules: vec![StopRule {
                 name: "bad".into(),
                 include: vec!["src/[".into()],
                 exclude: vec![],
                 instruction: None,
                 gated: true,
             }],
-            ..CheckpointConfig::default()
+            ..StopGateConfig::default()
         };
         let err = Categorizer::new(&config).unwrap_err().to_string();
         assert!(

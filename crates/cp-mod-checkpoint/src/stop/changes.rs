@@ -1,6 +1,6 @@
 //! Which files changed: `git status` of the whole repository, parsed from `-z` output.
 //!
-//! `git status --porcelain=v1 -z --untracked-files=all` gives in one call what seed 000 asks
+//! `git status --porcelain=v1 -z --untracked-files=all` gives in one call what the stop gate asks
 //! for (`git diff --name-only HEAD` plus untracked, non-ignored files), also works in a
 //! repository without commits, reports renames with both paths, and never quotes paths.
 
@@ -87,7 +87,7 @@ impl ChangedFile {
     }
 }
 
-/// Why git could not tell us what changed. The checkpoint fails open on all of these.
+/// Why git could not tell us what changed. The stop gate fails open on all of these.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum GitError {
     /// The `git` program could not be started.

@@ -5,21 +5,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::CheckpointError;
 
-/// Default limit for one test run, in seconds (seed 000: 30 s).
+/// Default limit for one test run, in seconds (30 s).
 pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 
-/// How many times in a row the stop checkpoint may block one agent session by default.
+/// How many times in a row the stop gate may block one agent session by default.
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 
 /// The largest accepted `max_blocks`: beyond it an agent that cannot commit burns turns.
 pub const MAX_MAX_BLOCKS: u32 = 20;
 
-/// Key of the checkpoint section in `config.json`.
+/// Key of the stop gate section in `config.json`.
 pub const CONFIG_KEY: &str = "checkpoint";
 
-/// How the stop checkpoint sorts changed files, which tests it runs, and what it says.
+/// How the stop gate sorts changed files, which tests it runs, and what it says.
 ///
-/// Every field is optional. With no section at all the checkpoint still works: every changed
+/// Every field is optional. With no section at all the stop gate still works: every changed
 /// file except documentation (`*.md`, `*.txt`, `docs/**`) counts as code and is gated, and the
 /// test command is detected from the project (`Cargo.toml` → `cargo test`, `package.json` →
 /// `npm test`, `pyproject.toml`/`setup.py` → `pytest`, `go.mod` → `go test ./...`).
@@ -29,14 +29,14 @@ pub const CONFIG_KEY: &str = "checkpoint";
 /// (`docs`, `docs/`) matches everything below it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CheckpointConfig {
+pub struct StopGateConfig {
     /// File categories. Empty means the built-in rules (code vs. documentation).
     #[serde(default)]
-    pub rules: Vec<CheckpointRule>,
+    pub rules: Vec<StopRule>,
     /// The test run. Absent means detect the command; an empty `command` disables tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<TestConfig>,
-    /// What the checkpoint says when nothing code-related changed.
+    /// What the stop gate says when nothing code-related changed.
     #[serde(default = "default_capture_only_message")]
     pub capture_only_message: String,
     /// How many stops in a row one agent session may be blocked (verification message, red
@@ -48,7 +48,7 @@ pub struct CheckpointConfig {
 /// One category of files, with what the agent must do when such a file changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CheckpointRule {
+pub struct StopRule {
     /// Category name shown in the message and the panel, e.g. `daemon code`.
     pub name: String,
     /// Files in the category. `!pattern` here works like an `exclude` entry.
@@ -95,7 +95,7 @@ fn default_capture_only_message() -> String {
         .to_owned()
 }
 
-impl Default for CheckpointConfig {
+impl Default for StopGateConfig {
     fn default() -> Self {
         Self {
             rules: Vec::new(),
@@ -106,7 +106,7 @@ impl Default for CheckpointConfig {
     }
 }
 
-impl CheckpointConfig {
+impl StopGateConfig {
     /// Reads the `"checkpoint"` section of the project's `config.json`; missing means default.
     pub fn load(project: &Project) -> Result<Self, CheckpointError> {
         let config: Self = project.config().section(CONFIG_KEY)?;
@@ -135,7 +135,7 @@ impl CheckpointConfig {
 
     /// The rules used when none are configured: documentation is not code, the rest is
     /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
-    pub fn builtin_rules() -> Vec<CheckpointRule> {
+    pub fn builtin_rules() -> Vec<StopRule> {
         let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
             .into_iter()
             .map(String::from)
@@ -151,14 +151,14 @@ impl CheckpointConfig {
             .map(|p| format!("**/{p}")),
         );
         vec![
-            CheckpointRule {
+            StopRule {
                 name: "code".into(),
                 include: vec!["*".into()],
                 exclude: not_code,
                 instruction: None,
                 gated: true,
             },
-            CheckpointRule {
+            StopRule {
                 name: "docs".into(),
                 include: docs,
                 exclude: Vec::new(),
@@ -172,8 +172,8 @@ impl CheckpointConfig {
     /// daemon, with `src/hooks/receiver.py` and the TUI in `src/cli/tui/`) and `tests/`.
     /// The same preset ships as `presets/seed000.json`; adapt names, paths and commands.
     pub fn example_preset() -> Self {
-        fn rule(name: &str, include: &[&str], exclude: &[&str]) -> CheckpointRule {
-            CheckpointRule {
+        fn rule(name: &str, include: &[&str], exclude: &[&str]) -> StopRule {
+            StopRule {
                 name: name.into(),
                 include: include.iter().map(|s| (*s).to_owned()).collect(),
                 exclude: exclude.iter().map(|s| (*s).to_owned()).collect(),
@@ -184,7 +184,7 @@ impl CheckpointConfig {
         let restart = Some("Run `make restart` then `make status`".to_owned());
         Self {
             rules: vec![
-                CheckpointRule {
+                StopRule {
                     instruction: restart.clone(),
                     gated: true,
                     ..rule(
@@ -194,11 +194,11 @@ impl CheckpointConfig {
                     )
                 },
                 // Hook code auto-reloads: gated, but nothing to do.
-                CheckpointRule {
+                StopRule {
                     gated: true,
                     ..rule("hook code", &["src/hooks/receiver.py"], &[])
                 },
-                CheckpointRule {
+                StopRule {
                     instruction: Some(
                         "Reload the TUI: run `pkill -SIGUSR2 -f -- '-m app.cli.tui$'`".to_owned(),
                     ),
@@ -206,11 +206,11 @@ impl CheckpointConfig {
                     ..rule("TUI code", &["src/cli/tui/"], &[])
                 },
                 // Tests need nothing beyond the test run itself.
-                CheckpointRule {
+                StopRule {
                     gated: true,
                     ..rule("tests", &["tests/**/*.py"], &[])
                 },
-                CheckpointRule {
+                StopRule {
                     instruction: Some("Run agent-restart to reload artifacts".to_owned()),
                     ..rule(
                         "agent artifacts",
@@ -218,7 +218,7 @@ impl CheckpointConfig {
                         &[],
                     )
                 },
-                CheckpointRule {
+                StopRule {
                     instruction: restart,
                     gated: true,
                     ..rule("config", &["/config.yml"], &[])
@@ -248,14 +248,14 @@ mod tests {
     #[test]
     fn shipped_preset_file_matches_example_preset() {
         let text = include_str!("../../presets/seed000.json");
-        let parsed: CheckpointConfig = serde_json::from_str(text).unwrap();
-        assert_eq!(parsed, CheckpointConfig::example_preset());
+        let parsed: StopGateConfig = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed, StopGateConfig::example_preset());
     }
 
     #[test]
     fn empty_section_is_the_default() {
-        let parsed: CheckpointConfig = serde_json::from_str("{}").unwrap();
-        assert_eq!(parsed, CheckpointConfig::default());
+        let parsed: StopGateConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(parsed, StopGateConfig::default());
         let tests: TestConfig = serde_json::from_str(r#"{"command": "make test"}"#).unwrap();
         assert_eq!(tests.timeout_secs, 30);
         assert!(tests.include.is_empty());
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn misspelled_keys_are_rejected() {
-        let err = serde_json::from_str::<CheckpointConfig>(r#"{"rule": []}"#)
+        let err = serde_json::from_str::<StopGateConfig>(r#"{"rule": []}"#)
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `rule`"), "{err}");
@@ -274,8 +274,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let project = Project::at(dir.path());
         assert_eq!(
-            CheckpointConfig::load(&project).unwrap(),
-            CheckpointConfig::default()
+            StopGateConfig::load(&project).unwrap(),
+            StopGateConfig::default()
         );
         std::fs::create_dir_all(project.dir()).unwrap();
         std::fs::write(
@@ -283,10 +283,10 @@ mod tests {
             r#"{"checkpoint": {"tests": {"command": "make check", "timeout_secs": 5}}}"#,
         )
         .unwrap();
-        let config = CheckpointConfig::load(&project).unwrap();
+        let config = StopGateConfig::load(&project).unwrap();
         assert_eq!(config.tests.unwrap().timeout_secs, 5);
         std::fs::write(project.config().path(), r#"{"checkpoint": {"rules": 3}}"#).unwrap();
-        let err = CheckpointConfig::load(&project).unwrap_err().to_string();
+        let err = StopGateConfig::load(&project).unwrap_err().to_string();
         assert!(
             err.contains("config.json") && err.contains("checkpoint"),
             "{err}"
@@ -303,15 +303,15 @@ mod tests {
             r#"{"checkpoint": {"max_blocks": 2}}"#,
         )
         .unwrap();
-        assert_eq!(CheckpointConfig::load(&project).unwrap().max_blocks, 2);
-        assert_eq!(CheckpointConfig::default().max_blocks, 3);
+        assert_eq!(StopGateConfig::load(&project).unwrap().max_blocks, 2);
+        assert_eq!(StopGateConfig::default().max_blocks, 3);
         for bad in ["0", "21"] {
             std::fs::write(
                 project.config().path(),
                 format!(r#"{{"checkpoint": {{"max_blocks": {bad}}}}}"#),
             )
             .unwrap();
-            let err = CheckpointConfig::load(&project).unwrap_err().to_string();
+            let err = StopGateConfig::load(&project).unwrap_err().to_string();
             assert!(err.contains(&format!("max_blocks is {bad}")), "{err}");
             assert!(err.contains("from 1 to 20"), "{err}");
         }
@@ -320,6 +320,6 @@ mod tests {
             r#"{"checkpoint": {"max_blocks": -1}}"#,
         )
         .unwrap();
-        assert!(CheckpointConfig::load(&project).is_err());
+        assert!(StopGateConfig::load(&project).is_err());
     }
 }

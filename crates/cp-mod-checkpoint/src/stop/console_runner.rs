@@ -13,7 +13,7 @@ use cp_mod_console::{
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 
-/// Label of the checkpoint's test sessions in the console list.
+/// Label of the stop gate's test sessions in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
 
 /// How long past the test timeout the runner waits for the server to report the kill (its

@@ -1,9 +1,9 @@
-//! The commit gate's texts (seed 000 R5): what the agent is told while gated files are
+//! The commit gate's texts: what the agent is told while gated files are
 //! uncommitted, and what the person is told when the block limit lets the agent stop.
 
 use std::fmt::Write;
 
-use super::report::CheckpointReport;
+use super::report::StopReport;
 
 /// The message that blocks a second stop while gated files are uncommitted.
 pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
@@ -21,7 +21,7 @@ pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
 
 /// The notice for the person when the agent may stop after `blocks` blocks in a row:
 /// the uncommitted files and the last test result.
-pub(crate) fn limit_notice(report: &CheckpointReport, blocks: u32) -> String {
+pub(crate) fn limit_notice(report: &StopReport, blocks: u32) -> String {
     let mut out = format!(
         "Context Pilot: the agent stopped with work left after the stop checkpoint blocked it \
          {blocks} time(s) in a row (checkpoint.max_blocks = {}).\n",

@@ -1,14 +1,14 @@
-//! The text the agent reads (seed 000 R4). Plain text, so it works as a Claude
+//! The text the agent reads. Plain text, so it works as a Claude
 //! `<system-reminder>` and as a Gemini retry prompt alike.
 
 use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
-use super::report::{CheckpointReport, TestOutcome};
+use super::report::{StopReport, TestOutcome};
 use super::runner::TestExit;
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
-pub(crate) fn compose(report: &CheckpointReport, capture_only: &str) -> String {
+pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     let mut out = String::new();
     let red = report.tests.as_ref().is_some_and(|t| !t.passed);
     if !report.code_changed && !red {
@@ -63,7 +63,10 @@ fn note_line(out: &mut String, tests: &TestOutcome) {
 
 /// One test results line, plus the output tail when the run did not pass.
 pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
-    let summary = tests.summary.as_ref().map(super::TestSummary::describe);
+    let summary = tests
+        .summary
+        .as_ref()
+        .map(super::test_output::TestSummary::describe);
     let time = format!("{:.1}s", duration_secs(tests.elapsed_ms));
     if tests.passed {
         let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));

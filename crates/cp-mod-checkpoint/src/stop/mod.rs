@@ -1,10 +1,10 @@
-//! The stop checkpoint (seed 000): when the agent ends its turn, tell it exactly what to
+//! The stop gate: when the agent ends its turn, tell it exactly what to
 //! verify, based on what changed; on the following stops, insist on a commit and green tests.
 //!
-//! [`StopCheckpoint::evaluate`] lists the uncommitted changes with git, sorts them into the
+//! [`StopGate::evaluate`] lists the uncommitted changes with git, sorts them into the
 //! configured categories, runs the tests when a triggering file changed or the last run
 //! failed, and blocks the stop with a message. A turn that changed nothing since the last
-//! checkpoint passes at once. Blocks are counted per agent session in the worker's state
+//! stop gate passes at once. Blocks are counted per agent session in the worker's state
 //! file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the agent
 //! may stop and the person is told what is left. Without git, or outside a repository, it
 //! passes and says why.
@@ -30,11 +30,11 @@ use cp_base::{Project, WorkerId};
 pub use categorize::CategorizedFile;
 pub use changes::{ChangedFile, FileStatus};
 pub use config::{
-    CONFIG_KEY, CheckpointConfig, CheckpointRule, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS,
-    MAX_MAX_BLOCKS, TestConfig,
+    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, MAX_MAX_BLOCKS, StopGateConfig,
+    StopRule, TestConfig,
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
-pub use report::{CategoryFiles, CheckpointReport, StopPhase, TestOutcome};
+pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use test_output::{TestFramework, TestSummary, parse_test_output};
 
@@ -73,7 +73,7 @@ pub enum Decision {
     /// Keep the agent going and give it `reason` (Claude: `{"decision":"block","reason":…}`;
     /// Gemini: the retry prompt).
     Block {
-        /// The checkpoint message.
+        /// The stop gate message.
         reason: String,
     },
     /// Let the agent stop.
@@ -86,33 +86,33 @@ pub struct StopOutcome {
     /// Block or pass.
     pub decision: Decision,
     /// Structured data for the Checkpoint panel.
-    pub report: CheckpointReport,
+    pub report: StopReport,
     /// For the person, not the agent: set when the block limit let the agent stop with
     /// work left (uncommitted files, red tests). Same text as `report.gave_up`.
     pub notice: Option<String>,
 }
 
-/// The configured stop checkpoint.
-pub struct StopCheckpoint {
-    config: CheckpointConfig,
+/// The configured stop gate.
+pub struct StopGate {
+    config: StopGateConfig,
     categorizer: Categorizer,
     runner: Arc<dyn TestRunner>,
     git: Git,
 }
 
-impl std::fmt::Debug for StopCheckpoint {
+impl std::fmt::Debug for StopGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StopCheckpoint")
+        f.debug_struct("StopGate")
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
-impl StopCheckpoint {
+impl StopGate {
     /// Validates and compiles `config`. Tests run with [`ProcessGroupRunner`] until
-    /// [`StopCheckpoint::with_runner`] gives another; [`StopCheckpoint::for_project`] uses
+    /// [`StopGate::with_runner`] gives another; [`StopGate::for_project`] uses
     /// the project's console server.
-    pub fn new(config: CheckpointConfig) -> Result<Self, CheckpointError> {
+    pub fn new(config: StopGateConfig) -> Result<Self, CheckpointError> {
         config.validate()?;
         let categorizer = Categorizer::new(&config)?;
         Ok(Self {
@@ -126,12 +126,12 @@ impl StopCheckpoint {
     /// Loads the `"checkpoint"` section of the project's `config.json` (default if absent).
     /// Tests run as a session of the project's console server ([`ConsoleTestRunner`]).
     pub fn for_project(project: &Project) -> Result<Self, CheckpointError> {
-        let checkpoint = Self::new(CheckpointConfig::load(project)?)?;
+        let checkpoint = Self::new(StopGateConfig::load(project)?)?;
         Ok(match ConsoleTestRunner::for_project(project.root()) {
             Ok(runner) => checkpoint.with_runner(Arc::new(runner)),
             Err(e) => {
                 // Only a project root that cannot be opened gets here; git fails on it too,
-                // and the checkpoint fails open with that reason.
+                // and the stop gate fails open with that reason.
                 tracing::warn!("stop checkpoint: no console client ({e}); tests run directly");
                 checkpoint
             }
@@ -153,12 +153,12 @@ impl StopCheckpoint {
     }
 
     /// The configuration in use.
-    pub fn config(&self) -> &CheckpointConfig {
+    pub fn config(&self) -> &StopGateConfig {
         &self.config
     }
 
     /// The last report saved for `worker`, for a panel opened after the hook ran.
-    pub fn last_report(project: &Project, worker: &WorkerId) -> Option<CheckpointReport> {
+    pub fn last_report(project: &Project, worker: &WorkerId) -> Option<StopReport> {
         StateFile::new(project.state_dir(worker).join(STATE_FILE))
             .load()
             .and_then(|s| s.last_report)
@@ -172,14 +172,14 @@ impl StopCheckpoint {
     ///   instructions); a turn that changed nothing passes at once;
     /// - the following stops of the session are held while gated files are uncommitted or
     ///   the tests are red; the tests run again when the last run failed or files changed;
-    /// - after [`CheckpointConfig::max_blocks`] blocks in a row the agent may stop, and
+    /// - after [`StopGateConfig::max_blocks`] blocks in a row the agent may stop, and
     ///   [`StopOutcome::notice`] tells the person what is left. A pass resets the count.
     pub fn evaluate(&self, input: &StopInput) -> StopOutcome {
         let state_file = StateFile::new(input.project.state_dir(&input.worker).join(STATE_FILE));
         let mut state = state_file.load().unwrap_or_default();
         let blocks = state.blocks(&input.session);
         let gate = blocks > 0;
-        let mut report = CheckpointReport::new(if gate {
+        let mut report = StopReport::new(if gate {
             StopPhase::Second
         } else {
             StopPhase::First
@@ -273,7 +273,7 @@ impl StopCheckpoint {
     }
 
     /// Runs the configured or detected test command; the caller decides whether it is due.
-    fn run_tests(&self, input: &StopInput, repo: &std::path::Path, report: &mut CheckpointReport) {
+    fn run_tests(&self, input: &StopInput, repo: &std::path::Path, report: &mut StopReport) {
         let (command, cwd, timeout_secs) = match &self.config.tests {
             Some(tests) if tests.command.trim().is_empty() => return,
             // A configured command is the repository's code: it runs only in a trusted

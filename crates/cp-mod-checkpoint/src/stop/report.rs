@@ -1,4 +1,4 @@
-//! The structured outcome of a stop checkpoint, for the Checkpoint panel and for logs.
+//! The structured outcome of a stop gate, for the Checkpoint panel and for logs.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ use super::test_output::TestSummary;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopPhase {
-    /// The agent ended its turn: full checkpoint.
+    /// The agent ended its turn: full stop gate.
     First,
     /// The agent stops again after a blocked stop of the same session: the commit gate, and
     /// the tests again if they failed or files changed.
@@ -73,12 +73,12 @@ impl TestOutcome {
     }
 }
 
-/// Everything the checkpoint found and decided, for the Checkpoint panel.
+/// Everything the stop gate found and decided, for the Checkpoint panel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckpointReport {
+pub struct StopReport {
     /// First or second stop.
     pub phase: StopPhase,
-    /// When the checkpoint ran (RFC 3339, UTC).
+    /// When the stop gate ran (RFC 3339, UTC).
     pub created_at: String,
     /// The repository's top directory; `None` when git was unavailable.
     pub repo_root: Option<PathBuf>,
@@ -96,9 +96,9 @@ pub struct CheckpointReport {
     pub instructions: Vec<String>,
     /// Gated files that are not committed.
     pub uncommitted_gated: Vec<String>,
-    /// True when nothing changed since the last checkpoint for this worker.
+    /// True when nothing changed since the stop gate last ran for this worker.
     pub unchanged: bool,
-    /// Why the checkpoint failed open (missing git, not a repository, …).
+    /// Why the stop gate failed open (missing git, not a repository, …).
     pub skipped: Option<String>,
     /// The message given to the agent when the stop was blocked.
     pub message: Option<String>,
@@ -116,7 +116,7 @@ pub struct CheckpointReport {
     pub gave_up: Option<String>,
 }
 
-impl CheckpointReport {
+impl StopReport {
     pub(crate) fn new(phase: StopPhase) -> Self {
         Self {
             phase,

@@ -1,4 +1,4 @@
-//! Per-worker checkpoint state: the fingerprint of the working tree the agent was last told
+//! Per-worker stop gate state: the fingerprint of the working tree the agent was last told
 //! about, the last test run, the consecutive blocks of each agent session, and the last
 //! report (for the panel).
 //!
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::categorize::CategorizedFile;
 use super::changes::ChangedFile;
-use super::report::{CheckpointReport, TestOutcome};
+use super::report::{StopReport, TestOutcome};
 
 /// Sessions remembered at most; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 64;
@@ -21,7 +21,7 @@ const MAX_SESSIONS: usize = 64;
 pub(crate) struct CheckpointState {
     /// Fingerprint of the changed set when the worker last stopped.
     pub(crate) fingerprint: String,
-    pub(crate) last_report: Option<CheckpointReport>,
+    pub(crate) last_report: Option<StopReport>,
     /// The last test run and the fingerprint of the tree it ran on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) last_tests: Option<LastTests>,
@@ -116,7 +116,7 @@ impl StateFile {
     }
 
     /// Saves the state; failure is logged, since a lost fingerprint only costs one extra
-    /// checkpoint message.
+    /// stop gate message.
     pub(crate) fn save(&self, state: &CheckpointState) {
         // Compact: with thousands of changed files the pretty form is several times larger.
         let result = serde_json::to_vec(state)
@@ -131,8 +131,8 @@ impl StateFile {
 /// Replaces `path` through a temporary file and a rename, so a reader sees the old or the
 /// new state, never half of one. Unlike `cp_base::write_atomic` it does not fsync: this state
 /// is a per-machine cache (a lost or empty file is moved aside by [`StateFile::load`] and
-/// costs one extra checkpoint message), and syncing megabytes on every stop of a big change
-/// set was a large part of the checkpoint's time (issue 15).
+/// costs one extra stop gate message), and syncing megabytes on every stop of a big change
+/// set was a large part of the stop gate's time (issue 15).
 fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

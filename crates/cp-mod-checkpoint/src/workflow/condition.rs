@@ -1,4 +1,4 @@
-//! Checkpoint conditions: JavaScript expressions over `context` and `phase`, evaluated by
+//! Approval gate conditions: JavaScript expressions over `context` and `phase`, evaluated by
 //! `QuickJS` (`rquickjs`) in a fresh runtime with a time and a memory limit.
 
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ pub const CONDITION_TIMEOUT: Duration = Duration::from_secs(1);
 /// How much memory one condition's runtime may use.
 pub const CONDITION_MEMORY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// Why a condition could not be evaluated (the checkpoint is then skipped).
+/// Why a condition could not be evaluated (the approval gate is then skipped).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("condition `{expression}` failed: {message}")]
 pub struct ConditionError {
@@ -60,29 +60,20 @@ pub fn evaluate_condition(
     let js = Context::full(&runtime).map_err(|e| fail(format!("cannot start JavaScript: {e}")))?;
     let context_json = context.to_string();
     let phase_json = phase.to_string();
-    let result = js.with(|ctx| -> Result<bool, String> {
+    let result = js.with(|ctx| -> Result<bool, JsFailure> {
         let globals = ctx.globals();
         let context = ctx
             .json_parse(context_json)
             .catch(&ctx)
-            .map_err(|e| e.to_string())?;
-        globals.set("context", context).map_err(|e| e.to_string())?;
-        let phase = ctx
-            .json_parse(phase_json)
-            .catch(&ctx)
-            .map_err(|e| e.to_string())?;
-        globals.set("phase", phase).map_err(|e| e.to_string())?;
-        let value: rquickjs::Value = ctx
-            .eval(expression)
-            .catch(&ctx)
-            .map_err(|e| e.to_string())?;
-        let boolean: Function = globals.get("Boolean").map_err(|e| e.to_string())?;
-        boolean
-            .call((value,))
-            .catch(&ctx)
-            .map_err(|e| e.to_string())
+            .map_err(js_failure)?;
+        globals.set("context", context).map_err(js_failure)?;
+        let phase = ctx.json_parse(phase_json).catch(&ctx).map_err(js_failure)?;
+        globals.set("phase", phase).map_err(js_failure)?;
+        let value: rquickjs::Value = ctx.eval(expression).catch(&ctx).map_err(js_failure)?;
+        let boolean: Function = globals.get("Boolean").map_err(js_failure)?;
+        boolean.call((value,)).catch(&ctx).map_err(js_failure)
     });
-    result.map_err(|message| {
+    result.map_err(|JsFailure(message)| {
         if timed_out.get() {
             fail(format!(
                 "it ran longer than {} ms and was stopped",
@@ -93,6 +84,14 @@ pub fn evaluate_condition(
             fail(message.split_whitespace().collect::<Vec<_>>().join(" "))
         }
     })
+}
+
+/// A JavaScript error, as text: a caught exception borrows the runtime it was thrown in, so
+/// only its message can leave [`Context::with`].
+struct JsFailure(String);
+
+fn js_failure(e: impl std::fmt::Display) -> JsFailure {
+    JsFailure(e.to_string())
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The run context of seed 004: checkpoint records, the skip list, iteration counts, vars and
+//! The run context: approval gate records, the skip list, iteration counts, vars and
 //! free fields. Conditions see it as `context`.
 
 use std::collections::BTreeMap;
@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::Action;
+use super::schema::Action;
 
-/// One recorded checkpoint decision (`context.checkpoints[]`).
+/// One recorded approval gate decision (`context.checkpoints[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckpointRecord {
-    /// The phase whose checkpoint it was.
+pub struct ApprovalRecord {
+    /// The phase whose approval gate it was.
     pub phase: String,
     /// The action chosen.
     pub decision: Action,
@@ -39,9 +39,9 @@ pub struct PhaseCounters {
 /// The context of a run, as conditions see it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunContext {
-    /// Every checkpoint decision, in order.
+    /// Every approval gate decision, in order.
     #[serde(default)]
-    pub checkpoints: Vec<CheckpointRecord>,
+    pub checkpoints: Vec<ApprovalRecord>,
     /// Phases that will not run.
     #[serde(default)]
     pub skip_phases: Vec<String>,
@@ -95,7 +95,7 @@ mod tests {
         ctx.bump("planning");
         ctx.skip_phases.push("docs".into());
         ctx.extra.insert("subagents_spawned".into(), json!(2));
-        ctx.checkpoints.push(CheckpointRecord {
+        ctx.checkpoints.push(ApprovalRecord {
             phase: "discovery".into(),
             decision: Action::SkipPhases,
             skipped: Some(vec!["documentation".into()]),

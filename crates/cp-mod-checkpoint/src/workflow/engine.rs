@@ -1,4 +1,4 @@
-//! Drives a workflow run: phases through the restart loop, checkpoints through a prompter,
+//! Drives a workflow run: phases through the restart loop, approval gates through a prompter,
 //! every step saved so a crashed run resumes where it stopped.
 
 use std::collections::BTreeMap;
@@ -9,20 +9,21 @@ use cp_base::{Project, STATE_DIR, WorkerId};
 use serde_json::{Value, json};
 
 use super::condition::evaluate_condition;
-use super::context::{CheckpointRecord, RunContext};
-use super::prompter::{CheckpointPrompter, CheckpointRequest, Choice, WorkflowEvent};
+use super::context::{ApprovalRecord, RunContext};
+use super::error::WorkflowError;
+use super::prompter::{ApprovalPrompter, ApprovalRequest, Choice, WorkflowEvent};
+use super::schema::{Action, Workflow};
 use super::schema::{CURRENT_PHASE, stored_path};
 use super::store::{PendingFeedback, Position, RunState, RunStatus, RunStore, Stage, now};
 use super::template::{display_value, lookup_path, substitute};
-use super::{Action, Workflow, WorkflowError};
 use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionRunner};
 
-/// Exit code of a run aborted at a checkpoint (seed 004).
+/// Exit code of a run aborted at an approval gate.
 pub const EXIT_ABORTED: i32 = 2;
 /// Exit code of a run that failed (bad workflow, failed phase, no answer).
 pub const EXIT_FAILED: i32 = 1;
 
-/// The question of an approval checkpoint without its own prompt.
+/// The question of an approval gate without its own prompt.
 pub const APPROVAL_PROMPT: &str = "Continue with the next phase?";
 
 /// Options of a run besides the workflow file.
@@ -51,7 +52,7 @@ pub struct WorkflowOutcome {
 }
 
 impl WorkflowOutcome {
-    /// 0 when completed, [`EXIT_ABORTED`] (2) when aborted at a checkpoint.
+    /// 0 when completed, [`EXIT_ABORTED`] (2) when aborted at an approval gate.
     pub fn exit_code(&self) -> i32 {
         match self.status {
             RunStatus::Aborted => EXIT_ABORTED,
@@ -65,12 +66,12 @@ impl WorkflowOutcome {
 ///
 /// Checks the workflow and the git preconditions (clean tree unless `--allow-dirty`, with
 /// auto-commit), creates `.context-pilot/runs/<id>/`, then runs every phase through the restart
-/// loop with `runner` and asks `prompter` at checkpoints.
+/// loop with `runner` and asks `prompter` at approval gates.
 pub fn run_workflow(
     project: &Project,
     workflow_path: &Path,
     runner: &mut dyn SessionRunner,
-    prompter: &mut dyn CheckpointPrompter,
+    prompter: &mut dyn ApprovalPrompter,
     options: &RunOptions,
 ) -> Result<WorkflowOutcome, WorkflowError> {
     let workflow = Workflow::load(workflow_path)?;
@@ -123,7 +124,7 @@ pub fn run_workflow(
 }
 
 /// Continues run `run_id` after a crash or a failed phase: the phase in progress runs again;
-/// a checkpoint that was waiting asks again. No clean-tree check: the changes are the run's.
+/// an approval gate that was waiting asks again. No clean-tree check: the changes are the run's.
 ///
 /// `workflow_path`, when given, must be the file the run started with.
 pub fn resume_workflow(
@@ -131,7 +132,7 @@ pub fn resume_workflow(
     run_id: &str,
     workflow_path: Option<&Path>,
     runner: &mut dyn SessionRunner,
-    prompter: &mut dyn CheckpointPrompter,
+    prompter: &mut dyn ApprovalPrompter,
     options: &RunOptions,
 ) -> Result<WorkflowOutcome, WorkflowError> {
     let store = RunStore::new(project);
@@ -222,7 +223,7 @@ fn lookup(state: &RunState, phase: &str, name: &str) -> Option<String> {
     lookup_path(&state.context.to_value(), name).map(display_value)
 }
 
-/// What a checkpoint decided.
+/// What an approval gate decided.
 struct Decided {
     label: String,
     action: Action,
@@ -236,7 +237,7 @@ struct Engine<'a> {
     store: RunStore,
     restart: RestartLoop,
     runner: &'a mut dyn SessionRunner,
-    prompter: &'a mut dyn CheckpointPrompter,
+    prompter: &'a mut dyn ApprovalPrompter,
     state: RunState,
 }
 
@@ -286,7 +287,7 @@ impl Engine<'_> {
             };
             match position.stage {
                 Stage::Phase => self.run_phase(index, position.counted)?,
-                Stage::Checkpoint => {
+                Stage::Approval => {
                     if self.checkpoint(index)? == Some(Action::Abort) {
                         return Ok(RunStatus::Aborted);
                     }
@@ -349,7 +350,7 @@ impl Engine<'_> {
         self.state.pending_feedback = None;
         self.state.position = Some(Position {
             phase: phase.id.clone(),
-            stage: Stage::Checkpoint,
+            stage: Stage::Approval,
             counted: true,
         });
         self.save()?;
@@ -360,7 +361,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// The phase's prompt with placeholders filled in, plus checkpoint feedback waiting for it.
+    /// The phase's prompt with placeholders filled in, plus approval gate feedback waiting for it.
     fn phase_prompt(&self, index: usize) -> Result<String, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let mut prompt = self.render(&phase.id, &phase.prompt)?;
@@ -383,16 +384,16 @@ impl Engine<'_> {
     }
 
     fn render(&self, phase: &str, text: &str) -> Result<String, WorkflowError> {
-        substitute(text, |name| lookup(&self.state, phase, name)).map_err(|name| {
-            WorkflowError::Invalid {
+        substitute(text, |name| lookup(&self.state, phase, name)).map_err(|source| {
+            WorkflowError::Placeholder {
                 path: self.state.workflow_file.clone(),
-                phase: Some(phase.to_owned()),
-                message: format!("{{{{{name}}}}} has no value; define it under vars:"),
+                phase: phase.to_owned(),
+                source,
             }
         })
     }
 
-    /// Runs the checkpoint of phase `index` (if it has one and its condition holds), records
+    /// Runs the approval gate of phase `index` (if it has one and its condition holds), records
     /// the decision and moves the position, in one save.
     fn checkpoint(&mut self, index: usize) -> Result<Option<Action>, WorkflowError> {
         let decided = self.ask(index)?;
@@ -402,7 +403,7 @@ impl Engine<'_> {
             self.save()?;
             return Ok(None);
         };
-        self.state.context.checkpoints.push(CheckpointRecord {
+        self.state.context.checkpoints.push(ApprovalRecord {
             phase: phase_id.clone(),
             decision: decided.action,
             skipped: (decided.action == Action::SkipPhases).then(|| decided.skipped.clone()),
@@ -422,7 +423,7 @@ impl Engine<'_> {
                 let cap = self.workflow.max_iterations(&target);
                 let runs = self.state.context.iteration(&target);
                 if runs >= cap {
-                    // Nothing is saved: the run stays at this checkpoint, so a resume asks
+                    // Nothing is saved: the run stays at this approval gate, so a resume asks
                     // again and a different answer can move on.
                     return Err(WorkflowError::IterationCap {
                         run_id: self.state.run_id.clone(),
@@ -461,7 +462,7 @@ impl Engine<'_> {
         Ok(Some(decided.action))
     }
 
-    /// Evaluates a checkpoint condition; false and errors (logged) skip the checkpoint.
+    /// Evaluates an approval gate condition; false and errors (logged) skip the approval gate.
     fn condition_holds(&mut self, index: usize, condition: &str) -> bool {
         let phase = &self.workflow.phases[index];
         let iteration = self.state.context.iteration(&phase.id);
@@ -506,7 +507,7 @@ impl Engine<'_> {
         for file in &checkpoint.show_files {
             files.push(self.render(&phase.id, file)?);
         }
-        let request = CheckpointRequest {
+        let request = ApprovalRequest {
             run_id: self.state.run_id.clone(),
             phase_id: phase.id.clone(),
             iteration,
@@ -569,9 +570,9 @@ impl Engine<'_> {
     }
 }
 
-/// The choices a checkpoint offers: Continue / Abort for approvals, else its options.
-fn choices_for(checkpoint: &super::Checkpoint) -> Vec<Choice> {
-    if checkpoint.approval_required {
+/// The choices an approval gate offers: Continue / Abort for approvals, else its options.
+fn choices_for(approval: &super::schema::Approval) -> Vec<Choice> {
+    if approval.approval_required {
         return vec![
             Choice {
                 label: "Continue".into(),
@@ -585,7 +586,7 @@ fn choices_for(checkpoint: &super::Checkpoint) -> Vec<Choice> {
             },
         ];
     }
-    checkpoint
+    approval
         .options
         .iter()
         .map(|o| Choice {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::restart::RestartError;
+use crate::workflow::template::UnknownPlaceholder;
 
 /// Errors of workflows; each names the file, phase or run involved and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +34,26 @@ pub enum WorkflowError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A phase's approval gate (its `checkpoint:` block) does not make sense.
+    #[error("workflow {path}, phase '{phase}': {source}")]
+    InvalidApproval {
+        /// The file.
+        path: PathBuf,
+        /// The phase the gate belongs to.
+        phase: String,
+        /// What is wrong and how to fix it (boxed: it is large and rare).
+        source: Box<ApprovalProblem>,
+    },
+    /// A `{{name}}` in a phase's prompt or `show_files` has no value.
+    #[error("workflow {path}, phase '{phase}': {source}")]
+    Placeholder {
+        /// The file.
+        path: PathBuf,
+        /// The phase whose text holds it.
+        phase: String,
+        /// The name without a value.
+        source: UnknownPlaceholder,
+    },
     /// The restart policy or the git checks before the run failed.
     #[error(transparent)]
     Restart(#[from] RestartError),
@@ -44,12 +65,12 @@ pub enum WorkflowError {
         /// The failure.
         source: RestartError,
     },
-    /// The person's answer could not be obtained or did not fit the checkpoint.
+    /// The person's answer could not be obtained or did not fit the approval gate.
     #[error("run {run_id}, checkpoint after phase '{phase}': {message}")]
     Prompt {
         /// The run.
         run_id: String,
-        /// The phase whose checkpoint asked.
+        /// The phase whose approval gate asked.
         phase: String,
         /// What went wrong.
         message: String,
@@ -122,4 +143,52 @@ pub enum WorkflowError {
         /// The file given now.
         given: PathBuf,
     },
+}
+
+/// Why a phase's approval gate (its `checkpoint:` block) is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalProblem {
+    #[error("checkpoint has both approval_required and options; use one of them")]
+    BothApprovalAndOptions,
+    #[error("checkpoint 'options' is empty; add options or use approval_required: true")]
+    NoOptions,
+    #[error(
+        "checkpoint 'condition' is empty; remove it or write an expression such as \
+         \"context.phases.iteration_counts[phase.id] > 1\""
+    )]
+    EmptyCondition,
+    #[error("option '{label}': {source}")]
+    Option {
+        /// The option's label.
+        label: String,
+        /// What is wrong with it.
+        source: OptionProblem,
+    },
+    #[error("two options are labelled '{0}'; labels must differ")]
+    DuplicateLabel(String),
+}
+
+/// Why one option of an approval gate is invalid. `phases` lists the workflow's phase ids.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionProblem {
+    #[error("'label' is empty")]
+    EmptyLabel,
+    #[error("repeat_phase needs a 'target': \"current\" or one of {phases}")]
+    RepeatWithoutTarget { phases: String },
+    #[error(
+        "repeat_phase target '{target}' is not a phase of this workflow; use \
+         \"current\" or one of {phases}"
+    )]
+    UnknownRepeatTarget { target: String, phases: String },
+    #[error("skip_phases needs 'phases': a list of {phases}")]
+    SkipWithoutPhases { phases: String },
+    #[error(
+        "skip_phases names '{missing}', which is not a phase of this workflow (phases: \
+         {phases})"
+    )]
+    UnknownSkipPhase { missing: String, phases: String },
+    #[error("'target' only applies to repeat_phase, not {0}")]
+    TargetNotApplicable(&'static str),
+    #[error("'phases' only applies to skip_phases, not {0}")]
+    PhasesNotApplicable(&'static str),
 }

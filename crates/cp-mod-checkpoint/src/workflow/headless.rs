@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{EXIT_FAILED, RunOptions, resume_workflow, run_workflow};
 use super::prompter::{
-    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, WorkflowEvent,
+    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
 };
 use crate::restart::SessionRunner;
 
 /// Prefix of progress lines.
 const PREFIX: &str = "[context-pilot]";
 
-fn show_request(out: &mut dyn Write, request: &CheckpointRequest) -> std::io::Result<()> {
+fn show_request(out: &mut dyn Write, request: &ApprovalRequest) -> std::io::Result<()> {
     writeln!(
         out,
         "\n== Checkpoint after phase '{}' (iteration {}) ==",
@@ -43,7 +43,7 @@ fn io_error(e: &std::io::Error) -> PromptError {
 }
 
 /// Finds a choice by 1-based number or by label (case-insensitive).
-fn match_choice(request: &CheckpointRequest, text: &str) -> Option<usize> {
+fn match_choice(request: &ApprovalRequest, text: &str) -> Option<usize> {
     let text = text.trim();
     if let Ok(n) = text.parse::<usize>() {
         return (1..=request.choices.len()).contains(&n).then(|| n - 1);
@@ -54,7 +54,7 @@ fn match_choice(request: &CheckpointRequest, text: &str) -> Option<usize> {
         .position(|c| c.label.trim().eq_ignore_ascii_case(text))
 }
 
-fn choice_list(request: &CheckpointRequest) -> String {
+fn choice_list(request: &ApprovalRequest) -> String {
     request
         .choices
         .iter()
@@ -85,8 +85,8 @@ impl<R: BufRead, W: Write> TerminalPrompter<R, W> {
     }
 }
 
-impl<R: BufRead, W: Write> CheckpointPrompter for TerminalPrompter<R, W> {
-    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError> {
+impl<R: BufRead, W: Write> ApprovalPrompter for TerminalPrompter<R, W> {
+    fn ask(&mut self, request: &ApprovalRequest) -> Result<ApprovalAnswer, PromptError> {
         show_request(&mut self.output, request).map_err(|e| io_error(&e))?;
         let n = request.choices.len();
         let choice = loop {
@@ -117,7 +117,7 @@ impl<R: BufRead, W: Write> CheckpointPrompter for TerminalPrompter<R, W> {
         } else {
             None
         };
-        Ok(CheckpointAnswer { choice, feedback })
+        Ok(ApprovalAnswer { choice, feedback })
     }
 
     fn on_event(&mut self, event: &WorkflowEvent) {
@@ -145,7 +145,7 @@ pub enum AnswerChoice {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Answer {
-    /// The phase whose checkpoint this answers; checked when given.
+    /// The phase whose approval gate this answers; checked when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// The option.
@@ -155,7 +155,7 @@ pub struct Answer {
     pub feedback: Option<String>,
 }
 
-/// Answers checkpoints from a list consumed in order (`--answers FILE`, YAML or JSON).
+/// Answers approval gates from a list consumed in order (`--answers FILE`, YAML or JSON).
 #[derive(Debug)]
 pub struct AnswersPrompter<W> {
     source: String,
@@ -195,8 +195,8 @@ impl<W: Write> AnswersPrompter<W> {
     }
 }
 
-impl<W: Write> CheckpointPrompter for AnswersPrompter<W> {
-    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError> {
+impl<W: Write> ApprovalPrompter for AnswersPrompter<W> {
+    fn ask(&mut self, request: &ApprovalRequest) -> Result<ApprovalAnswer, PromptError> {
         let _ = show_request(&mut self.output, request);
         let source = &self.source;
         let Some(answer) = self.answers.pop_front() else {
@@ -234,7 +234,7 @@ impl<W: Write> CheckpointPrompter for AnswersPrompter<W> {
             choice + 1,
             request.choices[choice].label
         );
-        Ok(CheckpointAnswer {
+        Ok(ApprovalAnswer {
             choice,
             feedback: answer.feedback,
         })
@@ -260,7 +260,7 @@ pub struct RunArgs {
 
 /// Runs `context-pilot run --headless`: prompts on `input`/`output` (or answers from
 /// `--answers`), prints progress to `output`, and returns the process exit code: 0 completed,
-/// 2 aborted at a checkpoint, 1 on any error (printed with what to do).
+/// 2 aborted at an approval gate, 1 on any error (printed with what to do).
 pub fn run_headless(
     project: &Project,
     args: &RunArgs,
@@ -303,8 +303,8 @@ fn dispatch(
     project: &Project,
     args: &RunArgs,
     runner: &mut dyn SessionRunner,
-    prompter: &mut dyn CheckpointPrompter,
-) -> Result<super::WorkflowOutcome, super::WorkflowError> {
+    prompter: &mut dyn ApprovalPrompter,
+) -> Result<super::engine::WorkflowOutcome, super::error::WorkflowError> {
     match (&args.resume, &args.workflow) {
         (Some(run_id), workflow) => resume_workflow(
             project,
@@ -315,7 +315,7 @@ fn dispatch(
             &args.options,
         ),
         (None, Some(workflow)) => run_workflow(project, workflow, runner, prompter, &args.options),
-        (None, None) => Err(super::WorkflowError::Invalid {
+        (None, None) => Err(super::error::WorkflowError::Invalid {
             path: PathBuf::from("(none)"),
             phase: None,
             message: "give a workflow file (context-pilot run FILE.yaml) or --resume RUN_ID".into(),
@@ -328,8 +328,8 @@ mod tests {
     use super::*;
     use crate::workflow::{Action, Choice};
 
-    fn request() -> CheckpointRequest {
-        CheckpointRequest {
+    fn request() -> ApprovalRequest {
+        ApprovalRequest {
             run_id: "r".into(),
             phase_id: "plan".into(),
             iteration: 1,

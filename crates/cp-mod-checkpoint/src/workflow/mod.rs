@@ -1,12 +1,12 @@
-//! Workflows with human checkpoints (seed 004): YAML phases run one after another through the
-//! restart loop, with approval or custom checkpoints between them.
+//! Workflows with approval gates: YAML phases run one after another through the
+//! restart loop, with approval or custom approval gates between them.
 //!
 //! - [`Workflow`] parses and validates the file (errors name the file and the phase).
 //! - [`run_workflow`] / [`resume_workflow`] drive a run: each phase goes through
 //!   [`RestartLoop`](crate::RestartLoop) with a [`SessionRunner`](crate::SessionRunner); each
-//!   checkpoint asks a [`CheckpointPrompter`]; every step is saved to
+//!   approval gate asks an [`ApprovalPrompter`]; every step is saved to
 //!   `.context-pilot/runs/<id>/context.json` ([`RunState`]).
-//! - Conditions are JavaScript ([`evaluate_condition`]); a failing one skips its checkpoint.
+//! - Conditions are JavaScript ([`evaluate_condition`]); a failing one skips its approval gate.
 //! - [`run_headless`] is the terminal front-end ([`TerminalPrompter`], [`AnswersPrompter`]).
 
 mod condition;
@@ -22,22 +22,23 @@ mod template;
 pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };
-pub use context::{CheckpointRecord, PhaseCounters, RunContext};
+pub use context::{ApprovalRecord, PhaseCounters, RunContext};
 pub use engine::{
     APPROVAL_PROMPT, EXIT_ABORTED, EXIT_FAILED, RunOptions, WorkflowOutcome, resume_workflow,
     run_workflow,
 };
-pub use error::WorkflowError;
+pub use error::{ApprovalProblem, OptionProblem, WorkflowError};
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
 pub use prompter::{
-    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, Choice, PromptError, WorkflowEvent,
+    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
 pub use schema::{
-    Action, CURRENT_PHASE, Checkpoint, CheckpointOption, OnSelect, Phase, RESERVED_CONTEXT_KEYS,
+    Action, Approval, ApprovalOption, CURRENT_PHASE, OnSelect, Phase, RESERVED_CONTEXT_KEYS,
     Workflow,
 };
 pub use store::{
     PendingFeedback, Position, RUN_FILE, RunLock, RunState, RunStatus, RunStore, Stage,
 };
+pub use template::UnknownPlaceholder;

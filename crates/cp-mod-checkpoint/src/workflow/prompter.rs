@@ -1,4 +1,4 @@
-//! Where a person answers: the [`CheckpointPrompter`] trait (the TUI shows a modal dialog; the
+//! Where a person answers: the [`ApprovalPrompter`] trait (the TUI shows a modal dialog; the
 //! headless front-end prompts on the terminal or reads an answers file), and the progress
 //! events a front-end shows.
 
@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Action, RunStatus};
+use super::schema::Action;
+use super::store::RunStatus;
 use crate::restart::RestartEvent;
 
 /// One choice as the person sees it.
@@ -21,9 +22,9 @@ pub struct Choice {
     pub action: Action,
 }
 
-/// A checkpoint waiting for an answer.
+/// An approval gate waiting for an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckpointRequest {
+pub struct ApprovalRequest {
     /// The run.
     pub run_id: String,
     /// The phase that just finished.
@@ -42,8 +43,8 @@ pub struct CheckpointRequest {
 
 /// The person's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckpointAnswer {
-    /// Index into [`CheckpointRequest::choices`] (0-based).
+pub struct ApprovalAnswer {
+    /// Index into [`ApprovalRequest::choices`] (0-based).
     pub choice: usize,
     /// Feedback text, for choices `with_feedback` (ignored for others).
     pub feedback: Option<String>,
@@ -90,12 +91,12 @@ pub enum WorkflowEvent {
         /// Restarts it used.
         restarts: u32,
     },
-    /// A checkpoint's condition was false.
+    /// An approval gate's condition was false.
     CheckpointSkipped {
         /// The phase.
         phase: String,
     },
-    /// A checkpoint's condition threw or hit a limit; the checkpoint was skipped.
+    /// An approval gate's condition threw or hit a limit; the approval gate was skipped.
     ConditionFailed {
         /// The phase.
         phase: String,
@@ -160,13 +161,13 @@ impl fmt::Display for WorkflowEvent {
     }
 }
 
-/// Asks a person at checkpoints and shows progress.
+/// Asks a person at approval gates and shows progress.
 ///
 /// The TUI implements it with a modal dialog: the prompt, the files (openable), the choices,
 /// and a text field when the selected choice has `with_feedback`.
-pub trait CheckpointPrompter {
+pub trait ApprovalPrompter {
     /// Shows `request` and returns the answer. An error stops the run; it can be resumed.
-    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError>;
+    fn ask(&mut self, request: &ApprovalRequest) -> Result<ApprovalAnswer, PromptError>;
 
     /// Shows a progress event; the default ignores it.
     fn on_event(&mut self, event: &WorkflowEvent) {

@@ -1,4 +1,4 @@
-//! The workflow file: YAML phases with optional human checkpoints (seed 004), and its checks.
+//! The workflow file: YAML phases with optional approval gates, and its checks.
 //!
 //! ```yaml
 //! name: feature
@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::WorkflowError;
+use super::error::{ApprovalProblem, OptionProblem, WorkflowError};
 use super::template::placeholders;
 
-/// `repeat_phase` target meaning "the phase this checkpoint belongs to".
+/// `repeat_phase` target meaning "the phase this approval gate belongs to".
 pub const CURRENT_PHASE: &str = "current";
 
 /// Top-level context keys the engine owns; the file's `context` may not set them.
@@ -51,7 +51,7 @@ pub struct Workflow {
     #[serde(default)]
     pub context: Map<String, Value>,
     /// How many times any phase may run in one run (its first run included), unless the
-    /// phase sets its own `max_iterations`. Default [`DEFAULT_MAX_ITERATIONS`].
+    /// phase sets its own `max_iterations`. Default `DEFAULT_MAX_ITERATIONS` (10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
     /// The phases, run in order.
@@ -62,7 +62,7 @@ pub struct Workflow {
 /// rework, and a stop for a `repeat_phase` answered in a loop.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
 
-/// One phase: a prompt for the agent, and an optional checkpoint after it.
+/// One phase: a prompt for the agent, and an optional approval gate after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
@@ -70,9 +70,9 @@ pub struct Phase {
     pub id: String,
     /// The task, with `{{var}}` placeholders.
     pub prompt: String,
-    /// The human checkpoint after the phase.
+    /// The approval gate after the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<Approval>,
     /// How many times this phase may run in one run (its first run included); overrides the
     /// workflow's `max_iterations`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,12 +82,12 @@ pub struct Phase {
 /// A checkpoint: `approval_required: true` (Continue / Abort), or custom options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Checkpoint {
+pub struct Approval {
     /// Ask Continue / Abort.
     #[serde(default)]
     pub approval_required: bool,
-    /// JavaScript expression over `context` and `phase`; the checkpoint shows only when it is
-    /// truthy. An expression that throws is logged and the checkpoint is skipped.
+    /// JavaScript expression over `context` and `phase`; the approval gate shows only when it is
+    /// truthy. An expression that throws is logged and the approval gate is skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// The question.
@@ -96,15 +96,15 @@ pub struct Checkpoint {
     /// Files to review, with `{{var}}` placeholders.
     #[serde(default)]
     pub show_files: Vec<String>,
-    /// The choices (custom checkpoints).
+    /// The choices (custom approval gates).
     #[serde(default)]
-    pub options: Vec<CheckpointOption>,
+    pub options: Vec<ApprovalOption>,
 }
 
-/// One choice of a custom checkpoint.
+/// One choice of a custom approval gate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CheckpointOption {
+pub struct ApprovalOption {
     /// What the person sees.
     pub label: String,
     /// Ask for free-text feedback after this choice.
@@ -128,7 +128,7 @@ pub struct OnSelect {
     pub phases: Vec<String>,
 }
 
-/// Checkpoint actions (also the `decision` of a checkpoint record).
+/// Approval gate actions (also the `decision` of an approval gate record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -258,7 +258,13 @@ impl Workflow {
                 ));
             }
             if let Some(checkpoint) = &phase.checkpoint {
-                validate_checkpoint(checkpoint, &ids).map_err(|m| invalid(Some(id), m))?;
+                validate_approval(checkpoint, &ids).map_err(|source| {
+                    WorkflowError::InvalidApproval {
+                        path: path.to_path_buf(),
+                        phase: id.to_owned(),
+                        source: Box::new(source),
+                    }
+                })?;
             }
         }
         Ok(())
@@ -283,83 +289,69 @@ impl Workflow {
     }
 }
 
-fn validate_checkpoint(checkpoint: &Checkpoint, ids: &[&str]) -> Result<(), String> {
+fn validate_approval(checkpoint: &Approval, ids: &[&str]) -> Result<(), ApprovalProblem> {
     if checkpoint.approval_required && !checkpoint.options.is_empty() {
-        return Err("checkpoint has both approval_required and options; use one of them".into());
+        return Err(ApprovalProblem::BothApprovalAndOptions);
     }
     if !checkpoint.approval_required && checkpoint.options.is_empty() {
-        return Err(
-            "checkpoint 'options' is empty; add options or use approval_required: true".into(),
-        );
+        return Err(ApprovalProblem::NoOptions);
     }
     if checkpoint
         .condition
         .as_ref()
         .is_some_and(|c| c.trim().is_empty())
     {
-        return Err(
-            "checkpoint 'condition' is empty; remove it or write an expression such as \
-             \"context.phases.iteration_counts[phase.id] > 1\""
-                .into(),
-        );
+        return Err(ApprovalProblem::EmptyCondition);
     }
     let mut labels = HashSet::new();
     for option in &checkpoint.options {
-        validate_option(option, ids).map_err(|m| format!("option '{}': {m}", option.label))?;
+        validate_option(option, ids).map_err(|source| ApprovalProblem::Option {
+            label: option.label.clone(),
+            source,
+        })?;
         if !labels.insert(option.label.trim().to_lowercase()) {
-            return Err(format!(
-                "two options are labelled '{}'; labels must differ",
-                option.label
-            ));
+            return Err(ApprovalProblem::DuplicateLabel(option.label.clone()));
         }
     }
     Ok(())
 }
 
-fn validate_option(option: &CheckpointOption, ids: &[&str]) -> Result<(), String> {
+fn validate_option(option: &ApprovalOption, ids: &[&str]) -> Result<(), OptionProblem> {
     if option.label.trim().is_empty() {
-        return Err("'label' is empty".into());
+        return Err(OptionProblem::EmptyLabel);
     }
     let on = &option.on_select;
-    let list = ids.join(", ");
+    let phases = || ids.join(", ");
     match on.action {
         Action::RepeatPhase => {
             let Some(target) = on.target.as_deref() else {
-                return Err(format!(
-                    "repeat_phase needs a 'target': \"current\" or one of {list}"
-                ));
+                return Err(OptionProblem::RepeatWithoutTarget { phases: phases() });
             };
             if target != CURRENT_PHASE && !ids.contains(&target) {
-                return Err(format!(
-                    "repeat_phase target '{target}' is not a phase of this workflow; use \
-                     \"current\" or one of {list}"
-                ));
+                return Err(OptionProblem::UnknownRepeatTarget {
+                    target: target.to_owned(),
+                    phases: phases(),
+                });
             }
         }
         Action::SkipPhases => {
             if on.phases.is_empty() {
-                return Err(format!("skip_phases needs 'phases': a list of {list}"));
+                return Err(OptionProblem::SkipWithoutPhases { phases: phases() });
             }
             if let Some(missing) = on.phases.iter().find(|p| !ids.contains(&p.as_str())) {
-                return Err(format!(
-                    "skip_phases names '{missing}', which is not a phase of this workflow (phases: \
-                     {list})"
-                ));
+                return Err(OptionProblem::UnknownSkipPhase {
+                    missing: missing.clone(),
+                    phases: phases(),
+                });
             }
         }
         Action::Continue | Action::Abort => {}
     }
     if on.target.is_some() && on.action != Action::RepeatPhase {
-        return Err(format!(
-            "'target' only applies to repeat_phase, not {}",
-            on.action.as_str()
-        ));
+        return Err(OptionProblem::TargetNotApplicable(on.action.as_str()));
     }
     if !on.phases.is_empty() && on.action != Action::SkipPhases {
-        return Err(format!(
-            "'phases' only applies to skip_phases, not {}",
-            on.action.as_str()
-        ));
+        return Err(OptionProblem::PhasesNotApplicable(on.action.as_str()));
     }
     Ok(())
 }

@@ -9,7 +9,8 @@ use std::time::SystemTime;
 use cp_base::{Project, is_valid_name, write_atomic};
 use serde::{Deserialize, Serialize};
 
-use super::{RunContext, WorkflowError};
+use super::context::RunContext;
+use super::error::WorkflowError;
 
 /// Name of the run file inside `runs/<id>/`.
 pub const RUN_FILE: &str = "context.json";
@@ -25,7 +26,7 @@ pub enum RunStatus {
     Running,
     /// Every phase ran (or was skipped).
     Completed,
-    /// Aborted at a checkpoint (exit code 2).
+    /// Aborted at an approval gate (exit code 2).
     Aborted,
     /// A phase failed; fix the cause and resume.
     Failed,
@@ -43,14 +44,15 @@ impl RunStatus {
     }
 }
 
-/// Whether the phase at the position is still to run or waits for its checkpoint.
+/// Whether the phase at the position is still to run or waits for its approval gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// The phase is about to run or was running (a resume runs it again).
     Phase,
-    /// The phase is done; its checkpoint is next.
-    Checkpoint,
+    /// The phase is done; its approval gate is next.
+    #[serde(rename = "checkpoint")]
+    Approval,
 }
 
 /// Where a run is.
@@ -69,7 +71,7 @@ pub struct Position {
 /// Feedback waiting to be passed into the next phase's prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingFeedback {
-    /// The phase whose checkpoint collected it.
+    /// The phase whose approval gate collected it.
     pub phase: String,
     /// The option chosen.
     pub option: String,
@@ -261,6 +263,19 @@ mod tests {
             updated_at: String::new(),
             context: RunContext::default(),
         }
+    }
+
+    #[test]
+    fn the_approval_stage_keeps_its_saved_name() {
+        // Runs saved before the rename name the stage "checkpoint"; they must still resume.
+        assert_eq!(
+            serde_json::to_value(Stage::Approval).unwrap(),
+            serde_json::json!("checkpoint")
+        );
+        assert_eq!(
+            serde_json::from_value::<Stage>(serde_json::json!("checkpoint")).unwrap(),
+            Stage::Approval
+        );
     }
 
     #[test]

@@ -23,18 +23,28 @@ pub(crate) fn display_value(value: &Value) -> String {
     }
 }
 
+/// A `{{name}}` that has no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{{{{{name}}}}} has no value; define it under vars:")]
+pub struct UnknownPlaceholder {
+    /// The name between the braces.
+    pub name: String,
+}
+
 /// Replaces each `{{name}}` with `lookup(name)`; the first unknown name is the error.
 pub(crate) fn substitute(
     text: &str,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+) -> Result<String, UnknownPlaceholder> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else { break };
         let name = after[..end].trim();
-        let value = lookup(name).ok_or_else(|| name.to_owned())?;
+        let value = lookup(name).ok_or_else(|| UnknownPlaceholder {
+            name: name.to_owned(),
+        })?;
         out.push_str(&rest[..start]);
         out.push_str(&value);
         rest = &after[end + 2..];
@@ -66,7 +76,12 @@ mod tests {
             substitute("{{out}}/plan-{{ n }}.md {{feature.flags.1}}", look).unwrap(),
             "docs/plan-3.md b"
         );
-        assert_eq!(substitute("{{out}} {{nope}}", look).unwrap_err(), "nope");
+        let unknown = substitute("{{out}} {{nope}}", look).unwrap_err();
+        assert_eq!(unknown.name, "nope");
+        assert_eq!(
+            unknown.to_string(),
+            "{{nope}} has no value; define it under vars:"
+        );
         assert_eq!(
             substitute("no vars, {{ unclosed", look).unwrap(),
             "no vars, {{ unclosed"

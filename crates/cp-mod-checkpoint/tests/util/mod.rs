@@ -18,8 +18,7 @@ use std::sync::Arc;
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{
-    CheckpointConfig, CheckpointRule, ConsoleTestRunner, StopCheckpoint, StopInput, StopOutcome,
-    TestConfig,
+    ConsoleTestRunner, StopGate, StopGateConfig, StopInput, StopOutcome, StopRule, TestConfig,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient};
 
@@ -121,11 +120,11 @@ impl Repo {
     }
 
     /// The checkpoint for `config`, running tests as console sessions of `project`'s
-    /// console server (the test build), as `StopCheckpoint::for_project` does.
-    pub fn checkpoint(&self, project: &Project, config: CheckpointConfig) -> StopCheckpoint {
+    /// console server (the test build), as `StopGate::for_project` does.
+    pub fn checkpoint(&self, project: &Project, config: StopGateConfig) -> StopGate {
         let client = console_client(project.root());
         self.consoles.borrow_mut().push(client.clone());
-        StopCheckpoint::new(config)
+        StopGate::new(config)
             .unwrap()
             .with_runner(Arc::new(ConsoleTestRunner::new(client)))
     }
@@ -181,12 +180,12 @@ impl Suite {
     }
 }
 
-/// A generic preset in the spirit of seed 000: service code → restart, TUI code → SIGUSR2,
+/// A generic preset: service code → restart, TUI code → SIGUSR2,
 /// tests gated, docs neither; any `.py` change runs `command`.
-pub fn preset(command: &str, timeout_secs: u64) -> CheckpointConfig {
+pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
     let rule =
         |name: &str, include: &[&str], exclude: &[&str], instruction: Option<&str>, gated| {
-            CheckpointRule {
+            StopRule {
                 name: name.into(),
                 include: include.iter().map(|s| (*s).to_owned()).collect(),
                 exclude: exclude.iter().map(|s| (*s).to_owned()).collect(),
@@ -194,7 +193,7 @@ pub fn preset(command: &str, timeout_secs: u64) -> CheckpointConfig {
                 gated,
             }
         };
-    CheckpointConfig {
+    StopGateConfig {
         rules: vec![
             rule(
                 "service code",
@@ -213,17 +212,17 @@ pub fn preset(command: &str, timeout_secs: u64) -> CheckpointConfig {
             command: command.into(),
             timeout_secs,
         }),
-        ..CheckpointConfig::default()
+        ..StopGateConfig::default()
     }
 }
 
 /// A stop of agent session `s1` of worker `w1`.
-pub fn stop(checkpoint: &StopCheckpoint, project: &Project) -> StopOutcome {
+pub fn stop(checkpoint: &StopGate, project: &Project) -> StopOutcome {
     stop_in(checkpoint, project, "s1")
 }
 
 /// A stop of agent session `session` of worker `w1`.
-pub fn stop_in(checkpoint: &StopCheckpoint, project: &Project, session: &str) -> StopOutcome {
+pub fn stop_in(checkpoint: &StopGate, project: &Project, session: &str) -> StopOutcome {
     checkpoint.evaluate(&StopInput {
         project: project.clone(),
         worker: WorkerId::new("w1").unwrap(),

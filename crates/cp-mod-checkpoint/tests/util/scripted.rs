@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cp_base::{Notifier, Project, Registry, ToolCall, ToolEnv, WorkerId};
 use cp_mod_checkpoint::{
-    CheckpointModule, HANDOFF_TOOL, Handoff, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+    CheckpointModule, HANDOFF_TOOL, Handoff, RunnerError, SessionControl, SessionEnd,
+    SessionRunner, ToolRecord,
 };
 use serde_json::Value;
 
@@ -205,7 +206,7 @@ impl SessionRunner for ScriptedRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Option<Handoff>, RunnerError> {
         self.journal
             .lock()
             .unwrap()
@@ -295,7 +296,7 @@ impl SessionRunner for EchoRunner {
         &mut self,
         _request: &str,
         _control: &SessionControl,
-    ) -> Result<Option<Handoff>, String> {
+    ) -> Result<Option<Handoff>, RunnerError> {
         Ok(None)
     }
 }
@@ -305,7 +306,7 @@ impl SessionRunner for EchoRunner {
 pub struct ListPrompter {
     /// `(label, feedback)` answers, consumed in order.
     pub answers: VecDeque<(String, Option<String>)>,
-    pub requests: Vec<cp_mod_checkpoint::CheckpointRequest>,
+    pub requests: Vec<cp_mod_checkpoint::ApprovalRequest>,
     pub events: Vec<cp_mod_checkpoint::WorkflowEvent>,
 }
 
@@ -326,11 +327,11 @@ impl ListPrompter {
     }
 }
 
-impl cp_mod_checkpoint::CheckpointPrompter for ListPrompter {
+impl cp_mod_checkpoint::ApprovalPrompter for ListPrompter {
     fn ask(
         &mut self,
-        request: &cp_mod_checkpoint::CheckpointRequest,
-    ) -> Result<cp_mod_checkpoint::CheckpointAnswer, cp_mod_checkpoint::PromptError> {
+        request: &cp_mod_checkpoint::ApprovalRequest,
+    ) -> Result<cp_mod_checkpoint::ApprovalAnswer, cp_mod_checkpoint::PromptError> {
         self.requests.push(request.clone());
         let Some((label, feedback)) = self.answers.pop_front() else {
             return Err(cp_mod_checkpoint::PromptError(format!(
@@ -343,7 +344,7 @@ impl cp_mod_checkpoint::CheckpointPrompter for ListPrompter {
             .iter()
             .position(|c| c.label == label)
             .unwrap_or_else(|| panic!("no choice '{label}' in {:?}", request.choices));
-        Ok(cp_mod_checkpoint::CheckpointAnswer { choice, feedback })
+        Ok(cp_mod_checkpoint::ApprovalAnswer { choice, feedback })
     }
 
     fn on_event(&mut self, event: &cp_mod_checkpoint::WorkflowEvent) {

@@ -1,6 +1,6 @@
 //! Go: a module (`go.mod`) tests every package below it.
 
-use super::Probe;
+use super::probe::Probe;
 
 pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
     probe.has_file("go.mod").then(|| "go test ./...".to_owned())

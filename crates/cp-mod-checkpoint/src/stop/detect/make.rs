@@ -1,6 +1,6 @@
 //! Make: a Makefile with a `test` target, the last resort when no manifest says more.
 
-use super::Probe;
+use super::probe::Probe;
 
 pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
     ["GNUmakefile", "makefile", "Makefile"]

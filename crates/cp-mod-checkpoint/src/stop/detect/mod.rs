@@ -9,11 +9,14 @@
 mod go;
 mod make;
 mod node;
+mod probe;
 mod python;
 mod rust;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+
+use probe::Probe;
 
 /// A detected test command and where to run it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,40 +26,11 @@ pub(crate) struct Detected {
     pub(crate) dir: PathBuf,
 }
 
-/// What a detector may look at: the directory and the `PATH` the command will run with.
-pub(super) struct Probe<'a> {
-    pub(super) dir: &'a Path,
-    path_env: Option<&'a OsStr>,
-}
-
-impl Probe<'_> {
-    pub(super) fn has_file(&self, name: &str) -> bool {
-        self.dir.join(name).is_file()
-    }
-
-    pub(super) fn read(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(name)).ok()
-    }
-
-    /// Whether `program` is an executable file on the `PATH` the tests will run with.
-    pub(super) fn on_path(&self, program: &str) -> bool {
-        use std::os::unix::fs::PermissionsExt;
-        let path = match self.path_env {
-            Some(path) => path.to_owned(),
-            None => std::env::var_os("PATH").unwrap_or_default(),
-        };
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    }
-}
-
 /// Looks in each of `dirs` in turn for a manifest that names the test runner. `path_env`
 /// replaces `PATH` when deciding whether a tool (uv, poetry, pnpm…) is installed.
 pub(crate) fn detect_test_command(dirs: &[&Path], path_env: Option<&OsStr>) -> Option<Detected> {
     dirs.iter().find_map(|dir| {
-        let probe = Probe { dir, path_env };
+        let probe = Probe::new(dir, path_env);
         detect_in(&probe).map(|command| Detected {
             command,
             dir: dir.to_path_buf(),
@@ -137,10 +111,7 @@ pub(super) mod tests {
     fn on_path_needs_an_executable_file() {
         let bin = tools(&["uv"]);
         std::fs::write(bin.path().join("poetry"), "not executable").unwrap();
-        let probe = Probe {
-            dir: bin.path(),
-            path_env: Some(bin.path().as_os_str()),
-        };
+        let probe = Probe::new(bin.path(), Some(bin.path().as_os_str()));
         assert!(probe.on_path("uv"));
         assert!(!probe.on_path("poetry"));
         assert!(!probe.on_path("pnpm"));

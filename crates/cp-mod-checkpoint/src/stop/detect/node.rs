@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::Probe;
+use super::probe::Probe;
 
 /// Lockfile → the command that runs the package's `test` script. `bun test` would run bun's
 /// own test runner instead of the script, hence `bun run test`.

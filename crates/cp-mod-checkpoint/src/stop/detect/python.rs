@@ -6,7 +6,7 @@
 //! a `.venv`/`venv` → its interpreter; `uv.lock` with `uv` installed → `uv run`;
 //! `poetry.lock` with `poetry` installed → `poetry run`; otherwise `python3`.
 
-use super::Probe;
+use super::probe::Probe;
 
 /// Files that make a directory a Python project.
 const MARKERS: &[&str] = &[

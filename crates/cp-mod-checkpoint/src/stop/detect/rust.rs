@@ -2,7 +2,7 @@
 //! package's plain `cargo test` would test only itself); a member crate's directory tests
 //! that crate, with cargo finding the workspace above it.
 
-use super::Probe;
+use super::probe::Probe;
 
 pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
     let manifest = probe.read("Cargo.toml")?;

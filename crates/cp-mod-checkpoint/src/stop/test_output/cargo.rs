@@ -2,13 +2,14 @@
 //! `cargo nextest run` (its `Summary` line).
 //!
 //! A build that fails prints no `test result:` line at all, so it is not recognized here and
-//! the checkpoint reports it as an error with the output tail.
+//! the stop gate reports it as an error with the output tail.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{COUNT, TestFramework, TestSummary, num, push_unique, re};
+use super::scan::{COUNT, num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;(?:.*?finished in ([0-9.]+)s)?")

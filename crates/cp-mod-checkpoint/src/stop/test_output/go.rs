@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, num, push_unique, re};
+use super::scan::{num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static OK: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^ok\s+\S+\s+(?:([0-9.]+)s|\(cached\))"));
 static FAIL: LazyLock<Regex> =

@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, counts, num, push_unique, re};
+use super::scan::{counts, num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^Tests:\s+(.*\d+ total)"));
 static SUITES: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^Test Suites:\s+(.*\d+ total)"));

@@ -2,14 +2,15 @@
 //! test title on the next, deeper-indented line ending in `:`.
 //!
 //! A spec file that throws while loading stops mocha before the summary, so such output is
-//! not recognized and the checkpoint reports it as an error with its tail. Written from
+//! not recognized and the stop gate reports it as an error with its tail. Written from
 //! mocha's documented output (mocha was not installed).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, num, push_unique, re};
+use super::scan::{num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static PASSING: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^\s*(\d+) passing(?: \((\d+)(ms|s)\))?\s*$"));

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, num, push_unique, re};
+use super::scan::{num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static FOOTER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^(?:#|ℹ) (tests|pass|fail|duration_ms) ([0-9.]+)\s*$"));

@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, counts, num, push_unique, re};
+use super::scan::{counts, num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?m)^=*\s*((?:\d+ [a-z]+|no tests ran)(?:, \d+ [a-z]+)*) in ([0-9.]+)s\b")

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestFramework, TestSummary, counts, num, push_unique, re};
+use super::scan::{counts, num, push_unique, re};
+use super::summary::{TestFramework, TestSummary};
 
 static TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Tests\s{2,}(.+?)\s*$"));
 static ERRORS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Errors\s{2,}(\d+) errors?"));

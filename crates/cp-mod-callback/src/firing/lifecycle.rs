@@ -1,0 +1,72 @@
+//! The life of a started run, on a thread of its own: run (or re-attach) → report → go on
+//! with the run queued behind it, if any.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::active::ActiveRun;
+use super::deliver::deliver;
+use super::error::RunError;
+use super::execute::{execute, reattach};
+use super::runtime::Runtime;
+use crate::report::RunOutcome;
+
+/// Runs `run`, then what queues behind it, on a thread of its own.
+///
+/// When no thread can be started (the process is at its thread limit), the run is reported
+/// as not started — to a blocking edit's result, or as an error notification — instead of
+/// vanishing while the edit says OK. Returns whether the run started.
+pub(super) fn start_thread(runtime: &Arc<Runtime>, run: ActiveRun) -> bool {
+    let name = run.def.name.clone();
+    let run_id = run.run_id;
+    let runtime_for_thread = Arc::clone(runtime);
+    // The run comes back to us if the thread cannot start (spawn drops the closure then).
+    let slot = Arc::new(Mutex::new(Some(run)));
+    let for_thread = Arc::clone(&slot);
+    if let Err(e) = std::thread::Builder::new()
+        .name(format!("callback-{name}"))
+        .spawn(move || {
+            let run = for_thread
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(run) = run {
+                run_in_turn(&runtime_for_thread, run);
+            }
+        })
+    {
+        runtime.watched.forget(run_id);
+        tracing::error!("cannot start a thread for callback '{name}': {e}");
+        let run = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(run) = run {
+            let reason = RunError::NoThread(e).to_string();
+            deliver(&run, &run.report(None, RunOutcome::NotStarted { reason }));
+        }
+        return false;
+    }
+    true
+}
+
+/// Runs `run`, then whatever got queued behind it for the same callback.
+fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
+    loop {
+        let report = match run.reattach.take() {
+            Some(from) => reattach(runtime, &run, &from),
+            None => execute(runtime, &run),
+        };
+        // Delivering and moving on to the queued run happen in one step against a save.
+        let next = runtime.watched.settle(run.run_id, || {
+            deliver(&run, &report);
+            if !run.def.one_at_a_time {
+                return None;
+            }
+            runtime
+                .queue
+                .finish(run.def.id)
+                .map(|queued| ActiveRun::after(&run, queued))
+        });
+        match next {
+            Some(next) => run = next,
+            None => return,
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Text-scanning helpers the runner parsers share: literal regexes, ANSI stripping, numbers,
+//! `N passed, M failed` lists and de-duplicated names.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+pub(super) fn re(pattern: &str) -> Regex {
+    #[expect(
+        clippy::expect_used,
+        reason = "literal patterns, each exercised by the unit tests"
+    )]
+    Regex::new(pattern).expect("valid literal regex")
+}
+
+static ANSI: LazyLock<Regex> = LazyLock::new(|| re(r"\x1b\[[0-9;?]*[A-Za-z]"));
+pub(super) static COUNT: LazyLock<Regex> = LazyLock::new(|| re(r"(\d+) ([a-z]+)"));
+
+/// Removes ANSI colour and cursor sequences.
+pub(crate) fn strip_ansi(text: &str) -> String {
+    ANSI.replace_all(text, "").into_owned()
+}
+
+pub(super) fn num<T: std::str::FromStr>(m: Option<regex::Match<'_>>) -> Option<T> {
+    m.and_then(|m| m.as_str().parse().ok())
+}
+
+/// Counts in a list like `1 failed, 4 passed, 2 errors`: (passed, failed, errors).
+pub(super) fn counts(list: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
+    let (mut passed, mut failed, mut errors) = (None, None, None::<u64>);
+    for c in COUNT.captures_iter(list) {
+        let n: u64 = num(c.get(1)).unwrap_or(0);
+        match c.get(2).map(|w| w.as_str()) {
+            Some("passed" | "passing" | "pass") => passed = Some(n),
+            Some("failed" | "failing" | "fail") => failed = Some(n),
+            Some("error" | "errors") => errors = Some(errors.unwrap_or(0) + n),
+            _ => {}
+        }
+    }
+    (passed, failed, errors)
+}
+
+/// Adds `name` unless it is already listed (reporters often repeat failures at the end).
+pub(super) fn push_unique(names: &mut Vec<String>, name: &str) {
+    let name = name.trim();
+    if !name.is_empty() && !names.iter().any(|n| n == name) {
+        names.push(name.to_owned());
+    }
+}

@@ -39,7 +39,8 @@ struct SavedState {
 pub struct ConsoleModule {
     config: Option<ClientConfig>,
     client: Option<ConsoleClient>,
-    pub(crate) panels: Vec<ConsolePanel>,
+    /// Shared with the published views, which keep drawing a closed console until replaced.
+    pub(crate) panels: Vec<Arc<ConsolePanel>>,
     pub(crate) watches: Watches,
     pub(crate) next_watch: u64,
     pub(crate) easy_timeout: Duration,
@@ -110,15 +111,18 @@ impl ConsoleModule {
         let id = handle.id();
         if !self.panels.iter().any(|p| p.session_id() == id) {
             let info = handle.info()?;
-            self.panels
-                .push(ConsolePanel::open(handle.clone(), info, notifier.clone()));
+            self.panels.push(Arc::new(ConsolePanel::open(
+                handle.clone(),
+                info,
+                notifier.clone(),
+            )));
         }
         Ok(console_panel_id(id))
     }
 
     /// The consoles this module shows, oldest first.
     pub fn console_ids(&self) -> Vec<Uuid> {
-        self.panels.iter().map(ConsolePanel::session_id).collect()
+        self.panels.iter().map(|p| p.session_id()).collect()
     }
 
     pub(crate) fn add_watch(&mut self, watch: Watch) -> u64 {
@@ -153,15 +157,18 @@ impl Module for ConsoleModule {
         }
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.panels.iter().map(|p| p as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.panels
+            .iter()
+            .map(|p| Arc::clone(p) as Arc<dyn Panel>)
+            .collect()
     }
 
     fn panel_input(&mut self, panel_id: &str, input: &[u8]) -> bool {
         self.panels
             .iter()
             .find(|p| p.id() == panel_id)
-            .and_then(ConsolePanel::handle)
+            .and_then(|p| p.handle())
             .is_some_and(|h| h.send(input).is_ok())
     }
 

@@ -59,11 +59,11 @@ impl Panel for FileView {
 /// Shared list of open file views: the UI opens files, the module lists them as panels.
 #[derive(Debug, Clone, Default)]
 pub struct Viewer {
-    views: Arc<Mutex<Vec<FileView>>>,
+    views: Arc<Mutex<Vec<Arc<FileView>>>>,
 }
 
 impl Viewer {
-    fn lock(&self) -> MutexGuard<'_, Vec<FileView>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<FileView>>> {
         self.views.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -90,7 +90,7 @@ impl Viewer {
         let id = view.id();
         let mut views = self.lock();
         views.retain(|v| v.id() != id);
-        views.push(view);
+        views.push(Arc::new(view));
         Ok(id)
     }
 }
@@ -99,8 +99,8 @@ impl Viewer {
 #[derive(Debug, Default)]
 pub struct ViewerModule {
     viewer: Viewer,
-    /// Copies taken on each tick, so `panels()` can hand out references.
-    shown: Vec<FileView>,
+    /// The list as of the last tick (the published panels).
+    shown: Vec<Arc<FileView>>,
 }
 
 impl ViewerModule {
@@ -125,8 +125,11 @@ impl Module for ViewerModule {
         ToolResult::error(format!("viewer has no tool '{name}'")).into()
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.shown.iter().map(|v| v as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.shown
+            .iter()
+            .map(|v| Arc::clone(v) as Arc<dyn Panel>)
+            .collect()
     }
 
     fn on_tick(&mut self, _env: &ToolEnv) -> bool {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use cp_base::{
     BatchChanges, CallChanges, CallNote, ChangeKind, FileChange, Notice, Notifier, Project,
-    Registry, ToolCall, ToolEnv, ToolResult, WorkerId, lock_module,
+    Registry, ToolCall, ToolEnv, ToolResult, WorkerId,
 };
 use cp_mod_callback::CallbackModule;
 use cp_mod_console::{ClientConfig, ConsoleClient};
@@ -185,7 +185,8 @@ impl Fixture {
     }
 
     pub fn panel_ids(&self) -> Vec<String> {
-        lock_module(&self.registry.modules()[0])
+        self.registry
+            .views()
             .panels()
             .iter()
             .map(|p| p.id())
@@ -207,7 +208,9 @@ pub fn fire_as(
     env: &ToolEnv,
     batch: &BatchChanges,
 ) -> (Vec<CallNote>, Vec<CallNote>) {
-    let response = lock_module(&registry.modules()[0]).on_batch(batch, env);
+    let response = registry
+        .with_module("callback", |m| m.on_batch(batch, env))
+        .unwrap();
     let held = response.hold.map(|h| h()).unwrap_or_default();
     (response.notes, held)
 }

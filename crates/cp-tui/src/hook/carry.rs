@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cp_base::{FileLock, Notice, Notification, lock_module, write_atomic};
+use cp_base::{FileLock, Notice, Notification, write_atomic};
 use serde_json::Value;
 
 use super::outbox::Deliveries;
@@ -87,12 +87,7 @@ impl Carried {
         carried.took = !snapshots.is_empty();
         for saved in &snapshots {
             carried.watching |= !uuids(saved).is_empty();
-            for module in host.registry().modules() {
-                let mut module = lock_module(module);
-                if let Some(state) = saved.get(module.id()) {
-                    module.load_state(state, host.env());
-                }
-            }
+            host.registry().load_states(saved, host.env());
         }
         if !snapshots.is_empty() {
             tracing::info!(
@@ -260,14 +255,7 @@ impl Carried {
 
 /// Every module's saved state, by module id.
 fn snapshot(host: &Host) -> Snapshot {
-    host.registry()
-        .modules()
-        .iter()
-        .filter_map(|m| {
-            let m = lock_module(m);
-            m.save_state().map(|state| (m.id().to_owned(), state))
-        })
-        .collect()
+    host.registry().saved_states()
 }
 
 fn parse(text: &str) -> Result<Vec<Snapshot>, String> {

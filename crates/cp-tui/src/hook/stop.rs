@@ -1,6 +1,5 @@
 //! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
 
-use cp_base::lock_module;
 use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
@@ -17,9 +16,7 @@ use crate::host::Host;
 /// for the next call. Errors (a broken checkpoint config) are returned for the caller to
 /// report; the agent is never blocked because of them.
 pub fn at_stop(host: &Host, session: &str) -> Result<Reply, String> {
-    for module in host.registry().modules() {
-        lock_module(module).on_tick(host.env());
-    }
+    host.registry().tick(host.env());
     let checkpoint = StopCheckpoint::for_project(host.project())
         .map_err(|e| format!("stop checkpoint skipped: {e}"))?;
     let outcome = checkpoint.evaluate(&StopInput {

@@ -8,15 +8,19 @@ mod dialog;
 mod events;
 mod input;
 mod keymap;
+mod navigation;
 mod palette;
 mod reload;
 mod restartable;
 mod session;
 mod terminal;
 mod view;
+mod view_model;
 mod workflow;
 mod wrap;
 
+#[cfg(test)]
+mod busy_module_tests;
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -26,14 +30,15 @@ use std::time::{Duration, Instant};
 use crossterm::event::Event;
 
 pub use agent_state::AgentState;
-pub use app::{App, Focus, SidebarEntry};
+pub use app::{App, Focus};
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
+pub use navigation::SidebarEntry;
 pub use palette::parse_arguments;
 pub use reload::remember_exe;
 pub use session::SessionState;
-pub use view::render;
+pub use view_model::render;
 
 use crate::host::Host;
 

@@ -1,13 +1,13 @@
 //! Snapshot tests of whole screens, rendered with ratatui's `TestBackend`.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
 use cp_base::{
-    Module, Notifier, Panel, PanelKind, PanelView, Project, Registry, ToolDef, ToolEnv,
-    ToolOutcome, ToolResult, WorkerId,
+    Module, Notifier, Panel, PanelKind, PanelView, Project, ToolDef, ToolEnv, ToolOutcome,
+    ToolResult, WorkerId,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -47,7 +47,7 @@ impl Panel for TextPanel {
 }
 
 /// A module with two fixed and two dynamic panels, standing in for callbacks and consoles.
-struct PanelsModule(Vec<TextPanel>);
+struct PanelsModule(Vec<Arc<TextPanel>>);
 
 impl Module for PanelsModule {
     fn id(&self) -> &'static str {
@@ -63,14 +63,21 @@ impl Module for PanelsModule {
     fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
         ToolResult::error("Demo_fail: this tool always fails").into()
     }
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.0.iter().map(|p| p as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.0
+            .iter()
+            .map(|p| Arc::clone(p) as Arc<dyn Panel>)
+            .collect()
     }
 }
 
 fn app(with_panels: bool) -> App {
-    let mut registry = Registry::new();
-    registry.register(Box::new(FilesModule)).unwrap();
+    let env = ToolEnv::new(
+        Project::at("/home/dev/demo"),
+        WorkerId::default(),
+        Notifier::new(),
+    );
+    let mut builder = Host::builder(env).module(Box::new(FilesModule)).unwrap();
     if with_panels {
         let panels = vec![
             TextPanel {
@@ -102,19 +109,14 @@ fn app(with_panels: bool) -> App {
                 body: "1 failing",
             },
         ];
-        registry.register(Box::new(PanelsModule(panels))).unwrap();
+        builder = builder
+            .module(Box::new(PanelsModule(
+                panels.into_iter().map(Arc::new).collect(),
+            )))
+            .unwrap();
     }
-    let env = ToolEnv::new(
-        Project::at("/home/dev/demo"),
-        WorkerId::default(),
-        Notifier::new(),
-    );
     let (tx, _rx) = mpsc::channel();
-    App::new(
-        Host::from_parts(registry, env),
-        tx,
-        super::AgentState::default(),
-    )
+    App::new(builder.build(), tx, super::AgentState::default())
 }
 
 fn draw(app: &App) -> String {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 use std::time::{Instant, SystemTime};
 
-use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
+use cp_base::{Level, Notice, PanelView, ToolCall};
 
 use crate::llm::Message;
 
@@ -16,6 +16,7 @@ use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::dialog::CheckpointDialog;
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
+use super::navigation::{Close, Navigation, SidebarEntry, sidebar};
 use super::palette::Palette;
 use crate::host::Host;
 
@@ -37,15 +38,6 @@ pub enum Focus {
     Sidebar,
 }
 
-/// One row of the sidebar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SidebarEntry {
-    pub id: String,
-    pub title: String,
-    pub badge: Option<String>,
-    pub kind: PanelKind,
-}
-
 /// A yes/no question shown over the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirm {
@@ -61,8 +53,7 @@ pub struct App {
     pub(crate) input: super::input::InputBox,
     pub(crate) palette: Option<Palette>,
     pub(crate) focus: Focus,
-    pub(crate) selected: String,
-    pub(crate) views: HashMap<String, PanelView>,
+    pub(crate) nav: Navigation,
     pub(crate) confirm: Option<Confirm>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     pub(crate) jobs: HashMap<u64, Vec<usize>>,
@@ -137,8 +128,7 @@ impl App {
             input: super::input::InputBox::default(),
             palette: None,
             focus: Focus::Input,
-            selected: "conversation".into(),
-            views: HashMap::new(),
+            nav: Navigation::default(),
             confirm: None,
             jobs: HashMap::new(),
             next_job: 1,
@@ -214,40 +204,13 @@ impl App {
         }
     }
 
-    /// Sidebar rows: the conversation, fixed module panels, then dynamic ones.
+    /// Sidebar rows, from the modules' published views.
     pub fn sidebar(&self) -> Vec<SidebarEntry> {
-        use cp_base::Panel as _;
-        let mut entries = vec![SidebarEntry {
-            id: self.conversation.id(),
-            title: self.conversation.title(),
-            badge: self.conversation.badge(),
-            kind: PanelKind::Fixed,
-        }];
-        let mut dynamic = Vec::new();
-        for module in self.host.registry().modules() {
-            let module = lock_module(module);
-            for panel in module.panels() {
-                let entry = SidebarEntry {
-                    id: panel.id(),
-                    title: panel.title(),
-                    badge: panel.badge(),
-                    kind: panel.kind(),
-                };
-                if entry.kind == PanelKind::Fixed {
-                    entries.push(entry);
-                } else {
-                    dynamic.push(entry);
-                }
-            }
-        }
-        entries.extend(dynamic);
-        entries
+        sidebar(&self.conversation, &self.host.registry().views())
     }
 
     pub fn view(&self, id: &str) -> PanelView {
-        let mut view = self.views.get(id).copied().unwrap_or_default();
-        view.focused = self.focus == Focus::Sidebar && self.selected == id;
-        view
+        self.nav.view(id, self.focus == Focus::Sidebar)
     }
 
     /// Applies one action.
@@ -285,14 +248,12 @@ impl App {
                     Focus::Sidebar => Focus::Input,
                 };
             }
-            Action::SelectPanel(n) => self.select_index(n),
-            Action::SelectNext => self.select_offset(1),
-            Action::SelectPrev => self.select_offset(-1),
-            Action::ScrollUp(n) => self.scroll_by(n, true),
-            Action::ScrollDown(n) => self.scroll_by(n, false),
-            Action::ScrollToEnd => {
-                self.views.entry(self.selected.clone()).or_default().scroll = 0;
-            }
+            Action::SelectPanel(n) => self.nav.select_index(&self.sidebar(), n),
+            Action::SelectNext => self.nav.select_offset(&self.sidebar(), 1),
+            Action::SelectPrev => self.nav.select_offset(&self.sidebar(), -1),
+            Action::ScrollUp(n) => self.nav.scroll_by(n, true),
+            Action::ScrollDown(n) => self.nav.scroll_by(n, false),
+            Action::ScrollToEnd => self.nav.scroll_to_end(),
             Action::ToggleExpand => self.conversation.toggle_last_tool(),
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
@@ -453,7 +414,12 @@ impl App {
 
     /// Moves queued notices into the conversation and honours panel requests.
     pub fn drain_notices(&mut self) {
-        for notice in self.host.notifier().drain() {
+        let notices = self.host.notifier().drain();
+        if notices.iter().any(|n| !matches!(n, Notice::Refresh)) {
+            // Background work changed a module (a failed run opens its panel): show it now.
+            self.host.registry().try_republish();
+        }
+        for notice in notices {
             match notice {
                 Notice::Notify(n) => {
                     self.conversation.push(Entry::Notice {
@@ -478,55 +444,26 @@ impl App {
         if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
             self.save_session();
         }
-        let env = self.host.env().clone();
-        let mut changed = false;
-        for module in self.host.registry().modules() {
-            changed |= lock_module(module).on_tick(&env);
-        }
+        // Never waits: a module a tool holds gets the next tick.
+        let mut changed = self.host.registry().try_tick(self.host.env());
+        changed |= self.nav.retry_closes(self.host.registry());
         changed |= self.watch_callbacks_config();
         changed
     }
 
     pub fn select(&mut self, id: &str) {
-        id.clone_into(&mut self.selected);
+        self.nav.select(id);
     }
 
-    fn select_index(&mut self, index: usize) {
-        if let Some(entry) = self.sidebar().get(index) {
-            self.selected.clone_from(&entry.id);
-        }
-    }
-
-    fn select_offset(&mut self, delta: isize) {
-        let entries = self.sidebar();
-        let current = entries
-            .iter()
-            .position(|e| e.id == self.selected)
-            .unwrap_or(0);
-        let next = current
-            .saturating_add_signed(delta)
-            .min(entries.len().saturating_sub(1));
-        self.select_index(next);
-    }
-
-    fn scroll_by(&mut self, lines: usize, up: bool) {
-        let view = self.views.entry(self.selected.clone()).or_default();
-        view.scroll = if up {
-            view.scroll.saturating_add(lines)
-        } else {
-            view.scroll.saturating_sub(lines)
-        };
-    }
-
+    /// Closes the selected panel; when its module is busy, on a later tick.
     fn close_selected(&mut self) {
-        let id = self.selected.clone();
-        for module in self.host.registry().modules() {
-            if lock_module(module).close_panel(&id) {
-                self.selected = "conversation".into();
-                return;
+        match self.nav.close_selected(self.host.registry()) {
+            Close::Closed => {}
+            Close::Queued => {
+                self.flash = Some("The panel closes once its tool finishes.".into());
             }
+            Close::Refused => self.flash = Some("This panel cannot be closed.".into()),
         }
-        self.flash = Some("This panel cannot be closed.".into());
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use cp_base::{Level, lock_module};
+use cp_base::Level;
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 
@@ -11,28 +11,16 @@ use super::App;
 impl App {
     /// What to save of this session.
     pub fn snapshot(&self) -> crate::tui::SessionState {
-        let modules = self
-            .host
-            .registry()
-            .modules()
-            .iter()
-            .filter_map(|m| {
-                let m = lock_module(m);
-                m.save_state().map(|state| (m.id().to_owned(), state))
-            })
-            .collect();
+        // Never waits: a module a tool holds gives its last published state.
+        let modules = self.host.registry().saved_states();
         crate::tui::SessionState {
             version: 0,
             conversation: self.conversation.clone(),
             messages: self.agent.messages.clone(),
             input_history: self.input.history().to_vec(),
             draft: self.input.text().to_owned(),
-            selected: self.selected.clone(),
-            scroll: self
-                .views
-                .iter()
-                .map(|(id, v)| (id.clone(), v.scroll))
-                .collect(),
+            selected: self.nav.selected().to_owned(),
+            scroll: self.nav.scrolls(),
             usage: self.agent.usage,
             pending: self.agent.inbox.snapshot(),
             modules,
@@ -69,13 +57,9 @@ impl App {
     }
 
     pub(super) fn apply_session(&mut self, state: crate::tui::SessionState) {
-        let env = self.host.env().clone();
-        for module in self.host.registry().modules() {
-            let mut module = lock_module(module);
-            if let Some(saved) = state.modules.get(module.id()) {
-                module.load_state(saved, &env);
-            }
-        }
+        self.host
+            .registry()
+            .load_states(&state.modules, self.host.env());
         // Keep notices raised while starting (a bad config) after the restored history.
         let fresh = std::mem::take(&mut self.conversation.entries);
         self.conversation = state.conversation;
@@ -105,12 +89,7 @@ impl App {
         }
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
-        if !state.selected.is_empty() {
-            self.selected = state.selected;
-        }
-        for (id, scroll) in state.scroll {
-            self.views.entry(id).or_default().scroll = scroll;
-        }
+        self.nav.restore(state.selected, state.scroll);
         if state.resume_turn && self.agent.provider.is_some() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

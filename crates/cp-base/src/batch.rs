@@ -42,7 +42,12 @@ pub fn run_batch(registry: &Registry, calls: &[ToolCall], env: &ToolEnv) -> Vec<
         notes.extend(response.notes);
         holds.extend(response.hold);
     }
+    let held = !holds.is_empty();
     notes.extend(run_holds(holds));
+    if held {
+        // Held work changed modules from its own threads (a failed run shows its panel).
+        registry.try_republish();
+    }
     for note in notes {
         if let Some(result) = results.get_mut(note.call_index) {
             result.append(&note.text);

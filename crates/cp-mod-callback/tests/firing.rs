@@ -86,7 +86,7 @@ fn blocking_failure_names_the_edit_shows_the_tail_and_opens_the_panel() {
     assert_eq!(f.opened_panels(), vec![panel.clone()]);
     assert!(f.panel_ids().contains(&panel));
     let ctx = {
-        let panels = f.registry.views().panels();
+        let panels = f.registry.with_module("callback", |m| m.panels()).unwrap();
         let p = panels.iter().find(|p| p.id() == panel).unwrap();
         p.llm_context()
     };

@@ -56,6 +56,19 @@ impl Panel for FileView {
     }
 }
 
+/// Why a file cannot be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerError {
+    /// Outside the root, not a regular file, or not there (the file tools' own message).
+    #[error("{0}")]
+    Open(String),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
 /// Shared list of open file views: the UI opens files, the module lists them as panels.
 #[derive(Debug, Clone, Default)]
 pub struct Viewer {
@@ -68,16 +81,20 @@ impl Viewer {
     }
 
     /// Opens `relative` (inside `root`) and returns its panel id, or why it cannot be shown.
-    pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, String> {
+    pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, ViewerError> {
         // Beneath the root without a race, regular files only (a FIFO named by a workflow's
         // `show_files` must not hang the TUI), and no more than is shown.
-        let (confined, file) = crate::files::open_regular(root, relative, "view")?;
+        let (confined, file) =
+            crate::files::open_regular(root, relative, "view").map_err(ViewerError::Open)?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, u64::try_from(MAX_BYTES).unwrap_or(u64::MAX) + 1),
             &mut bytes,
         )
-        .map_err(|e| format!("cannot read {relative}: {e}"))?;
+        .map_err(|source| ViewerError::Read {
+            path: relative.to_owned(),
+            source,
+        })?;
         let cut = bytes.len() > MAX_BYTES;
         let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_BYTES)]).into_owned();
         if cut {
@@ -167,7 +184,7 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         std::fs::write(root.join("notes.md"), "one\ntwo\n").unwrap();
         let viewer = Viewer::default();
-        let err = viewer.open(&root, "pipe").unwrap_err();
+        let err = viewer.open(&root, "pipe").unwrap_err().to_string();
         assert!(err.contains("not a regular file"), "{err}");
         assert!(viewer.open(&root, "../outside.md").is_err());
         let id = viewer.open(&root, "notes.md").unwrap();

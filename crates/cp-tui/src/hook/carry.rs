@@ -209,7 +209,7 @@ impl Carried {
         match parse(&text) {
             Ok(snapshots) => snapshots,
             Err(why) => {
-                self.set_aside(&why);
+                self.set_aside(&why.to_string());
                 Vec::new()
             }
         }
@@ -258,13 +258,21 @@ fn snapshot(host: &Host) -> Snapshot {
     host.registry().saved_states()
 }
 
-fn parse(text: &str) -> Result<Vec<Snapshot>, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let list = doc
-        .get(KEY)
-        .ok_or_else(|| format!("no '{KEY}' list"))?
-        .clone();
-    serde_json::from_value(list).map_err(|e| format!("'{KEY}' is not a list of objects: {e}"))
+/// Why the carried-state file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum CarryFileError {
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("no '{KEY}' list")]
+    NoList,
+    #[error("'{KEY}' is not a list of objects: {0}")]
+    NotObjects(#[source] serde_json::Error),
+}
+
+fn parse(text: &str) -> Result<Vec<Snapshot>, CarryFileError> {
+    let doc: Value = serde_json::from_str(text).map_err(CarryFileError::Json)?;
+    let list = doc.get(KEY).ok_or(CarryFileError::NoList)?.clone();
+    serde_json::from_value(list).map_err(CarryFileError::NotObjects)
 }
 
 fn aside_path(path: &Path) -> PathBuf {
@@ -338,11 +346,22 @@ mod tests {
 
     #[test]
     fn a_bad_file_is_described() {
-        assert!(parse("{").unwrap_err().contains("not valid JSON"));
-        assert!(parse("{}").unwrap_err().contains("no 'snapshots'"));
+        assert!(
+            parse("{")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
+        assert!(
+            parse("{}")
+                .unwrap_err()
+                .to_string()
+                .contains("no 'snapshots'")
+        );
         assert!(
             parse(r#"{"snapshots": [1]}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("list of objects")
         );
         let ok = parse(r#"{"snapshots": [{"callback": {"runs": {}}}]}"#).unwrap();

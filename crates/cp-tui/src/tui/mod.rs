@@ -12,7 +12,7 @@ mod navigation;
 mod palette;
 mod reload;
 mod restartable;
-mod session;
+mod saved_state;
 mod terminal;
 mod view;
 mod view_model;
@@ -37,7 +37,7 @@ pub use keymap::{Action, KeyContext, map_key, map_mouse};
 pub use navigation::SidebarEntry;
 pub use palette::parse_arguments;
 pub use reload::remember_exe;
-pub use session::SessionState;
+pub use saved_state::SavedState;
 pub use view_model::render;
 
 use crate::host::Host;
@@ -99,7 +99,7 @@ fn run_app(
         app::spawn_model_check(provider.config().clone(), tx.clone());
     }
     let mut app = App::new(host, tx, agent);
-    app.restore_session(resume);
+    app.restore_saved_state(resume);
     app.tick();
     app.drain_notices();
     setup(&mut app);
@@ -148,11 +148,11 @@ fn run_app(
             // Returns only when the reload failed; on success this process is replaced.
             let why = reload_now(&mut app, &mut guard, requested_at);
             tracing::warn!("reload failed: {why}");
-            app.reload_failed(&why);
+            app.reload_failed(&why.to_string());
             dirty = true;
         }
     }
-    app.save_session();
+    app.save_state();
     drop(guard);
     tracing::info!("TUI exited");
     // The session's token use and estimated cost, once the terminal is back to normal.
@@ -188,19 +188,19 @@ fn dispatch(app: &mut App, event: AppEvent) -> bool {
     }
 }
 
-/// Checks the new binary, saves the session and execs. Returns why it did not happen.
+/// Checks the new binary, saves the TUI state and execs. Returns why it did not happen.
 fn reload_now(
     app: &mut App,
     guard: &mut terminal::TerminalGuard,
     requested_at: std::time::SystemTime,
-) -> String {
+) -> reload::ReloadError {
     let Some(exe) = reload::exe_path() else {
-        return "the path of the running binary is unknown".into();
+        return reload::ReloadError::UnknownExe;
     };
     if let Err(why) = reload::check_binary(&exe) {
         return why;
     }
-    app.save_session();
+    app.save_state();
     tracing::info!(exe = %exe.display(), "reloading");
     guard.suspend();
     let paused = app.paused_workflow().map(|run_id| {
@@ -215,9 +215,9 @@ fn reload_now(
             .as_ref()
             .map(|(root, worker, id)| (root.as_path(), worker.as_str(), id.as_str())),
     );
-    let err = reload::exec(&exe, args, requested_at);
+    let source = reload::exec(&exe, args, requested_at);
     let _ = guard.resume();
-    format!("cannot exec {}: {err}", exe.display())
+    reload::ReloadError::Exec { exe, source }
 }
 
 /// Logs how long the reload took, from the request to the first frame of the new process.

@@ -7,6 +7,32 @@
 use cp_base::ToolDef;
 use serde_json::{Map, Value};
 
+/// Why the palette's query cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum PaletteError {
+    #[error("no tool matches '{0}'")]
+    NoTool(String),
+    #[error("arguments are not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("arguments must be a JSON object")]
+    NotAnObject,
+    #[error("'{0}' is not key=value; example: file_path=notes.txt content=\"hello world\"")]
+    NotKeyValue(String),
+    #[error("'{0}' has an empty key")]
+    EmptyKey(String),
+    #[error("the value of '{0}' has an unclosed bracket")]
+    UnclosedBracket(String),
+    #[error("the value of '{key}' is not valid JSON: {source}")]
+    ValueJson {
+        key: String,
+        source: serde_json::Error,
+    },
+    #[error("dangling backslash")]
+    DanglingBackslash,
+    #[error("unclosed {0} quote")]
+    UnclosedQuote(char),
+}
+
 /// Palette state: the query line and the highlighted tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Palette {
@@ -43,7 +69,7 @@ impl Palette {
     }
 
     /// The tool and arguments to run, from the query and the highlighted match.
-    pub fn invocation(&self, tools: &[ToolDef]) -> Result<(String, Value), String> {
+    pub fn invocation(&self, tools: &[ToolDef]) -> Result<(String, Value), PaletteError> {
         let text = self.query.text().trim();
         let (typed, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let name = if let Some(exact) = tools.iter().find(|t| t.name == typed) {
@@ -52,7 +78,7 @@ impl Palette {
             let matches = self.matches(tools);
             match matches.get(self.selected) {
                 Some(tool) => tool.name.clone(),
-                None => return Err(format!("no tool matches '{typed}'")),
+                None => return Err(PaletteError::NoTool(typed.to_owned())),
             }
         };
         Ok((name, parse_arguments(rest)?))
@@ -60,19 +86,19 @@ impl Palette {
 }
 
 /// Parses arguments given as a JSON object or as `key=value` pairs.
-pub fn parse_arguments(text: &str) -> Result<Value, String> {
+pub fn parse_arguments(text: &str) -> Result<Value, PaletteError> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     if text.starts_with('{') {
         return serde_json::from_str::<Value>(text)
-            .map_err(|e| format!("arguments are not valid JSON: {e}"))
+            .map_err(PaletteError::Json)
             .and_then(|v| {
                 if v.is_object() {
                     Ok(v)
                 } else {
-                    Err("arguments must be a JSON object".into())
+                    Err(PaletteError::NotAnObject)
                 }
             });
     }
@@ -91,27 +117,26 @@ pub fn parse_arguments(text: &str) -> Result<Value, String> {
 /// Values: "double" or 'single' quoted strings (double quotes understand `\n`, `\t`, `\"`,
 /// `\\`), JSON arrays and objects (balanced, may hold spaces), or bare words, which become
 /// JSON when they parse (`5`, `true`) and strings otherwise.
-fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
+fn next_pair(text: &str) -> Result<(String, Value, &str), PaletteError> {
     let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
     let Some(eq) = text[..word_end].find('=') else {
-        return Err(format!(
-            "'{}' is not key=value; example: file_path=notes.txt content=\"hello world\"",
-            &text[..word_end]
-        ));
+        return Err(PaletteError::NotKeyValue(text[..word_end].to_owned()));
     };
     let key = &text[..eq];
     if key.is_empty() {
-        return Err(format!("'{}' has an empty key", &text[..word_end]));
+        return Err(PaletteError::EmptyKey(text[..word_end].to_owned()));
     }
     let value_text = &text[eq + 1..];
     let (value, used) = match value_text.chars().next() {
         Some(q @ ('"' | '\'')) => quoted(value_text, q)?,
         Some('[' | '{') => {
             let end = balanced_end(value_text)
-                .ok_or_else(|| format!("the value of '{key}' has an unclosed bracket"))?;
+                .ok_or_else(|| PaletteError::UnclosedBracket(key.to_owned()))?;
             let raw = &value_text[..end];
-            let value = serde_json::from_str(raw)
-                .map_err(|e| format!("the value of '{key}' is not valid JSON: {e}"))?;
+            let value = serde_json::from_str(raw).map_err(|source| PaletteError::ValueJson {
+                key: key.to_owned(),
+                source,
+            })?;
             (value, end)
         }
         _ => {
@@ -127,7 +152,7 @@ fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
 }
 
 /// A quoted string starting at `text[0] == quote`; returns it and the bytes consumed.
-fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
+fn quoted(text: &str, quote: char) -> Result<(Value, usize), PaletteError> {
     let mut out = String::new();
     let mut chars = text.char_indices().skip(1);
     while let Some((i, c)) = chars.next() {
@@ -137,12 +162,12 @@ fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
                 Some((_, 'n')) => out.push('\n'),
                 Some((_, 't')) => out.push('\t'),
                 Some((_, other)) => out.push(other),
-                None => return Err("dangling backslash".into()),
+                None => return Err(PaletteError::DanglingBackslash),
             },
             other => out.push(other),
         }
     }
-    Err(format!("unclosed {quote} quote"))
+    Err(PaletteError::UnclosedQuote(quote))
 }
 
 /// End (exclusive) of the JSON array or object starting at `text[0]`, honouring strings.
@@ -202,21 +227,25 @@ mod tests {
         assert!(
             parse_arguments("novalue")
                 .unwrap_err()
+                .to_string()
                 .contains("not key=value")
         );
         assert!(
             parse_arguments("a=\"open")
                 .unwrap_err()
+                .to_string()
                 .contains("unclosed")
         );
         assert!(
             parse_arguments("{nope")
                 .unwrap_err()
+                .to_string()
                 .contains("not valid JSON")
         );
         assert!(
             parse_arguments("[1]")
                 .unwrap_err()
+                .to_string()
                 .contains("not key=value")
         );
     }

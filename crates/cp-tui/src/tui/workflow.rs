@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use cp_mod_checkpoint::{
-    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowEvent,
-    resume_workflow, run_workflow,
+    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowError,
+    WorkflowEvent, resume_workflow, run_workflow,
 };
 
 use super::agent_state::RunningTurn;
@@ -14,6 +14,16 @@ use super::events::AppEvent;
 use crate::agent::{AgentRunner, EventSink};
 use crate::host::Host;
 use crate::llm::Provider;
+
+/// Why a workflow run driven from the TUI failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WorkflowFailure {
+    #[error("no workflow file given")]
+    NoFile,
+    /// Shared so the run's record (and the message carrying it) stays cloneable.
+    #[error(transparent)]
+    Run(Arc<WorkflowError>),
+}
 
 /// Messages from the workflow thread to the UI.
 #[derive(Debug)]
@@ -25,7 +35,7 @@ pub enum WorkflowMsg {
     ),
     Event(WorkflowEvent),
     /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
-    Finished(Result<i32, String>),
+    Finished(Result<i32, WorkflowFailure>),
     /// The running session stopped for a live reload; the run resumes in the new binary.
     PausedForReload,
 }
@@ -89,7 +99,7 @@ pub fn start(
                 }
                 (None, None) => {
                     let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(Err(
-                        "no workflow file given".into(),
+                        WorkflowFailure::NoFile,
                     ))));
                     return;
                 }
@@ -100,7 +110,7 @@ pub fn start(
                 WorkflowMsg::Finished(
                     result
                         .map(|outcome| outcome.exit_code())
-                        .map_err(|e| e.to_string()),
+                        .map_err(|e| WorkflowFailure::Run(Arc::new(e))),
                 )
             };
             let _ = tx.send(AppEvent::Workflow(msg));

@@ -24,7 +24,7 @@ mod agent;
 mod config_watch;
 mod models;
 mod reload;
-mod session;
+mod saved_state;
 mod workflow;
 
 pub use models::spawn_model_check;
@@ -85,7 +85,7 @@ pub struct WorkflowRun {
     /// The latest event, for the status bar.
     pub status: String,
     /// Set when the run ended: its exit code, or why it failed.
-    pub exit: Option<Result<i32, String>>,
+    pub exit: Option<Result<i32, super::workflow::WorkflowFailure>>,
     /// Cancel and stop controls of the session the run is in.
     pub turn: Option<RunningTurn>,
     /// The run paused at a batch boundary for a live reload.
@@ -99,7 +99,7 @@ impl WorkflowRun {
     }
 }
 
-/// How often the session is saved while nothing else triggers a save.
+/// How often the TUI state is saved while nothing else triggers a save.
 const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl App {
@@ -297,7 +297,7 @@ impl App {
                     self.palette = None;
                     self.run_tools(vec![ToolCall::new("palette", name, args)]);
                 }
-                Err(e) => palette.error = Some(e),
+                Err(e) => palette.error = Some(e.to_string()),
             },
             Action::FocusNext => palette.complete(&tools),
             Action::Up => palette.selected = palette.selected.saturating_sub(1),
@@ -438,11 +438,11 @@ impl App {
         self.maybe_wake();
     }
 
-    /// Lets modules pick up background results, and saves the session now and then so even a
+    /// Lets modules pick up background results, and saves the TUI state now and then so even a
     /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
         if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
-            self.save_session();
+            self.save_state();
         }
         // Never waits: a module a tool holds gets the next tick.
         let mut changed = self.host.registry().try_tick(self.host.env());

@@ -76,7 +76,7 @@ impl App {
                     Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
                     Err(e) => format!("Workflow failed: {e}"),
                 };
-                let level = if result == Ok(0) {
+                let level = if matches!(result, Ok(0)) {
                     Level::Success
                 } else {
                     Level::Warning
@@ -132,7 +132,7 @@ impl App {
                             self.select(&id);
                             self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
                         }
-                        Err(e) => self.flash = Some(e),
+                        Err(e) => self.flash = Some(e.to_string()),
                     }
                 }
                 DialogFocus::Options | DialogFocus::Feedback => {

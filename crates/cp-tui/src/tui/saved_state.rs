@@ -1,12 +1,15 @@
-//! The session on disk: everything needed to pick up where the last process left off.
+//! The TUI's saved state on disk: everything needed to pick up where the last process left
+//! off (the conversation, the model's history, panels, selection, draft input, …).
 //!
-//! Saved atomically to `.context-pilot/state/<worker>/session.json` when a turn ends and when
-//! the host exits (quit, SIGTERM, SIGHUP, reload). Restored on the next start.
+//! Saved atomically to `.context-pilot/state/<worker>/session.json` (the file keeps its
+//! historical name) when a turn ends and when the host exits (quit, SIGTERM, SIGHUP, reload).
+//! Restored on the next start. Not to be confused with a console (PTY) session or an agent's
+//! session.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use cp_base::{Notification, Project, WorkerId, write_atomic};
+use cp_base::{Notification, Project, StoreError, WorkerId, write_atomic};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,9 +21,9 @@ use crate::llm::Message;
 const VERSION: u32 = 1;
 const FILE: &str = "session.json";
 
-/// A saved session.
+/// The TUI's saved state.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SessionState {
+pub struct SavedState {
     pub version: u32,
     pub conversation: Conversation,
     /// The history as the model sees it.
@@ -44,51 +47,73 @@ pub fn path(project: &Project, worker: &WorkerId) -> PathBuf {
     project.state_dir(worker).join(FILE)
 }
 
-/// Loads the saved session. A missing file is `Ok(None)`. An unreadable or foreign file is
+/// Why the saved state could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SavedStateError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Unreadable or foreign; `moved_to` is where it was set aside, if that worked.
+    #[error(
+        "the saved TUI state {} could not be restored ({why}){}",
+        path.display(),
+        moved_to.as_ref().map(|to| format!("; it was moved to {} and the TUI started afresh", to.display())).unwrap_or_default()
+    )]
+    Unusable {
+        path: PathBuf,
+        why: String,
+        moved_to: Option<PathBuf>,
+    },
+    #[error("cannot encode the TUI state: {0}")]
+    Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Write(#[from] StoreError),
+}
+
+/// Loads the saved state. A missing file is `Ok(None)`. An unreadable or foreign file is
 /// moved aside to `session.json.corrupt` and reported, so it is never overwritten unseen.
-pub fn load(project: &Project, worker: &WorkerId) -> Result<Option<SessionState>, String> {
+pub fn load(project: &Project, worker: &WorkerId) -> Result<Option<SavedState>, SavedStateError> {
     let path = path(project, worker);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(SavedStateError::Read { path, source }),
     };
-    match serde_json::from_str::<SessionState>(&text) {
+    match serde_json::from_str::<SavedState>(&text) {
         Ok(state) if state.version == VERSION => Ok(Some(state)),
         Ok(state) => Err(set_aside(
-            &path,
-            &format!("it has version {}, expected {VERSION}", state.version),
+            path,
+            format!("it has version {}, expected {VERSION}", state.version),
         )),
-        Err(e) => Err(set_aside(&path, &e.to_string())),
+        Err(e) => Err(set_aside(path, e.to_string())),
     }
 }
 
-fn set_aside(path: &std::path::Path, why: &str) -> String {
+fn set_aside(path: PathBuf, why: String) -> SavedStateError {
     let aside = path.with_extension("json.corrupt");
-    let moved = std::fs::rename(path, &aside).is_ok();
-    let msg = if moved {
-        format!(
-            "the saved session {} could not be restored ({why}); it was moved to {} and a new session started",
-            path.display(),
-            aside.display()
-        )
-    } else {
-        format!(
-            "the saved session {} could not be restored ({why})",
-            path.display()
-        )
+    let moved_to = std::fs::rename(&path, &aside).is_ok().then_some(aside);
+    let error = SavedStateError::Unusable {
+        path,
+        why,
+        moved_to,
     };
-    tracing::warn!("{msg}");
-    msg
+    tracing::warn!("{error}");
+    error
 }
 
 /// Saves atomically.
-pub fn save(project: &Project, worker: &WorkerId, state: &SessionState) -> Result<(), String> {
+pub fn save(
+    project: &Project,
+    worker: &WorkerId,
+    state: &SavedState,
+) -> Result<(), SavedStateError> {
     let mut state = state.clone();
     state.version = VERSION;
-    let text =
-        serde_json::to_string(&state).map_err(|e| format!("cannot encode the session: {e}"))?;
-    write_atomic(&path(project, worker), text.as_bytes()).map_err(|e| e.to_string())
+    let text = serde_json::to_string(&state)?;
+    write_atomic(&path(project, worker), text.as_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -101,9 +126,9 @@ mod tests {
         let project = Project::at(tmp.path());
         let worker = WorkerId::default();
         assert!(load(&project, &worker).unwrap().is_none());
-        let mut state = SessionState {
+        let mut state = SavedState {
             draft: "half a thought".into(),
-            ..SessionState::default()
+            ..SavedState::default()
         };
         state.messages.push(Message::user_text("hi"));
         save(&project, &worker, &state).unwrap();
@@ -112,7 +137,7 @@ mod tests {
         assert_eq!(back.messages, state.messages);
 
         std::fs::write(path(&project, &worker), "{ not json").unwrap();
-        let err = load(&project, &worker).unwrap_err();
+        let err = load(&project, &worker).unwrap_err().to_string();
         assert!(err.contains("moved to"), "{err}");
         assert!(
             path(&project, &worker)

@@ -21,6 +21,8 @@ struct Slot {
     module: Mutex<Box<dyn Module>>,
     /// Held only to clone or replace the `Arc`, never while a module runs.
     published: Mutex<Arc<ModuleView>>,
+    /// What `save_state` returned last, for a save while a tool holds the module.
+    last_saved: Mutex<Option<Value>>,
 }
 
 impl Slot {
@@ -30,6 +32,7 @@ impl Slot {
             id: module.id(),
             module: Mutex::new(module),
             published: Mutex::new(view),
+            last_saved: Mutex::new(None),
         }
     }
 
@@ -257,16 +260,19 @@ impl Registry {
     }
 
     /// Each module's state to persist, by module id: fresh from a module that is free, the
-    /// last published one from a module a tool holds. Never waits for a module.
+    /// one saved last time from a module a tool holds. Never waits for a module.
     pub fn saved_states(&self) -> BTreeMap<String, Value> {
         self.slots
             .iter()
             .filter_map(|slot| {
-                let state = match slot.try_lock() {
-                    Some(guard) => guard.save_state(),
-                    None => slot.view().saved_state().cloned(),
-                };
-                Some((slot.id.to_owned(), state?))
+                let mut last = slot
+                    .last_saved
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(guard) = slot.try_lock() {
+                    *last = guard.save_state();
+                }
+                Some((slot.id.to_owned(), last.clone()?))
             })
             .collect()
     }
@@ -390,13 +396,20 @@ mod tests {
         assert_eq!(badge(&r.views()), Some("1".into()));
         assert_eq!(r.views().llm_contexts(), vec!["count 1".to_owned()]);
 
+        assert_eq!(r.saved_states().get("counter"), Some(&json!(1)));
+        r.call(&ToolCall::new("2", "count", json!({})), &env());
+
         // While a tool holds the module, readers get the published view and `try_*` gives up.
         let slot = Arc::clone(&r.slots[0]);
         let held = slot.lock();
-        assert_eq!(badge(&r.views()), Some("1".into()));
+        assert_eq!(badge(&r.views()), Some("2".into()));
         assert!(!r.try_tick(&env()));
         assert_eq!(r.try_close_panel("counter"), Err(Busy));
-        assert_eq!(r.saved_states().get("counter"), Some(&json!(1)));
+        assert_eq!(
+            r.saved_states().get("counter"),
+            Some(&json!(1)),
+            "the state saved last time"
+        );
         drop(held);
         assert_eq!(
             r.try_close_panel("counter"),

@@ -5,19 +5,15 @@
 //! clone an `Arc` and work on an immutable value, so a tool that holds its module for seconds
 //! never delays a frame.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use crate::module::Module;
 use crate::panel::{Panel, PanelKind};
 
-/// One module's published view: its panels and its last saved state.
+/// One module's published view: its panels.
 pub struct ModuleView {
     id: &'static str,
     panels: Vec<Arc<dyn Panel>>,
-    saved_state: Option<Value>,
 }
 
 impl std::fmt::Debug for ModuleView {
@@ -38,7 +34,6 @@ impl ModuleView {
         Self {
             id: module.id(),
             panels: module.panels(),
-            saved_state: module.save_state(),
         }
     }
 
@@ -50,11 +45,6 @@ impl ModuleView {
     /// The module's panels, as published.
     pub fn panels(&self) -> &[Arc<dyn Panel>] {
         &self.panels
-    }
-
-    /// What the module's `save_state` returned when this view was published.
-    pub fn saved_state(&self) -> Option<&Value> {
-        self.saved_state.as_ref()
     }
 }
 
@@ -93,14 +83,6 @@ impl Views {
             .flat_map(|m| m.panels.iter())
             .map(|p| p.llm_context())
             .filter(|text| !text.trim().is_empty())
-            .collect()
-    }
-
-    /// Each module's saved state, by module id.
-    pub fn saved_states(&self) -> BTreeMap<String, Value> {
-        self.0
-            .iter()
-            .filter_map(|m| Some((m.id.to_owned(), m.saved_state.clone()?)))
             .collect()
     }
 }

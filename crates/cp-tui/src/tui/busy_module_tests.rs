@@ -144,7 +144,7 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
     let started = Instant::now();
     key(&mut app, KeyCode::Tab); // focus the sidebar
     key(&mut app, KeyCode::Down); // conversation → blocker
-    assert_eq!(app.nav.selected(), "blocker");
+    assert_eq!(app.selected(), "blocker");
     let screen = draw(&mut terminal, &app);
     let frame_time = started.elapsed();
     assert!(
@@ -157,7 +157,7 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
     );
 
     key(&mut app, KeyCode::Down); // blocker → blocker:log
-    assert_eq!(app.nav.selected(), "blocker:log");
+    assert_eq!(app.selected(), "blocker:log");
     let started = Instant::now();
     app.tick();
     key_with(&mut app, KeyCode::Char('w'), KeyModifiers::CONTROL); // close: queued
@@ -168,7 +168,7 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
         started.elapsed()
     );
     assert!(screen.contains("blocker log body"), "{screen}");
-    assert_eq!(app.nav.selected(), "blocker:log", "not closed yet");
+    assert_eq!(app.selected(), "blocker:log", "not closed yet");
     assert!(
         events.try_recv().is_err(),
         "the tool still holds its module: all of the above ran meanwhile"
@@ -179,7 +179,7 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
     let done = events.recv_timeout(WAIT).expect("the batch finishes");
     app.handle(done);
     app.tick();
-    assert_eq!(app.nav.selected(), "conversation");
+    assert_eq!(app.selected(), "conversation");
     let screen = draw(&mut terminal, &app);
     assert!(!screen.contains("blocker:log"), "{screen}");
 }

@@ -1,4 +1,4 @@
-//! Panel navigation: the sidebar's rows, which panel is selected, each panel's scroll, and
+//! Panel navigation: where keys go (input or sidebar), the sidebar's rows, which panel is selected, each panel's scroll, and
 //! closing panels without waiting for a module a tool holds.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -6,6 +6,15 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use cp_base::{Busy, Panel as _, PanelKind, PanelView, Registry, Views};
 
 use super::conversation::Conversation;
+
+/// Where typed keys go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The conversation input line (the default).
+    Input,
+    /// The sidebar: arrows and digits pick a panel.
+    Sidebar,
+}
 
 /// One row of the sidebar.
 #[derive(Debug, Clone, PartialEq, Eq)]

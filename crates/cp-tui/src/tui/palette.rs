@@ -1,10 +1,13 @@
-//! The command palette: pick a tool, give its arguments, run it.
+//! The command palette: pick a tool, give its arguments, run it; and what each key does in
+//! it. (Drawing it is `view/palette.rs`.)
 //!
 //! The query is `ToolName args…`, where args are a JSON object or `key=value` pairs. Values
 //! parse as JSON when they can (`limit=5`, `replace_all=true`, `pattern=["*.rs"]`), else as
 //! strings; quote values with spaces: `content="hello world"`.
 
 use cp_base::ToolDef;
+
+use super::keymap::Action;
 use serde_json::{Map, Value};
 
 /// Why the palette's query cannot run.
@@ -31,6 +34,15 @@ pub enum PaletteError {
     DanglingBackslash,
     #[error("unclosed {0} quote")]
     UnclosedQuote(char),
+}
+
+/// What the app does after a key in the palette.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaletteStep {
+    Stay,
+    Close,
+    /// Close the palette and run this tool with these arguments.
+    Run(String, Value),
 }
 
 /// Palette state: the query line and the highlighted tool.
@@ -66,6 +78,40 @@ impl Palette {
             let rest = rest.split_once(char::is_whitespace).map_or("", |(_, r)| r);
             self.query.set(format!("{} {rest}", tool.name));
         }
+    }
+
+    /// Applies one key; `tools` are the tools it offers. A query that cannot run shows why.
+    pub fn apply(&mut self, action: Action, tools: &[ToolDef]) -> PaletteStep {
+        self.error = None;
+        match action {
+            Action::Back | Action::Quit => return PaletteStep::Close,
+            Action::Submit => match self.invocation(tools) {
+                Ok((name, args)) => return PaletteStep::Run(name, args),
+                Err(e) => self.error = Some(e.to_string()),
+            },
+            Action::FocusNext => self.complete(tools),
+            Action::Up => self.selected = self.selected.saturating_sub(1),
+            Action::Down => {
+                let count = self.matches(tools).len();
+                self.selected = (self.selected + 1).min(count.saturating_sub(1));
+            }
+            Action::Char(c) => {
+                self.query.insert(c);
+                self.selected = 0;
+            }
+            Action::Paste(s) => self.query.insert_str(&s),
+            Action::Backspace => {
+                self.query.backspace();
+                self.selected = 0;
+            }
+            Action::Delete => self.query.delete(),
+            Action::Left => self.query.left(),
+            Action::Right => self.query.right(),
+            Action::Home => self.query.home(),
+            Action::End => self.query.end(),
+            _ => {}
+        }
+        PaletteStep::Stay
     }
 
     /// The tool and arguments to run, from the query and the highlighted match.

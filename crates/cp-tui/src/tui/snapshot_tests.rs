@@ -162,7 +162,7 @@ fn error_result() {
         )],
         app.host().env(),
     );
-    app.conversation.push(super::Entry::Tool {
+    app.parts_for_test().0.push(super::Entry::Tool {
         name: "File_write".into(),
         args: r#"{"file_path":"a.txt"}"#.into(),
         result: results.into_iter().next(),
@@ -207,7 +207,7 @@ fn checkpoint_request() -> cp_mod_checkpoint::CheckpointRequest {
 fn checkpoint_dialog_with_feedback() {
     let mut app = app(false);
     let (reply, answers) = mpsc::channel();
-    app.dialog = Some(super::dialog::CheckpointDialog::new(
+    *app.parts_for_test().1 = Some(super::dialog::CheckpointDialog::new(
         checkpoint_request(),
         reply,
     ));
@@ -221,7 +221,7 @@ fn checkpoint_dialog_with_feedback() {
     let answer = answers.recv().unwrap().unwrap();
     assert_eq!(answer.choice, 1);
     assert_eq!(answer.feedback.as_deref(), Some("tighten the tests"));
-    assert!(app.dialog.is_none());
+    assert!(app.parts_for_test().1.is_none());
 }
 
 /// An app with a provider (never contacted) and two recorded requests' usage.
@@ -230,16 +230,17 @@ fn app_with_usage() -> App {
     let config = crate::llm::tests_support::anthropic_config("http://127.0.0.1:9");
     let provider: std::sync::Arc<dyn crate::llm::Provider> =
         std::sync::Arc::from(crate::llm::connect(config));
-    app.agent = super::AgentState::new(Some(provider), None);
+    let agent = app.parts_for_test().2;
+    *agent = super::AgentState::new(Some(provider), None);
     let usage = crate::llm::Usage {
         input_tokens: 1_000,
         output_tokens: 500,
         cache_read_tokens: 20_000,
         cache_creation_tokens: 2_000,
     };
-    app.agent.usage.record(&usage);
-    app.agent.usage.start_turn();
-    app.agent.usage.record(&usage);
+    agent.usage.record(&usage);
+    agent.usage.start_turn();
+    agent.usage.record(&usage);
     app
 }
 

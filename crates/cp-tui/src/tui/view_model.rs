@@ -1,5 +1,5 @@
-//! What one frame draws: a borrowed, read-only picture of the [`App`] plus the modules'
-//! published panel snapshots.
+//! What one frame draws: a borrowed, read-only picture of the app's state plus the modules'
+//! published panel snapshots (built by `App::view_model`).
 //!
 //! The view layer (`tui/view/`) sees only a [`ViewModel`]. It holds no [`crate::host::Host`]
 //! and no [`cp_base::Registry`], so drawing cannot reach a module, let alone wait for one that
@@ -8,15 +8,15 @@
 use std::sync::Arc;
 
 use cp_base::{Panel, PanelView, ToolDef};
-use ratatui::Frame;
 
 use super::agent_state::AgentState;
-use super::app::{App, Confirm, Focus, WorkflowRun};
+use super::confirm::Confirm;
 use super::conversation::Conversation;
 use super::dialog::CheckpointDialog;
 use super::input::InputBox;
-use super::navigation::{SidebarEntry, sidebar};
+use super::navigation::{Focus, SidebarEntry};
 use super::palette::Palette;
+use super::workflow_thread::WorkflowRun;
 
 /// Everything a frame draws.
 pub struct ViewModel<'a> {
@@ -40,39 +40,4 @@ pub struct ViewModel<'a> {
     pub reload_pending: bool,
     /// Tool batches started from the UI and still running.
     pub running_jobs: usize,
-}
-
-impl<'a> ViewModel<'a> {
-    /// The picture of `app` now. Reads only published module views.
-    pub fn of(app: &'a App) -> Self {
-        let views = app.host.registry().views();
-        let selected = app.nav.selected();
-        Self {
-            project: app.host.project().root().display().to_string(),
-            worker: app.host.worker().to_string(),
-            conversation: &app.conversation,
-            input: &app.input,
-            palette: app
-                .palette
-                .as_ref()
-                .map(|p| (p, app.host.registry().tool_defs())),
-            focus: app.focus,
-            selected,
-            sidebar: sidebar(&app.conversation, &views),
-            panel: views.panel(selected),
-            panel_view: app.view(selected),
-            confirm: app.confirm.as_ref(),
-            dialog: app.dialog.as_ref(),
-            agent: &app.agent,
-            workflow: app.workflow.as_ref(),
-            flash: app.flash.as_deref(),
-            reload_pending: app.reload.is_some(),
-            running_jobs: app.jobs.len(),
-        }
-    }
-}
-
-/// Draws `app`'s screen from its view model.
-pub fn render(app: &App, frame: &mut Frame) {
-    super::view::draw(&ViewModel::of(app), frame);
 }

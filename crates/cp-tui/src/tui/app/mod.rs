@@ -11,92 +11,55 @@ use cp_base::{Level, Notice, PanelView, ToolCall};
 
 use crate::llm::Message;
 
-use super::agent_state::{AgentState, RunningTurn};
+use super::agent_state::AgentState;
+use super::config_watch::ConfigWatch;
+use super::confirm::Confirm;
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::dialog::CheckpointDialog;
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
-use super::navigation::{Close, Navigation, SidebarEntry, sidebar};
-use super::palette::Palette;
+use super::navigation::{Close, Focus, Navigation, SidebarEntry, sidebar};
+use super::palette::{Palette, PaletteStep};
+use super::view_model::ViewModel;
+use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
 
 mod agent;
-mod config_watch;
-mod models;
+pub(crate) mod models;
 mod reload;
 mod saved_state;
 mod workflow;
 
-pub use models::spawn_model_check;
-
-/// Where typed keys go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// The conversation input line (the default).
-    Input,
-    /// The sidebar: arrows and digits pick a panel.
-    Sidebar,
-}
-
-/// A yes/no question shown over the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
-    QuitWhileBusy,
-    /// First start in an untrusted project: what trusting it allows (trust / not now).
-    Trust(String),
-}
-
 /// The whole UI state.
 pub struct App {
-    pub(crate) host: Host,
-    pub(crate) conversation: Conversation,
-    pub(crate) input: super::input::InputBox,
-    pub(crate) palette: Option<Palette>,
-    pub(crate) focus: Focus,
-    pub(crate) nav: Navigation,
-    pub(crate) confirm: Option<Confirm>,
+    host: Host,
+    conversation: Conversation,
+    input: super::input::InputBox,
+    palette: Option<Palette>,
+    focus: Focus,
+    nav: Navigation,
+    confirm: Option<Confirm>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
-    pub(crate) jobs: HashMap<u64, Vec<usize>>,
+    jobs: HashMap<u64, Vec<usize>>,
     next_job: u64,
-    pub(crate) quit: bool,
+    quit: bool,
     /// A short message in the status bar.
-    pub(crate) flash: Option<String>,
-    pub(crate) agent: AgentState,
+    flash: Option<String>,
+    agent: AgentState,
     /// When a reload was requested; it happens once no batch or turn is running.
-    pub(crate) reload: Option<SystemTime>,
+    reload: Option<SystemTime>,
     /// The agent's turn was paused for the reload and continues in the new process.
     stopped_for_reload: bool,
     /// The workflow run driven from this TUI, if any.
-    pub(crate) workflow: Option<WorkflowRun>,
+    workflow: Option<WorkflowRun>,
     /// A workflow checkpoint waiting for the person.
-    pub(crate) dialog: Option<CheckpointDialog>,
+    dialog: Option<CheckpointDialog>,
     /// Something worth saving happened since the last save.
     unsaved: bool,
     last_save: Instant,
     tx: Sender<AppEvent>,
     /// The callbacks config problems already shown.
-    config_watch: config_watch::ConfigWatch,
-}
-
-/// A workflow run started from this TUI.
-#[derive(Debug, Clone, Default)]
-pub struct WorkflowRun {
-    pub run_id: Option<String>,
-    /// The latest event, for the status bar.
-    pub status: String,
-    /// Set when the run ended: its exit code, or why it failed.
-    pub exit: Option<Result<i32, super::workflow::WorkflowFailure>>,
-    /// Cancel and stop controls of the session the run is in.
-    pub turn: Option<RunningTurn>,
-    /// The run paused at a batch boundary for a live reload.
-    pub paused_for_reload: bool,
-}
-
-impl WorkflowRun {
-    /// Running and not paused: a reload has to wait for it.
-    pub fn active(&self) -> bool {
-        self.exit.is_none() && !self.paused_for_reload
-    }
+    config_watch: ConfigWatch,
 }
 
 /// How often the TUI state is saved while nothing else triggers a save.
@@ -120,7 +83,7 @@ impl App {
             stopped_for_reload: false,
             unsaved: false,
             last_save: Instant::now(),
-            config_watch: config_watch::ConfigWatch::default(),
+            config_watch: ConfigWatch::default(),
             workflow: None,
             dialog: None,
             host,
@@ -140,6 +103,60 @@ impl App {
 
     pub fn host(&self) -> &Host {
         &self.host
+    }
+
+    /// The id of the selected panel.
+    pub fn selected(&self) -> &str {
+        self.nav.selected()
+    }
+
+    pub fn agent(&self) -> &AgentState {
+        &self.agent
+    }
+
+    /// The workflow run this TUI drove, if any (after the event loop ends).
+    pub fn into_workflow(self) -> Option<WorkflowRun> {
+        self.workflow
+    }
+
+    /// What the next frame draws: this state and the modules' published panel snapshots.
+    pub fn view_model(&self) -> ViewModel<'_> {
+        let views = self.host.registry().views();
+        let selected = self.nav.selected();
+        ViewModel {
+            project: self.host.project().root().display().to_string(),
+            worker: self.host.worker().to_string(),
+            conversation: &self.conversation,
+            input: &self.input,
+            palette: self
+                .palette
+                .as_ref()
+                .map(|p| (p, self.host.registry().tool_defs())),
+            focus: self.focus,
+            selected,
+            sidebar: sidebar(&self.conversation, &views),
+            panel: views.panel(selected),
+            panel_view: self.view(selected),
+            confirm: self.confirm.as_ref(),
+            dialog: self.dialog.as_ref(),
+            agent: &self.agent,
+            workflow: self.workflow.as_ref(),
+            flash: self.flash.as_deref(),
+            reload_pending: self.reload.is_some(),
+            running_jobs: self.jobs.len(),
+        }
+    }
+
+    /// Test access to the parts a screen test sets up directly.
+    #[cfg(test)]
+    pub(crate) fn parts_for_test(
+        &mut self,
+    ) -> (
+        &mut Conversation,
+        &mut Option<CheckpointDialog>,
+        &mut AgentState,
+    ) {
+        (&mut self.conversation, &mut self.dialog, &mut self.agent)
     }
 
     /// Asks whether to trust the project when it is not trusted and has something to trust
@@ -289,37 +306,13 @@ impl App {
         let Some(palette) = self.palette.as_mut() else {
             return;
         };
-        palette.error = None;
-        match action {
-            Action::Back | Action::Quit => self.palette = None,
-            Action::Submit => match palette.invocation(&tools) {
-                Ok((name, args)) => {
-                    self.palette = None;
-                    self.run_tools(vec![ToolCall::new("palette", name, args)]);
-                }
-                Err(e) => palette.error = Some(e.to_string()),
-            },
-            Action::FocusNext => palette.complete(&tools),
-            Action::Up => palette.selected = palette.selected.saturating_sub(1),
-            Action::Down => {
-                let count = palette.matches(&tools).len();
-                palette.selected = (palette.selected + 1).min(count.saturating_sub(1));
+        match palette.apply(action, &tools) {
+            PaletteStep::Stay => {}
+            PaletteStep::Close => self.palette = None,
+            PaletteStep::Run(name, args) => {
+                self.palette = None;
+                self.run_tools(vec![ToolCall::new("palette", name, args)]);
             }
-            Action::Char(c) => {
-                palette.query.insert(c);
-                palette.selected = 0;
-            }
-            Action::Paste(s) => palette.query.insert_str(&s),
-            Action::Backspace => {
-                palette.query.backspace();
-                palette.selected = 0;
-            }
-            Action::Delete => palette.query.delete(),
-            Action::Left => palette.query.left(),
-            Action::Right => palette.query.right(),
-            Action::Home => palette.query.home(),
-            Action::End => palette.query.end(),
-            _ => {}
         }
     }
 
@@ -447,7 +440,11 @@ impl App {
         // Never waits: a module a tool holds gets the next tick.
         let mut changed = self.host.registry().try_tick(self.host.env());
         changed |= self.nav.retry_closes(self.host.registry());
-        changed |= self.watch_callbacks_config();
+        if let Some(notice) = self.config_watch.check(self.host.project()) {
+            self.conversation.push(notice);
+            self.unsaved = true;
+            changed = true;
+        }
         changed
     }
 

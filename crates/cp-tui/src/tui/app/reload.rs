@@ -8,7 +8,8 @@ use crate::agent::StopReason;
 
 use crate::tui::conversation::Entry;
 
-use super::{App, WorkflowRun};
+use super::App;
+use crate::tui::workflow_thread::WorkflowRun;
 
 impl App {
     /// Asks for a reload; it happens after the running batch or turn step finishes.

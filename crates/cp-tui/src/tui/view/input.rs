@@ -5,7 +5,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::tui::app::Focus;
+use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
 
 /// Rows the input box needs: its lines plus borders, at most 8 lines.

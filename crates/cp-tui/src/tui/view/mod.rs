@@ -13,7 +13,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::app::{Confirm, Focus};
+use super::confirm::Confirm;
+use super::navigation::Focus;
 use super::view_model::ViewModel;
 
 /// Sidebar width in columns.

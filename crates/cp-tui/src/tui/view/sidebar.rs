@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::tui::app::Focus;
+use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
 
 pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::app::Focus;
+use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
 
 /// Below this width the status bar's label shrinks to ` cp `.

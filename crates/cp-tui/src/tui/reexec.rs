@@ -1,4 +1,5 @@
-//! Live reload: check that the new binary runs, then `exec` it with `--resume`.
+//! The process side of a live reload: check that the new binary runs, then `exec` it with
+//! `--resume`. (Deciding when to reload is the app's: `app/reload.rs`.)
 //!
 //! The process keeps its pid; consoles keep running in the console server and are reattached
 //! from the saved TUI state. If the new binary is missing or broken, nothing happens to the

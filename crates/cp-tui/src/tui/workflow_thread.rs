@@ -5,39 +5,35 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use cp_mod_checkpoint::{
-    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowError,
-    WorkflowEvent, resume_workflow, run_workflow,
+    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowEvent,
+    resume_workflow, run_workflow,
 };
 
 use super::agent_state::RunningTurn;
-use super::events::AppEvent;
+use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
 use crate::agent::{AgentRunner, EventSink};
 use crate::host::Host;
 use crate::llm::Provider;
 
-/// Why a workflow run driven from the TUI failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum WorkflowFailure {
-    #[error("no workflow file given")]
-    NoFile,
-    /// Shared so the run's record (and the message carrying it) stays cloneable.
-    #[error(transparent)]
-    Run(Arc<WorkflowError>),
+/// A workflow run started from this TUI.
+#[derive(Debug, Clone, Default)]
+pub struct WorkflowRun {
+    pub run_id: Option<String>,
+    /// The latest event, for the status bar.
+    pub status: String,
+    /// Set when the run ended: its exit code, or why it failed.
+    pub exit: Option<Result<i32, super::events::WorkflowFailure>>,
+    /// Cancel and stop controls of the session the run is in.
+    pub turn: Option<RunningTurn>,
+    /// The run paused at a batch boundary for a live reload.
+    pub paused_for_reload: bool,
 }
 
-/// Messages from the workflow thread to the UI.
-#[derive(Debug)]
-pub enum WorkflowMsg {
-    /// A checkpoint waits for the person; answer on the channel.
-    Ask(
-        Box<CheckpointRequest>,
-        Sender<Result<CheckpointAnswer, PromptError>>,
-    ),
-    Event(WorkflowEvent),
-    /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
-    Finished(Result<i32, WorkflowFailure>),
-    /// The running session stopped for a live reload; the run resumes in the new binary.
-    PausedForReload,
+impl WorkflowRun {
+    /// Running and not paused: a reload has to wait for it.
+    pub fn active(&self) -> bool {
+        self.exit.is_none() && !self.paused_for_reload
+    }
 }
 
 /// Asks the UI and waits for the answer. If the UI goes away, the run stops, resumable.

@@ -16,6 +16,7 @@ mod reexec;
 mod restartable;
 mod saved_state;
 mod terminal;
+mod tool_jobs;
 mod view;
 mod view_model;
 mod workflow_thread;

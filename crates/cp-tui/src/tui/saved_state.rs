@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use cp_base::{Notification, Project, StoreError, WorkerId, write_atomic};
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,43 @@ use serde_json::Value;
 use super::conversation::Conversation;
 use crate::agent::UsageMeter;
 use crate::llm::Message;
+
+/// How often the state is saved while nothing else triggers a save.
+const AUTOSAVE: Duration = Duration::from_secs(5);
+
+/// When to write the saved state: soon after something worth saving, and every few seconds
+/// anyway, so even a killed host loses little.
+#[derive(Debug)]
+pub struct Autosave {
+    unsaved: bool,
+    last: Instant,
+}
+
+impl Default for Autosave {
+    fn default() -> Self {
+        Self {
+            unsaved: false,
+            last: Instant::now(),
+        }
+    }
+}
+
+impl Autosave {
+    /// Something worth saving happened.
+    pub fn mark(&mut self) {
+        self.unsaved = true;
+    }
+
+    /// Whether a save is due now (clears the mark).
+    pub fn due(&mut self) -> bool {
+        std::mem::take(&mut self.unsaved) || self.last.elapsed() >= AUTOSAVE
+    }
+
+    /// A save was just made.
+    pub fn saved(&mut self) {
+        self.last = Instant::now();
+    }
+}
 
 /// Bumped when the layout changes incompatibly; older files are set aside, not misread.
 const VERSION: u32 = 1;

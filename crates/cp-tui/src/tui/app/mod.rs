@@ -3,9 +3,8 @@
 //! Only the event loop touches an `App`. Slow work (tool batches) runs on worker threads and
 //! comes back as [`AppEvent`]s, so the UI thread never waits on I/O.
 
-use std::collections::HashMap;
 use std::sync::mpsc::Sender;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use cp_base::{Level, Notice, PanelView, ToolCall};
 
@@ -20,6 +19,8 @@ use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
 use super::navigation::{Close, Focus, Navigation, SidebarEntry, sidebar};
 use super::palette::{Palette, PaletteStep};
+use super::saved_state::Autosave;
+use super::tool_jobs::ToolJobs;
 use super::view_model::ViewModel;
 use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
@@ -40,8 +41,7 @@ pub struct App {
     nav: Navigation,
     confirm: Option<Confirm>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
-    jobs: HashMap<u64, Vec<usize>>,
-    next_job: u64,
+    jobs: ToolJobs,
     quit: bool,
     /// A short message in the status bar.
     flash: Option<String>,
@@ -55,15 +55,11 @@ pub struct App {
     /// A workflow checkpoint waiting for the person.
     dialog: Option<CheckpointDialog>,
     /// Something worth saving happened since the last save.
-    unsaved: bool,
-    last_save: Instant,
+    autosave: Autosave,
     tx: Sender<AppEvent>,
     /// The callbacks config problems already shown.
     config_watch: ConfigWatch,
 }
-
-/// How often the TUI state is saved while nothing else triggers a save.
-const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl App {
     pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
@@ -81,8 +77,7 @@ impl App {
             agent,
             reload: None,
             stopped_for_reload: false,
-            unsaved: false,
-            last_save: Instant::now(),
+            autosave: Autosave::default(),
             config_watch: ConfigWatch::default(),
             workflow: None,
             dialog: None,
@@ -93,8 +88,7 @@ impl App {
             focus: Focus::Input,
             nav: Navigation::default(),
             confirm: None,
-            jobs: HashMap::new(),
-            next_job: 1,
+            jobs: ToolJobs::default(),
             quit: false,
             flash: None,
             tx,
@@ -143,7 +137,7 @@ impl App {
             workflow: self.workflow.as_ref(),
             flash: self.flash.as_deref(),
             reload_pending: self.reload.is_some(),
-            running_jobs: self.jobs.len(),
+            running_jobs: self.jobs.running(),
         }
     }
 
@@ -205,7 +199,7 @@ impl App {
 
     /// Whether work is in flight (quitting then asks first).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty()
+        self.jobs.running() > 0
             || self.agent.running()
             || self.workflow.as_ref().is_some_and(WorkflowRun::active)
     }
@@ -346,8 +340,6 @@ impl App {
 
     /// Runs a batch of tool calls on a worker thread; results arrive as `BatchDone`.
     pub fn run_tools(&mut self, calls: Vec<ToolCall>) {
-        let job = self.next_job;
-        self.next_job += 1;
         let entries = calls
             .iter()
             .map(|call| {
@@ -359,7 +351,7 @@ impl App {
                 })
             })
             .collect();
-        self.jobs.insert(job, entries);
+        let job = self.jobs.start(entries);
         self.select("conversation");
         let registry = self.host.registry().clone();
         let env = self.host.env().clone();
@@ -379,10 +371,10 @@ impl App {
     }
 
     fn finish_job(&mut self, job: u64, results: Vec<cp_base::ToolResult>) {
-        let Some(entries) = self.jobs.remove(&job) else {
+        let Some(entries) = self.jobs.finish(job) else {
             return;
         };
-        self.unsaved = true;
+        self.autosave.mark();
         for (index, result) in entries.into_iter().zip(results) {
             if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
             {
@@ -434,7 +426,7 @@ impl App {
     /// Lets modules pick up background results, and saves the TUI state now and then so even a
     /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
-        if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
+        if self.autosave.due() {
             self.save_state();
         }
         // Never waits: a module a tool holds gets the next tick.
@@ -442,7 +434,7 @@ impl App {
         changed |= self.nav.retry_closes(self.host.registry());
         if let Some(notice) = self.config_watch.check(self.host.project()) {
             self.conversation.push(notice);
-            self.unsaved = true;
+            self.autosave.mark();
             changed = true;
         }
         changed

@@ -42,7 +42,7 @@ impl App {
     /// When the reload can happen now: it was requested and nothing is running.
     pub fn reload_due(&self) -> Option<SystemTime> {
         self.reload.filter(|_| {
-            self.jobs.is_empty()
+            self.jobs.running() == 0
                 && !self.agent.running()
                 && !self.workflow.as_ref().is_some_and(WorkflowRun::active)
         })

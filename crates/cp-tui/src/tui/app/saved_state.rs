@@ -1,7 +1,5 @@
 //! Saving and restoring the TUI's state (`state/<worker>/session.json`).
 
-use std::time::Instant;
-
 use cp_base::Level;
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
@@ -31,7 +29,7 @@ impl App {
 
     /// Writes the saved state to disk; a failure is shown, never fatal.
     pub fn save_state(&mut self) {
-        self.last_save = Instant::now();
+        self.autosave.saved();
         let state = self.saved_state();
         if let Err(e) = saved_state::save(self.host.project(), self.host.worker(), &state) {
             tracing::warn!("saving the TUI state failed: {e}");

@@ -5,7 +5,7 @@
 //! form a byte-stable prefix, and the panel contexts (a console tail, callback states) are sent
 //! after it, at the end of the latest user message ([`cp_llm::Request::context`]).
 
-use cp_base::{Registry, lock_module};
+use cp_base::Registry;
 
 /// The system prompt. It depends only on the project root, so it is identical in every request
 /// of a session.
@@ -29,16 +29,11 @@ pub fn system_prompt(project_root: &str) -> String {
 /// Every panel's `llm_context()` (callbacks, checkpoint, consoles), so the model knows what
 /// exists and what is active, wrapped in `<panels>`; empty when no panel has anything to say.
 pub fn panel_context(registry: &Registry) -> String {
+    // From the published snapshots: a tool that holds its module does not delay the turn.
     let mut context = String::new();
-    for module in registry.modules() {
-        let module = lock_module(module);
-        for panel in module.panels() {
-            let text = panel.llm_context();
-            if !text.trim().is_empty() {
-                context.push_str(text.trim_end());
-                context.push('\n');
-            }
-        }
+    for text in registry.views().llm_contexts() {
+        context.push_str(text.trim_end());
+        context.push('\n');
     }
     if context.is_empty() {
         return context;

@@ -10,7 +10,7 @@
 use std::thread;
 
 use crate::module::{BatchChanges, BatchHold, CallChanges, CallNote, ToolEnv};
-use crate::registry::{Registry, lock_module};
+use crate::registry::Registry;
 use crate::tool::{ToolCall, ToolOutcome, ToolResult};
 
 /// Runs a batch of tool calls through `registry` and returns one result per call, in order.
@@ -38,12 +38,16 @@ pub fn run_batch(registry: &Registry, calls: &[ToolCall], env: &ToolEnv) -> Vec<
 
     let mut notes: Vec<CallNote> = Vec::new();
     let mut holds: Vec<BatchHold> = Vec::new();
-    for module in registry.modules() {
-        let response = lock_module(module).on_batch(&batch, env);
+    for response in registry.on_batch(&batch, env) {
         notes.extend(response.notes);
         holds.extend(response.hold);
     }
+    let held = !holds.is_empty();
     notes.extend(run_holds(holds));
+    if held {
+        // Held work changed modules from its own threads (a failed run shows its panel).
+        registry.try_republish();
+    }
     for note in notes {
         if let Some(result) = results.get_mut(note.call_index) {
             result.append(&note.text);

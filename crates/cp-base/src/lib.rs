@@ -6,6 +6,8 @@
 //!   [`FileChange`]s a call made, and [`validate_args`], which checks arguments before any
 //!   handler runs and names the parameter at fault.
 //! - [`Panel`]: title, badge, a pure render into a ratatui buffer, and `llm_context()`.
+//!   Modules publish their panels as immutable snapshots ([`Views`]); the UI draws those and
+//!   never waits for a module that a tool holds.
 //! - [`Project`]: the root and its `.context-pilot/` layout; [`ConfigFile`] and [`JsonFile`]
 //!   give atomic, locked, change-aware JSON documents.
 //! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
@@ -63,6 +65,7 @@ mod schema;
 mod store;
 mod tool;
 mod trust;
+mod view;
 mod worker;
 
 pub use args::Args;
@@ -75,13 +78,14 @@ pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, 
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Panel, PanelKind, PanelView};
 pub use project::Project;
-pub use registry::{DuplicateTool, Registry, SharedModule, lock_module};
+pub use registry::{Busy, DuplicateTool, Registry};
 pub use schema::{ArgError, ArgProblem, validate_args};
 pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic};
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };
 pub use trust::{Grant, GrantCallback, TrustError, TrustState, TrustStore, user_config_dir};
+pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 
 /// Re-exported so modules render with the same ratatui types as the host.

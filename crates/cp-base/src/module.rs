@@ -1,5 +1,7 @@
 //! The module contract: a plain struct that owns its state and offers tools and panels.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::notify::Notifier;
@@ -98,8 +100,11 @@ pub trait Module: Send {
     /// Runs one of this module's tools. `args` has already passed schema validation.
     fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome;
 
-    /// Panels to list in the sidebar, fixed ones and dynamic ones.
-    fn panels(&self) -> Vec<&dyn Panel> {
+    /// Snapshots of the panels to list in the sidebar, fixed ones and dynamic ones.
+    ///
+    /// The registry calls this after every call into the module and publishes the result;
+    /// the UI draws those snapshots and never waits for the module.
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
         Vec::new()
     }
 

@@ -21,8 +21,13 @@ pub struct PanelView {
     pub passthrough: bool,
 }
 
-/// A view onto a module's state.
-pub trait Panel: Send {
+/// A view of a module's state, published as an immutable snapshot.
+///
+/// A module builds its panels in [`crate::Module::panels`]; the registry publishes them
+/// after every call into the module, and the UI draws only those snapshots. So a panel must
+/// not borrow its module: it owns what it draws (or shares state that background threads of
+/// its own, never a tool call, update under a short lock, as a console's screen).
+pub trait Panel: Send + Sync {
     /// Stable id, unique across modules, e.g. `callbacks` or `console:<uuid>`.
     fn id(&self) -> String;
     fn title(&self) -> String;

@@ -1,25 +1,96 @@
-//! The set of modules a host runs, with tool lookup and argument validation.
+//! The set of modules a host runs, with tool lookup, argument validation and published views.
+//!
+//! Module locking lives here and nowhere else: callers reach a module only through
+//! [`Registry`] methods, and every method that calls into a module republishes its
+//! [`ModuleView`] before releasing it. Readers of views ([`Registry::views`]) never wait for a
+//! module; the `try_*` methods give up instead of waiting when a tool holds the module.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
-use crate::module::{Module, ToolEnv};
+use serde_json::Value;
+
+use crate::module::{BatchChanges, BatchResponse, Module, ToolEnv};
 use crate::schema::validate_args;
 use crate::tool::{ToolCall, ToolDef, ToolOutcome, ToolResult};
+use crate::view::{ModuleView, Views};
 
-/// A module shared between the UI thread (panels) and tool workers.
-pub type SharedModule = Arc<Mutex<Box<dyn Module>>>;
-
-/// Locks a module, recovering from a poisoned lock: one panicked worker must not take the
-/// whole host down with it.
-pub fn lock_module(module: &SharedModule) -> MutexGuard<'_, Box<dyn Module>> {
-    module.lock().unwrap_or_else(PoisonError::into_inner)
+/// One registered module and its latest published view.
+struct Slot {
+    id: &'static str,
+    module: Mutex<Box<dyn Module>>,
+    /// Held only to clone or replace the `Arc`, never while a module runs.
+    published: Mutex<Arc<ModuleView>>,
+    /// What `save_state` returned last, for a save while a tool holds the module.
+    last_saved: Mutex<Option<Value>>,
 }
+
+impl Slot {
+    fn new(module: Box<dyn Module>) -> Self {
+        let view = Arc::new(ModuleView::of(module.as_ref()));
+        Self {
+            id: module.id(),
+            module: Mutex::new(module),
+            published: Mutex::new(view),
+            last_saved: Mutex::new(None),
+        }
+    }
+
+    /// Locks the module, recovering from a poisoned lock: one panicked worker must not take
+    /// the whole host down with it.
+    fn lock(&self) -> MutexGuard<'_, Box<dyn Module>> {
+        self.module.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Locks the module if no one else holds it.
+    fn try_lock(&self) -> Option<MutexGuard<'_, Box<dyn Module>>> {
+        match self.module.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    fn view(&self) -> Arc<ModuleView> {
+        Arc::clone(
+            &self
+                .published
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Publishes what the locked `module` shows now.
+    fn publish(&self, module: &dyn Module) {
+        let view = Arc::new(ModuleView::of(module));
+        *self
+            .published
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = view;
+    }
+
+    /// Runs `f` on the locked module, then publishes its view.
+    fn with<R>(
+        &self,
+        guard: MutexGuard<'_, Box<dyn Module>>,
+        f: impl FnOnce(&mut dyn Module) -> R,
+    ) -> R {
+        let mut guard = guard;
+        let result = f(&mut **guard);
+        self.publish(&**guard);
+        result
+    }
+}
+
+/// A module was busy (a tool holds it); try again later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the module is busy running a tool")]
+pub struct Busy;
 
 /// The modules of a host, in registration order, with an index of their tools.
 #[derive(Clone, Default)]
 pub struct Registry {
-    modules: Vec<SharedModule>,
+    slots: Vec<Arc<Slot>>,
     tools: HashMap<String, (usize, ToolDef)>,
     order: Vec<String>,
 }
@@ -42,9 +113,9 @@ impl Registry {
         Self::default()
     }
 
-    /// Adds a module and indexes its tools.
+    /// Adds a module, indexes its tools and publishes its first view.
     pub fn register(&mut self, module: Box<dyn Module>) -> Result<(), DuplicateTool> {
-        let index = self.modules.len();
+        let index = self.slots.len();
         let defs = module.tools();
         for def in &defs {
             if self.tools.contains_key(&def.name) {
@@ -55,12 +126,13 @@ impl Registry {
             self.order.push(def.name.clone());
             self.tools.insert(def.name.clone(), (index, def));
         }
-        self.modules.push(Arc::new(Mutex::new(module)));
+        self.slots.push(Arc::new(Slot::new(module)));
         Ok(())
     }
 
-    pub fn modules(&self) -> &[SharedModule] {
-        &self.modules
+    /// Every module's latest published view. Never waits for a module.
+    pub fn views(&self) -> Views {
+        Views(self.slots.iter().map(|slot| slot.view()).collect())
     }
 
     /// Every tool, in registration order.
@@ -90,15 +162,129 @@ impl Registry {
         if let Err(e) = validate_args(&def.name, &def.parameters, &call.arguments) {
             return ToolResult::error(e.to_string()).into();
         }
-        let Some(module) = self.modules.get(*index) else {
+        let Some(slot) = self.slots.get(*index) else {
             return ToolResult::error(format!("tool '{}' has no module", call.name)).into();
         };
-        lock_module(module).call_tool(&call.name, &call.arguments, env)
+        slot.with(slot.lock(), |m| {
+            m.call_tool(&call.name, &call.arguments, env)
+        })
     }
 
     /// Validates, runs and finishes a call on the current thread.
     pub fn call(&self, call: &ToolCall, env: &ToolEnv) -> ToolResult {
         self.start_call(call, env).finish()
+    }
+
+    /// Runs `f` on the module with this id, waiting for it, then republishes its view.
+    /// `None` when no module has that id. Not for the UI thread: it waits for running tools.
+    pub fn with_module<R>(&self, id: &str, f: impl FnOnce(&mut dyn Module) -> R) -> Option<R> {
+        self.slots
+            .iter()
+            .find(|slot| slot.id == id)
+            .map(|slot| slot.with(slot.lock(), f))
+    }
+
+    /// Gives every module its tick, waiting for busy ones. Returns whether anything visible
+    /// changed. For front-ends without a screen (MCP, hooks).
+    pub fn tick(&self, env: &ToolEnv) -> bool {
+        self.slots.iter().fold(false, |changed, slot| {
+            slot.with(slot.lock(), |m| m.on_tick(env)) | changed
+        })
+    }
+
+    /// Gives every module that is not busy its tick; busy ones get the next one. Returns
+    /// whether anything visible changed. Never waits for a module.
+    pub fn try_tick(&self, env: &ToolEnv) -> bool {
+        let mut changed = false;
+        for slot in &self.slots {
+            if let Some(guard) = slot.try_lock() {
+                changed |= slot.with(guard, |m| m.on_tick(env));
+            }
+        }
+        changed
+    }
+
+    /// Republishes the view of every module that is not busy, for state its background
+    /// threads changed (a run that failed shows its panel). Never waits for a module.
+    pub fn try_republish(&self) {
+        for slot in &self.slots {
+            if let Some(guard) = slot.try_lock() {
+                slot.publish(&**guard);
+            }
+        }
+    }
+
+    /// Passes keyboard input to the module showing `panel_id` if it is not busy.
+    /// `Ok(false)`: no module took it; `Err(Busy)`: try again later, in order.
+    pub fn try_panel_input(&self, panel_id: &str, input: &[u8]) -> Result<bool, Busy> {
+        self.try_on_panel(panel_id, |m| m.panel_input(panel_id, input))
+    }
+
+    /// Closes a dynamic panel, waiting for its module. Returns whether one was closed.
+    pub fn close_panel(&self, panel_id: &str) -> bool {
+        self.slots
+            .iter()
+            .find(|slot| slot.view().panels().iter().any(|p| p.id() == panel_id))
+            .is_some_and(|slot| slot.with(slot.lock(), |m| m.close_panel(panel_id)))
+    }
+
+    /// Closes a dynamic panel if its module is not busy. `Ok(false)`: it cannot be closed;
+    /// `Err(Busy)`: try again later.
+    pub fn try_close_panel(&self, panel_id: &str) -> Result<bool, Busy> {
+        self.try_on_panel(panel_id, |m| m.close_panel(panel_id))
+    }
+
+    /// Runs `f` on the module that shows `panel_id`, if it is not busy.
+    fn try_on_panel(
+        &self,
+        panel_id: &str,
+        f: impl FnOnce(&mut dyn Module) -> bool,
+    ) -> Result<bool, Busy> {
+        let Some(slot) = self
+            .slots
+            .iter()
+            .find(|slot| slot.view().panels().iter().any(|p| p.id() == panel_id))
+        else {
+            return Ok(false);
+        };
+        let guard = slot.try_lock().ok_or(Busy)?;
+        Ok(slot.with(guard, f))
+    }
+
+    /// Every module's batch hook, in order (see [`crate::run_batch`]).
+    pub(crate) fn on_batch(&self, batch: &BatchChanges, env: &ToolEnv) -> Vec<BatchResponse> {
+        self.slots
+            .iter()
+            .map(|slot| slot.with(slot.lock(), |m| m.on_batch(batch, env)))
+            .collect()
+    }
+
+    /// Each module's state to persist, by module id: fresh from a module that is free, the
+    /// one saved last time from a module a tool holds. Never waits for a module.
+    pub fn saved_states(&self) -> BTreeMap<String, Value> {
+        self.slots
+            .iter()
+            .filter_map(|slot| {
+                let mut last = slot
+                    .last_saved
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(guard) = slot.try_lock() {
+                    *last = guard.save_state();
+                }
+                Some((slot.id.to_owned(), last.clone()?))
+            })
+            .collect()
+    }
+
+    /// Restores what [`Registry::saved_states`] returned in an earlier process, waiting for
+    /// each module.
+    pub fn load_states(&self, states: &BTreeMap<String, Value>, env: &ToolEnv) {
+        for slot in &self.slots {
+            if let Some(saved) = states.get(slot.id) {
+                slot.with(slot.lock(), |m| m.load_state(saved, env));
+            }
+        }
     }
 }
 
@@ -109,6 +295,7 @@ mod tests {
     use super::*;
     use crate::notify::Notifier;
     use crate::project::Project;
+    use crate::view::Views;
     use crate::worker::WorkerId;
 
     struct Echo;
@@ -149,5 +336,85 @@ mod tests {
         assert_eq!(bad.text, "echo: 'text' must be a string, got number 1");
         let unknown = r.call(&ToolCall::new("3", "nope", json!({})), &env());
         assert!(unknown.is_error && unknown.text.contains("available tools: echo"));
+    }
+
+    /// Counts its calls and shows the count in a panel badge and its saved state.
+    struct Counter(u32);
+    struct Badge(u32);
+    impl crate::panel::Panel for Badge {
+        fn id(&self) -> String {
+            "counter".into()
+        }
+        fn title(&self) -> String {
+            "Counter".into()
+        }
+        fn badge(&self) -> Option<String> {
+            Some(self.0.to_string())
+        }
+        fn render(
+            &self,
+            _: ratatui::layout::Rect,
+            _: &mut ratatui::buffer::Buffer,
+            _: &crate::PanelView,
+        ) {
+        }
+        fn llm_context(&self) -> String {
+            format!("count {}", self.0)
+        }
+    }
+    impl Module for Counter {
+        fn id(&self) -> &'static str {
+            "counter"
+        }
+        fn tools(&self) -> Vec<ToolDef> {
+            vec![ToolDef::new("count", "", json!({"type": "object"}))]
+        }
+        fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
+            self.0 += 1;
+            ToolResult::ok("").into()
+        }
+        fn panels(&self) -> Vec<Arc<dyn crate::panel::Panel>> {
+            vec![Arc::new(Badge(self.0))]
+        }
+        fn save_state(&self) -> Option<Value> {
+            Some(json!(self.0))
+        }
+    }
+
+    #[test]
+    fn every_call_publishes_a_view_and_busy_modules_are_skipped_not_waited_for() {
+        let mut r = Registry::new();
+        r.register(Box::new(Counter(0))).unwrap();
+        let before = r.views();
+        r.call(&ToolCall::new("1", "count", json!({})), &env());
+        let badge = |v: &Views| v.panel("counter").and_then(|p| p.badge());
+        assert_eq!(
+            badge(&before),
+            Some("0".into()),
+            "a view is an immutable snapshot"
+        );
+        assert_eq!(badge(&r.views()), Some("1".into()));
+        assert_eq!(r.views().llm_contexts(), vec!["count 1".to_owned()]);
+
+        assert_eq!(r.saved_states().get("counter"), Some(&json!(1)));
+        r.call(&ToolCall::new("2", "count", json!({})), &env());
+
+        // While a tool holds the module, readers get the published view and `try_*` gives up.
+        let slot = Arc::clone(&r.slots[0]);
+        let held = slot.lock();
+        assert_eq!(badge(&r.views()), Some("2".into()));
+        assert!(!r.try_tick(&env()));
+        assert_eq!(r.try_close_panel("counter"), Err(Busy));
+        assert_eq!(
+            r.saved_states().get("counter"),
+            Some(&json!(1)),
+            "the state saved last time"
+        );
+        drop(held);
+        assert_eq!(
+            r.try_close_panel("counter"),
+            Ok(false),
+            "a fixed panel stays"
+        );
     }
 }

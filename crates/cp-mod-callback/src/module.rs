@@ -1,6 +1,7 @@
 //! `CallbackModule`: the tools, the panel and the batch hook, wired to the on-disk config.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use cp_base::{
     Args, BatchChanges, BatchResponse, Panel, Project, Stamp, ToolEnv, ToolOutcome, ToolResult,
@@ -429,8 +430,8 @@ impl cp_base::Module for CallbackModule {
         .into()
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        let mut panels: Vec<&dyn Panel> = vec![&self.panel];
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        let mut panels: Vec<Arc<dyn Panel>> = vec![Arc::new(self.panel.clone())];
         panels.extend(self.firing.panels());
         panels
     }

@@ -8,7 +8,7 @@
 
 mod util;
 
-use cp_base::{ChangeKind, Level, Module, WorkerId, lock_module};
+use cp_base::{ChangeKind, Level, Module, WorkerId};
 use cp_mod_callback::CallbackModule;
 use serde_json::json;
 use util::{Fixture, batch, edit, group_members, run_id};
@@ -86,14 +86,13 @@ fn blocking_failure_names_the_edit_shows_the_tail_and_opens_the_panel() {
     assert_eq!(f.opened_panels(), vec![panel.clone()]);
     assert!(f.panel_ids().contains(&panel));
     let ctx = {
-        let module = lock_module(&f.registry.modules()[0]);
-        let panels = module.panels();
+        let panels = f.registry.with_module("callback", |m| m.panels()).unwrap();
         let p = panels.iter().find(|p| p.id() == panel).unwrap();
         p.llm_context()
     };
     assert!(ctx.contains("out 1") && ctx.contains("FAILED"), "{ctx}");
     // The user can close it.
-    assert!(lock_module(&f.registry.modules()[0]).close_panel(&panel));
+    assert!(f.registry.close_panel(&panel));
     assert_eq!(f.panel_ids(), vec!["callbacks"]);
 }
 

@@ -10,7 +10,7 @@ mod util;
 
 use std::os::unix::fs::PermissionsExt;
 
-use cp_base::{ToolCall, lock_module};
+use cp_base::ToolCall;
 use serde_json::json;
 use util::Fixture;
 
@@ -215,8 +215,8 @@ fn diff_edits_need_the_editor_and_an_exact_unique_old_string() {
     );
     assert!(script().contains("echo one"));
     {
-        let module = lock_module(&f.registry.modules()[0]);
-        let ctx = module.panels()[0].llm_context();
+        let views = f.registry.views();
+        let ctx = views.modules()[0].panels()[0].llm_context();
         assert!(ctx.contains("### Editor: CB1 lint"), "{ctx}");
     }
     // Now it applies.
@@ -289,7 +289,7 @@ fn a_new_callback_is_active_only_for_its_creator_and_toggles_are_per_worker() {
     f.create("a", json!("*.rs"), "true", json!({}));
     let other = f.registry_for("agent-2");
     let env2 = f.env_for("agent-2");
-    let badge = |r: &cp_base::Registry| lock_module(&r.modules()[0]).panels()[0].badge();
+    let badge = |r: &cp_base::Registry| r.views().modules()[0].panels()[0].badge();
     assert_eq!(badge(&f.registry), Some("1/1".into()));
     assert_eq!(badge(&other), Some("0/1".into()));
     let r = other.call(
@@ -331,20 +331,20 @@ fn toggle_all_pauses_and_resumes_only_this_worker() {
         "{}",
         r.text
     );
-    let ctx = lock_module(&f.registry.modules()[0]).panels()[0].llm_context();
+    let ctx = f.registry.views().modules()[0].panels()[0].llm_context();
     assert!(ctx.contains("PAUSED"), "{ctx}");
     assert_eq!(
-        lock_module(&f.registry.modules()[0]).panels()[0].badge(),
+        f.registry.views().modules()[0].panels()[0].badge(),
         Some("0/2".into())
     );
     assert_eq!(
-        lock_module(&other.modules()[0]).panels()[0].badge(),
+        other.views().modules()[0].panels()[0].badge(),
         Some("1/2".into())
     );
     let r = f.call("Callback_toggle", json!({"id": "all", "active": true}));
     assert!(r.text.contains("Active: CB1 a."), "{}", r.text);
     assert_eq!(
-        lock_module(&f.registry.modules()[0]).panels()[0].badge(),
+        f.registry.views().modules()[0].panels()[0].badge(),
         Some("1/2".into())
     );
 }
@@ -362,14 +362,13 @@ fn changes_by_another_process_are_picked_up() {
         ),
         &env,
     );
-    let mut module = lock_module(&f.registry.modules()[0]);
-    assert!(module.on_tick(&f.env), "the tick notices the change");
+    assert!(f.registry.tick(&f.env), "the tick notices the change");
     assert!(
-        module.panels()[0]
+        f.registry.views().modules()[0].panels()[0]
             .llm_context()
             .contains("| CB1 | remote |")
     );
-    assert!(!module.on_tick(&f.env), "nothing changed since");
+    assert!(!f.registry.tick(&f.env), "nothing changed since");
 }
 
 #[test]
@@ -388,6 +387,6 @@ fn open_editor_shows_settings_and_numbered_script() {
     assert!(r.text.contains("| rustfmt $CP_CHANGED_FILES"), "{}", r.text);
     // Deleting the open callback closes the editor.
     f.call("Callback_upsert", json!({"action": "delete", "id": "CB1"}));
-    let ctx = lock_module(&f.registry.modules()[0]).panels()[0].llm_context();
+    let ctx = f.registry.views().modules()[0].panels()[0].llm_context();
     assert!(ctx.starts_with("No callbacks are defined."), "{ctx}");
 }

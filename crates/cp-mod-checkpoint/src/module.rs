@@ -5,6 +5,7 @@ use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use cp_base::Panel;
@@ -155,8 +156,8 @@ impl Module for CheckpointModule {
         record_handoff(args, env).into()
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        vec![&self.panel]
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        vec![Arc::new(self.panel.clone())]
     }
 
     fn on_tick(&mut self, env: &ToolEnv) -> bool {

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use cp_base::{
     Module, Notice, Notifier, Project, Registry, ToolCall, ToolEnv, ToolResult, WorkerId,
-    lock_module,
 };
 use cp_mod_console::ConsoleModule;
 use serde_json::{Value, json};
@@ -58,8 +57,14 @@ impl Host {
         r.text.lines().next().unwrap().to_owned()
     }
 
-    fn module(&self) -> std::sync::MutexGuard<'_, Box<dyn Module>> {
-        lock_module(&self.registry.modules()[0])
+    /// Runs `f` on the console module (waiting for it).
+    fn module<R>(&self, f: impl FnOnce(&mut dyn Module) -> R) -> R {
+        self.registry.with_module(ConsoleModule::ID, f).unwrap()
+    }
+
+    /// The console module's published panels.
+    fn panels(&self) -> Vec<std::sync::Arc<dyn cp_base::Panel>> {
+        self.registry.views().panels()
     }
 }
 
@@ -85,7 +90,7 @@ fn create_opens_a_panel_and_wait_reports_exit_and_output() {
         r.text
     );
     let panel_id = format!("console:{id}");
-    assert!(h.module().panels().iter().any(|p| p.id() == panel_id));
+    assert!(h.panels().iter().any(|p| p.id() == panel_id));
     assert!(
         h.env
             .notifier
@@ -191,7 +196,7 @@ fn watch_notifies_when_the_console_exits() {
 fn kill_takes_down_background_children() {
     let h = Host::new();
     let id = h.create("sleep 100 & sleep 100");
-    let context = h.module().panels()[0].llm_context();
+    let context = h.panels()[0].llm_context();
     assert!(context.contains(&id), "{context}");
     let client = cp_mod_console::ConsoleClient::new(util::config(&h.root)).unwrap();
     let pid = client
@@ -246,7 +251,7 @@ fn easy_bash_kills_the_group_on_timeout() {
     );
     assert!(r.text.starts_with("timed out after"), "{}", r.text);
     assert!(r.text.contains("start"), "{}", r.text);
-    let panel_id = h.module().panels()[0].id();
+    let panel_id = h.panels()[0].id();
     let console = panel_id.strip_prefix("console:").unwrap().to_owned();
     let client = cp_mod_console::ConsoleClient::new(util::config(&h.root)).unwrap();
     let pgid = client
@@ -366,23 +371,20 @@ fn bad_input_gets_clear_errors_and_changes_nothing() {
     }
     // The handler checks max_wait itself too, for hosts that skip schema validation.
     let r = h
-        .module()
-        .call_tool(
-            "console_wait",
-            &json!({"id": id, "mode": "exit", "max_wait": 900}),
-            &h.env,
-        )
+        .module(|m| {
+            m.call_tool(
+                "console_wait",
+                &json!({"id": id, "mode": "exit", "max_wait": 900}),
+                &h.env,
+            )
+        })
         .finish();
     assert!(
         r.is_error && r.text.contains("expected 1 to 600"),
         "{}",
         r.text
     );
-    assert_eq!(
-        h.module().panels().len(),
-        1,
-        "a failed call must not open panels"
-    );
+    assert_eq!(h.panels().len(), 1, "a failed call must not open panels");
     h.call("console_kill", json!({"id": id}));
 }
 
@@ -395,9 +397,9 @@ fn a_restarted_host_reattaches_and_shows_output_printed_meanwhile() {
         json!({"id": id, "mode": "pattern", "pattern": "before"}),
     );
     assert!(r.text.starts_with("Condition met"), "{}", r.text);
-    let saved = h.module().save_state().unwrap();
+    let saved = h.module(|m| m.save_state()).unwrap();
     // The host goes away; the console keeps running and prints while no host runs.
-    h.module().close_panel(&format!("console:{id}"));
+    h.module(|m| m.close_panel(&format!("console:{id}")));
     let client = cp_mod_console::ConsoleClient::new(util::config(&h.root)).unwrap();
     let console = client.attach(id.parse().unwrap()).unwrap();
     console.send(b"meanwhile\n").unwrap();

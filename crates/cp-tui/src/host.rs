@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cp_base::{Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
+use cp_base::{Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
 use cp_mod_checkpoint::CheckpointModule;
 use cp_mod_console::ConsoleModule;
@@ -35,36 +35,67 @@ pub enum HostError {
     Module(#[from] cp_base::DuplicateTool),
 }
 
+/// Builds a [`Host`]: modules in sidebar order, and the side channels (the reload flag, the
+/// file viewer) created here and handed to the modules that feed them, so a host cannot be
+/// built with channels no module is connected to.
+pub struct HostBuilder {
+    env: ToolEnv,
+    registry: Registry,
+    reload: Arc<AtomicBool>,
+    viewer: Viewer,
+}
+
+impl HostBuilder {
+    /// A host for `env` with no modules yet.
+    pub fn new(env: ToolEnv) -> Self {
+        Self {
+            env,
+            registry: Registry::new(),
+            reload: Arc::default(),
+            viewer: Viewer::default(),
+        }
+    }
+
+    /// Adds a module; its panels follow those of the modules added before.
+    pub fn module(mut self, module: Box<dyn Module>) -> Result<Self, HostError> {
+        self.registry.register(module)?;
+        Ok(self)
+    }
+
+    /// Adds `system_reload` and the file viewer, wired to this host's reload flag and viewer.
+    pub fn side_channel_modules(self) -> Result<Self, HostError> {
+        let system = SystemModule::new(Arc::clone(&self.reload));
+        let viewer = ViewerModule::new(self.viewer.clone());
+        self.module(Box::new(system))?.module(Box::new(viewer))
+    }
+
+    pub fn build(self) -> Host {
+        Host {
+            registry: self.registry,
+            env: self.env,
+            reload: self.reload,
+            viewer: self.viewer,
+        }
+    }
+}
+
 impl Host {
     /// Prepares `.context-pilot/` and registers the modules, in sidebar order.
     pub fn new(project: Project, worker: WorkerId) -> Result<Self, HostError> {
         project.ensure_layout()?;
         let env = ToolEnv::new(project.clone(), worker.clone(), Notifier::new());
-        let mut registry = Registry::new();
-        registry.register(Box::new(FilesModule))?;
-        registry.register(Box::new(CallbackModule::new(project, worker)))?;
-        registry.register(Box::new(ConsoleModule::new()))?;
-        registry.register(Box::new(CheckpointModule::new()))?;
-        let reload = Arc::new(AtomicBool::new(false));
-        registry.register(Box::new(SystemModule::new(reload.clone())))?;
-        let viewer = Viewer::default();
-        registry.register(Box::new(ViewerModule::new(viewer.clone())))?;
-        Ok(Self {
-            registry,
-            env,
-            reload,
-            viewer,
-        })
+        Ok(HostBuilder::new(env)
+            .module(Box::new(FilesModule))?
+            .module(Box::new(CallbackModule::new(project, worker)))?
+            .module(Box::new(ConsoleModule::new()))?
+            .module(Box::new(CheckpointModule::new()))?
+            .side_channel_modules()?
+            .build())
     }
 
-    /// A host from parts, for tests and tools that assemble their own module list.
-    pub fn from_parts(registry: Registry, env: ToolEnv) -> Self {
-        Self {
-            registry,
-            env,
-            reload: Arc::default(),
-            viewer: Viewer::default(),
-        }
+    /// A host with its own module list (tests, benchmarks); see [`HostBuilder`].
+    pub fn builder(env: ToolEnv) -> HostBuilder {
+        HostBuilder::new(env)
     }
 
     /// Takes a pending `system_reload` request, if one was made.

@@ -56,29 +56,45 @@ impl Panel for FileView {
     }
 }
 
+/// Why a file cannot be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerError {
+    /// Outside the root, not a regular file, or not there (the file tools' own message).
+    #[error(transparent)]
+    Open(#[from] Box<cp_mod_files::FileError>),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
 /// Shared list of open file views: the UI opens files, the module lists them as panels.
 #[derive(Debug, Clone, Default)]
 pub struct Viewer {
-    views: Arc<Mutex<Vec<FileView>>>,
+    views: Arc<Mutex<Vec<Arc<FileView>>>>,
 }
 
 impl Viewer {
-    fn lock(&self) -> MutexGuard<'_, Vec<FileView>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<FileView>>> {
         self.views.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Opens `relative` (inside `root`) and returns its panel id, or why it cannot be shown.
-    pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, String> {
+    pub fn open(&self, root: &std::path::Path, relative: &str) -> Result<String, ViewerError> {
         // Beneath the root without a race, regular files only (a FIFO named by a workflow's
         // `show_files` must not hang the TUI), and no more than is shown.
-        let (confined, file) =
-            cp_mod_files::open_regular(root, relative, "view").map_err(|e| e.to_string())?;
+        let (confined, file) = cp_mod_files::open_regular(root, relative, "view")
+            .map_err(|e| ViewerError::Open(Box::new(e)))?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, u64::try_from(MAX_BYTES).unwrap_or(u64::MAX) + 1),
             &mut bytes,
         )
-        .map_err(|e| format!("cannot read {relative}: {e}"))?;
+        .map_err(|source| ViewerError::Read {
+            path: relative.to_owned(),
+            source,
+        })?;
         let cut = bytes.len() > MAX_BYTES;
         let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_BYTES)]).into_owned();
         if cut {
@@ -91,7 +107,7 @@ impl Viewer {
         let id = view.id();
         let mut views = self.lock();
         views.retain(|v| v.id() != id);
-        views.push(view);
+        views.push(Arc::new(view));
         Ok(id)
     }
 }
@@ -100,8 +116,8 @@ impl Viewer {
 #[derive(Debug, Default)]
 pub struct ViewerModule {
     viewer: Viewer,
-    /// Copies taken on each tick, so `panels()` can hand out references.
-    shown: Vec<FileView>,
+    /// The list as of the last tick (the published panels).
+    shown: Vec<Arc<FileView>>,
 }
 
 impl ViewerModule {
@@ -126,8 +142,11 @@ impl Module for ViewerModule {
         ToolResult::error(format!("viewer has no tool '{name}'")).into()
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.shown.iter().map(|v| v as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.shown
+            .iter()
+            .map(|v| Arc::clone(v) as Arc<dyn Panel>)
+            .collect()
     }
 
     fn on_tick(&mut self, _env: &ToolEnv) -> bool {
@@ -165,7 +184,7 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         std::fs::write(root.join("notes.md"), "one\ntwo\n").unwrap();
         let viewer = Viewer::default();
-        let err = viewer.open(&root, "pipe").unwrap_err();
+        let err = viewer.open(&root, "pipe").unwrap_err().to_string();
         assert!(err.contains("not a regular file"), "{err}");
         assert!(viewer.open(&root, "../outside.md").is_err());
         let id = viewer.open(&root, "notes.md").unwrap();

@@ -58,11 +58,12 @@ impl Firing {
     }
 
     /// Panels of failed runs, oldest first.
-    pub fn panels(&self) -> impl Iterator<Item = &dyn Panel> {
+    /// Clones of a run panel share the state its runner updates.
+    pub fn panels(&self) -> impl Iterator<Item = Arc<dyn Panel>> {
         self.panels
             .iter()
             .filter(|p| p.view().visible)
-            .map(|p| p as &dyn Panel)
+            .map(|p| Arc::new(p.clone()) as Arc<dyn Panel>)
     }
 
     /// Drops a run panel from the sidebar.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cp_base::{
     BatchChanges, CallChanges, CallNote, ChangeKind, FileChange, Notice, Notifier, Project,
-    Registry, ToolCall, ToolEnv, ToolResult, WorkerId, lock_module,
+    Registry, ToolCall, ToolEnv, ToolResult, WorkerId,
 };
 use cp_mod_callback::CallbackModule;
 use cp_mod_console::{ClientConfig, ConsoleClient};
@@ -162,8 +162,10 @@ impl Fixture {
     }
 
     pub fn panel_ids(&self) -> Vec<String> {
-        lock_module(&self.registry.modules()[0])
-            .panels()
+        // Fresh from the module: a run's panel shows once its runner marks it failed.
+        self.registry
+            .with_module("callback", |m| m.panels())
+            .unwrap()
             .iter()
             .map(|p| p.id())
             .collect()
@@ -184,7 +186,9 @@ pub fn fire_as(
     env: &ToolEnv,
     batch: &BatchChanges,
 ) -> (Vec<CallNote>, Vec<CallNote>) {
-    let response = lock_module(&registry.modules()[0]).on_batch(batch, env);
+    let response = registry
+        .with_module("callback", |m| m.on_batch(batch, env))
+        .unwrap();
     let held = response.hold.map(|h| h()).unwrap_or_default();
     (response.notes, held)
 }

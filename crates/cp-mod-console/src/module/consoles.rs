@@ -20,7 +20,8 @@ pub const EASY_BASH_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct ConsoleModule {
     config: Option<ClientConfig>,
     client: Option<ConsoleClient>,
-    pub(super) panels: Vec<ConsolePanel>,
+    /// Shared with the published views, which keep drawing a closed console until replaced.
+    pub(super) panels: Vec<Arc<ConsolePanel>>,
     pub(super) watches: Watches,
     next_watch: u64,
     pub(super) easy_timeout: Duration,
@@ -91,15 +92,18 @@ impl ConsoleModule {
         let id = handle.id();
         if !self.panels.iter().any(|p| p.console_id() == id) {
             let info = handle.info()?;
-            self.panels
-                .push(ConsolePanel::open(handle.clone(), info, notifier.clone()));
+            self.panels.push(Arc::new(ConsolePanel::open(
+                handle.clone(),
+                info,
+                notifier.clone(),
+            )));
         }
         Ok(console_panel_id(id))
     }
 
     /// The consoles this module shows, oldest first.
     pub fn console_ids(&self) -> Vec<Uuid> {
-        self.panels.iter().map(ConsolePanel::console_id).collect()
+        self.panels.iter().map(|p| p.console_id()).collect()
     }
 
     pub(super) fn add_watch(&mut self, watch: Watch) -> u64 {

@@ -54,15 +54,18 @@ impl Module for ConsoleModule {
         }
     }
 
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.panels.iter().map(|p| p as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.panels
+            .iter()
+            .map(|p| Arc::clone(p) as Arc<dyn Panel>)
+            .collect()
     }
 
     fn panel_input(&mut self, panel_id: &str, input: &[u8]) -> bool {
         self.panels
             .iter()
             .find(|p| p.id() == panel_id)
-            .and_then(ConsolePanel::handle)
+            .and_then(|p| p.handle())
             .is_some_and(|h| h.send(input).is_ok())
     }
 

@@ -19,6 +19,9 @@ const LLM_TAIL_BYTES: usize = 64 * 1024;
 
 /// How often to look for new output when there was none.
 const POLL: Duration = Duration::from_millis(30);
+/// Most output parsed under one hold of the panel's lock: a frame drawing the panel waits at
+/// most for one such piece, never for a whole multi-MiB replay.
+const FEED_CHUNK: usize = 64 * 1024;
 /// How often to ask the server for the status while output flows.
 const STATUS_EVERY: Duration = Duration::from_millis(250);
 
@@ -91,7 +94,9 @@ fn follow(
             }
         };
         if !got.is_empty() {
-            lock().feed(&got);
+            for piece in got.chunks(FEED_CHUNK) {
+                lock().feed(piece);
+            }
             dirty = true;
         }
         let mut finished = false;

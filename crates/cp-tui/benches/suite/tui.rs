@@ -2,14 +2,15 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
 use cp_base::{
-    Module, Notifier, Panel, PanelKind, PanelView, Project, Registry, ToolDef, ToolEnv,
-    ToolOutcome, ToolResult, WorkerId,
+    Module, Notifier, Panel, PanelKind, PanelView, Project, ToolDef, ToolEnv, ToolOutcome,
+    ToolResult, WorkerId,
 };
 use cp_e2e::TuiSession;
 use cp_tui::host::Host;
@@ -54,7 +55,7 @@ impl Panel for TextPanel {
 }
 
 /// Twenty panels (two fixed, eighteen dynamic), each with 200 lines of console-like text.
-struct PanelsModule(Vec<TextPanel>);
+struct PanelsModule(Vec<Arc<TextPanel>>);
 
 impl Module for PanelsModule {
     fn id(&self) -> &'static str {
@@ -70,8 +71,11 @@ impl Module for PanelsModule {
     fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
         ToolResult::ok("").into()
     }
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.0.iter().map(|p| p as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.0
+            .iter()
+            .map(|p| Arc::clone(p) as Arc<dyn Panel>)
+            .collect()
     }
 }
 
@@ -94,16 +98,20 @@ fn app(panels: usize) -> App {
             },
             body: body.clone(),
         })
-        .collect();
-    let mut registry = Registry::new();
-    registry.register(Box::new(PanelsModule(panels))).unwrap();
+        .collect::<Vec<_>>();
     let env = ToolEnv::new(
         Project::at("/home/dev/bench"),
         WorkerId::default(),
         Notifier::new(),
     );
+    let host = Host::builder(env)
+        .module(Box::new(PanelsModule(
+            panels.into_iter().map(Arc::new).collect(),
+        )))
+        .unwrap()
+        .build();
     let (tx, _rx) = std::sync::mpsc::channel();
-    App::new(Host::from_parts(registry, env), tx, AgentState::default())
+    App::new(host, tx, AgentState::default())
 }
 
 /// One `Terminal::draw` of the whole screen at 200×60, switching the selected panel each

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cp_base::{FileLock, Notice, Notification, lock_module, write_atomic};
+use cp_base::{FileLock, Notice, Notification, write_atomic};
 use serde_json::Value;
 
 use super::outbox::Deliveries;
@@ -87,12 +87,7 @@ impl Carried {
         carried.took = !snapshots.is_empty();
         for saved in &snapshots {
             carried.watching |= !uuids(saved).is_empty();
-            for module in host.registry().modules() {
-                let mut module = lock_module(module);
-                if let Some(state) = saved.get(module.id()) {
-                    module.load_state(state, host.env());
-                }
-            }
+            host.registry().load_states(saved, host.env());
         }
         if !snapshots.is_empty() {
             tracing::info!(
@@ -214,7 +209,7 @@ impl Carried {
         match parse(&text) {
             Ok(snapshots) => snapshots,
             Err(why) => {
-                self.set_aside(&why);
+                self.set_aside(&why.to_string());
                 Vec::new()
             }
         }
@@ -260,23 +255,24 @@ impl Carried {
 
 /// Every module's saved state, by module id.
 fn snapshot(host: &Host) -> Snapshot {
-    host.registry()
-        .modules()
-        .iter()
-        .filter_map(|m| {
-            let m = lock_module(m);
-            m.save_state().map(|state| (m.id().to_owned(), state))
-        })
-        .collect()
+    host.registry().saved_states()
 }
 
-fn parse(text: &str) -> Result<Vec<Snapshot>, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let list = doc
-        .get(KEY)
-        .ok_or_else(|| format!("no '{KEY}' list"))?
-        .clone();
-    serde_json::from_value(list).map_err(|e| format!("'{KEY}' is not a list of objects: {e}"))
+/// Why the carried-state file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum CarryFileError {
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("no '{KEY}' list")]
+    NoList,
+    #[error("'{KEY}' is not a list of objects: {0}")]
+    NotObjects(#[source] serde_json::Error),
+}
+
+fn parse(text: &str) -> Result<Vec<Snapshot>, CarryFileError> {
+    let doc: Value = serde_json::from_str(text).map_err(CarryFileError::Json)?;
+    let list = doc.get(KEY).ok_or(CarryFileError::NoList)?.clone();
+    serde_json::from_value(list).map_err(CarryFileError::NotObjects)
 }
 
 fn aside_path(path: &Path) -> PathBuf {
@@ -350,11 +346,22 @@ mod tests {
 
     #[test]
     fn a_bad_file_is_described() {
-        assert!(parse("{").unwrap_err().contains("not valid JSON"));
-        assert!(parse("{}").unwrap_err().contains("no 'snapshots'"));
+        assert!(
+            parse("{")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
+        assert!(
+            parse("{}")
+                .unwrap_err()
+                .to_string()
+                .contains("no 'snapshots'")
+        );
         assert!(
             parse(r#"{"snapshots": [1]}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("list of objects")
         );
         let ok = parse(r#"{"snapshots": [{"callback": {"runs": {}}}]}"#).unwrap();

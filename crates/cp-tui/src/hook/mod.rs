@@ -199,7 +199,7 @@ pub fn handle(
     let problems = carried.suspend(&host);
     let mut out = match outcome {
         Ok(reply) => reply_only(event, &reply),
-        Err(problem) => failure(event, Some(project.root()), &problem),
+        Err(problem) => failure(event, Some(project.root()), &problem.to_string()),
     };
     // An untrusted project's callbacks and test command stayed off: tell the person, once.
     if let Some(advice) = crate::trust::notice_once(&project) {

@@ -1,11 +1,15 @@
 //! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
 
-use cp_base::lock_module;
-use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput, StopPhase};
+use cp_mod_checkpoint::{CheckpointError, Decision, StopCheckpoint, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
 use super::reply::Reply;
 use crate::host::Host;
+
+/// The checkpoint's configuration could not be used; the agent is let stop.
+#[derive(Debug, thiserror::Error)]
+#[error("stop checkpoint skipped: {0}")]
+pub struct StopSkipped(#[from] CheckpointError);
 
 /// Runs the stop checkpoint for the agent session `session` (the payload's `session_id`).
 /// The checkpoint counts the session's blocks itself, in its state file, so it never relies
@@ -16,12 +20,9 @@ use crate::host::Host;
 /// failed background callback wakes an idle agent). Other notifications stay in the outbox
 /// for the next call. Errors (a broken checkpoint config) are returned for the caller to
 /// report; the agent is never blocked because of them.
-pub fn at_stop(host: &Host, session: &str) -> Result<Reply, String> {
-    for module in host.registry().modules() {
-        lock_module(module).on_tick(host.env());
-    }
-    let checkpoint = StopCheckpoint::for_project(host.project())
-        .map_err(|e| format!("stop checkpoint skipped: {e}"))?;
+pub fn at_stop(host: &Host, session: &str) -> Result<Reply, StopSkipped> {
+    host.registry().tick(host.env());
+    let checkpoint = StopCheckpoint::for_project(host.project())?;
     let outcome = checkpoint.evaluate(&StopInput {
         project: host.project().clone(),
         worker: host.worker().clone(),

@@ -110,9 +110,9 @@ pub fn plan(agent: InitAgent, root: &Path, program: &str) -> Result<Vec<Change>,
                 message: "the top level must be a JSON object".into(),
             });
         }
-        (target.apply)(&mut doc).map_err(|message| InitError::Shape {
+        (target.apply)(&mut doc).map_err(|e| InitError::Shape {
             path: full.clone(),
-            message,
+            message: e.to_string(),
         })?;
         let after = doc.pretty();
         let unchanged = before

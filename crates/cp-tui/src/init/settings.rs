@@ -15,8 +15,26 @@ pub const GEMINI_EDIT_MATCHER: &str = "write_file|replace";
 /// Blocking callbacks and the test run may take a while; the agents' defaults are 60 s.
 const HOOK_TIMEOUT_SECS: u64 = 600;
 
+/// A settings entry `init` has to change is not what it must be, e.g. `'hooks' is not an
+/// object`.
+#[derive(Debug, thiserror::Error)]
+#[error("'{key}' is not {expected}")]
+pub struct ShapeError {
+    key: String,
+    expected: &'static str,
+}
+
+impl ShapeError {
+    fn new(key: impl Into<String>, expected: &'static str) -> Self {
+        Self {
+            key: key.into(),
+            expected,
+        }
+    }
+}
+
 /// Brings a settings document up to date, or says why it cannot.
-pub type Apply = dyn Fn(&mut Json) -> Result<(), String>;
+pub type Apply = dyn Fn(&mut Json) -> Result<(), ShapeError>;
 
 /// A settings file and how to bring it up to date.
 pub struct Target {
@@ -117,15 +135,18 @@ fn shell_quote(word: &str) -> String {
 
 /// `mcpServers.context-pilot` runs `<program> mcp`; other fields of the entry (e.g. `env`)
 /// and other servers are kept.
-fn set_server(doc: &mut Json, program: &str) -> Result<(), String> {
+fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
     let servers = doc
         .object_at("mcpServers")
-        .ok_or("'mcpServers' is not an object")?;
+        .ok_or_else(|| ShapeError::new("mcpServers", "an object"))?;
     let entry = servers
         .entry(SERVER_KEY.to_owned())
         .or_insert_with(|| Json::Object(IndexMap::new()));
     let Json::Object(entry) = entry else {
-        return Err(format!("'mcpServers.{SERVER_KEY}' is not an object"));
+        return Err(ShapeError::new(
+            format!("mcpServers.{SERVER_KEY}"),
+            "an object",
+        ));
     };
     entry.insert("command".into(), Json::str(program));
     entry.insert("args".into(), Json::Array(vec![Json::str("mcp")]));
@@ -141,13 +162,15 @@ fn ensure_hook(
     matcher: Option<&str>,
     cli_event: &str,
     hook: Json,
-) -> Result<(), String> {
-    let hooks = doc.object_at("hooks").ok_or("'hooks' is not an object")?;
+) -> Result<(), ShapeError> {
+    let hooks = doc
+        .object_at("hooks")
+        .ok_or_else(|| ShapeError::new("hooks", "an object"))?;
     let Json::Array(groups) = hooks
         .entry(event.to_owned())
         .or_insert_with(|| Json::Array(Vec::new()))
     else {
-        return Err(format!("'hooks.{event}' is not an array"));
+        return Err(ShapeError::new(format!("hooks.{event}"), "an array"));
     };
     let mut found = false;
     for group in groups.iter_mut() {

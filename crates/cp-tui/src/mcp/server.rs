@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cp_base::{ToolCall, lock_module, run_batch};
+use cp_base::{ToolCall, run_batch};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -56,9 +56,7 @@ impl McpServer {
             ));
         }
         // Pick up on-disk changes (another process's callbacks) and finished background work.
-        for module in host.registry().modules() {
-            lock_module(module).on_tick(host.env());
-        }
+        host.registry().tick(host.env());
         let call = ToolCall::new(format!("mcp-{}", next_call_id()), name, arguments);
         let mut result = run_batch(host.registry(), &[call], host.env())
             .into_iter()

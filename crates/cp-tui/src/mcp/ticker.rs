@@ -9,8 +9,6 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use cp_base::lock_module;
-
 use crate::hook::Deliveries;
 use crate::host::Host;
 
@@ -30,9 +28,7 @@ impl Ticker {
             .spawn(move || {
                 let deliveries = Deliveries::new(host.project(), host.worker(), host.notifier());
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
-                    for module in host.registry().modules() {
-                        lock_module(module).on_tick(host.env());
-                    }
+                    host.registry().tick(host.env());
                     deliveries.keep_undelivered();
                 }
             })

@@ -1,10 +1,24 @@
-//! The modal checkpoint dialog: the question, the files to review, the options, feedback.
+//! The modal checkpoint dialog: the question, the files to review, the options, feedback,
+//! and what each key does in it. (Drawing it is `view/dialog.rs`.)
 
 use std::sync::mpsc::Sender;
 
 use cp_mod_checkpoint::{CheckpointAnswer, CheckpointRequest, PromptError};
 
 use super::input::InputBox;
+use super::keymap::Action;
+
+/// What the app does after a key in the dialog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DialogStep {
+    Stay,
+    /// The person asked to quit.
+    Quit,
+    /// Show this file (relative to the project root) and hide the dialog meanwhile.
+    OpenFile(String),
+    /// The decision is made: send it with [`CheckpointDialog::answer`].
+    Answer,
+}
 
 /// Which part of the dialog has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +95,41 @@ impl CheckpointDialog {
             }
             DialogFocus::Feedback => {}
         }
+    }
+
+    /// Applies one key.
+    pub fn apply(&mut self, action: Action) -> DialogStep {
+        let typing = self.focus == DialogFocus::Feedback;
+        match action {
+            Action::Quit => return DialogStep::Quit,
+            Action::Back => self.hidden = true,
+            Action::FocusNext | Action::FocusPrev => self.next_focus(),
+            Action::Up => self.move_selection(false),
+            Action::Down => self.move_selection(true),
+            Action::Char(c) if typing => self.feedback.insert(c),
+            Action::Paste(text) if typing => self.feedback.insert_str(&text),
+            Action::Backspace if typing => self.feedback.backspace(),
+            Action::Newline if typing => self.feedback.insert('\n'),
+            Action::Char(c @ '1'..='9') => {
+                let index = (c as usize) - ('1' as usize);
+                if index < self.request.choices.len() {
+                    self.focus = DialogFocus::Options;
+                    self.selected = index;
+                }
+            }
+            Action::Submit => match self.focus {
+                DialogFocus::Options if self.needs_feedback() => {
+                    self.focus = DialogFocus::Feedback;
+                }
+                DialogFocus::Files => {
+                    let file = self.request.files.get(self.file).cloned();
+                    return DialogStep::OpenFile(file.unwrap_or_default());
+                }
+                DialogFocus::Options | DialogFocus::Feedback => return DialogStep::Answer,
+            },
+            _ => {}
+        }
+        DialogStep::Stay
     }
 
     /// Tab: options → files (if any) → feedback (if the choice takes it) → options.

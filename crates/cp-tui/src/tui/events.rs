@@ -1,9 +1,13 @@
 //! Everything the event loop reacts to arrives as an [`AppEvent`] on one channel.
 
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::thread;
 
 use cp_base::ToolResult;
+use cp_mod_checkpoint::{
+    CheckpointAnswer, CheckpointRequest, PromptError, WorkflowError, WorkflowEvent,
+};
 
 /// A message for the event loop.
 #[derive(Debug)]
@@ -21,9 +25,34 @@ pub enum AppEvent {
     /// Progress of the agent's turn.
     Agent(cp_agent::AgentEvent),
     /// A workflow run's checkpoints, events and end.
-    Workflow(super::workflow::WorkflowMsg),
+    Workflow(WorkflowMsg),
     /// The provider's model list was read at start (issue 19).
     ModelCheck(cp_llm::ModelCheck),
+}
+
+/// Why a workflow run driven from the TUI failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WorkflowFailure {
+    #[error("no workflow file given")]
+    NoFile,
+    /// Shared so the run's record (and the message carrying it) stays cloneable.
+    #[error(transparent)]
+    Run(Arc<WorkflowError>),
+}
+
+/// Messages from the workflow thread to the UI.
+#[derive(Debug)]
+pub enum WorkflowMsg {
+    /// A checkpoint waits for the person; answer on the channel.
+    Ask(
+        Box<CheckpointRequest>,
+        Sender<Result<CheckpointAnswer, PromptError>>,
+    ),
+    Event(WorkflowEvent),
+    /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
+    Finished(Result<i32, WorkflowFailure>),
+    /// The running session stopped for a live reload; the run resumes in the new binary.
+    PausedForReload,
 }
 
 /// Process signals the host handles.

@@ -3,20 +3,27 @@
 
 mod agent_state;
 mod app;
+mod config_watch;
+mod confirm;
 mod conversation;
 mod dialog;
 mod events;
 mod input;
 mod keymap;
+mod navigation;
 mod palette;
-mod reload;
+mod reexec;
 mod restartable;
-mod session;
+mod saved_state;
 mod terminal;
+mod tool_jobs;
 mod view;
-mod workflow;
+mod view_model;
+mod workflow_thread;
 mod wrap;
 
+#[cfg(test)]
+mod busy_module_tests;
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -26,16 +33,21 @@ use std::time::{Duration, Instant};
 use crossterm::event::Event;
 
 pub use agent_state::AgentState;
-pub use app::{App, Focus, SidebarEntry};
+pub use app::App;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
+pub use navigation::{Focus, SidebarEntry};
 pub use palette::parse_arguments;
-pub use reload::remember_exe;
-pub use session::SessionState;
-pub use view::render;
+pub use reexec::remember_exe;
+pub use saved_state::SavedState;
 
 use crate::host::Host;
+
+/// Draws `app`'s screen from its view model (published snapshots, never a module lock).
+pub fn render(app: &App, frame: &mut ratatui::Frame) {
+    view::draw(&app.view_model(), frame);
+}
 
 /// Modules get a tick this often, to pick up background results without busy polling.
 const TICK: Duration = Duration::from_secs(1);
@@ -56,7 +68,7 @@ pub fn run_workflow(
     args: cp_mod_checkpoint::RunArgs,
 ) -> anyhow::Result<i32> {
     let app = run_app(host, agent, false, |app| app.start_workflow(args))?;
-    let run = app.workflow.unwrap_or_default();
+    let run = app.into_workflow().unwrap_or_default();
     Ok(match run.exit {
         Some(Ok(code)) => code,
         Some(Err(e)) => {
@@ -91,15 +103,15 @@ fn run_app(
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
-        app::spawn_model_check(provider.config().clone(), tx.clone());
+        app::models::spawn_model_check(provider.config().clone(), tx.clone());
     }
     let mut app = App::new(host, tx, agent);
-    app.restore_session(resume);
+    app.restore_saved_state(resume);
     app.tick();
     app.drain_notices();
     setup(&mut app);
     // First start in an untrusted project with something to trust: ask (not after a reload).
-    if !resume && reload::elapsed_since_request().is_none() {
+    if !resume && reexec::elapsed_since_request().is_none() {
         app.ask_trust_if_needed();
     }
     tracing::info!(project = %app.host().project().root().display(), "TUI started");
@@ -113,7 +125,7 @@ fn run_app(
             dirty = false;
             // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
             if std::mem::take(&mut first_frame)
-                && (resume || reload::elapsed_since_request().is_some())
+                && (resume || reexec::elapsed_since_request().is_some())
             {
                 record_reload_time(&app);
             }
@@ -143,16 +155,16 @@ fn run_app(
             // Returns only when the reload failed; on success this process is replaced.
             let why = reload_now(&mut app, &mut guard, requested_at);
             tracing::warn!("reload failed: {why}");
-            app.reload_failed(&why);
+            app.reload_failed(&why.to_string());
             dirty = true;
         }
     }
-    app.save_session();
+    app.save_state();
     drop(guard);
     tracing::info!("TUI exited");
     // The session's token use and estimated cost, once the terminal is back to normal.
-    if app.agent.provider.is_some() && app.agent.usage.total_in > 0 {
-        println!("context-pilot {}", app.agent.usage.session_summary());
+    if app.agent().provider.is_some() && app.agent().usage.total_in > 0 {
+        println!("context-pilot {}", app.agent().usage.session_summary());
     }
     Ok(app)
 }
@@ -183,19 +195,19 @@ fn dispatch(app: &mut App, event: AppEvent) -> bool {
     }
 }
 
-/// Checks the new binary, saves the session and execs. Returns why it did not happen.
+/// Checks the new binary, saves the TUI state and execs. Returns why it did not happen.
 fn reload_now(
     app: &mut App,
     guard: &mut terminal::TerminalGuard,
     requested_at: std::time::SystemTime,
-) -> String {
-    let Some(exe) = reload::exe_path() else {
-        return "the path of the running binary is unknown".into();
+) -> reexec::ReloadError {
+    let Some(exe) = reexec::exe_path() else {
+        return reexec::ReloadError::UnknownExe;
     };
-    if let Err(why) = reload::check_binary(&exe) {
+    if let Err(why) = reexec::check_binary(&exe) {
         return why;
     }
-    app.save_session();
+    app.save_state();
     tracing::info!(exe = %exe.display(), "reloading");
     guard.suspend();
     let paused = app.paused_workflow().map(|run_id| {
@@ -205,19 +217,19 @@ fn reload_now(
             run_id.to_owned(),
         )
     });
-    let args = reload::resume_args(
+    let args = reexec::resume_args(
         paused
             .as_ref()
             .map(|(root, worker, id)| (root.as_path(), worker.as_str(), id.as_str())),
     );
-    let err = reload::exec(&exe, args, requested_at);
+    let source = reexec::exec(&exe, args, requested_at);
     let _ = guard.resume();
-    format!("cannot exec {}: {err}", exe.display())
+    reexec::ReloadError::Exec { exe, source }
 }
 
 /// Logs how long the reload took, from the request to the first frame of the new process.
 fn record_reload_time(app: &App) {
-    let Some(elapsed) = reload::elapsed_since_request() else {
+    let Some(elapsed) = reexec::elapsed_since_request() else {
         return;
     };
     tracing::info!(ms = elapsed.as_secs_f64() * 1000.0, "reload: first frame");

@@ -1,11 +1,49 @@
-//! The command palette: pick a tool, give its arguments, run it.
+//! The command palette: pick a tool, give its arguments, run it; and what each key does in
+//! it. (Drawing it is `view/palette.rs`.)
 //!
 //! The query is `ToolName args…`, where args are a JSON object or `key=value` pairs. Values
 //! parse as JSON when they can (`limit=5`, `replace_all=true`, `pattern=["*.rs"]`), else as
 //! strings; quote values with spaces: `content="hello world"`.
 
 use cp_base::ToolDef;
+
+use super::keymap::Action;
 use serde_json::{Map, Value};
+
+/// Why the palette's query cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum PaletteError {
+    #[error("no tool matches '{0}'")]
+    NoTool(String),
+    #[error("arguments are not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    #[error("arguments must be a JSON object")]
+    NotAnObject,
+    #[error("'{0}' is not key=value; example: file_path=notes.txt content=\"hello world\"")]
+    NotKeyValue(String),
+    #[error("'{0}' has an empty key")]
+    EmptyKey(String),
+    #[error("the value of '{0}' has an unclosed bracket")]
+    UnclosedBracket(String),
+    #[error("the value of '{key}' is not valid JSON: {source}")]
+    ValueJson {
+        key: String,
+        source: serde_json::Error,
+    },
+    #[error("dangling backslash")]
+    DanglingBackslash,
+    #[error("unclosed {0} quote")]
+    UnclosedQuote(char),
+}
+
+/// What the app does after a key in the palette.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaletteStep {
+    Stay,
+    Close,
+    /// Close the palette and run this tool with these arguments.
+    Run(String, Value),
+}
 
 /// Palette state: the query line and the highlighted tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,8 +80,42 @@ impl Palette {
         }
     }
 
+    /// Applies one key; `tools` are the tools it offers. A query that cannot run shows why.
+    pub fn apply(&mut self, action: Action, tools: &[ToolDef]) -> PaletteStep {
+        self.error = None;
+        match action {
+            Action::Back | Action::Quit => return PaletteStep::Close,
+            Action::Submit => match self.invocation(tools) {
+                Ok((name, args)) => return PaletteStep::Run(name, args),
+                Err(e) => self.error = Some(e.to_string()),
+            },
+            Action::FocusNext => self.complete(tools),
+            Action::Up => self.selected = self.selected.saturating_sub(1),
+            Action::Down => {
+                let count = self.matches(tools).len();
+                self.selected = (self.selected + 1).min(count.saturating_sub(1));
+            }
+            Action::Char(c) => {
+                self.query.insert(c);
+                self.selected = 0;
+            }
+            Action::Paste(s) => self.query.insert_str(&s),
+            Action::Backspace => {
+                self.query.backspace();
+                self.selected = 0;
+            }
+            Action::Delete => self.query.delete(),
+            Action::Left => self.query.left(),
+            Action::Right => self.query.right(),
+            Action::Home => self.query.home(),
+            Action::End => self.query.end(),
+            _ => {}
+        }
+        PaletteStep::Stay
+    }
+
     /// The tool and arguments to run, from the query and the highlighted match.
-    pub fn invocation(&self, tools: &[ToolDef]) -> Result<(String, Value), String> {
+    pub fn invocation(&self, tools: &[ToolDef]) -> Result<(String, Value), PaletteError> {
         let text = self.query.text().trim();
         let (typed, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
         let name = if let Some(exact) = tools.iter().find(|t| t.name == typed) {
@@ -52,7 +124,7 @@ impl Palette {
             let matches = self.matches(tools);
             match matches.get(self.selected) {
                 Some(tool) => tool.name.clone(),
-                None => return Err(format!("no tool matches '{typed}'")),
+                None => return Err(PaletteError::NoTool(typed.to_owned())),
             }
         };
         Ok((name, parse_arguments(rest)?))
@@ -60,19 +132,19 @@ impl Palette {
 }
 
 /// Parses arguments given as a JSON object or as `key=value` pairs.
-pub fn parse_arguments(text: &str) -> Result<Value, String> {
+pub fn parse_arguments(text: &str) -> Result<Value, PaletteError> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     if text.starts_with('{') {
         return serde_json::from_str::<Value>(text)
-            .map_err(|e| format!("arguments are not valid JSON: {e}"))
+            .map_err(PaletteError::Json)
             .and_then(|v| {
                 if v.is_object() {
                     Ok(v)
                 } else {
-                    Err("arguments must be a JSON object".into())
+                    Err(PaletteError::NotAnObject)
                 }
             });
     }
@@ -91,27 +163,26 @@ pub fn parse_arguments(text: &str) -> Result<Value, String> {
 /// Values: "double" or 'single' quoted strings (double quotes understand `\n`, `\t`, `\"`,
 /// `\\`), JSON arrays and objects (balanced, may hold spaces), or bare words, which become
 /// JSON when they parse (`5`, `true`) and strings otherwise.
-fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
+fn next_pair(text: &str) -> Result<(String, Value, &str), PaletteError> {
     let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
     let Some(eq) = text[..word_end].find('=') else {
-        return Err(format!(
-            "'{}' is not key=value; example: file_path=notes.txt content=\"hello world\"",
-            &text[..word_end]
-        ));
+        return Err(PaletteError::NotKeyValue(text[..word_end].to_owned()));
     };
     let key = &text[..eq];
     if key.is_empty() {
-        return Err(format!("'{}' has an empty key", &text[..word_end]));
+        return Err(PaletteError::EmptyKey(text[..word_end].to_owned()));
     }
     let value_text = &text[eq + 1..];
     let (value, used) = match value_text.chars().next() {
         Some(q @ ('"' | '\'')) => quoted(value_text, q)?,
         Some('[' | '{') => {
             let end = balanced_end(value_text)
-                .ok_or_else(|| format!("the value of '{key}' has an unclosed bracket"))?;
+                .ok_or_else(|| PaletteError::UnclosedBracket(key.to_owned()))?;
             let raw = &value_text[..end];
-            let value = serde_json::from_str(raw)
-                .map_err(|e| format!("the value of '{key}' is not valid JSON: {e}"))?;
+            let value = serde_json::from_str(raw).map_err(|source| PaletteError::ValueJson {
+                key: key.to_owned(),
+                source,
+            })?;
             (value, end)
         }
         _ => {
@@ -127,7 +198,7 @@ fn next_pair(text: &str) -> Result<(String, Value, &str), String> {
 }
 
 /// A quoted string starting at `text[0] == quote`; returns it and the bytes consumed.
-fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
+fn quoted(text: &str, quote: char) -> Result<(Value, usize), PaletteError> {
     let mut out = String::new();
     let mut chars = text.char_indices().skip(1);
     while let Some((i, c)) = chars.next() {
@@ -137,12 +208,12 @@ fn quoted(text: &str, quote: char) -> Result<(Value, usize), String> {
                 Some((_, 'n')) => out.push('\n'),
                 Some((_, 't')) => out.push('\t'),
                 Some((_, other)) => out.push(other),
-                None => return Err("dangling backslash".into()),
+                None => return Err(PaletteError::DanglingBackslash),
             },
             other => out.push(other),
         }
     }
-    Err(format!("unclosed {quote} quote"))
+    Err(PaletteError::UnclosedQuote(quote))
 }
 
 /// End (exclusive) of the JSON array or object starting at `text[0]`, honouring strings.
@@ -202,21 +273,25 @@ mod tests {
         assert!(
             parse_arguments("novalue")
                 .unwrap_err()
+                .to_string()
                 .contains("not key=value")
         );
         assert!(
             parse_arguments("a=\"open")
                 .unwrap_err()
+                .to_string()
                 .contains("unclosed")
         );
         assert!(
             parse_arguments("{nope")
                 .unwrap_err()
+                .to_string()
                 .contains("not valid JSON")
         );
         assert!(
             parse_arguments("[1]")
                 .unwrap_err()
+                .to_string()
                 .contains("not key=value")
         );
     }

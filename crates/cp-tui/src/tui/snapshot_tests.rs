@@ -1,13 +1,13 @@
 //! Snapshot tests of whole screens, rendered with ratatui's `TestBackend`.
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
 use cp_base::{
-    Module, Notifier, Panel, PanelKind, PanelView, Project, Registry, ToolDef, ToolEnv,
-    ToolOutcome, ToolResult, WorkerId,
+    Module, Notifier, Panel, PanelKind, PanelView, Project, ToolDef, ToolEnv, ToolOutcome,
+    ToolResult, WorkerId,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -47,7 +47,7 @@ impl Panel for TextPanel {
 }
 
 /// A module with two fixed and two dynamic panels, standing in for callbacks and consoles.
-struct PanelsModule(Vec<TextPanel>);
+struct PanelsModule(Vec<Arc<TextPanel>>);
 
 impl Module for PanelsModule {
     fn id(&self) -> &'static str {
@@ -63,14 +63,21 @@ impl Module for PanelsModule {
     fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
         ToolResult::error("Demo_fail: this tool always fails").into()
     }
-    fn panels(&self) -> Vec<&dyn Panel> {
-        self.0.iter().map(|p| p as &dyn Panel).collect()
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        self.0
+            .iter()
+            .map(|p| Arc::clone(p) as Arc<dyn Panel>)
+            .collect()
     }
 }
 
 fn app(with_panels: bool) -> App {
-    let mut registry = Registry::new();
-    registry.register(Box::new(FilesModule)).unwrap();
+    let env = ToolEnv::new(
+        Project::at("/home/dev/demo"),
+        WorkerId::default(),
+        Notifier::new(),
+    );
+    let mut builder = Host::builder(env).module(Box::new(FilesModule)).unwrap();
     if with_panels {
         let panels = vec![
             TextPanel {
@@ -102,19 +109,14 @@ fn app(with_panels: bool) -> App {
                 body: "1 failing",
             },
         ];
-        registry.register(Box::new(PanelsModule(panels))).unwrap();
+        builder = builder
+            .module(Box::new(PanelsModule(
+                panels.into_iter().map(Arc::new).collect(),
+            )))
+            .unwrap();
     }
-    let env = ToolEnv::new(
-        Project::at("/home/dev/demo"),
-        WorkerId::default(),
-        Notifier::new(),
-    );
     let (tx, _rx) = mpsc::channel();
-    App::new(
-        Host::from_parts(registry, env),
-        tx,
-        super::AgentState::default(),
-    )
+    App::new(builder.build(), tx, super::AgentState::default())
 }
 
 fn draw(app: &App) -> String {
@@ -160,7 +162,7 @@ fn error_result() {
         )],
         app.host().env(),
     );
-    app.conversation.push(super::Entry::Tool {
+    app.parts_for_test().0.push(super::Entry::Tool {
         name: "File_write".into(),
         args: r#"{"file_path":"a.txt"}"#.into(),
         result: results.into_iter().next(),
@@ -205,7 +207,7 @@ fn checkpoint_request() -> cp_mod_checkpoint::CheckpointRequest {
 fn checkpoint_dialog_with_feedback() {
     let mut app = app(false);
     let (reply, answers) = mpsc::channel();
-    app.dialog = Some(super::dialog::CheckpointDialog::new(
+    *app.parts_for_test().1 = Some(super::dialog::CheckpointDialog::new(
         checkpoint_request(),
         reply,
     ));
@@ -219,7 +221,7 @@ fn checkpoint_dialog_with_feedback() {
     let answer = answers.recv().unwrap().unwrap();
     assert_eq!(answer.choice, 1);
     assert_eq!(answer.feedback.as_deref(), Some("tighten the tests"));
-    assert!(app.dialog.is_none());
+    assert!(app.parts_for_test().1.is_none());
 }
 
 /// An app with a provider (never contacted) and two recorded requests' usage.
@@ -228,16 +230,17 @@ fn app_with_usage() -> App {
     let config = cp_llm::test_support::anthropic_config("http://127.0.0.1:9");
     let provider: std::sync::Arc<dyn cp_llm::Provider> =
         std::sync::Arc::from(cp_llm::connect(config));
-    app.agent = super::AgentState::new(Some(provider), None);
+    let agent = app.parts_for_test().2;
+    *agent = super::AgentState::new(Some(provider), None);
     let usage = cp_llm::Usage {
         input_tokens: 1_000,
         output_tokens: 500,
         cache_read_tokens: 20_000,
         cache_creation_tokens: 2_000,
     };
-    app.agent.usage.record(&usage);
-    app.agent.usage.start_turn();
-    app.agent.usage.record(&usage);
+    agent.usage.record(&usage);
+    agent.usage.start_turn();
+    agent.usage.record(&usage);
     app
 }
 

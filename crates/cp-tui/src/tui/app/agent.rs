@@ -162,7 +162,7 @@ impl App {
                         });
                     }
                 }
-                self.save_session();
+                self.save_state();
                 // Notifications that arrived while the turn ran may need to wake the agent.
                 self.maybe_wake();
             }

@@ -3,113 +3,63 @@
 //! Only the event loop touches an `App`. Slow work (tool batches) runs on worker threads and
 //! comes back as [`AppEvent`]s, so the UI thread never waits on I/O.
 
-use std::collections::HashMap;
 use std::sync::mpsc::Sender;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
-use cp_base::{Level, Notice, PanelKind, PanelView, ToolCall, lock_module};
+use cp_base::{Level, Notice, PanelView, ToolCall};
 
 use cp_llm::Message;
 
-use super::agent_state::{AgentState, RunningTurn};
+use super::agent_state::AgentState;
+use super::config_watch::ConfigWatch;
+use super::confirm::Confirm;
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::dialog::CheckpointDialog;
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
-use super::palette::Palette;
+use super::navigation::{Close, Focus, Navigation, SidebarEntry, sidebar};
+use super::palette::{Palette, PaletteStep};
+use super::saved_state::Autosave;
+use super::tool_jobs::ToolJobs;
+use super::view_model::ViewModel;
+use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
 
 mod agent;
-mod config_watch;
-mod models;
+pub(crate) mod models;
 mod reload;
-mod session;
+mod saved_state;
 mod workflow;
-
-pub use models::spawn_model_check;
-
-/// Where typed keys go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// The conversation input line (the default).
-    Input,
-    /// The sidebar: arrows and digits pick a panel.
-    Sidebar,
-}
-
-/// One row of the sidebar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SidebarEntry {
-    pub id: String,
-    pub title: String,
-    pub badge: Option<String>,
-    pub kind: PanelKind,
-}
-
-/// A yes/no question shown over the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
-    QuitWhileBusy,
-    /// First start in an untrusted project: what trusting it allows (trust / not now).
-    Trust(String),
-}
 
 /// The whole UI state.
 pub struct App {
-    pub(crate) host: Host,
-    pub(crate) conversation: Conversation,
-    pub(crate) input: super::input::InputBox,
-    pub(crate) palette: Option<Palette>,
-    pub(crate) focus: Focus,
-    pub(crate) selected: String,
-    pub(crate) views: HashMap<String, PanelView>,
-    pub(crate) confirm: Option<Confirm>,
+    host: Host,
+    conversation: Conversation,
+    input: super::input::InputBox,
+    palette: Option<Palette>,
+    focus: Focus,
+    nav: Navigation,
+    confirm: Option<Confirm>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
-    pub(crate) jobs: HashMap<u64, Vec<usize>>,
-    next_job: u64,
-    pub(crate) quit: bool,
+    jobs: ToolJobs,
+    quit: bool,
     /// A short message in the status bar.
-    pub(crate) flash: Option<String>,
-    pub(crate) agent: AgentState,
+    flash: Option<String>,
+    agent: AgentState,
     /// When a reload was requested; it happens once no batch or turn is running.
-    pub(crate) reload: Option<SystemTime>,
+    reload: Option<SystemTime>,
     /// The agent's turn was paused for the reload and continues in the new process.
     stopped_for_reload: bool,
     /// The workflow run driven from this TUI, if any.
-    pub(crate) workflow: Option<WorkflowRun>,
+    workflow: Option<WorkflowRun>,
     /// A workflow checkpoint waiting for the person.
-    pub(crate) dialog: Option<CheckpointDialog>,
+    dialog: Option<CheckpointDialog>,
     /// Something worth saving happened since the last save.
-    unsaved: bool,
-    last_save: Instant,
+    autosave: Autosave,
     tx: Sender<AppEvent>,
     /// The callbacks config problems already shown.
-    config_watch: config_watch::ConfigWatch,
+    config_watch: ConfigWatch,
 }
-
-/// A workflow run started from this TUI.
-#[derive(Debug, Clone, Default)]
-pub struct WorkflowRun {
-    pub run_id: Option<String>,
-    /// The latest event, for the status bar.
-    pub status: String,
-    /// Set when the run ended: its exit code, or why it failed.
-    pub exit: Option<Result<i32, String>>,
-    /// Cancel and stop controls of the session the run is in.
-    pub turn: Option<RunningTurn>,
-    /// The run paused at a batch boundary for a live reload.
-    pub paused_for_reload: bool,
-}
-
-impl WorkflowRun {
-    /// Running and not paused: a reload has to wait for it.
-    pub fn active(&self) -> bool {
-        self.exit.is_none() && !self.paused_for_reload
-    }
-}
-
-/// How often the session is saved while nothing else triggers a save.
-const AUTOSAVE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl App {
     pub fn new(host: Host, tx: Sender<AppEvent>, agent: AgentState) -> Self {
@@ -127,9 +77,8 @@ impl App {
             agent,
             reload: None,
             stopped_for_reload: false,
-            unsaved: false,
-            last_save: Instant::now(),
-            config_watch: config_watch::ConfigWatch::default(),
+            autosave: Autosave::default(),
+            config_watch: ConfigWatch::default(),
             workflow: None,
             dialog: None,
             host,
@@ -137,11 +86,9 @@ impl App {
             input: super::input::InputBox::default(),
             palette: None,
             focus: Focus::Input,
-            selected: "conversation".into(),
-            views: HashMap::new(),
+            nav: Navigation::default(),
             confirm: None,
-            jobs: HashMap::new(),
-            next_job: 1,
+            jobs: ToolJobs::default(),
             quit: false,
             flash: None,
             tx,
@@ -150,6 +97,60 @@ impl App {
 
     pub fn host(&self) -> &Host {
         &self.host
+    }
+
+    /// The id of the selected panel.
+    pub fn selected(&self) -> &str {
+        self.nav.selected()
+    }
+
+    pub fn agent(&self) -> &AgentState {
+        &self.agent
+    }
+
+    /// The workflow run this TUI drove, if any (after the event loop ends).
+    pub fn into_workflow(self) -> Option<WorkflowRun> {
+        self.workflow
+    }
+
+    /// What the next frame draws: this state and the modules' published panel snapshots.
+    pub fn view_model(&self) -> ViewModel<'_> {
+        let views = self.host.registry().views();
+        let selected = self.nav.selected();
+        ViewModel {
+            project: self.host.project().root().display().to_string(),
+            worker: self.host.worker().to_string(),
+            conversation: &self.conversation,
+            input: &self.input,
+            palette: self
+                .palette
+                .as_ref()
+                .map(|p| (p, self.host.registry().tool_defs())),
+            focus: self.focus,
+            selected,
+            sidebar: sidebar(&self.conversation, &views),
+            panel: views.panel(selected),
+            panel_view: self.view(selected),
+            confirm: self.confirm.as_ref(),
+            dialog: self.dialog.as_ref(),
+            agent: &self.agent,
+            workflow: self.workflow.as_ref(),
+            flash: self.flash.as_deref(),
+            reload_pending: self.reload.is_some(),
+            running_jobs: self.jobs.running(),
+        }
+    }
+
+    /// Test access to the parts a screen test sets up directly.
+    #[cfg(test)]
+    pub(crate) fn parts_for_test(
+        &mut self,
+    ) -> (
+        &mut Conversation,
+        &mut Option<CheckpointDialog>,
+        &mut AgentState,
+    ) {
+        (&mut self.conversation, &mut self.dialog, &mut self.agent)
     }
 
     /// Asks whether to trust the project when it is not trusted and has something to trust
@@ -198,7 +199,7 @@ impl App {
 
     /// Whether work is in flight (quitting then asks first).
     pub fn busy(&self) -> bool {
-        !self.jobs.is_empty()
+        self.jobs.running() > 0
             || self.agent.running()
             || self.workflow.as_ref().is_some_and(WorkflowRun::active)
     }
@@ -214,40 +215,13 @@ impl App {
         }
     }
 
-    /// Sidebar rows: the conversation, fixed module panels, then dynamic ones.
+    /// Sidebar rows, from the modules' published views.
     pub fn sidebar(&self) -> Vec<SidebarEntry> {
-        use cp_base::Panel as _;
-        let mut entries = vec![SidebarEntry {
-            id: self.conversation.id(),
-            title: self.conversation.title(),
-            badge: self.conversation.badge(),
-            kind: PanelKind::Fixed,
-        }];
-        let mut dynamic = Vec::new();
-        for module in self.host.registry().modules() {
-            let module = lock_module(module);
-            for panel in module.panels() {
-                let entry = SidebarEntry {
-                    id: panel.id(),
-                    title: panel.title(),
-                    badge: panel.badge(),
-                    kind: panel.kind(),
-                };
-                if entry.kind == PanelKind::Fixed {
-                    entries.push(entry);
-                } else {
-                    dynamic.push(entry);
-                }
-            }
-        }
-        entries.extend(dynamic);
-        entries
+        sidebar(&self.conversation, &self.host.registry().views())
     }
 
     pub fn view(&self, id: &str) -> PanelView {
-        let mut view = self.views.get(id).copied().unwrap_or_default();
-        view.focused = self.focus == Focus::Sidebar && self.selected == id;
-        view
+        self.nav.view(id, self.focus == Focus::Sidebar)
     }
 
     /// Applies one action.
@@ -285,14 +259,12 @@ impl App {
                     Focus::Sidebar => Focus::Input,
                 };
             }
-            Action::SelectPanel(n) => self.select_index(n),
-            Action::SelectNext => self.select_offset(1),
-            Action::SelectPrev => self.select_offset(-1),
-            Action::ScrollUp(n) => self.scroll_by(n, true),
-            Action::ScrollDown(n) => self.scroll_by(n, false),
-            Action::ScrollToEnd => {
-                self.views.entry(self.selected.clone()).or_default().scroll = 0;
-            }
+            Action::SelectPanel(n) => self.nav.select_index(&self.sidebar(), n),
+            Action::SelectNext => self.nav.select_offset(&self.sidebar(), 1),
+            Action::SelectPrev => self.nav.select_offset(&self.sidebar(), -1),
+            Action::ScrollUp(n) => self.nav.scroll_by(n, true),
+            Action::ScrollDown(n) => self.nav.scroll_by(n, false),
+            Action::ScrollToEnd => self.nav.scroll_to_end(),
             Action::ToggleExpand => self.conversation.toggle_last_tool(),
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
@@ -328,37 +300,13 @@ impl App {
         let Some(palette) = self.palette.as_mut() else {
             return;
         };
-        palette.error = None;
-        match action {
-            Action::Back | Action::Quit => self.palette = None,
-            Action::Submit => match palette.invocation(&tools) {
-                Ok((name, args)) => {
-                    self.palette = None;
-                    self.run_tools(vec![ToolCall::new("palette", name, args)]);
-                }
-                Err(e) => palette.error = Some(e),
-            },
-            Action::FocusNext => palette.complete(&tools),
-            Action::Up => palette.selected = palette.selected.saturating_sub(1),
-            Action::Down => {
-                let count = palette.matches(&tools).len();
-                palette.selected = (palette.selected + 1).min(count.saturating_sub(1));
+        match palette.apply(action, &tools) {
+            PaletteStep::Stay => {}
+            PaletteStep::Close => self.palette = None,
+            PaletteStep::Run(name, args) => {
+                self.palette = None;
+                self.run_tools(vec![ToolCall::new("palette", name, args)]);
             }
-            Action::Char(c) => {
-                palette.query.insert(c);
-                palette.selected = 0;
-            }
-            Action::Paste(s) => palette.query.insert_str(&s),
-            Action::Backspace => {
-                palette.query.backspace();
-                palette.selected = 0;
-            }
-            Action::Delete => palette.query.delete(),
-            Action::Left => palette.query.left(),
-            Action::Right => palette.query.right(),
-            Action::Home => palette.query.home(),
-            Action::End => palette.query.end(),
-            _ => {}
         }
     }
 
@@ -392,8 +340,6 @@ impl App {
 
     /// Runs a batch of tool calls on a worker thread; results arrive as `BatchDone`.
     pub fn run_tools(&mut self, calls: Vec<ToolCall>) {
-        let job = self.next_job;
-        self.next_job += 1;
         let entries = calls
             .iter()
             .map(|call| {
@@ -405,7 +351,7 @@ impl App {
                 })
             })
             .collect();
-        self.jobs.insert(job, entries);
+        let job = self.jobs.start(entries);
         self.select("conversation");
         let registry = self.host.registry().clone();
         let env = self.host.env().clone();
@@ -425,10 +371,10 @@ impl App {
     }
 
     fn finish_job(&mut self, job: u64, results: Vec<cp_base::ToolResult>) {
-        let Some(entries) = self.jobs.remove(&job) else {
+        let Some(entries) = self.jobs.finish(job) else {
             return;
         };
-        self.unsaved = true;
+        self.autosave.mark();
         for (index, result) in entries.into_iter().zip(results) {
             if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
             {
@@ -453,7 +399,12 @@ impl App {
 
     /// Moves queued notices into the conversation and honours panel requests.
     pub fn drain_notices(&mut self) {
-        for notice in self.host.notifier().drain() {
+        let notices = self.host.notifier().drain();
+        if notices.iter().any(|n| !matches!(n, Notice::Refresh)) {
+            // Background work changed a module (a failed run opens its panel): show it now.
+            self.host.registry().try_republish();
+        }
+        for notice in notices {
             match notice {
                 Notice::Notify(n) => {
                     self.conversation.push(Entry::Notice {
@@ -472,61 +423,36 @@ impl App {
         self.maybe_wake();
     }
 
-    /// Lets modules pick up background results, and saves the session now and then so even a
+    /// Lets modules pick up background results, and saves the TUI state now and then so even a
     /// killed host loses little. Returns whether anything visible changed.
     pub fn tick(&mut self) -> bool {
-        if std::mem::take(&mut self.unsaved) || self.last_save.elapsed() >= AUTOSAVE {
-            self.save_session();
+        if self.autosave.due() {
+            self.save_state();
         }
-        let env = self.host.env().clone();
-        let mut changed = false;
-        for module in self.host.registry().modules() {
-            changed |= lock_module(module).on_tick(&env);
+        // Never waits: a module a tool holds gets the next tick.
+        let mut changed = self.host.registry().try_tick(self.host.env());
+        changed |= self.nav.retry_closes(self.host.registry());
+        if let Some(notice) = self.config_watch.check(self.host.project()) {
+            self.conversation.push(notice);
+            self.autosave.mark();
+            changed = true;
         }
-        changed |= self.watch_callbacks_config();
         changed
     }
 
     pub fn select(&mut self, id: &str) {
-        id.clone_into(&mut self.selected);
+        self.nav.select(id);
     }
 
-    fn select_index(&mut self, index: usize) {
-        if let Some(entry) = self.sidebar().get(index) {
-            self.selected.clone_from(&entry.id);
-        }
-    }
-
-    fn select_offset(&mut self, delta: isize) {
-        let entries = self.sidebar();
-        let current = entries
-            .iter()
-            .position(|e| e.id == self.selected)
-            .unwrap_or(0);
-        let next = current
-            .saturating_add_signed(delta)
-            .min(entries.len().saturating_sub(1));
-        self.select_index(next);
-    }
-
-    fn scroll_by(&mut self, lines: usize, up: bool) {
-        let view = self.views.entry(self.selected.clone()).or_default();
-        view.scroll = if up {
-            view.scroll.saturating_add(lines)
-        } else {
-            view.scroll.saturating_sub(lines)
-        };
-    }
-
+    /// Closes the selected panel; when its module is busy, on a later tick.
     fn close_selected(&mut self) {
-        let id = self.selected.clone();
-        for module in self.host.registry().modules() {
-            if lock_module(module).close_panel(&id) {
-                self.selected = "conversation".into();
-                return;
+        match self.nav.close_selected(self.host.registry()) {
+            Close::Closed => {}
+            Close::Queued => {
+                self.flash = Some("The panel closes once its tool finishes.".into());
             }
+            Close::Refused => self.flash = Some("This panel cannot be closed.".into()),
         }
-        self.flash = Some("This panel cannot be closed.".into());
     }
 }
 

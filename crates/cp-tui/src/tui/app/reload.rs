@@ -8,7 +8,8 @@ use cp_agent::StopReason;
 
 use crate::tui::conversation::Entry;
 
-use super::{App, WorkflowRun};
+use super::App;
+use crate::tui::workflow_thread::WorkflowRun;
 
 impl App {
     /// Asks for a reload; it happens after the running batch or turn step finishes.
@@ -41,7 +42,7 @@ impl App {
     /// When the reload can happen now: it was requested and nothing is running.
     pub fn reload_due(&self) -> Option<SystemTime> {
         self.reload.filter(|_| {
-            self.jobs.is_empty()
+            self.jobs.running() == 0
                 && !self.agent.running()
                 && !self.workflow.as_ref().is_some_and(WorkflowRun::active)
         })

@@ -9,11 +9,12 @@ use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
 
 use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
-use crate::tui::dialog::{CheckpointDialog, DialogFocus};
+use crate::tui::dialog::{CheckpointDialog, DialogStep};
+use crate::tui::events::WorkflowMsg;
 use crate::tui::keymap::Action;
-use crate::tui::workflow::WorkflowMsg;
 
-use super::{App, WorkflowRun};
+use super::App;
+use crate::tui::workflow_thread::WorkflowRun;
 
 impl App {
     /// Starts a workflow run; its sessions stream into the conversation.
@@ -26,7 +27,8 @@ impl App {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        match crate::tui::workflow::start(&self.host, provider, args, &turn, self.tx.clone()) {
+        match crate::tui::workflow_thread::start(&self.host, provider, args, &turn, self.tx.clone())
+        {
             Ok(()) => {
                 self.workflow = Some(WorkflowRun {
                     turn: Some(turn),
@@ -76,7 +78,7 @@ impl App {
                     Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
                     Err(e) => format!("Workflow failed: {e}"),
                 };
-                let level = if result == Ok(0) {
+                let level = if matches!(result, Ok(0)) {
                     Level::Success
                 } else {
                     Level::Warning
@@ -91,57 +93,25 @@ impl App {
         let Some(dialog) = self.dialog.as_mut() else {
             return;
         };
-        match action {
-            Action::Quit => self.request_quit(),
-            Action::Back => dialog.hidden = true,
-            Action::FocusNext | Action::FocusPrev => dialog.next_focus(),
-            Action::Up => dialog.move_selection(false),
-            Action::Down => dialog.move_selection(true),
-            Action::Char(c) if dialog.focus == DialogFocus::Feedback => dialog.feedback.insert(c),
-            Action::Paste(text) if dialog.focus == DialogFocus::Feedback => {
-                dialog.feedback.insert_str(&text);
-            }
-            Action::Backspace if dialog.focus == DialogFocus::Feedback => {
-                dialog.feedback.backspace();
-            }
-            Action::Newline if dialog.focus == DialogFocus::Feedback => {
-                dialog.feedback.insert('\n');
-            }
-            Action::Char(c @ '1'..='9') => {
-                let index = (c as usize) - ('1' as usize);
-                if index < dialog.request.choices.len() {
-                    dialog.focus = DialogFocus::Options;
-                    dialog.selected = index;
+        match dialog.apply(action) {
+            DialogStep::Stay => {}
+            DialogStep::Quit => self.request_quit(),
+            DialogStep::Answer => {
+                if let Some(dialog) = self.dialog.take() {
+                    dialog.answer();
                 }
             }
-            Action::Submit => match dialog.focus {
-                DialogFocus::Options if dialog.needs_feedback() => {
-                    dialog.focus = DialogFocus::Feedback;
-                }
-                DialogFocus::Files => {
-                    let file = dialog
-                        .request
-                        .files
-                        .get(dialog.file)
-                        .cloned()
-                        .unwrap_or_default();
-                    match self.host.viewer().open(self.host.project().root(), &file) {
-                        Ok(id) => {
-                            dialog.hidden = true;
-                            self.tick();
-                            self.select(&id);
-                            self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
-                        }
-                        Err(e) => self.flash = Some(e),
+            DialogStep::OpenFile(file) => {
+                match self.host.viewer().open(self.host.project().root(), &file) {
+                    Ok(id) => {
+                        dialog.hidden = true;
+                        self.tick();
+                        self.select(&id);
+                        self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
                     }
+                    Err(e) => self.flash = Some(e.to_string()),
                 }
-                DialogFocus::Options | DialogFocus::Feedback => {
-                    if let Some(dialog) = self.dialog.take() {
-                        dialog.answer();
-                    }
-                }
-            },
-            _ => {}
+            }
         }
     }
 

@@ -5,15 +5,16 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use crate::tui::app::{App, Focus};
+use crate::tui::navigation::Focus;
+use crate::tui::view_model::ViewModel;
 
 /// Rows the input box needs: its lines plus borders, at most 8 lines.
-pub fn height(app: &App, _width: u16) -> u16 {
+pub fn height(app: &ViewModel<'_>, _width: u16) -> u16 {
     let lines = app.input.text().split('\n').count().clamp(1, 8);
     u16::try_from(lines).unwrap_or(8) + 2
 }
 
-pub fn render(app: &App, area: Rect, frame: &mut Frame) {
+pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let focused = app.focus == Focus::Input && app.palette.is_none() && app.confirm.is_none();
     let block = Block::default()
         .borders(Borders::ALL)

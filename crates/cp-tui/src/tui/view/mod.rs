@@ -1,4 +1,5 @@
-//! Drawing the screen. Everything here is a pure function of [`App`]: no I/O, no mutation.
+//! Drawing the screen. Everything here is a pure function of a [`ViewModel`]: no I/O, no
+//! mutation, and no way to reach a module (the view model holds only published snapshots).
 
 mod dialog;
 mod input;
@@ -7,19 +8,20 @@ mod sidebar;
 mod status;
 
 use cp_base::Panel as _;
-use cp_base::lock_module;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::app::{App, Confirm, Focus};
+use super::confirm::Confirm;
+use super::navigation::Focus;
+use super::view_model::ViewModel;
 
 /// Sidebar width in columns.
 const SIDEBAR_WIDTH: u16 = 26;
 
 /// Draws the whole screen.
-pub fn render(app: &App, frame: &mut Frame) {
+pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
     let area = frame.area();
     let [body, status_row] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
@@ -37,20 +39,20 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.palette.is_some() {
         palette::render(app, area, frame);
     }
-    if let Some(dialog) = app.dialog.as_ref().filter(|d| !d.hidden) {
+    if let Some(dialog) = app.dialog.filter(|d| !d.hidden) {
         dialog::render(dialog, area, frame);
     }
-    if let Some(confirm) = &app.confirm {
+    if let Some(confirm) = app.confirm {
         render_confirm(confirm, area, frame);
     }
 }
 
-fn render_panel(app: &App, area: Rect, frame: &mut Frame) {
-    let entries = app.sidebar();
-    let title = entries
+fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
+    let title = app
+        .sidebar
         .iter()
         .find(|e| e.id == app.selected)
-        .map_or_else(|| app.selected.clone(), |e| e.title.clone());
+        .map_or_else(|| app.selected.to_owned(), |e| e.title.clone());
     let focused = app.focus == Focus::Sidebar;
     let border = if focused {
         Color::Cyan
@@ -63,18 +65,14 @@ fn render_panel(app: &App, area: Rect, frame: &mut Frame) {
         .title(format!(" {title} "));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let view = app.view(&app.selected);
     let buf = frame.buffer_mut();
     if app.selected == app.conversation.id() {
-        app.conversation.render(inner, buf, &view);
+        app.conversation.render(inner, buf, &app.panel_view);
         return;
     }
-    for module in app.host().registry().modules() {
-        let module = lock_module(module);
-        if let Some(panel) = module.panels().into_iter().find(|p| p.id() == app.selected) {
-            panel.render(inner, buf, &view);
-            return;
-        }
+    if let Some(panel) = &app.panel {
+        panel.render(inner, buf, &app.panel_view);
+        return;
     }
     let gone = Paragraph::new("This panel is gone. Pick another one in the sidebar.")
         .style(Style::default().fg(Color::DarkGray));

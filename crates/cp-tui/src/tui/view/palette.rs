@@ -6,12 +6,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::tui::app::App;
+use crate::tui::view_model::ViewModel;
 
-pub fn render(app: &App, area: Rect, frame: &mut Frame) {
-    let Some(palette) = &app.palette else { return };
-    let tools = app.host().registry().tool_defs();
-    let matches = palette.matches(&tools);
+pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
+    let Some((palette, tools)) = &app.palette else {
+        return;
+    };
+    let matches = palette.matches(tools);
     let width = area.width.saturating_sub(8).clamp(20, 100);
     let height = area.height.saturating_sub(4).clamp(6, 24);
     let popup = super::centered(area, width, height);

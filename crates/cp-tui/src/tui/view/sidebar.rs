@@ -6,9 +6,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::tui::app::{App, Focus};
+use crate::tui::navigation::Focus;
+use crate::tui::view_model::ViewModel;
 
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
     let focused = app.focus == Focus::Sidebar;
     let block = Block::default()
         .borders(Borders::ALL)
@@ -20,7 +21,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .title(" Panels ");
     let inner = block.inner(area);
     block.render(area, buf);
-    let entries = app.sidebar();
+    let entries = &app.sidebar;
     let mut previous_kind = None;
     let mut y = inner.y;
     for (index, entry) in entries.iter().enumerate() {

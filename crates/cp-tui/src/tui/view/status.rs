@@ -6,30 +6,31 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::app::{App, Focus};
+use crate::tui::navigation::Focus;
+use crate::tui::view_model::ViewModel;
 
 /// Below this width the status bar's label shrinks to ` cp `.
 const NARROW: u16 = 100;
 /// Below this width the usage takes its compact form.
 const COMPACT: u16 = 140;
 
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
     let base = Style::default().bg(Color::DarkGray).fg(Color::White);
     buf.set_style(area, base);
     let narrow = area.width < NARROW;
-    let project = app.host().project().root().display().to_string();
+    let project = &app.project;
     let whereabouts = [
-        Span::styled(format!(" {} ", shorten(&project, 40)), base),
-        Span::styled(format!("│ worker {} ", app.host().worker()), base),
+        Span::styled(format!(" {} ", shorten(project, 40)), base),
+        Span::styled(format!("│ worker {} ", app.worker), base),
     ];
     let label = if narrow { " cp " } else { " context-pilot " };
     let mut spans = vec![Span::styled(label, base.fg(Color::Black).bg(Color::Cyan))];
     // What needs the person's attention comes first, so a narrow terminal still shows it.
     let urgent = base.fg(Color::LightMagenta);
-    if app.reload.is_some() {
+    if app.reload_pending {
         spans.push(Span::styled("│ reload pending ", urgent));
     }
-    if app.dialog.as_ref().is_some_and(|d| d.hidden) {
+    if app.dialog.is_some_and(|d| d.hidden) {
         spans.push(Span::styled("│ checkpoint waiting: Ctrl-K ", urgent));
     }
     if let Some(left) = &app.agent.work_left {
@@ -38,13 +39,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             base.fg(Color::White).bg(Color::Red),
         ));
     }
-    if let Some(flash) = &app.flash {
+    if let Some(flash) = app.flash {
         spans.push(Span::styled(
             format!("│ {flash} "),
             base.fg(Color::LightYellow),
         ));
     }
-    if let Some(run) = app.workflow.as_ref().filter(|w| w.exit.is_none()) {
+    if let Some(run) = app.workflow.filter(|w| w.exit.is_none()) {
         spans.push(Span::styled(
             format!("│ {} ", clip(&run.status, 50)),
             base.fg(Color::LightCyan),
@@ -58,9 +59,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         };
         spans.push(Span::styled(text, base.fg(Color::Yellow)));
     }
-    if !app.jobs.is_empty() {
+    if app.running_jobs > 0 {
         spans.push(Span::styled(
-            format!("│ {} running ", app.jobs.len()),
+            format!("│ {} running ", app.running_jobs),
             base.fg(Color::Yellow),
         ));
     }

@@ -10,24 +10,30 @@ use cp_mod_checkpoint::{
 };
 
 use super::agent_state::RunningTurn;
-use super::events::AppEvent;
+use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
 use crate::host::Host;
 use cp_agent::{AgentRunner, EventSink};
 use cp_llm::Provider;
 
-/// Messages from the workflow thread to the UI.
-#[derive(Debug)]
-pub enum WorkflowMsg {
-    /// A checkpoint waits for the person; answer on the channel.
-    Ask(
-        Box<CheckpointRequest>,
-        Sender<Result<CheckpointAnswer, PromptError>>,
-    ),
-    Event(WorkflowEvent),
-    /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
-    Finished(Result<i32, String>),
-    /// The running session stopped for a live reload; the run resumes in the new binary.
-    PausedForReload,
+/// A workflow run started from this TUI.
+#[derive(Debug, Clone, Default)]
+pub struct WorkflowRun {
+    pub run_id: Option<String>,
+    /// The latest event, for the status bar.
+    pub status: String,
+    /// Set when the run ended: its exit code, or why it failed.
+    pub exit: Option<Result<i32, super::events::WorkflowFailure>>,
+    /// Cancel and stop controls of the session the run is in.
+    pub turn: Option<RunningTurn>,
+    /// The run paused at a batch boundary for a live reload.
+    pub paused_for_reload: bool,
+}
+
+impl WorkflowRun {
+    /// Running and not paused: a reload has to wait for it.
+    pub fn active(&self) -> bool {
+        self.exit.is_none() && !self.paused_for_reload
+    }
 }
 
 /// Asks the UI and waits for the answer. If the UI goes away, the run stops, resumable.
@@ -89,7 +95,7 @@ pub fn start(
                 }
                 (None, None) => {
                     let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(Err(
-                        "no workflow file given".into(),
+                        WorkflowFailure::NoFile,
                     ))));
                     return;
                 }
@@ -100,7 +106,7 @@ pub fn start(
                 WorkflowMsg::Finished(
                     result
                         .map(|outcome| outcome.exit_code())
-                        .map_err(|e| e.to_string()),
+                        .map_err(|e| WorkflowFailure::Run(Arc::new(e))),
                 )
             };
             let _ = tx.send(AppEvent::Workflow(msg));

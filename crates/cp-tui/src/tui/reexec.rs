@@ -1,7 +1,8 @@
-//! Live reload: check that the new binary runs, then `exec` it with `--resume`.
+//! The process side of a live reload: check that the new binary runs, then `exec` it with
+//! `--resume`. (Deciding when to reload is the app's: `app/reload.rs`.)
 //!
 //! The process keeps its pid; consoles keep running in the console server and are reattached
-//! from the saved session. If the new binary is missing or broken, nothing happens to the
+//! from the saved TUI state. If the new binary is missing or broken, nothing happens to the
 //! running host except a message saying why.
 
 use std::ffi::OsString;
@@ -15,6 +16,37 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const SIGNAL_AT_ENV: &str = "CP_RELOAD_REQUESTED_AT_US";
 
 static EXE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Why a reload did not happen; the running host stays up and says so.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    #[error("the path of the running binary is unknown")]
+    UnknownExe,
+    #[error("{} cannot be started: {source}", exe.display())]
+    Start {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} --version failed ({status})", exe.display())]
+    VersionFailed {
+        exe: PathBuf,
+        status: std::process::ExitStatus,
+    },
+    #[error("{} --version did not answer within 5 s", exe.display())]
+    NoAnswer { exe: PathBuf },
+    #[error("waiting for {}: {source}", exe.display())]
+    Wait {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not context-pilot (its --version said {said:?})", exe.display())]
+    NotContextPilot { exe: PathBuf, said: String },
+    #[error("cannot exec {}: {source}", exe.display())]
+    Exec {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// Remembers the binary's path at start. After a rebuild the running file is replaced, and
 /// `/proc/self/exe` would then name the deleted old file, so the path must be taken early.
@@ -30,31 +62,41 @@ pub fn exe_path() -> Option<PathBuf> {
 }
 
 /// Runs `exe --version` (5 s limit): the new binary must start and say it is context-pilot.
-pub fn check_binary(exe: &Path) -> Result<(), String> {
+pub fn check_binary(exe: &Path) -> Result<(), ReloadError> {
     let mut child = Command::new(exe)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("{} cannot be started: {e}", exe.display()))?;
+        .map_err(|source| ReloadError::Start {
+            exe: exe.to_owned(),
+            source,
+        })?;
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => break,
             Ok(Some(status)) => {
-                return Err(format!("{} --version failed ({status})", exe.display()));
+                return Err(ReloadError::VersionFailed {
+                    exe: exe.to_owned(),
+                    status,
+                });
             }
             Ok(None) if Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{} --version did not answer within 5 s",
-                    exe.display()
-                ));
+                return Err(ReloadError::NoAnswer {
+                    exe: exe.to_owned(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("waiting for {}: {e}", exe.display())),
+            Err(source) => {
+                return Err(ReloadError::Wait {
+                    exe: exe.to_owned(),
+                    source,
+                });
+            }
         }
     }
     let mut out = String::new();
@@ -64,11 +106,10 @@ pub fn check_binary(exe: &Path) -> Result<(), String> {
     if out.starts_with("context-pilot") {
         Ok(())
     } else {
-        Err(format!(
-            "{} is not context-pilot (its --version said {:?})",
-            exe.display(),
-            out.trim()
-        ))
+        Err(ReloadError::NotContextPilot {
+            exe: exe.to_owned(),
+            said: out.trim().to_owned(),
+        })
     }
 }
 

@@ -1,38 +1,25 @@
-//! Saving and restoring the session (`state/<worker>/session.json`).
+//! Saving and restoring the TUI's state (`state/<worker>/session.json`).
 
-use std::time::Instant;
-
-use cp_base::{Level, lock_module};
+use cp_base::Level;
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
+use crate::tui::saved_state::{self, SavedState};
 
 use super::App;
 
 impl App {
-    /// What to save of this session.
-    pub fn snapshot(&self) -> crate::tui::SessionState {
-        let modules = self
-            .host
-            .registry()
-            .modules()
-            .iter()
-            .filter_map(|m| {
-                let m = lock_module(m);
-                m.save_state().map(|state| (m.id().to_owned(), state))
-            })
-            .collect();
-        crate::tui::SessionState {
+    /// What to save of this TUI.
+    pub fn saved_state(&self) -> SavedState {
+        // Never waits: a module a tool holds gives its last published state.
+        let modules = self.host.registry().saved_states();
+        SavedState {
             version: 0,
             conversation: self.conversation.clone(),
             messages: self.agent.messages.clone(),
             input_history: self.input.history().to_vec(),
             draft: self.input.text().to_owned(),
-            selected: self.selected.clone(),
-            scroll: self
-                .views
-                .iter()
-                .map(|(id, v)| (id.clone(), v.scroll))
-                .collect(),
+            selected: self.nav.selected().to_owned(),
+            scroll: self.nav.scrolls(),
             usage: self.agent.usage,
             pending: self.agent.inbox.snapshot(),
             modules,
@@ -40,42 +27,38 @@ impl App {
         }
     }
 
-    /// Writes the session to disk; a failure is shown, never fatal.
-    pub fn save_session(&mut self) {
-        self.last_save = Instant::now();
-        let state = self.snapshot();
-        if let Err(e) = crate::tui::session::save(self.host.project(), self.host.worker(), &state) {
-            tracing::warn!("saving the session failed: {e}");
-            self.flash = Some(format!("saving the session failed: {e}"));
+    /// Writes the saved state to disk; a failure is shown, never fatal.
+    pub fn save_state(&mut self) {
+        self.autosave.saved();
+        let state = self.saved_state();
+        if let Err(e) = saved_state::save(self.host.project(), self.host.worker(), &state) {
+            tracing::warn!("saving the TUI state failed: {e}");
+            self.flash = Some(format!("saving the TUI state failed: {e}"));
         }
     }
 
-    /// Restores the saved session of this worker, if there is one.
+    /// Restores the saved state of this worker, if there is one.
     /// `resume` is set after a live reload: only then does an interrupted turn continue.
-    pub fn restore_session(&mut self, resume: bool) {
-        match crate::tui::session::load(self.host.project(), self.host.worker()) {
+    pub fn restore_saved_state(&mut self, resume: bool) {
+        match saved_state::load(self.host.project(), self.host.worker()) {
             Ok(Some(mut state)) => {
                 state.resume_turn &= resume;
-                self.apply_session(state);
+                self.apply_saved_state(state);
             }
             Ok(None) => {}
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Warning,
-                    text: e,
+                    text: e.to_string(),
                 });
             }
         }
     }
 
-    pub(super) fn apply_session(&mut self, state: crate::tui::SessionState) {
-        let env = self.host.env().clone();
-        for module in self.host.registry().modules() {
-            let mut module = lock_module(module);
-            if let Some(saved) = state.modules.get(module.id()) {
-                module.load_state(saved, &env);
-            }
-        }
+    pub(super) fn apply_saved_state(&mut self, state: SavedState) {
+        self.host
+            .registry()
+            .load_states(&state.modules, self.host.env());
         // Keep notices raised while starting (a bad config) after the restored history.
         let fresh = std::mem::take(&mut self.conversation.entries);
         self.conversation = state.conversation;
@@ -105,12 +88,7 @@ impl App {
         }
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
-        if !state.selected.is_empty() {
-            self.selected = state.selected;
-        }
-        for (id, scroll) in state.scroll {
-            self.views.entry(id).or_default().scroll = scroll;
-        }
+        self.nav.restore(state.selected, state.scroll);
         if state.resume_turn && self.agent.provider.is_some() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

@@ -3,12 +3,11 @@
 //! Each tick compares the config file's stamp with the one last checked; on a change it
 //! validates the callbacks section ([`cp_mod_callback::config_problems`]) and, when the
 //! problems differ from those already shown, adds a warning to the conversation (saved with
-//! the session, so it stays until the person reads it). A fixed file gets a line saying so.
+//! the TUI state, so it stays until the person reads it). A fixed file gets a line saying so.
 
-use cp_base::{Level, Stamp};
+use cp_base::{Level, Project, Stamp};
 
-use super::super::conversation::Entry;
-use super::App;
+use super::conversation::Entry;
 
 /// What was last checked and shown.
 #[derive(Debug, Default)]
@@ -21,19 +20,19 @@ pub(crate) struct ConfigWatch {
     shown: Vec<String>,
 }
 
-impl App {
-    /// Checks the callbacks config if it changed. Returns whether a message was added.
-    pub(crate) fn watch_callbacks_config(&mut self) -> bool {
-        let project = self.host.project().clone();
+impl ConfigWatch {
+    /// Checks the callbacks config if it changed. Returns the notice to add to the
+    /// conversation, if there is something new to say.
+    pub(crate) fn check(&mut self, project: &Project) -> Option<Entry> {
         let stamp = project.config().stamp();
-        if self.config_watch.checked && self.config_watch.stamp == stamp {
-            return false;
+        if self.checked && self.stamp == stamp {
+            return None;
         }
-        self.config_watch.checked = true;
-        self.config_watch.stamp = stamp;
-        let problems = cp_mod_callback::config_problems(&project);
-        if problems == self.config_watch.shown {
-            return false;
+        self.checked = true;
+        self.stamp = stamp;
+        let problems = cp_mod_callback::config_problems(project);
+        if problems == self.shown {
+            return None;
         }
         let (level, text) = if problems.is_empty() {
             (
@@ -46,9 +45,7 @@ impl App {
                 format!("Callbacks config problem: {}", problems.join("\n")),
             )
         };
-        self.config_watch.shown = problems;
-        self.conversation.push(Entry::Notice { level, text });
-        self.unsaved = true;
-        true
+        self.shown = problems;
+        Some(Entry::Notice { level, text })
     }
 }

@@ -1,0 +1,187 @@
+//! Panel navigation: where keys go (input or sidebar), the sidebar's rows, which panel is selected, each panel's scroll, and
+//! closing panels without waiting for a module a tool holds.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use cp_base::{Busy, Panel as _, PanelKind, PanelView, Registry, Views};
+
+use super::conversation::Conversation;
+
+/// Where typed keys go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// The conversation input line (the default).
+    Input,
+    /// The sidebar: arrows and digits pick a panel.
+    Sidebar,
+}
+
+/// One row of the sidebar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SidebarEntry {
+    pub id: String,
+    pub title: String,
+    pub badge: Option<String>,
+    pub kind: PanelKind,
+}
+
+/// Sidebar rows: the conversation, fixed module panels, then dynamic ones.
+pub fn sidebar(conversation: &Conversation, views: &Views) -> Vec<SidebarEntry> {
+    let mut entries = vec![SidebarEntry {
+        id: conversation.id(),
+        title: conversation.title(),
+        badge: conversation.badge(),
+        kind: PanelKind::Fixed,
+    }];
+    entries.extend(views.panels().iter().map(|panel| SidebarEntry {
+        id: panel.id(),
+        title: panel.title(),
+        badge: panel.badge(),
+        kind: panel.kind(),
+    }));
+    entries
+}
+
+/// What became of a request to close the selected panel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Close {
+    Closed,
+    /// Its module is busy; the close happens on a later tick.
+    Queued,
+    /// Fixed panels and the conversation never close.
+    Refused,
+}
+
+/// The selected panel and the host-owned view state of every panel.
+#[derive(Debug, Clone)]
+pub struct Navigation {
+    selected: String,
+    views: HashMap<String, PanelView>,
+    /// Panels to close whose module was busy, oldest first.
+    pending_close: VecDeque<String>,
+}
+
+/// The panel selected at start and after its panel closes.
+pub const HOME: &str = "conversation";
+
+impl Default for Navigation {
+    fn default() -> Self {
+        Self {
+            selected: HOME.into(),
+            views: HashMap::new(),
+            pending_close: VecDeque::new(),
+        }
+    }
+}
+
+impl Navigation {
+    pub fn selected(&self) -> &str {
+        &self.selected
+    }
+
+    pub fn select(&mut self, id: &str) {
+        id.clone_into(&mut self.selected);
+    }
+
+    /// Selects the row at `index`, if there is one.
+    pub fn select_index(&mut self, entries: &[SidebarEntry], index: usize) {
+        if let Some(entry) = entries.get(index) {
+            self.selected.clone_from(&entry.id);
+        }
+    }
+
+    /// Moves the selection `delta` rows, stopping at the ends.
+    pub fn select_offset(&mut self, entries: &[SidebarEntry], delta: isize) {
+        let current = entries
+            .iter()
+            .position(|e| e.id == self.selected)
+            .unwrap_or(0);
+        let next = current
+            .saturating_add_signed(delta)
+            .min(entries.len().saturating_sub(1));
+        self.select_index(entries, next);
+    }
+
+    /// Scrolls the selected panel `lines` up (or down, towards its natural position).
+    pub fn scroll_by(&mut self, lines: usize, up: bool) {
+        let view = self.views.entry(self.selected.clone()).or_default();
+        view.scroll = if up {
+            view.scroll.saturating_add(lines)
+        } else {
+            view.scroll.saturating_sub(lines)
+        };
+    }
+
+    pub fn scroll_to_end(&mut self) {
+        self.views.entry(self.selected.clone()).or_default().scroll = 0;
+    }
+
+    /// The view state of panel `id`; it has focus when the sidebar has and it is selected.
+    pub fn view(&self, id: &str, sidebar_focused: bool) -> PanelView {
+        let mut view = self.views.get(id).copied().unwrap_or_default();
+        view.focused = sidebar_focused && self.selected == id;
+        view
+    }
+
+    /// Scroll offsets to save, by panel id.
+    pub fn scrolls(&self) -> BTreeMap<String, usize> {
+        self.views
+            .iter()
+            .map(|(id, v)| (id.clone(), v.scroll))
+            .collect()
+    }
+
+    /// Restores a saved selection and scroll offsets.
+    pub fn restore(&mut self, selected: String, scrolls: BTreeMap<String, usize>) {
+        if !selected.is_empty() {
+            self.selected = selected;
+        }
+        for (id, scroll) in scrolls {
+            self.views.entry(id).or_default().scroll = scroll;
+        }
+    }
+
+    /// Closes the selected panel, or queues the close when its module is busy.
+    pub fn close_selected(&mut self, registry: &Registry) -> Close {
+        let id = self.selected.clone();
+        if self.pending_close.contains(&id) {
+            return Close::Queued;
+        }
+        match registry.try_close_panel(&id) {
+            Ok(true) => {
+                self.closed(&id);
+                Close::Closed
+            }
+            Ok(false) => Close::Refused,
+            Err(Busy) => {
+                self.pending_close.push_back(id);
+                Close::Queued
+            }
+        }
+    }
+
+    /// Retries queued closes, in order, stopping at the first still-busy module. Returns
+    /// whether a panel closed.
+    pub fn retry_closes(&mut self, registry: &Registry) -> bool {
+        let mut changed = false;
+        while let Some(id) = self.pending_close.front().cloned() {
+            match registry.try_close_panel(&id) {
+                Err(Busy) => break,
+                Ok(closed) => {
+                    self.pending_close.pop_front();
+                    if closed {
+                        self.closed(&id);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    fn closed(&mut self, id: &str) {
+        if self.selected == id {
+            self.selected = HOME.into();
+        }
+    }
+}

@@ -8,6 +8,7 @@ use cp_base::ratatui::text::{Line, Span};
 use cp_base::{Level, Panel, PanelKind, PanelView, ToolResult};
 use serde::{Deserialize, Serialize};
 
+use super::markdown::MarkdownCache;
 use super::wrap::wrap_lines;
 
 /// Lines of a collapsed tool result.
@@ -37,6 +38,9 @@ pub enum Entry {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
     pub entries: Vec<Entry>,
+    /// The agent's markdown, rendered once per text and width rather than every frame.
+    #[serde(skip)]
+    markdown: MarkdownCache,
 }
 
 impl Conversation {
@@ -61,12 +65,16 @@ impl Conversation {
         }
     }
 
-    fn lines(&self) -> Vec<Line<'static>> {
+    /// The conversation as lines for a `width`-column area (before wrapping).
+    fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         for entry in &self.entries {
             match entry {
                 Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
-                Entry::Assistant(text) => block(&mut out, "agent", Color::Green, text),
+                Entry::Assistant(text) => {
+                    let body = self.markdown.render(text, width.saturating_sub(INDENT));
+                    labelled(&mut out, "agent", Color::Green, body);
+                }
                 Entry::System(text) => block(&mut out, "·", Color::DarkGray, text),
                 Entry::Notice { level, text } => {
                     let color = match level {
@@ -89,6 +97,25 @@ impl Conversation {
             out.push(Line::default());
         }
         out
+    }
+}
+
+/// Columns that continuation lines of an entry are indented by.
+const INDENT: u16 = 2;
+
+/// Lines under a label: the first beside `who ›`, the rest indented.
+fn labelled(out: &mut Vec<Line<'static>>, who: &str, color: Color, body: Vec<Line<'static>>) {
+    let label = Span::styled(
+        format!("{who} › "),
+        Style::default().fg(color).add_modifier(Modifier::BOLD),
+    );
+    let mut body = body.into_iter();
+    let mut first = body.next().unwrap_or_default();
+    first.spans.insert(0, label);
+    out.push(first);
+    for mut line in body {
+        line.spans.insert(0, Span::raw("  "));
+        out.push(line);
     }
 }
 
@@ -192,7 +219,7 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
-        let lines = wrap_lines(self.lines(), area.width);
+        let lines = wrap_lines(self.lines(area.width), area.width);
         // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
         let height = usize::from(area.height);
         let end = lines
@@ -207,5 +234,54 @@ impl Panel for Conversation {
 
     fn llm_context(&self) -> String {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_base::ratatui::buffer::Buffer;
+    use cp_base::ratatui::layout::Rect;
+    use cp_base::ratatui::style::{Color, Modifier};
+    use cp_base::{Panel, PanelView};
+
+    use super::{Conversation, Entry};
+
+    pub(crate) fn draw(conversation: &Conversation, width: u16, height: u16) -> Buffer {
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+        conversation.render(buf.area, &mut buf, &PanelView::default());
+        buf
+    }
+
+    pub(crate) fn rows(buf: &Buffer) -> Vec<String> {
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_agents_markdown_is_rendered_not_shown_raw() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::User("is anything broken?".into()));
+        conversation.push(Entry::Assistant(
+            "**Nothing** is broken.\n\n- `calc.py` passes\n\n```python\nprint(1)\n```".into(),
+        ));
+        let buf = draw(&conversation, 40, 9);
+        let rows = rows(&buf);
+        assert!(
+            rows.contains(&"agent › Nothing is broken.".to_owned()),
+            "{rows:#?}"
+        );
+        assert!(rows.contains(&"  • calc.py passes".to_owned()), "{rows:#?}");
+        assert!(rows.contains(&"    print(1)".to_owned()), "{rows:#?}");
+        assert!(buf[(8, 2)].modifier.contains(Modifier::BOLD), "{buf:?}");
+        assert_eq!(buf[(8, 2)].symbol(), "N");
+        assert!(matches!(buf[(4, 6)].fg, Color::Rgb(..)), "{buf:?}");
+        insta::assert_debug_snapshot!(buf);
     }
 }

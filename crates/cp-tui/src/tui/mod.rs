@@ -8,6 +8,7 @@ mod dialog;
 mod events;
 mod input;
 mod keymap;
+mod markdown;
 mod palette;
 mod reload;
 mod restartable;

@@ -9,6 +9,7 @@ use cp_base::{Level, Panel, PanelKind, PanelView, ToolResult};
 use serde::{Deserialize, Serialize};
 
 use super::markdown::MarkdownCache;
+use super::outcome_style::{Outcome, collapsed, line_style};
 use super::wrap::wrap_lines;
 
 /// Lines of a collapsed tool result.
@@ -139,16 +140,9 @@ fn tool_lines(
     result: Option<&ToolResult>,
     expanded: bool,
 ) {
-    let (mark, color) = match result {
-        None => ("…", Color::Yellow),
-        Some(r) if r.is_error => ("✗", Color::Red),
-        Some(_) => ("✓", Color::Green),
-    };
+    let outcome = Outcome::of(result);
     out.push(Line::from(vec![
-        Span::styled(
-            format!("{mark} "),
-            Style::default().fg(color).add_modifier(Modifier::BOLD),
-        ),
+        outcome.mark(),
         Span::styled(
             name.to_owned(),
             Style::default().add_modifier(Modifier::BOLD),
@@ -162,24 +156,31 @@ fn tool_lines(
         ));
         return;
     };
-    let style = if result.is_error {
-        Style::default().fg(Color::Red)
+    let dim = Style::default().fg(Color::DarkGray);
+    let lines: Vec<&str> = result.text.lines().collect();
+    let (shown, hidden) = if expanded {
+        ((0..lines.len()).collect(), 0)
     } else {
-        Style::default()
+        collapsed(&result.text, COLLAPSED_LINES)
     };
-    let total = result.text.lines().count();
-    let shown = if expanded {
-        total
-    } else {
-        total.min(COLLAPSED_LINES)
-    };
-    for line in result.text.lines().take(shown) {
+    let mut next = 0;
+    for index in shown {
+        if index > next {
+            out.push(Line::styled("  ⋯", dim));
+        }
+        next = index + 1;
+        let line = lines[index];
+        let style = if result.is_error {
+            Style::default().fg(Color::Red)
+        } else {
+            line_style(line, outcome)
+        };
         out.push(Line::styled(format!("  {line}"), style));
     }
-    if shown < total {
+    if hidden > 0 {
         out.push(Line::styled(
-            format!("  … {} more lines (Ctrl-O expands)", total - shown),
-            Style::default().fg(Color::DarkGray),
+            format!("  … {hidden} more lines (Ctrl-O expands)"),
+            dim,
         ));
     }
     for change in &result.changes {
@@ -282,6 +283,74 @@ mod tests {
         assert!(buf[(8, 2)].modifier.contains(Modifier::BOLD), "{buf:?}");
         assert_eq!(buf[(8, 2)].symbol(), "N");
         assert!(matches!(buf[(4, 6)].fg, Color::Rgb(..)), "{buf:?}");
+        insta::assert_debug_snapshot!(buf);
+    }
+
+    fn tool(name: &str, text: &str) -> Entry {
+        Entry::Tool {
+            name: name.into(),
+            args: r#"{"file_path":"calc.py"}"#.into(),
+            result: Some(cp_base::ToolResult::ok(text)),
+            expanded: false,
+        }
+    }
+
+    /// The row holding `needle`, and the column where it starts.
+    fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
+        for (y, row) in rows(buf).iter().enumerate() {
+            if let Some(byte) = row.find(needle) {
+                let x = row[..byte].chars().count();
+                return (u16::try_from(x).unwrap(), u16::try_from(y).unwrap());
+            }
+        }
+        panic!("{needle:?} not on screen: {:#?}", rows(buf));
+    }
+
+    #[test]
+    fn failure_looks_like_failure_and_success_like_success() {
+        let mut conversation = Conversation::default();
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\n\
+Callback 'pytest' FAILED (exited with code 1) after 0.4s (run 1). Last lines of output:\n\
+```\n\
+collected 2 items\n\
+tests/test_calc.py .F\n\
+E       assert 3 == 4\n\
+tests/test_calc.py:5: AssertionError\n\
+FAILED tests/test_calc.py::test_add - assert 3 == 4\n\
+==== 1 failed, 1 passed in 0.02s ====\n\
+```\n\
+Full output: panel `cb` (opened). The edit itself was applied.",
+        ));
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\nCallback 'pytest' passed (run 2, 0.3s)",
+        ));
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\nCallback 'slow' TIMED OUT after 5s and its process group was killed (run 3).",
+        ));
+        let buf = draw(&conversation, 72, 22);
+        // The failed edit: a red ✗, never a green ✓, and its FAILED lines red.
+        let (x, y) = find(&buf, "✗ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "Callback 'pytest' FAILED");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "FAILED tests/test_calc.py");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        // Collapsed, it still shows the failure summary and the first error.
+        find(&buf, "E       assert 3 == 4");
+        find(&buf, "1 failed, 1 passed");
+        // The passing edit is green; the timed-out one yellow.
+        let (x, y) = find(&buf, "✓ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
+        let (x, y) = find(&buf, "Callback 'pytest' passed");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
+        let (x, y) = find(&buf, "⚠ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Yellow);
+        let (x, y) = find(&buf, "Callback 'slow' TIMED OUT");
+        assert_eq!(buf[(x, y)].fg, Color::Yellow);
         insta::assert_debug_snapshot!(buf);
     }
 }

@@ -9,6 +9,7 @@ mod events;
 mod input;
 mod keymap;
 mod markdown;
+mod outcome_style;
 mod palette;
 mod reload;
 mod restartable;

@@ -21,7 +21,7 @@ pub struct CheckpointDialog {
     pub file: usize,
     pub focus: DialogFocus,
     pub feedback: InputBox,
-    /// Hidden while the person looks at files; Ctrl-K shows it again.
+    /// Hidden while the person looks at files; F2 shows it again.
     pub hidden: bool,
     reply: Sender<Result<CheckpointAnswer, PromptError>>,
 }

@@ -264,3 +264,98 @@ fn status_bar_shows_model_cache_and_cost_at_120_columns() {
     assert!(screen.contains("claude-sonnet-4-5"), "{screen}");
     insta::assert_snapshot!(screen);
 }
+
+/// Applies the actions the keymap gives for these key presses, in the app's key context.
+fn press(app: &mut App, keys: &[(crossterm::event::KeyCode, crossterm::event::KeyModifiers)]) {
+    for (code, mods) in keys {
+        let event = crossterm::event::KeyEvent::new(*code, *mods);
+        if let Some(action) = super::map_key(event, app.key_context()) {
+            app.apply(action);
+        }
+    }
+}
+
+#[test]
+fn help_overlay_lists_the_keys_of_the_focus() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = app(true);
+    // `?` on an empty input opens help for typing; Esc closes it.
+    press(&mut app, &[(KeyCode::Char('?'), KeyModifiers::NONE)]);
+    let screen = draw_at(&app, 100);
+    assert!(screen.contains("Keys: typing"), "{screen}");
+    assert!(screen.contains("Ctrl-W"), "{screen}");
+    assert!(app.input.is_empty(), "the ? was not typed");
+    insta::assert_snapshot!(screen);
+    press(&mut app, &[(KeyCode::Esc, KeyModifiers::NONE)]);
+    assert!(app.help.is_none());
+    // In the sidebar, F1 lists the sidebar's keys, closing a panel among them.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::F(1), KeyModifiers::NONE),
+        ],
+    );
+    let screen = draw_at(&app, 100);
+    assert!(screen.contains("Keys: sidebar"), "{screen}");
+    assert!(screen.contains("close the selected panel"), "{screen}");
+    insta::assert_snapshot!("help_overlay_sidebar", screen);
+    // A typed `?` in a non-empty input is just a character.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Esc, KeyModifiers::NONE),
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::Char('w'), KeyModifiers::NONE),
+            (KeyCode::Char('?'), KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.input.text(), "w?");
+    assert!(app.help.is_none());
+}
+
+#[test]
+fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = app(true);
+    // A dynamic panel is selected while the input has the keys.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::Char('4'), KeyModifiers::NONE),
+            (KeyCode::Tab, KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.selected, "console:a");
+    for c in "fix the flaky test".chars() {
+        app.apply(Action::Char(c));
+    }
+    press(&mut app, &[(KeyCode::Char('w'), KeyModifiers::CONTROL)]);
+    assert_eq!(app.input.text(), "fix the flaky ");
+    assert_eq!(app.selected, "console:a", "Ctrl-W must not close the panel");
+    press(
+        &mut app,
+        &[
+            (KeyCode::Char('b'), KeyModifiers::ALT),
+            (KeyCode::Char('k'), KeyModifiers::CONTROL),
+            (KeyCode::Char('a'), KeyModifiers::CONTROL),
+            (KeyCode::Char('>'), KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.input.text(), ">fix the ");
+    press(&mut app, &[(KeyCode::Char('u'), KeyModifiers::CONTROL)]);
+    assert_eq!(
+        app.input.text(),
+        "fix the ",
+        "Ctrl-U deletes back to the line start"
+    );
+    press(
+        &mut app,
+        &[
+            (KeyCode::Char('e'), KeyModifiers::CONTROL),
+            (KeyCode::Char('u'), KeyModifiers::CONTROL),
+        ],
+    );
+    assert!(app.input.is_empty());
+}

@@ -85,6 +85,8 @@ pub struct App {
     tx: Sender<AppEvent>,
     /// The callbacks config problems already shown.
     config_watch: config_watch::ConfigWatch,
+    /// The key help overlay, when open (F1, or `?` on an empty input).
+    pub(crate) help: Option<super::help::Help>,
 }
 
 /// A workflow run started from this TUI.
@@ -132,6 +134,7 @@ impl App {
             config_watch: config_watch::ConfigWatch::default(),
             workflow: None,
             dialog: None,
+            help: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -265,6 +268,16 @@ impl App {
             }
             return;
         }
+        if let Some(help) = &mut self.help {
+            if !help.apply(&action) {
+                self.help = None;
+            }
+            return;
+        }
+        if action == Action::Help {
+            self.help = Some(super::help::Help::new(self.key_context()));
+            return;
+        }
         if self.palette.is_some() {
             self.apply_palette(action);
             return;
@@ -308,6 +321,10 @@ impl App {
     fn edit_input(&mut self, action: Action) {
         match action {
             Action::Char(':') if self.input.is_empty() => self.palette = Some(Palette::default()),
+            Action::Char('?') if self.input.is_empty() => {
+                self.help = Some(super::help::Help::new(KeyContext::Text));
+            }
+            Action::Edit(op) => self.input.edit(op),
             Action::Char(c) => self.input.insert(c),
             Action::Paste(s) => self.input.insert_str(&s),
             Action::Newline => self.input.insert('\n'),
@@ -354,6 +371,10 @@ impl App {
                 palette.selected = 0;
             }
             Action::Delete => palette.query.delete(),
+            Action::Edit(op) => {
+                palette.query.edit(op);
+                palette.selected = 0;
+            }
             Action::Left => palette.query.left(),
             Action::Right => palette.query.right(),
             Action::Home => palette.query.home(),

@@ -107,6 +107,12 @@ impl App {
             Action::Newline if dialog.focus == DialogFocus::Feedback => {
                 dialog.feedback.insert('\n');
             }
+            Action::Edit(op) if dialog.focus == DialogFocus::Feedback => dialog.feedback.edit(op),
+            Action::Left if dialog.focus == DialogFocus::Feedback => dialog.feedback.left(),
+            Action::Right if dialog.focus == DialogFocus::Feedback => dialog.feedback.right(),
+            Action::Home if dialog.focus == DialogFocus::Feedback => dialog.feedback.home(),
+            Action::End if dialog.focus == DialogFocus::Feedback => dialog.feedback.end(),
+            Action::Delete if dialog.focus == DialogFocus::Feedback => dialog.feedback.delete(),
             Action::Char(c @ '1'..='9') => {
                 let index = (c as usize) - ('1' as usize);
                 if index < dialog.request.choices.len() {
@@ -130,7 +136,7 @@ impl App {
                             dialog.hidden = true;
                             self.tick();
                             self.select(&id);
-                            self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
+                            self.flash = Some("Checkpoint waiting: F2 shows it again.".into());
                         }
                         Err(e) => self.flash = Some(e),
                     }

@@ -83,12 +83,15 @@ pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
     };
     lines.push(Line::default());
     lines.push(Line::styled(
-        "↑↓/1-9 choose · Enter confirm · Tab files/feedback · Esc hide (Ctrl-K shows)",
+        "↑↓/1-9 choose · Enter confirm · Tab files/feedback · Esc hide (F2 shows)",
         dim,
     ));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {
-        let col = 2 + u16::try_from(dialog.feedback.text().chars().count()).unwrap_or(0);
+        // The feedback is shown on one line, its line breaks as ` ⏎ `.
+        let before = dialog.feedback.before_cursor().replace('\n', " ⏎ ");
+        let col =
+            2 + u16::try_from(unicode_width::UnicodeWidthStr::width(before.as_str())).unwrap_or(0);
         let y = inner.y + u16::try_from(row).unwrap_or(0);
         if y < inner.bottom() {
             frame.set_cursor_position(Position {

@@ -1,6 +1,7 @@
 //! Drawing the screen. Everything here is a pure function of [`App`]: no I/O, no mutation.
 
 mod dialog;
+mod help;
 mod input;
 mod palette;
 mod sidebar;
@@ -42,6 +43,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     }
     if let Some(confirm) = &app.confirm {
         render_confirm(confirm, area, frame);
+    }
+    if let Some(keys) = &app.help {
+        help::render(keys, area, frame);
     }
 }
 

@@ -33,7 +33,10 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
     frame
         .buffer_mut()
         .set_line(inner.x, inner.y, &query, inner.width);
-    let cursor_x = inner.x + 2 + u16::try_from(palette.query.cursor()).unwrap_or(0);
+    let before = palette.query.before_cursor().replace('\n', " ");
+    let cursor_x = inner.x
+        + 2
+        + u16::try_from(unicode_width::UnicodeWidthStr::width(before.as_str())).unwrap_or(0);
     frame.set_cursor_position(Position {
         x: cursor_x.min(inner.right().saturating_sub(1)),
         y: inner.y,

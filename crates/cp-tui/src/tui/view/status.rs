@@ -30,7 +30,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled("│ reload pending ", urgent));
     }
     if app.dialog.as_ref().is_some_and(|d| d.hidden) {
-        spans.push(Span::styled("│ checkpoint waiting: Ctrl-K ", urgent));
+        spans.push(Span::styled("│ checkpoint waiting: F2 ", urgent));
     }
     if let Some(left) = &app.agent.work_left {
         spans.push(Span::styled(

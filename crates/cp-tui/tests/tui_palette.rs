@@ -175,3 +175,47 @@ fn wait_log(project: &std::path::Path, needle: &str) {
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+#[test]
+fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x10"); // Ctrl-P
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(r#"console_create command="echo ready-for-keys" description=keys"#);
+    tui.send(b"\r");
+    wait_log(repo.path(), "ready-for-keys");
+    // Select the console panel (the last sidebar entry), then give the keys back to the input.
+    tui.send(b"\t");
+    for _ in 0..9 {
+        tui.send(b"j");
+    }
+    tui.send(b"\t");
+    let is_console = |s: &serde_json::Value| {
+        s["selected"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("console:"))
+    };
+    tui.type_text("hello brave world");
+    cp_e2e::wait_saved_session(repo.path(), "the draft is typed", WAIT, |s| {
+        s["draft"] == "hello brave world" && is_console(s)
+    })
+    .unwrap();
+    tui.send(b"\x17"); // Ctrl-W
+    let saved = cp_e2e::wait_saved_session(repo.path(), "Ctrl-W deleted a word", WAIT, |s| {
+        s["draft"] == "hello brave "
+    })
+    .unwrap();
+    // The console panel is still there and still selected: Ctrl-W closed nothing.
+    assert!(is_console(&saved), "{saved}");
+    assert_eq!(
+        saved["modules"]["console"]["consoles"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{saved}"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}

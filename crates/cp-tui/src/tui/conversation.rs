@@ -1,6 +1,9 @@
 //! The Conversation panel: what the user said, what the agent answered, the tool calls with
 //! their results, and notifications.
 
+use std::collections::HashMap;
+use std::time::Instant;
+
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
@@ -42,12 +45,20 @@ pub struct Conversation {
     /// The agent's markdown, rendered once per text and width rather than every frame.
     #[serde(skip)]
     markdown: MarkdownCache,
+    /// When each running tool call (by entry index) started, for its progress line.
+    #[serde(skip)]
+    started: HashMap<usize, Instant>,
 }
 
 impl Conversation {
     pub fn push(&mut self, entry: Entry) -> usize {
+        let running = matches!(entry, Entry::Tool { result: None, .. });
         self.entries.push(entry);
-        self.entries.len() - 1
+        let index = self.entries.len() - 1;
+        if running {
+            self.started.insert(index, Instant::now());
+        }
+        index
     }
 
     pub fn push_system(&mut self, text: impl Into<String>) -> usize {
@@ -66,10 +77,11 @@ impl Conversation {
         }
     }
 
-    /// The conversation as lines for a `width`-column area (before wrapping).
-    fn lines(&self, width: u16) -> Vec<Line<'static>> {
+    /// The conversation as lines for a `width`-column area (before wrapping), with running
+    /// calls' progress as of `now`.
+    fn lines(&self, width: u16, now: Instant) -> Vec<Line<'static>> {
         let mut out = Vec::new();
-        for entry in &self.entries {
+        for (index, entry) in self.entries.iter().enumerate() {
             match entry {
                 Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
                 Entry::Assistant(text) => {
@@ -92,7 +104,9 @@ impl Conversation {
                     result,
                     expanded,
                 } => {
-                    tool_lines(&mut out, name, args, result.as_ref(), *expanded);
+                    let started = self.started.get(&index).copied();
+                    let progress = started.map(|s| (s, now));
+                    tool_lines(&mut out, name, args, result.as_ref(), *expanded, progress);
                 }
             }
             out.push(Line::default());
@@ -139,6 +153,7 @@ fn tool_lines(
     args: &str,
     result: Option<&ToolResult>,
     expanded: bool,
+    progress: Option<(Instant, Instant)>,
 ) {
     let outcome = Outcome::of(result);
     out.push(Line::from(vec![
@@ -150,10 +165,18 @@ fn tool_lines(
         Span::styled(format!(" {args}"), Style::default().fg(Color::DarkGray)),
     ]));
     let Some(result) = result else {
-        out.push(Line::styled(
-            "  running…",
-            Style::default().fg(Color::DarkGray),
-        ));
+        match progress {
+            Some((started, now)) => {
+                let mut line = super::view::progress::line(name, started, now);
+                line.spans.insert(0, Span::raw("  "));
+                out.push(line);
+            }
+            // Restored from a saved session: when it started is not known.
+            None => out.push(Line::styled(
+                "  running…",
+                Style::default().fg(Color::DarkGray),
+            )),
+        }
         return;
     };
     let dim = Style::default().fg(Color::DarkGray);
@@ -220,7 +243,7 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
-        let lines = wrap_lines(self.lines(area.width), area.width);
+        let lines = wrap_lines(self.lines(area.width, Instant::now()), area.width);
         // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
         let height = usize::from(area.height);
         let end = lines
@@ -352,5 +375,35 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         let (x, y) = find(&buf, "Callback 'slow' TIMED OUT");
         assert_eq!(buf[(x, y)].fg, Color::Yellow);
         insta::assert_debug_snapshot!(buf);
+    }
+
+    #[test]
+    fn a_running_call_shows_its_progress_and_a_finished_one_its_result() {
+        let mut conversation = Conversation::default();
+        let index = conversation.push(Entry::Tool {
+            name: "File_edit".into(),
+            args: "{}".into(),
+            result: None,
+            expanded: false,
+        });
+        let started = conversation.started[&index];
+        let text: Vec<String> = conversation
+            .lines(60, started + std::time::Duration::from_secs(8))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            text.iter().any(|l| l.ends_with("running File_edit · 8s")),
+            "{text:#?}"
+        );
+        if let Some(Entry::Tool { result, .. }) = conversation.entries.get_mut(index) {
+            *result = Some(cp_base::ToolResult::ok("Edited a.py."));
+        }
+        let text: Vec<String> = conversation
+            .lines(60, started)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(!text.iter().any(|l| l.contains("running")), "{text:#?}");
     }
 }

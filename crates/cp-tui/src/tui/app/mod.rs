@@ -505,6 +505,8 @@ impl App {
             changed |= lock_module(module).on_tick(&env);
         }
         changed |= self.watch_callbacks_config();
+        // Running calls show a spinner and their elapsed seconds: redraw each tick.
+        changed |= !self.jobs.is_empty() || self.agent.running();
         changed
     }
 

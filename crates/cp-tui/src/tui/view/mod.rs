@@ -4,6 +4,7 @@ mod dialog;
 mod help;
 mod input;
 mod palette;
+pub(crate) mod progress;
 mod sidebar;
 mod status;
 

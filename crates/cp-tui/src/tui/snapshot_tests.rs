@@ -255,6 +255,10 @@ fn status_bar_shows_model_cache_and_cost_at_80_columns() {
         screen.contains("86% cached ~$0.024/turn ~$0.048/session"),
         "{screen}"
     );
+    // Issue 17: at 80×24 the bar still says how to open help and the palette, and which
+    // token figures are the turn's.
+    assert!(screen.contains("turn in 23.0k out 500"), "{screen}");
+    assert!(screen.contains("F1 help · Ctrl-P palette"), "{screen}");
     insta::assert_snapshot!(screen);
 }
 

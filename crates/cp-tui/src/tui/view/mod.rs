@@ -23,8 +23,11 @@ const SIDEBAR_WIDTH: u16 = 26;
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
-    let [body, status_row] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    let [body, status_row] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(status::height(area.width)),
+    ])
+    .areas(area);
     let sidebar_width = SIDEBAR_WIDTH.min(body.width / 3);
     let [side, main] =
         Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);

@@ -23,7 +23,8 @@ fn palette_runs_file_write_and_quit_restores() {
     tui.type_text("File_write file_path=docs/hello.txt content=\"hello from the palette\"");
     tui.send(b"\r");
     let screen = tui.wait_for("Created docs/hello.txt", WAIT).unwrap();
-    assert!(screen.contains("created docs/hello.txt"), "{screen}");
+    // The result names the file once: no duplicate "created docs/hello.txt" line (issue 17).
+    assert!(!screen.contains("created docs/hello.txt"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(repo.path().join("docs/hello.txt")).unwrap(),
         "hello from the palette"

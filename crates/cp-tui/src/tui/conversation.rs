@@ -65,6 +65,13 @@ impl Conversation {
         self.push(Entry::System(text.into()))
     }
 
+    /// Removes the no-provider help (a restored conversation's, once a provider is set up).
+    pub fn drop_no_provider_help(&mut self) {
+        self.entries
+            .retain(|e| !matches!(e, Entry::System(text) if is_no_provider_help(text)));
+        self.started.clear();
+    }
+
     /// Expands or collapses the most recent tool call.
     pub fn toggle_last_tool(&mut self) {
         if let Some(Entry::Tool { expanded, .. }) = self
@@ -206,7 +213,12 @@ fn tool_lines(
             dim,
         ));
     }
-    for change in &result.changes {
+    // A change the result's text already names ("Created notes.txt …") is not repeated.
+    for change in result
+        .changes
+        .iter()
+        .filter(|c| !result.text.contains(&c.path))
+    {
         out.push(Line::styled(
             format!("  {} {}", change.kind, change.path),
             Style::default().fg(Color::Blue),
@@ -217,8 +229,16 @@ fn tool_lines(
 /// How to configure a provider; shown when none is configured.
 pub const NO_PROVIDER_HELP: &str = "No LLM provider is configured, so there is no agent to talk to yet.\n\
 To add one, set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY and/or OPENAI_BASE_URL \
-(OpenAI, Ollama, vLLM, llama.cpp), then start context-pilot again.\n\
-Everything else works without one: Ctrl-P opens the command palette to run any tool.";
+(OpenAI, Ollama, vLLM, llama.cpp); CP_MODEL names the model. The `llm` section of \
+.context-pilot/config.json (or of ~/.config/context-pilot/config.json) can set provider, \
+model and base_url; keys come from the environment only. Then start context-pilot again.\n\
+Everything else works without one: Ctrl-P opens the command palette to run any tool, F1 lists \
+the keys.";
+
+/// Whether `text` is the no-provider help, of this version or an older one.
+fn is_no_provider_help(text: &str) -> bool {
+    text.starts_with("No LLM provider is configured")
+}
 
 impl Panel for Conversation {
     fn id(&self) -> String {
@@ -405,5 +425,44 @@ Full output: panel `cb` (opened). The edit itself was applied.",
             .map(ToString::to_string)
             .collect();
         assert!(!text.iter().any(|l| l.contains("running")), "{text:#?}");
+    }
+
+    #[test]
+    fn a_change_the_result_names_is_not_repeated_and_stale_help_goes() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::System(
+            "No LLM provider is configured, so (an older wording)".into(),
+        ));
+        let mut result = cp_base::ToolResult::ok("Created notes.txt (1 lines, 11 bytes).");
+        result.changes = vec![
+            cp_base::FileChange::new("notes.txt", cp_base::ChangeKind::Created),
+            cp_base::FileChange::new("other.txt", cp_base::ChangeKind::Modified),
+        ];
+        conversation.push(Entry::Tool {
+            name: "File_write".into(),
+            args: "{}".into(),
+            result: Some(result),
+            expanded: true,
+        });
+        conversation.drop_no_provider_help();
+        let text: Vec<String> = conversation
+            .lines(60, std::time::Instant::now())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            !text.iter().any(|l| l.contains("No LLM provider")),
+            "{text:#?}"
+        );
+        assert!(
+            !text.iter().any(|l| l.contains("created notes.txt")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|l| l.contains("modified other.txt")),
+            "{text:#?}"
+        );
+        assert!(super::NO_PROVIDER_HELP.contains("CP_MODEL"));
+        assert!(super::NO_PROVIDER_HELP.contains("`llm` section"));
     }
 }

@@ -363,3 +363,30 @@ fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
     );
     assert!(app.input.is_empty());
 }
+
+#[test]
+fn palette_shows_each_parameter_and_which_are_left_to_type() {
+    use ratatui::style::Color;
+    let mut app = app(false);
+    app.apply(Action::OpenPalette);
+    for c in "File_edit file_path=a.txt ".chars() {
+        app.apply(Action::Char(c));
+    }
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let buf = terminal.backend().buffer();
+    let cell_of = |needle: &str| {
+        for y in 0..buf.area.height {
+            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            if let Some(byte) = row.find(needle) {
+                let x = u16::try_from(row[..byte].chars().count()).unwrap();
+                return buf[(x, y)].clone();
+            }
+        }
+        panic!("{needle:?} not shown:\n{}", terminal.backend());
+    };
+    // Typed already: dim. Still to type and required: cyan. Types and need are spelled out.
+    assert_eq!(cell_of("file_path   string").fg, Color::DarkGray);
+    assert_eq!(cell_of("old_string  string · required").fg, Color::Cyan);
+    assert_eq!(cell_of("replace_all boolean · optional").fg, Color::Cyan);
+}

@@ -7,6 +7,49 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::tui::app::App;
+use crate::tui::palette::{Palette, Param};
+
+/// One line per parameter: name, type, required or optional, allowed values, what it is.
+/// Parameters already typed as `name=` are dimmed, so the ones left stand out.
+fn param_lines(params: &[Param], palette: &Palette) -> Vec<Line<'static>> {
+    let typed = palette.query.text();
+    let width = params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    params
+        .iter()
+        .map(|p| {
+            let done = typed.contains(&format!("{}=", p.name))
+                || typed.contains(&format!("\"{}\"", p.name));
+            let name_style = match (done, p.required) {
+                (true, _) => Style::default().fg(Color::DarkGray),
+                (false, true) => Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+                (false, false) => Style::default().fg(Color::Cyan),
+            };
+            let need = if p.required { "required" } else { "optional" };
+            let mut spans = vec![
+                Span::styled(format!("  {:<width$} ", p.name), name_style),
+                Span::styled(
+                    format!("{} · {need}", p.kind),
+                    Style::default().fg(Color::Gray),
+                ),
+            ];
+            if !p.choices.is_empty() {
+                spans.push(Span::styled(
+                    format!(" · one of {}", p.choices.join("|")),
+                    Style::default().fg(Color::Yellow),
+                ));
+            }
+            if !p.summary.is_empty() {
+                spans.push(Span::styled(
+                    format!(" — {}", p.summary),
+                    Style::default().fg(Color::DarkGray),
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
 
 pub fn render(app: &App, area: Rect, frame: &mut Frame) {
     let Some(palette) = &app.palette else { return };
@@ -54,8 +97,12 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
     }
     let selected = palette.selected.min(matches.len().saturating_sub(1));
     let list_height = usize::from(inner.bottom().saturating_sub(y));
-    // Keep the highlighted tool visible, with its description below the list.
-    let detail_rows = 4.min(list_height / 2);
+    // Keep the highlighted tool visible, with its parameters and description below the list.
+    let params = matches
+        .get(selected)
+        .map(|tool| param_lines(&crate::tui::palette::params(&tool.parameters), palette))
+        .unwrap_or_default();
+    let detail_rows = (params.len() + 4).min(list_height / 2);
     let rows = list_height.saturating_sub(detail_rows);
     let first = selected.saturating_sub(rows.saturating_sub(1));
     for (i, tool) in matches.iter().enumerate().skip(first).take(rows) {
@@ -84,7 +131,7 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
         );
     }
     if let Some(tool) = matches.get(selected) {
-        let detail = Rect {
+        let mut detail = Rect {
             x: inner.x,
             y: inner
                 .bottom()
@@ -92,6 +139,13 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
             width: inner.width,
             height: u16::try_from(detail_rows).unwrap_or(0),
         };
+        for line in params.iter().take(detail_rows.saturating_sub(1)) {
+            frame
+                .buffer_mut()
+                .set_line(detail.x, detail.y, line, detail.width);
+            detail.y += 1;
+            detail.height = detail.height.saturating_sub(1);
+        }
         frame.render_widget(
             Paragraph::new(tool.description.as_str())
                 .wrap(Wrap { trim: true })

@@ -48,11 +48,16 @@ pub struct Conversation {
     /// When each running tool call (by entry index) started, for its progress line.
     #[serde(skip)]
     started: HashMap<usize, Instant>,
+    /// The entry Ctrl-O just expanded or collapsed: while the view is at the bottom, its top
+    /// is kept on screen, so the change is seen. New entries and scrolling end it.
+    #[serde(skip)]
+    reveal: Option<usize>,
 }
 
 impl Conversation {
     pub fn push(&mut self, entry: Entry) -> usize {
         let running = matches!(entry, Entry::Tool { result: None, .. });
+        self.reveal = None;
         self.entries.push(entry);
         let index = self.entries.len() - 1;
         if running {
@@ -73,22 +78,35 @@ impl Conversation {
     }
 
     /// Expands or collapses the most recent tool call.
+    /// Expands or collapses the most recent tool call, and keeps it in view.
     pub fn toggle_last_tool(&mut self) {
-        if let Some(Entry::Tool { expanded, .. }) = self
+        let last = self
             .entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(e, Entry::Tool { .. }))
+            .iter()
+            .rposition(|e| matches!(e, Entry::Tool { .. }));
+        if let Some(index) = last
+            && let Some(Entry::Tool { expanded, .. }) = self.entries.get_mut(index)
         {
             *expanded = !*expanded;
+            self.reveal = Some(index);
         }
+    }
+
+    /// The person scrolled: the view follows the scroll offset again.
+    pub fn clear_reveal(&mut self) {
+        self.reveal = None;
     }
 
     /// The conversation as lines for a `width`-column area (before wrapping), with running
     /// calls' progress as of `now`.
     fn lines(&self, width: u16, now: Instant) -> Vec<Line<'static>> {
+        self.lines_until(self.entries.len(), width, now)
+    }
+
+    /// The lines of the entries before `end`.
+    fn lines_until(&self, end: usize, width: u16, now: Instant) -> Vec<Line<'static>> {
         let mut out = Vec::new();
-        for (index, entry) in self.entries.iter().enumerate() {
+        for (index, entry) in self.entries.iter().enumerate().take(end) {
             match entry {
                 Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
                 Entry::Assistant(text) => {
@@ -263,13 +281,23 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
-        let lines = wrap_lines(self.lines(area.width, Instant::now()), area.width);
+        let now = Instant::now();
+        let lines = wrap_lines(self.lines(area.width, now), area.width);
         // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
         let height = usize::from(area.height);
         let end = lines
             .len()
             .saturating_sub(view.scroll.min(lines.len().saturating_sub(height)));
-        let start = end.saturating_sub(height);
+        let mut start = end.saturating_sub(height);
+        let mut end = end;
+        if let Some(index) = self.reveal.filter(|_| view.scroll == 0) {
+            // The entry Ctrl-O changed starts above the window: move the window up to it.
+            let top = wrap_lines(self.lines_until(index, area.width, now), area.width).len();
+            if top < start {
+                start = top;
+                end = (top + height).min(lines.len());
+            }
+        }
         for (row, line) in lines[start..end].iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
@@ -464,5 +492,28 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         );
         assert!(super::NO_PROVIDER_HELP.contains("CP_MODEL"));
         assert!(super::NO_PROVIDER_HELP.contains("`llm` section"));
+    }
+
+    #[test]
+    fn ctrl_o_keeps_the_expanded_block_in_view() {
+        let mut conversation = Conversation::default();
+        let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        conversation.push(Entry::Tool {
+            name: "File_read".into(),
+            args: "{}".into(),
+            result: Some(cp_base::ToolResult::ok(long)),
+            expanded: false,
+        });
+        conversation.push(Entry::Assistant("a\n\nb\n\nc".into()));
+        // Expanded, the block is taller than the view: its header stays on screen.
+        conversation.toggle_last_tool();
+        let shown = rows(&draw(&conversation, 40, 10));
+        assert!(shown[0].contains("File_read"), "{shown:#?}");
+        assert!(shown.iter().any(|r| r.contains("line 9")), "{shown:#?}");
+        // Once scrolled (or new output), the view is anchored to the bottom again.
+        conversation.clear_reveal();
+        let shown = rows(&draw(&conversation, 40, 10));
+        assert!(!shown.iter().any(|r| r.contains("File_read")), "{shown:#?}");
+        assert!(shown.iter().any(|r| r.contains("c")), "{shown:#?}");
     }
 }

@@ -306,7 +306,13 @@ impl App {
             Action::ScrollToEnd => {
                 self.views.entry(self.selected.clone()).or_default().scroll = 0;
             }
-            Action::ToggleExpand => self.conversation.toggle_last_tool(),
+            Action::ToggleExpand => {
+                // Show the block that changed: the conversation, at its bottom, where the
+                // conversation keeps the toggled block in view.
+                self.conversation.toggle_last_tool();
+                self.select("conversation");
+                self.views.entry("conversation".into()).or_default().scroll = 0;
+            }
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
                     dialog.hidden = false;
@@ -533,6 +539,9 @@ impl App {
     }
 
     fn scroll_by(&mut self, lines: usize, up: bool) {
+        if self.selected == "conversation" {
+            self.conversation.clear_reveal();
+        }
         let view = self.views.entry(self.selected.clone()).or_default();
         view.scroll = if up {
             view.scroll.saturating_add(lines)

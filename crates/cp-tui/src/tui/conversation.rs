@@ -113,7 +113,9 @@ impl Conversation {
                     let body = self.markdown.render(text, width.saturating_sub(INDENT));
                     labelled(&mut out, "agent", Color::Green, body);
                 }
-                Entry::System(text) => block(&mut out, "·", Color::DarkGray, text),
+                Entry::System(text) => {
+                    report_block(&mut out, "·", Color::DarkGray, text, false);
+                }
                 Entry::Notice { level, text } => {
                     let color = match level {
                         Level::Error => Color::Red,
@@ -121,7 +123,8 @@ impl Conversation {
                         Level::Success => Color::Green,
                         Level::Info => Color::Blue,
                     };
-                    block(&mut out, "notice", color, text);
+                    let bad = matches!(level, Level::Error | Level::Warning);
+                    report_block(&mut out, "notice", color, text, bad);
                 }
                 Entry::Tool {
                     name,
@@ -159,16 +162,38 @@ fn labelled(out: &mut Vec<Line<'static>>, who: &str, color: Color, body: Vec<Lin
     }
 }
 
+/// Plain text under a label, as written.
 fn block(out: &mut Vec<Line<'static>>, who: &str, color: Color, text: &str) {
+    styled_block(out, who, color, text, |_| Style::default());
+}
+
+/// A host message under a label, its report lines (`Callback 'x' FAILED`, `Tests passed`, …)
+/// in their outcome's colour; in an error or warning, the failure's key lines red too.
+fn report_block(out: &mut Vec<Line<'static>>, who: &str, color: Color, text: &str, bad: bool) {
+    let outcome = if bad {
+        Outcome::Failed
+    } else {
+        Outcome::Passed
+    };
+    styled_block(out, who, color, text, |line| line_style(line, outcome));
+}
+
+fn styled_block(
+    out: &mut Vec<Line<'static>>,
+    who: &str,
+    color: Color,
+    text: &str,
+    style: impl Fn(&str) -> Style,
+) {
     let label = Style::default().fg(color).add_modifier(Modifier::BOLD);
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("");
     out.push(Line::from(vec![
         Span::styled(format!("{who} › "), label),
-        Span::raw(first.to_owned()),
+        Span::styled(first.to_owned(), style(first)),
     ]));
     for line in lines {
-        out.push(Line::from(format!("  {line}")));
+        out.push(Line::styled(format!("  {line}"), style(line)));
     }
 }
 
@@ -518,5 +543,26 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         let shown = rows(&draw(&conversation, 40, 10));
         assert!(!shown.iter().any(|r| r.contains("File_read")), "{shown:#?}");
         assert!(shown.iter().any(|r| r.ends_with('c')), "{shown:#?}");
+    }
+
+    #[test]
+    fn failed_reports_in_notices_are_red() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::Notice {
+            level: cp_base::Level::Warning,
+            text: "Checkpoint:\nTests FAILED (exit code 1) — `pytest`: 1 failed\n    FAILED tests/test_a.py::t"
+                .into(),
+        });
+        conversation.push(Entry::Notice {
+            level: cp_base::Level::Success,
+            text: "Callback 'lint' passed (run 1, 0.1s)".into(),
+        });
+        let buf = draw(&conversation, 60, 8);
+        let (x, y) = find(&buf, "Tests FAILED");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "FAILED tests/");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "Callback 'lint' passed");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
     }
 }

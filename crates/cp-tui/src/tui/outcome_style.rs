@@ -96,6 +96,18 @@ fn report_outcome(line: &str) -> Option<Outcome> {
     (lower.contains("cancelled") || lower.contains("canceled")).then_some(Outcome::Interrupted)
 }
 
+/// The colour of a sidebar badge: red for a failure (`✗`, `✘`, FAILED), green for a pass
+/// (`✓`, `✔`), yellow for anything else (counts, running, needs attention).
+pub fn badge_color(badge: &str) -> Color {
+    if badge.contains(['✗', '✘']) || badge.contains("FAIL") || badge.contains("fail") {
+        Color::Red
+    } else if badge.contains(['✓', '✔']) {
+        Color::Green
+    } else {
+        Color::Yellow
+    }
+}
+
 /// Whether `line` is one a reader of a failure looks for: a report line, a test runner's
 /// failure summary, or an error message.
 pub fn is_key_line(line: &str) -> bool {
@@ -209,6 +221,17 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
             Outcome::of(Some(&ToolResult::error("nope"))),
             Outcome::Failed
         );
+    }
+
+    #[test]
+    fn badges_say_failure_in_red_and_success_in_green() {
+        assert_eq!(badge_color("✗"), Color::Red);
+        assert_eq!(badge_color("✘"), Color::Red);
+        assert_eq!(badge_color("1 failed"), Color::Red);
+        assert_eq!(badge_color("✓"), Color::Green);
+        assert_eq!(badge_color("✔"), Color::Green);
+        assert_eq!(badge_color("2/3"), Color::Yellow);
+        assert_eq!(badge_color("●"), Color::Yellow);
     }
 
     #[test]

@@ -92,6 +92,7 @@ fn run_app(
     host.notifier().set_waker(move || {
         let _ = waker.send(AppEvent::Notice);
     });
+    markdown::warm_up_in_background();
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {

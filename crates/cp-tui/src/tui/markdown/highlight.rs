@@ -27,6 +27,12 @@ static THEME_SET: LazyLock<Theme> = LazyLock::new(|| {
         .unwrap_or_default()
 });
 
+/// Loads the grammars and the theme, so the first code block on screen does not wait for it.
+pub fn warm_up() {
+    LazyLock::force(&SYNTAXES);
+    LazyLock::force(&THEME_SET);
+}
+
 /// The code's lines as styled spans, one `Vec` per line (without line endings).
 pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
     let language = language.split([',', ' ']).next().unwrap_or_default().trim();

@@ -18,3 +18,13 @@ mod writer;
 mod tests;
 
 pub use cache::MarkdownCache;
+
+/// Loads the syntax grammars off the UI thread (call once at start; never blocks the caller).
+pub fn warm_up_in_background() {
+    let spawned = std::thread::Builder::new()
+        .name("cp-syntax".into())
+        .spawn(highlight::warm_up);
+    if let Err(e) = spawned {
+        tracing::debug!("cannot load syntax grammars in the background: {e}");
+    }
+}

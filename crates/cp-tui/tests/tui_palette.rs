@@ -220,3 +220,29 @@ fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }
+
+#[test]
+fn f1_opens_the_key_help_and_esc_closes_it() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x1bOP"); // F1, as xterm sends it
+    let screen = tui.wait_for("Keys: typing", WAIT).unwrap();
+    assert!(
+        screen.contains("delete the word before the cursor"),
+        "{screen}"
+    );
+    tui.send(b"\x1b"); // Esc
+    tui.wait_until("help closed", WAIT, |s| !s.contains("Keys: typing"))
+        .unwrap();
+    // `?` on the empty input opens it too, and is not typed.
+    tui.send(b"?");
+    tui.wait_for("Keys: typing", WAIT).unwrap();
+    tui.send(b"\x1b");
+    tui.wait_until("help closed", WAIT, |s| !s.contains("Keys: typing"))
+        .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let saved = cp_e2e::saved_session(repo.path()).unwrap();
+    assert_eq!(saved["draft"], "", "{saved}");
+}

@@ -39,7 +39,7 @@ pub enum Entry {
 }
 
 /// The conversation's entries.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Conversation {
     pub entries: Vec<Entry>,
     /// The agent's markdown, rendered once per text and width rather than every frame.
@@ -52,6 +52,13 @@ pub struct Conversation {
     /// is kept on screen, so the change is seen. New entries and scrolling end it.
     #[serde(skip)]
     reveal: Option<usize>,
+}
+
+/// Two conversations are equal when their entries are: the rest is derived or transient.
+impl PartialEq for Conversation {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Conversation {

@@ -7,7 +7,7 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::{ConfigFile, Module, Notifier, PanelView, Project, ToolEnv, WorkerId};
 use cp_llm::ProviderConfig;
 use cp_mod_callback::{CallbackModule, CallbackSection, Matcher};
-use cp_mod_checkpoint::{CheckpointConfig, StopCheckpoint, Workflow, evaluate_condition};
+use cp_mod_checkpoint::{StopGate, StopGateConfig, Workflow, evaluate_condition};
 use cp_tui::hook::HookEvent;
 use serde_json::Value;
 
@@ -141,8 +141,8 @@ pub fn config(fixture: &Fixture, data: &[u8]) {
         );
         let _ = matcher.match_all(["src/main.rs", "docs/a.md", "target/x", ""]);
     }
-    if let Ok(checkpoint) = file.section::<CheckpointConfig>(cp_mod_checkpoint::CONFIG_KEY) {
-        let _ = StopCheckpoint::new(checkpoint);
+    if let Ok(checkpoint) = file.section::<StopGateConfig>(cp_mod_checkpoint::CONFIG_KEY) {
+        let _ = StopGate::new(checkpoint);
     }
     if let Ok(llm) = file.raw_section("llm") {
         let env = |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:9/v1".into());

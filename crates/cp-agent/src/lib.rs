@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use cp_agent::{AgentInbox, CheckpointMode, StopControl, TurnContext, TurnEnd, run_turn};
+//! use cp_agent::{AgentInbox, StopGateMode, StopControl, TurnContext, TurnEnd, run_turn};
 //! use cp_base::{Module, Notifier, Project, Registry, ToolDef, ToolEnv, ToolOutcome, ToolResult,
 //!               WorkerId};
 //! use cp_llm::{CancelToken, ContentBlock, LlmError, Message, Provider, ProviderConfig, Request,
@@ -63,7 +63,7 @@
 //!     inbox: AgentInbox::default(),
 //!     cancel: CancelToken::new(),
 //!     stop: StopControl::default(),
-//!     checkpoint: CheckpointMode::Off,
+//!     checkpoint: StopGateMode::Off,
 //! };
 //! let (messages, end) = run_turn(&ctx, vec![Message::user_text("Greet Ada.")], &|_event| {});
 //! assert_eq!(end, TurnEnd::Done);
@@ -83,6 +83,6 @@ pub use inbox::AgentInbox;
 pub use prompt::{panel_context, system_prompt};
 pub use runner::{AgentRunner, EventSink};
 pub use turn::{
-    AgentEvent, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
+    AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
 };
 pub use usage::UsageMeter;

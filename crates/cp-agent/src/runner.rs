@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::inbox::AgentInbox;
 use super::turn::{
-    AgentEvent, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd, run_turn,
+    AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn,
 };
 use cp_llm::{CancelToken, Message, Provider};
 
@@ -29,7 +29,7 @@ pub struct AgentRunner {
     sink: EventSink,
     cancel: CancelToken,
     stop: StopControl,
-    checkpoint: CheckpointMode,
+    stop_gate: StopGateMode,
     messages: Vec<Message>,
     /// The first session continues `messages` instead of starting from the prompt.
     continuing: bool,
@@ -51,7 +51,7 @@ impl AgentRunner {
             sink,
             cancel: CancelToken::new(),
             stop: StopControl::default(),
-            checkpoint: CheckpointMode::VerifyOnly,
+            stop_gate: StopGateMode::VerifyOnly,
             messages: Vec::new(),
             continuing: false,
             paused_for_reload: false,
@@ -68,8 +68,8 @@ impl AgentRunner {
     }
 
     #[must_use]
-    pub fn with_checkpoint(mut self, mode: CheckpointMode) -> Self {
-        self.checkpoint = mode;
+    pub fn with_checkpoint(mut self, mode: StopGateMode) -> Self {
+        self.stop_gate = mode;
         self
     }
 
@@ -100,7 +100,7 @@ impl AgentRunner {
     fn drive(
         &mut self,
         control: &SessionControl,
-        mode: CheckpointMode,
+        mode: StopGateMode,
         honour_stop: bool,
     ) -> SessionEnd {
         let stop = self.stop.clone();
@@ -113,7 +113,7 @@ impl AgentRunner {
             inbox: AgentInbox::default(),
             cancel: self.cancel.clone(),
             stop: stop.clone(),
-            checkpoint: mode,
+            stop_gate: mode,
         };
         // Calls of the batch in flight, by id, to pair them with their results.
         let pending: Mutex<HashMap<String, (String, String)>> = Mutex::new(HashMap::new());
@@ -165,7 +165,7 @@ impl SessionRunner for AgentRunner {
         if !std::mem::take(&mut self.continuing) {
             self.messages = vec![Message::user_text(prompt)];
         }
-        self.drive(control, self.checkpoint, true)
+        self.drive(control, self.stop_gate, true)
     }
 
     fn request_handoff(
@@ -175,7 +175,7 @@ impl SessionRunner for AgentRunner {
     ) -> Result<Option<Handoff>, RunnerError> {
         Message::push_user_text(&mut self.messages, request);
         // This turn only records the handoff: no checkpoint, and it must not be stopped.
-        match self.drive(control, CheckpointMode::Off, false) {
+        match self.drive(control, StopGateMode::Off, false) {
             SessionEnd::Failed(e) => Err(RunnerError::new(e)),
             SessionEnd::Completed | SessionEnd::Stopped => Ok(None),
         }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
-use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopCheckpoint, StopInput, StopOutcome};
+use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopGate, StopInput, StopOutcome};
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
@@ -88,13 +88,13 @@ pub struct TurnContext {
     pub inbox: AgentInbox,
     pub cancel: CancelToken,
     pub stop: StopControl,
-    /// What the stop checkpoint does when the model ends its turn.
-    pub checkpoint: CheckpointMode,
+    /// What the stop gate does when the model ends its turn.
+    pub stop_gate: StopGateMode,
 }
 
-/// How the stop checkpoint takes part in a turn.
+/// How the stop gate takes part in a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckpointMode {
+pub enum StopGateMode {
     Off,
     /// The verification message and red tests, without the commit gate. Workflow phases use
     /// this: the restart loop commits each phase itself, so the gate would only cost turns.
@@ -176,8 +176,8 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         sink(AgentEvent::Messages(messages.clone()));
 
         if calls.is_empty() {
-            match ctx.checkpoint {
-                CheckpointMode::Off => return TurnEnd::Done,
+            match ctx.stop_gate {
+                StopGateMode::Off => return TurnEnd::Done,
                 // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
                 // file); this bound only matters if that file cannot be written.
                 _ if gate_blocks > MAX_MAX_BLOCKS => return TurnEnd::Done,
@@ -278,7 +278,7 @@ fn stop_checkpoint(
     sink: &dyn Fn(AgentEvent),
 ) -> Option<StopOutcome> {
     sink(AgentEvent::Status("running the stop checkpoint…".into()));
-    let checkpoint = match StopCheckpoint::for_project(&ctx.env.project) {
+    let checkpoint = match StopGate::for_project(&ctx.env.project) {
         Ok(checkpoint) => checkpoint,
         Err(e) => {
             tracing::warn!("stop checkpoint skipped: {e}");
@@ -290,7 +290,7 @@ fn stop_checkpoint(
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
         session: session.to_owned(),
-        gate_commits: ctx.checkpoint == CheckpointMode::Full,
+        gate_commits: ctx.stop_gate == StopGateMode::Full,
     }))
 }
 

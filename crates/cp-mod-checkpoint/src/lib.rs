@@ -140,10 +140,6 @@ pub use stop::{
     TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
     TestRunner, TestSpec, TestSummary, parse_test_output,
 };
-/// The names before the stop gate and the approval gate got their own (issue 16), kept so that
-/// the front-ends build while they move to the new ones. Remove once nothing uses them.
-#[doc(hidden)]
-pub use stop::{StopGate as StopCheckpoint, StopGateConfig as CheckpointConfig};
 pub use workflow::{
     APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
     ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
@@ -153,9 +149,4 @@ pub use workflow::{
     RunState, RunStatus, RunStore, Stage, TerminalPrompter, UnknownPlaceholder, Workflow,
     WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
     run_headless, run_workflow,
-};
-#[doc(hidden)]
-pub use workflow::{
-    ApprovalAnswer as CheckpointAnswer, ApprovalPrompter as CheckpointPrompter,
-    ApprovalRequest as CheckpointRequest,
 };

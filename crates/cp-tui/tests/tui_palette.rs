@@ -23,7 +23,8 @@ fn palette_runs_file_write_and_quit_restores() {
     tui.type_text("File_write file_path=docs/hello.txt content=\"hello from the palette\"");
     tui.send(b"\r");
     let screen = tui.wait_for("Created docs/hello.txt", WAIT).unwrap();
-    assert!(screen.contains("created docs/hello.txt"), "{screen}");
+    // The result names the file once: no duplicate "created docs/hello.txt" line (issue 17).
+    assert!(!screen.contains("created docs/hello.txt"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(repo.path().join("docs/hello.txt")).unwrap(),
         "hello from the palette"
@@ -174,4 +175,74 @@ fn wait_log(project: &std::path::Path, needle: &str) {
         );
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+#[test]
+fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x10"); // Ctrl-P
+    tui.wait_for("Command palette", WAIT).unwrap();
+    tui.type_text(r#"console_create command="echo ready-for-keys" description=keys"#);
+    tui.send(b"\r");
+    wait_log(repo.path(), "ready-for-keys");
+    // Select the console panel (the last sidebar entry), then give the keys back to the input.
+    tui.send(b"\t");
+    for _ in 0..9 {
+        tui.send(b"j");
+    }
+    tui.send(b"\t");
+    let is_console = |s: &serde_json::Value| {
+        s["selected"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("console:"))
+    };
+    tui.type_text("hello brave world");
+    cp_e2e::wait_saved_session(repo.path(), "the draft is typed", WAIT, |s| {
+        s["draft"] == "hello brave world" && is_console(s)
+    })
+    .unwrap();
+    tui.send(b"\x17"); // Ctrl-W
+    let saved = cp_e2e::wait_saved_session(repo.path(), "Ctrl-W deleted a word", WAIT, |s| {
+        s["draft"] == "hello brave "
+    })
+    .unwrap();
+    // The console panel is still there and still selected: Ctrl-W closed nothing.
+    assert!(is_console(&saved), "{saved}");
+    assert_eq!(
+        saved["modules"]["console"]["consoles"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{saved}"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn f1_opens_the_key_help_and_esc_closes_it() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.send(b"\x1bOP"); // F1, as xterm sends it
+    let screen = tui.wait_for("Keys: typing", WAIT).unwrap();
+    assert!(
+        screen.contains("delete the word before the cursor"),
+        "{screen}"
+    );
+    tui.send(b"\x1b"); // Esc
+    tui.wait_until("help closed", WAIT, |s| !s.contains("Keys: typing"))
+        .unwrap();
+    // `?` on the empty input opens it too, and is not typed.
+    tui.send(b"?");
+    tui.wait_for("Keys: typing", WAIT).unwrap();
+    tui.send(b"\x1b");
+    tui.wait_until("help closed", WAIT, |s| !s.contains("Keys: typing"))
+        .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+    let saved = cp_e2e::saved_session(repo.path()).unwrap();
+    assert_eq!(saved["draft"], "", "{saved}");
 }

@@ -4,7 +4,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use cp_base::{Project, WorkerId};
-use cp_mod_checkpoint::{Decision, StopCheckpoint, StopInput};
+use cp_mod_checkpoint::{Decision, StopGate, StopInput};
 
 use super::Options;
 use super::stats::{Row, ms};
@@ -40,7 +40,7 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
         // once, and that shortcut is not what is measured here.
         let worker = WorkerId::new(format!("bench{round}")).unwrap();
         let started = Instant::now();
-        let outcome = StopCheckpoint::for_project(&project)
+        let outcome = StopGate::for_project(&project)
             .unwrap()
             .evaluate(&StopInput {
                 project: project.clone(),

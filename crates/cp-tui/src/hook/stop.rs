@@ -1,6 +1,6 @@
 //! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
 
-use cp_mod_checkpoint::{CheckpointError, Decision, StopCheckpoint, StopInput, StopPhase};
+use cp_mod_checkpoint::{CheckpointError, Decision, StopGate, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
 use super::reply::Reply;
@@ -22,7 +22,7 @@ pub struct StopSkipped(#[from] CheckpointError);
 /// report; the agent is never blocked because of them.
 pub fn at_stop(host: &Host, session: &str) -> Result<Reply, StopSkipped> {
     host.registry().tick(host.env());
-    let checkpoint = StopCheckpoint::for_project(host.project())?;
+    let checkpoint = StopGate::for_project(host.project())?;
     let outcome = checkpoint.evaluate(&StopInput {
         project: host.project().clone(),
         worker: host.worker().clone(),

@@ -160,7 +160,7 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
     assert_eq!(app.selected(), "blocker:log");
     let started = Instant::now();
     app.tick();
-    key_with(&mut app, KeyCode::Char('w'), KeyModifiers::CONTROL); // close: queued
+    key(&mut app, KeyCode::Delete); // close (sidebar focus): queued
     let screen = draw(&mut terminal, &app);
     assert!(
         started.elapsed() < FRAME_BOUND,

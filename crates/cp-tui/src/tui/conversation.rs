@@ -1,6 +1,9 @@
 //! The Conversation panel: what the user said, what the agent answered, the tool calls with
 //! their results, and notifications.
 
+use std::collections::HashMap;
+use std::time::Instant;
+
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
@@ -8,6 +11,8 @@ use cp_base::ratatui::text::{Line, Span};
 use cp_base::{Level, Panel, PanelKind, PanelView, ToolResult};
 use serde::{Deserialize, Serialize};
 
+use super::markdown::MarkdownCache;
+use super::outcome_style::{Outcome, collapsed, line_style};
 use super::wrap::wrap_lines;
 
 /// Lines of a collapsed tool result.
@@ -34,40 +39,90 @@ pub enum Entry {
 }
 
 /// The conversation's entries.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Conversation {
     pub entries: Vec<Entry>,
+    /// The agent's markdown, rendered once per text and width rather than every frame.
+    #[serde(skip)]
+    markdown: MarkdownCache,
+    /// When each running tool call (by entry index) started, for its progress line.
+    #[serde(skip)]
+    started: HashMap<usize, Instant>,
+    /// The entry Ctrl-O just expanded or collapsed: while the view is at the bottom, its top
+    /// is kept on screen, so the change is seen. New entries and scrolling end it.
+    #[serde(skip)]
+    reveal: Option<usize>,
+}
+
+/// Two conversations are equal when their entries are: the rest is derived or transient.
+impl PartialEq for Conversation {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Conversation {
     pub fn push(&mut self, entry: Entry) -> usize {
+        let running = matches!(entry, Entry::Tool { result: None, .. });
+        self.reveal = None;
         self.entries.push(entry);
-        self.entries.len() - 1
+        let index = self.entries.len() - 1;
+        if running {
+            self.started.insert(index, Instant::now());
+        }
+        index
     }
 
     pub fn push_system(&mut self, text: impl Into<String>) -> usize {
         self.push(Entry::System(text.into()))
     }
 
+    /// Removes the no-provider help (a restored conversation's, once a provider is set up).
+    pub fn drop_no_provider_help(&mut self) {
+        self.entries
+            .retain(|e| !matches!(e, Entry::System(text) if is_no_provider_help(text)));
+        self.started.clear();
+    }
+
     /// Expands or collapses the most recent tool call.
+    /// Expands or collapses the most recent tool call, and keeps it in view.
     pub fn toggle_last_tool(&mut self) {
-        if let Some(Entry::Tool { expanded, .. }) = self
+        let last = self
             .entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(e, Entry::Tool { .. }))
+            .iter()
+            .rposition(|e| matches!(e, Entry::Tool { .. }));
+        if let Some(index) = last
+            && let Some(Entry::Tool { expanded, .. }) = self.entries.get_mut(index)
         {
             *expanded = !*expanded;
+            self.reveal = Some(index);
         }
     }
 
-    fn lines(&self) -> Vec<Line<'static>> {
+    /// The person scrolled: the view follows the scroll offset again.
+    pub fn clear_reveal(&mut self) {
+        self.reveal = None;
+    }
+
+    /// The conversation as lines for a `width`-column area (before wrapping), with running
+    /// calls' progress as of `now`.
+    fn lines(&self, width: u16, now: Instant) -> Vec<Line<'static>> {
+        self.lines_until(self.entries.len(), width, now)
+    }
+
+    /// The lines of the entries before `end`.
+    fn lines_until(&self, end: usize, width: u16, now: Instant) -> Vec<Line<'static>> {
         let mut out = Vec::new();
-        for entry in &self.entries {
+        for (index, entry) in self.entries.iter().enumerate().take(end) {
             match entry {
                 Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
-                Entry::Assistant(text) => block(&mut out, "agent", Color::Green, text),
-                Entry::System(text) => block(&mut out, "·", Color::DarkGray, text),
+                Entry::Assistant(text) => {
+                    let body = self.markdown.render(text, width.saturating_sub(INDENT));
+                    labelled(&mut out, "agent", Color::Green, body);
+                }
+                Entry::System(text) => {
+                    report_block(&mut out, "·", Color::DarkGray, text, false);
+                }
                 Entry::Notice { level, text } => {
                     let color = match level {
                         Level::Error => Color::Red,
@@ -75,7 +130,8 @@ impl Conversation {
                         Level::Success => Color::Green,
                         Level::Info => Color::Blue,
                     };
-                    block(&mut out, "notice", color, text);
+                    let bad = matches!(level, Level::Error | Level::Warning);
+                    report_block(&mut out, "notice", color, text, bad);
                 }
                 Entry::Tool {
                     name,
@@ -83,7 +139,9 @@ impl Conversation {
                     result,
                     expanded,
                 } => {
-                    tool_lines(&mut out, name, args, result.as_ref(), *expanded);
+                    let started = self.started.get(&index).copied();
+                    let progress = started.map(|s| (s, now));
+                    tool_lines(&mut out, name, args, result.as_ref(), *expanded, progress);
                 }
             }
             out.push(Line::default());
@@ -92,16 +150,57 @@ impl Conversation {
     }
 }
 
+/// Columns that continuation lines of an entry are indented by.
+const INDENT: u16 = 2;
+
+/// Lines under a label: the first beside `who ›`, the rest indented.
+fn labelled(out: &mut Vec<Line<'static>>, who: &str, color: Color, body: Vec<Line<'static>>) {
+    let label = Span::styled(
+        format!("{who} › "),
+        Style::default().fg(color).add_modifier(Modifier::BOLD),
+    );
+    let mut body = body.into_iter();
+    let mut first = body.next().unwrap_or_default();
+    first.spans.insert(0, label);
+    out.push(first);
+    for mut line in body {
+        line.spans.insert(0, Span::raw("  "));
+        out.push(line);
+    }
+}
+
+/// Plain text under a label, as written.
 fn block(out: &mut Vec<Line<'static>>, who: &str, color: Color, text: &str) {
+    styled_block(out, who, color, text, |_| Style::default());
+}
+
+/// A host message under a label, its report lines (`Callback 'x' FAILED`, `Tests passed`, …)
+/// in their outcome's colour; in an error or warning, the failure's key lines red too.
+fn report_block(out: &mut Vec<Line<'static>>, who: &str, color: Color, text: &str, bad: bool) {
+    let outcome = if bad {
+        Outcome::Failed
+    } else {
+        Outcome::Passed
+    };
+    styled_block(out, who, color, text, |line| line_style(line, outcome));
+}
+
+fn styled_block(
+    out: &mut Vec<Line<'static>>,
+    who: &str,
+    color: Color,
+    text: &str,
+    style: impl Fn(&str) -> Style,
+) {
     let label = Style::default().fg(color).add_modifier(Modifier::BOLD);
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("");
     out.push(Line::from(vec![
         Span::styled(format!("{who} › "), label),
-        Span::raw(first.to_owned()),
+        Span::styled(first.to_owned(), style(first)),
     ]));
     for line in lines {
-        out.push(Line::from(format!("  {line}")));
+        out.push(Line::styled(format!("  {line}"), style(line)));
     }
 }
 
@@ -111,17 +210,11 @@ fn tool_lines(
     args: &str,
     result: Option<&ToolResult>,
     expanded: bool,
+    progress: Option<(Instant, Instant)>,
 ) {
-    let (mark, color) = match result {
-        None => ("…", Color::Yellow),
-        Some(r) if r.is_error => ("✗", Color::Red),
-        Some(_) => ("✓", Color::Green),
-    };
+    let outcome = Outcome::of(result);
     out.push(Line::from(vec![
-        Span::styled(
-            format!("{mark} "),
-            Style::default().fg(color).add_modifier(Modifier::BOLD),
-        ),
+        outcome.mark(),
         Span::styled(
             name.to_owned(),
             Style::default().add_modifier(Modifier::BOLD),
@@ -129,33 +222,53 @@ fn tool_lines(
         Span::styled(format!(" {args}"), Style::default().fg(Color::DarkGray)),
     ]));
     let Some(result) = result else {
-        out.push(Line::styled(
-            "  running…",
-            Style::default().fg(Color::DarkGray),
-        ));
+        match progress {
+            Some((started, now)) => {
+                let mut line = super::view::progress::line(name, started, now);
+                line.spans.insert(0, Span::raw("  "));
+                out.push(line);
+            }
+            // Restored from a saved session: when it started is not known.
+            None => out.push(Line::styled(
+                "  running…",
+                Style::default().fg(Color::DarkGray),
+            )),
+        }
         return;
     };
-    let style = if result.is_error {
-        Style::default().fg(Color::Red)
+    let dim = Style::default().fg(Color::DarkGray);
+    let lines: Vec<&str> = result.text.lines().collect();
+    let (shown, hidden) = if expanded {
+        ((0..lines.len()).collect(), 0)
     } else {
-        Style::default()
+        collapsed(&result.text, COLLAPSED_LINES)
     };
-    let total = result.text.lines().count();
-    let shown = if expanded {
-        total
-    } else {
-        total.min(COLLAPSED_LINES)
-    };
-    for line in result.text.lines().take(shown) {
+    let mut next = 0;
+    for index in shown {
+        if index > next {
+            out.push(Line::styled("  ⋯", dim));
+        }
+        next = index + 1;
+        let line = lines[index];
+        let style = if result.is_error {
+            Style::default().fg(Color::Red)
+        } else {
+            line_style(line, outcome)
+        };
         out.push(Line::styled(format!("  {line}"), style));
     }
-    if shown < total {
+    if hidden > 0 {
         out.push(Line::styled(
-            format!("  … {} more lines (Ctrl-O expands)", total - shown),
-            Style::default().fg(Color::DarkGray),
+            format!("  … {hidden} more lines (Ctrl-O expands)"),
+            dim,
         ));
     }
-    for change in &result.changes {
+    // A change the result's text already names ("Created notes.txt …") is not repeated.
+    for change in result
+        .changes
+        .iter()
+        .filter(|c| !result.text.contains(&c.path))
+    {
         out.push(Line::styled(
             format!("  {} {}", change.kind, change.path),
             Style::default().fg(Color::Blue),
@@ -166,8 +279,16 @@ fn tool_lines(
 /// How to configure a provider; shown when none is configured.
 pub const NO_PROVIDER_HELP: &str = "No LLM provider is configured, so there is no agent to talk to yet.\n\
 To add one, set ANTHROPIC_API_KEY (Anthropic), or OPENAI_API_KEY and/or OPENAI_BASE_URL \
-(OpenAI, Ollama, vLLM, llama.cpp), then start context-pilot again.\n\
-Everything else works without one: Ctrl-P opens the command palette to run any tool.";
+(OpenAI, Ollama, vLLM, llama.cpp); CP_MODEL names the model. The `llm` section of \
+.context-pilot/config.json (or of ~/.config/context-pilot/config.json) can set provider, \
+model and base_url; keys come from the environment only. Then start context-pilot again.\n\
+Everything else works without one: Ctrl-P opens the command palette to run any tool, F1 lists \
+the keys.";
+
+/// Whether `text` is the no-provider help, of this version or an older one.
+fn is_no_provider_help(text: &str) -> bool {
+    text.starts_with("No LLM provider is configured")
+}
 
 impl Panel for Conversation {
     fn id(&self) -> String {
@@ -192,13 +313,23 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
-        let lines = wrap_lines(self.lines(), area.width);
+        let now = Instant::now();
+        let lines = wrap_lines(self.lines(area.width, now), area.width);
         // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
         let height = usize::from(area.height);
         let end = lines
             .len()
             .saturating_sub(view.scroll.min(lines.len().saturating_sub(height)));
-        let start = end.saturating_sub(height);
+        let mut start = end.saturating_sub(height);
+        let mut end = end;
+        if let Some(index) = self.reveal.filter(|_| view.scroll == 0) {
+            // The entry Ctrl-O changed starts above the window: move the window up to it.
+            let top = wrap_lines(self.lines_until(index, area.width, now), area.width).len();
+            if top < start {
+                start = top;
+                end = (top + height).min(lines.len());
+            }
+        }
         for (row, line) in lines[start..end].iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
@@ -207,5 +338,238 @@ impl Panel for Conversation {
 
     fn llm_context(&self) -> String {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_base::ratatui::buffer::Buffer;
+    use cp_base::ratatui::layout::Rect;
+    use cp_base::ratatui::style::{Color, Modifier};
+    use cp_base::{Panel, PanelView};
+
+    use super::{Conversation, Entry};
+
+    pub(crate) fn draw(conversation: &Conversation, width: u16, height: u16) -> Buffer {
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+        conversation.render(buf.area, &mut buf, &PanelView::default());
+        buf
+    }
+
+    pub(crate) fn rows(buf: &Buffer) -> Vec<String> {
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_agents_markdown_is_rendered_not_shown_raw() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::User("is anything broken?".into()));
+        conversation.push(Entry::Assistant(
+            "**Nothing** is broken.\n\n- `calc.py` passes\n\n```python\nprint(1)\n```".into(),
+        ));
+        let buf = draw(&conversation, 40, 9);
+        let rows = rows(&buf);
+        assert!(
+            rows.contains(&"agent › Nothing is broken.".to_owned()),
+            "{rows:#?}"
+        );
+        assert!(rows.contains(&"  • calc.py passes".to_owned()), "{rows:#?}");
+        assert!(rows.contains(&"    print(1)".to_owned()), "{rows:#?}");
+        assert!(buf[(8, 2)].modifier.contains(Modifier::BOLD), "{buf:?}");
+        assert_eq!(buf[(8, 2)].symbol(), "N");
+        assert!(matches!(buf[(4, 6)].fg, Color::Rgb(..)), "{buf:?}");
+        insta::assert_debug_snapshot!(buf);
+    }
+
+    fn tool(name: &str, text: &str) -> Entry {
+        Entry::Tool {
+            name: name.into(),
+            args: r#"{"file_path":"calc.py"}"#.into(),
+            result: Some(cp_base::ToolResult::ok(text)),
+            expanded: false,
+        }
+    }
+
+    /// The row holding `needle`, and the column where it starts.
+    fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
+        for (y, row) in rows(buf).iter().enumerate() {
+            if let Some(byte) = row.find(needle) {
+                let x = row[..byte].chars().count();
+                return (u16::try_from(x).unwrap(), u16::try_from(y).unwrap());
+            }
+        }
+        panic!("{needle:?} not on screen: {:#?}", rows(buf));
+    }
+
+    #[test]
+    fn failure_looks_like_failure_and_success_like_success() {
+        let mut conversation = Conversation::default();
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\n\
+Callback 'pytest' FAILED (exited with code 1) after 0.4s (run 1). Last lines of output:\n\
+```\n\
+collected 2 items\n\
+tests/test_calc.py .F\n\
+E       assert 3 == 4\n\
+tests/test_calc.py:5: AssertionError\n\
+FAILED tests/test_calc.py::test_add - assert 3 == 4\n\
+==== 1 failed, 1 passed in 0.02s ====\n\
+```\n\
+Full output: panel `cb` (opened). The edit itself was applied.",
+        ));
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\nCallback 'pytest' passed (run 2, 0.3s)",
+        ));
+        conversation.push(tool(
+            "File_edit",
+            "Edited calc.py (1 replacement).\nCallback 'slow' TIMED OUT after 5s and its process group was killed (run 3).",
+        ));
+        let buf = draw(&conversation, 72, 22);
+        // The failed edit: a red ✗, never a green ✓, and its FAILED lines red.
+        let (x, y) = find(&buf, "✗ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "Callback 'pytest' FAILED");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "FAILED tests/test_calc.py");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        // Collapsed, it still shows the failure summary and the first error.
+        find(&buf, "E       assert 3 == 4");
+        find(&buf, "1 failed, 1 passed");
+        // The passing edit is green; the timed-out one yellow.
+        let (x, y) = find(&buf, "✓ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
+        let (x, y) = find(&buf, "Callback 'pytest' passed");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
+        let (x, y) = find(&buf, "⚠ File_edit");
+        assert_eq!(buf[(x, y)].fg, Color::Yellow);
+        let (x, y) = find(&buf, "Callback 'slow' TIMED OUT");
+        assert_eq!(buf[(x, y)].fg, Color::Yellow);
+        insta::assert_debug_snapshot!(buf);
+    }
+
+    #[test]
+    fn a_running_call_shows_its_progress_and_a_finished_one_its_result() {
+        let mut conversation = Conversation::default();
+        let index = conversation.push(Entry::Tool {
+            name: "File_edit".into(),
+            args: "{}".into(),
+            result: None,
+            expanded: false,
+        });
+        let started = conversation.started[&index];
+        let text: Vec<String> = conversation
+            .lines(60, started + std::time::Duration::from_secs(8))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            text.iter().any(|l| l.ends_with("running File_edit · 8s")),
+            "{text:#?}"
+        );
+        if let Some(Entry::Tool { result, .. }) = conversation.entries.get_mut(index) {
+            *result = Some(cp_base::ToolResult::ok("Edited a.py."));
+        }
+        let text: Vec<String> = conversation
+            .lines(60, started)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(!text.iter().any(|l| l.contains("running")), "{text:#?}");
+    }
+
+    #[test]
+    fn a_change_the_result_names_is_not_repeated_and_stale_help_goes() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::System(
+            "No LLM provider is configured, so (an older wording)".into(),
+        ));
+        let mut result = cp_base::ToolResult::ok("Created notes.txt (1 lines, 11 bytes).");
+        result.changes = vec![
+            cp_base::FileChange::new("notes.txt", cp_base::ChangeKind::Created),
+            cp_base::FileChange::new("other.txt", cp_base::ChangeKind::Modified),
+        ];
+        conversation.push(Entry::Tool {
+            name: "File_write".into(),
+            args: "{}".into(),
+            result: Some(result),
+            expanded: true,
+        });
+        conversation.drop_no_provider_help();
+        let text: Vec<String> = conversation
+            .lines(60, std::time::Instant::now())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            !text.iter().any(|l| l.contains("No LLM provider")),
+            "{text:#?}"
+        );
+        assert!(
+            !text.iter().any(|l| l.contains("created notes.txt")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter().any(|l| l.contains("modified other.txt")),
+            "{text:#?}"
+        );
+        assert!(super::NO_PROVIDER_HELP.contains("CP_MODEL"));
+        assert!(super::NO_PROVIDER_HELP.contains("`llm` section"));
+    }
+
+    #[test]
+    fn ctrl_o_keeps_the_expanded_block_in_view() {
+        let mut conversation = Conversation::default();
+        let long = (1..=30)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        conversation.push(Entry::Tool {
+            name: "File_read".into(),
+            args: "{}".into(),
+            result: Some(cp_base::ToolResult::ok(long)),
+            expanded: false,
+        });
+        conversation.push(Entry::Assistant("a\n\nb\n\nc".into()));
+        // Expanded, the block is taller than the view: its header stays on screen.
+        conversation.toggle_last_tool();
+        let shown = rows(&draw(&conversation, 40, 10));
+        assert!(shown[0].contains("File_read"), "{shown:#?}");
+        assert!(shown.iter().any(|r| r.contains("line 9")), "{shown:#?}");
+        // Once scrolled (or new output), the view is anchored to the bottom again.
+        conversation.clear_reveal();
+        let shown = rows(&draw(&conversation, 40, 10));
+        assert!(!shown.iter().any(|r| r.contains("File_read")), "{shown:#?}");
+        assert!(shown.iter().any(|r| r.ends_with('c')), "{shown:#?}");
+    }
+
+    #[test]
+    fn failed_reports_in_notices_are_red() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::Notice {
+            level: cp_base::Level::Warning,
+            text: "Checkpoint:\nTests FAILED (exit code 1) — `pytest`: 1 failed\n    FAILED tests/test_a.py::t"
+                .into(),
+        });
+        conversation.push(Entry::Notice {
+            level: cp_base::Level::Success,
+            text: "Callback 'lint' passed (run 1, 0.1s)".into(),
+        });
+        let buf = draw(&conversation, 60, 8);
+        let (x, y) = find(&buf, "Tests FAILED");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "FAILED tests/");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "Callback 'lint' passed");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
     }
 }

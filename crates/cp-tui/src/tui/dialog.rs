@@ -3,7 +3,7 @@
 
 use std::sync::mpsc::Sender;
 
-use cp_mod_checkpoint::{CheckpointAnswer, CheckpointRequest, PromptError};
+use cp_mod_checkpoint::{ApprovalAnswer, ApprovalRequest, PromptError};
 
 use super::input::InputBox;
 use super::keymap::Action;
@@ -16,7 +16,7 @@ pub enum DialogStep {
     Quit,
     /// Show this file (relative to the project root) and hide the dialog meanwhile.
     OpenFile(String),
-    /// The decision is made: send it with [`CheckpointDialog::answer`].
+    /// The decision is made: send it with [`ApprovalDialog::answer`].
     Answer,
 }
 
@@ -29,21 +29,21 @@ pub enum DialogFocus {
 }
 
 /// An open checkpoint waiting for the person's decision.
-pub struct CheckpointDialog {
-    pub request: CheckpointRequest,
+pub struct ApprovalDialog {
+    pub request: ApprovalRequest,
     pub selected: usize,
     pub file: usize,
     pub focus: DialogFocus,
     pub feedback: InputBox,
-    /// Hidden while the person looks at files; Ctrl-K shows it again.
+    /// Hidden while the person looks at files; F2 shows it again.
     pub hidden: bool,
-    reply: Sender<Result<CheckpointAnswer, PromptError>>,
+    reply: Sender<Result<ApprovalAnswer, PromptError>>,
 }
 
-impl CheckpointDialog {
+impl ApprovalDialog {
     pub fn new(
-        request: CheckpointRequest,
-        reply: Sender<Result<CheckpointAnswer, PromptError>>,
+        request: ApprovalRequest,
+        reply: Sender<Result<ApprovalAnswer, PromptError>>,
     ) -> Self {
         Self {
             request,
@@ -69,7 +69,7 @@ impl CheckpointDialog {
             .needs_feedback()
             .then(|| self.feedback.text().trim().to_owned())
             .filter(|f| !f.is_empty());
-        let _ = self.reply.send(Ok(CheckpointAnswer {
+        let _ = self.reply.send(Ok(ApprovalAnswer {
             choice: self.selected,
             feedback,
         }));
@@ -110,6 +110,12 @@ impl CheckpointDialog {
             Action::Paste(text) if typing => self.feedback.insert_str(&text),
             Action::Backspace if typing => self.feedback.backspace(),
             Action::Newline if typing => self.feedback.insert('\n'),
+            Action::Edit(op) if typing => self.feedback.edit(op),
+            Action::Left if typing => self.feedback.left(),
+            Action::Right if typing => self.feedback.right(),
+            Action::Home if typing => self.feedback.home(),
+            Action::End if typing => self.feedback.end(),
+            Action::Delete if typing => self.feedback.delete(),
             Action::Char(c @ '1'..='9') => {
                 let index = (c as usize) - ('1' as usize);
                 if index < self.request.choices.len() {

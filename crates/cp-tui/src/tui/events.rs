@@ -6,7 +6,7 @@ use std::thread;
 
 use cp_base::ToolResult;
 use cp_mod_checkpoint::{
-    CheckpointAnswer, CheckpointRequest, PromptError, WorkflowError, WorkflowEvent,
+    ApprovalAnswer, ApprovalRequest, PromptError, WorkflowError, WorkflowEvent,
 };
 
 /// A message for the event loop.
@@ -45,8 +45,8 @@ pub enum WorkflowFailure {
 pub enum WorkflowMsg {
     /// A checkpoint waits for the person; answer on the channel.
     Ask(
-        Box<CheckpointRequest>,
-        Sender<Result<CheckpointAnswer, PromptError>>,
+        Box<ApprovalRequest>,
+        Sender<Result<ApprovalAnswer, PromptError>>,
     ),
     Event(WorkflowEvent),
     /// The run ended: its exit code (0 done, 2 aborted), or why it failed.

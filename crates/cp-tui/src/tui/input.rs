@@ -1,10 +1,12 @@
-//! A multi-line text field with a cursor and a history of submitted entries.
+//! A multi-line text field with a cursor and a history of submitted entries. Editing is
+//! [`LineEdit`]'s; this adds the history that Up and Down browse.
 
-/// Editable text; the cursor is a char index into `text`.
+use super::line_edit::{EditOp, LineEdit};
+
+/// Editable text with a history of what was submitted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InputBox {
-    text: String,
-    cursor: usize,
+    editor: LineEdit,
     history: Vec<String>,
     /// Position while browsing history; `None` when editing a fresh draft.
     browsing: Option<usize>,
@@ -14,21 +16,25 @@ pub struct InputBox {
 
 impl InputBox {
     pub fn text(&self) -> &str {
-        &self.text
+        self.editor.text()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
+        self.text().is_empty()
     }
 
-    /// Cursor position in chars.
-    pub fn cursor(&self) -> usize {
-        self.cursor
+    /// The text before the cursor.
+    pub fn before_cursor(&self) -> &str {
+        self.editor.before_cursor()
+    }
+
+    /// The cursor's line and its column in terminal cells.
+    pub fn cursor_row_col(&self) -> (usize, usize) {
+        self.editor.cursor_row_col()
     }
 
     pub fn set(&mut self, text: impl Into<String>) {
-        self.text = text.into();
-        self.cursor = self.text.chars().count();
+        self.editor.set(text);
     }
 
     pub fn history(&self) -> &[String] {
@@ -39,69 +45,46 @@ impl InputBox {
         self.history = history;
     }
 
-    fn byte_at(&self, char_index: usize) -> usize {
-        self.text
-            .char_indices()
-            .nth(char_index)
-            .map_or(self.text.len(), |(i, _)| i)
+    /// Applies an editing command (the readline keys and the plain ones).
+    pub fn edit(&mut self, op: EditOp) {
+        self.editor.apply(op);
     }
 
     pub fn insert(&mut self, c: char) {
-        let at = self.byte_at(self.cursor);
-        self.text.insert(at, c);
-        self.cursor += 1;
+        self.edit(EditOp::Insert(c));
     }
 
     pub fn insert_str(&mut self, s: &str) {
-        // Terminals send CR for newlines in pastes; keep text in LF form.
-        let s = s.replace("\r\n", "\n").replace('\r', "\n");
-        let at = self.byte_at(self.cursor);
-        self.text.insert_str(at, &s);
-        self.cursor += s.chars().count();
+        self.edit(EditOp::InsertStr(s.to_owned()));
     }
 
     pub fn backspace(&mut self) {
-        if self.cursor == 0 {
-            return;
-        }
-        self.cursor -= 1;
-        let at = self.byte_at(self.cursor);
-        self.text.remove(at);
+        self.edit(EditOp::Backspace);
     }
 
     pub fn delete(&mut self) {
-        if self.cursor < self.text.chars().count() {
-            let at = self.byte_at(self.cursor);
-            self.text.remove(at);
-        }
+        self.edit(EditOp::Delete);
     }
 
     pub fn left(&mut self) {
-        self.cursor = self.cursor.saturating_sub(1);
+        self.edit(EditOp::Left);
     }
 
     pub fn right(&mut self) {
-        self.cursor = (self.cursor + 1).min(self.text.chars().count());
+        self.edit(EditOp::Right);
     }
 
     pub fn home(&mut self) {
-        let before: String = self.text.chars().take(self.cursor).collect();
-        self.cursor = before
-            .rfind('\n')
-            .map_or(0, |i| before[..=i].chars().count());
+        self.edit(EditOp::LineStart);
     }
 
     pub fn end(&mut self) {
-        let after: String = self.text.chars().skip(self.cursor).collect();
-        self.cursor += after
-            .find('\n')
-            .map_or(after.chars().count(), |i| after[..i].chars().count());
+        self.edit(EditOp::LineEnd);
     }
 
     /// Takes the text for submission and records it in the history.
     pub fn submit(&mut self) -> String {
-        let text = std::mem::take(&mut self.text);
-        self.cursor = 0;
+        let text = self.editor.take();
         self.browsing = None;
         if !text.trim().is_empty() && self.history.last() != Some(&text) {
             self.history.push(text.clone());
@@ -114,7 +97,7 @@ impl InputBox {
         let next = match self.browsing {
             None if self.history.is_empty() => return,
             None => {
-                self.stash = self.text.clone();
+                self.stash = self.text().to_owned();
                 self.history.len() - 1
             }
             Some(0) => 0,
@@ -141,11 +124,11 @@ impl InputBox {
 
     /// Whether the cursor is on the first line (Up then browses history).
     pub fn on_first_line(&self) -> bool {
-        !self.text.chars().take(self.cursor).any(|c| c == '\n')
+        self.editor.on_first_line()
     }
 
     pub fn on_last_line(&self) -> bool {
-        !self.text.chars().skip(self.cursor).any(|c| c == '\n')
+        self.editor.on_last_line()
     }
 }
 
@@ -165,9 +148,9 @@ mod tests {
         b.insert_str("\r\nx");
         assert_eq!(b.text(), "hél\nxo");
         b.home();
-        assert_eq!(b.cursor(), 4);
+        assert_eq!(b.cursor_row_col(), (1, 0));
         b.end();
-        assert_eq!(b.cursor(), 6);
+        assert_eq!(b.cursor_row_col(), (1, 2));
         assert!(!b.on_first_line() && b.on_last_line());
     }
 

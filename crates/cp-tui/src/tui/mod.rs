@@ -8,9 +8,13 @@ mod confirm;
 mod conversation;
 mod dialog;
 mod events;
+mod help;
 mod input;
 mod keymap;
+mod line_edit;
+mod markdown;
 mod navigation;
+mod outcome_style;
 mod palette;
 mod reexec;
 mod restartable;
@@ -100,6 +104,7 @@ fn run_app(
     host.notifier().set_waker(move || {
         let _ = waker.send(AppEvent::Notice);
     });
+    markdown::warm_up_in_background();
     let mut guard = terminal::TerminalGuard::enter()?;
     events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {

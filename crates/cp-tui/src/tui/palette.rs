@@ -105,6 +105,10 @@ impl Palette {
                 self.selected = 0;
             }
             Action::Delete => self.query.delete(),
+            Action::Edit(op) => {
+                self.query.edit(op);
+                self.selected = 0;
+            }
             Action::Left => self.query.left(),
             Action::Right => self.query.right(),
             Action::Home => self.query.home(),
@@ -128,6 +132,74 @@ impl Palette {
             }
         };
         Ok((name, parse_arguments(rest)?))
+    }
+}
+
+/// One parameter of a tool, read from its JSON Schema, for the palette to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// `string`, `integer`, `array of string`, … (`any` when the schema does not say).
+    pub kind: String,
+    pub required: bool,
+    /// The allowed values, when the schema lists them.
+    pub choices: Vec<String>,
+    /// The first sentence of its description.
+    pub summary: String,
+}
+
+/// The parameters of a tool's schema: required ones first, each group in the order the
+/// schema's properties iterate.
+pub fn params(schema: &Value) -> Vec<Param> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Param> = properties
+        .iter()
+        .map(|(name, spec)| Param {
+            name: name.clone(),
+            kind: kind_of(spec),
+            required: required.contains(&name.as_str()),
+            choices: spec["enum"]
+                .as_array()
+                .map(|e| {
+                    e.iter()
+                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            summary: spec["description"]
+                .as_str()
+                .unwrap_or_default()
+                .split(". ")
+                .next()
+                .unwrap_or_default()
+                .trim_end_matches('.')
+                .to_owned(),
+        })
+        .collect();
+    out.sort_by_key(|p| !p.required);
+    out
+}
+
+/// `string`, `array of string`, `string or array`, … from a property's schema.
+fn kind_of(spec: &Value) -> String {
+    match &spec["type"] {
+        Value::String(t) if t == "array" => match spec["items"]["type"].as_str() {
+            Some(item) => format!("array of {item}"),
+            None => "array".to_owned(),
+        },
+        Value::String(t) => t.clone(),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".to_owned(),
     }
 }
 
@@ -294,6 +366,27 @@ mod tests {
                 .to_string()
                 .contains("not key=value")
         );
+    }
+
+    #[test]
+    fn reads_parameters_from_the_schema_required_first() {
+        let schema = json!({
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "mode": {"type": "string", "enum": ["fast", "full"], "description": "How. More."},
+                "paths": {"type": "array", "items": {"type": "string"}},
+                "id": {"type": "string", "description": "Callback id, e.g. CB1."}
+            }
+        });
+        let got = params(&schema);
+        let names: Vec<&str> = got.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["id", "mode", "paths"]);
+        assert!(got[0].required && !got[1].required);
+        assert_eq!(got[1].choices, ["fast", "full"]);
+        assert_eq!(got[1].summary, "How");
+        assert_eq!(got[2].kind, "array of string");
+        assert!(params(&json!({})).is_empty());
     }
 
     #[test]

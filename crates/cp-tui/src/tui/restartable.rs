@@ -10,7 +10,7 @@ use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 use super::agent_state::RunningTurn;
 use super::events::AppEvent;
 use crate::host::Host;
-use cp_agent::{AgentEvent, AgentRunner, CheckpointMode, EventSink, TurnEnd};
+use cp_agent::{AgentEvent, AgentRunner, EventSink, StopGateMode, TurnEnd};
 use cp_llm::{ContentBlock, Message, Provider, Role};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
@@ -33,7 +33,7 @@ pub fn spawn(
     let cancel = turn.cancel.clone();
     let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
         .continuing(history)
-        .with_checkpoint(CheckpointMode::Full)
+        .with_checkpoint(StopGateMode::Full)
         .with_controls(turn.cancel.clone(), turn.stop.clone());
     let restart_loop = RestartLoop::new(host.project().clone(), config)
         .with_worker(host.worker().clone())

@@ -171,9 +171,9 @@ fn error_result() {
     insta::assert_snapshot!(draw(&app));
 }
 
-fn checkpoint_request() -> cp_mod_checkpoint::CheckpointRequest {
+fn checkpoint_request() -> cp_mod_checkpoint::ApprovalRequest {
     use cp_mod_checkpoint::{Action as Step, Choice};
-    cp_mod_checkpoint::CheckpointRequest {
+    cp_mod_checkpoint::ApprovalRequest {
         run_id: "feature-20261122T040000Z".into(),
         phase_id: "review".into(),
         iteration: 1,
@@ -207,7 +207,7 @@ fn checkpoint_request() -> cp_mod_checkpoint::CheckpointRequest {
 fn checkpoint_dialog_with_feedback() {
     let mut app = app(false);
     let (reply, answers) = mpsc::channel();
-    *app.parts_for_test().1 = Some(super::dialog::CheckpointDialog::new(
+    *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(
         checkpoint_request(),
         reply,
     ));
@@ -258,6 +258,10 @@ fn status_bar_shows_model_cache_and_cost_at_80_columns() {
         screen.contains("86% cached ~$0.024/turn ~$0.048/session"),
         "{screen}"
     );
+    // Issue 17: at 80×24 the bar still says how to open help and the palette, and which
+    // token figures are the turn's.
+    assert!(screen.contains("turn in 23.0k out 500"), "{screen}");
+    assert!(screen.contains("F1 help · Ctrl-P palette"), "{screen}");
     insta::assert_snapshot!(screen);
 }
 
@@ -266,4 +270,130 @@ fn status_bar_shows_model_cache_and_cost_at_120_columns() {
     let screen = draw_at(&app_with_usage(), 120);
     assert!(screen.contains("claude-sonnet-4-5"), "{screen}");
     insta::assert_snapshot!(screen);
+}
+
+/// Applies the actions the keymap gives for these key presses, in the app's key context.
+fn press(app: &mut App, keys: &[(crossterm::event::KeyCode, crossterm::event::KeyModifiers)]) {
+    for (code, mods) in keys {
+        let event = crossterm::event::KeyEvent::new(*code, *mods);
+        if let Some(action) = super::map_key(event, app.key_context()) {
+            app.apply(action);
+        }
+    }
+}
+
+#[test]
+fn help_overlay_lists_the_keys_of_the_focus() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = app(true);
+    // `?` on an empty input opens help for typing; Esc closes it.
+    press(&mut app, &[(KeyCode::Char('?'), KeyModifiers::NONE)]);
+    let screen = draw_at(&app, 100);
+    assert!(screen.contains("Keys: typing"), "{screen}");
+    assert!(screen.contains("Ctrl-W"), "{screen}");
+    assert!(app.view_model().input.is_empty(), "the ? was not typed");
+    insta::assert_snapshot!(screen);
+    press(&mut app, &[(KeyCode::Esc, KeyModifiers::NONE)]);
+    assert!(app.help.is_none());
+    // In the sidebar, F1 lists the sidebar's keys, closing a panel among them.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::F(1), KeyModifiers::NONE),
+        ],
+    );
+    let screen = draw_at(&app, 100);
+    assert!(screen.contains("Keys: sidebar"), "{screen}");
+    assert!(screen.contains("close the selected panel"), "{screen}");
+    insta::assert_snapshot!("help_overlay_sidebar", screen);
+    // A typed `?` in a non-empty input is just a character.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Esc, KeyModifiers::NONE),
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::Char('w'), KeyModifiers::NONE),
+            (KeyCode::Char('?'), KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.view_model().input.text(), "w?");
+    assert!(app.help.is_none());
+}
+
+#[test]
+fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    let mut app = app(true);
+    // A dynamic panel is selected while the input has the keys.
+    press(
+        &mut app,
+        &[
+            (KeyCode::Tab, KeyModifiers::NONE),
+            (KeyCode::Char('4'), KeyModifiers::NONE),
+            (KeyCode::Tab, KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.selected(), "console:a");
+    for c in "fix the flaky test".chars() {
+        app.apply(Action::Char(c));
+    }
+    press(&mut app, &[(KeyCode::Char('w'), KeyModifiers::CONTROL)]);
+    assert_eq!(app.view_model().input.text(), "fix the flaky ");
+    assert_eq!(
+        app.selected(),
+        "console:a",
+        "Ctrl-W must not close the panel"
+    );
+    press(
+        &mut app,
+        &[
+            (KeyCode::Char('b'), KeyModifiers::ALT),
+            (KeyCode::Char('k'), KeyModifiers::CONTROL),
+            (KeyCode::Char('a'), KeyModifiers::CONTROL),
+            (KeyCode::Char('>'), KeyModifiers::NONE),
+        ],
+    );
+    assert_eq!(app.view_model().input.text(), ">fix the ");
+    press(&mut app, &[(KeyCode::Char('u'), KeyModifiers::CONTROL)]);
+    assert_eq!(
+        app.view_model().input.text(),
+        "fix the ",
+        "Ctrl-U deletes back to the line start"
+    );
+    press(
+        &mut app,
+        &[
+            (KeyCode::Char('e'), KeyModifiers::CONTROL),
+            (KeyCode::Char('u'), KeyModifiers::CONTROL),
+        ],
+    );
+    assert!(app.view_model().input.is_empty());
+}
+
+#[test]
+fn palette_shows_each_parameter_and_which_are_left_to_type() {
+    use ratatui::style::Color;
+    let mut app = app(false);
+    app.apply(Action::OpenPalette);
+    for c in "File_edit file_path=a.txt ".chars() {
+        app.apply(Action::Char(c));
+    }
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    terminal.draw(|frame| render(&app, frame)).unwrap();
+    let buf = terminal.backend().buffer();
+    let cell_of = |needle: &str| {
+        for y in 0..buf.area.height {
+            let row: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            if let Some(byte) = row.find(needle) {
+                let x = u16::try_from(row[..byte].chars().count()).unwrap();
+                return buf[(x, y)].clone();
+            }
+        }
+        panic!("{needle:?} not shown:\n{}", terminal.backend());
+    };
+    // Typed already: dim. Still to type and required: cyan. Types and need are spelled out.
+    assert_eq!(cell_of("file_path   string").fg, Color::DarkGray);
+    assert_eq!(cell_of("old_string  string · required").fg, Color::Cyan);
+    assert_eq!(cell_of("replace_all boolean · optional").fg, Color::Cyan);
 }

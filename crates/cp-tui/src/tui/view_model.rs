@@ -12,7 +12,8 @@ use cp_base::{Panel, PanelView, ToolDef};
 use super::agent_state::AgentState;
 use super::confirm::Confirm;
 use super::conversation::Conversation;
-use super::dialog::CheckpointDialog;
+use super::dialog::ApprovalDialog;
+use super::help::Help;
 use super::input::InputBox;
 use super::navigation::{Focus, SidebarEntry};
 use super::palette::Palette;
@@ -33,11 +34,13 @@ pub struct ViewModel<'a> {
     pub panel: Option<Arc<dyn Panel>>,
     pub panel_view: PanelView,
     pub confirm: Option<&'a Confirm>,
-    pub dialog: Option<&'a CheckpointDialog>,
+    pub dialog: Option<&'a ApprovalDialog>,
     pub agent: &'a AgentState,
     pub workflow: Option<&'a WorkflowRun>,
     pub flash: Option<&'a str>,
     pub reload_pending: bool,
     /// Tool batches started from the UI and still running.
     pub running_jobs: usize,
+    /// The key help overlay, when open.
+    pub help: Option<&'a Help>,
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use cp_mod_checkpoint::{
-    CheckpointAnswer, CheckpointPrompter, CheckpointRequest, PromptError, RunArgs, WorkflowEvent,
+    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, WorkflowEvent,
     resume_workflow, run_workflow,
 };
 
@@ -41,8 +41,8 @@ struct TuiPrompter {
     tx: Sender<AppEvent>,
 }
 
-impl CheckpointPrompter for TuiPrompter {
-    fn ask(&mut self, request: &CheckpointRequest) -> Result<CheckpointAnswer, PromptError> {
+impl ApprovalPrompter for TuiPrompter {
+    fn ask(&mut self, request: &ApprovalRequest) -> Result<ApprovalAnswer, PromptError> {
         let (reply, answer) = mpsc::channel();
         self.tx
             .send(AppEvent::Workflow(WorkflowMsg::Ask(

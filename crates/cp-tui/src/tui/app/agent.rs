@@ -3,8 +3,7 @@
 use cp_base::Level;
 
 use cp_agent::{
-    AgentEvent, AgentInbox, CheckpointMode, StopControl, StopReason, TurnContext, TurnEnd,
-    spawn_turn,
+    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, spawn_turn,
 };
 use cp_llm::{CancelToken, Message};
 
@@ -60,7 +59,7 @@ impl App {
                 inbox: self.agent.inbox.clone(),
                 cancel: turn.cancel.clone(),
                 stop: turn.stop.clone(),
-                checkpoint: CheckpointMode::Full,
+                stop_gate: StopGateMode::Full,
             };
             spawn_turn(ctx, self.agent.messages.clone(), move |event| {
                 let _ = tx.send(AppEvent::Agent(event));

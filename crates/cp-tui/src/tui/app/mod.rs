@@ -14,7 +14,7 @@ use super::agent_state::AgentState;
 use super::config_watch::ConfigWatch;
 use super::confirm::Confirm;
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
-use super::dialog::CheckpointDialog;
+use super::dialog::ApprovalDialog;
 use super::events::{AppEvent, SignalKind};
 use super::keymap::{Action, KeyContext};
 use super::navigation::{Close, Focus, Navigation, SidebarEntry, sidebar};
@@ -53,12 +53,14 @@ pub struct App {
     /// The workflow run driven from this TUI, if any.
     workflow: Option<WorkflowRun>,
     /// A workflow checkpoint waiting for the person.
-    dialog: Option<CheckpointDialog>,
+    dialog: Option<ApprovalDialog>,
     /// Something worth saving happened since the last save.
     autosave: Autosave,
     tx: Sender<AppEvent>,
     /// The callbacks config problems already shown.
     config_watch: ConfigWatch,
+    /// The key help overlay, when open (F1, or `?` on an empty input).
+    pub(crate) help: Option<super::help::Help>,
 }
 
 impl App {
@@ -81,6 +83,7 @@ impl App {
             config_watch: ConfigWatch::default(),
             workflow: None,
             dialog: None,
+            help: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -138,6 +141,7 @@ impl App {
             flash: self.flash.as_deref(),
             reload_pending: self.reload.is_some(),
             running_jobs: self.jobs.running(),
+            help: self.help.as_ref(),
         }
     }
 
@@ -147,7 +151,7 @@ impl App {
         &mut self,
     ) -> (
         &mut Conversation,
-        &mut Option<CheckpointDialog>,
+        &mut Option<ApprovalDialog>,
         &mut AgentState,
     ) {
         (&mut self.conversation, &mut self.dialog, &mut self.agent)
@@ -239,6 +243,16 @@ impl App {
             }
             return;
         }
+        if let Some(help) = &mut self.help {
+            if !help.apply(&action) {
+                self.help = None;
+            }
+            return;
+        }
+        if action == Action::Help {
+            self.help = Some(super::help::Help::new(self.key_context()));
+            return;
+        }
         if self.palette.is_some() {
             self.apply_palette(action);
             return;
@@ -262,10 +276,16 @@ impl App {
             Action::SelectPanel(n) => self.nav.select_index(&self.sidebar(), n),
             Action::SelectNext => self.nav.select_offset(&self.sidebar(), 1),
             Action::SelectPrev => self.nav.select_offset(&self.sidebar(), -1),
-            Action::ScrollUp(n) => self.nav.scroll_by(n, true),
-            Action::ScrollDown(n) => self.nav.scroll_by(n, false),
+            Action::ScrollUp(n) => self.scroll_by(n, true),
+            Action::ScrollDown(n) => self.scroll_by(n, false),
             Action::ScrollToEnd => self.nav.scroll_to_end(),
-            Action::ToggleExpand => self.conversation.toggle_last_tool(),
+            Action::ToggleExpand => {
+                // Show the block that changed: the conversation, at its bottom, where the
+                // conversation keeps the toggled block in view.
+                self.conversation.toggle_last_tool();
+                self.nav.select("conversation");
+                self.nav.scroll_to_end();
+            }
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
                     dialog.hidden = false;
@@ -280,6 +300,10 @@ impl App {
     fn edit_input(&mut self, action: Action) {
         match action {
             Action::Char(':') if self.input.is_empty() => self.palette = Some(Palette::default()),
+            Action::Char('?') if self.input.is_empty() => {
+                self.help = Some(super::help::Help::new(KeyContext::Text));
+            }
+            Action::Edit(op) => self.input.edit(op),
             Action::Char(c) => self.input.insert(c),
             Action::Paste(s) => self.input.insert_str(&s),
             Action::Newline => self.input.insert('\n'),
@@ -437,11 +461,21 @@ impl App {
             self.autosave.mark();
             changed = true;
         }
+        // Running calls show a spinner and their elapsed seconds: redraw each tick.
+        changed |= self.jobs.running() > 0 || self.agent.running();
         changed
     }
 
     pub fn select(&mut self, id: &str) {
         self.nav.select(id);
+    }
+
+    /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
+    fn scroll_by(&mut self, lines: usize, up: bool) {
+        if self.nav.selected() == "conversation" {
+            self.conversation.clear_reveal();
+        }
+        self.nav.scroll_by(lines, up);
     }
 
     /// Closes the selected panel; when its module is busy, on a later tick.

@@ -65,6 +65,10 @@ impl App {
         self.conversation
             .entries
             .extend(fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))));
+        // A provider configured since: the old "no provider" help no longer applies.
+        if self.agent.provider.is_some() {
+            self.conversation.drop_no_provider_help();
+        }
         if self.agent.provider.is_none()
             && !self
                 .conversation

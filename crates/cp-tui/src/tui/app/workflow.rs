@@ -9,7 +9,7 @@ use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
 
 use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
-use crate::tui::dialog::{CheckpointDialog, DialogStep};
+use crate::tui::dialog::{ApprovalDialog, DialogStep};
 use crate::tui::events::WorkflowMsg;
 use crate::tui::keymap::Action;
 
@@ -52,7 +52,7 @@ impl App {
         let run = self.workflow.get_or_insert_with(WorkflowRun::default);
         match msg {
             WorkflowMsg::Ask(request, reply) => {
-                self.dialog = Some(CheckpointDialog::new(*request, reply));
+                self.dialog = Some(ApprovalDialog::new(*request, reply));
             }
             WorkflowMsg::Event(event) => {
                 if let WorkflowEvent::RunStarted { run_id, .. } = &event {
@@ -107,7 +107,7 @@ impl App {
                         dialog.hidden = true;
                         self.tick();
                         self.select(&id);
-                        self.flash = Some("Checkpoint waiting: Ctrl-K shows it again.".into());
+                        self.flash = Some("Checkpoint waiting: F2 shows it again.".into());
                     }
                     Err(e) => self.flash = Some(e.to_string()),
                 }

@@ -6,9 +6,29 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::tui::dialog::{CheckpointDialog, DialogFocus};
+use crate::tui::dialog::{ApprovalDialog, DialogFocus};
 
-pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
+/// The keys line, naming only what this checkpoint has: its number of options, and Tab only
+/// when there are files to pick or an option that takes feedback.
+fn hint(request: &cp_mod_checkpoint::ApprovalRequest) -> String {
+    let count = request.choices.len().min(9);
+    let digits = if count > 1 {
+        format!("↑↓/1-{count} choose · ")
+    } else {
+        String::new()
+    };
+    let files = !request.files.is_empty();
+    let feedback = request.choices.iter().any(|c| c.with_feedback);
+    let tab = match (files, feedback) {
+        (true, true) => "Tab files/feedback · ",
+        (true, false) => "Tab files · ",
+        (false, true) => "Tab feedback · ",
+        (false, false) => "",
+    };
+    format!("{digits}Enter confirm · {tab}Esc hide (F2 shows)")
+}
+
+pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
     let request = &dialog.request;
     let width = area.width.saturating_sub(10).clamp(30, 90);
     let height = area.height.saturating_sub(4).clamp(8, 30);
@@ -82,13 +102,13 @@ pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
         None
     };
     lines.push(Line::default());
-    lines.push(Line::styled(
-        "↑↓/1-9 choose · Enter confirm · Tab files/feedback · Esc hide (Ctrl-K shows)",
-        dim,
-    ));
+    lines.push(Line::styled(hint(request), dim));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {
-        let col = 2 + u16::try_from(dialog.feedback.text().chars().count()).unwrap_or(0);
+        // The feedback is shown on one line, its line breaks as ` ⏎ `.
+        let before = dialog.feedback.before_cursor().replace('\n', " ⏎ ");
+        let col =
+            2 + u16::try_from(unicode_width::UnicodeWidthStr::width(before.as_str())).unwrap_or(0);
         let y = inner.y + u16::try_from(row).unwrap_or(0);
         if y < inner.bottom() {
             frame.set_cursor_position(Position {
@@ -96,5 +116,48 @@ pub fn render(dialog: &CheckpointDialog, area: Rect, frame: &mut Frame) {
                 y,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_mod_checkpoint::{Action as Step, ApprovalRequest, Choice};
+
+    use super::hint;
+
+    fn choice(label: &str, with_feedback: bool, action: Step) -> Choice {
+        Choice {
+            label: label.into(),
+            with_feedback,
+            action,
+        }
+    }
+
+    #[test]
+    fn the_hint_names_only_what_the_checkpoint_offers() {
+        let mut request = ApprovalRequest {
+            run_id: "r".into(),
+            phase_id: "p".into(),
+            iteration: 1,
+            approval: true,
+            prompt: "Go on?".into(),
+            files: Vec::new(),
+            choices: vec![
+                choice("Continue", false, Step::Continue),
+                choice("Abort", false, Step::Abort),
+            ],
+        };
+        assert_eq!(
+            hint(&request),
+            "↑↓/1-2 choose · Enter confirm · Esc hide (F2 shows)"
+        );
+        request.files.push("plan.md".into());
+        request
+            .choices
+            .push(choice("Redo", true, Step::RepeatPhase));
+        assert_eq!(
+            hint(&request),
+            "↑↓/1-3 choose · Enter confirm · Tab files/feedback · Esc hide (F2 shows)"
+        );
     }
 }

@@ -26,7 +26,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
         .title(" Message (Enter send · Alt-Enter newline) ");
     let inner = block.inner(area);
     let text = app.input.text();
-    let (cursor_row, cursor_col) = cursor_position(text, app.input.cursor());
+    let (cursor_row, cursor_col) = app.input.cursor_row_col();
     let visible_rows = usize::from(inner.height.max(1));
     let first_row = cursor_row.saturating_sub(visible_rows - 1);
     let shown: Vec<&str> = text
@@ -43,12 +43,4 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
         let y = inner.y + u16::try_from(cursor_row - first_row).unwrap_or(0);
         frame.set_cursor_position(Position { x, y });
     }
-}
-
-/// Row and column (in chars) of the cursor.
-fn cursor_position(text: &str, cursor: usize) -> (usize, usize) {
-    let before: String = text.chars().take(cursor).collect();
-    let row = before.matches('\n').count();
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
-    (row, col)
 }

@@ -2,8 +2,10 @@
 //! mutation, and no way to reach a module (the view model holds only published snapshots).
 
 mod dialog;
+mod help;
 mod input;
 mod palette;
+pub(crate) mod progress;
 mod sidebar;
 mod status;
 
@@ -23,8 +25,11 @@ const SIDEBAR_WIDTH: u16 = 26;
 /// Draws the whole screen.
 pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
     let area = frame.area();
-    let [body, status_row] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    let [body, status_row] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(status::height(area.width)),
+    ])
+    .areas(area);
     let sidebar_width = SIDEBAR_WIDTH.min(body.width / 3);
     let [side, main] =
         Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);
@@ -44,6 +49,9 @@ pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
     }
     if let Some(confirm) = app.confirm {
         render_confirm(confirm, area, frame);
+    }
+    if let Some(keys) = app.help {
+        help::render(keys, area, frame);
     }
 }
 

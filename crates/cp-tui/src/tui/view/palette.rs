@@ -6,7 +6,50 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
+use crate::tui::palette::{Palette, Param};
 use crate::tui::view_model::ViewModel;
+
+/// One line per parameter: name, type, required or optional, allowed values, what it is.
+/// Parameters already typed as `name=` are dimmed, so the ones left stand out.
+fn param_lines(params: &[Param], palette: &Palette) -> Vec<Line<'static>> {
+    let typed = palette.query.text();
+    let width = params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    params
+        .iter()
+        .map(|p| {
+            let done = typed.contains(&format!("{}=", p.name))
+                || typed.contains(&format!("\"{}\"", p.name));
+            let name_style = match (done, p.required) {
+                (true, _) => Style::default().fg(Color::DarkGray),
+                (false, true) => Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+                (false, false) => Style::default().fg(Color::Cyan),
+            };
+            let need = if p.required { "required" } else { "optional" };
+            let mut spans = vec![
+                Span::styled(format!("  {:<width$} ", p.name), name_style),
+                Span::styled(
+                    format!("{} · {need}", p.kind),
+                    Style::default().fg(Color::Gray),
+                ),
+            ];
+            if !p.choices.is_empty() {
+                spans.push(Span::styled(
+                    format!(" · one of {}", p.choices.join("|")),
+                    Style::default().fg(Color::Yellow),
+                ));
+            }
+            if !p.summary.is_empty() {
+                spans.push(Span::styled(
+                    format!(" — {}", p.summary),
+                    Style::default().fg(Color::DarkGray),
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
 
 pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let Some((palette, tools)) = &app.palette else {
@@ -34,7 +77,10 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     frame
         .buffer_mut()
         .set_line(inner.x, inner.y, &query, inner.width);
-    let cursor_x = inner.x + 2 + u16::try_from(palette.query.cursor()).unwrap_or(0);
+    let before = palette.query.before_cursor().replace('\n', " ");
+    let cursor_x = inner.x
+        + 2
+        + u16::try_from(unicode_width::UnicodeWidthStr::width(before.as_str())).unwrap_or(0);
     frame.set_cursor_position(Position {
         x: cursor_x.min(inner.right().saturating_sub(1)),
         y: inner.y,
@@ -52,8 +98,12 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     }
     let selected = palette.selected.min(matches.len().saturating_sub(1));
     let list_height = usize::from(inner.bottom().saturating_sub(y));
-    // Keep the highlighted tool visible, with its description below the list.
-    let detail_rows = 4.min(list_height / 2);
+    // Keep the highlighted tool visible, with its parameters and description below the list.
+    let params = matches
+        .get(selected)
+        .map(|tool| param_lines(&crate::tui::palette::params(&tool.parameters), palette))
+        .unwrap_or_default();
+    let detail_rows = (params.len() + 4).min(list_height / 2);
     let rows = list_height.saturating_sub(detail_rows);
     let first = selected.saturating_sub(rows.saturating_sub(1));
     for (i, tool) in matches.iter().enumerate().skip(first).take(rows) {
@@ -82,7 +132,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
         );
     }
     if let Some(tool) = matches.get(selected) {
-        let detail = Rect {
+        let mut detail = Rect {
             x: inner.x,
             y: inner
                 .bottom()
@@ -90,6 +140,13 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
             width: inner.width,
             height: u16::try_from(detail_rows).unwrap_or(0),
         };
+        for line in params.iter().take(detail_rows.saturating_sub(1)) {
+            frame
+                .buffer_mut()
+                .set_line(detail.x, detail.y, line, detail.width);
+            detail.y += 1;
+            detail.height = detail.height.saturating_sub(1);
+        }
         frame.render_widget(
             Paragraph::new(tool.description.as_str())
                 .wrap(Wrap { trim: true })

@@ -56,6 +56,10 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
         } else {
             "  ".to_owned()
         };
+        let badge_color = entry
+            .badge
+            .as_deref()
+            .map_or(Color::Yellow, crate::tui::outcome_style::badge_color);
         let badge = entry
             .badge
             .as_deref()
@@ -76,11 +80,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
             Span::styled(format!("{title}{pad}"), style),
             Span::styled(
                 badge,
-                style.fg(if selected {
-                    Color::Black
-                } else {
-                    Color::Yellow
-                }),
+                style.fg(if selected { Color::Black } else { badge_color }),
             ),
         ]);
         buf.set_line(inner.x, y, &line, inner.width);

@@ -1,37 +1,98 @@
-//! The status bar: what needs attention, the model and its token use and cost, project,
-//! worker, activity and key hints.
+//! The status bar: what needs attention, the model and its token use and cost (saying which
+//! figures are this turn's and which the session's), project, worker, and, always visible at
+//! the right, how to open the help and the palette.
+//!
+//! Below [`COMPACT`] columns it takes two rows: the usage on the first, the rest on the
+//! second, so an 80×24 terminal still shows every figure and the keys.
+
+use std::fmt::Write as _;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
+
+use cp_agent::UsageMeter;
 
 use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
 
-/// Below this width the status bar's label shrinks to ` cp `.
+/// Below this width the model's name drops its `claude-` prefix.
 const NARROW: u16 = 100;
-/// Below this width the usage takes its compact form.
+/// Below this width the usage takes its compact form and the bar two rows.
 const COMPACT: u16 = 140;
+
+/// Rows the status bar needs at `width`.
+pub fn height(width: u16) -> u16 {
+    if width < COMPACT { 2 } else { 1 }
+}
 
 pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
     let base = Style::default().bg(Color::DarkGray).fg(Color::White);
     buf.set_style(area, base);
-    let narrow = area.width < NARROW;
-    let project = &app.project;
-    let whereabouts = [
-        Span::styled(format!(" {} ", shorten(project, 40)), base),
-        Span::styled(format!("│ worker {} ", app.worker), base),
-    ];
-    let label = if narrow { " cp " } else { " context-pilot " };
-    let mut spans = vec![Span::styled(label, base.fg(Color::Black).bg(Color::Cyan))];
-    // What needs the person's attention comes first, so a narrow terminal still shows it.
+    let label = Span::styled(" cp ", base.fg(Color::Black).bg(Color::Cyan));
+    let (model, usage) = usage_spans(app, area.width, base);
+    let keys = Span::styled(format!(" {} ", key_hints(app)), base.fg(Color::Gray));
+    if area.height >= 2 {
+        let first = Rect { height: 1, ..area };
+        let second = Rect {
+            y: area.y + 1,
+            height: 1,
+            ..area
+        };
+        // The model stays beside its usage when there is room, else it moves down.
+        let model_on_top = area.width >= NARROW;
+        let mut top = vec![label];
+        let mut rest = urgent_spans(app, base);
+        if model_on_top {
+            top.extend(model);
+        } else {
+            rest.extend(model);
+        }
+        top.push(usage);
+        buf.set_line(first.x, first.y, &Line::from(top), first.width);
+        rest.extend(whereabouts(app, base));
+        // The second row starts at the edge: its first separator becomes a space.
+        if let Some(first) = rest.first_mut()
+            && let Some(text) = first.content.strip_prefix('│')
+        {
+            first.content = text.to_owned().into();
+        }
+        right_aligned(buf, second, rest, &keys);
+    } else {
+        let label = Span::styled(" context-pilot ", label.style);
+        let mut spans = vec![label];
+        // What needs the person's attention first, then the model and usage; the project and
+        // worker rarely change and are the first to be cut.
+        spans.extend(urgent_spans(app, base));
+        spans.extend(model);
+        spans.push(usage);
+        spans.extend(whereabouts(app, base));
+        right_aligned(buf, area, spans, &keys);
+    }
+}
+
+/// Draws `spans` from the left and `keys` at the right end; the keys win the space.
+fn right_aligned(buf: &mut Buffer, row: Rect, spans: Vec<Span<'_>>, keys: &Span<'_>) {
+    let keys_width = u16::try_from(keys.content.width()).unwrap_or(u16::MAX);
+    let left_width = row.width.saturating_sub(keys_width);
+    buf.set_line(row.x, row.y, &Line::from(spans), left_width);
+    if keys_width <= row.width {
+        buf.set_span(row.x + left_width, row.y, keys, keys_width);
+    }
+}
+
+/// What needs attention: a pending reload, a hidden checkpoint, work left, the flash, the
+/// workflow's and the agent's activity.
+fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     let urgent = base.fg(Color::LightMagenta);
+    let mut spans = Vec::new();
     if app.reload_pending {
         spans.push(Span::styled("│ reload pending ", urgent));
     }
     if app.dialog.is_some_and(|d| d.hidden) {
-        spans.push(Span::styled("│ checkpoint waiting: Ctrl-K ", urgent));
+        spans.push(Span::styled("│ checkpoint waiting: F2 ", urgent));
     }
     if let Some(left) = &app.agent.work_left {
         spans.push(Span::styled(
@@ -65,35 +126,95 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
             base.fg(Color::Yellow),
         ));
     }
-    if let Some(provider) = &app.agent.provider {
-        let model = &provider.config().model;
-        let model = if narrow {
-            model.strip_prefix("claude-").unwrap_or(model)
-        } else {
-            model
-        };
-        let usage = if area.width < COMPACT {
-            app.agent.usage.compact_summary()
-        } else {
-            app.agent.usage.summary()
-        };
-        spans.push(Span::styled(
-            format!("│ {model} "),
-            base.fg(Color::LightCyan),
-        ));
-        spans.push(Span::styled(format!("│ {usage} "), base));
-    }
-    // Model and usage first: the project and worker rarely change and may be cut.
-    spans.extend(whereabouts);
-    let hints = if app.palette.is_some() {
-        "Enter run · Tab complete · ↑↓ pick · Esc close"
-    } else if app.focus == Focus::Sidebar {
-        "↑↓/1-9 panel · Tab input · PgUp/PgDn scroll · Ctrl-P palette · Ctrl-C quit"
-    } else {
-        "Enter send · Tab panels · Alt-1..9 panel · Ctrl-P or : palette · Ctrl-C quit"
+    spans
+}
+
+/// The model (if any) and its token use, or that no model is configured.
+fn usage_spans(
+    app: &ViewModel<'_>,
+    width: u16,
+    base: Style,
+) -> (Option<Span<'static>>, Span<'static>) {
+    let Some(provider) = &app.agent.provider else {
+        let none = Span::styled("│ no model configured ", base.fg(Color::Gray));
+        return (None, none);
     };
-    spans.push(Span::styled(format!("│ {hints}"), base.fg(Color::Gray)));
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    let model = &provider.config().model;
+    let narrow = width < NARROW;
+    let model = if narrow {
+        model.strip_prefix("claude-").unwrap_or(model)
+    } else {
+        model
+    };
+    let usage = if width < COMPACT {
+        compact_usage(&app.agent.usage)
+    } else {
+        app.agent.usage.summary()
+    };
+    let usage = Span::styled(format!("│ {usage} "), base);
+    let model = Span::styled(format!("│ {model} "), base.fg(Color::LightCyan));
+    (Some(model), usage)
+}
+
+/// The project and worker.
+fn whereabouts(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
+    let project = &app.project;
+    vec![
+        Span::styled(format!("│ {} ", shorten(project, 40)), base),
+        Span::styled(format!("│ worker {} ", app.worker), base),
+    ]
+}
+
+/// The keys to remember in this focus, ending with help and the palette.
+fn key_hints(app: &ViewModel<'_>) -> &'static str {
+    if app.palette.is_some() {
+        "Enter run · Esc close · F1 help"
+    } else if app.focus == Focus::Sidebar {
+        "x close · ? help · : palette"
+    } else {
+        "F1 help · Ctrl-P palette"
+    }
+}
+
+/// `turn in 23.0k out 1.0k 87% cached ~$0.024/turn ~$0.048/session ctx 11%`: the token
+/// figures are the last turn's, the costs say whose they are.
+fn compact_usage(usage: &UsageMeter) -> String {
+    let cached_pct = (usage.turn_cached * 100)
+        .checked_div(usage.turn_in)
+        .unwrap_or_default();
+    let mut text = format!(
+        "turn in {} out {} {cached_pct}% cached",
+        tokens(usage.turn_in),
+        tokens(usage.turn_out)
+    );
+    if usage.price.is_some() {
+        let _ = write!(
+            text,
+            " ~{}/turn ~{}/session",
+            dollars(usage.turn_cost),
+            dollars(usage.total_cost)
+        );
+    }
+    let _ = write!(text, " ctx {:.0}%", usage.context_percent());
+    text
+}
+
+/// `950`, `12.3k`, `1.2M`.
+fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{}.{}k", n / 1_000, n % 1_000 / 100),
+        _ => format!("{}.{}M", n / 1_000_000, n % 1_000_000 / 100_000),
+    }
+}
+
+/// `$0.012` below ten cents, `$1.23` above.
+fn dollars(amount: f64) -> String {
+    if amount < 0.1 {
+        format!("${amount:.3}")
+    } else {
+        format!("${amount:.2}")
+    }
 }
 
 fn clip(text: &str, max: usize) -> String {

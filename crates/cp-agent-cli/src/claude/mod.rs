@@ -1,0 +1,7 @@
+//! Claude Code: its stream format and its runner.
+
+mod runner;
+mod stream;
+
+pub use runner::ClaudeRunner;
+pub use stream::model_window;

@@ -209,6 +209,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
                 }
             }
         }
+        Item::Hook { event, summary } => progress(&AgentEvent::Hook { event, summary }),
         Item::Result {
             ok,
             message,

@@ -44,6 +44,13 @@ pub enum Item {
     },
     /// The agent compacted its context by itself.
     Compacted,
+    /// A hook (Context Pilot's callbacks or stop checkpoint) answered.
+    Hook {
+        /// The agent's hook event, e.g. `Stop`.
+        event: String,
+        /// What it decided or reported, one line.
+        summary: String,
+    },
     /// The run's final record.
     Result {
         /// Whether the agent reported success.

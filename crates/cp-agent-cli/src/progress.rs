@@ -35,6 +35,13 @@ pub enum AgentEvent {
     },
     /// The agent compacted its context by itself.
     Compacted,
+    /// A hook answered: the stop checkpoint's verdict, the callbacks' outcome.
+    Hook {
+        /// The agent's hook event, e.g. `Stop`.
+        event: String,
+        /// What it decided or reported, one line.
+        summary: String,
+    },
     /// A stop was requested; the agent is interrupted after the tool in flight.
     Stopping,
 }
@@ -63,6 +70,7 @@ impl fmt::Display for AgentEvent {
                 write!(f, "context {prompt_tokens} tokens (window unknown)")
             }
             Self::Compacted => f.write_str("the agent compacted its context"),
+            Self::Hook { event, summary } => write!(f, "{event} hook: {summary}"),
             Self::Stopping => f.write_str("stopping after the tool in flight"),
         }
     }

@@ -145,7 +145,12 @@ impl SessionRunner for ClaudeRunner {
         let mut allowed = vec![format!("mcp__{MCP_SERVER}")];
         allowed.extend(self.config.allowed_tools.iter().cloned());
         command
-            .args(["--session-id", &session_id, "--settings"])
+            .args([
+                "--session-id",
+                &session_id,
+                "--include-hook-events",
+                "--settings",
+            ])
             .arg(self.wiring.path(SETTINGS_FILE))
             .args([
                 "--permission-mode",

@@ -31,6 +31,10 @@ struct System {
     subtype: String,
     session_id: Option<String>,
     model: Option<String>,
+    /// `hook_response` (with `--include-hook-events`): which hook and what it printed.
+    hook_event: Option<String>,
+    #[serde(default)]
+    stdout: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -141,6 +145,9 @@ fn items(event: Event) -> Vec<Item> {
                 .into_iter()
                 .collect(),
             "compact_boundary" => vec![Item::Compacted],
+            "hook_response" => hook(system.hook_event.unwrap_or_default(), &system.stdout)
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         },
         Event::Assistant(envelope) => assistant(envelope.message),
@@ -182,6 +189,29 @@ fn items(event: Event) -> Vec<Item> {
         }
         Event::Other => Vec::new(),
     }
+}
+
+/// What a hook's JSON answer says: a block and its reason's first line, else the context it
+/// added; `None` when it said nothing.
+fn hook(event: String, stdout: &str) -> Option<Item> {
+    let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    let first = |v: &Value| {
+        v.as_str()
+            .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
+            .map(str::to_owned)
+    };
+    let summary = if answer["decision"] == "block" {
+        format!("blocked: {}", first(&answer["reason"]).unwrap_or_default())
+    } else if let Some(context) = first(&answer["hookSpecificOutput"]["additionalContext"]) {
+        context
+    } else if let Some(message) = first(&answer["systemMessage"]) {
+        message
+    } else if event == "Stop" {
+        "passed".to_owned()
+    } else {
+        return None;
+    };
+    Some(Item::Hook { event, summary })
 }
 
 fn assistant(message: Message) -> Vec<Item> {
@@ -278,6 +308,22 @@ mod tests {
                 text: "ok".into()
             }]
         );
+    }
+
+    #[test]
+    fn hook_responses_say_what_the_checkpoint_decided() {
+        let blocked = json!({"type": "system", "subtype": "hook_response", "hook_event": "Stop",
+            "stdout": json!({"decision": "block", "reason": "Checkpoint: verify\nmore"}).to_string()});
+        assert_eq!(
+            parse_line(&blocked.to_string()),
+            [Item::Hook {
+                event: "Stop".into(),
+                summary: "blocked: Checkpoint: verify".into()
+            }]
+        );
+        let quiet = json!({"type": "system", "subtype": "hook_response",
+            "hook_event": "PostToolUse", "stdout": ""});
+        assert!(parse_line(&quiet.to_string()).is_empty());
     }
 
     #[test]

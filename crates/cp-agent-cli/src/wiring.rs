@@ -1,7 +1,8 @@
 //! Context Pilot's wiring for one run, in a private temp directory: the MCP server entry and
 //! the hook settings. Nothing is written into the user's project or settings.
 
-use std::path::PathBuf;
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::{Path, PathBuf};
 
 use cp_base::{WORKER_ENV, WorkerId};
 use serde_json::{Value, json};
@@ -43,13 +44,35 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    /// Writes `files` (name → JSON) into a new private temp directory.
+    /// Writes `files` (name → JSON) into a new private temp directory under the system's
+    /// temp directory.
     pub fn write(files: &[(&str, &Value)]) -> Result<Self, AgentError> {
+        Self::write_in(&std::env::temp_dir(), files)
+    }
+
+    /// Like [`write`](Self::write), under the user's own runtime or cache directory
+    /// (`$XDG_RUNTIME_DIR`, else `$XDG_CACHE_HOME`, else `~/.cache`, then
+    /// `context-pilot/agents/`): for agents that refuse settings files below a directory
+    /// others can write to, as Gemini CLI does for `/tmp`.
+    pub fn write_private(files: &[(&str, &Value)]) -> Result<Self, AgentError> {
+        let base = private_base();
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&base)
+            .map_err(|source| AgentError::Wiring {
+                path: base.clone(),
+                source,
+            })?;
+        Self::write_in(&base, files)
+    }
+
+    fn write_in(base: &Path, files: &[(&str, &Value)]) -> Result<Self, AgentError> {
         let dir = tempfile::Builder::new()
             .prefix("context-pilot-agent-")
-            .tempdir()
+            .tempdir_in(base)
             .map_err(|source| AgentError::Wiring {
-                path: std::env::temp_dir(),
+                path: base.to_owned(),
                 source,
             })?;
         for (name, value) in files {
@@ -64,4 +87,20 @@ impl Wiring {
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
+}
+
+/// `$XDG_RUNTIME_DIR`, else `$XDG_CACHE_HOME`, else `~/.cache` (else the temp directory),
+/// then `context-pilot/agents`.
+fn private_base() -> PathBuf {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("XDG_RUNTIME_DIR")
+        .or_else(|| var("XDG_CACHE_HOME"))
+        .or_else(|| var("HOME").map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("context-pilot")
+        .join("agents")
 }

@@ -2,6 +2,7 @@
 //! Claude Code or Gemini CLI (crate `cp-agent-cli`), with progress printed on the terminal.
 
 use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cp_agent_cli::{
     AgentConfig, AgentEvent, AgentKind, ClaudeRunner, GeminiRunner, Progress, WiringSpec,
@@ -56,11 +57,22 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind, headless: bool) -> anyh
     ))
 }
 
-/// One line per tool call and result, the context use per request, and the agent's text.
+/// One line per tool call and result, the context use per request, and the agent's text
+/// (which may arrive in pieces: Gemini CLI streams deltas).
 fn print_event(event: &AgentEvent) {
+    static MID_LINE: AtomicBool = AtomicBool::new(false);
     let mut out = std::io::stdout().lock();
+    if let AgentEvent::Text(text) = event {
+        let _ = write!(out, "{text}");
+        MID_LINE.store(!text.ends_with('\n'), Ordering::Relaxed);
+        let _ = out.flush();
+        return;
+    }
+    if MID_LINE.swap(false, Ordering::Relaxed) {
+        let _ = writeln!(out);
+    }
     let _ = match event {
-        AgentEvent::Text(text) => writeln!(out, "{}", text.trim_end()),
+        AgentEvent::Text(_) => Ok(()),
         AgentEvent::ToolCall { .. } => writeln!(out, "  {event}"),
         AgentEvent::ToolResult { .. } => writeln!(out, "    {event}"),
         AgentEvent::Usage { .. }

@@ -393,43 +393,45 @@ fn ctrl_c_of_run_leaves_no_claude_process() {
 // ---------------------------------------------------------------------------------------
 // Gemini CLI
 
-fn gemini_server() -> LlmServer {
-    let server = LlmServer::start().unwrap();
-    server.answer_side_requests(move |request| {
-        if let Some(reply) = gemini::side_reply(request) {
-            return Some(reply);
-        }
-        if !request.raw_body.contains(HANDOFF_MARK) {
-            return None;
-        }
-        // The handoff turn: call the tool once, then finish.
-        let answered = request.raw_body.contains("functionResponse")
-            && request.raw_body.rfind("Checkpoint_handoff") > request.raw_body.rfind(HANDOFF_MARK);
-        Some(if answered {
-            gemini::text_turn("Handoff submitted.")
-        } else {
-            gemini::tool_call_turn(&[("Checkpoint_handoff", HANDOFF_ARGS)])
-        })
-    });
-    server
+/// How Gemini CLI names Context Pilot's handoff tool (`mcp_<server>_<tool>`).
+const GEMINI_HANDOFF_TOOL: &str = "mcp_context-pilot_Checkpoint_handoff";
+
+/// The last content of a Gemini request answers a call of `tool`.
+fn gemini_last_answers(request: &RecordedRequest, tool: &str) -> bool {
+    request.body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|c| c["parts"].as_array())
+        .is_some_and(|parts| parts.iter().any(|p| p["functionResponse"]["name"] == tool))
 }
 
 #[test]
 fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     let (_repo, root) = project(&json!({"stop_grace_secs": 20}));
-    let server = gemini_server();
-    let write =
-        |path: &str| json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        if let Some(reply) = gemini::side_reply(request) {
+            return Some(reply);
+        }
+        if request.raw_body.contains(HANDOFF_MARK) {
+            // The handoff turn: call the tool once, then finish.
+            return Some(if gemini_last_answers(request, GEMINI_HANDOFF_TOOL) {
+                gemini::text_turn("Handoff submitted.")
+            } else {
+                gemini::tool_call_turn(&[(GEMINI_HANDOFF_TOOL, HANDOFF_ARGS)])
+            });
+        }
+        // Interrupted after the write that reached the threshold: nothing is consumed.
+        gemini_last_answers(request, "write_file")
+            .then(|| Reply::sse_chunks(Vec::new()).then_stall())
+    });
+    let write = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
     // Session 1: one write reaches the threshold of 1 tool call.
-    server.push(gemini::tool_call_turn(&[(
-        "write_file",
-        &write("src/a.sh"),
-    )]));
-    // The request right after the write may or may not be sent before the interrupt: it
-    // stalls either way (queued, since Gemini requests carry no tool ids to route by).
-    server.push(Reply::sse_chunks(Vec::new()).then_stall());
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    // Session 2 finishes; the stop checkpoint may ask once more.
+    server.push(gemini::text_turn("Done."));
+    server.push(gemini::text_turn("Done, really."));
     let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
     let child = run_command(
         &root,
         home.path(),
@@ -437,27 +439,37 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
         &["--tool-call-threshold", "1"],
     )
     .env("GEMINI_API_KEY", "scripted")
+    // Gemini CLI refuses settings below a directory others can write to (`/tmp`).
+    .env_remove("XDG_RUNTIME_DIR")
+    .env(
+        "XDG_CACHE_HOME",
+        binary_path().parent().unwrap().join("cp-test-cache"),
+    )
     .env("GOOGLE_GEMINI_BASE_URL", server.url())
     .spawn()
     .unwrap();
     let out = wait_output(child);
     let stdout = text(&out.stdout);
-    let stderr = text(&out.stderr);
-    let _ = (&stdout, &stderr);
-    todo_gemini(&root, &server, &out);
-}
-
-fn todo_gemini(root: &Path, server: &LlmServer, out: &Output) {
-    let stdout = text(&out.stdout);
-    let stderr = text(&out.stderr);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(root.join("src/a.sh").exists(), "{all}");
+    assert!(stdout.contains("1 tool calls (threshold 1)"), "{all}");
+    // Gemini CLI offered Context Pilot's MCP tools.
     assert!(
-        root.join("src/a.sh").exists(),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
+        server.requests()[0].raw_body.contains("File_edit"),
+        "no MCP tools offered"
     );
+    assert!(stdout.contains("handoff received"), "{all}");
+    let log = git(&root, &["log", "--format=%s"]);
     assert!(
-        stdout.contains("1 tool calls (threshold 1)"),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
+        log.contains("auto-commit before restart 1 of phase build"),
+        "{log}"
     );
-    let _ = server;
-    assert_no_agent_left(root, "gemini");
+    let fresh = &server.requests()[1];
+    assert!(
+        fresh.raw_body.contains("HANDOFF-REMAINING"),
+        "handoff missing: {all}"
+    );
+    assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert_no_agent_left(&root, "gemini");
 }

@@ -54,7 +54,8 @@ impl GeminiRunner {
         let api_key = std::env::var_os("GEMINI_API_KEY").is_some();
         let session = settings(&spec, Some(&spec.hook_settings), None, api_key);
         let handoff = settings(&spec, None, Some("Checkpoint_handoff"), api_key);
-        let wiring = Wiring::write(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
+        let wiring =
+            Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
         Ok(Self {
             binary,
             config,

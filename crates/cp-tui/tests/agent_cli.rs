@@ -65,6 +65,7 @@ fn project(agent: &Value) -> (tempfile::TempDir, PathBuf) {
     (repo, root)
 }
 
+/// `context-pilot run wf.yaml --headless [--agent AGENT] EXTRA…` with the agents on `PATH`.
 fn run_command(root: &Path, home: &Path, agent: &str, extra: &[&str]) -> Command {
     let path = format!(
         "{}:{}",
@@ -73,13 +74,12 @@ fn run_command(root: &Path, home: &Path, agent: &str, extra: &[&str]) -> Command
     );
     let mut command = Command::new(binary_path());
     command
-        .args([
-            "run",
-            ".context-pilot/workflows/wf.yaml",
-            "--headless",
-            "--agent",
-            agent,
-        ])
+        .args(["run", ".context-pilot/workflows/wf.yaml", "--headless"])
+        .args(if agent.is_empty() {
+            Vec::new()
+        } else {
+            vec!["--agent", agent]
+        })
         .args(extra)
         .current_dir(root)
         .env("PATH", path)
@@ -472,4 +472,27 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     );
     assert!(fresh.raw_body.contains(TASK), "task missing");
     assert_no_agent_left(&root, "gemini");
+}
+
+#[test]
+fn an_agent_named_by_the_workflow_but_not_installed_is_a_clear_error() {
+    let (_repo, root) = project(&json!({}));
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        format!("name: wf\nagent: claude\nphases:\n  - id: build\n    prompt: \"{TASK}\"\n"),
+    )
+    .unwrap();
+    git(&root, &["commit", "-qam", "use claude"]);
+    let home = tempfile::tempdir().unwrap();
+    // No --agent: the workflow's `agent: claude` decides; PATH has no `claude`.
+    let mut command = run_command(&root, home.path(), "", &[]);
+    command.env("PATH", "/usr/bin:/bin");
+    let out = command.output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Claude Code was not found"), "{stderr}");
+    assert!(
+        stderr.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
 }

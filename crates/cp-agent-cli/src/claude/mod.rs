@@ -5,3 +5,4 @@ mod stream;
 
 pub use runner::ClaudeRunner;
 pub use stream::model_window;
+pub(crate) use stream::parse_line;

@@ -6,7 +6,7 @@ use cp_base::WORKER_ENV;
 use cp_mod_checkpoint::{Handoff, SessionControl, SessionEnd, SessionRunner};
 use serde_json::json;
 
-use super::stream::{model_window, parse_line};
+use super::{model_window, parse_line};
 use crate::binary::{AgentBinary, CLAUDE};
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::process::AgentProcess;

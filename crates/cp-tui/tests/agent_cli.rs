@@ -364,8 +364,10 @@ fn claude_code_past_max_restarts_fails_with_a_clear_error() {
     assert_no_agent_left(&root, "claude");
 }
 
-#[test]
-fn ctrl_c_of_run_leaves_no_claude_process() {
+/// Starts `context-pilot run --agent claude` whose model never answers, waits until Claude
+/// Code is running, signals the run's process group with `signal`, and checks that no
+/// `claude` process survives.
+fn signal_run_while_claude_works(signal: i32) {
     let (_repo, root) = project(&claude_config());
     let server = claude_server(HandoffTurn::Gives);
     server.push(Reply::sse_chunks(Vec::new()).then_stall());
@@ -383,11 +385,22 @@ fn ctrl_c_of_run_leaves_no_claude_process() {
     let group = i32::try_from(child.id()).unwrap();
     // SAFETY: signalling a process group we started.
     unsafe {
-        libc::kill(-group, libc::SIGINT);
+        libc::kill(-group, signal);
     }
     let out = wait_output(child);
     assert_ne!(out.status.code(), Some(0));
     assert_no_agent_left(&root, "claude");
+}
+
+#[test]
+fn ctrl_c_of_run_leaves_no_claude_process() {
+    signal_run_while_claude_works(libc::SIGINT);
+}
+
+#[test]
+fn a_crashed_run_leaves_no_claude_process() {
+    // SIGKILL: the host gets no chance to clean up; the agent dies with it.
+    signal_run_while_claude_works(libc::SIGKILL);
 }
 
 // ---------------------------------------------------------------------------------------

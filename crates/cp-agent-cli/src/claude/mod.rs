@@ -1,8 +1,10 @@
 //! Claude Code: its stream format and its runner.
 
+#[cfg(test)]
+mod drive_tests;
 mod runner;
 mod stream;
 
 pub use runner::ClaudeRunner;
 pub use stream::model_window;
-pub(crate) use stream::parse_line;
+use stream::parse_line;

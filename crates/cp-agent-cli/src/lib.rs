@@ -39,6 +39,7 @@ mod gemini;
 mod item;
 mod process;
 mod progress;
+mod session;
 mod wiring;
 
 pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};

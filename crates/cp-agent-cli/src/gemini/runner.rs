@@ -1,16 +1,13 @@
 //! [`GeminiRunner`]: the restart loop's [`SessionRunner`] over `gemini -p`.
 
-use std::process::Command;
-
-use cp_base::WORKER_ENV;
 use cp_mod_checkpoint::{Handoff, SessionControl, SessionEnd, SessionRunner};
 use serde_json::{Value, json};
 
 use super::stream::parse_line;
 use crate::binary::{AgentBinary, GEMINI};
-use crate::drive::{Invocation, WindowSource, drive};
-use crate::process::AgentProcess;
+use crate::drive::WindowSource;
 use crate::progress::Progress;
+use crate::session::CliSession;
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
@@ -25,20 +22,14 @@ const HANDOFF_SETTINGS: &str = "handoff.json";
 /// - A fresh session gets a new `--session-id`; only the handoff turn uses `--resume`, with
 ///   only Context Pilot's `Checkpoint_handoff` offered from the MCP server, no hooks, and the
 ///   default approval mode (so no edit or shell runs unasked).
-/// - MCP and hooks go through a temp system-settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`),
-///   which also turns folder trust off for the non-interactive run and selects API-key auth
-///   when `GEMINI_API_KEY` is set.
+/// - MCP and hooks go through a system-settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) in
+///   a private directory of the user (Gemini CLI refuses one below `/tmp`). It also turns
+///   folder trust off for the non-interactive run and selects API-key auth when
+///   `GEMINI_API_KEY` is set.
 /// - Gemini CLI reports token totals only at the end of a run, so only the tool-call
-///   threshold applies (and a configured `context_window` has nothing to measure against).
+///   threshold applies.
 pub struct GeminiRunner {
-    binary: AgentBinary,
-    config: AgentConfig,
-    spec: WiringSpec,
-    wiring: Wiring,
-    window: WindowSource,
-    progress: Progress,
-    session_id: Option<String>,
-    env: Vec<(String, String)>,
+    session: CliSession,
 }
 
 impl GeminiRunner {
@@ -57,67 +48,42 @@ impl GeminiRunner {
         let wiring =
             Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
         Ok(Self {
-            binary,
-            config,
-            spec,
-            wiring,
-            window: WindowSource::default(),
-            progress,
-            session_id: None,
-            env: Vec::new(),
+            session: CliSession {
+                cli: GEMINI,
+                parse: parse_line,
+                binary,
+                config,
+                spec,
+                wiring,
+                window: WindowSource::default(),
+                progress,
+                session_id: None,
+                env: Vec::new(),
+            },
         })
     }
 
     /// Adds an environment variable for every invocation (e.g. `GOOGLE_GEMINI_BASE_URL`).
     #[must_use]
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((name.into(), value.into()));
+        self.session.env.push((name.into(), value.into()));
         self
     }
 
     /// The binary and its version.
     pub fn binary(&self) -> &AgentBinary {
-        &self.binary
+        &self.session.binary
     }
 
-    fn command(&self, prompt: &str, settings: &str) -> Command {
-        let mut command = Command::new(&self.binary.path);
+    fn command(&self, prompt: &str, settings: &str) -> std::process::Command {
+        let mut command = self.session.command(prompt);
         command
-            .arg("-p")
-            .arg(prompt)
             .args(["--output-format", "stream-json"])
-            .current_dir(&self.spec.root)
-            .env(SYSTEM_SETTINGS_ENV, self.wiring.path(settings))
-            .env(WORKER_ENV, self.spec.worker.as_str())
+            .env(SYSTEM_SETTINGS_ENV, self.session.wiring.path(settings))
             // Gemini CLI re-executes itself with more memory by default; the child would
             // escape the process we watch.
-            .env("GEMINI_CLI_NO_RELAUNCH", "true")
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(model) = &self.config.model {
-            command.args(["--model", model]);
-        }
+            .env("GEMINI_CLI_NO_RELAUNCH", "true");
         command
-    }
-
-    fn run_invocation(
-        &mut self,
-        command: Command,
-        control: Option<&SessionControl>,
-    ) -> Result<SessionEnd, AgentError> {
-        let process = AgentProcess::spawn(command, self.binary.path.clone())?;
-        let outcome = drive(
-            Invocation {
-                process,
-                parse: parse_line,
-                agent: GEMINI.name,
-                control,
-                window: &self.window,
-                root: &self.spec.root,
-                grace: self.config.stop_grace(),
-            },
-            &mut self.progress,
-        );
-        Ok(outcome.end)
     }
 }
 
@@ -151,24 +117,16 @@ fn settings(
 
 impl SessionRunner for GeminiRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let session_id = uuid::Uuid::new_v4().to_string();
-        self.session_id = Some(session_id.clone());
-        let prompt = if prompt.starts_with('-') {
-            format!(" {prompt}")
-        } else {
-            prompt.to_owned()
-        };
-        let mut command = self.command(&prompt, SESSION_SETTINGS);
-        command.args([
-            "--session-id",
-            &session_id,
-            "--approval-mode",
-            self.config.permission_mode.as_deref().unwrap_or("yolo"),
-        ]);
-        match self.run_invocation(command, Some(control)) {
-            Ok(end) => end,
-            Err(e) => SessionEnd::Failed(e.to_string()),
-        }
+        let session_id = self.session.new_session_id();
+        let mode = self
+            .session
+            .config
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "yolo".to_owned());
+        let mut command = self.command(prompt, SESSION_SETTINGS);
+        command.args(["--session-id", &session_id, "--approval-mode", &mode]);
+        self.session.run(command, control)
     }
 
     fn request_handoff(
@@ -176,15 +134,39 @@ impl SessionRunner for GeminiRunner {
         request: &str,
         _control: &SessionControl,
     ) -> Result<Option<Handoff>, String> {
-        let Some(session_id) = self.session_id.clone() else {
-            return Err("no Gemini CLI session to resume".to_owned());
-        };
+        let session_id = self.session.resume_id()?;
         let mut command = self.command(request, HANDOFF_SETTINGS);
         command.args(["--resume", &session_id, "--approval-mode", "default"]);
-        match self.run_invocation(command, None) {
-            Ok(SessionEnd::Failed(why)) => Err(why),
-            Ok(_) => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
+        self.session.handoff(command)?;
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handoff_settings_offer_only_the_handoff_tool_and_no_hooks() {
+        let spec = WiringSpec {
+            program: "context-pilot".into(),
+            root: "/p".into(),
+            worker: cp_base::WorkerId::default(),
+            hook_settings: json!({"hooks": {"AfterAgent": []}}),
+        };
+        let session = settings(&spec, Some(&spec.hook_settings), None, true);
+        assert!(session["hooks"]["AfterAgent"].is_array());
+        assert_eq!(
+            session["security"]["auth"]["selectedType"],
+            "gemini-api-key"
+        );
+        assert_eq!(session["security"]["folderTrust"]["enabled"], false);
+        let handoff = settings(&spec, None, Some("Checkpoint_handoff"), false);
+        assert!(handoff.get("hooks").is_none());
+        assert_eq!(
+            handoff["mcpServers"][MCP_SERVER]["includeTools"],
+            json!(["Checkpoint_handoff"])
+        );
+        assert!(handoff["security"].get("auth").is_none());
     }
 }

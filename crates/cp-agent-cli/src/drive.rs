@@ -69,7 +69,6 @@ pub struct Outcome {
 #[derive(Default)]
 struct Watch {
     seen_messages: HashSet<String>,
-    seen_tools: HashSet<String>,
     in_flight: HashSet<String>,
     /// True right after the last tool call in flight finished (a safe point to stop).
     at_boundary: bool,
@@ -178,10 +177,11 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
         }
         Item::ToolUse { id, name, input } => {
             watch.at_boundary = false;
-            if !watch.seen_tools.insert(id.clone()) {
+            // Claude Code repeats a message's event per content block; a call still in flight
+            // is the same call. (Ids may repeat across responses: Gemini's `call_0`.)
+            if !watch.in_flight.insert(id.clone()) {
                 return;
             }
-            watch.in_flight.insert(id);
             progress(&AgentEvent::ToolCall {
                 name: name.clone(),
                 summary: shorten(&input.to_string(), 100),

@@ -411,11 +411,15 @@ const GEMINI_HANDOFF_TOOL: &str = "mcp_context-pilot_Checkpoint_handoff";
 
 /// The last content of a Gemini request answers a call of `tool`.
 fn gemini_last_answers(request: &RecordedRequest, tool: &str) -> bool {
+    gemini_last_parts(request)
+        .is_some_and(|parts| parts.iter().any(|p| p["functionResponse"]["name"] == tool))
+}
+
+fn gemini_last_parts(request: &RecordedRequest) -> Option<&Vec<Value>> {
     request.body["contents"]
         .as_array()
         .and_then(|c| c.last())
         .and_then(|c| c["parts"].as_array())
-        .is_some_and(|parts| parts.iter().any(|p| p["functionResponse"]["name"] == tool))
 }
 
 #[test]
@@ -434,22 +438,38 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
                 gemini::tool_call_turn(&[(GEMINI_HANDOFF_TOOL, HANDOFF_ARGS)])
             });
         }
-        // Interrupted after the write that reached the threshold: nothing is consumed.
-        gemini_last_answers(request, "write_file")
-            .then(|| Reply::sse_chunks(Vec::new()).then_stall())
+        // Interrupted after the write that reached the threshold (src/c.sh): nothing is
+        // consumed.
+        let after_stop_write = gemini_last_answers(request, "write_file")
+            && gemini_last_parts(request)
+                .is_some_and(|p| Value::from(p.clone()).to_string().contains("c.sh"));
+        after_stop_write.then(|| Reply::sse_chunks(Vec::new()).then_stall())
     });
-    let write = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
-    // Session 1: one write reaches the threshold of 1 tool call.
-    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
-    // Session 2 finishes; the stop checkpoint may ask once more.
+    let write =
+        |path: &str| json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
+    // Session 1: the second write reaches the threshold of 2 tool calls.
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/a.sh"),
+    )]));
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/c.sh"),
+    )]));
+    // Session 2 writes src/b.sh and says it is done; the stop checkpoint (Gemini CLI's
+    // AfterAgent hook) sends it back once to verify; then it is done.
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/b.sh"),
+    )]));
     server.push(gemini::text_turn("Done."));
-    server.push(gemini::text_turn("Done, really."));
+    server.push(gemini::text_turn("Verified, done."));
     let home = tempfile::tempdir().unwrap();
     let child = run_command(
         &root,
         home.path(),
         "gemini",
-        &["--tool-call-threshold", "1"],
+        &["--tool-call-threshold", "2"],
     )
     .env("GEMINI_API_KEY", "scripted")
     // Gemini CLI refuses settings below a directory others can write to (`/tmp`).
@@ -466,7 +486,13 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(root.join("src/a.sh").exists(), "{all}");
-    assert!(stdout.contains("1 tool calls (threshold 1)"), "{all}");
+    assert!(stdout.contains("2 tool calls (threshold 2)"), "{all}");
+    assert!(root.join("src/b.sh").exists(), "{all}");
+    // The stop checkpoint reached the model, and the phase's end was committed.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{all}");
+    assert!(requests[4].raw_body.contains("Checkpoint: verify"), "{all}");
+    assert!(git(&root, &["log", "--format=%s"]).contains("phase build completed"));
     // Gemini CLI offered Context Pilot's MCP tools.
     assert!(
         server.requests()[0].raw_body.contains("File_edit"),
@@ -478,7 +504,7 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
         log.contains("auto-commit before restart 1 of phase build"),
         "{log}"
     );
-    let fresh = &server.requests()[1];
+    let fresh = &requests[2];
     assert!(
         fresh.raw_body.contains("HANDOFF-REMAINING"),
         "handoff missing: {all}"

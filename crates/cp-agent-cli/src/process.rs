@@ -6,16 +6,18 @@ use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::AgentError;
 
 /// Lines of the agent's stderr kept for error messages.
 const STDERR_TAIL: usize = 20;
-/// How long the group gets after SIGTERM when the agent is killed.
+/// How long reading the rest of a finished agent's stderr may take.
+const STDERR_SETTLE: Duration = Duration::from_secs(2);
+/// How long the group gets after SIGTERM (and after SIGKILL) when the agent is ended.
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// What reading the next line of the agent's stdout gave.
@@ -36,8 +38,11 @@ pub struct AgentProcess {
     path: PathBuf,
     lines: Receiver<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
-    readers: Vec<JoinHandle<()>>,
+    /// Set by the stderr reader when the pipe closed.
+    stderr_done: Arc<AtomicBool>,
     reaped: Option<ExitStatus>,
+    /// Set once the group was ended (by [`AgentProcess::finish`]).
+    finished: bool,
 }
 
 impl AgentProcess {
@@ -64,20 +69,23 @@ impl AgentProcess {
         })?;
         let (tx, lines) = channel();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let mut readers = Vec::new();
+        // The readers are not joined: a process that inherited the pipes could keep them
+        // open; each thread ends when its pipe closes or its receiver is gone.
         if let Some(out) = child.stdout.take() {
-            readers.push(std::thread::spawn(move || {
+            std::thread::spawn(move || {
                 for line in BufReader::new(out).lines() {
                     let Ok(line) = line else { break };
                     if tx.send(line).is_err() {
                         break;
                     }
                 }
-            }));
+            });
         }
+        let stderr_done = Arc::new(AtomicBool::new(false));
         if let Some(err) = child.stderr.take() {
             let tail = Arc::clone(&stderr);
-            readers.push(std::thread::spawn(move || {
+            let done = Arc::clone(&stderr_done);
+            std::thread::spawn(move || {
                 for line in BufReader::new(err).lines() {
                     let Ok(line) = line else { break };
                     tracing::debug!(target: "agent_stderr", "{line}");
@@ -87,15 +95,19 @@ impl AgentProcess {
                     }
                     tail.push_back(line);
                 }
-            }));
+                done.store(true, Ordering::SeqCst);
+            });
+        } else {
+            stderr_done.store(true, Ordering::SeqCst);
         }
         Ok(Self {
             child,
             path,
             lines,
             stderr,
-            readers,
+            stderr_done,
             reaped: None,
+            finished: false,
         })
     }
 
@@ -118,8 +130,14 @@ impl AgentProcess {
         }
     }
 
-    /// The last lines the agent wrote to stderr.
+    /// The last lines the agent wrote to stderr. After [`finish`](Self::finish) it waits
+    /// up to [`STDERR_SETTLE`] for the reader to reach the end of the pipe.
     pub fn stderr_tail(&self) -> String {
+        let deadline = Instant::now() + STDERR_SETTLE;
+        while self.finished && !self.stderr_done.load(Ordering::SeqCst) && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
         tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
@@ -144,32 +162,49 @@ impl AgentProcess {
         status
     }
 
+    /// Ends the agent's process group: SIGTERM, up to [`KILL_GRACE`], then SIGKILL; reaps the
+    /// agent. Only the group is signalled, never a console server that a hook or the MCP
+    /// server started: it runs in a session of its own (and may serve other clients).
     fn end_group(&mut self) {
-        if let Ok(pgid) = i32::try_from(self.child.id()) {
-            // A marker no process carries: only the group and its descendants are ended, never
-            // a console server that a hook or the MCP server started (it leaves the group).
-            let marker = format!("unused-{}", cp_mod_console::proctree::new_marker());
-            let end = cp_mod_console::proctree::kill_tree(pgid, &marker, KILL_GRACE);
-            if end != cp_mod_console::proctree::TreeEnd::Gone {
-                tracing::warn!(?end, "some agent processes survived SIGKILL");
+        self.finished = true;
+        let Ok(pgid) = i32::try_from(self.child.id()) else {
+            return;
+        };
+        for (signal, limit) in [(libc::SIGTERM, KILL_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+            let deadline = Instant::now() + limit;
+            // SAFETY: `killpg` has no memory-safety preconditions.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+            loop {
+                if self.reaped.is_none() {
+                    self.reaped = self.child.try_wait().ok().flatten();
+                }
+                if self.reaped.is_some() && !group_alive(pgid) {
+                    return;
+                }
+                if Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
         }
-        if self.reaped.is_none() {
-            let _ = self.child.kill();
-            self.reaped = self.child.wait().ok();
-        }
-        for reader in self.readers.drain(..) {
-            let _ = reader.join();
-        }
+        tracing::warn!(pgid, "some agent processes survived SIGKILL");
     }
+}
+
+/// Whether any process of group `pgid` is left (zombies waiting for init count briefly).
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    let found = unsafe { libc::killpg(pgid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
-        if self.readers.is_empty() && self.reaped.is_some() {
-            return;
+        if !self.finished {
+            self.end_group();
         }
-        self.end_group();
     }
 }
 

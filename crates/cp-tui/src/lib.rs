@@ -30,6 +30,7 @@ mod logging;
 pub mod mcp;
 pub mod models;
 pub mod run;
+mod run_external;
 pub mod system;
 pub mod trust;
 pub mod tui;

@@ -6,6 +6,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cp_agent_cli::AgentKind;
 use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
 use crate::host::Host;
@@ -46,6 +47,15 @@ pub struct RunCommand {
     /// Start even when the working tree has uncommitted changes.
     #[arg(long)]
     pub allow_dirty: bool,
+    /// The agent that runs the sessions: `builtin` (Context Pilot's own loop over the
+    /// configured provider), `claude` (Claude Code) or `gemini` (Gemini CLI). Default: the
+    /// workflow's `agent:`, else `agent.kind` in config.json, else `builtin`.
+    #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
+    pub agent: Option<AgentKind>,
+}
+
+fn parse_agent(name: &str) -> Result<AgentKind, cp_agent_cli::AgentError> {
+    name.parse()
 }
 
 impl RunCommand {
@@ -81,9 +91,30 @@ impl RunCommand {
     }
 }
 
+impl RunCommand {
+    /// `--agent`, else the workflow file's `agent:`, else `agent.kind` from config.json.
+    fn agent_kind(&self, host: &Host) -> anyhow::Result<AgentKind> {
+        if let Some(kind) = self.agent {
+            return Ok(kind);
+        }
+        if let Some(path) = &self.file
+            && let Some(name) = cp_mod_checkpoint::Workflow::load(path)?.agent
+        {
+            return Ok(name.parse()?);
+        }
+        Ok(cp_agent_cli::AgentConfig::load(host.project())?
+            .kind
+            .unwrap_or_default())
+    }
+}
+
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 1 failed).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     let args = command.run_args(&host)?;
+    let kind = command.agent_kind(&host)?;
+    if kind != AgentKind::Builtin {
+        return crate::run_external::run(&host, &args, kind, command.headless);
+    }
     let agent = AgentState::from_config(host.project());
     let Some(provider) = agent.provider.clone() else {
         let why = agent.provider_error.unwrap_or_else(|| {

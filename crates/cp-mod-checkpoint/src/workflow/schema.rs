@@ -54,6 +54,10 @@ pub struct Workflow {
     /// phase sets its own `max_iterations`. Default `DEFAULT_MAX_ITERATIONS` (10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
+    /// The agent that runs the phases (`builtin`, `claude` or `gemini`), unless
+    /// `context-pilot run --agent` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The phases, run in order.
     pub phases: Vec<Phase>,
 }

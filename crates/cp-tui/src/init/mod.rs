@@ -129,6 +129,29 @@ pub fn plan(agent: InitAgent, root: &Path, program: &str) -> Result<Vec<Change>,
     Ok(changes)
 }
 
+/// Context Pilot's hooks for `agent` as a settings document (`{"hooks": {…}}`), built by the
+/// same builders as `init`, for passing per invocation (`claude --settings`, Gemini CLI's
+/// system settings) instead of writing them into the project.
+pub fn hook_settings(agent: InitAgent, program: &str) -> serde_json::Value {
+    let targets = match agent {
+        InitAgent::Claude => settings::claude_targets(program),
+        InitAgent::Gemini => settings::gemini_targets(program),
+    };
+    let mut hooks = serde_json::Map::new();
+    for target in targets {
+        let mut doc = Json::Object(indexmap::IndexMap::new());
+        if (target.apply)(&mut doc).is_err() {
+            continue;
+        }
+        if let Some(found) = doc.get("hooks")
+            && let Ok(serde_json::Value::Object(found)) = serde_json::to_value(found)
+        {
+            hooks.extend(found);
+        }
+    }
+    serde_json::json!({ "hooks": hooks })
+}
+
 /// Writes the planned changes (each file atomically).
 pub fn apply(root: &Path, changes: &[Change]) -> Result<(), InitError> {
     for change in changes {
@@ -200,6 +223,25 @@ pub fn run(agent: InitAgent, root: &Path, dry_run: bool) -> Result<String, InitE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hook_settings_hold_only_the_hooks_init_writes() {
+        let claude = hook_settings(InitAgent::Claude, "/opt/cp/context-pilot");
+        assert_eq!(
+            claude["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "/opt/cp/context-pilot hook stop"
+        );
+        assert_eq!(
+            claude["hooks"]["PostToolUse"][0]["matcher"],
+            CLAUDE_EDIT_MATCHER
+        );
+        let gemini = hook_settings(InitAgent::Gemini, "context-pilot");
+        assert!(gemini.get("mcpServers").is_none(), "{gemini}");
+        assert_eq!(
+            gemini["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
+            "context-pilot hook after-agent"
+        );
+    }
 
     #[test]
     fn merges_without_clobbering_and_is_idempotent() {

@@ -4,21 +4,29 @@ use super::turn::pieces;
 use super::{Reply, Turn};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn event(out: &mut String, data: &Value) {
     let name = data["type"].as_str().unwrap_or("message");
     let _ = write!(out, "event: {name}\ndata: {data}\n\n");
 }
 
-/// The full event stream of `turn`.
+/// The full event stream of `turn`. Every reply gets its own message id, as the real API's
+/// do (clients de-duplicate usage by it).
 pub fn sse(turn: &Turn) -> String {
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    let id = format!(
+        "msg_01Scripted{:06}",
+        NEXT_ID.fetch_add(1, Ordering::Relaxed)
+    );
     let mut out = String::new();
     event(
         &mut out,
         &json!({"type": "message_start", "message": {
-            "id": "msg_01ScriptedReply", "type": "message", "role": "assistant",
+            "id": id, "type": "message", "role": "assistant",
             "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": turn.input_tokens, "cache_creation_input_tokens": 0,
+            "usage": {"input_tokens": turn.input_tokens,
+                      "cache_creation_input_tokens": turn.cache_creation_tokens,
                       "cache_read_input_tokens": turn.cache_read_tokens, "output_tokens": 1},
         }}),
     );

@@ -11,6 +11,8 @@ pub struct Turn {
     pub input_tokens: u64,
     /// Prompt tokens reported as cache reads.
     pub cache_read_tokens: u64,
+    /// Prompt tokens reported as written to the cache (Anthropic only).
+    pub cache_creation_tokens: u64,
     /// Generated tokens reported.
     pub output_tokens: u64,
     /// Stop reason to report instead of the natural one (e.g. `max_tokens` / `length`).
@@ -59,6 +61,14 @@ impl Turn {
             self.cache_read_tokens,
             self.output_tokens,
         ) = (input, cache_read, output);
+        self
+    }
+
+    /// Sets the prompt tokens reported as written to the cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    #[must_use]
+    pub fn with_cache_creation(mut self, tokens: u64) -> Self {
+        self.cache_creation_tokens = tokens;
         self
     }
 

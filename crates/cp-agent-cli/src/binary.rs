@@ -1,0 +1,163 @@
+//! Finding an agent's binary (configured, else on `PATH`) and checking its version.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::AgentError;
+
+/// Which CLI, for messages and lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentCli {
+    /// "Claude Code".
+    pub name: &'static str,
+    /// The program on `PATH`, e.g. `claude`.
+    pub program: &'static str,
+    /// How to install it, for error messages.
+    pub install: &'static str,
+    /// The oldest version the runner supports (`major.minor.patch`).
+    pub min_version: (u64, u64, u64),
+}
+
+/// Claude Code.
+pub const CLAUDE: AgentCli = AgentCli {
+    name: "Claude Code",
+    program: "claude",
+    install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
+    min_version: (2, 0, 0),
+};
+
+/// Gemini CLI.
+pub const GEMINI: AgentCli = AgentCli {
+    name: "Gemini CLI",
+    program: "gemini",
+    install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
+    min_version: (0, 20, 0),
+};
+
+/// A located, version-checked agent binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentBinary {
+    /// The executable.
+    pub path: PathBuf,
+    /// The version it reported, e.g. `2.1.330`.
+    pub version: String,
+}
+
+impl AgentCli {
+    /// Finds the binary (`command` from config wins over `PATH`) and checks its version.
+    pub fn locate(&self, command: Option<&str>) -> Result<AgentBinary, AgentError> {
+        let path = match command {
+            Some(command) => find_program(command),
+            None => find_program(self.program),
+        }
+        .ok_or_else(|| AgentError::NotFound {
+            agent: self.name,
+            program: command.unwrap_or(self.program).to_owned(),
+            install: self.install,
+        })?;
+        let version = self.version(&path)?;
+        Ok(AgentBinary { path, version })
+    }
+
+    fn version(&self, path: &Path) -> Result<String, AgentError> {
+        let failed = |detail: String| AgentError::Version {
+            agent: self.name,
+            path: path.to_owned(),
+            detail,
+            install: self.install,
+        };
+        let out = Command::new(path)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| failed(e.to_string()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(failed(format!("exit status {}", out.status)));
+        }
+        let Some(found) = parse_version(&text) else {
+            return Err(failed(format!("unexpected output {:?}", text.trim())));
+        };
+        if found < self.min_version {
+            let (a, b, c) = self.min_version;
+            return Err(AgentError::TooOld {
+                agent: self.name,
+                path: path.to_owned(),
+                found: format!("{}.{}.{}", found.0, found.1, found.2),
+                needed: format!("{a}.{b}.{c}"),
+                install: self.install,
+            });
+        }
+        Ok(format!("{}.{}.{}", found.0, found.1, found.2))
+    }
+}
+
+/// The first `X.Y.Z` in `text`.
+fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find_map(|word| {
+            let mut parts = word.split('.').map(str::parse::<u64>);
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(Ok(a)), Some(Ok(b)), Some(Ok(c))) => Some((a, b, c)),
+                _ => None,
+            }
+        })
+}
+
+/// `program` itself when it names a path, else the first executable of that name on `PATH`.
+fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return is_executable(&path).then_some(path);
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_either_cli() {
+        assert_eq!(parse_version("2.1.330 (Claude Code)\n"), Some((2, 1, 330)));
+        assert_eq!(parse_version("0.61.0\n"), Some((0, 61, 0)));
+        assert_eq!(parse_version("v1.2\n"), None);
+    }
+
+    #[test]
+    fn a_missing_binary_names_how_to_install_it() {
+        let err = CLAUDE
+            .locate(Some("/nonexistent/claude"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("npm install -g @anthropic-ai/claude-code"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_old_version_is_refused_with_the_needed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("claude");
+        std::fs::write(&fake, "#!/bin/sh\necho '1.0.3 (Claude Code)'\n").unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let err = CLAUDE
+            .locate(Some(fake.to_str().unwrap()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("1.0.3") && err.contains("2.0.0 or newer"),
+            "{err}"
+        );
+    }
+}

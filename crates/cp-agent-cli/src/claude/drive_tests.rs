@@ -1,0 +1,82 @@
+//! The driver over a fake Claude Code stream: where it stops, what it counts.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cp_mod_checkpoint::{ContextEstimator, RestartConfig, SessionControl, SessionEnd};
+
+use super::parse_line;
+use crate::drive::{Invocation, WindowSource, drive};
+use crate::process::AgentProcess;
+use crate::progress::{AgentEvent, Progress};
+
+/// A fake Claude Code: one response at 95 % that writes a file (its event repeated, as
+/// Claude Code repeats a message per content block), the tool's result after a pause,
+/// then it waits to be interrupted. `mark` records whether SIGINT came before or after
+/// the tool result.
+fn fake_claude(root: &Path, mark: &Path) -> AgentProcess {
+    let assistant = serde_json::json!({"type": "assistant", "message": {"id": "m1",
+        "model": "claude-x", "usage": {"input_tokens": 95},
+        "content": [{"type": "tool_use", "id": "t1", "name": "Write",
+                     "input": {"file_path": root.join("src/a.rs")}}]}});
+    let result = serde_json::json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "written"}]}});
+    let script = format!(
+        "phase=before\n\
+         trap 'echo $phase > {mark}; echo {{\\\"type\\\":\\\"result\\\",\\\"subtype\\\":\\\"error_during_execution\\\",\\\"is_error\\\":true}}; exit 130' INT\n\
+         echo '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\n\
+         echo '{assistant}'\necho '{assistant}'\n\
+         sleep 0.3\nphase=after\necho '{result}'\n\
+         while :; do sleep 0.05; done\n",
+        mark = mark.display()
+    );
+    let mut command = Command::new("sh");
+    command.args(["-c", &script]);
+    AgentProcess::spawn(command, "sh".into()).unwrap()
+}
+
+#[test]
+fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("mark");
+    let control = SessionControl::new("p", 0, ContextEstimator::new(&RestartConfig::default()));
+    let window = WindowSource {
+        configured: Some(100),
+        ..WindowSource::default()
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let mut progress: Progress =
+        Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let outcome = drive(
+        Invocation {
+            process: fake_claude(dir.path(), &mark),
+            parse: parse_line,
+            agent: "fake",
+            control: Some(&control),
+            window: &window,
+            root: dir.path(),
+            grace: Duration::from_secs(60),
+        },
+        &mut progress,
+    );
+    assert_eq!(outcome.end, SessionEnd::Stopped);
+    assert_eq!(outcome.session_id.as_deref(), Some("s1"));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap().trim(), "after");
+    let seen = seen.lock().unwrap();
+    let usages = seen
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Usage { .. }))
+        .count();
+    assert_eq!(usages, 1, "one response, reported once: {seen:?}");
+    let history = control.tool_history();
+    assert_eq!(
+        history.len(),
+        1,
+        "a repeated event is one call: {history:?}"
+    );
+    assert_eq!(history[0].paths, ["src/a.rs"]);
+    assert!(control.trigger().is_some());
+}

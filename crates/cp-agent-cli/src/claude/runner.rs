@@ -1,0 +1,126 @@
+//! [`ClaudeRunner`]: the restart loop's [`SessionRunner`] over `claude -p`.
+
+use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
+use serde_json::json;
+
+use super::{model_window, parse_line};
+use crate::binary::{AgentBinary, CLAUDE};
+use crate::drive::WindowSource;
+use crate::progress::Progress;
+use crate::session::CliSession;
+use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
+use crate::{AgentConfig, AgentError};
+
+const MCP_FILE: &str = "mcp.json";
+const SETTINGS_FILE: &str = "settings.json";
+/// The only tool the handoff turn may use.
+const HANDOFF_TOOL: &str = "mcp__context-pilot__Checkpoint_handoff";
+
+/// Runs restart-loop sessions as `claude -p` invocations.
+///
+/// - A fresh session gets a new `--session-id`; the handoff turn `--resume`s the stopped one
+///   with no built-in tools, only `Checkpoint_handoff` allowed, and no hooks (the stop
+///   checkpoint must not hold it up).
+/// - Context Pilot's MCP server (`--mcp-config`) and hooks (`--settings`) are passed per
+///   invocation from temp files; `--include-hook-events` lets the hooks' verdicts be shown.
+/// - Usage is measured from the stream: the prompt of the latest response (input + cache
+///   creation + cache read), de-duplicated by message id, against the window from config,
+///   else the model table, else what Claude Code reported at the end of an earlier session.
+pub struct ClaudeRunner {
+    session: CliSession,
+}
+
+impl ClaudeRunner {
+    /// Locates `claude` (config `agent.command`, else `PATH`), checks its version and writes
+    /// the wiring files.
+    pub fn new(
+        config: AgentConfig,
+        spec: WiringSpec,
+        progress: Progress,
+    ) -> Result<Self, AgentError> {
+        let binary = CLAUDE.locate(config.command.as_deref())?;
+        tracing::info!(path = %binary.path.display(), version = %binary.version, "using Claude Code");
+        let mcp = json!({"mcpServers": {MCP_SERVER: spec.mcp_server()}});
+        let wiring = Wiring::write(&[(MCP_FILE, &mcp), (SETTINGS_FILE, &spec.hook_settings)])?;
+        let window = WindowSource {
+            configured: config.context_window,
+            table: Some(model_window),
+            reported: None,
+        };
+        Ok(Self {
+            session: CliSession {
+                cli: CLAUDE,
+                parse: parse_line,
+                binary,
+                config,
+                spec,
+                wiring,
+                window,
+                progress,
+                session_id: None,
+                env: Vec::new(),
+            },
+        })
+    }
+
+    /// Adds an environment variable for every invocation (e.g. `ANTHROPIC_BASE_URL`).
+    #[must_use]
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.session.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// The binary and its version.
+    pub fn binary(&self) -> &AgentBinary {
+        &self.session.binary
+    }
+
+    /// The id of the latest session (`--session-id` of the last fresh run).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.session_id.as_deref()
+    }
+}
+
+impl SessionRunner for ClaudeRunner {
+    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+        let session_id = self.session.new_session_id();
+        let config = &self.session.config;
+        let mut allowed = vec![format!("mcp__{MCP_SERVER}")];
+        allowed.extend(config.allowed_tools.iter().cloned());
+        let mode = config
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "acceptEdits".to_owned());
+        let mut command = self.session.command(prompt);
+        command
+            .args(["--output-format", "stream-json", "--verbose"])
+            .args(["--session-id", &session_id, "--include-hook-events"])
+            .arg("--mcp-config")
+            .arg(self.session.wiring.path(MCP_FILE))
+            .arg("--settings")
+            .arg(self.session.wiring.path(SETTINGS_FILE))
+            .args(["--permission-mode", &mode])
+            // Variadic: it must come last.
+            .arg("--allowedTools")
+            .args(&allowed);
+        self.session.run(command, control)
+    }
+
+    fn request_handoff(
+        &mut self,
+        request: &str,
+        _control: &SessionControl,
+    ) -> Result<Option<Handoff>, RunnerError> {
+        let session_id = self.session.resume_id()?;
+        let mut command = self.session.command(request);
+        command
+            .args(["--output-format", "stream-json", "--verbose"])
+            .args(["--resume", &session_id])
+            .arg("--mcp-config")
+            .arg(self.session.wiring.path(MCP_FILE))
+            .args(["--tools", "", "--allowedTools", HANDOFF_TOOL]);
+        self.session.handoff(command)?;
+        // `context-pilot mcp` saved the handoff; the restart loop reads it from the store.
+        Ok(None)
+    }
+}

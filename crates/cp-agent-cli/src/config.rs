@@ -1,0 +1,140 @@
+//! The `"agent"` section of `config.json`: which agent runs workflows and how it is started.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use cp_base::Project;
+use serde::{Deserialize, Serialize};
+
+use crate::AgentError;
+
+/// The key of the section in `config.json`.
+pub const AGENT_CONFIG_KEY: &str = "agent";
+
+/// Which agent drives the sessions of a workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// Context Pilot's own agent loop over an LLM provider.
+    #[default]
+    Builtin,
+    /// The user's Claude Code (`claude`).
+    Claude,
+    /// The user's Gemini CLI (`gemini`).
+    Gemini,
+}
+
+impl AgentKind {
+    /// The name used on the command line and in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Builtin => "builtin",
+            Self::Claude => "claude",
+            Self::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AgentKind {
+    type Err = AgentError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "builtin" => Ok(Self::Builtin),
+            "claude" => Ok(Self::Claude),
+            "gemini" => Ok(Self::Gemini),
+            _ => Err(AgentError::UnknownAgent(s.to_owned())),
+        }
+    }
+}
+
+/// How to start and watch an external agent, e.g.
+/// `{"agent": {"kind": "claude", "permission_mode": "acceptEdits", "context_window": 200000}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The agent `context-pilot run` uses when neither `--agent` nor the workflow says.
+    pub kind: Option<AgentKind>,
+    /// The binary to run instead of `claude` / `gemini` from `PATH`. Taken from the project's
+    /// config only when the project is trusted (it is a command to run).
+    pub command: Option<String>,
+    /// Claude Code's `--permission-mode` (default `acceptEdits`); Gemini CLI's
+    /// `--approval-mode` (default `yolo`, as a headless run cannot ask).
+    pub permission_mode: Option<String>,
+    /// More tools to allow without asking (Claude Code `--allowedTools`), e.g. `["Bash"]`.
+    /// Context Pilot's MCP tools are always allowed.
+    pub allowed_tools: Vec<String>,
+    /// The model (`--model`); the agent's default when unset.
+    pub model: Option<String>,
+    /// The model's context window in tokens, when the model table and the agent do not know
+    /// it (or to restart earlier).
+    pub context_window: Option<u64>,
+    /// Seconds a stopped agent gets to exit after SIGINT before its process group is killed.
+    pub stop_grace_secs: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            kind: None,
+            command: None,
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            model: None,
+            context_window: None,
+            stop_grace_secs: 10,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// Reads the section (defaults when absent). A `command` from an untrusted project is
+    /// dropped with a warning: a cloned repository must not choose what runs.
+    pub fn load(project: &Project) -> Result<Self, AgentError> {
+        let mut config: Self = project.config().section(AGENT_CONFIG_KEY)?;
+        if config.command.is_some() && !project.is_trusted() {
+            tracing::warn!(
+                "ignoring agent.command from an untrusted project; run `context-pilot trust` to use it"
+            );
+            config.command = None;
+        }
+        Ok(config)
+    }
+
+    /// The grace period after SIGINT.
+    pub fn stop_grace(&self) -> Duration {
+        Duration::from_secs(self.stop_grace_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_parse_from_names_and_reject_others() {
+        assert_eq!("Claude".parse::<AgentKind>().unwrap(), AgentKind::Claude);
+        assert_eq!("gemini".parse::<AgentKind>().unwrap(), AgentKind::Gemini);
+        assert_eq!("builtin".parse::<AgentKind>().unwrap(), AgentKind::Builtin);
+        let err = "codex".parse::<AgentKind>().unwrap_err().to_string();
+        assert!(err.contains("builtin, claude, gemini"), "{err}");
+    }
+
+    #[test]
+    fn section_reads_with_defaults_and_rejects_unknown_keys() {
+        let config: AgentConfig =
+            serde_json::from_value(serde_json::json!({"kind": "claude", "context_window": 1000}))
+                .unwrap();
+        assert_eq!(config.kind, Some(AgentKind::Claude));
+        assert_eq!(config.context_window, Some(1000));
+        assert_eq!(config.stop_grace_secs, 10);
+        assert!(serde_json::from_value::<AgentConfig>(serde_json::json!({"kinds": "x"})).is_err());
+    }
+}

@@ -1,0 +1,233 @@
+//! Drives one invocation of an agent CLI: reads its stream, reports usage and tool calls to
+//! the restart loop's [`SessionControl`], and stops it at a tool boundary when asked.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cp_mod_checkpoint::{SessionControl, SessionEnd, ToolRecord};
+
+use crate::item::{Item, input_paths};
+use crate::process::{AgentProcess, Next};
+use crate::progress::{AgentEvent, Progress, shorten};
+
+/// How often the driver looks at the stop flag while the agent is quiet.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Where the context window of the current model comes from, in order: config, the model
+/// table, what the agent reported at the end of an earlier run.
+#[derive(Debug, Clone, Default)]
+pub struct WindowSource {
+    /// `agent.context_window` from config.
+    pub configured: Option<u64>,
+    /// The model table of the agent (`model name → window`).
+    pub table: Option<fn(&str) -> Option<u64>>,
+    /// The window the agent reported in an earlier result.
+    pub reported: Option<u64>,
+}
+
+impl WindowSource {
+    /// The window for `model`, if anything knows it.
+    pub fn window(&self, model: Option<&str>) -> Option<u64> {
+        self.configured
+            .or_else(|| model.and_then(|m| self.table.and_then(|table| table(m))))
+            .or(self.reported)
+    }
+}
+
+/// One invocation to drive.
+pub struct Invocation<'a> {
+    /// The started agent.
+    pub process: AgentProcess,
+    /// Parses one stdout line of this agent.
+    pub parse: fn(&str) -> Vec<Item>,
+    /// The agent's name for messages.
+    pub agent: &'static str,
+    /// Where usage and tool calls are reported; `None` for the handoff turn (it must not
+    /// count towards the thresholds or the tool history).
+    pub control: Option<&'a SessionControl>,
+    /// The context window.
+    pub window: &'a WindowSource,
+    /// The project root, to make tool paths relative.
+    pub root: &'a Path,
+    /// Time the agent gets to exit after SIGINT.
+    pub grace: Duration,
+}
+
+/// What an invocation gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// How it ended.
+    pub end: SessionEnd,
+    /// The session id the agent reported.
+    pub session_id: Option<String>,
+    /// The window the agent reported in its result.
+    pub reported_window: Option<u64>,
+}
+
+/// The driver's state while the stream runs.
+#[derive(Default)]
+struct Watch {
+    seen_messages: HashSet<String>,
+    in_flight: HashSet<String>,
+    /// True right after the last tool call in flight finished (a safe point to stop).
+    at_boundary: bool,
+    stopping_since: Option<Instant>,
+    result: Option<(bool, String)>,
+    session_id: Option<String>,
+    model: Option<String>,
+    reported_window: Option<u64>,
+}
+
+/// Runs `inv` to its end, reporting each event to `progress`.
+pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
+    let mut watch = Watch::default();
+    loop {
+        match inv.process.next_line(POLL) {
+            Next::Line(line) => {
+                for item in (inv.parse)(&line) {
+                    handle(&inv, &mut watch, item, progress);
+                }
+            }
+            Next::Idle => {}
+            Next::Closed => break,
+        }
+        let stop = inv.control.is_some_and(SessionControl::stop_requested);
+        if stop && watch.at_boundary && watch.stopping_since.is_none() {
+            tracing::info!(
+                agent = inv.agent,
+                "interrupting the agent after its tool call"
+            );
+            progress(&AgentEvent::Stopping);
+            inv.process.interrupt();
+            watch.stopping_since = Some(Instant::now());
+        }
+        if watch
+            .stopping_since
+            .is_some_and(|since| since.elapsed() >= inv.grace)
+        {
+            tracing::warn!(
+                agent = inv.agent,
+                "the agent ignored SIGINT; ending its process group"
+            );
+            break;
+        }
+    }
+    let grace = if watch.stopping_since.is_some() {
+        Duration::ZERO
+    } else {
+        inv.grace
+    };
+    let status = inv.process.finish(grace);
+    let end = match (&watch.stopping_since, watch.result.take()) {
+        (Some(_), _) => SessionEnd::Stopped,
+        (None, Some((true, _))) => SessionEnd::Completed,
+        (None, Some((false, message))) => {
+            SessionEnd::Failed(format!("{} reported an error: {message}", inv.agent))
+        }
+        (None, None) => SessionEnd::Failed(format!(
+            "{} exited ({}) before finishing its turn: {}",
+            inv.agent,
+            status.map_or_else(|| "killed".to_owned(), |s| s.to_string()),
+            shorten(inv.process.stderr_tail().trim(), 2000)
+        )),
+    };
+    Outcome {
+        end,
+        session_id: watch.session_id,
+        reported_window: watch.reported_window,
+    }
+}
+
+fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+    match item {
+        Item::Init { session_id, model } => {
+            progress(&AgentEvent::SessionStarted {
+                session_id: session_id.clone(),
+            });
+            watch.session_id = Some(session_id);
+            watch.model = model.or(watch.model.take());
+        }
+        Item::Usage {
+            message_id,
+            prompt_tokens,
+            model,
+        } => {
+            watch.at_boundary = false;
+            if let Some(id) = message_id
+                && !watch.seen_messages.insert(id)
+            {
+                return;
+            }
+            if model.is_some() {
+                watch.model = model;
+            }
+            let window = inv.window.window(watch.model.as_deref());
+            if let Some(control) = inv.control {
+                control.record_usage(prompt_tokens, window.unwrap_or(0));
+            }
+            progress(&AgentEvent::Usage {
+                prompt_tokens,
+                window,
+            });
+        }
+        Item::Text(text) => {
+            watch.at_boundary = false;
+            progress(&AgentEvent::Text(text));
+        }
+        Item::ToolUse { id, name, input } => {
+            watch.at_boundary = false;
+            // Claude Code repeats a message's event per content block; a call still in flight
+            // is the same call. (Ids may repeat across responses: Gemini's `call_0`.)
+            if !watch.in_flight.insert(id.clone()) {
+                return;
+            }
+            progress(&AgentEvent::ToolCall {
+                name: name.clone(),
+                summary: shorten(&input.to_string(), 100),
+            });
+            if let Some(control) = inv.control {
+                let paths = input_paths(&input)
+                    .into_iter()
+                    .map(|p| relative(inv.root, &p));
+                control.record_tool_call(ToolRecord::new(name, paths));
+            }
+        }
+        Item::ToolResult { id, is_error, text } => {
+            watch.in_flight.remove(&id);
+            watch.at_boundary = watch.in_flight.is_empty();
+            progress(&AgentEvent::ToolResult {
+                is_error,
+                summary: shorten(text.lines().next().unwrap_or(""), 100),
+            });
+        }
+        Item::Compacted => {
+            progress(&AgentEvent::Compacted);
+            // Compaction happens between requests, with no tool in flight.
+            watch.at_boundary = watch.in_flight.is_empty();
+            if let Some(control) = inv.control {
+                // Compaction means the window was full: a breach of the context threshold.
+                match inv.window.window(watch.model.as_deref()) {
+                    Some(window) => control.record_usage(window, window),
+                    None => control.request_stop(),
+                }
+            }
+        }
+        Item::Hook { event, summary } => progress(&AgentEvent::Hook { event, summary }),
+        Item::Result {
+            ok,
+            message,
+            window,
+        } => {
+            watch.reported_window = window.or(watch.reported_window);
+            watch.result = Some((ok, message));
+        }
+    }
+}
+
+/// `path` relative to `root` when it lies beneath it.
+fn relative(root: &Path, path: &str) -> String {
+    Path::new(path)
+        .strip_prefix(root)
+        .map_or_else(|_| path.to_owned(), |p| p.display().to_string())
+}

@@ -1,0 +1,6 @@
+//! Gemini CLI: its stream format and its runner.
+
+mod runner;
+mod stream;
+
+pub use runner::GeminiRunner;

@@ -1,0 +1,172 @@
+//! [`GeminiRunner`]: the restart loop's [`SessionRunner`] over `gemini -p`.
+
+use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
+use serde_json::{Value, json};
+
+use super::stream::parse_line;
+use crate::binary::{AgentBinary, GEMINI};
+use crate::drive::WindowSource;
+use crate::progress::Progress;
+use crate::session::CliSession;
+use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
+use crate::{AgentConfig, AgentError};
+
+/// Gemini CLI reads this file as its *system* settings, which override user and project
+/// settings: the wiring reaches Gemini CLI without touching the project's `.gemini/`.
+const SYSTEM_SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+const SESSION_SETTINGS: &str = "session.json";
+const HANDOFF_SETTINGS: &str = "handoff.json";
+
+/// Runs restart-loop sessions as `gemini -p` invocations.
+///
+/// - A fresh session gets a new `--session-id`; only the handoff turn uses `--resume`, with
+///   only Context Pilot's `Checkpoint_handoff` offered from the MCP server, no hooks, and the
+///   default approval mode (so no edit or shell runs unasked).
+/// - MCP and hooks go through a system-settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) in
+///   a private directory of the user (Gemini CLI refuses one below `/tmp`). It also turns
+///   folder trust off for the non-interactive run and selects API-key auth when
+///   `GEMINI_API_KEY` is set.
+/// - Gemini CLI reports token totals only at the end of a run, so only the tool-call
+///   threshold applies.
+pub struct GeminiRunner {
+    session: CliSession,
+}
+
+impl GeminiRunner {
+    /// Locates `gemini` (config `agent.command`, else `PATH`), checks its version and writes
+    /// the settings files.
+    pub fn new(
+        config: AgentConfig,
+        spec: WiringSpec,
+        progress: Progress,
+    ) -> Result<Self, AgentError> {
+        let binary = GEMINI.locate(config.command.as_deref())?;
+        tracing::info!(path = %binary.path.display(), version = %binary.version, "using Gemini CLI");
+        let api_key = std::env::var_os("GEMINI_API_KEY").is_some();
+        let session = settings(&spec, Some(&spec.hook_settings), None, api_key);
+        let handoff = settings(&spec, None, Some("Checkpoint_handoff"), api_key);
+        let wiring =
+            Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
+        Ok(Self {
+            session: CliSession {
+                cli: GEMINI,
+                parse: parse_line,
+                binary,
+                config,
+                spec,
+                wiring,
+                window: WindowSource::default(),
+                progress,
+                session_id: None,
+                env: Vec::new(),
+            },
+        })
+    }
+
+    /// Adds an environment variable for every invocation (e.g. `GOOGLE_GEMINI_BASE_URL`).
+    #[must_use]
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.session.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// The binary and its version.
+    pub fn binary(&self) -> &AgentBinary {
+        &self.session.binary
+    }
+
+    fn command(&self, prompt: &str, settings: &str) -> std::process::Command {
+        let mut command = self.session.command(prompt);
+        command
+            .args(["--output-format", "stream-json"])
+            .env(SYSTEM_SETTINGS_ENV, self.session.wiring.path(settings))
+            // Gemini CLI re-executes itself with more memory by default; the child would
+            // escape the process we watch.
+            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+        command
+    }
+}
+
+/// The system settings of one kind of invocation: the MCP server (only `only_tool` of it
+/// when given), the hooks when given, folder trust off, and API-key auth when a key is set.
+fn settings(
+    spec: &WiringSpec,
+    hooks: Option<&Value>,
+    only_tool: Option<&str>,
+    api_key: bool,
+) -> Value {
+    let mut server = spec.mcp_server();
+    if let Some(tool) = only_tool {
+        server["includeTools"] = json!([tool]);
+        server["trust"] = json!(true);
+    }
+    let mut doc = json!({
+        "mcpServers": {MCP_SERVER: server},
+        "security": {"folderTrust": {"enabled": false}},
+    });
+    if api_key {
+        doc["security"]["auth"] = json!({"selectedType": "gemini-api-key"});
+    }
+    if let Some(Value::Object(hooks)) = hooks {
+        for (key, value) in hooks {
+            doc[key] = value.clone();
+        }
+    }
+    doc
+}
+
+impl SessionRunner for GeminiRunner {
+    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+        let session_id = self.session.new_session_id();
+        let mode = self
+            .session
+            .config
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "yolo".to_owned());
+        let mut command = self.command(prompt, SESSION_SETTINGS);
+        command.args(["--session-id", &session_id, "--approval-mode", &mode]);
+        self.session.run(command, control)
+    }
+
+    fn request_handoff(
+        &mut self,
+        request: &str,
+        _control: &SessionControl,
+    ) -> Result<Option<Handoff>, RunnerError> {
+        let session_id = self.session.resume_id()?;
+        let mut command = self.command(request, HANDOFF_SETTINGS);
+        command.args(["--resume", &session_id, "--approval-mode", "default"]);
+        self.session.handoff(command)?;
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handoff_settings_offer_only_the_handoff_tool_and_no_hooks() {
+        let spec = WiringSpec {
+            program: "context-pilot".into(),
+            root: "/p".into(),
+            worker: cp_base::WorkerId::default(),
+            hook_settings: json!({"hooks": {"AfterAgent": []}}),
+        };
+        let session = settings(&spec, Some(&spec.hook_settings), None, true);
+        assert!(session["hooks"]["AfterAgent"].is_array());
+        assert_eq!(
+            session["security"]["auth"]["selectedType"],
+            "gemini-api-key"
+        );
+        assert_eq!(session["security"]["folderTrust"]["enabled"], false);
+        let handoff = settings(&spec, None, Some("Checkpoint_handoff"), false);
+        assert!(handoff.get("hooks").is_none());
+        assert_eq!(
+            handoff["mcpServers"][MCP_SERVER]["includeTools"],
+            json!(["Checkpoint_handoff"])
+        );
+        assert!(handoff["security"].get("auth").is_none());
+    }
+}

@@ -1,0 +1,276 @@
+//! One agent CLI process: its own process group, killed with the host (`PR_SET_PDEATHSIG`),
+//! its stdout read line by line on a thread, and a stop that always leaves nothing behind.
+
+use std::collections::VecDeque;
+use std::io::{BufRead as _, BufReader};
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::AgentError;
+
+/// Lines of the agent's stderr kept for error messages.
+const STDERR_TAIL: usize = 20;
+/// How long reading the rest of a finished agent's stderr may take.
+const STDERR_SETTLE: Duration = Duration::from_secs(2);
+/// How long the group gets after SIGTERM (and after SIGKILL) when the agent is ended.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// What reading the next line of the agent's stdout gave.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// A line (without its newline).
+    Line(String),
+    /// Nothing arrived within the timeout.
+    Idle,
+    /// The agent closed its stdout.
+    Closed,
+}
+
+/// A running agent CLI.
+#[derive(Debug)]
+pub struct AgentProcess {
+    child: Child,
+    path: PathBuf,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Set by the stderr reader when the pipe closed.
+    stderr_done: Arc<AtomicBool>,
+    reaped: Option<ExitStatus>,
+    /// Set once the group was ended (by [`AgentProcess::finish`]).
+    finished: bool,
+}
+
+impl AgentProcess {
+    /// Starts `command` in a new process group, with stdin closed and stdout/stderr read.
+    ///
+    /// The child gets `PR_SET_PDEATHSIG` = SIGKILL, so it dies with the thread that started
+    /// it (the host's main thread) even when the host is killed outright. Call this from the
+    /// thread that lives as long as the run.
+    pub fn spawn(mut command: Command, path: PathBuf) -> Result<Self, AgentError> {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: the closure only calls `prctl` and `getppid`, which are async-signal-safe,
+        // as `pre_exec` requires between fork and exec in a multi-threaded process.
+        let parent = std::process::id();
+        unsafe {
+            command.pre_exec(move || die_with_parent(parent));
+        }
+        let mut child = command.spawn().map_err(|source| AgentError::Spawn {
+            path: path.clone(),
+            source,
+        })?;
+        let (tx, lines) = channel();
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        // The readers are not joined: a process that inherited the pipes could keep them
+        // open; each thread ends when its pipe closes or its receiver is gone.
+        if let Some(out) = child.stdout.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let stderr_done = Arc::new(AtomicBool::new(false));
+        if let Some(err) = child.stderr.take() {
+            let tail = Arc::clone(&stderr);
+            let done = Arc::clone(&stderr_done);
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines() {
+                    let Ok(line) = line else { break };
+                    tracing::debug!(target: "agent_stderr", "{line}");
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    if tail.len() == STDERR_TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+                done.store(true, Ordering::SeqCst);
+            });
+        } else {
+            stderr_done.store(true, Ordering::SeqCst);
+        }
+        Ok(Self {
+            child,
+            path,
+            lines,
+            stderr,
+            stderr_done,
+            reaped: None,
+            finished: false,
+        })
+    }
+
+    /// The next stdout line, waiting at most `timeout`.
+    pub fn next_line(&self, timeout: Duration) -> Next {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => Next::Line(line),
+            Err(RecvTimeoutError::Timeout) => Next::Idle,
+            Err(RecvTimeoutError::Disconnected) => Next::Closed,
+        }
+    }
+
+    /// Asks the agent to stop as a person pressing Ctrl-C would (SIGINT to the agent only).
+    pub fn interrupt(&self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: `kill` has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, libc::SIGINT);
+            }
+        }
+    }
+
+    /// The last lines the agent wrote to stderr. After [`finish`](Self::finish) it waits
+    /// up to [`STDERR_SETTLE`] for the reader to reach the end of the pipe.
+    pub fn stderr_tail(&self) -> String {
+        let deadline = Instant::now() + STDERR_SETTLE;
+        while self.finished && !self.stderr_done.load(Ordering::SeqCst) && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits up to `grace` for the agent to exit, then ends its whole process group (its MCP
+    /// servers and hooks included) and reaps it. Returns the agent's exit status when it
+    /// exited by itself.
+    pub fn finish(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + grace;
+        while self.reaped.is_none() && Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(status)) => self.reaped = Some(status),
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => {
+                    tracing::warn!("waiting for {}: {e}", self.path.display());
+                    break;
+                }
+            }
+        }
+        let status = self.reaped;
+        self.end_group();
+        status
+    }
+
+    /// Ends the agent's process group: SIGTERM, up to [`KILL_GRACE`], then SIGKILL; reaps the
+    /// agent. Only the group is signalled, never a console server that a hook or the MCP
+    /// server started: it runs in a session of its own (and may serve other clients).
+    fn end_group(&mut self) {
+        self.finished = true;
+        let Ok(pgid) = i32::try_from(self.child.id()) else {
+            return;
+        };
+        for (signal, limit) in [(libc::SIGTERM, KILL_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+            let deadline = Instant::now() + limit;
+            // SAFETY: `killpg` has no memory-safety preconditions.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+            loop {
+                if self.reaped.is_none() {
+                    self.reaped = self.child.try_wait().ok().flatten();
+                }
+                if self.reaped.is_some() && !group_alive(pgid) {
+                    return;
+                }
+                if Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        tracing::warn!(pgid, "some agent processes survived SIGKILL");
+    }
+}
+
+/// Whether any process of group `pgid` is left (zombies waiting for init count briefly).
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    let found = unsafe { libc::killpg(pgid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.end_group();
+        }
+    }
+}
+
+/// In the child: die with the parent; fail the spawn if the parent is already gone.
+fn die_with_parent(parent: u32) -> std::io::Result<()> {
+    // SAFETY: `prctl(PR_SET_PDEATHSIG)` and `getppid` touch no memory of ours.
+    let (set, ppid) = unsafe {
+        (
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL),
+            libc::getppid(),
+        )
+    };
+    if set != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if u32::try_from(ppid).ok() != Some(parent) {
+        return Err(std::io::Error::other(
+            "the host exited before the agent started",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> AgentProcess {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        AgentProcess::spawn(command, PathBuf::from("sh")).unwrap()
+    }
+
+    #[test]
+    fn lines_arrive_in_order_then_the_stream_closes() {
+        let mut p = sh("echo one; echo two >&2; echo three");
+        let limit = Duration::from_secs(60);
+        assert_eq!(p.next_line(limit), Next::Line("one".into()));
+        assert_eq!(p.next_line(limit), Next::Line("three".into()));
+        assert_eq!(p.next_line(limit), Next::Closed);
+        assert!(p.finish(limit).is_some_and(|s| s.success()));
+        assert_eq!(p.stderr_tail(), "two");
+    }
+
+    #[test]
+    fn an_agent_ignoring_sigint_is_killed_with_its_children_after_the_grace() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let script = format!(
+            "trap '' INT; sleep 300 & echo $! > {}; echo ready; wait",
+            pidfile.display()
+        );
+        let mut p = sh(&script);
+        assert_eq!(
+            p.next_line(Duration::from_secs(60)),
+            Next::Line("ready".into())
+        );
+        p.interrupt();
+        assert_eq!(p.finish(Duration::from_millis(200)), None);
+        let child: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The background `sleep` was in the agent's group: it is gone (or a zombie of init).
+        let state = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z"), "{state}");
+    }
+}

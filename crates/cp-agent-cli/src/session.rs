@@ -1,0 +1,120 @@
+//! What both runners share: the located binary, the wiring, the window source, the progress
+//! sink, the current session id, and running one invocation through the driver.
+
+use std::process::Command;
+
+use cp_base::WORKER_ENV;
+use cp_mod_checkpoint::{RunnerError, SessionControl, SessionEnd};
+
+use crate::binary::{AgentBinary, AgentCli};
+use crate::drive::{Invocation, WindowSource, drive};
+use crate::item::Item;
+use crate::process::AgentProcess;
+use crate::progress::Progress;
+use crate::wiring::{Wiring, WiringSpec};
+use crate::{AgentConfig, AgentError};
+
+/// One agent CLI's state across the sessions of a run.
+pub struct CliSession {
+    /// Which CLI.
+    pub cli: AgentCli,
+    /// Its parser.
+    pub parse: fn(&str) -> Vec<Item>,
+    /// The located binary.
+    pub binary: AgentBinary,
+    /// The `"agent"` config.
+    pub config: AgentConfig,
+    /// Project, worker and hooks.
+    pub spec: WiringSpec,
+    /// The per-run settings files.
+    pub wiring: Wiring,
+    /// Where the context window comes from.
+    pub window: WindowSource,
+    /// Where events go.
+    pub progress: Progress,
+    /// The latest fresh session's id.
+    pub session_id: Option<String>,
+    /// Extra environment for every invocation.
+    pub env: Vec<(String, String)>,
+}
+
+impl CliSession {
+    /// `binary -p PROMPT` in the project, as the run's worker, with the extra environment
+    /// and the configured model.
+    pub fn command(&self, prompt: &str) -> Command {
+        let mut command = Command::new(&self.binary.path);
+        // A prompt starting with `-` would be read as an option.
+        let prompt = if prompt.starts_with('-') {
+            format!(" {prompt}")
+        } else {
+            prompt.to_owned()
+        };
+        command
+            .arg("-p")
+            .arg(prompt)
+            .current_dir(&self.spec.root)
+            .env(WORKER_ENV, self.spec.worker.as_str())
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(model) = &self.config.model {
+            command.args(["--model", model]);
+        }
+        command
+    }
+
+    /// A new id for a fresh session, remembered for the handoff turn.
+    pub fn new_session_id(&mut self) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.session_id = Some(id.clone());
+        id
+    }
+
+    /// The session the handoff turn resumes.
+    pub fn resume_id(&self) -> Result<String, RunnerError> {
+        self.session_id
+            .clone()
+            .ok_or_else(|| RunnerError::new(format!("no {} session to resume", self.cli.name)))
+    }
+
+    /// Runs `command` to its end; `control` is `None` for the handoff turn.
+    pub fn invoke(
+        &mut self,
+        command: Command,
+        control: Option<&SessionControl>,
+    ) -> Result<SessionEnd, AgentError> {
+        let process = AgentProcess::spawn(command, self.binary.path.clone())?;
+        let outcome = drive(
+            Invocation {
+                process,
+                parse: self.parse,
+                agent: self.cli.name,
+                control,
+                window: &self.window,
+                root: &self.spec.root,
+                grace: self.config.stop_grace(),
+            },
+            &mut self.progress,
+        );
+        if outcome.reported_window.is_some() {
+            self.window.reported = outcome.reported_window;
+        }
+        Ok(outcome.end)
+    }
+
+    /// A fresh session's end, a failure to start included.
+    pub fn run(&mut self, command: Command, control: &SessionControl) -> SessionEnd {
+        self.invoke(command, Some(control))
+            .unwrap_or_else(|e| SessionEnd::Failed(e.to_string()))
+    }
+
+    /// The handoff turn: `Ok` unless the agent failed.
+    pub fn handoff(&mut self, command: Command) -> Result<(), RunnerError> {
+        match self.invoke(command, None) {
+            Ok(SessionEnd::Failed(why)) => Err(RunnerError::new(why)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(RunnerError::with_source(
+                format!("the {} handoff turn could not run: {e}", self.cli.name),
+                e,
+            )),
+        }
+    }
+}

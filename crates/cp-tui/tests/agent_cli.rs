@@ -1,0 +1,537 @@
+//! End to end: `context-pilot run --agent claude|gemini` drives the REAL Claude Code and
+//! Gemini CLI (installed by `scripts/install-agents.sh` under `target/agents/`) against the
+//! scripted LLM server, with smart restarts measured from the agent's own stream (issue 18).
+//!
+//! The scripted conversation is mostly a queue. Two kinds of request are answered by content
+//! instead, because their timing is not the test's to choose: the request the agent may send
+//! right after the tool that crossed the threshold (it is interrupted there; the reply stalls
+//! so nothing is consumed), and the handoff turn of the resumed session.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cp_e2e::{
+    LlmServer, RecordedRequest, Reply, Turn, anthropic, binary_path, gemini, git, git_repo,
+};
+use serde_json::{Value, json};
+
+/// Generous: every session starts node, loads the CLI and runs hooks that run git.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+/// How long a killed agent may take to disappear from `/proc`.
+const GONE_LIMIT: Duration = Duration::from_secs(60);
+/// The text of the handoff request (`cp_mod_checkpoint::HANDOFF_REQUEST`).
+const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
+/// Tool ids of the calls that cross a threshold.
+const STOP_TOOL: &str = "toolu_stop";
+const TASK: &str = "PHASE-TASK: add src/a.sh, then src/b.sh.";
+
+fn agents_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
+    assert!(
+        bin.join("claude").exists() && bin.join("gemini").exists(),
+        "{} is missing the agent CLIs: run scripts/install-agents.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// A committed project with a one-phase workflow; the checkpoint blocks once and runs no
+/// tests; the agent section is `agent`.
+fn project(agent: &Value) -> (tempfile::TempDir, PathBuf) {
+    let repo = git_repo();
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    std::fs::write(root.join("app.sh"), "echo v1\n").unwrap();
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({"checkpoint": {"max_blocks": 1, "tests": {"command": ""}}, "agent": agent})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        format!("name: wf\nphases:\n  - id: build\n    prompt: \"{TASK}\"\n"),
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    (repo, root)
+}
+
+/// `context-pilot run wf.yaml --headless [--agent AGENT] EXTRA…` with the agents on `PATH`.
+fn run_command(root: &Path, home: &Path, agent: &str, extra: &[&str]) -> Command {
+    let path = format!(
+        "{}:{}",
+        agents_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new(binary_path());
+    command
+        .args(["run", ".context-pilot/workflows/wf.yaml", "--headless"])
+        .args(if agent.is_empty() {
+            Vec::new()
+        } else {
+            vec!["--agent", agent]
+        })
+        .args(extra)
+        .current_dir(root)
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env_remove("CP_WORKER")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn wait_output(mut child: Child) -> Output {
+    let deadline = Instant::now() + RUN_LIMIT;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "context-pilot run took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Processes still running with `root` as their working directory whose command line names
+/// `name` (the agent CLI).
+fn agent_processes(root: &Path, name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+fn assert_no_agent_left(root: &Path, name: &str) {
+    let deadline = Instant::now() + GONE_LIMIT;
+    loop {
+        let left = agent_processes(root, name);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} processes left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The last message of an Anthropic request holds a tool result for an id starting with
+/// `prefix`.
+fn last_has_tool_result(request: &RecordedRequest, prefix: &str) -> bool {
+    request.body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_array())
+        .is_some_and(|blocks| {
+            blocks.iter().any(|b| {
+                b["type"] == "tool_result"
+                    && b["tool_use_id"]
+                        .as_str()
+                        .is_some_and(|id| id.starts_with(prefix))
+            })
+        })
+}
+
+/// What the scripted model does in the handoff turn.
+#[derive(Clone, Copy)]
+enum HandoffTurn {
+    /// Calls `Checkpoint_handoff`.
+    Gives,
+    /// Only answers in text.
+    Refuses,
+}
+
+const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",
+    "completed": [{"file": "src/a.sh", "status": "done"}],
+    "remaining": [{"file": "src/b.sh", "description": "HANDOFF-REMAINING write src/b.sh"}],
+    "files_modified": ["src/a.sh"]}"#;
+
+fn claude_server(handoff: HandoffTurn) -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(move |request| {
+        if let Some(reply) = anthropic::side_reply(request) {
+            return Some(reply);
+        }
+        if request.raw_body.contains(HANDOFF_MARK) {
+            if last_has_tool_result(request, "toolu_handoff") {
+                return Some(anthropic::text_turn("Handoff submitted."));
+            }
+            return Some(match handoff {
+                HandoffTurn::Gives => anthropic::tool_use_turn(&[(
+                    "toolu_handoff1",
+                    "mcp__context-pilot__Checkpoint_handoff",
+                    HANDOFF_ARGS,
+                )]),
+                HandoffTurn::Refuses => anthropic::text_turn("I would rather not."),
+            });
+        }
+        // The agent is being interrupted after the tool that crossed the threshold.
+        last_has_tool_result(request, STOP_TOOL).then(|| Reply::sse_chunks(Vec::new()).then_stall())
+    });
+    server
+}
+
+/// A scripted turn that writes `path` while reporting `tokens` prompt tokens (split over
+/// input, cache creation and cache read, as Claude Code's requests are).
+fn write_turn(root: &Path, id: &str, path: &str, tokens: u64) -> Reply {
+    let args = json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
+    anthropic::reply(
+        &Turn::tool_calls(&[(id, "Write", &args)])
+            .with_usage(tokens / 10, tokens / 2, 20)
+            .with_cache_creation(tokens - tokens / 10 - tokens / 2),
+    )
+}
+
+fn claude_run(root: &Path, server: &LlmServer, extra: &[&str]) -> (Output, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    let child = run_command(root, home.path(), "claude", extra)
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
+        .spawn()
+        .unwrap();
+    (wait_output(child), home)
+}
+
+/// A window of 20,000 tokens (from config), so 19,000 is 95 % and Claude Code's own
+/// auto-compaction (it assumes 200,000) stays out of the way.
+fn claude_config() -> Value {
+    json!({"context_window": 20_000, "model": "claude-sonnet-4-5", "stop_grace_secs": 20})
+}
+
+#[test]
+fn claude_code_restarts_after_the_write_with_a_handoff_and_finishes_the_phase() {
+    let (_repo, root) = project(&claude_config());
+    let server = claude_server(HandoffTurn::Gives);
+    // Session 1: writes src/a.sh at 95 % of the window.
+    server.push(write_turn(&root, "toolu_stop1", "src/a.sh", 19_000));
+    // Session 2: writes src/b.sh, says done, is blocked once by the stop checkpoint, done.
+    server.push(write_turn(&root, "toolu_b", "src/b.sh", 3_000));
+    server.push(anthropic::text_turn("Done."));
+    server.push(anthropic::text_turn("Verified and done."));
+
+    let (out, _home) = claude_run(&root, &server, &[]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "stdout:\n{stdout}");
+
+    // Claude Code offered Context Pilot's MCP tools to the model.
+    assert!(
+        requests[0]
+            .raw_body
+            .contains("mcp__context-pilot__File_edit"),
+        "no Context Pilot MCP tools offered"
+    );
+    // Context use per request, and the stop after the write.
+    assert!(
+        stdout.contains("context 95.0% (19000/20000 tokens)"),
+        "{stdout}"
+    );
+    assert!(std::fs::read_to_string(root.join("src/a.sh")).is_ok());
+    // The handoff was taken in the resumed session and saved by `context-pilot mcp`.
+    let handoff_turns: Vec<_> = server
+        .side_requests()
+        .into_iter()
+        .filter(|r| r.raw_body.contains(HANDOFF_MARK))
+        .collect();
+    assert!(!handoff_turns.is_empty(), "no handoff turn");
+    assert!(
+        handoff_turns[0].raw_body.contains(TASK),
+        "the handoff turn did not resume the session"
+    );
+    assert!(stdout.contains("handoff received"), "{stdout}");
+    // Committed, and a fresh session with the handoff and the task.
+    let log = git(&root, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase build"),
+        "{log}"
+    );
+    assert!(log.contains("phase build completed"), "{log}");
+    let fresh = &requests[1];
+    assert!(
+        fresh.raw_body.contains("HANDOFF-REMAINING"),
+        "handoff missing"
+    );
+    assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert!(
+        !fresh.raw_body.contains("toolu_stop1"),
+        "the fresh session carries the old conversation"
+    );
+    let sessions: Vec<_> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("… session "))
+        .collect();
+    assert!(sessions.len() >= 3, "{stdout}");
+    assert_ne!(sessions[0], sessions.last().copied().unwrap_or_default());
+    // The stop hook's checkpoint reached the model, and the person saw its verdict.
+    assert!(
+        stdout.contains("Stop hook: blocked: Checkpoint: verify"),
+        "{stdout}"
+    );
+    assert!(
+        requests[3].raw_body.contains("Checkpoint: verify"),
+        "{}",
+        requests[3].raw_body
+    );
+    assert_no_agent_left(&root, "claude");
+}
+
+#[test]
+fn claude_code_without_a_handoff_falls_back_to_one_from_git() {
+    let (_repo, root) = project(&claude_config());
+    let server = claude_server(HandoffTurn::Refuses);
+    server.push(write_turn(&root, "toolu_stop1", "src/a.sh", 19_000));
+    server.push(anthropic::text_turn("Done."));
+    server.push(anthropic::text_turn("Done, really."));
+
+    let (out, _home) = claude_run(&root, &server, &[]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("no handoff from the agent"), "{stdout}");
+    let fresh = &server.requests()[1];
+    assert!(
+        fresh.raw_body.contains("src/a.sh"),
+        "the fallback names the written file"
+    );
+    assert!(fresh.raw_body.contains(TASK));
+    assert_no_agent_left(&root, "claude");
+}
+
+#[test]
+fn claude_code_past_max_restarts_fails_with_a_clear_error() {
+    let (_repo, root) = project(&claude_config());
+    let server = claude_server(HandoffTurn::Gives);
+    server.push(write_turn(&root, "toolu_stop1", "src/a.sh", 19_000));
+    server.push(write_turn(&root, "toolu_stop2", "src/b.sh", 19_500));
+
+    let (out, _home) = claude_run(&root, &server, &["--max-restarts", "1"]);
+    let stdout = text(&out.stdout);
+    let all = format!("{stdout}\n{}", text(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("hit the context limit 2 times"), "{all}");
+    assert_no_agent_left(&root, "claude");
+}
+
+/// Starts `context-pilot run --agent claude` whose model never answers, waits until Claude
+/// Code is running, signals the run's process group with `signal`, and checks that no
+/// `claude` process survives.
+fn signal_run_while_claude_works(signal: i32) {
+    let (_repo, root) = project(&claude_config());
+    let server = claude_server(HandoffTurn::Gives);
+    server.push(Reply::sse_chunks(Vec::new()).then_stall());
+    let home = tempfile::tempdir().unwrap();
+    let mut command = run_command(&root, home.path(), "claude", &[]);
+    command
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-scripted");
+    // Its own process group, as a shell gives a foreground job; Ctrl-C signals that group.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command.spawn().unwrap();
+    let started = server.wait_for_requests(1, RUN_LIMIT);
+    assert_eq!(started.len(), 1, "Claude Code never asked the model");
+    assert!(!agent_processes(&root, "claude").is_empty());
+    let group = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling a process group we started.
+    unsafe {
+        libc::kill(-group, signal);
+    }
+    let out = wait_output(child);
+    assert_ne!(out.status.code(), Some(0));
+    assert_no_agent_left(&root, "claude");
+}
+
+#[test]
+fn ctrl_c_of_run_leaves_no_claude_process() {
+    signal_run_while_claude_works(libc::SIGINT);
+}
+
+#[test]
+fn a_crashed_run_leaves_no_claude_process() {
+    // SIGKILL: the host gets no chance to clean up; the agent dies with it.
+    signal_run_while_claude_works(libc::SIGKILL);
+}
+
+// ---------------------------------------------------------------------------------------
+// Gemini CLI
+
+/// How Gemini CLI names Context Pilot's handoff tool (`mcp_<server>_<tool>`).
+const GEMINI_HANDOFF_TOOL: &str = "mcp_context-pilot_Checkpoint_handoff";
+
+/// The last content of a Gemini request answers a call of `tool`.
+fn gemini_last_answers(request: &RecordedRequest, tool: &str) -> bool {
+    gemini_last_parts(request)
+        .is_some_and(|parts| parts.iter().any(|p| p["functionResponse"]["name"] == tool))
+}
+
+fn gemini_last_parts(request: &RecordedRequest) -> Option<&Vec<Value>> {
+    request.body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|c| c["parts"].as_array())
+}
+
+#[test]
+fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
+    let (_repo, root) = project(&json!({"stop_grace_secs": 20}));
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        if let Some(reply) = gemini::side_reply(request) {
+            return Some(reply);
+        }
+        if request.raw_body.contains(HANDOFF_MARK) {
+            // The handoff turn: call the tool once, then finish.
+            return Some(if gemini_last_answers(request, GEMINI_HANDOFF_TOOL) {
+                gemini::text_turn("Handoff submitted.")
+            } else {
+                gemini::tool_call_turn(&[(GEMINI_HANDOFF_TOOL, HANDOFF_ARGS)])
+            });
+        }
+        // Interrupted after the write that reached the threshold (src/c.sh): nothing is
+        // consumed.
+        let after_stop_write = gemini_last_answers(request, "write_file")
+            && gemini_last_parts(request)
+                .is_some_and(|p| Value::from(p.clone()).to_string().contains("c.sh"));
+        after_stop_write.then(|| Reply::sse_chunks(Vec::new()).then_stall())
+    });
+    let write =
+        |path: &str| json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
+    // Session 1: the second write reaches the threshold of 2 tool calls.
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/a.sh"),
+    )]));
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/c.sh"),
+    )]));
+    // Session 2 writes src/b.sh and says it is done; the stop checkpoint (Gemini CLI's
+    // AfterAgent hook) sends it back once to verify; then it is done.
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/b.sh"),
+    )]));
+    server.push(gemini::text_turn("Done."));
+    server.push(gemini::text_turn("Verified, done."));
+    let home = tempfile::tempdir().unwrap();
+    let child = run_command(
+        &root,
+        home.path(),
+        "gemini",
+        &["--tool-call-threshold", "2"],
+    )
+    .env("GEMINI_API_KEY", "scripted")
+    // Gemini CLI refuses settings below a directory others can write to (`/tmp`).
+    .env_remove("XDG_RUNTIME_DIR")
+    .env(
+        "XDG_CACHE_HOME",
+        binary_path().parent().unwrap().join("cp-test-cache"),
+    )
+    .env("GOOGLE_GEMINI_BASE_URL", server.url())
+    .spawn()
+    .unwrap();
+    let out = wait_output(child);
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(root.join("src/a.sh").exists(), "{all}");
+    assert!(stdout.contains("2 tool calls (threshold 2)"), "{all}");
+    assert!(root.join("src/b.sh").exists(), "{all}");
+    // The stop checkpoint reached the model, and the phase's end was committed.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{all}");
+    assert!(requests[4].raw_body.contains("Checkpoint: verify"), "{all}");
+    assert!(git(&root, &["log", "--format=%s"]).contains("phase build completed"));
+    // Gemini CLI offered Context Pilot's MCP tools.
+    assert!(
+        server.requests()[0].raw_body.contains("File_edit"),
+        "no MCP tools offered"
+    );
+    assert!(stdout.contains("handoff received"), "{all}");
+    let log = git(&root, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase build"),
+        "{log}"
+    );
+    let fresh = &requests[2];
+    assert!(
+        fresh.raw_body.contains("HANDOFF-REMAINING"),
+        "handoff missing: {all}"
+    );
+    assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert_no_agent_left(&root, "gemini");
+}
+
+#[test]
+fn an_agent_named_by_the_workflow_but_not_installed_is_a_clear_error() {
+    let (_repo, root) = project(&json!({}));
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        format!("name: wf\nagent: claude\nphases:\n  - id: build\n    prompt: \"{TASK}\"\n"),
+    )
+    .unwrap();
+    git(&root, &["commit", "-qam", "use claude"]);
+    let home = tempfile::tempdir().unwrap();
+    // No --agent: the workflow's `agent: claude` decides; PATH has no `claude`.
+    let mut command = run_command(&root, home.path(), "", &[]);
+    command.env("PATH", "/usr/bin:/bin");
+    let out = command.output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Claude Code was not found"), "{stderr}");
+    assert!(
+        stderr.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
+}

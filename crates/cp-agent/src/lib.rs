@@ -63,7 +63,7 @@
 //!     inbox: AgentInbox::default(),
 //!     cancel: CancelToken::new(),
 //!     stop: StopControl::default(),
-//!     checkpoint: StopGateMode::Off,
+//!     stop_gate: StopGateMode::Off,
 //! };
 //! let (messages, end) = run_turn(&ctx, vec![Message::user_text("Greet Ada.")], &|_event| {});
 //! assert_eq!(end, TurnEnd::Done);

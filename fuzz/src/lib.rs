@@ -17,10 +17,10 @@
 //!   few thousand inputs from [`Gen`], a small seeded PRNG that builds structure-aware JSON
 //!   (real keys, real tool names, odd values) and then mutates its bytes.
 //!
-//! ```no_run
+//! ```
 //! let fixture = cp_fuzz::Fixture::new();
 //! let mut generator = cp_fuzz::Gen::new(7);
-//! for _ in 0..100 {
+//! for _ in 0..20 {
 //!     cp_fuzz::config(&fixture, &generator.config_bytes());
 //! }
 //! ```

@@ -10,6 +10,31 @@
 //! is resumed for one turn to submit its handoff. Every agent runs in its own process group
 //! and dies with the host (`PR_SET_PDEATHSIG`), so nothing is left behind.
 //!
+//! Before anything runs, the runner finds the CLI and checks its version; a missing one is a
+//! clear error that says how to install it:
+//!
+//! ```
+//! use cp_agent_cli::{AgentConfig, AgentError, ClaudeRunner, WiringSpec};
+//!
+//! let config = AgentConfig {
+//!     command: Some("/nonexistent/claude".into()),
+//!     ..AgentConfig::default()
+//! };
+//! let spec = WiringSpec {
+//!     program: "context-pilot".into(),
+//!     root: std::env::temp_dir(),
+//!     worker: cp_base::WorkerId::default(),
+//!     hook_settings: serde_json::json!({"hooks": {}}),
+//! };
+//! let Err(error) = ClaudeRunner::new(config, spec, Box::new(|_: &_| {})) else {
+//!     panic!("there is no such binary");
+//! };
+//! assert!(error.to_string().contains("npm install -g @anthropic-ai/claude-code"), "{error}");
+//! # let _: &AgentError = &error;
+//! ```
+//!
+//! A workflow phase driven by Claude Code, with smart restart:
+//!
 //! ```no_run
 //! use cp_agent_cli::{AgentConfig, AgentEvent, ClaudeRunner, WiringSpec};
 //! use cp_base::{Project, WorkerId};

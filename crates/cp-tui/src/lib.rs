@@ -12,14 +12,18 @@
 //! The parts it drives live in their own crates: the LLM clients in [`cp_llm`], the built-in
 //! agent loop in [`cp_agent`], the `File_*` tools in [`cp_mod_files`].
 //!
-//! ```no_run
-//! // What `context-pilot --project DIR` does, in short:
-//! let project = cp_base::Project::discover(std::path::Path::new(".")).unwrap();
+//! ```
+//! // What `context-pilot --project DIR` builds before the first frame, and a tool call
+//! // through it (the palette and the agent use the same pipeline):
+//! let dir = tempfile::tempdir().unwrap();
+//! let project = cp_base::Project::discover(dir.path()).unwrap();
 //! let host = cp_tui::host::Host::new(project, cp_base::WorkerId::default()).unwrap();
 //! let results = cp_base::run_batch(host.registry(), &[cp_base::ToolCall::new(
 //!     "1", "File_write", serde_json::json!({"file_path": "hello.txt", "content": "hi\n"}),
 //! )], host.env());
-//! assert!(!results[0].is_error);
+//! assert!(!results[0].is_error, "{}", results[0].text);
+//! assert_eq!(std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(), "hi\n");
+//! ```
 //! ```
 
 pub mod cli;

@@ -11,6 +11,19 @@
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
+//! The scripted server and a repository are cheap to make:
+//!
+//! ```
+//! let server = cp_e2e::LlmServer::start().unwrap();
+//! server.push(cp_e2e::anthropic::text_turn("Done."));
+//! assert!(server.url().starts_with("http://127.0.0.1:"));
+//! assert!(server.requests().is_empty());
+//! let repo = cp_e2e::git_repo();
+//! assert!(repo.path().join(".git").is_dir());
+//! ```
+//!
+//! A TUI turn against it (the binary must be built):
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use cp_e2e::{LlmServer, anthropic};

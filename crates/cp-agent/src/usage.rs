@@ -113,12 +113,17 @@ impl UsageMeter {
         text
     }
 
-    /// For narrow status bars: `in 23.0k 87% cached ~$0.024/turn ~$0.048/session ctx 11%`.
+    /// For narrow status bars, the last turn's tokens and whose each cost is:
+    /// `turn in 23.0k out 1.0k 87% cached ~$0.024/turn ~$0.048/session ctx 11%`.
     pub fn compact_summary(&self) -> String {
         let cached_pct = (self.turn_cached * 100)
             .checked_div(self.turn_in)
             .unwrap_or_default();
-        let mut text = format!("in {} {cached_pct}% cached", short(self.turn_in));
+        let mut text = format!(
+            "turn in {} out {} {cached_pct}% cached",
+            short(self.turn_in),
+            short(self.turn_out)
+        );
         if self.price.is_some() {
             let _ = write!(
                 text,
@@ -221,7 +226,7 @@ mod tests {
         );
         assert_eq!(
             meter.compact_summary(),
-            "in 23.0k 86% cached ~$0.024/turn ~$0.048/session ctx 12%"
+            "turn in 23.0k out 500 86% cached ~$0.024/turn ~$0.048/session ctx 12%"
         );
         assert_eq!(
             meter.session_summary(),

@@ -5,15 +5,11 @@
 //! Below [`COMPACT`] columns it takes two rows: the usage on the first, the rest on the
 //! second, so an 80×24 terminal still shows every figure and the keys.
 
-use std::fmt::Write as _;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
-
-use cp_agent::UsageMeter;
 
 use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
@@ -147,7 +143,7 @@ fn usage_spans(
         model
     };
     let usage = if width < COMPACT {
-        compact_usage(&app.agent.usage)
+        app.agent.usage.compact_summary()
     } else {
         app.agent.usage.summary()
     };
@@ -173,47 +169,6 @@ fn key_hints(app: &ViewModel<'_>) -> &'static str {
         "x close · ? help · : palette"
     } else {
         "F1 help · Ctrl-P palette"
-    }
-}
-
-/// `turn in 23.0k out 1.0k 87% cached ~$0.024/turn ~$0.048/session ctx 11%`: the token
-/// figures are the last turn's, the costs say whose they are.
-fn compact_usage(usage: &UsageMeter) -> String {
-    let cached_pct = (usage.turn_cached * 100)
-        .checked_div(usage.turn_in)
-        .unwrap_or_default();
-    let mut text = format!(
-        "turn in {} out {} {cached_pct}% cached",
-        tokens(usage.turn_in),
-        tokens(usage.turn_out)
-    );
-    if usage.price.is_some() {
-        let _ = write!(
-            text,
-            " ~{}/turn ~{}/session",
-            dollars(usage.turn_cost),
-            dollars(usage.total_cost)
-        );
-    }
-    let _ = write!(text, " ctx {:.0}%", usage.context_percent());
-    text
-}
-
-/// `950`, `12.3k`, `1.2M`.
-fn tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{}.{}k", n / 1_000, n % 1_000 / 100),
-        _ => format!("{}.{}M", n / 1_000_000, n % 1_000_000 / 100_000),
-    }
-}
-
-/// `$0.012` below ten cents, `$1.23` above.
-fn dollars(amount: f64) -> String {
-    if amount < 0.1 {
-        format!("${amount:.3}")
-    } else {
-        format!("${amount:.2}")
     }
 }
 

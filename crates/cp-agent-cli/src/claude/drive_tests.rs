@@ -58,6 +58,7 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
             control: Some(&control),
             window: &window,
             root: dir.path(),
+            cancel: None,
             grace: Duration::from_secs(60),
         },
         &mut progress,

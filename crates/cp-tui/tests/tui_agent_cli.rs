@@ -38,8 +38,9 @@ fn agents_bin() -> PathBuf {
 }
 
 /// A committed, trusted project whose checkpoint blocks at most once and runs no tests, with
-/// a blocking callback on `*.sh` that prints the files it checked.
-fn project() -> (tempfile::TempDir, PathBuf) {
+/// a blocking callback on `*.sh` that prints the files it checked; the model's window is
+/// `window` tokens.
+fn project(window: u64) -> (tempfile::TempDir, PathBuf) {
     let repo = git_repo();
     let root = canonical(repo.path());
     std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
@@ -47,7 +48,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
         root.join(".context-pilot/config.json"),
         json!({
             "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
-            "agent": {"context_window": 200_000, "model": "claude-sonnet-4-5", "stop_grace_secs": 20},
+            "agent": {"context_window": window, "model": "claude-sonnet-4-5", "stop_grace_secs": 20},
         })
         .to_string(),
     )
@@ -66,6 +67,13 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (repo, root)
 }
 
+/// The text of the handoff request (`cp_mod_checkpoint::HANDOFF_REQUEST`).
+const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
+const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",
+    "completed": [{"file": "src/a.sh", "status": "done"}],
+    "remaining": [{"file": "src/b.sh", "description": "HANDOFF-REMAINING write src/b.sh"}],
+    "files_modified": ["src/a.sh"]}"#;
+
 /// The last message of a request, as JSON text.
 fn last_message(request: &RecordedRequest) -> String {
     request.body["messages"]
@@ -75,13 +83,29 @@ fn last_message(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
-/// A scripted server: side requests answered, and the stop checkpoint's block answered with
-/// "Verified." whenever it comes.
+/// A scripted server: side requests answered, the stop checkpoint's block answered with
+/// "Verified." whenever it comes; the handoff turn calls `Checkpoint_handoff`; the request
+/// after a tool call `toolu_stop…` (the agent is being stopped there) stalls.
 fn server() -> LlmServer {
     let server = LlmServer::start().unwrap();
     server.answer_side_requests(|request| {
         if let Some(reply) = anthropic::side_reply(request) {
             return Some(reply);
+        }
+        let last = last_message(request);
+        if request.raw_body.contains(HANDOFF_MARK) {
+            return Some(if last.contains("toolu_handoff") {
+                anthropic::text_turn("Handoff submitted.")
+            } else {
+                anthropic::tool_use_turn(&[(
+                    "toolu_handoff1",
+                    "mcp__context-pilot__Checkpoint_handoff",
+                    HANDOFF_ARGS,
+                )])
+            });
+        }
+        if last.contains("toolu_stop") && last.contains("tool_result") {
+            return Some(Reply::sse_chunks(Vec::new()).then_stall());
         }
         last_message(request)
             .contains("Checkpoint:")
@@ -155,7 +179,7 @@ fn assert_no_claude_left(root: &Path, tui: Option<u32>) {
 
 #[test]
 fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
-    let (_repo, root) = project();
+    let (_repo, root) = project(200_000);
     let server = server();
     let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
     // Turn 1: Claude Code writes src/a.sh (the callback fires), then says so.
@@ -219,7 +243,7 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
 
 #[test]
 fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
-    let (_repo, root) = project();
+    let (_repo, root) = project(200_000);
     let server = server();
     // The model never answers: the turn runs until the person presses Esc.
     server.push(Reply::sse_chunks(Vec::new()).then_stall());
@@ -239,6 +263,70 @@ fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
         saved_conversation(s).contains("Turn cancelled.")
     })
     .unwrap();
+    assert_no_claude_left(&root, pid);
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}
+
+#[test]
+fn the_tui_with_an_agent_that_is_not_installed_is_a_clear_error() {
+    let (_repo, root) = project(200_000);
+    let out = util::context_pilot(&root)
+        .args(["--agent", "claude"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Claude Code was not found"), "{stderr}");
+    assert!(
+        stderr.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_full_context_restarts_the_turn_in_a_fresh_claude_session_with_the_handoff() {
+    let (_repo, root) = project(20_000);
+    let server = server();
+    // Session 1 writes src/a.sh at 95 % of the window: it is stopped after the write.
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    server.push(anthropic::reply(
+        &Turn::tool_calls(&[("toolu_stop1", "Write", &args)])
+            .with_usage(1_900, 9_500, 20)
+            .with_cache_creation(7_600),
+    ));
+    // The fresh session finishes.
+    server.push(anthropic::text_turn("FRESH-DONE"));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("RESTART-TASK: write src/a.sh and src/b.sh");
+    tui.send(b"\r");
+    let session = tui.wait_turn_end(&root, "FRESH-DONE", WAIT).unwrap();
+    assert!(root.join("src/a.sh").exists());
+    // The handoff was taken, the work committed, and a fresh session got the handoff and
+    // the person's message, without the old conversation.
+    let log = git(&root, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase chat"),
+        "{log}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let fresh = &requests[1].raw_body;
+    assert!(
+        fresh.contains("HANDOFF-REMAINING"),
+        "handoff missing: {fresh}"
+    );
+    assert!(fresh.contains("RESTART-TASK"), "task missing: {fresh}");
+    assert!(
+        !fresh.contains("toolu_stop1"),
+        "the fresh session carries the old conversation"
+    );
+    // The person saw the restart in the Conversation panel.
+    let conversation = saved_conversation(&session);
+    assert!(conversation.contains("↻"), "{conversation}");
+    let pid = tui.pid();
     assert_no_claude_left(&root, pid);
     tui.quit(WAIT).unwrap();
     stop_console_server(&root);

@@ -48,6 +48,11 @@ pub fn show(agent: &str, event: &CliEvent) -> Shown {
             Level::Warning,
             format!("{agent} compacted its context by itself"),
         ),
+        // A passing stop checkpoint says nothing in the conversation, as for the built-in
+        // agent.
+        CliEvent::Hook { event, summary } if event == "Stop" && summary == "passed" => {
+            Shown::Agent(AgentEvent::Status("checkpoint passed".to_owned()))
+        }
         CliEvent::Hook { event, summary } => {
             let level = if summary.starts_with("blocked") {
                 Level::Warning

@@ -15,6 +15,10 @@ pub trait CliRunner: SessionRunner + Send {
     /// (SIGINT, the grace period, then its process group) and the run ends as failed.
     fn set_cancel(&mut self, cancel: Option<CancelCheck>);
 
+    /// Continues `session_id` (saved by an earlier run of the host) at the next
+    /// [`continue_session`](Self::continue_session).
+    fn resume_session(&mut self, session_id: String);
+
     /// The id of the latest session, if one ran.
     fn current_session(&self) -> Option<&str>;
 }

@@ -238,6 +238,21 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
     let pid = tui.pid();
     assert_no_claude_left(&root, pid);
     tui.quit(WAIT).unwrap();
+
+    // A new TUI restores the conversation and continues the same Claude Code session.
+    server.push(anthropic::text_turn("THIRD-ANSWER"));
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("THIRD-TURN: still there?");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "THIRD-ANSWER", WAIT).unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    let third = &requests[3].raw_body;
+    assert!(
+        third.contains("THIRD-TURN") && third.contains("SECOND-TURN"),
+        "the new TUI did not resume the session: {third}"
+    );
+    tui.quit(WAIT).unwrap();
     stop_console_server(&root);
 }
 

@@ -94,6 +94,10 @@ impl CliRunner for ClaudeRunner {
         self.session.cancel = cancel;
     }
 
+    fn resume_session(&mut self, session_id: String) {
+        self.session.session_id = Some(session_id);
+    }
+
     fn current_session(&self) -> Option<&str> {
         self.session.session_id.as_deref()
     }

@@ -133,6 +133,10 @@ impl CliRunner for GeminiRunner {
         self.session.cancel = cancel;
     }
 
+    fn resume_session(&mut self, session_id: String) {
+        self.session.session_id = Some(session_id);
+    }
+
     fn current_session(&self) -> Option<&str> {
         self.session.session_id.as_deref()
     }

@@ -20,6 +20,7 @@ use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 
 use super::agent_state::RunningTurn;
 use super::cli_events::{Shown, show};
+use super::cli_session_file;
 use super::events::AppEvent;
 use super::restartable::last_user_text;
 use crate::host::Host;
@@ -126,6 +127,11 @@ impl CliAgent {
                 (Box::new(runner), version)
             }
         };
+        let mut runner = runner;
+        if let Some(id) = cli_session_file::load(host.project(), host.worker(), name) {
+            tracing::info!(session = %id, "the conversation continues {name}'s saved session");
+            runner.resume_session(id);
+        }
         Ok(Self {
             name,
             version,
@@ -171,6 +177,7 @@ impl CliAgent {
             .with_worker(host.worker().clone())
             .without_completion_commit();
         let slot = Arc::clone(&self.runner);
+        let (project, worker, name) = (host.project().clone(), host.worker().clone(), self.name);
         let sink = Arc::clone(&self.sink);
         let cancelled = turn.cancel.clone();
         let spawned = std::thread::Builder::new()
@@ -190,6 +197,11 @@ impl CliAgent {
                 };
                 let result = restart_loop.run_phase(PHASE, &prompt, runner.as_mut(), &mut observer);
                 runner.set_cancel(None);
+                if let Some(id) = runner.current_session()
+                    && let Err(e) = cli_session_file::save(&project, &worker, name, id)
+                {
+                    tracing::warn!("cannot save the agent's session id: {e}");
+                }
                 *lock(&slot) = Some(runner);
                 let text = lock(&sink).take().map(|s| s.text).unwrap_or_default();
                 let mut messages = history;

@@ -5,6 +5,7 @@ mod agent_state;
 mod app;
 mod cli_agent;
 mod cli_events;
+mod cli_session_file;
 mod config_watch;
 mod confirm;
 mod conversation;

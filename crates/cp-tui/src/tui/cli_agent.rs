@@ -18,11 +18,9 @@ use cp_base::{Notification, Notifier};
 use cp_llm::{CancelToken, Message};
 use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 
-use super::agent_state::RunningTurn;
 use super::cli_events::{Shown, show};
 use super::cli_session_file;
 use super::events::AppEvent;
-use super::restartable::last_user_text;
 use crate::host::Host;
 use crate::init::{InitAgent, hook_settings, program};
 
@@ -151,23 +149,23 @@ impl CliAgent {
         self.window
     }
 
-    /// Starts a turn for the person's latest message (`history` ends with it); events
+    /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
     /// arrive as `AppEvent::Agent`, the callbacks' and checkpoint's verdicts as notices.
     pub fn start_turn(
         &self,
         host: &Host,
         restart: RestartConfig,
+        prompt: String,
         history: Vec<Message>,
-        turn: &RunningTurn,
+        cancel: &CancelToken,
         tx: Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
         let mut runner = lock(&self.runner)
             .take()
             .ok_or(CliTurnError::Busy(self.name))?;
-        let prompt = last_user_text(&history);
-        let cancel: CancelToken = turn.cancel.clone();
+        let check = cancel.clone();
         runner.continue_session();
-        runner.set_cancel(Some(Arc::new(move || cancel.is_cancelled())));
+        runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
         *lock(&self.sink) = Some(TurnSink {
             tx: tx.clone(),
             notifier: host.notifier().clone(),
@@ -179,7 +177,7 @@ impl CliAgent {
         let slot = Arc::clone(&self.runner);
         let (project, worker, name) = (host.project().clone(), host.worker().clone(), self.name);
         let sink = Arc::clone(&self.sink);
-        let cancelled = turn.cancel.clone();
+        let cancelled = cancel.clone();
         let spawned = std::thread::Builder::new()
             .name("cp-cli-turn".into())
             .spawn(move || {

@@ -8,6 +8,7 @@ use cp_mod_checkpoint::RestartConfig;
 
 use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::Entry;
+use crate::tui::restartable::last_user_text;
 
 use super::App;
 
@@ -37,8 +38,9 @@ impl App {
         let started = cli.start_turn(
             &self.host,
             restart,
+            last_user_text(&self.agent.messages),
             self.agent.messages.clone(),
-            &turn,
+            &turn.cancel,
             self.tx.clone(),
         );
         match started {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use cp_mod_checkpoint::{SessionControl, SessionEnd, ToolRecord};
 
+use crate::cancel::CancelCheck;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{AgentEvent, Progress, shorten};
@@ -52,6 +53,9 @@ pub struct Invocation<'a> {
     pub root: &'a Path,
     /// Time the agent gets to exit after SIGINT.
     pub grace: Duration,
+    /// Whether the person cancelled the turn (Esc in the TUI): the agent is interrupted at
+    /// once, not at a tool boundary.
+    pub cancel: Option<&'a CancelCheck>,
 }
 
 /// What an invocation gave.
@@ -77,6 +81,8 @@ struct Watch {
     session_id: Option<String>,
     model: Option<String>,
     reported_window: Option<u64>,
+    /// The person cancelled the turn.
+    cancelled: bool,
 }
 
 /// Runs `inv` to its end, reporting each event to `progress`.
@@ -91,6 +97,12 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             }
             Next::Idle => {}
             Next::Closed => break,
+        }
+        if watch.stopping_since.is_none() && inv.cancel.is_some_and(|cancelled| cancelled()) {
+            tracing::info!(agent = inv.agent, "the person cancelled the turn");
+            inv.process.interrupt();
+            watch.stopping_since = Some(Instant::now());
+            watch.cancelled = true;
         }
         let stop = inv.control.is_some_and(SessionControl::stop_requested);
         if stop && watch.at_boundary && watch.stopping_since.is_none() {
@@ -120,6 +132,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     };
     let status = inv.process.finish(grace);
     let end = match (&watch.stopping_since, watch.result.take()) {
+        _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
         (None, Some((true, _))) => SessionEnd::Completed,
         (None, Some((false, message))) => {
@@ -183,6 +196,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
                 return;
             }
             progress(&AgentEvent::ToolCall {
+                id: id.clone(),
                 name: name.clone(),
                 summary: shorten(&input.to_string(), 100),
             });
@@ -197,8 +211,10 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
             watch.in_flight.remove(&id);
             watch.at_boundary = watch.in_flight.is_empty();
             progress(&AgentEvent::ToolResult {
+                id,
                 is_error,
                 summary: shorten(text.lines().next().unwrap_or(""), 100),
+                text,
             });
         }
         Item::Compacted => {

@@ -56,11 +56,13 @@
 //! ```
 
 mod binary;
+mod cancel;
 mod claude;
 mod config;
 mod drive;
 mod error;
 mod gemini;
+mod interactive;
 mod item;
 mod process;
 mod progress;
@@ -68,9 +70,11 @@ mod session;
 mod wiring;
 
 pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};
+pub use cancel::CancelCheck;
 pub use claude::{ClaudeRunner, model_window as claude_model_window};
 pub use config::{AGENT_CONFIG_KEY, AgentConfig, AgentKind};
 pub use error::AgentError;
 pub use gemini::GeminiRunner;
+pub use interactive::CliRunner;
 pub use progress::{AgentEvent, Progress};
 pub use wiring::{MCP_SERVER, WiringSpec};

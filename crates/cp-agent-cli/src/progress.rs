@@ -14,6 +14,8 @@ pub enum AgentEvent {
     Text(String),
     /// The agent called a tool.
     ToolCall {
+        /// The call's id (pairs it with its result).
+        id: String,
         /// The tool, e.g. `Write` or `mcp__context-pilot__File_edit`.
         name: String,
         /// Its arguments, shortened.
@@ -21,10 +23,14 @@ pub enum AgentEvent {
     },
     /// A tool call finished.
     ToolResult {
+        /// The call's id.
+        id: String,
         /// Whether it failed.
         is_error: bool,
         /// The first line of its result.
         summary: String,
+        /// The whole result.
+        text: String,
     },
     /// The prompt size of one model request.
     Usage {
@@ -51,8 +57,10 @@ impl fmt::Display for AgentEvent {
         match self {
             Self::SessionStarted { session_id } => write!(f, "session {session_id}"),
             Self::Text(text) => f.write_str(text),
-            Self::ToolCall { name, summary } => write!(f, "→ {name} {summary}"),
-            Self::ToolResult { is_error, summary } => {
+            Self::ToolCall { name, summary, .. } => write!(f, "→ {name} {summary}"),
+            Self::ToolResult {
+                is_error, summary, ..
+            } => {
                 write!(f, "{} {summary}", if *is_error { "✗" } else { "✓" })
             }
             Self::Usage {

@@ -7,6 +7,7 @@ use cp_base::WORKER_ENV;
 use cp_mod_checkpoint::{RunnerError, SessionControl, SessionEnd};
 
 use crate::binary::{AgentBinary, AgentCli};
+use crate::cancel::CancelCheck;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::item::Item;
 use crate::process::AgentProcess;
@@ -36,6 +37,11 @@ pub struct CliSession {
     pub session_id: Option<String>,
     /// Extra environment for every invocation.
     pub env: Vec<(String, String)>,
+    /// The next fresh run resumes the latest session instead (the next turn of an
+    /// interactive conversation).
+    pub continuing: bool,
+    /// Whether the person cancelled the running turn.
+    pub cancel: Option<CancelCheck>,
 }
 
 impl CliSession {
@@ -68,6 +74,17 @@ impl CliSession {
         id
     }
 
+    /// The session option of a run: `--resume ID` when continuing a conversation that has a
+    /// session, else `--session-id NEW`.
+    pub fn fresh_or_resumed(&mut self) -> [String; 2] {
+        if std::mem::take(&mut self.continuing)
+            && let Some(id) = self.session_id.clone()
+        {
+            return ["--resume".to_owned(), id];
+        }
+        ["--session-id".to_owned(), self.new_session_id()]
+    }
+
     /// The session the handoff turn resumes.
     pub fn resume_id(&self) -> Result<String, RunnerError> {
         self.session_id
@@ -91,6 +108,7 @@ impl CliSession {
                 window: &self.window,
                 root: &self.spec.root,
                 grace: self.config.stop_grace(),
+                cancel: self.cancel.as_ref(),
             },
             &mut self.progress,
         );

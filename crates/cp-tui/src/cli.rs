@@ -23,6 +23,11 @@ pub struct Cli {
     /// Internal: set by a live reload; restores the session and continues an interrupted turn.
     #[arg(long, hide = true)]
     pub resume: bool,
+    /// The agent the TUI's turns run in: `builtin` (Context Pilot's own loop over the
+    /// configured provider, the default), `claude` (your Claude Code) or `gemini` (your
+    /// Gemini CLI). Default: `agent.kind` in config.json, else `builtin`.
+    #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
+    pub agent: Option<cp_agent_cli::AgentKind>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -125,7 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let host = Host::new(project, worker)?;
     match cli.command {
         None => {
-            let agent = crate::tui::AgentState::from_config(host.project());
+            let agent = tui_agent(&host, cli.agent)?;
             crate::tui::run(host, agent, cli.resume)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -155,6 +160,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. } | Command::Models,
         ) => Ok(ExitCode::SUCCESS),
     }
+}
+
+fn parse_agent(name: &str) -> Result<cp_agent_cli::AgentKind, cp_agent_cli::AgentError> {
+    name.parse()
+}
+
+/// The TUI's agent: `--agent`, else `agent.kind` from config.json, else the built-in loop. An
+/// agent CLI that is not installed is an error naming how to install it.
+fn tui_agent(
+    host: &Host,
+    flag: Option<cp_agent_cli::AgentKind>,
+) -> anyhow::Result<crate::tui::AgentState> {
+    let kind = match flag {
+        Some(kind) => kind,
+        None => cp_agent_cli::AgentConfig::load(host.project())?
+            .kind
+            .unwrap_or_default(),
+    };
+    Ok(match kind {
+        cp_agent_cli::AgentKind::Builtin => crate::tui::AgentState::from_config(host.project()),
+        kind => crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?),
+    })
 }
 
 /// Runs the console server in the foreground. Its stderr is the server's log file.

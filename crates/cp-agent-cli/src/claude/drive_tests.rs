@@ -58,6 +58,7 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
             control: Some(&control),
             window: &window,
             root: dir.path(),
+            cancel: None,
             grace: Duration::from_secs(60),
         },
         &mut progress,
@@ -79,4 +80,39 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
     );
     assert_eq!(history[0].paths, ["src/a.rs"]);
     assert!(control.trigger().is_some());
+}
+
+#[test]
+fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("mark");
+    let window = WindowSource::default();
+    let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&cancelled);
+    // The person presses Esc as soon as the agent's tool call shows.
+    let mut progress: Progress = Box::new(move |e: &AgentEvent| {
+        if matches!(e, AgentEvent::ToolCall { .. }) {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let check = Arc::clone(&cancelled);
+    let cancel: crate::CancelCheck =
+        Arc::new(move || check.load(std::sync::atomic::Ordering::SeqCst));
+    let outcome = drive(
+        Invocation {
+            process: fake_claude(dir.path(), &mark),
+            parse: parse_line,
+            agent: "fake",
+            control: None,
+            window: &window,
+            root: dir.path(),
+            cancel: Some(&cancel),
+            grace: Duration::from_secs(60),
+        },
+        &mut progress,
+    );
+    assert_eq!(outcome.end, SessionEnd::Failed("fake was cancelled".into()));
+    // The agent got SIGINT (its trap wrote the mark) although no stop was requested and the
+    // fake never ends by itself.
+    assert!(mark.exists());
 }

@@ -5,7 +5,9 @@ use serde_json::json;
 
 use super::{model_window, parse_line};
 use crate::binary::{AgentBinary, CLAUDE};
+use crate::cancel::CancelCheck;
 use crate::drive::WindowSource;
+use crate::interactive::CliRunner;
 use crate::progress::Progress;
 use crate::session::CliSession;
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
@@ -59,6 +61,8 @@ impl ClaudeRunner {
                 progress,
                 session_id: None,
                 env: Vec::new(),
+                continuing: false,
+                cancel: None,
             },
         })
     }
@@ -81,9 +85,27 @@ impl ClaudeRunner {
     }
 }
 
+impl CliRunner for ClaudeRunner {
+    fn continue_session(&mut self) {
+        self.session.continuing = true;
+    }
+
+    fn set_cancel(&mut self, cancel: Option<CancelCheck>) {
+        self.session.cancel = cancel;
+    }
+
+    fn resume_session(&mut self, session_id: String) {
+        self.session.session_id = Some(session_id);
+    }
+
+    fn current_session(&self) -> Option<&str> {
+        self.session.session_id.as_deref()
+    }
+}
+
 impl SessionRunner for ClaudeRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let session_id = self.session.new_session_id();
+        let session = self.session.fresh_or_resumed();
         let config = &self.session.config;
         let mut allowed = vec![format!("mcp__{MCP_SERVER}")];
         allowed.extend(config.allowed_tools.iter().cloned());
@@ -94,7 +116,8 @@ impl SessionRunner for ClaudeRunner {
         let mut command = self.session.command(prompt);
         command
             .args(["--output-format", "stream-json", "--verbose"])
-            .args(["--session-id", &session_id, "--include-hook-events"])
+            .args(&session)
+            .arg("--include-hook-events")
             .arg("--mcp-config")
             .arg(self.session.wiring.path(MCP_FILE))
             .arg("--settings")

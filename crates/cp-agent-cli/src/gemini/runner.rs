@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use super::stream::parse_line;
 use crate::binary::{AgentBinary, GEMINI};
+use crate::cancel::CancelCheck;
 use crate::drive::WindowSource;
+use crate::interactive::CliRunner;
 use crate::progress::Progress;
 use crate::session::CliSession;
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
@@ -59,6 +61,8 @@ impl GeminiRunner {
                 progress,
                 session_id: None,
                 env: Vec::new(),
+                continuing: false,
+                cancel: None,
             },
         })
     }
@@ -68,6 +72,11 @@ impl GeminiRunner {
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.session.env.push((name.into(), value.into()));
         self
+    }
+
+    /// The id of the latest session (`--session-id` of the last fresh run).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.session_id.as_deref()
     }
 
     /// The binary and its version.
@@ -115,9 +124,27 @@ fn settings(
     doc
 }
 
+impl CliRunner for GeminiRunner {
+    fn continue_session(&mut self) {
+        self.session.continuing = true;
+    }
+
+    fn set_cancel(&mut self, cancel: Option<CancelCheck>) {
+        self.session.cancel = cancel;
+    }
+
+    fn resume_session(&mut self, session_id: String) {
+        self.session.session_id = Some(session_id);
+    }
+
+    fn current_session(&self) -> Option<&str> {
+        self.session.session_id.as_deref()
+    }
+}
+
 impl SessionRunner for GeminiRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let session_id = self.session.new_session_id();
+        let session = self.session.fresh_or_resumed();
         let mode = self
             .session
             .config
@@ -125,7 +152,7 @@ impl SessionRunner for GeminiRunner {
             .clone()
             .unwrap_or_else(|| "yolo".to_owned());
         let mut command = self.command(prompt, SESSION_SETTINGS);
-        command.args(["--session-id", &session_id, "--approval-mode", &mode]);
+        command.args(&session).args(["--approval-mode", &mode]);
         self.session.run(command, control)
     }
 

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cp_agent::{AgentInbox, StopControl, UsageMeter};
+
+use super::cli_agent::CliAgent;
 use cp_llm::{
     CancelToken, LlmSection, Message, Provider, ProviderConfig, connect, ignored_base_url_error,
     llm_section, process_env,
@@ -36,6 +38,9 @@ pub struct AgentState {
     /// Set when the stop checkpoint's block limit let the agent stop with work left; shown
     /// in the status bar until the next turn starts.
     pub work_left: Option<String>,
+    /// The person's own agent CLI runs the turns instead of the built-in loop
+    /// (`--agent claude|gemini`); `provider` is then `None`.
+    pub cli: Option<CliAgent>,
 }
 
 impl AgentState {
@@ -84,12 +89,29 @@ impl AgentState {
         }
     }
 
+    /// The TUI with an agent CLI (`--agent claude|gemini`) instead of the built-in loop.
+    pub fn with_cli(cli: CliAgent) -> Self {
+        Self {
+            usage: UsageMeter::new(cli.window()),
+            cli: Some(cli),
+            ..Self::default()
+        }
+    }
+
+    /// Whether there is an agent to talk to: a provider, or an agent CLI.
+    pub fn has_agent(&self) -> bool {
+        self.provider.is_some() || self.cli.is_some()
+    }
+
     pub fn running(&self) -> bool {
         self.turn.is_some()
     }
 
     /// `Anthropic claude-… ` for the status bar.
     pub fn label(&self) -> Option<String> {
+        if let Some(cli) = &self.cli {
+            return Some(cli.label());
+        }
         self.provider
             .as_ref()
             .map(|p| format!("{} {}", p.config().label(), p.config().model))

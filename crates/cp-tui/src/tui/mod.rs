@@ -3,6 +3,9 @@
 
 mod agent_state;
 mod app;
+mod cli_agent;
+mod cli_events;
+mod cli_session_file;
 mod config_watch;
 mod confirm;
 mod conversation;
@@ -38,6 +41,7 @@ use crossterm::event::Event;
 
 pub use agent_state::AgentState;
 pub use app::App;
+pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};

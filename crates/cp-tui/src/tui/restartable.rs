@@ -71,7 +71,7 @@ pub fn spawn(
 }
 
 /// The person's latest message: what a fresh session after a restart must still do.
-fn last_user_text(history: &[Message]) -> String {
+pub(super) fn last_user_text(history: &[Message]) -> String {
     history
         .iter()
         .rev()

@@ -18,6 +18,10 @@ use super::{App, shorten};
 impl App {
     /// Starts an agent turn on the current history (which ends with a user message).
     pub(crate) fn start_turn(&mut self) {
+        if self.agent.cli.is_some() {
+            self.start_cli_turn();
+            return;
+        }
         let Some(provider) = self.agent.provider.clone() else {
             return;
         };

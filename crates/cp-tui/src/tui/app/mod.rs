@@ -26,6 +26,7 @@ use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
 
 mod agent;
+mod cli_turn;
 pub(crate) mod models;
 mod reload;
 mod saved_state;
@@ -72,7 +73,7 @@ impl App {
                 text: error.clone(),
             });
         }
-        if agent.provider.is_none() {
+        if !agent.has_agent() {
             conversation.push(Entry::System(NO_PROVIDER_HELP.to_owned()));
         }
         Self {
@@ -353,7 +354,7 @@ impl App {
         }
         self.conversation.push(Entry::User(text.clone()));
         self.select("conversation");
-        if self.agent.provider.is_none() {
+        if !self.agent.has_agent() {
             self.conversation
                 .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
             return;

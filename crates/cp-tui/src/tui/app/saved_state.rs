@@ -66,10 +66,10 @@ impl App {
             .entries
             .extend(fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))));
         // A provider configured since: the old "no provider" help no longer applies.
-        if self.agent.provider.is_some() {
+        if self.agent.has_agent() {
             self.conversation.drop_no_provider_help();
         }
-        if self.agent.provider.is_none()
+        if !self.agent.has_agent()
             && !self
                 .conversation
                 .entries
@@ -93,7 +93,7 @@ impl App {
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
         self.nav.restore(state.selected, state.scroll);
-        if state.resume_turn && self.agent.provider.is_some() {
+        if state.resume_turn && self.agent.has_agent() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");
             self.start_turn();

@@ -131,11 +131,15 @@ fn usage_spans(
     width: u16,
     base: Style,
 ) -> (Option<Span<'static>>, Span<'static>) {
-    let Some(provider) = &app.agent.provider else {
-        let none = Span::styled("│ no model configured ", base.fg(Color::Gray));
-        return (None, none);
+    let model = match (&app.agent.provider, &app.agent.cli) {
+        (Some(provider), _) => provider.config().model.clone(),
+        (None, Some(cli)) => cli.label(),
+        (None, None) => {
+            let none = Span::styled("│ no model configured ", base.fg(Color::Gray));
+            return (None, none);
+        }
     };
-    let model = &provider.config().model;
+    let model = model.as_str();
     let narrow = width < NARROW;
     let model = if narrow {
         model.strip_prefix("claude-").unwrap_or(model)

@@ -1,0 +1,61 @@
+//! Starting a turn of the person's own agent CLI (`--agent claude|gemini`); its events are
+//! applied as the built-in agent's are (`App::apply_agent`).
+
+use cp_agent::StopControl;
+use cp_base::Level;
+use cp_llm::CancelToken;
+use cp_mod_checkpoint::RestartConfig;
+
+use crate::tui::agent_state::RunningTurn;
+use crate::tui::conversation::Entry;
+use crate::tui::restartable::last_user_text;
+
+use super::App;
+
+impl App {
+    /// Runs one turn of the agent CLI for the person's latest message.
+    pub(super) fn start_cli_turn(&mut self) {
+        let Some(cli) = &self.agent.cli else {
+            return;
+        };
+        let turn = RunningTurn {
+            cancel: CancelToken::new(),
+            stop: StopControl::default(),
+        };
+        let restart = match RestartConfig::load(self.host.project()) {
+            Ok(config) => config,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("smart restart is off: {e}"),
+                });
+                RestartConfig {
+                    max_restarts: 0,
+                    ..RestartConfig::default()
+                }
+            }
+        };
+        let started = cli.start_turn(
+            &self.host,
+            restart,
+            last_user_text(&self.agent.messages),
+            self.agent.messages.clone(),
+            &turn.cancel,
+            self.tx.clone(),
+        );
+        match started {
+            Ok(()) => {
+                self.agent.usage.start_turn();
+                self.agent.streaming_entry = None;
+                self.agent.work_left = None;
+                self.agent.turn = Some(turn);
+            }
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the agent: {e}"),
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The TUI's agent when it is the person's own Claude Code or Gemini CLI (`context-pilot
+//! --agent claude|gemini`): each message runs one turn of the CLI on a worker thread, under
+//! the smart-restart loop. The first turn starts a fresh session; later turns resume it.
+//!
+//! The runner outlives the turns (it knows the session to resume): it waits in a slot between
+//! turns and is taken by the turn's thread, which puts it back before reporting the end. The
+//! runner's progress goes to whichever turn is running, through a second slot.
+
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cp_agent::{AgentEvent, TurnEnd};
+use cp_agent_cli::{
+    AgentConfig, AgentError, AgentEvent as CliEvent, AgentKind, ClaudeRunner, CliRunner,
+    GeminiRunner, Progress, WiringSpec, claude_model_window,
+};
+use cp_base::{Notification, Notifier};
+use cp_llm::{CancelToken, Message};
+use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
+
+use super::cli_events::{Shown, show};
+use super::cli_session_file;
+use super::events::AppEvent;
+use crate::host::Host;
+use crate::init::{InitAgent, hook_settings, program};
+
+/// The phase name interactive turns use in handoffs, commits and logs.
+const PHASE: &str = "chat";
+
+/// Why a turn could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CliTurnError {
+    #[error("the previous {0} turn still holds the agent")]
+    Busy(&'static str),
+    #[error("cannot start the turn's thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// Where the running turn's events go.
+struct TurnSink {
+    tx: Sender<AppEvent>,
+    notifier: Notifier,
+    /// The agent's text of this turn, for the saved history.
+    text: String,
+}
+
+impl TurnSink {
+    fn forward(&mut self, agent: &str, event: &CliEvent) {
+        if let CliEvent::Text(text) = event {
+            if !self.text.is_empty() {
+                self.text.push_str("\n\n");
+            }
+            self.text.push_str(text);
+        }
+        match show(agent, event) {
+            Shown::Agent(event) => {
+                let _ = self.tx.send(AppEvent::Agent(event));
+            }
+            Shown::Notice(level, text) => {
+                self.notifier
+                    .notify(Notification::new(agent.to_owned(), level, text));
+            }
+        }
+    }
+}
+
+type Slot<T> = Arc<Mutex<Option<T>>>;
+
+fn lock<T>(slot: &Slot<T>) -> std::sync::MutexGuard<'_, Option<T>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An agent CLI that runs the TUI's turns.
+pub struct CliAgent {
+    /// "Claude Code" or "Gemini CLI".
+    name: &'static str,
+    /// The version the binary reported.
+    version: String,
+    /// The model's context window, when known (for the status bar's context fill).
+    window: u64,
+    runner: Slot<Box<dyn CliRunner>>,
+    sink: Slot<TurnSink>,
+}
+
+impl CliAgent {
+    /// Locates and checks the CLI of `kind` (never `Builtin`) and writes its wiring: a
+    /// missing binary is an error naming how to install it.
+    pub fn new(host: &Host, kind: AgentKind) -> Result<Self, AgentError> {
+        let config = AgentConfig::load(host.project())?;
+        let program = program();
+        let spec = |agent| WiringSpec {
+            program: program.clone(),
+            root: host.project().root().to_path_buf(),
+            worker: host.worker().clone(),
+            hook_settings: hook_settings(agent, &program),
+        };
+        let sink: Slot<TurnSink> = Arc::default();
+        let name = match kind {
+            AgentKind::Gemini => "Gemini CLI",
+            AgentKind::Claude | AgentKind::Builtin => "Claude Code",
+        };
+        let progress_sink = Arc::clone(&sink);
+        let progress: Progress = Box::new(move |event: &CliEvent| {
+            if let Some(sink) = lock(&progress_sink).as_mut() {
+                sink.forward(name, event);
+            }
+        });
+        let window = config.context_window.unwrap_or_else(|| {
+            config
+                .model
+                .as_deref()
+                .and_then(claude_model_window)
+                .filter(|_| kind == AgentKind::Claude)
+                .unwrap_or(0)
+        });
+        let (runner, version): (Box<dyn CliRunner>, String) = match kind {
+            AgentKind::Gemini => {
+                let runner = GeminiRunner::new(config, spec(InitAgent::Gemini), progress)?;
+                let version = runner.binary().version.clone();
+                (Box::new(runner), version)
+            }
+            AgentKind::Claude | AgentKind::Builtin => {
+                let runner = ClaudeRunner::new(config, spec(InitAgent::Claude), progress)?;
+                let version = runner.binary().version.clone();
+                (Box::new(runner), version)
+            }
+        };
+        let mut runner = runner;
+        if let Some(id) = cli_session_file::load(host.project(), host.worker(), name) {
+            tracing::info!(session = %id, "the conversation continues {name}'s saved session");
+            runner.resume_session(id);
+        }
+        Ok(Self {
+            name,
+            version,
+            window,
+            runner: Arc::new(Mutex::new(Some(runner))),
+            sink,
+        })
+    }
+
+    /// `Claude Code 2.1.3` for the status bar.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.name, self.version)
+    }
+
+    /// The model's context window, 0 when unknown.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
+    /// arrive as `AppEvent::Agent`, the callbacks' and checkpoint's verdicts as notices.
+    pub fn start_turn(
+        &self,
+        host: &Host,
+        restart: RestartConfig,
+        prompt: String,
+        history: Vec<Message>,
+        cancel: &CancelToken,
+        tx: Sender<AppEvent>,
+    ) -> Result<(), CliTurnError> {
+        let mut runner = lock(&self.runner)
+            .take()
+            .ok_or(CliTurnError::Busy(self.name))?;
+        let check = cancel.clone();
+        runner.continue_session();
+        runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
+        *lock(&self.sink) = Some(TurnSink {
+            tx: tx.clone(),
+            notifier: host.notifier().clone(),
+            text: String::new(),
+        });
+        let restart_loop = RestartLoop::new(host.project().clone(), restart)
+            .with_worker(host.worker().clone())
+            .without_completion_commit();
+        let slot = Arc::clone(&self.runner);
+        let (project, worker, name) = (host.project().clone(), host.worker().clone(), self.name);
+        let sink = Arc::clone(&self.sink);
+        let cancelled = cancel.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cp-cli-turn".into())
+            .spawn(move || {
+                let observer_tx = tx.clone();
+                let mut observer = move |event: &RestartEvent| {
+                    let routine = matches!(
+                        event,
+                        RestartEvent::SessionStarted { attempt: 0, .. }
+                            | RestartEvent::PhaseCompleted { restarts: 0, .. }
+                    );
+                    if !routine {
+                        let _ = observer_tx
+                            .send(AppEvent::Agent(AgentEvent::Restart(event.to_string())));
+                    }
+                };
+                let result = restart_loop.run_phase(PHASE, &prompt, runner.as_mut(), &mut observer);
+                runner.set_cancel(None);
+                if let Some(id) = runner.current_session()
+                    && let Err(e) = cli_session_file::save(&project, &worker, name, id)
+                {
+                    tracing::warn!("cannot save the agent's session id: {e}");
+                }
+                *lock(&slot) = Some(runner);
+                let text = lock(&sink).take().map(|s| s.text).unwrap_or_default();
+                let mut messages = history;
+                if !text.is_empty() {
+                    messages.push(Message::assistant_text(text));
+                }
+                let _ = tx.send(AppEvent::Agent(AgentEvent::Messages(messages)));
+                let end = match result {
+                    Ok(_) => TurnEnd::Done,
+                    Err(_) if cancelled.is_cancelled() => TurnEnd::Cancelled,
+                    Err(e) => TurnEnd::Failed(e.to_string()),
+                };
+                let _ = tx.send(AppEvent::Agent(AgentEvent::Finished(end)));
+            });
+        if let Err(e) = spawned {
+            // The closure (and the runner in it) is gone: the agent cannot run again.
+            lock(&self.sink).take();
+            return Err(e.into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,118 @@
+//! What an agent CLI's events (`cp_agent_cli::AgentEvent`) become in the TUI: the same
+//! conversation events the built-in agent sends, or a notice for the hooks' verdicts.
+
+use cp_agent::AgentEvent;
+use cp_agent_cli::AgentEvent as CliEvent;
+use cp_base::{Level, ToolResult};
+use cp_llm::Usage;
+
+/// One CLI event, as the UI shows it.
+#[derive(Debug, Clone)]
+pub enum Shown {
+    /// A conversation event, as from the built-in agent.
+    Agent(AgentEvent),
+    /// A notice in the Conversation panel: a hook's verdict (the callbacks' outcome after an
+    /// edit, the stop checkpoint's), or that the agent compacted its context.
+    Notice(Level, String),
+}
+
+/// Maps `event` of the CLI named `agent` (e.g. "Claude Code").
+pub fn show(agent: &str, event: &CliEvent) -> Shown {
+    match event {
+        CliEvent::SessionStarted { session_id } => {
+            Shown::Agent(AgentEvent::Status(format!("{agent} session {session_id}")))
+        }
+        CliEvent::Text(text) => Shown::Agent(AgentEvent::Text(text.clone())),
+        CliEvent::ToolCall { id, name, summary } => Shown::Agent(AgentEvent::ToolCalls(vec![(
+            id.clone(),
+            name.clone(),
+            summary.clone(),
+        )])),
+        CliEvent::ToolResult {
+            id, is_error, text, ..
+        } => {
+            let result = if *is_error {
+                ToolResult::error(text.clone())
+            } else {
+                ToolResult::ok(text.clone())
+            };
+            Shown::Agent(AgentEvent::ToolResults(vec![(id.clone(), result)]))
+        }
+        // The CLI reports the prompt size of each request (input + cache creation + cache
+        // read), not its split: it counts as input.
+        CliEvent::Usage { prompt_tokens, .. } => Shown::Agent(AgentEvent::Usage(Usage {
+            input_tokens: *prompt_tokens,
+            ..Usage::default()
+        })),
+        CliEvent::Compacted => Shown::Notice(
+            Level::Warning,
+            format!("{agent} compacted its context by itself"),
+        ),
+        // A passing stop checkpoint says nothing in the conversation, as for the built-in
+        // agent.
+        CliEvent::Hook { event, summary } if event == "Stop" && summary == "passed" => {
+            Shown::Agent(AgentEvent::Status("checkpoint passed".to_owned()))
+        }
+        CliEvent::Hook { event, summary } => {
+            let level = if summary.starts_with("blocked") {
+                Level::Warning
+            } else {
+                Level::Info
+            };
+            Shown::Notice(level, format!("{event} hook: {summary}"))
+        }
+        CliEvent::Stopping => Shown::Agent(AgentEvent::Status(
+            "stopping after the tool in flight".to_owned(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_call_and_its_result_pair_by_id() {
+        let call = CliEvent::ToolCall {
+            id: "toolu_1".into(),
+            name: "Write".into(),
+            summary: "{\"file_path\":\"a.sh\"}".into(),
+        };
+        assert!(matches!(
+            show("Claude Code", &call),
+            Shown::Agent(AgentEvent::ToolCalls(calls))
+                if calls == [("toolu_1".to_owned(), "Write".to_owned(), "{\"file_path\":\"a.sh\"}".to_owned())]
+        ));
+        let result = CliEvent::ToolResult {
+            id: "toolu_1".into(),
+            is_error: true,
+            summary: "no".into(),
+            text: "no\nsuch file".into(),
+        };
+        assert!(matches!(
+            show("Claude Code", &result),
+            Shown::Agent(AgentEvent::ToolResults(results))
+                if results == [("toolu_1".to_owned(), ToolResult::error("no\nsuch file"))]
+        ));
+    }
+
+    #[test]
+    fn hook_verdicts_become_notices_and_a_block_is_a_warning() {
+        let blocked = CliEvent::Hook {
+            event: "Stop".into(),
+            summary: "blocked: Checkpoint: verify".into(),
+        };
+        assert!(matches!(
+            show("Claude Code", &blocked),
+            Shown::Notice(Level::Warning, text) if text == "Stop hook: blocked: Checkpoint: verify"
+        ));
+        let callback = CliEvent::Hook {
+            event: "PostToolUse".into(),
+            summary: "Callback 'lint' passed".into(),
+        };
+        assert!(matches!(
+            show("Claude Code", &callback),
+            Shown::Notice(Level::Info, text) if text == "PostToolUse hook: Callback 'lint' passed"
+        ));
+    }
+}

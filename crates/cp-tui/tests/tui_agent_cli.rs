@@ -1,0 +1,348 @@
+//! End to end: the TUI with `--agent claude` (issue 18). The REAL Claude Code (installed by
+//! `scripts/install-agents.sh` under `target/agents/`) runs the turns against the scripted
+//! Anthropic server; the TUI runs in a PTY.
+//!
+//! Only durable facts are waited on: the session the TUI saves when a turn ends, the server's
+//! request log, `/proc`. The stop checkpoint's block is answered by content (the request
+//! whose last message carries it), since how often it blocks is the checkpoint's business.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cp_e2e::{
+    LlmServer, RecordedRequest, Reply, TuiSession, Turn, anthropic, git, git_repo,
+    saved_conversation, wait_saved_session,
+};
+use serde_json::json;
+use util::{canonical, create_callback, stop_console_server, trust};
+
+/// Generous: every turn starts node, loads Claude Code and runs hooks that run git.
+const WAIT: Duration = Duration::from_secs(180);
+
+fn agents_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
+    assert!(
+        bin.join("claude").exists(),
+        "{} is missing Claude Code: run scripts/install-agents.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// A committed, trusted project whose checkpoint blocks at most once and runs no tests, with
+/// a blocking callback on `*.sh` that prints the files it checked; the model's window is
+/// `window` tokens.
+fn project(window: u64) -> (tempfile::TempDir, PathBuf) {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({
+            "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
+            "agent": {"context_window": window, "model": "claude-sonnet-4-5", "stop_grace_secs": 20},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    trust(&root);
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "sh-check", "pattern": ["*.sh"],
+            "script_content": "echo \"checked $CP_CHANGED_FILES\"",
+            "blocking": true, "timeout": 60
+        }),
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    (repo, root)
+}
+
+/// The text of the handoff request (`cp_mod_checkpoint::HANDOFF_REQUEST`).
+const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
+const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",
+    "completed": [{"file": "src/a.sh", "status": "done"}],
+    "remaining": [{"file": "src/b.sh", "description": "HANDOFF-REMAINING write src/b.sh"}],
+    "files_modified": ["src/a.sh"]}"#;
+
+/// The last message of a request, as JSON text.
+fn last_message(request: &RecordedRequest) -> String {
+    request.body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// A scripted server: side requests answered, the stop checkpoint's block answered with
+/// "Verified." whenever it comes; the handoff turn calls `Checkpoint_handoff`; the request
+/// after a tool call `toolu_stop…` (the agent is being stopped there) stalls.
+fn server() -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        if let Some(reply) = anthropic::side_reply(request) {
+            return Some(reply);
+        }
+        let last = last_message(request);
+        if request.raw_body.contains(HANDOFF_MARK) {
+            return Some(if last.contains("toolu_handoff") {
+                anthropic::text_turn("Handoff submitted.")
+            } else {
+                anthropic::tool_use_turn(&[(
+                    "toolu_handoff1",
+                    "mcp__context-pilot__Checkpoint_handoff",
+                    HANDOFF_ARGS,
+                )])
+            });
+        }
+        if last.contains("toolu_stop") && last.contains("tool_result") {
+            return Some(Reply::sse_chunks(Vec::new()).then_stall());
+        }
+        last_message(request)
+            .contains("Checkpoint:")
+            .then(|| anthropic::text_turn("Verified."))
+    });
+    server
+}
+
+/// `context-pilot --agent claude` in a PTY, with Claude Code on `PATH` and the scripted
+/// server as its Anthropic endpoint.
+fn start_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
+    let path = format!(
+        "{}:{}",
+        agents_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let url = server.url();
+    let env = [
+        ("PATH", path.as_str()),
+        ("HOME", home.to_str().unwrap()),
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-ant-scripted"),
+        ("OPENAI_API_KEY", ""),
+        ("CP_WORKER", "main"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+    ];
+    let tui = TuiSession::start(root, &["--agent", "claude"], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui
+}
+
+/// Processes other than `except` running in `root` whose command line names `claude`.
+fn claude_processes(root: &Path, except: Option<u32>) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit())
+            || Some(pid.as_str()) == except.map(|p| p.to_string()).as_deref()
+        {
+            continue;
+        }
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if cwd.as_deref() == Some(root) && cmdline.contains("claude") && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+fn assert_no_claude_left(root: &Path, tui: Option<u32>) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = claude_processes(root, tui);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "claude processes left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
+    let (_repo, root) = project(200_000);
+    let server = server();
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    // Turn 1: Claude Code writes src/a.sh (the callback fires), then says so.
+    server.push(anthropic::reply(&Turn::tool_calls(&[(
+        "toolu_w1", "Write", &args,
+    )])));
+    server.push(anthropic::text_turn("Wrote src/a.sh."));
+    // Turn 2: an answer in the same session.
+    server.push(anthropic::text_turn("SECOND-ANSWER"));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+
+    tui.type_text("FIRST-TURN: write src/a.sh");
+    tui.send(b"\r");
+    let session = tui.wait_turn_end(&root, "Verified.", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/a.sh")).unwrap(),
+        "echo hi\n"
+    );
+    let conversation = saved_conversation(&session);
+    // The agent's tool call, with its result, in the Conversation panel.
+    assert!(
+        conversation.contains("\"name\":\"Write\""),
+        "{conversation}"
+    );
+    // The callback fired on the agent's edit, and its result is in the Conversation panel.
+    assert!(
+        conversation.contains("PostToolUse hook: Callback 'sh-check' passed"),
+        "{conversation}"
+    );
+    // The stop checkpoint's verdict reached the person too.
+    assert!(
+        conversation.contains("Stop hook: blocked: Checkpoint"),
+        "{conversation}"
+    );
+
+    tui.type_text("SECOND-TURN: anything else?");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "SECOND-ANSWER", WAIT).unwrap();
+    // The second turn resumed the first one's session: its request carries the first turn.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    let second = &requests[2].raw_body;
+    assert!(second.contains("SECOND-TURN"), "{second}");
+    assert!(
+        second.contains("FIRST-TURN") && second.contains("toolu_w1"),
+        "the second turn did not resume the session: {second}"
+    );
+    // Claude Code was offered Context Pilot's tools.
+    assert!(
+        requests[0]
+            .raw_body
+            .contains("mcp__context-pilot__File_edit"),
+        "no Context Pilot MCP tools offered"
+    );
+    let pid = tui.pid();
+    assert_no_claude_left(&root, pid);
+    tui.quit(WAIT).unwrap();
+
+    // A new TUI restores the conversation and continues the same Claude Code session.
+    server.push(anthropic::text_turn("THIRD-ANSWER"));
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("THIRD-TURN: still there?");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "THIRD-ANSWER", WAIT).unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    let third = &requests[3].raw_body;
+    assert!(
+        third.contains("THIRD-TURN") && third.contains("SECOND-TURN"),
+        "the new TUI did not resume the session: {third}"
+    );
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}
+
+#[test]
+fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
+    let (_repo, root) = project(200_000);
+    let server = server();
+    // The model never answers: the turn runs until the person presses Esc.
+    server.push(Reply::sse_chunks(Vec::new()).then_stall());
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("take your time");
+    tui.send(b"\r");
+    assert_eq!(
+        server.wait_for_requests(1, WAIT).len(),
+        1,
+        "Claude Code never asked the model"
+    );
+    let pid = tui.pid();
+    assert!(!claude_processes(&root, pid).is_empty());
+    tui.send(b"\x1b");
+    wait_saved_session(&root, "the turn was cancelled", WAIT, |s| {
+        saved_conversation(s).contains("Turn cancelled.")
+    })
+    .unwrap();
+    assert_no_claude_left(&root, pid);
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}
+
+#[test]
+fn the_tui_with_an_agent_that_is_not_installed_is_a_clear_error() {
+    let (_repo, root) = project(200_000);
+    let out = util::context_pilot(&root)
+        .args(["--agent", "claude"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Claude Code was not found"), "{stderr}");
+    assert!(
+        stderr.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_full_context_restarts_the_turn_in_a_fresh_claude_session_with_the_handoff() {
+    let (_repo, root) = project(20_000);
+    let server = server();
+    // Session 1 writes src/a.sh at 95 % of the window: it is stopped after the write.
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    server.push(anthropic::reply(
+        &Turn::tool_calls(&[("toolu_stop1", "Write", &args)])
+            .with_usage(1_900, 9_500, 20)
+            .with_cache_creation(7_600),
+    ));
+    // The fresh session finishes.
+    server.push(anthropic::text_turn("FRESH-DONE"));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("RESTART-TASK: write src/a.sh and src/b.sh");
+    tui.send(b"\r");
+    let session = tui.wait_turn_end(&root, "FRESH-DONE", WAIT).unwrap();
+    assert!(root.join("src/a.sh").exists());
+    // The handoff was taken, the work committed, and a fresh session got the handoff and
+    // the person's message, without the old conversation.
+    let log = git(&root, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase chat"),
+        "{log}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let fresh = &requests[1].raw_body;
+    assert!(
+        fresh.contains("HANDOFF-REMAINING"),
+        "handoff missing: {fresh}"
+    );
+    assert!(fresh.contains("RESTART-TASK"), "task missing: {fresh}");
+    assert!(
+        !fresh.contains("toolu_stop1"),
+        "the fresh session carries the old conversation"
+    );
+    // The person saw the restart in the Conversation panel.
+    let conversation = saved_conversation(&session);
+    assert!(conversation.contains("↻"), "{conversation}");
+    let pid = tui.pid();
+    assert_no_claude_left(&root, pid);
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}

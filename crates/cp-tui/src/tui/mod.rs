@@ -9,6 +9,7 @@ mod conversation;
 mod dialog;
 mod events;
 mod help;
+mod hit_map;
 mod input;
 mod keymap;
 mod line_edit;
@@ -28,6 +29,8 @@ mod wrap;
 
 #[cfg(test)]
 mod busy_module_tests;
+#[cfg(test)]
+mod mouse_tests;
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -51,6 +54,11 @@ use crate::host::Host;
 /// Draws `app`'s screen from its view model (published snapshots, never a module lock).
 pub fn render(app: &App, frame: &mut ratatui::Frame) {
     view::draw(&app.view_model(), frame);
+}
+
+/// Draws like [`render`] and returns where the frame drew what, for mouse clicks.
+fn render_and_map(app: &App, frame: &mut ratatui::Frame) -> hit_map::HitMap {
+    view::draw_and_map(&app.view_model(), frame)
 }
 
 /// Modules get a tick this often, to pick up background results without busy polling.
@@ -126,7 +134,12 @@ fn run_app(
     let mut first_frame = true;
     while !app.should_quit() {
         if dirty {
-            guard.terminal.draw(|frame| render(&app, frame))?;
+            let mut hits = hit_map::HitMap::default();
+            guard
+                .terminal
+                .draw(|frame| hits = render_and_map(&app, frame))?;
+            // Clicks are resolved against what this frame drew.
+            app.set_hit_map(hits);
             dirty = false;
             // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
             if std::mem::take(&mut first_frame)

@@ -27,6 +27,7 @@ use crate::host::Host;
 
 mod agent;
 pub(crate) mod models;
+mod mouse;
 mod reload;
 mod saved_state;
 mod workflow;
@@ -61,6 +62,8 @@ pub struct App {
     config_watch: ConfigWatch,
     /// The key help overlay, when open (F1, or `?` on an empty input).
     pub(crate) help: Option<super::help::Help>,
+    /// Where the last frame drew what, for mouse clicks.
+    hits: super::hit_map::HitMap,
 }
 
 impl App {
@@ -84,6 +87,7 @@ impl App {
             workflow: None,
             dialog: None,
             help: None,
+            hits: super::hit_map::HitMap::default(),
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -230,6 +234,10 @@ impl App {
 
     /// Applies one action.
     pub fn apply(&mut self, action: Action) {
+        if let Action::Click { column, row } = action {
+            self.click(column, row);
+            return;
+        }
         if let Some(confirm) = self.confirm.take() {
             match (confirm, action) {
                 (Confirm::QuitWhileBusy, Action::Yes | Action::Quit) => self.quit = true,

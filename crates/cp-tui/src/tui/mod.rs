@@ -20,6 +20,7 @@ mod palette;
 mod reexec;
 mod restartable;
 mod saved_state;
+mod tabs;
 mod terminal;
 mod tool_jobs;
 mod view;

@@ -290,6 +290,21 @@ impl Panel for CallbacksPanel {
             .render(area, buf);
     }
 
+    /// The script of the callback open in the editor; the edited text is applied with
+    /// `Callback_upsert` (action update), so it gets that tool's checks.
+    fn external_edit(&self) -> Option<cp_base::ExternalEdit> {
+        let editor = self.editor.as_ref()?;
+        let def = &editor.def;
+        Some(cp_base::ExternalEdit {
+            what: format!("{} {}'s script", def.id, def.name),
+            file_name: format!("{}.sh", def.name),
+            text: editor.script.clone().unwrap_or_default(),
+            tool: crate::tools::UPSERT.to_owned(),
+            arguments: serde_json::json!({"action": "update", "id": def.id.to_string()}),
+            text_param: "script_content".to_owned(),
+        })
+    }
+
     fn llm_context(&self) -> String {
         let mut out = String::new();
         if let Some(problem) = &self.problem {

@@ -59,6 +59,9 @@ pub enum Action {
     ClosePanel,
     /// F2: show a workflow checkpoint that was hidden to look at files.
     ShowDialog,
+    /// `e` in the sidebar: edit what the selected panel offers (the script of the callback
+    /// open in the Callbacks panel's editor) in `$EDITOR`.
+    EditExternally,
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -166,7 +169,7 @@ const fn bind(
 use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table.
-pub static BINDINGS: [Binding; 36] = [
+pub static BINDINGS: [Binding; 37] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -433,6 +436,13 @@ pub static BINDINGS: [Binding; 36] = [
         Sidebar,
         Command::Do(Action::ClosePanel),
         "close the selected panel (consoles, viewers)",
+    ),
+    bind(
+        &[ch('e')],
+        "e",
+        Sidebar,
+        Command::Do(Action::EditExternally),
+        "edit the open callback's script in $EDITOR",
     ),
 ];
 

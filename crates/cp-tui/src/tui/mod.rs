@@ -7,6 +7,7 @@ mod config_watch;
 mod confirm;
 mod conversation;
 mod dialog;
+mod editor;
 mod events;
 mod help;
 mod hit_map;
@@ -30,6 +31,8 @@ mod wrap;
 
 #[cfg(test)]
 mod busy_module_tests;
+#[cfg(test)]
+mod editor_tests;
 #[cfg(test)]
 mod mouse_tests;
 #[cfg(test)]
@@ -115,7 +118,7 @@ fn run_app(
     });
     markdown::warm_up_in_background();
     let mut guard = terminal::TerminalGuard::enter()?;
-    events::spawn_input_thread(tx.clone());
+    let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
         app::models::spawn_model_check(provider.config().clone(), tx.clone());
     }
@@ -169,6 +172,11 @@ fn run_app(
             dirty |= app.tick();
             last_tick = Instant::now();
         }
+        if let Some(edit) = app.take_external_edit() {
+            let edited = edit_externally(&mut guard, &input, &edit)?;
+            app.finish_external_edit(&edit, edited);
+            dirty = true;
+        }
         dirty |= app.poll_reload_request();
         if let Some(requested_at) = app.reload_due() {
             // Returns only when the reload failed; on success this process is replaced.
@@ -212,6 +220,24 @@ fn dispatch(app: &mut App, event: AppEvent) -> bool {
             true
         }
     }
+}
+
+/// Hands the terminal to `$EDITOR` for `edit`'s text and takes it back: the input thread
+/// stops reading and full-screen mode is left while the editor runs, then both are restored
+/// (a terminal that cannot be restored ends the TUI with that error).
+fn edit_externally(
+    guard: &mut terminal::TerminalGuard,
+    input: &events::InputGate,
+    edit: &cp_base::ExternalEdit,
+) -> anyhow::Result<Result<Option<String>, editor::EditorError>> {
+    let pause = input.pause();
+    guard.suspend();
+    let command = editor::editor_command();
+    tracing::info!(editor = %command, what = %edit.what, "handing the terminal to the editor");
+    let edited = editor::edit_text(&command, &edit.file_name, &edit.text);
+    guard.resume()?;
+    drop(pause);
+    Ok(edited)
 }
 
 /// Checks the new binary, saves the TUI state and execs. Returns why it did not happen.

@@ -26,6 +26,7 @@ use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
 
 mod agent;
+mod external_edit;
 pub(crate) mod models;
 mod mouse;
 mod reload;
@@ -64,6 +65,8 @@ pub struct App {
     pub(crate) help: Option<super::help::Help>,
     /// Where the last frame drew what, for mouse clicks.
     hits: super::hit_map::HitMap,
+    /// Text to hand to `$EDITOR` before the next frame (the event loop does it).
+    external_edit: Option<cp_base::ExternalEdit>,
 }
 
 impl App {
@@ -88,6 +91,7 @@ impl App {
             dialog: None,
             help: None,
             hits: super::hit_map::HitMap::default(),
+            external_edit: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -300,6 +304,7 @@ impl App {
                 }
             }
             Action::ClosePanel => self.close_selected(),
+            Action::EditExternally => self.request_external_edit(),
             Action::TogglePassthrough | Action::Yes | Action::No => {}
             text => self.edit_input(text),
         }

@@ -160,10 +160,14 @@ impl CallbacksPanel {
         }
         if let Some(editor) = &self.editor {
             lines.push(Line::default());
-            lines.push(Line::styled(
-                format!("Editor: {} {}", editor.def.id, editor.def.name),
-                bold.fg(Color::Cyan),
-            ));
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("Editor: {} {}", editor.def.id, editor.def.name),
+                    bold.fg(Color::Cyan),
+                ),
+                // The TUI's key on this panel (cp-tui keymap), for a person reading it.
+                Span::styled("  (e: edit the script in $EDITOR)", dim),
+            ]));
             for (label, value) in Self::editor_fields(&editor.def) {
                 lines.push(Line::from(vec![
                     Span::styled(format!("{label}: "), dim),

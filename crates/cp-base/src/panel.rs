@@ -46,4 +46,9 @@ pub trait Panel: Send + Sync {
     fn accepts_input(&self) -> bool {
         false
     }
+    /// Text the person may edit in `$EDITOR` from this panel (the TUI's `e` key), with the
+    /// tool call that applies the result; `None` when there is nothing to edit.
+    fn external_edit(&self) -> Option<crate::ExternalEdit> {
+        None
+    }
 }

@@ -163,6 +163,12 @@ impl CallbackModule {
             editor: self.editor_view(),
             problem: self.cache.problem.clone(),
             watching: self.firing.watched(),
+            failing: self
+                .firing
+                .failing()
+                .into_iter()
+                .filter_map(|id| self.cache.section.get(id).map(|d| d.name.clone()))
+                .collect(),
         };
         if panel != self.panel {
             self.panel = panel;
@@ -196,7 +202,7 @@ impl CallbackModule {
         };
         let d = &view.def;
         let mut out = format!(
-            "Editor open on {} '{}': pattern {}, blocking {}, timeout {}, once_per_batch {}, one_at_a_time {}, cwd {}.\n",
+            "Editor open on {} '{}': pattern {}, blocking {}, timeout {}, once_per_batch {}, one_at_a_time {}, runs in {}.\n",
             d.id,
             d.name,
             d.pattern.join(", "),
@@ -205,7 +211,7 @@ impl CallbackModule {
                 .map_or_else(|| "none".to_owned(), |t| format!("{t}s")),
             d.once_per_batch,
             d.one_at_a_time,
-            d.cwd.as_deref().unwrap_or(".")
+            crate::panel::cwd_text(d)
         );
         let _ = writeln!(
             out,

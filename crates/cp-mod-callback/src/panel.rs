@@ -35,10 +35,19 @@ pub struct CallbacksPanel {
     pub problem: Option<String>,
     /// Background runs in flight, whose results are still to come.
     pub watching: usize,
+    /// Names of the callbacks whose latest run failed (or timed out, or could not start).
+    pub failing: Vec<String>,
 }
 
 fn pattern_text(def: &CallbackDef) -> String {
     def.pattern.join(" ")
+}
+
+/// Where the script runs: "the project root", or its directory relative to the root.
+pub(crate) fn cwd_text(def: &CallbackDef) -> String {
+    def.cwd
+        .as_deref()
+        .map_or_else(|| "the project root".to_owned(), |cwd| format!("`{cwd}`"))
 }
 
 fn blocking_text(def: &CallbackDef) -> String {
@@ -81,10 +90,7 @@ impl CallbacksPanel {
                     .clone()
                     .unwrap_or_else(|| "(none: passes are reported as passed)".to_owned()),
             ),
-            (
-                "Working dir",
-                def.cwd.clone().unwrap_or_else(|| ".".to_owned()),
-            ),
+            ("Working dir", cwd_text(def)),
             ("One at a time", yes_no(def.one_at_a_time).to_owned()),
             ("Once per batch", yes_no(def.once_per_batch).to_owned()),
         ]
@@ -113,6 +119,15 @@ impl CallbacksPanel {
             lines.push(Line::styled(
                 format!("All callbacks are paused for worker {}.", self.worker),
                 Style::default().fg(Color::Yellow),
+            ));
+        }
+        if !self.failing.is_empty() {
+            lines.push(Line::styled(
+                format!(
+                    "✗ Latest run failed: {} (its run panel shows the output)",
+                    self.failing.join(", ")
+                ),
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
             ));
         }
         let header = ["ID", "Name", "Description", "Pattern", "Blocking", "Active"];
@@ -145,10 +160,14 @@ impl CallbacksPanel {
         }
         if let Some(editor) = &self.editor {
             lines.push(Line::default());
-            lines.push(Line::styled(
-                format!("Editor: {} {}", editor.def.id, editor.def.name),
-                bold.fg(Color::Cyan),
-            ));
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("Editor: {} {}", editor.def.id, editor.def.name),
+                    bold.fg(Color::Cyan),
+                ),
+                // The TUI's key on this panel (cp-tui keymap), for a person reading it.
+                Span::styled("  (e: edit the script in $EDITOR)", dim),
+            ]));
             for (label, value) in Self::editor_fields(&editor.def) {
                 lines.push(Line::from(vec![
                     Span::styled(format!("{label}: "), dim),
@@ -254,13 +273,17 @@ impl Panel for CallbacksPanel {
         PanelKind::Fixed
     }
 
+    /// Active/defined counts, then `✗N` when N callbacks' latest runs failed (the sidebar
+    /// draws a badge with `✗` in red), then the background runs in flight.
     fn badge(&self) -> Option<String> {
-        let counts = format!("{}/{}", self.active_count(), self.section.definitions.len());
-        Some(if self.watching == 0 {
-            counts
-        } else {
-            format!("{counts} ({} running)", self.watching)
-        })
+        let mut badge = format!("{}/{}", self.active_count(), self.section.definitions.len());
+        if !self.failing.is_empty() {
+            let _ = write!(badge, " ✗{}", self.failing.len());
+        }
+        if self.watching > 0 {
+            let _ = write!(badge, " ({} running)", self.watching);
+        }
+        Some(badge)
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
@@ -269,6 +292,21 @@ impl Panel for CallbacksPanel {
             .wrap(Wrap { trim: false })
             .scroll((scroll, 0))
             .render(area, buf);
+    }
+
+    /// The script of the callback open in the editor; the edited text is applied with
+    /// `Callback_upsert` (action update), so it gets that tool's checks.
+    fn external_edit(&self) -> Option<cp_base::ExternalEdit> {
+        let editor = self.editor.as_ref()?;
+        let def = &editor.def;
+        Some(cp_base::ExternalEdit {
+            what: format!("{} {}'s script", def.id, def.name),
+            file_name: format!("{}.sh", def.name),
+            text: editor.script.clone().unwrap_or_default(),
+            tool: crate::tools::UPSERT.to_owned(),
+            arguments: serde_json::json!({"action": "update", "id": def.id.to_string()}),
+            text_param: "script_content".to_owned(),
+        })
     }
 
     fn llm_context(&self) -> String {

@@ -502,3 +502,32 @@ fn a_hand_edited_script_does_not_run_until_trusted_again() {
     assert_eq!(held.len(), 1, "{held:?}");
     assert_eq!(lines(&f, "ran.log"), vec!["ran", "ran", "edited"]);
 }
+
+/// The Callbacks panel's badge, after the module picked up what finished.
+fn callbacks_badge(f: &Fixture) -> String {
+    f.registry.tick(&f.env);
+    let panels = f.registry.with_module("callback", |m| m.panels()).unwrap();
+    let panel = panels.iter().find(|p| p.id() == "callbacks").unwrap();
+    panel.badge().unwrap()
+}
+
+#[test]
+fn the_callbacks_badge_shows_a_failing_callback_until_it_passes_again() {
+    let f = Fixture::new();
+    f.create(
+        "check",
+        json!("*.rs"),
+        "test ! -e broken",
+        json!({"blocking": true, "timeout": 60}),
+    );
+    f.write("a.rs", "");
+    assert_eq!(callbacks_badge(&f), "1/1");
+    f.write("broken", "");
+    let (_, held) = f.fire(&edit(&["a.rs"]));
+    assert!(held[0].text.contains("Callback 'check' FAILED"), "{held:?}");
+    assert_eq!(callbacks_badge(&f), "1/1 ✗1");
+    std::fs::remove_file(f.root.join("broken")).unwrap();
+    let (_, held) = f.fire(&edit(&["a.rs"]));
+    assert!(held[0].text.contains("Callback 'check' passed"), "{held:?}");
+    assert_eq!(callbacks_badge(&f), "1/1");
+}

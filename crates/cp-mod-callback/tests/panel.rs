@@ -67,6 +67,7 @@ fn sample() -> CallbacksPanel {
         editor: None,
         problem: None,
         watching: 0,
+        failing: Vec::new(),
     }
 }
 
@@ -90,6 +91,32 @@ fn table() {
     insta::assert_snapshot!("table", render(&panel, 100, 8));
     insta::assert_snapshot!("table_narrow", render(&panel, 60, 8));
     insta::assert_snapshot!("table_llm_context", panel.llm_context());
+}
+
+#[test]
+fn a_callback_whose_latest_run_failed_shows_in_the_badge_and_the_panel() {
+    let panel = CallbacksPanel {
+        failing: vec!["cargo-check".into()],
+        watching: 1,
+        ..sample()
+    };
+    let badge = panel.badge().unwrap();
+    assert_eq!(badge, "2/3 ✗1 (1 running)");
+    // The sidebar colours a badge holding `✗` red (cp-tui `outcome_style::badge_color`).
+    assert!(badge.contains('✗'));
+    let screen = render(&panel, 100, 8);
+    assert!(
+        screen.contains("✗ Latest run failed: cargo-check"),
+        "{screen}"
+    );
+    let mut terminal = Terminal::new(TestBackend::new(100, 8)).unwrap();
+    terminal
+        .draw(|frame| panel.render(frame.area(), frame.buffer_mut(), &PanelView::default()))
+        .unwrap();
+    let buf = terminal.backend().buffer();
+    assert_eq!(buf[(0, 0)].fg, cp_base::ratatui::style::Color::Red);
+    // Passing again clears it.
+    assert_eq!(sample().badge().as_deref(), Some("2/3"));
 }
 
 #[test]

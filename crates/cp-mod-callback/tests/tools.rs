@@ -383,6 +383,9 @@ fn open_editor_shows_settings_and_numbered_script() {
     let r = f.call("Callback_open_editor", json!({"id": "CB1"}));
     assert!(!r.is_error, "{}", r.text);
     assert!(r.text.starts_with("Editor open on CB1 'fmt'"), "{}", r.text);
+    // Where the script runs reads as words, not as `cwd ..`.
+    assert!(r.text.contains("runs in the project root.\n"), "{}", r.text);
+    assert!(!r.text.contains(".."), "{}", r.text);
     assert!(r.text.contains(" 1 | #!/usr/bin/env bash"), "{}", r.text);
     assert!(r.text.contains("| rustfmt $CP_CHANGED_FILES"), "{}", r.text);
     // Deleting the open callback closes the editor.

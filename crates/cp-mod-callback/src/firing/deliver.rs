@@ -4,11 +4,14 @@
 use cp_base::{Level, Notification, Panel as _};
 
 use super::active::ActiveRun;
+use super::runtime::Runtime;
 use crate::report::{RunOutcome, RunReport};
 
-/// Reports a finished run. A failed run's panel is listed and opened.
-pub(super) fn deliver(run: &ActiveRun, report: &RunReport) {
+/// Reports a finished run. A failed run's panel is listed and opened, and the callback
+/// counts as failing (in the panel's badge) until a run of it passes.
+pub(super) fn deliver(runtime: &Runtime, run: &ActiveRun, report: &RunReport) {
     let failed = !report.passed();
+    runtime.last.record(run.def.id, failed);
     {
         let mut view = run.panel.view();
         view.status = match &report.outcome {

@@ -39,7 +39,11 @@ pub(super) fn start_thread(runtime: &Arc<Runtime>, run: ActiveRun) -> bool {
         let run = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(run) = run {
             let reason = RunError::NoThread(e).to_string();
-            deliver(&run, &run.report(None, RunOutcome::NotStarted { reason }));
+            deliver(
+                runtime,
+                &run,
+                &run.report(None, RunOutcome::NotStarted { reason }),
+            );
         }
         return false;
     }
@@ -55,7 +59,7 @@ fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
         };
         // Delivering and moving on to the queued run happen in one step against a save.
         let next = runtime.watched.settle(run.run_id, || {
-            deliver(&run, &report);
+            deliver(runtime, &run, &report);
             if !run.def.one_at_a_time {
                 return None;
             }

@@ -21,6 +21,7 @@ mod error;
 mod execute;
 mod fingerprint;
 mod hold;
+mod last;
 mod lifecycle;
 mod resume;
 mod runtime;
@@ -129,6 +130,11 @@ impl Firing {
     /// Background runs being watched (running, or starting).
     pub fn watched(&self) -> usize {
         self.runtime.watched.count()
+    }
+
+    /// The callbacks whose latest run in this process failed, by id.
+    pub fn failing(&self) -> Vec<crate::model::CallbackId> {
+        self.runtime.last.failing()
     }
 
     /// The background runs in flight and the triggers queued behind them, for a later

@@ -8,6 +8,7 @@ use cp_mod_console::{ClientConfig, ConsoleClient};
 
 use super::active::Requester;
 use super::error::RunError;
+use super::last::LastOutcomes;
 use super::watch::WatchedRuns;
 use crate::queue::RunQueue;
 
@@ -21,6 +22,8 @@ pub(super) struct Runtime {
     pub(super) queue: RunQueue<Requester>,
     /// Background runs not reported yet (what a reload hands over).
     pub(super) watched: WatchedRuns,
+    /// Whether each callback's latest finished run failed (the panel's badge shows it).
+    pub(super) last: LastOutcomes,
 }
 
 impl Runtime {
@@ -31,6 +34,7 @@ impl Runtime {
             client: Mutex::new(None),
             queue: RunQueue::default(),
             watched: WatchedRuns::default(),
+            last: LastOutcomes::default(),
         }
     }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::markdown::MarkdownCache;
 use super::outcome_style::{Outcome, collapsed, line_style};
+use super::tabs::expand_tabs;
 use super::wrap::wrap_lines;
 
 /// Lines of a collapsed tool result.
@@ -197,10 +198,13 @@ fn styled_block(
     let first = lines.next().unwrap_or("");
     out.push(Line::from(vec![
         Span::styled(format!("{who} › "), label),
-        Span::styled(first.to_owned(), style(first)),
+        Span::styled(expand_tabs(first), style(first)),
     ]));
     for line in lines {
-        out.push(Line::styled(format!("  {line}"), style(line)));
+        out.push(Line::styled(
+            format!("  {}", expand_tabs(line)),
+            style(line),
+        ));
     }
 }
 
@@ -255,7 +259,8 @@ fn tool_lines(
         } else {
             line_style(line, outcome)
         };
-        out.push(Line::styled(format!("  {line}"), style));
+        // Tabs take their columns (a `File_read` line number is followed by one).
+        out.push(Line::styled(format!("  {}", expand_tabs(line)), style));
     }
     if hidden > 0 {
         out.push(Line::styled(
@@ -366,6 +371,28 @@ mod tests {
                     .to_owned()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_file_read_result_keeps_the_gap_between_line_number_and_code() {
+        let mut conversation = Conversation::default();
+        conversation.push(Entry::Tool {
+            name: "File_read".into(),
+            args: r#"{"path":"calc.py"}"#.into(),
+            result: Some(cp_base::ToolResult::ok(
+                "     1\tdef add(a, b):\n     2\t\treturn a + b\n",
+            )),
+            expanded: true,
+        });
+        let rows = rows(&draw(&conversation, 60, 4));
+        assert!(
+            rows.contains(&"       1  def add(a, b):".to_owned()),
+            "{rows:#?}"
+        );
+        assert!(
+            rows.contains(&"       2          return a + b".to_owned()),
+            "{rows:#?}"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Everything the event loop reacts to arrives as an [`AppEvent`] on one channel.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
+use std::time::Duration;
 
 use cp_base::ToolResult;
 use cp_mod_checkpoint::{
@@ -66,27 +68,85 @@ pub enum SignalKind {
     Reload,
 }
 
-/// Reads terminal events on their own thread, so the loop never blocks on input.
-pub fn spawn_input_thread(tx: Sender<AppEvent>) {
+/// How long the input thread waits for an event before it looks whether it should pause.
+const INPUT_POLL: Duration = Duration::from_millis(50);
+
+/// Lets the event loop stop the input thread from reading the terminal while a child (the
+/// person's `$EDITOR`) owns it; otherwise the thread would take the child's keys.
+#[derive(Debug, Default)]
+pub struct InputGate {
+    paused: AtomicBool,
+    /// Held by the input thread while it polls or reads; held by [`InputGate::pause`]'s
+    /// guard while paused.
+    reading: Mutex<()>,
+}
+
+/// While alive, the input thread reads nothing.
+pub struct InputPause<'a> {
+    gate: &'a InputGate,
+    _reading: MutexGuard<'a, ()>,
+}
+
+impl InputGate {
+    /// Stops the input thread once its current poll ends (at most [`INPUT_POLL`]); reading
+    /// resumes when the returned guard drops.
+    pub fn pause(&self) -> InputPause<'_> {
+        self.paused.store(true, Ordering::SeqCst);
+        let reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
+        InputPause {
+            gate: self,
+            _reading: reading,
+        }
+    }
+}
+
+impl Drop for InputPause<'_> {
+    fn drop(&mut self) {
+        self.gate.paused.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Reads terminal events on their own thread, so the loop never blocks on input. The
+/// returned gate pauses the reading (see [`InputGate`]).
+pub fn spawn_input_thread(tx: Sender<AppEvent>) -> Arc<InputGate> {
+    let gate = Arc::new(InputGate::default());
+    let for_thread = Arc::clone(&gate);
     let spawned = thread::Builder::new()
         .name("cp-input".into())
-        .spawn(move || {
-            loop {
-                match crossterm::event::read() {
-                    Ok(event) => {
-                        if tx.send(AppEvent::Term(event)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!("terminal input ended: {e}");
-                        return;
-                    }
-                }
-            }
-        });
+        .spawn(move || read_input(&for_thread, &tx));
     if let Err(e) = spawned {
         tracing::error!("cannot start the input thread: {e}");
+    }
+    gate
+}
+
+/// The input thread's loop: poll briefly (so a pause takes effect soon), read, send.
+fn read_input(gate: &InputGate, tx: &Sender<AppEvent>) {
+    loop {
+        if gate.paused.load(Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        let _reading = gate.reading.lock().unwrap_or_else(PoisonError::into_inner);
+        if gate.paused.load(Ordering::SeqCst) {
+            continue;
+        }
+        let event = match crossterm::event::poll(INPUT_POLL) {
+            Ok(false) => continue,
+            Ok(true) => crossterm::event::read(),
+            Err(e) => Err(e),
+        };
+        match event {
+            Ok(event) => {
+                if tx.send(AppEvent::Term(event)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!("terminal input ended: {e}");
+                return;
+            }
+        }
     }
 }
 

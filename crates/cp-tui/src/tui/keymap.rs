@@ -5,13 +5,21 @@
 //! has the keys: closing a panel is `x` or Delete in the sidebar, and a hidden workflow
 //! checkpoint comes back with F2.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 use super::line_edit::EditOp;
 
 /// What the user asked for, independent of the key that asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
+    /// A left click at a cell (column, row); what it lands on comes from the last frame's
+    /// hit map.
+    Click {
+        column: u16,
+        row: u16,
+    },
     Quit,
     OpenPalette,
     /// F1 (anywhere), `?` (empty input, sidebar): the key help for the current focus.
@@ -51,6 +59,9 @@ pub enum Action {
     ClosePanel,
     /// F2: show a workflow checkpoint that was hidden to look at files.
     ShowDialog,
+    /// `e` in the sidebar: edit what the selected panel offers (the script of the callback
+    /// open in the Callbacks panel's editor) in `$EDITOR`.
+    EditExternally,
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -158,7 +169,7 @@ const fn bind(
 use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table.
-pub static BINDINGS: [Binding; 36] = [
+pub static BINDINGS: [Binding; 37] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -426,6 +437,13 @@ pub static BINDINGS: [Binding; 36] = [
         Command::Do(Action::ClosePanel),
         "close the selected panel (consoles, viewers)",
     ),
+    bind(
+        &[ch('e')],
+        "e",
+        Sidebar,
+        Command::Do(Action::EditExternally),
+        "edit the open callback's script in $EDITOR",
+    ),
 ];
 
 /// Maps a key press to an action in `context`.
@@ -492,9 +510,14 @@ pub fn help_rows(context: KeyContext) -> Vec<(&'static str, &'static str)> {
     rows
 }
 
-/// Mouse wheel scrolls the main area; other mouse events are ignored.
+/// The wheel scrolls the main area; a left click becomes a [`Action::Click`]; other mouse
+/// events are ignored.
 pub fn map_mouse(mouse: MouseEvent) -> Option<Action> {
     match mouse.kind {
+        MouseEventKind::Down(MouseButton::Left) => Some(Action::Click {
+            column: mouse.column,
+            row: mouse.row,
+        }),
         MouseEventKind::ScrollUp => Some(Action::ScrollUp(3)),
         MouseEventKind::ScrollDown => Some(Action::ScrollDown(3)),
         _ => None,

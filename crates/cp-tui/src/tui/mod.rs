@@ -10,8 +10,10 @@ mod config_watch;
 mod confirm;
 mod conversation;
 mod dialog;
+mod editor;
 mod events;
 mod help;
+mod hit_map;
 mod input;
 mod keymap;
 mod line_edit;
@@ -22,6 +24,7 @@ mod palette;
 mod reexec;
 mod restartable;
 mod saved_state;
+mod tabs;
 mod terminal;
 mod tool_jobs;
 mod view;
@@ -31,6 +34,10 @@ mod wrap;
 
 #[cfg(test)]
 mod busy_module_tests;
+#[cfg(test)]
+mod editor_tests;
+#[cfg(test)]
+mod mouse_tests;
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -55,6 +62,11 @@ use crate::host::Host;
 /// Draws `app`'s screen from its view model (published snapshots, never a module lock).
 pub fn render(app: &App, frame: &mut ratatui::Frame) {
     view::draw(&app.view_model(), frame);
+}
+
+/// Draws like [`render`] and returns where the frame drew what, for mouse clicks.
+fn render_and_map(app: &App, frame: &mut ratatui::Frame) -> hit_map::HitMap {
+    view::draw_and_map(&app.view_model(), frame)
 }
 
 /// Modules get a tick this often, to pick up background results without busy polling.
@@ -110,7 +122,7 @@ fn run_app(
     });
     markdown::warm_up_in_background();
     let mut guard = terminal::TerminalGuard::enter()?;
-    events::spawn_input_thread(tx.clone());
+    let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
         app::models::spawn_model_check(provider.config().clone(), tx.clone());
     }
@@ -130,7 +142,12 @@ fn run_app(
     let mut first_frame = true;
     while !app.should_quit() {
         if dirty {
-            guard.terminal.draw(|frame| render(&app, frame))?;
+            let mut hits = hit_map::HitMap::default();
+            guard
+                .terminal
+                .draw(|frame| hits = render_and_map(&app, frame))?;
+            // Clicks are resolved against what this frame drew.
+            app.set_hit_map(hits);
             dirty = false;
             // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
             if std::mem::take(&mut first_frame)
@@ -158,6 +175,11 @@ fn run_app(
         if last_tick.elapsed() >= TICK {
             dirty |= app.tick();
             last_tick = Instant::now();
+        }
+        if let Some(edit) = app.take_external_edit() {
+            let edited = edit_externally(&mut guard, &input, &edit)?;
+            app.finish_external_edit(&edit, edited);
+            dirty = true;
         }
         dirty |= app.poll_reload_request();
         if let Some(requested_at) = app.reload_due() {
@@ -202,6 +224,24 @@ fn dispatch(app: &mut App, event: AppEvent) -> bool {
             true
         }
     }
+}
+
+/// Hands the terminal to `$EDITOR` for `edit`'s text and takes it back: the input thread
+/// stops reading and full-screen mode is left while the editor runs, then both are restored
+/// (a terminal that cannot be restored ends the TUI with that error).
+fn edit_externally(
+    guard: &mut terminal::TerminalGuard,
+    input: &events::InputGate,
+    edit: &cp_base::ExternalEdit,
+) -> anyhow::Result<Result<Option<String>, editor::EditorError>> {
+    let pause = input.pause();
+    guard.suspend();
+    let command = editor::editor_command();
+    tracing::info!(editor = %command, what = %edit.what, "handing the terminal to the editor");
+    let edited = editor::edit_text(&command, &edit.file_name, &edit.text);
+    guard.resume()?;
+    drop(pause);
+    Ok(edited)
 }
 
 /// Checks the new binary, saves the TUI state and execs. Returns why it did not happen.

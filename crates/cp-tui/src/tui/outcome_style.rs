@@ -228,6 +228,8 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
         assert_eq!(badge_color("✗"), Color::Red);
         assert_eq!(badge_color("✘"), Color::Red);
         assert_eq!(badge_color("1 failed"), Color::Red);
+        // The Callbacks panel's badge with a failing callback (cp-mod-callback `panel.rs`).
+        assert_eq!(badge_color("2/3 ✗1 (1 running)"), Color::Red);
         assert_eq!(badge_color("✓"), Color::Green);
         assert_eq!(badge_color("✔"), Color::Green);
         assert_eq!(badge_color("2/3"), Color::Yellow);

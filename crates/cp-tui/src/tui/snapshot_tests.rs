@@ -71,7 +71,7 @@ impl Module for PanelsModule {
     }
 }
 
-fn app(with_panels: bool) -> App {
+pub(super) fn app(with_panels: bool) -> App {
     let env = ToolEnv::new(
         Project::at("/home/dev/demo"),
         WorkerId::default(),
@@ -171,7 +171,7 @@ fn error_result() {
     insta::assert_snapshot!(draw(&app));
 }
 
-fn checkpoint_request() -> cp_mod_checkpoint::ApprovalRequest {
+pub(super) fn checkpoint_request() -> cp_mod_checkpoint::ApprovalRequest {
     use cp_mod_checkpoint::{Action as Step, Choice};
     cp_mod_checkpoint::ApprovalRequest {
         run_id: "feature-20261122T040000Z".into(),

@@ -27,7 +27,9 @@ use crate::host::Host;
 
 mod agent;
 mod cli_turn;
+mod external_edit;
 pub(crate) mod models;
+mod mouse;
 mod reload;
 mod saved_state;
 mod workflow;
@@ -62,6 +64,10 @@ pub struct App {
     config_watch: ConfigWatch,
     /// The key help overlay, when open (F1, or `?` on an empty input).
     pub(crate) help: Option<super::help::Help>,
+    /// Where the last frame drew what, for mouse clicks.
+    hits: super::hit_map::HitMap,
+    /// Text to hand to `$EDITOR` before the next frame (the event loop does it).
+    external_edit: Option<cp_base::ExternalEdit>,
 }
 
 impl App {
@@ -85,6 +91,8 @@ impl App {
             workflow: None,
             dialog: None,
             help: None,
+            hits: super::hit_map::HitMap::default(),
+            external_edit: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -231,6 +239,10 @@ impl App {
 
     /// Applies one action.
     pub fn apply(&mut self, action: Action) {
+        if let Action::Click { column, row } = action {
+            self.click(column, row);
+            return;
+        }
         if let Some(confirm) = self.confirm.take() {
             match (confirm, action) {
                 (Confirm::QuitWhileBusy, Action::Yes | Action::Quit) => self.quit = true,
@@ -293,6 +305,7 @@ impl App {
                 }
             }
             Action::ClosePanel => self.close_selected(),
+            Action::EditExternally => self.request_external_edit(),
             Action::TogglePassthrough | Action::Yes | Action::No => {}
             text => self.edit_input(text),
         }

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::tui::dialog::{ApprovalDialog, DialogFocus};
+use crate::tui::hit_map::{HitMap, Target};
 
 /// The keys line, naming only what this checkpoint has: its number of options, and Tab only
 /// when there are files to pick or an option that takes feedback.
@@ -28,7 +29,8 @@ fn hint(request: &cp_mod_checkpoint::ApprovalRequest) -> String {
     format!("{digits}Enter confirm · {tab}Esc hide (F2 shows)")
 }
 
-pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
+/// Draws the dialog and records its files and options in `hits`, so a click picks one.
+pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut HitMap) {
     let request = &dialog.request;
     let width = area.width.saturating_sub(10).clamp(30, 90);
     let height = area.height.saturating_sub(4).clamp(8, 30);
@@ -52,6 +54,8 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
         .bg(Color::Magenta)
         .add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::styled(request.prompt.clone(), bold), Line::default()];
+    // Which line shows which file or option, for the hit map.
+    let mut clickable = Vec::new();
     if !request.files.is_empty() {
         lines.push(Line::styled(
             "Files to review (Tab to pick, Enter opens):",
@@ -63,6 +67,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
             } else {
                 Style::default()
             };
+            clickable.push((lines.len(), Target::DialogFile(i)));
             lines.push(Line::styled(format!("  {file}"), style));
         }
         lines.push(Line::default());
@@ -81,6 +86,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
         } else {
             ""
         };
+        clickable.push((lines.len(), Target::DialogChoice(i)));
         lines.push(Line::from(vec![
             Span::styled(format!(" {} ", i + 1), dim),
             Span::styled(choice.label.clone(), style),
@@ -103,6 +109,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
     };
     lines.push(Line::default());
     lines.push(Line::styled(hint(request), dim));
+    record_rows(&lines, clickable, inner, hits);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {
         // The feedback is shown on one line, its line breaks as ` ⏎ `.
@@ -116,6 +123,38 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame) {
                 y,
             });
         }
+    }
+}
+
+/// Records where each clickable line lands once the paragraph wraps it into `inner`:
+/// ratatui wraps every line on its own, so a line's first row is the sum of the rows of the
+/// lines before it, each counted with the same wrapping the paragraph draws with.
+fn record_rows(
+    lines: &[Line<'_>],
+    clickable: Vec<(usize, Target)>,
+    inner: Rect,
+    hits: &mut HitMap,
+) {
+    let rows: Vec<usize> = lines
+        .iter()
+        .map(|line| {
+            Paragraph::new(line.clone())
+                .wrap(Wrap { trim: false })
+                .line_count(inner.width)
+        })
+        .collect();
+    for (index, target) in clickable {
+        let top = rows[..index].iter().sum::<usize>();
+        let y = inner
+            .y
+            .saturating_add(u16::try_from(top).unwrap_or(u16::MAX));
+        if y >= inner.bottom() {
+            continue;
+        }
+        let height = u16::try_from(rows[index])
+            .unwrap_or(u16::MAX)
+            .min(inner.bottom() - y);
+        hits.push(Rect::new(inner.x, y, inner.width, height), target);
     }
 }
 

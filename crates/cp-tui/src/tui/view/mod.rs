@@ -16,6 +16,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::confirm::Confirm;
+use super::hit_map::{HitMap, Target};
 use super::navigation::Focus;
 use super::view_model::ViewModel;
 
@@ -24,6 +25,12 @@ const SIDEBAR_WIDTH: u16 = 26;
 
 /// Draws the whole screen.
 pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
+    draw_and_map(app, frame);
+}
+
+/// Draws the whole screen and returns where it drew what, for mouse clicks.
+pub fn draw_and_map(app: &ViewModel<'_>, frame: &mut Frame) -> HitMap {
+    let mut hits = HitMap::default();
     let area = frame.area();
     let [body, status_row] = Layout::vertical([
         Constraint::Min(3),
@@ -37,22 +44,30 @@ pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
     let [panel_area, input_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(input_height)]).areas(main);
 
-    sidebar::render(app, side, frame.buffer_mut());
+    sidebar::render(app, side, frame.buffer_mut(), &mut hits);
     render_panel(app, panel_area, frame);
+    hits.push(panel_area, Target::PanelArea);
     input::render(app, input_area, frame);
+    hits.push(input_area, Target::Input);
     status::render(app, status_row, frame.buffer_mut());
+    // Overlays are modal: each covers the screen, so clicks reach only what it records.
     if app.palette.is_some() {
         palette::render(app, area, frame);
+        hits.cover(area);
     }
     if let Some(dialog) = app.dialog.filter(|d| !d.hidden) {
-        dialog::render(dialog, area, frame);
+        hits.cover(area);
+        dialog::render(dialog, area, frame, &mut hits);
     }
     if let Some(confirm) = app.confirm {
         render_confirm(confirm, area, frame);
+        hits.cover(area);
     }
     if let Some(keys) = app.help {
         help::render(keys, area, frame);
+        hits.cover(area);
     }
+    hits
 }
 
 fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {

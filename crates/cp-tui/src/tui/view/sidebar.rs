@@ -6,10 +6,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
+use crate::tui::hit_map::{HitMap, Target};
 use crate::tui::navigation::Focus;
 use crate::tui::view_model::ViewModel;
 
-pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
+/// Draws the sidebar and records each row drawn in `hits`, so a click selects its panel.
+pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitMap) {
     let focused = app.focus == Focus::Sidebar;
     let block = Block::default()
         .borders(Borders::ALL)
@@ -84,6 +86,10 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
             ),
         ]);
         buf.set_line(inner.x, y, &line, inner.width);
+        hits.push(
+            Rect::new(inner.x, y, inner.width, 1),
+            Target::Panel(entry.id.clone()),
+        );
         y += 1;
     }
 }

@@ -1,0 +1,49 @@
+//! Mouse clicks: what a click lands on comes from the hit map of the last frame drawn, so a
+//! click acts on exactly what the person saw there.
+
+use super::App;
+use crate::tui::dialog::DialogFocus;
+use crate::tui::hit_map::{HitMap, Target};
+use crate::tui::keymap::Action;
+use crate::tui::navigation::Focus;
+
+impl App {
+    /// Remembers where the frame just drawn put what (called after every draw).
+    pub fn set_hit_map(&mut self, hits: HitMap) {
+        self.hits = hits;
+    }
+
+    /// A left click at a cell: select a sidebar entry, focus the input or the panel, or pick
+    /// an option or a file of the checkpoint dialog. Clicks elsewhere, and on an overlay with
+    /// nothing to click, do nothing.
+    pub(super) fn click(&mut self, column: u16, row: u16) {
+        let Some(target) = self.hits.at(column, row).cloned() else {
+            return;
+        };
+        match target {
+            Target::Panel(id) => {
+                self.select(&id);
+                self.focus = Focus::Sidebar;
+            }
+            Target::PanelArea => self.focus = Focus::Sidebar,
+            Target::Input => self.focus = Focus::Input,
+            Target::DialogChoice(index) => self.click_dialog(DialogFocus::Options, index),
+            Target::DialogFile(index) => self.click_dialog(DialogFocus::Files, index),
+            Target::Overlay => {}
+        }
+    }
+
+    /// Points the dialog at the clicked option or file, then acts as Enter does there, so a
+    /// click goes through the same steps (feedback, confirmation) as the keys.
+    fn click_dialog(&mut self, focus: DialogFocus, index: usize) {
+        let Some(dialog) = self.dialog.as_mut().filter(|d| !d.hidden) else {
+            return;
+        };
+        dialog.focus = focus;
+        match focus {
+            DialogFocus::Files => dialog.file = index,
+            DialogFocus::Options | DialogFocus::Feedback => dialog.selected = index,
+        }
+        self.apply_dialog(Action::Submit);
+    }
+}

@@ -259,7 +259,9 @@ fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)>
             )),
         }
     }
-    let mut results = cp_base::run_batch(&ctx.registry, &batch, &ctx.env).into_iter();
+    // Esc reaches the batch's blocking work (callback runs) through the environment.
+    let env = ctx.env.clone().with_cancel(ctx.cancel.clone());
+    let mut results = cp_base::run_batch(&ctx.registry, &batch, &env).into_iter();
     slots
         .into_iter()
         .map(|(id, ready)| {

@@ -52,6 +52,7 @@
 mod args;
 mod atomic;
 mod batch;
+mod cancel;
 mod clock;
 mod json;
 mod layout;
@@ -71,6 +72,7 @@ mod worker;
 pub use args::Args;
 pub use atomic::write_atomic_in;
 pub use batch::{call_label, run_batch};
+pub use cancel::CancelToken;
 pub use clock::now_ms;
 pub use json::json_kind;
 pub use layout::STATE_DIR;

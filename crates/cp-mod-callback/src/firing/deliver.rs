@@ -6,9 +6,10 @@ use cp_base::{Level, Notification, Panel as _};
 use super::active::ActiveRun;
 use crate::report::{RunOutcome, RunReport};
 
-/// Reports a finished run. A failed run's panel is listed and opened.
+/// Reports a finished run. A failed run's panel is listed and opened; a cancelled one's is
+/// not (the person stopped it on purpose).
 pub(super) fn deliver(run: &ActiveRun, report: &RunReport) {
-    let failed = !report.passed();
+    let failed = !report.passed() && report.outcome != RunOutcome::Cancelled;
     {
         let mut view = run.panel.view();
         view.status = match &report.outcome {
@@ -18,6 +19,7 @@ pub(super) fn deliver(run: &ActiveRun, report: &RunReport) {
                 format!("TIMED OUT after {after_secs}s (process group killed)")
             }
             RunOutcome::NotStarted { reason } => format!("could not start: {reason}"),
+            RunOutcome::Cancelled => "CANCELLED (process group killed)".to_owned(),
         };
         view.console = report.console;
         view.finished = true;

@@ -224,6 +224,50 @@ fn checkpoint_dialog_with_feedback() {
     assert!(app.parts_for_test().1.is_none());
 }
 
+#[test]
+fn abort_asks_for_confirmation_in_the_dialog() {
+    let mut app = app(false);
+    let (reply, answers) = mpsc::channel();
+    *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(
+        checkpoint_request(),
+        reply,
+    ));
+    app.apply(Action::Char('3')); // Abort
+    app.apply(Action::Submit);
+    let screen = draw(&app);
+    assert!(
+        screen.contains("aborts the workflow run. Enter confirms"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    assert!(answers.try_recv().is_err(), "nothing answered yet");
+    app.apply(Action::Submit);
+    assert_eq!(answers.recv().unwrap().unwrap().choice, 2);
+}
+
+/// The "checkpoint waiting" sign shows once while a hidden checkpoint waits, and goes with it.
+#[test]
+fn checkpoint_waiting_shows_once_and_goes_when_the_workflow_ends() {
+    use super::events::WorkflowMsg;
+    let mut app = app(false);
+    let (reply, _answers) = mpsc::channel();
+    app.handle(super::AppEvent::Workflow(WorkflowMsg::Ask(
+        Box::new(checkpoint_request()),
+        reply,
+    )));
+    app.apply(Action::Back); // hides the dialog
+    let waiting = |app: &App| {
+        draw(app)
+            .to_lowercase()
+            .matches("checkpoint waiting")
+            .count()
+    };
+    assert_eq!(waiting(&app), 1);
+    app.handle(super::AppEvent::Workflow(WorkflowMsg::Finished(Ok(0))));
+    assert_eq!(waiting(&app), 0);
+    assert!(app.parts_for_test().1.is_none());
+}
+
 /// An app with a provider (never contacted) and two recorded requests' usage.
 fn app_with_usage() -> App {
     let mut app = app(false);

@@ -268,6 +268,38 @@ fn checkpoint_waiting_shows_once_and_goes_when_the_workflow_ends() {
     assert!(app.parts_for_test().1.is_none());
 }
 
+#[test]
+fn a_reload_leaves_one_marker_and_a_flash() {
+    let mut app = app(false);
+    app.note_reloaded(Some(std::time::Duration::from_millis(120)));
+    let screen = draw(&app);
+    assert!(
+        screen.contains("↻ Reloaded: context-pilot") && screen.contains("in 120 ms"),
+        "{screen}"
+    );
+    assert!(screen.contains(" reloaded │"), "{screen}");
+    // A second reload with nothing in between replaces the marker instead of adding one.
+    app.note_reloaded(None);
+    let markers = app
+        .parts_for_test()
+        .0
+        .entries
+        .iter()
+        .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
+        .count();
+    assert_eq!(markers, 1);
+    app.parts_for_test().0.push_system("something happened");
+    app.note_reloaded(None);
+    let markers = app
+        .parts_for_test()
+        .0
+        .entries
+        .iter()
+        .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
+        .count();
+    assert_eq!(markers, 2);
+}
+
 /// An app with a provider (never contacted) and two recorded requests' usage.
 fn app_with_usage() -> App {
     let mut app = app(false);

@@ -186,6 +186,10 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             let Some(outcome) = stop_checkpoint(ctx, &session, sink) else {
                 return TurnEnd::Done;
             };
+            // Esc during the checkpoint's test run killed it: its verdict means nothing.
+            if ctx.cancel.is_cancelled() {
+                return TurnEnd::Cancelled;
+            }
             match outcome.decision {
                 Decision::Block { reason } => {
                     gate_blocks += 1;
@@ -206,26 +210,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             }
         }
 
-        sink(AgentEvent::ToolCalls(
-            calls
-                .iter()
-                .map(|c| (c.id.clone(), c.name.clone(), args_text(&c.input)))
-                .collect(),
-        ));
-        let results = run_calls(ctx, &calls);
-        sink(AgentEvent::ToolResults(results.clone()));
-        messages.push(Message {
-            role: Role::User,
-            content: results
-                .into_iter()
-                .map(|(id, r)| ContentBlock::ToolResult {
-                    tool_use_id: id,
-                    text: r.text,
-                    is_error: r.is_error,
-                })
-                .collect(),
-        });
-        sink(AgentEvent::Messages(messages.clone()));
+        answer_calls(ctx, &calls, messages, sink);
         if let Some(reason) = ctx.stop.requested() {
             return TurnEnd::Stopped(reason);
         }
@@ -233,6 +218,36 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             return TurnEnd::Cancelled;
         }
     }
+}
+
+/// Runs the batch and adds its results to the history: one tool result for every call, even
+/// when Esc cut the batch short, so the next request is valid.
+fn answer_calls(
+    ctx: &TurnContext,
+    calls: &[ToolCall],
+    messages: &mut Vec<Message>,
+    sink: &dyn Fn(AgentEvent),
+) {
+    sink(AgentEvent::ToolCalls(
+        calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone(), args_text(&c.input)))
+            .collect(),
+    ));
+    let results = run_calls(ctx, calls);
+    sink(AgentEvent::ToolResults(results.clone()));
+    messages.push(Message {
+        role: Role::User,
+        content: results
+            .into_iter()
+            .map(|(id, r)| ContentBlock::ToolResult {
+                tool_use_id: id,
+                text: r.text,
+                is_error: r.is_error,
+            })
+            .collect(),
+    });
+    sink(AgentEvent::Messages(messages.clone()));
 }
 
 /// Runs the valid calls as one batch; invalid ones get an error result without running.
@@ -259,7 +274,9 @@ fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)>
             )),
         }
     }
-    let mut results = cp_base::run_batch(&ctx.registry, &batch, &ctx.env).into_iter();
+    // Esc reaches the batch's blocking work (callback runs) through the environment.
+    let env = ctx.env.clone().with_cancel(ctx.cancel.clone());
+    let mut results = cp_base::run_batch(&ctx.registry, &batch, &env).into_iter();
     slots
         .into_iter()
         .map(|(id, ready)| {
@@ -279,7 +296,7 @@ fn stop_checkpoint(
 ) -> Option<StopOutcome> {
     sink(AgentEvent::Status("running the stop checkpoint…".into()));
     let checkpoint = match StopGate::for_project(&ctx.env.project) {
-        Ok(checkpoint) => checkpoint,
+        Ok(checkpoint) => checkpoint.with_cancel(ctx.cancel.clone()),
         Err(e) => {
             tracing::warn!("stop checkpoint skipped: {e}");
             sink(AgentEvent::Status(format!("checkpoint skipped: {e}")));

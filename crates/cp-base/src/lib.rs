@@ -52,6 +52,7 @@
 mod args;
 mod atomic;
 mod batch;
+mod cancel;
 mod clock;
 mod external_edit;
 mod json;
@@ -72,6 +73,7 @@ mod worker;
 pub use args::Args;
 pub use atomic::write_atomic_in;
 pub use batch::{call_label, run_batch};
+pub use cancel::CancelToken;
 pub use clock::now_ms;
 pub use external_edit::ExternalEdit;
 pub use json::json_kind;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cancel::CancelToken;
 use crate::notify::Notifier;
 use crate::panel::Panel;
 use crate::project::Project;
@@ -16,6 +17,9 @@ pub struct ToolEnv {
     pub project: Project,
     pub worker: WorkerId,
     pub notifier: Notifier,
+    /// Set when the person cancels the turn (Esc): blocking work of the batch (callback runs
+    /// it holds for) is killed and reported as cancelled. Never set outside a turn.
+    pub cancel: CancelToken,
 }
 
 impl ToolEnv {
@@ -24,7 +28,15 @@ impl ToolEnv {
             project,
             worker,
             notifier,
+            cancel: CancelToken::new(),
         }
+    }
+
+    /// The same environment, with `cancel` as the turn's cancel flag.
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
     }
 }
 

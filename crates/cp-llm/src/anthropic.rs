@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::cancel::CancelToken;
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
 use super::provider::Provider;
@@ -19,6 +18,7 @@ use super::transport::{HttpRequest, Transport};
 use super::types::{
     ContentBlock, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput, Usage,
 };
+use cp_base::CancelToken;
 
 /// API version sent in `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";

@@ -58,7 +58,6 @@
 
 mod anthropic;
 pub mod cache_model;
-mod cancel;
 mod config;
 mod connect;
 mod error;
@@ -73,12 +72,13 @@ pub mod test_support;
 mod transport;
 mod types;
 
-pub use cancel::CancelToken;
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderKind, RetryPolicy, Timeouts,
     process_env,
 };
 pub use connect::connect;
+/// The cancel flag lives in cp-base so the tool batch can see it too.
+pub use cp_base::CancelToken;
 pub use error::LlmError;
 pub use models::{
     ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, pick_default,

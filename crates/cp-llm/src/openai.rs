@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::cancel::CancelToken;
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
 use super::provider::Provider;
@@ -21,6 +20,7 @@ use super::types::{
     ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput,
     Usage,
 };
+use cp_base::CancelToken;
 
 /// A provider speaking OpenAI Chat Completions.
 pub(super) struct OpenAi {

@@ -1,10 +1,10 @@
 //! The one trait every LLM client implements, so the agent loop never knows which wire format
 //! it is talking.
 
-use super::cancel::CancelToken;
 use super::config::ProviderConfig;
 use super::error::LlmError;
 use super::types::{Request, Response, StreamEvent};
+use cp_base::CancelToken;
 
 /// A model endpoint. Object-safe, `Send + Sync`: share it as `Arc<dyn Provider>` and call it
 /// from a worker thread.

@@ -14,10 +14,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::thread;
 use std::time::Duration;
 
-use super::cancel::CancelToken;
 use super::config::{ProviderConfig, RetryPolicy};
 use super::error::{LlmError, abbreviate};
 use super::types::StreamEvent;
+use cp_base::CancelToken;
 
 /// How often a waiting caller looks at the cancel token.
 const CANCEL_POLL: Duration = Duration::from_millis(50);

@@ -17,6 +17,9 @@ pub enum RunOutcome {
     TimedOut { after_secs: u64 },
     /// Never started (the console server could not be reached, the cwd vanished, …).
     NotStarted { reason: String },
+    /// The person cancelled the turn (Esc) while the batch waited; the whole process group
+    /// was killed.
+    Cancelled,
 }
 
 /// Everything about one finished run.
@@ -129,6 +132,13 @@ impl RunReport {
                 self.triggered_by(),
                 self.run_id
             ),
+            RunOutcome::Cancelled => format!(
+                "Callback '{}' CANCELLED by the user after {secs:.1}s and its process group was killed{} (run {}). Last lines of output:\n{}\nThe edit itself was applied; the check did not finish.",
+                self.name,
+                self.triggered_by(),
+                self.run_id,
+                self.tail_block()
+            ),
         };
         if let Some(line) = self.modified_line() {
             text.push('\n');
@@ -204,6 +214,18 @@ mod tests {
         assert!(n.contains("```\n3\n4\n5\n6\n7\n```"), "{n}");
         assert!(!n.contains("\n2\n"), "{n}");
         assert!(n.contains("panel `callback-run:x`"), "{n}");
+    }
+
+    #[test]
+    fn a_cancelled_run_says_so_and_names_the_edit() {
+        let n = report(RunOutcome::Cancelled).note();
+        assert!(
+            n.starts_with("Callback 'check' CANCELLED by the user after 1.5s"),
+            "{n}"
+        );
+        assert!(n.contains("process group was killed"), "{n}");
+        assert!(n.contains("triggered by File_edit a.rs"), "{n}");
+        assert!(!report(RunOutcome::Cancelled).passed());
     }
 
     #[test]

@@ -521,6 +521,51 @@ fn the_test_run_is_a_console_session_other_clients_can_see() {
     assert!(log.contains("1 failed, 4 passed"), "{log}");
 }
 
+// Esc during the checkpoint's test run (issue 17): the console runner kills the run's whole
+// process group at once and reports it stopped, instead of waiting for the tests.
+#[test]
+fn a_cancelled_test_run_is_killed_and_reported_stopped() {
+    use cp_mod_checkpoint::{TestRunner, TestSpec};
+    let repo = committed_app();
+    let root = repo.root();
+    let runner = ConsoleTestRunner::new(util::console_client(&root));
+    let pid_file = root.join("tests.pid");
+    let cancel = cp_base::CancelToken::new();
+    let spec = TestSpec {
+        command: format!(
+            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 60",
+            pid_file.display()
+        ),
+        cwd: root.clone(),
+        timeout: std::time::Duration::from_secs(120),
+        env: Vec::new(),
+        cancel: cancel.clone(),
+    };
+    let watcher = {
+        let pid_file = pid_file.clone();
+        std::thread::spawn(move || {
+            while !pid_file.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            cancel.cancel();
+        })
+    };
+    let run = runner.run(&spec).unwrap();
+    watcher.join().unwrap();
+    match &run.exit {
+        TestExit::Stopped { reason } => assert!(reason.contains("cancelled"), "{reason}"),
+        other => panic!("not reported stopped: {other:?}"),
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+    assert!(
+        stat.map_or(true, |s| s
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))),
+        "the test command still runs"
+    );
+}
+
 // Without a console server the tests still run, directly, and the message says so.
 #[test]
 fn tests_run_directly_when_the_console_server_cannot_start() {

@@ -264,6 +264,72 @@ fn easy_bash_kills_the_group_on_timeout() {
     assert_eq!(group_members(pgid), vec![]);
 }
 
+/// Sets the host's cancel flag (Esc) once `ready` holds, from another thread.
+fn cancel_when(h: &Host, ready: impl Fn() -> bool + Send + 'static) -> std::thread::JoinHandle<()> {
+    let cancel = h.env.cancel.clone();
+    std::thread::spawn(move || {
+        eventually(LONG, ready);
+        cancel.cancel();
+    })
+}
+
+#[test]
+fn easy_bash_is_killed_as_a_group_when_the_turn_is_cancelled() {
+    let h = Host::new();
+    let marker = h.root.join("started");
+    let seen = marker.clone();
+    let canceller = cancel_when(&h, move || seen.exists());
+    let r = h.call(
+        "console_easy_bash",
+        json!({"command": format!("sleep 100 & touch {}; sleep 100", marker.display())}),
+    );
+    canceller.join().unwrap();
+    assert!(
+        r.text.starts_with("cancelled by the user (Esc)"),
+        "{}",
+        r.text
+    );
+    let panel_id = h.panels()[0].id();
+    let console = panel_id.strip_prefix("console:").unwrap().to_owned();
+    let client = cp_mod_console::ConsoleClient::new(util::config(&h.root)).unwrap();
+    let info = client
+        .attach(console.parse().unwrap())
+        .unwrap()
+        .info()
+        .unwrap();
+    assert!(!info.status.is_running(), "{}", info.status);
+    assert_eq!(group_members(info.pid.unwrap()), vec![]);
+}
+
+#[test]
+fn console_wait_ends_on_cancel_and_leaves_the_console_running() {
+    let h = Host::new();
+    let id = h.create("sleep 100");
+    let cancel = h.env.cancel.clone();
+    cancel.cancel();
+    let r = h.call(
+        "console_wait",
+        json!({"id": id, "mode": "exit", "max_wait": 60}),
+    );
+    assert!(
+        r.text.starts_with("Wait cancelled by the user (Esc)"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("left running"), "{}", r.text);
+    let r = h.call(
+        "console_wait",
+        json!({"id": id, "mode": "pattern", "pattern": "never", "max_wait": 60}),
+    );
+    assert!(
+        r.text.starts_with("Wait cancelled by the user (Esc)"),
+        "{}",
+        r.text
+    );
+    let r = h.call("console_kill", json!({"id": id}));
+    assert!(r.text.contains("killed on request"), "{}", r.text);
+}
+
 #[test]
 fn easy_bash_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
     let h = Host::with_module(|m| m.easy_bash_timeout(Duration::from_secs(2)));

@@ -102,9 +102,11 @@ fn sigusr2_reload_keeps_pid_screen_console_and_callback() {
     wait_reloads(repo.path(), 1);
     let after = tui.wait_for("a draft that must survive", WAIT).unwrap();
     assert_eq!(tui.pid(), Some(pid), "reload must keep the pid");
-    // Same panels in the sidebar and the same panel selected (the console).
+    // Same panels in the sidebar and the same panel selected (the console). The status bar
+    // below (rows starting with a space) is not the sidebar: it says "reloaded" now.
     let sidebar = |s: &str| {
         s.lines()
+            .take_while(|l| !l.starts_with(' '))
             .map(|l| l.chars().take(26).collect::<String>())
             .collect::<Vec<_>>()
     };
@@ -131,6 +133,35 @@ fn sigusr2_reload_keeps_pid_screen_console_and_callback() {
     let screen = tui.wait_for("┌ Callbacks", WAIT).unwrap();
     let row = screen.lines().find(|l| l.contains("keep-me")).unwrap();
     assert!(row.contains("yes"), "{row}");
+    tui.quit(WAIT).unwrap();
+}
+
+/// Issue 17: a reload with no turn running used to leave no sign at all.
+#[test]
+fn a_reload_while_idle_leaves_a_visible_sign() {
+    let repo = git_repo();
+    let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    let pid = tui.pid().unwrap();
+    signal(pid, libc::SIGUSR2);
+    wait_reloads(repo.path(), 1);
+    // Durable: the marker is in the saved conversation.
+    let session =
+        cp_e2e::wait_saved_session(repo.path(), "the reload marker is saved", WAIT, |s| {
+            cp_e2e::saved_conversation(s).contains("Reloaded: context-pilot")
+        })
+        .unwrap();
+    assert_eq!(tui.pid(), Some(pid));
+    // And on screen: the marker at the end of the idle conversation, the flash in the bar.
+    let screen = tui
+        .wait_until("the reload is shown", WAIT, |s| {
+            s.contains("Reloaded: context-pilot") && s.contains(" reloaded ")
+        })
+        .unwrap();
+    assert!(
+        screen.contains("everything was kept"),
+        "{screen}\n{session}"
+    );
     tui.quit(WAIT).unwrap();
 }
 

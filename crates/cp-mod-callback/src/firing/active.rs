@@ -3,7 +3,7 @@
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use cp_base::{Notifier, Panel as _};
+use cp_base::{CancelToken, Notifier, Panel as _};
 use uuid::Uuid;
 
 use super::fingerprint::Prints;
@@ -48,6 +48,9 @@ pub(super) struct ActiveRun {
     /// Set for a run started by an earlier process: attach to its session instead of
     /// starting the script.
     pub(super) reattach: Option<Reattach>,
+    /// The turn's cancel flag, for a blocking run: once set, the run is killed and reported
+    /// as cancelled. `None` for background runs, which outlive the turn.
+    pub(super) cancel: Option<CancelToken>,
 }
 
 impl ActiveRun {
@@ -70,6 +73,8 @@ impl ActiveRun {
             replies,
             notifier: prev.notifier.clone(),
             reattach: None,
+            // Its triggers may come from another turn; it runs to its end.
+            cancel: None,
         }
     }
 

@@ -8,10 +8,14 @@ use super::runtime::Runtime;
 use crate::report::{RunOutcome, RunReport};
 
 /// Reports a finished run. A failed run's panel is listed and opened, and the callback
-/// counts as failing (in the panel's badge) until a run of it passes.
+/// counts as failing (in the panel's badge) until a run of it passes. A cancelled run opens
+/// no panel (the person stopped it on purpose) and leaves the badge as it was.
 pub(super) fn deliver(runtime: &Runtime, run: &ActiveRun, report: &RunReport) {
-    let failed = !report.passed();
-    runtime.last.record(run.def.id, failed);
+    let cancelled = report.outcome == RunOutcome::Cancelled;
+    let failed = !report.passed() && !cancelled;
+    if !cancelled {
+        runtime.last.record(run.def.id, failed);
+    }
     {
         let mut view = run.panel.view();
         view.status = match &report.outcome {
@@ -21,6 +25,7 @@ pub(super) fn deliver(runtime: &Runtime, run: &ActiveRun, report: &RunReport) {
                 format!("TIMED OUT after {after_secs}s (process group killed)")
             }
             RunOutcome::NotStarted { reason } => format!("could not start: {reason}"),
+            RunOutcome::Cancelled => "CANCELLED (process group killed)".to_owned(),
         };
         view.console = report.console;
         view.finished = true;

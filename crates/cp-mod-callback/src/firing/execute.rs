@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cp_base::now_ms;
+use cp_base::{CancelToken, now_ms};
 use cp_mod_console::{ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec};
 use uuid::Uuid;
 
@@ -61,7 +61,7 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
         .and_then(|c| c.attach(from.console).map_err(RunError::Attach))
     {
         Ok(session) => {
-            let outcome = await_run(&session, run.run_id, timeout, deadline, &mut report);
+            let outcome = await_run(&session, run.run_id, (timeout, deadline), None, &mut report);
             ended_at_ms = session.info().ok().and_then(|i| i.ended_at_ms);
             outcome
         }
@@ -120,7 +120,13 @@ fn spawn_and_wait(
     report.console = Some(session.id());
     runtime.watched.spawned(run.run_id, session.id());
     let deadline = timeout.and_then(|t| deadline_after(Duration::from_secs(t)));
-    Ok(await_run(&session, run.run_id, timeout, deadline, report))
+    Ok(await_run(
+        &session,
+        run.run_id,
+        (timeout, deadline),
+        run.cancel.as_ref(),
+        report,
+    ))
 }
 
 /// The command line that runs `script`. The session runs the script directly, without a
@@ -145,21 +151,37 @@ pub(super) fn deadline_after(timeout: Duration) -> Option<Instant> {
     Instant::now().checked_add(timeout.saturating_add(REPORT_GRACE))
 }
 
-/// Waits for a run's session to end (making sure it dies once past `deadline`), takes the
-/// end of its output and says how it went. Runs re-attached after a reload wait here too.
+/// How often a cancellable run checks its cancel flag while it waits.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Waits for a run's session to end (making sure it dies once past its deadline, or at once
+/// when `cancel` is set), takes the end of its output and says how it went. Runs re-attached
+/// after a reload wait here too. `limits` is the timeout in seconds and the deadline.
 fn await_run(
     session: &ConsoleHandle,
     run_id: Uuid,
-    timeout: Option<u64>,
-    deadline: Option<Instant>,
+    limits: (Option<u64>, Option<Instant>),
+    cancel: Option<&CancelToken>,
     report: &mut RunReport,
 ) -> RunOutcome {
+    let (timeout, deadline) = limits;
     let status = loop {
-        let chunk = deadline.map_or(Duration::from_secs(3600), |d| {
+        let mut chunk = deadline.map_or(Duration::from_secs(3600), |d| {
             d.saturating_duration_since(Instant::now())
         });
+        if cancel.is_some() {
+            chunk = chunk.min(CANCEL_POLL);
+        }
         match session.wait_exit(chunk) {
             Ok(w) if !w.info.status.is_running() => break w.info.status,
+            Ok(_) if cancel.is_some_and(CancelToken::is_cancelled) => {
+                // Esc: the whole process group goes (TERM, grace, KILL), and is reaped.
+                if let Err(e) = session.kill() {
+                    tracing::warn!("killing cancelled callback run {run_id}: {e}");
+                }
+                report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+                return RunOutcome::Cancelled;
+            }
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 // The server should have killed it at its timeout; make sure.
                 if let Err(e) = session.kill() {

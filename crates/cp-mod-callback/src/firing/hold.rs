@@ -2,10 +2,10 @@
 //! the batch goes back to the agent; each result goes to the call whose edit triggered it.
 
 use std::collections::HashMap;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use cp_base::CallNote;
+use cp_base::{CallNote, CancelToken};
 use uuid::Uuid;
 
 use crate::report::RunReport;
@@ -24,7 +24,15 @@ pub(super) struct BlockingWait {
     pub(super) limit: Duration,
     /// The run it had to wait for first, if it was queued.
     pub(super) behind: Option<Uuid>,
+    /// The turn's cancel flag (Esc): the wait ends soon after it is set.
+    pub(super) cancel: CancelToken,
 }
+
+/// How often the wait looks at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+/// After a cancel, how long the wait still gives the killed run to report (the kill's grace
+/// period). Past it the call is answered anyway, so the turn ends promptly.
+const AFTER_CANCEL: Duration = Duration::from_secs(3);
 
 /// Waits for every blocking run and turns the results into notes.
 pub(super) fn hold(waits: Vec<BlockingWait>, labels: &HashMap<usize, String>) -> Vec<CallNote> {
@@ -36,16 +44,43 @@ pub(super) fn hold(waits: Vec<BlockingWait>, labels: &HashMap<usize, String>) ->
 }
 
 impl BlockingWait {
+    /// The run's report, or `None` when it did not come within the limit, or within
+    /// [`AFTER_CANCEL`] of a cancel (the run itself kills its session when cancelled).
+    fn receive(&self, started: Instant) -> Option<RunReport> {
+        let mut cancelled_at: Option<Instant> = None;
+        loop {
+            let left = match cancelled_at {
+                Some(at) => AFTER_CANCEL.saturating_sub(at.elapsed()),
+                None => self.limit.saturating_sub(started.elapsed()),
+            };
+            if left.is_zero() {
+                return None;
+            }
+            match self.rx.recv_timeout(left.min(CANCEL_POLL)) {
+                Ok(report) => return Some(report),
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) => {
+                    if cancelled_at.is_none() && self.cancel.is_cancelled() {
+                        cancelled_at = Some(Instant::now());
+                    }
+                }
+            }
+        }
+    }
+
     /// Waits for the report (the runs go on in parallel, so the limit counts from the
     /// hold's `started`) and returns the notes for the triggering calls.
     fn notes(self, started: Instant, labels: &HashMap<usize, String>) -> Vec<CallNote> {
         let Some(&last) = self.calls.last() else {
             return Vec::new();
         };
-        let left = self.limit.saturating_sub(started.elapsed());
-        let mut text = match self.rx.recv_timeout(left) {
-            Ok(report) => report.note(),
-            Err(_) => format!(
+        let mut text = match self.receive(started) {
+            Some(report) => report.note(),
+            None if self.cancel.is_cancelled() => format!(
+                "Callback '{}' CANCELLED by the user (run {}); the batch stopped waiting for it. The edit itself was applied; the check did not finish.",
+                self.name, self.run_id
+            ),
+            None => format!(
                 "Callback '{}' (run {}) did not report back within {}s; its output is in the console server's log for that run. The edit itself was applied.",
                 self.name,
                 self.run_id,
@@ -73,5 +108,54 @@ impl BlockingWait {
             text,
         });
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    fn wait(rx: Receiver<RunReport>, cancel: &CancelToken) -> BlockingWait {
+        BlockingWait {
+            name: "slow".into(),
+            run_id: Uuid::nil(),
+            calls: vec![0],
+            rx,
+            limit: Duration::from_secs(3600),
+            behind: None,
+            cancel: cancel.clone(),
+        }
+    }
+
+    #[test]
+    fn a_cancel_ends_the_wait_and_answers_the_call_as_cancelled() {
+        // The run never reports (its sender stays alive): only the cancel ends the wait.
+        let (_tx, rx) = mpsc::channel();
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let notes = hold(vec![wait(rx, &cancel)], &HashMap::new());
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].call_index, 0);
+        assert!(
+            notes[0]
+                .text
+                .starts_with("Callback 'slow' CANCELLED by the user"),
+            "{}",
+            notes[0].text
+        );
+    }
+
+    #[test]
+    fn without_a_cancel_a_vanished_run_is_not_called_cancelled() {
+        let (tx, rx) = mpsc::channel::<RunReport>();
+        drop(tx);
+        let notes = hold(vec![wait(rx, &CancelToken::new())], &HashMap::new());
+        assert!(
+            notes[0].text.contains("did not report back"),
+            "{}",
+            notes[0].text
+        );
     }
 }

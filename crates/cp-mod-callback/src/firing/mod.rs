@@ -109,7 +109,7 @@ impl Firing {
         let mut notes = Vec::new();
         let mut waits = Vec::new();
         for run in runs {
-            let Some(started) = start(&self.runtime, &run, &labels, &env.notifier) else {
+            let Some(started) = start(&self.runtime, &run, &labels, env) else {
                 continue;
             };
             self.panels.extend(started.panel);

@@ -85,6 +85,7 @@ fn readmit(runtime: &Runtime, run: SavedRun, notifier: &Notifier) -> Option<Acti
         panel,
         replies: Vec::new(),
         notifier: notifier.clone(),
+        cancel: None,
     })
 }
 
@@ -123,6 +124,7 @@ fn requeue(
             replies: Vec::new(),
             notifier: notifier.clone(),
             reattach: None,
+            cancel: None,
         }),
         _ => None,
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use cp_base::{CallNote, Notifier};
+use cp_base::{CallNote, CancelToken, ToolEnv};
 use uuid::Uuid;
 
 use super::active::{ActiveRun, Requester};
@@ -52,7 +52,7 @@ pub(super) fn start(
     runtime: &Arc<Runtime>,
     run: &PlannedRun,
     labels: &HashMap<usize, String>,
-    notifier: &Notifier,
+    env: &ToolEnv,
 ) -> Option<StartedRun> {
     let &last_call = run.calls.last()?;
     let run_id = Uuid::new_v4();
@@ -72,8 +72,9 @@ pub(super) fn start(
                 triggers,
                 panel: requester.panel,
                 replies: requester.reply.into_iter().collect(),
-                notifier: notifier.clone(),
+                notifier: env.notifier.clone(),
                 reattach: None,
+                cancel: run.def.blocking.then(|| env.cancel.clone()),
             };
             launch(runtime, active)
         }
@@ -89,7 +90,7 @@ pub(super) fn start(
         },
     };
     let reply = match rx {
-        Some(rx) => BatchReply::Wait(blocking_wait(run, &placement, rx)),
+        Some(rx) => BatchReply::Wait(blocking_wait(run, &placement, rx, &env.cancel)),
         None => BatchReply::Note(CallNote {
             call_index: last_call,
             text: placement.note,
@@ -176,7 +177,12 @@ fn queued_note(name: &str, behind: Uuid, queued: Uuid, merged: bool) -> String {
 }
 
 /// The batch's wait for a blocking run.
-fn blocking_wait(run: &PlannedRun, placement: &Placement, rx: Receiver<RunReport>) -> BlockingWait {
+fn blocking_wait(
+    run: &PlannedRun,
+    placement: &Placement,
+    rx: Receiver<RunReport>,
+    cancel: &CancelToken,
+) -> BlockingWait {
     let timeout = Duration::from_secs(run.def.timeout.unwrap_or(FALLBACK_TIMEOUT_SECS));
     // A queued run may first wait for the whole run ahead of it.
     let rounds = if placement.behind.is_some() { 2 } else { 1 };
@@ -187,5 +193,6 @@ fn blocking_wait(run: &PlannedRun, placement: &Placement, rx: Receiver<RunReport
         rx,
         limit: timeout.saturating_add(REPORT_GRACE).saturating_mul(rounds),
         behind: placement.behind,
+        cancel: cancel.clone(),
     }
 }

@@ -6,9 +6,10 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use cp_base::CancelToken;
 use cp_mod_console::{
-    ConsoleClient, ConsoleError, ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec, plain_text,
-    proctree, signal_number,
+    ConsoleClient, ConsoleError, ConsoleHandle, ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec,
+    plain_text, proctree, signal_number,
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
@@ -120,10 +121,11 @@ impl TestRunner for ConsoleTestRunner {
                 return Ok(run);
             }
         };
-        let waited = session
-            .wait_exit(spec.timeout.saturating_add(KILL_REPORT_SLACK))
-            .map_err(io::Error::other)?;
-        let mut info = waited.info;
+        let (mut info, cancelled) = wait_or_cancel(
+            &session,
+            spec.timeout.saturating_add(KILL_REPORT_SLACK),
+            &spec.cancel,
+        )?;
         if info.status.is_running() {
             // The server should have killed it at the timeout; make sure.
             info = session.kill().map_err(io::Error::other)?;
@@ -135,6 +137,11 @@ impl TestRunner for ConsoleTestRunner {
             proctree::kill_tree(pgid, &session.id().to_string(), self.fallback.grace);
         }
         let exit = match &info.status {
+            ConsoleStatus::Killed {
+                cause: KillCause::Request,
+            } if cancelled => TestExit::Stopped {
+                reason: "cancelled by the user (Esc); the whole process group was killed".into(),
+            },
             ConsoleStatus::Exited { code } => TestExit::Code { code: *code },
             ConsoleStatus::Killed {
                 cause: KillCause::Timeout,
@@ -158,5 +165,32 @@ impl TestRunner for ConsoleTestRunner {
             elapsed,
             note: None,
         })
+    }
+}
+
+/// How often a running test session looks at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Waits up to `limit` for `session` to end, in short rounds so `cancel` (Esc) is seen at
+/// once; returns its last status and whether the cancel cut it short (the session is then
+/// killed as a group).
+fn wait_or_cancel(
+    session: &ConsoleHandle,
+    limit: Duration,
+    cancel: &CancelToken,
+) -> io::Result<(ConsoleInfo, bool)> {
+    let started = Instant::now();
+    loop {
+        let left = limit.saturating_sub(started.elapsed());
+        let waited = session
+            .wait_exit(left.min(CANCEL_POLL))
+            .map_err(io::Error::other)?;
+        if !waited.info.status.is_running() || left <= CANCEL_POLL {
+            return Ok((waited.info, false));
+        }
+        if cancel.is_cancelled() {
+            let info = session.kill().map_err(io::Error::other)?;
+            return Ok((info, true));
+        }
     }
 }

@@ -25,7 +25,7 @@ use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cp_base::{Project, WorkerId};
+use cp_base::{CancelToken, Project, WorkerId};
 
 pub use categorize::CategorizedFile;
 pub use changes::{ChangedFile, FileStatus};
@@ -98,6 +98,8 @@ pub struct StopGate {
     categorizer: Categorizer,
     runner: Arc<dyn TestRunner>,
     git: Git,
+    /// The turn's cancel flag (Esc in the TUI): a test run in progress is killed.
+    cancel: CancelToken,
 }
 
 impl std::fmt::Debug for StopGate {
@@ -120,6 +122,7 @@ impl StopGate {
             categorizer,
             runner: Arc::new(ProcessGroupRunner::default()),
             git: Git { path_env: None },
+            cancel: CancelToken::new(),
         })
     }
 
@@ -142,6 +145,13 @@ impl StopGate {
     #[must_use]
     pub fn with_runner(mut self, runner: Arc<dyn TestRunner>) -> Self {
         self.runner = runner;
+        self
+    }
+
+    /// Lets `cancel` (the turn's Esc) kill a test run in progress.
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
         self
     }
 
@@ -316,6 +326,7 @@ impl StopGate {
                 .iter()
                 .map(|p| (OsString::from("PATH"), p.clone()))
                 .collect(),
+            cancel: self.cancel.clone(),
         };
         tracing::info!(command = %command, "stop checkpoint: running tests");
         let outcome = match self.runner.run(&spec) {

@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use cp_base::CancelToken;
 use cp_mod_console::proctree;
 use serde::{Deserialize, Serialize};
 
 /// What to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TestSpec {
     /// Shell command, run as `sh -c <command>`.
     pub command: String,
@@ -24,6 +25,9 @@ pub struct TestSpec {
     pub timeout: Duration,
     /// Extra environment for the command.
     pub env: Vec<(OsString, OsString)>,
+    /// Set when the person cancels the turn (Esc): the console runner kills the run at once
+    /// and reports it [`TestExit::Stopped`]. (The direct fallback runner lets it finish.)
+    pub cancel: CancelToken,
 }
 
 /// How a test run ended.
@@ -218,6 +222,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             timeout,
             env: vec![("CP_TEST_VALUE".into(), "from-spec".into())],
+            cancel: CancelToken::new(),
         }
     }
 

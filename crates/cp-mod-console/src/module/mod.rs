@@ -2,8 +2,10 @@
 //! `cp_base::Module`.
 //!
 //! Dependencies point one way: this file → [`tools`] → [`consoles`] → [`panel`] →
-//! [`panel_feed`], with [`watch`] and [`keys`] beside them, all on top of the client.
+//! [`panel_feed`], with [`watch`], [`keys`] and [`cancellable`] beside them, all on top of
+//! the client.
 
+mod cancellable;
 mod consoles;
 mod keys;
 mod panel;

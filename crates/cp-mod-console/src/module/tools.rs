@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cp_base::{Args, ToolEnv, ToolOutcome, ToolResult, now_ms};
+use cp_base::{Args, CancelToken, ToolEnv, ToolOutcome, ToolResult, now_ms};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::cancellable::{Waited, wait_in_rounds};
 use super::consoles::ConsoleModule;
 use super::keys::decode_keys;
 use super::watch::{Watch, start_watch};
@@ -382,32 +383,45 @@ fn wait(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOutcome 
             Ok((handle, pattern, note, limit))
         },
         |(handle, pattern, note, limit)| {
+            let cancel = env.cancel.clone();
             ToolOutcome::Deferred(Box::new(move || {
-                wait_result(&handle, pattern.as_deref(), note.as_deref(), limit)
+                wait_result(
+                    &handle,
+                    (pattern.as_deref(), note.as_deref()),
+                    limit,
+                    &cancel,
+                )
             }))
         },
     )
 }
 
+/// `condition` is the pattern and the note; Esc (`cancel`) ends the wait early, leaving the
+/// console running.
 fn wait_result(
     handle: &ConsoleHandle,
-    pattern: Option<&str>,
-    note: Option<&str>,
+    condition: (Option<&str>, Option<&str>),
     limit: Duration,
+    cancel: &CancelToken,
 ) -> ToolResult {
     const TOOL: &str = "console_wait";
-    let outcome = match pattern {
-        None => handle.wait_exit(limit),
-        Some(p) => handle.wait_pattern(p, limit),
-    };
-    let outcome = match outcome {
-        Ok(o) => o,
+    let (pattern, note) = condition;
+    let waited = wait_in_rounds(limit, cancel, |round| match pattern {
+        None => handle.wait_exit(round),
+        Some(p) => handle.wait_pattern(p, round),
+    });
+    let Waited { outcome, cancelled } = match waited {
+        Ok(w) => w,
         Err(e) => return fail(TOOL, e),
     };
     let tail = handle.tail(RESULT_LINES).unwrap_or_default();
     let id = handle.id();
     let info = &outcome.info;
     let head = match (pattern, outcome.met) {
+        (_, false) if cancelled => format!(
+            "Wait cancelled by the user (Esc): console {id} is {}; it was left running.",
+            info.status
+        ),
         (None, true) => format!(
             "Condition met: console {id} {} after {}.",
             info.status,
@@ -517,20 +531,40 @@ fn easy_bash(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOut
             Ok((handle, panel))
         },
         |(handle, panel)| {
-            ToolOutcome::Deferred(Box::new(move || easy_bash_result(&handle, &panel, limit)))
+            let cancel = env.cancel.clone();
+            ToolOutcome::Deferred(Box::new(move || {
+                easy_bash_result(&handle, &panel, limit, &cancel)
+            }))
         },
     )
 }
 
-fn easy_bash_result(handle: &ConsoleHandle, panel: &str, limit: Duration) -> ToolResult {
+/// Esc (`cancel`) kills the command's process group.
+fn easy_bash_result(
+    handle: &ConsoleHandle,
+    panel: &str,
+    limit: Duration,
+    cancel: &CancelToken,
+) -> ToolResult {
     const TOOL: &str = "console_easy_bash";
     // The server enforces the limit; the margin only guards against a server that vanished.
-    let outcome = match handle.wait_exit(limit + Duration::from_secs(15)) {
-        Ok(o) => o,
+    let waited = wait_in_rounds(limit + Duration::from_secs(15), cancel, |round| {
+        handle.wait_exit(round)
+    });
+    let (mut info, cancelled) = match waited {
+        Ok(w) => (w.outcome.info, w.cancelled),
         Err(e) => return fail(TOOL, e),
     };
-    let info = outcome.info;
+    if cancelled {
+        match handle.kill() {
+            Ok(killed) => info = killed,
+            Err(e) => return fail(TOOL, e),
+        }
+    }
     let head = match &info.status {
+        ConsoleStatus::Killed { .. } if cancelled => {
+            "cancelled by the user (Esc): the whole process group was killed.".to_owned()
+        }
         ConsoleStatus::Exited { code } => format!("exit code {code} ({})", runtime(&info)),
         ConsoleStatus::Killed { .. } => format!(
             "timed out after {}s: the whole process group was killed. For longer commands use \

@@ -128,6 +128,10 @@ fn run_app(
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);
+    // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
+    if resume || reexec::elapsed_since_request().is_some() {
+        app.note_reloaded(reexec::elapsed_since_request());
+    }
     app.tick();
     app.drain_notices();
     setup(&mut app);

@@ -69,7 +69,7 @@ fn report_outcome(line: &str) -> Option<Outcome> {
         let after_name = rest.split_once("' ").map_or("", |(_, after)| after);
         return if after_name.starts_with("FAILED") || after_name.starts_with("could not start") {
             Some(Outcome::Failed)
-        } else if after_name.starts_with("TIMED OUT") {
+        } else if after_name.starts_with("TIMED OUT") || after_name.starts_with("CANCELLED") {
             Some(Outcome::Interrupted)
         } else if after_name.starts_with("passed") {
             Some(Outcome::Passed)
@@ -207,6 +207,12 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
             Outcome::of(Some(&ToolResult::ok(timed_out))),
             Outcome::Interrupted
         );
+        let cancelled = "Edited a.rs.\nCallback 'check' CANCELLED by the user after 0.4s and its process group was killed (run 1).";
+        assert_eq!(
+            Outcome::of(Some(&ToolResult::ok(cancelled))),
+            Outcome::Interrupted
+        );
+        assert_eq!(Outcome::Interrupted.color(), Color::Yellow);
         assert_eq!(
             Outcome::of(Some(&ToolResult::ok(
                 "Tests FAILED (exit code 1) — `pytest`"

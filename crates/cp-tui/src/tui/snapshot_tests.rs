@@ -224,6 +224,82 @@ fn checkpoint_dialog_with_feedback() {
     assert!(app.parts_for_test().1.is_none());
 }
 
+#[test]
+fn abort_asks_for_confirmation_in_the_dialog() {
+    let mut app = app(false);
+    let (reply, answers) = mpsc::channel();
+    *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(
+        checkpoint_request(),
+        reply,
+    ));
+    app.apply(Action::Char('3')); // Abort
+    app.apply(Action::Submit);
+    let screen = draw(&app);
+    assert!(
+        screen.contains("aborts the workflow run. Enter confirms"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    assert!(answers.try_recv().is_err(), "nothing answered yet");
+    app.apply(Action::Submit);
+    assert_eq!(answers.recv().unwrap().unwrap().choice, 2);
+}
+
+/// The "checkpoint waiting" sign shows once while a hidden checkpoint waits, and goes with it.
+#[test]
+fn checkpoint_waiting_shows_once_and_goes_when_the_workflow_ends() {
+    use super::events::WorkflowMsg;
+    let mut app = app(false);
+    let (reply, _answers) = mpsc::channel();
+    app.handle(super::AppEvent::Workflow(WorkflowMsg::Ask(
+        Box::new(checkpoint_request()),
+        reply,
+    )));
+    app.apply(Action::Back); // hides the dialog
+    let waiting = |app: &App| {
+        draw(app)
+            .to_lowercase()
+            .matches("checkpoint waiting")
+            .count()
+    };
+    assert_eq!(waiting(&app), 1);
+    app.handle(super::AppEvent::Workflow(WorkflowMsg::Finished(Ok(0))));
+    assert_eq!(waiting(&app), 0);
+    assert!(app.parts_for_test().1.is_none());
+}
+
+#[test]
+fn a_reload_leaves_one_marker_and_a_flash() {
+    let mut app = app(false);
+    app.note_reloaded(Some(std::time::Duration::from_millis(120)));
+    let screen = draw(&app);
+    assert!(
+        screen.contains("↻ Reloaded: context-pilot") && screen.contains("in 120 ms"),
+        "{screen}"
+    );
+    assert!(screen.contains(" reloaded │"), "{screen}");
+    // A second reload with nothing in between replaces the marker instead of adding one.
+    app.note_reloaded(None);
+    let markers = app
+        .parts_for_test()
+        .0
+        .entries
+        .iter()
+        .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
+        .count();
+    assert_eq!(markers, 1);
+    app.parts_for_test().0.push_system("something happened");
+    app.note_reloaded(None);
+    let markers = app
+        .parts_for_test()
+        .0
+        .entries
+        .iter()
+        .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
+        .count();
+    assert_eq!(markers, 2);
+}
+
 /// An app with a provider (never contacted) and two recorded requests' usage.
 fn app_with_usage() -> App {
     let mut app = app(false);

@@ -1,6 +1,7 @@
-//! Live reload requests: when a reload may happen, and what happens when it fails.
+//! Live reload requests: when a reload may happen, what happens when it fails, and the sign
+//! a finished reload leaves.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use cp_base::Level;
 
@@ -9,6 +10,9 @@ use cp_agent::StopReason;
 use crate::tui::conversation::Entry;
 
 use super::App;
+
+/// How a reload's marker in the conversation starts.
+const RELOADED: &str = "↻ Reloaded:";
 use crate::tui::workflow_thread::WorkflowRun;
 
 impl App {
@@ -46,6 +50,25 @@ impl App {
                 && !self.agent.running()
                 && !self.workflow.as_ref().is_some_and(WorkflowRun::active)
         })
+    }
+
+    /// In the process a reload started: say so, in the conversation (a marker that replaces
+    /// the previous one when nothing happened in between, so reloads do not pile up) and in
+    /// the status bar. `took` is the time from the request to now, when known.
+    pub fn note_reloaded(&mut self, took: Option<Duration>) {
+        let took = took.map_or_else(String::new, |d| format!(" in {} ms", d.as_millis()));
+        let text = format!(
+            "{RELOADED} context-pilot {}{took}; everything was kept.",
+            env!("CARGO_PKG_VERSION")
+        );
+        match self.conversation.entries.last_mut() {
+            Some(Entry::System(last)) if last.starts_with(RELOADED) => last.clone_from(&text),
+            _ => {
+                self.conversation.push_system(text);
+            }
+        }
+        self.flash = Some("reloaded".into());
+        self.autosave.mark();
     }
 
     /// The new binary did not start: stay up, say why, and go on where the agent was.

@@ -84,6 +84,8 @@ impl App {
                     Level::Warning
                 };
                 run.exit = Some(result);
+                // Nothing waits any more: no dialog (hidden or not) outlives the run.
+                self.dialog = None;
                 self.conversation.push(Entry::Notice { level, text });
             }
         }
@@ -107,7 +109,9 @@ impl App {
                         dialog.hidden = true;
                         self.tick();
                         self.select(&id);
-                        self.flash = Some("Checkpoint waiting: F2 shows it again.".into());
+                        // The status bar says "checkpoint waiting: F2" for as long as it
+                        // waits; a flash would repeat it and outlive the checkpoint.
+                        self.flash = None;
                     }
                     Err(e) => self.flash = Some(e.to_string()),
                 }

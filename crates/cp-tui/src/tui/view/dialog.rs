@@ -108,7 +108,21 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut
         None
     };
     lines.push(Line::default());
-    lines.push(Line::styled(hint(request), dim));
+    if dialog.confirm_abort {
+        let label = request
+            .choices
+            .get(dialog.selected)
+            .map_or("Abort", |c| c.label.as_str());
+        lines.push(Line::styled(
+            format!("“{label}” aborts the workflow run. Enter confirms · any other key goes back"),
+            Style::default()
+                .fg(Color::White)
+                .bg(Color::Red)
+                .add_modifier(Modifier::BOLD),
+        ));
+    } else {
+        lines.push(Line::styled(hint(request), dim));
+    }
     record_rows(&lines, clickable, inner, hits);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {

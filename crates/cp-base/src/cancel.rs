@@ -1,10 +1,11 @@
-//! A cheap, cloneable cancel flag shared between the UI thread and a provider call.
+//! A cheap, cloneable cancel flag shared between the UI thread (Esc), a provider call and
+//! the tool batch's blocking work (callback runs held by the batch).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set by the UI (e.g. on Esc); the provider call checks it while waiting for the network
-/// and returns [`crate::LlmError::Cancelled`] promptly (within about 50 ms).
+/// Set by the UI (e.g. on Esc). A provider call checks it while waiting for the network and
+/// returns promptly (within about 50 ms); a batch's blocking callback runs are killed.
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
 

@@ -108,21 +108,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut
         None
     };
     lines.push(Line::default());
-    if dialog.confirm_abort {
-        let label = request
-            .choices
-            .get(dialog.selected)
-            .map_or("Abort", |c| c.label.as_str());
-        lines.push(Line::styled(
-            format!("“{label}” aborts the workflow run. Enter confirms · any other key goes back"),
-            Style::default()
-                .fg(Color::White)
-                .bg(Color::Red)
-                .add_modifier(Modifier::BOLD),
-        ));
-    } else {
-        lines.push(Line::styled(hint(request), dim));
-    }
+    lines.push(footer(dialog, dim));
     record_rows(&lines, clickable, inner, hits);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
     if let (Some(row), DialogFocus::Feedback) = (feedback_row, dialog.focus) {
@@ -169,6 +155,26 @@ fn record_rows(
             .unwrap_or(u16::MAX)
             .min(inner.bottom() - y);
         hits.push(Rect::new(inner.x, y, inner.width, height), target);
+    }
+}
+
+/// The last line: the keys, or the question that confirms an abort.
+fn footer(dialog: &ApprovalDialog, dim: Style) -> Line<'static> {
+    let request = &dialog.request;
+    if dialog.confirm_abort {
+        let label = request
+            .choices
+            .get(dialog.selected)
+            .map_or("Abort", |c| c.label.as_str());
+        Line::styled(
+            format!("“{label}” aborts the workflow run. Enter confirms · any other key goes back"),
+            Style::default()
+                .fg(Color::White)
+                .bg(Color::Red)
+                .add_modifier(Modifier::BOLD),
+        )
+    } else {
+        Line::styled(hint(request), dim)
     }
 }
 

@@ -320,12 +320,16 @@ impl CallbackModule {
 
     fn toggle(&mut self, args: &Args<'_>) -> Result<String, CallbackError> {
         let raw = args.opt_str("id").ok().flatten().unwrap_or_default().trim();
-        let on = args.opt_bool("active").ok().flatten().unwrap_or(true);
+        // Without `active`, the switch flips, which is what a person typing
+        // `Callback_toggle id=CB1` in the palette means.
+        let wanted = args.opt_bool("active").ok().flatten();
         let worker = self.worker.as_str().to_owned();
         if raw.eq_ignore_ascii_case("all") {
+            let mut on = wanted.unwrap_or(true);
             let section = self.project.config().update_section(
                 CONFIG_KEY,
                 |s: &mut CallbackSection| {
+                    on = wanted.unwrap_or_else(|| s.is_paused(&worker));
                     if on {
                         s.paused.remove(&worker);
                     } else {
@@ -356,7 +360,7 @@ impl CallbackModule {
             });
         }
         let id = resolve_id(self.section_now(), raw)?;
-        let (name, paused) =
+        let (name, paused, on) =
             self.project
                 .config()
                 .update_section(CONFIG_KEY, |s: &mut CallbackSection| {
@@ -364,8 +368,9 @@ impl CallbackModule {
                         .get(id)
                         .map(|d| d.name.clone())
                         .ok_or_else(|| upsert::unknown(s, id))?;
+                    let on = wanted.unwrap_or_else(|| !s.is_active(&worker, id));
                     s.set_active(&worker, id, on);
-                    Ok::<_, CallbackError>((name, s.is_paused(&worker)))
+                    Ok::<_, CallbackError>((name, s.is_paused(&worker), on))
                 })??;
         let mut text = format!(
             "{id} '{name}' is now {} for you (worker {worker}); other workers are unaffected.",

@@ -93,15 +93,16 @@ fn toggle() -> ToolDef {
         TOGGLE,
         "Switch a callback on or off for you (this worker) only; the definition and other \
 workers are unaffected. id \"all\" pauses (active=false) or resumes (active=true) every callback \
-for you, e.g. during a big refactor; resuming restores the callbacks you had on. \
+for you, e.g. during a big refactor; resuming restores the callbacks you had on. Without \
+active, the switch flips: on becomes off and off on (all: paused becomes resumed). \
 Example: {\"id\": \"CB2\", \"active\": false} or {\"id\": \"all\", \"active\": false}",
         json!({
             "type": "object",
             "additionalProperties": false,
-            "required": ["id", "active"],
+            "required": ["id"],
             "properties": {
                 "id": id_param("Callback id, or \"all\"."),
-                "active": {"type": "boolean", "description": "true = on / resume, false = off / pause."}
+                "active": {"type": "boolean", "description": "true = on / resume, false = off / pause; omit to flip the current state."}
             }
         }),
     )

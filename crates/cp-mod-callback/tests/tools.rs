@@ -349,6 +349,25 @@ fn toggle_all_pauses_and_resumes_only_this_worker() {
     );
 }
 
+/// Issue 17: `Callback_toggle id=CB1` from the palette, without `active`, flips the switch.
+#[test]
+fn toggle_without_active_flips_the_current_state() {
+    let f = Fixture::new();
+    f.create("a", json!("*.rs"), "true", json!({}));
+    let badge = |r: &cp_base::Registry| r.views().modules()[0].panels()[0].badge();
+    assert_eq!(badge(&f.registry), Some("1/1".into()));
+    let r = f.call("Callback_toggle", json!({"id": "CB1"}));
+    assert!(r.text.contains("is now inactive"), "{}", r.text);
+    assert_eq!(badge(&f.registry), Some("0/1".into()));
+    let r = f.call("Callback_toggle", json!({"id": "CB1"}));
+    assert!(r.text.contains("is now active"), "{}", r.text);
+    assert_eq!(badge(&f.registry), Some("1/1".into()));
+    let r = f.call("Callback_toggle", json!({"id": "all"}));
+    assert!(r.text.starts_with("Paused every callback"), "{}", r.text);
+    let r = f.call("Callback_toggle", json!({"id": "all"}));
+    assert!(r.text.starts_with("Resumed callbacks"), "{}", r.text);
+}
+
 #[test]
 fn changes_by_another_process_are_picked_up() {
     let f = Fixture::new();

@@ -38,6 +38,11 @@ pub trait Panel: Send + Sync {
     fn badge(&self) -> Option<String> {
         None
     }
+    /// What runs now that the agent's turn waits for, by name (e.g. `callback pytest`), for
+    /// the progress line of the tool call that waits.
+    fn activity(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Draws into `buf` within `area`. Must not do I/O or change state.
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView);
     /// What the model sees of this panel, as markdown. Keep it bounded.

@@ -76,6 +76,15 @@ impl Views {
             .cloned()
     }
 
+    /// Every panel's `activity()`, in module order.
+    pub fn activity(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .flat_map(|m| m.panels.iter())
+            .flat_map(|p| p.activity())
+            .collect()
+    }
+
     /// Every panel's `llm_context()`, in module order, skipping empty ones.
     pub fn llm_contexts(&self) -> Vec<String> {
         self.0

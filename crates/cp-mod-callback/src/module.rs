@@ -163,6 +163,7 @@ impl CallbackModule {
             editor: self.editor_view(),
             problem: self.cache.problem.clone(),
             watching: self.firing.watched(),
+            running: self.firing.running(),
             failing: self
                 .firing
                 .failing()

@@ -36,6 +36,8 @@ pub struct CallbacksPanel {
     /// Background runs in flight, whose results are still to come.
     pub watching: usize,
     /// Names of the callbacks whose latest run failed (or timed out, or could not start).
+    /// Blocking callbacks running now, by name (the TUI's progress line names them).
+    pub running: Vec<String>,
     pub failing: Vec<String>,
 }
 
@@ -275,6 +277,13 @@ impl Panel for CallbacksPanel {
 
     /// Active/defined counts, then `✗N` when N callbacks' latest runs failed (the sidebar
     /// draws a badge with `✗` in red), then the background runs in flight.
+    fn activity(&self) -> Vec<String> {
+        self.running
+            .iter()
+            .map(|name| format!("callback {name}"))
+            .collect()
+    }
+
     fn badge(&self) -> Option<String> {
         let mut badge = format!("{}/{}", self.active_count(), self.section.definitions.len());
         if !self.failing.is_empty() {

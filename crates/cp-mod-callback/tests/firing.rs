@@ -531,3 +531,32 @@ fn the_callbacks_badge_shows_a_failing_callback_until_it_passes_again() {
     assert!(held[0].text.contains("Callback 'check' passed"), "{held:?}");
     assert_eq!(callbacks_badge(&f), "1/1");
 }
+
+/// Issue 17: while a blocking run holds the batch, the Callbacks panel's published activity
+/// names it (the TUI's progress line shows "callback slow"); once it ends, it is gone.
+#[test]
+fn a_running_blocking_callback_is_named_in_the_panels_activity() {
+    let f = Fixture::new();
+    f.create(
+        "slow",
+        json!("*.rs"),
+        "touch started; for _ in $(seq 1200); do test -e release && exit 0; sleep 0.05; done; exit 1",
+        json!({"blocking": true, "timeout": 90}),
+    );
+    f.write("a.rs", "");
+    let (registry, env) = (f.registry.clone(), f.env.clone());
+    let firing = std::thread::spawn(move || util::fire_as(&registry, &env, &edit(&["a.rs"])));
+    let activity = || {
+        f.registry.tick(&f.env);
+        f.registry.views().activity()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(f.root.join("started").exists() && activity() == ["callback slow"]) {
+        assert!(std::time::Instant::now() < deadline, "{:?}", activity());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    f.write("release", "");
+    let (_, held) = firing.join().unwrap();
+    assert!(held[0].text.contains("Callback 'slow' passed"), "{held:?}");
+    assert!(activity().is_empty(), "{:?}", activity());
+}

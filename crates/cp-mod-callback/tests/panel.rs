@@ -67,6 +67,7 @@ fn sample() -> CallbacksPanel {
         editor: None,
         problem: None,
         watching: 0,
+        running: Vec::new(),
         failing: Vec::new(),
     }
 }

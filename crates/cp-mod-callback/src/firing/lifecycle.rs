@@ -53,12 +53,16 @@ pub(super) fn start_thread(runtime: &Arc<Runtime>, run: ActiveRun) -> bool {
 /// Runs `run`, then whatever got queued behind it for the same callback.
 fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
     loop {
+        if run.def.blocking {
+            runtime.running.begin(run.run_id, &run.def.name);
+        }
         let report = match run.reattach.take() {
             Some(from) => reattach(runtime, &run, &from),
             None => execute(runtime, &run),
         };
         // Delivering and moving on to the queued run happen in one step against a save.
         let next = runtime.watched.settle(run.run_id, || {
+            runtime.running.end(run.run_id);
             deliver(runtime, &run, &report);
             if !run.def.one_at_a_time {
                 return None;

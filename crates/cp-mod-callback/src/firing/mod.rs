@@ -24,6 +24,7 @@ mod hold;
 mod last;
 mod lifecycle;
 mod resume;
+mod running;
 mod runtime;
 mod start;
 mod watch;
@@ -130,6 +131,11 @@ impl Firing {
     /// Background runs being watched (running, or starting).
     pub fn watched(&self) -> usize {
         self.runtime.watched.count()
+    }
+
+    /// The blocking callbacks running now, by name, oldest first.
+    pub fn running(&self) -> Vec<String> {
+        self.runtime.running.names()
     }
 
     /// The callbacks whose latest run in this process failed, by id.

@@ -9,6 +9,7 @@ use cp_mod_console::{ClientConfig, ConsoleClient};
 use super::active::Requester;
 use super::error::RunError;
 use super::last::LastOutcomes;
+use super::running::RunningNames;
 use super::watch::WatchedRuns;
 use crate::queue::RunQueue;
 
@@ -24,6 +25,8 @@ pub(super) struct Runtime {
     pub(super) watched: WatchedRuns,
     /// Whether each callback's latest finished run failed (the panel's badge shows it).
     pub(super) last: LastOutcomes,
+    /// The blocking runs in progress, by name (the TUI's progress line names them).
+    pub(super) running: RunningNames,
 }
 
 impl Runtime {
@@ -35,6 +38,7 @@ impl Runtime {
             queue: RunQueue::default(),
             watched: WatchedRuns::default(),
             last: LastOutcomes::default(),
+            running: RunningNames::default(),
         }
     }
 

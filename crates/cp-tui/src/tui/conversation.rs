@@ -53,6 +53,10 @@ pub struct Conversation {
     /// is kept on screen, so the change is seen. New entries and scrolling end it.
     #[serde(skip)]
     reveal: Option<usize>,
+    /// What the running calls wait for, by name (e.g. `callback pytest`), from the modules'
+    /// published panels; shown on their progress lines.
+    #[serde(skip)]
+    activity: Vec<String>,
 }
 
 /// Two conversations are equal when their entries are: the rest is derived or transient.
@@ -100,6 +104,13 @@ impl Conversation {
         }
     }
 
+    /// Sets what the running calls wait for; returns whether it changed.
+    pub fn set_activity(&mut self, activity: Vec<String>) -> bool {
+        let changed = self.activity != activity;
+        self.activity = activity;
+        changed
+    }
+
     /// The person scrolled: the view follows the scroll offset again.
     pub fn clear_reveal(&mut self) {
         self.reveal = None;
@@ -142,6 +153,11 @@ impl Conversation {
                 } => {
                     let started = self.started.get(&index).copied();
                     let progress = started.map(|s| (s, now));
+                    let progress = progress.map(|(started, now)| Progress {
+                        started,
+                        now,
+                        waiting_for: &self.activity,
+                    });
                     tool_lines(&mut out, name, args, result.as_ref(), *expanded, progress);
                 }
             }
@@ -208,13 +224,21 @@ fn styled_block(
     }
 }
 
+/// A running call's progress: since when, as of when, and what it waits for.
+#[derive(Clone, Copy)]
+struct Progress<'a> {
+    started: Instant,
+    now: Instant,
+    waiting_for: &'a [String],
+}
+
 fn tool_lines(
     out: &mut Vec<Line<'static>>,
     name: &str,
     args: &str,
     result: Option<&ToolResult>,
     expanded: bool,
-    progress: Option<(Instant, Instant)>,
+    progress: Option<Progress<'_>>,
 ) {
     let outcome = Outcome::of(result);
     out.push(Line::from(vec![
@@ -227,8 +251,18 @@ fn tool_lines(
     ]));
     let Some(result) = result else {
         match progress {
-            Some((started, now)) => {
+            Some(Progress {
+                started,
+                now,
+                waiting_for,
+            }) => {
                 let mut line = super::view::progress::line(name, started, now);
+                if !waiting_for.is_empty() {
+                    line.spans.push(Span::styled(
+                        format!(" · {}", waiting_for.join(", ")),
+                        Style::default().fg(Color::Yellow),
+                    ));
+                }
                 line.spans.insert(0, Span::raw("  "));
                 out.push(line);
             }
@@ -501,6 +535,19 @@ Full output: panel `cb` (opened). The edit itself was applied.",
             .collect();
         assert!(
             text.iter().any(|l| l.ends_with("running File_edit · 8s")),
+            "{text:#?}"
+        );
+        // The blocking callback it waits for, as the callbacks panel publishes it.
+        assert!(conversation.set_activity(vec!["callback pytest".into()]));
+        assert!(!conversation.set_activity(vec!["callback pytest".into()]));
+        let text: Vec<String> = conversation
+            .lines(60, started + std::time::Duration::from_secs(9))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            text.iter()
+                .any(|l| l.ends_with("running File_edit · 9s · callback pytest")),
             "{text:#?}"
         );
         if let Some(Entry::Tool { result, .. }) = conversation.entries.get_mut(index) {

@@ -470,6 +470,9 @@ impl App {
         // Never waits: a module a tool holds gets the next tick.
         let mut changed = self.host.registry().try_tick(self.host.env());
         changed |= self.nav.retry_closes(self.host.registry());
+        changed |= self
+            .conversation
+            .set_activity(self.host.registry().views().activity());
         if let Some(notice) = self.config_watch.check(self.host.project()) {
             self.conversation.push(notice);
             self.autosave.mark();

@@ -1,7 +1,8 @@
 //! Live progress of blocking work: a spinner, what runs, and for how long, e.g.
-//! `⠹ running File_edit · 8s`. A pure function of the name, the start and the current time,
-//! so it is drawn from a snapshot like everything else; the event loop redraws each second
-//! while something runs.
+//! `⠹ running File_edit · 8s`; the conversation appends what the call waits for, e.g.
+//! `· callback pytest`, from the modules' published activity. A pure function of the name,
+//! the start and the current time, so it is drawn from a snapshot like everything else; the
+//! event loop redraws each second while something runs.
 
 use std::time::Instant;
 

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use cp_base::now_ms;
 use cp_mod_console::{ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec};
-use uuid::Uuid;
 
 use super::active::{ActiveRun, Reattach};
 use super::error::RunError;
@@ -15,7 +14,7 @@ use super::fingerprint::{modified_since, snapshot};
 use super::runtime::Runtime;
 use crate::env;
 use crate::report::{RunOutcome, RunReport};
-use crate::run_panel::PANEL_LINES;
+use crate::run_panel::{PANEL_LINES, PANEL_RAW_BYTES};
 use crate::script::script_path;
 use crate::validate::resolve_cwd;
 
@@ -61,7 +60,7 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
         .and_then(|c| c.attach(from.console).map_err(RunError::Attach))
     {
         Ok(session) => {
-            let outcome = await_run(&session, run.run_id, timeout, deadline, &mut report);
+            let outcome = await_run(&session, run, timeout, deadline, &mut report);
             ended_at_ms = session.info().ok().and_then(|i| i.ended_at_ms);
             outcome
         }
@@ -120,7 +119,17 @@ fn spawn_and_wait(
     report.console = Some(session.id());
     runtime.watched.spawned(run.run_id, session.id());
     let deadline = timeout.and_then(|t| deadline_after(Duration::from_secs(t)));
-    Ok(await_run(&session, run.run_id, timeout, deadline, report))
+    Ok(await_run(&session, run, timeout, deadline, report))
+}
+
+/// Takes the end of the run's output: plain text for the report, and the raw bytes (colours
+/// kept) for its panel.
+fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport) {
+    report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+    match session.raw_tail(PANEL_RAW_BYTES) {
+        Ok(raw) => run.show_terminal(&raw),
+        Err(e) => tracing::warn!("reading callback run {} output: {e}", run.run_id),
+    }
 }
 
 /// The command line that runs `script`. The session runs the script directly, without a
@@ -149,7 +158,7 @@ pub(super) fn deadline_after(timeout: Duration) -> Option<Instant> {
 /// end of its output and says how it went. Runs re-attached after a reload wait here too.
 fn await_run(
     session: &ConsoleHandle,
-    run_id: Uuid,
+    run: &ActiveRun,
     timeout: Option<u64>,
     deadline: Option<Instant>,
     report: &mut RunReport,
@@ -163,7 +172,7 @@ fn await_run(
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 // The server should have killed it at its timeout; make sure.
                 if let Err(e) = session.kill() {
-                    tracing::warn!("killing timed-out callback run {run_id}: {e}");
+                    tracing::warn!("killing timed-out callback run {}: {e}", run.run_id);
                 }
                 break ConsoleStatus::Killed {
                     cause: KillCause::Timeout,
@@ -171,14 +180,14 @@ fn await_run(
             }
             Ok(_) => {}
             Err(e) => {
-                report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+                take_output(session, run, report);
                 return RunOutcome::Failed {
                     status: format!("lost track of it: {e}"),
                 };
             }
         }
     };
-    report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+    take_output(session, run, report);
     match status {
         ConsoleStatus::Exited { code: 0 } => RunOutcome::Passed,
         ConsoleStatus::Killed {

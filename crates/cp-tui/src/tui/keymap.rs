@@ -26,6 +26,9 @@ pub enum Action {
     SelectPrev,
     ScrollUp(usize),
     ScrollDown(usize),
+    /// Home, `g` (sidebar): the selected panel's first retained line.
+    ScrollToStart,
+    /// End, `G` (sidebar): the selected panel's last line.
     ScrollToEnd,
     /// Enter: submit the input or the palette, or confirm a selection.
     Submit,
@@ -158,7 +161,7 @@ const fn bind(
 use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table.
-pub static BINDINGS: [Binding; 36] = [
+pub static BINDINGS: [Binding; 37] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -406,11 +409,18 @@ pub static BINDINGS: [Binding; 36] = [
         "show panel 1…9",
     ),
     bind(
+        &[ch('g'), key(KeyCode::Home)],
+        "g, Home",
+        Sidebar,
+        Command::Do(Action::ScrollToStart),
+        "jump to the panel's first retained line",
+    ),
+    bind(
         &[ch('G'), key(KeyCode::End)],
         "G, End",
         Sidebar,
         Command::Do(Action::ScrollToEnd),
-        "jump to the newest output",
+        "jump to the panel's last line (follows new output)",
     ),
     bind(
         &[ch(':')],

@@ -126,7 +126,8 @@ fn run_app(
     let mut first_frame = true;
     while !app.should_quit() {
         if dirty {
-            guard.terminal.draw(|frame| render(&app, frame))?;
+            let screen = guard.terminal.draw(|frame| render(&app, frame))?.area;
+            app.set_screen(screen);
             dirty = false;
             // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
             if std::mem::take(&mut first_frame)

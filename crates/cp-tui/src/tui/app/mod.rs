@@ -29,6 +29,7 @@ mod agent;
 pub(crate) mod models;
 mod reload;
 mod saved_state;
+mod scroll;
 mod workflow;
 
 /// The whole UI state.
@@ -61,6 +62,8 @@ pub struct App {
     config_watch: ConfigWatch,
     /// The key help overlay, when open (F1, or `?` on an empty input).
     pub(crate) help: Option<super::help::Help>,
+    /// The terminal's size at the last frame: scrolling is bounded by what a panel shows.
+    screen: ratatui::layout::Rect,
 }
 
 impl App {
@@ -84,6 +87,8 @@ impl App {
             workflow: None,
             dialog: None,
             help: None,
+            // Until the first frame reports the real size.
+            screen: ratatui::layout::Rect::new(0, 0, 80, 24),
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -120,7 +125,7 @@ impl App {
     pub fn view_model(&self) -> ViewModel<'_> {
         let views = self.host.registry().views();
         let selected = self.nav.selected();
-        ViewModel {
+        let mut model = ViewModel {
             project: self.host.project().root().display().to_string(),
             worker: self.host.worker().to_string(),
             conversation: &self.conversation,
@@ -142,7 +147,14 @@ impl App {
             reload_pending: self.reload.is_some(),
             running_jobs: self.jobs.running(),
             help: self.help.as_ref(),
+        };
+        // A module panel's content can shrink under a kept offset; never draw past it. (The
+        // conversation clamps while drawing, and its extent costs a full wrap.)
+        if model.panel.is_some() && model.panel_view.scroll > 0 {
+            let max = scroll::extent_in(&model, self.screen).max;
+            model.panel_view.scroll = model.panel_view.scroll.min(max);
         }
+        model
     }
 
     /// Test access to the parts a screen test sets up directly.
@@ -278,13 +290,14 @@ impl App {
             Action::SelectPrev => self.nav.select_offset(&self.sidebar(), -1),
             Action::ScrollUp(n) => self.scroll_by(n, true),
             Action::ScrollDown(n) => self.scroll_by(n, false),
-            Action::ScrollToEnd => self.nav.scroll_to_end(),
+            Action::ScrollToStart => self.scroll_to_start(),
+            Action::ScrollToEnd => self.scroll_to_end(),
             Action::ToggleExpand => {
                 // Show the block that changed: the conversation, at its bottom, where the
                 // conversation keeps the toggled block in view.
                 self.conversation.toggle_last_tool();
                 self.nav.select("conversation");
-                self.nav.scroll_to_end();
+                self.scroll_to_end();
             }
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
@@ -468,14 +481,6 @@ impl App {
 
     pub fn select(&mut self, id: &str) {
         self.nav.select(id);
-    }
-
-    /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
-    fn scroll_by(&mut self, lines: usize, up: bool) {
-        if self.nav.selected() == "conversation" {
-            self.conversation.clear_reveal();
-        }
-        self.nav.scroll_by(lines, up);
     }
 
     /// Closes the selected panel; when its module is busy, on a later tick.

@@ -22,9 +22,15 @@ use super::view_model::ViewModel;
 /// Sidebar width in columns.
 const SIDEBAR_WIDTH: u16 = 26;
 
-/// Draws the whole screen.
-pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
-    let area = frame.area();
+/// Where the parts of the screen go.
+struct Areas {
+    side: Rect,
+    panel: Rect,
+    input: Rect,
+    status: Rect,
+}
+
+fn layout(app: &ViewModel<'_>, area: Rect) -> Areas {
     let [body, status_row] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(status::height(area.width)),
@@ -34,8 +40,33 @@ pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
     let [side, main] =
         Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);
     let input_height = input::height(app, main.width);
-    let [panel_area, input_area] =
+    let [panel, input] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(input_height)]).areas(main);
+    Areas {
+        side,
+        panel,
+        input,
+        status: status_row,
+    }
+}
+
+/// The area the selected panel draws into (inside its border) on a screen of `area`, so the
+/// app can bound scrolling by what the panel can show there.
+pub fn panel_inner_area(app: &ViewModel<'_>, area: Rect) -> Rect {
+    Block::default()
+        .borders(Borders::ALL)
+        .inner(layout(app, area).panel)
+}
+
+/// Draws the whole screen.
+pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
+    let area = frame.area();
+    let Areas {
+        side,
+        panel: panel_area,
+        input: input_area,
+        status: status_row,
+    } = layout(app, area);
 
     sidebar::render(app, side, frame.buffer_mut());
     render_panel(app, panel_area, frame);

@@ -1,0 +1,62 @@
+//! Scrolling the selected panel, bounded by what that panel can show in the area it is drawn
+//! in: Page Up stops at the first retained line, Page Down moves back at once, Home/End jump.
+
+use cp_base::{Panel as _, ScrollExtent};
+use ratatui::layout::Rect;
+
+use super::App;
+use crate::tui::view::panel_inner_area;
+use crate::tui::view_model::ViewModel;
+
+impl App {
+    /// Records the terminal's size after a frame, and keeps the selected panel's offset
+    /// within what it can show at that size (a resize or new output changes it).
+    pub fn set_screen(&mut self, area: Rect) {
+        self.screen = area;
+        let extent = self.scroll_extent();
+        let selected = self.nav.selected().to_owned();
+        self.nav.clamp(&selected, extent.max);
+    }
+
+    /// How far the selected panel scrolls on the current screen.
+    pub(super) fn scroll_extent(&self) -> ScrollExtent {
+        let model = self.view_model();
+        extent_in(&model, self.screen)
+    }
+
+    /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
+    pub(super) fn scroll_by(&mut self, lines: usize, up: bool) {
+        if self.nav.selected() == "conversation" {
+            self.conversation.clear_reveal();
+        }
+        let extent = self.scroll_extent();
+        self.nav.scroll_by(lines, up, extent);
+    }
+
+    /// Home / `g`: the selected panel's first retained line.
+    pub(super) fn scroll_to_start(&mut self) {
+        if self.nav.selected() == "conversation" {
+            self.conversation.clear_reveal();
+        }
+        let extent = self.scroll_extent();
+        self.nav.scroll_to_start(extent);
+    }
+
+    /// End / `G`: the selected panel's last line.
+    pub(super) fn scroll_to_end(&mut self) {
+        let extent = self.scroll_extent();
+        self.nav.scroll_to_end(extent);
+    }
+}
+
+/// The scroll extent of `model`'s selected panel on a screen of `screen`.
+pub(super) fn extent_in(model: &ViewModel<'_>, screen: Rect) -> ScrollExtent {
+    let area = panel_inner_area(model, screen);
+    if model.selected == model.conversation.id() {
+        return model.conversation.scroll_extent(area);
+    }
+    model
+        .panel
+        .as_ref()
+        .map_or(ScrollExtent::bottom(0), |panel| panel.scroll_extent(area))
+}

@@ -31,6 +31,8 @@ impl App {
         }
         let extent = self.scroll_extent();
         self.nav.scroll_by(lines, up, extent);
+        // Where each panel is scrolled is part of the session a reload restores.
+        self.autosave.mark();
     }
 
     /// Home / `g`: the selected panel's first retained line.
@@ -40,12 +42,14 @@ impl App {
         }
         let extent = self.scroll_extent();
         self.nav.scroll_to_start(extent);
+        self.autosave.mark();
     }
 
     /// End / `G`: the selected panel's last line.
     pub(super) fn scroll_to_end(&mut self) {
         let extent = self.scroll_extent();
         self.nav.scroll_to_end(extent);
+        self.autosave.mark();
     }
 }
 

@@ -74,6 +74,33 @@ impl ScrollExtent {
             .sum()
     }
 
+    /// Search offsets for a panel whose rows `texts` are drawn `height` at a time, anchored
+    /// as `anchor`: for each row holding `query` (case-insensitively), the offset that puts
+    /// it at the top of the window (clamped to the content), ascending, no repeats.
+    pub fn offsets_of_matches<'a>(
+        texts: impl Iterator<Item = &'a str>,
+        query: &str,
+        height: u16,
+        anchor: Anchor,
+    ) -> Vec<usize> {
+        let needle = query.to_lowercase();
+        let texts: Vec<&str> = texts.collect();
+        let max = Self::overflow(texts.len(), height);
+        let mut offsets: Vec<usize> = texts
+            .iter()
+            .enumerate()
+            .filter(|(_, text)| !needle.is_empty() && text.to_lowercase().contains(&needle))
+            .map(|(row, _)| match anchor {
+                Anchor::Top => row.min(max),
+                // Row `row` at the top: the window ends `height` rows below it.
+                Anchor::Bottom => max.saturating_sub(row),
+            })
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        offsets
+    }
+
     /// The scroll offset that shows `rows` content rows in a window `height` rows tall, top
     /// or bottom anchored alike: the rows that do not fit.
     pub fn overflow(rows: usize, height: u16) -> usize {
@@ -110,6 +137,13 @@ pub trait Panel: Send + Sync {
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let _ = area;
         ScrollExtent::bottom(usize::MAX)
+    }
+    /// The scroll offsets (as in [`PanelView::scroll`], ascending, no repeats) that bring
+    /// each line holding `query` into view when drawn in `area`: `/` search in the panel.
+    /// Empty when nothing matches, or the panel cannot be searched (the default).
+    fn find(&self, area: Rect, query: &str) -> Vec<usize> {
+        let _ = (area, query);
+        Vec::new()
     }
     /// What the model sees of this panel, as markdown. Keep it bounded.
     fn llm_context(&self) -> String;

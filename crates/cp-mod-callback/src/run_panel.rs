@@ -130,6 +130,21 @@ impl Panel for RunPanel {
         ScrollExtent::bottom(max)
     }
 
+    fn find(&self, area: Rect, query: &str) -> Vec<usize> {
+        let v = self.view();
+        let header = u16::try_from(self.header(&v).len()).unwrap_or(u16::MAX);
+        let height = area.height.saturating_sub(header);
+        match &v.terminal {
+            Some(screen) => lock_screen(screen).find_tail(query, height),
+            None => ScrollExtent::offsets_of_matches(
+                v.output.lines(),
+                query,
+                height,
+                cp_base::Anchor::Bottom,
+            ),
+        }
+    }
+
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let v = self.view();
         let header = self.header(&v);

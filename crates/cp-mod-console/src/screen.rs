@@ -7,6 +7,7 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Style};
 use cp_base::ratatui::text::Line;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::{Anchor, ScrollExtent};
 use tui_term::widget::Cell as _;
 
 /// Raw terminal output parsed into a screen plus scrollback.
@@ -130,6 +131,58 @@ impl TermScreen {
             .cursor(cursor)
             .render(body, buf);
         self.parser.screen_mut().set_scrollback(0);
+    }
+
+    /// Every row's text, history first, then the screen.
+    fn row_texts(&mut self) -> Vec<String> {
+        let history = self.scrollback_rows();
+        let (rows, cols) = self.parser.screen().size();
+        let mut texts = Vec::with_capacity(history + usize::from(rows));
+        let mut row = 0;
+        // Offset k shows history rows from `history - k` at the top: walk it a screen at a time.
+        while row < history {
+            self.parser.screen_mut().set_scrollback(history - row);
+            let take = (history - row).min(usize::from(rows));
+            texts.extend(self.parser.screen().rows(0, cols).take(take));
+            row += take;
+        }
+        self.parser.screen_mut().set_scrollback(0);
+        texts.extend(self.parser.screen().rows(0, cols));
+        texts
+    }
+
+    /// Offsets for [`TermScreen::render`] that bring each row holding `query` into view
+    /// (case-insensitive), ascending: a history row goes to the top of the window; rows on
+    /// the screen show at offset 0.
+    pub fn find(&mut self, query: &str) -> Vec<usize> {
+        let needle = query.to_lowercase();
+        if needle.is_empty() {
+            return Vec::new();
+        }
+        let history = self.scrollback_rows();
+        let mut offsets: Vec<usize> = self
+            .row_texts()
+            .iter()
+            .enumerate()
+            .filter(|(_, text)| text.to_lowercase().contains(&needle))
+            .map(|(row, _)| history.saturating_sub(row))
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        offsets
+    }
+
+    /// Offsets for [`TermScreen::render_tail`] in a window `height` rows tall that bring each
+    /// row holding `query` into view (case-insensitive), ascending.
+    pub fn find_tail(&mut self, query: &str, height: u16) -> Vec<usize> {
+        let used = self.used_rows();
+        let texts = self.row_texts();
+        ScrollExtent::offsets_of_matches(
+            texts.iter().take(used).map(String::as_str),
+            query,
+            height,
+            Anchor::Bottom,
+        )
     }
 
     /// Rows in use: the history plus the screen down to its last written row.
@@ -284,6 +337,27 @@ mod tests {
         screen.render_tail(small, &mut up, 99);
         let first: String = (0..10).map(|x| up[(x, 0)].symbol()).collect();
         assert_eq!(first.trim_end(), "ok 1");
+    }
+
+    #[test]
+    fn search_finds_rows_in_the_history_and_on_the_screen() {
+        let mut screen = TermScreen::new(4, 20, 100);
+        screen.feed(&lines(0, 30));
+        // 30 lines: 27 in the history (rows 0..27), then 3 and an empty row on the screen.
+        assert_eq!(screen.scrollback_rows(), 27);
+        assert_eq!(screen.find("line 0"), vec![27], "the first row, at the top");
+        assert_eq!(
+            screen.find("LINE 29"),
+            vec![0],
+            "on the screen: no scrolling"
+        );
+        // "line 2" (row 2) and "line 20".."line 26" in the history, 27..29 on the screen.
+        assert_eq!(screen.find("line 2"), vec![0, 1, 2, 3, 4, 5, 6, 7, 25]);
+        assert!(screen.find("absent").is_empty());
+        assert!(screen.find("").is_empty());
+        // The tail view counts from the last used row: in a 5-row window, row 29 is the last.
+        assert_eq!(screen.find_tail("line 29", 5), vec![0]);
+        assert_eq!(screen.find_tail("line 0", 5), vec![25]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! End to end: scrolling a console panel in the real binary is bounded by the retained
-//! output; Home and End jump to its first and last line (issue 17).
+//! output; Home and End jump to its first and last line; `/` finds text (issue 17).
 //!
 //! Every step waits on a durable fact: the console's log on disk, or the scroll offset in
 //! the session the TUI saves. The screen is read only once the console has finished, when
@@ -130,6 +130,22 @@ fn console_scrolling_is_bounded_and_home_end_jump_to_the_ends() {
     wait_scroll(repo.path(), "G", |n| n == 0);
     tui.send(b"g");
     wait_scroll(repo.path(), "g", |n| n == top);
+
+    // `/` finds from the newest line upwards: row-159 is the nearest "row-15" above the
+    // bottom; n goes further up (row-158), N back down.
+    tui.send(END);
+    wait_scroll(repo.path(), "End again", |n| n == 0);
+    tui.send(b"/");
+    tui.type_text("row-15");
+    tui.send(b"\r");
+    // Row 159 (index 158) at the top of the window: `top` is the offset of index 0.
+    wait_scroll(repo.path(), "the search found row-159", |n| n == top - 158);
+    tui.send(b"n");
+    wait_scroll(repo.path(), "n: row-158", |n| n == top - 157);
+    tui.send(b"N");
+    wait_scroll(repo.path(), "N: row-159 again", |n| n == top - 158);
+    tui.wait_until("row-159 shows", WAIT, |s| shows_row(s, "row-159"))
+        .unwrap();
 
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);

@@ -253,6 +253,10 @@ impl Panel for ConsolePanel {
         ScrollExtent::bottom(self.lock().screen.scrollback_rows())
     }
 
+    fn find(&self, _area: Rect, query: &str) -> Vec<usize> {
+        self.lock().screen.find(query)
+    }
+
     fn llm_context(&self) -> String {
         let st = self.lock();
         let bytes: Vec<u8> = st.raw_tail.iter().copied().collect();

@@ -317,6 +317,20 @@ impl Panel for Conversation {
         ScrollExtent::bottom(ScrollExtent::overflow(rows, area.height))
     }
 
+    fn find(&self, area: Rect, query: &str) -> Vec<usize> {
+        let lines = wrap_lines(self.lines(area.width, Instant::now()), area.width);
+        let texts: Vec<String> = lines
+            .iter()
+            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        ScrollExtent::offsets_of_matches(
+            texts.iter().map(String::as_str),
+            query,
+            area.height,
+            cp_base::Anchor::Bottom,
+        )
+    }
+
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let now = Instant::now();
         let lines = wrap_lines(self.lines(area.width, now), area.width);

@@ -30,6 +30,12 @@ pub enum Action {
     ScrollToStart,
     /// End, `G` (sidebar): the selected panel's last line.
     ScrollToEnd,
+    /// `/` (sidebar): search in the selected panel.
+    Search,
+    /// `n` (sidebar): the next match of the search, further from the panel's resting end.
+    SearchNext,
+    /// `N` (sidebar): the previous match.
+    SearchPrev,
     /// Enter: submit the input or the palette, or confirm a selection.
     Submit,
     Newline,
@@ -161,7 +167,7 @@ const fn bind(
 use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table.
-pub static BINDINGS: [Binding; 37] = [
+pub static BINDINGS: [Binding; 40] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -435,6 +441,27 @@ pub static BINDINGS: [Binding; 37] = [
         Sidebar,
         Command::Do(Action::ClosePanel),
         "close the selected panel (consoles, viewers)",
+    ),
+    bind(
+        &[ch('/')],
+        "/",
+        Sidebar,
+        Command::Do(Action::Search),
+        "search the panel (Enter finds, Esc forgets)",
+    ),
+    bind(
+        &[ch('n')],
+        "n",
+        Sidebar,
+        Command::Do(Action::SearchNext),
+        "next match (up in a console)",
+    ),
+    bind(
+        &[ch('N')],
+        "N",
+        Sidebar,
+        Command::Do(Action::SearchPrev),
+        "previous match",
     ),
 ];
 

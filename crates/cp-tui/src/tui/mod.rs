@@ -19,6 +19,7 @@ mod palette;
 mod reexec;
 mod restartable;
 mod saved_state;
+mod search;
 mod terminal;
 mod tool_jobs;
 mod view;

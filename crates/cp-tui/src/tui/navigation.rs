@@ -133,6 +133,11 @@ impl Navigation {
         };
     }
 
+    /// Scrolls the selected panel to `offset` (a search match), within `extent`.
+    pub fn scroll_to(&mut self, offset: usize, extent: ScrollExtent) {
+        self.views.entry(self.selected.clone()).or_default().scroll = offset.min(extent.max);
+    }
+
     /// Keeps panel `id`'s offset within `max` (its content can shrink: a resize rewraps).
     pub fn clamp(&mut self, id: &str, max: usize) {
         if let Some(view) = self.views.get_mut(id) {

@@ -30,6 +30,7 @@ pub(crate) mod models;
 mod reload;
 mod saved_state;
 mod scroll;
+mod search;
 mod workflow;
 
 /// The whole UI state.
@@ -64,6 +65,8 @@ pub struct App {
     pub(crate) help: Option<super::help::Help>,
     /// The terminal's size at the last frame: scrolling is bounded by what a panel shows.
     screen: ratatui::layout::Rect,
+    /// `/` search in the selected panel: the prompt, or the query last found.
+    search: Option<super::search::Search>,
 }
 
 impl App {
@@ -89,6 +92,7 @@ impl App {
             help: None,
             // Until the first frame reports the real size.
             screen: ratatui::layout::Rect::new(0, 0, 80, 24),
+            search: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -147,6 +151,7 @@ impl App {
             reload_pending: self.reload.is_some(),
             running_jobs: self.jobs.running(),
             help: self.help.as_ref(),
+            search: self.search.as_ref(),
         };
         // A module panel's content can shrink under a kept offset; never draw past it. (The
         // conversation clamps while drawing, and its extent costs a full wrap.)
@@ -224,7 +229,11 @@ impl App {
     pub fn key_context(&self) -> KeyContext {
         if self.confirm.is_some() {
             KeyContext::Confirm
-        } else if self.palette.is_some() || self.focus == Focus::Input || self.dialog_visible() {
+        } else if self.palette.is_some()
+            || self.focus == Focus::Input
+            || self.dialog_visible()
+            || self.search.as_ref().is_some_and(|s| s.editing)
+        {
             KeyContext::Text
         } else {
             KeyContext::Sidebar
@@ -269,6 +278,10 @@ impl App {
             self.apply_palette(action);
             return;
         }
+        if self.search.as_ref().is_some_and(|s| s.editing) {
+            self.apply_search_prompt(action);
+            return;
+        }
         if self.dialog_visible() {
             self.apply_dialog(action);
             return;
@@ -278,6 +291,11 @@ impl App {
             Action::OpenPalette => self.palette = Some(Palette::default()),
             Action::Submit if self.focus == Focus::Input => self.submit_input(),
             Action::Back if self.agent.running() => self.cancel_turn(),
+            // Esc first forgets a finished search (and its highlight), then leaves the sidebar.
+            Action::Back if self.search.is_some() => self.search = None,
+            Action::Search => self.open_search(),
+            Action::SearchNext => self.search_jump(true, false),
+            Action::SearchPrev => self.search_jump(false, false),
             Action::Back | Action::Submit => self.focus = Focus::Input,
             Action::FocusNext | Action::FocusPrev => {
                 self.focus = match self.focus {

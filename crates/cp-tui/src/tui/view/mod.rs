@@ -6,6 +6,7 @@ mod help;
 mod input;
 mod palette;
 pub(crate) mod progress;
+mod search;
 mod sidebar;
 mod status;
 
@@ -107,12 +108,18 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let buf = frame.buffer_mut();
     if app.selected == app.conversation.id() {
         app.conversation.render(inner, buf, &app.panel_view);
-        return;
-    }
-    if let Some(panel) = &app.panel {
+    } else if let Some(panel) = &app.panel {
         panel.render(inner, buf, &app.panel_view);
+    } else {
+        render_gone(inner, frame);
         return;
     }
+    if let Some(search) = app.search {
+        search::render(search, inner, frame.buffer_mut());
+    }
+}
+
+fn render_gone(inner: Rect, frame: &mut Frame) {
     let gone = Paragraph::new("This panel is gone. Pick another one in the sidebar.")
         .style(Style::default().fg(Color::DarkGray));
     frame.render_widget(gone, inner);

@@ -64,3 +64,67 @@ pub(super) fn extent_in(model: &ViewModel<'_>, screen: Rect) -> ScrollExtent {
         .as_ref()
         .map_or(ScrollExtent::bottom(0), |panel| panel.scroll_extent(area))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use cp_base::{Notifier, Project, ToolEnv, WorkerId};
+
+    use super::*;
+    use crate::host::Host;
+    use crate::tui::agent_state::AgentState;
+    use crate::tui::conversation::Entry;
+    use crate::tui::keymap::Action;
+
+    fn app_with_lines(lines: usize) -> App {
+        let env = ToolEnv::new(
+            Project::at("/tmp/demo"),
+            WorkerId::default(),
+            Notifier::new(),
+        );
+        let (tx, _rx) = mpsc::channel();
+        let mut app = App::new(Host::builder(env).build(), tx, AgentState::default());
+        app.conversation.entries.clear();
+        for i in 0..lines {
+            app.conversation.push(Entry::System(format!("note {i}")));
+        }
+        app.set_screen(Rect::new(0, 0, 100, 30));
+        app
+    }
+
+    fn scroll(app: &App) -> usize {
+        app.view("conversation").scroll
+    }
+
+    #[test]
+    fn the_conversation_never_scrolls_past_its_first_line() {
+        let mut app = app_with_lines(60);
+        let max = app.scroll_extent().max;
+        assert!(max > 0 && max < 200, "{max}");
+        for _ in 0..500 {
+            app.apply(Action::ScrollUp(10));
+        }
+        assert_eq!(scroll(&app), max);
+        app.apply(Action::ScrollDown(10));
+        assert_eq!(scroll(&app), max - 10, "PgDn moves back at once");
+        app.apply(Action::ScrollToEnd);
+        assert_eq!(scroll(&app), 0);
+        app.apply(Action::ScrollToStart);
+        assert_eq!(scroll(&app), max);
+    }
+
+    #[test]
+    fn a_short_conversation_does_not_scroll_and_a_resize_clamps_the_offset() {
+        let mut app = app_with_lines(3);
+        app.apply(Action::ScrollUp(10));
+        assert_eq!(scroll(&app), 0, "everything fits");
+        let mut app = app_with_lines(60);
+        app.apply(Action::ScrollToStart);
+        let small_screen_max = scroll(&app);
+        // A taller screen shows more at once: less to scroll, and the kept offset shrinks.
+        app.set_screen(Rect::new(0, 0, 100, 60));
+        assert!(scroll(&app) < small_screen_max);
+        assert_eq!(scroll(&app), app.scroll_extent().max);
+    }
+}

@@ -13,8 +13,13 @@ impl App {
     /// within what it can show at that size (a resize or new output changes it).
     pub fn set_screen(&mut self, area: Rect) {
         self.screen = area;
-        let extent = self.scroll_extent();
         let selected = self.nav.selected().to_owned();
+        // At its resting position a panel has nothing to clamp: skip measuring it (the
+        // conversation's extent costs a full rewrap, once per frame otherwise).
+        if self.nav.view(&selected, false).scroll == 0 {
+            return;
+        }
+        let extent = self.scroll_extent();
         self.nav.clamp(&selected, extent.max);
     }
 

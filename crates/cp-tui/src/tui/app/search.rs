@@ -15,6 +15,12 @@ impl App {
 
     /// A key while the search prompt has the keys.
     pub(super) fn apply_search_prompt(&mut self, action: Action) {
+        if action == Action::Quit {
+            // Ctrl-C quits from the prompt too, as from any text field.
+            self.search = None;
+            self.request_quit();
+            return;
+        }
         let Some(search) = self.search.as_mut() else {
             return;
         };

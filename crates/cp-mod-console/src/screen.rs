@@ -107,7 +107,7 @@ impl TermScreen {
                 size(bytes)
             ),
         };
-        Some(format!("{text} (the whole log is on disk)"))
+        Some(format!("{text} (the console log keeps more)"))
     }
 
     /// Draws the screen the way a terminal shows it, `scroll` rows back in its history
@@ -288,7 +288,7 @@ mod tests {
         assert_eq!(screen.dropped_lines(), 12_445 - 4 - 100);
         assert_eq!(
             screen.dropped_notice().as_deref(),
-            Some("… 12,341 earlier lines dropped (the whole log is on disk)")
+            Some("… 12,341 earlier lines dropped (the console log keeps more)")
         );
     }
 

@@ -80,7 +80,7 @@ pub use json::json_kind;
 pub use layout::STATE_DIR;
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
-pub use panel::{Panel, PanelKind, PanelView};
+pub use panel::{Anchor, Panel, PanelKind, PanelView, ScrollExtent};
 pub use project::Project;
 pub use registry::{Busy, DuplicateTool, Registry};
 pub use schema::{ArgError, ArgProblem, validate_args};

@@ -10,11 +10,24 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::Line;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
-use cp_base::{Panel, PanelKind, PanelView};
+use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+use cp_mod_console::TermScreen;
 use uuid::Uuid;
 
-/// Output lines a run panel keeps.
+/// The terminal view's lock; drawing works even if a thread panicked holding it.
+fn lock_screen(screen: &Mutex<TermScreen>) -> MutexGuard<'_, TermScreen> {
+    screen.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Output lines a run panel keeps as plain text (for the model and the report).
 pub const PANEL_LINES: usize = 400;
+/// Raw output a run panel draws as a terminal, at most.
+pub const PANEL_RAW_BYTES: u64 = 256 * 1024;
+/// Scrollback rows of that terminal view.
+const TERMINAL_ROWS_KEPT: usize = 2_000;
+/// Size of the terminal the output is replayed into: the script's console default.
+const TERMINAL_ROWS: u16 = cp_mod_console::DEFAULT_ROWS;
+const TERMINAL_COLS: u16 = cp_mod_console::DEFAULT_COLS;
 /// Output lines a run panel gives the model.
 const LLM_LINES: usize = 40;
 
@@ -25,6 +38,8 @@ pub struct RunView {
     pub status: String,
     pub console: Option<Uuid>,
     pub output: String,
+    /// The end of the raw output parsed as a terminal, so colours show (set at the end).
+    pub terminal: Option<Arc<Mutex<TermScreen>>>,
     /// Listed in the sidebar (set when the run failed).
     pub visible: bool,
     pub finished: bool,
@@ -58,6 +73,28 @@ impl RunPanel {
         self.run_id
     }
 
+    /// Parses the end of the run's raw output for drawing.
+    pub fn set_terminal(&self, raw: &[u8]) {
+        let mut screen = TermScreen::new(TERMINAL_ROWS, TERMINAL_COLS, TERMINAL_ROWS_KEPT);
+        screen.feed(raw);
+        self.view().terminal = Some(Arc::new(Mutex::new(screen)));
+    }
+
+    /// Header rows above the output.
+    fn header(&self, v: &RunView) -> Vec<Line<'static>> {
+        let mut lines = vec![Line::styled(
+            format!("Callback '{}' run {}: {}", v.name, self.run_id, v.status),
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        )];
+        if let Some(console) = v.console {
+            lines.push(Line::styled(
+                format!("console {console}"),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+        lines
+    }
+
     pub fn view(&self) -> MutexGuard<'_, RunView> {
         // Rendering must work even if a runner thread panicked while holding the lock.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -82,25 +119,66 @@ impl Panel for RunPanel {
         Some(if v.finished { "failed" } else { "running" }.to_owned())
     }
 
+    fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        let v = self.view();
+        let header = u16::try_from(self.header(&v).len()).unwrap_or(u16::MAX);
+        let height = area.height.saturating_sub(header);
+        let max = match &v.terminal {
+            Some(screen) => lock_screen(screen).tail_max_scroll(height),
+            None => ScrollExtent::overflow(v.output.lines().count(), height),
+        };
+        ScrollExtent::bottom(max)
+    }
+
+    fn find(&self, area: Rect, query: &str) -> Vec<usize> {
+        let v = self.view();
+        let header = u16::try_from(self.header(&v).len()).unwrap_or(u16::MAX);
+        let height = area.height.saturating_sub(header);
+        match &v.terminal {
+            Some(screen) => lock_screen(screen).find_tail(query, height),
+            None => ScrollExtent::offsets_of_matches(
+                v.output.lines(),
+                query,
+                height,
+                cp_base::Anchor::Bottom,
+            ),
+        }
+    }
+
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let v = self.view();
-        let mut lines = vec![Line::styled(
-            format!("Callback '{}' run {}: {}", v.name, self.run_id, v.status),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        )];
-        if let Some(console) = v.console {
-            lines.push(Line::styled(
-                format!("console {console}"),
-                Style::default().fg(Color::DarkGray),
-            ));
-        }
-        let body: Vec<&str> = v.output.lines().collect();
-        let height = usize::from(area.height).saturating_sub(lines.len());
+        let header = self.header(&v);
+        let rows = u16::try_from(header.len())
+            .unwrap_or(u16::MAX)
+            .min(area.height);
+        Paragraph::new(header).render(
+            Rect {
+                height: rows,
+                ..area
+            },
+            buf,
+        );
+        let body = Rect {
+            y: area.y + rows,
+            height: area.height - rows,
+            ..area
+        };
         // Anchored at the bottom like a terminal; `scroll` moves up from there.
-        let end = body.len().saturating_sub(view.scroll);
+        if let Some(screen) = &v.terminal {
+            lock_screen(screen).render_tail(body, buf, view.scroll);
+            return;
+        }
+        let lines: Vec<&str> = v.output.lines().collect();
+        let height = usize::from(body.height);
+        let end = lines
+            .len()
+            .saturating_sub(view.scroll.min(lines.len().saturating_sub(height)));
         let start = end.saturating_sub(height);
-        lines.extend(body[start..end].iter().map(|l| Line::raw((*l).to_owned())));
-        Paragraph::new(lines).render(area, buf);
+        let text: Vec<Line> = lines[start..end]
+            .iter()
+            .map(|l| Line::raw((*l).to_owned()))
+            .collect();
+        Paragraph::new(text).render(body, buf);
     }
 
     fn llm_context(&self) -> String {

@@ -560,3 +560,54 @@ fn a_running_blocking_callback_is_named_in_the_panels_activity() {
     assert!(held[0].text.contains("Callback 'slow' passed"), "{held:?}");
     assert!(activity().is_empty(), "{:?}", activity());
 }
+
+/// Draws panel `id` of the callback module into a `width`×`height` buffer.
+fn draw_panel(f: &Fixture, id: &str, width: u16, height: u16) -> cp_base::ratatui::buffer::Buffer {
+    let panels = f.registry.with_module("callback", |m| m.panels()).unwrap();
+    let panel = panels.iter().find(|p| p.id() == id).unwrap();
+    let area = cp_base::ratatui::layout::Rect::new(0, 0, width, height);
+    let mut buf = cp_base::ratatui::buffer::Buffer::empty(area);
+    panel.render(area, &mut buf, &cp_base::PanelView::default());
+    buf
+}
+
+#[test]
+fn a_failure_panel_keeps_the_colours_and_replaces_the_callbacks_last_one() {
+    let f = Fixture::new();
+    f.create(
+        "pytest",
+        json!("*.py"),
+        "printf 'test_a.py \\033[32m.\\033[0m\\033[31mF\\033[0m\\n'\nexit 1",
+        json!({"blocking": true, "timeout": 60}),
+    );
+    f.write("a.py", "");
+    let (_, first) = f.fire(&edit(&["a.py"]));
+    let first = format!("callback-run:{}", run_id(&first[0].text));
+    let (_, second) = f.fire(&edit(&["a.py"]));
+    let second = format!("callback-run:{}", run_id(&second[0].text));
+    // The second failure of the same callback replaces the first panel.
+    assert_eq!(f.panel_ids(), vec!["callbacks".to_owned(), second.clone()]);
+    assert_ne!(first, second);
+
+    let buf = draw_panel(&f, &second, 60, 6);
+    let row = |y: u16| -> String { (0..60).map(|x| buf[(x, y)].symbol()).collect() };
+    let y = (0..6)
+        .find(|&y| row(y).starts_with("test_a.py"))
+        .unwrap_or_else(|| panic!("no output row: {:?}", (0..6).map(row).collect::<Vec<_>>()));
+    assert_eq!(buf[(10, y)].symbol(), ".");
+    assert_eq!(
+        buf[(10, y)].fg,
+        cp_base::ratatui::style::Color::Indexed(2),
+        "the pass dot stays green"
+    );
+    assert_eq!(buf[(11, y)].symbol(), "F");
+    assert_eq!(
+        buf[(11, y)].fg,
+        cp_base::ratatui::style::Color::Indexed(1),
+        "the failure stays red"
+    );
+
+    // Closing it leaves no older failure of the callback behind.
+    assert!(f.registry.close_panel(&second));
+    assert_eq!(f.panel_ids(), vec!["callbacks"]);
+}

@@ -9,7 +9,7 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
-use cp_base::{Panel, PanelKind, PanelView};
+use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
 
 use chrono::{DateTime, FixedOffset, Local};
 
@@ -252,6 +252,11 @@ impl Panel for StopGatePanel {
             Some(_) => Some("✓".into()),
             None => None,
         }
+    }
+
+    fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        let rows = ScrollExtent::wrapped_rows(&self.lines(), area.width);
+        ScrollExtent::top(ScrollExtent::overflow(rows, area.height))
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {

@@ -59,6 +59,7 @@ mod paths;
 mod pattern;
 pub mod proctree;
 mod protocol;
+mod screen;
 mod server;
 mod signals;
 mod sys;
@@ -78,6 +79,7 @@ pub use module::{
 };
 pub use paths::RunPaths;
 pub use protocol::PROTOCOL_VERSION;
+pub use screen::TermScreen;
 pub use server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES,
     DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CONSOLES,

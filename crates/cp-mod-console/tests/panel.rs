@@ -138,3 +138,33 @@ fn a_panel_follows_a_real_console_to_its_end() {
     let text = draw(&panel, PanelView::default()).backend().to_string();
     assert!(text.contains("✔ exited 0"), "{text}");
 }
+
+#[test]
+fn scrolling_is_bounded_by_the_retained_lines_and_dropped_ones_are_announced() {
+    // 10,050 lines: the panel keeps 10,000 rows of history plus its 6-row screen.
+    let output = (1..=10_050).fold(String::new(), |acc, i| acc + &format!("line {i}\r\n"));
+    let panel = ConsolePanel::detached(info(ConsoleStatus::Exited { code: 0 }), output.as_bytes());
+    let area = cp_base::ratatui::layout::Rect::new(0, 0, 50, 8);
+    let extent = panel.scroll_extent(area);
+    assert_eq!(extent, cp_base::ScrollExtent::bottom(10_000));
+    let top = draw(
+        &panel,
+        PanelView {
+            scroll: extent.max,
+            ..PanelView::default()
+        },
+    );
+    insta::assert_snapshot!(top.backend());
+    // The notice is drawn dim, apart from the output.
+    assert_eq!(top.backend().buffer()[(0, 1)].fg, Color::DarkGray);
+    let text = top.backend().to_string();
+    assert!(text.contains("… 45 earlier lines dropped"), "{text}");
+    assert!(
+        text.contains("\"line 46 "),
+        "the first retained line: {text}"
+    );
+    // At the bottom there is no notice: only the newest lines.
+    let bottom = draw(&panel, PanelView::default()).backend().to_string();
+    assert!(!bottom.contains("dropped"), "{bottom}");
+    assert!(bottom.contains("line 10050"), "{bottom}");
+}

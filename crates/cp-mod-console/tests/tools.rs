@@ -480,3 +480,23 @@ fn a_restarted_host_reattaches_and_shows_output_printed_meanwhile() {
     }));
     assert!(panels[0].llm_context().contains("before"));
 }
+
+#[test]
+fn quick_commands_that_passed_leave_no_panel_and_failures_keep_theirs() {
+    let h = Host::new();
+    let ok = h.call("console_easy_bash", json!({"command": "echo fine"}));
+    assert!(ok.text.starts_with("exit code 0"), "{}", ok.text);
+    let bad = h.call(
+        "console_easy_bash",
+        json!({"command": "echo broken; exit 3"}),
+    );
+    assert!(bad.text.starts_with("exit code 3"), "{}", bad.text);
+    // The panels learn the exit from their feeders; ticks drop the passed one.
+    let settled = eventually(LONG, || {
+        h.registry.tick(&h.env);
+        let panels = h.panels();
+        panels.len() == 1 && panels[0].title() == "echo broken; exit 3"
+    });
+    let titles: Vec<String> = h.panels().iter().map(|p| p.title()).collect();
+    assert!(settled, "{titles:?}");
+}

@@ -10,7 +10,7 @@ use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Style};
 use cp_base::ratatui::text::{Line, Span};
-use cp_base::{Module, Panel, PanelView, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use cp_base::{Module, Panel, PanelView, ScrollExtent, ToolDef, ToolEnv, ToolOutcome, ToolResult};
 use serde_json::Value;
 
 /// Longest file shown; the rest is cut with a note, so a huge file cannot stall rendering.
@@ -45,6 +45,10 @@ impl Panel for FileView {
 
     fn title(&self) -> String {
         self.path.clone()
+    }
+
+    fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        ScrollExtent::top(ScrollExtent::overflow(self.lines.len(), area.height))
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {

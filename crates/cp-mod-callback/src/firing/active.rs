@@ -102,6 +102,11 @@ impl ActiveRun {
         "running".clone_into(&mut self.panel.view().status);
     }
 
+    /// Gives the run's panel the end of its raw output, drawn as a terminal (colours kept).
+    pub(super) fn show_terminal(&self, raw: &[u8]) {
+        self.panel.set_terminal(raw);
+    }
+
     /// Puts the end of the run's output in its panel.
     pub(super) fn show_output(&self, tail: &str) {
         tail.clone_into(&mut self.panel.view().output);

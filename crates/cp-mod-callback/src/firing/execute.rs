@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use cp_base::{CancelToken, now_ms};
 use cp_mod_console::{ConsoleHandle, ConsoleStatus, KillCause, SpawnSpec};
-use uuid::Uuid;
 
 use super::active::{ActiveRun, Reattach};
 use super::error::RunError;
@@ -15,7 +14,7 @@ use super::fingerprint::{modified_since, snapshot};
 use super::runtime::Runtime;
 use crate::env;
 use crate::report::{RunOutcome, RunReport};
-use crate::run_panel::PANEL_LINES;
+use crate::run_panel::{PANEL_LINES, PANEL_RAW_BYTES};
 use crate::script::script_path;
 use crate::validate::resolve_cwd;
 
@@ -61,7 +60,7 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
         .and_then(|c| c.attach(from.console).map_err(RunError::Attach))
     {
         Ok(session) => {
-            let outcome = await_run(&session, run.run_id, (timeout, deadline), None, &mut report);
+            let outcome = await_run(&session, run, (timeout, deadline), None, &mut report);
             ended_at_ms = session.info().ok().and_then(|i| i.ended_at_ms);
             outcome
         }
@@ -122,11 +121,21 @@ fn spawn_and_wait(
     let deadline = timeout.and_then(|t| deadline_after(Duration::from_secs(t)));
     Ok(await_run(
         &session,
-        run.run_id,
+        run,
         (timeout, deadline),
         run.cancel.as_ref(),
         report,
     ))
+}
+
+/// Takes the end of the run's output: plain text for the report, and the raw bytes (colours
+/// kept) for its panel.
+fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport) {
+    report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+    match session.raw_tail(PANEL_RAW_BYTES) {
+        Ok(raw) => run.show_terminal(&raw),
+        Err(e) => tracing::warn!("reading callback run {} output: {e}", run.run_id),
+    }
 }
 
 /// The command line that runs `script`. The session runs the script directly, without a
@@ -159,7 +168,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(100);
 /// after a reload wait here too. `limits` is the timeout in seconds and the deadline.
 fn await_run(
     session: &ConsoleHandle,
-    run_id: Uuid,
+    run: &ActiveRun,
     limits: (Option<u64>, Option<Instant>),
     cancel: Option<&CancelToken>,
     report: &mut RunReport,
@@ -177,15 +186,15 @@ fn await_run(
             Ok(_) if cancel.is_some_and(CancelToken::is_cancelled) => {
                 // Esc: the whole process group goes (TERM, grace, KILL), and is reaped.
                 if let Err(e) = session.kill() {
-                    tracing::warn!("killing cancelled callback run {run_id}: {e}");
+                    tracing::warn!("killing cancelled callback run {}: {e}", run.run_id);
                 }
-                report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+                take_output(session, run, report);
                 return RunOutcome::Cancelled;
             }
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 // The server should have killed it at its timeout; make sure.
                 if let Err(e) = session.kill() {
-                    tracing::warn!("killing timed-out callback run {run_id}: {e}");
+                    tracing::warn!("killing timed-out callback run {}: {e}", run.run_id);
                 }
                 break ConsoleStatus::Killed {
                     cause: KillCause::Timeout,
@@ -193,14 +202,14 @@ fn await_run(
             }
             Ok(_) => {}
             Err(e) => {
-                report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+                take_output(session, run, report);
                 return RunOutcome::Failed {
                     status: format!("lost track of it: {e}"),
                 };
             }
         }
     };
-    report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+    take_output(session, run, report);
     match status {
         ConsoleStatus::Exited { code: 0 } => RunOutcome::Passed,
         ConsoleStatus::Killed {

@@ -59,20 +59,48 @@ impl Firing {
         }
     }
 
-    /// Panels of failed runs, oldest first.
+    /// Panels of failed runs, oldest first: the newest failure of each callback only, so
+    /// a callback failing again replaces its panel instead of adding one.
     /// Clones of a run panel share the state its runner updates.
     pub fn panels(&self) -> impl Iterator<Item = Arc<dyn Panel>> {
+        let shown: Vec<(usize, String)> = self
+            .panels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let v = p.view();
+                v.visible.then(|| (i, v.name.clone()))
+            })
+            .collect();
+        let newest = move |i: usize, name: &str| !shown.iter().any(|(j, n)| *j > i && n == name);
         self.panels
             .iter()
-            .filter(|p| p.view().visible)
-            .map(|p| Arc::new(p.clone()) as Arc<dyn Panel>)
+            .enumerate()
+            .filter(move |(i, p)| {
+                let v = p.view();
+                v.visible && newest(*i, &v.name)
+            })
+            .map(|(_, p)| Arc::new(p.clone()) as Arc<dyn Panel>)
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 
-    /// Drops a run panel from the sidebar.
+    /// Drops a run panel from the sidebar, with the older failures of its callback it
+    /// replaced (they would show again otherwise).
     pub fn close_panel(&mut self, panel_id: &str) -> bool {
-        let before = self.panels.len();
-        self.panels.retain(|p| p.id() != panel_id);
-        self.panels.len() != before
+        let Some(name) = self
+            .panels
+            .iter()
+            .find(|p| p.id() == panel_id)
+            .map(|p| p.view().name.clone())
+        else {
+            return false;
+        };
+        self.panels.retain(|p| {
+            let v = p.view();
+            p.id() != panel_id && !(v.visible && v.finished && v.name == name)
+        });
+        true
     }
 
     /// Keeps unfinished runs and the newest failed ones.

@@ -128,6 +128,32 @@ impl ConsoleHandle {
         }
     }
 
+    /// The last `max_bytes` of raw output (escape sequences kept, for a terminal view), from
+    /// the start of a line: a cut mid-line or mid-escape would garble the first row.
+    pub fn raw_tail(&self, max_bytes: u64) -> Result<Vec<u8>, ConsoleError> {
+        let path = self.log_path();
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(ConsoleError::io("reading console log", &path)(e)),
+        };
+        let len = file
+            .metadata()
+            .map_err(ConsoleError::io("reading console log", &path))?
+            .len();
+        let start = len.saturating_sub(max_bytes);
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.take(len - start).read_to_end(&mut bytes))
+            .map_err(ConsoleError::io("reading console log", &path))?;
+        if start > 0
+            && let Some(first_break) = bytes.iter().position(|&b| b == b'\n')
+        {
+            bytes.drain(..=first_break);
+        }
+        Ok(bytes)
+    }
+
     /// Raw output from byte `offset` on (at most [`READ_CHUNK_MAX`] bytes a call), read
     /// from the console's log, which holds every byte even after the server is gone.
     pub fn read_since(&self, offset: u64) -> Result<Output, ConsoleError> {

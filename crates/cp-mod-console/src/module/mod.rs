@@ -78,8 +78,11 @@ impl Module for ConsoleModule {
     }
 
     fn on_tick(&mut self, _env: &ToolEnv) -> bool {
+        // Quick commands that passed need no panel: their result already said everything.
+        let before = self.panels.len();
+        self.panels.retain(|p| !passed_quick_command(&p.info()));
         // A running console's header shows its runtime, which changes every second.
-        self.panels.iter().any(|p| p.info().status.is_running())
+        self.panels.len() != before || self.panels.iter().any(|p| p.info().status.is_running())
     }
 
     fn save_state(&self) -> Option<Value> {
@@ -134,4 +137,13 @@ impl Module for ConsoleModule {
             }
         }
     }
+}
+
+/// A `console_easy_bash` run that exited 0 with output short enough to be returned whole:
+/// its panel goes away by itself, so passing commands do not pile up in the sidebar. One
+/// that failed, timed out, or whose result points to its panel for the rest, stays.
+fn passed_quick_command(info: &crate::console_info::ConsoleInfo) -> bool {
+    info.label.as_deref() == Some(tools::EASY_BASH_LABEL)
+        && info.status.is_success()
+        && info.output_len <= tools::INLINE_LIMIT as u64
 }

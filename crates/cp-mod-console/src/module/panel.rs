@@ -10,8 +10,7 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget};
-use cp_base::{Notifier, Panel, PanelView, now_ms};
-use tui_term::widget::{Cursor, PseudoTerminal};
+use cp_base::{Notifier, Panel, PanelView, ScrollExtent, now_ms};
 use uuid::Uuid;
 
 use super::panel_feed::{self, PanelState, new_state};
@@ -55,6 +54,7 @@ impl ConsolePanel {
     pub fn open(handle: ConsoleHandle, info: ConsoleInfo, notifier: Notifier) -> Self {
         let mut first = new_state(info);
         first.offset = first.info.output_len.saturating_sub(REPLAY_BYTES);
+        first.screen.skipped(first.offset);
         let state = Arc::new(Mutex::new(first));
         let stop = Arc::new(AtomicBool::new(false));
         panel_feed::start(
@@ -110,7 +110,7 @@ impl ConsolePanel {
 
     /// The visible screen as plain text (for tests and copy).
     pub fn screen_text(&self) -> String {
-        self.lock().parser.screen().contents()
+        self.lock().screen.contents()
     }
 }
 
@@ -242,14 +242,19 @@ impl Panel for ConsolePanel {
         if body.height == 0 {
             return;
         }
-        // Scrolling is view state owned by the host: apply it for this draw only and put the
-        // parser back, so rendering leaves the panel's state as it found it.
-        st.parser.screen_mut().set_scrollback(view.scroll);
-        let cursor = Cursor::default().visibility(view.passthrough && view.scroll == 0);
-        PseudoTerminal::new(st.parser.screen())
-            .cursor(cursor)
-            .render(body, buf);
-        st.parser.screen_mut().set_scrollback(0);
+        // Scrolling is view state owned by the host; the screen applies it for this draw only.
+        st.screen
+            .render(body, buf, view.scroll, view.passthrough && view.scroll == 0);
+    }
+
+    fn scroll_extent(&self, _area: Rect) -> ScrollExtent {
+        // The screen's rows plus its history: at the largest offset the top row is the first
+        // retained line, whatever the panel's height.
+        ScrollExtent::bottom(self.lock().screen.scrollback_rows())
+    }
+
+    fn find(&self, _area: Rect, query: &str) -> Vec<usize> {
+        self.lock().screen.find(query)
     }
 
     fn llm_context(&self) -> String {

@@ -11,6 +11,7 @@ use cp_base::Notifier;
 
 use crate::client::ConsoleHandle;
 use crate::console_info::ConsoleInfo;
+use crate::screen::TermScreen;
 
 /// Lines of scrollback each panel keeps.
 const SCROLLBACK: usize = 10_000;
@@ -27,7 +28,7 @@ const STATUS_EVERY: Duration = Duration::from_millis(250);
 
 /// What the feeder updates and the renderer reads.
 pub(super) struct PanelState {
-    pub(super) parser: tui_term::vt100::Parser,
+    pub(super) screen: TermScreen,
     pub(super) raw_tail: VecDeque<u8>,
     pub(super) info: ConsoleInfo,
     pub(super) offset: u64,
@@ -36,7 +37,7 @@ pub(super) struct PanelState {
 
 impl PanelState {
     pub(super) fn feed(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        self.screen.feed(bytes);
         let overflow = (self.raw_tail.len() + bytes.len()).saturating_sub(LLM_TAIL_BYTES);
         self.raw_tail.drain(..overflow.min(self.raw_tail.len()));
         let skip = bytes.len().saturating_sub(LLM_TAIL_BYTES);
@@ -48,7 +49,7 @@ impl PanelState {
 /// A fresh state for `info`, before any output.
 pub(super) fn new_state(info: ConsoleInfo) -> PanelState {
     PanelState {
-        parser: tui_term::vt100::Parser::new(info.rows.max(1), info.cols.max(1), SCROLLBACK),
+        screen: TermScreen::new(info.rows, info.cols, SCROLLBACK),
         raw_tail: VecDeque::new(),
         info,
         offset: 0,

@@ -24,8 +24,10 @@ const DEFAULT_MAX_WAIT: f64 = 30.0;
 const MAX_WAIT_SECS: f64 = 600.0;
 /// Lines of output a wait result shows.
 const RESULT_LINES: usize = 20;
+/// The label of `console_easy_bash` consoles (their panels close once they pass).
+pub(super) const EASY_BASH_LABEL: &str = "easy_bash";
 /// Characters of output `console_easy_bash` returns inline.
-const INLINE_LIMIT: usize = 8000;
+pub(super) const INLINE_LIMIT: usize = 8000;
 /// Lines shown when the output is too long to inline.
 const OVERFLOW_LINES: usize = 40;
 
@@ -522,7 +524,7 @@ fn easy_bash(module: &mut ConsoleModule, args: &Value, env: &ToolEnv) -> ToolOut
             let cwd = cwd_arg(TOOL, &args, env)?;
             let client = client_for(TOOL, module, env)?;
             let spec = SpawnSpec::new(command, cwd)
-                .label("easy_bash")
+                .label(EASY_BASH_LABEL)
                 .timeout(limit);
             let handle = client.spawn(spec).map_err(|e| fail(TOOL, e))?;
             let panel = module

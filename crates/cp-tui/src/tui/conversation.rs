@@ -8,7 +8,7 @@ use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
-use cp_base::{Level, Panel, PanelKind, PanelView, ToolResult};
+use cp_base::{Level, Panel, PanelKind, PanelView, ScrollExtent, ToolResult};
 use serde::{Deserialize, Serialize};
 
 use super::markdown::MarkdownCache;
@@ -349,6 +349,25 @@ impl Panel for Conversation {
             .filter(|e| matches!(e, Entry::Tool { result: None, .. }))
             .count();
         (running > 0).then(|| format!("{running}…"))
+    }
+
+    fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        let rows = wrap_lines(self.lines(area.width, Instant::now()), area.width).len();
+        ScrollExtent::bottom(ScrollExtent::overflow(rows, area.height))
+    }
+
+    fn find(&self, area: Rect, query: &str) -> Vec<usize> {
+        let lines = wrap_lines(self.lines(area.width, Instant::now()), area.width);
+        let texts: Vec<String> = lines
+            .iter()
+            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        ScrollExtent::offsets_of_matches(
+            texts.iter().map(String::as_str),
+            query,
+            area.height,
+            cp_base::Anchor::Bottom,
+        )
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {

@@ -34,7 +34,16 @@ pub enum Action {
     SelectPrev,
     ScrollUp(usize),
     ScrollDown(usize),
+    /// Home, `g` (sidebar): the selected panel's first retained line.
+    ScrollToStart,
+    /// End, `G` (sidebar): the selected panel's last line.
     ScrollToEnd,
+    /// `/` (sidebar): search in the selected panel.
+    Search,
+    /// `n` (sidebar): the next match of the search, further from the panel's resting end.
+    SearchNext,
+    /// `N` (sidebar): the previous match.
+    SearchPrev,
     /// Enter: submit the input or the palette, or confirm a selection.
     Submit,
     Newline,
@@ -169,7 +178,7 @@ const fn bind(
 use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table.
-pub static BINDINGS: [Binding; 37] = [
+pub static BINDINGS: [Binding; 41] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -417,11 +426,18 @@ pub static BINDINGS: [Binding; 37] = [
         "show panel 1…9",
     ),
     bind(
+        &[ch('g'), key(KeyCode::Home)],
+        "g, Home",
+        Sidebar,
+        Command::Do(Action::ScrollToStart),
+        "jump to the panel's first retained line",
+    ),
+    bind(
         &[ch('G'), key(KeyCode::End)],
         "G, End",
         Sidebar,
         Command::Do(Action::ScrollToEnd),
-        "jump to the newest output",
+        "jump to the panel's last line (follows new output)",
     ),
     bind(
         &[ch(':')],
@@ -443,6 +459,27 @@ pub static BINDINGS: [Binding; 37] = [
         Sidebar,
         Command::Do(Action::EditExternally),
         "edit the open callback's script in $EDITOR",
+    ),
+    bind(
+        &[ch('/')],
+        "/",
+        Sidebar,
+        Command::Do(Action::Search),
+        "search the panel (Enter finds, Esc forgets)",
+    ),
+    bind(
+        &[ch('n')],
+        "n",
+        Sidebar,
+        Command::Do(Action::SearchNext),
+        "next match (up in a console)",
+    ),
+    bind(
+        &[ch('N')],
+        "N",
+        Sidebar,
+        Command::Do(Action::SearchPrev),
+        "previous match",
     ),
 ];
 

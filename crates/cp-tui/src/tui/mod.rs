@@ -24,6 +24,7 @@ mod palette;
 mod reexec;
 mod restartable;
 mod saved_state;
+mod search;
 mod tabs;
 mod terminal;
 mod tool_jobs;
@@ -147,11 +148,13 @@ fn run_app(
     while !app.should_quit() {
         if dirty {
             let mut hits = hit_map::HitMap::default();
-            guard
+            let screen = guard
                 .terminal
-                .draw(|frame| hits = render_and_map(&app, frame))?;
-            // Clicks are resolved against what this frame drew.
+                .draw(|frame| hits = render_and_map(&app, frame))?
+                .area;
+            // Clicks are resolved against what this frame drew; scrolling is bounded by it.
             app.set_hit_map(hits);
+            app.set_screen(screen);
             dirty = false;
             // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
             if std::mem::take(&mut first_frame)

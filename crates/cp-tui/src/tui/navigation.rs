@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use cp_base::{Busy, Panel as _, PanelKind, PanelView, Registry, Views};
+use cp_base::{Anchor, Busy, Panel as _, PanelKind, PanelView, Registry, ScrollExtent, Views};
 
 use super::conversation::Conversation;
 
@@ -102,18 +102,47 @@ impl Navigation {
         self.select_index(entries, next);
     }
 
-    /// Scrolls the selected panel `lines` up (or down, towards its natural position).
-    pub fn scroll_by(&mut self, lines: usize, up: bool) {
+    /// Scrolls the selected panel `lines` towards its first line (`up`) or its last, never
+    /// past either end of `extent`.
+    pub fn scroll_by(&mut self, lines: usize, up: bool, extent: ScrollExtent) {
         let view = self.views.entry(self.selected.clone()).or_default();
-        view.scroll = if up {
-            view.scroll.saturating_add(lines)
+        // A bottom-anchored panel counts lines up from its end; a top-anchored one down from
+        // its start.
+        let grow = up == (extent.anchor == Anchor::Bottom);
+        let current = view.scroll.min(extent.max);
+        view.scroll = if grow {
+            current.saturating_add(lines).min(extent.max)
         } else {
-            view.scroll.saturating_sub(lines)
+            current.saturating_sub(lines)
         };
     }
 
-    pub fn scroll_to_end(&mut self) {
-        self.views.entry(self.selected.clone()).or_default().scroll = 0;
+    /// Shows the selected panel's first retained line (Home, `g`).
+    pub fn scroll_to_start(&mut self, extent: ScrollExtent) {
+        self.views.entry(self.selected.clone()).or_default().scroll = match extent.anchor {
+            Anchor::Bottom => extent.max,
+            Anchor::Top => 0,
+        };
+    }
+
+    /// Shows the selected panel's last line (End, `G`); a console follows its output again.
+    pub fn scroll_to_end(&mut self, extent: ScrollExtent) {
+        self.views.entry(self.selected.clone()).or_default().scroll = match extent.anchor {
+            Anchor::Bottom => 0,
+            Anchor::Top => extent.max,
+        };
+    }
+
+    /// Scrolls the selected panel to `offset` (a search match), within `extent`.
+    pub fn scroll_to(&mut self, offset: usize, extent: ScrollExtent) {
+        self.views.entry(self.selected.clone()).or_default().scroll = offset.min(extent.max);
+    }
+
+    /// Keeps panel `id`'s offset within `max` (its content can shrink: a resize rewraps).
+    pub fn clamp(&mut self, id: &str, max: usize) {
+        if let Some(view) = self.views.get_mut(id) {
+            view.scroll = view.scroll.min(max);
+        }
     }
 
     /// The view state of panel `id`; it has focus when the sidebar has and it is selected.
@@ -183,5 +212,59 @@ impl Navigation {
         if self.selected == id {
             self.selected = HOME.into();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scroll(nav: &Navigation) -> usize {
+        nav.view(nav.selected(), false).scroll
+    }
+
+    #[test]
+    fn scrolling_up_stops_at_the_first_line_and_down_moves_back_at_once() {
+        let mut nav = Navigation::default();
+        let extent = ScrollExtent::bottom(25);
+        for _ in 0..1000 {
+            nav.scroll_by(10, true, extent);
+        }
+        assert_eq!(scroll(&nav), 25, "never past the content");
+        nav.scroll_by(10, false, extent);
+        assert_eq!(scroll(&nav), 15, "one PgDn moves at once");
+        nav.scroll_to_start(extent);
+        assert_eq!(scroll(&nav), 25);
+        nav.scroll_to_end(extent);
+        assert_eq!(scroll(&nav), 0);
+        nav.scroll_by(10, false, extent);
+        assert_eq!(scroll(&nav), 0);
+    }
+
+    #[test]
+    fn a_top_anchored_panel_scrolls_down_on_pgdn_and_home_is_its_top() {
+        let mut nav = Navigation::default();
+        let extent = ScrollExtent::top(7);
+        nav.scroll_by(10, false, extent);
+        assert_eq!(scroll(&nav), 7);
+        nav.scroll_by(3, true, extent);
+        assert_eq!(scroll(&nav), 4);
+        nav.scroll_to_start(extent);
+        assert_eq!(scroll(&nav), 0);
+        nav.scroll_to_end(extent);
+        assert_eq!(scroll(&nav), 7);
+    }
+
+    #[test]
+    fn a_saved_offset_beyond_shrunk_content_is_clamped() {
+        let mut nav = Navigation::default();
+        nav.restore(String::new(), BTreeMap::from([(HOME.to_owned(), 61_000)]));
+        assert_eq!(scroll(&nav), 61_000);
+        nav.clamp(HOME, 40);
+        assert_eq!(scroll(&nav), 40);
+        // An offset past the end counts from the end when scrolling, not from 61,000.
+        nav.restore(String::new(), BTreeMap::from([(HOME.to_owned(), 61_000)]));
+        nav.scroll_by(10, false, ScrollExtent::bottom(40));
+        assert_eq!(scroll(&nav), 30);
     }
 }

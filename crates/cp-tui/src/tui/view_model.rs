@@ -17,6 +17,7 @@ use super::help::Help;
 use super::input::InputBox;
 use super::navigation::{Focus, SidebarEntry};
 use super::palette::Palette;
+use super::search::Search;
 use super::workflow_thread::WorkflowRun;
 
 /// Everything a frame draws.
@@ -43,4 +44,6 @@ pub struct ViewModel<'a> {
     pub running_jobs: usize,
     /// The key help overlay, when open.
     pub help: Option<&'a Help>,
+    /// `/` search in the selected panel: its prompt, and the query to highlight.
+    pub search: Option<&'a Search>,
 }

@@ -32,6 +32,8 @@ pub(crate) mod models;
 mod mouse;
 mod reload;
 mod saved_state;
+mod scroll;
+mod search;
 mod workflow;
 
 /// The whole UI state.
@@ -68,6 +70,10 @@ pub struct App {
     hits: super::hit_map::HitMap,
     /// Text to hand to `$EDITOR` before the next frame (the event loop does it).
     external_edit: Option<cp_base::ExternalEdit>,
+    /// The terminal's size at the last frame: scrolling is bounded by what a panel shows.
+    screen: ratatui::layout::Rect,
+    /// `/` search in the selected panel: the prompt, or the query last found.
+    search: Option<super::search::Search>,
 }
 
 impl App {
@@ -93,6 +99,9 @@ impl App {
             help: None,
             hits: super::hit_map::HitMap::default(),
             external_edit: None,
+            // Until the first frame reports the real size.
+            screen: ratatui::layout::Rect::new(0, 0, 80, 24),
+            search: None,
             host,
             conversation,
             input: super::input::InputBox::default(),
@@ -129,7 +138,7 @@ impl App {
     pub fn view_model(&self) -> ViewModel<'_> {
         let views = self.host.registry().views();
         let selected = self.nav.selected();
-        ViewModel {
+        let mut model = ViewModel {
             project: self.host.project().root().display().to_string(),
             worker: self.host.worker().to_string(),
             conversation: &self.conversation,
@@ -151,7 +160,15 @@ impl App {
             reload_pending: self.reload.is_some(),
             running_jobs: self.jobs.running(),
             help: self.help.as_ref(),
+            search: self.search.as_ref(),
+        };
+        // A module panel's content can shrink under a kept offset; never draw past it. (The
+        // conversation clamps while drawing, and its extent costs a full wrap.)
+        if model.panel.is_some() && model.panel_view.scroll > 0 {
+            let max = scroll::extent_in(&model, self.screen).max;
+            model.panel_view.scroll = model.panel_view.scroll.min(max);
         }
+        model
     }
 
     /// Test access to the parts a screen test sets up directly.
@@ -221,7 +238,11 @@ impl App {
     pub fn key_context(&self) -> KeyContext {
         if self.confirm.is_some() {
             KeyContext::Confirm
-        } else if self.palette.is_some() || self.focus == Focus::Input || self.dialog_visible() {
+        } else if self.palette.is_some()
+            || self.focus == Focus::Input
+            || self.dialog_visible()
+            || self.search.as_ref().is_some_and(|s| s.editing)
+        {
             KeyContext::Text
         } else {
             KeyContext::Sidebar
@@ -270,6 +291,10 @@ impl App {
             self.apply_palette(action);
             return;
         }
+        if self.search.as_ref().is_some_and(|s| s.editing) {
+            self.apply_search_prompt(action);
+            return;
+        }
         if self.dialog_visible() {
             self.apply_dialog(action);
             return;
@@ -279,6 +304,11 @@ impl App {
             Action::OpenPalette => self.palette = Some(Palette::default()),
             Action::Submit if self.focus == Focus::Input => self.submit_input(),
             Action::Back if self.agent.running() => self.cancel_turn(),
+            // Esc first forgets a finished search (and its highlight), then leaves the sidebar.
+            Action::Back if self.search.is_some() => self.search = None,
+            Action::Search => self.open_search(),
+            Action::SearchNext => self.search_jump(true, false),
+            Action::SearchPrev => self.search_jump(false, false),
             Action::Back | Action::Submit => self.focus = Focus::Input,
             Action::FocusNext | Action::FocusPrev => {
                 self.focus = match self.focus {
@@ -291,13 +321,14 @@ impl App {
             Action::SelectPrev => self.nav.select_offset(&self.sidebar(), -1),
             Action::ScrollUp(n) => self.scroll_by(n, true),
             Action::ScrollDown(n) => self.scroll_by(n, false),
-            Action::ScrollToEnd => self.nav.scroll_to_end(),
+            Action::ScrollToStart => self.scroll_to_start(),
+            Action::ScrollToEnd => self.scroll_to_end(),
             Action::ToggleExpand => {
                 // Show the block that changed: the conversation, at its bottom, where the
                 // conversation keeps the toggled block in view.
                 self.conversation.toggle_last_tool();
                 self.nav.select("conversation");
-                self.nav.scroll_to_end();
+                self.scroll_to_end();
             }
             Action::ShowDialog => {
                 if let Some(dialog) = &mut self.dialog {
@@ -485,14 +516,6 @@ impl App {
 
     pub fn select(&mut self, id: &str) {
         self.nav.select(id);
-    }
-
-    /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
-    fn scroll_by(&mut self, lines: usize, up: bool) {
-        if self.nav.selected() == "conversation" {
-            self.conversation.clear_reveal();
-        }
-        self.nav.scroll_by(lines, up);
     }
 
     /// Closes the selected panel; when its module is busy, on a later tick.

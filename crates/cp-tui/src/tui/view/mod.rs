@@ -6,6 +6,7 @@ mod help;
 mod input;
 mod palette;
 pub(crate) mod progress;
+mod search;
 mod sidebar;
 mod status;
 
@@ -20,8 +21,60 @@ use super::hit_map::{HitMap, Target};
 use super::navigation::Focus;
 use super::view_model::ViewModel;
 
-/// Sidebar width in columns.
+/// Sidebar width in columns on a wide terminal.
 const SIDEBAR_WIDTH: u16 = 26;
+/// Sidebar width below [`WIDE`] columns, e.g. on an 80×24 terminal, so the panel and the
+/// conversation keep most of the width.
+const NARROW_SIDEBAR_WIDTH: u16 = 18;
+/// From this width on the sidebar takes its full width.
+const WIDE: u16 = 100;
+
+/// The sidebar's width on a `total`-column terminal: full when wide, narrower below 100
+/// columns, and never more than a third of the screen.
+fn sidebar_width(total: u16) -> u16 {
+    let width = if total >= WIDE {
+        SIDEBAR_WIDTH
+    } else {
+        NARROW_SIDEBAR_WIDTH
+    };
+    width.min(total / 3)
+}
+
+/// Where the parts of the screen go.
+struct Areas {
+    side: Rect,
+    panel: Rect,
+    input: Rect,
+    status: Rect,
+}
+
+fn layout(app: &ViewModel<'_>, area: Rect) -> Areas {
+    let [body, status_row] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(status::height(area.width)),
+    ])
+    .areas(area);
+    let sidebar_width = sidebar_width(body.width);
+    let [side, main] =
+        Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);
+    let input_height = input::height(app, main.width);
+    let [panel, input] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(input_height)]).areas(main);
+    Areas {
+        side,
+        panel,
+        input,
+        status: status_row,
+    }
+}
+
+/// The area the selected panel draws into (inside its border) on a screen of `area`, so the
+/// app can bound scrolling by what the panel can show there.
+pub fn panel_inner_area(app: &ViewModel<'_>, area: Rect) -> Rect {
+    Block::default()
+        .borders(Borders::ALL)
+        .inner(layout(app, area).panel)
+}
 
 /// Draws the whole screen.
 pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
@@ -32,17 +85,12 @@ pub fn draw(app: &ViewModel<'_>, frame: &mut Frame) {
 pub fn draw_and_map(app: &ViewModel<'_>, frame: &mut Frame) -> HitMap {
     let mut hits = HitMap::default();
     let area = frame.area();
-    let [body, status_row] = Layout::vertical([
-        Constraint::Min(3),
-        Constraint::Length(status::height(area.width)),
-    ])
-    .areas(area);
-    let sidebar_width = SIDEBAR_WIDTH.min(body.width / 3);
-    let [side, main] =
-        Layout::horizontal([Constraint::Length(sidebar_width), Constraint::Min(10)]).areas(body);
-    let input_height = input::height(app, main.width);
-    let [panel_area, input_area] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(input_height)]).areas(main);
+    let Areas {
+        side,
+        panel: panel_area,
+        input: input_area,
+        status: status_row,
+    } = layout(app, area);
 
     sidebar::render(app, side, frame.buffer_mut(), &mut hits);
     render_panel(app, panel_area, frame);
@@ -91,12 +139,18 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let buf = frame.buffer_mut();
     if app.selected == app.conversation.id() {
         app.conversation.render(inner, buf, &app.panel_view);
-        return;
-    }
-    if let Some(panel) = &app.panel {
+    } else if let Some(panel) = &app.panel {
         panel.render(inner, buf, &app.panel_view);
+    } else {
+        render_gone(inner, frame);
         return;
     }
+    if let Some(search) = app.search {
+        search::render(search, inner, frame.buffer_mut());
+    }
+}
+
+fn render_gone(inner: Rect, frame: &mut Frame) {
     let gone = Paragraph::new("This panel is gone. Pick another one in the sidebar.")
         .style(Style::default().fg(Color::DarkGray));
     frame.render_widget(gone, inner);

@@ -1,0 +1,135 @@
+//! Scrolling the selected panel, bounded by what that panel can show in the area it is drawn
+//! in: Page Up stops at the first retained line, Page Down moves back at once, Home/End jump.
+
+use cp_base::{Panel as _, ScrollExtent};
+use ratatui::layout::Rect;
+
+use super::App;
+use crate::tui::view::panel_inner_area;
+use crate::tui::view_model::ViewModel;
+
+impl App {
+    /// Records the terminal's size after a frame, and keeps the selected panel's offset
+    /// within what it can show at that size (a resize or new output changes it).
+    pub fn set_screen(&mut self, area: Rect) {
+        self.screen = area;
+        let selected = self.nav.selected().to_owned();
+        // At its resting position a panel has nothing to clamp: skip measuring it (the
+        // conversation's extent costs a full rewrap, once per frame otherwise).
+        if self.nav.view(&selected, false).scroll == 0 {
+            return;
+        }
+        let extent = self.scroll_extent();
+        self.nav.clamp(&selected, extent.max);
+    }
+
+    /// How far the selected panel scrolls on the current screen.
+    pub(super) fn scroll_extent(&self) -> ScrollExtent {
+        let model = self.view_model();
+        extent_in(&model, self.screen)
+    }
+
+    /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
+    pub(super) fn scroll_by(&mut self, lines: usize, up: bool) {
+        if self.nav.selected() == "conversation" {
+            self.conversation.clear_reveal();
+        }
+        let extent = self.scroll_extent();
+        self.nav.scroll_by(lines, up, extent);
+        // Where each panel is scrolled is part of the session a reload restores.
+        self.autosave.mark();
+    }
+
+    /// Home / `g`: the selected panel's first retained line.
+    pub(super) fn scroll_to_start(&mut self) {
+        if self.nav.selected() == "conversation" {
+            self.conversation.clear_reveal();
+        }
+        let extent = self.scroll_extent();
+        self.nav.scroll_to_start(extent);
+        self.autosave.mark();
+    }
+
+    /// End / `G`: the selected panel's last line.
+    pub(super) fn scroll_to_end(&mut self) {
+        let extent = self.scroll_extent();
+        self.nav.scroll_to_end(extent);
+        self.autosave.mark();
+    }
+}
+
+/// The scroll extent of `model`'s selected panel on a screen of `screen`.
+pub(super) fn extent_in(model: &ViewModel<'_>, screen: Rect) -> ScrollExtent {
+    let area = panel_inner_area(model, screen);
+    if model.selected == model.conversation.id() {
+        return model.conversation.scroll_extent(area);
+    }
+    model
+        .panel
+        .as_ref()
+        .map_or(ScrollExtent::bottom(0), |panel| panel.scroll_extent(area))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use cp_base::{Notifier, Project, ToolEnv, WorkerId};
+
+    use super::*;
+    use crate::host::Host;
+    use crate::tui::agent_state::AgentState;
+    use crate::tui::conversation::Entry;
+    use crate::tui::keymap::Action;
+
+    fn app_with_lines(lines: usize) -> App {
+        let env = ToolEnv::new(
+            Project::at("/tmp/demo"),
+            WorkerId::default(),
+            Notifier::new(),
+        );
+        let (tx, _rx) = mpsc::channel();
+        let mut app = App::new(Host::builder(env).build(), tx, AgentState::default());
+        app.conversation.entries.clear();
+        for i in 0..lines {
+            app.conversation.push(Entry::System(format!("note {i}")));
+        }
+        app.set_screen(Rect::new(0, 0, 100, 30));
+        app
+    }
+
+    fn scroll(app: &App) -> usize {
+        app.view("conversation").scroll
+    }
+
+    #[test]
+    fn the_conversation_never_scrolls_past_its_first_line() {
+        let mut app = app_with_lines(60);
+        let max = app.scroll_extent().max;
+        assert!(max > 0 && max < 200, "{max}");
+        for _ in 0..500 {
+            app.apply(Action::ScrollUp(10));
+        }
+        assert_eq!(scroll(&app), max);
+        app.apply(Action::ScrollDown(10));
+        assert_eq!(scroll(&app), max - 10, "PgDn moves back at once");
+        app.apply(Action::ScrollToEnd);
+        assert_eq!(scroll(&app), 0);
+        app.apply(Action::ScrollToStart);
+        assert_eq!(scroll(&app), max);
+    }
+
+    #[test]
+    fn a_short_conversation_does_not_scroll_and_a_resize_clamps_the_offset() {
+        let mut app = app_with_lines(3);
+        app.apply(Action::ScrollUp(10));
+        assert_eq!(scroll(&app), 0, "everything fits");
+        let mut app = app_with_lines(60);
+        app.apply(Action::ScrollToStart);
+        let small_screen_max = scroll(&app);
+        // A taller screen shows more at once: less to scroll, and the kept offset shrinks.
+        app.set_screen(Rect::new(0, 0, 100, 60));
+        assert!(scroll(&app) < small_screen_max);
+        assert_eq!(scroll(&app), app.scroll_extent().max);
+    }
+}

@@ -66,11 +66,7 @@ impl AgentCli {
             detail,
             install: self.install,
         };
-        let out = Command::new(path)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| failed(e.to_string()))?;
+        let out = version_output(path).map_err(|e| failed(e.to_string()))?;
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
             return Err(failed(format!("exit status {}", out.status)));
@@ -89,6 +85,26 @@ impl AgentCli {
             });
         }
         Ok(format!("{}.{}.{}", found.0, found.1, found.2))
+    }
+}
+
+/// Runs `path --version`. A binary written a moment ago can be briefly "busy" (ETXTBSY: a
+/// process forked elsewhere in this program still holds the writer's descriptor until it
+/// execs), so that one error is retried for up to a second.
+fn version_output(path: &Path) -> std::io::Result<std::process::Output> {
+    let mut tries = 0;
+    loop {
+        match Command::new(path)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
     }
 }
 

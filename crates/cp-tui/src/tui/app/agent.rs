@@ -80,11 +80,30 @@ impl App {
         }
     }
 
+    /// Esc while the agent works: the agent's own turn, or the turn of the workflow phase
+    /// that runs, is cancelled (its blocking work is killed and every call answered). A
+    /// cancelled phase ends the run; `context-pilot run --resume` continues it.
     pub(super) fn cancel_turn(&mut self) {
         if let Some(turn) = &self.agent.turn {
             turn.cancel.cancel();
             self.agent.status = Some("cancelling…".into());
+        } else if let Some(turn) = self.workflow_turn() {
+            turn.cancel.cancel();
+            self.flash = Some("cancelling the workflow phase's turn…".into());
         }
+    }
+
+    /// The turn controls of the workflow phase running now, if any. Not while the run waits
+    /// for an approval (hidden or shown): nothing runs then, and a cancel would end the next
+    /// phase before it starts.
+    pub(super) fn workflow_turn(&self) -> Option<&RunningTurn> {
+        if self.dialog.is_some() {
+            return None;
+        }
+        self.workflow
+            .as_ref()
+            .filter(|run| run.exit.is_none() && !run.paused_for_reload)
+            .and_then(|run| run.turn.as_ref())
     }
 
     pub(super) fn apply_agent(&mut self, event: AgentEvent) {
@@ -182,5 +201,51 @@ impl App {
             Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
             self.start_turn();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_agent::StopControl;
+    use cp_llm::CancelToken;
+
+    use crate::tui::agent_state::RunningTurn;
+    use crate::tui::workflow_thread::WorkflowRun;
+
+    #[test]
+    fn esc_cancels_the_running_workflow_phase_too() {
+        let mut app = crate::tui::snapshot_tests::app(false);
+        let cancel = CancelToken::new();
+        app.workflow = Some(WorkflowRun {
+            turn: Some(RunningTurn {
+                cancel: cancel.clone(),
+                stop: StopControl::default(),
+            }),
+            ..WorkflowRun::default()
+        });
+        app.apply(crate::tui::keymap::Action::Back);
+        assert!(cancel.is_cancelled());
+        // While the run waits for an approval nothing runs: Esc cancels nothing.
+        let waiting = CancelToken::new();
+        if let Some(run) = app.workflow.as_mut() {
+            run.turn = Some(RunningTurn {
+                cancel: waiting.clone(),
+                stop: StopControl::default(),
+            });
+        }
+        app.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
+            crate::tui::snapshot_tests::checkpoint_request(),
+            std::sync::mpsc::channel().0,
+        ));
+        if let Some(dialog) = app.dialog.as_mut() {
+            dialog.hidden = true;
+        }
+        app.apply(crate::tui::keymap::Action::Back);
+        assert!(!waiting.is_cancelled());
+        assert!(
+            app.flash
+                .as_deref()
+                .is_some_and(|f| f.contains("cancelling"))
+        );
     }
 }

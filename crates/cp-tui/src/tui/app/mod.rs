@@ -303,7 +303,9 @@ impl App {
             Action::Quit => self.request_quit(),
             Action::OpenPalette => self.palette = Some(Palette::default()),
             Action::Submit if self.focus == Focus::Input => self.submit_input(),
-            Action::Back if self.agent.running() => self.cancel_turn(),
+            Action::Back if self.agent.running() || self.workflow_turn().is_some() => {
+                self.cancel_turn();
+            }
             // Esc first forgets a finished search (and its highlight), then leaves the sidebar.
             Action::Back if self.search.is_some() => self.search = None,
             Action::Search => self.open_search(),

@@ -341,6 +341,26 @@ fn status_bar_shows_model_cache_and_cost_at_80_columns() {
     insta::assert_snapshot!(screen);
 }
 
+/// Issue 17: a long step of the turn (the stop checkpoint's test run) shows a spinner and its
+/// elapsed seconds in the status bar, not a static text.
+#[test]
+fn status_bar_shows_how_long_the_stop_checkpoint_has_run() {
+    let mut app = app_with_usage();
+    let agent = app.parts_for_test().2;
+    agent.turn = Some(super::agent_state::RunningTurn {
+        cancel: cp_llm::CancelToken::new(),
+        stop: cp_agent::StopControl::default(),
+    });
+    agent.status = Some("running the stop checkpoint…".into());
+    agent.status_since = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(8));
+    let screen = draw_at(&app, 120);
+    assert!(
+        screen.contains("running the stop checkpoint… · 8s")
+            || screen.contains("running the stop checkpoint… · 9s"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn status_bar_shows_model_cache_and_cost_at_120_columns() {
     let screen = draw_at(&app_with_usage(), 120);

@@ -87,6 +87,7 @@ impl App {
         if let Some(turn) = &self.agent.turn {
             turn.cancel.cancel();
             self.agent.status = Some("cancelling…".into());
+            self.agent.status_since = None;
         } else if let Some(turn) = self.workflow_turn() {
             turn.cancel.cancel();
             self.flash = Some("cancelling the workflow phase's turn…".into());
@@ -148,10 +149,14 @@ impl App {
                 self.agent.streaming_entry = None;
                 self.agent.usage.record(&usage);
             }
-            AgentEvent::Status(status) => self.agent.status = Some(status),
+            AgentEvent::Status(status) => {
+                self.agent.status = Some(status);
+                self.agent.status_since = Some(std::time::Instant::now());
+            }
             AgentEvent::Restart(text) => {
                 self.conversation.push_system(format!("↻ {text}"));
                 self.agent.status = Some(text);
+                self.agent.status_since = None;
             }
             AgentEvent::CheckpointBlocked(reason) => {
                 self.conversation.push(Entry::Notice {
@@ -170,6 +175,7 @@ impl App {
             AgentEvent::Finished(end) => {
                 self.agent.turn = None;
                 self.agent.status = None;
+                self.agent.status_since = None;
                 self.agent.streaming_entry = None;
                 match end {
                     TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,

@@ -12,8 +12,8 @@ use ratatui::text::{Line, Span};
 /// Spinner frames; one per 100 ms of elapsed time.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-/// The progress line for `name`, running since `started`, at `now`.
-pub fn line(name: &str, started: Instant, now: Instant) -> Line<'static> {
+/// The spinner frame and the elapsed time (`8s`, `2m05s`) for work running since `started`.
+pub fn spinner_and_time(started: Instant, now: Instant) -> (&'static str, String) {
     let elapsed = now.saturating_duration_since(started);
     let frame = usize::try_from(elapsed.as_millis() / 100).unwrap_or(0) % FRAMES.len();
     let secs = elapsed.as_secs();
@@ -22,9 +22,15 @@ pub fn line(name: &str, started: Instant, now: Instant) -> Line<'static> {
     } else {
         format!("{secs}s")
     };
+    (FRAMES[frame], time)
+}
+
+/// The progress line for `name`, running since `started`, at `now`.
+pub fn line(name: &str, started: Instant, now: Instant) -> Line<'static> {
+    let (spinner, time) = spinner_and_time(started, now);
     Line::from(vec![
         Span::styled(
-            format!("{} ", FRAMES[frame]),
+            format!("{spinner} "),
             Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),

@@ -110,9 +110,15 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     }
     if app.agent.running() {
         // "agent working" always shows while a turn runs; the detail follows it.
-        let text = match app.agent.status.as_deref() {
-            Some(status) => format!("│ agent working · {} ", clip(status, 40)),
-            None => "│ agent working… Esc cancels ".to_owned(),
+        let text = match (app.agent.status.as_deref(), app.agent.status_since) {
+            // Long steps (the stop checkpoint's test run) show a spinner and their seconds.
+            (Some(status), Some(since)) => {
+                let (spinner, time) =
+                    super::progress::spinner_and_time(since, std::time::Instant::now());
+                format!("│ agent working · {spinner} {} · {time} ", clip(status, 40))
+            }
+            (Some(status), None) => format!("│ agent working · {} ", clip(status, 40)),
+            (None, _) => "│ agent working… Esc cancels ".to_owned(),
         };
         spans.push(Span::styled(text, base.fg(Color::Yellow)));
     }

@@ -12,16 +12,22 @@ use cp_mod_checkpoint::{RunArgs, SessionRunner, run_headless};
 use crate::host::Host;
 use crate::init::{InitAgent, hook_settings, program};
 
+/// How an agent CLI run from `host` reaches Context Pilot: this binary for `mcp` and the
+/// hooks `init` would write for `agent`, for the host's project and worker.
+pub(crate) fn wiring_spec(host: &Host, agent: InitAgent) -> WiringSpec {
+    let program = program();
+    WiringSpec {
+        hook_settings: hook_settings(agent, &program),
+        program,
+        root: host.project().root().to_path_buf(),
+        worker: host.worker().clone(),
+    }
+}
+
 /// Runs the workflow headless with `kind` (never `Builtin`); returns the exit code.
 pub fn run(host: &Host, args: &RunArgs, kind: AgentKind, headless: bool) -> anyhow::Result<i32> {
     let config = AgentConfig::load(host.project())?;
-    let program = program();
-    let spec = |agent| WiringSpec {
-        program: program.clone(),
-        root: host.project().root().to_path_buf(),
-        worker: host.worker().clone(),
-        hook_settings: hook_settings(agent, &program),
-    };
+    let spec = |agent| wiring_spec(host, agent);
     let progress: Progress = Box::new(print_event);
     let mut runner: Box<dyn SessionRunner> = match kind {
         AgentKind::Claude => Box::new(ClaudeRunner::new(

@@ -12,17 +12,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use cp_agent::{AgentEvent, TurnEnd};
 use cp_agent_cli::{
     AgentConfig, AgentError, AgentEvent as CliEvent, AgentKind, ClaudeRunner, CliRunner,
-    GeminiRunner, Progress, WiringSpec, claude_model_window,
+    GeminiRunner, Progress, claude_model_window,
 };
 use cp_base::{Notification, Notifier};
 use cp_llm::{CancelToken, Message};
-use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
+use cp_mod_checkpoint::{RestartConfig, RestartLoop};
 
 use super::cli_events::{Shown, show};
 use super::cli_session_file;
 use super::events::AppEvent;
+use super::restartable::restart_observer;
 use crate::host::Host;
-use crate::init::{InitAgent, hook_settings, program};
+use crate::init::InitAgent;
+use crate::run_external::wiring_spec;
 
 /// The phase name interactive turns use in handoffs, commits and logs.
 const PHASE: &str = "chat";
@@ -87,13 +89,7 @@ impl CliAgent {
     /// missing binary is an error naming how to install it.
     pub fn new(host: &Host, kind: AgentKind) -> Result<Self, AgentError> {
         let config = AgentConfig::load(host.project())?;
-        let program = program();
-        let spec = |agent| WiringSpec {
-            program: program.clone(),
-            root: host.project().root().to_path_buf(),
-            worker: host.worker().clone(),
-            hook_settings: hook_settings(agent, &program),
-        };
+        let spec = |agent| wiring_spec(host, agent);
         let sink: Slot<TurnSink> = Arc::default();
         let name = match kind {
             AgentKind::Gemini => "Gemini CLI",
@@ -181,18 +177,7 @@ impl CliAgent {
         let spawned = std::thread::Builder::new()
             .name("cp-cli-turn".into())
             .spawn(move || {
-                let observer_tx = tx.clone();
-                let mut observer = move |event: &RestartEvent| {
-                    let routine = matches!(
-                        event,
-                        RestartEvent::SessionStarted { attempt: 0, .. }
-                            | RestartEvent::PhaseCompleted { restarts: 0, .. }
-                    );
-                    if !routine {
-                        let _ = observer_tx
-                            .send(AppEvent::Agent(AgentEvent::Restart(event.to_string())));
-                    }
-                };
+                let mut observer = restart_observer(tx.clone());
                 let result = restart_loop.run_phase(PHASE, &prompt, runner.as_mut(), &mut observer);
                 runner.set_cancel(None);
                 if let Some(id) = runner.current_session()

@@ -41,19 +41,7 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("cp-agent-turn".into())
         .spawn(move || {
-            let observer_tx = tx.clone();
-            let mut observer = move |event: &RestartEvent| {
-                // A turn that never restarts says nothing about restarts.
-                let routine = matches!(
-                    event,
-                    RestartEvent::SessionStarted { attempt: 0, .. }
-                        | RestartEvent::PhaseCompleted { restarts: 0, .. }
-                );
-                if !routine {
-                    let _ =
-                        observer_tx.send(AppEvent::Agent(AgentEvent::Restart(event.to_string())));
-                }
-            };
+            let mut observer = restart_observer(tx.clone());
             let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
             let paused = runner.paused_for_reload();
             let _ = tx.send(AppEvent::Agent(AgentEvent::Messages(
@@ -90,4 +78,19 @@ pub(super) fn last_user_text(history: &[Message]) -> String {
             (!text.is_empty()).then(|| text.join("\n"))
         })
         .unwrap_or_default()
+}
+
+/// Shows a turn's restart events in the conversation; a turn that never restarts says
+/// nothing about restarts.
+pub(super) fn restart_observer(tx: Sender<AppEvent>) -> impl FnMut(&RestartEvent) {
+    move |event: &RestartEvent| {
+        let routine = matches!(
+            event,
+            RestartEvent::SessionStarted { attempt: 0, .. }
+                | RestartEvent::PhaseCompleted { restarts: 0, .. }
+        );
+        if !routine {
+            let _ = tx.send(AppEvent::Agent(AgentEvent::Restart(event.to_string())));
+        }
+    }
 }

@@ -32,19 +32,7 @@ impl App {
         self.agent.usage.start_turn();
         self.agent.streaming_entry = None;
         self.agent.work_left = None;
-        let restart = match RestartConfig::load(self.host.project()) {
-            Ok(config) => config,
-            Err(e) => {
-                self.conversation.push(Entry::Notice {
-                    level: Level::Warning,
-                    text: format!("smart restart is off: {e}"),
-                });
-                RestartConfig {
-                    max_restarts: 0,
-                    ..RestartConfig::default()
-                }
-            }
-        };
+        let restart = self.restart_config();
         let tx = self.tx.clone();
         let started = if restart.restarts_enabled() {
             crate::tui::restartable::spawn(
@@ -76,6 +64,24 @@ impl App {
                     level: Level::Error,
                     text: format!("cannot start the agent: {e}"),
                 });
+            }
+        }
+    }
+
+    /// The project's smart-restart policy for the next turn; a config that cannot be read
+    /// is told in the conversation and restarts are off for that turn.
+    pub(super) fn restart_config(&mut self) -> RestartConfig {
+        match RestartConfig::load(self.host.project()) {
+            Ok(config) => config,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: format!("smart restart is off: {e}"),
+                });
+                RestartConfig {
+                    max_restarts: 0,
+                    ..RestartConfig::default()
+                }
             }
         }
     }

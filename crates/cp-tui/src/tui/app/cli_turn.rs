@@ -4,7 +4,6 @@
 use cp_agent::StopControl;
 use cp_base::Level;
 use cp_llm::CancelToken;
-use cp_mod_checkpoint::RestartConfig;
 
 use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::Entry;
@@ -15,25 +14,16 @@ use super::App;
 impl App {
     /// Runs one turn of the agent CLI for the person's latest message.
     pub(super) fn start_cli_turn(&mut self) {
-        let Some(cli) = &self.agent.cli else {
+        if self.agent.cli.is_none() {
             return;
-        };
+        }
         let turn = RunningTurn {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        let restart = match RestartConfig::load(self.host.project()) {
-            Ok(config) => config,
-            Err(e) => {
-                self.conversation.push(Entry::Notice {
-                    level: Level::Warning,
-                    text: format!("smart restart is off: {e}"),
-                });
-                RestartConfig {
-                    max_restarts: 0,
-                    ..RestartConfig::default()
-                }
-            }
+        let restart = self.restart_config();
+        let Some(cli) = &self.agent.cli else {
+            return;
         };
         let started = cli.start_turn(
             &self.host,

@@ -11,6 +11,7 @@ mod confirm;
 mod conversation;
 mod dialog;
 mod editor;
+mod entry_lines;
 mod events;
 mod help;
 mod hit_map;

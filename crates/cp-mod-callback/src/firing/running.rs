@@ -1,40 +1,31 @@
 //! The blocking runs in progress, by name, so the TUI's progress line can say which callback
 //! a tool call is waiting for (`callback pytest`), not only which tool.
 
-use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use uuid::Uuid;
 
-/// Names of the blocking runs started and not yet reported, oldest first.
+/// Names of the blocking runs started and not yet reported, in the order they started.
 #[derive(Default)]
 pub(super) struct RunningNames {
-    runs: Mutex<BTreeMap<Uuid, (u64, String)>>,
-    next: Mutex<u64>,
+    runs: Mutex<Vec<(Uuid, String)>>,
 }
 
 impl RunningNames {
     pub(super) fn begin(&self, run_id: Uuid, name: &str) {
-        let order = {
-            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            *next
-        };
-        self.lock().insert(run_id, (order, name.to_owned()));
+        self.lock().push((run_id, name.to_owned()));
     }
 
     pub(super) fn end(&self, run_id: Uuid) {
-        self.lock().remove(&run_id);
+        self.lock().retain(|(id, _)| *id != run_id);
     }
 
-    /// The names, in the order the runs started.
+    /// The names, oldest run first.
     pub(super) fn names(&self) -> Vec<String> {
-        let mut runs: Vec<(u64, String)> = self.lock().values().cloned().collect();
-        runs.sort();
-        runs.into_iter().map(|(_, name)| name).collect()
+        self.lock().iter().map(|(_, name)| name.clone()).collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Uuid, (u64, String)>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<(Uuid, String)>> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

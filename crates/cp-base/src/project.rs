@@ -94,7 +94,19 @@ impl Project {
 
     /// Whether the project's callbacks, configured test command and `llm.base_url` may take
     /// effect now. A grant or trust file that cannot be read counts as untrusted.
+    ///
+    /// Read under the store's lock: another worker changing the configuration through
+    /// [`keep_trust`](Self::keep_trust) re-records the grant under it, and a read between
+    /// its config write and that record would see a trusted project as changed (a TUI
+    /// starting then would ask for trust; a callback firing then would be skipped). A store
+    /// that cannot be locked (a read-only home) is read without it.
     pub fn trust_state(&self) -> TrustState {
+        let _lock = self.inner.trust.lock().ok();
+        self.trust_state_unlocked()
+    }
+
+    /// [`trust_state`](Self::trust_state) for a caller that holds the store's lock.
+    fn trust_state_unlocked(&self) -> TrustState {
         let grant = match Grant::of(self) {
             Ok(grant) => grant,
             Err(e) => return TrustState::Unknown(e.to_string()),
@@ -131,7 +143,7 @@ impl Project {
     /// throughout, so two tools changing the config at once both keep the trust.
     pub fn keep_trust<R>(&self, change: impl FnOnce() -> R) -> R {
         let lock = self.inner.trust.lock();
-        let before = self.trust_state();
+        let before = self.trust_state_unlocked();
         let out = change();
         if lock.is_ok() && before.allows() {
             match Grant::of(self) {
@@ -378,6 +390,42 @@ mod trust_tests {
             write_config(&project, r#"{"llm": {"base_url": "http://c"}}"#);
         });
         assert_eq!(project.trust_state(), TrustState::Changed);
+    }
+
+    #[test]
+    fn a_config_change_through_the_tools_is_never_seen_half_done() {
+        // One thread keeps changing the trusted config through the tools (as another worker
+        // would); another keeps reading the trust state: it must never see "changed".
+        let (_home, _root, project) = fixture();
+        write_config(&project, r#"{"llm": {"base_url": "http://0"}}"#);
+        project.grant_trust().unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 1..50 {
+                    project.keep_trust(|| {
+                        let text = format!(r#"{{"llm": {{"base_url": "http://{i}"}}}}"#);
+                        crate::atomic::replace_file(
+                            &project.dir().join("config.json"),
+                            text.as_bytes(),
+                            crate::atomic::Mode::KeepOr(0o644),
+                        )
+                        .unwrap();
+                    });
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let mut reads = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                assert_eq!(
+                    project.trust_state(),
+                    TrustState::Trusted,
+                    "after {reads} reads"
+                );
+                reads += 1;
+            }
+        });
+        assert_eq!(project.trust_state(), TrustState::Trusted);
     }
 
     #[test]

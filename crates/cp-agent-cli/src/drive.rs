@@ -229,7 +229,15 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
                 }
             }
         }
-        Item::Hook { event, summary } => progress(&AgentEvent::Hook { event, summary }),
+        Item::Hook {
+            event,
+            summary,
+            detail,
+        } => progress(&AgentEvent::Hook {
+            event,
+            summary,
+            detail,
+        }),
         Item::Result {
             ok,
             message,

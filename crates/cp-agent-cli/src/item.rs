@@ -50,6 +50,8 @@ pub enum Item {
         event: String,
         /// What it decided or reported, one line.
         summary: String,
+        /// The same in full (e.g. a callback's last lines of output), for a view with room.
+        detail: String,
     },
     /// The run's final record.
     Result {

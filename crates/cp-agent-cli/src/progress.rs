@@ -47,6 +47,8 @@ pub enum AgentEvent {
         event: String,
         /// What it decided or reported, one line.
         summary: String,
+        /// The same in full (e.g. a callback's last lines of output), for a view with room.
+        detail: String,
     },
     /// A stop was requested; the agent is interrupted after the tool in flight.
     Stopping,
@@ -78,7 +80,7 @@ impl fmt::Display for AgentEvent {
                 write!(f, "context {prompt_tokens} tokens (window unknown)")
             }
             Self::Compacted => f.write_str("the agent compacted its context"),
-            Self::Hook { event, summary } => write!(f, "{event} hook: {summary}"),
+            Self::Hook { event, summary, .. } => write!(f, "{event} hook: {summary}"),
             Self::Stopping => f.write_str("stopping after the tool in flight"),
         }
     }

@@ -1,5 +1,6 @@
 //! `context-pilot run WORKFLOW.yaml`: drive the agent through a workflow's phases, with smart
-//! restarts and human checkpoints, headless on the terminal or in the TUI.
+//! restarts and human checkpoints, headless on the terminal or in the TUI, with the built-in
+//! agent or the person's Claude Code or Gemini CLI.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -10,7 +11,7 @@ use cp_agent_cli::AgentKind;
 use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
 use crate::host::Host;
-use crate::tui::AgentState;
+use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, AgentRunner, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
 
@@ -112,8 +113,15 @@ impl RunCommand {
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     let args = command.run_args(&host)?;
     let kind = command.agent_kind(&host)?;
+    // Unattended (answers from a file, output not to a terminal) needs no TUI either.
+    let headless = command.headless
+        || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
     if kind != AgentKind::Builtin {
-        return crate::run_external::run(&host, &args, kind, command.headless);
+        if headless {
+            return crate::run_external::run(&host, &args, kind);
+        }
+        let cli = CliAgent::new(&host, kind)?;
+        return crate::tui::run_workflow(host, AgentState::with_cli(cli), args);
     }
     let agent = AgentState::from_config(host.project());
     let Some(provider) = agent.provider.clone() else {
@@ -122,9 +130,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         });
         anyhow::bail!("{why}");
     };
-    if command.headless
-        || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout())
-    {
+    if headless {
         let trust = host.project().trust_state();
         if !trust.allows() {
             eprintln!("{}", trust.advice(host.project().root()));

@@ -1,5 +1,6 @@
-//! `context-pilot run --agent claude|gemini`: the workflow's sessions run in the user's own
-//! Claude Code or Gemini CLI (crate `cp-agent-cli`), with progress printed on the terminal.
+//! `context-pilot run --agent claude|gemini --headless`: the workflow's sessions run in the
+//! user's own Claude Code or Gemini CLI (crate `cp-agent-cli`), with progress printed on the
+//! terminal. (Without `--headless` the TUI shows the run: `tui::run_workflow`.)
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +26,7 @@ pub(crate) fn wiring_spec(host: &Host, agent: InitAgent) -> WiringSpec {
 }
 
 /// Runs the workflow headless with `kind` (never `Builtin`); returns the exit code.
-pub fn run(host: &Host, args: &RunArgs, kind: AgentKind, headless: bool) -> anyhow::Result<i32> {
+pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> {
     let config = AgentConfig::load(host.project())?;
     let spec = |agent| wiring_spec(host, agent);
     let progress: Progress = Box::new(print_event);
@@ -42,11 +43,6 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind, headless: bool) -> anyh
         )?),
         AgentKind::Builtin => anyhow::bail!("the built-in agent does not run through an agent CLI"),
     };
-    if !headless {
-        eprintln!(
-            "context-pilot: {kind} runs headless: progress is printed here (the TUI view of external agents is not available for `run`)"
-        );
-    }
     let trust = host.project().trust_state();
     if !trust.allows() {
         eprintln!("{}", trust.advice(host.project().root()));

@@ -1,4 +1,5 @@
-//! End to end: the TUI with `--agent claude` (issue 18). The REAL Claude Code (installed by
+//! End to end: the TUI with `--agent claude` (issue 18), for the person's turns and for a
+//! workflow (`context-pilot run WF --agent claude`). The REAL Claude Code (installed by
 //! `scripts/install-agents.sh` under `target/agents/`) runs the turns against the scripted
 //! Anthropic server; the TUI runs in a PTY.
 //!
@@ -117,6 +118,11 @@ fn server() -> LlmServer {
 /// `context-pilot --agent claude` in a PTY, with Claude Code on `PATH` and the scripted
 /// server as its Anthropic endpoint.
 fn start_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
+    start_tui_with(root, home, server, &["--agent", "claude"])
+}
+
+/// `context-pilot ARGS` in a PTY, as [`start_tui`].
+fn start_tui_with(root: &Path, home: &Path, server: &LlmServer, args: &[&str]) -> TuiSession {
     let path = format!(
         "{}:{}",
         agents_bin().display(),
@@ -133,9 +139,32 @@ fn start_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
         ("DISABLE_AUTOUPDATER", "1"),
     ];
-    let tui = TuiSession::start(root, &["--agent", "claude"], &env).unwrap();
+    let tui = TuiSession::start(root, args, &env).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui
+}
+
+/// Waits until the workflow run recorded under `root` has `status`.
+fn wait_run_status(root: &Path, status: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let statuses: Vec<String> = std::fs::read_dir(root.join(".context-pilot/runs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|run| std::fs::read_to_string(run.path().join("context.json")).ok())
+            .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .map(|run| run["status"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        if statuses.iter().any(|s| s == status) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no run reached {status:?}: {statuses:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Processes other than `except` running in `root` whose command line names `claude`.
@@ -344,5 +373,82 @@ fn a_full_context_restarts_the_turn_in_a_fresh_claude_session_with_the_handoff()
     let pid = tui.pid();
     assert_no_claude_left(&root, pid);
     tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}
+
+#[test]
+fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpoint() {
+    let (_repo, root) = project(200_000);
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        "name: wf\nphases:\n  - id: build\n    prompt: \"WF-TASK: write src/a.sh\"\n    \
+         checkpoint:\n      approval_required: true\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "workflow"]);
+    let server = server();
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    server.push(anthropic::reply(&Turn::tool_calls(&[(
+        "toolu_w1", "Write", &args,
+    )])));
+    server.push(anthropic::text_turn("WF-WROTE src/a.sh."));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui_with(
+        &root,
+        home.path(),
+        &server,
+        &[
+            "run",
+            ".context-pilot/workflows/wf.yaml",
+            "--agent",
+            "claude",
+        ],
+    );
+
+    // The phase ran in Claude Code; the person's checkpoint waits on screen (a modal that
+    // stays until answered).
+    tui.wait_for("Checkpoint · phase build", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/a.sh")).unwrap(),
+        "echo hi\n"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0].raw_body.contains("WF-TASK"),
+        "{:?}",
+        requests[0].raw_body
+    );
+    assert!(
+        requests[0]
+            .raw_body
+            .contains("mcp__context-pilot__File_edit"),
+        "no Context Pilot MCP tools offered"
+    );
+    tui.send(b"\r"); // Continue
+    wait_run_status(&root, "completed");
+    let pid = tui.pid();
+    assert_no_claude_left(&root, pid);
+    assert_eq!(tui.quit(WAIT).unwrap(), 0, "the run's exit code");
+
+    // What the Conversation panel showed, as saved when the TUI quit: the phase, Claude
+    // Code's tool call and text, and the callback that fired on its edit.
+    let session = cp_e2e::saved_session(&root).expect("a saved session");
+    let conversation = saved_conversation(&session);
+    for shown in [
+        "workflow: ",
+        "\"name\":\"Write\"",
+        "WF-WROTE src/a.sh.",
+        "PostToolUse hook: Callback 'sh-check' passed",
+        // The callback's report in full: its output ends it.
+        "checked src/a.sh",
+        "Workflow finished",
+    ] {
+        assert!(
+            conversation.contains(shown),
+            "{shown:?} not in {conversation}"
+        );
+    }
     stop_console_server(&root);
 }

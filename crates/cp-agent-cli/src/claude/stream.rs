@@ -191,27 +191,35 @@ fn items(event: Event) -> Vec<Item> {
     }
 }
 
-/// What a hook's JSON answer says: a block and its reason's first line, else the context it
-/// added; `None` when it said nothing.
+/// A hook's text field, if it says something.
+fn said(v: &Value) -> Option<&str> {
+    v.as_str().map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// What a hook's JSON answer says: a block and its reason, else the context it added, else
+/// its message; `None` when it said nothing.
 fn hook(event: String, stdout: &str) -> Option<Item> {
     let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
-    let first = |v: &Value| {
-        v.as_str()
-            .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
-            .map(str::to_owned)
-    };
-    let summary = if answer["decision"] == "block" {
-        format!("blocked: {}", first(&answer["reason"]).unwrap_or_default())
-    } else if let Some(context) = first(&answer["hookSpecificOutput"]["additionalContext"]) {
-        context
-    } else if let Some(message) = first(&answer["systemMessage"]) {
-        message
+    let (prefix, text) = if answer["decision"] == "block" {
+        ("blocked: ", said(&answer["reason"]).unwrap_or_default())
+    } else if let Some(context) = said(&answer["hookSpecificOutput"]["additionalContext"]) {
+        ("", context)
+    } else if let Some(message) = said(&answer["systemMessage"]) {
+        ("", message)
     } else if event == "Stop" {
-        "passed".to_owned()
+        ("", "passed")
     } else {
         return None;
     };
-    Some(Item::Hook { event, summary })
+    let first_line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    Some(Item::Hook {
+        event,
+        summary: format!("{prefix}{first_line}"),
+        detail: format!("{prefix}{text}"),
+    })
 }
 
 fn assistant(message: Message) -> Vec<Item> {
@@ -318,7 +326,8 @@ mod tests {
             parse_line(&blocked.to_string()),
             [Item::Hook {
                 event: "Stop".into(),
-                summary: "blocked: Checkpoint: verify".into()
+                summary: "blocked: Checkpoint: verify".into(),
+                detail: "blocked: Checkpoint: verify\nmore".into()
             }]
         );
         let quiet = json!({"type": "system", "subtype": "hook_response",

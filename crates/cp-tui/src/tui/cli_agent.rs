@@ -2,9 +2,13 @@
 //! --agent claude|gemini`): each message runs one turn of the CLI on a worker thread, under
 //! the smart-restart loop. The first turn starts a fresh session; later turns resume it.
 //!
+//! The same runner also runs the sessions of a workflow started in this TUI (`context-pilot
+//! run WF --agent claude|gemini`).
+//!
 //! The runner outlives the turns (it knows the session to resume): it waits in a slot between
-//! turns and is taken by the turn's thread, which puts it back before reporting the end. The
-//! runner's progress goes to whichever turn is running, through a second slot.
+//! turns and is lent ([`LentRunner`]) to the turn's or the workflow's thread, which gives it
+//! back when done. The runner's progress goes to whichever turn is running, through a second
+//! slot.
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,7 +20,9 @@ use cp_agent_cli::{
 };
 use cp_base::{Notification, Notifier};
 use cp_llm::{CancelToken, Message};
-use cp_mod_checkpoint::{RestartConfig, RestartLoop};
+use cp_mod_checkpoint::{
+    Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
+};
 
 use super::cli_events::{Shown, show};
 use super::cli_session_file;
@@ -145,6 +151,31 @@ impl CliAgent {
         self.window
     }
 
+    /// Takes the runner from its slot for one turn or one workflow run: `cancel` (Esc)
+    /// interrupts the agent, and its events go to `tx` until the returned runner drops.
+    pub fn lend(
+        &self,
+        host: &Host,
+        cancel: &CancelToken,
+        tx: Sender<AppEvent>,
+    ) -> Result<LentRunner, CliTurnError> {
+        let mut runner = lock(&self.runner)
+            .take()
+            .ok_or(CliTurnError::Busy(self.name))?;
+        let check = cancel.clone();
+        runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
+        *lock(&self.sink) = Some(TurnSink {
+            tx,
+            notifier: host.notifier().clone(),
+            text: String::new(),
+        });
+        Ok(LentRunner {
+            runner: Some(runner),
+            slot: Arc::clone(&self.runner),
+            sink: Arc::clone(&self.sink),
+        })
+    }
+
     /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
     /// arrive as `AppEvent::Agent`, the callbacks' and checkpoint's verdicts as notices.
     pub fn start_turn(
@@ -156,37 +187,24 @@ impl CliAgent {
         cancel: &CancelToken,
         tx: Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
-        let mut runner = lock(&self.runner)
-            .take()
-            .ok_or(CliTurnError::Busy(self.name))?;
-        let check = cancel.clone();
+        let mut runner = self.lend(host, cancel, tx.clone())?;
         runner.continue_session();
-        runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
-        *lock(&self.sink) = Some(TurnSink {
-            tx: tx.clone(),
-            notifier: host.notifier().clone(),
-            text: String::new(),
-        });
         let restart_loop = RestartLoop::new(host.project().clone(), restart)
             .with_worker(host.worker().clone())
             .without_completion_commit();
-        let slot = Arc::clone(&self.runner);
         let (project, worker, name) = (host.project().clone(), host.worker().clone(), self.name);
-        let sink = Arc::clone(&self.sink);
         let cancelled = cancel.clone();
-        let spawned = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("cp-cli-turn".into())
             .spawn(move || {
                 let mut observer = restart_observer(tx.clone());
-                let result = restart_loop.run_phase(PHASE, &prompt, runner.as_mut(), &mut observer);
-                runner.set_cancel(None);
+                let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
                 if let Some(id) = runner.current_session()
                     && let Err(e) = cli_session_file::save(&project, &worker, name, id)
                 {
                     tracing::warn!("cannot save the agent's session id: {e}");
                 }
-                *lock(&slot) = Some(runner);
-                let text = lock(&sink).take().map(|s| s.text).unwrap_or_default();
+                let text = runner.give_back();
                 let mut messages = history;
                 if !text.is_empty() {
                     messages.push(Message::assistant_text(text));
@@ -198,12 +216,71 @@ impl CliAgent {
                     Err(e) => TurnEnd::Failed(e.to_string()),
                 };
                 let _ = tx.send(AppEvent::Agent(AgentEvent::Finished(end)));
-            });
-        if let Err(e) = spawned {
-            // The closure (and the runner in it) is gone: the agent cannot run again.
-            lock(&self.sink).take();
-            return Err(e.into());
-        }
+            })?;
+        // A thread that cannot start drops the closure, and the runner in it goes back.
         Ok(())
+    }
+}
+
+/// The agent CLI's runner, lent to one turn or one workflow run. Dropping it (however the run
+/// ends, a panic included) puts the runner back in its slot and stops its events.
+pub struct LentRunner {
+    /// `Some` until given back.
+    runner: Option<Box<dyn CliRunner>>,
+    slot: Slot<Box<dyn CliRunner>>,
+    sink: Slot<TurnSink>,
+}
+
+impl LentRunner {
+    fn runner(&mut self) -> Result<&mut Box<dyn CliRunner>, RunnerError> {
+        self.runner
+            .as_mut()
+            .ok_or_else(|| RunnerError::new("the agent CLI's runner was already given back"))
+    }
+
+    fn continue_session(&mut self) {
+        if let Ok(runner) = self.runner() {
+            runner.continue_session();
+        }
+    }
+
+    fn current_session(&self) -> Option<&str> {
+        self.runner.as_ref()?.current_session()
+    }
+
+    /// Puts the runner back now; returns the agent's text of this turn.
+    fn give_back(mut self) -> String {
+        self.put_back()
+    }
+
+    fn put_back(&mut self) -> String {
+        if let Some(mut runner) = self.runner.take() {
+            runner.set_cancel(None);
+            *lock(&self.slot) = Some(runner);
+        }
+        lock(&self.sink).take().map(|s| s.text).unwrap_or_default()
+    }
+}
+
+impl SessionRunner for LentRunner {
+    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+        match self.runner() {
+            Ok(runner) => runner.run(prompt, control),
+            Err(e) => SessionEnd::Failed(e.to_string()),
+        }
+    }
+
+    fn request_handoff(
+        &mut self,
+        request: &str,
+        control: &SessionControl,
+    ) -> Result<Option<Handoff>, RunnerError> {
+        self.runner()?.request_handoff(request, control)
+    }
+}
+
+impl Drop for LentRunner {
+    fn drop(&mut self) {
+        self.put_back();
     }
 }

@@ -50,16 +50,17 @@ pub fn show(agent: &str, event: &CliEvent) -> Shown {
         ),
         // A passing stop checkpoint says nothing in the conversation, as for the built-in
         // agent.
-        CliEvent::Hook { event, summary } if event == "Stop" && summary == "passed" => {
+        CliEvent::Hook { event, summary, .. } if event == "Stop" && summary == "passed" => {
             Shown::Agent(AgentEvent::Status("checkpoint passed".to_owned()))
         }
-        CliEvent::Hook { event, summary } => {
-            let level = if summary.starts_with("blocked") {
+        // In full: a callback's report ends with its last lines of output.
+        CliEvent::Hook { event, detail, .. } => {
+            let level = if detail.starts_with("blocked") {
                 Level::Warning
             } else {
                 Level::Info
             };
-            Shown::Notice(level, format!("{event} hook: {summary}"))
+            Shown::Notice(level, format!("{event} hook: {detail}"))
         }
         CliEvent::Stopping => Shown::Agent(AgentEvent::Status(
             "stopping after the tool in flight".to_owned(),
@@ -101,6 +102,7 @@ mod tests {
         let blocked = CliEvent::Hook {
             event: "Stop".into(),
             summary: "blocked: Checkpoint: verify".into(),
+            detail: "blocked: Checkpoint: verify".into(),
         };
         assert!(matches!(
             show("Claude Code", &blocked),
@@ -108,11 +110,13 @@ mod tests {
         ));
         let callback = CliEvent::Hook {
             event: "PostToolUse".into(),
-            summary: "Callback 'lint' passed".into(),
+            summary: "Callback 'lint' passed. Last lines of output:".into(),
+            detail: "Callback 'lint' passed. Last lines of output:\nclean".into(),
         };
         assert!(matches!(
             show("Claude Code", &callback),
-            Shown::Notice(Level::Info, text) if text == "PostToolUse hook: Callback 'lint' passed"
+            Shown::Notice(Level::Info, text)
+                if text == "PostToolUse hook: Callback 'lint' passed. Last lines of output:\nclean"
         ));
     }
 }

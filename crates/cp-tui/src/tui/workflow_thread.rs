@@ -1,15 +1,18 @@
 //! Running a workflow inside the TUI: the engine runs on a worker thread, its checkpoints
-//! become a modal dialog, and its events show in the status bar and the conversation.
+//! become a modal dialog, and its events show in the status bar and the conversation. The
+//! sessions run in the built-in agent loop or in the person's agent CLI
+//! (`context-pilot run WF --agent claude|gemini`); either streams into the conversation.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use cp_mod_checkpoint::{
-    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, WorkflowEvent,
-    resume_workflow, run_workflow,
+    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, SessionRunner,
+    WorkflowEvent, resume_workflow, run_workflow,
 };
 
 use super::agent_state::RunningTurn;
+use super::cli_agent::LentRunner;
 use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
 use crate::host::Host;
 use cp_agent::{AgentRunner, EventSink};
@@ -62,20 +65,46 @@ impl ApprovalPrompter for TuiPrompter {
     }
 }
 
-/// Starts the run on a worker thread. The agent's turns stream into the conversation.
-pub fn start(
+/// What runs a workflow's sessions in the TUI.
+pub trait WorkflowAgent: SessionRunner + Send {
+    /// Whether the last session stopped because a live reload was requested (the run then
+    /// pauses, to resume in the new binary).
+    fn paused_for_reload(&self) -> bool {
+        false
+    }
+}
+
+impl WorkflowAgent for AgentRunner {
+    fn paused_for_reload(&self) -> bool {
+        AgentRunner::paused_for_reload(self)
+    }
+}
+
+/// An agent CLI's session is not paused for a reload: the reload waits for the run.
+impl WorkflowAgent for LentRunner {}
+
+/// The built-in agent loop over `provider`, streaming into the conversation; `turn` cancels
+/// (Esc) and stops (reload) it.
+pub fn builtin_agent(
     host: &Host,
     provider: Arc<dyn Provider>,
-    args: RunArgs,
     turn: &RunningTurn,
     tx: Sender<AppEvent>,
-) -> std::io::Result<()> {
-    let agent_tx = tx.clone();
+) -> AgentRunner {
     let sink: EventSink = Arc::new(move |event| {
-        let _ = agent_tx.send(AppEvent::Agent(event));
+        let _ = tx.send(AppEvent::Agent(event));
     });
-    let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
-        .with_controls(turn.cancel.clone(), turn.stop.clone());
+    AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
+        .with_controls(turn.cancel.clone(), turn.stop.clone())
+}
+
+/// Starts the run on a worker thread, its sessions run by `runner`.
+pub fn start(
+    host: &Host,
+    mut runner: Box<dyn WorkflowAgent>,
+    args: RunArgs,
+    tx: Sender<AppEvent>,
+) -> std::io::Result<()> {
     let project = host.project().clone();
     std::thread::Builder::new()
         .name("cp-workflow".into())
@@ -86,13 +115,17 @@ pub fn start(
                     &project,
                     run_id,
                     path.as_deref(),
-                    &mut runner,
+                    runner.as_mut(),
                     &mut prompter,
                     &args.options,
                 ),
-                (None, Some(path)) => {
-                    run_workflow(&project, path, &mut runner, &mut prompter, &args.options)
-                }
+                (None, Some(path)) => run_workflow(
+                    &project,
+                    path,
+                    runner.as_mut(),
+                    &mut prompter,
+                    &args.options,
+                ),
                 (None, None) => {
                     let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(Err(
                         WorkflowFailure::NoFile,

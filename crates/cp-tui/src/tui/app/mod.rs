@@ -394,6 +394,13 @@ impl App {
             self.flash = Some("The agent is working; Esc cancels the turn.".into());
             return;
         }
+        // The run's sessions have the agent (an agent CLI cannot run two at once, and two
+        // built-in loops would interleave in the conversation).
+        if self.workflow_turn().is_some() {
+            self.flash =
+                Some("A workflow phase is running; Esc cancels it, then you can talk.".into());
+            return;
+        }
         let text = self.input.submit();
         if text.trim().is_empty() {
             return;

@@ -14,34 +14,46 @@ use crate::tui::events::WorkflowMsg;
 use crate::tui::keymap::Action;
 
 use super::App;
-use crate::tui::workflow_thread::WorkflowRun;
+use crate::tui::workflow_thread::{self, WorkflowAgent, WorkflowRun, builtin_agent};
 
 impl App {
-    /// Starts a workflow run; its sessions stream into the conversation.
+    /// Starts a workflow run; its sessions (the built-in agent's, or the agent CLI's) stream
+    /// into the conversation.
     pub fn start_workflow(&mut self, args: RunArgs) {
-        let Some(provider) = self.agent.provider.clone() else {
-            self.conversation.push_system(NO_PROVIDER_HELP);
-            return;
-        };
         let turn = RunningTurn {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        match crate::tui::workflow_thread::start(&self.host, provider, args, &turn, self.tx.clone())
-        {
+        let runner: Box<dyn WorkflowAgent> = if let Some(provider) = self.agent.provider.clone() {
+            Box::new(builtin_agent(&self.host, provider, &turn, self.tx.clone()))
+        } else if let Some(cli) = &self.agent.cli {
+            match cli.lend(&self.host, &turn.cancel, self.tx.clone()) {
+                Ok(runner) => Box::new(runner),
+                Err(e) => {
+                    self.workflow_not_started(&e);
+                    return;
+                }
+            }
+        } else {
+            self.conversation.push_system(NO_PROVIDER_HELP);
+            return;
+        };
+        match workflow_thread::start(&self.host, runner, args, self.tx.clone()) {
             Ok(()) => {
                 self.workflow = Some(WorkflowRun {
                     turn: Some(turn),
                     ..WorkflowRun::default()
                 });
             }
-            Err(e) => {
-                self.conversation.push(Entry::Notice {
-                    level: Level::Error,
-                    text: format!("cannot start the workflow: {e}"),
-                });
-            }
+            Err(e) => self.workflow_not_started(&e),
         }
+    }
+
+    fn workflow_not_started(&mut self, why: &dyn std::fmt::Display) {
+        self.conversation.push(Entry::Notice {
+            level: Level::Error,
+            text: format!("cannot start the workflow: {why}"),
+        });
     }
 
     pub(super) fn dialog_visible(&self) -> bool {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use cp_mod_checkpoint::{SessionControl, SessionEnd, ToolRecord};
 
 use crate::cancel::CancelCheck;
+use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{AgentEvent, Progress, shorten};
@@ -56,6 +57,8 @@ pub struct Invocation<'a> {
     /// Whether the person cancelled the turn (Esc in the TUI): the agent is interrupted at
     /// once, not at a tool boundary.
     pub cancel: Option<&'a CancelCheck>,
+    /// The verdicts of the hooks this invocation runs.
+    pub reports: ReportReader,
 }
 
 /// What an invocation gave.
@@ -89,7 +92,12 @@ struct Watch {
 pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     let mut watch = Watch::default();
     loop {
-        match inv.process.next_line(POLL) {
+        let next = inv.process.next_line(POLL);
+        // A hook has finished before the agent goes on: its verdict comes before the line.
+        for item in inv.reports.read_new() {
+            handle(&inv, &mut watch, item, progress);
+        }
+        match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
                     handle(&inv, &mut watch, item, progress);
@@ -131,6 +139,10 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         inv.grace
     };
     let status = inv.process.finish(grace);
+    // Whatever a hook reported as the agent exited.
+    for item in inv.reports.read_new() {
+        handle(&inv, &mut watch, item, progress);
+    }
     let end = match (&watch.stopping_since, watch.result.take()) {
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,

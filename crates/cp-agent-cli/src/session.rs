@@ -9,11 +9,15 @@ use cp_mod_checkpoint::{RunnerError, SessionControl, SessionEnd};
 use crate::binary::{AgentBinary, AgentCli};
 use crate::cancel::CancelCheck;
 use crate::drive::{Invocation, WindowSource, drive};
+use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::item::Item;
 use crate::process::AgentProcess;
 use crate::progress::Progress;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
+
+/// The wiring's file the hooks report to.
+const HOOK_REPORTS: &str = "hook-reports.jsonl";
 
 /// One agent CLI's state across the sessions of a run.
 pub struct CliSession {
@@ -92,12 +96,17 @@ impl CliSession {
             .ok_or_else(|| RunnerError::new(format!("no {} session to resume", self.cli.name)))
     }
 
-    /// Runs `command` to its end; `control` is `None` for the handoff turn.
+    /// Runs `command` to its end; `control` is `None` for the handoff turn. The hooks the
+    /// agent runs report their verdicts to a fresh file of the wiring (`HOOK_REPORT_ENV`).
     pub fn invoke(
         &mut self,
-        command: Command,
+        mut command: Command,
         control: Option<&SessionControl>,
     ) -> Result<SessionEnd, AgentError> {
+        let path = self.wiring.path(HOOK_REPORTS);
+        let reports = ReportReader::create(path.clone())
+            .map_err(|source| AgentError::Wiring { path, source })?;
+        command.env(HOOK_REPORT_ENV, reports.path());
         let process = AgentProcess::spawn(command, self.binary.path.clone())?;
         let outcome = drive(
             Invocation {
@@ -109,6 +118,7 @@ impl CliSession {
                 root: &self.spec.root,
                 grace: self.config.stop_grace(),
                 cancel: self.cancel.as_ref(),
+                reports,
             },
             &mut self.progress,
         );

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use cp_e2e::{TuiSession, git, git_repo};
 use serde_json::json;
-use util::{canonical, create_callback, fixture, hook, stop_console_server};
+use util::{canonical, create_callback, fixture, hook, hook_with_env, stop_console_server};
 
 /// A repo with `src/greet.sh` committed and a blocking callback on `*.sh` that prints
 /// `checked <files>` and exits with `exit_code`.
@@ -54,6 +54,46 @@ fn claude_write_gets_the_blocking_callback_result_as_context() {
         "{context}"
     );
     assert!(reply.get("decision").is_none(), "{reply}");
+}
+
+#[test]
+fn the_verdicts_are_reported_to_the_runner_that_started_the_agent() {
+    let (_repo, root) = project_with_callback(0);
+    let reports = tempfile::NamedTempFile::new().unwrap();
+    let env = [(cp_agent_cli::HOOK_REPORT_ENV, reports.path())];
+    let edit = hook_with_env(
+        "after-tool",
+        &root,
+        &fixture("gemini_after_tool_write_file.json", &root, &root),
+        &env,
+    );
+    assert_eq!(edit.code, Some(0), "{edit:?}");
+    let stop = hook_with_env(
+        "after-agent",
+        &root,
+        &fixture("gemini_after_agent.json", &root, &root),
+        &env,
+    );
+    stop_console_server(&root);
+    assert_eq!(stop.code, Some(0), "{stop:?}");
+    let lines: Vec<cp_agent_cli::HookReport> = std::fs::read_to_string(reports.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0].event, "AfterTool");
+    assert_eq!(lines[0].verdict, cp_agent_cli::HookVerdict::Context);
+    // In full, the callback's output included.
+    assert!(
+        lines[0].text.contains("Callback 'greet-check' passed"),
+        "{lines:?}"
+    );
+    assert!(lines[0].text.contains("checked src/greet.sh"), "{lines:?}");
+    // The edit is uncommitted: the stop checkpoint sends the agent back to verify.
+    assert_eq!(lines[1].event, "AfterAgent");
+    assert_eq!(lines[1].verdict, cp_agent_cli::HookVerdict::Blocked);
+    assert!(lines[1].text.contains("Checkpoint"), "{lines:?}");
 }
 
 #[test]

@@ -9,14 +9,15 @@ use cp_mod_checkpoint::{ContextEstimator, RestartConfig, SessionControl, Session
 
 use super::parse_line;
 use crate::drive::{Invocation, WindowSource, drive};
+use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
 use crate::progress::{AgentEvent, Progress};
 
 /// A fake Claude Code: one response at 95 % that writes a file (its event repeated, as
-/// Claude Code repeats a message per content block), the tool's result after a pause,
-/// then it waits to be interrupted. `mark` records whether SIGINT came before or after
-/// the tool result.
-fn fake_claude(root: &Path, mark: &Path) -> AgentProcess {
+/// Claude Code repeats a message per content block), its hook's verdict reported to
+/// `$CP_HOOK_REPORT`, the tool's result after a pause, then it waits to be interrupted.
+/// `mark` records whether SIGINT came before or after the tool result.
+fn fake_claude(root: &Path, mark: &Path, reports: &ReportReader) -> AgentProcess {
     let assistant = serde_json::json!({"type": "assistant", "message": {"id": "m1",
         "model": "claude-x", "usage": {"input_tokens": 95},
         "content": [{"type": "tool_use", "id": "t1", "name": "Write",
@@ -28,12 +29,17 @@ fn fake_claude(root: &Path, mark: &Path) -> AgentProcess {
          trap 'echo $phase > {mark}; echo {{\\\"type\\\":\\\"result\\\",\\\"subtype\\\":\\\"error_during_execution\\\",\\\"is_error\\\":true}}; exit 130' INT\n\
          echo '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}}'\n\
          echo '{assistant}'\necho '{assistant}'\n\
+         sleep 0.2\necho '{hook}' >> \"$CP_HOOK_REPORT\"\n\
          sleep 0.3\nphase=after\necho '{result}'\n\
          while :; do sleep 0.05; done\n",
-        mark = mark.display()
+        mark = mark.display(),
+        hook = serde_json::json!({"event": "PostToolUse", "verdict": "context",
+            "text": "Callback lint passed"}),
     );
     let mut command = Command::new("sh");
-    command.args(["-c", &script]);
+    command
+        .args(["-c", &script])
+        .env(HOOK_REPORT_ENV, reports.path());
     AgentProcess::spawn(command, "sh".into()).unwrap()
 }
 
@@ -50,9 +56,10 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
     let sink = Arc::clone(&seen);
     let mut progress: Progress =
         Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
     let outcome = drive(
         Invocation {
-            process: fake_claude(dir.path(), &mark),
+            process: fake_claude(dir.path(), &mark, &reports),
             parse: parse_line,
             agent: "fake",
             control: Some(&control),
@@ -60,6 +67,7 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
             root: dir.path(),
             cancel: None,
             grace: Duration::from_secs(60),
+            reports,
         },
         &mut progress,
     );
@@ -72,6 +80,15 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
         .filter(|e| matches!(e, AgentEvent::Usage { .. }))
         .count();
     assert_eq!(usages, 1, "one response, reported once: {seen:?}");
+    // The hook's verdict shows between the tool call that fired it and the call's result.
+    let position = |wanted: fn(&AgentEvent) -> bool| seen.iter().position(wanted);
+    let call = position(|e| matches!(e, AgentEvent::ToolCall { .. }));
+    let hook = position(|e| {
+        matches!(e, AgentEvent::Hook { event, detail, .. }
+            if event == "PostToolUse" && detail == "Callback lint passed")
+    });
+    let result = position(|e| matches!(e, AgentEvent::ToolResult { .. }));
+    assert!(call < hook && hook < result && hook.is_some(), "{seen:?}");
     let history = control.tool_history();
     assert_eq!(
         history.len(),
@@ -98,9 +115,10 @@ fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
     let check = Arc::clone(&cancelled);
     let cancel: crate::CancelCheck =
         Arc::new(move || check.load(std::sync::atomic::Ordering::SeqCst));
+    let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
     let outcome = drive(
         Invocation {
-            process: fake_claude(dir.path(), &mark),
+            process: fake_claude(dir.path(), &mark, &reports),
             parse: parse_line,
             agent: "fake",
             control: None,
@@ -108,6 +126,7 @@ fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
             root: dir.path(),
             cancel: Some(&cancel),
             grace: Duration::from_secs(60),
+            reports,
         },
         &mut progress,
     );

@@ -24,7 +24,8 @@ const HANDOFF_TOOL: &str = "mcp__context-pilot__Checkpoint_handoff";
 ///   with no built-in tools, only `Checkpoint_handoff` allowed, and no hooks (the stop
 ///   checkpoint must not hold it up).
 /// - Context Pilot's MCP server (`--mcp-config`) and hooks (`--settings`) are passed per
-///   invocation from temp files; `--include-hook-events` lets the hooks' verdicts be shown.
+///   invocation from temp files; the hooks report their verdicts to the runner directly
+///   (`HOOK_REPORT_ENV`).
 /// - Usage is measured from the stream: the prompt of the latest response (input + cache
 ///   creation + cache read), de-duplicated by message id, against the window from config,
 ///   else the model table, else what Claude Code reported at the end of an earlier session.
@@ -117,7 +118,6 @@ impl SessionRunner for ClaudeRunner {
         command
             .args(["--output-format", "stream-json", "--verbose"])
             .args(&session)
-            .arg("--include-hook-events")
             .arg("--mcp-config")
             .arg(self.session.wiring.path(MCP_FILE))
             .arg("--settings")

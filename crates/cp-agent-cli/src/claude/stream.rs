@@ -31,10 +31,6 @@ struct System {
     subtype: String,
     session_id: Option<String>,
     model: Option<String>,
-    /// `hook_response` (with `--include-hook-events`): which hook and what it printed.
-    hook_event: Option<String>,
-    #[serde(default)]
-    stdout: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,9 +141,6 @@ fn items(event: Event) -> Vec<Item> {
                 .into_iter()
                 .collect(),
             "compact_boundary" => vec![Item::Compacted],
-            "hook_response" => hook(system.hook_event.unwrap_or_default(), &system.stdout)
-                .into_iter()
-                .collect(),
             _ => Vec::new(),
         },
         Event::Assistant(envelope) => assistant(envelope.message),
@@ -189,37 +182,6 @@ fn items(event: Event) -> Vec<Item> {
         }
         Event::Other => Vec::new(),
     }
-}
-
-/// A hook's text field, if it says something.
-fn said(v: &Value) -> Option<&str> {
-    v.as_str().map(str::trim).filter(|t| !t.is_empty())
-}
-
-/// What a hook's JSON answer says: a block and its reason, else the context it added, else
-/// its message; `None` when it said nothing.
-fn hook(event: String, stdout: &str) -> Option<Item> {
-    let answer: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
-    let (prefix, text) = if answer["decision"] == "block" {
-        ("blocked: ", said(&answer["reason"]).unwrap_or_default())
-    } else if let Some(context) = said(&answer["hookSpecificOutput"]["additionalContext"]) {
-        ("", context)
-    } else if let Some(message) = said(&answer["systemMessage"]) {
-        ("", message)
-    } else if event == "Stop" {
-        ("", "passed")
-    } else {
-        return None;
-    };
-    let first_line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
-    Some(Item::Hook {
-        event,
-        summary: format!("{prefix}{first_line}"),
-        detail: format!("{prefix}{text}"),
-    })
 }
 
 fn assistant(message: Message) -> Vec<Item> {
@@ -316,23 +278,6 @@ mod tests {
                 text: "ok".into()
             }]
         );
-    }
-
-    #[test]
-    fn hook_responses_say_what_the_checkpoint_decided() {
-        let blocked = json!({"type": "system", "subtype": "hook_response", "hook_event": "Stop",
-            "stdout": json!({"decision": "block", "reason": "Checkpoint: verify\nmore"}).to_string()});
-        assert_eq!(
-            parse_line(&blocked.to_string()),
-            [Item::Hook {
-                event: "Stop".into(),
-                summary: "blocked: Checkpoint: verify".into(),
-                detail: "blocked: Checkpoint: verify\nmore".into()
-            }]
-        );
-        let quiet = json!({"type": "system", "subtype": "hook_response",
-            "hook_event": "PostToolUse", "stdout": ""});
-        assert!(parse_line(&quiet.to_string()).is_empty());
     }
 
     #[test]

@@ -16,6 +16,10 @@
 //! tool calls run hooks at the same moment. The reply follows each agent's format
 //! ([`render`]).
 //!
+//! When a runner of Context Pilot started the agent (`context-pilot run --agent …`, the TUI's
+//! `--agent`), each verdict is also reported to that runner ([`HookReport`]), which shows it
+//! to the person.
+//!
 //! A hook never blocks the agent because of its own error: a malformed payload or a broken
 //! config exits 0, says why on stderr, and logs it under `.context-pilot/logs/`.
 //!
@@ -37,6 +41,7 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use cp_agent_cli::{HookReport, HookVerdict};
 use cp_base::{Project, WorkerId};
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
@@ -81,6 +86,25 @@ impl HookEvent {
         }
     }
 
+    /// The agent's own name of the event, e.g. `PostToolUse`.
+    pub fn agent_name(self) -> &'static str {
+        match self {
+            Self::PostToolUse => "PostToolUse",
+            Self::Stop => "Stop",
+            Self::AfterTool => "AfterTool",
+            Self::AfterAgent => "AfterAgent",
+        }
+    }
+
+    /// The report of `verdict` with `text` at this event.
+    fn report(self, verdict: HookVerdict, text: String) -> HookReport {
+        HookReport {
+            event: self.agent_name().to_owned(),
+            verdict,
+            text,
+        }
+    }
+
     /// The name used on the command line, e.g. `post-tool-use`.
     pub fn cli_name(self) -> &'static str {
         match self {
@@ -99,6 +123,8 @@ pub struct HookOutput {
     pub stdout: Option<String>,
     /// Problems for the person (the agent shows stderr in its logs or transcript).
     pub stderr: Option<String>,
+    /// The verdicts for the runner that started the agent, if one did.
+    pub reports: Vec<HookReport>,
 }
 
 /// Reads the payload from stdin, handles it, prints the reply and exits 0.
@@ -117,6 +143,11 @@ pub fn main(event: HookEvent, project: Option<&Path>, worker: Option<&str>) -> E
     }
     if let Some(stderr) = out.stderr {
         eprintln!("{stderr}");
+    }
+    for report in &out.reports {
+        if let Err(e) = report.send() {
+            tracing::warn!("cannot report the hook's verdict to the runner: {e}");
+        }
     }
     ExitCode::SUCCESS
 }
@@ -204,6 +235,7 @@ pub fn handle(
     // An untrusted project's callbacks and test command stayed off: tell the person, once.
     if let Some(advice) = crate::trust::notice_once(&project) {
         out.stdout = crate::trust::with_system_message(out.stdout.take(), &advice);
+        out.reports.push(event.report(HookVerdict::Notice, advice));
     }
     if !problems.is_empty() {
         let ours = problems
@@ -245,12 +277,25 @@ fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
     let all: Vec<String> = out.stderr.take().into_iter().chain(lines).collect();
     out.stderr = Some(all.join("\n"));
     out.stdout = Some(reply::with_system_message(out.stdout.as_deref(), &text));
+    out.reports.push(event.report(HookVerdict::Notice, text));
 }
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
+    let report = match (reply, event.kind()) {
+        (Reply::Nothing | Reply::Context(_), EventKind::Stop) => {
+            Some(event.report(HookVerdict::Passed, String::new()))
+        }
+        (Reply::Nothing, EventKind::AfterEdit) => None,
+        (Reply::Context(text), EventKind::AfterEdit) => {
+            Some(event.report(HookVerdict::Context, text.clone()))
+        }
+        (Reply::Block(text), _) => Some(event.report(HookVerdict::Blocked, text.clone())),
+        (Reply::Notice(text), _) => Some(event.report(HookVerdict::Notice, text.clone())),
+    };
     HookOutput {
         stdout: render(event.agent(), event.kind(), reply),
         stderr: None,
+        reports: report.into_iter().collect(),
     }
 }
 
@@ -265,11 +310,10 @@ fn failure(event: HookEvent, project: Option<&Path>, problem: &str) -> HookOutpu
         crate::logging::init(&logs);
     }
     tracing::warn!(event = event.cli_name(), "hook: {problem}");
-    HookOutput {
-        stderr: Some(format!(
-            "context-pilot hook {}: {problem}",
-            event.cli_name()
-        )),
-        ..reply_only(event, &Reply::Nothing)
-    }
+    let said = format!("context-pilot hook {}: {problem}", event.cli_name());
+    let mut out = reply_only(event, &Reply::Nothing);
+    out.reports
+        .push(event.report(HookVerdict::Notice, said.clone()));
+    out.stderr = Some(said);
+    out
 }

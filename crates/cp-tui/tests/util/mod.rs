@@ -66,8 +66,14 @@ impl HookRun {
 
 /// Runs `context-pilot hook <event>` in `cwd` with `payload` on stdin.
 pub fn hook(event: &str, cwd: &Path, payload: &str) -> HookRun {
+    hook_with_env(event, cwd, payload, &[])
+}
+
+/// [`hook`] with extra environment, as the agent that runs the hook passes on.
+pub fn hook_with_env(event: &str, cwd: &Path, payload: &str, env: &[(&str, &Path)]) -> HookRun {
     let mut child = context_pilot(cwd)
         .args(["hook", event])
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,213 @@
+//! The hooks' verdicts, reported straight to the runner that started the agent.
+//!
+//! Claude Code echoes its hooks' answers in its stream, Gemini CLI does not; and neither says
+//! them in the words the person should read. So the runner names a fresh file in the run's
+//! private wiring directory in [`HOOK_REPORT_ENV`] when it starts the agent; the agent passes
+//! its environment to the hooks it runs (`context-pilot hook …`), and each hook appends its
+//! verdict there as one JSON line ([`HookReport::send`]). The driver reads the new lines
+//! before each line of the agent's stream ([`ReportReader`]): a hook has finished before the
+//! agent goes on, so its verdict lands in order, after the tool call that fired it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::item::Item;
+
+/// The environment variable naming the file a hook reports its verdict to.
+pub const HOOK_REPORT_ENV: &str = "CP_HOOK_REPORT";
+
+/// What a hook decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookVerdict {
+    /// The stop checkpoint let the agent stop.
+    Passed,
+    /// Text for the agent, all well (e.g. the callbacks that passed after an edit).
+    Context,
+    /// Text the agent must act on: a failed callback, or a stop the checkpoint blocks.
+    Blocked,
+    /// Text for the person (e.g. the checkpoint gave up with work left, a config problem).
+    Notice,
+}
+
+/// One hook's verdict, as one line of the report file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookReport {
+    /// The agent's name of the hook event, e.g. `PostToolUse` or `AfterAgent`.
+    pub event: String,
+    pub verdict: HookVerdict,
+    /// What the hook said (empty for a plain pass).
+    #[serde(default)]
+    pub text: String,
+}
+
+impl HookReport {
+    /// Appends this report to the file named by [`HOOK_REPORT_ENV`]; nothing when it is
+    /// unset (the agent was not started by a runner, e.g. the person's own `claude`).
+    pub fn send(&self) -> io::Result<()> {
+        match std::env::var_os(HOOK_REPORT_ENV).filter(|v| !v.is_empty()) {
+            Some(path) => self.append_to(Path::new(&path)),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends this report to `path` as one line, in one write: hooks of parallel tool calls
+    /// may report at the same moment, and `O_APPEND` keeps each line whole.
+    pub fn append_to(&self, path: &Path) -> io::Result<()> {
+        let mut line = serde_json::to_string(self).map_err(io::Error::other)?;
+        line.push('\n');
+        // Only ever appended to a file the runner created: never create one elsewhere.
+        let mut file = OpenOptions::new().append(true).open(path)?;
+        file.write_all(line.as_bytes())
+    }
+
+    /// The driver's item: a one-line summary for progress lines, and the whole text.
+    fn into_item(self) -> Item {
+        let (prefix, text) = match self.verdict {
+            HookVerdict::Passed => ("", "passed"),
+            HookVerdict::Blocked => ("blocked: ", self.text.trim()),
+            HookVerdict::Context | HookVerdict::Notice => ("", self.text.trim()),
+        };
+        let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        Item::Hook {
+            summary: format!("{prefix}{first_line}"),
+            detail: format!("{prefix}{text}"),
+            event: self.event,
+        }
+    }
+}
+
+/// Reads the lines the hooks appended since the last read.
+#[derive(Debug)]
+pub(crate) struct ReportReader {
+    path: PathBuf,
+    file: File,
+    /// A line whose end has not been written yet.
+    partial: String,
+}
+
+impl ReportReader {
+    /// Creates `path` empty (private to the user) and reads it from the start.
+    pub(crate) fn create(path: PathBuf) -> io::Result<Self> {
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path)?;
+        Ok(Self {
+            path,
+            file,
+            partial: String::new(),
+        })
+    }
+
+    /// The file the hooks append to.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The reports appended since the last call, as items. A line that is not a report is
+    /// skipped (with a log line): a broken hook must not stop the run.
+    pub(crate) fn read_new(&mut self) -> Vec<Item> {
+        let mut bytes = Vec::new();
+        if let Err(e) = self.file.read_to_end(&mut bytes) {
+            tracing::warn!(path = %self.path.display(), "cannot read the hook reports: {e}");
+            return Vec::new();
+        }
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let Some(end) = self.partial.rfind('\n') else {
+            return Vec::new();
+        };
+        let complete: String = self.partial.drain(..=end).collect();
+        complete
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .filter_map(|line| match serde_json::from_str::<HookReport>(line) {
+                Ok(report) => Some(report.into_item()),
+                Err(e) => {
+                    tracing::warn!("skipped a hook report that is not one ({e}): {line}");
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(event: &str, verdict: HookVerdict, text: &str) -> HookReport {
+        HookReport {
+            event: event.into(),
+            verdict,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn reports_are_read_once_in_order_and_a_half_written_line_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = ReportReader::create(dir.path().join("hooks.jsonl")).unwrap();
+        assert!(reader.read_new().is_empty());
+        report(
+            "PostToolUse",
+            HookVerdict::Context,
+            "Callback 'lint' passed. Output:\nclean\n",
+        )
+        .append_to(reader.path())
+        .unwrap();
+        report(
+            "Stop",
+            HookVerdict::Blocked,
+            "Checkpoint: verify\nrun the tests",
+        )
+        .append_to(reader.path())
+        .unwrap();
+        assert_eq!(
+            reader.read_new(),
+            [
+                Item::Hook {
+                    event: "PostToolUse".into(),
+                    summary: "Callback 'lint' passed. Output:".into(),
+                    detail: "Callback 'lint' passed. Output:\nclean".into(),
+                },
+                Item::Hook {
+                    event: "Stop".into(),
+                    summary: "blocked: Checkpoint: verify".into(),
+                    detail: "blocked: Checkpoint: verify\nrun the tests".into(),
+                },
+            ]
+        );
+        assert!(reader.read_new().is_empty(), "each report is read once");
+
+        let mut file = OpenOptions::new().append(true).open(reader.path()).unwrap();
+        file.write_all(br#"{"event": "Stop", "verd"#).unwrap();
+        assert!(reader.read_new().is_empty(), "half a line waits");
+        file.write_all(b"ict\": \"passed\"}\nnot json\n").unwrap();
+        assert_eq!(
+            reader.read_new(),
+            [Item::Hook {
+                event: "Stop".into(),
+                summary: "passed".into(),
+                detail: "passed".into(),
+            }],
+            "the completed line is read, the broken one skipped"
+        );
+    }
+
+    #[test]
+    fn a_hook_never_creates_a_report_file_the_runner_did_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nobody-made-this.jsonl");
+        assert!(
+            report("Stop", HookVerdict::Passed, "")
+                .append_to(&path)
+                .is_err()
+        );
+        assert!(!path.exists());
+    }
+}

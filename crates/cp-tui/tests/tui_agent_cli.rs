@@ -1,7 +1,7 @@
-//! End to end: the TUI with `--agent claude` (issue 18), for the person's turns and for a
-//! workflow (`context-pilot run WF --agent claude`). The REAL Claude Code (installed by
-//! `scripts/install-agents.sh` under `target/agents/`) runs the turns against the scripted
-//! Anthropic server; the TUI runs in a PTY.
+//! End to end: the TUI with `--agent claude` and `--agent gemini` (issue 18), for the person's
+//! turns and for a workflow (`context-pilot run WF --agent claude`). The REAL Claude Code and
+//! Gemini CLI (installed by `scripts/install-agents.sh` under `target/agents/`) run the turns
+//! against the scripted LLM server; the TUI runs in a PTY.
 //!
 //! Only durable facts are waited on: the session the TUI saves when a turn ends, the server's
 //! request log, `/proc`. The stop checkpoint's block is answered by content (the request
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cp_e2e::{
-    LlmServer, RecordedRequest, Reply, TuiSession, Turn, anthropic, git, git_repo,
+    LlmServer, RecordedRequest, Reply, TuiSession, Turn, anthropic, gemini, git, git_repo,
     saved_conversation, wait_saved_session,
 };
 use serde_json::json;
@@ -31,8 +31,8 @@ const WAIT: Duration = Duration::from_secs(180);
 fn agents_bin() -> PathBuf {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
     assert!(
-        bin.join("claude").exists(),
-        "{} is missing Claude Code: run scripts/install-agents.sh",
+        bin.join("claude").exists() && bin.join("gemini").exists(),
+        "{} is missing the agent CLIs: run scripts/install-agents.sh",
         bin.display()
     );
     bin
@@ -42,6 +42,13 @@ fn agents_bin() -> PathBuf {
 /// a blocking callback on `*.sh` that prints the files it checked; the model's window is
 /// `window` tokens.
 fn project(window: u64) -> (tempfile::TempDir, PathBuf) {
+    project_with_agent(&json!({
+        "context_window": window, "model": "claude-sonnet-4-5", "stop_grace_secs": 20
+    }))
+}
+
+/// [`project`] with `agent` as the config's agent section.
+fn project_with_agent(agent: &serde_json::Value) -> (tempfile::TempDir, PathBuf) {
     let repo = git_repo();
     let root = canonical(repo.path());
     std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
@@ -49,7 +56,7 @@ fn project(window: u64) -> (tempfile::TempDir, PathBuf) {
         root.join(".context-pilot/config.json"),
         json!({
             "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
-            "agent": {"context_window": window, "model": "claude-sonnet-4-5", "stop_grace_secs": 20},
+            "agent": agent,
         })
         .to_string(),
     )
@@ -123,11 +130,7 @@ fn start_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
 
 /// `context-pilot ARGS` in a PTY, as [`start_tui`].
 fn start_tui_with(root: &Path, home: &Path, server: &LlmServer, args: &[&str]) -> TuiSession {
-    let path = format!(
-        "{}:{}",
-        agents_bin().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = agents_path();
     let url = server.url();
     let env = [
         ("PATH", path.as_str()),
@@ -142,6 +145,15 @@ fn start_tui_with(root: &Path, home: &Path, server: &LlmServer, args: &[&str]) -
     let tui = TuiSession::start(root, args, &env).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui
+}
+
+/// `PATH` with the agent CLIs first.
+fn agents_path() -> String {
+    format!(
+        "{}:{}",
+        agents_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// Waits until the workflow run recorded under `root` has `status`.
@@ -169,6 +181,11 @@ fn wait_run_status(root: &Path, status: &str) {
 
 /// Processes other than `except` running in `root` whose command line names `claude`.
 fn claude_processes(root: &Path, except: Option<u32>) -> Vec<String> {
+    agent_processes(root, "claude", except)
+}
+
+/// Processes other than `except` running in `root` whose command line names `name`.
+fn agent_processes(root: &Path, name: &str, except: Option<u32>) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let pid = entry.file_name().to_string_lossy().into_owned();
@@ -184,7 +201,7 @@ fn claude_processes(root: &Path, except: Option<u32>) -> Vec<String> {
         let zombie = stat
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if cwd.as_deref() == Some(root) && cmdline.contains("claude") && !zombie {
+        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
             found.push(format!("{pid}: {cmdline}"));
         }
     }
@@ -450,5 +467,114 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
             "{shown:?} not in {conversation}"
         );
     }
+    stop_console_server(&root);
+}
+
+// ---------------------------------------------------------------------------------------
+// Gemini CLI
+
+/// The text of a Gemini request's last content.
+fn gemini_last_content(request: &RecordedRequest) -> String {
+    request.body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// A fresh directory below the real user's `~/.cache` (private, removed when dropped) for
+/// the wiring: Gemini CLI refuses a system settings file below a directory others can write
+/// to, such as `/tmp`, where a clean clone's target/ and the test's HOME may live.
+fn secure_cache_dir() -> tempfile::TempDir {
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    let cache = Path::new(&home).join(".cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    tempfile::Builder::new()
+        .prefix("cp-e2e-gemini-")
+        .tempdir_in(&cache)
+        .unwrap()
+}
+
+#[test]
+fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
+    let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        gemini::side_reply(request).or_else(|| {
+            gemini_last_content(request)
+                .contains("Checkpoint:")
+                .then(|| gemini::text_turn("Verified."))
+        })
+    });
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    // Turn 1: Gemini CLI writes src/a.sh (the callback fires), then says so; the stop
+    // checkpoint sends it back once.
+    server.push(gemini::tool_call_turn(&[("write_file", &args)]));
+    server.push(gemini::text_turn("GEMINI-WROTE src/a.sh."));
+    // Turn 2: an answer in the same session.
+    server.push(gemini::text_turn("GEMINI-SECOND"));
+    let home = tempfile::tempdir().unwrap();
+    let cache = secure_cache_dir();
+    let path = agents_path();
+    let url = server.url();
+    let env = [
+        ("PATH", path.as_str()),
+        ("HOME", home.path().to_str().unwrap()),
+        ("GEMINI_API_KEY", "scripted"),
+        ("GOOGLE_GEMINI_BASE_URL", url.as_str()),
+        ("XDG_RUNTIME_DIR", ""),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),
+        ("ANTHROPIC_API_KEY", ""),
+        ("OPENAI_API_KEY", ""),
+        ("CP_WORKER", "main"),
+    ];
+    let mut tui = TuiSession::start(&root, &["--agent", "gemini"], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+
+    tui.type_text("GEMINI-FIRST: write src/a.sh");
+    tui.send(b"\r");
+    let session = tui.wait_turn_end(&root, "Verified.", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/a.sh")).unwrap(),
+        "echo hi\n"
+    );
+    let conversation = saved_conversation(&session);
+    for shown in [
+        "\"name\":\"write_file\"",
+        "GEMINI-WROTE src/a.sh.",
+        // Gemini CLI does not echo its hooks: these came from the hooks' own reports.
+        "AfterTool hook: Callback 'sh-check' passed",
+        "checked src/a.sh",
+        "AfterAgent hook: blocked: Checkpoint",
+    ] {
+        assert!(
+            conversation.contains(shown),
+            "{shown:?} not in {conversation}"
+        );
+    }
+
+    tui.type_text("GEMINI-TURN-TWO: anything else?");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "GEMINI-SECOND", WAIT).unwrap();
+    // The second turn resumed the first one's session: its request carries the first turn.
+    let requests = server.requests();
+    let second = &requests.last().unwrap().raw_body;
+    assert!(second.contains("GEMINI-TURN-TWO"), "{second}");
+    assert!(
+        second.contains("GEMINI-FIRST"),
+        "the second turn did not resume the session: {second}"
+    );
+    // Gemini CLI was offered Context Pilot's tools.
+    assert!(
+        requests[0].raw_body.contains("File_edit"),
+        "no MCP tools offered"
+    );
+    let pid = tui.pid();
+    tui.quit(WAIT).unwrap();
+    assert!(
+        agent_processes(&root, "gemini", pid).is_empty(),
+        "gemini processes left behind"
+    );
     stop_console_server(&root);
 }

@@ -578,3 +578,78 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     );
     stop_console_server(&root);
 }
+
+/// The file whose existence lets the background callback's script finish.
+const RELEASE: &str = ".context-pilot/run/release-slow-check";
+
+#[test]
+fn a_background_failure_after_the_turn_wakes_the_idle_claude_session() {
+    let (_repo, root) = project(200_000);
+    // A background callback on `*.bg` that fails once the test releases it.
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "slow-check", "pattern": ["*.bg"],
+            "script_content": format!("n=0; while [ ! -e \"$CP_PROJECT_ROOT/{RELEASE}\" ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n+1)); done\necho \"slow output for $CP_CHANGED_FILES\"\nexit 3"),
+            "blocking": false
+        }),
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "background callback"]);
+    let server = server();
+    let args = json!({"file_path": root.join("src/a.bg"), "content": "data\n"}).to_string();
+    // Turn 1 writes src/a.bg (the callback starts in the background) and ends.
+    server.push(anthropic::reply(&Turn::tool_calls(&[(
+        "toolu_bg1",
+        "Write",
+        &args,
+    )])));
+    server.push(anthropic::text_turn("Wrote src/a.bg."));
+    // The turn the failure wakes.
+    server.push(anthropic::text_turn("WOKEN-BY-THE-FAILURE"));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("BG-TURN: write src/a.bg");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "Verified.", WAIT).unwrap();
+    assert!(
+        root.join(".context-pilot/state/main/hook-modules.json")
+            .exists(),
+        "the run in flight is carried for the agent's next hook"
+    );
+
+    // The run fails while the agent is idle: the TUI collects it, shows it, and wakes the
+    // agent with it.
+    std::fs::write(root.join(RELEASE), "").unwrap();
+    let session = tui
+        .wait_turn_end(&root, "WOKEN-BY-THE-FAILURE", WAIT)
+        .unwrap();
+    let conversation = saved_conversation(&session);
+    assert!(
+        conversation.contains("Callback 'slow-check' FAILED"),
+        "{conversation}"
+    );
+    let woken = server
+        .requests()
+        .into_iter()
+        .find(|r| {
+            r.raw_body
+                .contains("Background notifications since your last turn")
+        })
+        .expect("no request carried the background result");
+    assert!(
+        woken.raw_body.contains("slow-check") && woken.raw_body.contains("slow output for"),
+        "{}",
+        woken.raw_body
+    );
+    // Reported once: the agent's hooks do not report it again.
+    assert!(
+        !root
+            .join(".context-pilot/state/main/hook-modules.json")
+            .exists()
+    );
+    let pid = tui.pid();
+    assert_no_claude_left(&root, pid);
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}

@@ -36,6 +36,7 @@ mod outbox;
 mod payload;
 mod reply;
 mod stop;
+mod waiting;
 
 use std::io::Read as _;
 use std::path::Path;
@@ -48,6 +49,7 @@ pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
 pub use payload::{HookPayload, PayloadError};
 pub use reply::{Agent, EventKind, Reply, render};
+pub use waiting::collect_waiting;
 
 use crate::host::Host;
 

@@ -10,15 +10,16 @@
 //! back when done. The runner's progress goes to whichever turn is running, through a second
 //! slot.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use cp_agent::{AgentEvent, TurnEnd};
 use cp_agent_cli::{
     AgentConfig, AgentError, AgentEvent as CliEvent, AgentKind, ClaudeRunner, CliRunner,
     GeminiRunner, Progress, claude_model_window,
 };
-use cp_base::{Notification, Notifier};
 use cp_llm::{CancelToken, Message};
 use cp_mod_checkpoint::{
     Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
@@ -44,10 +45,12 @@ pub enum CliTurnError {
     Thread(#[from] std::io::Error),
 }
 
+/// How often an idle agent's waiting background results are looked for.
+const WAITING_POLL: Duration = Duration::from_secs(2);
+
 /// Where the running turn's events go.
 struct TurnSink {
     tx: Sender<AppEvent>,
-    notifier: Notifier,
     /// The agent's text of this turn, for the saved history.
     text: String,
 }
@@ -64,9 +67,9 @@ impl TurnSink {
             Shown::Agent(event) => {
                 let _ = self.tx.send(AppEvent::Agent(event));
             }
+            // Not through the notifier: that would queue it for the agent, which has it.
             Shown::Notice(level, text) => {
-                self.notifier
-                    .notify(Notification::new(agent.to_owned(), level, text));
+                let _ = self.tx.send(AppEvent::AgentNotice(level, text));
             }
         }
     }
@@ -88,6 +91,10 @@ pub struct CliAgent {
     window: u64,
     runner: Slot<Box<dyn CliRunner>>,
     sink: Slot<TurnSink>,
+    /// Looking for the idle agent's background results ([`CliAgent::poll_waiting`]): set
+    /// while a look runs, and when the last one started.
+    waiting: Arc<AtomicBool>,
+    last_look: Mutex<Option<Instant>>,
 }
 
 impl CliAgent {
@@ -138,6 +145,8 @@ impl CliAgent {
             window,
             runner: Arc::new(Mutex::new(Some(runner))),
             sink,
+            waiting: Arc::default(),
+            last_look: Mutex::default(),
         })
     }
 
@@ -155,7 +164,6 @@ impl CliAgent {
     /// interrupts the agent, and its events go to `tx` until the returned runner drops.
     pub fn lend(
         &self,
-        host: &Host,
         cancel: &CancelToken,
         tx: Sender<AppEvent>,
     ) -> Result<LentRunner, CliTurnError> {
@@ -166,7 +174,6 @@ impl CliAgent {
         runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
         *lock(&self.sink) = Some(TurnSink {
             tx,
-            notifier: host.notifier().clone(),
             text: String::new(),
         });
         Ok(LentRunner {
@@ -174,6 +181,45 @@ impl CliAgent {
             slot: Arc::clone(&self.runner),
             sink: Arc::clone(&self.sink),
         })
+    }
+
+    /// Between turns, every [`WAITING_POLL`]: collects on a worker thread what the agent's
+    /// hooks left for it (background runs that ended, the outbox; see
+    /// `hook::collect_waiting`); it arrives as `AppEvent::Waiting`. Never while a turn or a
+    /// workflow holds the runner, nor while the last look still runs.
+    pub fn poll_waiting(&self, host: &Host, tx: &Sender<AppEvent>) {
+        if lock(&self.runner).is_none() || self.waiting.load(Ordering::SeqCst) {
+            return;
+        }
+        {
+            let mut last = self
+                .last_look
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if last.is_some_and(|at| at.elapsed() < WAITING_POLL) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        self.waiting.store(true, Ordering::SeqCst);
+        let (project, worker, tx) = (host.project().clone(), host.worker().clone(), tx.clone());
+        let waiting = Arc::clone(&self.waiting);
+        let spawned = std::thread::Builder::new()
+            .name("cp-cli-waiting".into())
+            .spawn(move || {
+                match crate::hook::collect_waiting(&project, &worker) {
+                    Ok(notes) if notes.is_empty() => {}
+                    Ok(notes) => {
+                        let _ = tx.send(AppEvent::Waiting(notes));
+                    }
+                    Err(e) => tracing::warn!("cannot collect the agent's background results: {e}"),
+                }
+                waiting.store(false, Ordering::SeqCst);
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot look for the agent's background results: {e}");
+            self.waiting.store(false, Ordering::SeqCst);
+        }
     }
 
     /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
@@ -187,7 +233,7 @@ impl CliAgent {
         cancel: &CancelToken,
         tx: Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
-        let mut runner = self.lend(host, cancel, tx.clone())?;
+        let mut runner = self.lend(cancel, tx.clone())?;
         runner.continue_session();
         let restart_loop = RestartLoop::new(host.project().clone(), restart)
             .with_worker(host.worker().clone())

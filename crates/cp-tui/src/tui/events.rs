@@ -30,6 +30,11 @@ pub enum AppEvent {
     Workflow(WorkflowMsg),
     /// The provider's model list was read at start (issue 19).
     ModelCheck(cp_llm::ModelCheck),
+    /// A notice from the agent CLI's turn (a hook's verdict): for the person only, since the
+    /// agent has it already.
+    AgentNotice(cp_base::Level, String),
+    /// What the agent CLI's hooks left for it while it was idle (background results).
+    Waiting(Vec<cp_base::Notification>),
 }
 
 /// Why a workflow run driven from the TUI failed.

@@ -205,7 +205,7 @@ impl App {
 
     /// Starts a turn for waiting notifications when one of them asks to wake an idle agent.
     pub(super) fn maybe_wake(&mut self) {
-        if self.agent.running() || self.agent.provider.is_none() || self.busy() {
+        if self.agent.running() || !self.agent.has_agent() || self.busy() {
             return;
         }
         if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {

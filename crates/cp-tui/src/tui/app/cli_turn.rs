@@ -1,7 +1,7 @@
 //! Starting a turn of the person's own agent CLI (`--agent claude|gemini`); its events are
 //! applied as the built-in agent's are (`App::apply_agent`).
 
-use cp_agent::StopControl;
+use cp_agent::{AgentInbox, StopControl};
 use cp_base::Level;
 use cp_llm::CancelToken;
 
@@ -22,13 +22,20 @@ impl App {
             stop: StopControl::default(),
         };
         let restart = self.restart_config();
+        // What came in the background since the last turn goes first (the built-in agent
+        // reads its inbox the same way).
+        let mut prompt = last_user_text(&self.agent.messages);
+        let notes = self.agent.inbox.take();
+        if !notes.is_empty() {
+            prompt = format!("{}\n\n{prompt}", AgentInbox::render(&notes));
+        }
         let Some(cli) = &self.agent.cli else {
             return;
         };
         let started = cli.start_turn(
             &self.host,
             restart,
-            last_user_text(&self.agent.messages),
+            prompt,
             self.agent.messages.clone(),
             &turn.cancel,
             self.tx.clone(),

@@ -471,6 +471,15 @@ impl App {
             AppEvent::Signal(SignalKind::Terminate | SignalKind::Hangup) => self.quit = true,
             AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
             AppEvent::ModelCheck(check) => self.apply_model_check(check),
+            AppEvent::AgentNotice(level, text) => {
+                self.conversation.push(Entry::Notice { level, text });
+            }
+            AppEvent::Waiting(notes) => {
+                for note in notes {
+                    self.host.notifier().notify(note);
+                }
+                self.drain_notices();
+            }
             AppEvent::Term(_) => {}
         }
     }
@@ -490,7 +499,7 @@ impl App {
                         text: n.text.clone(),
                     });
                     // The agent hears about background results on its next turn.
-                    if self.agent.provider.is_some() {
+                    if self.agent.has_agent() {
                         self.agent.inbox.push(n);
                     }
                 }
@@ -517,6 +526,13 @@ impl App {
             self.conversation.push(notice);
             self.autosave.mark();
             changed = true;
+        }
+        // Background results the agent CLI's hooks left while it is idle.
+        if let Some(cli) = &self.agent.cli
+            && !self.agent.running()
+            && self.workflow_turn().is_none()
+        {
+            cli.poll_waiting(&self.host, &self.tx);
         }
         // Running calls show a spinner and their elapsed seconds: redraw each tick.
         changed |= self.jobs.running() > 0 || self.agent.running();

@@ -27,7 +27,7 @@ impl App {
         let runner: Box<dyn WorkflowAgent> = if let Some(provider) = self.agent.provider.clone() {
             Box::new(builtin_agent(&self.host, provider, &turn, self.tx.clone()))
         } else if let Some(cli) = &self.agent.cli {
-            match cli.lend(&self.host, &turn.cancel, self.tx.clone()) {
+            match cli.lend(&turn.cancel, self.tx.clone()) {
                 Ok(runner) => Box::new(runner),
                 Err(e) => {
                     self.workflow_not_started(&e);

@@ -653,3 +653,67 @@ fn a_background_failure_after_the_turn_wakes_the_idle_claude_session() {
     tui.quit(WAIT).unwrap();
     stop_console_server(&root);
 }
+
+#[test]
+fn quitting_the_tui_during_a_claude_turn_leaves_no_claude_process() {
+    let (_repo, root) = project(200_000);
+    let server = server();
+    // The model never answers: the turn is still running when the person quits.
+    server.push(Reply::sse_chunks(Vec::new()).then_stall());
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("take your time");
+    tui.send(b"\r");
+    assert_eq!(
+        server.wait_for_requests(1, WAIT).len(),
+        1,
+        "Claude Code never asked the model"
+    );
+    let pid = tui.pid();
+    assert!(!claude_processes(&root, pid).is_empty());
+    // Ctrl-C asks first while work runs; `quit` confirms.
+    assert_eq!(tui.quit(WAIT).unwrap(), 0);
+    assert_no_claude_left(&root, None);
+    // The turn's session id was saved on the way out: a new TUI continues it.
+    assert!(
+        root.join(".context-pilot/state/main/agent-session.json")
+            .exists()
+    );
+    stop_console_server(&root);
+}
+
+#[test]
+fn quitting_a_workflow_run_in_the_tui_leaves_no_claude_process() {
+    let (_repo, root) = project(200_000);
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        "name: wf\nphases:\n  - id: build\n    prompt: \"take your time\"\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "workflow"]);
+    let server = server();
+    server.push(Reply::sse_chunks(Vec::new()).then_stall());
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui_with(
+        &root,
+        home.path(),
+        &server,
+        &[
+            "run",
+            ".context-pilot/workflows/wf.yaml",
+            "--agent",
+            "claude",
+        ],
+    );
+    assert_eq!(
+        server.wait_for_requests(1, WAIT).len(),
+        1,
+        "Claude Code never asked the model"
+    );
+    // The run did not finish: a non-zero exit, and nothing left behind.
+    assert_ne!(tui.quit(WAIT).unwrap(), 0);
+    assert_no_claude_left(&root, None);
+    stop_console_server(&root);
+}

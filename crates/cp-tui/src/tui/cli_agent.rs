@@ -89,6 +89,8 @@ pub struct CliAgent {
     version: String,
     /// The model's context window, when known (for the status bar's context fill).
     window: u64,
+    /// The time the agent gets to exit after SIGINT.
+    grace: Duration,
     runner: Slot<Box<dyn CliRunner>>,
     sink: Slot<TurnSink>,
     /// Looking for the idle agent's background results ([`CliAgent::poll_waiting`]): set
@@ -114,6 +116,7 @@ impl CliAgent {
                 sink.forward(name, event);
             }
         });
+        let grace = config.stop_grace();
         let window = config.context_window.unwrap_or_else(|| {
             config
                 .model
@@ -143,11 +146,30 @@ impl CliAgent {
             name,
             version,
             window,
+            grace,
             runner: Arc::new(Mutex::new(Some(runner))),
             sink,
             waiting: Arc::default(),
             last_look: Mutex::default(),
         })
+    }
+
+    /// Waits up to `timeout` for the runner to be back in its slot (no turn or workflow holds
+    /// it); returns whether it is.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while lock(&self.runner).is_none() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// The time the agent gets to exit after SIGINT (`agent.stop_grace_secs`).
+    pub fn grace(&self) -> Duration {
+        self.grace
     }
 
     /// `Claude Code 2.1.3` for the status bar.

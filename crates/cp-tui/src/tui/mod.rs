@@ -198,6 +198,7 @@ fn run_app(
             dirty = true;
         }
     }
+    app.wind_down();
     app.save_state();
     drop(guard);
     tracing::info!("TUI exited");

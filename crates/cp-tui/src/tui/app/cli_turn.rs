@@ -3,6 +3,8 @@
 
 use cp_agent::{AgentInbox, StopControl};
 use cp_base::Level;
+use std::time::Duration;
+
 use cp_llm::CancelToken;
 
 use crate::tui::agent_state::RunningTurn;
@@ -11,7 +13,31 @@ use crate::tui::restartable::last_user_text;
 
 use super::App;
 
+/// How long quitting waits, beyond the agent's own grace period, for an interrupted agent
+/// CLI to be gone.
+const WIND_DOWN_MARGIN: Duration = Duration::from_secs(5);
+
 impl App {
+    /// On the way out: an agent CLI still working (the person's turn, or a workflow phase)
+    /// is interrupted and waited for, so its process group is gone and the session id it
+    /// reached is saved for the next start.
+    pub fn wind_down(&mut self) {
+        let Some(cli) = &self.agent.cli else {
+            return;
+        };
+        if let Some(turn) = &self.agent.turn {
+            turn.cancel.cancel();
+        }
+        if let Some(turn) = self.workflow.as_ref().and_then(|run| run.turn.as_ref()) {
+            turn.cancel.cancel();
+        }
+        if !cli.wait_idle(cli.grace() + WIND_DOWN_MARGIN) {
+            tracing::warn!(
+                "the agent CLI did not stop in time; its process group is ended with this process"
+            );
+        }
+    }
+
     /// Runs one turn of the agent CLI for the person's latest message.
     pub(super) fn start_cli_turn(&mut self) {
         if self.agent.cli.is_none() {

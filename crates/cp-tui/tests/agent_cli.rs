@@ -422,19 +422,6 @@ fn gemini_last_parts(request: &RecordedRequest) -> Option<&Vec<Value>> {
         .and_then(|c| c["parts"].as_array())
 }
 
-/// A fresh directory below the real user's `~/.cache` (private, removed when dropped), for the
-/// wiring Gemini CLI reads: unlike anything below `/tmp`, no directory above it is writable by
-/// others, which Gemini CLI requires of a system settings file.
-fn secure_cache_dir() -> tempfile::TempDir {
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    let cache = Path::new(&home).join(".cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    tempfile::Builder::new()
-        .prefix("cp-e2e-gemini-")
-        .tempdir_in(&cache)
-        .unwrap()
-}
-
 #[test]
 fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     let (_repo, root) = project(&json!({"stop_grace_secs": 20}));
@@ -478,7 +465,7 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     server.push(gemini::text_turn("Done."));
     server.push(gemini::text_turn("Verified, done."));
     let home = tempfile::tempdir().unwrap();
-    let cache = secure_cache_dir();
+    let cache = cp_e2e::secure_cache_dir();
     let child = run_command(
         &root,
         home.path(),

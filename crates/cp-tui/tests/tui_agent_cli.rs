@@ -482,19 +482,6 @@ fn gemini_last_content(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
-/// A fresh directory below the real user's `~/.cache` (private, removed when dropped) for
-/// the wiring: Gemini CLI refuses a system settings file below a directory others can write
-/// to, such as `/tmp`, where a clean clone's target/ and the test's HOME may live.
-fn secure_cache_dir() -> tempfile::TempDir {
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    let cache = Path::new(&home).join(".cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    tempfile::Builder::new()
-        .prefix("cp-e2e-gemini-")
-        .tempdir_in(&cache)
-        .unwrap()
-}
-
 #[test]
 fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
@@ -514,7 +501,7 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     // Turn 2: an answer in the same session.
     server.push(gemini::text_turn("GEMINI-SECOND"));
     let home = tempfile::tempdir().unwrap();
-    let cache = secure_cache_dir();
+    let cache = cp_e2e::secure_cache_dir();
     let path = agents_path();
     let url = server.url();
     let env = [

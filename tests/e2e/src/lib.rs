@@ -84,3 +84,23 @@ pub fn trust(project: &std::path::Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A fresh directory below the real user's `~/.cache` (private, removed when dropped), for
+/// the wiring Gemini CLI reads (`XDG_CACHE_HOME`): Gemini CLI refuses a system settings file
+/// below a directory others can write to, such as `/tmp`, where a clean clone's `target/`
+/// and a test's `HOME` may live.
+///
+/// # Panics
+///
+/// When `HOME` is unset or the directory cannot be made.
+pub fn secure_cache_dir() -> tempfile::TempDir {
+    let home = std::env::var_os("HOME").unwrap_or_else(|| panic!("HOME is not set"));
+    let cache = std::path::Path::new(&home).join(".cache");
+    if let Err(e) = std::fs::create_dir_all(&cache) {
+        panic!("cannot create {}: {e}", cache.display());
+    }
+    tempfile::Builder::new()
+        .prefix("cp-e2e-gemini-")
+        .tempdir_in(&cache)
+        .unwrap_or_else(|e| panic!("cannot create a directory below {}: {e}", cache.display()))
+}

@@ -57,11 +57,15 @@ impl AgentProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: the closure only calls `prctl` and `getppid`, which are async-signal-safe,
-        // as `pre_exec` requires between fork and exec in a multi-threaded process.
+        // SAFETY: the closure only calls `signal`, `prctl` and `getppid`, which are
+        // async-signal-safe, as `pre_exec` requires between fork and exec in a multi-threaded
+        // process.
         let parent = std::process::id();
         unsafe {
-            command.pre_exec(move || die_with_parent(parent));
+            command.pre_exec(move || {
+                hear_interrupts();
+                die_with_parent(parent)
+            });
         }
         let mut child = command.spawn().map_err(|source| AgentError::Spawn {
             path: path.clone(),
@@ -205,6 +209,17 @@ impl Drop for AgentProcess {
         if !self.finished {
             self.end_group();
         }
+    }
+}
+
+/// In the child: SIGINT and SIGQUIT back to their default handling. A host started with them
+/// ignored (in the background of a script, by `nohup`) would pass that on, and an agent that
+/// cannot be interrupted cannot be stopped gracefully at a tool boundary.
+fn hear_interrupts() {
+    // SAFETY: `signal` is async-signal-safe and touches no memory of ours.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGQUIT, libc::SIG_DFL);
     }
 }
 

@@ -3,20 +3,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cp_agent::{AgentInbox, StopControl, UsageMeter};
+use cp_agent::{AgentInbox, UsageMeter};
+
+use super::running_turn::RunningTurn;
 
 use super::cli_agent::CliAgent;
 use cp_llm::{
-    CancelToken, LlmSection, Message, Provider, ProviderConfig, connect, ignored_base_url_error,
-    llm_section, process_env,
+    LlmSection, Message, Provider, ProviderConfig, connect, ignored_base_url_error, llm_section,
+    process_env,
 };
-
-/// A turn that is running on its worker thread.
-#[derive(Debug, Clone)]
-pub struct RunningTurn {
-    pub cancel: CancelToken,
-    pub stop: StopControl,
-}
 
 /// Everything the UI keeps about the agent between events.
 #[derive(Default)]

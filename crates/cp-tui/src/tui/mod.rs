@@ -24,6 +24,7 @@ mod outcome_style;
 mod palette;
 mod reexec;
 mod restartable;
+mod running_turn;
 mod saved_state;
 mod search;
 mod tabs;

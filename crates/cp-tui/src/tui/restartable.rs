@@ -7,8 +7,8 @@ use std::sync::mpsc::Sender;
 
 use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 
-use super::agent_state::RunningTurn;
 use super::events::AppEvent;
+use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentEvent, AgentRunner, EventSink, StopGateMode, TurnEnd};
 use cp_llm::{ContentBlock, Message, Provider, Role};

@@ -347,7 +347,7 @@ fn status_bar_shows_model_cache_and_cost_at_80_columns() {
 fn status_bar_shows_how_long_the_stop_checkpoint_has_run() {
     let mut app = app_with_usage();
     let agent = app.parts_for_test().2;
-    agent.turn = Some(super::agent_state::RunningTurn {
+    agent.turn = Some(super::running_turn::RunningTurn {
         cancel: cp_llm::CancelToken::new(),
         stop: cp_agent::StopControl::default(),
     });

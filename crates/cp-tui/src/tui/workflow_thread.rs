@@ -11,9 +11,9 @@ use cp_mod_checkpoint::{
     WorkflowEvent, resume_workflow, run_workflow,
 };
 
-use super::agent_state::RunningTurn;
 use super::cli_agent::LentRunner;
 use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
+use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentRunner, EventSink};
 use cp_llm::Provider;

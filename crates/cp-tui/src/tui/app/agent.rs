@@ -9,9 +9,9 @@ use cp_llm::{CancelToken, Message};
 
 use cp_mod_checkpoint::RestartConfig;
 
-use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
+use crate::tui::running_turn::RunningTurn;
 
 use super::{App, shorten};
 
@@ -221,7 +221,7 @@ mod tests {
     use cp_agent::StopControl;
     use cp_llm::CancelToken;
 
-    use crate::tui::agent_state::RunningTurn;
+    use crate::tui::running_turn::RunningTurn;
     use crate::tui::workflow_thread::WorkflowRun;
 
     #[test]

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use cp_llm::CancelToken;
 
-use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::Entry;
 use crate::tui::restartable::last_user_text;
+use crate::tui::running_turn::RunningTurn;
 
 use super::App;
 

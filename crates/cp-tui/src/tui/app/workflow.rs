@@ -7,11 +7,11 @@ use cp_llm::CancelToken;
 
 use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
 
-use crate::tui::agent_state::RunningTurn;
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 use crate::tui::dialog::{ApprovalDialog, DialogStep};
 use crate::tui::events::WorkflowMsg;
 use crate::tui::keymap::Action;
+use crate::tui::running_turn::RunningTurn;
 
 use super::App;
 use crate::tui::workflow_thread::{self, WorkflowAgent, WorkflowRun, builtin_agent};

@@ -19,19 +19,34 @@ pub struct AgentCli {
 }
 
 /// Claude Code.
+///
+/// 2.0.31 is the first release with `--tools`, which the handoff turn passes as `--tools ""`
+/// (no built-in tool, only `Checkpoint_handoff`). 2.0.30 exits with "unknown option
+/// '--tools'", so no agent-written handoff is ever taken and every restart falls back to one
+/// built from git; everything else the runner uses (`--session-id`, `--resume`,
+/// `--settings` hooks, `--mcp-config`, the stream events) already works there.
+/// Measured with the e2e suites `cp-tui --test agent_cli` and `--test tui_agent_cli` against
+/// the scripted server: all Claude Code tests pass on 2.0.31; on 2.0.30 and 2.0.0 only the
+/// two handoff tests fail ("no handoff turn", "handoff missing").
 pub const CLAUDE: AgentCli = AgentCli {
     name: "Claude Code",
     program: "claude",
     install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
-    min_version: (2, 0, 0),
+    min_version: (2, 0, 31),
 };
 
 /// Gemini CLI.
+///
+/// 0.41.0 is the first release with `--session-id`, which every fresh session passes. 0.40.1
+/// exits with "Unknown arguments: session-id, sessionId" before any turn, so nothing works
+/// below it. Measured with the e2e suites `cp-tui --test agent_cli` and `--test
+/// tui_agent_cli` against the scripted server: both Gemini CLI tests pass on 0.41.0 and fail
+/// on 0.40.1 ("Gemini CLI exited (exit status: 1) before finishing its turn").
 pub const GEMINI: AgentCli = AgentCli {
     name: "Gemini CLI",
     program: "gemini",
     install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
-    min_version: (0, 20, 0),
+    min_version: (0, 41, 0),
 };
 
 /// A located, version-checked agent binary.
@@ -160,20 +175,38 @@ mod tests {
         );
     }
 
+    /// A fake CLI in `dir` that prints `version`.
+    fn fake_cli(dir: &Path, name: &str, version: &str) -> String {
+        let fake = dir.join(name);
+        std::fs::write(&fake, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        fake.to_str().unwrap().to_owned()
+    }
+
     #[test]
     fn an_old_version_is_refused_with_the_needed_one() {
         let dir = tempfile::tempdir().unwrap();
-        let fake = dir.path().join("claude");
-        std::fs::write(&fake, "#!/bin/sh\necho '1.0.3 (Claude Code)'\n").unwrap();
-        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        let err = CLAUDE
-            .locate(Some(fake.to_str().unwrap()))
-            .unwrap_err()
-            .to_string();
+        let fake = fake_cli(dir.path(), "claude", "1.0.3 (Claude Code)");
+        let err = CLAUDE.locate(Some(&fake)).unwrap_err().to_string();
         assert!(
-            err.contains("1.0.3") && err.contains("2.0.0 or newer"),
+            err.contains("1.0.3") && err.contains("2.0.31 or newer"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_measured_minimum_is_accepted_and_the_release_before_it_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (cli, oldest, before) in [
+            (CLAUDE, "2.0.31 (Claude Code)", "2.0.30 (Claude Code)"),
+            (GEMINI, "0.41.0", "0.40.1"),
+        ] {
+            let fake = fake_cli(dir.path(), "oldest", oldest);
+            assert!(cli.locate(Some(&fake)).is_ok(), "{} {oldest}", cli.name);
+            let fake = fake_cli(dir.path(), "before", before);
+            let err = cli.locate(Some(&fake)).unwrap_err();
+            assert!(matches!(err, AgentError::TooOld { .. }), "{err}");
+        }
     }
 }

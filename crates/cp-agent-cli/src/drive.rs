@@ -154,7 +154,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             "{} exited ({}) before finishing its turn: {}",
             inv.agent,
             status.map_or_else(|| "killed".to_owned(), |s| s.to_string()),
-            shorten(inv.process.stderr_tail().trim(), 2000)
+            shorten(inv.process.stderr_excerpt().trim(), 2000)
         )),
     };
     Outcome {

@@ -68,6 +68,7 @@ mod item;
 mod process;
 mod progress;
 mod session;
+mod stderr_excerpt;
 mod wiring;
 
 pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};

@@ -1,7 +1,6 @@
 //! One agent CLI process: its own process group, killed with the host (`PR_SET_PDEATHSIG`),
 //! its stdout read line by line on a thread, and a stop that always leaves nothing behind.
 
-use std::collections::VecDeque;
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
@@ -12,9 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::AgentError;
+use crate::stderr_excerpt::StderrExcerpt;
 
-/// Lines of the agent's stderr kept for error messages.
-const STDERR_TAIL: usize = 20;
 /// How long reading the rest of a finished agent's stderr may take.
 const STDERR_SETTLE: Duration = Duration::from_secs(2);
 /// How long the group gets after SIGTERM (and after SIGKILL) when the agent is ended.
@@ -37,7 +35,7 @@ pub struct AgentProcess {
     child: Child,
     path: PathBuf,
     lines: Receiver<String>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Mutex<StderrExcerpt>>,
     /// Set by the stderr reader when the pipe closed.
     stderr_done: Arc<AtomicBool>,
     reaped: Option<ExitStatus>,
@@ -72,7 +70,7 @@ impl AgentProcess {
             source,
         })?;
         let (tx, lines) = channel();
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = Arc::new(Mutex::new(StderrExcerpt::default()));
         // The readers are not joined: a process that inherited the pipes could keep them
         // open; each thread ends when its pipe closes or its receiver is gone.
         if let Some(out) = child.stdout.take() {
@@ -87,17 +85,16 @@ impl AgentProcess {
         }
         let stderr_done = Arc::new(AtomicBool::new(false));
         if let Some(err) = child.stderr.take() {
-            let tail = Arc::clone(&stderr);
+            let excerpt = Arc::clone(&stderr);
             let done = Arc::clone(&stderr_done);
             std::thread::spawn(move || {
                 for line in BufReader::new(err).lines() {
                     let Ok(line) = line else { break };
                     tracing::debug!(target: "agent_stderr", "{line}");
-                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-                    if tail.len() == STDERR_TAIL {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
+                    excerpt
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(line);
                 }
                 done.store(true, Ordering::SeqCst);
             });
@@ -134,16 +131,19 @@ impl AgentProcess {
         }
     }
 
-    /// The last lines the agent wrote to stderr. After [`finish`](Self::finish) it waits
-    /// up to [`STDERR_SETTLE`] for the reader to reach the end of the pipe.
-    pub fn stderr_tail(&self) -> String {
+    /// The first and the last lines the agent wrote to stderr. After
+    /// [`finish`](Self::finish) it waits up to [`STDERR_SETTLE`] for the reader to reach the
+    /// end of the pipe.
+    pub fn stderr_excerpt(&self) -> String {
         let deadline = Instant::now() + STDERR_SETTLE;
         while self.finished && !self.stderr_done.load(Ordering::SeqCst) && Instant::now() < deadline
         {
             std::thread::sleep(Duration::from_millis(10));
         }
-        let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
-        tail.iter().cloned().collect::<Vec<_>>().join("\n")
+        self.stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .render()
     }
 
     /// Waits up to `grace` for the agent to exit, then ends its whole process group (its MCP
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(p.next_line(limit), Next::Line("three".into()));
         assert_eq!(p.next_line(limit), Next::Closed);
         assert!(p.finish(limit).is_some_and(|s| s.success()));
-        assert_eq!(p.stderr_tail(), "two");
+        assert_eq!(p.stderr_excerpt(), "two");
     }
 
     #[test]

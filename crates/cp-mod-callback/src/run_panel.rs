@@ -73,9 +73,11 @@ impl RunPanel {
         self.run_id
     }
 
-    /// Parses the end of the run's raw output for drawing.
-    pub fn set_terminal(&self, raw: &[u8]) {
+    /// Parses the end of the run's raw output for drawing; `skipped` bytes of output came
+    /// before it (the panel says so).
+    pub fn set_terminal(&self, raw: &[u8], skipped: u64) {
         let mut screen = TermScreen::new(TERMINAL_ROWS, TERMINAL_COLS, TERMINAL_ROWS_KEPT);
+        screen.skipped(skipped);
         screen.feed(raw);
         self.view().terminal = Some(Arc::new(Mutex::new(screen)));
     }
@@ -91,6 +93,15 @@ impl RunPanel {
                 format!("console {console}"),
                 Style::default().fg(Color::DarkGray),
             ));
+        }
+        // Output left out (more than the panel draws, or than its scrollback keeps) is said
+        // where it is always seen, not only at the top of the scrollback.
+        if let Some(notice) = v
+            .terminal
+            .as_ref()
+            .and_then(|screen| lock_screen(screen).dropped_notice())
+        {
+            lines.push(Line::styled(notice, Style::default().fg(Color::DarkGray)));
         }
         lines
     }

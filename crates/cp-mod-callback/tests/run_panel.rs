@@ -20,7 +20,7 @@ fn failed_panel(output: &[u8]) -> RunPanel {
         v.finished = true;
         v.visible = true;
     }
-    panel.set_terminal(output);
+    panel.set_terminal(output, 0);
     panel
 }
 
@@ -91,4 +91,31 @@ fn the_failure_output_scrolls_within_its_lines_and_can_be_searched() {
     assert_eq!(top[(0, 2)].fg, Color::Indexed(3));
     // `line 5` (row 4) at the top of the window: 40 - 4; `line 50` is on the resting view.
     assert_eq!(panel.find(area, "line 5"), vec![0, 36]);
+}
+
+#[test]
+fn output_left_out_of_the_panel_is_announced_above_it() {
+    let panel = RunPanel::new(uuid::Uuid::from_u128(7), "pytest");
+    panel.view().status = "FAILED (exited with code 1)".into();
+    // 300 KiB came before the part the panel was given.
+    panel.set_terminal(PYTEST, 300 * 1024);
+    let buf = draw(&panel, 80, 8, 0);
+    let row = |y: u16| -> String { (0..80).map(|x| buf[(x, y)].symbol()).collect() };
+    assert_eq!(
+        row(1).trim_end(),
+        "… 300 KiB of earlier output not loaded (the console log keeps more)"
+    );
+    assert!(
+        (2..8).any(|y| row(y).contains("1 failed, 1 passed")),
+        "the output follows"
+    );
+
+    // Nothing left out: no notice.
+    let whole = failed_panel(PYTEST);
+    let buf = draw(&whole, 80, 8, 0);
+    let text: String = (0..8)
+        .flat_map(|y| (0..80).map(move |x| (x, y)))
+        .map(|p| buf[p].symbol().to_owned())
+        .collect();
+    assert!(!text.contains("not loaded"), "{text}");
 }

@@ -68,7 +68,8 @@ mod test_support;
 mod text;
 
 pub use client::{
-    ClientConfig, ConsoleClient, ConsoleHandle, Output, READ_CHUNK_MAX, SERVER_EXE_ENV, WaitOutcome,
+    ClientConfig, ConsoleClient, ConsoleHandle, Output, READ_CHUNK_MAX, RawTail, SERVER_EXE_ENV,
+    WaitOutcome,
 };
 pub use console_info::{
     ConsoleInfo, ConsoleStatus, DEFAULT_COLS, DEFAULT_ROWS, KillCause, SpawnSpec,

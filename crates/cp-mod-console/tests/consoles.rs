@@ -460,3 +460,25 @@ fn commands_get_the_pty_as_controlling_terminal_and_no_server_descriptors() {
         .collect();
     assert_eq!(fds, ["0", "1", "2", "3"], "{fds:?}");
 }
+
+#[test]
+fn the_raw_tail_starts_at_a_line_and_says_how_much_came_before() {
+    let p = Project::new();
+    // 2,000 numbered lines of 100 bytes each (98 digits, and the PTY turns \n into \r\n).
+    let s = p.spawn("for i in $(seq 1 2000); do printf '%098d\\n' \"$i\"; done");
+    let done = s.wait_exit(LONG).unwrap();
+    let total = done.info.output_len;
+    assert_eq!(total, 2000 * 100);
+    let tail = s.raw_tail(10_000).unwrap();
+    assert!(tail.bytes.len() <= 10_000);
+    assert_eq!(tail.skipped + tail.bytes.len() as u64, total);
+    let text = String::from_utf8_lossy(&tail.bytes);
+    assert!(
+        text.starts_with("0000"),
+        "from the start of a line: {text:.40}"
+    );
+    assert!(text.ends_with(&format!("{:098}\r\n", 2000)), "to the end");
+    // All of it when it fits.
+    let all = s.raw_tail(1 << 20).unwrap();
+    assert_eq!((all.skipped, all.bytes.len() as u64), (0, total));
+}

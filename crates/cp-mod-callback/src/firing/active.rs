@@ -102,9 +102,10 @@ impl ActiveRun {
         "running".clone_into(&mut self.panel.view().status);
     }
 
-    /// Gives the run's panel the end of its raw output, drawn as a terminal (colours kept).
-    pub(super) fn show_terminal(&self, raw: &[u8]) {
-        self.panel.set_terminal(raw);
+    /// Gives the run's panel the end of its raw output, drawn as a terminal (colours kept);
+    /// `skipped` bytes before it were left out.
+    pub(super) fn show_terminal(&self, raw: &[u8], skipped: u64) {
+        self.panel.set_terminal(raw, skipped);
     }
 
     /// Puts the end of the run's output in its panel.

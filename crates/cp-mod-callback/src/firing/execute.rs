@@ -133,7 +133,7 @@ fn spawn_and_wait(
 fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport) {
     report.tail = session.tail(PANEL_LINES).unwrap_or_default();
     match session.raw_tail(PANEL_RAW_BYTES) {
-        Ok(raw) => run.show_terminal(&raw),
+        Ok(raw) => run.show_terminal(&raw.bytes, raw.skipped),
         Err(e) => tracing::warn!("reading callback run {} output: {e}", run.run_id),
     }
 }

@@ -44,6 +44,15 @@ impl WaitOutcome {
     }
 }
 
+/// The end of a console's raw output ([`ConsoleHandle::raw_tail`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawTail {
+    /// The output, from the start of a line.
+    pub bytes: Vec<u8>,
+    /// How much output came before it and was left out.
+    pub skipped: u64,
+}
+
 /// A console, running or finished. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ConsoleHandle {
@@ -130,11 +139,11 @@ impl ConsoleHandle {
 
     /// The last `max_bytes` of raw output (escape sequences kept, for a terminal view), from
     /// the start of a line: a cut mid-line or mid-escape would garble the first row.
-    pub fn raw_tail(&self, max_bytes: u64) -> Result<Vec<u8>, ConsoleError> {
+    pub fn raw_tail(&self, max_bytes: u64) -> Result<RawTail, ConsoleError> {
         let path = self.log_path();
         let mut file = match File::open(&path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RawTail::default()),
             Err(e) => return Err(ConsoleError::io("reading console log", &path)(e)),
         };
         let len = file
@@ -151,7 +160,8 @@ impl ConsoleHandle {
         {
             bytes.drain(..=first_break);
         }
-        Ok(bytes)
+        let skipped = len - bytes.len() as u64;
+        Ok(RawTail { bytes, skipped })
     }
 
     /// Raw output from byte `offset` on (at most [`READ_CHUNK_MAX`] bytes a call), read

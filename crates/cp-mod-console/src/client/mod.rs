@@ -15,7 +15,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 pub use self::config::ClientConfig;
-pub use self::handle::{ConsoleHandle, Output, READ_CHUNK_MAX, WaitOutcome};
+pub use self::handle::{ConsoleHandle, Output, READ_CHUNK_MAX, RawTail, WaitOutcome};
 pub use self::launch::SERVER_EXE_ENV;
 use self::transport::{Launch, Transport, unexpected};
 use crate::console_info::{ConsoleInfo, SpawnSpec};

@@ -62,8 +62,6 @@ pub enum Action {
     Paste(String),
     /// Ctrl-O: expand or collapse the last tool call in the conversation.
     ToggleExpand,
-    /// Toggle key pass-through to the focused console panel (no key is bound to it yet).
-    TogglePassthrough,
     /// `x` or Delete in the sidebar: close the selected dynamic panel.
     ClosePanel,
     /// F2: show a workflow checkpoint that was hidden to look at files.

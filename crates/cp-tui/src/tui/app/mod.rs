@@ -339,7 +339,7 @@ impl App {
             }
             Action::ClosePanel => self.close_selected(),
             Action::EditExternally => self.request_external_edit(),
-            Action::TogglePassthrough | Action::Yes | Action::No => {}
+            Action::Yes | Action::No => {}
             text => self.edit_input(text),
         }
     }

@@ -378,6 +378,15 @@ fn signal_run_while_claude_works(signal: i32) {
         .env("ANTHROPIC_API_KEY", "sk-ant-scripted");
     // Its own process group, as a shell gives a foreground job; Ctrl-C signals that group.
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // And SIGINT at its default, as for a foreground job, whatever this test inherited (a
+    // test run started in the background of a script ignores SIGINT, and so would the run).
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let child = command.spawn().unwrap();
     let started = server.wait_for_requests(1, RUN_LIMIT);
     assert_eq!(started.len(), 1, "Claude Code never asked the model");

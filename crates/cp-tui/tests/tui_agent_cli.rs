@@ -156,6 +156,37 @@ fn agents_path() -> String {
     )
 }
 
+/// Checks that no Claude Code process is left, quits the TUI and stops the console server.
+fn end_cleanly(mut tui: TuiSession, root: &Path) {
+    let pid = tui.pid();
+    assert_no_claude_left(root, pid);
+    tui.quit(WAIT).unwrap();
+    stop_console_server(root);
+}
+
+/// Commits `yaml` as the project's `.context-pilot/workflows/wf.yaml`.
+fn add_workflow(root: &Path, yaml: &str) {
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(root.join(".context-pilot/workflows/wf.yaml"), yaml).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "workflow"]);
+}
+
+/// `context-pilot run .context-pilot/workflows/wf.yaml --agent claude` in a PTY.
+fn start_workflow_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
+    start_tui_with(
+        root,
+        home,
+        server,
+        &[
+            "run",
+            ".context-pilot/workflows/wf.yaml",
+            "--agent",
+            "claude",
+        ],
+    )
+}
+
 /// Waits until the workflow run recorded under `root` has `status`.
 fn wait_run_status(root: &Path, status: &str) {
     let deadline = Instant::now() + WAIT;
@@ -302,14 +333,12 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
     stop_console_server(&root);
 }
 
-#[test]
-fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
-    let (_repo, root) = project(200_000);
+/// Starts a Claude Code turn in the TUI whose model never answers, and waits until Claude
+/// Code asked it: the turn runs until the person interrupts it.
+fn start_a_turn_that_never_ends(root: &Path, home: &Path) -> (LlmServer, TuiSession) {
     let server = server();
-    // The model never answers: the turn runs until the person presses Esc.
     server.push(Reply::sse_chunks(Vec::new()).then_stall());
-    let home = tempfile::tempdir().unwrap();
-    let mut tui = start_tui(&root, home.path(), &server);
+    let mut tui = start_tui(root, home, &server);
     tui.type_text("take your time");
     tui.send(b"\r");
     assert_eq!(
@@ -317,8 +346,16 @@ fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
         1,
         "Claude Code never asked the model"
     );
+    assert!(!claude_processes(root, tui.pid()).is_empty());
+    (server, tui)
+}
+
+#[test]
+fn esc_interrupts_a_claude_turn_and_leaves_no_claude_process() {
+    let (_repo, root) = project(200_000);
+    let home = tempfile::tempdir().unwrap();
+    let (_server, mut tui) = start_a_turn_that_never_ends(&root, home.path());
     let pid = tui.pid();
-    assert!(!claude_processes(&root, pid).is_empty());
     tui.send(b"\x1b");
     wait_saved_session(&root, "the turn was cancelled", WAIT, |s| {
         saved_conversation(s).contains("Turn cancelled.")
@@ -387,24 +424,17 @@ fn a_full_context_restarts_the_turn_in_a_fresh_claude_session_with_the_handoff()
     // The person saw the restart in the Conversation panel.
     let conversation = saved_conversation(&session);
     assert!(conversation.contains("↻"), "{conversation}");
-    let pid = tui.pid();
-    assert_no_claude_left(&root, pid);
-    tui.quit(WAIT).unwrap();
-    stop_console_server(&root);
+    end_cleanly(tui, &root);
 }
 
 #[test]
 fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpoint() {
     let (_repo, root) = project(200_000);
-    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/workflows/wf.yaml"),
+    add_workflow(
+        &root,
         "name: wf\nphases:\n  - id: build\n    prompt: \"WF-TASK: write src/a.sh\"\n    \
          checkpoint:\n      approval_required: true\n",
-    )
-    .unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "workflow"]);
+    );
     let server = server();
     let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
     server.push(anthropic::reply(&Turn::tool_calls(&[(
@@ -412,17 +442,7 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
     )])));
     server.push(anthropic::text_turn("WF-WROTE src/a.sh."));
     let home = tempfile::tempdir().unwrap();
-    let mut tui = start_tui_with(
-        &root,
-        home.path(),
-        &server,
-        &[
-            "run",
-            ".context-pilot/workflows/wf.yaml",
-            "--agent",
-            "claude",
-        ],
-    );
+    let mut tui = start_workflow_tui(&root, home.path(), &server);
 
     // The phase ran in Claude Code; the person's checkpoint waits on screen (a modal that
     // stays until answered).
@@ -635,29 +655,15 @@ fn a_background_failure_after_the_turn_wakes_the_idle_claude_session() {
             .join(".context-pilot/state/main/hook-modules.json")
             .exists()
     );
-    let pid = tui.pid();
-    assert_no_claude_left(&root, pid);
-    tui.quit(WAIT).unwrap();
-    stop_console_server(&root);
+    end_cleanly(tui, &root);
 }
 
 #[test]
 fn quitting_the_tui_during_a_claude_turn_leaves_no_claude_process() {
     let (_repo, root) = project(200_000);
-    let server = server();
-    // The model never answers: the turn is still running when the person quits.
-    server.push(Reply::sse_chunks(Vec::new()).then_stall());
     let home = tempfile::tempdir().unwrap();
-    let mut tui = start_tui(&root, home.path(), &server);
-    tui.type_text("take your time");
-    tui.send(b"\r");
-    assert_eq!(
-        server.wait_for_requests(1, WAIT).len(),
-        1,
-        "Claude Code never asked the model"
-    );
-    let pid = tui.pid();
-    assert!(!claude_processes(&root, pid).is_empty());
+    // The turn is still running when the person quits.
+    let (_server, mut tui) = start_a_turn_that_never_ends(&root, home.path());
     // Ctrl-C asks first while work runs; `quit` confirms.
     assert_eq!(tui.quit(WAIT).unwrap(), 0);
     assert_no_claude_left(&root, None);
@@ -672,28 +678,14 @@ fn quitting_the_tui_during_a_claude_turn_leaves_no_claude_process() {
 #[test]
 fn quitting_a_workflow_run_in_the_tui_leaves_no_claude_process() {
     let (_repo, root) = project(200_000);
-    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/workflows/wf.yaml"),
+    add_workflow(
+        &root,
         "name: wf\nphases:\n  - id: build\n    prompt: \"take your time\"\n",
-    )
-    .unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "workflow"]);
+    );
     let server = server();
     server.push(Reply::sse_chunks(Vec::new()).then_stall());
     let home = tempfile::tempdir().unwrap();
-    let mut tui = start_tui_with(
-        &root,
-        home.path(),
-        &server,
-        &[
-            "run",
-            ".context-pilot/workflows/wf.yaml",
-            "--agent",
-            "claude",
-        ],
-    );
+    let mut tui = start_workflow_tui(&root, home.path(), &server);
     assert_eq!(
         server.wait_for_requests(1, WAIT).len(),
         1,

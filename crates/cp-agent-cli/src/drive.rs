@@ -86,6 +86,9 @@ struct Watch {
     reported_window: Option<u64>,
     /// The person cancelled the turn.
     cancelled: bool,
+    /// A response's prompt size a hook reported (Gemini CLI's `AfterModel`), held until the
+    /// response's text has streamed: the hook runs before the agent prints the last piece.
+    held_usage: Option<Item>,
 }
 
 /// Runs `inv` to its end, reporting each event to `progress`.
@@ -95,11 +98,14 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         let next = inv.process.next_line(POLL);
         // A hook has finished before the agent goes on: its verdict comes before the line.
         for item in inv.reports.read_new() {
-            handle(&inv, &mut watch, item, progress);
+            take_report(&inv, &mut watch, item, progress);
         }
         match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
+                    if !matches!(item, Item::Text(_)) {
+                        release_usage(&inv, &mut watch, progress);
+                    }
                     handle(&inv, &mut watch, item, progress);
                 }
             }
@@ -141,8 +147,9 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     let status = inv.process.finish(grace);
     // Whatever a hook reported as the agent exited.
     for item in inv.reports.read_new() {
-        handle(&inv, &mut watch, item, progress);
+        take_report(&inv, &mut watch, item, progress);
     }
+    release_usage(&inv, &mut watch, progress);
     let end = match (&watch.stopping_since, watch.result.take()) {
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
@@ -161,6 +168,23 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         end,
         session_id: watch.session_id,
         reported_window: watch.reported_window,
+    }
+}
+
+/// A hook's report: a verdict now, a prompt size once the response's text has streamed.
+fn take_report(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+    release_usage(inv, watch, progress);
+    if matches!(item, Item::Usage { .. }) {
+        watch.held_usage = Some(item);
+    } else {
+        handle(inv, watch, item, progress);
+    }
+}
+
+/// Applies the prompt size a hook reported, once the response it belongs to is over.
+fn release_usage(inv: &Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
+    if let Some(item) = watch.held_usage.take() {
+        handle(inv, watch, item, progress);
     }
 }
 

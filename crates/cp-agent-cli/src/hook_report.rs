@@ -1,7 +1,10 @@
-//! The hooks' verdicts, reported straight to the runner that started the agent.
+//! The hooks' verdicts, reported straight to the runner that started the agent, and the
+//! prompt size of each model response where the agent's stream does not say it.
 //!
 //! Claude Code echoes its hooks' answers in its stream, Gemini CLI does not; and neither says
-//! them in the words the person should read. So the runner names a fresh file in the run's
+//! them in the words the person should read. Gemini CLI's stream reports tokens only at the
+//! end of a run, but its `AfterModel` hook sees each response's `usageMetadata`: the runner
+//! adds that hook for its runs, and the hook reports the prompt size ([`HookVerdict::Usage`]). So the runner names a fresh file in the run's
 //! private wiring directory in [`HOOK_REPORT_ENV`] when it starts the agent; the agent passes
 //! its environment to the hooks it runs (`context-pilot hook …`), and each hook appends its
 //! verdict there as one JSON line ([`HookReport::send`]). The driver reads the new lines
@@ -31,6 +34,8 @@ pub enum HookVerdict {
     Blocked,
     /// Text for the person (e.g. the checkpoint gave up with work left, a config problem).
     Notice,
+    /// Not a verdict: a model response ended, with `prompt_tokens` in its request.
+    Usage,
 }
 
 /// One hook's verdict, as one line of the report file.
@@ -42,6 +47,9 @@ pub struct HookReport {
     /// What the hook said (empty for a plain pass).
     #[serde(default)]
     pub text: String,
+    /// With [`HookVerdict::Usage`]: the prompt tokens of the response's request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
 }
 
 impl HookReport {
@@ -64,19 +72,38 @@ impl HookReport {
         file.write_all(line.as_bytes())
     }
 
-    /// The driver's item: a one-line summary for progress lines, and the whole text.
-    fn into_item(self) -> Item {
+    /// The report that a model response at `event` ended with `prompt_tokens` in its
+    /// request.
+    pub fn usage(event: &str, prompt_tokens: u64) -> Self {
+        Self {
+            event: event.to_owned(),
+            verdict: HookVerdict::Usage,
+            text: String::new(),
+            prompt_tokens: Some(prompt_tokens),
+        }
+    }
+
+    /// The driver's item: for a verdict, a one-line summary for progress lines and the whole
+    /// text; for a usage report, the prompt size (none without one).
+    fn into_item(self) -> Option<Item> {
         let (prefix, text) = match self.verdict {
+            HookVerdict::Usage => {
+                return self.prompt_tokens.map(|prompt_tokens| Item::Usage {
+                    message_id: None,
+                    prompt_tokens,
+                    model: None,
+                });
+            }
             HookVerdict::Passed => ("", "passed"),
             HookVerdict::Blocked => ("blocked: ", self.text.trim()),
             HookVerdict::Context | HookVerdict::Notice => ("", self.text.trim()),
         };
         let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        Item::Hook {
+        Some(Item::Hook {
             summary: format!("{prefix}{first_line}"),
             detail: format!("{prefix}{text}"),
             event: self.event,
-        }
+        })
     }
 }
 
@@ -126,7 +153,7 @@ impl ReportReader {
             .lines()
             .filter(|line| !line.trim().is_empty())
             .filter_map(|line| match serde_json::from_str::<HookReport>(line) {
-                Ok(report) => Some(report.into_item()),
+                Ok(report) => report.into_item(),
                 Err(e) => {
                     tracing::warn!("skipped a hook report that is not one ({e}): {line}");
                     None
@@ -145,7 +172,25 @@ mod tests {
             event: event.into(),
             verdict,
             text: text.into(),
+            prompt_tokens: None,
         }
+    }
+
+    #[test]
+    fn a_usage_report_is_the_prompt_size_of_a_response() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = ReportReader::create(dir.path().join("hooks.jsonl")).unwrap();
+        HookReport::usage("AfterModel", 9_500)
+            .append_to(reader.path())
+            .unwrap();
+        assert_eq!(
+            reader.read_new(),
+            [Item::Usage {
+                message_id: None,
+                prompt_tokens: 9_500,
+                model: None
+            }]
+        );
     }
 
     #[test]

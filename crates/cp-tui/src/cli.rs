@@ -60,6 +60,10 @@ pub enum Command {
         #[arg(value_enum)]
         event: crate::hook::HookEvent,
     },
+    /// Internal: Gemini CLI's `AfterModel` hook in runs Context Pilot drives; reports each
+    /// response's prompt size to the run. Always exits 0.
+    #[command(hide = true)]
+    ModelUsage,
     /// Trust this project: let the callbacks, the checkpoint's test command and `llm.base_url`
     /// of its .context-pilot/config.json take effect (recorded in
     /// ~/.config/context-pilot/trust.json). Review first with `context-pilot trust --show`.
@@ -98,6 +102,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if matches!(cli.command, Some(Command::ModelUsage)) {
+        // Run for every chunk the model streams: before anything else.
+        return Ok(crate::hook::model_usage::main());
+    }
     if let Some(Command::Hook { event }) = &cli.command {
         // A hook finds its project from the payload's `cwd` and never fails the agent.
         return Ok(crate::hook::main(
@@ -157,7 +165,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(
-            Command::Hook { .. } | Command::Init { .. } | Command::Trust { .. } | Command::Models,
+            Command::Hook { .. }
+            | Command::ModelUsage
+            | Command::Init { .. }
+            | Command::Trust { .. }
+            | Command::Models,
         ) => Ok(ExitCode::SUCCESS),
     }
 }

@@ -11,14 +11,14 @@ use cp_agent_cli::{
 use cp_mod_checkpoint::{RunArgs, SessionRunner, run_headless};
 
 use crate::host::Host;
-use crate::init::{InitAgent, hook_settings, program};
+use crate::init::{InitAgent, program, runner_hook_settings};
 
 /// How an agent CLI run from `host` reaches Context Pilot: this binary for `mcp` and the
 /// hooks `init` would write for `agent`, for the host's project and worker.
 pub(crate) fn wiring_spec(host: &Host, agent: InitAgent) -> WiringSpec {
     let program = program();
     WiringSpec {
-        hook_settings: hook_settings(agent, &program),
+        hook_settings: runner_hook_settings(agent, &program),
         program,
         root: host.project().root().to_path_buf(),
         worker: host.worker().clone(),

@@ -521,6 +521,93 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     assert_no_agent_left(&root, "gemini");
 }
 
+/// A scripted Gemini server: side calls answered, the handoff turn calls the handoff tool
+/// once, and the request after the write of `stop_file` (the agent is being interrupted
+/// there) stalls, so nothing is consumed.
+fn gemini_server(stop_file: &'static str) -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(move |request| {
+        if let Some(reply) = gemini::side_reply(request) {
+            return Some(reply);
+        }
+        if request.raw_body.contains(HANDOFF_MARK) {
+            return Some(if gemini_last_answers(request, GEMINI_HANDOFF_TOOL) {
+                gemini::text_turn("Handoff submitted.")
+            } else {
+                gemini::tool_call_turn(&[(GEMINI_HANDOFF_TOOL, HANDOFF_ARGS)])
+            });
+        }
+        let after_stop_write = gemini_last_answers(request, "write_file")
+            && gemini_last_parts(request)
+                .is_some_and(|p| Value::from(p.clone()).to_string().contains(stop_file));
+        after_stop_write.then(|| Reply::sse_chunks(Vec::new()).then_stall())
+    });
+    server
+}
+
+/// `context-pilot run --agent gemini EXTRA…` against `server`, to its end.
+fn gemini_run(root: &Path, server: &LlmServer, extra: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let cache = cp_e2e::secure_cache_dir();
+    let child = run_command(root, home.path(), "gemini", extra)
+        .env("GEMINI_API_KEY", "scripted")
+        // Gemini CLI refuses settings below a directory others can write to, such as `/tmp`,
+        // where the test's HOME and a clean clone's target/ may live.
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("GOOGLE_GEMINI_BASE_URL", server.url())
+        .spawn()
+        .unwrap();
+    wait_output(child)
+}
+
+#[test]
+fn gemini_cli_restarts_at_the_context_threshold_measured_by_its_after_model_hook() {
+    // A window of 20,000 tokens: a response whose request had 19,000 is at 95 %.
+    let (_repo, root) = project(&json!({"context_window": 20_000, "stop_grace_secs": 20}));
+    let server = gemini_server("a.sh");
+    let write =
+        |path: &str| json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
+    // Session 1 writes src/a.sh at 95 %: stopped after the write.
+    server.push(gemini::reply(
+        &Turn::tool_calls(&[("call_0", "write_file", &write("src/a.sh"))])
+            .with_usage(19_000, 0, 20),
+    ));
+    // Session 2 writes src/b.sh, is sent back once by the stop checkpoint, and is done.
+    server.push(gemini::tool_call_turn(&[(
+        "write_file",
+        &write("src/b.sh"),
+    )]));
+    server.push(gemini::text_turn("Done."));
+    server.push(gemini::text_turn("Verified, done."));
+    let out = gemini_run(&root, &server, &[]);
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    // Measured per request, from the hook (the stream says nothing until the end).
+    assert!(
+        stdout.contains("context 95.0% (19000/20000 tokens)"),
+        "{all}"
+    );
+    assert!(
+        root.join("src/a.sh").exists() && root.join("src/b.sh").exists(),
+        "{all}"
+    );
+    assert!(stdout.contains("handoff received"), "{all}");
+    let log = git(&root, &["log", "--format=%s"]);
+    assert!(
+        log.contains("auto-commit before restart 1 of phase build"),
+        "{log}"
+    );
+    let fresh = &server.requests()[1];
+    assert!(
+        fresh.raw_body.contains("HANDOFF-REMAINING"),
+        "handoff missing: {all}"
+    );
+    assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert_no_agent_left(&root, "gemini");
+}
+
 #[test]
 fn an_agent_named_by_the_workflow_but_not_installed_is_a_clear_error() {
     let (_repo, root) = project(&json!({}));

@@ -135,3 +135,55 @@ fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
     // fake never ends by itself.
     assert!(mark.exists());
 }
+
+#[test]
+fn a_prompt_size_a_hook_reports_lands_after_the_text_of_its_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
+    // As Gemini CLI does: the hook of the response's last chunk runs before that chunk's
+    // text is printed.
+    let text = |t: &str| serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": t}]}});
+    let usage = serde_json::json!({"event": "AfterModel", "verdict": "usage", "prompt_tokens": 42});
+    let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": "ok"});
+    let script = format!(
+        "echo '{first}'\nsleep 0.2\necho '{usage}' >> \"$CP_HOOK_REPORT\"\nsleep 0.2\necho '{last}'\necho '{result}'\n",
+        first = text("Hello, "),
+        last = text("world."),
+    );
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &script])
+        .env(HOOK_REPORT_ENV, reports.path());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let mut progress: Progress =
+        Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let window = WindowSource::default();
+    let outcome = drive(
+        Invocation {
+            process: AgentProcess::spawn(command, "sh".into()).unwrap(),
+            parse: parse_line,
+            agent: "fake",
+            control: None,
+            window: &window,
+            root: dir.path(),
+            cancel: None,
+            grace: Duration::from_secs(60),
+            reports,
+        },
+        &mut progress,
+    );
+    assert_eq!(outcome.end, SessionEnd::Completed);
+    let seen = seen.lock().unwrap();
+    let kinds: Vec<&str> = seen
+        .iter()
+        .map(|e| match e {
+            AgentEvent::Text(_) => "text",
+            AgentEvent::Usage {
+                prompt_tokens: 42, ..
+            } => "usage",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["text", "text", "usage"], "{seen:?}");
+}

@@ -3,7 +3,7 @@
 use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
 use serde_json::{Value, json};
 
-use super::stream::parse_line;
+use super::stream::{model_window, parse_line};
 use crate::binary::{AgentBinary, GEMINI};
 use crate::cancel::CancelCheck;
 use crate::drive::WindowSource;
@@ -28,8 +28,10 @@ const HANDOFF_SETTINGS: &str = "handoff.json";
 ///   a private directory of the user (Gemini CLI refuses one below `/tmp`). It also turns
 ///   folder trust off for the non-interactive run and selects API-key auth when
 ///   `GEMINI_API_KEY` is set.
-/// - Gemini CLI reports token totals only at the end of a run, so only the tool-call
-///   threshold applies.
+/// - Gemini CLI's stream reports tokens only at the end of a run; the prompt size of each
+///   response comes from its `AfterModel` hook instead, which the caller's hook settings add
+///   (`context-pilot model-usage`, reporting through `HOOK_REPORT_ENV`), against the window
+///   from config, else the model table.
 pub struct GeminiRunner {
     session: CliSession,
 }
@@ -49,6 +51,11 @@ impl GeminiRunner {
         let handoff = settings(&spec, None, Some("Checkpoint_handoff"), api_key);
         let wiring =
             Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
+        let window = WindowSource {
+            configured: config.context_window,
+            table: Some(model_window),
+            reported: None,
+        };
         Ok(Self {
             session: CliSession {
                 cli: GEMINI,
@@ -57,7 +64,7 @@ impl GeminiRunner {
                 config,
                 spec,
                 wiring,
-                window: WindowSource::default(),
+                window,
                 progress,
                 session_id: None,
                 env: Vec::new(),

@@ -3,8 +3,7 @@
 //! Each line is one JSON event: `init` (session id and model), `message` (the user's prompt,
 //! then assistant text in deltas), `tool_use`, `tool_result`, `error` and a final `result`
 //! whose `stats` hold token totals for the whole run. No event carries a single request's
-//! prompt size, so the context threshold cannot be measured per request for Gemini CLI; the
-//! tool-call threshold always applies.
+//! prompt size: that comes from Gemini CLI's `AfterModel` hook instead (see `hook_report`).
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -108,10 +107,30 @@ pub fn parse_line(line: &str) -> Vec<Item> {
     }
 }
 
+/// The context window of a Gemini model, when the table knows it: 2,097,152 tokens for
+/// Gemini 1.5 Pro, 1,048,576 for the other Gemini models (2.x, 3).
+pub fn model_window(model: &str) -> Option<u64> {
+    let model = model.to_ascii_lowercase();
+    if model.starts_with("gemini-1.5-pro") {
+        Some(2_097_152)
+    } else if model.starts_with("gemini-") {
+        Some(1_048_576)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn gemini_models_have_their_window() {
+        assert_eq!(model_window("gemini-2.5-pro"), Some(1_048_576));
+        assert_eq!(model_window("gemini-1.5-pro-002"), Some(2_097_152));
+        assert_eq!(model_window("claude-sonnet-4-5"), None);
+    }
 
     #[test]
     fn events_map_to_items() {

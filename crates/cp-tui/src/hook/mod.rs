@@ -32,6 +32,7 @@
 
 mod carry;
 mod edit;
+pub mod model_usage;
 mod outbox;
 mod payload;
 mod reply;
@@ -104,6 +105,7 @@ impl HookEvent {
             event: self.agent_name().to_owned(),
             verdict,
             text,
+            prompt_tokens: None,
         }
     }
 

@@ -152,6 +152,18 @@ pub fn hook_settings(agent: InitAgent, program: &str) -> serde_json::Value {
     serde_json::json!({ "hooks": hooks })
 }
 
+/// The hooks a run Context Pilot drives gives `agent` (`claude --settings`, Gemini CLI's system
+/// settings): [`hook_settings`], and for Gemini CLI its `AfterModel` hook reporting each
+/// response's prompt size to the run, which its stream does not say. `init` does not write
+/// that one: outside a run nobody reads it, and Gemini CLI runs it for every streamed chunk.
+pub fn runner_hook_settings(agent: InitAgent, program: &str) -> serde_json::Value {
+    let mut doc = hook_settings(agent, program);
+    if agent == InitAgent::Gemini {
+        doc["hooks"]["AfterModel"] = settings::gemini_usage_hook(program);
+    }
+    doc
+}
+
 /// Writes the planned changes (each file atomically).
 pub fn apply(root: &Path, changes: &[Change]) -> Result<(), InitError> {
     for change in changes {

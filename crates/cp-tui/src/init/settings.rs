@@ -121,6 +121,18 @@ pub fn hook_command(program: &str, event: &str) -> String {
     format!("{} hook {event}", shell_quote(program))
 }
 
+/// Gemini CLI's `AfterModel` hook in a run (`context-pilot model-usage`): it reports each
+/// response's prompt size to the run. Seconds are generous; it takes milliseconds.
+pub fn gemini_usage_hook(program: &str) -> serde_json::Value {
+    serde_json::json!([{"hooks": [{
+        "name": "context-pilot-usage",
+        "type": "command",
+        "command": format!("{} model-usage", shell_quote(program)),
+        "description": "Context Pilot: the prompt size of each response, for smart restart",
+        "timeout": 10_000,
+    }]}])
+}
+
 fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word

@@ -434,26 +434,8 @@ fn gemini_last_parts(request: &RecordedRequest) -> Option<&Vec<Value>> {
 #[test]
 fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     let (_repo, root) = project(&json!({"stop_grace_secs": 20}));
-    let server = LlmServer::start().unwrap();
-    server.answer_side_requests(|request| {
-        if let Some(reply) = gemini::side_reply(request) {
-            return Some(reply);
-        }
-        if request.raw_body.contains(HANDOFF_MARK) {
-            // The handoff turn: call the tool once, then finish.
-            return Some(if gemini_last_answers(request, GEMINI_HANDOFF_TOOL) {
-                gemini::text_turn("Handoff submitted.")
-            } else {
-                gemini::tool_call_turn(&[(GEMINI_HANDOFF_TOOL, HANDOFF_ARGS)])
-            });
-        }
-        // Interrupted after the write that reached the threshold (src/c.sh): nothing is
-        // consumed.
-        let after_stop_write = gemini_last_answers(request, "write_file")
-            && gemini_last_parts(request)
-                .is_some_and(|p| Value::from(p.clone()).to_string().contains("c.sh"));
-        after_stop_write.then(|| Reply::sse_chunks(Vec::new()).then_stall())
-    });
+    // Interrupted after the write that reaches the threshold (src/c.sh).
+    let server = gemini_server("c.sh");
     let write =
         |path: &str| json!({"file_path": root.join(path), "content": "echo hi\n"}).to_string();
     // Session 1: the second write reaches the threshold of 2 tool calls.
@@ -473,23 +455,7 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     )]));
     server.push(gemini::text_turn("Done."));
     server.push(gemini::text_turn("Verified, done."));
-    let home = tempfile::tempdir().unwrap();
-    let cache = cp_e2e::secure_cache_dir();
-    let child = run_command(
-        &root,
-        home.path(),
-        "gemini",
-        &["--tool-call-threshold", "2"],
-    )
-    .env("GEMINI_API_KEY", "scripted")
-    // Gemini CLI refuses settings below a directory others can write to, such as `/tmp`,
-    // where the test's HOME and a clean clone's target/ may live.
-    .env_remove("XDG_RUNTIME_DIR")
-    .env("XDG_CACHE_HOME", cache.path())
-    .env("GOOGLE_GEMINI_BASE_URL", server.url())
-    .spawn()
-    .unwrap();
-    let out = wait_output(child);
+    let out = gemini_run(&root, &server, &["--tool-call-threshold", "2"]);
     let stdout = text(&out.stdout);
     let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{all}");

@@ -43,6 +43,34 @@ fn fake_claude(root: &Path, mark: &Path, reports: &ReportReader) -> AgentProcess
     AgentProcess::spawn(command, "sh".into()).unwrap()
 }
 
+/// An invocation of `process` in `root`: no stop control, no cancel, a long grace.
+fn invocation<'a>(
+    process: AgentProcess,
+    root: &'a Path,
+    window: &'a WindowSource,
+    reports: ReportReader,
+) -> Invocation<'a> {
+    Invocation {
+        process,
+        parse: parse_line,
+        agent: "fake",
+        control: None,
+        window,
+        root,
+        cancel: None,
+        grace: Duration::from_secs(60),
+        reports,
+    }
+}
+
+/// A progress sink that records every event.
+fn recording() -> (Arc<Mutex<Vec<AgentEvent>>>, Progress) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let progress: Progress = Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    (seen, progress)
+}
+
 #[test]
 fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,22 +80,13 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
         configured: Some(100),
         ..WindowSource::default()
     };
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    let mut progress: Progress =
-        Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let (seen, mut progress) = recording();
     let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
+    let process = fake_claude(dir.path(), &mark, &reports);
     let outcome = drive(
         Invocation {
-            process: fake_claude(dir.path(), &mark, &reports),
-            parse: parse_line,
-            agent: "fake",
             control: Some(&control),
-            window: &window,
-            root: dir.path(),
-            cancel: None,
-            grace: Duration::from_secs(60),
-            reports,
+            ..invocation(process, dir.path(), &window, reports)
         },
         &mut progress,
     );
@@ -116,17 +135,11 @@ fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
     let cancel: crate::CancelCheck =
         Arc::new(move || check.load(std::sync::atomic::Ordering::SeqCst));
     let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
+    let process = fake_claude(dir.path(), &mark, &reports);
     let outcome = drive(
         Invocation {
-            process: fake_claude(dir.path(), &mark, &reports),
-            parse: parse_line,
-            agent: "fake",
-            control: None,
-            window: &window,
-            root: dir.path(),
             cancel: Some(&cancel),
-            grace: Duration::from_secs(60),
-            reports,
+            ..invocation(process, dir.path(), &window, reports)
         },
         &mut progress,
     );
@@ -154,23 +167,11 @@ fn a_prompt_size_a_hook_reports_lands_after_the_text_of_its_response() {
     command
         .args(["-c", &script])
         .env(HOOK_REPORT_ENV, reports.path());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    let mut progress: Progress =
-        Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let (seen, mut progress) = recording();
     let window = WindowSource::default();
+    let process = AgentProcess::spawn(command, "sh".into()).unwrap();
     let outcome = drive(
-        Invocation {
-            process: AgentProcess::spawn(command, "sh".into()).unwrap(),
-            parse: parse_line,
-            agent: "fake",
-            control: None,
-            window: &window,
-            root: dir.path(),
-            cancel: None,
-            grace: Duration::from_secs(60),
-            reports,
-        },
+        invocation(process, dir.path(), &window, reports),
         &mut progress,
     );
     assert_eq!(outcome.end, SessionEnd::Completed);

@@ -154,11 +154,21 @@ impl CliAgent {
         })
     }
 
+    /// Whether no turn or workflow holds the runner.
+    pub fn is_idle(&self) -> bool {
+        lock(&self.runner).is_some()
+    }
+
+    /// "Claude Code" or "Gemini CLI".
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
     /// Waits up to `timeout` for the runner to be back in its slot (no turn or workflow holds
     /// it); returns whether it is.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        while lock(&self.runner).is_none() {
+        while !self.is_idle() {
             if Instant::now() >= deadline {
                 return false;
             }
@@ -210,7 +220,7 @@ impl CliAgent {
     /// `hook::collect_waiting`); it arrives as `AppEvent::Waiting`. Never while a turn or a
     /// workflow holds the runner, nor while the last look still runs.
     pub fn poll_waiting(&self, host: &Host, tx: &Sender<AppEvent>) {
-        if lock(&self.runner).is_none() || self.waiting.load(Ordering::SeqCst) {
+        if !self.is_idle() || self.waiting.load(Ordering::SeqCst) {
             return;
         }
         {

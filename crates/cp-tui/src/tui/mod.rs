@@ -199,7 +199,11 @@ fn run_app(
             dirty = true;
         }
     }
-    app.wind_down();
+    app.wind_down(|app| {
+        let _ = guard.terminal.draw(|frame| {
+            render_and_map(app, frame);
+        });
+    });
     app.save_state();
     drop(guard);
     tracing::info!("TUI exited");

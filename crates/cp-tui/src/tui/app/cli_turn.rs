@@ -20,18 +20,32 @@ const WIND_DOWN_MARGIN: Duration = Duration::from_secs(5);
 impl App {
     /// On the way out: an agent CLI still working (the person's turn, or a workflow phase)
     /// is interrupted and waited for, so its process group is gone and the session id it
-    /// reached is saved for the next start.
-    pub fn wind_down(&mut self) {
+    /// reached is saved for the next start. `show` draws the app once before the wait, so
+    /// the person sees why quitting takes a moment.
+    pub fn wind_down(&mut self, show: impl FnOnce(&Self)) {
         let Some(cli) = &self.agent.cli else {
             return;
         };
+        if cli.is_idle() {
+            return;
+        }
         if let Some(turn) = &self.agent.turn {
             turn.cancel.cancel();
         }
         if let Some(turn) = self.workflow.as_ref().and_then(|run| run.turn.as_ref()) {
             turn.cancel.cancel();
         }
-        if !cli.wait_idle(cli.grace() + WIND_DOWN_MARGIN) {
+        let limit = cli.grace() + WIND_DOWN_MARGIN;
+        self.flash = Some(format!(
+            "Stopping {}… (at most {} s)",
+            cli.name(),
+            limit.as_secs()
+        ));
+        show(self);
+        let Some(cli) = &self.agent.cli else {
+            return;
+        };
+        if !cli.wait_idle(limit) {
             tracing::warn!(
                 "the agent CLI did not stop in time; its process group is ended with this process"
             );

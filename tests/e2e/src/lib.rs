@@ -39,6 +39,7 @@
 //! ```
 
 pub mod llm_server;
+mod frames;
 mod pty;
 mod repo;
 mod saved;

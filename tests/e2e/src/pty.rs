@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 
+use crate::frames::FrameLog;
+
 /// The `context-pilot` binary that `cargo test` built next to the test executables.
 ///
 /// Integration tests live in `target/<profile>/deps/`; the binary is one level up. Cargo
@@ -29,6 +31,7 @@ pub struct TuiSession {
     child: Box<dyn Child + Send + Sync>,
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
+    frames: Arc<Mutex<FrameLog>>,
 }
 
 impl TuiSession {
@@ -96,16 +99,22 @@ impl TuiSession {
             .map_err(|e| format!("writer: {e}"))?;
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
-        let (p, r) = (parser.clone(), raw.clone());
+        let frames = Arc::new(Mutex::new(FrameLog::default()));
+        let (p, r, f) = (parser.clone(), raw.clone(), frames.clone());
         thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
-                        p.lock()
+                        let screen = {
+                            let mut parser = p.lock().unwrap_or_else(PoisonError::into_inner);
+                            parser.process(&buf[..n]);
+                            parser.screen().contents()
+                        };
+                        f.lock()
                             .unwrap_or_else(PoisonError::into_inner)
-                            .process(&buf[..n]);
+                            .record(screen);
                         r.lock()
                             .unwrap_or_else(PoisonError::into_inner)
                             .extend_from_slice(&buf[..n]);
@@ -119,6 +128,7 @@ impl TuiSession {
             child,
             parser,
             raw,
+            frames,
         })
     }
 
@@ -139,8 +149,18 @@ impl TuiSession {
             .clone()
     }
 
+    /// Later waits count only the screens drawn from now on. Typing does this by itself; call
+    /// it after acting on the program another way (a signal, a file it watches).
+    pub fn forget_drawn(&self) {
+        self.frames
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .mark_input();
+    }
+
     /// Types bytes as a terminal would send them.
     pub fn send(&mut self, bytes: &[u8]) {
+        self.forget_drawn();
         let _ = self.writer.write_all(bytes);
         let _ = self.writer.flush();
     }
@@ -154,12 +174,22 @@ impl TuiSession {
         }
     }
 
-    /// Waits until the screen contains `needle`; on timeout returns the screen in the error.
+    /// Waits until the screen contains `needle`, or did at some moment since the test last
+    /// typed (text that scrolled away or was covered counts: it was drawn). Returns the screen
+    /// it was found on; on timeout, the current screen in the error.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> Result<String, String> {
         let deadline = Instant::now() + timeout;
         loop {
             let screen = self.screen();
             if screen.contains(needle) {
+                return Ok(screen);
+            }
+            let drawn = self
+                .frames
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .find_since_input(needle);
+            if let Some(screen) = drawn {
                 return Ok(screen);
             }
             if Instant::now() > deadline {

@@ -54,7 +54,11 @@ mod tests {
         let mut log = FrameLog::default();
         log.record("old: Created a.txt".into());
         log.mark_input();
-        assert_eq!(log.find_since_input("Created"), None, "drawn before the input");
+        assert_eq!(
+            log.find_since_input("Created"),
+            None,
+            "drawn before the input"
+        );
         log.record("Created b.txt".into());
         log.record("Created b.txt".into());
         log.record("scrolled on".into());
@@ -73,6 +77,9 @@ mod tests {
         }
         assert_eq!(log.frames.len(), KEPT);
         assert_eq!(log.find_since_input("screen 5\n"), None);
-        assert!(log.find_since_input(&format!("screen {}", KEPT + 9)).is_some());
+        assert!(
+            log.find_since_input(&format!("screen {}", KEPT + 9))
+                .is_some()
+        );
     }
 }

@@ -38,8 +38,8 @@
 //! tui.wait_exit(Duration::from_secs(5)).unwrap();
 //! ```
 
-pub mod llm_server;
 mod frames;
+pub mod llm_server;
 mod pty;
 mod repo;
 mod saved;

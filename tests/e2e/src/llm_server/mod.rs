@@ -17,198 +17,19 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::fmt::Write as _;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+use http::{read_request, write_reply};
 
 /// Longest a connection may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest a stalled reply stays open.
-const MAX_STALL: Duration = Duration::from_secs(30);
-/// Largest request accepted (headers plus body).
-const MAX_REQUEST: usize = 16 * 1024 * 1024;
-
-/// One scripted answer.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Body,
-}
-
-#[derive(Debug, Clone)]
-enum Body {
-    Full(Vec<u8>),
-    Stream {
-        chunks: Vec<Vec<u8>>,
-        delay: Duration,
-        end: StreamEnd,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StreamEnd {
-    Complete,
-    Cut,
-    Stall,
-}
-
-impl Reply {
-    /// A JSON body with `status`.
-    pub fn json(status: u16, value: &Value) -> Self {
-        Self {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: Body::Full(value.to_string().into_bytes()),
-        }
-    }
-
-    /// A plain-text body with `status`.
-    pub fn text(status: u16, text: &str) -> Self {
-        Self {
-            status,
-            headers: vec![("content-type".into(), "text/plain".into())],
-            body: Body::Full(text.as_bytes().to_vec()),
-        }
-    }
-
-    /// A `200 text/event-stream` reply sent as the given chunks, each flushed separately.
-    pub fn sse_chunks(chunks: Vec<Vec<u8>>) -> Self {
-        Self {
-            status: 200,
-            headers: vec![
-                (
-                    "content-type".into(),
-                    "text/event-stream; charset=utf-8".into(),
-                ),
-                ("cache-control".into(), "no-cache".into()),
-            ],
-            body: Body::Stream {
-                chunks,
-                delay: Duration::ZERO,
-                end: StreamEnd::Complete,
-            },
-        }
-    }
-
-    /// An event stream sent in one chunk.
-    pub fn sse(body: &str) -> Self {
-        Self::sse_chunks(vec![body.as_bytes().to_vec()])
-    }
-
-    /// An event stream split at the given byte offsets (any byte, even inside a character).
-    pub fn sse_split_at(body: &str, offsets: &[usize]) -> Self {
-        let bytes = body.as_bytes();
-        let mut chunks = Vec::new();
-        let mut start = 0;
-        for &offset in offsets {
-            let offset = offset.clamp(start, bytes.len());
-            chunks.push(bytes[start..offset].to_vec());
-            start = offset;
-        }
-        chunks.push(bytes[start..].to_vec());
-        chunks.retain(|chunk| !chunk.is_empty());
-        Self::sse_chunks(chunks)
-    }
-
-    /// An event stream sent `size` bytes per chunk.
-    pub fn sse_split_every(body: &str, size: usize) -> Self {
-        Self::sse_chunks(
-            body.as_bytes()
-                .chunks(size.max(1))
-                .map(<[u8]>::to_vec)
-                .collect(),
-        )
-    }
-
-    /// Keeps only the first `bytes` bytes of the stream, then closes the connection without
-    /// ending the chunked body: the stream is cut midway.
-    #[must_use]
-    pub fn cut_after(mut self, bytes: usize) -> Self {
-        if let Body::Stream { chunks, end, .. } = &mut self.body {
-            let mut left = bytes;
-            let mut kept = Vec::new();
-            for chunk in chunks.drain(..) {
-                if left == 0 {
-                    break;
-                }
-                let take = chunk.len().min(left);
-                kept.push(chunk[..take].to_vec());
-                left -= take;
-            }
-            *chunks = kept;
-            *end = StreamEnd::Cut;
-        }
-        self
-    }
-
-    /// After its chunks, the stream stays open and silent (until the client hangs up, the
-    /// server is dropped, or 30 s pass): a stalled server, for cancellation tests.
-    #[must_use]
-    pub fn then_stall(mut self) -> Self {
-        if let Body::Stream { end, .. } = &mut self.body {
-            *end = StreamEnd::Stall;
-        }
-        self
-    }
-
-    /// Waits `delay` before each chunk of a stream.
-    #[must_use]
-    pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
-        if let Body::Stream { delay: d, .. } = &mut self.body {
-            *d = delay;
-        }
-        self
-    }
-
-    /// Adds (or replaces) a response header.
-    #[must_use]
-    pub fn with_header(mut self, name: &str, value: &str) -> Self {
-        let name = name.to_ascii_lowercase();
-        self.headers.retain(|(n, _)| *n != name);
-        self.headers.push((name, value.to_owned()));
-        self
-    }
-
-    /// Replaces the status code.
-    #[must_use]
-    pub fn with_status(mut self, status: u16) -> Self {
-        self.status = status;
-        self
-    }
-}
-
-/// A request the server received.
-#[derive(Debug, Clone)]
-pub struct RecordedRequest {
-    /// `POST`, `GET`, ...
-    pub method: String,
-    /// Path with query, e.g. `/v1/messages`.
-    pub path: String,
-    /// Headers with lower-case names, in order.
-    pub headers: Vec<(String, String)>,
-    /// The body parsed as JSON, or `Value::Null` when it is not JSON (see `raw_body`).
-    pub body: Value,
-    /// The body as text.
-    pub raw_body: String,
-}
-
-impl RecordedRequest {
-    /// The first header called `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
 
 /// Decides whether a request is a side request and how to answer it.
 type SideResponder = Box<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
@@ -377,13 +198,13 @@ fn serve(stream: TcpStream, shared: &Shared) {
             models::answer(&request, models.0.as_deref(), models.1)
         };
         lock(&shared.model_requests).push(request);
-        let _ = write_reply(stream, &reply, shared);
+        let _ = write_reply(stream, &reply, &shared.stop);
         return;
     }
     let side = lock(&shared.side).as_ref().and_then(|f| f(&request));
     if let Some(reply) = side {
         lock(&shared.side_requests).push(request);
-        let _ = write_reply(stream, &reply, shared);
+        let _ = write_reply(stream, &reply, &shared.stop);
         return;
     }
     let reply = lock(&shared.replies).pop_front();
@@ -401,182 +222,29 @@ fn serve(stream: TcpStream, shared: &Shared) {
             )}}),
         )
     });
-    let _ = write_reply(stream, &reply, shared);
-}
-
-fn read_request(stream: &TcpStream) -> io::Result<RecordedRequest> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    let mut total = line.len();
-    loop {
-        let mut header = String::new();
-        let n = reader.read_line(&mut header)?;
-        total += n;
-        if n == 0 || total > MAX_REQUEST {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "incomplete request head",
-            ));
-        }
-        let header = header.trim_end_matches(['\r', '\n']);
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-        }
-    }
-    let find = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-    };
-    let body = if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        read_chunked(&mut reader)?
-    } else {
-        let length = find("content-length")
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(0);
-        if length > MAX_REQUEST {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request too large",
-            ));
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body)?;
-        body
-    };
-    let raw_body = String::from_utf8_lossy(&body).into_owned();
-    Ok(RecordedRequest {
-        method,
-        path,
-        headers,
-        body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
-        raw_body,
-    })
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let mut size_line = String::new();
-        reader.read_line(&mut size_line)?;
-        let size_text = size_line.trim().split(';').next().unwrap_or("");
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
-        if size == 0 || body.len() + size > MAX_REQUEST {
-            let mut trailer = String::new();
-            while reader.read_line(&mut trailer)? > 2 {
-                trailer.clear();
-            }
-            return Ok(body);
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..])?;
-        let mut crlf = [0; 2];
-        reader.read_exact(&mut crlf)?;
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        529 => "Overloaded",
-        _ => "Status",
-    }
-}
-
-fn write_reply(mut stream: TcpStream, reply: &Reply, shared: &Shared) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
-    for (name, value) in &reply.headers {
-        let _ = write!(head, "{name}: {value}\r\n");
-    }
-    head.push_str("connection: close\r\n");
-    match &reply.body {
-        Body::Full(bytes) => {
-            let _ = write!(head, "content-length: {}\r\n\r\n", bytes.len());
-            stream.write_all(head.as_bytes())?;
-            stream.write_all(bytes)?;
-            stream.flush()?;
-        }
-        Body::Stream { chunks, delay, end } => {
-            head.push_str("transfer-encoding: chunked\r\n\r\n");
-            stream.write_all(head.as_bytes())?;
-            stream.flush()?;
-            for chunk in chunks {
-                if !delay.is_zero() {
-                    thread::sleep(*delay);
-                }
-                if shared.stop.load(Ordering::SeqCst) {
-                    return Ok(());
-                }
-                stream.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;
-                stream.write_all(chunk)?;
-                stream.write_all(b"\r\n")?;
-                stream.flush()?;
-            }
-            match end {
-                StreamEnd::Complete => {
-                    stream.write_all(b"0\r\n\r\n")?;
-                    stream.flush()?;
-                }
-                StreamEnd::Cut => {}
-                StreamEnd::Stall => stall(&mut stream, shared),
-            }
-        }
-    }
-    let _ = stream.shutdown(Shutdown::Both);
-    Ok(())
-}
-
-/// Keeps the connection open and silent until the client hangs up or the server stops.
-fn stall(stream: &mut TcpStream, shared: &Shared) {
-    let started = Instant::now();
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
-    let mut buf = [0u8; 64];
-    while !shared.stop.load(Ordering::SeqCst) && started.elapsed() < MAX_STALL {
-        match stream.read(&mut buf) {
-            Ok(0) => return,
-            Err(err)
-                if !matches!(
-                    err.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                return;
-            }
-            _ => {}
-        }
-    }
+    let _ = write_reply(stream, &reply, &shared.stop);
 }
 
 pub mod anthropic;
 pub mod gemini;
+mod http;
 mod models;
 pub mod openai;
+mod reply;
 mod turn;
+
+pub use http::RecordedRequest;
+pub use reply::Reply;
 
 pub use models::ListedModel;
 pub use turn::Turn;
 
 #[cfg(test)]
 mod tests {
+    use std::io::{Read as _, Write as _};
+
+    use serde_json::Value;
+
     use super::turn::pieces;
     use super::*;
 

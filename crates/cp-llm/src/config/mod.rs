@@ -12,95 +12,22 @@
 //! API keys come only from the environment: a key in config.json (a committed file) is
 //! rejected with an error saying so.
 
-use std::fmt;
+mod error;
+mod kind;
+mod section;
+
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::price::Price;
 use super::types::{ApiKey, Message, Request, ToolDefinition};
-
-/// The two wire formats this host speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// Anthropic Messages API.
-    Anthropic,
-    /// OpenAI Chat Completions, as served by OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...
-    OpenAi,
-}
-
-impl ProviderKind {
-    /// The name used in `CP_PROVIDER` and config.json.
-    pub fn config_name(self) -> &'static str {
-        match self {
-            Self::Anthropic => "anthropic",
-            Self::OpenAi => "openai",
-        }
-    }
-
-    /// Environment variable holding the API key.
-    pub fn key_var(self) -> &'static str {
-        match self {
-            Self::Anthropic => "ANTHROPIC_API_KEY",
-            Self::OpenAi => "OPENAI_API_KEY",
-        }
-    }
-
-    /// Environment variable overriding the base URL.
-    pub fn base_url_var(self) -> &'static str {
-        match self {
-            Self::Anthropic => "ANTHROPIC_BASE_URL",
-            Self::OpenAi => "OPENAI_BASE_URL",
-        }
-    }
-
-    /// Base URL used when none is configured.
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            Self::Anthropic => "https://api.anthropic.com",
-            Self::OpenAi => "https://api.openai.com/v1",
-        }
-    }
-
-    /// Model used when none is configured.
-    pub fn default_model(self) -> &'static str {
-        match self {
-            Self::Anthropic => "claude-sonnet-4-5",
-            Self::OpenAi => "gpt-4o",
-        }
-    }
-
-    /// Context window assumed when none is configured: 200k for Claude models; 128k for
-    /// OpenAI-compatible endpoints (right for gpt-4o, conservative for most local models'
-    /// configured windows — set `context_window` for others).
-    pub fn default_context_window(self) -> u64 {
-        match self {
-            Self::Anthropic => 200_000,
-            Self::OpenAi => 128_000,
-        }
-    }
-
-    fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "anthropic" => Some(Self::Anthropic),
-            "openai" => Some(Self::OpenAi),
-            _ => None,
-        }
-    }
-}
+pub use error::ConfigError;
+pub use kind::ProviderKind;
+use section::Section;
 
 /// Default for `max_output_tokens`.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
-
-/// Keys accepted in the LLM section of config.json.
-pub const SECTION_KEYS: [&str; 6] = [
-    "provider",
-    "model",
-    "context_window",
-    "max_output_tokens",
-    "base_url",
-    "price",
-];
 
 /// How transient failures (429, 5xx, 529, network errors) are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,187 +223,6 @@ impl ProviderConfig {
 /// [`ProviderConfig::resolve`].
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
-}
-
-/// The parsed, type-checked LLM section of config.json.
-#[derive(Default)]
-struct Section {
-    provider: Option<ProviderKind>,
-    model: Option<String>,
-    base_url: Option<String>,
-    context_window: Option<u64>,
-    max_output_tokens: Option<u32>,
-    price: Option<Price>,
-}
-
-impl Section {
-    fn parse(value: Option<&Value>) -> Result<Self, ConfigError> {
-        let Some(value) = value else {
-            return Ok(Self::default());
-        };
-        let Value::Object(map) = value else {
-            return Err(ConfigError::BadValue {
-                key: "(section)",
-                expected: "an object such as {\"provider\": \"anthropic\"}",
-                got: abbreviated(value),
-            });
-        };
-        if let Some(key) = map.keys().find(|key| !SECTION_KEYS.contains(&key.as_str())) {
-            return Err(ConfigError::UnknownKey { key: key.clone() });
-        }
-        let string = |key: &'static str| -> Result<Option<String>, ConfigError> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(text)) if !text.trim().is_empty() => Ok(Some(text.clone())),
-                Some(other) => Err(ConfigError::BadValue {
-                    key,
-                    expected: "a non-empty string",
-                    got: abbreviated(other),
-                }),
-            }
-        };
-        let positive = |key: &'static str| -> Result<Option<u64>, ConfigError> {
-            match map.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => Ok(n.as_u64()),
-                Some(other) => Err(ConfigError::BadValue {
-                    key,
-                    expected: "a positive whole number such as 200000",
-                    got: abbreviated(other),
-                }),
-            }
-        };
-        let provider = match string("provider")? {
-            None => None,
-            Some(value) => Some(ProviderKind::parse(&value).ok_or(
-                ConfigError::UnknownProvider {
-                    value,
-                    origin: "config.json provider",
-                },
-            )?),
-        };
-        let max_output_tokens = match positive("max_output_tokens")? {
-            None => None,
-            Some(n) => Some(u32::try_from(n).map_err(|_| ConfigError::BadValue {
-                key: "max_output_tokens",
-                expected: "a positive whole number below 4294967296",
-                got: n.to_string(),
-            })?),
-        };
-        Ok(Self {
-            provider,
-            model: string("model")?,
-            base_url: string("base_url")?,
-            context_window: positive("context_window")?,
-            max_output_tokens,
-            price: map.get("price").map(parse_price).transpose()?,
-        })
-    }
-}
-
-/// `{"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15}` (dollars per
-/// million tokens; `cached_input` and `cache_write` default to `input`).
-fn parse_price(value: &Value) -> Result<Price, ConfigError> {
-    let bad = || ConfigError::BadValue {
-        key: "price",
-        expected: "an object of dollars per million tokens such as {\"input\": 3, \
-                   \"cached_input\": 0.3, \"cache_write\": 3.75, \"output\": 15}",
-        got: abbreviated(value),
-    };
-    let map = value.as_object().ok_or_else(bad)?;
-    let known = ["input", "cached_input", "cache_write", "output"];
-    if map.keys().any(|k| !known.contains(&k.as_str())) {
-        return Err(bad());
-    }
-    let field = |name: &str| -> Result<Option<f64>, ConfigError> {
-        match map.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .filter(|n| n.is_finite() && *n >= 0.0)
-                .map(Some)
-                .ok_or_else(bad),
-        }
-    };
-    let input = field("input")?.ok_or_else(bad)?;
-    Ok(Price {
-        input,
-        cached_input: field("cached_input")?.unwrap_or(input),
-        cache_write: field("cache_write")?.unwrap_or(input),
-        output: field("output")?.ok_or_else(bad)?,
-    })
-}
-
-fn abbreviated(value: &Value) -> String {
-    super::error::abbreviate(&value.to_string(), 60)
-}
-
-/// A configuration that cannot be used, with what to change.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    /// `CP_PROVIDER` or `provider` names no known provider.
-    #[error("{origin} is `{value}`, which is not a provider; use `anthropic` or `openai`")]
-    UnknownProvider {
-        /// The value given.
-        value: String,
-        /// Where it came from.
-        origin: &'static str,
-    },
-    /// The chosen provider needs a key and the environment has none.
-    #[error("{provider} needs an API key: set the {var} environment variable")]
-    MissingKey {
-        /// Provider label.
-        provider: String,
-        /// Variable to set.
-        var: &'static str,
-    },
-    /// A base URL that is not http(s).
-    #[error(
-        "{origin} `{value}` is not an http:// or https:// URL; example: http://localhost:11434/v1"
-    )]
-    BadBaseUrl {
-        /// The value given.
-        value: String,
-        /// Where it came from.
-        origin: &'static str,
-    },
-    /// A key the LLM section does not know (a typo, or a secret that belongs in the env).
-    #[error("{}", unknown_key_message(key))]
-    UnknownKey {
-        /// The key.
-        key: String,
-    },
-    /// A key with a value of the wrong type.
-    #[error("LLM settings in config.json: `{key}` must be {expected}, got {got}")]
-    BadValue {
-        /// The key.
-        key: &'static str,
-        /// What is accepted.
-        expected: &'static str,
-        /// What was found, abbreviated.
-        got: String,
-    },
-}
-
-fn unknown_key_message(key: &str) -> String {
-    if key.to_ascii_lowercase().contains("key") {
-        format!(
-            "LLM settings in config.json: `{key}` is not allowed; API keys are read only from \
-             the environment (ANTHROPIC_API_KEY or OPENAI_API_KEY) so they never land in a \
-             committed file"
-        )
-    } else {
-        format!(
-            "LLM settings in config.json: unknown key `{key}`; allowed keys: {}",
-            SECTION_KEYS.join(", ")
-        )
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.config_name())
-    }
 }
 
 #[cfg(test)]

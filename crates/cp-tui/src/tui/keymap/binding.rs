@@ -1,0 +1,95 @@
+//! A row of the key table ([`Binding`]): its keys, where it holds, what it does, its help; and
+//! the small builders the table is written with.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use super::action::{Action, KeyContext};
+
+/// Where a binding holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In text fields and in the sidebar.
+    Everywhere,
+    Text,
+    Sidebar,
+}
+
+impl Scope {
+    /// Whether a binding of this scope holds in `context`.
+    pub(super) fn holds_in(self, context: KeyContext) -> bool {
+        matches!(
+            (self, context),
+            (Self::Everywhere, KeyContext::Text | KeyContext::Sidebar)
+                | (Self::Text, KeyContext::Text)
+                | (Self::Sidebar, KeyContext::Sidebar)
+        )
+    }
+}
+
+/// One key: a code and the modifiers it needs. Ctrl and Alt must match exactly; Shift only
+/// when the key asks for it (terminals disagree on reporting it with letters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub(super) code: KeyCode,
+    pub(super) mods: KeyModifiers,
+}
+
+/// What a binding does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Do(Action),
+    /// A digit key selects that sidebar entry.
+    SelectDigit,
+    /// Any printable key is typed.
+    Type,
+}
+
+/// A row of the key table: the keys, where they hold, what they do, and the help text.
+#[derive(Debug)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    /// How help shows the keys, e.g. `Alt-B, Ctrl-←`.
+    pub label: &'static str,
+    pub scope: Scope,
+    pub command: Command,
+    pub help: &'static str,
+}
+
+pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
+pub(super) const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+pub(super) const ALT: KeyModifiers = KeyModifiers::ALT;
+pub(super) const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+
+pub(super) const fn key(code: KeyCode) -> Key {
+    Key { code, mods: NONE }
+}
+pub(super) const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: CTRL,
+    }
+}
+pub(super) const fn alt(code: KeyCode) -> Key {
+    Key { code, mods: ALT }
+}
+pub(super) const fn ch(c: char) -> Key {
+    key(KeyCode::Char(c))
+}
+/// Stands for the digits 1–9 in [`Command::SelectDigit`] and any char in [`Command::Type`].
+pub(super) const ANY_CHAR: Key = ch('\0');
+
+pub(super) const fn bind(
+    keys: &'static [Key],
+    label: &'static str,
+    scope: Scope,
+    command: Command,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        keys,
+        label,
+        scope,
+        command,
+        help,
+    }
+}

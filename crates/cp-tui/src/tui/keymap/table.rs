@@ -1,0 +1,317 @@
+//! [`BINDINGS`]: every key the TUI knows, in one table (first match wins).
+
+use crossterm::event::KeyCode;
+
+use super::super::line_edit::EditOp;
+use super::action::Action;
+use super::binding::{
+    ANY_CHAR, Binding, CTRL, Command, Key, SHIFT, Scope, alt, bind, ch, ctrl, key,
+};
+
+use Scope::{Everywhere, Sidebar, Text};
+
+/// Every key the TUI knows, first match wins. Help lists this table.
+pub static BINDINGS: [Binding; 41] = [
+    bind(
+        &[ctrl('c')],
+        "Ctrl-C",
+        Everywhere,
+        Command::Do(Action::Quit),
+        "quit (asks first while work runs)",
+    ),
+    bind(
+        &[key(KeyCode::F(1))],
+        "F1",
+        Everywhere,
+        Command::Do(Action::Help),
+        "this help (also ? on an empty input)",
+    ),
+    bind(
+        &[ctrl('p')],
+        "Ctrl-P",
+        Everywhere,
+        Command::Do(Action::OpenPalette),
+        "command palette: run any tool (also : on an empty input)",
+    ),
+    bind(
+        &[ctrl('o')],
+        "Ctrl-O",
+        Everywhere,
+        Command::Do(Action::ToggleExpand),
+        "expand or collapse the last tool result",
+    ),
+    bind(
+        &[key(KeyCode::F(2))],
+        "F2",
+        Everywhere,
+        Command::Do(Action::ShowDialog),
+        "show the waiting workflow checkpoint",
+    ),
+    bind(
+        &[alt(ANY_CHAR.code)],
+        "Alt-1…9",
+        Everywhere,
+        Command::SelectDigit,
+        "show panel 1…9 of the sidebar",
+    ),
+    bind(
+        &[
+            alt(KeyCode::Enter),
+            Key {
+                code: KeyCode::Enter,
+                mods: SHIFT,
+            },
+            ctrl('j'),
+        ],
+        "Alt-Enter, Shift-Enter, Ctrl-J",
+        Everywhere,
+        Command::Do(Action::Newline),
+        "new line in the text",
+    ),
+    bind(
+        &[key(KeyCode::Enter)],
+        "Enter",
+        Everywhere,
+        Command::Do(Action::Submit),
+        "send the message, run the palette's tool, confirm",
+    ),
+    bind(
+        &[key(KeyCode::Tab)],
+        "Tab",
+        Everywhere,
+        Command::Do(Action::FocusNext),
+        "input ⇄ sidebar; in the palette: complete the tool name",
+    ),
+    bind(
+        &[key(KeyCode::BackTab)],
+        "Shift-Tab",
+        Everywhere,
+        Command::Do(Action::FocusPrev),
+        "input ⇄ sidebar",
+    ),
+    bind(
+        &[key(KeyCode::Esc)],
+        "Esc",
+        Everywhere,
+        Command::Do(Action::Back),
+        "close what is open; cancel the agent's turn",
+    ),
+    bind(
+        &[key(KeyCode::PageUp)],
+        "PgUp",
+        Everywhere,
+        Command::Do(Action::ScrollUp(10)),
+        "scroll the panel up",
+    ),
+    bind(
+        &[key(KeyCode::PageDown)],
+        "PgDn",
+        Everywhere,
+        Command::Do(Action::ScrollDown(10)),
+        "scroll the panel down",
+    ),
+    // Text fields: the message, the palette, a dialog's feedback.
+    bind(
+        &[ctrl('a'), key(KeyCode::Home)],
+        "Ctrl-A, Home",
+        Text,
+        Command::Do(Action::Home),
+        "start of the line",
+    ),
+    bind(
+        &[ctrl('e'), key(KeyCode::End)],
+        "Ctrl-E, End",
+        Text,
+        Command::Do(Action::End),
+        "end of the line",
+    ),
+    bind(
+        &[
+            alt(KeyCode::Char('b')),
+            Key {
+                code: KeyCode::Left,
+                mods: CTRL,
+            },
+        ],
+        "Alt-B, Ctrl-←",
+        Text,
+        Command::Do(Action::Edit(EditOp::WordLeft)),
+        "back a word",
+    ),
+    bind(
+        &[
+            alt(KeyCode::Char('f')),
+            Key {
+                code: KeyCode::Right,
+                mods: CTRL,
+            },
+        ],
+        "Alt-F, Ctrl-→",
+        Text,
+        Command::Do(Action::Edit(EditOp::WordRight)),
+        "forward a word",
+    ),
+    bind(
+        &[ctrl('w')],
+        "Ctrl-W",
+        Text,
+        Command::Do(Action::Edit(EditOp::KillWordBack)),
+        "delete the word before the cursor",
+    ),
+    bind(
+        &[alt(KeyCode::Backspace)],
+        "Alt-Backspace",
+        Text,
+        Command::Do(Action::Edit(EditOp::KillAlnumWordBack)),
+        "delete back to a word boundary",
+    ),
+    bind(
+        &[alt(KeyCode::Char('d'))],
+        "Alt-D",
+        Text,
+        Command::Do(Action::Edit(EditOp::KillWordForward)),
+        "delete the next word",
+    ),
+    bind(
+        &[ctrl('u')],
+        "Ctrl-U",
+        Text,
+        Command::Do(Action::Edit(EditOp::KillToLineStart)),
+        "delete to the start of the line",
+    ),
+    bind(
+        &[ctrl('k')],
+        "Ctrl-K",
+        Text,
+        Command::Do(Action::Edit(EditOp::KillToLineEnd)),
+        "delete to the end of the line",
+    ),
+    bind(
+        &[ctrl('y')],
+        "Ctrl-Y",
+        Text,
+        Command::Do(Action::Edit(EditOp::Yank)),
+        "paste what the last delete removed",
+    ),
+    bind(
+        &[key(KeyCode::Left)],
+        "←",
+        Text,
+        Command::Do(Action::Left),
+        "back a character",
+    ),
+    bind(
+        &[key(KeyCode::Right)],
+        "→",
+        Text,
+        Command::Do(Action::Right),
+        "forward a character",
+    ),
+    bind(
+        &[key(KeyCode::Up)],
+        "↑",
+        Text,
+        Command::Do(Action::Up),
+        "line up; older message; palette: previous tool",
+    ),
+    bind(
+        &[key(KeyCode::Down)],
+        "↓",
+        Text,
+        Command::Do(Action::Down),
+        "line down; newer message; palette: next tool",
+    ),
+    bind(
+        &[key(KeyCode::Backspace)],
+        "Backspace",
+        Text,
+        Command::Do(Action::Backspace),
+        "delete the character before the cursor",
+    ),
+    bind(
+        &[key(KeyCode::Delete)],
+        "Delete",
+        Text,
+        Command::Do(Action::Delete),
+        "delete the character under the cursor",
+    ),
+    bind(&[ANY_CHAR], "any character", Text, Command::Type, "type it"),
+    // The sidebar.
+    bind(
+        &[key(KeyCode::Up), ch('k')],
+        "↑, k",
+        Sidebar,
+        Command::Do(Action::SelectPrev),
+        "previous panel",
+    ),
+    bind(
+        &[key(KeyCode::Down), ch('j')],
+        "↓, j",
+        Sidebar,
+        Command::Do(Action::SelectNext),
+        "next panel",
+    ),
+    bind(
+        &[ANY_CHAR],
+        "1…9",
+        Sidebar,
+        Command::SelectDigit,
+        "show panel 1…9",
+    ),
+    bind(
+        &[ch('g'), key(KeyCode::Home)],
+        "g, Home",
+        Sidebar,
+        Command::Do(Action::ScrollToStart),
+        "jump to the panel's first retained line",
+    ),
+    bind(
+        &[ch('G'), key(KeyCode::End)],
+        "G, End",
+        Sidebar,
+        Command::Do(Action::ScrollToEnd),
+        "jump to the panel's last line (follows new output)",
+    ),
+    bind(
+        &[ch(':')],
+        ":",
+        Sidebar,
+        Command::Do(Action::OpenPalette),
+        "command palette",
+    ),
+    bind(
+        &[ch('x'), key(KeyCode::Delete)],
+        "x, Delete",
+        Sidebar,
+        Command::Do(Action::ClosePanel),
+        "close the selected panel (consoles, viewers)",
+    ),
+    bind(
+        &[ch('e')],
+        "e",
+        Sidebar,
+        Command::Do(Action::EditExternally),
+        "edit the open callback's script in $EDITOR",
+    ),
+    bind(
+        &[ch('/')],
+        "/",
+        Sidebar,
+        Command::Do(Action::Search),
+        "search the panel (Enter finds, Esc forgets)",
+    ),
+    bind(
+        &[ch('n')],
+        "n",
+        Sidebar,
+        Command::Do(Action::SearchNext),
+        "next match (up in a console)",
+    ),
+    bind(
+        &[ch('N')],
+        "N",
+        Sidebar,
+        Command::Do(Action::SearchPrev),
+        "previous match",
+    ),
+];

@@ -13,6 +13,8 @@
     reason = "test code: a failed setup step should fail the test loudly"
 )]
 
+mod util;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -21,6 +23,7 @@ use cp_e2e::{
     LlmServer, RecordedRequest, Reply, Turn, anthropic, binary_path, gemini, git, git_repo,
 };
 use serde_json::{Value, json};
+use util::agents::{agent_processes, agents_path, assert_no_agent_left};
 
 /// Generous: every session starts node, loads the CLI and runs hooks that run git.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -31,16 +34,6 @@ const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
 /// Tool ids of the calls that cross a threshold.
 const STOP_TOOL: &str = "toolu_stop";
 const TASK: &str = "PHASE-TASK: add src/a.sh, then src/b.sh.";
-
-fn agents_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
-    assert!(
-        bin.join("claude").exists() && bin.join("gemini").exists(),
-        "{} is missing the agent CLIs: run scripts/install-agents.sh",
-        bin.display()
-    );
-    bin
-}
 
 /// A committed project with a one-phase workflow; the checkpoint blocks once and runs no
 /// tests; the agent section is `agent`.
@@ -67,11 +60,7 @@ fn project(agent: &Value) -> (tempfile::TempDir, PathBuf) {
 
 /// `context-pilot run wf.yaml --headless [--agent AGENT] EXTRA…` with the agents on `PATH`.
 fn run_command(root: &Path, home: &Path, agent: &str, extra: &[&str]) -> Command {
-    let path = format!(
-        "{}:{}",
-        agents_bin().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = agents_path();
     let mut command = Command::new(binary_path());
     command
         .args(["run", ".context-pilot/workflows/wf.yaml", "--headless"])
@@ -117,44 +106,6 @@ fn wait_output(mut child: Child) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Processes still running with `root` as their working directory whose command line names
-/// `name` (the agent CLI).
-fn agent_processes(root: &Path, name: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
-}
-
-fn assert_no_agent_left(root: &Path, name: &str) {
-    let deadline = Instant::now() + GONE_LIMIT;
-    loop {
-        let left = agent_processes(root, name);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name} processes left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// The last message of an Anthropic request holds a tool result for an id starting with
@@ -320,7 +271,7 @@ fn claude_code_restarts_after_the_write_with_a_handoff_and_finishes_the_phase() 
         "{}",
         requests[3].raw_body
     );
-    assert_no_agent_left(&root, "claude");
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 #[test]
@@ -346,7 +297,7 @@ fn claude_code_without_a_handoff_falls_back_to_one_from_git() {
         "the fallback names the written file"
     );
     assert!(fresh.raw_body.contains(TASK));
-    assert_no_agent_left(&root, "claude");
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 #[test]
@@ -361,7 +312,7 @@ fn claude_code_past_max_restarts_fails_with_a_clear_error() {
     let all = format!("{stdout}\n{}", text(&out.stderr));
     assert_ne!(out.status.code(), Some(0), "{all}");
     assert!(all.contains("hit the context limit 2 times"), "{all}");
-    assert_no_agent_left(&root, "claude");
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 /// Starts `context-pilot run --agent claude` whose model never answers, waits until Claude
@@ -390,7 +341,7 @@ fn signal_run_while_claude_works(signal: i32) {
     let child = command.spawn().unwrap();
     let started = server.wait_for_requests(1, RUN_LIMIT);
     assert_eq!(started.len(), 1, "Claude Code never asked the model");
-    assert!(!agent_processes(&root, "claude").is_empty());
+    assert!(!agent_processes(&root, "claude", None).is_empty());
     let group = i32::try_from(child.id()).unwrap();
     // SAFETY: signalling a process group we started.
     unsafe {
@@ -398,7 +349,7 @@ fn signal_run_while_claude_works(signal: i32) {
     }
     let out = wait_output(child);
     assert_ne!(out.status.code(), Some(0));
-    assert_no_agent_left(&root, "claude");
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 #[test]
@@ -484,7 +435,7 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
         "handoff missing: {all}"
     );
     assert!(fresh.raw_body.contains(TASK), "task missing");
-    assert_no_agent_left(&root, "gemini");
+    assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
 }
 
 /// A scripted Gemini server: side calls answered, the handoff turn calls the handoff tool
@@ -571,7 +522,7 @@ fn gemini_cli_restarts_at_the_context_threshold_measured_by_its_after_model_hook
         "handoff missing: {all}"
     );
     assert!(fresh.raw_body.contains(TASK), "task missing");
-    assert_no_agent_left(&root, "gemini");
+    assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
 }
 
 #[test]

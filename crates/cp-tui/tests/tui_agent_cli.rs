@@ -23,20 +23,11 @@ use cp_e2e::{
     saved_conversation, wait_saved_session,
 };
 use serde_json::json;
+use util::agents::{agent_processes, agents_path, assert_no_agent_left};
 use util::{canonical, create_callback, stop_console_server, trust};
 
 /// Generous: every turn starts node, loads Claude Code and runs hooks that run git.
 const WAIT: Duration = Duration::from_secs(180);
-
-fn agents_bin() -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
-    assert!(
-        bin.join("claude").exists() && bin.join("gemini").exists(),
-        "{} is missing the agent CLIs: run scripts/install-agents.sh",
-        bin.display()
-    );
-    bin
-}
 
 /// A committed, trusted project whose checkpoint blocks at most once and runs no tests, with
 /// a blocking callback on `*.sh` that prints the files it checked; the model's window is
@@ -147,15 +138,6 @@ fn start_tui_with(root: &Path, home: &Path, server: &LlmServer, args: &[&str]) -
     tui
 }
 
-/// `PATH` with the agent CLIs first.
-fn agents_path() -> String {
-    format!(
-        "{}:{}",
-        agents_bin().display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 /// Checks that no Claude Code process is left, quits the TUI and stops the console server.
 fn end_cleanly(mut tui: TuiSession, root: &Path) {
     let pid = tui.pid();
@@ -215,43 +197,8 @@ fn claude_processes(root: &Path, except: Option<u32>) -> Vec<String> {
     agent_processes(root, "claude", except)
 }
 
-/// Processes other than `except` running in `root` whose command line names `name`.
-fn agent_processes(root: &Path, name: &str, except: Option<u32>) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.bytes().all(|b| b.is_ascii_digit())
-            || Some(pid.as_str()) == except.map(|p| p.to_string()).as_deref()
-        {
-            continue;
-        }
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
-            found.push(format!("{pid}: {cmdline}"));
-        }
-    }
-    found
-}
-
 fn assert_no_claude_left(root: &Path, tui: Option<u32>) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let left = claude_processes(root, tui);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "claude processes left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assert_no_agent_left(root, "claude", tui, WAIT);
 }
 
 #[test]

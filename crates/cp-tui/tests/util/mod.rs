@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+pub mod agents;
+
 /// The `context-pilot` binary cargo built for these tests.
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_context-pilot"))

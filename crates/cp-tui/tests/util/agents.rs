@@ -1,0 +1,65 @@
+//! The real agent CLIs in the end-to-end tests: where `scripts/install-agents.sh` put them,
+//! and which of their processes are still running in a project.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `target/agents/node_modules/.bin`, holding `claude` and `gemini` (fails the test with how
+/// to install them when they are missing).
+pub fn agents_bin() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agents/node_modules/.bin");
+    assert!(
+        bin.join("claude").exists() && bin.join("gemini").exists(),
+        "{} is missing the agent CLIs: run scripts/install-agents.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// `PATH` with the agent CLIs first.
+pub fn agents_path() -> String {
+    format!(
+        "{}:{}",
+        agents_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Processes other than `except` running in `root` whose command line names `name` (zombies
+/// are gone already: only their parent has not reaped them).
+pub fn agent_processes(root: &Path, name: &str, except: Option<u32>) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid.parse().ok() == except {
+            continue;
+        }
+        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
+            found.push(format!("{pid}: {cmdline}"));
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` until no `name` process other than `except` runs in `root`.
+pub fn assert_no_agent_left(root: &Path, name: &str, except: Option<u32>, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = agent_processes(root, name, except);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} processes left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -48,7 +48,53 @@ pub struct CliSession {
     pub cancel: Option<CancelCheck>,
 }
 
+/// What one CLI is to [`CliSession::start`]: its name and install hint, how its stream reads,
+/// and its models' context windows.
+pub struct CliKind {
+    pub cli: AgentCli,
+    pub parse: fn(&str) -> Vec<Item>,
+    pub model_window: fn(&str) -> Option<u64>,
+}
+
 impl CliSession {
+    /// Locates the CLI of `kind` (config `agent.command`, else `PATH`), checks its version,
+    /// and writes its wiring with `wire`; the window comes from config, else the model table.
+    pub fn start(
+        kind: &CliKind,
+        config: AgentConfig,
+        spec: WiringSpec,
+        progress: Progress,
+        wire: impl FnOnce(&WiringSpec) -> Result<Wiring, AgentError>,
+    ) -> Result<Self, AgentError> {
+        let binary = kind.cli.locate(config.command.as_deref())?;
+        tracing::info!(
+            path = %binary.path.display(),
+            version = %binary.version,
+            "using {}",
+            kind.cli.name
+        );
+        let wiring = wire(&spec)?;
+        let window = WindowSource {
+            configured: config.context_window,
+            table: Some(kind.model_window),
+            reported: None,
+        };
+        Ok(Self {
+            cli: kind.cli,
+            parse: kind.parse,
+            binary,
+            config,
+            spec,
+            wiring,
+            window,
+            progress,
+            session_id: None,
+            env: Vec::new(),
+            continuing: false,
+            cancel: None,
+        })
+    }
+
     /// `binary -p PROMPT` in the project, as the run's worker, with the extra environment
     /// and the configured model.
     pub fn command(&self, prompt: &str) -> Command {

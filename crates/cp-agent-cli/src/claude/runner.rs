@@ -6,10 +6,9 @@ use serde_json::json;
 use super::{model_window, parse_line};
 use crate::binary::{AgentBinary, CLAUDE};
 use crate::cancel::CancelCheck;
-use crate::drive::WindowSource;
 use crate::interactive::CliRunner;
 use crate::progress::Progress;
-use crate::session::CliSession;
+use crate::session::{CliKind, CliSession};
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
@@ -41,31 +40,16 @@ impl ClaudeRunner {
         spec: WiringSpec,
         progress: Progress,
     ) -> Result<Self, AgentError> {
-        let binary = CLAUDE.locate(config.command.as_deref())?;
-        tracing::info!(path = %binary.path.display(), version = %binary.version, "using Claude Code");
-        let mcp = json!({"mcpServers": {MCP_SERVER: spec.mcp_server()}});
-        let wiring = Wiring::write(&[(MCP_FILE, &mcp), (SETTINGS_FILE, &spec.hook_settings)])?;
-        let window = WindowSource {
-            configured: config.context_window,
-            table: Some(model_window),
-            reported: None,
+        let kind = CliKind {
+            cli: CLAUDE,
+            parse: parse_line,
+            model_window,
         };
-        Ok(Self {
-            session: CliSession {
-                cli: CLAUDE,
-                parse: parse_line,
-                binary,
-                config,
-                spec,
-                wiring,
-                window,
-                progress,
-                session_id: None,
-                env: Vec::new(),
-                continuing: false,
-                cancel: None,
-            },
-        })
+        let session = CliSession::start(&kind, config, spec, progress, |spec| {
+            let mcp = json!({"mcpServers": {MCP_SERVER: spec.mcp_server()}});
+            Wiring::write(&[(MCP_FILE, &mcp), (SETTINGS_FILE, &spec.hook_settings)])
+        })?;
+        Ok(Self { session })
     }
 
     /// Adds an environment variable for every invocation (e.g. `ANTHROPIC_BASE_URL`).

@@ -6,10 +6,9 @@ use serde_json::{Value, json};
 use super::stream::{model_window, parse_line};
 use crate::binary::{AgentBinary, GEMINI};
 use crate::cancel::CancelCheck;
-use crate::drive::WindowSource;
 use crate::interactive::CliRunner;
 use crate::progress::Progress;
-use crate::session::CliSession;
+use crate::session::{CliKind, CliSession};
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
@@ -44,34 +43,18 @@ impl GeminiRunner {
         spec: WiringSpec,
         progress: Progress,
     ) -> Result<Self, AgentError> {
-        let binary = GEMINI.locate(config.command.as_deref())?;
-        tracing::info!(path = %binary.path.display(), version = %binary.version, "using Gemini CLI");
-        let api_key = std::env::var_os("GEMINI_API_KEY").is_some();
-        let session = settings(&spec, Some(&spec.hook_settings), None, api_key);
-        let handoff = settings(&spec, None, Some("Checkpoint_handoff"), api_key);
-        let wiring =
-            Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])?;
-        let window = WindowSource {
-            configured: config.context_window,
-            table: Some(model_window),
-            reported: None,
+        let kind = CliKind {
+            cli: GEMINI,
+            parse: parse_line,
+            model_window,
         };
-        Ok(Self {
-            session: CliSession {
-                cli: GEMINI,
-                parse: parse_line,
-                binary,
-                config,
-                spec,
-                wiring,
-                window,
-                progress,
-                session_id: None,
-                env: Vec::new(),
-                continuing: false,
-                cancel: None,
-            },
-        })
+        let session = CliSession::start(&kind, config, spec, progress, |spec| {
+            let api_key = std::env::var_os("GEMINI_API_KEY").is_some();
+            let session = settings(spec, Some(&spec.hook_settings), None, api_key);
+            let handoff = settings(spec, None, Some("Checkpoint_handoff"), api_key);
+            Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])
+        })?;
+        Ok(Self { session })
     }
 
     /// Adds an environment variable for every invocation (e.g. `GOOGLE_GEMINI_BASE_URL`).

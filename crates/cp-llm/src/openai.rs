@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
 use super::provider::Provider;
-use super::sse::{self, EventDecoder, Flow, SseEvent};
+use super::sse::{EventDecoder, Flow, SseEvent};
 use super::transport::{HttpRequest, Transport};
 use super::types::{
     ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput,
@@ -67,11 +67,8 @@ impl Provider for OpenAi {
         cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
-        let mut body = self
-            .transport
-            .open_stream(&self.http_request(request), cancel, on_event)?;
-        let decoder = Decoder::new(self.transport.label());
-        sse::decode(decoder, || body.next_chunk(cancel), on_event)
+        self.transport
+            .stream(&self.http_request(request), Decoder::new, cancel, on_event)
     }
 }
 
@@ -405,7 +402,7 @@ pub(super) fn decode_chunks(
     chunks: &[&[u8]],
     on_event: &mut dyn FnMut(StreamEvent),
 ) -> Result<Response, LlmError> {
-    sse::decode_slices(Decoder::new("OpenAI"), chunks, on_event)
+    super::sse::decode_slices(Decoder::new("OpenAI"), chunks, on_event)
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use super::config::{ProviderConfig, RetryPolicy};
 use super::error::{LlmError, abbreviate};
-use super::types::StreamEvent;
+use super::sse::{self, EventDecoder};
+use super::types::{Response, StreamEvent};
 use cp_base::CancelToken;
 
 /// How often a waiting caller looks at the cancel token.
@@ -83,9 +84,17 @@ impl Transport {
         }
     }
 
-    /// Provider label for error messages.
-    pub(super) fn label(&self) -> &str {
-        &self.label
+    /// Sends `request` as [`open_stream`](Self::open_stream) does and decodes the event stream
+    /// that answers it with the decoder `decoder` makes for this provider's label.
+    pub(super) fn stream<D: EventDecoder>(
+        &self,
+        request: &HttpRequest,
+        decoder: impl FnOnce(&str) -> D,
+        cancel: &CancelToken,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Response, LlmError> {
+        let mut body = self.open_stream(request, cancel, on_event)?;
+        sse::decode(decoder(&self.label), || body.next_chunk(cancel), on_event)
     }
 
     /// Sends `request`, retrying transient failures, until a 2xx response starts; returns

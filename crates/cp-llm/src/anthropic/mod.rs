@@ -12,7 +12,6 @@ mod request;
 use super::config::ProviderConfig;
 use super::error::LlmError;
 use super::provider::Provider;
-use super::sse;
 use super::transport::{HttpRequest, Transport};
 use super::types::{Request, Response, StreamEvent};
 use cp_base::CancelToken;
@@ -63,11 +62,8 @@ impl Provider for Anthropic {
         cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
-        let mut body = self
-            .transport
-            .open_stream(&self.http_request(request), cancel, on_event)?;
-        let decoder = Decoder::new(self.transport.label());
-        sse::decode(decoder, || body.next_chunk(cancel), on_event)
+        self.transport
+            .stream(&self.http_request(request), Decoder::new, cancel, on_event)
     }
 }
 
@@ -77,7 +73,7 @@ pub(super) fn decode_chunks(
     chunks: &[&[u8]],
     on_event: &mut dyn FnMut(StreamEvent),
 ) -> Result<Response, LlmError> {
-    sse::decode_slices(Decoder::new("Anthropic"), chunks, on_event)
+    super::sse::decode_slices(Decoder::new("Anthropic"), chunks, on_event)
 }
 
 #[cfg(test)]

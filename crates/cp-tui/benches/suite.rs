@@ -51,6 +51,8 @@ mod search;
 mod stats;
 #[path = "suite/tui.rs"]
 mod tui;
+#[path = "suite/usage_hook.rs"]
+mod usage_hook;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -119,6 +121,7 @@ pub fn run(opts: &Options) -> String {
         });
         group("cache", &|| cache_share::cache_share(opts));
         group("search", &|| search::grep_vs_rg(opts));
+        group("usage-hook", &|| usage_hook::usage_hook(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

@@ -96,20 +96,20 @@ impl StopGatePanel {
             ));
         }
         out.push(Line::default());
-        match &report.tests {
-            Some(tests) => {
-                out.extend(test_lines(tests));
-                if report.tests_reused {
-                    out.push(Line::styled("  (earlier run; nothing changed since)", dim));
-                }
-            }
-            None => out.push(Line::styled(
+        if report.tests.is_empty() {
+            out.push(Line::styled(
                 report
                     .tests_note
                     .clone()
                     .unwrap_or_else(|| "Tests: not run".into()),
                 dim,
-            )),
+            ));
+        }
+        for tests in &report.tests {
+            out.extend(test_lines(tests));
+        }
+        if report.tests_reused {
+            out.push(Line::styled("  (earlier run; nothing changed since)", dim));
         }
         out.push(Line::default());
         out.push(Line::styled("Changed files", bold));
@@ -186,6 +186,7 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
         .as_ref()
         .and_then(|s| s.seconds)
         .unwrap_or_else(|| Duration::from_millis(tests.elapsed_ms).as_secs_f64());
+    let label = crate::stop::tests_label(tests);
     if tests.passed {
         let count = tests
             .summary
@@ -194,7 +195,7 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             .map_or_else(|| "passed".into(), |n| format!("{n} passed"));
         out.push(Line::from(vec![
             Span::styled(
-                "Tests ✓ ",
+                format!("{label} ✓ "),
                 Style::default()
                     .fg(Color::Green)
                     .add_modifier(Modifier::BOLD),
@@ -209,7 +210,7 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
         let why = format!("FAILED ({})", crate::stop::failure_reason(tests));
         out.push(Line::from(vec![
             Span::styled(
-                "Tests ✗ ",
+                format!("{label} ✗ "),
                 Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
             ),
             Span::raw(why),
@@ -243,14 +244,14 @@ impl Panel for StopGatePanel {
 
     fn badge(&self) -> Option<String> {
         let report = self.report.as_ref()?;
-        match &report.tests {
-            _ if report.gave_up.is_some() => Some("✗".into()),
-            Some(t) if !t.passed => Some("✗".into()),
-            _ if !report.uncommitted_gated.is_empty() => {
-                Some(format!("{}!", report.uncommitted_gated.len()))
-            }
-            Some(_) => Some("✓".into()),
-            None => None,
+        if report.gave_up.is_some() || report.tests.iter().any(|t| !t.passed) {
+            Some("✗".into())
+        } else if !report.uncommitted_gated.is_empty() {
+            Some(format!("{}!", report.uncommitted_gated.len()))
+        } else if report.tests.is_empty() {
+            None
+        } else {
+            Some("✓".into())
         }
     }
 
@@ -373,7 +374,7 @@ mod tests {
     #[test]
     fn a_passed_earlier_run_is_shown_until_the_next_one() {
         let mut report = report();
-        let tests = report.tests.as_mut().unwrap();
+        let tests = report.tests.first_mut().unwrap();
         tests.passed = true;
         tests.tail.clear();
         report.tests_reused = true;

@@ -17,13 +17,44 @@ use cp_base::Project;
 use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestOutcome};
 use util::{Repo, reason, stop_in};
 
-/// The test outcome of a stop that must have run the tests.
+/// The test outcome of a stop that must have run the tests of one project.
 fn tests_of(outcome: &StopOutcome) -> &TestOutcome {
+    match outcome.report.tests.as_slice() {
+        [one] => one,
+        runs => panic!(
+            "expected one test run, got {}: {:?}",
+            runs.len(),
+            outcome.report
+        ),
+    }
+}
+
+/// The run of `project` (a directory of a repository without a root project).
+fn run_of<'a>(outcome: &'a StopOutcome, project: &str) -> &'a TestOutcome {
     outcome
         .report
         .tests
-        .as_ref()
-        .unwrap_or_else(|| panic!("no test run: {:?}", outcome.report))
+        .iter()
+        .find(|t| t.project.as_deref() == Some(project))
+        .unwrap_or_else(|| panic!("no test run for {project}: {:?}", outcome.report))
+}
+
+/// `PATH` with a directory holding an executable `name` (running `script`) in front.
+#[expect(
+    clippy::unwrap_used,
+    reason = "test setup: a failed step must fail the test loudly"
+)]
+fn path_with(name: &str, script: &str) -> (tempfile::TempDir, std::ffi::OsString) {
+    let bin = tempfile::tempdir().unwrap();
+    let file = bin.path().join(name);
+    std::fs::write(&file, script).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    (bin, path)
 }
 
 /// A new agent session for each stop, so every check is a first stop that runs the tests.
@@ -217,6 +248,35 @@ fn python_src_layout_with_venv() {
     python_pass_fail_error(&repo, "src/calc", ".venv/bin/python -m pytest");
 }
 
+// Issue 23: no project file at all, only a `tests/` folder of pytest files and a `.venv`
+// with pytest in it. People run `pytest` there; the gate ran nothing ("none detected").
+#[test]
+fn python_tests_folder_without_a_project_file() {
+    let repo = Repo::with_commit(&[
+        ("calc/__init__.py", "def add(a, b):\n    return a - b\n"),
+        ("tests/test_calc.py", PY_TESTS_PASS),
+        (".gitignore", PY_IGNORE),
+    ]);
+    if make_venv(&repo.root()).is_none() {
+        return;
+    }
+    python_pass_fail_error(&repo, "calc", ".venv/bin/python -m pytest");
+}
+
+// The same layout without a venv: the `pytest` on PATH runs it, as people run it there.
+#[test]
+fn python_tests_folder_with_pytest_on_path() {
+    let repo = Repo::with_commit(&[
+        ("calc.py", "def add(a, b):\n    return a - b\n"),
+        ("tests/test_calc.py", PY_TESTS_PASS),
+    ]);
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+    // A stand-in that prints pytest's summary: the test checks what runs, and where.
+    let (_bin, path) = path_with("pytest", "#!/bin/sh\nls tests\necho '2 passed in 0.01s'\n");
+    let outcome = check_with_path(&repo, &repo.project(), &path);
+    assert_passed(&outcome, "pytest", "2 passed");
+}
+
 // Plain `pyproject.toml` with pytest configured and no project environment: `python3 -m
 // pytest`. This machine's python3 has no pytest, so `python3` on the test's PATH is a
 // virtualenv's interpreter that has it, the way a developer's python3 would.
@@ -370,7 +430,11 @@ fn node_placeholder_script_is_not_detected() {
     ]);
     repo.write("index.js", "module.exports = 2;\n");
     let outcome = check(&repo, &repo.project());
-    assert!(outcome.report.tests.is_none(), "{:?}", outcome.report.tests);
+    assert!(
+        outcome.report.tests.is_empty(),
+        "{:?}",
+        outcome.report.tests
+    );
     assert!(reason(&outcome).contains("none detected"));
 }
 
@@ -513,4 +577,156 @@ fn makefile_test_target() {
         ("test/calc.test.js", NODE_TEST_PASS),
     ]);
     node_pass_fail_error(&repo, "make test");
+}
+
+// A `make test` whose script prints no summary line any runner's parser knows: the gate says
+// what it knows (FAILED, the exit code, no summary recognised, the tail), and does not guess
+// at a build or collection error.
+#[test]
+fn make_test_without_a_known_summary() {
+    if !on_path("make") {
+        eprintln!("make is not installed: skipped");
+        return;
+    }
+    let repo = Repo::with_commit(&[
+        ("Makefile", "test:\n\tsh check.sh\n"),
+        ("check.sh", "echo checking\necho 'all good'\n"),
+        ("app.sh", "echo 1\n"),
+    ]);
+    let project = repo.project();
+    repo.write("app.sh", "echo 2\n");
+    let passed = check(&repo, &project);
+    assert!(tests_of(&passed).passed, "{:?}", passed.report);
+    let msg = reason(&passed);
+    assert!(
+        msg.contains("Tests passed: exit code 0 in") && msg.contains("`make test`"),
+        "{msg}"
+    );
+
+    repo.write("check.sh", "echo checking\necho boom\nexit 1\n");
+    let failed = check(&repo, &project);
+    let tests = tests_of(&failed);
+    assert!(!tests.passed && !tests.is_error(), "{tests:#?}");
+    let msg = reason(&failed);
+    // make exits 2 when a recipe fails.
+    assert!(
+        msg.contains(
+            "Tests FAILED (exit code 2) — `make test`: no test summary line recognised in the \
+             output"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("    boom\n"),
+        "the output tail is shown: {msg}"
+    );
+    assert!(!msg.contains("ERROR"), "{msg}");
+    assert!(!msg.contains("before any test reported"), "{msg}");
+    assert!(!msg.contains("collection"), "{msg}");
+    assert!(msg.contains("Fix failing tests"), "{msg}");
+}
+
+// ---------------------------------------------------------------- Monorepo
+
+const NODE_PACKAGE: &str =
+    r#"{"name": "web", "version": "1.0.0", "scripts": {"test": "node --test"}}"#;
+
+// Issue 23: a repository whose root is no project, with `backend/` (pyproject and its own
+// .venv) and `web/` (package.json). Each changed file's nearest project is tested, in its
+// directory with its environment, and reported on its own line.
+#[test]
+fn monorepo_tests_each_project_with_changes() {
+    if !on_path("node") || !on_path("npm") {
+        eprintln!("node or npm is not installed: skipped");
+        return;
+    }
+    let repo = Repo::with_commit(&[
+        ("README.md", "# two projects\n"),
+        (
+            "backend/pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+        ),
+        (
+            "backend/calc/__init__.py",
+            "def add(a, b):\n    return a - b\n",
+        ),
+        ("backend/tests/test_calc.py", PY_TESTS_PASS),
+        ("web/package.json", NODE_PACKAGE),
+        ("web/calc.js", "exports.add = (a, b) => a + b;\n"),
+        ("web/test/calc.test.js", NODE_TEST_PASS),
+        (".gitignore", PY_IGNORE),
+    ]);
+    if make_venv(&repo.root().join("backend")).is_none() {
+        return;
+    }
+    let project = repo.project();
+    let venv_pytest = ".venv/bin/python -m pytest";
+
+    // Only the backend changed: only its tests run, with its venv, in its directory.
+    repo.write(
+        "backend/calc/__init__.py",
+        "def add(a, b):\n    return a + b\n",
+    );
+    let first = check(&repo, &project);
+    assert_eq!(first.report.tests.len(), 1, "{:?}", first.report.tests);
+    let backend = run_of(&first, "backend");
+    assert_eq!(backend.command, venv_pytest);
+    assert!(backend.passed, "{backend:#?}");
+    let msg = reason(&first);
+    assert!(msg.contains("Tests (backend) passed: 2 passed"), "{msg}");
+    assert!(!msg.contains("none detected"), "{msg}");
+
+    // Both changed, the web's tests fail: one line each.
+    repo.write(
+        "web/test/calc.test.js",
+        &NODE_TEST_PASS.replace("add(2, 2), 4", "add(2, 2), 5"),
+    );
+    let session = fresh_session();
+    let checkpoint = repo.checkpoint(&project, StopGateConfig::default());
+    let both = stop_in(&checkpoint, &project, &session);
+    assert_eq!(both.report.tests.len(), 2, "{:?}", both.report.tests);
+    assert!(run_of(&both, "backend").passed);
+    let web = run_of(&both, "web");
+    assert_eq!(web.command, "npm test");
+    assert!(!web.passed && !web.is_error(), "{web:#?}");
+    let msg = reason(&both);
+    assert!(msg.contains("Tests (backend) passed: 2 passed"), "{msg}");
+    assert!(
+        msg.contains("Tests (web) FAILED (exit code 1) — `npm test`"),
+        "{msg}"
+    );
+    assert!(msg.contains("failing: adds more"), "{msg}");
+    assert!(msg.contains("Fix failing tests"), "{msg}");
+
+    // The next stop of the session: the red run is not forgotten, both run again.
+    let again = stop_in(&checkpoint, &project, &session);
+    assert_eq!(again.report.tests.len(), 2, "{:?}", again.report.tests);
+    assert!(!again.report.tests_reused);
+    assert!(reason(&again).contains("Tests (web) FAILED"));
+
+    // Fixed and committed: the web, red last time, runs again although nothing of it is
+    // among the changes any more, and the stop passes.
+    repo.write("web/test/calc.test.js", NODE_TEST_PASS);
+    repo.commit_all("fix");
+    let fixed = stop_in(&checkpoint, &project, &session);
+    assert!(run_of(&fixed, "web").passed, "{:?}", fixed.report.tests);
+    assert!(util::is_pass(&fixed), "{:?}", fixed.decision);
+}
+
+// The root is a project (a Cargo workspace): a member's change runs the root's tests once,
+// as before; a Node package in a folder beside the members does not make it a monorepo.
+#[test]
+fn a_root_project_stays_one_project() {
+    let repo = rust_workspace();
+    repo.write("web/package.json", NODE_PACKAGE);
+    repo.commit_all("web");
+    repo.write("crates/calc/src/lib.rs", RS_LIB_PASS);
+    repo.write("web/index.js", "module.exports = 1;\n");
+    let outcome = check(&repo, &repo.project());
+    let tests = tests_of(&outcome);
+    assert_eq!(
+        (tests.command.as_str(), tests.project.as_deref()),
+        ("cargo test --workspace", None)
+    );
+    assert!(reason(&outcome).contains("Tests passed: 2 passed"));
 }

@@ -53,7 +53,7 @@ fn python_change_runs_tests_and_asks_for_a_restart() {
     let i = msg.find(util::RESTART).unwrap();
     assert!(t < f && f < i, "{msg}");
 
-    let tests = outcome.report.tests.as_ref().unwrap();
+    let tests = outcome.report.tests.first().unwrap();
     assert!(tests.passed);
     assert_eq!(tests.exit, Some(TestExit::Code { code: 0 }));
     let summary = tests.summary.as_ref().unwrap();
@@ -133,7 +133,7 @@ fn failing_tests_report_failed_with_the_output_tail() {
     // Only the last 30 lines: the early noise is cut.
     assert!(msg.contains("noise line 40"), "{msg}");
     assert!(!msg.contains("noise line 5\n"), "{msg}");
-    let tests = outcome.report.tests.as_ref().unwrap();
+    let tests = outcome.report.tests.first().unwrap();
     assert!(!tests.passed);
     assert_eq!(tests.tail.len(), 30);
 }
@@ -157,7 +157,7 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
     assert!(msg.contains("collecting ..."), "{msg}");
     assert!(msg.contains("Fix failing tests"), "{msg}");
     assert_eq!(
-        outcome.report.tests.as_ref().unwrap().exit,
+        outcome.report.tests.first().unwrap().exit,
         Some(TestExit::TimedOut { after_secs: 1 })
     );
     let pid: u32 = std::fs::read_to_string(&pid_file)
@@ -186,7 +186,7 @@ fn a_timeout_ends_a_daemon_the_tests_started_with_setsid() {
     repo.write("src/app/core.py", "def run():\n    return 9\n");
     let outcome = stop(&checkpoint, &repo.project());
     assert_eq!(
-        outcome.report.tests.as_ref().unwrap().exit,
+        outcome.report.tests.first().unwrap().exit,
         Some(TestExit::TimedOut { after_secs: 2 })
     );
     assert!(
@@ -454,7 +454,7 @@ fn detected_cargo_test_runs_on_a_real_crate() {
     // In a console session: cargo sees a terminal and colours its output.
     let checkpoint = repo.checkpoint(&repo.project(), StopGateConfig::default());
     let outcome = stop(&checkpoint, &repo.project());
-    let tests = outcome.report.tests.as_ref().unwrap();
+    let tests = outcome.report.tests.first().unwrap();
     assert_eq!(tests.command, "cargo test");
     assert!(tests.passed, "{tests:?}");
     let summary = tests.summary.as_ref().unwrap();
@@ -479,7 +479,7 @@ fn tests_disabled_by_an_empty_command() {
     let checkpoint = StopGate::new(config).unwrap();
     repo.write("src/app/core.py", "z = 1\n");
     let outcome = stop(&checkpoint, &repo.project());
-    assert!(outcome.report.tests.is_none());
+    assert!(outcome.report.tests.is_empty());
     assert!(!reason(&outcome).contains("Tests"));
 }
 

@@ -22,7 +22,9 @@ pub const CONFIG_KEY: &str = "checkpoint";
 /// Every field is optional. With no section at all the stop gate still works: every changed
 /// file except documentation (`*.md`, `*.txt`, `docs/**`) counts as code and is gated, and the
 /// test command is detected from the project (`Cargo.toml` → `cargo test`, `package.json` →
-/// `npm test`, `pyproject.toml`/`setup.py` → `pytest`, `go.mod` → `go test ./...`).
+/// `npm test`, `pyproject.toml`/`setup.py` or a `tests/` folder of pytest files → `pytest`,
+/// `go.mod` → `go test ./...`); in a repository whose root is no project, from each changed
+/// file's nearest project, whose tests run on their own.
 ///
 /// Patterns are gitignore-style: a pattern without `/` (`*.py`) matches at any depth, one
 /// with `/` (`src/**/*.py`) is anchored at the repository root, and a directory pattern

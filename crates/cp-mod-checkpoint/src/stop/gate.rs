@@ -37,14 +37,14 @@ pub(crate) fn limit_notice(report: &StopReport, blocks: u32) -> String {
             report.uncommitted_gated.join(", ")
         );
     }
-    match &report.tests {
-        Some(tests) => {
-            let mut line = String::new();
-            super::message::test_section(&mut line, tests);
-            let first = line.lines().next().unwrap_or_default();
-            let _ = writeln!(out, "Last test run: {first}");
-        }
-        None => out.push_str("Last test run: none.\n"),
+    if report.tests.is_empty() {
+        out.push_str("Last test run: none.\n");
+    }
+    for tests in &report.tests {
+        let mut line = String::new();
+        super::message::test_section(&mut line, tests);
+        let first = line.lines().next().unwrap_or_default();
+        let _ = writeln!(out, "Last test run: {first}");
     }
     out
 }

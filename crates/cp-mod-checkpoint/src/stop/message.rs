@@ -10,7 +10,7 @@ use super::runner::TestExit;
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     let mut out = String::new();
-    let red = report.tests.as_ref().is_some_and(|t| !t.passed);
+    let red = report.tests.iter().any(|t| !t.passed);
     if !report.code_changed && !red {
         out.push_str(capture_only);
         out.push_str("\n\n");
@@ -18,29 +18,30 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
         return out;
     }
     out.push_str("Checkpoint: verify this turn's changes before you stop.\n\n");
-    let mut error = false;
-    let failed = if let Some(tests) = &report.tests {
-        test_section(&mut out, tests);
-        out.push('\n');
-        error = tests.is_error();
-        !tests.passed
-    } else {
+    if report.tests.is_empty() {
         if let Some(note) = &report.tests_note {
             let _ = writeln!(out, "Tests: not run ({note}).\n");
         }
-        false
-    };
+    } else {
+        for tests in &report.tests {
+            test_section(&mut out, tests);
+        }
+        out.push('\n');
+    }
+    let error = report.tests.iter().any(TestOutcome::is_error);
+    let failed = report.tests.iter().any(|t| !t.passed && !t.is_error());
     files_section(&mut out, &report.files);
     if error {
         out.push_str(
             "\nThe tests did not run: fix the error shown above (or the test command) before \
              proceeding.\n",
         );
-    } else if failed {
+    }
+    if failed {
         out.push_str("\nFix failing tests before proceeding.\n");
     }
     if !report.instructions.is_empty() {
-        out.push_str(if failed {
+        out.push_str(if red {
             "\nOnce the tests pass:\n"
         } else {
             "\nRequired follow-up:\n"
@@ -61,6 +62,14 @@ fn note_line(out: &mut String, tests: &TestOutcome) {
     }
 }
 
+/// `Tests`, or `Tests (backend)` for one project's tests among several.
+pub(crate) fn tests_label(tests: &TestOutcome) -> String {
+    match &tests.project {
+        Some(project) => format!("Tests ({project})"),
+        None => "Tests".to_owned(),
+    }
+}
+
 /// One test results line, plus the output tail when the run did not pass.
 pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     let summary = tests
@@ -68,24 +77,23 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         .as_ref()
         .map(super::test_output::TestSummary::describe);
     let time = format!("{:.1}s", duration_secs(tests.elapsed_ms));
+    let label = tests_label(tests);
     if tests.passed {
         let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));
-        let _ = writeln!(out, "Tests passed: {detail} — `{}`", tests.command);
+        let _ = writeln!(out, "{label} passed: {detail} — `{}`", tests.command);
         note_line(out, tests);
         return;
     }
     let why = failure_reason(tests);
     let headline = if tests.is_error() { "ERROR" } else { "FAILED" };
-    let _ = write!(out, "Tests {headline} ({why}) — `{}`", tests.command);
+    let _ = write!(out, "{label} {headline} ({why}) — `{}`", tests.command);
     match summary {
         Some(summary) => {
             let _ = write!(out, ": {summary}");
         }
-        None if tests.exit.is_some() => {
-            out.push_str(
-                ": no test result in the output; the run stopped before any test \
-                          reported (build, import or collection error?)",
-            );
+        // Only the exit status is known: say so, and let the tail show what happened.
+        None if matches!(tests.exit, Some(TestExit::Code { .. })) => {
+            out.push_str(": no test summary line recognised in the output");
         }
         None => {}
     }

@@ -22,6 +22,7 @@ mod state;
 mod test_output;
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,8 +43,8 @@ use crate::error::CheckpointError;
 use categorize::Categorizer;
 pub(crate) use changes::Git;
 pub(crate) use changes::GitError;
-use detect::detect_test_command;
-pub(crate) use message::failure_reason;
+use detect::{detect_test_command, nearest_projects};
+pub(crate) use message::{failure_reason, tests_label};
 use state::{LastTests, StateFile, fingerprint, fingerprint_files};
 
 /// Lines of test output shown when tests fail.
@@ -218,7 +219,7 @@ impl StopGate {
         report.set_files(files, &self.categorizer);
         let changed_since_told = state.fingerprint != current;
 
-        let last_failed = state.last_tests.as_ref().is_some_and(|t| !t.outcome.passed);
+        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
         let tested_this_tree = state
             .last_tests
             .as_ref()
@@ -228,8 +229,9 @@ impl StopGate {
         // the loop), whatever the agent says.
         let quiet_turn = !gate && !changed_since_told && !last_failed;
         if !quiet_turn && (last_failed || (triggers && !tested_this_tree)) {
-            self.run_tests(input, &repo, &mut report);
-            if let Some(outcome) = &report.tests {
+            let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
+            self.run_tests(input, &repo, failed_before.unwrap_or_default(), &mut report);
+            if !report.tests.is_empty() {
                 // Tests may touch tracked files (lock files, snapshots); those are not the
                 // agent's changes, so remember the tree as it is after the run.
                 if let Ok(after) = self.git.changed_files(&repo) {
@@ -237,17 +239,17 @@ impl StopGate {
                 }
                 state.last_tests = Some(LastTests {
                     fingerprint: current.clone(),
-                    outcome: outcome.clone(),
+                    outcomes: report.tests.clone(),
                 });
             }
         }
-        if report.tests.is_none()
+        if report.tests.is_empty()
             && let Some(last) = &state.last_tests
         {
-            report.tests = Some(last.outcome.clone());
+            report.tests.clone_from(&last.outcomes);
             report.tests_reused = true;
         }
-        let red = !report.tests_reused && report.tests.as_ref().is_some_and(|t| !t.passed);
+        let red = !report.tests_reused && report.tests.iter().any(|t| !t.passed);
 
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
             Some(message::compose(&report, &self.config.capture_only_message))
@@ -282,9 +284,17 @@ impl StopGate {
         }
     }
 
-    /// Runs the configured or detected test command; the caller decides whether it is due.
-    fn run_tests(&self, input: &StopInput, repo: &std::path::Path, report: &mut StopReport) {
-        let (command, cwd, timeout_secs) = match &self.config.tests {
+    /// Runs the configured or detected test commands; the caller decides whether they are
+    /// due. `before` is the last run, whose red projects run again even when their files
+    /// are no longer among the changes.
+    fn run_tests(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        before: &[TestOutcome],
+        report: &mut StopReport,
+    ) {
+        let runs = match &self.config.tests {
             Some(tests) if tests.command.trim().is_empty() => return,
             // A configured command is the repository's code: it runs only in a trusted
             // project. Detected commands (`cargo test`, …) are the project's own build.
@@ -296,26 +306,79 @@ impl StopGate {
                 );
                 return;
             }
-            Some(tests) => (
-                tests.command.clone(),
-                input.project.root().to_path_buf(),
-                tests.timeout_secs,
-            ),
-            None => {
-                let Some(found) = detect_test_command(
-                    &[input.project.root(), repo],
-                    self.git.path_env.as_deref(),
-                ) else {
-                    report.tests_note = Some(
-                        "no test command configured in .context-pilot/config.json \
-                         (checkpoint.tests.command) and none detected"
-                            .into(),
-                    );
-                    return;
-                };
-                (found.command, found.dir, DEFAULT_TEST_TIMEOUT_SECS)
-            }
+            Some(tests) => vec![PlannedRun {
+                project: None,
+                command: tests.command.clone(),
+                cwd: input.project.root().to_path_buf(),
+                timeout_secs: tests.timeout_secs,
+            }],
+            None => self.detect_runs(input, repo, before, report),
         };
+        if runs.is_empty() {
+            report.tests_note = Some(
+                "no test command configured in .context-pilot/config.json \
+                 (checkpoint.tests.command) and none detected"
+                    .into(),
+            );
+            return;
+        }
+        report.tests = runs.into_iter().map(|run| self.run_one(run)).collect();
+    }
+
+    /// The detected test commands: the project's own (its root's, else the repository
+    /// root's), as one run; when neither root is a project, one run for each nearest
+    /// project of a changed file that triggers tests, or of a project that was red.
+    fn detect_runs(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        before: &[TestOutcome],
+        report: &StopReport,
+    ) -> Vec<PlannedRun> {
+        let path_env = self.git.path_env.as_deref();
+        if let Some(found) = detect_test_command(&[input.project.root(), repo], path_env) {
+            return vec![PlannedRun {
+                project: None,
+                command: found.command,
+                cwd: found.dir,
+                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
+            }];
+        }
+        let changed = report
+            .files
+            .iter()
+            .filter(|f| f.triggers_tests)
+            .filter_map(|f| Path::new(&f.file.path).parent());
+        let red = before
+            .iter()
+            .filter(|t| !t.passed)
+            .filter_map(|t| t.project.as_deref().map(Path::new));
+        nearest_projects(repo, changed.chain(red), path_env)
+            .into_iter()
+            .map(|found| PlannedRun {
+                project: Some(
+                    found
+                        .dir
+                        .strip_prefix(repo)
+                        .unwrap_or(&found.dir)
+                        .display()
+                        .to_string(),
+                ),
+                command: found.command,
+                cwd: found.dir,
+                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
+            })
+            .collect()
+    }
+
+    /// Runs one project's tests and reads the result.
+    fn run_one(&self, run: PlannedRun) -> TestOutcome {
+        let PlannedRun {
+            project,
+            command,
+            cwd,
+            timeout_secs,
+        } = run;
         let spec = TestSpec {
             command: command.clone(),
             cwd,
@@ -328,8 +391,8 @@ impl StopGate {
                 .collect(),
             cancel: self.cancel.clone(),
         };
-        tracing::info!(command = %command, "stop checkpoint: running tests");
-        let outcome = match self.runner.run(&spec) {
+        tracing::info!(command = %command, project = ?project, "stop checkpoint: running tests");
+        match self.runner.run(&spec) {
             Ok(run) => {
                 let passed = run.exit.success();
                 let tail = if passed {
@@ -343,6 +406,7 @@ impl StopGate {
                         .collect()
                 };
                 TestOutcome {
+                    project,
                     command,
                     passed,
                     summary: parse_test_output(&run.output),
@@ -354,6 +418,7 @@ impl StopGate {
                 }
             }
             Err(e) => TestOutcome {
+                project,
                 command,
                 passed: false,
                 exit: None,
@@ -363,7 +428,15 @@ impl StopGate {
                 tail: Vec::new(),
                 note: None,
             },
-        };
-        report.tests = Some(outcome);
+        }
     }
+}
+
+/// One test command to run: where, for how long, and for which project.
+struct PlannedRun {
+    /// The project's directory relative to the repository root, for a monorepo's projects.
+    project: Option<String>,
+    command: String,
+    cwd: PathBuf,
+    timeout_secs: u64,
 }

@@ -35,6 +35,11 @@ pub struct CategoryFiles {
 /// What the test run did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestOutcome {
+    /// The project whose tests these are, as a directory relative to the repository root,
+    /// when the repository's root is no project and each changed file's nearest project is
+    /// tested on its own (`backend`, `web`); `None` for the project's own tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// The command that ran.
     pub command: String,
     /// True only for exit code 0.
@@ -56,21 +61,43 @@ pub struct TestOutcome {
 
 impl TestOutcome {
     /// True when the run did not fail a test but could not run them: a collection or
-    /// import error, no tests at all, a crash or build failure before any test result, or a
-    /// command that could not start. Such a run is reported as an error, never as
-    /// `N failed, 0 passed`.
+    /// import error, no tests at all, a crash or build failure before any test result (as
+    /// the runner's recognised output says), or a command that could not start. Such a run
+    /// is reported as an error, never as `N failed, 0 passed`.
+    ///
+    /// Output with no summary line we know says nothing of the kind: a `make test` running a
+    /// script that prints `boom` and exits 1 has failed, not crashed before its tests.
     pub fn is_error(&self) -> bool {
         if self.passed {
             return false;
         }
         match (&self.summary, &self.exit) {
             (Some(summary), _) => summary.is_error(),
-            // Output without any test result: the run ended before a test reported.
-            (None, Some(TestExit::Code { .. }) | None) => true,
-            // Timed out, killed or stopped: the reason says what happened.
+            // The command could not start.
+            (None, None) => true,
+            // An exit code, a timeout, a kill: the reason says what happened.
             (None, Some(_)) => false,
         }
     }
+}
+
+/// Reads the test runs of a report or state saved as one run (`{…}` or `null`, before
+/// repositories with several projects) or as a list.
+pub(crate) fn one_or_many<'de, D>(deserializer: D) -> Result<Vec<TestOutcome>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Saved {
+        Many(Vec<TestOutcome>),
+        One(Box<TestOutcome>),
+    }
+    Ok(match Option::<Saved>::deserialize(deserializer)? {
+        Some(Saved::Many(runs)) => runs,
+        Some(Saved::One(run)) => vec![*run],
+        None => Vec::new(),
+    })
 }
 
 /// Everything the stop gate found and decided, for the Checkpoint panel.
@@ -88,8 +115,10 @@ pub struct StopReport {
     pub categories: Vec<CategoryFiles>,
     /// Whether any change is code-related.
     pub code_changed: bool,
-    /// The test run, if one ran.
-    pub tests: Option<TestOutcome>,
+    /// The test runs: none, the project's own, or one for each project with changes when
+    /// the repository's root is no project (see [`TestOutcome::project`]).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub tests: Vec<TestOutcome>,
     /// Why no tests ran although code changed, e.g. no command configured or detected.
     pub tests_note: Option<String>,
     /// Deduplicated follow-up instructions of the matched categories.
@@ -102,7 +131,7 @@ pub struct StopReport {
     pub skipped: Option<String>,
     /// The message given to the agent when the stop was blocked.
     pub message: Option<String>,
-    /// True when `tests` is the earlier run, still valid for this tree, not a new one.
+    /// True when `tests` are the earlier runs, still valid for this tree, not new ones.
     #[serde(default)]
     pub tests_reused: bool,
     /// Stops of this agent session blocked in a row, this one included.
@@ -125,7 +154,7 @@ impl StopReport {
             files: Vec::new(),
             categories: Vec::new(),
             code_changed: false,
-            tests: None,
+            tests: Vec::new(),
             tests_note: None,
             instructions: Vec::new(),
             uncommitted_gated: Vec::new(),

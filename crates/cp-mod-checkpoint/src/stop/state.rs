@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::categorize::CategorizedFile;
 use super::changes::ChangedFile;
-use super::report::{StopReport, TestOutcome};
+use super::report::{StopReport, TestOutcome, one_or_many};
 
 /// Sessions remembered at most; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 64;
@@ -31,11 +31,21 @@ pub(crate) struct CheckpointState {
     pub(crate) sessions: BTreeMap<String, SessionBlocks>,
 }
 
-/// A test run, remembered so a failure is not forgotten on the next stop.
+/// The last test runs (one a project), remembered so a failure is not forgotten on the
+/// next stop.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct LastTests {
     pub(crate) fingerprint: String,
-    pub(crate) outcome: TestOutcome,
+    /// Saved as `outcome`, one run, before repositories with several projects.
+    #[serde(alias = "outcome", deserialize_with = "one_or_many")]
+    pub(crate) outcomes: Vec<TestOutcome>,
+}
+
+impl LastTests {
+    /// Whether any project's tests were red.
+    pub(crate) fn failed(&self) -> bool {
+        self.outcomes.iter().any(|o| !o.passed)
+    }
 }
 
 /// How many stops of one session were blocked in a row.

@@ -5,9 +5,13 @@
 //! Makefile's `test` target only when nothing more specific applies. The command uses the
 //! project's own tools (its virtualenv, its lockfile's package manager) so it runs the way
 //! the project's developers run it.
+//!
+//! When neither directory is a project (a monorepo whose root holds only folders of
+//! projects), [`nearest_projects`] finds each changed file's own project instead.
 
 mod go;
 mod make;
+mod nearest;
 mod node;
 mod probe;
 mod python;
@@ -16,6 +20,7 @@ mod rust;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+pub(crate) use nearest::nearest_projects;
 use probe::Probe;
 
 /// A detected test command and where to run it.

@@ -5,6 +5,13 @@
 //! `calc`, where bare `pytest` fails with `ModuleNotFoundError` (issue 15). In order:
 //! a `.venv`/`venv` → its interpreter; `uv.lock` with `uv` installed → `uv run`;
 //! `poetry.lock` with `poetry` installed → `poetry run`; otherwise `python3`.
+//!
+//! A directory with no project file is a Python project too when its `tests/` (or `test/`)
+//! folder holds pytest files (`test_*.py`, `*_test.py`) and a pytest is there to run them:
+//! the project's venv's (`python -m pytest` through it), or a `pytest` on `PATH`, run as
+//! people run it there.
+
+use std::path::Path;
 
 use super::probe::Probe;
 
@@ -20,13 +27,19 @@ const MARKERS: &[&str] = &[
     "poetry.lock",
 ];
 
+/// Folders whose pytest files make a project of the directory above them.
+const TEST_DIRS: &[&str] = &["tests", "test"];
+
+/// How deep below a test folder pytest files are looked for (`tests/unit/api/test_x.py`).
+const TEST_DIR_DEPTH: usize = 3;
+
 pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
-    if !MARKERS.iter().any(|m| probe.has_file(m)) {
-        return None;
-    }
     let venv = [".venv", "venv"]
         .into_iter()
         .find(|v| probe.has_file(&format!("{v}/bin/python")));
+    if !MARKERS.iter().any(|m| probe.has_file(m)) {
+        return detect_without_manifest(probe, venv);
+    }
     Some(if let Some(venv) = venv {
         format!("{venv}/bin/python -m pytest")
     } else if probe.has_file("uv.lock") && probe.on_path("uv") {
@@ -36,6 +49,47 @@ pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
     } else {
         "python3 -m pytest".to_owned()
     })
+}
+
+/// No project file: pytest files in a test folder, and a pytest to run them.
+fn detect_without_manifest(probe: &Probe<'_>, venv: Option<&str>) -> Option<String> {
+    if !TEST_DIRS
+        .iter()
+        .any(|d| has_pytest_files(&probe.dir.join(d), TEST_DIR_DEPTH))
+    {
+        return None;
+    }
+    match venv {
+        Some(venv) if probe.has_file(&format!("{venv}/bin/pytest")) => {
+            Some(format!("{venv}/bin/python -m pytest"))
+        }
+        _ if probe.on_path("pytest") => Some("pytest".to_owned()),
+        _ => None,
+    }
+}
+
+/// Whether `dir` or a folder below it (down to `depth` levels) holds a pytest file.
+fn has_pytest_files(dir: &Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        match entry.file_type() {
+            Ok(t) if t.is_file() => is_pytest_file(&name),
+            Ok(t) if t.is_dir() && depth > 0 && !name.starts_with('.') => {
+                has_pytest_files(&entry.path(), depth - 1)
+            }
+            _ => false,
+        }
+    })
+}
+
+/// pytest's default `python_files`: `test_*.py` and `*_test.py`.
+fn is_pytest_file(name: &str) -> bool {
+    name.strip_suffix(".py")
+        .is_some_and(|stem| stem.starts_with("test_") || stem.ends_with("_test"))
 }
 
 #[cfg(test)]
@@ -92,5 +146,32 @@ mod tests {
             Some("poetry run python -m pytest")
         );
         assert_eq!(detect(&poetry).as_deref(), Some("python3 -m pytest"));
+    }
+
+    #[test]
+    fn a_tests_folder_without_a_project_file_needs_a_pytest() {
+        let layout = [("calc.py", ""), ("tests/test_calc.py", "")];
+        assert_eq!(detect(&layout), None, "no pytest anywhere");
+        let bin = tools(&["pytest"]);
+        assert_eq!(
+            detect_with_path(&layout, bin.path().as_os_str()).as_deref(),
+            Some("pytest")
+        );
+        let venv = [
+            ("test/unit/calc_test.py", ""),
+            (".venv/bin/python", ""),
+            (".venv/bin/pytest", ""),
+        ];
+        assert_eq!(detect(&venv).as_deref(), Some(".venv/bin/python -m pytest"));
+        // A venv without pytest does not make a test suite runnable.
+        let no_pytest = [("tests/test_calc.py", ""), (".venv/bin/python", "")];
+        assert_eq!(detect(&no_pytest), None);
+        // Python files that are not pytest's are not a test suite.
+        let helpers = [
+            ("tests/helpers.py", ""),
+            (".venv/bin/python", ""),
+            (".venv/bin/pytest", ""),
+        ];
+        assert_eq!(detect(&helpers), None);
     }
 }

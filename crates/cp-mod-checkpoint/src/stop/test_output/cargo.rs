@@ -1,8 +1,8 @@
 //! `cargo test` (libtest's `test result:` line, summed over every test binary) and
 //! `cargo nextest run` (its `Summary` line).
 //!
-//! A build that fails prints no `test result:` line at all, so it is not recognized here and
-//! the stop gate reports it as an error with the output tail.
+//! A build that fails prints no `test result:` line; its ``error: could not compile `calc` ``
+//! lines make it an error (no test could run) naming the crates that did not build.
 
 use std::sync::LazyLock;
 
@@ -14,6 +14,8 @@ use super::summary::{TestFramework, TestSummary};
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;(?:.*?finished in ([0-9.]+)s)?")
 });
+static NOT_BUILT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?m)^error: could not compile `([^`]+)`"));
 static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^test (\S+) \.\.\. FAILED\s*$"));
 static NEXTEST: LazyLock<Regex> =
     LazyLock::new(|| re(r"Summary \[\s*([0-9.]+)s\]\s+\d+ tests? run: (\d+) passed(.*)"));
@@ -31,13 +33,23 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             seconds = Some(seconds.unwrap_or(0.0) + s);
         }
     }
-    if !found {
+    let mut not_built = Vec::new();
+    for caps in NOT_BUILT.captures_iter(text) {
+        push_unique(&mut not_built, caps.get(1).map_or("", |m| m.as_str()));
+    }
+    if !found && not_built.is_empty() {
         return None;
     }
     let mut summary = TestSummary::new(TestFramework::Cargo);
-    summary.passed = Some(passed);
-    summary.failed = Some(failed);
-    summary.seconds = seconds;
+    if found {
+        summary.passed = Some(passed);
+        summary.failed = Some(failed);
+        summary.seconds = seconds;
+    }
+    if !not_built.is_empty() {
+        summary.errors = u64::try_from(not_built.len()).ok();
+        summary.failing = not_built;
+    }
     for caps in FAILED_TEST.captures_iter(text) {
         push_unique(&mut summary.failing, caps.get(1).map_or("", |m| m.as_str()));
     }
@@ -101,11 +113,11 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
     }
 
     #[test]
-    fn real_build_failure_is_not_a_test_summary() {
-        assert_eq!(
-            parse_test_output(include_str!("samples/cargo_compile_error.txt")),
-            None
-        );
+    fn real_build_failure_is_an_error_naming_the_crate() {
+        let s = summary(include_str!("samples/cargo_compile_error.txt"));
+        assert_eq!((s.passed, s.failed, s.errors), (None, None, Some(1)));
+        assert!(s.is_error());
+        assert_eq!(s.describe(), "1 error (cargo test); errors in: calc");
     }
 
     #[test]

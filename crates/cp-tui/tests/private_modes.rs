@@ -1,7 +1,7 @@
 //! Issue 23: `.context-pilot/run/`, `logs/` and `state/` stay private under the umask most
 //! people have (022). Every front-end runs under `umask 022` against one project: the console
 //! server on its own, `context-pilot mcp` (a file write, a console), `context-pilot hook`
-//! (Claude Code's PostToolUse with a callback, then Stop) and the TUI (a turn that writes a
+//! (Claude Code's `PostToolUse` with a callback, then Stop) and the TUI (a turn that writes a
 //! file). Then every directory of the three trees must be 0700 and every file 0600.
 
 #![allow(

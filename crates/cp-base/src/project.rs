@@ -226,7 +226,7 @@ impl Project {
             self.run_dir(),
             self.logs_dir(),
         ] {
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+            crate::private::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
         // Console output, sockets and session state are for this user only; this also fixes
         // the modes of what an older version created world-readable.

@@ -7,9 +7,8 @@
 //! re-read only when the file changed on disk. A file that does not parse is reported with its
 //! path and is never overwritten.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
@@ -19,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::atomic::{Mode, remove_stale_temps, write_in_mode};
-use crate::private::{PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, is_private};
+use crate::private;
 
 /// Errors of the project store. Each names the file involved.
 #[derive(Debug, thiserror::Error)]
@@ -65,21 +64,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let private = is_private(path);
-    let dir_mode = if private { PRIVATE_DIR_MODE } else { 0o777 };
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(dir_mode)
-        .create(dir)
-        .map_err(|e| StoreError::io(dir, e))?;
+    private::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let name = path
         .file_name()
         .ok_or_else(|| StoreError::io(path, io::Error::other("the path names no file")))?;
     let handle = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())
         .map_err(|e| StoreError::io(dir, e))?;
-    let new_file_mode = if private { PRIVATE_FILE_MODE } else { 0o666 };
-    write_in_mode(&handle, name, bytes, Mode::KeepOr(new_file_mode))
-        .map_err(|e| StoreError::io(path, e))
+    // A private file is 0600 even if an older version left it looser.
+    let mode = if private::is_private(path) {
+        Mode::Force(private::PRIVATE_FILE_MODE)
+    } else {
+        Mode::KeepOr(0o666)
+    };
+    write_in_mode(&handle, name, bytes, mode).map_err(|e| StoreError::io(path, e))
 }
 
 /// An exclusive advisory lock, released on drop (and by the OS if the process dies).
@@ -89,12 +86,13 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Blocks until the lock on `path` (created if missing) is held.
+    /// Blocks until the lock on `path` (created if missing) is held. Under a private
+    /// directory the lock file and the directories made for it are private too.
     pub fn acquire(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+            private::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
         }
-        let file = OpenOptions::new()
+        let file = private::open_options(path)
             .read(true)
             .write(true)
             .create(true)

@@ -39,14 +39,10 @@ impl RunPaths {
 
     /// Creates the run directories (and the short socket directory when it is needed).
     pub fn create_dirs(&self) -> Result<(), ConsoleError> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(cp_base::private::PRIVATE_DIR_MODE)
-            .create(&self.consoles_dir)
-            .map_err(ConsoleError::io(
-                "creating console directory",
-                &self.consoles_dir,
-            ))?;
+        cp_base::private::create_dir_all(&self.consoles_dir).map_err(ConsoleError::io(
+            "creating console directory",
+            &self.consoles_dir,
+        ))?;
         if let Some(dir) = self.socket.parent()
             && !dir.starts_with(&self.run_dir)
         {
@@ -91,8 +87,8 @@ impl RunPaths {
     pub fn log_file(&self, id: Uuid) -> PathBuf {
         self.consoles_dir.join(format!("{id}.log"))
     }
-    /// Opens `path` for writing, created 0600 (see `cp_base::private`): everything under
-    /// `run/` is for this user only.
+    /// Opens `path` for writing, created 0600 whatever the umask (see `cp_base::private`):
+    /// everything under `run/` is for this user only.
     pub(crate) fn private_file(path: &Path, append: bool) -> std::io::Result<fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         fs::OpenOptions::new()

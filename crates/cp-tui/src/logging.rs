@@ -1,7 +1,5 @@
 //! Logs go to `.context-pilot/logs/context-pilot.log`, never to the screen.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -10,15 +8,16 @@ use tracing_subscriber::EnvFilter;
 /// Installs the global subscriber writing to `logs_dir`. Level from `CP_LOG` (default `info`).
 /// Failing to open the log file is not fatal: the host runs without logs.
 pub fn init(logs_dir: &Path) {
-    if std::fs::create_dir_all(logs_dir).is_err() {
+    // Private to this user, like everything under logs/, whatever the umask (see
+    // cp_base::private).
+    if cp_base::private::create_dir_all(logs_dir).is_err() {
         return;
     }
-    // Private to this user, like everything under logs/ (see cp_base::private).
-    let Ok(file) = OpenOptions::new()
+    let path = logs_dir.join("context-pilot.log");
+    let Ok(file) = cp_base::private::open_options(&path)
         .create(true)
         .append(true)
-        .mode(cp_base::private::PRIVATE_FILE_MODE)
-        .open(logs_dir.join("context-pilot.log"))
+        .open(&path)
     else {
         return;
     };

@@ -145,7 +145,8 @@ impl StateFile {
 /// set was a large part of the stop gate's time (issue 15).
 fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    // Under `state/`: private, whatever the umask (see `cp_base::private`).
+    cp_base::private::create_dir_all(dir)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -154,7 +155,12 @@ fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let tmp = dir.join(format!(".{name}.tmp.{}.{nanos}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    let result = cp_base::private::open_options(&tmp)
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

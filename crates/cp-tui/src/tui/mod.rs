@@ -298,9 +298,9 @@ fn record_reload_time(app: &App) {
     tracing::info!(ms = elapsed.as_secs_f64() * 1000.0, "reload: first frame");
     let line = format!("{:.1}\n", elapsed.as_secs_f64() * 1000.0);
     let path = app.host().project().logs_dir().join("reload-times.log");
-    let _ = std::fs::OpenOptions::new()
+    let _ = cp_base::private::open_options(&path)
         .create(true)
         .append(true)
-        .open(path)
+        .open(&path)
         .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
 }

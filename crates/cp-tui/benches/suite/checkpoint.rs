@@ -1,4 +1,4 @@
-//! The stop checkpoint on a git repository with 10,000 changed files, tests off.
+//! The stop gate on a git repository with 10,000 changed files, tests off.
 
 use std::process::Command;
 use std::time::Instant;
@@ -70,7 +70,7 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
     }
     vec![
         Row::new(
-            format!("stop checkpoint: {files} changed files, tests off"),
+            format!("stop gate: {files} changed files, tests off"),
             "ms",
             samples,
         )
@@ -80,12 +80,12 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
             "ms",
             git,
         )
-        .note("timed right after the checkpoint in each round"),
+        .note("timed right after the stop gate in each round"),
         Row::new(
-            "stop checkpoint ÷ `git status` (same round)",
+            "stop gate ÷ `git status` (same round)",
             "×",
             ratios,
         )
-        .note("issue 15 asks for at most 1.5×"),
+        .note("the goal is at most 1.5×"),
     ]
 }

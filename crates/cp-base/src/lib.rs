@@ -67,6 +67,7 @@ mod schema;
 mod store;
 mod tool;
 mod trust;
+mod trust_verdict;
 mod view;
 mod worker;
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use crate::layout::STATE_DIR;
 use crate::private::{PRIVATE_DIRS, secure_private_dir};
 use crate::store::{ConfigFile, StoreError, write_atomic};
-use crate::trust::{Grant, TrustError, TrustState, TrustStore};
+use crate::trust::{Grant, TrustError, TrustState, TrustStore, script_paths};
+use crate::trust_verdict::{self, VerdictCache};
 use crate::worker::WorkerId;
 
 /// What `.context-pilot/.gitignore` keeps out of version control: per-machine state.
@@ -17,6 +18,8 @@ struct Inner {
     root: PathBuf,
     config: ConfigFile,
     trust: TrustStore,
+    /// The last trust verdict, reused while its input files are unchanged.
+    verdict: VerdictCache,
 }
 
 /// A project root and its `.context-pilot/` directory. Cheap to clone; clones share caches.
@@ -77,6 +80,7 @@ impl Project {
                 root,
                 config,
                 trust,
+                verdict: VerdictCache::default(),
             }),
         }
     }
@@ -100,9 +104,33 @@ impl Project {
     /// its config write and that record would see a trusted project as changed (a TUI
     /// starting then would ask for trust; a callback firing then would be skipped). A store
     /// that cannot be locked (a read-only home) is read without it.
+    ///
+    /// The verdict is kept while `config.json`, the trust file and the scripts are unchanged
+    /// (see `trust_verdict.rs`), so asking again costs a few `stat`s.
     pub fn trust_state(&self) -> TrustState {
+        if let Some(state) = self.inner.verdict.get() {
+            return state;
+        }
         let _lock = self.inner.trust.lock().ok();
-        self.trust_state_unlocked()
+        let inputs = self.trust_inputs();
+        let state = self.trust_state_unlocked();
+        if let Some(inputs) = inputs {
+            self.inner.verdict.put(inputs, &state);
+        }
+        state
+    }
+
+    /// The stamps of every file the trust verdict is read from, taken before they are read;
+    /// `None` when they cannot all be named (the verdict is then not kept).
+    fn trust_inputs(&self) -> Option<trust_verdict::Inputs> {
+        let store = self.inner.trust.path()?.to_path_buf();
+        let config = self.config().path().to_path_buf();
+        // The config's stamp first: scripts named by a config written after it are covered
+        // by that stamp changing.
+        let mut inputs = trust_verdict::stamps([config, store]);
+        let scripts = script_paths(self.config(), &self.scripts_dir()).ok()?;
+        inputs.extend(trust_verdict::stamps(scripts));
+        Some(inputs)
     }
 
     /// [`trust_state`](Self::trust_state) for a caller that holds the store's lock.

@@ -120,6 +120,11 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// The stamp of the file at `path` now, `None` when there is none (or it cannot be read).
+    pub(crate) fn at(path: &Path) -> Option<Self> {
+        fs::metadata(path).ok().map(|m| Self::of(&m))
+    }
+
     fn of(meta: &fs::Metadata) -> Self {
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(meta);

@@ -106,16 +106,7 @@ impl Grant {
     /// Reads the grant from a project's `config.json` and its scripts directory (see
     /// [`Grant::of`] for a [`Project`](crate::Project)).
     pub fn read(config: &ConfigFile, scripts_dir: &Path) -> Result<Self, TrustError> {
-        let definitions = match config.raw_section("callbacks")? {
-            Some(Value::Object(section)) => match section.get("definitions") {
-                Some(Value::Array(defs)) => defs.clone(),
-                Some(Value::Null) | None => Vec::new(),
-                Some(other) => vec![other.clone()],
-            },
-            Some(Value::Null) | None => Vec::new(),
-            Some(other) => vec![other],
-        };
-        let callbacks = definitions
+        let callbacks = definitions(config)?
             .into_iter()
             .map(|definition| read_callback(scripts_dir, definition))
             .collect();
@@ -215,14 +206,44 @@ impl Grant {
     }
 }
 
+/// The callback definitions of `config.json`, as the grant reads them.
+fn definitions(config: &ConfigFile) -> Result<Vec<Value>, TrustError> {
+    Ok(match config.raw_section("callbacks")? {
+        Some(Value::Object(section)) => match section.get("definitions") {
+            Some(Value::Array(defs)) => defs.clone(),
+            Some(Value::Null) | None => Vec::new(),
+            Some(other) => vec![other.clone()],
+        },
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other],
+    })
+}
+
+/// The script files a grant read from `config` would hash.
+pub(crate) fn script_paths(
+    config: &ConfigFile,
+    scripts_dir: &Path,
+) -> Result<Vec<PathBuf>, TrustError> {
+    Ok(definitions(config)?
+        .iter()
+        .filter_map(|d| d.get("name").and_then(Value::as_str))
+        .filter_map(|name| script_path(scripts_dir, name))
+        .collect())
+}
+
+/// Where the script of callback `name` lives; `None` for a name that is no valid file name.
+fn script_path(scripts_dir: &Path, name: &str) -> Option<PathBuf> {
+    is_valid_name(name).then(|| scripts_dir.join(format!("{name}.sh")))
+}
+
 fn read_callback(scripts_dir: &Path, definition: Value) -> GrantCallback {
     let name = definition
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let (script, script_digest) = if is_valid_name(&name) {
-        match fs::read(scripts_dir.join(format!("{name}.sh"))) {
+    let (script, script_digest) = if let Some(path) = script_path(scripts_dir, &name) {
+        match fs::read(path) {
             Ok(bytes) => (
                 Some(String::from_utf8_lossy(&bytes).into_owned()),
                 format!("sha256:{}", hex(&Sha256::digest(&bytes))),

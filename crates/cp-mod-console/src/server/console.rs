@@ -14,14 +14,15 @@ use uuid::Uuid;
 
 use super::log::{BoundedLog, LogLimits};
 use super::reaper::Reaper;
+use super::spawn::spawn_child;
 use super::tail::Tail;
 use crate::ConsoleError;
 use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec};
 use crate::paths::RunPaths;
-use crate::proctree::{self, RUN_MARKER_ENV, TreeEnd};
+use crate::proctree::{self, TreeEnd};
 use crate::protocol::WaitCondition;
 use crate::signals::signal_name;
-use crate::sys::{self, RawExit};
+use crate::sys::RawExit;
 use crate::{meta, pattern, text};
 
 /// How long to wait for the last output after the command exits. Output can lag the exit,
@@ -137,8 +138,8 @@ impl Console {
             spawn_child(spec, id, pair.master.as_ref(), reaper).inspect_err(|_| {
                 let _ = fs::remove_file(&log_path);
             })?;
-        // The child holds its own copies of the slave; ours would keep the PTY open after the
-        // child exits and hide the end of output (EIO).
+        // The child opened the slave itself; ours would keep the PTY open after the child
+        // exits and hide the end of output (EIO).
         drop(pair.slave);
         let info = ConsoleInfo {
             id,
@@ -322,12 +323,15 @@ impl Console {
         st.info.output_len = st.log_len;
         let info = st.info.clone();
         drop(st);
+        // Waiters hear of the end at once: clients ask this server, which answers from
+        // memory, so the record on disk (for when the server is gone) need not come first.
+        // A blocking callback waits here, and writing the record took up to a millisecond.
+        self.changed.notify_all();
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         *self.master.lock().unwrap_or_else(PoisonError::into_inner) = None;
         if let Err(e) = meta::write_meta(&self.paths, &info) {
             tracing::error!("console {}: {e}", self.id);
         }
-        self.changed.notify_all();
     }
 
     /// SIGTERM to every process of the console (its group, and whatever left the group but
@@ -452,77 +456,6 @@ impl Console {
             }
         }
     }
-}
-
-/// Starts the spec's command (`bash -c COMMAND`, or its argv) on the slave side of
-/// `master`'s PTY: stdin, stdout and stderr, in a new session with the PTY as its
-/// controlling terminal. Returns the pid and the channel its exit arrives on.
-///
-/// This is portable-pty's `spawn_command` minus its pre-exec sweep over `/dev/fd`, which
-/// allocates in the forked child and cost about 2 ms a spawn; the server's descriptors are
-/// all close-on-exec instead.
-fn spawn_child(
-    spec: &SpawnSpec,
-    id: Uuid,
-    master: &dyn MasterPty,
-    reaper: &Reaper,
-) -> Result<(u32, Receiver<RawExit>), ConsoleError> {
-    let spawn_err = |reason: String| ConsoleError::Spawn {
-        command: spec.command.clone(),
-        reason,
-    };
-    let mut cmd = if let Some((program, args)) = spec.argv.as_ref().and_then(|a| a.split_first()) {
-        let mut cmd = std::process::Command::new(program);
-        cmd.args(args);
-        cmd
-    } else {
-        let mut cmd = std::process::Command::new("bash");
-        cmd.arg("-c").arg(&spec.command);
-        cmd
-    };
-    cmd.current_dir(&spec.cwd);
-    if std::env::var_os("TERM").is_none() {
-        cmd.env("TERM", "xterm-256color");
-    }
-    cmd.envs(&spec.env);
-    // Set last, so a spec cannot override it: the kill finds the console's processes by it.
-    cmd.env(RUN_MARKER_ENV, id.to_string());
-    let slave = open_slave(master, &spec.command)?;
-    let stdio = |what: &str| {
-        slave
-            .try_clone()
-            .map(std::process::Stdio::from)
-            .map_err(|e| spawn_err(format!("duplicating the PTY slave for {what}: {e}")))
-    };
-    cmd.stdin(stdio("stdin")?)
-        .stdout(stdio("stdout")?)
-        .stderr(stdio("stderr")?);
-    sys::pty_session_on_spawn(&mut cmd);
-    let (_child, pid, exit_rx) = reaper.spawn_tracked(|| {
-        let child = cmd.spawn().map_err(|e| spawn_err(e.to_string()))?;
-        let pid = child.id();
-        Ok::<_, ConsoleError>((child, pid))
-    })?;
-    Ok((pid, exit_rx))
-}
-
-/// Opens the slave side of `master`'s PTY by its path, close-on-exec and without making it
-/// the server's controlling terminal. A failure is a spawn error of `command`.
-fn open_slave(master: &dyn MasterPty, command: &str) -> Result<File, ConsoleError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let spawn_err = |reason: String| ConsoleError::Spawn {
-        command: command.to_owned(),
-        reason,
-    };
-    let path = master
-        .tty_name()
-        .ok_or_else(|| spawn_err("the PTY has no slave path".to_owned()))?;
-    fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOCTTY)
-        .open(&path)
-        .map_err(|e| spawn_err(format!("opening the PTY slave {}: {e}", path.display())))
 }
 
 /// The last `max` bytes of a log file.

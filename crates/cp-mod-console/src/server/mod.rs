@@ -5,6 +5,7 @@ mod console;
 mod log;
 mod prune;
 mod reaper;
+mod spawn;
 mod tail;
 
 use std::collections::HashMap;

@@ -135,21 +135,11 @@ fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
         })
 }
 
-/// `program` itself when it names a path, else the first executable of that name on `PATH`.
+/// `program` itself when it names an executable path, else the first executable of that name
+/// on `PATH`.
 fn find_program(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        let path = PathBuf::from(program);
-        return is_executable(&path).then_some(path);
-    }
-    let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let found = cp_base::find_program(program, std::env::var_os("PATH").as_deref())?;
+    cp_base::is_executable_file(&found).then_some(found)
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@
 //! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
 //!   command and `llm.base_url` take effect only once the person trusts the project.
 //! - [`WorkerId`] and the [`Notifier`] queue.
-//! - Small shared helpers: [`now_ms`] (wall-clock milliseconds for records on disk) and
-//!   [`json_kind`] (what kind of JSON value a message should name).
+//! - Small shared helpers: [`now_ms`] (wall-clock milliseconds for records on disk),
+//!   [`json_kind`] (what kind of JSON value a message should name) and [`find_program`]
+//!   (a program on `PATH`, as `execvp` finds it).
 //!
 //! [`run_batch`] is the tool-batch pipeline every front-end shares.
 //!
@@ -61,6 +62,7 @@ mod module;
 mod notify;
 mod panel;
 pub mod private;
+mod program;
 mod project;
 mod registry;
 mod schema;
@@ -82,6 +84,7 @@ pub use layout::STATE_DIR;
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Anchor, Panel, PanelKind, PanelView, ScrollExtent};
+pub use program::{find_program, is_executable_file};
 pub use project::Project;
 pub use registry::{Busy, DuplicateTool, Registry};
 pub use schema::{ArgError, ArgProblem, validate_args};

@@ -3,8 +3,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 
 use portable_pty::MasterPty;
@@ -98,26 +97,16 @@ fn environment(spec: &SpawnSpec, id: Uuid) -> Vec<(OsString, OsString)> {
     env
 }
 
-/// Where `program` is: itself when it names a path (it holds a `/`), else the first
-/// executable file of that name in `path_var`'s directories, as `execvp` would find it (an
-/// empty entry is the current directory, which for a console is its `cwd`, so it is kept
-/// relative). `None` when there is none.
+/// Where `program` is, as `execvp` would find it with `path_var` (an empty entry is the
+/// current directory, which for a console is its `cwd`, so it is kept relative).
 fn resolve_program(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    if program.contains('/') {
-        return Some(PathBuf::from(program));
-    }
-    let path_var = path_var.unwrap_or(OsStr::new(DEFAULT_PATH));
-    std::env::split_paths(path_var)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable_file(candidate))
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    cp_base::find_program(program, Some(path_var.unwrap_or(OsStr::new(DEFAULT_PATH))))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]

@@ -672,3 +672,49 @@ fn for_project_helper() {
     let checkpoint = StopGate::for_project(&project).unwrap();
     println!("{}", reason(&stop(&checkpoint, &project)));
 }
+
+// Issue 28: a turn that wrote 2,000 files gets a bounded list, in the first stop's message
+// and in the commit gate's, not 2,000 lines; the report keeps every file for the panel.
+#[test]
+fn two_thousand_new_files_are_listed_as_fifty_and_counted_by_directory() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let checkpoint = repo.checkpoint(&repo.project(), preset(&suite.passing(), 10));
+    for i in 0..2000 {
+        repo.write(&format!("src/app/gen/m{i:04}.py"), "X = 1\n");
+    }
+    repo.write("notes.md", "thoughts\n");
+
+    let first = stop(&checkpoint, &repo.project());
+    let msg = reason(&first);
+    assert_eq!(
+        first.report.files.len(),
+        2001,
+        "the report keeps every file"
+    );
+    let file_lines = msg
+        .lines()
+        .filter(|l| l.starts_with("  new ") || l.starts_with("  modified "))
+        .count();
+    assert_eq!(file_lines, 50, "{msg}");
+    assert!(msg.contains("Changed files (2001):"), "{msg}");
+    assert!(msg.contains("  … and 1,951 more, by directory:\n"), "{msg}");
+    assert!(msg.contains("\n    src/app/gen/: 1,951 new\n"), "{msg}");
+    assert!(
+        msg.lines().count() < 80,
+        "{} lines: {msg}",
+        msg.lines().count()
+    );
+
+    let second = stop(&checkpoint, &repo.project());
+    let gate = reason(&second);
+    assert!(
+        gate.starts_with("Commit your changes before stopping. 2000 file(s)"),
+        "{gate}"
+    );
+    assert!(
+        gate.contains("  … and 1,950 more, by directory:\n"),
+        "{gate}"
+    );
+    assert!(gate.lines().count() < 60, "{gate}");
+}

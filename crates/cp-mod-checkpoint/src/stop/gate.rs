@@ -3,7 +3,20 @@
 
 use std::fmt::Write;
 
+use super::file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
 use super::report::StopReport;
+
+/// Uncommitted paths as a bounded list's entries.
+fn uncommitted(paths: &[String]) -> Vec<ListedFile> {
+    paths
+        .iter()
+        .map(|path| ListedFile {
+            path: path.clone(),
+            kind: "uncommitted",
+            line: path.clone(),
+        })
+        .collect()
+}
 
 /// The message that blocks a second stop while gated files are uncommitted.
 pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
@@ -12,9 +25,7 @@ pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
          uncommitted:\n",
         uncommitted_gated.len()
     );
-    for path in uncommitted_gated {
-        let _ = writeln!(out, "  {path}");
-    }
+    write_bounded(&mut out, &uncommitted(uncommitted_gated), "  ");
     out.push_str("Commit them (or revert what should not be kept), then stop again.\n");
     out
 }
@@ -30,12 +41,14 @@ pub(crate) fn limit_notice(report: &StopReport, blocks: u32) -> String {
     if report.uncommitted_gated.is_empty() {
         out.push_str("Uncommitted files: none that must be committed.\n");
     } else {
-        let _ = writeln!(
-            out,
-            "Uncommitted files ({}): {}",
-            report.uncommitted_gated.len(),
-            report.uncommitted_gated.join(", ")
-        );
+        let files = &report.uncommitted_gated;
+        let _ = write!(out, "Uncommitted files ({}):", thousands(files.len()));
+        if files.len() <= LISTED_FILES {
+            let _ = writeln!(out, " {}", files.join(", "));
+        } else {
+            out.push('\n');
+            write_bounded(&mut out, &uncommitted(files), "  ");
+        }
     }
     if report.tests.is_empty() {
         out.push_str("Last test run: none.\n");

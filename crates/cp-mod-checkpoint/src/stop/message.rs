@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
+use super::file_list::{ListedFile, write_bounded};
 use super::report::{StopReport, TestOutcome};
 use super::runner::TestExit;
 
@@ -128,14 +129,24 @@ fn duration_secs(ms: u64) -> f64 {
     secs
 }
 
-/// `Changed files (n):` and one line per file with its change in words and categories.
+/// `Changed files (n):` and one line per file with its change in words and categories, at
+/// most [`LISTED_FILES`](super::file_list::LISTED_FILES) of them and the rest counted by
+/// directory.
 pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
     let _ = writeln!(out, "Changed files ({}):", files.len());
-    for f in files {
-        let _ = write!(out, "  {} {}", f.file.status.word(), f.file.display_path());
-        if !f.categories.is_empty() {
-            let _ = write!(out, "  [{}]", f.categories.join(", "));
-        }
-        out.push('\n');
-    }
+    let listed: Vec<ListedFile> = files
+        .iter()
+        .map(|f| {
+            let mut line = format!("{} {}", f.file.status.word(), f.file.display_path());
+            if !f.categories.is_empty() {
+                let _ = write!(line, "  [{}]", f.categories.join(", "));
+            }
+            ListedFile {
+                path: f.file.path.clone(),
+                kind: f.file.status.word(),
+                line,
+            }
+        })
+        .collect();
+    write_bounded(out, &listed, "  ");
 }

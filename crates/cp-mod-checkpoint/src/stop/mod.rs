@@ -14,6 +14,7 @@ mod changes;
 mod config;
 mod console_runner;
 mod detect;
+mod file_list;
 mod gate;
 mod message;
 mod report;

@@ -2,6 +2,7 @@
 //! their results, and notifications.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use cp_base::ratatui::buffer::Buffer;
@@ -11,8 +12,9 @@ use cp_base::ratatui::text::Line;
 use cp_base::{Level, Panel, PanelKind, PanelView, ScrollExtent, ToolResult};
 use serde::{Deserialize, Serialize};
 
+use super::conversation_layout::{Layout, Rows};
 use super::entry_lines::{INDENT, Progress, block, labelled, report_block, tool_lines};
-use super::markdown::MarkdownCache;
+use super::markdown;
 use super::wrap::wrap_lines;
 
 /// One item of the conversation.
@@ -35,13 +37,14 @@ pub enum Entry {
     System(String),
 }
 
-/// The conversation's entries.
+/// The conversation's entries. They change only through its methods, which tell the layout
+/// which entry to lay out again.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Conversation {
-    pub entries: Vec<Entry>,
-    /// The agent's markdown, rendered once per text and width rather than every frame.
+    entries: Vec<Entry>,
+    /// Each entry laid out once per width (see `conversation_layout.rs`).
     #[serde(skip)]
-    markdown: MarkdownCache,
+    layout: LayoutCell,
     /// When each running tool call (by entry index) started, for its progress line.
     #[serde(skip)]
     started: HashMap<usize, Instant>,
@@ -53,6 +56,32 @@ pub struct Conversation {
     /// published panels; shown on their progress lines.
     #[serde(skip)]
     activity: Vec<String>,
+}
+
+/// The layout behind a lock, so drawing can stay `&self`. A copy starts empty: the layout is
+/// derived from the entries, not state.
+#[derive(Debug, Default)]
+struct LayoutCell(Mutex<Layout>);
+
+impl LayoutCell {
+    fn lock(&self) -> MutexGuard<'_, Layout> {
+        // A poisoned lock only means a panic elsewhere mid-layout: forget it all and go on.
+        self.0.lock().unwrap_or_else(|poisoned| {
+            let mut layout = poisoned.into_inner();
+            layout.forget_all();
+            layout
+        })
+    }
+
+    fn get_mut(&mut self) -> &mut Layout {
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Clone for LayoutCell {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// Two conversations are equal when their entries are: the rest is derived or transient.
@@ -74,6 +103,38 @@ impl Conversation {
         index
     }
 
+    /// The entries, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Entry `index`, to change it (it is laid out again).
+    pub fn entry_mut(&mut self, index: usize) -> Option<&mut Entry> {
+        self.layout.get_mut().forget(index);
+        self.entries.get_mut(index)
+    }
+
+    /// The newest entry, to change it (it is laid out again).
+    pub fn last_entry_mut(&mut self) -> Option<&mut Entry> {
+        let last = self.entries.len().checked_sub(1)?;
+        self.entry_mut(last)
+    }
+
+    /// Replaces every entry (a restored or cleared conversation).
+    pub fn set_entries(&mut self, entries: Vec<Entry>) {
+        self.entries = entries;
+        self.started.clear();
+        self.reveal = None;
+        self.layout.get_mut().forget_all();
+    }
+
+    /// Takes every entry out, leaving the conversation empty.
+    pub fn take_entries(&mut self) -> Vec<Entry> {
+        let entries = std::mem::take(&mut self.entries);
+        self.set_entries(Vec::new());
+        entries
+    }
+
     pub fn push_system(&mut self, text: impl Into<String>) -> usize {
         self.push(Entry::System(text.into()))
     }
@@ -83,6 +144,7 @@ impl Conversation {
         self.entries
             .retain(|e| !matches!(e, Entry::System(text) if is_no_provider_help(text)));
         self.started.clear();
+        self.layout.get_mut().forget_all();
     }
 
     /// Expands or collapses the most recent tool call.
@@ -93,7 +155,7 @@ impl Conversation {
             .iter()
             .rposition(|e| matches!(e, Entry::Tool { .. }));
         if let Some(index) = last
-            && let Some(Entry::Tool { expanded, .. }) = self.entries.get_mut(index)
+            && let Some(Entry::Tool { expanded, .. }) = self.entry_mut(index)
         {
             *expanded = !*expanded;
             self.reveal = Some(index);
@@ -115,51 +177,76 @@ impl Conversation {
     /// The conversation as lines for a `width`-column area (before wrapping), with running
     /// calls' progress as of `now`.
     fn lines(&self, width: u16, now: Instant) -> Vec<Line<'static>> {
-        self.lines_until(self.entries.len(), width, now)
+        (0..self.entries.len())
+            .flat_map(|index| self.entry_lines(index, width, now))
+            .collect()
     }
 
-    /// The lines of the entries before `end`.
-    fn lines_until(&self, end: usize, width: u16, now: Instant) -> Vec<Line<'static>> {
+    /// One entry's lines (before wrapping), with the blank line that follows it.
+    fn entry_lines(&self, index: usize, width: u16, now: Instant) -> Vec<Line<'static>> {
         let mut out = Vec::new();
-        for (index, entry) in self.entries.iter().enumerate().take(end) {
-            match entry {
-                Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
-                Entry::Assistant(text) => {
-                    let body = self.markdown.render(text, width.saturating_sub(INDENT));
-                    labelled(&mut out, "agent", Color::Green, body);
-                }
-                Entry::System(text) => {
-                    report_block(&mut out, "·", Color::DarkGray, text, false);
-                }
-                Entry::Notice { level, text } => {
-                    let color = match level {
-                        Level::Error => Color::Red,
-                        Level::Warning => Color::Yellow,
-                        Level::Success => Color::Green,
-                        Level::Info => Color::Blue,
-                    };
-                    let bad = matches!(level, Level::Error | Level::Warning);
-                    report_block(&mut out, "notice", color, text, bad);
-                }
-                Entry::Tool {
-                    name,
-                    args,
-                    result,
-                    expanded,
-                } => {
-                    let started = self.started.get(&index).copied();
-                    let progress = started.map(|s| (s, now));
-                    let progress = progress.map(|(started, now)| Progress {
-                        started,
-                        now,
-                        waiting_for: &self.activity,
-                    });
-                    tool_lines(&mut out, name, args, result.as_ref(), *expanded, progress);
-                }
+        let Some(entry) = self.entries.get(index) else {
+            return out;
+        };
+        match entry {
+            Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
+            Entry::Assistant(text) => {
+                let body = markdown::render(text, width.saturating_sub(INDENT));
+                labelled(&mut out, "agent", Color::Green, body);
             }
-            out.push(Line::default());
+            Entry::System(text) => {
+                report_block(&mut out, "·", Color::DarkGray, text, false);
+            }
+            Entry::Notice { level, text } => {
+                let color = match level {
+                    Level::Error => Color::Red,
+                    Level::Warning => Color::Yellow,
+                    Level::Success => Color::Green,
+                    Level::Info => Color::Blue,
+                };
+                let bad = matches!(level, Level::Error | Level::Warning);
+                report_block(&mut out, "notice", color, text, bad);
+            }
+            Entry::Tool {
+                name,
+                args,
+                result,
+                expanded,
+            } => {
+                let progress = self.started.get(&index).map(|&started| Progress {
+                    started,
+                    now,
+                    waiting_for: &self.activity,
+                });
+                tool_lines(&mut out, name, args, result.as_ref(), *expanded, progress);
+            }
         }
+        out.push(Line::default());
         out
+    }
+}
+
+/// The conversation as the layout sees it, with running calls' progress as of `now`.
+struct AsRows<'a> {
+    conversation: &'a Conversation,
+    now: Instant,
+}
+
+impl Rows for AsRows<'_> {
+    fn count(&self) -> usize {
+        self.conversation.entries.len()
+    }
+
+    fn volatile(&self, index: usize) -> bool {
+        self.conversation.started.contains_key(&index)
+            && matches!(
+                self.conversation.entries.get(index),
+                Some(Entry::Tool { result: None, .. })
+            )
+    }
+
+    fn rows(&self, index: usize, width: u16) -> Vec<Line<'static>> {
+        wrap_lines(self.conversation.entry_lines(index, width, self.now), width)
     }
 }
 
@@ -200,7 +287,11 @@ impl Panel for Conversation {
     }
 
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
-        let rows = wrap_lines(self.lines(area.width, Instant::now()), area.width).len();
+        let source = AsRows {
+            conversation: self,
+            now: Instant::now(),
+        };
+        let rows = self.layout.lock().total(&source, area.width);
         ScrollExtent::bottom(ScrollExtent::overflow(rows, area.height))
     }
 
@@ -219,24 +310,19 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
-        let now = Instant::now();
-        let lines = wrap_lines(self.lines(area.width, now), area.width);
+        let source = AsRows {
+            conversation: self,
+            now: Instant::now(),
+        };
         // Anchored to the bottom: the newest entry is visible unless the user scrolled up.
-        let height = usize::from(area.height);
-        let end = lines
-            .len()
-            .saturating_sub(view.scroll.min(lines.len().saturating_sub(height)));
-        let mut start = end.saturating_sub(height);
-        let mut end = end;
-        if let Some(index) = self.reveal.filter(|_| view.scroll == 0) {
-            // The entry Ctrl-O changed starts above the window: move the window up to it.
-            let top = wrap_lines(self.lines_until(index, area.width, now), area.width).len();
-            if top < start {
-                start = top;
-                end = (top + height).min(lines.len());
-            }
-        }
-        for (row, line) in lines[start..end].iter().enumerate() {
+        let window = self.layout.lock().window(
+            &source,
+            area.width,
+            usize::from(area.height),
+            view.scroll,
+            self.reveal,
+        );
+        for (row, line) in window.rows.iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             buf.set_line(area.x, y, line, area.width);
         }
@@ -417,7 +503,7 @@ Full output: panel `cb` (opened). The edit itself was applied.",
                 .any(|l| l.ends_with("running File_edit · 9s · callback pytest")),
             "{text:#?}"
         );
-        if let Some(Entry::Tool { result, .. }) = conversation.entries.get_mut(index) {
+        if let Some(Entry::Tool { result, .. }) = conversation.entry_mut(index) {
             *result = Some(cp_base::ToolResult::ok("Edited a.py."));
         }
         let text: Vec<String> = conversation

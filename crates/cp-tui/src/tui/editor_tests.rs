@@ -64,7 +64,7 @@ fn edit_with(app: &mut App, rx: &Receiver<AppEvent>, editor: &str) {
 fn last_result(app: &mut App) -> (bool, String) {
     let (conversation, _, _) = app.parts_for_test();
     conversation
-        .entries
+        .entries()
         .iter()
         .rev()
         .find_map(|e| match e {

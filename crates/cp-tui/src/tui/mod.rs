@@ -9,6 +9,7 @@ mod cli_session_file;
 mod config_watch;
 mod confirm;
 mod conversation;
+mod conversation_layout;
 mod dialog;
 mod editor;
 mod entry_lines;

@@ -283,7 +283,7 @@ fn a_reload_leaves_one_marker_and_a_flash() {
     let markers = app
         .parts_for_test()
         .0
-        .entries
+        .entries()
         .iter()
         .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
         .count();
@@ -293,7 +293,7 @@ fn a_reload_leaves_one_marker_and_a_flash() {
     let markers = app
         .parts_for_test()
         .0
-        .entries
+        .entries()
         .iter()
         .filter(|e| matches!(e, super::Entry::System(t) if t.starts_with("↻ Reloaded:")))
         .count();

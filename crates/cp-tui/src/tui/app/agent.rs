@@ -117,9 +117,7 @@ impl App {
         match event {
             AgentEvent::Text(text) => match self.agent.streaming_entry {
                 Some(index) => {
-                    if let Some(Entry::Assistant(existing)) =
-                        self.conversation.entries.get_mut(index)
-                    {
+                    if let Some(Entry::Assistant(existing)) = self.conversation.entry_mut(index) {
                         existing.push_str(&text);
                     }
                 }
@@ -145,7 +143,7 @@ impl App {
                 for (id, result) in results {
                     if let Some(index) = self.agent.tool_entries.remove(&id)
                         && let Some(Entry::Tool { result: slot, .. }) =
-                            self.conversation.entries.get_mut(index)
+                            self.conversation.entry_mut(index)
                     {
                         *slot = Some(result);
                     }

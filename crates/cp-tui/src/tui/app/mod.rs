@@ -454,8 +454,7 @@ impl App {
         };
         self.autosave.mark();
         for (index, result) in entries.into_iter().zip(results) {
-            if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entries.get_mut(index)
-            {
+            if let Some(Entry::Tool { result: slot, .. }) = self.conversation.entry_mut(index) {
                 *slot = Some(result);
             }
         }

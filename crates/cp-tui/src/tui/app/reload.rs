@@ -61,7 +61,7 @@ impl App {
             "{RELOADED} context-pilot {}{took}; everything was kept.",
             env!("CARGO_PKG_VERSION")
         );
-        match self.conversation.entries.last_mut() {
+        match self.conversation.last_entry_mut() {
             Some(Entry::System(last)) if last.starts_with(RELOADED) => last.clone_from(&text),
             _ => {
                 self.conversation.push_system(text);

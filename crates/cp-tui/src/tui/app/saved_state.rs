@@ -60,11 +60,11 @@ impl App {
             .registry()
             .load_states(&state.modules, self.host.env());
         // Keep notices raised while starting (a bad config) after the restored history.
-        let fresh = std::mem::take(&mut self.conversation.entries);
+        let fresh = self.conversation.take_entries();
         self.conversation = state.conversation;
-        self.conversation
-            .entries
-            .extend(fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))));
+        for entry in fresh.into_iter().filter(|e| !matches!(e, Entry::System(_))) {
+            self.conversation.push(entry);
+        }
         // A provider configured since: the old "no provider" help no longer applies.
         if self.agent.has_agent() {
             self.conversation.drop_no_provider_help();
@@ -72,7 +72,7 @@ impl App {
         if !self.agent.has_agent()
             && !self
                 .conversation
-                .entries
+                .entries()
                 .iter()
                 .any(|e| matches!(e, Entry::System(t) if t == NO_PROVIDER_HELP))
         {

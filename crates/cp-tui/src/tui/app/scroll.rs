@@ -90,7 +90,7 @@ mod tests {
         );
         let (tx, _rx) = mpsc::channel();
         let mut app = App::new(Host::builder(env).build(), tx, AgentState::default());
-        app.conversation.entries.clear();
+        app.conversation.set_entries(Vec::new());
         for i in 0..lines {
             app.conversation.push(Entry::System(format!("note {i}")));
         }

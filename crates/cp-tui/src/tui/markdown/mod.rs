@@ -1,15 +1,14 @@
 //! Markdown as styled terminal lines: headings, bold, italics, lists, quotes, links, tables,
 //! `inline code` and fenced code with syntax colour.
 //!
-//! `writer::render` is pure (`&str`, width → lines). [`MarkdownCache`], the way in from the
-//! rest of the TUI, remembers its results, because the conversation is drawn every frame and
-//! highlighting code is not free.
+//! [`render`] is pure (`&str`, width → lines). Highlighting code is not free, so its caller
+//! keeps what it rendered: the conversation lays out each entry once per width
+//! (`conversation_layout.rs`).
 //!
 //! ```ignore
-//! let lines = MarkdownCache::default().render("# Plan\n\n- **one**\n- `two`", 80);
+//! let lines = render("# Plan\n\n- **one**\n- `two`", 80);
 //! ```
 
-mod cache;
 mod highlight;
 mod table;
 mod writer;
@@ -17,7 +16,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use cache::MarkdownCache;
+pub use writer::render;
 
 /// Loads the syntax grammars off the UI thread (call once at start; never blocks the caller).
 pub fn warm_up_in_background() {

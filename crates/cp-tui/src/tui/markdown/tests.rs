@@ -7,7 +7,6 @@ use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::MarkdownCache;
 use super::writer::render;
 
 const SAMPLE: &str = r"# Plan
@@ -118,12 +117,4 @@ fn unclosed_markup_while_streaming_is_shown_as_text() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(code, ["  fn main() {"]);
-}
-
-#[test]
-fn the_cache_returns_what_render_returns() {
-    let cache = MarkdownCache::default();
-    assert_eq!(cache.render(SAMPLE, 50), render(SAMPLE, 50));
-    assert_eq!(cache.render(SAMPLE, 50), render(SAMPLE, 50));
-    assert_eq!(cache.render(SAMPLE, 30), render(SAMPLE, 30));
 }

@@ -9,6 +9,8 @@
 //! - the stop checkpoint on a git repository with 10,000 changed files, tests off;
 //! - PTY throughput through the console server against a minimal direct PTY reader;
 //! - TUI render time per frame at 200×60 with 20 panels;
+//! - the Conversation panel's frame time with 100, 1,000 and 10,000 entries (view at the
+//!   end, in the middle, while the last entry streams) and its memory per entry;
 //! - idle CPU of the real TUI binary in a PTY;
 //! - live reload time (SIGUSR2 → first frame), 20 reloads;
 //! - the console server's RSS with 50 sessions, against the idle server;
@@ -23,8 +25,8 @@
 //! `crates/cp-tui/tests/bench_suite.rs` does this). `CP_BENCH_OUT=FILE` writes the section
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
-//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `idle`, `reload`, `rss`,
-//! `cache`, `search`).
+//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `idle`, `reload`,
+//! `rss`, `cache`, `search`, `usage-hook`).
 
 #![allow(
     clippy::unwrap_used,
@@ -39,6 +41,8 @@
 mod cache_share;
 #[path = "suite/checkpoint.rs"]
 mod checkpoint;
+#[path = "suite/conversation.rs"]
+mod conversation;
 #[path = "suite/matching.rs"]
 mod matching;
 #[path = "suite/processes.rs"]
@@ -113,6 +117,7 @@ pub fn run(opts: &Options) -> String {
         group("checkpoint", &|| checkpoint::stop_checkpoint(opts));
         group("pty", &|| processes::pty_throughput(opts, &console));
         group("render", &|| tui::render_time(opts));
+        group("conversation", &|| conversation::conversation_growth(opts));
         group("idle", &|| tui::idle_cpu(opts));
         group("reload", &|| tui::reload(opts));
         // A fresh server, so its idle baseline is not inflated by the runs above.

@@ -124,19 +124,26 @@ impl Layout {
         // Fewer rows than asked for: the window is clamped to the top.
         let scroll = scroll.min(below.saturating_sub(height));
         let mut bottom = scroll; // rows between the window's bottom and the last row
+        // The depth of the top of entry `first`: the rows from it to the end.
+        let mut entry_top = below;
         if let Some(index) = reveal.filter(|&i| i < count && scroll == 0) {
             let top_of_entry: usize = (index..count).map(|i| self.height(source, i)).sum();
             if top_of_entry > height {
                 bottom = top_of_entry - height;
             }
-            first = first.min(index);
+            if index < first {
+                first = index;
+                entry_top = top_of_entry;
+            }
         }
         let top = bottom + height; // rows from the window's top to the last row
-        // Collect the visible rows, walking down from `first`.
+        // Collect the visible rows, walking down from `first` until below the window.
         let mut rows = Vec::with_capacity(height);
-        let mut entry_top: usize = (first..count).map(|i| self.height(source, i)).sum();
         let mut visible = Vec::new();
         for index in first..count {
+            if entry_top <= bottom {
+                break;
+            }
             let h = self.height(source, index);
             let entry_bottom = entry_top - h;
             if entry_bottom < top && entry_top > bottom {

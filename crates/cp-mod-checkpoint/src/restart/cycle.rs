@@ -215,7 +215,7 @@ impl RestartLoop {
                 Vec::new()
             }
         };
-        let (handoff, path, source) =
+        let (handoff, path, source, why) =
             self.collect_handoff(store, known, runner, control, &changed)?;
         // Taken after the handoff turn, whose calls are part of the session's progress.
         let history = control.tool_history();
@@ -224,6 +224,7 @@ impl RestartLoop {
             phase: phase_id.to_owned(),
             source,
             path: path.clone(),
+            why,
         });
 
         let restart = control.attempt() + 1;
@@ -286,7 +287,8 @@ impl RestartLoop {
     }
 
     /// The stopped session's handoff: returned by the runner, or the newest record this
-    /// worker saved since the session started, or else a fallback (saved too).
+    /// worker saved since the session started, or else a fallback (saved too) with why the
+    /// agent gave none.
     fn collect_handoff(
         &self,
         store: &HandoffStore,
@@ -294,23 +296,26 @@ impl RestartLoop {
         runner: &mut dyn SessionRunner,
         control: &SessionControl,
         changed: &[crate::stop::ChangedFile],
-    ) -> Result<(Handoff, PathBuf, HandoffSource), RestartError> {
+    ) -> Result<(Handoff, PathBuf, HandoffSource, Option<String>), RestartError> {
         let phase = control.phase_id();
-        match runner.request_handoff(HANDOFF_REQUEST, control) {
+        let why = match runner.request_handoff(HANDOFF_REQUEST, control) {
             Ok(Some(handoff)) => {
                 let path = store.save(&handoff)?;
-                return Ok((handoff, path, HandoffSource::Agent));
+                return Ok((handoff, path, HandoffSource::Agent, None));
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(phase, "the handoff turn failed: {e}"),
-        }
+            Ok(None) => "its handoff turn ended without calling Checkpoint_handoff".to_owned(),
+            Err(e) => {
+                tracing::warn!(phase, "the handoff turn failed: {e}");
+                e.to_string()
+            }
+        };
         for path in store.list()?.into_iter().rev() {
             if known.contains(&path) {
                 continue;
             }
             match store.load(&path) {
                 Ok(handoff) if handoff.agent_id == self.worker.as_str() => {
-                    return Ok((handoff, path, HandoffSource::Agent));
+                    return Ok((handoff, path, HandoffSource::Agent, None));
                 }
                 Ok(_) => {}
                 Err(e) => tracing::warn!(phase, "skipping unreadable handoff: {e}"),
@@ -318,8 +323,8 @@ impl RestartLoop {
         }
         let handoff = fallback_handoff(self.worker.as_str(), changed, &control.tool_history());
         let path = store.save(&handoff)?;
-        tracing::warn!(phase, path = %path.display(), "no handoff from the agent; built a fallback");
-        Ok((handoff, path, HandoffSource::Fallback))
+        tracing::warn!(phase, path = %path.display(), "no handoff from the agent ({why}); built a fallback");
+        Ok((handoff, path, HandoffSource::Fallback, Some(why)))
     }
 
     fn commit(

@@ -11,7 +11,7 @@ use super::error::RestartError;
 use super::estimator::ContextEstimator;
 use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
-use super::git::{changed_files, commit_all, ensure_clean, repo_relative};
+use super::git::{changed_files, commit_all, commit_identity, ensure_clean, repo_relative};
 use super::prompt::{RestartContext, restart_prompt};
 use super::session::{HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner};
 use crate::handoff::{Handoff, HandoffStore};
@@ -85,7 +85,8 @@ impl RestartLoop {
     }
 
     /// Checks before the first phase: with auto-commit, git must work, the project must be in
-    /// a repository, and (unless `allow_dirty`) the tree must be clean apart from paths
+    /// a repository, git must have an identity to commit as (or `commit_as_context_pilot`
+    /// allow Context Pilot's), and (unless `allow_dirty`) the tree must be clean apart from paths
     /// starting with one of `ignore` (relative to the project root, e.g. the run's own
     /// `.context-pilot/runs/<id>/`).
     pub fn preflight(&self, ignore: &[&str]) -> Result<(), RestartError> {
@@ -101,10 +102,12 @@ impl RestartLoop {
         if self.config.allow_dirty {
             // Still make sure git and the repository are there, so the first restart does not
             // fail after an hour of work.
-            changed_files(&self.project, ignore).map(drop)
+            changed_files(&self.project, ignore).map(drop)?;
         } else {
-            ensure_clean(&self.project, ignore)
+            ensure_clean(&self.project, ignore)?;
         }
+        // Nor for want of a name to commit as.
+        commit_identity(&self.project, self.config.commit_as_context_pilot).map(drop)
     }
 
     /// Runs `phase_id` with `prompt` until a session completes. Each session that stops at a
@@ -337,7 +340,8 @@ impl RestartLoop {
         if !self.config.auto_commit {
             return Ok(None);
         }
-        let commit = commit_all(&self.project, message)?;
+        let identity = commit_identity(&self.project, self.config.commit_as_context_pilot)?;
+        let commit = commit_all(&self.project, message, identity)?;
         tracing::info!(phase = phase_id, commit = ?commit, "{message}");
         if let Some(hash) = &commit {
             report.commits.push(hash.clone());

@@ -157,9 +157,10 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
         (None, Some((true, _))) => SessionEnd::Completed,
-        (None, Some((false, message))) => {
-            SessionEnd::Failed(format!("{} reported an error: {message}", inv.agent))
-        }
+        (None, Some((false, message))) => SessionEnd::Failed(
+            api_refusal(inv.agent, &message)
+                .unwrap_or_else(|| format!("{} reported an error: {message}", inv.agent)),
+        ),
         (None, None) => SessionEnd::Failed(format!(
             "{} exited ({}) before finishing its turn: {}",
             inv.agent,
@@ -291,9 +292,51 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
     }
 }
 
+/// A plain account of an error the model's API returned, when the agent's error `message`
+/// carries the API's JSON (`{"error": {"code": 400, "message": …, "status": …}}`, as Gemini
+/// CLI reports `[API Error: …]`).
+fn api_refusal(agent: &str, message: &str) -> Option<String> {
+    let start = message.find('{')?;
+    let end = message.rfind('}')?;
+    let json: serde_json::Value = serde_json::from_str(message.get(start..=end)?).ok()?;
+    let error = json.get("error")?;
+    let code = error.get("code")?.as_u64()?;
+    let status = error
+        .get("status")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let said = error
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    Some(format!(
+        "{agent}'s request was refused by the model's API (HTTP {code} {status}: {})",
+        shorten(said.trim(), 300)
+    ))
+}
+
 /// `path` relative to `root` when it lies beneath it.
 fn relative(root: &Path, path: &str) -> String {
     Path::new(path)
         .strip_prefix(root)
         .map_or_else(|_| path.to_owned(), |p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_the_agent_reports_reads_as_a_refusal() {
+        let message = r#"[API Error: {"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","status":"INVALID_ARGUMENT"}}]"#;
+        assert_eq!(
+            api_refusal("Gemini CLI", message).as_deref(),
+            Some(
+                "Gemini CLI's request was refused by the model's API (HTTP 400 \
+                 INVALID_ARGUMENT: Please ensure that the number of function response parts \
+                 is equal to the number of function call parts of the function call turn.)"
+            )
+        );
+        assert_eq!(api_refusal("Gemini CLI", "error_max_turns"), None);
+    }
 }

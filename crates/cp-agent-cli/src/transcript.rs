@@ -31,9 +31,10 @@ pub enum Entry {
 impl Entry {
     fn chars(&self) -> usize {
         match self {
-            Self::Prompt(text) | Self::Text(text) => text.chars().count(),
+            Self::Prompt(text) | Self::Text(text) | Self::ToolResult { text, .. } => {
+                text.chars().count()
+            }
             Self::ToolCall { name, input } => name.chars().count() + input.chars().count(),
-            Self::ToolResult { text, .. } => text.chars().count(),
         }
     }
 }

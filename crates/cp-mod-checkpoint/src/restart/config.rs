@@ -59,6 +59,10 @@ smaller phases or raise --max-restarts.";
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is an independent on/off key of config.json, written there as a JSON boolean"
+)]
 pub struct RestartConfig {
     /// Restart when the input tokens of the latest request reach this percentage of the
     /// model's context window. 100 or more disables restarts altogether (the documented off

@@ -16,6 +16,20 @@ pub struct AgentCli {
     pub install: &'static str,
     /// The oldest version the runner supports (`major.minor.patch`).
     pub min_version: (u64, u64, u64),
+    /// The first version whose `--resume` gives a session the model's API accepts; `None`
+    /// while no release does. Below it, the runner does not resume: the handoff turn and the
+    /// next interactive turn run in a fresh session given the conversation so far.
+    pub resume_since: Option<(u64, u64, u64)>,
+}
+
+impl AgentCli {
+    /// Whether `version` (as the CLI reported it) resumes sessions safely.
+    pub fn resume_works(&self, version: &str) -> bool {
+        match (self.resume_since, parse_version(version)) {
+            (Some(first), Some(found)) => found >= first,
+            _ => false,
+        }
+    }
 }
 
 /// Claude Code.
@@ -33,6 +47,7 @@ pub const CLAUDE: AgentCli = AgentCli {
     program: "claude",
     install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
     min_version: (2, 0, 31),
+    resume_since: Some((2, 0, 31)),
 };
 
 /// Gemini CLI.
@@ -42,11 +57,18 @@ pub const CLAUDE: AgentCli = AgentCli {
 /// below it. Measured with the e2e suites `cp-tui --test agent_cli` and `--test
 /// tui_agent_cli` against the scripted server: both Gemini CLI tests pass on 0.41.0 and fail
 /// on 0.40.1 ("Gemini CLI exited (exit status: 1) before finishing its turn").
+///
+/// Its `--resume` is not used: up to 0.61.0 at least, a resumed session sends every earlier
+/// tool result twice (one user turn with two function responses for one function call), and
+/// the Gemini API refuses the request with HTTP 400 `INVALID_ARGUMENT` ("the number of
+/// function response parts is equal to the number of function call parts";
+/// google-gemini/gemini-cli#29365). Set `resume_since` to the first release that fixes it.
 pub const GEMINI: AgentCli = AgentCli {
     name: "Gemini CLI",
     program: "gemini",
     install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
     min_version: (0, 41, 0),
+    resume_since: None,
 };
 
 /// A located, version-checked agent binary.
@@ -145,6 +167,20 @@ fn find_program(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resume_is_used_from_the_first_release_that_pairs_tool_results() {
+        assert!(CLAUDE.resume_works("2.1.330 (Claude Code)"));
+        // The pinned Gemini CLI sends a resumed session's tool results twice.
+        assert!(!GEMINI.resume_works("0.61.0"));
+        let fixed = AgentCli {
+            resume_since: Some((0, 70, 0)),
+            ..GEMINI
+        };
+        assert!(!fixed.resume_works("0.69.9"));
+        assert!(fixed.resume_works("0.70.0"));
+        assert!(!fixed.resume_works("unknown"));
+    }
 
     #[test]
     fn versions_are_read_from_either_cli() {

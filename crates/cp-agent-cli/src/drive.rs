@@ -12,6 +12,7 @@ use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{AgentEvent, Progress, shorten};
+use crate::transcript::Transcript;
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);
@@ -59,6 +60,8 @@ pub struct Invocation<'a> {
     pub cancel: Option<&'a CancelCheck>,
     /// The verdicts of the hooks this invocation runs.
     pub reports: ReportReader,
+    /// The session's conversation, which the agent's text, tool calls and results join.
+    pub transcript: &'a mut Transcript,
 }
 
 /// What an invocation gave.
@@ -98,15 +101,15 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         let next = inv.process.next_line(POLL);
         // A hook has finished before the agent goes on: its verdict comes before the line.
         for item in inv.reports.read_new() {
-            take_report(&inv, &mut watch, item, progress);
+            take_report(&mut inv, &mut watch, item, progress);
         }
         match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
                     if !matches!(item, Item::Text(_)) {
-                        release_usage(&inv, &mut watch, progress);
+                        release_usage(&mut inv, &mut watch, progress);
                     }
-                    handle(&inv, &mut watch, item, progress);
+                    handle(&mut inv, &mut watch, item, progress);
                 }
             }
             Next::Idle => {}
@@ -147,16 +150,17 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     let status = inv.process.finish(grace);
     // Whatever a hook reported as the agent exited.
     for item in inv.reports.read_new() {
-        take_report(&inv, &mut watch, item, progress);
+        take_report(&mut inv, &mut watch, item, progress);
     }
-    release_usage(&inv, &mut watch, progress);
+    release_usage(&mut inv, &mut watch, progress);
     let end = match (&watch.stopping_since, watch.result.take()) {
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
         (None, Some((true, _))) => SessionEnd::Completed,
-        (None, Some((false, message))) => {
-            SessionEnd::Failed(format!("{} reported an error: {message}", inv.agent))
-        }
+        (None, Some((false, message))) => SessionEnd::Failed(
+            api_refusal(inv.agent, &message)
+                .unwrap_or_else(|| format!("{} reported an error: {message}", inv.agent)),
+        ),
         (None, None) => SessionEnd::Failed(format!(
             "{} exited ({}) before finishing its turn: {}",
             inv.agent,
@@ -172,7 +176,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
 }
 
 /// A hook's report: a verdict now, a prompt size once the response's text has streamed.
-fn take_report(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+fn take_report(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
     release_usage(inv, watch, progress);
     if matches!(item, Item::Usage { .. }) {
         watch.held_usage = Some(item);
@@ -182,13 +186,13 @@ fn take_report(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &m
 }
 
 /// Applies the prompt size a hook reported, once the response it belongs to is over.
-fn release_usage(inv: &Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
+fn release_usage(inv: &mut Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
     if let Some(item) = watch.held_usage.take() {
         handle(inv, watch, item, progress);
     }
 }
 
-fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
     match item {
         Item::Init { session_id, model } => {
             progress(&AgentEvent::SessionStarted {
@@ -222,6 +226,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
         }
         Item::Text(text) => {
             watch.at_boundary = false;
+            inv.transcript.text(&text);
             progress(&AgentEvent::Text(text));
         }
         Item::ToolUse { id, name, input } => {
@@ -231,6 +236,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
             if !watch.in_flight.insert(id.clone()) {
                 return;
             }
+            inv.transcript.tool_call(&name, &input);
             progress(&AgentEvent::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
@@ -246,6 +252,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
         Item::ToolResult { id, is_error, text } => {
             watch.in_flight.remove(&id);
             watch.at_boundary = watch.in_flight.is_empty();
+            inv.transcript.tool_result(is_error, &text);
             progress(&AgentEvent::ToolResult {
                 id,
                 is_error,
@@ -285,9 +292,51 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
     }
 }
 
+/// A plain account of an error the model's API returned, when the agent's error `message`
+/// carries the API's JSON (`{"error": {"code": 400, "message": …, "status": …}}`, as Gemini
+/// CLI reports `[API Error: …]`).
+fn api_refusal(agent: &str, message: &str) -> Option<String> {
+    let start = message.find('{')?;
+    let end = message.rfind('}')?;
+    let json: serde_json::Value = serde_json::from_str(message.get(start..=end)?).ok()?;
+    let error = json.get("error")?;
+    let code = error.get("code")?.as_u64()?;
+    let status = error
+        .get("status")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let said = error
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    Some(format!(
+        "{agent}'s request was refused by the model's API (HTTP {code} {status}: {})",
+        shorten(said.trim(), 300)
+    ))
+}
+
 /// `path` relative to `root` when it lies beneath it.
 fn relative(root: &Path, path: &str) -> String {
     Path::new(path)
         .strip_prefix(root)
         .map_or_else(|_| path.to_owned(), |p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_the_agent_reports_reads_as_a_refusal() {
+        let message = r#"[API Error: {"error":{"code":400,"message":"Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.","status":"INVALID_ARGUMENT"}}]"#;
+        assert_eq!(
+            api_refusal("Gemini CLI", message).as_deref(),
+            Some(
+                "Gemini CLI's request was refused by the model's API (HTTP 400 \
+                 INVALID_ARGUMENT: Please ensure that the number of function response parts \
+                 is equal to the number of function call parts of the function call turn.)"
+            )
+        );
+        assert_eq!(api_refusal("Gemini CLI", "error_max_turns"), None);
+    }
 }

@@ -69,6 +69,7 @@ mod process;
 mod progress;
 mod session;
 mod stderr_excerpt;
+mod transcript;
 mod wiring;
 
 pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};

@@ -13,6 +13,7 @@ use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::item::Item;
 use crate::process::AgentProcess;
 use crate::progress::Progress;
+use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
@@ -46,6 +47,8 @@ pub struct CliSession {
     pub continuing: bool,
     /// Whether the person cancelled the running turn.
     pub cancel: Option<CancelCheck>,
+    /// The conversation of the latest session, as far as the stream showed it.
+    pub transcript: Transcript,
 }
 
 /// What one CLI is to [`CliSession::start`]: its name and install hint, how its stream reads,
@@ -92,6 +95,7 @@ impl CliSession {
             env: Vec::new(),
             continuing: false,
             cancel: None,
+            transcript: Transcript::default(),
         })
     }
 
@@ -124,15 +128,38 @@ impl CliSession {
         id
     }
 
-    /// The session option of a run: `--resume ID` when continuing a conversation that has a
-    /// session, else `--session-id NEW`.
-    pub fn fresh_or_resumed(&mut self) -> [String; 2] {
-        if std::mem::take(&mut self.continuing)
-            && let Some(id) = self.session_id.clone()
-        {
-            return ["--resume".to_owned(), id];
+    /// Whether this CLI's `--resume` gives a session the model's API accepts (see
+    /// [`AgentCli::resume_since`]).
+    pub fn can_resume(&self) -> bool {
+        self.cli.resume_works(&self.binary.version)
+    }
+
+    /// The prompt and session option of a run. Continuing a conversation that has a session
+    /// is `--resume ID`; where the CLI cannot resume safely, a fresh session is given the
+    /// conversation so far before `prompt` instead (when Context Pilot saw it; after a restart
+    /// of Context Pilot only `--resume` can carry it). Otherwise: `--session-id NEW`.
+    pub fn fresh_or_resumed(&mut self, prompt: &str) -> (String, [String; 2]) {
+        let continuing = std::mem::take(&mut self.continuing);
+        if continuing && let Some(id) = self.session_id.clone() {
+            if self.can_resume() || self.transcript.is_empty() {
+                self.transcript.prompt(prompt);
+                return (prompt.to_owned(), ["--resume".to_owned(), id]);
+            }
+            tracing::info!(
+                agent = self.cli.name,
+                version = %self.binary.version,
+                "continuing in a fresh session with the conversation so far (its --resume is not safe)"
+            );
+            let carried = continued_prompt(&self.transcript, prompt);
+            let id = uuid::Uuid::new_v4().to_string();
+            self.session_id = Some(id.clone());
+            self.transcript.prompt(prompt);
+            return (carried, ["--session-id".to_owned(), id]);
         }
-        ["--session-id".to_owned(), self.new_session_id()]
+        let id = self.new_session_id();
+        self.transcript.clear();
+        self.transcript.prompt(prompt);
+        (prompt.to_owned(), ["--session-id".to_owned(), id])
     }
 
     /// The session the handoff turn resumes.
@@ -165,6 +192,7 @@ impl CliSession {
                 grace: self.config.stop_grace(),
                 cancel: self.cancel.as_ref(),
                 reports,
+                transcript: &mut self.transcript,
             },
             &mut self.progress,
         );
@@ -191,4 +219,16 @@ impl CliSession {
             )),
         }
     }
+}
+
+/// The prompt of a fresh session that continues a conversation it cannot resume.
+fn continued_prompt(transcript: &Transcript, prompt: &str) -> String {
+    format!(
+        "# The conversation so far\n\nThis continues an earlier conversation with you in this \
+         project, which cannot be resumed directly. Here it is as Context Pilot recorded it \
+         (prompts, your replies, your tool calls and their results). Take it as your own \
+         memory: do not redo what it shows done, and re-read a file before changing it.\n\n\
+         {}\n---\n\n# The new message\n\n{prompt}",
+        transcript.to_markdown()
+    )
 }

@@ -435,7 +435,51 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
         "handoff missing: {all}"
     );
     assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert_handoff_without_resume(&server, &all);
     assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
+}
+
+/// The handoff turn ran in a fresh session (Gemini CLI 0.61's `--resume` sends each tool
+/// result twice, which the API refuses) told the stopped session's conversation, and the
+/// server refused nothing.
+fn assert_handoff_without_resume(server: &LlmServer, all: &str) {
+    let refused = server.refused_requests();
+    assert!(
+        refused.is_empty(),
+        "refused as the API would: {:?}\n{all}",
+        refused.iter().map(|r| &r.raw_body).collect::<Vec<_>>()
+    );
+    let handoff = server
+        .side_requests()
+        .into_iter()
+        .find(|r| r.raw_body.contains(HANDOFF_MARK))
+        .expect("no handoff turn");
+    // A fresh conversation: its user turn carries the stopped session's transcript, and no
+    // turn of the stopped session (its write_file call) is replayed.
+    let contents = handoff.body["contents"].as_array().expect("contents");
+    let told = contents
+        .iter()
+        .map(Value::to_string)
+        .find(|c| c.contains("Handoff for a stopped session"))
+        .unwrap_or_else(|| {
+            panic!(
+                "the handoff session was not told the stopped one's conversation: {}",
+                handoff.raw_body
+            )
+        });
+    assert!(told.contains(TASK) && told.contains("write_file"), "{told}");
+    let replayed = contents.iter().any(|c| {
+        c["parts"].as_array().is_some_and(|parts| {
+            parts
+                .iter()
+                .any(|p| p["functionCall"]["name"] == "write_file")
+        })
+    });
+    assert!(
+        !replayed,
+        "the stopped session was resumed: {}",
+        handoff.raw_body
+    );
 }
 
 /// A scripted Gemini server: side calls answered, the handoff turn calls the handoff tool
@@ -522,7 +566,76 @@ fn gemini_cli_restarts_at_the_context_threshold_measured_by_its_after_model_hook
         "handoff missing: {all}"
     );
     assert!(fresh.raw_body.contains(TASK), "task missing");
+    assert_handoff_without_resume(&server, &all);
     assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
+}
+
+/// Pins why Gemini CLI is not resumed (`cp_agent_cli::GEMINI.resume_since` is `None`): the
+/// pinned 0.61.0, resuming a session that made one tool call, sends its result twice and the
+/// API (here the scripted server, which enforces the same rule) refuses it. When an upgrade
+/// makes this test fail, set `resume_since` to that release.
+#[test]
+fn the_pinned_gemini_cli_resumes_a_session_with_each_tool_result_twice() {
+    let (_repo, root) = project(&json!({}));
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(gemini::side_reply);
+    let write = json!({"file_path": root.join("a.txt"), "content": "a\n"}).to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    server.push(gemini::text_turn("Wrote it."));
+    server.push(gemini::text_turn("Resumed."));
+    let home = tempfile::tempdir().unwrap();
+    let cache = cp_e2e::secure_cache_dir();
+    let session = "6f0b7a52-3c1e-4b8e-9f1a-2d4c5e6f7a8b";
+    let gemini = |args: &[&str]| {
+        let out = Command::new(util::agents::agents_bin().join("gemini"))
+            .args(args)
+            .args(["--output-format", "stream-json", "--approval-mode", "yolo"])
+            .current_dir(&root)
+            .env("HOME", home.path())
+            .env("GEMINI_API_KEY", "scripted")
+            .env("GOOGLE_GEMINI_BASE_URL", server.url())
+            .env("GEMINI_CLI_NO_RELAUNCH", "true")
+            .env(
+                "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+                cache.path().join("s.json"),
+            )
+            .env_remove("XDG_RUNTIME_DIR")
+            .env("XDG_CACHE_HOME", cache.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    };
+    std::fs::write(
+        cache.path().join("s.json"),
+        json!({"security": {"folderTrust": {"enabled": false},
+                            "auth": {"selectedType": "gemini-api-key"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let first = gemini(&["-p", "Write a.txt.", "--session-id", session]);
+    assert!(root.join("a.txt").exists(), "{first}");
+    assert!(server.refused_requests().is_empty(), "{first}");
+    let version = text(
+        &Command::new(util::agents::agents_bin().join("gemini"))
+            .arg("--version")
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let resumed = gemini(&["-p", "Go on.", "--resume", session]);
+    let refused = server.refused_requests();
+    assert!(
+        !refused.is_empty(),
+        "Gemini CLI {version} resumed with paired tool results: set GEMINI.resume_since to \
+         this release\n{resumed}"
+    );
+    assert!(
+        refused[0].raw_body.contains("functionResponse"),
+        "{}",
+        refused[0].raw_body
+    );
+    assert!(!cp_agent_cli::GEMINI.resume_works(version.trim()));
 }
 
 #[test]

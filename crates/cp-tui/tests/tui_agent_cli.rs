@@ -511,13 +511,21 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     tui.type_text("GEMINI-TURN-TWO: anything else?");
     tui.send(b"\r");
     tui.wait_turn_end(&root, "GEMINI-SECOND", WAIT).unwrap();
-    // The second turn resumed the first one's session: its request carries the first turn.
+    // The second turn continued the first one's conversation: its request carries the first
+    // turn. Gemini CLI 0.61's `--resume` would send the write's result twice, which the API
+    // refuses; a fresh session is given the conversation instead.
     let requests = server.requests();
     let second = &requests.last().unwrap().raw_body;
     assert!(second.contains("GEMINI-TURN-TWO"), "{second}");
     assert!(
-        second.contains("GEMINI-FIRST"),
-        "the second turn did not resume the session: {second}"
+        second.contains("GEMINI-FIRST") && second.contains("GEMINI-WROTE src/a.sh."),
+        "the second turn did not continue the conversation: {second}"
+    );
+    let refused = server.refused_requests();
+    assert!(
+        refused.is_empty(),
+        "refused as the API would: {:?}",
+        refused.iter().map(|r| &r.raw_body).collect::<Vec<_>>()
     );
     // Gemini CLI was offered Context Pilot's tools.
     assert!(

@@ -60,6 +60,8 @@ fn invocation<'a>(
         cancel: None,
         grace: Duration::from_secs(60),
         reports,
+        // A test's transcript lives as long as the test process.
+        transcript: Box::leak(Box::default()),
     }
 }
 

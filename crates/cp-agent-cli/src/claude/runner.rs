@@ -90,7 +90,7 @@ impl CliRunner for ClaudeRunner {
 
 impl SessionRunner for ClaudeRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let session = self.session.fresh_or_resumed();
+        let (prompt, session) = self.session.fresh_or_resumed(prompt);
         let config = &self.session.config;
         let mut allowed = vec![format!("mcp__{MCP_SERVER}")];
         allowed.extend(config.allowed_tools.iter().cloned());
@@ -98,7 +98,7 @@ impl SessionRunner for ClaudeRunner {
             .permission_mode
             .clone()
             .unwrap_or_else(|| "acceptEdits".to_owned());
-        let mut command = self.session.command(prompt);
+        let mut command = self.session.command(&prompt);
         command
             .args(["--output-format", "stream-json", "--verbose"])
             .args(&session)

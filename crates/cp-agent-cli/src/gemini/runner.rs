@@ -3,6 +3,7 @@
 use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
 use serde_json::{Value, json};
 
+use super::handoff::handoff_prompt;
 use super::stream::{model_window, parse_line};
 use crate::binary::{AgentBinary, GEMINI};
 use crate::cancel::CancelCheck;
@@ -20,9 +21,14 @@ const HANDOFF_SETTINGS: &str = "handoff.json";
 
 /// Runs restart-loop sessions as `gemini -p` invocations.
 ///
-/// - A fresh session gets a new `--session-id`; only the handoff turn uses `--resume`, with
-///   only Context Pilot's `Checkpoint_handoff` offered from the MCP server, no hooks, and the
-///   default approval mode (so no edit or shell runs unasked).
+/// - A fresh session gets a new `--session-id`. The handoff turn offers only Context
+///   Pilot's `Checkpoint_handoff` from the MCP server, no hooks, and the default approval
+///   mode, in which headless Gemini CLI offers none of its tools that edit or run commands.
+///   (An empty `tools.core` allowlist would hide the MCP tool too: 0.61 filters both.) Where
+///   Gemini CLI's `--resume` is broken ([`GEMINI`]`.resume_since`), it runs in a fresh
+///   session given the stopped session's transcript, tool history and `git diff`;
+///   otherwise it resumes the stopped session. Later interactive turns are carried the same
+///   way.
 /// - MCP and hooks go through a system-settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) in
 ///   a private directory of the user (Gemini CLI refuses one below `/tmp`). It also turns
 ///   folder trust off for the non-interactive run and selects API-key auth when
@@ -134,14 +140,14 @@ impl CliRunner for GeminiRunner {
 
 impl SessionRunner for GeminiRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let session = self.session.fresh_or_resumed();
+        let (prompt, session) = self.session.fresh_or_resumed(prompt);
         let mode = self
             .session
             .config
             .permission_mode
             .clone()
             .unwrap_or_else(|| "yolo".to_owned());
-        let mut command = self.command(prompt, SESSION_SETTINGS);
+        let mut command = self.command(&prompt, SESSION_SETTINGS);
         command.args(&session).args(["--approval-mode", &mode]);
         self.session.run(command, control)
     }
@@ -149,11 +155,26 @@ impl SessionRunner for GeminiRunner {
     fn request_handoff(
         &mut self,
         request: &str,
-        _control: &SessionControl,
+        control: &SessionControl,
     ) -> Result<Option<Handoff>, RunnerError> {
         let session_id = self.session.resume_id()?;
-        let mut command = self.command(request, HANDOFF_SETTINGS);
-        command.args(["--resume", &session_id, "--approval-mode", "default"]);
+        let mut command = if self.session.can_resume() {
+            let mut command = self.command(request, HANDOFF_SETTINGS);
+            command.args(["--resume", &session_id]);
+            command
+        } else {
+            // A fresh session of its own, told what the stopped one did.
+            let prompt = handoff_prompt(
+                request,
+                &self.session.transcript,
+                &control.tool_history(),
+                &self.session.spec.root,
+            );
+            let mut command = self.command(&prompt, HANDOFF_SETTINGS);
+            command.args(["--session-id", &uuid::Uuid::new_v4().to_string()]);
+            command
+        };
+        command.args(["--approval-mode", "default"]);
         self.session.handoff(command)?;
         Ok(None)
     }

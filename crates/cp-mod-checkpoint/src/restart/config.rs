@@ -28,7 +28,10 @@ Flags override the \"restart\" section of .context-pilot/config.json:
 
 Config (.context-pilot/config.json):
   \"restart\": {\"context_threshold\": 80.0, \"tool_call_threshold\": 100, \"max_restarts\": 3,
-              \"auto_commit\": true, \"commit_on_failure\": false, \"allow_dirty\": false}
+              \"auto_commit\": true, \"commit_on_failure\": false, \"allow_dirty\": false,
+              \"commit_as_context_pilot\": false}
+  commit_as_context_pilot: when git has no user.name/user.email, auto-commit as
+  \"Context Pilot <context-pilot@localhost>\" instead of refusing to start
 
 Examples:
   context-pilot run .context-pilot/workflows/feature.yaml
@@ -50,11 +53,16 @@ smaller phases or raise --max-restarts.";
 ///   "max_restarts": 3,
 ///   "auto_commit": true,
 ///   "commit_on_failure": false,
-///   "allow_dirty": false
+///   "allow_dirty": false,
+///   "commit_as_context_pilot": false
 /// }
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is an independent on/off key of config.json, written there as a JSON boolean"
+)]
 pub struct RestartConfig {
     /// Restart when the input tokens of the latest request reach this percentage of the
     /// model's context window. 100 or more disables restarts altogether (the documented off
@@ -73,6 +81,10 @@ pub struct RestartConfig {
     /// Start even when the work tree has uncommitted changes. Without it, auto-commit refuses
     /// to start on a dirty tree, because it would sweep those changes into its commits.
     pub allow_dirty: bool,
+    /// When git has no identity (`user.name` / `user.email`), auto-commit as
+    /// `Context Pilot <context-pilot@localhost>` instead of refusing to start. Git's own
+    /// identity always wins when there is one.
+    pub commit_as_context_pilot: bool,
 }
 
 impl Default for RestartConfig {
@@ -84,6 +96,7 @@ impl Default for RestartConfig {
             auto_commit: true,
             commit_on_failure: false,
             allow_dirty: false,
+            commit_as_context_pilot: false,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::error::RestartError;
 use super::estimator::ContextEstimator;
 use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
-use super::git::{changed_files, commit_all, ensure_clean, repo_relative};
+use super::git::{changed_files, commit_all, commit_identity, ensure_clean, repo_relative};
 use super::prompt::{RestartContext, restart_prompt};
 use super::session::{HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner};
 use crate::handoff::{Handoff, HandoffStore};
@@ -85,7 +85,8 @@ impl RestartLoop {
     }
 
     /// Checks before the first phase: with auto-commit, git must work, the project must be in
-    /// a repository, and (unless `allow_dirty`) the tree must be clean apart from paths
+    /// a repository, git must have an identity to commit as (or `commit_as_context_pilot`
+    /// allow Context Pilot's), and (unless `allow_dirty`) the tree must be clean apart from paths
     /// starting with one of `ignore` (relative to the project root, e.g. the run's own
     /// `.context-pilot/runs/<id>/`).
     pub fn preflight(&self, ignore: &[&str]) -> Result<(), RestartError> {
@@ -101,10 +102,12 @@ impl RestartLoop {
         if self.config.allow_dirty {
             // Still make sure git and the repository are there, so the first restart does not
             // fail after an hour of work.
-            changed_files(&self.project, ignore).map(drop)
+            changed_files(&self.project, ignore).map(drop)?;
         } else {
-            ensure_clean(&self.project, ignore)
+            ensure_clean(&self.project, ignore)?;
         }
+        // Nor for want of a name to commit as.
+        commit_identity(&self.project, self.config.commit_as_context_pilot).map(drop)
     }
 
     /// Runs `phase_id` with `prompt` until a session completes. Each session that stops at a
@@ -215,7 +218,7 @@ impl RestartLoop {
                 Vec::new()
             }
         };
-        let (handoff, path, source) =
+        let (handoff, path, source, why) =
             self.collect_handoff(store, known, runner, control, &changed)?;
         // Taken after the handoff turn, whose calls are part of the session's progress.
         let history = control.tool_history();
@@ -224,6 +227,7 @@ impl RestartLoop {
             phase: phase_id.to_owned(),
             source,
             path: path.clone(),
+            why,
         });
 
         let restart = control.attempt() + 1;
@@ -286,7 +290,8 @@ impl RestartLoop {
     }
 
     /// The stopped session's handoff: returned by the runner, or the newest record this
-    /// worker saved since the session started, or else a fallback (saved too).
+    /// worker saved since the session started, or else a fallback (saved too) with why the
+    /// agent gave none.
     fn collect_handoff(
         &self,
         store: &HandoffStore,
@@ -294,23 +299,26 @@ impl RestartLoop {
         runner: &mut dyn SessionRunner,
         control: &SessionControl,
         changed: &[crate::stop::ChangedFile],
-    ) -> Result<(Handoff, PathBuf, HandoffSource), RestartError> {
+    ) -> Result<(Handoff, PathBuf, HandoffSource, Option<String>), RestartError> {
         let phase = control.phase_id();
-        match runner.request_handoff(HANDOFF_REQUEST, control) {
+        let why = match runner.request_handoff(HANDOFF_REQUEST, control) {
             Ok(Some(handoff)) => {
                 let path = store.save(&handoff)?;
-                return Ok((handoff, path, HandoffSource::Agent));
+                return Ok((handoff, path, HandoffSource::Agent, None));
             }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(phase, "the handoff turn failed: {e}"),
-        }
+            Ok(None) => "its handoff turn ended without calling Checkpoint_handoff".to_owned(),
+            Err(e) => {
+                tracing::warn!(phase, "the handoff turn failed: {e}");
+                e.to_string()
+            }
+        };
         for path in store.list()?.into_iter().rev() {
             if known.contains(&path) {
                 continue;
             }
             match store.load(&path) {
                 Ok(handoff) if handoff.agent_id == self.worker.as_str() => {
-                    return Ok((handoff, path, HandoffSource::Agent));
+                    return Ok((handoff, path, HandoffSource::Agent, None));
                 }
                 Ok(_) => {}
                 Err(e) => tracing::warn!(phase, "skipping unreadable handoff: {e}"),
@@ -318,8 +326,8 @@ impl RestartLoop {
         }
         let handoff = fallback_handoff(self.worker.as_str(), changed, &control.tool_history());
         let path = store.save(&handoff)?;
-        tracing::warn!(phase, path = %path.display(), "no handoff from the agent; built a fallback");
-        Ok((handoff, path, HandoffSource::Fallback))
+        tracing::warn!(phase, path = %path.display(), "no handoff from the agent ({why}); built a fallback");
+        Ok((handoff, path, HandoffSource::Fallback, Some(why)))
     }
 
     fn commit(
@@ -332,7 +340,8 @@ impl RestartLoop {
         if !self.config.auto_commit {
             return Ok(None);
         }
-        let commit = commit_all(&self.project, message)?;
+        let identity = commit_identity(&self.project, self.config.commit_as_context_pilot)?;
+        let commit = commit_all(&self.project, message, identity)?;
         tracing::info!(phase = phase_id, commit = ?commit, "{message}");
         if let Some(hash) = &commit {
             report.commits.push(hash.clone());

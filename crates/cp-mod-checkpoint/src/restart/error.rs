@@ -59,6 +59,18 @@ pub enum RestartError {
         /// The first few paths.
         sample: String,
     },
+    /// Auto-commit needs an identity to commit as, and git has none.
+    #[error(
+        "auto-commit needs a git identity and git has none ({detail}); set one with `git config \
+         --global user.name \"Your Name\"` and `git config --global user.email you@example.com`, \
+         or allow commits as Context Pilot <context-pilot@localhost> with \"restart\": \
+         {{\"commit_as_context_pilot\": true}} in .context-pilot/config.json, or pass \
+         --no-auto-commit"
+    )]
+    NoGitIdentity {
+        /// What git said, one line.
+        detail: String,
+    },
     /// A git command failed.
     #[error("`git {args}` failed: {stderr}")]
     Git {

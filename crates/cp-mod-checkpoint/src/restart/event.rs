@@ -43,6 +43,10 @@ pub enum RestartEvent {
         source: HandoffSource,
         /// The record under `.context-pilot/handoffs/`.
         path: PathBuf,
+        /// Why the agent gave none, for a fallback: its handoff turn's error, or that the
+        /// turn ended without a handoff.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
     },
     /// Auto-commit ran; `commit` is `None` when there was nothing to commit.
     Committed {
@@ -101,17 +105,24 @@ impl fmt::Display for RestartEvent {
                 phase,
                 source: HandoffSource::Agent,
                 path,
+                ..
             } => write!(f, "phase {phase}: handoff received ({})", path.display()),
             Self::Handoff {
                 phase,
                 source: HandoffSource::Fallback,
                 path,
-            } => write!(
-                f,
-                "phase {phase}: no handoff from the agent; built one from git and the tool \
-                 history ({})",
-                path.display()
-            ),
+                why,
+            } => {
+                write!(f, "phase {phase}: no handoff from the agent")?;
+                if let Some(why) = why {
+                    write!(f, ": {why}")?;
+                }
+                write!(
+                    f,
+                    "; used the handoff built from git and the tool history ({})",
+                    path.display()
+                )
+            }
             Self::Committed {
                 phase,
                 message,
@@ -151,5 +162,31 @@ pub trait RestartObserver {
 impl<F: FnMut(&RestartEvent)> RestartObserver for F {
     fn on_event(&mut self, event: &RestartEvent) {
         self(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallback_says_why_the_agent_gave_no_handoff() {
+        let event = RestartEvent::Handoff {
+            phase: "build".into(),
+            source: HandoffSource::Fallback,
+            path: "h.json".into(),
+            why: Some("Gemini CLI's request was refused (HTTP 400 INVALID_ARGUMENT)".into()),
+        };
+        assert_eq!(
+            event.to_string(),
+            "phase build: no handoff from the agent: Gemini CLI's request was refused (HTTP \
+             400 INVALID_ARGUMENT); used the handoff built from git and the tool history \
+             (h.json)"
+        );
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json["why"],
+            "Gemini CLI's request was refused (HTTP 400 INVALID_ARGUMENT)"
+        );
     }
 }

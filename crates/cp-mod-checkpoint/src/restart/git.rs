@@ -108,9 +108,55 @@ fn git_ok(root: &Path, args: &[&str]) -> Result<String, RestartError> {
     }
 }
 
+/// Who auto-commits sign as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Identity {
+    /// Git's own (config or `GIT_AUTHOR_*` / `GIT_COMMITTER_*`).
+    Git,
+    /// `Context Pilot <context-pilot@localhost>`, for a git with none, when config allows.
+    ContextPilot,
+}
+
+/// The name and email of [`Identity::ContextPilot`].
+const CONTEXT_PILOT_NAME: &str = "Context Pilot";
+const CONTEXT_PILOT_EMAIL: &str = "context-pilot@localhost";
+
+/// The identity commits in `project` will have: git's, else Context Pilot's when
+/// `allow_context_pilot`, else an error that says what to set.
+pub(crate) fn commit_identity(
+    project: &Project,
+    allow_context_pilot: bool,
+) -> Result<Identity, RestartError> {
+    for var in ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"] {
+        let out = git(project.root(), &["var", var])?;
+        if out.status.success() {
+            continue;
+        }
+        if allow_context_pilot {
+            return Ok(Identity::ContextPilot);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Git explains at length; its `fatal:` line is the point.
+        let detail = stderr
+            .lines()
+            .find(|l| l.starts_with("fatal:"))
+            .or_else(|| stderr.lines().find(|l| !l.trim().is_empty()))
+            .unwrap_or("no user.name or user.email")
+            .trim()
+            .to_owned();
+        return Err(RestartError::NoGitIdentity { detail });
+    }
+    Ok(Identity::Git)
+}
+
 /// `git add -A && git commit -m message` for the whole repository (minus the host's runtime
-/// files). Returns the new commit's hash, or `None` when there was nothing to commit.
-pub(crate) fn commit_all(project: &Project, message: &str) -> Result<Option<String>, RestartError> {
+/// files), signed as `identity`. Returns the new commit's hash, or `None` when there was
+/// nothing to commit.
+pub(crate) fn commit_all(
+    project: &Project,
+    message: &str,
+    identity: Identity,
+) -> Result<Option<String>, RestartError> {
     let root = project.root();
     git_ok(root, &["add", "-A", "--", ":/"])?;
     // Unstage the runtime directories in case no .gitignore hides them. (Excluding them with
@@ -134,6 +180,13 @@ pub(crate) fn commit_all(project: &Project, message: &str) -> Result<Option<Stri
             });
         }
     }
-    git_ok(root, &["commit", "-q", "--no-verify", "-m", message])?;
+    let name = format!("user.name={CONTEXT_PILOT_NAME}");
+    let email = format!("user.email={CONTEXT_PILOT_EMAIL}");
+    let mut commit = Vec::new();
+    if identity == Identity::ContextPilot {
+        commit.extend(["-c", name.as_str(), "-c", email.as_str()]);
+    }
+    commit.extend(["commit", "-q", "--no-verify", "-m", message]);
+    git_ok(root, &commit)?;
     git_ok(root, &["rev-parse", "HEAD"]).map(Some)
 }

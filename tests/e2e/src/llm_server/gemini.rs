@@ -8,6 +8,12 @@
 //! `:generateContent` with `generationConfig.responseMimeType: application/json` (model
 //! routing, the next-speaker check) and `:countTokens`. [`side_reply`] answers those so they
 //! do not consume scripted turns.
+//!
+//! Like the real API, the server refuses a conversation whose function responses do not
+//! pair one for one with the function calls of the model turn before them
+//! ([`refuse_unpaired`]): HTTP 400 `INVALID_ARGUMENT`. Gemini CLI 0.61's `--resume` sends
+//! such a request (google-gemini/gemini-cli#29365), and a test must fail where the product
+//! fails.
 
 use super::turn::pieces;
 use super::{RecordedRequest, Reply, Turn};
@@ -139,6 +145,52 @@ pub fn side_reply(request: &RecordedRequest) -> Option<Reply> {
     Some(content_reply(&answer.to_string()))
 }
 
+/// What the real API says about a user turn whose function responses do not match the
+/// function calls of the model turn before it.
+pub const UNPAIRED_MESSAGE: &str = "Please ensure that the number of function response parts \
+is equal to the number of function call parts of the function call turn.";
+
+/// The API's 400 for a conversation request (`:generateContent`, `:streamGenerateContent`)
+/// whose `contents` break the pairing rule: every turn holding `functionResponse` parts must
+/// follow a model turn with exactly as many `functionCall` parts. `None` for a well-formed
+/// request, or one that is not a conversation.
+pub fn refuse_unpaired(request: &RecordedRequest) -> Option<Reply> {
+    if !request.path.contains(":generateContent")
+        && !request.path.contains(":streamGenerateContent")
+    {
+        return None;
+    }
+    let contents = request.body["contents"].as_array()?;
+    let count = |content: &Value, key: &str| {
+        content["parts"].as_array().map_or(0, |parts| {
+            parts.iter().filter(|p| p.get(key).is_some()).count()
+        })
+    };
+    let unpaired = contents.iter().enumerate().find_map(|(i, content)| {
+        let responses = count(content, "functionResponse");
+        if responses == 0 {
+            return None;
+        }
+        let calls = i
+            .checked_sub(1)
+            .and_then(|before| contents.get(before))
+            .map_or(0, |before| count(before, "functionCall"));
+        (calls != responses).then_some((i, calls, responses))
+    })?;
+    let (index, calls, responses) = unpaired;
+    Some(Reply::json(
+        400,
+        &json!({"error": {
+            "code": 400,
+            "message": format!(
+                "{UNPAIRED_MESSAGE} (scripted server: contents[{index}] has {responses} function \
+                 responses for {calls} function calls)"
+            ),
+            "status": "INVALID_ARGUMENT",
+        }}),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +228,63 @@ mod tests {
         let call = &all.last().unwrap()["candidates"][0]["content"]["parts"][0]["functionCall"];
         assert_eq!(call["name"], "write_file");
         assert_eq!(call["args"]["file_path"], "a.txt");
+    }
+
+    fn conversation(contents: &Value) -> RecordedRequest {
+        let body = json!({"contents": contents});
+        RecordedRequest {
+            method: "POST".into(),
+            path: "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse".into(),
+            headers: Vec::new(),
+            raw_body: body.to_string(),
+            body,
+        }
+    }
+
+    fn call(id: &str) -> Value {
+        json!({"functionCall": {"id": id, "name": "write_file", "args": {}}})
+    }
+
+    fn response(id: &str) -> Value {
+        json!({"functionResponse": {"id": id, "name": "write_file", "response": {"output": "ok"}}})
+    }
+
+    #[test]
+    fn function_responses_must_pair_with_the_calls_before_them() {
+        let user = json!({"role": "user", "parts": [{"text": "write a.txt"}]});
+        let model = json!({"role": "model", "parts": [call("call_0")]});
+        let paired = conversation(&json!([
+            user,
+            model,
+            {"role": "user", "parts": [response("call_0")]},
+        ]));
+        assert!(refuse_unpaired(&paired).is_none());
+        // What Gemini CLI 0.61 sends after `--resume`: the response twice.
+        let doubled = conversation(&json!([
+            user,
+            model,
+            {"role": "user", "parts": [response("call_0"), response("call_0")]},
+        ]));
+        let refused = refuse_unpaired(&doubled).expect("refused");
+        let super::super::reply::Body::Full(bytes) = &refused.body else {
+            panic!("a whole JSON body")
+        };
+        let body: Value = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(refused.status, 400);
+        assert_eq!(body["error"]["code"], 400);
+        assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(UNPAIRED_MESSAGE), "{message}");
+        assert!(
+            message.contains("contents[2] has 2 function responses for 1"),
+            "{message}"
+        );
+        // A response with no call before it is refused too.
+        let orphan = conversation(&json!([{"role": "user", "parts": [response("call_0")]}]));
+        assert!(refuse_unpaired(&orphan).is_some());
+        // Not a conversation request: not this rule's business.
+        let mut count = doubled.clone();
+        count.path = "/v1beta/models/gemini-2.5-pro:countTokens".into();
+        assert!(refuse_unpaired(&count).is_none());
     }
 }

@@ -7,6 +7,8 @@
 //! The [`anthropic`], [`openai`] and [`gemini`] builders write the providers' real wire
 //! formats. Real agent CLIs also make side requests (titles, quota checks, routing); a
 //! [`LlmServer::answer_side_requests`] classifier answers those without consuming the script.
+//! A request the real API would refuse for its shape (Gemini's pairing of function calls and
+//! responses) is refused the same way, before any script sees it.
 //!
 //! ```no_run
 //! use cp_e2e::llm_server::{LlmServer, anthropic};
@@ -38,6 +40,8 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     side: Mutex<Option<SideResponder>>,
     side_requests: Mutex<Vec<RecordedRequest>>,
+    /// Requests refused for breaking the wire format's rules (Gemini's pairing rule).
+    refused: Mutex<Vec<RecordedRequest>>,
     /// The `GET /v1/models` list (`None`: 404) and the Anthropic page size.
     models: Mutex<(Option<Vec<ListedModel>>, usize)>,
     model_requests: Mutex<Vec<RecordedRequest>>,
@@ -67,6 +71,7 @@ impl LlmServer {
             replies: Mutex::new(VecDeque::new()),
             side: Mutex::new(None),
             side_requests: Mutex::new(Vec::new()),
+            refused: Mutex::new(Vec::new()),
             models: Mutex::new((None, 100)),
             model_requests: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
@@ -115,6 +120,13 @@ impl LlmServer {
     /// The side requests answered so far (see [`LlmServer::answer_side_requests`]).
     pub fn side_requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.side_requests).clone()
+    }
+
+    /// The requests refused as the real API would refuse them (a Gemini conversation whose
+    /// function responses do not pair with its function calls: HTTP 400 `INVALID_ARGUMENT`).
+    /// They consume no scripted reply and are not in [`LlmServer::requests`].
+    pub fn refused_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.refused).clone()
     }
 
     /// Replies not yet used.
@@ -198,6 +210,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
             models::answer(&request, models.0.as_deref(), models.1)
         };
         lock(&shared.model_requests).push(request);
+        let _ = write_reply(stream, &reply, &shared.stop);
+        return;
+    }
+    if let Some(reply) = gemini::refuse_unpaired(&request) {
+        lock(&shared.refused).push(request);
         let _ = write_reply(stream, &reply, &shared.stop);
         return;
     }
@@ -327,5 +344,47 @@ mod tests {
             pieces("héllo wörld", 2),
             ["hé", "ll", "o ", "wö", "rl", "d"]
         );
+    }
+
+    #[test]
+    fn a_gemini_request_with_unpaired_function_responses_is_refused_as_the_api_does() {
+        let server = LlmServer::start().unwrap();
+        server.push(gemini::text_turn("paired"));
+        let post = |contents: Value| {
+            let body = json!({"contents": contents}).to_string();
+            raw_exchange(
+                &server,
+                &format!(
+                    "POST /v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse HTTP/1.1\r\n\
+                     Host: x\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                ),
+            )
+        };
+        let call = json!({"role": "model", "parts": [
+            {"functionCall": {"id": "c0", "name": "read_file", "args": {}}}]});
+        let answer = json!({"functionResponse": {"id": "c0", "name": "read_file",
+                                                 "response": {"output": "x"}}});
+        let twice = post(json!([
+            {"role": "user", "parts": [{"text": "go"}]},
+            call,
+            {"role": "user", "parts": [answer, answer]},
+        ]));
+        assert!(twice.starts_with("HTTP/1.1 400 "), "{twice}");
+        assert!(twice.contains(r#""status":"INVALID_ARGUMENT""#), "{twice}");
+        assert!(
+            twice.contains("number of function response parts"),
+            "{twice}"
+        );
+        // The refusal used no scripted reply: the paired request gets it.
+        let once = post(json!([
+            {"role": "user", "parts": [{"text": "go"}]},
+            call,
+            {"role": "user", "parts": [answer]},
+        ]));
+        assert!(once.starts_with("HTTP/1.1 200 OK"), "{once}");
+        assert!(once.contains("paired"), "{once}");
+        assert_eq!(server.refused_requests().len(), 1);
+        assert_eq!(server.requests().len(), 1);
     }
 }

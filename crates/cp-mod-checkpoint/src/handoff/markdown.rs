@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::model::{CompletionStatus, Handoff, Priority, TestStatus};
+use crate::stop::{ListedFile, write_bounded};
 
 impl Handoff {
     /// Renders the handoff as markdown for the next session's prompt.
@@ -68,9 +69,17 @@ impl Handoff {
         section(&mut out, "Issues", &self.context.issues);
         if !self.context.files_modified.is_empty() {
             out.push_str("\n### Files modified\n");
-            for file in &self.context.files_modified {
-                let _ = writeln!(out, "- `{file}`");
-            }
+            let files: Vec<ListedFile> = self
+                .context
+                .files_modified
+                .iter()
+                .map(|file| ListedFile {
+                    path: file.clone(),
+                    kind: "modified",
+                    line: format!("- `{file}`"),
+                })
+                .collect();
+            write_bounded(&mut out, &files, "");
         }
         out
     }
@@ -168,5 +177,15 @@ mod tests {
         assert!(!h.to_markdown().contains("### Issues"));
         h.context.issues.push("CI is slow".into());
         assert!(h.to_markdown().contains("### Issues\n- CI is slow\n"));
+    }
+
+    #[test]
+    fn thousands_of_modified_files_are_listed_as_fifty_and_counted() {
+        let mut h = handoff();
+        h.context.files_modified = (0..2000).map(|i| format!("notes/n{i}.md")).collect();
+        let md = h.to_markdown();
+        let listed = md.lines().filter(|l| l.starts_with("- `notes/")).count();
+        assert_eq!(listed, 50, "{md}");
+        assert!(md.contains("… and 1,950 more, by directory:\n  notes/: 1,950 modified\n"));
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::handoff::Handoff;
-use crate::stop::ChangedFile;
+use crate::stop::{ChangedFile, ListedFile, write_bounded};
 
 use super::estimator::RestartTrigger;
 use super::session::ToolRecord;
@@ -61,9 +61,16 @@ pub fn restart_prompt(handoff: &Handoff, context: &RestartContext, original: &st
     out.push_str(&handoff.to_markdown());
     if !context.changed_files.is_empty() {
         out.push_str("\n### Files changed by the previous session\n");
-        for file in &context.changed_files {
-            let _ = writeln!(out, "- {} `{}`", file.status.code(), file.display_path());
-        }
+        let files: Vec<ListedFile> = context
+            .changed_files
+            .iter()
+            .map(|file| ListedFile {
+                path: file.path.clone(),
+                kind: file.status.word(),
+                line: format!("- {} `{}`", file.status.code(), file.display_path()),
+            })
+            .collect();
+        write_bounded(&mut out, &files, "");
     }
     if !context.history.is_empty() {
         let _ = write!(

@@ -45,6 +45,7 @@ use categorize::Categorizer;
 pub(crate) use changes::Git;
 pub(crate) use changes::GitError;
 use detect::{detect_test_command, nearest_projects};
+pub(crate) use file_list::{ListedFile, write_bounded};
 pub(crate) use message::{failure_reason, tests_label};
 use state::{LastTests, StateFile, fingerprint, fingerprint_files};
 

@@ -36,7 +36,6 @@ pub(super) fn execute(runtime: &Runtime, run: &ActiveRun) -> RunReport {
             reason: e.to_string(),
         },
     };
-    env::remove_nul_list(&env::nul_list_path(&runtime.project, run.run_id));
     report.modified = modified_since(root, &run.files, &before);
     report.elapsed = started.elapsed();
     run.show_output(&report.tail);
@@ -74,7 +73,6 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
     if let Some(before) = &from.before {
         report.modified = modified_since(runtime.project.root(), &run.files, before);
     }
-    env::remove_nul_list(&env::nul_list_path(&runtime.project, run.run_id));
     let end = ended_at_ms.unwrap_or_else(now_ms);
     report.elapsed = Duration::from_millis(end.saturating_sub(from.started_at_ms));
     run.show_output(&report.tail);

@@ -61,6 +61,7 @@ fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
             None => execute(runtime, &run),
         };
         // Delivering and moving on to the queued run happen in one step against a save.
+        let finished = run.run_id;
         let next = runtime.watched.settle(run.run_id, || {
             runtime.running.end(run.run_id);
             deliver(runtime, &run, &report);
@@ -72,6 +73,9 @@ fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
                 .finish(run.def.id)
                 .map(|queued| ActiveRun::after(&run, queued))
         });
+        // The run's file list goes once it is reported: a blocking edit need not wait for
+        // the unlink.
+        crate::env::remove_nul_list(&crate::env::nul_list_path(&runtime.project, finished));
         match next {
             Some(next) => run = next,
             None => return,

@@ -94,23 +94,23 @@ pub fn matching(opts: &Options) -> Vec<Row> {
             for _ in 0..rounds {
                 let t = std::time::Instant::now();
                 let per_path = matcher.match_all(paths.iter().map(String::as_str));
-                let matched = ms(t.elapsed());
+                let ours_ms = ms(t.elapsed());
                 assert_eq!(per_path.len(), paths.len());
                 hits = per_path.iter().map(Vec::len).sum::<usize>();
                 let t = std::time::Instant::now();
                 let bare_hits: usize = paths.iter().map(|p| bare.matches(p).len()).sum();
                 let plain = ms(t.elapsed());
                 assert!(bare_hits > 0);
-                ours.push(matched);
+                ours.push(ours_ms);
                 baseline.push(plain);
-                ratios.push(matched / plain);
+                ratios.push(ours_ms / plain);
             }
             let row = Row::new(
                 format!("glob matching: {n_paths} paths × {n_callbacks} callbacks"),
                 "ms",
                 ours,
             );
-            let base = Row::new(
+            let baseline_row = Row::new(
                 format!("baseline: bare `GlobSet::matches`, {n_paths} paths, same rules"),
                 "ms",
                 baseline,
@@ -121,7 +121,7 @@ pub fn matching(opts: &Options) -> Vec<Row> {
                 "{per_path_us:.2} µs per path; {hits} hits; {}× the baseline (median of per-round ratios)",
                 fmt(ratio)
             )));
-            rows.push(base);
+            rows.push(baseline_row);
         }
     }
     rows

@@ -16,6 +16,9 @@ pub struct AgentCli {
     pub install: &'static str,
     /// The oldest version the runner supports (`major.minor.patch`).
     pub min_version: (u64, u64, u64),
+    /// The hook event that runs once the prompt is in and before the model is asked: the run
+    /// adds its probe hook there, which proves the hooks were loaded (see [`crate::wired`]).
+    pub probe_event: &'static str,
 }
 
 /// Claude Code.
@@ -33,6 +36,7 @@ pub const CLAUDE: AgentCli = AgentCli {
     program: "claude",
     install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
     min_version: (2, 0, 31),
+    probe_event: "UserPromptSubmit",
 };
 
 /// Gemini CLI.
@@ -47,6 +51,7 @@ pub const GEMINI: AgentCli = AgentCli {
     program: "gemini",
     install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
     min_version: (0, 41, 0),
+    probe_event: "BeforeAgent",
 };
 
 /// A located, version-checked agent binary.

@@ -12,6 +12,7 @@ use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{AgentEvent, Progress, shorten};
+use crate::wired::{WiredCheck, unwired_message};
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);
@@ -59,6 +60,9 @@ pub struct Invocation<'a> {
     pub cancel: Option<&'a CancelCheck>,
     /// The verdicts of the hooks this invocation runs.
     pub reports: ReportReader,
+    /// Whether the agent must prove at its first response that it loaded the MCP server and
+    /// the hooks (see [`crate::wired`]).
+    pub check_wiring: bool,
 }
 
 /// What an invocation gave.
@@ -89,6 +93,10 @@ struct Watch {
     /// A response's prompt size a hook reported (Gemini CLI's `AfterModel`), held until the
     /// response's text has streamed: the hook runs before the agent prints the last piece.
     held_usage: Option<Item>,
+    /// The proofs of the wiring so far.
+    wired: WiredCheck,
+    /// What the agent did not load, found at its first response: the run is stopped.
+    unwired: Option<&'static str>,
 }
 
 /// Runs `inv` to its end, reporting each event to `progress`.
@@ -103,6 +111,12 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
+                    if inv.check_wiring && is_response(&item) {
+                        watch.unwired = watch.wired.missing();
+                        if watch.unwired.is_some() {
+                            break;
+                        }
+                    }
                     if !matches!(item, Item::Text(_)) {
                         release_usage(&inv, &mut watch, progress);
                     }
@@ -111,6 +125,10 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             }
             Next::Idle => {}
             Next::Closed => break,
+        }
+        if let Some(missing) = watch.unwired {
+            tracing::warn!(agent = inv.agent, "the agent started without {missing}");
+            break;
         }
         if watch.stopping_since.is_none() && inv.cancel.is_some_and(|cancelled| cancelled()) {
             tracing::info!(agent = inv.agent, "the person cancelled the turn");
@@ -139,7 +157,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             break;
         }
     }
-    let grace = if watch.stopping_since.is_some() {
+    let grace = if watch.stopping_since.is_some() || watch.unwired.is_some() {
         Duration::ZERO
     } else {
         inv.grace
@@ -150,7 +168,13 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         take_report(&inv, &mut watch, item, progress);
     }
     release_usage(&inv, &mut watch, progress);
-    let end = match (&watch.stopping_since, watch.result.take()) {
+    let result = watch.result.take();
+    let end = match (&watch.stopping_since, result) {
+        _ if watch.unwired.is_some() => SessionEnd::Failed(unwired_message(
+            inv.agent,
+            watch.unwired.unwrap_or_default(),
+            &inv.process.stderr_excerpt(),
+        )),
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
         (None, Some((true, _))) => SessionEnd::Completed,
@@ -171,8 +195,23 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     }
 }
 
+/// Whether `item` is the agent's response (its first one is where the wiring is checked); a
+/// failed result is not: the agent's own error says more.
+fn is_response(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Text(_) | Item::ToolUse { .. } | Item::Result { ok: true, .. }
+    )
+}
+
 /// A hook's report: a verdict now, a prompt size once the response's text has streamed.
 fn take_report(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+    watch
+        .wired
+        .saw_report(matches!(item, Item::Wired { mcp: true }));
+    if matches!(item, Item::Wired { .. }) {
+        return;
+    }
     release_usage(inv, watch, progress);
     if matches!(item, Item::Usage { .. }) {
         watch.held_usage = Some(item);
@@ -274,6 +313,7 @@ fn handle(inv: &Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Pr
             summary,
             detail,
         }),
+        Item::Wired { .. } => {}
         Item::Result {
             ok,
             message,

@@ -1,5 +1,6 @@
 //! Gemini CLI: its stream format and its runner.
 
+mod home;
 mod runner;
 mod stream;
 

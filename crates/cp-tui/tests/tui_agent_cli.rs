@@ -468,7 +468,6 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     // Turn 2: an answer in the same session.
     server.push(gemini::text_turn("GEMINI-SECOND"));
     let home = tempfile::tempdir().unwrap();
-    let cache = cp_e2e::secure_cache_dir();
     let path = agents_path();
     let url = server.url();
     let env = [
@@ -476,8 +475,10 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
         ("HOME", home.path().to_str().unwrap()),
         ("GEMINI_API_KEY", "scripted"),
         ("GOOGLE_GEMINI_BASE_URL", url.as_str()),
+        // The run's private Gemini CLI home goes below the test's HOME.
         ("XDG_RUNTIME_DIR", ""),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ("XDG_CACHE_HOME", ""),
+        ("GEMINI_CLI_HOME", ""),
         ("GEMINI_CLI_NO_RELAUNCH", "true"),
         ("ANTHROPIC_API_KEY", ""),
         ("OPENAI_API_KEY", ""),

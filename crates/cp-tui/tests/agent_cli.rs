@@ -177,12 +177,42 @@ fn write_turn(root: &Path, id: &str, path: &str, tokens: u64) -> Reply {
 
 fn claude_run(root: &Path, server: &LlmServer, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
-    let child = run_command(root, home.path(), "claude", extra)
+    (claude_run_in(root, home.path(), server, extra), home)
+}
+
+/// [`claude_run`] with the person's `home` (their `~/.claude` in it).
+fn claude_run_in(root: &Path, home: &Path, server: &LlmServer, extra: &[&str]) -> Output {
+    let child = run_command(root, home, "claude", extra)
         .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
         .spawn()
         .unwrap();
-    (wait_output(child), home)
+    wait_output(child)
+}
+
+#[test]
+fn a_claude_run_whose_hooks_are_turned_off_stops_and_says_so() {
+    let (_repo, root) = project(&claude_config());
+    let home = tempfile::tempdir().unwrap();
+    // The person's own settings turn every hook off.
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, json!({"disableAllHooks": true}).to_string()).unwrap();
+    let server = claude_server(HandoffTurn::Gives);
+    server.push(anthropic::text_turn("UNWIRED-ANSWER"));
+    let out = claude_run_in(&root, home.path(), &server, &[]);
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("Claude Code started without Context Pilot's hooks (no hook ran"),
+        "{all}"
+    );
+    assert!(
+        !stdout.contains("UNWIRED-ANSWER"),
+        "the unwired answer was shown: {all}"
+    );
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 /// A window of 20,000 tokens (from config), so 19,000 is 95 % and Claude Code's own

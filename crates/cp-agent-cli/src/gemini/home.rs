@@ -24,6 +24,13 @@
 //! replaced by rename, so it stays in the private home; Gemini CLI finds a project's folder
 //! again by the marker inside it). `~/.env` and `~/.agents` are linked too (Gemini CLI looks
 //! for them in its home).
+//!
+//! One difference from a system-settings file: user settings rank below the project's
+//! `.gemini/settings.json` (`mergeSettings`: defaults, system defaults, user, workspace,
+//! system). Hooks are concatenated across scopes, so ours still run; but an MCP server named
+//! `context-pilot` in the project (what `context-pilot init gemini` writes) replaces the run's
+//! entry (`mcpServers` merge shallowly): the same server, without the run's worker variable
+//! and without the handoff turn's `includeTools`.
 
 use std::ffi::OsStr;
 use std::os::unix::fs::DirBuilderExt as _;

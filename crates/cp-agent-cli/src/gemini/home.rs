@@ -295,6 +295,11 @@ mod tests {
             theirs
         );
         assert!(!overlay.join(SETTINGS).is_symlink());
+        // Removing the run's home removes the links, never what they point to.
+        drop(run);
+        assert!(!home.exists());
+        assert!(real.join("oauth_creds.json").is_file() && real.join("extensions").is_dir());
+        assert!(person.path().join(".env").is_file());
     }
 
     #[test]

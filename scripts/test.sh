@@ -7,7 +7,9 @@
 # - the Python MCP SDK (pinned) goes into a venv under target/test-venv, where the tests find it;
 # - tmux and ps come from the system package manager when missing (root or sudo needed once);
 # - the pinned Claude Code and Gemini CLI go under target/agents (npm), where the tests find them;
-# - commits made by tests get an identity from the environment when git has none.
+# - commits made by tests get an identity from the environment when git has none;
+# - as root (as in CI), the tests that drive the real agent CLIs run as the unprivileged user
+#   cp-tests (made here once), as a person would run the agents: see step 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -76,6 +78,33 @@ if ! git config user.email >/dev/null 2>&1; then
 fi
 if ! git config user.name >/dev/null 2>&1; then
   export GIT_AUTHOR_NAME="Context Pilot tests" GIT_COMMITTER_NAME="Context Pilot tests"
+fi
+
+# 5. As root, the test binaries that drive the real agent CLIs (built by cargo as root, as
+#    usual) are run by cargo's runner, scripts/test-runner.sh, as the unprivileged user
+#    cp-tests: the agents treat root differently (Gemini CLI trusts only root-owned system
+#    settings), and the people who use Context Pilot are not root. Everything else runs as
+#    before. The user reads the repository, target/ and the agents (all world-readable) and
+#    writes only its own HOME and /tmp; cargo never runs as it.
+if [ "$(id -u)" -eq 0 ]; then
+  test_user=cp-tests
+  if ! id -u "$test_user" >/dev/null 2>&1; then
+    say "creating the unprivileged user $test_user for the real-agent tests"
+    useradd --create-home --user-group --shell /bin/sh "$test_user"
+  fi
+  # The user must reach the checkout: a clone below a private directory (/root/…) is out of
+  # its reach, and then these tests run as root, saying so, rather than fail on permissions.
+  if setpriv --reuid="$test_user" --regid="$test_user" --init-groups \
+      test -r "$root/Cargo.toml" -a -x "$root/scripts/test-runner.sh"; then
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    runner_var="CARGO_TARGET_$(printf '%s' "$host" | tr 'a-z.-' 'A-Z__')_RUNNER"
+    export "$runner_var=$root/scripts/test-runner.sh"
+    export CP_TEST_USER="$test_user"
+    export CP_UNPRIVILEGED_TESTS="real_agents agent_cli tui_agent_cli"
+    say "running $CP_UNPRIVILEGED_TESTS as $test_user"
+  else
+    say "WARNING: $test_user cannot read $root (a directory above it is private); the real-agent tests run as root this time"
+  fi
 fi
 
 say "cargo test --workspace $*"

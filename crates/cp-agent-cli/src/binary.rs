@@ -20,6 +20,9 @@ pub struct AgentCli {
     /// while no release does. Below it, the runner does not resume: the handoff turn and the
     /// next interactive turn run in a fresh session given the conversation so far.
     pub resume_since: Option<(u64, u64, u64)>,
+    /// The hook event that runs once the prompt is in and before the model is asked: the run
+    /// adds its probe hook there, which proves the hooks were loaded (see [`crate::wired`]).
+    pub probe_event: &'static str,
 }
 
 impl AgentCli {
@@ -48,6 +51,7 @@ pub const CLAUDE: AgentCli = AgentCli {
     install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
     min_version: (2, 0, 31),
     resume_since: Some((2, 0, 31)),
+    probe_event: "UserPromptSubmit",
 };
 
 /// Gemini CLI.
@@ -69,6 +73,7 @@ pub const GEMINI: AgentCli = AgentCli {
     install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
     min_version: (0, 41, 0),
     resume_since: None,
+    probe_event: "BeforeAgent",
 };
 
 /// A located, version-checked agent binary.

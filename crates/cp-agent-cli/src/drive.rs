@@ -13,6 +13,7 @@ use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{AgentEvent, Progress, shorten};
 use crate::transcript::Transcript;
+use crate::wired::{WiredCheck, unwired_message};
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);
@@ -62,6 +63,9 @@ pub struct Invocation<'a> {
     pub reports: ReportReader,
     /// The session's conversation, which the agent's text, tool calls and results join.
     pub transcript: &'a mut Transcript,
+    /// Whether the agent must prove at its first response that it loaded the MCP server and
+    /// the hooks (see [`crate::wired`]).
+    pub check_wiring: bool,
 }
 
 /// What an invocation gave.
@@ -92,6 +96,10 @@ struct Watch {
     /// A response's prompt size a hook reported (Gemini CLI's `AfterModel`), held until the
     /// response's text has streamed: the hook runs before the agent prints the last piece.
     held_usage: Option<Item>,
+    /// The proofs of the wiring so far.
+    wired: WiredCheck,
+    /// What the agent did not load, found at its first response: the run is stopped.
+    unwired: Option<&'static str>,
 }
 
 /// Runs `inv` to its end, reporting each event to `progress`.
@@ -106,6 +114,12 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
+                    if inv.check_wiring && is_response(&item) {
+                        watch.unwired = watch.wired.missing();
+                        if watch.unwired.is_some() {
+                            break;
+                        }
+                    }
                     if !matches!(item, Item::Text(_)) {
                         release_usage(&mut inv, &mut watch, progress);
                     }
@@ -114,6 +128,10 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             }
             Next::Idle => {}
             Next::Closed => break,
+        }
+        if let Some(missing) = watch.unwired {
+            tracing::warn!(agent = inv.agent, "the agent started without {missing}");
+            break;
         }
         if watch.stopping_since.is_none() && inv.cancel.is_some_and(|cancelled| cancelled()) {
             tracing::info!(agent = inv.agent, "the person cancelled the turn");
@@ -142,7 +160,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             break;
         }
     }
-    let grace = if watch.stopping_since.is_some() {
+    let grace = if watch.stopping_since.is_some() || watch.unwired.is_some() {
         Duration::ZERO
     } else {
         inv.grace
@@ -153,7 +171,13 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         take_report(&mut inv, &mut watch, item, progress);
     }
     release_usage(&mut inv, &mut watch, progress);
-    let end = match (&watch.stopping_since, watch.result.take()) {
+    let result = watch.result.take();
+    let end = match (&watch.stopping_since, result) {
+        _ if watch.unwired.is_some() => SessionEnd::Failed(unwired_message(
+            inv.agent,
+            watch.unwired.unwrap_or_default(),
+            &inv.process.stderr_excerpt(),
+        )),
         _ if watch.cancelled => SessionEnd::Failed(format!("{} was cancelled", inv.agent)),
         (Some(_), _) => SessionEnd::Stopped,
         (None, Some((true, _))) => SessionEnd::Completed,
@@ -175,8 +199,23 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     }
 }
 
+/// Whether `item` is the agent's response (its first one is where the wiring is checked); a
+/// failed result is not: the agent's own error says more.
+fn is_response(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Text(_) | Item::ToolUse { .. } | Item::Result { ok: true, .. }
+    )
+}
+
 /// A hook's report: a verdict now, a prompt size once the response's text has streamed.
 fn take_report(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
+    watch
+        .wired
+        .saw_report(matches!(item, Item::Wired { mcp: true }));
+    if matches!(item, Item::Wired { .. }) {
+        return;
+    }
     release_usage(inv, watch, progress);
     if matches!(item, Item::Usage { .. }) {
         watch.held_usage = Some(item);
@@ -281,6 +320,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             summary,
             detail,
         }),
+        Item::Wired { .. } => {}
         Item::Result {
             ok,
             message,

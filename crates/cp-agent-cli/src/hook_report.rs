@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::item::Item;
+use crate::wired::MCP_WIRED;
 
 /// The environment variable naming the file a hook reports its verdict to.
 pub const HOOK_REPORT_ENV: &str = "CP_HOOK_REPORT";
@@ -36,6 +37,10 @@ pub enum HookVerdict {
     Notice,
     /// Not a verdict: a model response ended, with `prompt_tokens` in its request.
     Usage,
+    /// Not a verdict: a part of Context Pilot's wiring was loaded by the agent (the probe
+    /// hook ran, or with the event [`MCP_WIRED`](crate::wired::MCP_WIRED) the MCP server was
+    /// started and asked for its tools).
+    Wired,
 }
 
 /// One hook's verdict, as one line of the report file.
@@ -83,10 +88,25 @@ impl HookReport {
         }
     }
 
+    /// The report that the agent loaded the part of the wiring named by `event`.
+    pub fn wired(event: &str) -> Self {
+        Self {
+            event: event.to_owned(),
+            verdict: HookVerdict::Wired,
+            text: String::new(),
+            prompt_tokens: None,
+        }
+    }
+
     /// The driver's item: for a verdict, a one-line summary for progress lines and the whole
     /// text; for a usage report, the prompt size (none without one).
     fn into_item(self) -> Option<Item> {
         let (prefix, text) = match self.verdict {
+            HookVerdict::Wired => {
+                return Some(Item::Wired {
+                    mcp: self.event == MCP_WIRED,
+                });
+            }
             HookVerdict::Usage => {
                 return self.prompt_tokens.map(|prompt_tokens| Item::Usage {
                     message_id: None,
@@ -241,6 +261,22 @@ mod tests {
                 detail: "passed".into(),
             }],
             "the completed line is read, the broken one skipped"
+        );
+    }
+
+    #[test]
+    fn wired_reports_say_which_part_was_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = ReportReader::create(dir.path().join("hooks.jsonl")).unwrap();
+        HookReport::wired(MCP_WIRED)
+            .append_to(reader.path())
+            .unwrap();
+        HookReport::wired("BeforeAgent")
+            .append_to(reader.path())
+            .unwrap();
+        assert_eq!(
+            reader.read_new(),
+            [Item::Wired { mcp: true }, Item::Wired { mcp: false }]
         );
     }
 

@@ -53,6 +53,12 @@ pub enum Item {
         /// The same in full (e.g. a callback's last lines of output), for a view with room.
         detail: String,
     },
+    /// A part of Context Pilot's wiring proved loaded: the MCP server (`mcp`), else the
+    /// hooks (see [`crate::wired`]).
+    Wired {
+        /// The MCP server, not a hook.
+        mcp: bool,
+    },
     /// The run's final record.
     Result {
         /// Whether the agent reported success.

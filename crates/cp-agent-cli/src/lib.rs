@@ -10,6 +10,10 @@
 //! is resumed for one turn to submit its handoff. Every agent runs in its own process group
 //! and dies with the host (`PR_SET_PDEATHSIG`), so nothing is left behind.
 //!
+//! A run that cannot wire its agent does not pretend: the MCP server and a probe hook report to
+//! the run when the agent loads them, and at the agent's first response a run missing either
+//! is stopped with the cause the agent gave (see the `wired` module).
+//!
 //! Before anything runs, the runner finds the CLI and checks its version; a missing one is a
 //! clear error that says how to install it:
 //!
@@ -70,6 +74,7 @@ mod progress;
 mod session;
 mod stderr_excerpt;
 mod transcript;
+mod wired;
 mod wiring;
 
 pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};
@@ -81,4 +86,5 @@ pub use gemini::GeminiRunner;
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
 pub use interactive::CliRunner;
 pub use progress::{AgentEvent, Progress};
+pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

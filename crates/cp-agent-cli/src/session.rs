@@ -17,9 +17,6 @@ use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
-/// The wiring's file the hooks report to.
-const HOOK_REPORTS: &str = "hook-reports.jsonl";
-
 /// One agent CLI's state across the sessions of a run.
 pub struct CliSession {
     /// Which CLI.
@@ -62,10 +59,11 @@ pub struct CliKind {
 impl CliSession {
     /// Locates the CLI of `kind` (config `agent.command`, else `PATH`), checks its version,
     /// and writes its wiring with `wire`; the window comes from config, else the model table.
+    /// The spec's hook settings gain the CLI's probe hook first (see [`crate::wired`]).
     pub fn start(
         kind: &CliKind,
         config: AgentConfig,
-        spec: WiringSpec,
+        mut spec: WiringSpec,
         progress: Progress,
         wire: impl FnOnce(&WiringSpec) -> Result<Wiring, AgentError>,
     ) -> Result<Self, AgentError> {
@@ -76,6 +74,7 @@ impl CliSession {
             "using {}",
             kind.cli.name
         );
+        spec.hook_settings = spec.hooks_with_probe(kind.cli.probe_event);
         let wiring = wire(&spec)?;
         let window = WindowSource {
             configured: config.context_window,
@@ -176,7 +175,7 @@ impl CliSession {
         mut command: Command,
         control: Option<&SessionControl>,
     ) -> Result<SessionEnd, AgentError> {
-        let path = self.wiring.path(HOOK_REPORTS);
+        let path = self.wiring.report_path();
         let reports = ReportReader::create(path.clone())
             .map_err(|source| AgentError::Wiring { path, source })?;
         command.env(HOOK_REPORT_ENV, reports.path());
@@ -193,6 +192,8 @@ impl CliSession {
                 cancel: self.cancel.as_ref(),
                 reports,
                 transcript: &mut self.transcript,
+                // The handoff turn runs without hooks: only sessions are checked.
+                check_wiring: control.is_some(),
             },
             &mut self.progress,
         );

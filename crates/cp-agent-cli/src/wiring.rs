@@ -1,5 +1,7 @@
-//! Context Pilot's wiring for one run, in a private temp directory: the MCP server entry and
-//! the hook settings. Nothing is written into the user's project or settings.
+//! Context Pilot's wiring for one run, in a private temp directory: the MCP server entry, the
+//! hook settings with the probe hook that proves they were loaded (see [`crate::wired`]), and
+//! the file the hooks and the MCP server report to. Nothing is written into the user's
+//! project or settings.
 
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
@@ -8,6 +10,8 @@ use cp_base::{WORKER_ENV, WorkerId};
 use serde_json::{Value, json};
 
 use crate::AgentError;
+use crate::hook_report::HOOK_REPORT_ENV;
+use crate::wired::PROBE_COMMAND;
 
 /// The MCP server's name, as the agents prefix its tools (`mcp__context-pilot__…`).
 pub const MCP_SERVER: &str = "context-pilot";
@@ -27,15 +31,54 @@ pub struct WiringSpec {
 }
 
 impl WiringSpec {
-    /// The MCP server entry: `context-pilot mcp` for the project, as the run's worker.
-    pub fn mcp_server(&self) -> Value {
+    /// The MCP server entry: `context-pilot mcp` for the project, as the run's worker,
+    /// reporting to `report` that the agent started it (agents may filter the environment
+    /// they pass to MCP servers, so the report file is named explicitly).
+    pub fn mcp_server(&self, report: &Path) -> Value {
         json!({
             "command": self.program,
             "args": ["--project", self.root, "--worker", self.worker.as_str(), "mcp"],
-            "env": {WORKER_ENV: self.worker.as_str()},
+            "env": {WORKER_ENV: self.worker.as_str(), HOOK_REPORT_ENV: report},
         })
     }
+
+    /// The hook settings with the probe hook (`context-pilot wiring-probe`) added on the
+    /// agent's `event` that runs before the model is asked.
+    pub fn hooks_with_probe(&self, event: &str) -> Value {
+        let mut settings = self.hook_settings.clone();
+        if !settings["hooks"].is_object() {
+            settings["hooks"] = json!({});
+        }
+        // Only the fields both agents read alike (their timeouts differ in unit; the
+        // default, a minute, is plenty for a probe that takes milliseconds).
+        let probe = json!({"hooks": [{
+            "type": "command",
+            "command": format!("{} {PROBE_COMMAND}", shell_word(&self.program)),
+        }]});
+        match settings["hooks"][event].as_array_mut() {
+            Some(list) => list.push(probe),
+            None => settings["hooks"][event] = json!([probe]),
+        }
+        settings
+    }
 }
+
+/// `word` as one shell word: as it is when it holds only safe characters, else in single
+/// quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The wiring's file the hooks and the MCP server report to.
+const HOOK_REPORTS: &str = "hook-reports.jsonl";
 
 /// The written files; removed when dropped.
 #[derive(Debug)]
@@ -44,17 +87,16 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    /// Writes `files` (name → JSON) into a new private temp directory under the system's
-    /// temp directory.
-    pub fn write(files: &[(&str, &Value)]) -> Result<Self, AgentError> {
-        Self::write_in(&std::env::temp_dir(), files)
+    /// A new private temp directory under the system's temp directory.
+    pub fn create() -> Result<Self, AgentError> {
+        Self::create_in(&std::env::temp_dir())
     }
 
-    /// Like [`write`](Self::write), under the user's own runtime or cache directory
+    /// Like [`create`](Self::create), under the user's own runtime or cache directory
     /// (`$XDG_RUNTIME_DIR`, else `$XDG_CACHE_HOME`, else `~/.cache`, then
-    /// `context-pilot/agents/`): for agents that refuse settings files below a directory
-    /// others can write to, as Gemini CLI does for `/tmp`.
-    pub fn write_private(files: &[(&str, &Value)]) -> Result<Self, AgentError> {
+    /// `context-pilot/agents/`): for wiring that holds links to the user's own files, which
+    /// should not sit below a directory everyone can list.
+    pub fn create_private() -> Result<Self, AgentError> {
         let base = private_base();
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -64,10 +106,10 @@ impl Wiring {
                 path: base.clone(),
                 source,
             })?;
-        Self::write_in(&base, files)
+        Self::create_in(&base)
     }
 
-    fn write_in(base: &Path, files: &[(&str, &Value)]) -> Result<Self, AgentError> {
+    fn create_in(base: &Path) -> Result<Self, AgentError> {
         let dir = tempfile::Builder::new()
             .prefix("context-pilot-agent-")
             .tempdir_in(base)
@@ -75,12 +117,19 @@ impl Wiring {
                 path: base.to_owned(),
                 source,
             })?;
-        for (name, value) in files {
-            let path = dir.path().join(name);
-            std::fs::write(&path, format!("{value:#}\n"))
-                .map_err(|source| AgentError::Wiring { path, source })?;
-        }
         Ok(Self { dir })
+    }
+
+    /// Writes `value` as the file `name` of the directory.
+    pub fn write(&self, name: &str, value: &Value) -> Result<(), AgentError> {
+        let path = self.path(name);
+        std::fs::write(&path, format!("{value:#}\n"))
+            .map_err(|source| AgentError::Wiring { path, source })
+    }
+
+    /// The file the hooks and the MCP server report to (`CP_HOOK_REPORT`).
+    pub fn report_path(&self) -> PathBuf {
+        self.path(HOOK_REPORTS)
     }
 
     /// The file `name` in the directory.

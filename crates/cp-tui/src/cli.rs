@@ -64,6 +64,10 @@ pub enum Command {
     /// response's prompt size to the run. Always exits 0.
     #[command(hide = true)]
     ModelUsage,
+    /// Internal: the probe hook of runs Context Pilot drives; reports to the run that the
+    /// agent loaded its hooks. Always exits 0.
+    #[command(hide = true, name = cp_agent_cli::PROBE_COMMAND)]
+    WiringProbe,
     /// Trust this project: let the callbacks, the checkpoint's test command and `llm.base_url`
     /// of its .context-pilot/config.json take effect (recorded in
     /// ~/.config/context-pilot/trust.json). Review first with `context-pilot trust --show`.
@@ -105,6 +109,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::ModelUsage)) {
         // Run for every chunk the model streams: before anything else.
         return Ok(crate::hook::model_usage::main());
+    }
+    if matches!(cli.command, Some(Command::WiringProbe)) {
+        return Ok(crate::hook::wiring_probe::main());
     }
     if let Some(Command::Hook { event }) = &cli.command {
         // A hook finds its project from the payload's `cwd` and never fails the agent.
@@ -167,6 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(
             Command::Hook { .. }
             | Command::ModelUsage
+            | Command::WiringProbe
             | Command::Init { .. }
             | Command::Trust { .. }
             | Command::Models,

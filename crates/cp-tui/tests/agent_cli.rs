@@ -177,12 +177,42 @@ fn write_turn(root: &Path, id: &str, path: &str, tokens: u64) -> Reply {
 
 fn claude_run(root: &Path, server: &LlmServer, extra: &[&str]) -> (Output, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
-    let child = run_command(root, home.path(), "claude", extra)
+    (claude_run_in(root, home.path(), server, extra), home)
+}
+
+/// [`claude_run`] with the person's `home` (their `~/.claude` in it).
+fn claude_run_in(root: &Path, home: &Path, server: &LlmServer, extra: &[&str]) -> Output {
+    let child = run_command(root, home, "claude", extra)
         .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
         .spawn()
         .unwrap();
-    (wait_output(child), home)
+    wait_output(child)
+}
+
+#[test]
+fn a_claude_run_whose_hooks_are_turned_off_stops_and_says_so() {
+    let (_repo, root) = project(&claude_config());
+    let home = tempfile::tempdir().unwrap();
+    // The person's own settings turn every hook off.
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, json!({"disableAllHooks": true}).to_string()).unwrap();
+    let server = claude_server(HandoffTurn::Gives);
+    server.push(anthropic::text_turn("UNWIRED-ANSWER"));
+    let out = claude_run_in(&root, home.path(), &server, &[]);
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("Claude Code started without Context Pilot's hooks (no hook ran"),
+        "{all}"
+    );
+    assert!(
+        !stdout.contains("UNWIRED-ANSWER"),
+        "the unwired answer was shown: {all}"
+    );
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
 }
 
 /// A window of 20,000 tokens (from config), so 19,000 is 95 % and Claude Code's own
@@ -509,17 +539,105 @@ fn gemini_server(stop_file: &'static str) -> LlmServer {
 /// `context-pilot run --agent gemini EXTRA…` against `server`, to its end.
 fn gemini_run(root: &Path, server: &LlmServer, extra: &[&str]) -> Output {
     let home = tempfile::tempdir().unwrap();
-    let cache = cp_e2e::secure_cache_dir();
-    let child = run_command(root, home.path(), "gemini", extra)
+    gemini_run_in(root, home.path(), server, extra)
+}
+
+/// [`gemini_run`] with the person's `home` (their `~/.gemini` in it).
+fn gemini_run_in(root: &Path, home: &Path, server: &LlmServer, extra: &[&str]) -> Output {
+    let child = run_command(root, home, "gemini", extra)
         .env("GEMINI_API_KEY", "scripted")
-        // Gemini CLI refuses settings below a directory others can write to, such as `/tmp`,
-        // where the test's HOME and a clean clone's target/ may live.
+        // The run's private Gemini CLI home goes below the test's HOME.
         .env_remove("XDG_RUNTIME_DIR")
-        .env("XDG_CACHE_HOME", cache.path())
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("GEMINI_CLI_HOME")
         .env("GOOGLE_GEMINI_BASE_URL", server.url())
         .spawn()
         .unwrap();
     wait_output(child)
+}
+
+#[test]
+fn gemini_cli_keeps_the_persons_settings_and_files_and_writes_none_of_them() {
+    let (_repo, root) = project(&json!({}));
+    let home = tempfile::tempdir().unwrap();
+    let gemini = home.path().join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    // The person's own settings, with a comment, as Gemini CLI allows; and a global memory
+    // file, which Gemini CLI reads from its home and sends to the model.
+    let theirs = "{\n  // mine\n  \"ui\": {\"theme\": \"Dracula\"}\n}\n";
+    std::fs::write(gemini.join("settings.json"), theirs).unwrap();
+    std::fs::write(gemini.join("GEMINI.md"), "PERSONS-GLOBAL-MEMORY\n").unwrap();
+    let server = gemini_server("never");
+    server.push(gemini::text_turn("Done."));
+    server.push(gemini::text_turn("Verified, done."));
+    let out = gemini_run_in(&root, home.path(), &server, &[]);
+    let all = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let first = &server.requests()[0].raw_body;
+    assert!(
+        first.contains("PERSONS-GLOBAL-MEMORY"),
+        "the person's ~/.gemini was not seen: {all}"
+    );
+    assert!(first.contains("File_edit"), "no MCP tools offered: {all}");
+    // Their settings are untouched, nothing was added to the project, and the session was
+    // stored in their own ~/.gemini/tmp.
+    assert_eq!(
+        std::fs::read_to_string(gemini.join("settings.json")).unwrap(),
+        theirs
+    );
+    assert!(!root.join(".gemini").exists(), "{all}");
+    let sessions = walk(&gemini.join("tmp"));
+    assert!(sessions.iter().any(|p| p.contains("chats")), "{sessions:?}");
+}
+
+/// Every path below `dir`.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        found.push(entry.path().display().to_string());
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(walk(&entry.path()));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_gemini_run_whose_hooks_and_mcp_server_are_turned_off_stops_and_says_so() {
+    let (_repo, root) = project(&json!({}));
+    let home = tempfile::tempdir().unwrap();
+    let gemini = home.path().join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    // The person's own settings turn hooks off and exclude Context Pilot's MCP server.
+    std::fs::write(
+        gemini.join("settings.json"),
+        json!({"hooksConfig": {"enabled": false}, "mcp": {"excluded": ["context-pilot"]}})
+            .to_string(),
+    )
+    .unwrap();
+    let server = gemini_server("never");
+    server.push(gemini::text_turn("I did it all without your tools."));
+    let out = gemini_run_in(&root, home.path(), &server, &[]);
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("Gemini CLI started without Context Pilot's hooks and MCP server"),
+        "{all}"
+    );
+    assert!(
+        !stdout.contains("I did it all"),
+        "the unwired answer was shown: {all}"
+    );
+    assert!(
+        !git(&root, &["log", "--format=%s"]).contains("phase build completed"),
+        "{all}"
+    );
+    assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
 }
 
 #[test]
@@ -583,8 +701,9 @@ fn the_pinned_gemini_cli_resumes_a_session_with_each_tool_result_twice() {
     server.push(gemini::tool_call_turn(&[("write_file", &write)]));
     server.push(gemini::text_turn("Wrote it."));
     server.push(gemini::text_turn("Resumed."));
+    // Gemini CLI's own settings in a home of the test's: user settings need no root-owned
+    // file, so this runs as any user.
     let home = tempfile::tempdir().unwrap();
-    let cache = cp_e2e::secure_cache_dir();
     let session = "6f0b7a52-3c1e-4b8e-9f1a-2d4c5e6f7a8b";
     let gemini = |args: &[&str]| {
         let out = Command::new(util::agents::agents_bin().join("gemini"))
@@ -592,22 +711,19 @@ fn the_pinned_gemini_cli_resumes_a_session_with_each_tool_result_twice() {
             .args(["--output-format", "stream-json", "--approval-mode", "yolo"])
             .current_dir(&root)
             .env("HOME", home.path())
+            .env("GEMINI_CLI_HOME", home.path())
             .env("GEMINI_API_KEY", "scripted")
             .env("GOOGLE_GEMINI_BASE_URL", server.url())
             .env("GEMINI_CLI_NO_RELAUNCH", "true")
-            .env(
-                "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
-                cache.path().join("s.json"),
-            )
-            .env_remove("XDG_RUNTIME_DIR")
-            .env("XDG_CACHE_HOME", cache.path())
+            .env_remove("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
             .stdin(Stdio::null())
             .output()
             .unwrap();
         format!("{}{}", text(&out.stdout), text(&out.stderr))
     };
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
     std::fs::write(
-        cache.path().join("s.json"),
+        home.path().join(".gemini/settings.json"),
         json!({"security": {"folderTrust": {"enabled": false},
                             "auth": {"selectedType": "gemini-api-key"}}})
         .to_string(),

@@ -449,6 +449,66 @@ fn gemini_last_content(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
+/// The TUI with `--agent gemini` against `server`, the person's home being `home`.
+fn start_gemini_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession {
+    let path = agents_path();
+    let url = server.url();
+    let env = [
+        ("PATH", path.as_str()),
+        ("HOME", home.to_str().unwrap()),
+        ("GEMINI_API_KEY", "scripted"),
+        ("GOOGLE_GEMINI_BASE_URL", url.as_str()),
+        // The run's private Gemini CLI home goes below the test's HOME.
+        ("XDG_RUNTIME_DIR", ""),
+        ("XDG_CACHE_HOME", ""),
+        ("GEMINI_CLI_HOME", ""),
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),
+        ("ANTHROPIC_API_KEY", ""),
+        ("OPENAI_API_KEY", ""),
+        ("CP_WORKER", "main"),
+    ];
+    let tui = TuiSession::start(root, &["--agent", "gemini"], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui
+}
+
+#[test]
+fn a_gemini_turn_without_its_hooks_stops_and_the_conversation_says_why() {
+    let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(gemini::side_reply);
+    server.push(gemini::text_turn("UNWIRED-ANSWER"));
+    let home = tempfile::tempdir().unwrap();
+    // The person's own settings turn Gemini CLI's hooks off.
+    let settings = home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"hooksConfig": {"enabled": false}}).to_string(),
+    )
+    .unwrap();
+    let mut tui = start_gemini_tui(&root, home.path(), &server);
+    tui.type_text("Do something.");
+    tui.send(b"\r");
+    let session = wait_saved_session(&root, "the turn failed", WAIT, |s| {
+        saved_conversation(s).contains("started without")
+    })
+    .unwrap();
+    let conversation = saved_conversation(&session);
+    assert!(
+        conversation.contains("Gemini CLI started without Context Pilot's hooks (no hook ran"),
+        "{conversation}"
+    );
+    assert!(!conversation.contains("UNWIRED-ANSWER"), "{conversation}");
+    let pid = tui.pid();
+    tui.quit(WAIT).unwrap();
+    assert!(
+        agent_processes(&root, "gemini", pid).is_empty(),
+        "gemini processes left behind"
+    );
+    stop_console_server(&root);
+}
+
 #[test]
 fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
@@ -468,23 +528,7 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     // Turn 2: an answer in the same session.
     server.push(gemini::text_turn("GEMINI-SECOND"));
     let home = tempfile::tempdir().unwrap();
-    let cache = cp_e2e::secure_cache_dir();
-    let path = agents_path();
-    let url = server.url();
-    let env = [
-        ("PATH", path.as_str()),
-        ("HOME", home.path().to_str().unwrap()),
-        ("GEMINI_API_KEY", "scripted"),
-        ("GOOGLE_GEMINI_BASE_URL", url.as_str()),
-        ("XDG_RUNTIME_DIR", ""),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
-        ("GEMINI_CLI_NO_RELAUNCH", "true"),
-        ("ANTHROPIC_API_KEY", ""),
-        ("OPENAI_API_KEY", ""),
-        ("CP_WORKER", "main"),
-    ];
-    let mut tui = TuiSession::start(&root, &["--agent", "gemini"], &env).unwrap();
-    tui.wait_for("Conversation", WAIT).unwrap();
+    let mut tui = start_gemini_tui(&root, home.path(), &server);
 
     tui.type_text("GEMINI-FIRST: write src/a.sh");
     tui.send(b"\r");

@@ -55,10 +55,15 @@ pub use saved::{
 };
 
 /// The user config directory every test's `context-pilot` gets as `XDG_CONFIG_HOME`
-/// (`target/<profile>/cp-test-config`): trust records land there, never in the real
+/// (`target/<profile>/cp-test-config`, or `CP_TEST_CONFIG_HOME` when set): trust records land there, never in the real
 /// `~/.config`. Records are keyed by project path, and each test's project is a fresh temp
 /// dir, so tests share it safely.
 pub fn config_home() -> std::path::PathBuf {
+    // The real-agent tests run as another user than the build when `scripts/test.sh` runs as
+    // root; that user cannot write below target/ and names a directory of its own.
+    if let Some(dir) = std::env::var_os("CP_TEST_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return dir.into();
+    }
     binary_path()
         .parent()
         .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf)
@@ -84,24 +89,4 @@ pub fn trust(project: &std::path::Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A fresh directory below the real user's `~/.cache` (private, removed when dropped), for
-/// the wiring Gemini CLI reads (`XDG_CACHE_HOME`): Gemini CLI refuses a system settings file
-/// below a directory others can write to, such as `/tmp`, where a clean clone's `target/`
-/// and a test's `HOME` may live.
-///
-/// # Panics
-///
-/// When `HOME` is unset or the directory cannot be made.
-pub fn secure_cache_dir() -> tempfile::TempDir {
-    let home = std::env::var_os("HOME").unwrap_or_else(|| panic!("HOME is not set"));
-    let cache = std::path::Path::new(&home).join(".cache");
-    if let Err(e) = std::fs::create_dir_all(&cache) {
-        panic!("cannot create {}: {e}", cache.display());
-    }
-    tempfile::Builder::new()
-        .prefix("cp-e2e-gemini-")
-        .tempdir_in(&cache)
-        .unwrap_or_else(|e| panic!("cannot create a directory below {}: {e}", cache.display()))
 }

@@ -62,6 +62,7 @@ fn invocation<'a>(
         reports,
         // A test's transcript lives as long as the test process.
         transcript: Box::leak(Box::default()),
+        check_wiring: false,
     }
 }
 
@@ -189,4 +190,95 @@ fn a_prompt_size_a_hook_reports_lands_after_the_text_of_its_response() {
         })
         .collect();
     assert_eq!(kinds, ["text", "text", "usage"], "{seen:?}");
+}
+
+/// A fake agent that writes `stderr`, reports `wired` (report lines) before its first
+/// response, prints a text, then a result after `linger` seconds.
+fn fake_wired_agent(
+    reports: &ReportReader,
+    wired: &[serde_json::Value],
+    stderr: &str,
+    linger: u32,
+) -> AgentProcess {
+    let text = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "Hello."}]}});
+    let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": "ok"});
+    let reports_lines = wired
+        .iter()
+        .map(|report| format!("echo '{report}' >> \"$CP_HOOK_REPORT\""))
+        .chain(std::iter::once(String::new()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let script = format!(
+        "echo '{stderr}' >&2\n{reports_lines}echo '{text}'\nsleep {linger}\necho '{result}'\n"
+    );
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &script])
+        .env(HOOK_REPORT_ENV, reports.path());
+    AgentProcess::spawn(command, "sh".into()).unwrap()
+}
+
+#[test]
+fn an_agent_that_loaded_no_mcp_server_is_stopped_at_its_first_response_with_its_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
+    let hook = serde_json::json!({"event": "BeforeAgent", "verdict": "wired"});
+    let warning = "Security Warning: Skipping system settings file: is not owned by root";
+    // It would go on for a minute: the driver must not wait for that.
+    let process = fake_wired_agent(&reports, &[hook], warning, 60);
+    let control = SessionControl::new("p", 0, ContextEstimator::new(&RestartConfig::default()));
+    let window = WindowSource::default();
+    let (seen, mut progress) = recording();
+    let started = std::time::Instant::now();
+    let outcome = drive(
+        Invocation {
+            control: Some(&control),
+            check_wiring: true,
+            ..invocation(process, dir.path(), &window, reports)
+        },
+        &mut progress,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the agent was not stopped"
+    );
+    let SessionEnd::Failed(message) = outcome.end else {
+        panic!("{:?}", outcome.end);
+    };
+    assert!(
+        message.contains("fake started without Context Pilot's MCP server"),
+        "{message}"
+    );
+    assert!(message.contains(warning), "{message}");
+    assert!(
+        !seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Text(_))),
+        "the unwired response is not shown as the agent's"
+    );
+}
+
+#[test]
+fn an_agent_that_proved_its_wiring_runs_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
+    let wired = [
+        serde_json::json!({"event": "mcp", "verdict": "wired"}),
+        serde_json::json!({"event": "UserPromptSubmit", "verdict": "wired"}),
+    ];
+    let process = fake_wired_agent(&reports, &wired, "", 0);
+    let control = SessionControl::new("p", 0, ContextEstimator::new(&RestartConfig::default()));
+    let window = WindowSource::default();
+    let (_seen, mut progress) = recording();
+    let outcome = drive(
+        Invocation {
+            control: Some(&control),
+            check_wiring: true,
+            ..invocation(process, dir.path(), &window, reports)
+        },
+        &mut progress,
+    );
+    assert_eq!(outcome.end, SessionEnd::Completed);
 }

@@ -24,7 +24,8 @@ const HANDOFF_TOOL: &str = "mcp__context-pilot__Checkpoint_handoff";
 ///   checkpoint must not hold it up).
 /// - Context Pilot's MCP server (`--mcp-config`) and hooks (`--settings`) are passed per
 ///   invocation from temp files; the hooks report their verdicts to the runner directly
-///   (`HOOK_REPORT_ENV`).
+///   (`HOOK_REPORT_ENV`), and a `UserPromptSubmit` probe hook and the MCP server prove to it
+///   that Claude Code loaded them.
 /// - Usage is measured from the stream: the prompt of the latest response (input + cache
 ///   creation + cache read), de-duplicated by message id, against the window from config,
 ///   else the model table, else what Claude Code reported at the end of an earlier session.
@@ -46,8 +47,11 @@ impl ClaudeRunner {
             model_window,
         };
         let session = CliSession::start(&kind, config, spec, progress, |spec| {
-            let mcp = json!({"mcpServers": {MCP_SERVER: spec.mcp_server()}});
-            Wiring::write(&[(MCP_FILE, &mcp), (SETTINGS_FILE, &spec.hook_settings)])
+            let wiring = Wiring::create()?;
+            let mcp = json!({"mcpServers": {MCP_SERVER: spec.mcp_server(&wiring.report_path())}});
+            wiring.write(MCP_FILE, &mcp)?;
+            wiring.write(SETTINGS_FILE, &spec.hook_settings)?;
+            Ok(wiring)
         })?;
         Ok(Self { session })
     }

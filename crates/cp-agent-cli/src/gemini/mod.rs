@@ -1,6 +1,7 @@
 //! Gemini CLI: its stream format and its runner.
 
 mod handoff;
+mod home;
 mod runner;
 mod stream;
 

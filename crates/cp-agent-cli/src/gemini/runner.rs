@@ -3,7 +3,10 @@
 use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
 use serde_json::{Value, json};
 
+use std::path::Path;
+
 use super::handoff::handoff_prompt;
+use super::home;
 use super::stream::{model_window, parse_line};
 use crate::binary::{AgentBinary, GEMINI};
 use crate::cancel::CancelCheck;
@@ -13,11 +16,9 @@ use crate::session::{CliKind, CliSession};
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
 
-/// Gemini CLI reads this file as its *system* settings, which override user and project
-/// settings: the wiring reaches Gemini CLI without touching the project's `.gemini/`.
-const SYSTEM_SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
-const SESSION_SETTINGS: &str = "session.json";
-const HANDOFF_SETTINGS: &str = "handoff.json";
+/// The private Gemini CLI homes of the two kinds of invocation (see [`super::home`]).
+const SESSION_HOME: &str = "session-home";
+const HANDOFF_HOME: &str = "handoff-home";
 
 /// Runs restart-loop sessions as `gemini -p` invocations.
 ///
@@ -29,10 +30,12 @@ const HANDOFF_SETTINGS: &str = "handoff.json";
 ///   session given the stopped session's transcript, tool history and `git diff`;
 ///   otherwise it resumes the stopped session. Later interactive turns are carried the same
 ///   way.
-/// - MCP and hooks go through a system-settings file (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`) in
-///   a private directory of the user (Gemini CLI refuses one below `/tmp`). It also turns
-///   folder trust off for the non-interactive run and selects API-key auth when
-///   `GEMINI_API_KEY` is set.
+/// - MCP and hooks go through a private Gemini CLI home (`GEMINI_CLI_HOME`) whose
+///   `.gemini/` links the person's own and whose `settings.json` is theirs with the wiring
+///   merged in (see [`super::home`] for why not a system-settings file: Gemini CLI ignores
+///   one that root does not own). The wiring also turns folder trust off for the
+///   non-interactive run and selects API-key auth when `GEMINI_API_KEY` is set. A
+///   `BeforeAgent` probe hook and the MCP server prove to the run that Gemini CLI loaded them.
 /// - Gemini CLI's stream reports tokens only at the end of a run; the prompt size of each
 ///   response comes from its `AfterModel` hook instead, which the caller's hook settings add
 ///   (`context-pilot model-usage`, reporting through `HOOK_REPORT_ENV`), against the window
@@ -56,9 +59,14 @@ impl GeminiRunner {
         };
         let session = CliSession::start(&kind, config, spec, progress, |spec| {
             let api_key = std::env::var_os("GEMINI_API_KEY").is_some();
-            let session = settings(spec, Some(&spec.hook_settings), None, api_key);
-            let handoff = settings(spec, None, Some("Checkpoint_handoff"), api_key);
-            Wiring::write_private(&[(SESSION_SETTINGS, &session), (HANDOFF_SETTINGS, &handoff)])
+            let wiring = Wiring::create_private()?;
+            let report = wiring.report_path();
+            let session = settings(spec, &report, Some(&spec.hook_settings), None, api_key);
+            let handoff = settings(spec, &report, None, Some("Checkpoint_handoff"), api_key);
+            let person = home::person_home();
+            home::build(&wiring.path(SESSION_HOME), person.as_deref(), &session)?;
+            home::build(&wiring.path(HANDOFF_HOME), person.as_deref(), &handoff)?;
+            Ok(wiring)
         })?;
         Ok(Self { session })
     }
@@ -80,11 +88,11 @@ impl GeminiRunner {
         &self.session.binary
     }
 
-    fn command(&self, prompt: &str, settings: &str) -> std::process::Command {
+    fn command(&self, prompt: &str, home: &str) -> std::process::Command {
         let mut command = self.session.command(prompt);
         command
             .args(["--output-format", "stream-json"])
-            .env(SYSTEM_SETTINGS_ENV, self.session.wiring.path(settings))
+            .env(home::HOME_ENV, self.session.wiring.path(home))
             // Gemini CLI re-executes itself with more memory by default; the child would
             // escape the process we watch.
             .env("GEMINI_CLI_NO_RELAUNCH", "true");
@@ -92,15 +100,17 @@ impl GeminiRunner {
     }
 }
 
-/// The system settings of one kind of invocation: the MCP server (only `only_tool` of it
-/// when given), the hooks when given, folder trust off, and API-key auth when a key is set.
+/// The wiring of one kind of invocation: the MCP server (only `only_tool` of it when given)
+/// reporting to `report`, the hooks when given, folder trust off, and API-key auth when a
+/// key is set.
 fn settings(
     spec: &WiringSpec,
+    report: &Path,
     hooks: Option<&Value>,
     only_tool: Option<&str>,
     api_key: bool,
 ) -> Value {
-    let mut server = spec.mcp_server();
+    let mut server = spec.mcp_server(report);
     if let Some(tool) = only_tool {
         server["includeTools"] = json!([tool]);
         server["trust"] = json!(true);
@@ -147,7 +157,7 @@ impl SessionRunner for GeminiRunner {
             .permission_mode
             .clone()
             .unwrap_or_else(|| "yolo".to_owned());
-        let mut command = self.command(&prompt, SESSION_SETTINGS);
+        let mut command = self.command(&prompt, SESSION_HOME);
         command.args(&session).args(["--approval-mode", &mode]);
         self.session.run(command, control)
     }
@@ -159,7 +169,7 @@ impl SessionRunner for GeminiRunner {
     ) -> Result<Option<Handoff>, RunnerError> {
         let session_id = self.session.resume_id()?;
         let mut command = if self.session.can_resume() {
-            let mut command = self.command(request, HANDOFF_SETTINGS);
+            let mut command = self.command(request, HANDOFF_HOME);
             command.args(["--resume", &session_id]);
             command
         } else {
@@ -170,7 +180,7 @@ impl SessionRunner for GeminiRunner {
                 &control.tool_history(),
                 &self.session.spec.root,
             );
-            let mut command = self.command(&prompt, HANDOFF_SETTINGS);
+            let mut command = self.command(&prompt, HANDOFF_HOME);
             command.args(["--session-id", &uuid::Uuid::new_v4().to_string()]);
             command
         };
@@ -192,19 +202,24 @@ mod tests {
             worker: cp_base::WorkerId::default(),
             hook_settings: json!({"hooks": {"AfterAgent": []}}),
         };
-        let session = settings(&spec, Some(&spec.hook_settings), None, true);
+        let report = Path::new("/w/reports.jsonl");
+        let session = settings(&spec, report, Some(&spec.hook_settings), None, true);
         assert!(session["hooks"]["AfterAgent"].is_array());
         assert_eq!(
             session["security"]["auth"]["selectedType"],
             "gemini-api-key"
         );
         assert_eq!(session["security"]["folderTrust"]["enabled"], false);
-        let handoff = settings(&spec, None, Some("Checkpoint_handoff"), false);
+        let handoff = settings(&spec, report, None, Some("Checkpoint_handoff"), false);
         assert!(handoff.get("hooks").is_none());
         assert_eq!(
             handoff["mcpServers"][MCP_SERVER]["includeTools"],
             json!(["Checkpoint_handoff"])
         );
         assert!(handoff["security"].get("auth").is_none());
+        assert_eq!(
+            session["mcpServers"][MCP_SERVER]["env"]["CP_HOOK_REPORT"],
+            "/w/reports.jsonl"
+        );
     }
 }

@@ -38,6 +38,7 @@ mod payload;
 mod reply;
 mod stop;
 mod waiting;
+pub mod wiring_probe;
 
 use std::io::Read as _;
 use std::path::Path;

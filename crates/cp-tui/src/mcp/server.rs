@@ -81,6 +81,20 @@ impl McpServer {
     }
 }
 
+/// Tells the run that started the agent (`CP_HOOK_REPORT`, when set) that the agent loaded
+/// this server and asked for its tools: the run stops an agent that did not (see
+/// `cp_agent_cli`'s wiring check). Once per process.
+fn report_wired_once() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SENT: AtomicBool = AtomicBool::new(false);
+    if SENT.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = cp_agent_cli::HookReport::wired(cp_agent_cli::MCP_WIRED).send() {
+        tracing::warn!("cannot tell the run that its agent loaded the MCP server: {e}");
+    }
+}
+
 /// A per-process sequence for call ids (they only need to be unique within a batch).
 fn next_call_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -107,6 +121,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        report_wired_once();
         let tools = self
             .inner
             .host

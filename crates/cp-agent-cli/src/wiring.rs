@@ -53,27 +53,13 @@ impl WiringSpec {
         // default, a minute, is plenty for a probe that takes milliseconds).
         let probe = json!({"hooks": [{
             "type": "command",
-            "command": format!("{} {PROBE_COMMAND}", shell_word(&self.program)),
+            "command": format!("{} {PROBE_COMMAND}", cp_base::shell_word(&self.program)),
         }]});
         match settings["hooks"][event].as_array_mut() {
             Some(list) => list.push(probe),
             None => settings["hooks"][event] = json!([probe]),
         }
         settings
-    }
-}
-
-/// `word` as one shell word: as it is when it holds only safe characters, else in single
-/// quotes.
-fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

@@ -84,7 +84,7 @@ pub use layout::STATE_DIR;
 pub use module::{BatchChanges, BatchHold, BatchResponse, CallChanges, CallNote, Module, ToolEnv};
 pub use notify::{Level, Notice, Notification, Notifier};
 pub use panel::{Anchor, Panel, PanelKind, PanelView, ScrollExtent};
-pub use program::{find_program, is_executable_file};
+pub use program::{find_program, is_executable_file, shell_word};
 pub use project::Project;
 pub use registry::{Busy, DuplicateTool, Registry};
 pub use schema::{ArgError, ArgProblem, validate_args};

@@ -1,4 +1,5 @@
-//! Finding a program as `execvp` would, without starting it.
+//! Programs and their command lines: finding a program as `execvp` would, without starting
+//! it, and writing a word into a shell command line.
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt as _;
@@ -28,4 +29,24 @@ pub fn find_program(program: &str, path_var: Option<&OsStr>) -> Option<PathBuf> 
 /// Whether `path` is a regular file with an execute bit.
 pub fn is_executable_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell treats
+/// specially, else in single quotes (with each `'` written as `'\\''`).
+///
+/// ```
+/// assert_eq!(cp_base::shell_word("/usr/bin/context-pilot"), "/usr/bin/context-pilot");
+/// assert_eq!(cp_base::shell_word("/My Tools/cp"), "'/My Tools/cp'");
+/// assert_eq!(cp_base::shell_word("it's"), "'it'\\''s'");
+/// ```
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }

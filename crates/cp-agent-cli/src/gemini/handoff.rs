@@ -45,13 +45,7 @@ pub(super) fn handoff_prompt(
         }
         out.push_str(")\n\n");
         for record in &history[skipped..] {
-            let _ = write!(out, "- {}", record.name);
-            for path in &record.paths {
-                let _ = write!(out, " `{path}`");
-            }
-            if record.is_error {
-                out.push_str(" (failed)");
-            }
+            out.push_str(&record.list_item());
             out.push('\n');
         }
     }

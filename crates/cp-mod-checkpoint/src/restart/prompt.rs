@@ -84,13 +84,7 @@ pub fn restart_prompt(handoff: &Handoff, context: &RestartContext, original: &st
         }
         out.push_str(":\n");
         for record in &context.history[skipped..] {
-            let _ = write!(out, "- {}", record.name);
-            for path in &record.paths {
-                let _ = write!(out, " `{path}`");
-            }
-            if record.is_error {
-                out.push_str(" (failed)");
-            }
+            out.push_str(&record.list_item());
             out.push('\n');
         }
     }

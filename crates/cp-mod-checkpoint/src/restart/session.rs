@@ -45,6 +45,20 @@ pub struct ToolRecord {
 }
 
 impl ToolRecord {
+    /// The record as a list item for a prompt: `- File_edit `src/a.rs` (failed)`.
+    pub fn list_item(&self) -> String {
+        let mut line = format!("- {}", self.name);
+        for path in &self.paths {
+            line.push_str(" `");
+            line.push_str(path);
+            line.push('`');
+        }
+        if self.is_error {
+            line.push_str(" (failed)");
+        }
+        line
+    }
+
     /// A record of `name` touching `paths`.
     pub fn new(
         name: impl Into<String>,

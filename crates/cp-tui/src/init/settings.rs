@@ -118,7 +118,7 @@ pub fn gemini_targets(program: &str) -> Vec<Target> {
 
 /// The shell command of a hook: the program (quoted when it needs it) and the event.
 pub fn hook_command(program: &str, event: &str) -> String {
-    format!("{} hook {event}", shell_quote(program))
+    format!("{} hook {event}", cp_base::shell_word(program))
 }
 
 /// Gemini CLI's `AfterModel` hook in a run (`context-pilot model-usage`): it reports each
@@ -127,22 +127,10 @@ pub fn gemini_usage_hook(program: &str) -> serde_json::Value {
     serde_json::json!([{"hooks": [{
         "name": "context-pilot-usage",
         "type": "command",
-        "command": format!("{} model-usage", shell_quote(program)),
+        "command": format!("{} model-usage", cp_base::shell_word(program)),
         "description": "Context Pilot: the prompt size of each response, for smart restart",
         "timeout": 10_000,
     }]}])
-}
-
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// `mcpServers.context-pilot` runs `<program> mcp`; other fields of the entry (e.g. `env`)

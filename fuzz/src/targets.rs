@@ -7,7 +7,8 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::{ConfigFile, Module, Notifier, PanelView, Project, ToolEnv, WorkerId};
 use cp_llm::ProviderConfig;
 use cp_mod_callback::{CallbackModule, CallbackSection, Matcher};
-use cp_mod_checkpoint::{StopGate, StopGateConfig, Workflow, evaluate_condition};
+use cp_mod_checkpoint::{StopGate, StopGateConfig};
+use cp_orchestrate::{Workflow, evaluate_condition};
 use cp_tui::hook::HookEvent;
 use serde_json::Value;
 

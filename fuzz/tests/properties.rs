@@ -79,7 +79,7 @@ fn loading_workflows_never_panics() {
     let count = iterations(600);
     drive(5, count, Gen::workflow_bytes, |data| {
         let text = String::from_utf8_lossy(data);
-        if cp_mod_checkpoint::Workflow::parse(&text, std::path::Path::new("w.yaml")).is_ok() {
+        if cp_orchestrate::Workflow::parse(&text, std::path::Path::new("w.yaml")).is_ok() {
             valid.set(valid.get() + 1);
         }
         cp_fuzz::workflow(&fixture, data);

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cp_mod_checkpoint::{SessionControl, SessionEnd, ToolRecord};
+use cp_orchestrate::{SessionControl, SessionEnd, ToolRecord};
 
 use crate::cancel::CancelCheck;
 use crate::hook_report::ReportReader;

@@ -1,7 +1,7 @@
 //! What an interactive host (the TUI) needs beyond the restart loop's `SessionRunner`: each
 //! message the person sends continues the same agent session, and Esc cancels a turn at once.
 
-use cp_mod_checkpoint::SessionRunner;
+use cp_orchestrate::SessionRunner;
 
 use crate::cancel::CancelCheck;
 

@@ -1,7 +1,7 @@
 //! Drives the agent CLIs people already have — Claude Code and Gemini CLI — as the sessions
 //! of Context Pilot's restart loop, measuring their context use from their own output.
 //!
-//! [`ClaudeRunner`] and [`GeminiRunner`] implement `cp_mod_checkpoint::SessionRunner`: each
+//! [`ClaudeRunner`] and [`GeminiRunner`] implement `cp_orchestrate::SessionRunner`: each
 //! session is one headless invocation (`claude -p … --output-format stream-json`, `gemini
 //! -p … --output-format stream-json`) with Context Pilot's MCP server and hooks passed for
 //! that invocation only. The stream is parsed into typed events; usage and tool calls go to
@@ -42,7 +42,7 @@
 //! ```no_run
 //! use cp_agent_cli::{AgentConfig, AgentEvent, ClaudeRunner, WiringSpec};
 //! use cp_base::{Project, WorkerId};
-//! use cp_mod_checkpoint::{RestartConfig, RestartLoop};
+//! use cp_orchestrate::{RestartConfig, RestartLoop};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let project = Project::at("/work/app");

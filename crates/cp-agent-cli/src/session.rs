@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use cp_base::WORKER_ENV;
-use cp_mod_checkpoint::{RunnerError, SessionControl, SessionEnd};
+use cp_orchestrate::{RunnerError, SessionControl, SessionEnd};
 
 use crate::binary::{AgentBinary, AgentCli};
 use crate::cancel::CancelCheck;

@@ -5,7 +5,7 @@
 //! A turn runs on a worker thread ([`spawn_turn`]) and reports [`AgentEvent`]s; the UI thread
 //! owns the conversation and applies them. A failed request leaves the message history as it
 //! was before the request, so nothing half-received is ever kept. [`AgentRunner`] drives turns
-//! as a [`cp_mod_checkpoint::SessionRunner`], for smart restarts and workflows; [`UsageMeter`]
+//! as a [`cp_orchestrate::SessionRunner`], for smart restarts and workflows; [`UsageMeter`]
 //! sums what the provider reported.
 //!
 //! The example runs one turn on the calling thread, with a scripted model that calls a tool

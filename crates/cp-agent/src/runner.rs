@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_base::{Registry, ToolEnv};
-use cp_mod_checkpoint::{
-    Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+use cp_orchestrate::{
+    Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner, StopCheck, ToolRecord,
 };
 use serde_json::Value;
 
@@ -38,11 +38,14 @@ pub struct AgentRunner {
 }
 
 impl AgentRunner {
+    /// A runner whose turns end through `stop_gate` without the commit gate
+    /// ([`StopGateMode::VerifyOnly`]); [`AgentRunner::with_stop_gate`] sets another mode.
     pub fn new(
         provider: Arc<dyn Provider>,
         registry: Registry,
         env: ToolEnv,
         sink: EventSink,
+        stop_gate: Arc<dyn StopCheck>,
     ) -> Self {
         Self {
             provider,
@@ -51,7 +54,7 @@ impl AgentRunner {
             sink,
             cancel: CancelToken::new(),
             stop: StopControl::default(),
-            stop_gate: StopGateMode::VerifyOnly,
+            stop_gate: StopGateMode::VerifyOnly(stop_gate),
             messages: Vec::new(),
             continuing: false,
             paused_for_reload: false,
@@ -67,8 +70,9 @@ impl AgentRunner {
         self
     }
 
+    /// How the stop gate takes part in this runner's turns.
     #[must_use]
-    pub fn with_checkpoint(mut self, mode: StopGateMode) -> Self {
+    pub fn with_stop_gate(mut self, mode: StopGateMode) -> Self {
         self.stop_gate = mode;
         self
     }
@@ -165,7 +169,7 @@ impl SessionRunner for AgentRunner {
         if !std::mem::take(&mut self.continuing) {
             self.messages = vec![Message::user_text(prompt)];
         }
-        self.drive(control, self.stop_gate, true)
+        self.drive(control, self.stop_gate.clone(), true)
     }
 
     fn request_handoff(

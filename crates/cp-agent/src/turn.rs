@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
-use cp_mod_checkpoint::{Decision, MAX_MAX_BLOCKS, StopGate, StopInput, StopOutcome};
+use cp_orchestrate::{Decision, MAX_MAX_BLOCKS, StopCheck, StopInput, StopVerdict};
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
@@ -92,15 +92,36 @@ pub struct TurnContext {
     pub stop_gate: StopGateMode,
 }
 
-/// How the stop gate takes part in a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the stop gate takes part in a turn, and which stop gate it is (the host gives the
+/// checkpoint module's).
+#[derive(Clone)]
 pub enum StopGateMode {
     Off,
     /// The verification message and red tests, without the commit gate. Workflow phases use
     /// this: the restart loop commits each phase itself, so the gate would only cost turns.
-    VerifyOnly,
+    VerifyOnly(Arc<dyn StopCheck>),
     /// Verification, then the commit gate on the following stops.
-    Full,
+    Full(Arc<dyn StopCheck>),
+}
+
+impl StopGateMode {
+    /// The stop gate to ask, unless it is off.
+    fn check(&self) -> Option<&dyn StopCheck> {
+        match self {
+            Self::Off => None,
+            Self::VerifyOnly(check) | Self::Full(check) => Some(check.as_ref()),
+        }
+    }
+}
+
+impl std::fmt::Debug for StopGateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Off => "Off",
+            Self::VerifyOnly(_) => "VerifyOnly",
+            Self::Full(_) => "Full",
+        })
+    }
 }
 
 /// Starts a turn on a worker thread. `messages` must end with the new user message.
@@ -176,14 +197,15 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         sink(AgentEvent::Messages(messages.clone()));
 
         if calls.is_empty() {
-            match ctx.stop_gate {
-                StopGateMode::Off => return TurnEnd::Done,
-                // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
-                // file); this bound only matters if that file cannot be written.
-                _ if gate_blocks > MAX_MAX_BLOCKS => return TurnEnd::Done,
-                _ => {}
+            let Some(check) = ctx.stop_gate.check() else {
+                return TurnEnd::Done;
+            };
+            // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
+            // file); this bound only matters if that file cannot be written.
+            if gate_blocks > MAX_MAX_BLOCKS {
+                return TurnEnd::Done;
             }
-            let Some(outcome) = stop_checkpoint(ctx, &session, sink) else {
+            let Some(outcome) = stop_checkpoint(ctx, check, &session, sink) else {
                 return TurnEnd::Done;
             };
             // Esc during the checkpoint's test run killed it: its verdict means nothing.
@@ -291,24 +313,25 @@ fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)>
 /// Runs the stop checkpoint; `None` when it could not be set up (a broken config).
 fn stop_checkpoint(
     ctx: &TurnContext,
+    check: &dyn StopCheck,
     session: &str,
     sink: &dyn Fn(AgentEvent),
-) -> Option<StopOutcome> {
+) -> Option<StopVerdict> {
     sink(AgentEvent::Status("running the stop checkpoint…".into()));
-    let checkpoint = match StopGate::for_project(&ctx.env.project) {
-        Ok(checkpoint) => checkpoint.with_cancel(ctx.cancel.clone()),
-        Err(e) => {
-            tracing::warn!("stop checkpoint skipped: {e}");
-            sink(AgentEvent::Status(format!("checkpoint skipped: {e}")));
-            return None;
-        }
-    };
-    Some(checkpoint.evaluate(&StopInput {
+    let input = StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
         session: session.to_owned(),
-        gate_commits: ctx.stop_gate == StopGateMode::Full,
-    }))
+        gate_commits: matches!(ctx.stop_gate, StopGateMode::Full(_)),
+    };
+    match check.check(&input, &ctx.cancel) {
+        Ok(verdict) => Some(verdict),
+        Err(e) => {
+            tracing::warn!("stop checkpoint skipped: {e}");
+            sink(AgentEvent::Status(format!("checkpoint skipped: {e}")));
+            None
+        }
+    }
 }
 
 /// A session id for one TUI turn, unique across turns and processes.

@@ -1,13 +1,15 @@
-//! Checkpoints in an agent's work: the points where Context Pilot checks what the agent did
-//! before the work goes on. When the agent stops, the **stop gate** tells it what to verify;
-//! when its context fills up, a **handoff** carries its progress into a fresh session
-//! (**smart restart**); between the phases of a workflow, an **approval gate** asks a person.
+//! The checkpoint module: where Context Pilot checks an agent's work before it goes on. When
+//! the agent stops, the **stop gate** tells it what to verify and holds it to commit; the
+//! `Checkpoint_handoff` tool records the **handoff** a fresh session continues from; the
+//! Checkpoint panel shows the last verdict. (Smart restart and workflows, which use both, are
+//! in `cp-orchestrate`.)
 //!
 //! The stop gate of a project, asked whether the agent may end its turn:
 //!
 //! ```
 //! use cp_base::{Project, WorkerId};
-//! use cp_mod_checkpoint::{Decision, StopGate, StopInput};
+//! use cp_mod_checkpoint::StopGate;
+//! use cp_orchestrate::{Decision, StopInput};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let project = Project::at(dir.path());
@@ -31,122 +33,26 @@
 //!   following stops it insists that gated files are committed and the tests pass, up to
 //!   `max_blocks` blocks in a row per agent session. The [`StopReport`] carries the same
 //!   facts for the [`StopGatePanel`] (titled "Checkpoint" in the sidebar).
-//! - **Handoff**: the structured summary an agent leaves for the session that continues its
-//!   work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], [`HandoffStore`], and the
-//!   `Checkpoint_handoff` tool of [`CheckpointModule`].
-//! - **Smart restart**: [`RestartLoop::run_phase`] runs a phase in sessions of a
-//!   [`SessionRunner`] (the host's agent loop); past the [`RestartConfig`] thresholds, measured
-//!   by a [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
-//!   auto-committed, and a fresh session continues with the handoff before the original prompt.
-//! - **Workflows with approval gates**: [`run_workflow`] / [`resume_workflow`] run the phases
-//!   of a YAML [`Workflow`] through the restart loop. A phase's [`Approval`] (its `checkpoint:`
-//!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
-//!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
-//!   saved under `.context-pilot/runs/<id>/`.
+//!   [`ProjectStopGate`] is the stop gate as an agent loop asks it
+//!   ([`cp_orchestrate::StopCheck`]).
+//! - **Handoff tool**: `Checkpoint_handoff` of [`CheckpointModule`] validates the agent's
+//!   summary and saves it as a [`cp_orchestrate::Handoff`] in the project's handoff store.
 //!
-//! The user-visible names stay as they were: the `Checkpoint_handoff` tool, the `"checkpoint"`
-//! config section, a phase's `checkpoint:` block and the run context's `checkpoints` list.
-//!
-//! A handoff, built, checked for size, saved and read back:
-//!
-//! ```
-//! use cp_mod_checkpoint::{HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size};
-//!
-//! let project = tempfile::tempdir()?;
-//! let handoff = HandoffBuilder::new("worker-1", HandoffReason::ThresholdCritical)
-//!     .add_remaining(RemainingItem {
-//!         file: "src/writer.rs".into(),
-//!         description: "write the encoder".into(),
-//!         reference_pattern: Some("src/reader.rs:10-40".into()),
-//!         priority: None,
-//!     })
-//!     .add_file_modified("src/reader.rs")
-//!     .build();
-//! assert!(validate_size(&handoff).valid);
-//!
-//! let store = HandoffStore::new(&cp_base::Project::at(project.path()));
-//! store.save(&handoff)?;
-//! let (_, latest) = store.latest()?.expect("just saved");
-//! assert!(latest.to_markdown().contains("write the encoder"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! A workflow run with a stand-in runner (the host's agent loop in real use) and answers given
-//! in advance:
-//!
-//! ```
-//! use cp_base::Project;
-//! use cp_mod_checkpoint::{
-//!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
-//!     RunnerError, SessionControl, SessionEnd, SessionRunner, run_workflow,
-//! };
-//!
-//! struct Agent;
-//! impl SessionRunner for Agent {
-//!     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-//!         // A real runner sends `prompt`, reports usage and tool calls, and stops when asked.
-//!         control.record_usage(12_000, 200_000);
-//!         SessionEnd::Completed
-//!     }
-//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, RunnerError> {
-//!         Ok(None)
-//!     }
-//! }
-//!
-//! let dir = tempfile::tempdir()?;
-//! let project = Project::at(dir.path());
-//! let file = dir.path().join("flow.yaml");
-//! std::fs::write(&file, "name: flow\nphases:\n  - id: plan\n    prompt: Plan it.\n    \
-//!     checkpoint: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
-//! let answers = vec![Answer { phase: Some("plan".into()), option: AnswerChoice::Label("Abort".into()), feedback: None }];
-//! let mut prompter = AnswersPrompter::new("inline", answers, std::io::sink());
-//! // Not a git repository here, so no auto-commit.
-//! let options = RunOptions {
-//!     overrides: RestartOverrides { no_auto_commit: true, ..RestartOverrides::default() },
-//!     ..RunOptions::default()
-//! };
-//! let outcome = run_workflow(&project, &file, &mut Agent, &mut prompter, &options)?;
-//! assert_eq!(outcome.status, RunStatus::Aborted);
-//! assert_eq!(outcome.exit_code(), 2);
-//! assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! The user-visible names stay as they were: the `Checkpoint_handoff` tool and the
+//! `"checkpoint"` config section.
 
 mod error;
-mod handoff;
 mod module;
 mod panel;
-mod restart;
 mod stop;
-mod workflow;
 
 pub use error::CheckpointError;
-pub use handoff::{
-    CompletedItem, CompletionStatus, HANDOFF_SIZE_WARNING, Handoff, HandoffBuilder, HandoffContext,
-    HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus, validate_size,
-};
 pub use module::{CheckpointModule, HANDOFF_TOOL};
 pub use panel::StopGatePanel;
-pub use restart::{
-    ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
-    RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
-    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, RunnerError, SessionControl,
-    SessionEnd, SessionRunner, StopHandle, ToolRecord, restart_prompt,
-};
 pub use stop::{
-    CONFIG_KEY, CategorizedFile, CategoryFiles, ChangedFile, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
-    DEFAULT_TEST_TIMEOUT_SECS, Decision, FileStatus, MAX_MAX_BLOCKS, ProcessGroupRunner,
-    STATE_FILE, StopGate, StopGateConfig, StopInput, StopOutcome, StopPhase, StopReport, StopRule,
-    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
-    TestRunner, TestSpec, TestSummary, parse_test_output,
-};
-pub use workflow::{
-    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
-    ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
-    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, ConditionError, EXIT_ABORTED,
-    EXIT_FAILED, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseCounters, Position,
-    PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions,
-    RunState, RunStatus, RunStore, Stage, TerminalPrompter, UnknownPlaceholder, Workflow,
-    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
-    run_headless, run_workflow,
+    CONFIG_KEY, CategorizedFile, CategoryFiles, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
+    DEFAULT_TEST_TIMEOUT_SECS, ProcessGroupRunner, ProjectStopGate, STATE_FILE, StopGate,
+    StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule, TEST_SESSION_LABEL,
+    TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun, TestRunner,
+    TestSpec, TestSummary, parse_test_output,
 };

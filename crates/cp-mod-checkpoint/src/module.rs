@@ -10,11 +10,11 @@ use std::time::SystemTime;
 
 use cp_base::Panel;
 
-use crate::handoff::{
-    CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
-};
 use crate::panel::StopGatePanel;
 use crate::stop::{STATE_FILE, StopGate};
+use cp_orchestrate::{
+    CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
+};
 
 /// Public name of the handoff tool.
 pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
@@ -226,7 +226,7 @@ mod tests {
     use cp_base::{Notifier, Project, Registry, ToolCall, WorkerId};
 
     use super::*;
-    use crate::handoff::{CompletionStatus, Priority};
+    use cp_orchestrate::{CompletionStatus, Priority};
 
     fn setup() -> (tempfile::TempDir, Registry, ToolEnv) {
         let dir = tempfile::tempdir().unwrap();

@@ -213,7 +213,7 @@ fn without_the_commit_gate_only_red_tests_hold_the_stop() {
     repo.commit_all("status");
     let checkpoint = |repo: &Repo| repo.checkpoint(&repo.project(), config.clone());
     let phase_stop = |repo: &Repo| {
-        checkpoint(repo).evaluate(&cp_mod_checkpoint::StopInput {
+        checkpoint(repo).evaluate(&cp_orchestrate::StopInput {
             project: repo.project(),
             worker: WorkerId::new("w1").unwrap(),
             session: "phase".into(),

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use cp_base::Project;
-use cp_mod_checkpoint::{RestartConfig, StopGateConfig};
+use cp_mod_checkpoint::StopGateConfig;
+use cp_orchestrate::RestartConfig;
 
 fn repo() -> Project {
     Project::at(

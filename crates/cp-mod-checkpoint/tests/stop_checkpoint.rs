@@ -6,9 +6,10 @@ mod util;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cp_git::FileStatus;
 use cp_mod_checkpoint::{
-    ConsoleTestRunner, FileStatus, StopGate, StopGateConfig, StopPhase, TEST_SESSION_LABEL,
-    TestExit, TestFramework,
+    ConsoleTestRunner, StopGate, StopGateConfig, StopPhase, TEST_SESSION_LABEL, TestExit,
+    TestFramework,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleStatus, SERVER_EXE_ENV};
 use util::{Repo, Suite, is_pass, preset, reason, stop, stop_in};
@@ -261,7 +262,7 @@ fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
     assert_eq!(suite.runs(), 2);
 
     // State is per worker: another worker still gets its checkpoint.
-    let other = checkpoint.evaluate(&cp_mod_checkpoint::StopInput {
+    let other = checkpoint.evaluate(&cp_orchestrate::StopInput {
         project: repo.project(),
         worker: cp_base::WorkerId::new("w2").unwrap(),
         session: "s1".into(),

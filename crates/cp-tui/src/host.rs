@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cp_base::{Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
-use cp_mod_checkpoint::CheckpointModule;
+use cp_mod_checkpoint::{CheckpointModule, ProjectStopGate};
 use cp_mod_console::ConsoleModule;
+use cp_orchestrate::StopCheck;
 
 use crate::system::SystemModule;
 use crate::viewer::{Viewer, ViewerModule};
@@ -125,5 +126,11 @@ impl Host {
 
     pub fn notifier(&self) -> &Notifier {
         &self.env.notifier
+    }
+
+    /// The stop gate the built-in agent's turns end through: the checkpoint module's, with
+    /// the project's configuration read afresh at every stop.
+    pub fn stop_gate(&self) -> Arc<dyn StopCheck> {
+        Arc::new(ProjectStopGate)
     }
 }

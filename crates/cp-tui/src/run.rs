@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cp_agent_cli::AgentKind;
-use cp_mod_checkpoint::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
+use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
 use crate::host::Host;
 use crate::tui::{AgentState, CliAgent};
@@ -99,7 +99,7 @@ impl RunCommand {
             return Ok(kind);
         }
         if let Some(path) = &self.file
-            && let Some(name) = cp_mod_checkpoint::Workflow::load(path)?.agent
+            && let Some(name) = cp_orchestrate::Workflow::load(path)?.agent
         {
             return Ok(name.parse()?);
         }
@@ -137,8 +137,13 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         }
         let provider = checked_provider(provider);
         let sink: EventSink = Arc::new(print_progress);
-        let mut runner =
-            AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink);
+        let mut runner = AgentRunner::new(
+            provider,
+            host.registry().clone(),
+            host.env().clone(),
+            sink,
+            host.stop_gate(),
+        );
         let stdin = std::io::stdin();
         let mut input = stdin.lock();
         let mut output = std::io::stdout();

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cp_agent_cli::{
     AgentConfig, AgentEvent, AgentKind, ClaudeRunner, GeminiRunner, Progress, WiringSpec,
 };
-use cp_mod_checkpoint::{RunArgs, SessionRunner, run_headless};
+use cp_orchestrate::{RunArgs, SessionRunner, run_headless};
 
 use crate::host::Host;
 use crate::init::{InitAgent, program, runner_hook_settings};

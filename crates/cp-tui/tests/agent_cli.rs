@@ -29,7 +29,7 @@ use util::agents::{agent_processes, agents_path, assert_no_agent_left};
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 /// How long a killed agent may take to disappear from `/proc`.
 const GONE_LIMIT: Duration = Duration::from_secs(60);
-/// The text of the handoff request (`cp_mod_checkpoint::HANDOFF_REQUEST`).
+/// The text of the handoff request (`cp_orchestrate::HANDOFF_REQUEST`).
 const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
 /// Tool ids of the calls that cross a threshold.
 const STOP_TOOL: &str = "toolu_stop";

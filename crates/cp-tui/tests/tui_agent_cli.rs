@@ -66,7 +66,7 @@ fn project_with_agent(agent: &serde_json::Value) -> (tempfile::TempDir, PathBuf)
     (repo, root)
 }
 
-/// The text of the handoff request (`cp_mod_checkpoint::HANDOFF_REQUEST`).
+/// The text of the handoff request (`cp_orchestrate::HANDOFF_REQUEST`).
 const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
 const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",
     "completed": [{"file": "src/a.sh", "status": "done"}],

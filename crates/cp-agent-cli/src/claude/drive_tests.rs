@@ -5,7 +5,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cp_mod_checkpoint::{ContextEstimator, RestartConfig, SessionControl, SessionEnd};
+use cp_orchestrate::{ContextEstimator, RestartConfig, SessionControl, SessionEnd};
 
 use super::parse_line;
 use crate::drive::{Invocation, WindowSource, drive};

@@ -1,6 +1,6 @@
 //! [`ClaudeRunner`]: the restart loop's [`SessionRunner`] over `claude -p`.
 
-use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
+use cp_orchestrate::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
 use serde_json::json;
 
 use super::{model_window, parse_line};

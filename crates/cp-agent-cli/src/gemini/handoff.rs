@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cp_mod_checkpoint::ToolRecord;
+use cp_orchestrate::ToolRecord;
 
 use crate::progress::shorten;
 use crate::transcript::Transcript;

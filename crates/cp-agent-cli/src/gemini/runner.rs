@@ -1,6 +1,6 @@
 //! [`GeminiRunner`]: the restart loop's [`SessionRunner`] over `gemini -p`.
 
-use cp_mod_checkpoint::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
+use cp_orchestrate::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
 use serde_json::{Value, json};
 
 use std::path::Path;

@@ -3,9 +3,9 @@
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-use super::changes::ChangedFile;
 use super::config::{StopGateConfig, StopRule};
 use crate::error::CheckpointError;
+use cp_git::ChangedFile;
 
 /// A changed file with the categories it falls in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -214,7 +214,7 @@ impl Categorizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stop::changes::FileStatus;
+    use cp_git::FileStatus;
 
     fn file(path: &str) -> ChangedFile {
         ChangedFile {

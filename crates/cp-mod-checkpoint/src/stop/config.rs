@@ -1,6 +1,8 @@
 //! The `"checkpoint"` section of `.context-pilot/config.json`.
 
 use cp_base::Project;
+// The largest accepted `max_blocks`: beyond it an agent that cannot commit burns turns.
+use cp_orchestrate::MAX_MAX_BLOCKS;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CheckpointError;
@@ -10,9 +12,6 @@ pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 
 /// How many times in a row the stop gate may block one agent session by default.
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
-
-/// The largest accepted `max_blocks`: beyond it an agent that cannot commit burns turns.
-pub const MAX_MAX_BLOCKS: u32 = 20;
 
 /// Key of the stop gate section in `config.json`.
 pub const CONFIG_KEY: &str = "checkpoint";

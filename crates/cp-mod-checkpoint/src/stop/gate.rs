@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
 use super::report::StopReport;
+use cp_git::{LISTED_FILES, ListedFile, thousands, write_bounded};
 
 /// Uncommitted paths as a bounded list's entries.
 fn uncommitted(paths: &[String]) -> Vec<ListedFile> {

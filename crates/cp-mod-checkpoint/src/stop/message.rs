@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
-use super::file_list::{ListedFile, write_bounded};
 use super::report::{StopReport, TestOutcome};
 use super::runner::TestExit;
+use cp_git::{ListedFile, write_bounded};
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
@@ -130,7 +130,7 @@ fn duration_secs(ms: u64) -> f64 {
 }
 
 /// `Changed files (n):` and one line per file with its change in words and categories, at
-/// most [`LISTED_FILES`](super::file_list::LISTED_FILES) of them and the rest counted by
+/// most [`LISTED_FILES`](cp_git::LISTED_FILES) of them and the rest counted by
 /// directory.
 pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
     let _ = writeln!(out, "Changed files ({}):", files.len());

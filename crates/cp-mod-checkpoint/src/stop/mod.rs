@@ -10,13 +10,12 @@
 //! passes and says why.
 
 mod categorize;
-mod changes;
 mod config;
 mod console_runner;
 mod detect;
-mod file_list;
 mod gate;
 mod message;
+mod project_gate;
 mod report;
 mod runner;
 mod state;
@@ -28,24 +27,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cp_base::{CancelToken, Project, WorkerId};
+use cp_git::Git;
+use cp_orchestrate::{Decision, StopInput};
 
 pub use categorize::CategorizedFile;
-pub use changes::{ChangedFile, FileStatus};
 pub use config::{
-    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, MAX_MAX_BLOCKS, StopGateConfig,
-    StopRule, TestConfig,
+    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig,
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
+pub use project_gate::ProjectStopGate;
 pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use test_output::{TestFramework, TestSummary, parse_test_output};
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
-pub(crate) use changes::Git;
-pub(crate) use changes::GitError;
 use detect::{detect_test_command, nearest_projects};
-pub(crate) use file_list::{ListedFile, write_bounded};
 pub(crate) use message::{failure_reason, tests_label};
 use state::{LastTests, StateFile, fingerprint, fingerprint_files};
 
@@ -54,34 +51,6 @@ pub const TEST_TAIL_LINES: usize = 30;
 
 /// Name of the per-worker state file under `.context-pilot/state/<worker>/`.
 pub const STATE_FILE: &str = "checkpoint.json";
-
-/// What the stop hook knows when the agent stops.
-#[derive(Debug, Clone)]
-pub struct StopInput {
-    /// The project (its root may be a subdirectory of the git work tree).
-    pub project: Project,
-    /// The worker stopping; state is kept per worker.
-    pub worker: WorkerId,
-    /// The agent session: Claude Code's or Gemini CLI's `session_id`, or one TUI turn.
-    /// Consecutive blocks are counted per session, across hook processes.
-    pub session: String,
-    /// Whether uncommitted gated files hold the stop (the commit gate). False where the
-    /// caller commits the work itself (workflow phases); red tests still hold it.
-    pub gate_commits: bool,
-}
-
-/// Whether the agent may stop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Keep the agent going and give it `reason` (Claude: `{"decision":"block","reason":…}`;
-    /// Gemini: the retry prompt).
-    Block {
-        /// The stop gate message.
-        reason: String,
-    },
-    /// Let the agent stop.
-    Pass,
-}
 
 /// The decision and everything behind it.
 #[derive(Debug, Clone)]

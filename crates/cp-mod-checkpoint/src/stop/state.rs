@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::categorize::CategorizedFile;
-use super::changes::ChangedFile;
 use super::report::{StopReport, TestOutcome, one_or_many};
+use cp_git::ChangedFile;
 
 /// Sessions remembered at most; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 64;
@@ -275,7 +275,7 @@ impl Fnv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stop::changes::FileStatus;
+    use cp_git::FileStatus;
 
     fn changed(path: &str) -> ChangedFile {
         ChangedFile {

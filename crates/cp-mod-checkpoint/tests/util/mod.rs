@@ -9,8 +9,6 @@
     reason = "shared by several test binaries; each uses a part of it"
 )]
 
-pub mod scripted;
-
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,9 +16,10 @@ use std::sync::Arc;
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{
-    ConsoleTestRunner, StopGate, StopGateConfig, StopInput, StopOutcome, StopRule, TestConfig,
+    ConsoleTestRunner, StopGate, StopGateConfig, StopOutcome, StopRule, TestConfig,
 };
 use cp_mod_console::{ClientConfig, ConsoleClient};
+use cp_orchestrate::StopInput;
 
 pub const RESTART: &str = "Restart the daemon: run `make restart`";
 pub const SIGUSR2: &str = "Reload the TUI: send it SIGUSR2 (`pkill -USR2 -f app-tui`)";
@@ -233,13 +232,13 @@ pub fn stop_in(checkpoint: &StopGate, project: &Project, session: &str) -> StopO
 
 pub fn reason(outcome: &StopOutcome) -> &str {
     match &outcome.decision {
-        cp_mod_checkpoint::Decision::Block { reason } => reason,
-        cp_mod_checkpoint::Decision::Pass => panic!("expected a block, got a pass: {outcome:?}"),
+        cp_orchestrate::Decision::Block { reason } => reason,
+        cp_orchestrate::Decision::Pass => panic!("expected a block, got a pass: {outcome:?}"),
     }
 }
 
 pub fn is_pass(outcome: &StopOutcome) -> bool {
-    outcome.decision == cp_mod_checkpoint::Decision::Pass
+    outcome.decision == cp_orchestrate::Decision::Pass
 }
 
 /// True when `pid` no longer runs (gone, or a zombie waiting for init to reap it).

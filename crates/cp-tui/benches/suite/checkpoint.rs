@@ -4,7 +4,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use cp_base::{Project, WorkerId};
-use cp_mod_checkpoint::{Decision, StopGate, StopInput};
+use cp_mod_checkpoint::StopGate;
+use cp_orchestrate::{Decision, StopInput};
 
 use super::Options;
 use super::stats::{Row, ms};

@@ -1,6 +1,7 @@
 //! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
 
-use cp_mod_checkpoint::{CheckpointError, Decision, StopGate, StopInput, StopPhase};
+use cp_mod_checkpoint::{CheckpointError, StopGate, StopPhase};
+use cp_orchestrate::{Decision, StopInput};
 
 use super::outbox::Deliveries;
 use super::reply::Reply;

@@ -21,7 +21,7 @@ use cp_agent_cli::{
     GeminiRunner, Progress, claude_model_window,
 };
 use cp_llm::{CancelToken, Message};
-use cp_mod_checkpoint::{
+use cp_orchestrate::{
     Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
 };
 

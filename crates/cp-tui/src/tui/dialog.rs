@@ -3,7 +3,7 @@
 
 use std::sync::mpsc::Sender;
 
-use cp_mod_checkpoint::{Action as Step, ApprovalAnswer, ApprovalRequest, PromptError};
+use cp_orchestrate::{Action as Step, ApprovalAnswer, ApprovalRequest, PromptError};
 
 use super::input::InputBox;
 use super::keymap::Action;
@@ -199,7 +199,7 @@ impl ApprovalDialog {
 mod tests {
     use std::sync::mpsc;
 
-    use cp_mod_checkpoint::{ApprovalRequest, Choice};
+    use cp_orchestrate::{ApprovalRequest, Choice};
 
     use super::*;
 

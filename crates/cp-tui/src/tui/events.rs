@@ -7,9 +7,7 @@ use std::thread;
 use std::time::Duration;
 
 use cp_base::ToolResult;
-use cp_mod_checkpoint::{
-    ApprovalAnswer, ApprovalRequest, PromptError, WorkflowError, WorkflowEvent,
-};
+use cp_orchestrate::{ApprovalAnswer, ApprovalRequest, PromptError, WorkflowError, WorkflowEvent};
 
 /// A message for the event loop.
 #[derive(Debug)]

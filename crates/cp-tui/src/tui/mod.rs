@@ -89,7 +89,7 @@ pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
 pub fn run_workflow(
     host: Host,
     agent: AgentState,
-    args: cp_mod_checkpoint::RunArgs,
+    args: cp_orchestrate::RunArgs,
 ) -> anyhow::Result<i32> {
     let app = run_app(host, agent, false, |app| app.start_workflow(args))?;
     let run = app.into_workflow().unwrap_or_default();

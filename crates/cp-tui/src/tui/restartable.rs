@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
-use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
+use cp_orchestrate::{RestartConfig, RestartEvent, RestartLoop};
 
 use super::events::AppEvent;
 use super::running_turn::RunningTurn;
@@ -31,10 +31,16 @@ pub fn spawn(
         let _ = sink_tx.send(AppEvent::Agent(event));
     });
     let cancel = turn.cancel.clone();
-    let mut runner = AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
-        .continuing(history)
-        .with_checkpoint(StopGateMode::Full)
-        .with_controls(turn.cancel.clone(), turn.stop.clone());
+    let mut runner = AgentRunner::new(
+        provider,
+        host.registry().clone(),
+        host.env().clone(),
+        sink,
+        host.stop_gate(),
+    )
+    .continuing(history)
+    .with_stop_gate(StopGateMode::Full(host.stop_gate()))
+    .with_controls(turn.cancel.clone(), turn.stop.clone());
     let restart_loop = RestartLoop::new(host.project().clone(), config)
         .with_worker(host.worker().clone())
         .without_completion_commit();

@@ -171,9 +171,9 @@ fn error_result() {
     insta::assert_snapshot!(draw(&app));
 }
 
-pub(super) fn checkpoint_request() -> cp_mod_checkpoint::ApprovalRequest {
-    use cp_mod_checkpoint::{Action as Step, Choice};
-    cp_mod_checkpoint::ApprovalRequest {
+pub(super) fn checkpoint_request() -> cp_orchestrate::ApprovalRequest {
+    use cp_orchestrate::{Action as Step, Choice};
+    cp_orchestrate::ApprovalRequest {
         run_id: "feature-20261122T040000Z".into(),
         phase_id: "review".into(),
         iteration: 1,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
-use cp_mod_checkpoint::{
+use cp_orchestrate::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, SessionRunner,
     WorkflowEvent, resume_workflow, run_workflow,
 };
@@ -94,8 +94,14 @@ pub fn builtin_agent(
     let sink: EventSink = Arc::new(move |event| {
         let _ = tx.send(AppEvent::Agent(event));
     });
-    AgentRunner::new(provider, host.registry().clone(), host.env().clone(), sink)
-        .with_controls(turn.cancel.clone(), turn.stop.clone())
+    AgentRunner::new(
+        provider,
+        host.registry().clone(),
+        host.env().clone(),
+        sink,
+        host.stop_gate(),
+    )
+    .with_controls(turn.cancel.clone(), turn.stop.clone())
 }
 
 /// Starts the run on a worker thread, its sessions run by `runner`.

@@ -7,7 +7,7 @@ use cp_agent::{
 };
 use cp_llm::{CancelToken, Message};
 
-use cp_mod_checkpoint::RestartConfig;
+use cp_orchestrate::RestartConfig;
 
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
@@ -51,7 +51,7 @@ impl App {
                 inbox: self.agent.inbox.clone(),
                 cancel: turn.cancel.clone(),
                 stop: turn.stop.clone(),
-                stop_gate: StopGateMode::Full,
+                stop_gate: StopGateMode::Full(self.host.stop_gate()),
             };
             spawn_turn(ctx, self.agent.messages.clone(), move |event| {
                 let _ = tx.send(AppEvent::Agent(event));

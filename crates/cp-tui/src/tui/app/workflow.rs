@@ -5,7 +5,7 @@ use cp_base::Level;
 use cp_agent::StopControl;
 use cp_llm::CancelToken;
 
-use cp_mod_checkpoint::{RunArgs, WorkflowEvent};
+use cp_orchestrate::{RunArgs, WorkflowEvent};
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 use crate::tui::dialog::{ApprovalDialog, DialogStep};

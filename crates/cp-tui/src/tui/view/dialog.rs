@@ -11,7 +11,7 @@ use crate::tui::hit_map::{HitMap, Target};
 
 /// The keys line, naming only what this checkpoint has: its number of options, and Tab only
 /// when there are files to pick or an option that takes feedback.
-fn hint(request: &cp_mod_checkpoint::ApprovalRequest) -> String {
+fn hint(request: &cp_orchestrate::ApprovalRequest) -> String {
     let count = request.choices.len().min(9);
     let digits = if count > 1 {
         format!("↑↓/1-{count} choose · ")
@@ -180,7 +180,7 @@ fn footer(dialog: &ApprovalDialog, dim: Style) -> Line<'static> {
 
 #[cfg(test)]
 mod tests {
-    use cp_mod_checkpoint::{Action as Step, ApprovalRequest, Choice};
+    use cp_orchestrate::{Action as Step, ApprovalRequest, Choice};
 
     use super::hint;
 

@@ -132,8 +132,8 @@ pub struct Handoff {
 
 impl Handoff {
     /// Compact JSON, the form whose length [`validate_size`] measures.
-    pub fn to_json(&self) -> Result<String, crate::CheckpointError> {
-        serde_json::to_string(self).map_err(|source| crate::CheckpointError::Serialize {
+    pub fn to_json(&self) -> Result<String, crate::HandoffError> {
+        serde_json::to_string(self).map_err(|source| crate::HandoffError::Serialize {
             what: "handoff",
             source,
         })

@@ -81,7 +81,7 @@ pub enum RestartError {
     },
     /// A handoff could not be saved or read.
     #[error(transparent)]
-    Handoff(#[from] crate::CheckpointError),
+    Handoff(#[from] crate::HandoffError),
 }
 
 /// A [`SessionRunner`](crate::SessionRunner) turn that failed, e.g. the handoff turn: what

@@ -1,7 +1,7 @@
 //! The handoff built for an agent that did not write one: what git and the tool history say.
 
 use crate::handoff::{CompletedItem, CompletionStatus, Handoff, HandoffBuilder, HandoffReason};
-use crate::stop::{ChangedFile, FileStatus};
+use cp_git::{ChangedFile, FileStatus};
 
 use super::session::ToolRecord;
 

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::handoff::Handoff;
-use crate::stop::{ChangedFile, ListedFile, write_bounded};
+use cp_git::{ChangedFile, ListedFile, write_bounded};
 
 use super::estimator::RestartTrigger;
 use super::session::ToolRecord;
@@ -97,7 +97,7 @@ pub fn restart_prompt(handoff: &Handoff, context: &RestartContext, original: &st
 mod tests {
     use super::*;
     use crate::handoff::{HandoffBuilder, HandoffReason};
-    use crate::stop::FileStatus;
+    use cp_git::FileStatus;
 
     #[test]
     fn handoff_comes_before_the_original_prompt_and_history_is_capped() {

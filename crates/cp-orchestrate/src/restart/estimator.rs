@@ -44,7 +44,7 @@ impl std::fmt::Display for RestartTrigger {
 /// each request resends the whole conversation, so the latest one is the current size.
 ///
 /// ```
-/// use cp_mod_checkpoint::{ContextEstimator, RestartConfig};
+/// use cp_orchestrate::{ContextEstimator, RestartConfig};
 ///
 /// let mut estimator = ContextEstimator::new(&RestartConfig::default());
 /// estimator.record_usage(150_000, 200_000);

@@ -6,11 +6,13 @@
 //! trained on the original TypeScript shape sometimes send them.
 
 mod builder;
+mod error;
 mod markdown;
 mod model;
 mod store;
 
 pub use builder::{HANDOFF_SIZE_WARNING, HandoffBuilder, SizeReport, validate_size};
+pub use error::HandoffError;
 pub use model::{
     CompletedItem, CompletionStatus, Handoff, HandoffContext, HandoffReason, Priority,
     RemainingItem, TestStatus,

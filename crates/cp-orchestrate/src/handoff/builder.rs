@@ -11,7 +11,7 @@ pub const HANDOFF_SIZE_WARNING: usize = 4000;
 /// Builds a [`Handoff`]; every adder returns the builder so calls chain.
 ///
 /// ```
-/// use cp_mod_checkpoint::{CompletedItem, CompletionStatus, HandoffBuilder, HandoffReason};
+/// use cp_orchestrate::{CompletedItem, CompletionStatus, HandoffBuilder, HandoffReason};
 ///
 /// let handoff = HandoffBuilder::new("worker-1", HandoffReason::ThresholdCritical)
 ///     .add_completed(CompletedItem {

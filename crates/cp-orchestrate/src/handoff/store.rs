@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use cp_base::{Project, write_atomic};
 
+use super::error::HandoffError;
 use super::model::Handoff;
-use crate::error::CheckpointError;
 
 /// Saves and loads handoffs as `<timestamp>-<agent>.json` files, oldest first by name.
 #[derive(Debug, Clone)]
@@ -30,9 +30,9 @@ impl HandoffStore {
     }
 
     /// Writes `handoff` atomically and returns its path. Never replaces an existing record.
-    pub fn save(&self, handoff: &Handoff) -> Result<PathBuf, CheckpointError> {
+    pub fn save(&self, handoff: &Handoff) -> Result<PathBuf, HandoffError> {
         let json =
-            serde_json::to_string_pretty(handoff).map_err(|source| CheckpointError::Serialize {
+            serde_json::to_string_pretty(handoff).map_err(|source| HandoffError::Serialize {
                 what: "handoff",
                 source,
             })?;
@@ -52,15 +52,15 @@ impl HandoffStore {
     }
 
     /// Paths of every record, oldest first. A missing directory means no records.
-    pub fn list(&self) -> Result<Vec<PathBuf>, CheckpointError> {
+    pub fn list(&self) -> Result<Vec<PathBuf>, HandoffError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(CheckpointError::io("listing", &self.dir, e)),
+            Err(e) => return Err(HandoffError::io("listing", &self.dir, e)),
         };
         let mut paths = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| CheckpointError::io("listing", &self.dir, e))?;
+            let entry = entry.map_err(|e| HandoffError::io("listing", &self.dir, e))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
             // Dot files are in-flight temp files of an atomic write.
@@ -74,9 +74,9 @@ impl HandoffStore {
     }
 
     /// Reads one record.
-    pub fn load(&self, path: &Path) -> Result<Handoff, CheckpointError> {
-        let text = fs::read_to_string(path).map_err(|e| CheckpointError::io("reading", path, e))?;
-        Handoff::from_json(&text).map_err(|source| CheckpointError::CorruptFile {
+    pub fn load(&self, path: &Path) -> Result<Handoff, HandoffError> {
+        let text = fs::read_to_string(path).map_err(|e| HandoffError::io("reading", path, e))?;
+        Handoff::from_json(&text).map_err(|source| HandoffError::CorruptFile {
             path: path.to_path_buf(),
             what: "handoff",
             source,
@@ -84,7 +84,7 @@ impl HandoffStore {
     }
 
     /// The newest record, if any.
-    pub fn latest(&self) -> Result<Option<(PathBuf, Handoff)>, CheckpointError> {
+    pub fn latest(&self) -> Result<Option<(PathBuf, Handoff)>, HandoffError> {
         match self.list()?.pop() {
             Some(path) => {
                 let handoff = self.load(&path)?;

@@ -89,7 +89,7 @@ impl ChangedFile {
 
 /// Why git could not tell us what changed. The stop gate fails open on all of these.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum GitError {
+pub enum GitError {
     /// The `git` program could not be started.
     #[error("git is not available ({0}); the checkpoint was skipped")]
     Missing(std::io::Error),
@@ -110,9 +110,9 @@ pub(crate) enum GitError {
 
 /// Runs git with a clean, predictable environment.
 #[derive(Debug, Clone)]
-pub(crate) struct Git {
+pub struct Git {
     /// Replaces `PATH` for git (and lets tests hide git).
-    pub(crate) path_env: Option<OsString>,
+    pub path_env: Option<OsString>,
 }
 
 impl Git {
@@ -149,7 +149,7 @@ impl Git {
     }
 
     /// The top of the work tree containing `dir`.
-    pub(crate) fn repo_root(&self, dir: &Path) -> Result<PathBuf, GitError> {
+    pub fn repo_root(&self, dir: &Path) -> Result<PathBuf, GitError> {
         match self.run(dir, &["rev-parse", "--show-toplevel"]) {
             Ok(out) => {
                 let text = String::from_utf8_lossy(&out);
@@ -164,7 +164,7 @@ impl Git {
 
     /// Every uncommitted change in the repository at `root`, minus the host's own runtime
     /// files, sorted by path.
-    pub(crate) fn changed_files(&self, root: &Path) -> Result<Vec<ChangedFile>, GitError> {
+    pub fn changed_files(&self, root: &Path) -> Result<Vec<ChangedFile>, GitError> {
         let out = self.run(
             root,
             &[
@@ -188,7 +188,7 @@ impl Git {
 
 /// Parses `git status --porcelain=v1 -z`: records `XY path\0`, and for renames and copies
 /// `XY new\0old\0`.
-pub(crate) fn parse_porcelain_z(out: &[u8]) -> Vec<ChangedFile> {
+pub fn parse_porcelain_z(out: &[u8]) -> Vec<ChangedFile> {
     let mut records = out.split(|b| *b == 0).filter(|r| !r.is_empty());
     let mut files = Vec::new();
     while let Some(record) = records.next() {

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use cp_base::Project;
 
 use super::error::RestartError;
-use crate::stop::{ChangedFile, Git, GitError};
+use cp_git::{ChangedFile, Git, GitError};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
 /// even in a project whose `.context-pilot/.gitignore` was not written yet.

@@ -25,7 +25,7 @@ pub struct ConditionError {
 /// truthiness (`Boolean(result)`).
 ///
 /// ```
-/// use cp_mod_checkpoint::evaluate_condition;
+/// use cp_orchestrate::evaluate_condition;
 /// use serde_json::json;
 ///
 /// let context = json!({"phases": {"iteration_counts": {"plan": 2}}, "feature": {"flags": ["backend"]}});
@@ -33,7 +33,7 @@ pub struct ConditionError {
 /// assert!(evaluate_condition("context.phases.iteration_counts[phase.id] > 1", &context, &phase)?);
 /// assert!(!evaluate_condition("context.feature.flags.includes('ui')", &context, &phase)?);
 /// assert!(evaluate_condition("context.nope.deeper", &context, &phase).is_err());
-/// # Ok::<(), cp_mod_checkpoint::ConditionError>(())
+/// # Ok::<(), cp_orchestrate::ConditionError>(())
 /// ```
 pub fn evaluate_condition(
     expression: &str,

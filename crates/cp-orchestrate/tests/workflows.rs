@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cp_base::Project;
-use cp_mod_checkpoint::{
+use cp_orchestrate::{
     Action, AnswersPrompter, EXIT_ABORTED, RUN_FILE, RunArgs, RunOptions, RunState, RunStatus,
     RunStore, Stage, WorkflowError, WorkflowEvent, resume_workflow, run_headless, run_workflow,
 };
@@ -39,7 +39,7 @@ fn run(
     file: &Path,
     runner: &mut EchoRunner,
     prompter: &mut ListPrompter,
-) -> Result<cp_mod_checkpoint::WorkflowOutcome, WorkflowError> {
+) -> Result<cp_orchestrate::WorkflowOutcome, WorkflowError> {
     run_workflow(
         &repo.project(),
         file,

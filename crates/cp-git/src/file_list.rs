@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Files listed one a line before the rest are grouped.
-pub(crate) const LISTED_FILES: usize = 50;
+pub const LISTED_FILES: usize = 50;
 /// Directory lines of the grouped rest; the directories past these are summed in one line.
 const LISTED_GROUPS: usize = 20;
 
 /// One file of a list: its path (for grouping), the word for its change (`new`,
 /// `modified`, …, for the counts) and its line as listed.
-pub(crate) struct ListedFile {
+pub struct ListedFile {
     pub path: String,
     pub kind: &'static str,
     pub line: String,
@@ -21,7 +21,7 @@ pub(crate) struct ListedFile {
 
 /// Writes `files`, each line indented by `indent`: every file when there are at most
 /// [`LISTED_FILES`], else that many and then the rest counted by directory.
-pub(crate) fn write_bounded(out: &mut String, files: &[ListedFile], indent: &str) {
+pub fn write_bounded(out: &mut String, files: &[ListedFile], indent: &str) {
     for file in files.iter().take(LISTED_FILES) {
         let _ = writeln!(out, "{indent}{}", file.line);
     }
@@ -80,7 +80,7 @@ fn group_by<'a>(
 }
 
 /// `1950` → `1,950`.
-pub(crate) fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

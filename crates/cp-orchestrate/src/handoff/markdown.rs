@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::model::{CompletionStatus, Handoff, Priority, TestStatus};
-use crate::stop::{ListedFile, write_bounded};
+use cp_git::{ListedFile, write_bounded};
 
 impl Handoff {
     /// Renders the handoff as markdown for the next session's prompt.

@@ -11,7 +11,7 @@ mod util;
 
 use std::process::Command;
 
-use cp_mod_checkpoint::{
+use cp_orchestrate::{
     HANDOFF_REQUEST, HandoffSource, HandoffStore, RestartConfig, RestartError, RestartEvent,
     RestartLoop, RestartOverrides, RestartTrigger,
 };
@@ -36,7 +36,7 @@ fn run(
     config: RestartConfig,
     runner: &mut ScriptedRunner,
 ) -> (
-    Result<cp_mod_checkpoint::PhaseReport, RestartError>,
+    Result<cp_orchestrate::PhaseReport, RestartError>,
     Vec<RestartEvent>,
 ) {
     let restart = RestartLoop::new(repo.project(), config);
@@ -615,9 +615,9 @@ fn the_tool_call_threshold_is_a_fallback_when_usage_is_unknown() {
 fn end_to_end_restart_cycle() {
     let repo = repo();
     let project = repo.project();
-    let returned = cp_mod_checkpoint::HandoffBuilder::new(
+    let returned = cp_orchestrate::HandoffBuilder::new(
         "main",
-        cp_mod_checkpoint::HandoffReason::ThresholdCritical,
+        cp_orchestrate::HandoffReason::ThresholdCritical,
     )
     .add_decision("the encoder mirrors the decoder")
     .add_file_modified("src/writer.rs")

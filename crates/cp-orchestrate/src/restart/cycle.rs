@@ -33,7 +33,7 @@ pub struct PhaseReport {
 ///
 /// ```no_run
 /// # use cp_base::Project;
-/// # use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop, SessionRunner};
+/// # use cp_orchestrate::{RestartConfig, RestartEvent, RestartLoop, SessionRunner};
 /// # fn f(project: Project, runner: &mut dyn SessionRunner) -> Result<(), Box<dyn std::error::Error>> {
 /// let restart = RestartLoop::new(project, RestartConfig::default());
 /// restart.preflight(&[])?;
@@ -298,7 +298,7 @@ impl RestartLoop {
         known: &HashSet<PathBuf>,
         runner: &mut dyn SessionRunner,
         control: &SessionControl,
-        changed: &[crate::stop::ChangedFile],
+        changed: &[cp_git::ChangedFile],
     ) -> Result<(Handoff, PathBuf, HandoffSource, Option<String>), RestartError> {
         let phase = control.phase_id();
         let why = match runner.request_handoff(HANDOFF_REQUEST, control) {

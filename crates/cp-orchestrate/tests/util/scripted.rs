@@ -1,8 +1,8 @@
 //! A scripted [`SessionRunner`]: plays back sessions of model turns against a real project
 //! directory, the way the host's agent loop would, without an LLM.
 //!
-//! Each turn reports usage, then runs its tool batch (real file writes, and the real
-//! `Checkpoint_handoff` tool through a `Registry`), then checks for a stop request, exactly in
+//! Each turn reports usage, then runs its tool batch (real file writes, and a handoff saved
+//! as the `Checkpoint_handoff` tool saves it), then checks for a stop request, exactly in
 //! the order the [`SessionRunner`] contract asks of a real runner.
 
 #![allow(
@@ -14,12 +14,51 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use cp_base::{Notifier, Project, Registry, ToolCall, ToolEnv, WorkerId};
-use cp_mod_checkpoint::{
-    CheckpointModule, HANDOFF_TOOL, Handoff, RunnerError, SessionControl, SessionEnd,
-    SessionRunner, ToolRecord,
+use cp_base::{Project, WorkerId};
+use cp_orchestrate::{
+    CompletedItem, Handoff, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem,
+    RunnerError, SessionControl, SessionEnd, SessionRunner, ToolRecord,
 };
+use serde::Deserialize;
 use serde_json::Value;
+
+/// The handoff tool's name, as the checkpoint module registers it.
+const HANDOFF_TOOL: &str = "Checkpoint_handoff";
+
+/// The handoff tool's arguments (the checkpoint module's schema), for the stand-in below.
+#[derive(Deserialize)]
+struct HandoffArgs {
+    reason: HandoffReason,
+    #[serde(default)]
+    completed: Vec<CompletedItem>,
+    #[serde(default)]
+    remaining: Vec<RemainingItem>,
+    #[serde(default)]
+    decisions: Vec<String>,
+    #[serde(default)]
+    files_modified: Vec<String>,
+}
+
+/// What the checkpoint module's `Checkpoint_handoff` tool does with its arguments: build the
+/// record and save it in the project's handoff store, where the restart loop looks for it.
+/// (The tool's own parsing and validation are tested in the checkpoint module.)
+fn save_like_the_handoff_tool(args: Value, project: &Project, worker: &WorkerId) {
+    let args = HandoffArgs::deserialize(args).unwrap();
+    let mut builder = HandoffBuilder::new(worker.as_str(), args.reason);
+    for item in args.completed {
+        builder = builder.add_completed(item);
+    }
+    for item in args.remaining {
+        builder = builder.add_remaining(item);
+    }
+    for decision in args.decisions {
+        builder = builder.add_decision(decision);
+    }
+    for file in args.files_modified {
+        builder = builder.add_file_modified(file);
+    }
+    HandoffStore::new(project).save(&builder.build()).unwrap();
+}
 
 /// One tool call of a scripted batch.
 #[derive(Debug, Clone)]
@@ -50,7 +89,7 @@ pub enum Step {
 /// What the session does when asked for its handoff.
 #[derive(Debug, Clone)]
 pub enum HandoffReply {
-    /// Calls the real `Checkpoint_handoff` tool with these arguments.
+    /// Calls `Checkpoint_handoff` with these arguments (see `save_like_the_handoff_tool`).
     Tool(Value),
     /// Returns the handoff directly (a runner that intercepts the tool).
     Return(Handoff),
@@ -214,13 +253,7 @@ impl SessionRunner for ScriptedRunner {
             .push(request.to_owned());
         match self.current.as_ref().map(|s| s.handoff.clone()) {
             Some(HandoffReply::Tool(args)) => {
-                let mut registry = Registry::new();
-                registry
-                    .register(Box::new(CheckpointModule::new()))
-                    .unwrap();
-                let env = ToolEnv::new(self.project.clone(), self.worker.clone(), Notifier::new());
-                let result = registry.call(&ToolCall::new("h1", HANDOFF_TOOL, args), &env);
-                assert!(!result.is_error, "handoff tool failed: {}", result.text);
+                save_like_the_handoff_tool(args, &self.project, &self.worker);
                 control.record_tool_call(ToolRecord::new(HANDOFF_TOOL, Vec::<String>::new()));
                 Ok(None)
             }
@@ -306,8 +339,8 @@ impl SessionRunner for EchoRunner {
 pub struct ListPrompter {
     /// `(label, feedback)` answers, consumed in order.
     pub answers: VecDeque<(String, Option<String>)>,
-    pub requests: Vec<cp_mod_checkpoint::ApprovalRequest>,
-    pub events: Vec<cp_mod_checkpoint::WorkflowEvent>,
+    pub requests: Vec<cp_orchestrate::ApprovalRequest>,
+    pub events: Vec<cp_orchestrate::WorkflowEvent>,
 }
 
 impl ListPrompter {
@@ -327,14 +360,14 @@ impl ListPrompter {
     }
 }
 
-impl cp_mod_checkpoint::ApprovalPrompter for ListPrompter {
+impl cp_orchestrate::ApprovalPrompter for ListPrompter {
     fn ask(
         &mut self,
-        request: &cp_mod_checkpoint::ApprovalRequest,
-    ) -> Result<cp_mod_checkpoint::ApprovalAnswer, cp_mod_checkpoint::PromptError> {
+        request: &cp_orchestrate::ApprovalRequest,
+    ) -> Result<cp_orchestrate::ApprovalAnswer, cp_orchestrate::PromptError> {
         self.requests.push(request.clone());
         let Some((label, feedback)) = self.answers.pop_front() else {
-            return Err(cp_mod_checkpoint::PromptError(format!(
+            return Err(cp_orchestrate::PromptError(format!(
                 "test script has no answer for the checkpoint after {}",
                 request.phase_id
             )));
@@ -344,10 +377,10 @@ impl cp_mod_checkpoint::ApprovalPrompter for ListPrompter {
             .iter()
             .position(|c| c.label == label)
             .unwrap_or_else(|| panic!("no choice '{label}' in {:?}", request.choices));
-        Ok(cp_mod_checkpoint::ApprovalAnswer { choice, feedback })
+        Ok(cp_orchestrate::ApprovalAnswer { choice, feedback })
     }
 
-    fn on_event(&mut self, event: &cp_mod_checkpoint::WorkflowEvent) {
+    fn on_event(&mut self, event: &cp_orchestrate::WorkflowEvent) {
         self.events.push(event.clone());
     }
 }

@@ -1,0 +1,29 @@
+//! Git as Context Pilot reads it: which files changed in a work tree ([`Git::changed_files`],
+//! one `git status -z` call, the host's own runtime files left out), and how to show a long
+//! list of them without flooding an agent's context ([`write_bounded`]).
+//!
+//! The stop gate, smart restart's fallback handoff and auto-commit, and the restart prompt
+//! all read the work tree through this crate, so they agree on what "changed" means.
+//!
+//! ```
+//! use cp_git::{FileStatus, ListedFile, parse_porcelain_z, write_bounded};
+//!
+//! // `git status --porcelain=v1 -z` output: one modified file, one new one.
+//! let files = parse_porcelain_z(b" M src/lib.rs\0?? notes.md\0");
+//! assert_eq!(files[0].status, FileStatus::Modified);
+//! assert_eq!(files[1].status, FileStatus::Untracked);
+//!
+//! let listed: Vec<ListedFile> = files
+//!     .iter()
+//!     .map(|f| ListedFile { path: f.path.clone(), kind: f.status.word(), line: f.display_path() })
+//!     .collect();
+//! let mut out = String::new();
+//! write_bounded(&mut out, &listed, "  ");
+//! assert_eq!(out, "  src/lib.rs\n  notes.md\n");
+//! ```
+
+mod file_list;
+mod status;
+
+pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};

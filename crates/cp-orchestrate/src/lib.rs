@@ -1,0 +1,112 @@
+//! Orchestration: running an agent's work across sessions and phases. This crate holds the
+//! contract every agent driver implements ([`SessionRunner`]: Context Pilot's own loop in
+//! `cp-agent`, Claude Code and Gemini CLI in `cp-agent-cli`), and what is built on it:
+//!
+//! - **Handoffs**: the structured summary an agent leaves for the session that continues its
+//!   work — [`Handoff`], [`HandoffBuilder`], [`validate_size`], and [`HandoffStore`] under
+//!   `.context-pilot/handoffs/`. (The `Checkpoint_handoff` tool that records one is the
+//!   checkpoint module's.)
+//! - **Smart restart**: [`RestartLoop::run_phase`] runs a phase in sessions of a
+//!   [`SessionRunner`]; past the [`RestartConfig`] thresholds, measured by a
+//!   [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
+//!   auto-committed, and a fresh session continues with the handoff before the original prompt.
+//! - **Workflows with approval gates**: [`run_workflow`] / [`resume_workflow`] run the phases
+//!   of a YAML [`Workflow`] through the restart loop. A phase's [`Approval`] (its `approval:`
+//!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
+//!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
+//!   saved under `.context-pilot/runs/<id>/`.
+//! - **The stop-gate contract**: an agent loop asks a [`StopCheck`] whether the agent may
+//!   end its turn; the stop gate in the checkpoint module answers.
+//!
+//! A handoff, built, checked for size, saved and read back:
+//!
+//! ```
+//! use cp_orchestrate::{HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size};
+//!
+//! let project = tempfile::tempdir()?;
+//! let handoff = HandoffBuilder::new("worker-1", HandoffReason::ThresholdCritical)
+//!     .add_remaining(RemainingItem {
+//!         file: "src/writer.rs".into(),
+//!         description: "write the encoder".into(),
+//!         reference_pattern: Some("src/reader.rs:10-40".into()),
+//!         priority: None,
+//!     })
+//!     .add_file_modified("src/reader.rs")
+//!     .build();
+//! assert!(validate_size(&handoff).valid);
+//!
+//! let store = HandoffStore::new(&cp_base::Project::at(project.path()));
+//! store.save(&handoff)?;
+//! let (_, latest) = store.latest()?.expect("just saved");
+//! assert!(latest.to_markdown().contains("write the encoder"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A workflow run with a stand-in runner (the host's agent loop in real use) and answers given
+//! in advance:
+//!
+//! ```
+//! use cp_base::Project;
+//! use cp_orchestrate::{
+//!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
+//!     RunnerError, SessionControl, SessionEnd, SessionRunner, run_workflow,
+//! };
+//!
+//! struct Agent;
+//! impl SessionRunner for Agent {
+//!     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
+//!         // A real runner sends `prompt`, reports usage and tool calls, and stops when asked.
+//!         control.record_usage(12_000, 200_000);
+//!         SessionEnd::Completed
+//!     }
+//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, RunnerError> {
+//!         Ok(None)
+//!     }
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let project = Project::at(dir.path());
+//! let file = dir.path().join("flow.yaml");
+//! std::fs::write(&file, "name: flow\nphases:\n  - id: plan\n    prompt: Plan it.\n    \
+//!     checkpoint: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
+//! let answers = vec![Answer { phase: Some("plan".into()), option: AnswerChoice::Label("Abort".into()), feedback: None }];
+//! let mut prompter = AnswersPrompter::new("inline", answers, std::io::sink());
+//! // Not a git repository here, so no auto-commit.
+//! let options = RunOptions {
+//!     overrides: RestartOverrides { no_auto_commit: true, ..RestartOverrides::default() },
+//!     ..RunOptions::default()
+//! };
+//! let outcome = run_workflow(&project, &file, &mut Agent, &mut prompter, &options)?;
+//! assert_eq!(outcome.status, RunStatus::Aborted);
+//! assert_eq!(outcome.exit_code(), 2);
+//! assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod handoff;
+mod restart;
+mod stop_check;
+mod workflow;
+
+pub use handoff::{
+    CompletedItem, CompletionStatus, HANDOFF_SIZE_WARNING, Handoff, HandoffBuilder, HandoffContext,
+    HandoffError, HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus,
+    validate_size,
+};
+pub use restart::{
+    ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
+    RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, RunnerError, SessionControl,
+    SessionEnd, SessionRunner, StopHandle, ToolRecord, restart_prompt,
+};
+pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
+pub use workflow::{
+    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
+    ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
+    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, ConditionError, EXIT_ABORTED,
+    EXIT_FAILED, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseCounters, Position,
+    PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions,
+    RunState, RunStatus, RunStore, Stage, TerminalPrompter, UnknownPlaceholder, Workflow,
+    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
+    run_headless, run_workflow,
+};

@@ -497,7 +497,7 @@ impl Gen {
         if self.one_in(3) {
             return;
         }
-        out.push_str("    checkpoint:\n");
+        out.push_str("    approval:\n");
         // Exactly one of approval_required / options, except now and then.
         let (approval, options) = match self.below(8) {
             0 => (true, true),

@@ -231,7 +231,7 @@ pub fn workflow(_fixture: &Fixture, data: &[u8]) {
     context.insert("checkpoints".into(), serde_json::json!([]));
     let context = Value::Object(context);
     for phase in &workflow.phases {
-        if let Some(condition) = phase.checkpoint.as_ref().and_then(|c| c.condition.as_ref()) {
+        if let Some(condition) = phase.approval.as_ref().and_then(|c| c.condition.as_ref()) {
             // An error is the documented outcome for a bad expression: logged and skipped.
             let _ = evaluate_condition(condition, &context, &serde_json::json!({"id": phase.id}));
         }

@@ -68,7 +68,7 @@
 //! let project = Project::at(dir.path());
 //! let file = dir.path().join("flow.yaml");
 //! std::fs::write(&file, "name: flow\nphases:\n  - id: plan\n    prompt: Plan it.\n    \
-//!     checkpoint: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
+//!     approval: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
 //! let answers = vec![Answer { phase: Some("plan".into()), option: AnswerChoice::Label("Abort".into()), feedback: None }];
 //! let mut prompter = AnswersPrompter::new("inline", answers, std::io::sink());
 //! // Not a git repository here, so no auto-commit.

@@ -58,7 +58,7 @@ name: three
 phases:
   - id: plan
     prompt: Plan it.
-    checkpoint: { approval_required: true }
+    checkpoint: { approval_required: true }  # the old name of `approval:`; must keep loading
   - id: implement
     prompt: Build it.
   - id: review
@@ -142,7 +142,7 @@ name: reviewed
 phases:
   - id: plan
     prompt: Plan it.
-    checkpoint:
+    approval:
       prompt: Plan ok?
       options:
         - label: Continue
@@ -154,7 +154,7 @@ phases:
     prompt: Build it.
   - id: review
     prompt: Review it.
-    checkpoint:
+    approval:
       prompt: Done?
       options:
         - label: Done
@@ -191,7 +191,7 @@ fn repeat_current_reruns_the_phase_counts_it_and_passes_the_feedback_once() {
     assert!(
         runner
             .prompt(1)
-            .starts_with("Plan it.\n\n## Feedback from the checkpoint after phase `plan`")
+            .starts_with("Plan it.\n\n## Feedback from the approval gate after phase `plan`")
     );
     assert!(
         runner
@@ -247,7 +247,7 @@ name: skipping
 phases:
   - id: plan
     prompt: Plan it.
-    checkpoint:
+    approval:
       prompt: Which way?
       options:
         - label: Everything
@@ -300,19 +300,19 @@ context:
 phases:
   - id: a
     prompt: A
-    checkpoint:
+    approval:
       condition: \"context.feature.flags.includes('backend')\"
       prompt: Backend review?
       options: [{ label: Go, on_select: { action: continue } }]
   - id: b
     prompt: B
-    checkpoint:
+    approval:
       condition: \"context.subagents_spawned > 0 || context.phases.iteration_counts[phase.id] > 1\"
       prompt: Never asked
       options: [{ label: Stop, on_select: { action: abort } }]
   - id: c
     prompt: C
-    checkpoint:
+    approval:
       condition: \"context.nothing.here > 1\"
       prompt: Never asked either
       options: [{ label: Stop, on_select: { action: abort } }]
@@ -335,7 +335,7 @@ fn conditions_true_false_and_failing() {
         prompter
             .events
             .iter()
-            .any(|e| matches!(e, WorkflowEvent::CheckpointSkipped { phase } if phase == "b"))
+            .any(|e| matches!(e, WorkflowEvent::ApprovalSkipped { phase } if phase == "b"))
     );
     let failed = prompter
         .events
@@ -357,7 +357,7 @@ fn vars_fill_prompts_and_show_files_and_flags_override_them() {
     let file = workflow(
         &repo,
         "vars",
-        "name: vars\nvars: { out: docs/x, who: nobody }\ncontext: { team: { lead: ada } }\nphases:\n  - id: plan\n    prompt: \"Write {{out}}/plan.md for {{who}} and {{team.lead}} (run {{run_id}}, phase {{phase}})\"\n    checkpoint:\n      prompt: \"Read {{out}}/plan.md?\"\n      show_files: [\"{{out}}/plan.md\", \"{{out}}/notes-{{ who }}.md\"]\n      options: [{ label: Ok, on_select: { action: continue } }]\n",
+        "name: vars\nvars: { out: docs/x, who: nobody }\ncontext: { team: { lead: ada } }\nphases:\n  - id: plan\n    prompt: \"Write {{out}}/plan.md for {{who}} and {{team.lead}} (run {{run_id}}, phase {{phase}})\"\n    approval:\n      prompt: \"Read {{out}}/plan.md?\"\n      show_files: [\"{{out}}/plan.md\", \"{{out}}/notes-{{ who }}.md\"]\n      options: [{ label: Ok, on_select: { action: continue } }]\n",
     );
     let mut runner = EchoRunner::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Ok", None)]);
@@ -407,7 +407,7 @@ fn bad_workflows_fail_before_anything_runs_with_the_file_and_phase_named() {
     let bad_target = workflow(
         &repo,
         "badtarget",
-        "name: t\nphases:\n  - id: a\n    prompt: A\n    checkpoint:\n      options: [{label: R, on_select: {action: repeat_phase, target: b}}]\n",
+        "name: t\nphases:\n  - id: a\n    prompt: A\n    approval:\n      options: [{label: R, on_select: {action: repeat_phase, target: b}}]\n",
     );
     let err = run(
         &repo,
@@ -528,7 +528,7 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     .unwrap_err();
     let message = err.to_string();
     assert!(
-        message.contains("checkpoint after phase 'plan': answers file")
+        message.contains("approval gate after phase 'plan': answers file")
             && message.contains(
                 "answer #1: 'Maybe' is not an option here; the options are 1) Continue, 2) Abort"
             ),
@@ -597,7 +597,7 @@ fn headless_run_with_an_answers_file_returns_2_on_abort() {
         "[context-pilot] starting workflow three (run three-",
         "[context-pilot] phase plan: started (iteration 1)",
         "[context-pilot] phase plan: completed (0 restarts)",
-        "== Checkpoint after phase 'plan' (iteration 1) ==",
+        "== Approval gate after phase 'plan' (iteration 1) ==",
         "  1) Continue\n  2) Abort\nChoose 1-2: ",
         "[context-pilot] phase plan: chose \"Abort\" (abort)",
         "aborted (exit code 2)",

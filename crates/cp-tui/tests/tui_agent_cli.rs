@@ -380,7 +380,7 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
     add_workflow(
         &root,
         "name: wf\nphases:\n  - id: build\n    prompt: \"WF-TASK: write src/a.sh\"\n    \
-         checkpoint:\n      approval_required: true\n",
+         approval:\n      approval_required: true\n",
     );
     let server = server();
     let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();

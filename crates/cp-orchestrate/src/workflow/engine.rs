@@ -288,7 +288,7 @@ impl Engine<'_> {
             match position.stage {
                 Stage::Phase => self.run_phase(index, position.counted)?,
                 Stage::Approval => {
-                    if self.checkpoint(index)? == Some(Action::Abort) {
+                    if self.approval_gate(index)? == Some(Action::Abort) {
                         return Ok(RunStatus::Aborted);
                     }
                 }
@@ -368,7 +368,7 @@ impl Engine<'_> {
         if let Some(feedback) = &self.state.pending_feedback {
             let _ = write!(
                 prompt,
-                "\n\n## Feedback from the checkpoint after phase `{}`\n\nThe reviewer chose \
+                "\n\n## Feedback from the approval gate after phase `{}`\n\nThe reviewer chose \
                  \"{}\" and wrote:\n\n{}\n",
                 feedback.phase,
                 feedback.option,
@@ -395,7 +395,7 @@ impl Engine<'_> {
 
     /// Runs the approval gate of phase `index` (if it has one and its condition holds), records
     /// the decision and moves the position, in one save.
-    fn checkpoint(&mut self, index: usize) -> Result<Option<Action>, WorkflowError> {
+    fn approval_gate(&mut self, index: usize) -> Result<Option<Action>, WorkflowError> {
         let decided = self.ask(index)?;
         let phase_id = self.workflow.phases[index].id.clone();
         let Some(decided) = decided else {
@@ -453,7 +453,7 @@ impl Engine<'_> {
             }
         }
         self.save()?;
-        tracing::info!(phase = %phase_id, option = %decided.label, action = decided.action.as_str(), "checkpoint decision");
+        tracing::info!(phase = %phase_id, option = %decided.label, action = decided.action.as_str(), "approval gate decision");
         self.prompter.on_event(&WorkflowEvent::Decision {
             phase: phase_id,
             label: decided.label,
@@ -470,14 +470,14 @@ impl Engine<'_> {
         match evaluate_condition(condition, &self.state.context.to_value(), &phase_value) {
             Ok(true) => true,
             Ok(false) => {
-                tracing::debug!(phase = %phase.id, "checkpoint condition false, skipping");
-                self.prompter.on_event(&WorkflowEvent::CheckpointSkipped {
+                tracing::debug!(phase = %phase.id, "approval gate condition false, skipping");
+                self.prompter.on_event(&WorkflowEvent::ApprovalSkipped {
                     phase: phase.id.clone(),
                 });
                 false
             }
             Err(e) => {
-                tracing::error!(phase = %phase.id, "checkpoint condition failed: {e}");
+                tracing::error!(phase = %phase.id, "approval gate condition failed: {e}");
                 self.prompter.on_event(&WorkflowEvent::ConditionFailed {
                     phase: phase.id.clone(),
                     error: e.to_string(),
@@ -489,34 +489,34 @@ impl Engine<'_> {
 
     fn ask(&mut self, index: usize) -> Result<Option<Decided>, WorkflowError> {
         let phase = &self.workflow.phases[index];
-        let Some(checkpoint) = &phase.checkpoint else {
+        let Some(approval) = &phase.approval else {
             return Ok(None);
         };
         let iteration = self.state.context.iteration(&phase.id);
-        if let Some(condition) = &checkpoint.condition
+        if let Some(condition) = &approval.condition
             && !self.condition_holds(index, condition)
         {
             return Ok(None);
         }
-        let choices = choices_for(checkpoint);
-        let prompt = match &checkpoint.prompt {
+        let choices = choices_for(approval);
+        let prompt = match &approval.prompt {
             Some(prompt) => self.render(&phase.id, prompt)?,
             None => APPROVAL_PROMPT.to_owned(),
         };
         let mut files = Vec::new();
-        for file in &checkpoint.show_files {
+        for file in &approval.show_files {
             files.push(self.render(&phase.id, file)?);
         }
         let request = ApprovalRequest {
             run_id: self.state.run_id.clone(),
             phase_id: phase.id.clone(),
             iteration,
-            approval: checkpoint.approval_required,
+            approval: approval.approval_required,
             prompt,
             files,
             choices,
         };
-        tracing::info!(phase = %phase.id, "checkpoint: {}", request.prompt);
+        tracing::info!(phase = %phase.id, "approval gate: {}", request.prompt);
         for file in &request.files {
             tracing::info!(phase = %phase.id, "review: {file}");
         }
@@ -547,10 +547,10 @@ impl Engine<'_> {
         } else {
             None
         };
-        let (target, skipped) = if checkpoint.approval_required {
+        let (target, skipped) = if approval.approval_required {
             (None, Vec::new())
         } else {
-            let on = &checkpoint.options[answer.choice].on_select;
+            let on = &approval.options[answer.choice].on_select;
             let target = on.target.as_ref().map(|t| {
                 if t == CURRENT_PHASE {
                     phase.id.clone()

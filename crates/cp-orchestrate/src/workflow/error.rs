@@ -34,7 +34,7 @@ pub enum WorkflowError {
         /// What is wrong and how to fix it.
         message: String,
     },
-    /// A phase's approval gate (its `checkpoint:` block) does not make sense.
+    /// A phase's approval gate (its `approval:` block) does not make sense.
     #[error("workflow {path}, phase '{phase}': {source}")]
     InvalidApproval {
         /// The file.
@@ -66,7 +66,7 @@ pub enum WorkflowError {
         source: RestartError,
     },
     /// The person's answer could not be obtained or did not fit the approval gate.
-    #[error("run {run_id}, checkpoint after phase '{phase}': {message}")]
+    #[error("run {run_id}, approval gate after phase '{phase}': {message}")]
     Prompt {
         /// The run.
         run_id: String,
@@ -77,7 +77,7 @@ pub enum WorkflowError {
     },
     /// A `repeat_phase` would run a phase more often than its `max_iterations` allows.
     #[error(
-        "run {run_id}: phase '{phase}' already ran {runs} times, its limit (max_iterations {cap}); it is not repeated again. Answer the checkpoint differently after --resume {run_id}, or raise 'max_iterations' on the phase or the workflow"
+        "run {run_id}: phase '{phase}' already ran {runs} times, its limit (max_iterations {cap}); it is not repeated again. Answer the approval gate differently after --resume {run_id}, or raise 'max_iterations' on the phase or the workflow"
     )]
     IterationCap {
         /// The run.
@@ -145,15 +145,15 @@ pub enum WorkflowError {
     },
 }
 
-/// Why a phase's approval gate (its `checkpoint:` block) is invalid.
+/// Why a phase's approval gate (its `approval:` block) is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApprovalProblem {
-    #[error("checkpoint has both approval_required and options; use one of them")]
+    #[error("approval has both approval_required and options; use one of them")]
     BothApprovalAndOptions,
-    #[error("checkpoint 'options' is empty; add options or use approval_required: true")]
+    #[error("approval 'options' is empty; add options or use approval_required: true")]
     NoOptions,
     #[error(
-        "checkpoint 'condition' is empty; remove it or write an expression such as \
+        "approval 'condition' is empty; remove it or write an expression such as \
          \"context.phases.iteration_counts[phase.id] > 1\""
     )]
     EmptyCondition,

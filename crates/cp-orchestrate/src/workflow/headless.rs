@@ -20,7 +20,7 @@ const PREFIX: &str = "[context-pilot]";
 fn show_request(out: &mut dyn Write, request: &ApprovalRequest) -> std::io::Result<()> {
     writeln!(
         out,
-        "\n== Checkpoint after phase '{}' (iteration {}) ==",
+        "\n== Approval gate after phase '{}' (iteration {}) ==",
         request.phase_id, request.iteration
     )?;
     writeln!(out, "{}", request.prompt)?;
@@ -201,7 +201,7 @@ impl<W: Write> ApprovalPrompter for AnswersPrompter<W> {
         let source = &self.source;
         let Some(answer) = self.answers.pop_front() else {
             return Err(PromptError(format!(
-                "answers file {source} has no answer left ({} used); add one for the checkpoint \
+                "answers file {source} has no answer left ({} used); add one for the approval gate \
                  after phase '{}'",
                 self.used, request.phase_id
             )));
@@ -213,7 +213,7 @@ impl<W: Write> ApprovalPrompter for AnswersPrompter<W> {
         {
             return Err(PromptError(format!(
                 "answers file {source}, answer #{number} is for phase '{phase}', but the \
-                 checkpoint is after phase '{}'",
+                 approval gate is after phase '{}'",
                 request.phase_id
             )));
         }
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(answer.feedback.as_deref(), Some("split the lexer out"));
         let shown = String::from_utf8(out).unwrap();
         assert!(
-            shown.contains("== Checkpoint after phase 'plan' (iteration 1) =="),
+            shown.contains("== Approval gate after phase 'plan' (iteration 1) =="),
             "{shown}"
         );
         assert!(shown.contains("  review: docs/plan.md"), "{shown}");
@@ -399,7 +399,7 @@ mod tests {
         let err = p.ask(&request()).unwrap_err().0;
         assert!(
             err.contains(
-                "answer #3 is for phase 'review', but the checkpoint is after phase 'plan'"
+                "answer #3 is for phase 'review', but the approval gate is after phase 'plan'"
             ),
             "{err}"
         );

@@ -92,7 +92,7 @@ pub enum WorkflowEvent {
         restarts: u32,
     },
     /// An approval gate's condition was false.
-    CheckpointSkipped {
+    ApprovalSkipped {
         /// The phase.
         phase: String,
     },
@@ -143,11 +143,14 @@ impl fmt::Display for WorkflowEvent {
             Self::PhaseCompleted { phase, restarts } => {
                 write!(f, "phase {phase}: completed ({restarts} restarts)")
             }
-            Self::CheckpointSkipped { phase } => {
-                write!(f, "phase {phase}: checkpoint condition is false, skipped")
+            Self::ApprovalSkipped { phase } => {
+                write!(
+                    f,
+                    "phase {phase}: approval gate condition is false, skipped"
+                )
             }
             Self::ConditionFailed { phase, error } => {
-                write!(f, "phase {phase}: checkpoint skipped, {error}")
+                write!(f, "phase {phase}: approval gate skipped, {error}")
             }
             Self::Decision {
                 phase,

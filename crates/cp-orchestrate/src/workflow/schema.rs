@@ -7,10 +7,10 @@
 //! phases:
 //!   - id: plan
 //!     prompt: Write the plan to {{output_dir}}/plan.md.
-//!     checkpoint: { approval_required: true }
+//!     approval: { approval_required: true }
 //!   - id: implement
 //!     prompt: Implement {{output_dir}}/plan.md.
-//!     checkpoint:
+//!     approval:
 //!       condition: "context.feature.flags.includes('backend')"
 //!       prompt: Review the implementation?
 //!       show_files: ["{{output_dir}}/plan.md"]
@@ -74,16 +74,17 @@ pub struct Phase {
     pub id: String,
     /// The task, with `{{var}}` placeholders.
     pub prompt: String,
-    /// The approval gate after the phase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Approval>,
+    /// The approval gate after the phase: the `approval:` block (`checkpoint:`, its name
+    /// before, is read the same).
+    #[serde(default, alias = "checkpoint", skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
     /// How many times this phase may run in one run (its first run included); overrides the
     /// workflow's `max_iterations`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
 }
 
-/// A checkpoint: `approval_required: true` (Continue / Abort), or custom options.
+/// An approval gate: `approval_required: true` (Continue / Abort), or custom options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Approval {
@@ -261,8 +262,8 @@ impl Workflow {
                     "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
                 ));
             }
-            if let Some(checkpoint) = &phase.checkpoint {
-                validate_approval(checkpoint, &ids).map_err(|source| {
+            if let Some(approval) = &phase.approval {
+                validate_approval(approval, &ids).map_err(|source| {
                     WorkflowError::InvalidApproval {
                         path: path.to_path_buf(),
                         phase: id.to_owned(),
@@ -279,7 +280,7 @@ impl Workflow {
         let mut out = Vec::new();
         for phase in &self.phases {
             let mut texts = vec![phase.prompt.as_str()];
-            if let Some(cp) = &phase.checkpoint {
+            if let Some(cp) = &phase.approval {
                 texts.extend(cp.show_files.iter().map(String::as_str));
                 texts.extend(cp.prompt.as_deref());
             }
@@ -293,14 +294,14 @@ impl Workflow {
     }
 }
 
-fn validate_approval(checkpoint: &Approval, ids: &[&str]) -> Result<(), ApprovalProblem> {
-    if checkpoint.approval_required && !checkpoint.options.is_empty() {
+fn validate_approval(approval: &Approval, ids: &[&str]) -> Result<(), ApprovalProblem> {
+    if approval.approval_required && !approval.options.is_empty() {
         return Err(ApprovalProblem::BothApprovalAndOptions);
     }
-    if !checkpoint.approval_required && checkpoint.options.is_empty() {
+    if !approval.approval_required && approval.options.is_empty() {
         return Err(ApprovalProblem::NoOptions);
     }
-    if checkpoint
+    if approval
         .condition
         .as_ref()
         .is_some_and(|c| c.trim().is_empty())
@@ -308,7 +309,7 @@ fn validate_approval(checkpoint: &Approval, ids: &[&str]) -> Result<(), Approval
         return Err(ApprovalProblem::EmptyCondition);
     }
     let mut labels = HashSet::new();
-    for option in &checkpoint.options {
+    for option in &approval.options {
         validate_option(option, ids).map_err(|source| ApprovalProblem::Option {
             label: option.label.clone(),
             source,
@@ -383,19 +384,47 @@ mod tests {
 
     const BASE: &str = "name: t\nphases:\n  - id: a\n    prompt: A\n  - id: b\n    prompt: B\n";
 
-    fn with_checkpoint(checkpoint: &str) -> String {
+    fn with_approval(approval: &str) -> String {
         format!(
-            "name: t\nphases:\n  - id: a\n    prompt: A\n    checkpoint:\n{checkpoint}  - id: b\n    prompt: B\n"
+            "name: t\nphases:\n  - id: a\n    prompt: A\n    approval:\n{approval}  - id: b\n    prompt: B\n"
         )
     }
 
     #[test]
+    fn the_old_checkpoint_key_reads_as_approval() {
+        // Workflow files written before `approval:` was the key name the block `checkpoint:`.
+        let old = parse(
+            &with_approval("      approval_required: true\n")
+                .replace("approval:\n", "checkpoint:\n"),
+        )
+        .unwrap();
+        let new = parse(&with_approval("      approval_required: true\n")).unwrap();
+        assert_eq!(old, new);
+        assert!(old.phases[0].approval.as_ref().unwrap().approval_required);
+        // Saved again, the block has its new name.
+        let yaml = serde_norway::to_string(&old).unwrap();
+        assert!(
+            yaml.contains("approval:") && !yaml.contains("checkpoint:"),
+            "{yaml}"
+        );
+        // Both names on one phase is one block given twice.
+        let both = "name: t\nphases:\n  - id: a\n    prompt: A\n    approval: {approval_required: true}\n    checkpoint: {approval_required: true}\n";
+        assert!(
+            parse(both)
+                .unwrap_err()
+                .contains("duplicate field `approval`"),
+            "{}",
+            parse(both).unwrap_err()
+        );
+    }
+
+    #[test]
     fn a_full_workflow_parses() {
-        let wf = parse(&with_checkpoint(
+        let wf = parse(&with_approval(
             "      condition: \"context.x > 1\"\n      prompt: Review?\n      show_files: [\"{{d}}/p.md\"]\n      options:\n        - label: Go\n          on_select: { action: continue }\n        - label: Redo\n          with_feedback: true\n          on_select: { action: repeat_phase, target: current }\n        - label: Skip\n          on_select: { action: skip_phases, phases: [b] }\n        - label: Stop\n          on_select: { action: abort }\n",
         ))
         .unwrap();
-        let cp = wf.phases[0].checkpoint.as_ref().unwrap();
+        let cp = wf.phases[0].approval.as_ref().unwrap();
         assert_eq!(cp.options.len(), 4);
         assert_eq!(cp.options[1].on_select.action, Action::RepeatPhase);
         assert!(cp.options[1].with_feedback);
@@ -411,33 +440,33 @@ mod tests {
                 "workflow wf.yaml, phase 'a': this id is used by another phase too",
             ),
             (
-                &with_checkpoint(
+                &with_approval(
                     "      options:\n        - label: R\n          on_select: { action: repeat_phase, target: nope }\n",
                 ),
                 "workflow wf.yaml, phase 'a': option 'R': repeat_phase target 'nope' is not a phase of this workflow; use \"current\" or one of a, b",
             ),
             (
-                &with_checkpoint(
+                &with_approval(
                     "      options:\n        - label: S\n          on_select: { action: skip_phases, phases: [b, zz] }\n",
                 ),
                 "option 'S': skip_phases names 'zz', which is not a phase",
             ),
             (
-                &with_checkpoint("      prompt: Hm?\n"),
-                "workflow wf.yaml, phase 'a': checkpoint 'options' is empty",
+                &with_approval("      prompt: Hm?\n"),
+                "workflow wf.yaml, phase 'a': approval 'options' is empty",
             ),
             (
-                &with_checkpoint("      options: []\n"),
-                "checkpoint 'options' is empty",
+                &with_approval("      options: []\n"),
+                "approval 'options' is empty",
             ),
             (
-                &with_checkpoint(
+                &with_approval(
                     "      options:\n        - label: R\n          on_select: { action: repeat_phase }\n",
                 ),
                 "repeat_phase needs a 'target'",
             ),
             (
-                &with_checkpoint(
+                &with_approval(
                     "      options:\n        - label: X\n          on_select: { action: explode }\n",
                 ),
                 "unknown variant `explode`",

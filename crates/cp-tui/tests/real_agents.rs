@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, anthropic, binary_path, gemini, git, git_repo};
+use cp_e2e::{LlmServer, anthropic, binary_path, gemini, git, git_repo, responses};
 use serde_json::{Value, json};
 
 /// Generous: a CLI starts node, loads its bundle and runs hooks that run git.
@@ -31,7 +31,7 @@ fn agent_bin(name: &str) -> PathBuf {
     let bin = root.join("target/agents/node_modules/.bin").join(name);
     assert!(
         bin.exists(),
-        "{} is missing: run scripts/install-agents.sh (it installs the pinned Claude Code and \
+        "{} is missing: run scripts/install-agents.sh (it installs the pinned Claude Code, Codex CLI and \
          Gemini CLI under target/agents/ with npm)",
         bin.display()
     );
@@ -343,4 +343,89 @@ fn gemini_cli_that_commits_ends_cleanly() {
     assert!(!stdout.contains("stopped with work left"), "{stdout}");
     let report = saved_report(&root);
     assert!(report["gave_up"].is_null(), "{report}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Codex CLI: the scripted server's Responses API, checked against the real binary.
+
+/// A private `CODEX_HOME` whose provider is the scripted server (Responses API).
+fn codex_home(server: &LlmServer) -> tempfile::TempDir {
+    // Codex warns that it makes no helper links under a temporary directory; it needs none
+    // here (the shell and apply_patch still work, as the test checks).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n\
+             [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}\"\n\
+             env_key = \"CP_SCRIPTED_KEY\"\nwire_api = \"responses\"\n",
+            server.openai_base_url()
+        ),
+    )
+    .unwrap();
+    home
+}
+
+#[test]
+fn codex_cli_takes_the_scripted_responses_stream_apply_patch_and_shell_calls_included() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let server = LlmServer::start().unwrap();
+    let home = codex_home(&server);
+    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n";
+    server.push(responses::items_turn(&[responses::Item::apply_patch(
+        "call_patch",
+        patch,
+    )]));
+    server.push(responses::items_turn(&[responses::Item::shell(
+        "call_sed",
+        "sed -i s/hello/HELLO/ notes.txt",
+    )]));
+    server.push(responses::text_turn("Edited notes.txt."));
+
+    let mut command = Command::new(agent_bin("codex"));
+    command
+        .args([
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "Write notes.txt.",
+        ])
+        .current_dir(&root)
+        .env("CODEX_HOME", home.path())
+        .env("CP_SCRIPTED_KEY", "sk-scripted");
+    let out = run(command);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "HELLO\n",
+        "{stdout}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{stdout}\n{stderr}");
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    // Each call's output goes back in the next request, paired by call id.
+    let inputs = |i: usize| -> Vec<Value> {
+        let body: Value = serde_json::from_str(&requests[i].raw_body).unwrap();
+        body["input"].as_array().unwrap().clone()
+    };
+    assert!(
+        inputs(1).iter().any(
+            |item| item["type"] == "custom_tool_call_output" && item["call_id"] == "call_patch"
+        )
+    );
+    assert!(
+        inputs(2)
+            .iter()
+            .any(|item| item["type"] == "function_call_output" && item["call_id"] == "call_sed")
+    );
+    // `codex exec --json` reports the three items.
+    for kind in ["file_change", "command_execution", "agent_message"] {
+        assert!(
+            stdout.contains(&format!("\"type\":\"{kind}\"")),
+            "{kind}:\n{stdout}"
+        );
+    }
 }

@@ -45,7 +45,7 @@ mod repo;
 mod saved;
 
 pub use llm_server::{
-    ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai,
+    ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai, responses,
 };
 pub use pty::{TuiSession, binary_path};
 pub use repo::{git, git_repo};

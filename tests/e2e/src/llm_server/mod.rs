@@ -4,7 +4,7 @@
 //! Streams are sent with `transfer-encoding: chunked`, one HTTP chunk per scripted chunk,
 //! each flushed (after an optional delay), so tests control where frames split. A stream can
 //! be cut (the connection closes without the final chunk) or stall (stay open and silent).
-//! The [`anthropic`], [`openai`] and [`gemini`] builders write the providers' real wire
+//! The [`anthropic`], [`openai`], [`responses`] and [`gemini`] builders write the providers' real wire
 //! formats. Real agent CLIs also make side requests (titles, quota checks, routing); a
 //! [`LlmServer::answer_side_requests`] classifier answers those without consuming the script.
 //! A request the real API would refuse for its shape (Gemini's pairing of function calls and
@@ -248,6 +248,7 @@ mod http;
 mod models;
 pub mod openai;
 mod reply;
+pub mod responses;
 mod turn;
 
 pub use http::RecordedRequest;

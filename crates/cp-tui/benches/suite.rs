@@ -6,7 +6,7 @@
 //!   bare `bash -c true`;
 //! - glob matching (`cp_mod_callback::Matcher`) over 1k, 10k and 100k paths × 10 and 100
 //!   callbacks;
-//! - the stop checkpoint on a git repository with 10,000 changed files, tests off;
+//! - the stop gate on a git repository with 10,000 changed files, tests off;
 //! - PTY throughput through the console server against a minimal direct PTY reader;
 //! - TUI render time per frame at 200×60 with 20 panels;
 //! - the Conversation panel's frame time with 100, 1,000 and 10,000 entries (view at the
@@ -15,7 +15,9 @@
 //! - live reload time (SIGUSR2 → first frame), 20 reloads;
 //! - the console server's RSS with 50 sessions, against the idle server;
 //! - the prompt cache share of a 20-request agent session (a model of Anthropic's cache);
-//! - `File_grep` against `rg` on a 100k-file tree.
+//! - `File_grep` against `rg` on a 100k-file tree;
+//! - finding edits made through a shell (a work-tree snapshot per hook call) on a 10,000-file
+//!   repository, against `git status`.
 //!
 //! Then it writes the figures, the command, the date and the machine into the "Suite"
 //! section of BENCHMARKS.md, between `<!-- suite:begin -->` and `<!-- suite:end -->`, and
@@ -26,7 +28,7 @@
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `idle`, `reload`,
-//! `rss`, `cache`, `search`, `usage-hook`).
+//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`).
 
 #![allow(
     clippy::unwrap_used,
@@ -51,6 +53,8 @@ mod processes;
 mod report;
 #[path = "suite/search.rs"]
 mod search;
+#[path = "suite/shell_edits.rs"]
+mod shell_edits;
 #[path = "suite/stats.rs"]
 mod stats;
 #[path = "suite/tui.rs"]
@@ -127,6 +131,7 @@ pub fn run(opts: &Options) -> String {
         group("cache", &|| cache_share::cache_share(opts));
         group("search", &|| search::grep_vs_rg(opts));
         group("usage-hook", &|| usage_hook::usage_hook(opts));
+        group("shell-edits", &|| shell_edits::shell_edits(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

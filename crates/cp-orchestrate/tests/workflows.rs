@@ -803,3 +803,61 @@ fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
     assert_eq!(runner.phases(), vec!["plan"; 3], "{text}");
     assert!(text.contains("(max_iterations 3)"), "{text}");
 }
+
+/// Phases listed out of order, tied together with `depends_on`.
+const GRAPH: &str = "\
+name: graph
+phases:
+  - id: integrate
+    depends_on: [api, ui]
+    prompt: Wire them together.
+  - id: ui
+    depends_on: [plan]
+    prompt: Build the UI.
+  - id: plan
+    depends_on: []
+    prompt: Plan it.
+    approval: { approval_required: true }
+  - id: api
+    depends_on: [plan]
+    prompt: Build the API.
+";
+
+#[test]
+fn depends_on_sets_the_order_phases_run_in() {
+    let repo = repo();
+    let file = workflow(&repo, "graph", GRAPH);
+    let mut runner = EchoRunner::new(&repo.project());
+    let mut prompter = ListPrompter::new(&[("Continue", None)]);
+    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    // Each after what it waits for; of those ready together, the one listed first.
+    assert_eq!(runner.phases(), ["plan", "ui", "api", "integrate"]);
+    assert_eq!(prompter.requests.len(), 1, "plan's approval gate");
+}
+
+#[test]
+fn a_graph_that_cannot_run_is_refused_when_loaded() {
+    let repo = repo();
+    let cycle = GRAPH.replace("depends_on: []", "depends_on: [integrate]");
+    let file = workflow(&repo, "cycle", &cycle);
+    let mut runner = EchoRunner::new(&repo.project());
+    let mut prompter = ListPrompter::new(&[]);
+    let message = run(&repo, &file, &mut runner, &mut prompter)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("depends_on forms a cycle: integrate → api → plan → integrate"),
+        "{message}"
+    );
+    let unknown = GRAPH.replace("depends_on: [api, ui]", "depends_on: [api, ux]");
+    let file = workflow(&repo, "unknown", &unknown);
+    let message = run(&repo, &file, &mut runner, &mut prompter)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("phase 'integrate': depends_on names 'ux', which is not a phase"),
+        "{message}"
+    );
+    assert!(runner.phases().is_empty(), "nothing ran");
+}

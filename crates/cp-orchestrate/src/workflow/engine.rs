@@ -88,8 +88,8 @@ pub fn run_workflow(
             .vars
             .insert(name.clone(), Value::String(value.clone()));
     }
-    let first = workflow.phases.first().map(|p| Position {
-        phase: p.id.clone(),
+    let first = workflow.run_order().first().map(|&i| Position {
+        phase: workflow.phases[i].id.clone(),
         stage: Stage::Phase,
         counted: false,
     });
@@ -268,8 +268,14 @@ impl Engine<'_> {
         self.store.save(&mut self.state)
     }
 
+    /// The phase that runs after the one at `index`, in the workflow's run order.
     fn position_after(&self, index: usize) -> Option<Position> {
-        self.workflow.phases.get(index + 1).map(|p| Position {
+        let order = self.workflow.run_order();
+        let next = order
+            .iter()
+            .position(|&i| i == index)
+            .and_then(|at| order.get(at + 1));
+        next.map(|&i| &self.workflow.phases[i]).map(|p| Position {
             phase: p.id.clone(),
             stage: Stage::Phase,
             counted: false,

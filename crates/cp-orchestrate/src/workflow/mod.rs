@@ -13,6 +13,7 @@ mod condition;
 mod context;
 mod engine;
 mod error;
+mod graph;
 mod headless;
 mod prompter;
 mod schema;

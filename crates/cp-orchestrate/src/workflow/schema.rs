@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::{ApprovalProblem, OptionProblem, WorkflowError};
+use super::graph;
 use super::template::placeholders;
 
 /// `repeat_phase` target meaning "the phase this approval gate belongs to".
@@ -74,6 +75,10 @@ pub struct Phase {
     pub id: String,
     /// The task, with `{{var}}` placeholders.
     pub prompt: String,
+    /// The phases this one waits for (`[]`: none, it may run first). Without the key the
+    /// phase waits for the one listed above it, as in a plain sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<Vec<String>>,
     /// The approval gate after the phase: the `approval:` block (`checkpoint:`, its name
     /// before, is read the same).
     #[serde(default, alias = "checkpoint", skip_serializing_if = "Option::is_none")]
@@ -194,6 +199,14 @@ impl Workflow {
         self.phases.iter().position(|p| p.id == id)
     }
 
+    /// The phases' indexes in the order they run: each after the phases it waits for
+    /// (`depends_on`, else the one above), and among those ready at once, the one listed first.
+    /// Without `depends_on` that is the file's order.
+    pub fn run_order(&self) -> Vec<usize> {
+        // A loaded workflow was checked; the file's order stands in for one that was not.
+        graph::run_order(&self.phases).unwrap_or_else(|_| (0..self.phases.len()).collect())
+    }
+
     fn validate(&self, path: &Path) -> Result<(), WorkflowError> {
         let invalid = |phase: Option<&str>, message: String| WorkflowError::Invalid {
             path: path.to_path_buf(),
@@ -271,6 +284,9 @@ impl Workflow {
                     }
                 })?;
             }
+        }
+        if let Err(problem) = graph::run_order(&self.phases) {
+            return Err(invalid(Some(problem.phase()), problem.message(&ids)));
         }
         Ok(())
     }

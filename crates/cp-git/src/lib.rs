@@ -1,7 +1,8 @@
 //! Git as Context Pilot reads it: which files changed in a work tree ([`Git::changed_files`],
 //! one `git status -z` call, the host's own runtime files left out), which changed between two
 //! moments ([`WorkTreeSnapshot`], for edits made through a shell), and how to show a long list
-//! of them without flooding an agent's context ([`write_bounded`]).
+//! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
+//! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named).
 //!
 //! The stop gate, smart restart's fallback handoff and auto-commit, and the restart prompt
 //! all read the work tree through this crate, so they agree on what "changed" means.
@@ -26,7 +27,9 @@
 mod file_list;
 mod snapshot;
 mod status;
+mod worktree;
 
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
 pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};
+pub use worktree::{MergeOutcome, Repository, WorktreeError};

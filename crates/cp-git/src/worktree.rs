@@ -1,0 +1,258 @@
+//! Worktrees and merges for phases that run side by side: each gets its own work tree on its
+//! own branch, made from a known commit, and its branch is merged back with a merge commit
+//! that names it. A merge that conflicts is aborted, so the tree is exactly as it was before.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A git command that failed, with what git said.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// The `git` program could not be started.
+    #[error("git is not available ({0})")]
+    Missing(std::io::Error),
+    /// Git ran but refused.
+    #[error("`git {args}` failed in {dir}: {stderr}")]
+    Failed {
+        /// The arguments given.
+        args: String,
+        /// Where it ran.
+        dir: PathBuf,
+        /// What git said.
+        stderr: String,
+    },
+}
+
+/// How merging a branch ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeOutcome {
+    /// Merged; the merge commit (or the commit the branch fast-forwarded to when the branch
+    /// had nothing new, in which case nothing was made).
+    Merged {
+        /// The commit `HEAD` points at afterwards.
+        commit: String,
+    },
+    /// The branch had no commits the target lacks: nothing to merge.
+    UpToDate,
+    /// The changes conflict in these files (repository-relative); the merge was aborted and the
+    /// tree is as it was.
+    Conflict {
+        /// The conflicting paths, sorted.
+        files: Vec<String>,
+    },
+}
+
+/// Runs git in one repository.
+#[derive(Debug, Clone)]
+pub struct Repository {
+    root: PathBuf,
+}
+
+impl Repository {
+    /// The repository whose work tree is at `root`.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The work tree's root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("LC_ALL", "C")
+            .env("LANGUAGE", "C")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .output()
+            .map_err(WorktreeError::Missing)?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+        } else {
+            Err(WorktreeError::Failed {
+                args: args.join(" "),
+                dir: self.root.clone(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            })
+        }
+    }
+
+    /// The commit `HEAD` points at.
+    pub fn head(&self) -> Result<String, WorktreeError> {
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    /// The branch checked out, or `None` on a detached `HEAD`.
+    pub fn current_branch(&self) -> Result<Option<String>, WorktreeError> {
+        let name = self.git(&["rev-parse", "--abbrev-ref", "HEAD"])?;
+        Ok((name != "HEAD").then_some(name))
+    }
+
+    /// Makes a work tree at `path` on a new branch `branch` starting at `base`.
+    pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<(), WorktreeError> {
+        let path = path.to_string_lossy();
+        self.git(&["worktree", "add", "--quiet", "-b", branch, &path, base])
+            .map(drop)
+    }
+
+    /// Removes the work tree at `path` (whatever it holds) and deletes `branch`.
+    pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+        let shown = path.to_string_lossy();
+        if path.exists() {
+            self.git(&["worktree", "remove", "--force", &shown])?;
+        }
+        // A work tree deleted by hand leaves an entry behind; prune forgets it.
+        self.git(&["worktree", "prune"])?;
+        self.git(&["branch", "-D", branch]).map(drop)
+    }
+
+    /// Whether `branch` exists.
+    pub fn has_branch(&self, branch: &str) -> bool {
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ])
+        .is_ok()
+    }
+
+    /// Merges `branch` into the branch checked out, always with a merge commit saying
+    /// `message`. On a conflict the merge is aborted and the conflicting files returned.
+    pub fn merge(&self, branch: &str, message: &str) -> Result<MergeOutcome, WorktreeError> {
+        let ahead = self.git(&["rev-list", "--count", &format!("HEAD..{branch}")])?;
+        if ahead == "0" {
+            return Ok(MergeOutcome::UpToDate);
+        }
+        match self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]) {
+            Ok(_) => Ok(MergeOutcome::Merged {
+                commit: self.head()?,
+            }),
+            Err(failed) => {
+                let conflicts = self.git(&["diff", "--name-only", "--diff-filter=U", "-z"])?;
+                let mut files: Vec<String> = conflicts
+                    .split('\0')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                if files.is_empty() {
+                    // Not a content conflict (e.g. untracked files in the way): nothing merged.
+                    let _ = self.git(&["merge", "--abort"]);
+                    return Err(failed);
+                }
+                files.sort();
+                self.git(&["merge", "--abort"])?;
+                Ok(MergeOutcome::Conflict { files })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::at(dir.path().canonicalize().unwrap());
+        repo.git(&["init", "-q", "-b", "main"]).unwrap();
+        repo.git(&["config", "user.name", "T"]).unwrap();
+        repo.git(&["config", "user.email", "t@example.invalid"])
+            .unwrap();
+        std::fs::write(dir.path().join("shared.txt"), "one\ntwo\nthree\n").unwrap();
+        repo.git(&["add", "-A"]).unwrap();
+        repo.git(&["commit", "-qm", "base"]).unwrap();
+        (dir, repo)
+    }
+
+    fn commit_in(tree: &Path, file: &str, content: &str) {
+        std::fs::write(tree.join(file), content).unwrap();
+        let repo = Repository::at(tree);
+        repo.git(&["add", "-A"]).unwrap();
+        repo.git(&["commit", "-qm", &format!("edit {file}")])
+            .unwrap();
+    }
+
+    #[test]
+    fn two_worktrees_merge_back_with_commits_that_name_them() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (api, ui) = (trees.path().join("api"), trees.path().join("ui"));
+        repo.add_worktree(&api, "cp/run/api", &base).unwrap();
+        repo.add_worktree(&ui, "cp/run/ui", &base).unwrap();
+        commit_in(&api, "api.txt", "api\n");
+        commit_in(&ui, "ui.txt", "ui\n");
+
+        let first = repo.merge("cp/run/api", "Merge phase api").unwrap();
+        assert!(matches!(first, MergeOutcome::Merged { .. }), "{first:?}");
+        let second = repo.merge("cp/run/ui", "Merge phase ui").unwrap();
+        assert!(matches!(second, MergeOutcome::Merged { .. }), "{second:?}");
+        assert!(dir.path().join("api.txt").exists() && dir.path().join("ui.txt").exists());
+        let log = repo.git(&["log", "--format=%s"]).unwrap();
+        assert!(log.starts_with("Merge phase ui\nMerge phase api"), "{log}");
+        assert_eq!(
+            repo.merge("cp/run/ui", "again").unwrap(),
+            MergeOutcome::UpToDate
+        );
+
+        repo.remove_worktree(&api, "cp/run/api").unwrap();
+        repo.remove_worktree(&ui, "cp/run/ui").unwrap();
+        assert!(!api.exists() && !repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
+        assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn a_conflict_is_aborted_and_named() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (a, b) = (trees.path().join("a"), trees.path().join("b"));
+        repo.add_worktree(&a, "cp/r/a", &base).unwrap();
+        repo.add_worktree(&b, "cp/r/b", &base).unwrap();
+        commit_in(&a, "shared.txt", "one\nTWO from a\nthree\n");
+        commit_in(&b, "shared.txt", "one\nTWO from b\nthree\n");
+        assert!(matches!(
+            repo.merge("cp/r/a", "Merge phase a").unwrap(),
+            MergeOutcome::Merged { .. }
+        ));
+        let before = repo.head().unwrap();
+        let outcome = repo.merge("cp/r/b", "Merge phase b").unwrap();
+        assert_eq!(
+            outcome,
+            MergeOutcome::Conflict {
+                files: vec!["shared.txt".into()]
+            }
+        );
+        // Nothing half-merged: same commit, clean tree, a's content.
+        assert_eq!(repo.head().unwrap(), before);
+        assert_eq!(repo.git(&["status", "--porcelain"]).unwrap(), "");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("shared.txt")).unwrap(),
+            "one\nTWO from a\nthree\n"
+        );
+        // The branch is kept for a merge by hand.
+        assert!(repo.has_branch("cp/r/b"));
+    }
+
+    #[test]
+    fn a_worktree_deleted_by_hand_is_still_removed() {
+        let (_dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let gone = trees.path().join("gone");
+        repo.add_worktree(&gone, "cp/r/gone", &base).unwrap();
+        std::fs::remove_dir_all(&gone).unwrap();
+        repo.remove_worktree(&gone, "cp/r/gone").unwrap();
+        assert!(!repo.has_branch("cp/r/gone"));
+        assert_eq!(repo.git(&["worktree", "list"]).unwrap().lines().count(), 1);
+    }
+}

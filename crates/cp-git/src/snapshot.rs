@@ -87,7 +87,6 @@ impl WorkTreeSnapshot {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test code")]
 
     use std::process::Command;
 

@@ -156,7 +156,6 @@ impl Repository {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
 

@@ -106,7 +106,6 @@ fn cycle(deps: &[Vec<usize>], done: &[bool], phases: &[Phase]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
 

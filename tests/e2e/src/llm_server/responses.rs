@@ -258,7 +258,6 @@ pub fn error(status: u16, message: &str) -> Reply {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
 

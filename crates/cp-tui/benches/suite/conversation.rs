@@ -40,7 +40,7 @@ fn entry(i: usize) -> Entry {
     }
 }
 
-fn conversation(entries: usize) -> Conversation {
+pub fn conversation(entries: usize) -> Conversation {
     let mut c = Conversation::default();
     for i in 0..entries {
         c.push(entry(i));

@@ -238,6 +238,7 @@ mod tests {
             headers: Vec::new(),
             raw_body: body.to_string(),
             body,
+            received: std::time::Instant::now(),
         }
     }
 

@@ -30,6 +30,8 @@ pub struct RecordedRequest {
     pub body: Value,
     /// The body as text.
     pub raw_body: String,
+    /// When the whole request had arrived (for timing the host between requests).
+    pub received: std::time::Instant,
 }
 
 impl RecordedRequest {
@@ -100,6 +102,7 @@ pub(super) fn read_request(stream: &TcpStream) -> io::Result<RecordedRequest> {
         headers,
         body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
         raw_body,
+        received: std::time::Instant::now(),
     })
 }
 

@@ -1,0 +1,173 @@
+//! A day's session in the real binary: the TUI restored from a saved state of 100, 1,000 and
+//! 10,000 conversation entries, then driven by the scripted model. Reports the time from start
+//! to the first frame that shows the restored conversation, and the host's time per request
+//! (everything between two model requests: the tool batch, the saved state, the panels and
+//! building the next request; the scripted model answers at once).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cp_e2e::{LlmServer, TuiSession, anthropic};
+use cp_llm::Message;
+use cp_tui::tui::SavedState;
+use serde_json::json;
+
+use super::Options;
+use super::conversation::conversation;
+use super::stats::{Row, fmt, ms};
+
+const WAIT: Duration = Duration::from_secs(60);
+const WORKER: &str = "bench";
+
+/// Writes a saved state of `entries` conversation entries, with the model history that goes
+/// with them, where the TUI of worker [`WORKER`] restores it from.
+fn seed(root: &Path, entries: usize) {
+    let conversation = conversation(entries);
+    let mut messages = Vec::new();
+    for i in 0..entries.div_ceil(3) {
+        messages.push(Message::user_text(format!(
+            "Step {i}: add the next check to the parser, please."
+        )));
+        messages.push(Message::assistant_text(format!(
+            "Done with step {i}: the parser now rejects empty input, and `cargo test` passes."
+        )));
+    }
+    let state = SavedState {
+        version: 1,
+        conversation,
+        messages,
+        ..SavedState::default()
+    };
+    let dir = root.join(".context-pilot/state").join(WORKER);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("session.json"),
+        serde_json::to_vec(&state).unwrap(),
+    )
+    .unwrap();
+}
+
+fn start(opts: &Options, root: &Path, server: &LlmServer) -> TuiSession {
+    let url = server.url();
+    TuiSession::start_exe(
+        &opts.exe,
+        root,
+        &[],
+        &[
+            ("CP_WORKER", WORKER),
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "k"),
+            ("OPENAI_API_KEY", ""),
+        ],
+    )
+    .unwrap()
+}
+
+/// Restore time and host time per request for a session of `entries` entries.
+fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>) {
+    let repo = cp_e2e::git_repo();
+    let root = repo.path().canonicalize().unwrap();
+    // The turns write under bench/, which git ignores: the stop gate has nothing to hold the
+    // agent for, so each turn is two requests.
+    std::fs::write(root.join(".gitignore"), "bench/\n").unwrap();
+    cp_e2e::git(&root, &["add", "-A"]);
+    cp_e2e::git(&root, &["commit", "-q", "-m", "ignore bench/"]);
+    seed(&root, entries);
+    let server = LlmServer::start().unwrap();
+    // The last entry of the seeded conversation is on screen once it is restored.
+    let last = entries - 1;
+    let marker = match last % 3 {
+        0 => format!("Step {last}:"),
+        2 => format!("notes/n{last}.md"),
+        _ => format!("step {last}"),
+    };
+    let started = Instant::now();
+    let mut tui = start(opts, &root, &server);
+    tui.wait_for(&marker, WAIT).unwrap();
+    let restore = vec![ms(started.elapsed())];
+
+    for turn in 0..turns {
+        let args = json!({"file_path": format!("bench/t{turn}.md"), "content": "x\n"}).to_string();
+        server.push(anthropic::tool_use_turn(&[(
+            &format!("toolu_b{turn}"),
+            "File_write",
+            &args,
+        )]));
+        server.push(anthropic::text_turn(&format!("Wrote t{turn}.")));
+        tui.type_text(&format!("write t{turn}"));
+        tui.send(b"\r");
+        server.wait_for_requests(2 * (turn + 1), WAIT);
+        // The turn is over once its answer is drawn; the next message starts a new turn.
+        tui.wait_for(&format!("Wrote t{turn}."), WAIT).unwrap();
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2 * turns, "two requests a turn");
+    // Within a turn, the gap between the request that got the tool call and the one that
+    // carries its result is all host time: the model answered at once.
+    let host: Vec<f64> = requests
+        .chunks(2)
+        .map(|pair| ms(pair[1].received.duration_since(pair[0].received)))
+        .collect();
+    tui.send(b"\x03");
+    tui.wait_exit(WAIT).unwrap();
+    (restore, host)
+}
+
+/// The rows: per size, restore time and host time per request; then the growth as ratios.
+pub fn day_session(opts: &Options) -> Vec<Row> {
+    let (sizes, turns): (&[usize], usize) = if opts.quick {
+        (&[100, 300], 2)
+    } else {
+        (&[100, 1_000, 10_000], 5)
+    };
+    let mut rows = Vec::new();
+    let mut medians = Vec::new();
+    for &entries in sizes {
+        let (restore, host) = measure(opts, entries, turns);
+        let restore_row = Row::new(
+            format!(
+                "start to first frame, restoring {} entries",
+                fmt(entries as f64)
+            ),
+            "ms",
+            restore,
+        )
+        .note("the real binary in a PTY; until the last restored entry is on screen");
+        let host_row = Row::new(
+            format!("host time per request, {} entries", fmt(entries as f64)),
+            "ms",
+            host,
+        )
+        .note("tool call in → its result out: tool batch, saved state, panels, next request; model answers at once");
+        medians.push((entries, restore_row.median(), host_row.median()));
+        rows.push(restore_row);
+        rows.push(host_row);
+    }
+    if let (Some(first), Some(last)) = (medians.first(), medians.last()) {
+        rows.push(
+            Row::new(
+                format!(
+                    "host time per request, {} ÷ {} entries",
+                    fmt(last.0 as f64),
+                    fmt(first.0 as f64)
+                ),
+                "×",
+                vec![last.2 / first.2],
+            )
+            .note("the goal is at most 2×"),
+        );
+        rows.push(
+            Row::new(
+                format!(
+                    "start to first frame, {} ÷ {} entries",
+                    fmt(last.0 as f64),
+                    fmt(first.0 as f64)
+                ),
+                "×",
+                vec![last.1 / first.1],
+            )
+            .note("the goal is a first frame within 500 ms"),
+        );
+    }
+    rows
+}

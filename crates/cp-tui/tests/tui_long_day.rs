@@ -1,6 +1,6 @@
 //! End to end: a day's session. The real binary restores 2,000 turns (a question, a short
 //! markdown answer and a `File_write` each), the scripted model drives one more turn, then 40
-//! PgUp move the view 400 lines up and 40 PgDn bring it back to the end.
+//! Page Up keys move the view 400 lines up and 40 Page Down keys bring it back to the end.
 //!
 //! The turns are restored from a saved state rather than driven one by one: what is checked
 //! is that the TUI works and scrolls with that much history (the time it takes is measured by

@@ -35,6 +35,8 @@ pub enum AppEvent {
     AgentNotice(cp_base::Level, String),
     /// What the agent CLI's hooks left for it while it was idle (background results).
     Waiting(Vec<cp_base::Notification>),
+    /// Background work whose thread could not start (see `background::spawn`).
+    NotStarted(super::background::NotStarted),
 }
 
 /// Why a workflow run driven from the TUI failed.

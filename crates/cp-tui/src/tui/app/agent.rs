@@ -3,12 +3,13 @@
 use cp_base::Level;
 
 use cp_agent::{
-    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, spawn_turn,
+    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn,
 };
 use cp_llm::{CancelToken, Message};
 
 use cp_mod_checkpoint::RestartConfig;
 
+use crate::tui::background::{self, Job, Reporter};
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
 use crate::tui::running_turn::RunningTurn;
@@ -33,7 +34,6 @@ impl App {
         self.agent.streaming_entry = None;
         self.agent.work_left = None;
         let restart = self.restart_config();
-        let tx = self.tx.clone();
         let started = if restart.restarts_enabled() {
             crate::tui::restartable::spawn(
                 &self.host,
@@ -41,7 +41,7 @@ impl App {
                 restart,
                 self.agent.messages.clone(),
                 &turn,
-                tx,
+                &self.tx,
             )
         } else {
             let ctx = TurnContext {
@@ -53,18 +53,15 @@ impl App {
                 stop: turn.stop.clone(),
                 stop_gate: StopGateMode::Full,
             };
-            spawn_turn(ctx, self.agent.messages.clone(), move |event| {
-                let _ = tx.send(AppEvent::Agent(event));
-            })
+            let job = PlainTurnJob {
+                ctx,
+                messages: self.agent.messages.clone(),
+            };
+            background::spawn(job, &self.tx)
         };
-        match started {
-            Ok(()) => self.agent.turn = Some(turn),
-            Err(e) => {
-                self.conversation.push(Entry::Notice {
-                    level: Level::Error,
-                    text: format!("cannot start the agent: {e}"),
-                });
-            }
+        // A turn that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
+        if started.is_ok() {
+            self.agent.turn = Some(turn);
         }
     }
 
@@ -211,6 +208,30 @@ impl App {
             Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
             self.start_turn();
         }
+    }
+}
+
+/// The built-in agent's turn without smart restart; ends with `AgentEvent::Finished`.
+struct PlainTurnJob {
+    ctx: TurnContext,
+    messages: Vec<Message>,
+}
+
+impl Job for PlainTurnJob {
+    fn thread_name(&self) -> String {
+        "cp-agent-turn".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the agent's turn"
+    }
+
+    fn run(self, progress: &Reporter) -> Option<AppEvent> {
+        let sink = |event| {
+            progress.send(AppEvent::Agent(event));
+        };
+        let (_, end) = run_turn(&self.ctx, self.messages, &sink);
+        Some(AppEvent::Agent(AgentEvent::Finished(end)))
     }
 }
 

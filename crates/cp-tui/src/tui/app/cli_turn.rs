@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use cp_llm::CancelToken;
 
+use crate::tui::cli_agent::CliTurnError;
 use crate::tui::conversation::Entry;
 use crate::tui::restartable::last_user_text;
 use crate::tui::running_turn::RunningTurn;
@@ -87,6 +88,8 @@ impl App {
                 self.agent.work_left = None;
                 self.agent.turn = Some(turn);
             }
+            // Reported by `background::spawn` (`AppEvent::NotStarted`).
+            Err(CliTurnError::NotStarted(_)) => {}
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,

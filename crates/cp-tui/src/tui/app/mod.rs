@@ -11,6 +11,7 @@ use cp_base::{Level, Notice, PanelView, ToolCall};
 use cp_llm::Message;
 
 use super::agent_state::AgentState;
+use super::background;
 use super::config_watch::ConfigWatch;
 use super::confirm::Confirm;
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
@@ -20,7 +21,7 @@ use super::keymap::{Action, KeyContext};
 use super::navigation::{Close, Focus, Navigation, SidebarEntry, sidebar};
 use super::palette::{Palette, PaletteStep};
 use super::saved_state::Autosave;
-use super::tool_jobs::ToolJobs;
+use super::tool_jobs::{BatchJob, ToolJobs};
 use super::view_model::ViewModel;
 use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
@@ -416,7 +417,7 @@ impl App {
         self.start_turn();
     }
 
-    /// Runs a batch of tool calls on a worker thread; results arrive as `BatchDone`.
+    /// Runs a batch of tool calls in the background; results arrive as `BatchDone`.
     pub fn run_tools(&mut self, calls: Vec<ToolCall>) {
         let entries = calls
             .iter()
@@ -431,20 +432,15 @@ impl App {
             .collect();
         let job = self.jobs.start(entries);
         self.select("conversation");
-        let registry = self.host.registry().clone();
-        let env = self.host.env().clone();
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("cp-batch-{job}"))
-            .spawn(move || {
-                let results = cp_base::run_batch(&registry, &calls, &env);
-                let _ = tx.send(AppEvent::BatchDone { job, results });
-            });
-        if let Err(e) = spawned {
-            self.finish_job(
-                job,
-                vec![cp_base::ToolResult::error(format!("cannot start: {e}"))],
-            );
+        let batch = BatchJob {
+            job,
+            registry: self.host.registry().clone(),
+            env: self.host.env().clone(),
+            calls,
+        };
+        // A batch that cannot start ends at once: its calls get the reason as their result.
+        if let Err(e) = background::spawn(batch, &self.tx) {
+            self.finish_job(job, vec![cp_base::ToolResult::error(e.to_string())]);
         }
     }
 
@@ -478,6 +474,12 @@ impl App {
                     self.host.notifier().notify(note);
                 }
                 self.drain_notices();
+            }
+            AppEvent::NotStarted(failure) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: failure.to_string(),
+                });
             }
             AppEvent::Term(_) => {}
         }

@@ -38,14 +38,12 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        match workflow_thread::start(&self.host, runner, args, self.tx.clone()) {
-            Ok(()) => {
-                self.workflow = Some(WorkflowRun {
-                    turn: Some(turn),
-                    ..WorkflowRun::default()
-                });
-            }
-            Err(e) => self.workflow_not_started(&e),
+        // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
+        if workflow_thread::start(&self.host, runner, args, &self.tx).is_ok() {
+            self.workflow = Some(WorkflowRun {
+                turn: Some(turn),
+                ..WorkflowRun::default()
+            });
         }
     }
 

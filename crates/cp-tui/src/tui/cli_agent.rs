@@ -257,7 +257,7 @@ impl CliAgent {
         prompt: String,
         history: Vec<Message>,
         cancel: &CancelToken,
-        tx: Sender<AppEvent>,
+        tx: &Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
         let mut runner = self.lend(cancel, tx.clone())?;
         runner.continue_session();
@@ -275,7 +275,7 @@ impl CliAgent {
             cancel: cancel.clone(),
         };
         // A thread that cannot start drops the job, and the runner in it goes back.
-        background::spawn(job, &tx)?;
+        background::spawn(job, tx)?;
         Ok(())
     }
 }

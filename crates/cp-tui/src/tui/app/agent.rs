@@ -14,7 +14,8 @@ use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
 use crate::tui::running_turn::RunningTurn;
 
-use super::{App, shorten};
+use super::App;
+use super::tools::shorten;
 
 impl App {
     /// Starts an agent turn on the current history (which ends with a user message).
@@ -93,7 +94,7 @@ impl App {
             self.agent.status_since = None;
         } else if let Some(turn) = self.workflow_turn() {
             turn.cancel.cancel();
-            self.flash = Some("cancelling the workflow phase's turn…".into());
+            self.ui.flash = Some("cancelling the workflow phase's turn…".into());
         }
     }
 
@@ -101,7 +102,7 @@ impl App {
     /// for an approval (hidden or shown): nothing runs then, and a cancel would end the next
     /// phase before it starts.
     pub(super) fn workflow_turn(&self) -> Option<&RunningTurn> {
-        if self.dialog.is_some() {
+        if self.modal.dialog.is_some() {
             return None;
         }
         self.workflow
@@ -179,7 +180,7 @@ impl App {
                 self.agent.status_since = None;
                 self.agent.streaming_entry = None;
                 match end {
-                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
+                    TurnEnd::Stopped(StopReason::Reload) => self.life.stopped_for_reload = true,
                     TurnEnd::Done | TurnEnd::Stopped(_) => {}
                     TurnEnd::Cancelled => {
                         self.conversation.push_system("Turn cancelled.");
@@ -264,17 +265,18 @@ mod tests {
                 stop: StopControl::default(),
             });
         }
-        app.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
+        app.modal.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
             crate::tui::snapshot_tests::checkpoint_request(),
             std::sync::mpsc::channel().0,
         ));
-        if let Some(dialog) = app.dialog.as_mut() {
+        if let Some(dialog) = app.modal.dialog.as_mut() {
             dialog.hidden = true;
         }
         app.apply(crate::tui::keymap::Action::Back);
         assert!(!waiting.is_cancelled());
         assert!(
-            app.flash
+            app.ui
+                .flash
                 .as_deref()
                 .is_some_and(|f| f.contains("cancelling"))
         );

@@ -37,7 +37,7 @@ impl App {
             turn.cancel.cancel();
         }
         let limit = cli.grace() + WIND_DOWN_MARGIN;
-        self.flash = Some(format!(
+        self.ui.flash = Some(format!(
             "Stopping {}… (at most {} s)",
             cli.name(),
             limit.as_secs()
@@ -79,7 +79,7 @@ impl App {
             prompt,
             self.agent.messages.clone(),
             &turn.cancel,
-            self.tx.clone(),
+            &self.tx,
         );
         match started {
             Ok(()) => {

@@ -44,7 +44,19 @@ pub enum Command {
     Type,
 }
 
-/// A row of the key table: the keys, where they hold, what they do, and the help text.
+impl Command {
+    /// The name of the command in the app's command table (`app::commands`) that the keys
+    /// run.
+    pub fn command_name(&self) -> Option<&'static str> {
+        match self {
+            Self::Do(action) => action.command_name(),
+            Self::SelectDigit => Some("select_panel"),
+            Self::Type => Some("insert_char"),
+        }
+    }
+}
+
+/// A row of the key table: the keys, where they hold, what they do, and how help says it.
 #[derive(Debug)]
 pub struct Binding {
     pub keys: &'static [Key],
@@ -52,7 +64,21 @@ pub struct Binding {
     pub label: &'static str,
     pub scope: Scope,
     pub command: Command,
-    pub help: &'static str,
+    /// Help's words for these keys when the command's doc does not fit them (`:` in the
+    /// sidebar is the palette without the note on where else it opens).
+    pub note: Option<&'static str>,
+}
+
+impl Binding {
+    /// What help says the keys do: the row's note, or the doc of the command they run.
+    pub fn help(&self) -> &'static str {
+        self.note
+            .or_else(|| {
+                let name = self.command.command_name()?;
+                Some(crate::tui::app::commands::command(name)?.doc)
+            })
+            .unwrap_or("")
+    }
 }
 
 pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
@@ -83,13 +109,13 @@ pub(super) const fn bind(
     label: &'static str,
     scope: Scope,
     command: Command,
-    help: &'static str,
+    note: Option<&'static str>,
 ) -> Binding {
     Binding {
         keys,
         label,
         scope,
         command,
-        help,
+        note,
     }
 }

@@ -9,7 +9,7 @@
 
 use std::sync::mpsc::Sender;
 
-use super::events::AppEvent;
+use super::events::{AppEvent, NotStarted};
 
 /// Work that runs off the UI thread.
 pub trait Job: Send + 'static {
@@ -45,15 +45,6 @@ impl Reporter {
     pub fn sender(&self) -> Sender<AppEvent> {
         self.tx.clone()
     }
-}
-
-/// A job whose thread could not start.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("cannot start {what}: {reason}")]
-pub struct NotStarted {
-    pub what: &'static str,
-    /// The operating system's reason (kept as text, so the event stays cloneable).
-    pub reason: String,
 }
 
 /// Runs `job` on a thread of its own; its events go to `tx`. When the thread cannot start,

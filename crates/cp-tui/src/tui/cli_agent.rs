@@ -25,10 +25,10 @@ use cp_mod_checkpoint::{
     Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
 };
 
-use super::background::{self, Job, NotStarted, Reporter};
+use super::background::{self, Job, Reporter};
 use super::cli_events::{Shown, show};
 use super::cli_session_file;
-use super::events::AppEvent;
+use super::events::{AppEvent, NotStarted};
 use super::restartable::restart_observer;
 use crate::host::Host;
 use crate::init::InitAgent;

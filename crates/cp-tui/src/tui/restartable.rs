@@ -7,8 +7,8 @@ use std::sync::mpsc::Sender;
 
 use cp_mod_checkpoint::{RestartConfig, RestartEvent, RestartLoop};
 
-use super::background::{self, Job, NotStarted, Reporter};
-use super::events::AppEvent;
+use super::background::{self, Job, Reporter};
+use super::events::{AppEvent, NotStarted};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentEvent, AgentRunner, EventSink, StopGateMode, TurnEnd};

@@ -11,9 +11,9 @@ use cp_mod_checkpoint::{
     WorkflowEvent, resume_workflow, run_workflow,
 };
 
-use super::background::{self, Job, NotStarted, Reporter};
+use super::background::{self, Job, Reporter};
 use super::cli_agent::LentRunner;
-use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
+use super::events::{AppEvent, NotStarted, WorkflowFailure, WorkflowMsg};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentRunner, EventSink};

@@ -7,7 +7,6 @@
 use super::App;
 use crate::tui::help::Help;
 use crate::tui::keymap::Action;
-use crate::tui::line_edit::EditOp;
 use crate::tui::navigation::{Close, Focus};
 use crate::tui::palette::Palette;
 
@@ -233,6 +232,11 @@ pub fn command(name: &str) -> Option<&'static Command> {
     COMMANDS.iter().find(|c| c.name == name)
 }
 
+/// The doc of the command named `name` (what the help overlay says its keys do).
+pub fn doc(name: &str) -> Option<&'static str> {
+    command(name).map(|c| c.doc)
+}
+
 #[expect(
     clippy::needless_pass_by_value,
     reason = "every command's function takes its action by value (`Command::fun`)"
@@ -252,57 +256,6 @@ fn scroll(app: &mut App, action: Action) {
         Action::ScrollUp(n) => app.scroll_by(n, true),
         Action::ScrollDown(n) => app.scroll_by(n, false),
         _ => {}
-    }
-}
-
-impl Action {
-    /// The name of the command this action runs on the main screen; `None` for a click (the
-    /// hit map resolves it) and for a yes/no answer (only a question takes one).
-    pub fn command_name(&self) -> Option<&'static str> {
-        Some(match self {
-            Self::Quit => "quit",
-            Self::Help => "help",
-            Self::OpenPalette => "open_palette",
-            Self::ToggleExpand => "toggle_expand",
-            Self::ShowDialog => "show_dialog",
-            Self::SelectPanel(_) => "select_panel",
-            Self::Newline => "newline",
-            Self::Submit => "submit",
-            Self::FocusNext => "focus_next",
-            Self::FocusPrev => "focus_prev",
-            Self::Back => "back",
-            Self::ScrollUp(_) => "scroll_up",
-            Self::ScrollDown(_) => "scroll_down",
-            Self::Home => "line_start",
-            Self::End => "line_end",
-            Self::Edit(EditOp::WordLeft) => "word_left",
-            Self::Edit(EditOp::WordRight) => "word_right",
-            Self::Edit(EditOp::KillWordBack) => "kill_word_back",
-            Self::Edit(EditOp::KillAlnumWordBack) => "kill_alnum_word_back",
-            Self::Edit(EditOp::KillWordForward) => "kill_word_forward",
-            Self::Edit(EditOp::KillToLineStart) => "kill_to_line_start",
-            Self::Edit(EditOp::KillToLineEnd) => "kill_to_line_end",
-            Self::Edit(EditOp::Yank) => "yank",
-            Self::Edit(_) => "edit_text",
-            Self::Left => "move_left",
-            Self::Right => "move_right",
-            Self::Up => "move_up",
-            Self::Down => "move_down",
-            Self::Backspace => "delete_back",
-            Self::Delete => "delete_forward",
-            Self::Char(_) => "insert_char",
-            Self::Paste(_) => "paste",
-            Self::SelectPrev => "select_prev",
-            Self::SelectNext => "select_next",
-            Self::ScrollToStart => "scroll_to_start",
-            Self::ScrollToEnd => "scroll_to_end",
-            Self::ClosePanel => "close_panel",
-            Self::EditExternally => "edit_externally",
-            Self::Search => "search",
-            Self::SearchNext => "search_next",
-            Self::SearchPrev => "search_prev",
-            Self::Click { .. } | Self::Yes | Self::No => return None,
-        })
     }
 }
 
@@ -413,6 +366,7 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::keymap::{BINDINGS, KeyContext, help_rows};
 
     #[test]
     fn command_names_are_unique_and_every_key_binding_runs_a_listed_command() {
@@ -424,15 +378,32 @@ mod tests {
             );
             assert!(!c.doc.is_empty(), "{} has no doc", c.name);
         }
-        for binding in &crate::tui::keymap::BINDINGS {
-            if let crate::tui::keymap::Command::Do(action) = &binding.command {
-                let name = action.command_name();
-                assert!(
-                    name.and_then(command).is_some(),
-                    "{}: {name:?}",
-                    binding.label
-                );
-            }
+        for binding in &BINDINGS {
+            let name = binding.command.command_name();
+            assert!(
+                name.and_then(command).is_some(),
+                "{}: {name:?}",
+                binding.label
+            );
         }
+    }
+
+    #[test]
+    fn help_lists_every_binding_of_the_context() {
+        let text = help_rows(KeyContext::Text, doc);
+        for b in BINDINGS
+            .iter()
+            .filter(|b| b.scope.holds_in(KeyContext::Text))
+        {
+            assert!(
+                text.contains(&(b.label, b.help(doc))),
+                "{} missing",
+                b.label
+            );
+            assert!(!b.help(doc).is_empty(), "{} has no help", b.label);
+        }
+        let sidebar = help_rows(KeyContext::Sidebar, doc);
+        assert!(sidebar.iter().any(|(keys, _)| *keys == "x, Delete"));
+        assert!(!sidebar.iter().any(|(keys, _)| *keys == "Ctrl-W"));
     }
 }

@@ -19,7 +19,7 @@ use super::confirm::Confirm;
 use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use super::dialog::ApprovalDialog;
 use super::events::AppEvent;
-use super::keymap::KeyContext;
+use super::keymap::{KeyContext, help_rows};
 use super::navigation::{Focus, Navigation, SidebarEntry, sidebar};
 use super::palette::Palette;
 use super::saved_state::Autosave;
@@ -189,6 +189,11 @@ impl App {
             reload_pending: self.life.reload.is_some(),
             running_jobs: self.jobs.running(),
             help: self.modal.help.as_ref(),
+            help_rows: self
+                .modal
+                .help
+                .map(|h| help_rows(h.context, commands::doc))
+                .unwrap_or_default(),
             search: self.modal.search.as_ref(),
         };
         // A module panel's content can shrink under a kept offset; never draw past it. (The

@@ -16,7 +16,7 @@ pub enum Scope {
 
 impl Scope {
     /// Whether a binding of this scope holds in `context`.
-    pub(super) fn holds_in(self, context: KeyContext) -> bool {
+    pub(crate) fn holds_in(self, context: KeyContext) -> bool {
         matches!(
             (self, context),
             (Self::Everywhere, KeyContext::Text | KeyContext::Sidebar)
@@ -45,8 +45,7 @@ pub enum Command {
 }
 
 impl Command {
-    /// The name of the command in the app's command table (`app::commands`) that the keys
-    /// run.
+    /// The name of the command the keys run (in the app's command table, `app::commands`).
     pub fn command_name(&self) -> Option<&'static str> {
         match self {
             Self::Do(action) => action.command_name(),
@@ -70,13 +69,11 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// What help says the keys do: the row's note, or the doc of the command they run.
-    pub fn help(&self) -> &'static str {
+    /// What help says the keys do: the row's note, or the doc `doc` gives for the command
+    /// they run.
+    pub fn help(&self, doc: impl Fn(&str) -> Option<&'static str>) -> &'static str {
         self.note
-            .or_else(|| {
-                let name = self.command.command_name()?;
-                Some(crate::tui::app::commands::command(name)?.doc)
-            })
+            .or_else(|| doc(self.command.command_name()?))
             .unwrap_or("")
     }
 }

@@ -4,7 +4,9 @@
 //!   reacting to tool batches ([`Module::on_batch`]) and background events.
 //! - Tools: [`ToolDef`] (JSON Schema parameters), [`ToolCall`], [`ToolResult`] with the
 //!   [`FileChange`]s a call made, and [`validate_args`], which checks arguments before any
-//!   handler runs and names the parameter at fault.
+//!   handler runs and names the parameter at fault. A module keeps its tools in a
+//!   [`ToolTable`] of [`Tool`] rows (name, description, schema, handler) and dispatches
+//!   through it.
 //! - [`Panel`]: title, badge, a pure render into a ratatui buffer, and `llm_context()`.
 //!   Modules publish their panels as immutable snapshots ([`Views`]); the UI draws those and
 //!   never waits for a module that a tool holds.
@@ -68,6 +70,7 @@ mod registry;
 mod schema;
 mod store;
 mod tool;
+mod tool_table;
 mod trust;
 mod trust_verdict;
 mod view;
@@ -92,6 +95,7 @@ pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic}
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };
+pub use tool_table::{Tool, ToolTable};
 pub use trust::{Grant, GrantCallback, TrustError, TrustState, TrustStore, user_config_dir};
 pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};

@@ -75,13 +75,13 @@ pub use model::{
     CONFIG_KEY, CallbackDef, CallbackId, CallbackSection, InvalidCallbackId, MAX_TIMEOUT_SECS,
     MIN_TIMEOUT_SECS,
 };
-pub use module::CallbackModule;
+pub use module::{CallbackModule, tool_defs};
 pub use panel::{CallbacksPanel, EditorView, PANEL_ID};
 pub use plan::{PlannedRun, plan};
 pub use queue::{Admission, QueuedRun, RunQueue};
 pub use report::{NOTE_TAIL_LINES, RunOutcome, RunReport};
 pub use run_panel::RunPanel;
 pub use script::{SCRIPT_HEADER, SHEBANG, script_path, with_header};
-pub use tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT, tool_defs};
+pub use tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT};
 pub use trigger::{Matcher, PatternError, validate_patterns};
 pub use validate::{Loaded, config_problems, load, resolve_cwd, validate_def};

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use cp_base::{
-    Args, BatchChanges, BatchResponse, Panel, Project, Stamp, ToolEnv, ToolOutcome, ToolResult,
-    WorkerId,
+    Args, BatchChanges, BatchResponse, Panel, Project, Stamp, Tool, ToolDef, ToolEnv, ToolOutcome,
+    ToolResult, ToolTable, WorkerId,
 };
 use cp_mod_console::ClientConfig;
 use serde_json::{Value, json};
@@ -15,7 +15,10 @@ use crate::firing::Firing;
 use crate::model::{CONFIG_KEY, CallbackId, CallbackSection};
 use crate::panel::{CallbacksPanel, EditorView};
 use crate::script::{numbered, read_script, script_path};
-use crate::tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT, tool_defs};
+use crate::tools::{
+    CLOSE_EDITOR, CLOSE_EDITOR_DOC, OPEN_EDITOR, OPEN_EDITOR_DOC, TOGGLE, TOGGLE_DOC, UPSERT,
+    UPSERT_DOC, close_editor_schema, open_editor_schema, toggle_schema, upsert_schema,
+};
 use crate::trigger::Matcher;
 use crate::upsert::{self, Fields, resolve_id};
 use crate::validate::validated;
@@ -410,30 +413,64 @@ impl CallbackModule {
     }
 }
 
+/// How a `Callback_*` tool runs: on the module, with the call's arguments; the text of its
+/// result, or why it failed (the dispatch names the tool).
+type Handler = fn(&mut CallbackModule, &Args<'_>) -> Result<String, CallbackError>;
+
+/// The `Callback_*` tools: what the model sees (from `tools.rs`), and the function that runs
+/// each.
+static TOOLS: ToolTable<Handler> = ToolTable::new(&[
+    Tool {
+        name: UPSERT,
+        description: UPSERT_DOC,
+        schema: upsert_schema,
+        // A change made through this tool keeps the project trusted (if it was).
+        handler: |module, args| {
+            let project = module.project.clone();
+            project.keep_trust(|| module.upsert(args))
+        },
+    },
+    Tool {
+        name: TOGGLE,
+        description: TOGGLE_DOC,
+        schema: toggle_schema,
+        // Activation is not part of what is trusted (see `cp_base::Grant`): a toggle keeps the
+        // trust as it is, with no need to re-record it.
+        handler: CallbackModule::toggle,
+    },
+    Tool {
+        name: OPEN_EDITOR,
+        description: OPEN_EDITOR_DOC,
+        schema: open_editor_schema,
+        handler: CallbackModule::open_editor,
+    },
+    Tool {
+        name: CLOSE_EDITOR,
+        description: CLOSE_EDITOR_DOC,
+        schema: close_editor_schema,
+        handler: |module, _| Ok(module.close_editor()),
+    },
+]);
+
+/// Every tool of the module.
+pub fn tool_defs() -> Vec<ToolDef> {
+    TOOLS.defs()
+}
+
 impl cp_base::Module for CallbackModule {
     fn id(&self) -> &'static str {
         "callback"
     }
 
     fn tools(&self) -> Vec<cp_base::ToolDef> {
-        tool_defs()
+        TOOLS.defs()
     }
 
     fn call_tool(&mut self, name: &str, args: &Value, _env: &ToolEnv) -> ToolOutcome {
-        let a = Args::new(name, args);
-        let project = self.project.clone();
-        let result = match name {
-            // A change made through this tool keeps the project trusted (if it was).
-            UPSERT => project.keep_trust(|| self.upsert(&a)),
-            // Activation is not part of what is trusted (see `cp_base::Grant`): a toggle
-            // keeps the trust as it is, with no need to re-record it.
-            TOGGLE => self.toggle(&a),
-            OPEN_EDITOR => self.open_editor(&a),
-            CLOSE_EDITOR => Ok(self.close_editor()),
-            other => {
-                return ToolResult::error(format!("callback module has no tool '{other}'")).into();
-            }
+        let Some(tool) = TOOLS.get(name) else {
+            return ToolResult::error(format!("callback module has no tool '{name}'")).into();
         };
+        let result = (tool.handler)(self, &Args::new(name, args));
         self.refresh();
         match result {
             Ok(text) => ToolResult::ok(text),

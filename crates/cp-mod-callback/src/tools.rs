@@ -1,6 +1,6 @@
 //! The Callback_* tools as data: names, descriptions written for the model, JSON Schemas.
+//! Their table, with the handlers, is in `module.rs`.
 
-use cp_base::ToolDef;
 use serde_json::{Value, json};
 
 use crate::model::{MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS};
@@ -17,10 +17,8 @@ fn id_param(what: &str) -> Value {
     })
 }
 
-fn upsert() -> ToolDef {
-    ToolDef::new(
-        UPSERT,
-        "Create, update or delete a file-edit callback: a bash script that runs automatically \
+/// What `UPSERT`'s row tells the model.
+pub(crate) const UPSERT_DOC: &str = "Create, update or delete a file-edit callback: a bash script that runs automatically \
 after YOUR edits (File_edit/File_write/File_delete) to files matching its pattern, so you see \
 at once what an edit broke. Definitions are shared by every worker; a new callback is active \
 only for you until others toggle it.\n\
@@ -42,98 +40,91 @@ root, `docs/` matches everything under docs, `!rule` excludes, the last matching
 Example: {\"action\": \"create\", \"name\": \"cargo-check\", \"description\": \"cargo check \
 after Rust edits\", \"pattern\": [\"*.rs\", \"!target/\"], \"script_content\": \"cargo check \
 --quiet 2>&1\", \"blocking\": true, \"timeout\": 300, \"success_message\": \"cargo check \
-passed\"}",
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["action"],
-            "properties": {
-                "action": {"type": "string", "enum": ["create", "update", "delete"],
-                           "description": "What to do."},
-                "id": id_param("Callback id for update/delete."),
-                "name": {"type": "string", "minLength": 1, "maxLength": 64,
-                         "description": "1-64 letters, digits, '_' or '-'; also the script's file name.",
-                         "examples": ["cargo-check"]},
-                "description": {"type": "string", "maxLength": 500,
-                                "description": "What the callback checks or produces.",
-                                "examples": ["cargo check after Rust edits"]},
-                "pattern": {"type": ["string", "array"], "items": {"type": "string", "minLength": 1},
-                            "minLength": 1, "minItems": 1, "maxItems": 64,
-                            "description": "Gitignore-style rule or list of rules; `!rule` excludes.",
-                            "examples": [["*.rs", "!target/"]]},
-                "script_content": {"type": "string", "minLength": 1,
-                                   "description": "Bash script body (a shebang and header are prepended).",
-                                   "examples": ["cargo check --quiet 2>&1"]},
-                "old_string": {"type": "string", "minLength": 1,
-                               "description": "Exact script text to replace (must occur once; editor must be open)."},
-                "new_string": {"type": "string",
-                               "description": "Replacement for old_string (may be empty)."},
-                "blocking": {"type": "boolean",
-                             "description": "Edit results wait for this callback (needs timeout)."},
-                "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_SECS, "maximum": MAX_TIMEOUT_SECS,
-                            "description": "Seconds before the run's process group is killed.",
-                            "examples": [300]},
-                "success_message": {"type": "string", "maxLength": 200,
-                                    "description": "Shown when the script exits 0; empty clears it.",
-                                    "examples": ["cargo check passed"]},
-                "cwd": {"type": "string", "maxLength": 512,
-                        "description": "Working directory relative to the project root; empty = root.",
-                        "examples": ["crates/app"]},
-                "one_at_a_time": {"type": "boolean",
-                                  "description": "Never run twice at once; triggers meanwhile are queued and merged."},
-                "once_per_batch": {"type": "boolean",
-                                   "description": "One run per batch with all matched files (true) or one run per file (false)."}
-            }
-        }),
-    )
+passed\"}";
+
+pub(crate) fn upsert_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["action"],
+        "properties": {
+            "action": {"type": "string", "enum": ["create", "update", "delete"],
+                       "description": "What to do."},
+            "id": id_param("Callback id for update/delete."),
+            "name": {"type": "string", "minLength": 1, "maxLength": 64,
+                     "description": "1-64 letters, digits, '_' or '-'; also the script's file name.",
+                     "examples": ["cargo-check"]},
+            "description": {"type": "string", "maxLength": 500,
+                            "description": "What the callback checks or produces.",
+                            "examples": ["cargo check after Rust edits"]},
+            "pattern": {"type": ["string", "array"], "items": {"type": "string", "minLength": 1},
+                        "minLength": 1, "minItems": 1, "maxItems": 64,
+                        "description": "Gitignore-style rule or list of rules; `!rule` excludes.",
+                        "examples": [["*.rs", "!target/"]]},
+            "script_content": {"type": "string", "minLength": 1,
+                               "description": "Bash script body (a shebang and header are prepended).",
+                               "examples": ["cargo check --quiet 2>&1"]},
+            "old_string": {"type": "string", "minLength": 1,
+                           "description": "Exact script text to replace (must occur once; editor must be open)."},
+            "new_string": {"type": "string",
+                           "description": "Replacement for old_string (may be empty)."},
+            "blocking": {"type": "boolean",
+                         "description": "Edit results wait for this callback (needs timeout)."},
+            "timeout": {"type": "integer", "minimum": MIN_TIMEOUT_SECS, "maximum": MAX_TIMEOUT_SECS,
+                        "description": "Seconds before the run's process group is killed.",
+                        "examples": [300]},
+            "success_message": {"type": "string", "maxLength": 200,
+                                "description": "Shown when the script exits 0; empty clears it.",
+                                "examples": ["cargo check passed"]},
+            "cwd": {"type": "string", "maxLength": 512,
+                    "description": "Working directory relative to the project root; empty = root.",
+                    "examples": ["crates/app"]},
+            "one_at_a_time": {"type": "boolean",
+                              "description": "Never run twice at once; triggers meanwhile are queued and merged."},
+            "once_per_batch": {"type": "boolean",
+                               "description": "One run per batch with all matched files (true) or one run per file (false)."}
+        }
+    })
 }
 
-fn toggle() -> ToolDef {
-    ToolDef::new(
-        TOGGLE,
-        "Switch a callback on or off for you (this worker) only; the definition and other \
+/// What `TOGGLE`'s row tells the model.
+pub(crate) const TOGGLE_DOC: &str = "Switch a callback on or off for you (this worker) only; the definition and other \
 workers are unaffected. id \"all\" pauses (active=false) or resumes (active=true) every callback \
 for you, e.g. during a big refactor; resuming restores the callbacks you had on. Without \
 active, the switch flips: on becomes off and off on (all: paused becomes resumed). \
-Example: {\"id\": \"CB2\", \"active\": false} or {\"id\": \"all\", \"active\": false}",
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["id"],
-            "properties": {
-                "id": id_param("Callback id, or \"all\"."),
-                "active": {"type": "boolean", "description": "true = on / resume, false = off / pause; omit to flip the current state."}
-            }
-        }),
-    )
+Example: {\"id\": \"CB2\", \"active\": false} or {\"id\": \"all\", \"active\": false}";
+
+pub(crate) fn toggle_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["id"],
+        "properties": {
+            "id": id_param("Callback id, or \"all\"."),
+            "active": {"type": "boolean", "description": "true = on / resume, false = off / pause; omit to flip the current state."}
+        }
+    })
 }
 
-fn open_editor() -> ToolDef {
-    ToolDef::new(
-        OPEN_EDITOR,
-        "Open a callback in the editor below the Callbacks panel table: its settings and its \
+/// What `OPEN_EDITOR`'s row tells the model.
+pub(crate) const OPEN_EDITOR_DOC: &str = "Open a callback in the editor below the Callbacks panel table: its settings and its \
 script with line numbers. Needed before changing the script with Callback_upsert \
 old_string/new_string. One callback is open at a time; opening another replaces it. \
-Example: {\"id\": \"CB1\"}",
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["id"],
-            "properties": {"id": id_param("Callback id to open.")}
-        }),
-    )
+Example: {\"id\": \"CB1\"}";
+
+pub(crate) fn open_editor_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["id"],
+        "properties": {"id": id_param("Callback id to open.")}
+    })
 }
 
-fn close_editor() -> ToolDef {
-    ToolDef::new(
-        CLOSE_EDITOR,
-        "Close the callback editor (keeps your context small once you are done editing). \
-Example: {}",
-        json!({"type": "object", "additionalProperties": false, "properties": {}}),
-    )
-}
+/// What `CLOSE_EDITOR`'s row tells the model.
+pub(crate) const CLOSE_EDITOR_DOC: &str = "Close the callback editor (keeps your context small once you are done editing). \
+Example: {}";
 
-/// Every tool of the module.
-pub fn tool_defs() -> Vec<ToolDef> {
-    vec![upsert(), toggle(), open_editor(), close_editor()]
+pub(crate) fn close_editor_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false, "properties": {}})
 }

@@ -1,7 +1,7 @@
 //! The checkpoint module as the host sees it: the `Checkpoint_handoff` tool and the stop
 //! gate's panel.
 
-use cp_base::{Module, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use cp_base::{Module, Tool, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -72,10 +72,8 @@ fn string_list(description: &str) -> Value {
     json!({"type": "array", "items": {"type": "string"}, "description": description})
 }
 
-fn handoff_tool() -> ToolDef {
-    ToolDef::new(
-        HANDOFF_TOOL,
-        "Record your structured handoff so a fresh session can continue your work. Call it when \
+/// What the handoff tool tells the model.
+const HANDOFF_DOC: &str = "Record your structured handoff so a fresh session can continue your work. Call it when \
          you are asked for a handoff or before you stop mid-task. List finished files in \
          `completed`, what is left in `remaining` (with an existing code pattern to imitate), \
          and the decisions, patterns, issues and every modified file. Keep it under 4000 \
@@ -84,58 +82,70 @@ fn handoff_tool() -> ToolDef {
          \"passed\"}], \"remaining\": [{\"file\": \"src/writer.rs\", \"description\": \"add \
          the encoder\", \"reference_pattern\": \"src/parser.rs:40-80 error handling\", \
          \"priority\": \"high\"}], \"decisions\": [\"errors are typed with thiserror\"], \
-         \"files_modified\": [\"src/parser.rs\"]}",
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["reason"],
-            "properties": {
-                "reason": {
-                    "type": "string",
-                    "enum": ["threshold_critical", "task_complete", "error"],
-                    "description": "Why you hand off."
-                },
-                "completed": {
-                    "type": "array",
-                    "description": "Files you finished or partly finished.",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["file", "status"],
-                        "properties": {
-                            "file": {"type": "string", "minLength": 1},
-                            "status": {"type": "string", "enum": ["done", "partial"]},
-                            "tests": {"type": "string", "enum": ["passed", "skipped", "failed"]},
-                            "notes": {"type": "string"}
-                        }
+         \"files_modified\": [\"src/parser.rs\"]}";
+
+fn handoff_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["reason"],
+        "properties": {
+            "reason": {
+                "type": "string",
+                "enum": ["threshold_critical", "task_complete", "error"],
+                "description": "Why you hand off."
+            },
+            "completed": {
+                "type": "array",
+                "description": "Files you finished or partly finished.",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file", "status"],
+                    "properties": {
+                        "file": {"type": "string", "minLength": 1},
+                        "status": {"type": "string", "enum": ["done", "partial"]},
+                        "tests": {"type": "string", "enum": ["passed", "skipped", "failed"]},
+                        "notes": {"type": "string"}
                     }
-                },
-                "remaining": {
-                    "type": "array",
-                    "description": "Work for the next session.",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["file", "description"],
-                        "properties": {
-                            "file": {"type": "string", "minLength": 1},
-                            "description": {"type": "string", "minLength": 1},
-                            "reference_pattern": {
-                                "type": "string",
-                                "examples": ["src/utils.rs:15-30 error handling"]
-                            },
-                            "priority": {"type": "string", "enum": ["high", "normal", "low"]}
-                        }
+                }
+            },
+            "remaining": {
+                "type": "array",
+                "description": "Work for the next session.",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["file", "description"],
+                    "properties": {
+                        "file": {"type": "string", "minLength": 1},
+                        "description": {"type": "string", "minLength": 1},
+                        "reference_pattern": {
+                            "type": "string",
+                            "examples": ["src/utils.rs:15-30 error handling"]
+                        },
+                        "priority": {"type": "string", "enum": ["high", "normal", "low"]}
                     }
-                },
-                "decisions": string_list("Key architectural decisions made."),
-                "patterns": string_list("Code patterns to follow."),
-                "issues": string_list("Issues encountered."),
-                "files_modified": string_list("Every file you touched (duplicates are dropped).")
-            }
-        }),
-    )
+                }
+            },
+            "decisions": string_list("Key architectural decisions made."),
+            "patterns": string_list("Code patterns to follow."),
+            "issues": string_list("Issues encountered."),
+            "files_modified": string_list("Every file you touched (duplicates are dropped).")
+        }
+    })
 }
+
+/// How the module's tool runs: with the call's arguments, in the worker's project.
+type Handler = fn(&Value, &ToolEnv) -> ToolResult;
+
+/// The module's tools: what the model sees, and the function that runs each.
+static TOOLS: ToolTable<Handler> = ToolTable::new(&[Tool {
+    name: HANDOFF_TOOL,
+    description: HANDOFF_DOC,
+    schema: handoff_schema,
+    handler: record_handoff,
+}]);
 
 impl Module for CheckpointModule {
     fn id(&self) -> &'static str {
@@ -143,17 +153,17 @@ impl Module for CheckpointModule {
     }
 
     fn tools(&self) -> Vec<ToolDef> {
-        vec![handoff_tool()]
+        TOOLS.defs()
     }
 
     fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
-        if name != HANDOFF_TOOL {
-            return ToolResult::error(format!(
+        match TOOLS.get(name) {
+            Some(tool) => (tool.handler)(args, env).into(),
+            None => ToolResult::error(format!(
                 "checkpoint module has no tool '{name}'; it offers {HANDOFF_TOOL}"
             ))
-            .into();
+            .into(),
         }
-        record_handoff(args, env).into()
     }
 
     fn panels(&self) -> Vec<Arc<dyn Panel>> {

@@ -10,7 +10,9 @@ use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Style};
 use cp_base::ratatui::text::{Line, Span};
-use cp_base::{Module, Panel, PanelView, ScrollExtent, ToolDef, ToolEnv, ToolOutcome, ToolResult};
+use cp_base::{
+    Module, Panel, PanelView, ScrollExtent, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable,
+};
 use serde_json::Value;
 
 /// Longest file shown; the rest is cut with a note, so a huge file cannot stall rendering.
@@ -170,6 +172,10 @@ fn read_view(root: &Path, relative: &str) -> Result<FileView, ViewerError> {
     })
 }
 
+/// The viewer's tools: none (files open from the UI). The table keeps the viewer dispatching
+/// as every module does.
+static TOOLS: ToolTable<fn(&mut ViewerModule) -> ToolOutcome> = ToolTable::new(&[]);
+
 /// Lists the open file views in the sidebar; closing one removes it.
 #[derive(Debug, Default)]
 pub struct ViewerModule {
@@ -196,11 +202,14 @@ impl Module for ViewerModule {
     }
 
     fn tools(&self) -> Vec<ToolDef> {
-        Vec::new()
+        TOOLS.defs()
     }
 
     fn call_tool(&mut self, name: &str, _args: &Value, _env: &ToolEnv) -> ToolOutcome {
-        ToolResult::error(format!("viewer has no tool '{name}'")).into()
+        match TOOLS.get(name) {
+            Some(tool) => (tool.handler)(self),
+            None => ToolResult::error(format!("viewer has no tool '{name}'")).into(),
+        }
     }
 
     fn panels(&self) -> Vec<Arc<dyn Panel>> {

@@ -41,14 +41,11 @@ impl Module for ConsoleModule {
     }
 
     fn tools(&self) -> Vec<ToolDef> {
-        TOOLS
-            .iter()
-            .map(|t| ToolDef::new(t.name, t.description, (t.schema)()))
-            .collect()
+        TOOLS.defs()
     }
 
     fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
-        match TOOLS.iter().find(|t| t.name == name) {
+        match TOOLS.get(name) {
             Some(tool) => (tool.handler)(self, args, env),
             None => {
                 ToolResult::error(format!("the console module has no tool named `{name}`")).into()

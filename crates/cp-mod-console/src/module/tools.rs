@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cp_base::{Args, CancelToken, ToolEnv, ToolOutcome, ToolResult, now_ms};
+use cp_base::{Args, CancelToken, Tool, ToolEnv, ToolOutcome, ToolResult, ToolTable, now_ms};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -33,16 +33,9 @@ const OVERFLOW_LINES: usize = 40;
 
 type Handler = fn(&mut ConsoleModule, &Value, &ToolEnv) -> ToolOutcome;
 
-/// One tool: what the model sees, and the function that runs it.
-pub(super) struct ConsoleTool {
-    pub(super) name: &'static str,
-    pub(super) description: &'static str,
-    pub(super) schema: fn() -> Value,
-    pub(super) handler: Handler,
-}
-
-pub(super) const TOOLS: [ConsoleTool; 6] = [
-    ConsoleTool {
+/// The console tools: what the model sees, and the function that runs each.
+pub(super) static TOOLS: ToolTable<Handler> = ToolTable::new(&[
+    Tool {
         name: "console_create",
         description: "Start a shell command in a new console (a terminal that keeps running in \
             the background and survives host restarts) and open its panel. Use it for servers, \
@@ -52,7 +45,7 @@ pub(super) const TOOLS: [ConsoleTool; 6] = [
         schema: create_schema,
         handler: create,
     },
-    ConsoleTool {
+    Tool {
         name: "console_send_keys",
         description: "Type into a running console. Escapes: \\n newline, \\r carriage return \
             (Enter in full-screen programs), \\t tab, \\e escape (\\e[A arrow up, \\e[B down, \
@@ -62,7 +55,7 @@ pub(super) const TOOLS: [ConsoleTool; 6] = [
         schema: send_keys_schema,
         handler: send_keys,
     },
-    ConsoleTool {
+    Tool {
         name: "console_wait",
         description: "Wait until a console exits (mode \"exit\") or its output matches a regex \
             (mode \"pattern\"; multi-line, so ^ and $ match at line ends; a pattern that is not a \
@@ -72,7 +65,7 @@ pub(super) const TOOLS: [ConsoleTool; 6] = [
         schema: wait_schema,
         handler: wait,
     },
-    ConsoleTool {
+    Tool {
         name: "console_watch",
         description: "Like console_wait, but returns at once; you get a notification when the \
             console exits (mode \"exit\") or its output matches the pattern (mode \"pattern\"). \
@@ -80,14 +73,14 @@ pub(super) const TOOLS: [ConsoleTool; 6] = [
         schema: watch_schema,
         handler: watch,
     },
-    ConsoleTool {
+    Tool {
         name: "console_kill",
         description: "Stop a console: its whole process group gets SIGTERM, then SIGKILL after a \
             grace period, so background children die too. Example: {\"id\": \"<console id>\"}",
         schema: kill_schema,
         handler: kill,
     },
-    ConsoleTool {
+    Tool {
         name: "console_easy_bash",
         description: "Run a short shell command to completion and get its exit code and output \
             (up to 8000 characters inline; longer output is cut to its end and kept in a console \
@@ -96,7 +89,7 @@ pub(super) const TOOLS: [ConsoleTool; 6] = [
         schema: easy_bash_schema,
         handler: easy_bash,
     },
-];
+]);
 
 fn id_param() -> Value {
     json!({"type": "string", "description": "Console id, as returned by console_create.",

@@ -17,10 +17,11 @@ use super::conversation::conversation;
 use super::stats::{Row, fmt, ms};
 
 const WAIT: Duration = Duration::from_secs(60);
-const WORKER: &str = "bench";
+/// The default worker, whose saved state `cp_e2e` reads.
+const WORKER: &str = cp_e2e::DEFAULT_WORKER;
 
 /// Writes a saved state of `entries` conversation entries, with the model history that goes
-/// with them, where the TUI of worker [`WORKER`] restores it from.
+/// with them, where the TUI restores it from.
 fn seed(root: &Path, entries: usize) {
     let conversation = conversation(entries);
     let mut messages = Vec::new();
@@ -54,7 +55,6 @@ fn start(opts: &Options, root: &Path, server: &LlmServer) -> TuiSession {
         root,
         &[],
         &[
-            ("CP_WORKER", WORKER),
             ("ANTHROPIC_BASE_URL", url.as_str()),
             ("ANTHROPIC_API_KEY", "k"),
             ("OPENAI_API_KEY", ""),
@@ -97,8 +97,13 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>)
         tui.type_text(&format!("write t{turn}"));
         tui.send(b"\r");
         server.wait_for_requests(2 * (turn + 1), WAIT);
-        // The turn is over once its answer is drawn; the next message starts a new turn.
-        tui.wait_for(&format!("Wrote t{turn}."), WAIT).unwrap();
+        // The turn is over once the state saved at its end holds the answer; the next message
+        // starts a new turn.
+        let answer = format!("Wrote t{turn}.");
+        cp_e2e::wait_saved_session(&root, "the turn ended", WAIT, |s| {
+            cp_e2e::last_assistant_message(s).is_some_and(|m| m.contains(&answer))
+        })
+        .unwrap();
     }
     let requests = server.requests();
     assert_eq!(requests.len(), 2 * turns, "two requests a turn");

@@ -25,13 +25,15 @@ use cp_orchestrate::{
     Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
 };
 
+use super::background::{self, Job, Reporter};
 use super::cli_events::{Shown, show};
 use super::cli_session_file;
-use super::events::AppEvent;
+use super::events::{AppEvent, NotStarted};
 use super::restartable::restart_observer;
 use crate::host::Host;
 use crate::init::InitAgent;
 use crate::run_external::wiring_spec;
+use cp_base::{Project, WorkerId};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
 const PHASE: &str = "chat";
@@ -41,8 +43,9 @@ const PHASE: &str = "chat";
 pub enum CliTurnError {
     #[error("the previous {0} turn still holds the agent")]
     Busy(&'static str),
-    #[error("cannot start the turn's thread: {0}")]
-    Thread(#[from] std::io::Error),
+    /// Already reported to the event loop (`AppEvent::NotStarted`).
+    #[error(transparent)]
+    NotStarted(#[from] NotStarted),
 }
 
 /// How often an idle agent's waiting background results are looked for.
@@ -234,22 +237,13 @@ impl CliAgent {
             *last = Some(Instant::now());
         }
         self.waiting.store(true, Ordering::SeqCst);
-        let (project, worker, tx) = (host.project().clone(), host.worker().clone(), tx.clone());
-        let waiting = Arc::clone(&self.waiting);
-        let spawned = std::thread::Builder::new()
-            .name("cp-cli-waiting".into())
-            .spawn(move || {
-                match crate::hook::collect_waiting(&project, &worker) {
-                    Ok(notes) if notes.is_empty() => {}
-                    Ok(notes) => {
-                        let _ = tx.send(AppEvent::Waiting(notes));
-                    }
-                    Err(e) => tracing::warn!("cannot collect the agent's background results: {e}"),
-                }
-                waiting.store(false, Ordering::SeqCst);
-            });
-        if let Err(e) = spawned {
-            tracing::warn!("cannot look for the agent's background results: {e}");
+        let job = WaitingJob {
+            project: host.project().clone(),
+            worker: host.worker().clone(),
+            waiting: Arc::clone(&self.waiting),
+        };
+        // A look that cannot start was reported by `spawn`; the next tick may try again.
+        if background::spawn(job, tx).is_err() {
             self.waiting.store(false, Ordering::SeqCst);
         }
     }
@@ -263,40 +257,114 @@ impl CliAgent {
         prompt: String,
         history: Vec<Message>,
         cancel: &CancelToken,
-        tx: Sender<AppEvent>,
+        tx: &Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
         let mut runner = self.lend(cancel, tx.clone())?;
         runner.continue_session();
         let restart_loop = RestartLoop::new(host.project().clone(), restart)
             .with_worker(host.worker().clone())
             .without_completion_commit();
-        let (project, worker, name) = (host.project().clone(), host.worker().clone(), self.name);
-        let cancelled = cancel.clone();
-        std::thread::Builder::new()
-            .name("cp-cli-turn".into())
-            .spawn(move || {
-                let mut observer = restart_observer(tx.clone());
-                let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
-                if let Some(id) = runner.current_session()
-                    && let Err(e) = cli_session_file::save(&project, &worker, name, id)
-                {
-                    tracing::warn!("cannot save the agent's session id: {e}");
-                }
-                let text = runner.give_back();
-                let mut messages = history;
-                if !text.is_empty() {
-                    messages.push(Message::assistant_text(text));
-                }
-                let _ = tx.send(AppEvent::Agent(AgentEvent::Messages(messages)));
-                let end = match result {
-                    Ok(_) => TurnEnd::Done,
-                    Err(_) if cancelled.is_cancelled() => TurnEnd::Cancelled,
-                    Err(e) => TurnEnd::Failed(e.to_string()),
-                };
-                let _ = tx.send(AppEvent::Agent(AgentEvent::Finished(end)));
-            })?;
-        // A thread that cannot start drops the closure, and the runner in it goes back.
+        let job = CliTurnJob {
+            project: host.project().clone(),
+            worker: host.worker().clone(),
+            name: self.name,
+            prompt,
+            history,
+            runner,
+            restart_loop,
+            cancel: cancel.clone(),
+        };
+        // A thread that cannot start drops the job, and the runner in it goes back.
+        background::spawn(job, tx)?;
         Ok(())
+    }
+}
+
+/// One look for what the idle agent's hooks left for it; ends with `AppEvent::Waiting` when
+/// there is something.
+struct WaitingJob {
+    project: Project,
+    worker: WorkerId,
+    /// Set while the look runs; cleared when it ends.
+    waiting: Arc<AtomicBool>,
+}
+
+impl Job for WaitingJob {
+    fn thread_name(&self) -> String {
+        "cp-cli-waiting".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the look for the agent's background results"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        let event = match crate::hook::collect_waiting(&self.project, &self.worker) {
+            Ok(notes) if notes.is_empty() => None,
+            Ok(notes) => Some(AppEvent::Waiting(notes)),
+            Err(e) => {
+                tracing::warn!("cannot collect the agent's background results: {e}");
+                None
+            }
+        };
+        self.waiting.store(false, Ordering::SeqCst);
+        event
+    }
+}
+
+/// One turn of the agent CLI under the restart loop; ends with `AgentEvent::Finished`, after
+/// saving the session id it reached and giving the runner back.
+struct CliTurnJob {
+    project: Project,
+    worker: WorkerId,
+    /// The agent's display name, for its saved session file.
+    name: &'static str,
+    prompt: String,
+    history: Vec<Message>,
+    runner: LentRunner,
+    restart_loop: RestartLoop,
+    cancel: CancelToken,
+}
+
+impl Job for CliTurnJob {
+    fn thread_name(&self) -> String {
+        "cp-cli-turn".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the agent's turn"
+    }
+
+    fn run(self, progress: &Reporter) -> Option<AppEvent> {
+        let Self {
+            project,
+            worker,
+            name,
+            prompt,
+            history,
+            mut runner,
+            restart_loop,
+            cancel,
+        } = self;
+        let mut observer = restart_observer(progress.sender());
+        let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
+        if let Some(id) = runner.current_session()
+            && let Err(e) = cli_session_file::save(&project, &worker, name, id)
+        {
+            tracing::warn!("cannot save the agent's session id: {e}");
+        }
+        let text = runner.give_back();
+        let mut messages = history;
+        if !text.is_empty() {
+            messages.push(Message::assistant_text(text));
+        }
+        progress.send(AppEvent::Agent(AgentEvent::Messages(messages)));
+        let end = match result {
+            Ok(_) => TurnEnd::Done,
+            Err(_) if cancel.is_cancelled() => TurnEnd::Cancelled,
+            Err(e) => TurnEnd::Failed(e.to_string()),
+        };
+        Some(AppEvent::Agent(AgentEvent::Finished(end)))
     }
 }
 

@@ -33,6 +33,17 @@ pub enum AppEvent {
     AgentNotice(cp_base::Level, String),
     /// What the agent CLI's hooks left for it while it was idle (background results).
     Waiting(Vec<cp_base::Notification>),
+    /// Background work whose thread could not start (see `background::spawn`).
+    NotStarted(NotStarted),
+}
+
+/// A job whose thread could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot start {what}: {reason}")]
+pub struct NotStarted {
+    pub what: &'static str,
+    /// The operating system's reason (kept as text, so the event stays cloneable).
+    pub reason: String,
 }
 
 /// Why a workflow run driven from the TUI failed.

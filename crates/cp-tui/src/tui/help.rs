@@ -1,5 +1,6 @@
 //! The key help overlay's state: which focus it describes and how far it is scrolled.
-//! Its rows come from the keymap's own table (`keymap::help_rows`), drawn by `view::help`.
+//! Its rows come from the keymap's own table with the command table's docs
+//! (`keymap::help_rows`, `app::commands::doc`), drawn by `view::help`.
 
 use super::keymap::{Action, KeyContext};
 

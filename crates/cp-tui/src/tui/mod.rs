@@ -3,6 +3,7 @@
 
 mod agent_state;
 mod app;
+mod background;
 mod cli_agent;
 mod cli_events;
 mod cli_session_file;
@@ -128,7 +129,7 @@ fn run_app(
     let mut guard = terminal::TerminalGuard::enter()?;
     let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
-        app::models::spawn_model_check(provider.config().clone(), tx.clone());
+        app::models::spawn_model_check(provider.config().clone(), &tx);
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);

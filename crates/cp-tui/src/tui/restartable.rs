@@ -7,31 +7,31 @@ use std::sync::mpsc::Sender;
 
 use cp_orchestrate::{RestartConfig, RestartEvent, RestartLoop};
 
-use super::events::AppEvent;
+use super::background::{self, Job, Reporter};
+use super::events::{AppEvent, NotStarted};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentEvent, AgentRunner, EventSink, StopGateMode, TurnEnd};
-use cp_llm::{ContentBlock, Message, Provider, Role};
+use cp_llm::{CancelToken, ContentBlock, Message, Provider, Role};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
 const PHASE: &str = "chat";
 
-/// Starts the turn on a worker thread; events arrive as `AppEvent::Agent`.
+/// Starts the turn in the background; events arrive as `AppEvent::Agent`.
 pub fn spawn(
     host: &Host,
     provider: Arc<dyn Provider>,
     config: RestartConfig,
     history: Vec<Message>,
     turn: &RunningTurn,
-    tx: Sender<AppEvent>,
-) -> std::io::Result<()> {
+    tx: &Sender<AppEvent>,
+) -> Result<(), NotStarted> {
     let prompt = last_user_text(&history);
     let sink_tx = tx.clone();
     let sink: EventSink = Arc::new(move |event| {
         let _ = sink_tx.send(AppEvent::Agent(event));
     });
-    let cancel = turn.cancel.clone();
-    let mut runner = AgentRunner::new(
+    let runner = AgentRunner::new(
         provider,
         host.registry().clone(),
         host.env().clone(),
@@ -44,24 +44,49 @@ pub fn spawn(
     let restart_loop = RestartLoop::new(host.project().clone(), config)
         .with_worker(host.worker().clone())
         .without_completion_commit();
-    std::thread::Builder::new()
-        .name("cp-agent-turn".into())
-        .spawn(move || {
-            let mut observer = restart_observer(tx.clone());
-            let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
-            let paused = runner.paused_for_reload();
-            let _ = tx.send(AppEvent::Agent(AgentEvent::Messages(
-                runner.into_messages(),
-            )));
-            let end = match result {
-                Ok(_) => TurnEnd::Done,
-                Err(_) if paused => TurnEnd::Stopped(cp_agent::StopReason::Reload),
-                Err(_) if cancel.is_cancelled() => TurnEnd::Cancelled,
-                Err(e) => TurnEnd::Failed(e.to_string()),
-            };
-            let _ = tx.send(AppEvent::Agent(AgentEvent::Finished(end)));
-        })?;
-    Ok(())
+    let job = RestartTurnJob {
+        prompt,
+        runner,
+        restart_loop,
+        cancel: turn.cancel.clone(),
+    };
+    background::spawn(job, tx)
+}
+
+/// The built-in agent's turn under the restart loop; ends with `AgentEvent::Finished`.
+struct RestartTurnJob {
+    prompt: String,
+    runner: AgentRunner,
+    restart_loop: RestartLoop,
+    cancel: CancelToken,
+}
+
+impl Job for RestartTurnJob {
+    fn thread_name(&self) -> String {
+        "cp-agent-turn".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the agent's turn"
+    }
+
+    fn run(mut self, progress: &Reporter) -> Option<AppEvent> {
+        let mut observer = restart_observer(progress.sender());
+        let result =
+            self.restart_loop
+                .run_phase(PHASE, &self.prompt, &mut self.runner, &mut observer);
+        let paused = self.runner.paused_for_reload();
+        progress.send(AppEvent::Agent(AgentEvent::Messages(
+            self.runner.into_messages(),
+        )));
+        let end = match result {
+            Ok(_) => TurnEnd::Done,
+            Err(_) if paused => TurnEnd::Stopped(cp_agent::StopReason::Reload),
+            Err(_) if self.cancel.is_cancelled() => TurnEnd::Cancelled,
+            Err(e) => TurnEnd::Failed(e.to_string()),
+        };
+        Some(AppEvent::Agent(AgentEvent::Finished(end)))
+    }
 }
 
 /// The person's latest message: what a fresh session after a restart must still do.

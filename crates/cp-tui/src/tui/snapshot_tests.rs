@@ -390,7 +390,7 @@ fn help_overlay_lists_the_keys_of_the_focus() {
     assert!(app.view_model().input.is_empty(), "the ? was not typed");
     insta::assert_snapshot!(screen);
     press(&mut app, &[(KeyCode::Esc, KeyModifiers::NONE)]);
-    assert!(app.help.is_none());
+    assert!(app.modal.help.is_none());
     // In the sidebar, F1 lists the sidebar's keys, closing a panel among them.
     press(
         &mut app,
@@ -414,7 +414,7 @@ fn help_overlay_lists_the_keys_of_the_focus() {
         ],
     );
     assert_eq!(app.view_model().input.text(), "w?");
-    assert!(app.help.is_none());
+    assert!(app.modal.help.is_none());
 }
 
 #[test]

@@ -1,7 +1,40 @@
-//! Tool batches started from the UI (the palette) and not yet finished: each job's
-//! conversation entries, which receive its results.
+//! Tool batches started from the UI (the palette): the [`BatchJob`] that runs one off the UI
+//! thread, and the jobs not yet finished with the conversation entries that receive their
+//! results.
 
 use std::collections::HashMap;
+
+use cp_base::{Registry, ToolCall, ToolEnv, run_batch};
+
+use super::background::{Job, Reporter};
+use super::events::AppEvent;
+
+/// One batch of tool calls, run through the modules' registry; ends with
+/// [`AppEvent::BatchDone`].
+pub struct BatchJob {
+    pub job: u64,
+    pub registry: Registry,
+    pub env: ToolEnv,
+    pub calls: Vec<ToolCall>,
+}
+
+impl Job for BatchJob {
+    fn thread_name(&self) -> String {
+        format!("cp-batch-{}", self.job)
+    }
+
+    fn what(&self) -> &'static str {
+        "the tool batch"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        let results = run_batch(&self.registry, &self.calls, &self.env);
+        Some(AppEvent::BatchDone {
+            job: self.job,
+            results,
+        })
+    }
+}
 
 /// The open jobs, by job id.
 #[derive(Debug, Default)]

@@ -44,6 +44,9 @@ pub struct ViewModel<'a> {
     pub running_jobs: usize,
     /// The key help overlay, when open.
     pub help: Option<&'a Help>,
+    /// Its rows: the keys of its focus and what they do (the commands' docs); empty when it
+    /// is closed.
+    pub help_rows: Vec<(&'static str, &'static str)>,
     /// `/` search in the selected panel: its prompt, and the query to highlight.
     pub search: Option<&'a Search>,
 }

@@ -1,4 +1,4 @@
-//! Running a workflow inside the TUI: the engine runs on a worker thread, its checkpoints
+//! Running a workflow inside the TUI: the engine runs as a background job, its checkpoints
 //! become a modal dialog, and its events show in the status bar and the conversation. The
 //! sessions run in the built-in agent loop or in the person's agent CLI
 //! (`context-pilot run WF --agent claude|gemini`); either streams into the conversation.
@@ -11,11 +11,13 @@ use cp_orchestrate::{
     WorkflowEvent, resume_workflow, run_workflow,
 };
 
+use super::background::{self, Job, Reporter};
 use super::cli_agent::LentRunner;
-use super::events::{AppEvent, WorkflowFailure, WorkflowMsg};
+use super::events::{AppEvent, NotStarted, WorkflowFailure, WorkflowMsg};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
 use cp_agent::{AgentRunner, EventSink};
+use cp_base::Project;
 use cp_llm::Provider;
 
 /// A workflow run started from this TUI.
@@ -104,51 +106,74 @@ pub fn builtin_agent(
     .with_controls(turn.cancel.clone(), turn.stop.clone())
 }
 
-/// Starts the run on a worker thread, its sessions run by `runner`.
+/// Starts the run in the background, its sessions run by `runner`.
 pub fn start(
     host: &Host,
-    mut runner: Box<dyn WorkflowAgent>,
+    runner: Box<dyn WorkflowAgent>,
     args: RunArgs,
-    tx: Sender<AppEvent>,
-) -> std::io::Result<()> {
-    let project = host.project().clone();
-    std::thread::Builder::new()
-        .name("cp-workflow".into())
-        .spawn(move || {
-            let mut prompter = TuiPrompter { tx: tx.clone() };
-            let result = match (&args.resume, &args.workflow) {
-                (Some(run_id), path) => resume_workflow(
-                    &project,
-                    run_id,
-                    path.as_deref(),
-                    runner.as_mut(),
-                    &mut prompter,
-                    &args.options,
-                ),
-                (None, Some(path)) => run_workflow(
-                    &project,
-                    path,
-                    runner.as_mut(),
-                    &mut prompter,
-                    &args.options,
-                ),
-                (None, None) => {
-                    let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Finished(Err(
-                        WorkflowFailure::NoFile,
-                    ))));
-                    return;
-                }
-            };
-            let msg = if result.is_err() && runner.paused_for_reload() {
-                WorkflowMsg::PausedForReload
-            } else {
-                WorkflowMsg::Finished(
-                    result
-                        .map(|outcome| outcome.exit_code())
-                        .map_err(|e| WorkflowFailure::Run(Arc::new(e))),
-                )
-            };
-            let _ = tx.send(AppEvent::Workflow(msg));
-        })?;
-    Ok(())
+    tx: &Sender<AppEvent>,
+) -> Result<(), NotStarted> {
+    let job = WorkflowJob {
+        project: host.project().clone(),
+        runner,
+        args,
+    };
+    background::spawn(job, tx)
+}
+
+/// A workflow run: its approvals and events go to the UI as they come; it ends with
+/// `WorkflowMsg::Finished` (or `PausedForReload`).
+struct WorkflowJob {
+    project: Project,
+    runner: Box<dyn WorkflowAgent>,
+    args: RunArgs,
+}
+
+impl Job for WorkflowJob {
+    fn thread_name(&self) -> String {
+        "cp-workflow".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the workflow"
+    }
+
+    fn run(mut self, progress: &Reporter) -> Option<AppEvent> {
+        let mut prompter = TuiPrompter {
+            tx: progress.sender(),
+        };
+        let (project, args) = (&self.project, &self.args);
+        let result = match (&args.resume, &args.workflow) {
+            (Some(run_id), path) => resume_workflow(
+                project,
+                run_id,
+                path.as_deref(),
+                self.runner.as_mut(),
+                &mut prompter,
+                &args.options,
+            ),
+            (None, Some(path)) => run_workflow(
+                project,
+                path,
+                self.runner.as_mut(),
+                &mut prompter,
+                &args.options,
+            ),
+            (None, None) => {
+                return Some(AppEvent::Workflow(WorkflowMsg::Finished(Err(
+                    WorkflowFailure::NoFile,
+                ))));
+            }
+        };
+        let msg = if result.is_err() && self.runner.paused_for_reload() {
+            WorkflowMsg::PausedForReload
+        } else {
+            WorkflowMsg::Finished(
+                result
+                    .map(|outcome| outcome.exit_code())
+                    .map_err(|e| WorkflowFailure::Run(Arc::new(e))),
+            )
+        };
+        Some(AppEvent::Workflow(msg))
+    }
 }

@@ -3,17 +3,19 @@
 use cp_base::Level;
 
 use cp_agent::{
-    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, spawn_turn,
+    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn,
 };
 use cp_llm::{CancelToken, Message};
 
 use cp_orchestrate::RestartConfig;
 
+use crate::tui::background::{self, Job, Reporter};
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
 use crate::tui::running_turn::RunningTurn;
 
-use super::{App, shorten};
+use super::App;
+use super::tools::shorten;
 
 impl App {
     /// Starts an agent turn on the current history (which ends with a user message).
@@ -33,7 +35,6 @@ impl App {
         self.agent.streaming_entry = None;
         self.agent.work_left = None;
         let restart = self.restart_config();
-        let tx = self.tx.clone();
         let started = if restart.restarts_enabled() {
             crate::tui::restartable::spawn(
                 &self.host,
@@ -41,7 +42,7 @@ impl App {
                 restart,
                 self.agent.messages.clone(),
                 &turn,
-                tx,
+                &self.tx,
             )
         } else {
             let ctx = TurnContext {
@@ -53,18 +54,15 @@ impl App {
                 stop: turn.stop.clone(),
                 stop_gate: StopGateMode::Full(self.host.stop_gate()),
             };
-            spawn_turn(ctx, self.agent.messages.clone(), move |event| {
-                let _ = tx.send(AppEvent::Agent(event));
-            })
+            let job = PlainTurnJob {
+                ctx,
+                messages: self.agent.messages.clone(),
+            };
+            background::spawn(job, &self.tx)
         };
-        match started {
-            Ok(()) => self.agent.turn = Some(turn),
-            Err(e) => {
-                self.conversation.push(Entry::Notice {
-                    level: Level::Error,
-                    text: format!("cannot start the agent: {e}"),
-                });
-            }
+        // A turn that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
+        if started.is_ok() {
+            self.agent.turn = Some(turn);
         }
     }
 
@@ -96,7 +94,7 @@ impl App {
             self.agent.status_since = None;
         } else if let Some(turn) = self.workflow_turn() {
             turn.cancel.cancel();
-            self.flash = Some("cancelling the workflow phase's turn…".into());
+            self.ui.flash = Some("cancelling the workflow phase's turn…".into());
         }
     }
 
@@ -104,7 +102,7 @@ impl App {
     /// for an approval (hidden or shown): nothing runs then, and a cancel would end the next
     /// phase before it starts.
     pub(super) fn workflow_turn(&self) -> Option<&RunningTurn> {
-        if self.dialog.is_some() {
+        if self.modal.dialog.is_some() {
             return None;
         }
         self.workflow
@@ -182,7 +180,7 @@ impl App {
                 self.agent.status_since = None;
                 self.agent.streaming_entry = None;
                 match end {
-                    TurnEnd::Stopped(StopReason::Reload) => self.stopped_for_reload = true,
+                    TurnEnd::Stopped(StopReason::Reload) => self.life.stopped_for_reload = true,
                     TurnEnd::Done | TurnEnd::Stopped(_) => {}
                     TurnEnd::Cancelled => {
                         self.conversation.push_system("Turn cancelled.");
@@ -211,6 +209,30 @@ impl App {
             Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
             self.start_turn();
         }
+    }
+}
+
+/// The built-in agent's turn without smart restart; ends with `AgentEvent::Finished`.
+struct PlainTurnJob {
+    ctx: TurnContext,
+    messages: Vec<Message>,
+}
+
+impl Job for PlainTurnJob {
+    fn thread_name(&self) -> String {
+        "cp-agent-turn".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the agent's turn"
+    }
+
+    fn run(self, progress: &Reporter) -> Option<AppEvent> {
+        let sink = |event| {
+            progress.send(AppEvent::Agent(event));
+        };
+        let (_, end) = run_turn(&self.ctx, self.messages, &sink);
+        Some(AppEvent::Agent(AgentEvent::Finished(end)))
     }
 }
 
@@ -243,17 +265,18 @@ mod tests {
                 stop: StopControl::default(),
             });
         }
-        app.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
+        app.modal.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
             crate::tui::snapshot_tests::checkpoint_request(),
             std::sync::mpsc::channel().0,
         ));
-        if let Some(dialog) = app.dialog.as_mut() {
+        if let Some(dialog) = app.modal.dialog.as_mut() {
             dialog.hidden = true;
         }
         app.apply(crate::tui::keymap::Action::Back);
         assert!(!waiting.is_cancelled());
         assert!(
-            app.flash
+            app.ui
+                .flash
                 .as_deref()
                 .is_some_and(|f| f.contains("cancelling"))
         );

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use cp_llm::CancelToken;
 
+use crate::tui::cli_agent::CliTurnError;
 use crate::tui::conversation::Entry;
 use crate::tui::restartable::last_user_text;
 use crate::tui::running_turn::RunningTurn;
@@ -36,7 +37,7 @@ impl App {
             turn.cancel.cancel();
         }
         let limit = cli.grace() + WIND_DOWN_MARGIN;
-        self.flash = Some(format!(
+        self.ui.flash = Some(format!(
             "Stopping {}… (at most {} s)",
             cli.name(),
             limit.as_secs()
@@ -78,7 +79,7 @@ impl App {
             prompt,
             self.agent.messages.clone(),
             &turn.cancel,
-            self.tx.clone(),
+            &self.tx,
         );
         match started {
             Ok(()) => {
@@ -87,6 +88,8 @@ impl App {
                 self.agent.work_left = None;
                 self.agent.turn = Some(turn);
             }
+            // Reported by `background::spawn` (`AppEvent::NotStarted`).
+            Err(CliTurnError::NotStarted(_)) => {}
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,

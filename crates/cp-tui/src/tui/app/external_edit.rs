@@ -13,12 +13,12 @@ impl App {
     pub(super) fn request_external_edit(&mut self) {
         let views = self.host.registry().views();
         match views
-            .panel(self.nav.selected())
+            .panel(self.ui.nav.selected())
             .and_then(|p| p.external_edit())
         {
-            Some(edit) => self.external_edit = Some(edit),
+            Some(edit) => self.life.external_edit = Some(edit),
             None => {
-                self.flash = Some(
+                self.ui.flash = Some(
                     "Nothing to edit here: open a callback with Callback_open_editor, then press \
                      e on the Callbacks panel."
                         .into(),
@@ -29,7 +29,7 @@ impl App {
 
     /// The edit the event loop should hand to `$EDITOR` now, if one was asked for.
     pub fn take_external_edit(&mut self) -> Option<ExternalEdit> {
-        self.external_edit.take()
+        self.life.external_edit.take()
     }
 
     /// Applies what came back from the editor: a changed text goes through the panel's tool
@@ -49,10 +49,10 @@ impl App {
                 )));
                 self.run_tools(vec![edit.apply_call("editor", &text)]);
             }
-            Ok(None) => self.flash = Some(format!("{} is unchanged.", edit.what)),
+            Ok(None) => self.ui.flash = Some(format!("{} is unchanged.", edit.what)),
             Err(e) => {
                 let text = format!("Could not edit {}: {e}", edit.what);
-                self.flash = Some(text.clone());
+                self.ui.flash = Some(text.clone());
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,
                     text,

@@ -6,25 +6,42 @@ use std::sync::mpsc::Sender;
 
 use cp_base::Level;
 
+use crate::tui::background::{self, Job, Reporter};
 use crate::tui::conversation::Entry;
 use crate::tui::events::AppEvent;
 use cp_llm::{ModelCheck, ProviderConfig, check_model, connect, list_models};
 
 use super::App;
 
-/// Lists the provider's models on a worker thread and reports the check to the event loop.
+/// Lists the provider's models in the background and reports the check to the event loop.
 /// An endpoint that cannot be read keeps the configured (or built-in) model; it is logged.
-pub fn spawn_model_check(config: ProviderConfig, tx: Sender<AppEvent>) {
-    let spawned = std::thread::Builder::new()
-        .name("cp-model-list".into())
-        .spawn(move || match list_models(&config) {
-            Ok(models) => {
-                let _ = tx.send(AppEvent::ModelCheck(check_model(&config, &models)));
+pub fn spawn_model_check(config: ProviderConfig, tx: &Sender<AppEvent>) {
+    // A failure to start is reported by `spawn`; the configured model stays.
+    let _ = background::spawn(ModelListJob { config }, tx);
+}
+
+/// Reads the provider's model list; ends with [`AppEvent::ModelCheck`].
+struct ModelListJob {
+    config: ProviderConfig,
+}
+
+impl Job for ModelListJob {
+    fn thread_name(&self) -> String {
+        "cp-model-list".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the model list check"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        match list_models(&self.config) {
+            Ok(models) => Some(AppEvent::ModelCheck(check_model(&self.config, &models))),
+            Err(e) => {
+                tracing::warn!("{e}; keeping model {}", self.config.model);
+                None
             }
-            Err(e) => tracing::warn!("{e}; keeping model {}", config.model),
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start the model list thread: {e}");
+        }
     }
 }
 

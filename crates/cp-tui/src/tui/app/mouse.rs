@@ -10,23 +10,23 @@ use crate::tui::navigation::Focus;
 impl App {
     /// Remembers where the frame just drawn put what (called after every draw).
     pub fn set_hit_map(&mut self, hits: HitMap) {
-        self.hits = hits;
+        self.ui.hits = hits;
     }
 
     /// A left click at a cell: select a sidebar entry, focus the input or the panel, or pick
     /// an option or a file of the checkpoint dialog. Clicks elsewhere, and on an overlay with
     /// nothing to click, do nothing.
     pub(super) fn click(&mut self, column: u16, row: u16) {
-        let Some(target) = self.hits.at(column, row).cloned() else {
+        let Some(target) = self.ui.hits.at(column, row).cloned() else {
             return;
         };
         match target {
             Target::Panel(id) => {
                 self.select(&id);
-                self.focus = Focus::Sidebar;
+                self.ui.focus = Focus::Sidebar;
             }
-            Target::PanelArea => self.focus = Focus::Sidebar,
-            Target::Input => self.focus = Focus::Input,
+            Target::PanelArea => self.ui.focus = Focus::Sidebar,
+            Target::Input => self.ui.focus = Focus::Input,
             Target::DialogChoice(index) => self.click_dialog(DialogFocus::Options, index),
             Target::DialogFile(index) => self.click_dialog(DialogFocus::Files, index),
             Target::Overlay => {}
@@ -36,7 +36,7 @@ impl App {
     /// Points the dialog at the clicked option or file, then acts as Enter does there, so a
     /// click goes through the same steps (feedback, confirmation) as the keys.
     fn click_dialog(&mut self, focus: DialogFocus, index: usize) {
-        let Some(dialog) = self.dialog.as_mut().filter(|d| !d.hidden) else {
+        let Some(dialog) = self.modal.dialog.as_mut().filter(|d| !d.hidden) else {
             return;
         };
         dialog.focus = focus;

@@ -18,8 +18,8 @@ use crate::tui::workflow_thread::WorkflowRun;
 impl App {
     /// Asks for a reload; it happens after the running batch or turn step finishes.
     pub fn request_reload(&mut self) {
-        if self.reload.is_none() {
-            self.reload = Some(SystemTime::now());
+        if self.life.reload.is_none() {
+            self.life.reload = Some(SystemTime::now());
         }
         if let Some(turn) = &self.agent.turn {
             turn.stop.request(StopReason::Reload);
@@ -45,7 +45,7 @@ impl App {
 
     /// When the reload can happen now: it was requested and nothing is running.
     pub fn reload_due(&self) -> Option<SystemTime> {
-        self.reload.filter(|_| {
+        self.life.reload.filter(|_| {
             self.jobs.running() == 0
                 && !self.agent.running()
                 && !self.workflow.as_ref().is_some_and(WorkflowRun::active)
@@ -67,18 +67,18 @@ impl App {
                 self.conversation.push_system(text);
             }
         }
-        self.flash = Some("reloaded".into());
-        self.autosave.mark();
+        self.ui.flash = Some("reloaded".into());
+        self.life.autosave.mark();
     }
 
     /// The new binary did not start: stay up, say why, and go on where the agent was.
     pub fn reload_failed(&mut self, why: &str) {
-        self.reload = None;
+        self.life.reload = None;
         self.conversation.push(Entry::Notice {
             level: Level::Error,
             text: format!("Reload failed: {why}. Still running the current binary."),
         });
-        if std::mem::take(&mut self.stopped_for_reload) {
+        if std::mem::take(&mut self.life.stopped_for_reload) {
             self.start_turn();
         }
     }

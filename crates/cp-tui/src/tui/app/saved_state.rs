@@ -18,22 +18,22 @@ impl App {
             messages: self.agent.messages.clone(),
             input_history: self.input.history().to_vec(),
             draft: self.input.text().to_owned(),
-            selected: self.nav.selected().to_owned(),
-            scroll: self.nav.scrolls(),
+            selected: self.ui.nav.selected().to_owned(),
+            scroll: self.ui.nav.scrolls(),
             usage: self.agent.usage,
             pending: self.agent.inbox.snapshot(),
             modules,
-            resume_turn: self.stopped_for_reload,
+            resume_turn: self.life.stopped_for_reload,
         }
     }
 
     /// Writes the saved state to disk; a failure is shown, never fatal.
     pub fn save_state(&mut self) {
-        self.autosave.saved();
+        self.life.autosave.saved();
         let state = self.saved_state();
         if let Err(e) = saved_state::save(self.host.project(), self.host.worker(), &state) {
             tracing::warn!("saving the TUI state failed: {e}");
-            self.flash = Some(format!("saving the TUI state failed: {e}"));
+            self.ui.flash = Some(format!("saving the TUI state failed: {e}"));
         }
     }
 
@@ -92,7 +92,7 @@ impl App {
         }
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
-        self.nav.restore(state.selected, state.scroll);
+        self.ui.nav.restore(state.selected, state.scroll);
         if state.resume_turn && self.agent.has_agent() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

@@ -12,49 +12,49 @@ impl App {
     /// Records the terminal's size after a frame, and keeps the selected panel's offset
     /// within what it can show at that size (a resize or new output changes it).
     pub fn set_screen(&mut self, area: Rect) {
-        self.screen = area;
-        let selected = self.nav.selected().to_owned();
+        self.ui.size = area;
+        let selected = self.ui.nav.selected().to_owned();
         // At its resting position a panel has nothing to clamp: skip measuring it (the
         // conversation's extent costs a full rewrap, once per frame otherwise).
-        if self.nav.view(&selected, false).scroll == 0 {
+        if self.ui.nav.view(&selected, false).scroll == 0 {
             return;
         }
         let extent = self.scroll_extent();
-        self.nav.clamp(&selected, extent.max);
+        self.ui.nav.clamp(&selected, extent.max);
     }
 
     /// How far the selected panel scrolls on the current screen.
     pub(super) fn scroll_extent(&self) -> ScrollExtent {
         let model = self.view_model();
-        extent_in(&model, self.screen)
+        extent_in(&model, self.ui.size)
     }
 
     /// Scrolls the selected panel; scrolling the conversation ends Ctrl-O's reveal.
     pub(super) fn scroll_by(&mut self, lines: usize, up: bool) {
-        if self.nav.selected() == "conversation" {
+        if self.ui.nav.selected() == "conversation" {
             self.conversation.clear_reveal();
         }
         let extent = self.scroll_extent();
-        self.nav.scroll_by(lines, up, extent);
+        self.ui.nav.scroll_by(lines, up, extent);
         // Where each panel is scrolled is part of the session a reload restores.
-        self.autosave.mark();
+        self.life.autosave.mark();
     }
 
     /// Home / `g`: the selected panel's first retained line.
     pub(super) fn scroll_to_start(&mut self) {
-        if self.nav.selected() == "conversation" {
+        if self.ui.nav.selected() == "conversation" {
             self.conversation.clear_reveal();
         }
         let extent = self.scroll_extent();
-        self.nav.scroll_to_start(extent);
-        self.autosave.mark();
+        self.ui.nav.scroll_to_start(extent);
+        self.life.autosave.mark();
     }
 
     /// End / `G`: the selected panel's last line.
     pub(super) fn scroll_to_end(&mut self) {
         let extent = self.scroll_extent();
-        self.nav.scroll_to_end(extent);
-        self.autosave.mark();
+        self.ui.nav.scroll_to_end(extent);
+        self.life.autosave.mark();
     }
 }
 

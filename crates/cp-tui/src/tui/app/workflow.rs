@@ -38,14 +38,12 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        match workflow_thread::start(&self.host, runner, args, self.tx.clone()) {
-            Ok(()) => {
-                self.workflow = Some(WorkflowRun {
-                    turn: Some(turn),
-                    ..WorkflowRun::default()
-                });
-            }
-            Err(e) => self.workflow_not_started(&e),
+        // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
+        if workflow_thread::start(&self.host, runner, args, &self.tx).is_ok() {
+            self.workflow = Some(WorkflowRun {
+                turn: Some(turn),
+                ..WorkflowRun::default()
+            });
         }
     }
 
@@ -57,14 +55,14 @@ impl App {
     }
 
     pub(super) fn dialog_visible(&self) -> bool {
-        self.dialog.as_ref().is_some_and(|d| !d.hidden)
+        self.modal.dialog.as_ref().is_some_and(|d| !d.hidden)
     }
 
     pub(super) fn apply_workflow(&mut self, msg: WorkflowMsg) {
         let run = self.workflow.get_or_insert_with(WorkflowRun::default);
         match msg {
             WorkflowMsg::Ask(request, reply) => {
-                self.dialog = Some(ApprovalDialog::new(*request, reply));
+                self.modal.dialog = Some(ApprovalDialog::new(*request, reply));
             }
             WorkflowMsg::Event(event) => {
                 if let WorkflowEvent::RunStarted { run_id, .. } = &event {
@@ -97,21 +95,21 @@ impl App {
                 };
                 run.exit = Some(result);
                 // Nothing waits any more: no dialog (hidden or not) outlives the run.
-                self.dialog = None;
+                self.modal.dialog = None;
                 self.conversation.push(Entry::Notice { level, text });
             }
         }
     }
 
     pub(super) fn apply_dialog(&mut self, action: Action) {
-        let Some(dialog) = self.dialog.as_mut() else {
+        let Some(dialog) = self.modal.dialog.as_mut() else {
             return;
         };
         match dialog.apply(action) {
             DialogStep::Stay => {}
             DialogStep::Quit => self.request_quit(),
             DialogStep::Answer => {
-                if let Some(dialog) = self.dialog.take() {
+                if let Some(dialog) = self.modal.dialog.take() {
                     dialog.answer();
                 }
             }
@@ -123,9 +121,9 @@ impl App {
                         self.select(&id);
                         // The status bar says "checkpoint waiting: F2" for as long as it
                         // waits; a flash would repeat it and outlive the checkpoint.
-                        self.flash = None;
+                        self.ui.flash = None;
                     }
-                    Err(e) => self.flash = Some(e.to_string()),
+                    Err(e) => self.ui.flash = Some(e.to_string()),
                 }
             }
         }

@@ -76,3 +76,55 @@ pub enum KeyContext {
     /// A yes/no question is open.
     Confirm,
 }
+
+impl Action {
+    /// The name of the command this action runs on the main screen (the app's command table,
+    /// `app::commands`, holds its doc and function); `None` for a click (the
+    /// hit map resolves it) and for a yes/no answer (only a question takes one).
+    pub fn command_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Quit => "quit",
+            Self::Help => "help",
+            Self::OpenPalette => "open_palette",
+            Self::ToggleExpand => "toggle_expand",
+            Self::ShowDialog => "show_dialog",
+            Self::SelectPanel(_) => "select_panel",
+            Self::Newline => "newline",
+            Self::Submit => "submit",
+            Self::FocusNext => "focus_next",
+            Self::FocusPrev => "focus_prev",
+            Self::Back => "back",
+            Self::ScrollUp(_) => "scroll_up",
+            Self::ScrollDown(_) => "scroll_down",
+            Self::Home => "line_start",
+            Self::End => "line_end",
+            Self::Edit(EditOp::WordLeft) => "word_left",
+            Self::Edit(EditOp::WordRight) => "word_right",
+            Self::Edit(EditOp::KillWordBack) => "kill_word_back",
+            Self::Edit(EditOp::KillAlnumWordBack) => "kill_alnum_word_back",
+            Self::Edit(EditOp::KillWordForward) => "kill_word_forward",
+            Self::Edit(EditOp::KillToLineStart) => "kill_to_line_start",
+            Self::Edit(EditOp::KillToLineEnd) => "kill_to_line_end",
+            Self::Edit(EditOp::Yank) => "yank",
+            Self::Edit(_) => "edit_text",
+            Self::Left => "move_left",
+            Self::Right => "move_right",
+            Self::Up => "move_up",
+            Self::Down => "move_down",
+            Self::Backspace => "delete_back",
+            Self::Delete => "delete_forward",
+            Self::Char(_) => "insert_char",
+            Self::Paste(_) => "paste",
+            Self::SelectPrev => "select_prev",
+            Self::SelectNext => "select_next",
+            Self::ScrollToStart => "scroll_to_start",
+            Self::ScrollToEnd => "scroll_to_end",
+            Self::ClosePanel => "close_panel",
+            Self::EditExternally => "edit_externally",
+            Self::Search => "search",
+            Self::SearchNext => "search_next",
+            Self::SearchPrev => "search_prev",
+            Self::Click { .. } | Self::Yes | Self::No => return None,
+        })
+    }
+}

@@ -16,7 +16,7 @@ pub enum Scope {
 
 impl Scope {
     /// Whether a binding of this scope holds in `context`.
-    pub(super) fn holds_in(self, context: KeyContext) -> bool {
+    pub(crate) fn holds_in(self, context: KeyContext) -> bool {
         matches!(
             (self, context),
             (Self::Everywhere, KeyContext::Text | KeyContext::Sidebar)
@@ -44,7 +44,18 @@ pub enum Command {
     Type,
 }
 
-/// A row of the key table: the keys, where they hold, what they do, and the help text.
+impl Command {
+    /// The name of the command the keys run (in the app's command table, `app::commands`).
+    pub fn command_name(&self) -> Option<&'static str> {
+        match self {
+            Self::Do(action) => action.command_name(),
+            Self::SelectDigit => Some("select_panel"),
+            Self::Type => Some("insert_char"),
+        }
+    }
+}
+
+/// A row of the key table: the keys, where they hold, what they do, and how help says it.
 #[derive(Debug)]
 pub struct Binding {
     pub keys: &'static [Key],
@@ -52,7 +63,19 @@ pub struct Binding {
     pub label: &'static str,
     pub scope: Scope,
     pub command: Command,
-    pub help: &'static str,
+    /// Help's words for these keys when the command's doc does not fit them (`:` in the
+    /// sidebar is the palette without the note on where else it opens).
+    pub note: Option<&'static str>,
+}
+
+impl Binding {
+    /// What help says the keys do: the row's note, or the doc `doc` gives for the command
+    /// they run.
+    pub fn help(&self, doc: impl Fn(&str) -> Option<&'static str>) -> &'static str {
+        self.note
+            .or_else(|| doc(self.command.command_name()?))
+            .unwrap_or("")
+    }
 }
 
 pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
@@ -83,13 +106,13 @@ pub(super) const fn bind(
     label: &'static str,
     scope: Scope,
     command: Command,
-    help: &'static str,
+    note: Option<&'static str>,
 ) -> Binding {
     Binding {
         keys,
         label,
         scope,
         command,
-        help,
+        note,
     }
 }

@@ -1,4 +1,5 @@
-//! The help overlay: every key of the current focus, from the keymap's table.
+//! The help overlay: every key of the current focus, from the keymap's table with the
+//! commands' docs (the view model carries the rows).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,10 +9,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use crate::tui::help::Help;
-use crate::tui::keymap::{KeyContext, help_rows};
+use crate::tui::keymap::KeyContext;
 
-pub fn render(help: &Help, area: Rect, frame: &mut Frame) {
-    let rows = help_rows(help.context);
+pub fn render(help: &Help, rows: &[(&str, &str)], area: Rect, frame: &mut Frame) {
     let key_width = rows.iter().map(|(keys, _)| keys.width()).max().unwrap_or(0);
     let widest = rows
         .iter()

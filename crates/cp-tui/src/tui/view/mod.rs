@@ -112,7 +112,7 @@ pub fn draw_and_map(app: &ViewModel<'_>, frame: &mut Frame) -> HitMap {
         hits.cover(area);
     }
     if let Some(keys) = app.help {
-        help::render(keys, area, frame);
+        help::render(keys, &app.help_rows, area, frame);
         hits.cover(area);
     }
     hits

@@ -12,7 +12,7 @@ use cp_base::{
 use serde_json::{Value, json};
 
 use super::outbox::{Collected, Deliveries};
-use super::reply::Reply;
+use cp_agent_cli::Reply;
 use crate::host::Host;
 
 /// The agent's edit, as a tool that reports its change.

@@ -3,7 +3,7 @@
 use cp_mod_checkpoint::{CheckpointError, Decision, StopGate, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
-use super::reply::Reply;
+use cp_agent_cli::Reply;
 use crate::host::Host;
 
 /// The checkpoint's configuration could not be used; the agent is let stop.

@@ -20,12 +20,12 @@ use std::process::Command;
 use cp_mod_checkpoint::{RunnerError, SessionControl};
 use serde_json::Value;
 
+use crate::AgentError;
 use crate::hook_reply::{EventKind, Reply};
 use crate::item::Item;
 use crate::project_settings::{SettingsFile, hooks_of};
 use crate::session::CliSession;
 use crate::wiring::{Wiring, WiringSpec};
-use crate::AgentError;
 
 /// One agent CLI Context Pilot drives and wires; implemented once in each agent's folder.
 pub trait AgentCli: Sync + std::fmt::Debug {

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use cp_mod_checkpoint::{SessionControl, SessionEnd, ToolRecord};
 
-use cp_base::CancelToken;
 use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
-use crate::progress::{ProgressEvent, Progress, shorten};
+use crate::progress::{Progress, ProgressEvent, shorten};
 use crate::transcript::Transcript;
 use crate::wired::{WiredCheck, unwired_message};
+use cp_base::CancelToken;
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);

@@ -112,8 +112,7 @@ impl<'de> Deserialize<'de> for AgentKind {
     /// Exactly a kind's name, as a derived enum reads it.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        Self::named(&name)
-            .ok_or_else(|| serde::de::Error::unknown_variant(&name, Self::names()))
+        Self::named(&name).ok_or_else(|| serde::de::Error::unknown_variant(&name, Self::names()))
     }
 }
 
@@ -132,9 +131,13 @@ pub fn hook_event(name: &str) -> Option<(&'static dyn AgentCli, &'static HookEve
 
 /// The edit tool named `name`, of whichever agent has it.
 pub fn edit_tool(name: &str) -> Option<&'static EditTool> {
-    AGENT_CLIS
-        .iter()
-        .find_map(|agent| agent.spec().edit_tools.iter().find(|tool| tool.name == name))
+    AGENT_CLIS.iter().find_map(|agent| {
+        agent
+            .spec()
+            .edit_tools
+            .iter()
+            .find(|tool| tool.name == name)
+    })
 }
 
 #[cfg(test)]
@@ -145,10 +148,7 @@ mod tests {
     fn kinds_parse_from_names_and_reject_others() {
         assert_eq!("Claude".parse::<AgentKind>().unwrap().as_str(), "claude");
         assert_eq!("gemini".parse::<AgentKind>().unwrap().as_str(), "gemini");
-        assert_eq!(
-            "builtin".parse::<AgentKind>().unwrap(),
-            AgentKind::Builtin
-        );
+        assert_eq!("builtin".parse::<AgentKind>().unwrap(), AgentKind::Builtin);
         let err = "codex".parse::<AgentKind>().unwrap_err().to_string();
         assert_eq!(
             err,
@@ -173,11 +173,17 @@ mod tests {
     #[test]
     fn hook_events_and_edit_tools_are_found_by_either_name() {
         let (agent, event) = hook_event("AfterTool").unwrap();
-        assert_eq!((agent.spec().name, event.cli_name), ("gemini", "after-tool"));
+        assert_eq!(
+            (agent.spec().name, event.cli_name),
+            ("gemini", "after-tool")
+        );
         let (agent, event) = hook_event("stop").unwrap();
         assert_eq!((agent.spec().name, event.name), ("claude", "Stop"));
         assert!(hook_event("bogus").is_none());
-        assert_eq!(edit_tool("NotebookEdit").unwrap().path_keys, ["notebook_path"]);
+        assert_eq!(
+            edit_tool("NotebookEdit").unwrap().path_keys,
+            ["notebook_path"]
+        );
         assert!(edit_tool("Read").is_none());
     }
 }

@@ -61,7 +61,9 @@ impl AgentRunner {
 
     /// The context window of the configured model, when config or the model table knows it.
     pub fn configured_window(&self) -> Option<u64> {
-        self.session.window.window(self.session.config.model.as_deref())
+        self.session
+            .window
+            .window(self.session.config.model.as_deref())
     }
 }
 
@@ -97,7 +99,9 @@ impl SessionRunner for AgentRunner {
         request: &str,
         control: &SessionControl,
     ) -> Result<Option<Handoff>, RunnerError> {
-        let command = self.agent.handoff_command(&self.session, request, control)?;
+        let command = self
+            .agent
+            .handoff_command(&self.session, request, control)?;
         self.session.handoff(command)?;
         // `context-pilot mcp` saved the handoff; the restart loop reads it from the store.
         Ok(None)

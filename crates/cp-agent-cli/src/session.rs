@@ -9,7 +9,6 @@ use cp_mod_checkpoint::{RunnerError, SessionControl, SessionEnd};
 
 use crate::agent::{AgentCli, AgentSpec};
 use crate::binary::AgentBinary;
-use cp_base::CancelToken;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
@@ -17,6 +16,7 @@ use crate::progress::Progress;
 use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
+use cp_base::CancelToken;
 
 /// One agent CLI's state across the sessions of a run.
 pub struct CliSession {
@@ -153,9 +153,9 @@ impl CliSession {
 
     /// The session the handoff turn resumes.
     pub fn resume_id(&self) -> Result<String, RunnerError> {
-        self.session_id
-            .clone()
-            .ok_or_else(|| RunnerError::new(format!("no {} session to resume", self.cli.display_name)))
+        self.session_id.clone().ok_or_else(|| {
+            RunnerError::new(format!("no {} session to resume", self.cli.display_name))
+        })
     }
 
     /// Runs `command` to its end; `control` is `None` for the handoff turn. The hooks the
@@ -205,7 +205,10 @@ impl CliSession {
             Ok(SessionEnd::Failed(why)) => Err(RunnerError::new(why)),
             Ok(_) => Ok(()),
             Err(e) => Err(RunnerError::with_source(
-                format!("the {} handoff turn could not run: {e}", self.cli.display_name),
+                format!(
+                    "the {} handoff turn could not run: {e}",
+                    self.cli.display_name
+                ),
                 e,
             )),
         }

@@ -108,7 +108,7 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> TreeEnd {
 pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     let needle = format!("{RUN_MARKER_ENV}={marker}");
-    let shared = format!("{SHARED_ENV}=1");
+    let shared_needle = format!("{SHARED_ENV}=1");
     let mut procs: Vec<ProcInfo> = Vec::new();
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
@@ -124,7 +124,7 @@ pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
         if pid <= 1 || pid == me {
             continue;
         }
-        if let Some(info) = proc_info(pid, &needle, &shared) {
+        if let Some(info) = proc_info(pid, &needle, &shared_needle) {
             procs.push(info);
         }
     }

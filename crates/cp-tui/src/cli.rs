@@ -200,7 +200,9 @@ fn tui_agent(
     };
     Ok(match kind {
         cp_agent_cli::AgentKind::Builtin => crate::tui::AgentState::from_config(host.project()),
-        kind => crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?),
+        kind @ cp_agent_cli::AgentKind::Cli(_) => {
+            crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?)
+        }
     })
 }
 

@@ -11,7 +11,7 @@ use super::stream::parse_line;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
-use crate::progress::{ProgressEvent, Progress};
+use crate::progress::{Progress, ProgressEvent};
 
 /// A fake Claude Code: one response at 95 % that writes a file (its event repeated, as
 /// Claude Code repeats a message per content block), its hook's verdict reported to
@@ -70,7 +70,8 @@ fn invocation<'a>(
 fn recording() -> (Arc<Mutex<Vec<ProgressEvent>>>, Progress) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let progress: Progress = Box::new(move |e: &ProgressEvent| sink.lock().unwrap().push(e.clone()));
+    let progress: Progress =
+        Box::new(move |e: &ProgressEvent| sink.lock().unwrap().push(e.clone()));
     (seen, progress)
 }
 

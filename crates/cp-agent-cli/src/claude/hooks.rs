@@ -52,8 +52,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                         ),
                         ("timeout", Json::Number(HOOK_TIMEOUT_SECS.into())),
                     ]);
-                    let matcher =
-                        (event.kind == EventKind::AfterEdit).then(|| SPEC.edit_matcher());
+                    let matcher = (event.kind == EventKind::AfterEdit).then(|| SPEC.edit_matcher());
                     ensure_hook(doc, event.name, matcher.as_deref(), event.cli_name, hook)?;
                 }
                 Ok(())

@@ -11,12 +11,12 @@ use std::process::Command;
 use cp_mod_checkpoint::{RunnerError, SessionControl};
 use serde_json::Value;
 
+use crate::AgentError;
 use crate::agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
 use crate::wiring::{Wiring, WiringSpec};
-use crate::AgentError;
 
 /// Claude Code's descriptor.
 #[derive(Debug)]

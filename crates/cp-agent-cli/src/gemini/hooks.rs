@@ -24,8 +24,8 @@ use crate::settings_json::Json;
 const FAILURE_NOTICE: &str =
     "Context Pilot: a callback failed after this edit; the details were added to the tool result.";
 
-/// The stdout of a hook, if any.
-pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
+/// The stdout of a hook: always a JSON object.
+pub(super) fn reply(kind: EventKind, reply: &Reply) -> String {
     let value = match (kind, reply) {
         (_, Reply::Nothing) | (EventKind::Stop, Reply::Context(_)) => json!({}),
         (EventKind::AfterEdit, Reply::Context(text)) => json!({
@@ -38,7 +38,7 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
         (EventKind::Stop, Reply::Block(reason)) => json!({"decision": "deny", "reason": reason}),
         (_, Reply::Notice(text)) => json!({"systemMessage": text}),
     };
-    Some(value.to_string())
+    value.to_string()
 }
 
 /// `.gemini/settings.json` gets the MCP server and the hooks, each with Gemini CLI's `name`
@@ -55,7 +55,9 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                         "context-pilot-callbacks",
                         "Context Pilot: run file-edit callbacks",
                     ),
-                    EventKind::Stop => ("context-pilot-checkpoint", "Context Pilot: stop checkpoint"),
+                    EventKind::Stop => {
+                        ("context-pilot-checkpoint", "Context Pilot: stop checkpoint")
+                    }
                 };
                 let hook = Json::object([
                     ("name", Json::str(name)),
@@ -98,19 +100,16 @@ fn usage_hook(program: &str) -> Value {
 mod tests {
     use super::*;
 
-    fn parsed(kind: EventKind, reply_: &Reply) -> Option<Value> {
-        reply(kind, reply_).map(|s| serde_json::from_str(&s).unwrap())
+    fn parsed(kind: EventKind, reply_: &Reply) -> Value {
+        serde_json::from_str(&reply(kind, reply_)).unwrap()
     }
 
     #[test]
     fn gemini_formats() {
-        let retry = parsed(EventKind::Stop, &Reply::Block("run tests".into())).unwrap();
+        let retry = parsed(EventKind::Stop, &Reply::Block("run tests".into()));
         assert_eq!(retry, json!({"decision": "deny", "reason": "run tests"}));
-        assert_eq!(
-            parsed(EventKind::Stop, &Reply::Nothing).unwrap(),
-            json!({})
-        );
-        let failed = parsed(EventKind::AfterEdit, &Reply::Block("FAILED".into())).unwrap();
+        assert_eq!(parsed(EventKind::Stop, &Reply::Nothing), json!({}));
+        let failed = parsed(EventKind::AfterEdit, &Reply::Block("FAILED".into()));
         assert_eq!(failed["hookSpecificOutput"]["additionalContext"], "FAILED");
         assert_eq!(failed["hookSpecificOutput"]["hookEventName"], "AfterTool");
         assert!(
@@ -122,7 +121,7 @@ mod tests {
     #[test]
     fn a_notice_lets_the_agent_stop_and_tells_the_user() {
         let out = parsed(EventKind::Stop, &Reply::Notice("left: a.rs".into()));
-        assert_eq!(out.unwrap(), json!({"systemMessage": "left: a.rs"}));
+        assert_eq!(out, json!({"systemMessage": "left: a.rs"}));
     }
 
     #[test]
@@ -132,9 +131,11 @@ mod tests {
             run["hooks"]["AfterModel"][0]["hooks"][0]["command"],
             "context-pilot model-usage"
         );
-        assert!(hooks_of(project_settings("context-pilot"))["hooks"]
-            .get("AfterModel")
-            .is_none());
+        assert!(
+            hooks_of(project_settings("context-pilot"))["hooks"]
+                .get("AfterModel")
+                .is_none()
+        );
         assert_eq!(SPEC.edit_matcher(), "write_file|replace");
     }
 }

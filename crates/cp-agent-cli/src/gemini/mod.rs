@@ -11,12 +11,12 @@ use std::process::Command;
 use cp_mod_checkpoint::{RunnerError, SessionControl};
 use serde_json::Value;
 
+use crate::AgentError;
 use crate::agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
 use crate::wiring::{Wiring, WiringSpec};
-use crate::AgentError;
 
 /// Gemini CLI's descriptor.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ impl AgentCli for Gemini {
     }
 
     fn hook_reply(&self, kind: EventKind, reply: &Reply) -> Option<String> {
-        hooks::reply(kind, reply)
+        Some(hooks::reply(kind, reply))
     }
 
     fn project_settings(&self, program: &str) -> Vec<SettingsFile> {

@@ -50,9 +50,9 @@ use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookVerdict};
 use cp_base::{Project, WorkerId};
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
+pub use cp_agent_cli::{EventKind, Reply};
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
 pub use payload::{HookPayload, PayloadError};
-pub use cp_agent_cli::{EventKind, Reply};
 pub use waiting::collect_waiting;
 
 use crate::host::Host;
@@ -73,6 +73,16 @@ impl HookEvent {
     /// The event named `name` (e.g. `post-tool-use` or `PostToolUse`), of whichever agent.
     pub fn named(name: &str) -> Option<Self> {
         cp_agent_cli::hook_event(name).map(|(agent, event)| Self { agent, event })
+    }
+
+    /// Every agent's events, in the table's order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        cp_agent_cli::AGENT_CLIS.iter().flat_map(|agent| {
+            agent.spec().hook_events.iter().map(|event| Self {
+                agent: *agent,
+                event,
+            })
+        })
     }
 
     /// What Context Pilot does at it.

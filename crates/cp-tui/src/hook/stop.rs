@@ -3,8 +3,8 @@
 use cp_mod_checkpoint::{CheckpointError, Decision, StopGate, StopInput, StopPhase};
 
 use super::outbox::Deliveries;
-use cp_agent_cli::Reply;
 use crate::host::Host;
+use cp_agent_cli::Reply;
 
 /// The checkpoint's configuration could not be used; the agent is let stop.
 #[derive(Debug, thiserror::Error)]

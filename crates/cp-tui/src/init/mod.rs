@@ -28,7 +28,7 @@ use cp_agent_cli::{AGENT_CLIS, AgentCli, Json, hooks_of};
 use cp_base::write_atomic;
 
 /// The command line's parser of the agent to wire up: every agent CLI, with the files `init`
-/// writes for it as help, e.g. `claude: Claude Code: `.mcp.json` and `.claude/settings.json``.
+/// writes for it as help (`claude`: "Claude Code: \`.mcp.json\` and \`.claude/settings.json\`").
 pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = &'static dyn AgentCli> {
     use clap::builder::TypedValueParser as _;
     let values = AGENT_CLIS.iter().map(|agent| {
@@ -38,8 +38,11 @@ pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = &'static d
             .iter()
             .map(|file| format!("`{}`", file.path.display()))
             .collect();
-        clap::builder::PossibleValue::new(spec.name)
-            .help(format!("{}: {}", spec.display_name, files.join(" and ")))
+        clap::builder::PossibleValue::new(spec.name).help(format!(
+            "{}: {}",
+            spec.display_name,
+            files.join(" and ")
+        ))
     });
     clap::builder::PossibleValuesParser::new(values).try_map(|name: String| {
         AGENT_CLIS

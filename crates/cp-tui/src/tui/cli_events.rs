@@ -23,11 +23,13 @@ pub fn show(agent: &str, event: &ProgressEvent) -> Shown {
             Shown::Agent(AgentEvent::Status(format!("{agent} session {session_id}")))
         }
         ProgressEvent::Text(text) => Shown::Agent(AgentEvent::Text(text.clone())),
-        ProgressEvent::ToolCall { id, name, summary } => Shown::Agent(AgentEvent::ToolCalls(vec![(
-            id.clone(),
-            name.clone(),
-            summary.clone(),
-        )])),
+        ProgressEvent::ToolCall { id, name, summary } => {
+            Shown::Agent(AgentEvent::ToolCalls(vec![(
+                id.clone(),
+                name.clone(),
+                summary.clone(),
+            )]))
+        }
         ProgressEvent::ToolResult {
             id, is_error, text, ..
         } => {

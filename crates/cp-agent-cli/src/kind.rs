@@ -7,12 +7,15 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::AgentError;
 use crate::agent::{AgentCli, EditTool, HookEventSpec};
-use crate::{AgentError, claude, gemini};
 
 /// Every agent CLI Context Pilot drives, in the order help and messages list them. A new
-/// agent is its folder and one row here.
-pub static AGENT_CLIS: &[&dyn AgentCli] = &[&claude::Claude, &gemini::Gemini];
+/// agent is its folder (with `mod` in `lib.rs`) and one row here.
+pub static AGENT_CLIS: &[&dyn AgentCli] = &[
+    &crate::claude::Claude, // Claude Code
+    &crate::gemini::Gemini, // Gemini CLI
+];
 
 /// The name of the built-in agent loop.
 const BUILTIN: &str = "builtin";

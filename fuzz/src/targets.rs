@@ -185,19 +185,14 @@ pub fn config(fixture: &Fixture, data: &[u8]) {
     }
 }
 
-/// A hook payload on stdin, for each of the four events. The project is the fixture's, so
+/// A hook payload on stdin, for each event of every agent. The project is the fixture's, so
 /// an edit the payload names lands there or is ignored as outside.
 ///
 /// # Panics
 /// When a reply is not valid JSON: the agent could not read it.
 pub fn hook_payload(fixture: &Fixture, data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    for event in [
-        HookEvent::PostToolUse,
-        HookEvent::AfterTool,
-        HookEvent::Stop,
-        HookEvent::AfterAgent,
-    ] {
+    for event in HookEvent::all() {
         let out = cp_tui::hook::handle(event, Some(fixture.root()), Some("fuzz"), &text);
         // Whatever happened, the reply is valid JSON for the agent (or nothing).
         if let Some(stdout) = out.stdout {

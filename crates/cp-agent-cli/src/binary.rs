@@ -4,28 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::AgentError;
+use crate::agent::AgentSpec;
 
-/// Which CLI, for messages and lookup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AgentCli {
-    /// "Claude Code".
-    pub name: &'static str,
-    /// The program on `PATH`, e.g. `claude`.
-    pub program: &'static str,
-    /// How to install it, for error messages.
-    pub install: &'static str,
-    /// The oldest version the runner supports (`major.minor.patch`).
-    pub min_version: (u64, u64, u64),
-    /// The first version whose `--resume` gives a session the model's API accepts; `None`
-    /// while no release does. Below it, the runner does not resume: the handoff turn and the
-    /// next interactive turn run in a fresh session given the conversation so far.
-    pub resume_since: Option<(u64, u64, u64)>,
-    /// The hook event that runs once the prompt is in and before the model is asked: the run
-    /// adds its probe hook there, which proves the hooks were loaded (see [`crate::wired`]).
-    pub probe_event: &'static str,
-}
-
-impl AgentCli {
+impl AgentSpec {
     /// Whether `version` (as the CLI reported it) resumes sessions safely.
     pub fn resume_works(&self, version: &str) -> bool {
         match (self.resume_since, parse_version(version)) {
@@ -34,47 +15,6 @@ impl AgentCli {
         }
     }
 }
-
-/// Claude Code.
-///
-/// 2.0.31 is the first release with `--tools`, which the handoff turn passes as `--tools ""`
-/// (no built-in tool, only `Checkpoint_handoff`). 2.0.30 exits with "unknown option
-/// '--tools'", so no agent-written handoff is ever taken and every restart falls back to one
-/// built from git; everything else the runner uses (`--session-id`, `--resume`,
-/// `--settings` hooks, `--mcp-config`, the stream events) already works there.
-/// Measured with the e2e suites `cp-tui --test agent_cli` and `--test tui_agent_cli` against
-/// the scripted server: all Claude Code tests pass on 2.0.31; on 2.0.30 and 2.0.0 only the
-/// two handoff tests fail ("no handoff turn", "handoff missing").
-pub const CLAUDE: AgentCli = AgentCli {
-    name: "Claude Code",
-    program: "claude",
-    install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
-    min_version: (2, 0, 31),
-    resume_since: Some((2, 0, 31)),
-    probe_event: "UserPromptSubmit",
-};
-
-/// Gemini CLI.
-///
-/// 0.41.0 is the first release with `--session-id`, which every fresh session passes. 0.40.1
-/// exits with "Unknown arguments: session-id, sessionId" before any turn, so nothing works
-/// below it. Measured with the e2e suites `cp-tui --test agent_cli` and `--test
-/// tui_agent_cli` against the scripted server: both Gemini CLI tests pass on 0.41.0 and fail
-/// on 0.40.1 ("Gemini CLI exited (exit status: 1) before finishing its turn").
-///
-/// Its `--resume` is not used: up to 0.61.0 at least, a resumed session sends every earlier
-/// tool result twice (one user turn with two function responses for one function call), and
-/// the Gemini API refuses the request with HTTP 400 `INVALID_ARGUMENT` ("the number of
-/// function response parts is equal to the number of function call parts";
-/// google-gemini/gemini-cli#29365). Set `resume_since` to the first release that fixes it.
-pub const GEMINI: AgentCli = AgentCli {
-    name: "Gemini CLI",
-    program: "gemini",
-    install: "install it with `npm install -g @google/gemini-cli`, or set agent.command in .context-pilot/config.json",
-    min_version: (0, 41, 0),
-    resume_since: None,
-    probe_event: "BeforeAgent",
-};
 
 /// A located, version-checked agent binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +25,7 @@ pub struct AgentBinary {
     pub version: String,
 }
 
-impl AgentCli {
+impl AgentSpec {
     /// Finds the binary (`command` from config wins over `PATH`) and checks its version.
     pub fn locate(&self, command: Option<&str>) -> Result<AgentBinary, AgentError> {
         let path = match command {
@@ -93,7 +33,7 @@ impl AgentCli {
             None => find_program(self.program),
         }
         .ok_or_else(|| AgentError::NotFound {
-            agent: self.name,
+            agent: self.display_name,
             program: command.unwrap_or(self.program).to_owned(),
             install: self.install,
         })?;
@@ -103,7 +43,7 @@ impl AgentCli {
 
     fn version(&self, path: &Path) -> Result<String, AgentError> {
         let failed = |detail: String| AgentError::Version {
-            agent: self.name,
+            agent: self.display_name,
             path: path.to_owned(),
             detail,
             install: self.install,
@@ -119,7 +59,7 @@ impl AgentCli {
         if found < self.min_version {
             let (a, b, c) = self.min_version;
             return Err(AgentError::TooOld {
-                agent: self.name,
+                agent: self.display_name,
                 path: path.to_owned(),
                 found: format!("{}.{}.{}", found.0, found.1, found.2),
                 needed: format!("{a}.{b}.{c}"),
@@ -172,13 +112,15 @@ fn find_program(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claude::SPEC as CLAUDE;
+    use crate::gemini::SPEC as GEMINI;
 
     #[test]
     fn resume_is_used_from_the_first_release_that_pairs_tool_results() {
         assert!(CLAUDE.resume_works("2.1.330 (Claude Code)"));
         // The pinned Gemini CLI sends a resumed session's tool results twice.
         assert!(!GEMINI.resume_works("0.61.0"));
-        let fixed = AgentCli {
+        let fixed = AgentSpec {
             resume_since: Some((0, 70, 0)),
             ..GEMINI
         };

@@ -1,59 +1,14 @@
 //! The `"agent"` section of `config.json`: which agent runs workflows and how it is started.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
-use crate::AgentError;
+use crate::{AgentError, AgentKind};
 
 /// The key of the section in `config.json`.
 pub const AGENT_CONFIG_KEY: &str = "agent";
-
-/// Which agent drives the sessions of a workflow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    /// Context Pilot's own agent loop over an LLM provider.
-    #[default]
-    Builtin,
-    /// The user's Claude Code (`claude`).
-    Claude,
-    /// The user's Gemini CLI (`gemini`).
-    Gemini,
-}
-
-impl AgentKind {
-    /// The name used on the command line and in files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Builtin => "builtin",
-            Self::Claude => "claude",
-            Self::Gemini => "gemini",
-        }
-    }
-}
-
-impl fmt::Display for AgentKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for AgentKind {
-    type Err = AgentError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "builtin" => Ok(Self::Builtin),
-            "claude" => Ok(Self::Claude),
-            "gemini" => Ok(Self::Gemini),
-            _ => Err(AgentError::UnknownAgent(s.to_owned())),
-        }
-    }
-}
 
 /// How to start and watch an external agent, e.g.
 /// `{"agent": {"kind": "claude", "permission_mode": "acceptEdits", "context_window": 200000}}`.
@@ -119,20 +74,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kinds_parse_from_names_and_reject_others() {
-        assert_eq!("Claude".parse::<AgentKind>().unwrap(), AgentKind::Claude);
-        assert_eq!("gemini".parse::<AgentKind>().unwrap(), AgentKind::Gemini);
-        assert_eq!("builtin".parse::<AgentKind>().unwrap(), AgentKind::Builtin);
-        let err = "codex".parse::<AgentKind>().unwrap_err().to_string();
-        assert!(err.contains("builtin, claude, gemini"), "{err}");
-    }
-
-    #[test]
     fn section_reads_with_defaults_and_rejects_unknown_keys() {
         let config: AgentConfig =
             serde_json::from_value(serde_json::json!({"kind": "claude", "context_window": 1000}))
                 .unwrap();
-        assert_eq!(config.kind, Some(AgentKind::Claude));
+        assert_eq!(config.kind.map(AgentKind::as_str), Some("claude"));
         assert_eq!(config.context_window, Some(1000));
         assert_eq!(config.stop_grace_secs, 10);
         assert!(serde_json::from_value::<AgentConfig>(serde_json::json!({"kinds": "x"})).is_err());

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use cp_orchestrate::{SessionControl, SessionEnd, ToolRecord};
 
-use crate::cancel::CancelCheck;
 use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
-use crate::progress::{AgentEvent, Progress, shorten};
+use crate::progress::{Progress, ProgressEvent, shorten};
 use crate::transcript::Transcript;
 use crate::wired::{WiredCheck, unwired_message};
+use cp_base::CancelToken;
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);
@@ -58,7 +58,7 @@ pub struct Invocation<'a> {
     pub grace: Duration,
     /// Whether the person cancelled the turn (Esc in the TUI): the agent is interrupted at
     /// once, not at a tool boundary.
-    pub cancel: Option<&'a CancelCheck>,
+    pub cancel: Option<&'a CancelToken>,
     /// The verdicts of the hooks this invocation runs.
     pub reports: ReportReader,
     /// The session's conversation, which the agent's text, tool calls and results join.
@@ -133,7 +133,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             tracing::warn!(agent = inv.agent, "the agent started without {missing}");
             break;
         }
-        if watch.stopping_since.is_none() && inv.cancel.is_some_and(|cancelled| cancelled()) {
+        if watch.stopping_since.is_none() && inv.cancel.is_some_and(CancelToken::is_cancelled) {
             tracing::info!(agent = inv.agent, "the person cancelled the turn");
             inv.process.interrupt();
             watch.stopping_since = Some(Instant::now());
@@ -145,7 +145,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
                 agent = inv.agent,
                 "interrupting the agent after its tool call"
             );
-            progress(&AgentEvent::Stopping);
+            progress(&ProgressEvent::Stopping);
             inv.process.interrupt();
             watch.stopping_since = Some(Instant::now());
         }
@@ -234,7 +234,7 @@ fn release_usage(inv: &mut Invocation<'_>, watch: &mut Watch, progress: &mut Pro
 fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
     match item {
         Item::Init { session_id, model } => {
-            progress(&AgentEvent::SessionStarted {
+            progress(&ProgressEvent::SessionStarted {
                 session_id: session_id.clone(),
             });
             watch.session_id = Some(session_id);
@@ -258,7 +258,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             if let Some(control) = inv.control {
                 control.record_usage(prompt_tokens, window.unwrap_or(0));
             }
-            progress(&AgentEvent::Usage {
+            progress(&ProgressEvent::Usage {
                 prompt_tokens,
                 window,
             });
@@ -266,7 +266,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
         Item::Text(text) => {
             watch.at_boundary = false;
             inv.transcript.text(&text);
-            progress(&AgentEvent::Text(text));
+            progress(&ProgressEvent::Text(text));
         }
         Item::ToolUse { id, name, input } => {
             watch.at_boundary = false;
@@ -276,7 +276,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
                 return;
             }
             inv.transcript.tool_call(&name, &input);
-            progress(&AgentEvent::ToolCall {
+            progress(&ProgressEvent::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
                 summary: shorten(&input.to_string(), 100),
@@ -292,7 +292,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             watch.in_flight.remove(&id);
             watch.at_boundary = watch.in_flight.is_empty();
             inv.transcript.tool_result(is_error, &text);
-            progress(&AgentEvent::ToolResult {
+            progress(&ProgressEvent::ToolResult {
                 id,
                 is_error,
                 summary: shorten(text.lines().next().unwrap_or(""), 100),
@@ -300,7 +300,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             });
         }
         Item::Compacted => {
-            progress(&AgentEvent::Compacted);
+            progress(&ProgressEvent::Compacted);
             // Compaction happens between requests, with no tool in flight.
             watch.at_boundary = watch.in_flight.is_empty();
             if let Some(control) = inv.control {
@@ -315,7 +315,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             event,
             summary,
             detail,
-        } => progress(&AgentEvent::Hook {
+        } => progress(&ProgressEvent::Hook {
             event,
             summary,
             detail,

@@ -10,7 +10,7 @@ pub enum AgentError {
         "{agent} was not found: `{program}` is not on PATH and `agent.command` is not set; {install}"
     )]
     NotFound {
-        /// "Claude Code" or "Gemini CLI".
+        /// The agent's display name, e.g. "Claude Code".
         agent: &'static str,
         /// The program name looked for.
         program: String,
@@ -22,7 +22,7 @@ pub enum AgentError {
         "{agent} at {path} did not report its version ({detail}); check the installation: {install}"
     )]
     Version {
-        /// "Claude Code" or "Gemini CLI".
+        /// The agent's display name, e.g. "Claude Code".
         agent: &'static str,
         /// The binary.
         path: PathBuf,
@@ -34,7 +34,7 @@ pub enum AgentError {
     /// The agent's version is older than what this runner needs.
     #[error("{agent} {found} at {path} is too old: version {needed} or newer is needed; {install}")]
     TooOld {
-        /// "Claude Code" or "Gemini CLI".
+        /// The agent's display name, e.g. "Claude Code".
         agent: &'static str,
         /// The binary.
         path: PathBuf,
@@ -75,6 +75,14 @@ pub enum AgentError {
     #[error("config.json 'agent': {0}")]
     Config(#[from] cp_base::StoreError),
     /// An unknown agent name.
-    #[error("unknown agent {0:?}; expected one of: builtin, claude, gemini")]
-    UnknownAgent(String),
+    #[error("unknown agent {name:?}; expected one of: {known}")]
+    UnknownAgent {
+        /// The name given.
+        name: String,
+        /// The known names, e.g. `builtin, claude, gemini`.
+        known: String,
+    },
+    /// A runner was asked of the built-in agent loop, which no agent CLI drives.
+    #[error("the built-in agent does not run through an agent CLI")]
+    Builtin,
 }

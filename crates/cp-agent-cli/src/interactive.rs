@@ -3,7 +3,7 @@
 
 use cp_orchestrate::SessionRunner;
 
-use crate::cancel::CancelCheck;
+use cp_base::CancelToken;
 
 /// An agent CLI runner driven turn by turn.
 pub trait CliRunner: SessionRunner + Send {
@@ -11,9 +11,9 @@ pub trait CliRunner: SessionRunner + Send {
     /// starting a fresh one; later runs of the same turn (after a smart restart) are fresh.
     fn continue_session(&mut self);
 
-    /// Polled while the agent runs: once it returns true the agent is interrupted at once
+    /// Polled while the agent runs: once it is cancelled the agent is interrupted at once
     /// (SIGINT, the grace period, then its process group) and the run ends as failed.
-    fn set_cancel(&mut self, cancel: Option<CancelCheck>);
+    fn set_cancel(&mut self, cancel: Option<CancelToken>);
 
     /// Continues `session_id` (saved by an earlier run of the host) at the next
     /// [`continue_session`](Self::continue_session).

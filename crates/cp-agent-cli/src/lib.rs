@@ -1,14 +1,23 @@
 //! Drives the agent CLIs people already have — Claude Code and Gemini CLI — as the sessions
-//! of Context Pilot's restart loop, measuring their context use from their own output.
+//! of Context Pilot's restart loop, measuring their context use from their own output; and
+//! says everything else Context Pilot needs to know about them.
 //!
-//! [`ClaudeRunner`] and [`GeminiRunner`] implement `cp_orchestrate::SessionRunner`: each
-//! session is one headless invocation (`claude -p … --output-format stream-json`, `gemini
-//! -p … --output-format stream-json`) with Context Pilot's MCP server and hooks passed for
-//! that invocation only. The stream is parsed into typed events; usage and tool calls go to
-//! the restart loop's `SessionControl`; past a threshold the agent is interrupted after the
-//! tool in flight (SIGINT, a grace period, then its process group), and the stopped session
-//! is resumed for one turn to submit its handoff. Every agent runs in its own process group
-//! and dies with the host (`PR_SET_PDEATHSIG`), so nothing is left behind.
+//! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`) whose
+//! descriptor implements [`AgentCli`]: its names, binary, minimum version and install hint,
+//! hook events and replies, edit tools, what `context-pilot init` writes into a project, how a
+//! run wires it for one invocation, its stream parser and model table, and from which version
+//! its `--resume` is safe ([`AgentSpec`]). The table [`AGENT_CLIS`] lists them, and
+//! [`AgentKind`] names one (or the built-in loop). Nothing else names an agent.
+//!
+//! [`AgentRunner`] implements `cp_orchestrate::SessionRunner` for every agent: each session
+//! is one headless invocation (`claude -p … --output-format stream-json`, `gemini -p …
+//! --output-format stream-json`) with Context Pilot's MCP server and hooks passed for that
+//! invocation only. The stream is parsed into typed events; usage and tool calls go to the
+//! restart loop's `SessionControl`; past a threshold the agent is interrupted after the tool in
+//! flight (SIGINT, a grace period, then its process tree), and the stopped session is resumed
+//! for one turn to submit its handoff. Every agent runs in its own process group, marked as
+//! one run so that processes which leave the group are found too, and dies with the host
+//! (`PR_SET_PDEATHSIG`), so nothing is left behind.
 //!
 //! A run that cannot wire its agent does not pretend: the MCP server and a probe hook report to
 //! the run when the agent loads them, and at the agent's first response a run missing either
@@ -18,7 +27,7 @@
 //! clear error that says how to install it:
 //!
 //! ```
-//! use cp_agent_cli::{AgentConfig, AgentError, ClaudeRunner, WiringSpec};
+//! use cp_agent_cli::{AgentConfig, AgentError, AgentKind, AgentRunner, WiringSpec};
 //!
 //! let config = AgentConfig {
 //!     command: Some("/nonexistent/claude".into()),
@@ -28,19 +37,20 @@
 //!     program: "context-pilot".into(),
 //!     root: std::env::temp_dir(),
 //!     worker: cp_base::WorkerId::default(),
-//!     hook_settings: serde_json::json!({"hooks": {}}),
 //! };
-//! let Err(error) = ClaudeRunner::new(config, spec, Box::new(|_: &_| {})) else {
+//! let claude: AgentKind = "claude".parse()?;
+//! let Err(error) = AgentRunner::new(claude, config, spec, Box::new(|_: &_| {})) else {
 //!     panic!("there is no such binary");
 //! };
 //! assert!(error.to_string().contains("npm install -g @anthropic-ai/claude-code"), "{error}");
 //! # let _: &AgentError = &error;
+//! # Ok::<(), AgentError>(())
 //! ```
 //!
 //! A workflow phase driven by Claude Code, with smart restart:
 //!
 //! ```no_run
-//! use cp_agent_cli::{AgentConfig, AgentEvent, ClaudeRunner, WiringSpec};
+//! use cp_agent_cli::{AgentConfig, AgentRunner, ProgressEvent, WiringSpec};
 //! use cp_base::{Project, WorkerId};
 //! use cp_orchestrate::{RestartConfig, RestartLoop};
 //!
@@ -50,41 +60,55 @@
 //!     program: "context-pilot".into(),
 //!     root: project.root().to_path_buf(),
 //!     worker: WorkerId::default(),
-//!     hook_settings: serde_json::json!({"hooks": {}}),
 //! };
-//! let progress = Box::new(|event: &AgentEvent| println!("{event}"));
-//! let mut runner = ClaudeRunner::new(AgentConfig::load(&project)?, spec, progress)?;
+//! let progress = Box::new(|event: &ProgressEvent| println!("{event}"));
+//! let config = AgentConfig::load(&project)?;
+//! let mut runner = AgentRunner::new("claude".parse()?, config, spec, progress)?;
 //! let restart = RestartLoop::new(project, RestartConfig::default());
 //! restart.run_phase("build", "Add a --verbose flag.", &mut runner, &mut |_: &_| {})?;
 //! # Ok(()) }
 //! ```
+//!
+//! Files: `agent` (the descriptor), `kind` (the table and [`AgentKind`]), `runner` and
+//! `session` (one runner for every agent), `drive`, `process`, `item`, `progress`,
+//! `transcript` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
+//! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
+//! `config`, `error`.
 
+mod agent;
 mod binary;
-mod cancel;
 mod claude;
 mod config;
 mod drive;
 mod error;
 mod gemini;
+mod hook_reply;
 mod hook_report;
 mod interactive;
 mod item;
+mod kind;
 mod process;
 mod progress;
+mod project_settings;
+mod runner;
 mod session;
+mod settings_json;
 mod stderr_excerpt;
 mod transcript;
 mod wired;
 mod wiring;
 
-pub use binary::{AgentBinary, AgentCli, CLAUDE, GEMINI};
-pub use cancel::CancelCheck;
-pub use claude::{ClaudeRunner, model_window as claude_model_window};
-pub use config::{AGENT_CONFIG_KEY, AgentConfig, AgentKind};
+pub use agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+pub use binary::AgentBinary;
+pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use error::AgentError;
-pub use gemini::GeminiRunner;
+pub use hook_reply::{EventKind, Reply, with_system_message};
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
 pub use interactive::CliRunner;
-pub use progress::{AgentEvent, Progress};
+pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
+pub use progress::{Progress, ProgressEvent};
+pub use project_settings::{SettingsFile, ShapeError, hook_command, hooks_of};
+pub use runner::AgentRunner;
+pub use settings_json::Json;
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

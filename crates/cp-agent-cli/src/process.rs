@@ -1,5 +1,7 @@
 //! One agent CLI process: its own process group, killed with the host (`PR_SET_PDEATHSIG`),
-//! its stdout read line by line on a thread, and a stop that always leaves nothing behind.
+//! its stdout read line by line on a thread, and a stop that always leaves nothing behind:
+//! the group and every process that left it with `setsid` ([`cp_base::proctree`], which finds
+//! them by the run marker in their environment).
 
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::process::CommandExt as _;
@@ -9,6 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use cp_base::proctree::{self, RUN_MARKER_ENV, TreeEnd};
 
 use crate::AgentError;
 use crate::stderr_excerpt::StderrExcerpt;
@@ -39,18 +43,23 @@ pub struct AgentProcess {
     /// Set by the stderr reader when the pipe closed.
     stderr_done: Arc<AtomicBool>,
     reaped: Option<ExitStatus>,
+    /// The run marker every process of this agent carries ([`RUN_MARKER_ENV`]).
+    marker: String,
     /// Set once the group was ended (by [`AgentProcess::finish`]).
     finished: bool,
 }
 
 impl AgentProcess {
-    /// Starts `command` in a new process group, with stdin closed and stdout/stderr read.
+    /// Starts `command` in a new process group, marked as one run ([`RUN_MARKER_ENV`]), with
+    /// stdin closed and stdout/stderr read.
     ///
     /// The child gets `PR_SET_PDEATHSIG` = SIGKILL, so it dies with the thread that started
     /// it (the host's main thread) even when the host is killed outright. Call this from the
     /// thread that lives as long as the run.
     pub fn spawn(mut command: Command, path: PathBuf) -> Result<Self, AgentError> {
+        let marker = proctree::new_marker();
         command
+            .env(RUN_MARKER_ENV, &marker)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -108,6 +117,7 @@ impl AgentProcess {
             stderr,
             stderr_done,
             reaped: None,
+            marker,
             finished: false,
         })
     }
@@ -166,42 +176,24 @@ impl AgentProcess {
         status
     }
 
-    /// Ends the agent's process group: SIGTERM, up to [`KILL_GRACE`], then SIGKILL; reaps the
-    /// agent. Only the group is signalled, never a console server that a hook or the MCP
-    /// server started: it runs in a session of its own (and may serve other clients).
+    /// Ends the agent's process group and every process that left it with `setsid`:
+    /// SIGTERM, up to [`KILL_GRACE`], then SIGKILL ([`proctree::kill_tree`]); reaps the agent.
+    /// A console server that a hook or the MCP server started is spared: it serves other
+    /// clients too, and says so ([`proctree::SHARED_ENV`]).
     fn end_group(&mut self) {
         self.finished = true;
         let Ok(pgid) = i32::try_from(self.child.id()) else {
             return;
         };
-        for (signal, limit) in [(libc::SIGTERM, KILL_GRACE), (libc::SIGKILL, KILL_GRACE)] {
-            let deadline = Instant::now() + limit;
-            // SAFETY: `killpg` has no memory-safety preconditions.
-            unsafe {
-                libc::killpg(pgid, signal);
-            }
-            loop {
-                if self.reaped.is_none() {
-                    self.reaped = self.child.try_wait().ok().flatten();
-                }
-                if self.reaped.is_some() && !group_alive(pgid) {
-                    return;
-                }
-                if Instant::now() >= deadline {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+        let end = proctree::kill_tree(pgid, &self.marker, KILL_GRACE);
+        if self.reaped.is_none() {
+            // Gone or a zombie now, unless it survived SIGKILL: never wait for that one.
+            self.reaped = self.child.try_wait().ok().flatten();
         }
-        tracing::warn!(pgid, "some agent processes survived SIGKILL");
+        if let TreeEnd::Survivors(left) = end {
+            tracing::warn!(pgid, left, "some agent processes survived SIGKILL");
+        }
     }
-}
-
-/// Whether any process of group `pgid` is left (zombies waiting for init count briefly).
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    let found = unsafe { libc::killpg(pgid, 0) } == 0;
-    found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 impl Drop for AgentProcess {
@@ -287,5 +279,45 @@ mod tests {
         // The background `sleep` was in the agent's group: it is gone (or a zombie of init).
         let state = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z"), "{state}");
+    }
+
+    #[test]
+    fn a_child_that_left_the_group_with_setsid_is_killed_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("daemon.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {pid}; exec sleep 300' & \
+             while [ ! -s {pid} ]; do sleep 0.01; done; echo ready; wait",
+            pid = pidfile.display()
+        );
+        let mut p = sh(&script);
+        assert_eq!(
+            p.next_line(Duration::from_secs(60)),
+            Next::Line("ready".into())
+        );
+        let daemon: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let stat = || std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap_or_default();
+        let before = stat();
+        let fields: Vec<&str> = before
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        let agent = i32::try_from(p.child.id()).unwrap();
+        assert_ne!(
+            fields[2],
+            agent.to_string(),
+            "the daemon left the agent's group"
+        );
+        p.interrupt();
+        p.finish(Duration::ZERO);
+        // A process group kill would have missed it; the run marker finds it.
+        let after = stat();
+        assert!(after.is_empty() || after.contains(") Z"), "{after}");
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// One thing an agent CLI did, in the order it happened.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentEvent {
+pub enum ProgressEvent {
     /// The session started (the agent's session id).
     SessionStarted {
         /// The id `--resume` takes.
@@ -54,7 +54,7 @@ pub enum AgentEvent {
     Stopping,
 }
 
-impl fmt::Display for AgentEvent {
+impl fmt::Display for ProgressEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::SessionStarted { session_id } => write!(f, "session {session_id}"),
@@ -86,8 +86,8 @@ impl fmt::Display for AgentEvent {
     }
 }
 
-/// Receives [`AgentEvent`]s as they happen (from the thread running the session).
-pub type Progress = Box<dyn FnMut(&AgentEvent) + Send>;
+/// Receives [`ProgressEvent`]s as they happen (from the thread running the session).
+pub type Progress = Box<dyn FnMut(&ProgressEvent) + Send>;
 
 /// Shortens `text` to `max` characters with an ellipsis.
 pub fn shorten(text: &str, max: usize) -> String {
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn usage_reads_as_a_percentage_of_the_window() {
-        let usage = AgentEvent::Usage {
+        let usage = ProgressEvent::Usage {
             prompt_tokens: 19_000,
             window: Some(20_000),
         };

@@ -1,33 +1,32 @@
-//! What both runners share: the located binary, the wiring, the window source, the progress
-//! sink, the current session id, and running one invocation through the driver.
+//! One agent CLI's state across the sessions of a run, the same for every agent: the located
+//! binary, the wiring, the window source, the progress sink, the current session id, and
+//! running one invocation through the driver.
 
 use std::process::Command;
 
 use cp_base::WORKER_ENV;
 use cp_orchestrate::{RunnerError, SessionControl, SessionEnd};
 
-use crate::binary::{AgentBinary, AgentCli};
-use crate::cancel::CancelCheck;
+use crate::agent::{AgentCli, AgentSpec};
+use crate::binary::AgentBinary;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
-use crate::item::Item;
 use crate::process::AgentProcess;
 use crate::progress::Progress;
 use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
+use cp_base::CancelToken;
 
 /// One agent CLI's state across the sessions of a run.
 pub struct CliSession {
     /// Which CLI.
-    pub cli: AgentCli,
-    /// Its parser.
-    pub parse: fn(&str) -> Vec<Item>,
+    pub cli: &'static AgentSpec,
     /// The located binary.
     pub binary: AgentBinary,
     /// The `"agent"` config.
     pub config: AgentConfig,
-    /// Project, worker and hooks.
+    /// Project and worker.
     pub spec: WiringSpec,
     /// The per-run settings files.
     pub wiring: Wiring,
@@ -43,47 +42,38 @@ pub struct CliSession {
     /// interactive conversation).
     pub continuing: bool,
     /// Whether the person cancelled the running turn.
-    pub cancel: Option<CancelCheck>,
+    pub cancel: Option<CancelToken>,
     /// The conversation of the latest session, as far as the stream showed it.
     pub transcript: Transcript,
 }
 
-/// What one CLI is to [`CliSession::start`]: its name and install hint, how its stream reads,
-/// and its models' context windows.
-pub struct CliKind {
-    pub cli: AgentCli,
-    pub parse: fn(&str) -> Vec<Item>,
-    pub model_window: fn(&str) -> Option<u64>,
-}
-
 impl CliSession {
-    /// Locates the CLI of `kind` (config `agent.command`, else `PATH`), checks its version,
-    /// and writes its wiring with `wire`; the window comes from config, else the model table.
-    /// The spec's hook settings gain the CLI's probe hook first (see [`crate::wired`]).
+    /// Locates the CLI of `agent` (config `agent.command`, else `PATH`), checks its version,
+    /// and writes its wiring: its run hooks with the probe hook added (see [`crate::wired`]).
+    /// The window comes from config, else the model table.
     pub fn start(
-        kind: &CliKind,
+        agent: &dyn AgentCli,
         config: AgentConfig,
-        mut spec: WiringSpec,
+        spec: WiringSpec,
         progress: Progress,
-        wire: impl FnOnce(&WiringSpec) -> Result<Wiring, AgentError>,
     ) -> Result<Self, AgentError> {
-        let binary = kind.cli.locate(config.command.as_deref())?;
+        let cli = agent.spec();
+        let binary = cli.locate(config.command.as_deref())?;
         tracing::info!(
             path = %binary.path.display(),
             version = %binary.version,
             "using {}",
-            kind.cli.name
+            cli.display_name
         );
-        spec.hook_settings = spec.hooks_with_probe(kind.cli.probe_event);
-        let wiring = wire(&spec)?;
+        let hooks = spec.hooks_with_probe(agent.run_hooks(&spec.program), cli.probe_event);
+        let wiring = agent.wire(&spec, &hooks)?;
         let window = WindowSource {
             configured: config.context_window,
-            table: Some(kind.model_window),
+            table: Some(cli.model_window),
             reported: None,
         };
         Ok(Self {
-            cli: kind.cli,
-            parse: kind.parse,
+            cli,
             binary,
             config,
             spec,
@@ -128,7 +118,7 @@ impl CliSession {
     }
 
     /// Whether this CLI's `--resume` gives a session the model's API accepts (see
-    /// [`AgentCli::resume_since`]).
+    /// [`AgentSpec::resume_since`]).
     pub fn can_resume(&self) -> bool {
         self.cli.resume_works(&self.binary.version)
     }
@@ -145,7 +135,7 @@ impl CliSession {
                 return (prompt.to_owned(), ["--resume".to_owned(), id]);
             }
             tracing::info!(
-                agent = self.cli.name,
+                agent = self.cli.display_name,
                 version = %self.binary.version,
                 "continuing in a fresh session with the conversation so far (its --resume is not safe)"
             );
@@ -163,9 +153,9 @@ impl CliSession {
 
     /// The session the handoff turn resumes.
     pub fn resume_id(&self) -> Result<String, RunnerError> {
-        self.session_id
-            .clone()
-            .ok_or_else(|| RunnerError::new(format!("no {} session to resume", self.cli.name)))
+        self.session_id.clone().ok_or_else(|| {
+            RunnerError::new(format!("no {} session to resume", self.cli.display_name))
+        })
     }
 
     /// Runs `command` to its end; `control` is `None` for the handoff turn. The hooks the
@@ -183,8 +173,8 @@ impl CliSession {
         let outcome = drive(
             Invocation {
                 process,
-                parse: self.parse,
-                agent: self.cli.name,
+                parse: self.cli.parse_line,
+                agent: self.cli.display_name,
                 control,
                 window: &self.window,
                 root: &self.spec.root,
@@ -215,7 +205,10 @@ impl CliSession {
             Ok(SessionEnd::Failed(why)) => Err(RunnerError::new(why)),
             Ok(_) => Ok(()),
             Err(e) => Err(RunnerError::with_source(
-                format!("the {} handoff turn could not run: {e}", self.cli.name),
+                format!(
+                    "the {} handoff turn could not run: {e}",
+                    self.cli.display_name
+                ),
                 e,
             )),
         }

@@ -16,8 +16,9 @@ use crate::wired::PROBE_COMMAND;
 /// The MCP server's name, as the agents prefix its tools (`mcp__context-pilot__…`).
 pub const MCP_SERVER: &str = "context-pilot";
 
-/// What the runner passes to the agent: how to start `context-pilot`, and the hook settings
-/// (built by the caller with the same builders `context-pilot init` uses).
+/// What the runner passes to the agent: how to start `context-pilot` for the project and the
+/// worker (the hooks come from the agent's descriptor, built as `context-pilot init` builds
+/// them).
 #[derive(Debug, Clone)]
 pub struct WiringSpec {
     /// The `context-pilot` binary the agent starts (`mcp`, `hook …`).
@@ -26,8 +27,6 @@ pub struct WiringSpec {
     pub root: PathBuf,
     /// The run's worker: the MCP server and the hooks act as it.
     pub worker: WorkerId,
-    /// The agent's settings holding Context Pilot's hooks (`{"hooks": {…}}`).
-    pub hook_settings: Value,
 }
 
 impl WiringSpec {
@@ -42,10 +41,10 @@ impl WiringSpec {
         })
     }
 
-    /// The hook settings with the probe hook (`context-pilot wiring-probe`) added on the
-    /// agent's `event` that runs before the model is asked.
-    pub fn hooks_with_probe(&self, event: &str) -> Value {
-        let mut settings = self.hook_settings.clone();
+    /// The hook settings `hooks` (`{"hooks": {…}}`) with the probe hook (`context-pilot
+    /// wiring-probe`) added on the agent's `event` that runs before the model is asked.
+    pub fn hooks_with_probe(&self, hooks: Value, event: &str) -> Value {
+        let mut settings = hooks;
         if !settings["hooks"].is_object() {
             settings["hooks"] = json!({});
         }

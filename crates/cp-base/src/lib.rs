@@ -64,6 +64,7 @@ mod module;
 mod notify;
 mod panel;
 pub mod private;
+pub mod proctree;
 mod program;
 mod project;
 mod registry;

@@ -57,8 +57,9 @@ mod meta;
 mod module;
 mod paths;
 mod pattern;
-pub mod proctree;
 mod protocol;
+/// Ending every process of a run (moved to `cp_base::proctree`, which agent drivers share).
+pub use cp_base::proctree;
 mod screen;
 mod server;
 mod signals;

@@ -7,16 +7,6 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
-/// Sends `signal` to the process `pid`; a process that is already gone is not an error.
-/// Refuses pids that would address more than one process (`≤ 1`).
-pub(crate) fn signal_process(pid: i32, signal: i32) {
-    if pid <= 1 {
-        return;
-    }
-    // SAFETY: `kill` has no memory-safety preconditions; a positive pid names one process.
-    let _ = unsafe { libc::kill(pid, signal) };
-}
-
 /// Takes an exclusive advisory lock on `file` without blocking. `Ok(false)` means another
 /// process holds it.
 pub(crate) fn try_lock_exclusive(file: &File) -> io::Result<bool> {

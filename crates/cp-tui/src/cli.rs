@@ -57,7 +57,7 @@ pub enum Command {
     /// Hook receiver for Claude Code (`post-tool-use`, `stop`) and Gemini CLI (`after-tool`,
     /// `after-agent`): reads the hook's JSON payload on stdin. Always exits 0.
     Hook {
-        #[arg(value_enum)]
+        #[arg(value_parser = crate::hook::HookEvent::parser())]
         event: crate::hook::HookEvent,
     },
     /// Internal: Gemini CLI's `AfterModel` hook in runs Context Pilot drives; reports each
@@ -83,8 +83,8 @@ pub enum Command {
     /// Add the MCP server and the hooks to an agent's project settings, merging with what is
     /// there.
     Init {
-        #[arg(value_enum)]
-        agent: crate::init::InitAgent,
+        #[arg(value_parser = crate::init::agent_parser())]
+        agent: &'static dyn cp_agent_cli::AgentCli,
         /// Print the diff of what would change and write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -200,7 +200,9 @@ fn tui_agent(
     };
     Ok(match kind {
         cp_agent_cli::AgentKind::Builtin => crate::tui::AgentState::from_config(host.project()),
-        kind => crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?),
+        kind @ cp_agent_cli::AgentKind::Cli(_) => {
+            crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?)
+        }
     })
 }
 

@@ -5,21 +5,17 @@
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cp_agent_cli::{
-    AgentConfig, AgentEvent, AgentKind, ClaudeRunner, GeminiRunner, Progress, WiringSpec,
-};
-use cp_orchestrate::{RunArgs, SessionRunner, run_headless};
+use cp_agent_cli::{AgentConfig, AgentKind, AgentRunner, Progress, ProgressEvent, WiringSpec};
+use cp_orchestrate::{RunArgs, run_headless};
 
 use crate::host::Host;
-use crate::init::{InitAgent, program, runner_hook_settings};
+use crate::init::program;
 
-/// How an agent CLI run from `host` reaches Context Pilot: this binary for `mcp` and the
-/// hooks `init` would write for `agent`, for the host's project and worker.
-pub(crate) fn wiring_spec(host: &Host, agent: InitAgent) -> WiringSpec {
-    let program = program();
+/// How an agent CLI run from `host` reaches Context Pilot: this binary (for `mcp` and the
+/// hooks), for the host's project and worker.
+pub(crate) fn wiring_spec(host: &Host) -> WiringSpec {
     WiringSpec {
-        hook_settings: runner_hook_settings(agent, &program),
-        program,
+        program: program(),
         root: host.project().root().to_path_buf(),
         worker: host.worker().clone(),
     }
@@ -28,21 +24,8 @@ pub(crate) fn wiring_spec(host: &Host, agent: InitAgent) -> WiringSpec {
 /// Runs the workflow headless with `kind` (never `Builtin`); returns the exit code.
 pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> {
     let config = AgentConfig::load(host.project())?;
-    let spec = |agent| wiring_spec(host, agent);
     let progress: Progress = Box::new(print_event);
-    let mut runner: Box<dyn SessionRunner> = match kind {
-        AgentKind::Claude => Box::new(ClaudeRunner::new(
-            config,
-            spec(InitAgent::Claude),
-            progress,
-        )?),
-        AgentKind::Gemini => Box::new(GeminiRunner::new(
-            config,
-            spec(InitAgent::Gemini),
-            progress,
-        )?),
-        AgentKind::Builtin => anyhow::bail!("the built-in agent does not run through an agent CLI"),
-    };
+    let mut runner = AgentRunner::new(kind, config, wiring_spec(host), progress)?;
     let trust = host.project().trust_state();
     if !trust.allows() {
         eprintln!("{}", trust.advice(host.project().root()));
@@ -53,7 +36,7 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> 
     Ok(run_headless(
         host.project(),
         args,
-        runner.as_mut(),
+        &mut runner,
         &mut input,
         &mut output,
     ))
@@ -61,10 +44,10 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> 
 
 /// One line per tool call and result, the context use per request, and the agent's text
 /// (which may arrive in pieces: Gemini CLI streams deltas).
-fn print_event(event: &AgentEvent) {
+fn print_event(event: &ProgressEvent) {
     static MID_LINE: AtomicBool = AtomicBool::new(false);
     let mut out = std::io::stdout().lock();
-    if let AgentEvent::Text(text) = event {
+    if let ProgressEvent::Text(text) = event {
         let _ = write!(out, "{text}");
         MID_LINE.store(!text.ends_with('\n'), Ordering::Relaxed);
         let _ = out.flush();
@@ -74,14 +57,14 @@ fn print_event(event: &AgentEvent) {
         let _ = writeln!(out);
     }
     let _ = match event {
-        AgentEvent::Text(_) => Ok(()),
-        AgentEvent::ToolCall { .. } => writeln!(out, "  {event}"),
-        AgentEvent::ToolResult { .. } => writeln!(out, "    {event}"),
-        AgentEvent::Usage { .. }
-        | AgentEvent::SessionStarted { .. }
-        | AgentEvent::Compacted
-        | AgentEvent::Hook { .. }
-        | AgentEvent::Stopping => writeln!(out, "  … {event}"),
+        ProgressEvent::Text(_) => Ok(()),
+        ProgressEvent::ToolCall { .. } => writeln!(out, "  {event}"),
+        ProgressEvent::ToolResult { .. } => writeln!(out, "    {event}"),
+        ProgressEvent::Usage { .. }
+        | ProgressEvent::SessionStarted { .. }
+        | ProgressEvent::Compacted
+        | ProgressEvent::Hook { .. }
+        | ProgressEvent::Stopping => writeln!(out, "  … {event}"),
     };
     let _ = out.flush();
 }

@@ -688,7 +688,7 @@ fn gemini_cli_restarts_at_the_context_threshold_measured_by_its_after_model_hook
     assert_no_agent_left(&root, "gemini", None, GONE_LIMIT);
 }
 
-/// Pins why Gemini CLI is not resumed (`cp_agent_cli::GEMINI.resume_since` is `None`): the
+/// Pins why Gemini CLI is not resumed (Gemini CLI's `AgentSpec::resume_since` is `None`): the
 /// pinned 0.61.0, resuming a session that made one tool call, sends its result twice and the
 /// API (here the scripted server, which enforces the same rule) refuses it. When an upgrade
 /// makes this test fail, set `resume_since` to that release.
@@ -743,7 +743,7 @@ fn the_pinned_gemini_cli_resumes_a_session_with_each_tool_result_twice() {
     let refused = server.refused_requests();
     assert!(
         !refused.is_empty(),
-        "Gemini CLI {version} resumed with paired tool results: set GEMINI.resume_since to \
+        "Gemini CLI {version} resumed with paired tool results: set its resume_since to \
          this release\n{resumed}"
     );
     assert!(
@@ -751,7 +751,8 @@ fn the_pinned_gemini_cli_resumes_a_session_with_each_tool_result_twice() {
         "{}",
         refused[0].raw_body
     );
-    assert!(!cp_agent_cli::GEMINI.resume_works(version.trim()));
+    let gemini = "gemini".parse::<cp_agent_cli::AgentKind>().unwrap();
+    assert!(!gemini.cli().unwrap().spec().resume_works(version.trim()));
 }
 
 #[test]

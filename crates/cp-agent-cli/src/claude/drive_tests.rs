@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use cp_orchestrate::{ContextEstimator, RestartConfig, SessionControl, SessionEnd};
 
-use super::parse_line;
+use super::stream::parse_line;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
-use crate::progress::{AgentEvent, Progress};
+use crate::progress::{Progress, ProgressEvent};
 
 /// A fake Claude Code: one response at 95 % that writes a file (its event repeated, as
 /// Claude Code repeats a message per content block), its hook's verdict reported to
@@ -67,10 +67,11 @@ fn invocation<'a>(
 }
 
 /// A progress sink that records every event.
-fn recording() -> (Arc<Mutex<Vec<AgentEvent>>>, Progress) {
+fn recording() -> (Arc<Mutex<Vec<ProgressEvent>>>, Progress) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let progress: Progress = Box::new(move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()));
+    let progress: Progress =
+        Box::new(move |e: &ProgressEvent| sink.lock().unwrap().push(e.clone()));
     (seen, progress)
 }
 
@@ -99,17 +100,17 @@ fn a_threshold_stops_the_agent_only_after_the_tool_in_flight() {
     let seen = seen.lock().unwrap();
     let usages = seen
         .iter()
-        .filter(|e| matches!(e, AgentEvent::Usage { .. }))
+        .filter(|e| matches!(e, ProgressEvent::Usage { .. }))
         .count();
     assert_eq!(usages, 1, "one response, reported once: {seen:?}");
     // The hook's verdict shows between the tool call that fired it and the call's result.
-    let position = |wanted: fn(&AgentEvent) -> bool| seen.iter().position(wanted);
-    let call = position(|e| matches!(e, AgentEvent::ToolCall { .. }));
+    let position = |wanted: fn(&ProgressEvent) -> bool| seen.iter().position(wanted);
+    let call = position(|e| matches!(e, ProgressEvent::ToolCall { .. }));
     let hook = position(|e| {
-        matches!(e, AgentEvent::Hook { event, detail, .. }
+        matches!(e, ProgressEvent::Hook { event, detail, .. }
             if event == "PostToolUse" && detail == "Callback lint passed")
     });
-    let result = position(|e| matches!(e, AgentEvent::ToolResult { .. }));
+    let result = position(|e| matches!(e, ProgressEvent::ToolResult { .. }));
     assert!(call < hook && hook < result && hook.is_some(), "{seen:?}");
     let history = control.tool_history();
     assert_eq!(
@@ -126,17 +127,14 @@ fn a_cancelled_turn_interrupts_the_agent_without_a_stop_request() {
     let dir = tempfile::tempdir().unwrap();
     let mark = dir.path().join("mark");
     let window = WindowSource::default();
-    let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&cancelled);
+    let cancel = cp_base::CancelToken::new();
+    let esc = cancel.clone();
     // The person presses Esc as soon as the agent's tool call shows.
-    let mut progress: Progress = Box::new(move |e: &AgentEvent| {
-        if matches!(e, AgentEvent::ToolCall { .. }) {
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut progress: Progress = Box::new(move |e: &ProgressEvent| {
+        if matches!(e, ProgressEvent::ToolCall { .. }) {
+            esc.cancel();
         }
     });
-    let check = Arc::clone(&cancelled);
-    let cancel: crate::CancelCheck =
-        Arc::new(move || check.load(std::sync::atomic::Ordering::SeqCst));
     let reports = ReportReader::create(dir.path().join("reports.jsonl")).unwrap();
     let process = fake_claude(dir.path(), &mark, &reports);
     let outcome = drive(
@@ -182,8 +180,8 @@ fn a_prompt_size_a_hook_reports_lands_after_the_text_of_its_response() {
     let kinds: Vec<&str> = seen
         .iter()
         .map(|e| match e {
-            AgentEvent::Text(_) => "text",
-            AgentEvent::Usage {
+            ProgressEvent::Text(_) => "text",
+            ProgressEvent::Usage {
                 prompt_tokens: 42, ..
             } => "usage",
             _ => "other",
@@ -255,7 +253,7 @@ fn an_agent_that_loaded_no_mcp_server_is_stopped_at_its_first_response_with_its_
             .lock()
             .unwrap()
             .iter()
-            .any(|e| matches!(e, AgentEvent::Text(_))),
+            .any(|e| matches!(e, ProgressEvent::Text(_))),
         "the unwired response is not shown as the agent's"
     );
 }

@@ -1,10 +1,111 @@
-//! Claude Code: its stream format and its runner.
+//! Claude Code: everything Context Pilot knows about it, in one place ([`Claude`]).
 
 #[cfg(test)]
 mod drive_tests;
-mod runner;
+mod hooks;
+mod run;
 mod stream;
 
-pub use runner::ClaudeRunner;
-pub use stream::model_window;
-use stream::parse_line;
+use std::process::Command;
+
+use cp_orchestrate::{RunnerError, SessionControl};
+use serde_json::Value;
+
+use crate::AgentError;
+use crate::agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+use crate::hook_reply::{EventKind, Reply};
+use crate::project_settings::SettingsFile;
+use crate::session::CliSession;
+use crate::wiring::{Wiring, WiringSpec};
+
+/// Claude Code's descriptor.
+#[derive(Debug)]
+pub struct Claude;
+
+/// Claude Code.
+///
+/// 2.0.31 is the first release with `--tools`, which the handoff turn passes as `--tools ""`
+/// (no built-in tool, only `Checkpoint_handoff`). 2.0.30 exits with "unknown option
+/// '--tools'", so no agent-written handoff is ever taken and every restart falls back to one
+/// built from git; everything else the runner uses (`--session-id`, `--resume`,
+/// `--settings` hooks, `--mcp-config`, the stream events) already works there.
+/// Measured with the e2e suites `cp-tui --test agent_cli` and `--test tui_agent_cli` against
+/// the scripted server: all Claude Code tests pass on 2.0.31; on 2.0.30 and 2.0.0 only the
+/// two handoff tests fail ("no handoff turn", "handoff missing").
+pub(crate) const SPEC: AgentSpec = AgentSpec {
+    name: "claude",
+    display_name: "Claude Code",
+    program: "claude",
+    install: "install it with `npm install -g @anthropic-ai/claude-code`, or set agent.command in .context-pilot/config.json",
+    min_version: (2, 0, 31),
+    resume_since: Some((2, 0, 31)),
+    probe_event: "UserPromptSubmit",
+    hook_events: &[
+        HookEventSpec {
+            cli_name: "post-tool-use",
+            name: "PostToolUse",
+            kind: EventKind::AfterEdit,
+        },
+        HookEventSpec {
+            cli_name: "stop",
+            name: "Stop",
+            kind: EventKind::Stop,
+        },
+    ],
+    edit_tools: &[
+        EditTool {
+            name: "Write",
+            path_keys: &["file_path"],
+        },
+        EditTool {
+            name: "Edit",
+            path_keys: &["file_path"],
+        },
+        EditTool {
+            name: "MultiEdit",
+            path_keys: &["file_path"],
+        },
+        EditTool {
+            name: "NotebookEdit",
+            path_keys: &["notebook_path"],
+        },
+    ],
+    parse_line: stream::parse_line,
+    model_window: stream::model_window,
+};
+
+impl AgentCli for Claude {
+    fn spec(&self) -> &'static AgentSpec {
+        &SPEC
+    }
+
+    fn hook_reply(&self, kind: EventKind, reply: &Reply) -> Option<String> {
+        hooks::reply(kind, reply)
+    }
+
+    fn project_settings(&self, program: &str) -> Vec<SettingsFile> {
+        hooks::project_settings(program)
+    }
+
+    fn wire(&self, spec: &WiringSpec, hooks: &Value) -> Result<Wiring, AgentError> {
+        run::wire(spec, hooks)
+    }
+
+    fn session_command(
+        &self,
+        session: &CliSession,
+        prompt: &str,
+        session_args: &[String; 2],
+    ) -> Command {
+        run::session_command(session, prompt, session_args)
+    }
+
+    fn handoff_command(
+        &self,
+        session: &CliSession,
+        request: &str,
+        _control: &SessionControl,
+    ) -> Result<Command, RunnerError> {
+        run::handoff_command(session, request)
+    }
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::config::ClientConfig;
 use crate::paths::RunPaths;
-use crate::{ConsoleError, sys};
+use crate::{ConsoleError, proctree, sys};
 
 /// The environment variable that names the server executable, which is run as
 /// `EXE console-server --project ROOT`.
@@ -77,6 +77,8 @@ pub(super) fn ensure_server(paths: &RunPaths, config: &ClientConfig) -> Result<(
         .arg(paths.root())
         .current_dir(paths.root())
         .envs(&config.server_env)
+        // The server serves every client of the project: no run's kill may end it.
+        .env(proctree::SHARED_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);

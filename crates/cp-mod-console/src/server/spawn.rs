@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::reaper::Reaper;
 use crate::ConsoleError;
 use crate::console_info::SpawnSpec;
-use crate::proctree::RUN_MARKER_ENV;
+use crate::proctree::{RUN_MARKER_ENV, SHARED_ENV};
 use crate::sys::{self, RawExit, TtySpawn};
 
 /// `PATH` for a command whose environment has none (glibc's `execvp` default).
@@ -79,10 +79,13 @@ pub(super) fn spawn_child(
 
 /// The command's environment: the server's, `TERM` when it has none, the spec's variables,
 /// and last the run marker, so a spec cannot override it (the kill finds the console's
-/// processes by it).
+/// processes by it). The server's own [`SHARED_ENV`] is not passed on: a console belongs to
+/// its run.
 fn environment(spec: &SpawnSpec, id: Uuid) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !spec.env.contains_key(&*k.to_string_lossy()) && k != RUN_MARKER_ENV)
+        .filter(|(k, _)| {
+            !spec.env.contains_key(&*k.to_string_lossy()) && k != RUN_MARKER_ENV && k != SHARED_ENV
+        })
         .collect();
     if !env.iter().any(|(k, _)| k == "TERM") && !spec.env.contains_key("TERM") {
         env.push(("TERM".into(), "xterm-256color".into()));
@@ -90,7 +93,7 @@ fn environment(spec: &SpawnSpec, id: Uuid) -> Vec<(OsString, OsString)> {
     env.extend(
         spec.env
             .iter()
-            .filter(|(k, _)| *k != RUN_MARKER_ENV)
+            .filter(|(k, _)| *k != RUN_MARKER_ENV && *k != SHARED_ENV)
             .map(|(k, v)| (k.into(), v.into())),
     );
     env.push((RUN_MARKER_ENV.into(), id.to_string().into()));

@@ -12,8 +12,8 @@ use cp_base::{
 use serde_json::{Value, json};
 
 use super::outbox::{Collected, Deliveries};
-use super::reply::Reply;
 use crate::host::Host;
+use cp_agent_cli::Reply;
 
 /// The agent's edit, as a tool that reports its change.
 struct Replay {

@@ -7,14 +7,16 @@
 //! | `stop` | Claude Code `Stop` | runs the stop checkpoint |
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop checkpoint |
 //!
+//! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
+//!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
 //! Blocking callback results go back to the agent at once. Background runs keep going in the
 //! console server after the hook exits: the runs still going are saved for the worker's next
 //! hook call, which re-attaches to them and reports those that ended ([`Carried`]); results
 //! that arrive after a reply was made wait in the worker's [`Outbox`]. Hook processes of one
 //! worker take turns (a lock), so a result is reported once even when the agent's parallel
-//! tool calls run hooks at the same moment. The reply follows each agent's format
-//! ([`render`]).
+//! tool calls run hooks at the same moment. The reply follows each agent's format, which its
+//! descriptor writes (`cp_agent_cli::AgentCli::hook_reply`).
 //!
 //! When a runner of Context Pilot started the agent (`context-pilot run --agent …`, the TUI's
 //! `--agent`), each verdict is also reported to that runner ([`HookReport`]), which shows it
@@ -26,7 +28,8 @@
 //! ```no_run
 //! use cp_tui::hook::{HookEvent, handle};
 //! let payload = r#"{"cwd": "/work/app", "hook_event_name": "Stop", "stop_hook_active": false}"#;
-//! let out = handle(HookEvent::Stop, None, None, payload);
+//! let stop = HookEvent::named("stop").expect("Claude Code's stop event");
+//! let out = handle(stop, None, None, payload);
 //! if let Some(json) = out.stdout { println!("{json}"); }
 //! ```
 
@@ -35,7 +38,6 @@ mod edit;
 pub mod model_usage;
 mod outbox;
 mod payload;
-mod reply;
 mod stop;
 mod waiting;
 pub mod wiring_probe;
@@ -44,13 +46,13 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use cp_agent_cli::{HookReport, HookVerdict};
+use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookVerdict};
 use cp_base::{Project, WorkerId};
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
+pub use cp_agent_cli::{EventKind, Reply};
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
 pub use payload::{HookPayload, PayloadError};
-pub use reply::{Agent, EventKind, Reply, render};
 pub use waiting::collect_waiting;
 
 use crate::host::Host;
@@ -58,46 +60,39 @@ use crate::host::Host;
 /// The session key used when a stop payload has no `session_id`.
 const NO_SESSION: &str = "no-session-id";
 
-/// The hook events Context Pilot handles. Each accepts the agent's own event name too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookEvent {
-    /// Claude Code `PostToolUse`: fire callbacks for the edited file.
-    #[value(name = "post-tool-use", alias = "PostToolUse")]
-    PostToolUse,
-    /// Claude Code `Stop`: run the stop checkpoint.
-    #[value(name = "stop", alias = "Stop")]
-    Stop,
-    /// Gemini CLI `AfterTool`: fire callbacks for the edited file.
-    #[value(name = "after-tool", alias = "AfterTool")]
-    AfterTool,
-    /// Gemini CLI `AfterAgent`: run the stop checkpoint.
-    #[value(name = "after-agent", alias = "AfterAgent")]
-    AfterAgent,
+/// A hook event Context Pilot handles: one of an agent's events (its descriptor's
+/// `hook_events`), named on the command line by our name or the agent's own.
+#[derive(Debug, Clone, Copy)]
+pub struct HookEvent {
+    /// The agent whose hook this is.
+    pub agent: &'static dyn AgentCli,
+    event: &'static HookEventSpec,
 }
 
 impl HookEvent {
-    pub fn agent(self) -> Agent {
-        match self {
-            Self::PostToolUse | Self::Stop => Agent::Claude,
-            Self::AfterTool | Self::AfterAgent => Agent::Gemini,
-        }
+    /// The event named `name` (e.g. `post-tool-use` or `PostToolUse`), of whichever agent.
+    pub fn named(name: &str) -> Option<Self> {
+        cp_agent_cli::hook_event(name).map(|(agent, event)| Self { agent, event })
     }
 
+    /// Every agent's events, in the table's order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        cp_agent_cli::AGENT_CLIS.iter().flat_map(|agent| {
+            agent.spec().hook_events.iter().map(|event| Self {
+                agent: *agent,
+                event,
+            })
+        })
+    }
+
+    /// What Context Pilot does at it.
     pub fn kind(self) -> EventKind {
-        match self {
-            Self::PostToolUse | Self::AfterTool => EventKind::AfterEdit,
-            Self::Stop | Self::AfterAgent => EventKind::Stop,
-        }
+        self.event.kind
     }
 
     /// The agent's own name of the event, e.g. `PostToolUse`.
     pub fn agent_name(self) -> &'static str {
-        match self {
-            Self::PostToolUse => "PostToolUse",
-            Self::Stop => "Stop",
-            Self::AfterTool => "AfterTool",
-            Self::AfterAgent => "AfterAgent",
-        }
+        self.event.name
     }
 
     /// The report of `verdict` with `text` at this event.
@@ -112,14 +107,34 @@ impl HookEvent {
 
     /// The name used on the command line, e.g. `post-tool-use`.
     pub fn cli_name(self) -> &'static str {
-        match self {
-            Self::PostToolUse => "post-tool-use",
-            Self::Stop => "stop",
-            Self::AfterTool => "after-tool",
-            Self::AfterAgent => "after-agent",
-        }
+        self.event.cli_name
+    }
+
+    /// The command line's parser: every agent's events, with help, and the agents' own names
+    /// as aliases.
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
+        use clap::builder::TypedValueParser as _;
+        let values = cp_agent_cli::AGENT_CLIS.iter().flat_map(|agent| {
+            let spec = agent.spec();
+            spec.hook_events.iter().map(move |event| {
+                let does = match event.kind {
+                    EventKind::AfterEdit => "fire callbacks for the edited file",
+                    EventKind::Stop => "run the stop checkpoint",
+                };
+                clap::builder::PossibleValue::new(event.cli_name)
+                    .help(format!("{} `{}`: {does}", spec.display_name, event.name))
+                    .alias(event.name)
+            })
+        });
+        clap::builder::PossibleValuesParser::new(values)
+            .try_map(|name: String| Self::named(&name).ok_or(UnknownHookEvent(name)))
     }
 }
+
+/// A hook event no agent has (the parser's possible values keep it from happening).
+#[derive(Debug, thiserror::Error)]
+#[error("no agent has the hook event {0:?}")]
+pub struct UnknownHookEvent(String);
 
 /// What the hook process prints.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -281,7 +296,10 @@ fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
         .map(|p| format!("context-pilot hook {}: {p}", event.cli_name()));
     let all: Vec<String> = out.stderr.take().into_iter().chain(lines).collect();
     out.stderr = Some(all.join("\n"));
-    out.stdout = Some(reply::with_system_message(out.stdout.as_deref(), &text));
+    out.stdout = Some(cp_agent_cli::with_system_message(
+        out.stdout.as_deref(),
+        &text,
+    ));
     out.reports.push(event.report(HookVerdict::Notice, text));
 }
 
@@ -298,7 +316,7 @@ fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
         (Reply::Notice(text), _) => Some(event.report(HookVerdict::Notice, text.clone())),
     };
     HookOutput {
-        stdout: render(event.agent(), event.kind(), reply),
+        stdout: event.agent.hook_reply(event.kind(), reply),
         stderr: None,
         reports: report.into_iter().collect(),
     }

@@ -120,16 +120,10 @@ impl HookPayload {
     }
 }
 
-/// The argument keys holding the edited file, for the agents' file edit tools.
+/// The argument keys holding the edited file, for the agents' file edit tools (each agent's
+/// descriptor lists its own).
 fn edit_tool_path_keys(tool: &str) -> Option<&'static [&'static str]> {
-    match tool {
-        // Claude Code
-        "Write" | "Edit" | "MultiEdit" => Some(&["file_path"]),
-        "NotebookEdit" => Some(&["notebook_path"]),
-        // Gemini CLI
-        "write_file" | "replace" => Some(&["file_path", "absolute_path"]),
-        _ => None,
-    }
+    cp_agent_cli::edit_tool(tool).map(|tool| tool.path_keys)
 }
 
 /// `path` relative to the project root, following symlinks in the part that exists (a

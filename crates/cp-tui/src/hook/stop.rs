@@ -4,8 +4,8 @@ use cp_mod_checkpoint::{CheckpointError, StopGate, StopPhase};
 use cp_orchestrate::{Decision, StopInput};
 
 use super::outbox::Deliveries;
-use super::reply::Reply;
 use crate::host::Host;
+use cp_agent_cli::Reply;
 
 /// The checkpoint's configuration could not be used; the agent is let stop.
 #[derive(Debug, thiserror::Error)]

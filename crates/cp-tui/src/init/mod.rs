@@ -6,36 +6,57 @@
 //! - Gemini CLI: `.gemini/settings.json` gets the MCP server under `mcpServers` and the
 //!   `AfterTool` (`write_file|replace`) and `AfterAgent` hooks.
 //!
+//! Which files and entries is each agent's descriptor's to say
+//! (`cp_agent_cli::AgentCli::project_settings`); this module plans, diffs and writes them.
+//!
 //! Existing files are merged, not replaced: unknown keys, other servers and other hooks stay,
 //! in their order. Running it again changes nothing (our hooks are recognised by their
 //! command and only get the current binary path). `--dry-run` prints the unified diff and
 //! writes nothing. A settings file that is not valid JSON is reported and left alone.
 //!
 //! ```no_run
-//! use cp_tui::init::{InitAgent, plan};
-//! let changes = plan(InitAgent::Claude, std::path::Path::new("/work/app"), "context-pilot").unwrap();
+//! use cp_tui::init::plan;
+//! let claude = cp_agent_cli::AGENT_CLIS[0];
+//! let changes = plan(claude, std::path::Path::new("/work/app"), "context-pilot").unwrap();
 //! for change in &changes { print!("{}", change.diff()); }
 //! ```
-
-mod json;
-mod settings;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use cp_agent_cli::{AGENT_CLIS, AgentCli, Json, hooks_of};
 use cp_base::write_atomic;
 
-pub use json::Json;
-pub use settings::{CLAUDE_EDIT_MATCHER, GEMINI_EDIT_MATCHER, SERVER_KEY, hook_command};
-
-/// The agent to wire up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InitAgent {
-    /// Claude Code: `.mcp.json` and `.claude/settings.json`.
-    Claude,
-    /// Gemini CLI: `.gemini/settings.json`.
-    Gemini,
+/// The command line's parser of the agent to wire up: every agent CLI, with the files `init`
+/// writes for it as help (`claude`: "Claude Code: \`.mcp.json\` and \`.claude/settings.json\`").
+pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = &'static dyn AgentCli> {
+    use clap::builder::TypedValueParser as _;
+    let values = AGENT_CLIS.iter().map(|agent| {
+        let spec = agent.spec();
+        let files: Vec<String> = agent
+            .project_settings("context-pilot")
+            .iter()
+            .map(|file| format!("`{}`", file.path.display()))
+            .collect();
+        clap::builder::PossibleValue::new(spec.name).help(format!(
+            "{}: {}",
+            spec.display_name,
+            files.join(" and ")
+        ))
+    });
+    clap::builder::PossibleValuesParser::new(values).try_map(|name: String| {
+        AGENT_CLIS
+            .iter()
+            .find(|agent| agent.spec().name == name)
+            .copied()
+            .ok_or(UnknownAgent(name))
+    })
 }
+
+/// An agent no descriptor names (the parser's possible values keep it from happening).
+#[derive(Debug, thiserror::Error)]
+#[error("no agent CLI is named {0:?}")]
+pub struct UnknownAgent(String);
 
 /// Why `init` changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -84,11 +105,8 @@ impl Change {
 
 /// The files that `init` would change under `root`, running `program` for the server and
 /// the hooks. Files already up to date are not listed.
-pub fn plan(agent: InitAgent, root: &Path, program: &str) -> Result<Vec<Change>, InitError> {
-    let targets = match agent {
-        InitAgent::Claude => settings::claude_targets(program),
-        InitAgent::Gemini => settings::gemini_targets(program),
-    };
+pub fn plan(agent: &dyn AgentCli, root: &Path, program: &str) -> Result<Vec<Change>, InitError> {
+    let targets = agent.project_settings(program);
     let mut changes = Vec::new();
     for target in targets {
         let full = root.join(&target.path);
@@ -130,38 +148,10 @@ pub fn plan(agent: InitAgent, root: &Path, program: &str) -> Result<Vec<Change>,
 }
 
 /// Context Pilot's hooks for `agent` as a settings document (`{"hooks": {…}}`), built by the
-/// same builders as `init`, for passing per invocation (`claude --settings`, Gemini CLI's
-/// system settings) instead of writing them into the project.
-pub fn hook_settings(agent: InitAgent, program: &str) -> serde_json::Value {
-    let targets = match agent {
-        InitAgent::Claude => settings::claude_targets(program),
-        InitAgent::Gemini => settings::gemini_targets(program),
-    };
-    let mut hooks = serde_json::Map::new();
-    for target in targets {
-        let mut doc = Json::Object(indexmap::IndexMap::new());
-        if (target.apply)(&mut doc).is_err() {
-            continue;
-        }
-        if let Some(found) = doc.get("hooks")
-            && let Ok(serde_json::Value::Object(found)) = serde_json::to_value(found)
-        {
-            hooks.extend(found);
-        }
-    }
-    serde_json::json!({ "hooks": hooks })
-}
-
-/// The hooks a run Context Pilot drives gives `agent` (`claude --settings`, Gemini CLI's system
-/// settings): [`hook_settings`], and for Gemini CLI its `AfterModel` hook reporting each
-/// response's prompt size to the run, which its stream does not say. `init` does not write
-/// that one: outside a run nobody reads it, and Gemini CLI runs it for every streamed chunk.
-pub fn runner_hook_settings(agent: InitAgent, program: &str) -> serde_json::Value {
-    let mut doc = hook_settings(agent, program);
-    if agent == InitAgent::Gemini {
-        doc["hooks"]["AfterModel"] = settings::gemini_usage_hook(program);
-    }
-    doc
+/// same builders as `init`, for passing per invocation instead of writing them into the
+/// project.
+pub fn hook_settings(agent: &dyn AgentCli, program: &str) -> serde_json::Value {
+    hooks_of(agent.project_settings(program))
 }
 
 /// Writes the planned changes (each file atomically).
@@ -191,13 +181,10 @@ pub fn program() -> String {
 }
 
 /// Runs `init` and returns what to print.
-pub fn run(agent: InitAgent, root: &Path, dry_run: bool) -> Result<String, InitError> {
+pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, InitError> {
     let program = program();
     let changes = plan(agent, root, &program)?;
-    let name = match agent {
-        InitAgent::Claude => "Claude Code",
-        InitAgent::Gemini => "Gemini CLI",
-    };
+    let name = agent.spec().display_name;
     if changes.is_empty() {
         return Ok(format!(
             "{name} is already set up to use Context Pilot in {}; nothing to change.\n",
@@ -236,9 +223,18 @@ pub fn run(agent: InitAgent, root: &Path, dry_run: bool) -> Result<String, InitE
 mod tests {
     use super::*;
 
+    fn agent(name: &str) -> &'static dyn AgentCli {
+        name.parse::<cp_agent_cli::AgentKind>()
+            .unwrap()
+            .cli()
+            .unwrap()
+    }
+
+    const CLAUDE_EDIT_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit";
+
     #[test]
     fn hook_settings_hold_only_the_hooks_init_writes() {
-        let claude = hook_settings(InitAgent::Claude, "/opt/cp/context-pilot");
+        let claude = hook_settings(agent("claude"), "/opt/cp/context-pilot");
         assert_eq!(
             claude["hooks"]["Stop"][0]["hooks"][0]["command"],
             "/opt/cp/context-pilot hook stop"
@@ -247,7 +243,7 @@ mod tests {
             claude["hooks"]["PostToolUse"][0]["matcher"],
             CLAUDE_EDIT_MATCHER
         );
-        let gemini = hook_settings(InitAgent::Gemini, "context-pilot");
+        let gemini = hook_settings(agent("gemini"), "context-pilot");
         assert!(gemini.get("mcpServers").is_none(), "{gemini}");
         assert_eq!(
             gemini["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
@@ -270,7 +266,7 @@ mod tests {
 }
 "#;
         std::fs::write(root.join(".claude/settings.json"), mine).unwrap();
-        let changes = plan(InitAgent::Claude, root, "/opt/cp/context-pilot").unwrap();
+        let changes = plan(agent("claude"), root, "/opt/cp/context-pilot").unwrap();
         assert_eq!(changes.len(), 2);
         apply(root, &changes).unwrap();
         let settings: serde_json::Value = serde_json::from_str(
@@ -291,13 +287,13 @@ mod tests {
             "/opt/cp/context-pilot hook stop"
         );
         assert!(
-            plan(InitAgent::Claude, root, "/opt/cp/context-pilot")
+            plan(agent("claude"), root, "/opt/cp/context-pilot")
                 .unwrap()
                 .is_empty()
         );
 
         // The binary moved: our entries follow it, nothing is duplicated.
-        let moved = plan(InitAgent::Claude, root, "context-pilot").unwrap();
+        let moved = plan(agent("claude"), root, "context-pilot").unwrap();
         assert_eq!(moved.len(), 2);
         apply(root, &moved).unwrap();
         let settings = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
@@ -310,7 +306,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".gemini")).unwrap();
         std::fs::write(dir.path().join(".gemini/settings.json"), "{ oops").unwrap();
-        let err = plan(InitAgent::Gemini, dir.path(), "context-pilot").unwrap_err();
+        let err = plan(agent("gemini"), dir.path(), "context-pilot").unwrap_err();
         assert!(err.to_string().contains("is not valid JSON"), "{err}");
         assert!(err.to_string().contains("nothing was written"), "{err}");
     }

@@ -17,8 +17,7 @@ use std::time::{Duration, Instant};
 
 use cp_agent::{AgentEvent, TurnEnd};
 use cp_agent_cli::{
-    AgentConfig, AgentError, AgentEvent as CliEvent, AgentKind, ClaudeRunner, CliRunner,
-    GeminiRunner, Progress, claude_model_window,
+    AgentConfig, AgentError, AgentKind, AgentRunner, CliRunner, Progress, ProgressEvent,
 };
 use cp_llm::{CancelToken, Message};
 use cp_orchestrate::{
@@ -31,7 +30,6 @@ use super::cli_session_file;
 use super::events::{AppEvent, NotStarted};
 use super::restartable::restart_observer;
 use crate::host::Host;
-use crate::init::InitAgent;
 use crate::run_external::wiring_spec;
 use cp_base::{Project, WorkerId};
 
@@ -59,8 +57,8 @@ struct TurnSink {
 }
 
 impl TurnSink {
-    fn forward(&mut self, agent: &str, event: &CliEvent) {
-        if let CliEvent::Text(text) = event {
+    fn forward(&mut self, agent: &str, event: &ProgressEvent) {
+        if let ProgressEvent::Text(text) = event {
             if !self.text.is_empty() {
                 self.text.push_str("\n\n");
             }
@@ -107,40 +105,19 @@ impl CliAgent {
     /// missing binary is an error naming how to install it.
     pub fn new(host: &Host, kind: AgentKind) -> Result<Self, AgentError> {
         let config = AgentConfig::load(host.project())?;
-        let spec = |agent| wiring_spec(host, agent);
         let sink: Slot<TurnSink> = Arc::default();
-        let name = match kind {
-            AgentKind::Gemini => "Gemini CLI",
-            AgentKind::Claude | AgentKind::Builtin => "Claude Code",
-        };
+        let name = kind.cli().ok_or(AgentError::Builtin)?.spec().display_name;
         let progress_sink = Arc::clone(&sink);
-        let progress: Progress = Box::new(move |event: &CliEvent| {
+        let progress: Progress = Box::new(move |event: &ProgressEvent| {
             if let Some(sink) = lock(&progress_sink).as_mut() {
                 sink.forward(name, event);
             }
         });
         let grace = config.stop_grace();
-        let window = config.context_window.unwrap_or_else(|| {
-            config
-                .model
-                .as_deref()
-                .and_then(claude_model_window)
-                .filter(|_| kind == AgentKind::Claude)
-                .unwrap_or(0)
-        });
-        let (runner, version): (Box<dyn CliRunner>, String) = match kind {
-            AgentKind::Gemini => {
-                let runner = GeminiRunner::new(config, spec(InitAgent::Gemini), progress)?;
-                let version = runner.binary().version.clone();
-                (Box::new(runner), version)
-            }
-            AgentKind::Claude | AgentKind::Builtin => {
-                let runner = ClaudeRunner::new(config, spec(InitAgent::Claude), progress)?;
-                let version = runner.binary().version.clone();
-                (Box::new(runner), version)
-            }
-        };
-        let mut runner = runner;
+        let runner = AgentRunner::new(kind, config, wiring_spec(host), progress)?;
+        let window = runner.configured_window().unwrap_or(0);
+        let version = runner.binary().version.clone();
+        let mut runner: Box<dyn CliRunner> = Box::new(runner);
         if let Some(id) = cli_session_file::load(host.project(), host.worker(), name) {
             tracing::info!(session = %id, "the conversation continues {name}'s saved session");
             runner.resume_session(id);
@@ -205,8 +182,7 @@ impl CliAgent {
         let mut runner = lock(&self.runner)
             .take()
             .ok_or(CliTurnError::Busy(self.name))?;
-        let check = cancel.clone();
-        runner.set_cancel(Some(Arc::new(move || check.is_cancelled())));
+        runner.set_cancel(Some(cancel.clone()));
         *lock(&self.sink) = Some(TurnSink {
             tx,
             text: String::new(),

@@ -1,8 +1,8 @@
-//! What an agent CLI's events (`cp_agent_cli::AgentEvent`) become in the TUI: the same
+//! What an agent CLI's events (`cp_agent_cli::ProgressEvent`) become in the TUI: the same
 //! conversation events the built-in agent sends, or a notice for the hooks' verdicts.
 
 use cp_agent::AgentEvent;
-use cp_agent_cli::AgentEvent as CliEvent;
+use cp_agent_cli::ProgressEvent;
 use cp_base::{Level, ToolResult};
 use cp_llm::Usage;
 
@@ -17,18 +17,20 @@ pub enum Shown {
 }
 
 /// Maps `event` of the CLI named `agent` (e.g. "Claude Code").
-pub fn show(agent: &str, event: &CliEvent) -> Shown {
+pub fn show(agent: &str, event: &ProgressEvent) -> Shown {
     match event {
-        CliEvent::SessionStarted { session_id } => {
+        ProgressEvent::SessionStarted { session_id } => {
             Shown::Agent(AgentEvent::Status(format!("{agent} session {session_id}")))
         }
-        CliEvent::Text(text) => Shown::Agent(AgentEvent::Text(text.clone())),
-        CliEvent::ToolCall { id, name, summary } => Shown::Agent(AgentEvent::ToolCalls(vec![(
-            id.clone(),
-            name.clone(),
-            summary.clone(),
-        )])),
-        CliEvent::ToolResult {
+        ProgressEvent::Text(text) => Shown::Agent(AgentEvent::Text(text.clone())),
+        ProgressEvent::ToolCall { id, name, summary } => {
+            Shown::Agent(AgentEvent::ToolCalls(vec![(
+                id.clone(),
+                name.clone(),
+                summary.clone(),
+            )]))
+        }
+        ProgressEvent::ToolResult {
             id, is_error, text, ..
         } => {
             let result = if *is_error {
@@ -40,21 +42,21 @@ pub fn show(agent: &str, event: &CliEvent) -> Shown {
         }
         // The CLI reports the prompt size of each request (input + cache creation + cache
         // read), not its split: it counts as input.
-        CliEvent::Usage { prompt_tokens, .. } => Shown::Agent(AgentEvent::Usage(Usage {
+        ProgressEvent::Usage { prompt_tokens, .. } => Shown::Agent(AgentEvent::Usage(Usage {
             input_tokens: *prompt_tokens,
             ..Usage::default()
         })),
-        CliEvent::Compacted => Shown::Notice(
+        ProgressEvent::Compacted => Shown::Notice(
             Level::Warning,
             format!("{agent} compacted its context by itself"),
         ),
         // A passing stop checkpoint says nothing in the conversation, as for the built-in
         // agent.
-        CliEvent::Hook { event, summary, .. } if event == "Stop" && summary == "passed" => {
+        ProgressEvent::Hook { event, summary, .. } if event == "Stop" && summary == "passed" => {
             Shown::Agent(AgentEvent::Status("checkpoint passed".to_owned()))
         }
         // In full: a callback's report ends with its last lines of output.
-        CliEvent::Hook { event, detail, .. } => {
+        ProgressEvent::Hook { event, detail, .. } => {
             let level = if detail.starts_with("blocked") {
                 Level::Warning
             } else {
@@ -62,7 +64,7 @@ pub fn show(agent: &str, event: &CliEvent) -> Shown {
             };
             Shown::Notice(level, format!("{event} hook: {detail}"))
         }
-        CliEvent::Stopping => Shown::Agent(AgentEvent::Status(
+        ProgressEvent::Stopping => Shown::Agent(AgentEvent::Status(
             "stopping after the tool in flight".to_owned(),
         )),
     }
@@ -74,7 +76,7 @@ mod tests {
 
     #[test]
     fn a_tool_call_and_its_result_pair_by_id() {
-        let call = CliEvent::ToolCall {
+        let call = ProgressEvent::ToolCall {
             id: "toolu_1".into(),
             name: "Write".into(),
             summary: "{\"file_path\":\"a.sh\"}".into(),
@@ -84,7 +86,7 @@ mod tests {
             Shown::Agent(AgentEvent::ToolCalls(calls))
                 if calls == [("toolu_1".to_owned(), "Write".to_owned(), "{\"file_path\":\"a.sh\"}".to_owned())]
         ));
-        let result = CliEvent::ToolResult {
+        let result = ProgressEvent::ToolResult {
             id: "toolu_1".into(),
             is_error: true,
             summary: "no".into(),
@@ -99,7 +101,7 @@ mod tests {
 
     #[test]
     fn hook_verdicts_become_notices_and_a_block_is_a_warning() {
-        let blocked = CliEvent::Hook {
+        let blocked = ProgressEvent::Hook {
             event: "Stop".into(),
             summary: "blocked: Checkpoint: verify".into(),
             detail: "blocked: Checkpoint: verify".into(),
@@ -108,7 +110,7 @@ mod tests {
             show("Claude Code", &blocked),
             Shown::Notice(Level::Warning, text) if text == "Stop hook: blocked: Checkpoint: verify"
         ));
-        let callback = CliEvent::Hook {
+        let callback = ProgressEvent::Hook {
             event: "PostToolUse".into(),
             summary: "Callback 'lint' passed. Last lines of output:".into(),
             detail: "Callback 'lint' passed. Last lines of output:\nclean".into(),

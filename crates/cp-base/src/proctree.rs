@@ -9,9 +9,15 @@
 //! environment while its parent still lives. The scan repeats until nothing is left, so a
 //! process forked during the kill is found on the next pass.
 //!
-//! The console server is a child subreaper (see `sys::become_subreaper`), so orphans of a
-//! console are re-parented to it and reaped by its reaper; a run outside the server (the stop
-//! checkpoint's fallback runner) leaves its orphans to init, which reaps them.
+//! One process is spared: a shared server a run happened to start (the console server, which
+//! a hook or the MCP server of an agent may launch and which serves every client of the
+//! project) says so with [`SHARED_ENV`] in its environment, and neither it nor what it started
+//! belongs to the run. The console server keeps the variable out of its consoles.
+//!
+//! The console server is a child subreaper (cp-mod-console's `sys::become_subreaper`), so
+//! orphans of a console are re-parented to it and reaped by its reaper; a run outside the
+//! server (the stop gate's fallback runner, an agent CLI) leaves its orphans to init, which
+//! reaps them.
 //!
 //! Why not a cgroup: the machines this runs on (developer containers, CI) mostly offer no
 //! writable cgroup v2 hierarchy to an unprivileged process, and the marker scan works on any
@@ -25,6 +31,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The environment variable that tags every process of one run.
 pub const RUN_MARKER_ENV: &str = "CP_RUN_MARKER";
+
+/// The environment variable (set to `1`) of a shared server that outlives the run that
+/// started it: [`kill_tree`] spares it and its descendants.
+pub const SHARED_ENV: &str = "CP_SHARED_SERVER";
 
 /// After SIGKILL, how long to keep re-scanning for survivors before giving up.
 const AFTER_KILL: Duration = Duration::from_secs(5);
@@ -93,10 +103,12 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> TreeEnd {
 }
 
 /// The live (not zombie) processes of the run: its group, its marked processes and their
-/// descendants. Never this process nor init.
+/// descendants, except a shared server ([`SHARED_ENV`]) and what it started. Never this
+/// process nor init.
 pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
     let me = i32::try_from(std::process::id()).unwrap_or(0);
     let needle = format!("{RUN_MARKER_ENV}={marker}");
+    let shared_needle = format!("{SHARED_ENV}=1");
     let mut procs: Vec<ProcInfo> = Vec::new();
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
@@ -112,7 +124,7 @@ pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
         if pid <= 1 || pid == me {
             continue;
         }
-        if let Some(info) = proc_info(pid, &needle) {
+        if let Some(info) = proc_info(pid, &needle, &shared_needle) {
             procs.push(info);
         }
     }
@@ -123,14 +135,15 @@ pub fn run_processes(group: i32, marker: &str) -> Vec<i32> {
     let mut found: HashSet<i32> = HashSet::new();
     let mut stack: Vec<i32> = procs
         .iter()
-        .filter(|p| p.marked || (group > 1 && p.pgrp == group))
+        .filter(|p| !p.shared && (p.marked || (group > 1 && p.pgrp == group)))
         .map(|p| p.pid)
         .collect();
+    let spared: HashSet<i32> = procs.iter().filter(|p| p.shared).map(|p| p.pid).collect();
     while let Some(pid) = stack.pop() {
         if found.insert(pid)
             && let Some(kids) = children.get(&pid)
         {
-            stack.extend(kids);
+            stack.extend(kids.iter().filter(|kid| !spared.contains(kid)));
         }
     }
     let live: HashSet<i32> = procs.iter().filter(|p| !p.zombie).map(|p| p.pid).collect();
@@ -145,10 +158,13 @@ struct ProcInfo {
     pgrp: i32,
     zombie: bool,
     marked: bool,
+    /// A shared server ([`SHARED_ENV`]).
+    shared: bool,
 }
 
-/// Parent, group, state and marker of `pid`; `None` when it vanished meanwhile.
-fn proc_info(pid: i32, needle: &str) -> Option<ProcInfo> {
+/// Parent, group, state and markers of `pid` (`needle` is the run's marker, `shared` the
+/// shared server's); `None` when it vanished meanwhile.
+fn proc_info(pid: i32, needle: &str, shared: &str) -> Option<ProcInfo> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses, so split after
     // the last ')'.
@@ -159,21 +175,28 @@ fn proc_info(pid: i32, needle: &str) -> Option<ProcInfo> {
     let pgrp = fields.next()?.parse().ok()?;
     let zombie = state == "Z" || state == "X";
     // Unreadable environ (another user's process, or gone): not ours to match.
-    let marked = !zombie
-        && fs::read(format!("/proc/{pid}/environ"))
-            .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle.as_bytes()));
+    let environ = if zombie {
+        Vec::new()
+    } else {
+        fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()
+    };
+    let has = |var: &str| environ.split(|&b| b == 0).any(|v| v == var.as_bytes());
     Some(ProcInfo {
         pid,
         ppid: parent,
         pgrp,
         zombie,
-        marked,
+        marked: has(needle),
+        shared: has(shared),
     })
 }
 
+/// Sends `signal` to each of `pids`; one already gone is not an error. Pids that would
+/// address more than one process (`≤ 1`) are skipped.
 fn signal_all(pids: &[i32], signal: i32) {
-    for &pid in pids {
-        crate::sys::signal_process(pid, signal);
+    for &pid in pids.iter().filter(|&&pid| pid > 1) {
+        // SAFETY: `kill` has no memory-safety preconditions; a positive pid names one process.
+        let _ = unsafe { libc::kill(pid, signal) };
     }
 }
 
@@ -190,5 +213,38 @@ mod tests {
     fn a_marker_nobody_carries_finds_nothing() {
         assert_eq!(run_processes(0, &new_marker()), Vec::<i32>::new());
         assert_eq!(kill_tree(0, &new_marker(), Duration::ZERO), TreeEnd::Gone);
+    }
+
+    #[test]
+    fn a_shared_server_the_run_started_is_spared() {
+        let marker = new_marker();
+        let mut run = std::process::Command::new("sh")
+            .args(["-c", &format!("{SHARED_ENV}=1 sleep 300 & sleep 300")])
+            .env(RUN_MARKER_ENV, &marker)
+            .spawn()
+            .unwrap();
+        let run_pid = i32::try_from(run.id()).unwrap();
+        let shared = format!("{SHARED_ENV}=1");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let server = loop {
+            let found: Vec<i32> = fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|&pid| {
+                    proc_info(pid, "-", &shared).is_some_and(|p| p.shared && p.ppid == run_pid)
+                })
+                .collect();
+            if let [server] = found[..] {
+                break server;
+            }
+            assert!(Instant::now() < deadline, "the shared server never started");
+            std::thread::sleep(POLL);
+        };
+        assert!(!run_processes(0, &marker).contains(&server));
+        assert_eq!(kill_tree(0, &marker, Duration::ZERO), TreeEnd::Gone);
+        run.wait().unwrap();
+        let alive = proc_info(server, "-", &shared).is_some_and(|p| !p.zombie);
+        signal_all(&[server], libc::SIGKILL);
+        assert!(alive, "the shared server was killed with the run");
     }
 }

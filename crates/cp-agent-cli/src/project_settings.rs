@@ -1,19 +1,17 @@
-//! The entries `init` adds to each agent's project settings, and how they are merged.
+//! What `context-pilot init` merges into an agent's project settings, for every agent alike:
+//! the MCP server entry, and Context Pilot's hooks, recognised by their command so a second
+//! run changes nothing. Each agent's descriptor says which files and which events
+//! ([`AgentCli::project_settings`](crate::AgentCli::project_settings)).
 
 use std::path::PathBuf;
 
 use indexmap::IndexMap;
 
-use super::json::Json;
+use crate::settings_json::Json;
+use crate::wiring::MCP_SERVER;
 
-/// The MCP server's key under `mcpServers`.
-pub const SERVER_KEY: &str = "context-pilot";
-/// Claude Code's file edit tools.
-pub const CLAUDE_EDIT_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit";
-/// Gemini CLI's file edit tools.
-pub const GEMINI_EDIT_MATCHER: &str = "write_file|replace";
 /// Blocking callbacks and the test run may take a while; the agents' defaults are 60 s.
-const HOOK_TIMEOUT_SECS: u64 = 600;
+pub const HOOK_TIMEOUT_SECS: u64 = 600;
 
 /// A settings entry `init` has to change is not what it must be, e.g. `'hooks' is not an
 /// object`.
@@ -25,7 +23,8 @@ pub struct ShapeError {
 }
 
 impl ShapeError {
-    fn new(key: impl Into<String>, expected: &'static str) -> Self {
+    /// `key` is not `expected`, e.g. `an object`.
+    pub fn new(key: impl Into<String>, expected: &'static str) -> Self {
         Self {
             key: key.into(),
             expected,
@@ -37,83 +36,10 @@ impl ShapeError {
 pub type Apply = dyn Fn(&mut Json) -> Result<(), ShapeError>;
 
 /// A settings file and how to bring it up to date.
-pub struct Target {
+pub struct SettingsFile {
     /// Relative to the project root.
     pub path: PathBuf,
     pub apply: Box<Apply>,
-}
-
-/// Where `init` writes for each agent.
-pub fn claude_targets(program: &str) -> Vec<Target> {
-    let program = program.to_owned();
-    let hooks_program = program.clone();
-    vec![
-        Target {
-            path: PathBuf::from(".mcp.json"),
-            apply: Box::new(move |doc| set_server(doc, &program)),
-        },
-        Target {
-            path: PathBuf::from(".claude/settings.json"),
-            apply: Box::new(move |doc| {
-                let hook = |event: &str| {
-                    Json::object([
-                        ("type", Json::str("command")),
-                        ("command", Json::str(hook_command(&hooks_program, event))),
-                        ("timeout", Json::Number(HOOK_TIMEOUT_SECS.into())),
-                    ])
-                };
-                ensure_hook(
-                    doc,
-                    "PostToolUse",
-                    Some(CLAUDE_EDIT_MATCHER),
-                    "post-tool-use",
-                    hook("post-tool-use"),
-                )?;
-                ensure_hook(doc, "Stop", None, "stop", hook("stop"))
-            }),
-        },
-    ]
-}
-
-pub fn gemini_targets(program: &str) -> Vec<Target> {
-    let program = program.to_owned();
-    vec![Target {
-        path: PathBuf::from(".gemini/settings.json"),
-        apply: Box::new(move |doc| {
-            set_server(doc, &program)?;
-            let hook = |event: &str, name: &str, description: &str| {
-                Json::object([
-                    ("name", Json::str(name)),
-                    ("type", Json::str("command")),
-                    ("command", Json::str(hook_command(&program, event))),
-                    ("description", Json::str(description)),
-                    ("timeout", Json::Number((HOOK_TIMEOUT_SECS * 1000).into())),
-                ])
-            };
-            ensure_hook(
-                doc,
-                "AfterTool",
-                Some(GEMINI_EDIT_MATCHER),
-                "after-tool",
-                hook(
-                    "after-tool",
-                    "context-pilot-callbacks",
-                    "Context Pilot: run file-edit callbacks",
-                ),
-            )?;
-            ensure_hook(
-                doc,
-                "AfterAgent",
-                None,
-                "after-agent",
-                hook(
-                    "after-agent",
-                    "context-pilot-checkpoint",
-                    "Context Pilot: stop checkpoint",
-                ),
-            )
-        }),
-    }]
 }
 
 /// The shell command of a hook: the program (quoted when it needs it) and the event.
@@ -121,30 +47,36 @@ pub fn hook_command(program: &str, event: &str) -> String {
     format!("{} hook {event}", cp_base::shell_word(program))
 }
 
-/// Gemini CLI's `AfterModel` hook in a run (`context-pilot model-usage`): it reports each
-/// response's prompt size to the run. Seconds are generous; it takes milliseconds.
-pub fn gemini_usage_hook(program: &str) -> serde_json::Value {
-    serde_json::json!([{"hooks": [{
-        "name": "context-pilot-usage",
-        "type": "command",
-        "command": format!("{} model-usage", cp_base::shell_word(program)),
-        "description": "Context Pilot: the prompt size of each response, for smart restart",
-        "timeout": 10_000,
-    }]}])
+/// The hooks of `files` as one settings document (`{"hooks": {…}}`), built by the same
+/// builders as `init`, for passing per invocation instead of writing them into the project.
+pub fn hooks_of(files: Vec<SettingsFile>) -> serde_json::Value {
+    let mut hooks = serde_json::Map::new();
+    for file in files {
+        let mut doc = Json::Object(IndexMap::new());
+        if (file.apply)(&mut doc).is_err() {
+            continue;
+        }
+        if let Some(found) = doc.get("hooks")
+            && let Ok(serde_json::Value::Object(found)) = serde_json::to_value(found)
+        {
+            hooks.extend(found);
+        }
+    }
+    serde_json::json!({ "hooks": hooks })
 }
 
 /// `mcpServers.context-pilot` runs `<program> mcp`; other fields of the entry (e.g. `env`)
 /// and other servers are kept.
-fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
+pub fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
     let servers = doc
         .object_at("mcpServers")
         .ok_or_else(|| ShapeError::new("mcpServers", "an object"))?;
     let entry = servers
-        .entry(SERVER_KEY.to_owned())
+        .entry(MCP_SERVER.to_owned())
         .or_insert_with(|| Json::Object(IndexMap::new()));
     let Json::Object(entry) = entry else {
         return Err(ShapeError::new(
-            format!("mcpServers.{SERVER_KEY}"),
+            format!("mcpServers.{MCP_SERVER}"),
             "an object",
         ));
     };
@@ -156,7 +88,7 @@ fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
 /// Adds `hook` under `hooks.<event>` in a group with `matcher`, unless a Context Pilot hook
 /// for `cli_event` is already there; then that one gets the current command (the binary may
 /// have moved) and everything else stays as the user left it.
-fn ensure_hook(
+pub fn ensure_hook(
     doc: &mut Json,
     event: &str,
     matcher: Option<&str>,

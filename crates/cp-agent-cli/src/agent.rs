@@ -17,7 +17,7 @@
 
 use std::process::Command;
 
-use cp_orchestrate::{RunnerError, SessionControl};
+use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
@@ -66,7 +66,7 @@ pub trait AgentCli: Sync + std::fmt::Debug {
         session: &CliSession,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Command, RunnerError>;
+    ) -> Result<Command, DriverError>;
 }
 
 /// The facts of one agent CLI.
@@ -80,10 +80,10 @@ pub struct AgentSpec {
     pub program: &'static str,
     /// How to install it, for error messages.
     pub install: &'static str,
-    /// The oldest version the runner supports (`major.minor.patch`).
+    /// The oldest version the driver supports (`major.minor.patch`).
     pub min_version: (u64, u64, u64),
     /// The first version whose `--resume` gives a session the model's API accepts; `None`
-    /// while no release does. Below it, the runner does not resume: the handoff turn and the
+    /// while no release does. Below it, the driver does not resume: the handoff turn and the
     /// next interactive turn run in a fresh session given the conversation so far.
     pub resume_since: Option<(u64, u64, u64)>,
     /// The hook event that runs once the prompt is in and before the model is asked: the run

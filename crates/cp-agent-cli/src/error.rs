@@ -31,7 +31,7 @@ pub enum AgentError {
         /// How to install it.
         install: &'static str,
     },
-    /// The agent's version is older than what this runner needs.
+    /// The agent's version is older than what this driver needs.
     #[error("{agent} {found} at {path} is too old: version {needed} or newer is needed; {install}")]
     TooOld {
         /// The agent's display name, e.g. "Claude Code".
@@ -82,7 +82,7 @@ pub enum AgentError {
         /// The known names, e.g. `builtin, claude, gemini`.
         known: String,
     },
-    /// A runner was asked of the built-in agent loop, which no agent CLI drives.
+    /// A driver was asked of the built-in agent loop, which no agent CLI drives.
     #[error("the built-in agent does not run through an agent CLI")]
     Builtin,
 }

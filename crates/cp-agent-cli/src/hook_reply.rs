@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 pub enum EventKind {
     /// After a file edit tool: fire callbacks.
     AfterEdit,
-    /// The agent ends its turn: run the stop checkpoint.
+    /// The agent ends its turn: run the stop gate.
     Stop,
 }
 

@@ -1,10 +1,10 @@
-//! The hooks' verdicts, reported straight to the runner that started the agent, and the
+//! The hooks' verdicts, reported straight to the driver that started the agent, and the
 //! prompt size of each model response where the agent's stream does not say it.
 //!
 //! Claude Code echoes its hooks' answers in its stream, Gemini CLI does not; and neither says
 //! them in the words the person should read. Gemini CLI's stream reports tokens only at the
-//! end of a run, but its `AfterModel` hook sees each response's `usageMetadata`: the runner
-//! adds that hook for its runs, and the hook reports the prompt size ([`HookVerdict::Usage`]). So the runner names a fresh file in the run's
+//! end of a run, but its `AfterModel` hook sees each response's `usageMetadata`: the driver
+//! adds that hook for its runs, and the hook reports the prompt size ([`HookVerdict::Usage`]). So the driver names a fresh file in the run's
 //! private wiring directory in [`HOOK_REPORT_ENV`] when it starts the agent; the agent passes
 //! its environment to the hooks it runs (`context-pilot hook …`), and each hook appends its
 //! verdict there as one JSON line ([`HookReport::send`]). The driver reads the new lines
@@ -27,7 +27,7 @@ pub const HOOK_REPORT_ENV: &str = "CP_HOOK_REPORT";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookVerdict {
-    /// The stop checkpoint let the agent stop.
+    /// The stop gate let the agent stop.
     Passed,
     /// Text for the agent, all well (e.g. the callbacks that passed after an edit).
     Context,
@@ -59,7 +59,7 @@ pub struct HookReport {
 
 impl HookReport {
     /// Appends this report to the file named by [`HOOK_REPORT_ENV`]; nothing when it is
-    /// unset (the agent was not started by a runner, e.g. the person's own `claude`).
+    /// unset (the agent was not started by a driver, e.g. the person's own `claude`).
     pub fn send(&self) -> io::Result<()> {
         match std::env::var_os(HOOK_REPORT_ENV).filter(|v| !v.is_empty()) {
             Some(path) => self.append_to(Path::new(&path)),
@@ -72,7 +72,7 @@ impl HookReport {
     pub fn append_to(&self, path: &Path) -> io::Result<()> {
         let mut line = serde_json::to_string(self).map_err(io::Error::other)?;
         line.push('\n');
-        // Only ever appended to a file the runner created: never create one elsewhere.
+        // Only ever appended to a file the driver created: never create one elsewhere.
         let mut file = OpenOptions::new().append(true).open(path)?;
         file.write_all(line.as_bytes())
     }
@@ -228,7 +228,7 @@ mod tests {
         report(
             "Stop",
             HookVerdict::Blocked,
-            "Checkpoint: verify\nrun the tests",
+            "Stop gate: verify\nrun the tests",
         )
         .append_to(reader.path())
         .unwrap();
@@ -242,8 +242,8 @@ mod tests {
                 },
                 Item::Hook {
                     event: "Stop".into(),
-                    summary: "blocked: Checkpoint: verify".into(),
-                    detail: "blocked: Checkpoint: verify\nrun the tests".into(),
+                    summary: "blocked: Stop gate: verify".into(),
+                    detail: "blocked: Stop gate: verify\nrun the tests".into(),
                 },
             ]
         );

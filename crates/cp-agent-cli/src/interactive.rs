@@ -1,13 +1,13 @@
-//! What an interactive host (the TUI) needs beyond the restart loop's `SessionRunner`: each
+//! What an interactive host (the TUI) needs beyond the restart loop's `SessionDriver`: each
 //! message the person sends continues the same agent session, and Esc cancels a turn at once.
 
-use cp_orchestrate::SessionRunner;
+use cp_orchestrate::SessionDriver;
 
 use cp_base::CancelToken;
 
-/// An agent CLI runner driven turn by turn.
-pub trait CliRunner: SessionRunner + Send {
-    /// The next [`SessionRunner::run`] resumes the latest session (`--resume`) instead of
+/// An agent CLI driver driven turn by turn.
+pub trait CliRunner: SessionDriver + Send {
+    /// The next [`SessionDriver::run`] resumes the latest session (`--resume`) instead of
     /// starting a fresh one; later runs of the same turn (after a smart restart) are fresh.
     fn continue_session(&mut self);
 

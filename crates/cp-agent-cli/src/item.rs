@@ -44,7 +44,7 @@ pub enum Item {
     },
     /// The agent compacted its context by itself.
     Compacted,
-    /// A hook (Context Pilot's callbacks or stop checkpoint) answered.
+    /// A hook (Context Pilot's callbacks or stop gate) answered.
     Hook {
         /// The agent's hook event, e.g. `Stop`.
         event: String,

@@ -9,7 +9,7 @@
 //! its `--resume` is safe ([`AgentSpec`]). The table [`AGENT_CLIS`] lists them, and
 //! [`AgentKind`] names one (or the built-in loop). Nothing else names an agent.
 //!
-//! [`AgentRunner`] implements `cp_orchestrate::SessionRunner` for every agent: each session
+//! [`CliDriver`] implements `cp_orchestrate::SessionDriver` for every agent: each session
 //! is one headless invocation (`claude -p … --output-format stream-json`, `gemini -p …
 //! --output-format stream-json`) with Context Pilot's MCP server and hooks passed for that
 //! invocation only. The stream is parsed into typed events; usage and tool calls go to the
@@ -23,11 +23,11 @@
 //! the run when the agent loads them, and at the agent's first response a run missing either
 //! is stopped with the cause the agent gave (see the `wired` module).
 //!
-//! Before anything runs, the runner finds the CLI and checks its version; a missing one is a
+//! Before anything runs, the driver finds the CLI and checks its version; a missing one is a
 //! clear error that says how to install it:
 //!
 //! ```
-//! use cp_agent_cli::{AgentConfig, AgentError, AgentKind, AgentRunner, WiringSpec};
+//! use cp_agent_cli::{AgentConfig, AgentError, AgentKind, CliDriver, WiringSpec};
 //!
 //! let config = AgentConfig {
 //!     command: Some("/nonexistent/claude".into()),
@@ -39,7 +39,7 @@
 //!     worker: cp_base::WorkerId::default(),
 //! };
 //! let claude: AgentKind = "claude".parse()?;
-//! let Err(error) = AgentRunner::new(claude, config, spec, Box::new(|_: &_| {})) else {
+//! let Err(error) = CliDriver::new(claude, config, spec, Box::new(|_: &_| {})) else {
 //!     panic!("there is no such binary");
 //! };
 //! assert!(error.to_string().contains("npm install -g @anthropic-ai/claude-code"), "{error}");
@@ -50,7 +50,7 @@
 //! A workflow phase driven by Claude Code, with smart restart:
 //!
 //! ```no_run
-//! use cp_agent_cli::{AgentConfig, AgentRunner, ProgressEvent, WiringSpec};
+//! use cp_agent_cli::{AgentConfig, CliDriver, ProgressEvent, WiringSpec};
 //! use cp_base::{Project, WorkerId};
 //! use cp_orchestrate::{RestartConfig, RestartLoop};
 //!
@@ -63,14 +63,14 @@
 //! };
 //! let progress = Box::new(|event: &ProgressEvent| println!("{event}"));
 //! let config = AgentConfig::load(&project)?;
-//! let mut runner = AgentRunner::new("claude".parse()?, config, spec, progress)?;
+//! let mut driver = CliDriver::new("claude".parse()?, config, spec, progress)?;
 //! let restart = RestartLoop::new(project, RestartConfig::default());
-//! restart.run_phase("build", "Add a --verbose flag.", &mut runner, &mut |_: &_| {})?;
+//! restart.run_phase("build", "Add a --verbose flag.", &mut driver, &mut |_: &_| {})?;
 //! # Ok(()) }
 //! ```
 //!
-//! Files: `agent` (the descriptor), `kind` (the table and [`AgentKind`]), `runner` and
-//! `session` (one runner for every agent), `drive`, `process`, `item`, `progress`,
+//! Files: `agent` (the descriptor), `kind` (the table and [`AgentKind`]), `driver` and
+//! `session` (one driver for every agent), `drive`, `process`, `item`, `progress`,
 //! `transcript` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
 //! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
 //! `config`, `error`.
@@ -80,6 +80,7 @@ mod binary;
 mod claude;
 mod config;
 mod drive;
+mod driver;
 mod error;
 mod gemini;
 mod hook_reply;
@@ -90,7 +91,6 @@ mod kind;
 mod process;
 mod progress;
 mod project_settings;
-mod runner;
 mod session;
 mod settings_json;
 mod stderr_excerpt;
@@ -101,6 +101,7 @@ mod wiring;
 pub use agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
 pub use binary::AgentBinary;
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
+pub use driver::CliDriver;
 pub use error::AgentError;
 pub use hook_reply::{EventKind, Reply, with_system_message};
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
@@ -108,7 +109,6 @@ pub use interactive::CliRunner;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
 pub use project_settings::{SettingsFile, ShapeError, hook_command, hooks_of};
-pub use runner::AgentRunner;
 pub use settings_json::Json;
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

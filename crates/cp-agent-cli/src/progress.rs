@@ -41,7 +41,7 @@ pub enum ProgressEvent {
     },
     /// The agent compacted its context by itself.
     Compacted,
-    /// A hook answered: the stop checkpoint's verdict, the callbacks' outcome.
+    /// A hook answered: the stop gate's verdict, the callbacks' outcome.
     Hook {
         /// The agent's hook event, e.g. `Stop`.
         event: String,

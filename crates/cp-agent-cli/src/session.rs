@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use cp_base::WORKER_ENV;
-use cp_orchestrate::{RunnerError, SessionControl, SessionEnd};
+use cp_orchestrate::{DriverError, SessionControl, SessionEnd};
 
 use crate::agent::{AgentCli, AgentSpec};
 use crate::binary::AgentBinary;
@@ -152,9 +152,9 @@ impl CliSession {
     }
 
     /// The session the handoff turn resumes.
-    pub fn resume_id(&self) -> Result<String, RunnerError> {
+    pub fn resume_id(&self) -> Result<String, DriverError> {
         self.session_id.clone().ok_or_else(|| {
-            RunnerError::new(format!("no {} session to resume", self.cli.display_name))
+            DriverError::new(format!("no {} session to resume", self.cli.display_name))
         })
     }
 
@@ -200,11 +200,11 @@ impl CliSession {
     }
 
     /// The handoff turn: `Ok` unless the agent failed.
-    pub fn handoff(&mut self, command: Command) -> Result<(), RunnerError> {
+    pub fn handoff(&mut self, command: Command) -> Result<(), DriverError> {
         match self.invoke(command, None) {
-            Ok(SessionEnd::Failed(why)) => Err(RunnerError::new(why)),
+            Ok(SessionEnd::Failed(why)) => Err(DriverError::new(why)),
             Ok(_) => Ok(()),
-            Err(e) => Err(RunnerError::with_source(
+            Err(e) => Err(DriverError::with_source(
                 format!(
                     "the {} handoff turn could not run: {e}",
                     self.cli.display_name

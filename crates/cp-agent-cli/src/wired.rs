@@ -8,7 +8,7 @@
 //! prove themselves through the run's report file (`CP_HOOK_REPORT`):
 //!
 //! - **the hooks**: every agent's descriptor names a hook event that runs before the model is
-//!   asked ([`AgentCli::probe_event`](crate::AgentCli)); the runner adds a probe hook there
+//!   asked ([`AgentCli::probe_event`](crate::AgentCli)); the driver adds a probe hook there
 //!   (`context-pilot wiring-probe`), which reports [`HookVerdict::Wired`] with that event.
 //!   Any other hook report counts as well.
 //! - **the MCP server**: `context-pilot mcp` reports [`HookVerdict::Wired`] with the event

@@ -16,7 +16,7 @@ use crate::wired::PROBE_COMMAND;
 /// The MCP server's name, as the agents prefix its tools (`mcp__context-pilot__…`).
 pub const MCP_SERVER: &str = "context-pilot";
 
-/// What the runner passes to the agent: how to start `context-pilot` for the project and the
+/// What the driver passes to the agent: how to start `context-pilot` for the project and the
 /// worker (the hooks come from the agent's descriptor, built as `context-pilot init` builds
 /// them).
 #[derive(Debug, Clone)]

@@ -1,11 +1,11 @@
 //! Context Pilot's built-in agent loop: the model answers, its tool calls run as one batch
 //! through the pipeline (callbacks fire), the results go back, and so on until the model ends
-//! its turn. Then the stop checkpoint decides whether the turn really ends.
+//! its turn. Then the stop gate decides whether the turn really ends.
 //!
 //! A turn runs on a worker thread ([`spawn_turn`]) and reports [`AgentEvent`]s; the UI thread
 //! owns the conversation and applies them. A failed request leaves the message history as it
-//! was before the request, so nothing half-received is ever kept. [`AgentRunner`] drives turns
-//! as a [`cp_orchestrate::SessionRunner`], for smart restarts and workflows; [`UsageMeter`]
+//! was before the request, so nothing half-received is ever kept. [`BuiltinDriver`] drives turns
+//! as a [`cp_orchestrate::SessionDriver`], for smart restarts and workflows; [`UsageMeter`]
 //! sums what the provider reported.
 //!
 //! The example runs one turn on the calling thread, with a scripted model that calls a tool
@@ -73,15 +73,15 @@
 //!     ContentBlock::ToolResult { text, is_error: false, .. } if text == "hello Ada"));
 //! ```
 
+mod driver;
 mod inbox;
 mod prompt;
-mod runner;
 mod turn;
 mod usage;
 
+pub use driver::{BuiltinDriver, EventSink};
 pub use inbox::AgentInbox;
 pub use prompt::{panel_context, system_prompt};
-pub use runner::{AgentRunner, EventSink};
 pub use turn::{
     AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
 };

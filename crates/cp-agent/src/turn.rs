@@ -23,12 +23,12 @@ pub enum AgentEvent {
     /// Results of the batch, by call id.
     ToolResults(Vec<(String, ToolResult)>),
     Usage(Usage),
-    /// A short status line (retrying, running the checkpoint…).
+    /// A short status line (retrying, running the stop gate…).
     Status(String),
-    /// The stop checkpoint blocked the end of the turn with this message.
-    CheckpointBlocked(String),
-    /// The checkpoint's block limit let the agent stop with work left; for the person.
-    CheckpointGaveUp(String),
+    /// The stop gate blocked the end of the turn with this message.
+    StopGateBlocked(String),
+    /// The stop gate's block limit let the agent stop with work left; for the person.
+    StopGateGaveUp(String),
     /// The message history after a completed step; the UI keeps the latest.
     Messages(Vec<Message>),
     /// The restart loop reports (restarting, handoff received, …): for the status bar and a
@@ -41,7 +41,7 @@ pub enum AgentEvent {
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnEnd {
-    /// The model ended its turn and the checkpoint let it stop.
+    /// The model ended its turn and the stop gate let it stop.
     Done,
     /// The user pressed Esc.
     Cancelled,
@@ -163,7 +163,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         .collect();
     let system = system_prompt(&ctx.env.project.root().display().to_string());
     let mut gate_blocks = 0;
-    // Each turn is one agent session for the checkpoint's block count.
+    // Each turn is one agent session for the stop gate's block count.
     let session = turn_session_id();
     loop {
         deliver_inbox(&ctx.inbox, messages);
@@ -200,22 +200,22 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             let Some(check) = ctx.stop_gate.check() else {
                 return TurnEnd::Done;
             };
-            // The limit is the checkpoint's (`checkpoint.max_blocks`, counted in its state
+            // The limit is the stop gate's (`checkpoint.max_blocks`, counted in its state
             // file); this bound only matters if that file cannot be written.
             if gate_blocks > MAX_MAX_BLOCKS {
                 return TurnEnd::Done;
             }
-            let Some(outcome) = stop_checkpoint(ctx, check, &session, sink) else {
+            let Some(outcome) = run_stop_gate(ctx, check, &session, sink) else {
                 return TurnEnd::Done;
             };
-            // Esc during the checkpoint's test run killed it: its verdict means nothing.
+            // Esc during the stop gate's test run killed it: its verdict means nothing.
             if ctx.cancel.is_cancelled() {
                 return TurnEnd::Cancelled;
             }
             match outcome.decision {
                 Decision::Block { reason } => {
                     gate_blocks += 1;
-                    sink(AgentEvent::CheckpointBlocked(reason.clone()));
+                    sink(AgentEvent::StopGateBlocked(reason.clone()));
                     Message::push_user_text(
                         messages,
                         format!("<system-reminder>\n{reason}\n</system-reminder>"),
@@ -225,7 +225,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
                 }
                 Decision::Pass => {
                     if let Some(notice) = outcome.notice {
-                        sink(AgentEvent::CheckpointGaveUp(notice));
+                        sink(AgentEvent::StopGateGaveUp(notice));
                     }
                     return TurnEnd::Done;
                 }
@@ -310,14 +310,14 @@ fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)>
         .collect()
 }
 
-/// Runs the stop checkpoint; `None` when it could not be set up (a broken config).
-fn stop_checkpoint(
+/// Runs the stop gate; `None` when it could not be set up (a broken config).
+fn run_stop_gate(
     ctx: &TurnContext,
     check: &dyn StopCheck,
     session: &str,
     sink: &dyn Fn(AgentEvent),
 ) -> Option<StopVerdict> {
-    sink(AgentEvent::Status("running the stop checkpoint…".into()));
+    sink(AgentEvent::Status("running the stop gate…".into()));
     let input = StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
@@ -327,8 +327,8 @@ fn stop_checkpoint(
     match check.check(&input, &ctx.cancel) {
         Ok(verdict) => Some(verdict),
         Err(e) => {
-            tracing::warn!("stop checkpoint skipped: {e}");
-            sink(AgentEvent::Status(format!("checkpoint skipped: {e}")));
+            tracing::warn!("stop gate skipped: {e}");
+            sink(AgentEvent::Status(format!("stop gate skipped: {e}")));
             None
         }
     }

@@ -7,7 +7,7 @@
 //! - every callback definition in `config.json` (`callbacks.definitions`, each whole object:
 //!   name, patterns, cwd, timeout, …) and the content of its script
 //!   `.context-pilot/scripts/{name}.sh` (as a SHA-256 of the bytes);
-//! - the stop checkpoint's configured test command (`checkpoint.tests.command`);
+//! - the stop gate's configured test command (`checkpoint.tests.command`);
 //! - `llm.base_url`, the server that would receive the API key.
 //!
 //! Not part of the grant: which workers activated which callbacks (`callbacks.active`,
@@ -184,7 +184,7 @@ impl Grant {
         if let Some(cmd) = &self.test_command {
             let _ = writeln!(
                 out,
-                "Stop checkpoint test command (checkpoint.tests.command), run with sh -c:\n  {cmd}\n"
+                "Stop gate test command (checkpoint.tests.command), run with sh -c:\n  {cmd}\n"
             );
         }
         for c in &self.callbacks {

@@ -358,7 +358,7 @@ mod tests {
         report.phase = StopPhase::Second;
         report.max_blocks = 3;
         report.gave_up = Some(
-            "Context Pilot: the agent stopped with work left after the stop checkpoint blocked \
+            "Context Pilot: the agent stopped with work left after the stop gate blocked \
              it 3 time(s) in a row (checkpoint.max_blocks = 3).\n\
              Uncommitted files (1): src/parser.rs\n\
              Last test run: Tests FAILED (exit code 101) — `cargo test`\n"

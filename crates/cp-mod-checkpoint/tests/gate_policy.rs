@@ -43,7 +43,7 @@ fn the_gate_lets_the_agent_stop_after_max_blocks_and_says_what_is_left() {
     repo.write("src/app/core.py", "def run():\n    return 2\n");
 
     let first = stop(&repo, &config, "claude-1");
-    assert!(reason(&first).contains("Checkpoint: verify"));
+    assert!(reason(&first).contains("Stop gate: verify"));
     assert_eq!(first.report.blocks, 1);
     let second = stop(&repo, &config, "claude-1");
     assert!(reason(&second).starts_with("Commit your changes before stopping"));

@@ -1,6 +1,6 @@
 //! Signal names and numbers, one table for both directions: the server names the signal
 //! that ended a console (`ConsoleStatus::Signaled`), and callers that need the number back
-//! (the stop checkpoint's test runner) read it from the same table.
+//! (the stop gate's test runner) read it from the same table.
 
 /// The signals a console's command commonly dies of, by name.
 const SIGNALS: [(&str, i32); 11] = [

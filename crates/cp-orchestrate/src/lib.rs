@@ -1,5 +1,5 @@
 //! Orchestration: running an agent's work across sessions and phases. This crate holds the
-//! contract every agent driver implements ([`SessionRunner`]: Context Pilot's own loop in
+//! contract every agent driver implements ([`SessionDriver`]: Context Pilot's own loop in
 //! `cp-agent`, Claude Code and Gemini CLI in `cp-agent-cli`), and what is built on it:
 //!
 //! - **Handoffs**: the structured summary an agent leaves for the session that continues its
@@ -7,7 +7,7 @@
 //!   `.context-pilot/handoffs/`. (The `Checkpoint_handoff` tool that records one is the
 //!   checkpoint module's.)
 //! - **Smart restart**: [`RestartLoop::run_phase`] runs a phase in sessions of a
-//!   [`SessionRunner`]; past the [`RestartConfig`] thresholds, measured by a
+//!   [`SessionDriver`]; past the [`RestartConfig`] thresholds, measured by a
 //!   [`ContextEstimator`], the session stops after its tool batch, hands off, the work is
 //!   auto-committed, and a fresh session continues with the handoff before the original prompt.
 //! - **Workflows with approval gates**: [`run_workflow`] / [`resume_workflow`] run the phases
@@ -42,24 +42,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A workflow run with a stand-in runner (the host's agent loop in real use) and answers given
+//! A workflow run with a stand-in driver (the host's agent loop in real use) and answers given
 //! in advance:
 //!
 //! ```
 //! use cp_base::Project;
 //! use cp_orchestrate::{
 //!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
-//!     RunnerError, SessionControl, SessionEnd, SessionRunner, run_workflow,
+//!     DriverError, SessionControl, SessionEnd, SessionDriver, run_workflow,
 //! };
 //!
 //! struct Agent;
-//! impl SessionRunner for Agent {
+//! impl SessionDriver for Agent {
 //!     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-//!         // A real runner sends `prompt`, reports usage and tool calls, and stops when asked.
+//!         // A real driver sends `prompt`, reports usage and tool calls, and stops when asked.
 //!         control.record_usage(12_000, 200_000);
 //!         SessionEnd::Completed
 //!     }
-//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, RunnerError> {
+//!     fn request_handoff(&mut self, _: &str, _: &SessionControl) -> Result<Option<Handoff>, DriverError> {
 //!         Ok(None)
 //!     }
 //! }
@@ -94,10 +94,10 @@ pub use handoff::{
     validate_size,
 };
 pub use restart::{
-    ContextEstimator, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
+    ContextEstimator, DriverError, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
     RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
-    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, RunnerError, SessionControl,
-    SessionEnd, SessionRunner, StopHandle, ToolRecord, restart_prompt,
+    RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionDriver,
+    SessionEnd, StopHandle, ToolRecord, restart_prompt,
 };
 pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
 pub use workflow::{

@@ -1,4 +1,4 @@
-//! Seed 003's integration tests (Tasks §5): the restart loop with a scripted runner against
+//! Seed 003's integration tests (Tasks §5): the restart loop with a scripted driver against
 //! real git repositories in temp dirs.
 
 #![allow(
@@ -17,7 +17,7 @@ use cp_orchestrate::{
 };
 use serde_json::json;
 use util::Repo;
-use util::scripted::{Action, HandoffReply, ScriptedRunner, Session, Step, turn, write};
+use util::scripted::{Action, HandoffReply, ScriptedDriver, Session, Step, turn, write};
 
 const PROMPT: &str = "Implement the parser in src/parser.rs.";
 const WINDOW: u64 = 200_000;
@@ -34,7 +34,7 @@ fn config() -> RestartConfig {
 fn run(
     repo: &Repo,
     config: RestartConfig,
-    runner: &mut ScriptedRunner,
+    driver: &mut ScriptedDriver,
 ) -> (
     Result<cp_orchestrate::PhaseReport, RestartError>,
     Vec<RestartEvent>,
@@ -43,7 +43,7 @@ fn run(
     restart.preflight(&[]).unwrap();
     let mut events = Vec::new();
     let mut observe = |e: &RestartEvent| events.push(e.clone());
-    let result = restart.run_phase("impl", PROMPT, runner, &mut observe);
+    let result = restart.run_phase("impl", PROMPT, driver, &mut observe);
     (result, events)
 }
 
@@ -88,15 +88,15 @@ fn tool_handoff() -> HandoffReply {
 #[test]
 fn restart_is_triggered_when_the_context_threshold_is_exceeded() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![filling_session("src/parser.rs", 85), done()],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     let report = result.unwrap();
     assert_eq!(report.restarts, 1);
-    assert_eq!(runner.sessions_run(), 2);
+    assert_eq!(driver.sessions_run(), 2);
     // The crossing turn's batch finished; the next turn never ran.
     assert_eq!(journal.lock().unwrap().batches_done, ["s0t0", "s0t1"]);
     assert!(!repo.dir.path().join("never.rs").exists());
@@ -118,10 +118,10 @@ fn restart_is_triggered_when_the_context_threshold_is_exceeded() {
 #[test]
 fn below_the_threshold_nothing_restarts() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(&repo.project(), vec![filling_session("src/p.rs", 79)]);
-    let (result, _) = run(&repo, config(), &mut runner);
+    let mut driver = ScriptedDriver::new(&repo.project(), vec![filling_session("src/p.rs", 79)]);
+    let (result, _) = run(&repo, config(), &mut driver);
     assert_eq!(result.unwrap().restarts, 0);
-    assert_eq!(runner.sessions_run(), 1);
+    assert_eq!(driver.sessions_run(), 1);
     assert!(repo.dir.path().join("never.rs").exists());
 }
 
@@ -129,15 +129,15 @@ fn below_the_threshold_nothing_restarts() {
 #[test]
 fn the_agents_handoff_is_injected_before_the_original_prompt() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             filling_session("src/parser.rs", 90).handoff(tool_handoff()),
             done(),
         ],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     result.unwrap();
     let prompts = journal.lock().unwrap().prompts.clone();
     assert_eq!(prompts[0], PROMPT);
@@ -172,7 +172,7 @@ fn the_agents_handoff_is_injected_before_the_original_prompt() {
 #[test]
 fn progress_entries_appear_in_the_restart_context() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             Session::new(vec![
@@ -190,8 +190,8 @@ fn progress_entries_appear_in_the_restart_context() {
             done(),
         ],
     );
-    let journal = runner.journal();
-    run(&repo, config(), &mut runner).0.unwrap();
+    let journal = driver.journal();
+    run(&repo, config(), &mut driver).0.unwrap();
     let second = journal.lock().unwrap().prompts[1].clone();
     // The agent's completed items…
     assert!(
@@ -218,7 +218,7 @@ fn progress_entries_appear_in_the_restart_context() {
 #[test]
 fn modified_files_appear_in_the_restart_context_even_without_a_handoff() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             Session::new(vec![turn(
@@ -232,8 +232,8 @@ fn modified_files_appear_in_the_restart_context_even_without_a_handoff() {
             done(),
         ],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     let report = result.unwrap();
     let second = journal.lock().unwrap().prompts[1].clone();
     assert!(
@@ -264,7 +264,7 @@ fn modified_files_appear_in_the_restart_context_even_without_a_handoff() {
 #[test]
 fn the_restart_counter_increments_with_each_restart() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             filling_session("a.rs", 81),
@@ -273,8 +273,8 @@ fn the_restart_counter_increments_with_each_restart() {
             done(),
         ],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     assert_eq!(result.unwrap().restarts, 3);
     let journal = journal.lock().unwrap();
     assert_eq!(journal.attempts, [0, 1, 2, 3]);
@@ -302,9 +302,9 @@ fn the_restart_counter_increments_with_each_restart() {
 #[test]
 fn max_restarts_is_respected_and_the_phase_fails_after_3() {
     let repo = repo();
-    let mut runner =
-        ScriptedRunner::new(&repo.project(), vec![filling_session("loop.rs", 95)]).repeating();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let mut driver =
+        ScriptedDriver::new(&repo.project(), vec![filling_session("loop.rs", 95)]).repeating();
+    let (result, events) = run(&repo, config(), &mut driver);
     let err = result.unwrap_err();
     assert!(matches!(
         err,
@@ -323,7 +323,7 @@ fn max_restarts_is_respected_and_the_phase_fails_after_3() {
         "{message}"
     );
     // The first session and three restarts ran; no fifth.
-    assert_eq!(runner.sessions_run(), 4);
+    assert_eq!(driver.sessions_run(), 4);
     assert!(
         events
             .iter()
@@ -338,7 +338,7 @@ fn max_restarts_is_respected_and_the_phase_fails_after_3() {
 #[test]
 fn commit_on_failure_commits_the_failed_phase() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![Session::new(vec![
             turn(1_000, WINDOW, vec![write("half.rs", "// half done\n")]),
@@ -349,7 +349,7 @@ fn commit_on_failure_commits_the_failed_phase() {
         commit_on_failure: true,
         ..config()
     };
-    let err = run(&repo, cfg, &mut runner).0.unwrap_err().to_string();
+    let err = run(&repo, cfg, &mut driver).0.unwrap_err().to_string();
     assert_eq!(
         err,
         "phase impl: the agent session failed: provider returned 529 overloaded"
@@ -364,7 +364,7 @@ fn commit_on_failure_commits_the_failed_phase() {
 #[test]
 fn auto_commit_happens_before_each_restart() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             filling_session("one.rs", 85),
@@ -376,7 +376,7 @@ fn auto_commit_happens_before_each_restart() {
             ]),
         ],
     );
-    let (result, events) = run(&repo, config(), &mut runner);
+    let (result, events) = run(&repo, config(), &mut driver);
     let report = result.unwrap();
     let log = git_log(&repo);
     assert_eq!(
@@ -425,8 +425,8 @@ fn auto_commit_happens_before_each_restart() {
 #[test]
 fn nothing_to_commit_is_skipped_without_an_error() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(&repo.project(), vec![done()]);
-    let (result, events) = run(&repo, config(), &mut runner);
+    let mut driver = ScriptedDriver::new(&repo.project(), vec![done()]);
+    let (result, events) = run(&repo, config(), &mut driver);
     assert!(result.unwrap().commits.is_empty());
     assert!(
         events
@@ -440,7 +440,7 @@ fn nothing_to_commit_is_skipped_without_an_error() {
 #[test]
 fn request_stop_lets_the_current_batch_finish_first() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             Session::new(vec![
@@ -460,8 +460,8 @@ fn request_stop_lets_the_current_batch_finish_first() {
             done(),
         ],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     assert_eq!(result.unwrap().restarts, 1);
     // …yet every call of that batch ran, and no later turn did.
     assert_eq!(journal.lock().unwrap().batches_done, ["s0t0", "s0t1"]);
@@ -495,8 +495,8 @@ fn cli_flags_override_the_config_file() {
     assert!((from_file.context_threshold - 50.0).abs() < f64::EPSILON);
     assert_eq!(from_file.max_restarts, 1);
     assert!(!from_file.auto_commit);
-    let mut runner = ScriptedRunner::new(&project, vec![session(), done()]);
-    assert_eq!(run(&repo, from_file, &mut runner).0.unwrap().restarts, 1);
+    let mut driver = ScriptedDriver::new(&project, vec![session(), done()]);
+    assert_eq!(run(&repo, from_file, &mut driver).0.unwrap().restarts, 1);
 
     // --context-threshold 90 --max-restarts 5: the same session runs through.
     let flags = RestartOverrides {
@@ -507,8 +507,8 @@ fn cli_flags_override_the_config_file() {
     let merged = RestartConfig::resolve(&project, &flags).unwrap();
     assert_eq!(merged.max_restarts, 5);
     assert!(!merged.auto_commit, "unset flags keep the file's value");
-    let mut runner = ScriptedRunner::new(&project, vec![session()]);
-    assert_eq!(run(&repo, merged, &mut runner).0.unwrap().restarts, 0);
+    let mut driver = ScriptedDriver::new(&project, vec![session()]);
+    assert_eq!(run(&repo, merged, &mut driver).0.unwrap().restarts, 0);
 
     // A bad flag value is rejected with the fix.
     let bad = RestartOverrides {
@@ -540,7 +540,7 @@ fn restarts_are_disabled_at_threshold_100_and_at_max_restarts_0() {
         },
     ] {
         let repo = repo();
-        let mut runner = ScriptedRunner::new(
+        let mut driver = ScriptedDriver::new(
             &repo.project(),
             vec![Session::new(vec![
                 turn(
@@ -552,10 +552,10 @@ fn restarts_are_disabled_at_threshold_100_and_at_max_restarts_0() {
                 Step::Finish,
             ])],
         );
-        let journal = runner.journal();
-        let (result, events) = run(&repo, cfg.clone(), &mut runner);
+        let journal = driver.journal();
+        let (result, events) = run(&repo, cfg.clone(), &mut driver);
         assert_eq!(result.unwrap().restarts, 0, "{cfg:?}");
-        assert_eq!(runner.sessions_run(), 1);
+        assert_eq!(driver.sessions_run(), 1);
         assert!(journal.lock().unwrap().handoff_requests.is_empty());
         assert!(
             !events
@@ -574,7 +574,7 @@ fn the_tool_call_threshold_is_a_fallback_when_usage_is_unknown() {
         tool_call_threshold: 5,
         ..config()
     };
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![
             Session::new(vec![
@@ -594,7 +594,7 @@ fn the_tool_call_threshold_is_a_fallback_when_usage_is_unknown() {
             done(),
         ],
     );
-    let (result, events) = run(&repo, cfg, &mut runner);
+    let (result, events) = run(&repo, cfg, &mut driver);
     assert_eq!(result.unwrap().restarts, 1);
     assert!(repo.dir.path().join("6.rs").exists());
     assert!(!repo.dir.path().join("7.rs").exists());
@@ -622,7 +622,7 @@ fn end_to_end_restart_cycle() {
     .add_decision("the encoder mirrors the decoder")
     .add_file_modified("src/writer.rs")
     .build();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &project,
         vec![
             filling_session("src/parser.rs", 88).handoff(tool_handoff()),
@@ -642,8 +642,8 @@ fn end_to_end_restart_cycle() {
             ]),
         ],
     );
-    let journal = runner.journal();
-    let (result, events) = run(&repo, config(), &mut runner);
+    let journal = driver.journal();
+    let (result, events) = run(&repo, config(), &mut driver);
     let report = result.unwrap();
     assert_eq!(report.restarts, 3);
     assert_eq!(report.handoffs.len(), 3);
@@ -742,7 +742,7 @@ fn preflight_refuses_a_dirty_tree_unless_allowed() {
 #[test]
 fn runtime_files_are_never_auto_committed() {
     let repo = repo();
-    let mut runner = ScriptedRunner::new(
+    let mut driver = ScriptedDriver::new(
         &repo.project(),
         vec![Session::new(vec![
             turn(
@@ -756,7 +756,7 @@ fn runtime_files_are_never_auto_committed() {
             Step::Finish,
         ])],
     );
-    run(&repo, config(), &mut runner).0.unwrap();
+    run(&repo, config(), &mut driver).0.unwrap();
     let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(files.trim(), "src/x.rs");
 }
@@ -778,11 +778,11 @@ fn outside_a_repository_auto_commit_says_what_to_do() {
         ..config()
     };
     // Without auto-commit a restart works outside git: the fallback simply lists no files.
-    let mut runner = ScriptedRunner::new(&project, vec![filling_session("a.rs", 90), done()]);
+    let mut driver = ScriptedDriver::new(&project, vec![filling_session("a.rs", 90), done()]);
     let restart = RestartLoop::new(project, manual);
     restart.preflight(&[]).unwrap();
     let report = restart
-        .run_phase("impl", PROMPT, &mut runner, &mut |_: &RestartEvent| {})
+        .run_phase("impl", PROMPT, &mut driver, &mut |_: &RestartEvent| {})
         .unwrap();
     assert_eq!(report.restarts, 1);
 }

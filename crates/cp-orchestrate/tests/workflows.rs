@@ -1,5 +1,5 @@
 //! Seed 004: workflows with human checkpoints, run through the restart loop against real git
-//! repositories, with a scripted runner and scripted answers; and a run killed mid-phase and
+//! repositories, with a scripted driver and scripted answers; and a run killed mid-phase and
 //! resumed.
 
 #![allow(
@@ -20,7 +20,7 @@ use cp_orchestrate::{
     RunStore, Stage, WorkflowError, WorkflowEvent, resume_workflow, run_headless, run_workflow,
 };
 use util::Repo;
-use util::scripted::{EchoRunner, ListPrompter};
+use util::scripted::{EchoDriver, ListPrompter};
 
 fn repo() -> Repo {
     Repo::with_commit(&[("README.md", "# demo\n")])
@@ -37,13 +37,13 @@ fn workflow(repo: &Repo, name: &str, yaml: &str) -> PathBuf {
 fn run(
     repo: &Repo,
     file: &Path,
-    runner: &mut EchoRunner,
+    driver: &mut EchoDriver,
     prompter: &mut ListPrompter,
 ) -> Result<cp_orchestrate::WorkflowOutcome, WorkflowError> {
     run_workflow(
         &repo.project(),
         file,
-        runner,
+        driver,
         prompter,
         &RunOptions::default(),
     )
@@ -69,13 +69,13 @@ phases:
 fn approval_continue_runs_every_phase_and_records_the_decision() {
     let repo = repo();
     let file = workflow(&repo, "three", THREE);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(outcome.exit_code(), 0);
     assert_eq!(outcome.status, RunStatus::Completed);
-    assert_eq!(runner.phases(), ["plan", "implement", "review"]);
-    assert_eq!(runner.prompt(0), "Plan it.");
+    assert_eq!(driver.phases(), ["plan", "implement", "review"]);
+    assert_eq!(driver.prompt(0), "Plan it.");
     let request = &prompter.requests[0];
     assert!(request.approval);
     assert_eq!(request.prompt, "Continue with the next phase?");
@@ -112,13 +112,13 @@ fn approval_continue_runs_every_phase_and_records_the_decision() {
 fn abort_stops_the_run_with_exit_code_2_and_it_cannot_be_resumed() {
     let repo = repo();
     let file = workflow(&repo, "three", THREE);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Abort", None)]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(outcome.status, RunStatus::Aborted);
     assert_eq!(outcome.exit_code(), EXIT_ABORTED);
     assert_eq!(outcome.exit_code(), 2);
-    assert_eq!(runner.phases(), ["plan"]);
+    assert_eq!(driver.phases(), ["plan"]);
     assert_eq!(outcome.context.checkpoints[0].decision, Action::Abort);
     let state = saved(&repo.project(), &outcome.run_id);
     assert_eq!(state.status, RunStatus::Aborted);
@@ -126,7 +126,7 @@ fn abort_stops_the_run_with_exit_code_2_and_it_cannot_be_resumed() {
         &repo.project(),
         &outcome.run_id,
         None,
-        &mut EchoRunner::new(&repo.project()),
+        &mut EchoDriver::new(&repo.project()),
         &mut ListPrompter::default(),
         &RunOptions::default(),
     )
@@ -168,14 +168,14 @@ phases:
 fn repeat_current_reruns_the_phase_counts_it_and_passes_the_feedback_once() {
     let repo = repo();
     let file = workflow(&repo, "reviewed", REVIEWED);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[
         ("Redo", Some("  Cover the error paths too.  ")),
         ("Continue", None),
         ("Done", None),
     ]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
-    assert_eq!(runner.phases(), ["plan", "plan", "implement", "review"]);
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
+    assert_eq!(driver.phases(), ["plan", "plan", "implement", "review"]);
     let counts = &outcome.context.phases.iteration_counts;
     assert_eq!(counts["plan"], 2);
     assert_eq!(counts["implement"], 1);
@@ -189,16 +189,16 @@ fn repeat_current_reruns_the_phase_counts_it_and_passes_the_feedback_once() {
     );
     // The feedback goes into the next phase's prompt (the repeated plan), and only that one.
     assert!(
-        runner
+        driver
             .prompt(1)
             .starts_with("Plan it.\n\n## Feedback from the approval gate after phase `plan`")
     );
     assert!(
-        runner
+        driver
             .prompt(1)
             .contains("The reviewer chose \"Redo\" and wrote:\n\n> Cover the error paths too.")
     );
-    assert_eq!(runner.prompt(2), "Build it.");
+    assert_eq!(driver.prompt(2), "Build it.");
     // The second plan checkpoint knows it is the second iteration.
     assert_eq!(prompter.requests[1].iteration, 2);
 }
@@ -207,16 +207,16 @@ fn repeat_current_reruns_the_phase_counts_it_and_passes_the_feedback_once() {
 fn repeat_to_an_earlier_phase_jumps_back_and_reruns_what_follows() {
     let repo = repo();
     let file = workflow(&repo, "reviewed", REVIEWED);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[
         ("Continue", None),
         ("Back to plan", Some("The API shape is wrong")),
         ("Continue", None),
         ("Done", None),
     ]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(
-        runner.phases(),
+        driver.phases(),
         ["plan", "implement", "review", "plan", "implement", "review"]
     );
     let counts = &outcome.context.phases.iteration_counts;
@@ -239,7 +239,7 @@ fn repeat_to_an_earlier_phase_jumps_back_and_reruns_what_follows() {
             ("review".into(), Action::Continue, None),
         ]
     );
-    assert!(runner.prompt(3).contains("The API shape is wrong"));
+    assert!(driver.prompt(3).contains("The API shape is wrong"));
 }
 
 const SKIPPING: &str = "\
@@ -269,10 +269,10 @@ phases:
 fn skip_phases_are_not_run_and_are_recorded() {
     let repo = repo();
     let file = workflow(&repo, "skipping", SKIPPING);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("No docs", Some("Not needed for the MVP"))]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
-    assert_eq!(runner.phases(), ["plan", "implement", "release"]);
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
+    assert_eq!(driver.phases(), ["plan", "implement", "release"]);
     assert_eq!(outcome.context.skip_phases, ["docs", "polish"]);
     let record = &outcome.context.checkpoints[0];
     assert_eq!(record.decision, Action::SkipPhases);
@@ -281,7 +281,7 @@ fn skip_phases_are_not_run_and_are_recorded() {
         Some(&["docs".to_owned(), "polish".to_owned()][..])
     );
     assert_eq!(record.feedback.as_deref(), Some("Not needed for the MVP"));
-    assert!(runner.prompt(1).contains("Not needed for the MVP"));
+    assert!(driver.prompt(1).contains("Not needed for the MVP"));
     assert!(!outcome.context.phases.iteration_counts.contains_key("docs"));
     let skipped: Vec<&WorkflowEvent> = prompter
         .events
@@ -322,11 +322,11 @@ phases:
 fn conditions_true_false_and_failing() {
     let repo = repo();
     let file = workflow(&repo, "conditions", CONDITIONS);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Go", None)]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(outcome.status, RunStatus::Completed);
-    assert_eq!(runner.phases(), ["a", "b", "c"]);
+    assert_eq!(driver.phases(), ["a", "b", "c"]);
     // Only the true condition asked.
     assert_eq!(prompter.requests.len(), 1);
     assert_eq!(prompter.requests[0].prompt, "Backend review?");
@@ -359,16 +359,16 @@ fn vars_fill_prompts_and_show_files_and_flags_override_them() {
         "vars",
         "name: vars\nvars: { out: docs/x, who: nobody }\ncontext: { team: { lead: ada } }\nphases:\n  - id: plan\n    prompt: \"Write {{out}}/plan.md for {{who}} and {{team.lead}} (run {{run_id}}, phase {{phase}})\"\n    approval:\n      prompt: \"Read {{out}}/plan.md?\"\n      show_files: [\"{{out}}/plan.md\", \"{{out}}/notes-{{ who }}.md\"]\n      options: [{ label: Ok, on_select: { action: continue } }]\n",
     );
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Ok", None)]);
     let options = RunOptions {
         vars: [("who".to_owned(), "grace".to_owned())].into(),
         ..RunOptions::default()
     };
     let outcome =
-        run_workflow(&repo.project(), &file, &mut runner, &mut prompter, &options).unwrap();
+        run_workflow(&repo.project(), &file, &mut driver, &mut prompter, &options).unwrap();
     assert_eq!(
-        runner.prompt(0),
+        driver.prompt(0),
         format!(
             "Write docs/x/plan.md for grace and ada (run {}, phase plan)",
             outcome.run_id
@@ -390,11 +390,11 @@ fn bad_workflows_fail_before_anything_runs_with_the_file_and_phase_named() {
         "badvar",
         "name: v\nphases:\n  - id: plan\n    prompt: \"Write {{out_dir}}/plan.md\"\n",
     );
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let err = run(
         &repo,
         &unknown_var,
-        &mut runner,
+        &mut driver,
         &mut ListPrompter::default(),
     )
     .unwrap_err()
@@ -412,7 +412,7 @@ fn bad_workflows_fail_before_anything_runs_with_the_file_and_phase_named() {
     let err = run(
         &repo,
         &bad_target,
-        &mut runner,
+        &mut driver,
         &mut ListPrompter::default(),
     )
     .unwrap_err()
@@ -422,14 +422,14 @@ fn bad_workflows_fail_before_anything_runs_with_the_file_and_phase_named() {
         "{err}"
     );
     let missing = repo.root().join("nope.yaml");
-    let err = run(&repo, &missing, &mut runner, &mut ListPrompter::default())
+    let err = run(&repo, &missing, &mut driver, &mut ListPrompter::default())
         .unwrap_err()
         .to_string();
     assert!(
         err.starts_with(&format!("workflow {}", missing.display())),
         "{err}"
     );
-    assert!(runner.runs.is_empty());
+    assert!(driver.runs.is_empty());
     assert!(!repo.project().runs_dir().exists());
 }
 
@@ -442,7 +442,7 @@ fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
     run(
         &repo,
         &file,
-        &mut EchoRunner::new(&repo.project()),
+        &mut EchoDriver::new(&repo.project()),
         &mut prompter,
     )
     .unwrap();
@@ -451,7 +451,7 @@ fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
     run(
         &repo,
         &file,
-        &mut EchoRunner::new(&repo.project()),
+        &mut EchoDriver::new(&repo.project()),
         &mut prompter,
     )
     .unwrap();
@@ -460,7 +460,7 @@ fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
     let err = run(
         &repo,
         &file,
-        &mut EchoRunner::new(&repo.project()),
+        &mut EchoDriver::new(&repo.project()),
         &mut ListPrompter::default(),
     )
     .unwrap_err()
@@ -475,10 +475,10 @@ fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
 fn a_failed_phase_marks_the_run_failed_and_resume_reruns_that_phase() {
     let repo = repo();
     let file = workflow(&repo, "three", THREE);
-    let mut runner = EchoRunner::new(&repo.project());
-    runner.fail.push("implement".into());
+    let mut driver = EchoDriver::new(&repo.project());
+    driver.fail.push("implement".into());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
-    let err = run(&repo, &file, &mut runner, &mut prompter).unwrap_err();
+    let err = run(&repo, &file, &mut driver, &mut prompter).unwrap_err();
     let WorkflowError::Phase { run_id, .. } = &err else {
         panic!("{err}");
     };
@@ -493,17 +493,17 @@ fn a_failed_phase_marks_the_run_failed_and_resume_reruns_that_phase() {
     );
     let state = saved(&repo.project(), run_id);
     assert_eq!(state.status, RunStatus::Failed);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let outcome = resume_workflow(
         &repo.project(),
         run_id,
         Some(&file),
-        &mut runner,
+        &mut driver,
         &mut ListPrompter::default(),
         &RunOptions::default(),
     )
     .unwrap();
-    assert_eq!(runner.phases(), ["implement", "review"]);
+    assert_eq!(driver.phases(), ["implement", "review"]);
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(outcome.context.phases.iteration_counts["implement"], 1);
 }
@@ -515,13 +515,13 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     let scratch = tempfile::tempdir().unwrap();
     let answers = scratch.path().join("answers.yaml");
     std::fs::write(&answers, "- { phase: plan, option: Maybe }\n").unwrap();
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut out = Vec::new();
     let mut prompter = AnswersPrompter::load(&answers, &mut out).unwrap();
     let err = run_workflow(
         &repo.project(),
         &file,
-        &mut runner,
+        &mut driver,
         &mut prompter,
         &RunOptions::default(),
     )
@@ -541,18 +541,18 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     assert_eq!(state.status, RunStatus::Running);
     assert_eq!(state.position.as_ref().unwrap().stage, Stage::Approval);
     // Resume asks the checkpoint again without running the plan again.
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
     let outcome = resume_workflow(
         &repo.project(),
         &run_id,
         None,
-        &mut runner,
+        &mut driver,
         &mut prompter,
         &RunOptions::default(),
     )
     .unwrap();
-    assert_eq!(runner.phases(), ["implement", "review"]);
+    assert_eq!(driver.phases(), ["implement", "review"]);
     assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
     assert_eq!(outcome.context.checkpoints.len(), 1);
 }
@@ -575,8 +575,8 @@ fn headless_run_with_an_answers_file_returns_2_on_abort() {
         ..RunArgs::default()
     };
     let mut out = Vec::new();
-    let mut runner = EchoRunner::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let mut driver = EchoDriver::new(&repo.project());
+    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("has no answer left (2 used)"), "{text}");
@@ -588,9 +588,9 @@ fn headless_run_with_an_answers_file_returns_2_on_abort() {
         ..RunArgs::default()
     };
     let mut out = Vec::new();
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut input = &b"2\n"[..];
-    let code = run_headless(&repo.project(), &args, &mut runner, &mut input, &mut out);
+    let code = run_headless(&repo.project(), &args, &mut driver, &mut input, &mut out);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(code, 2, "{text}");
     for line in [
@@ -604,7 +604,7 @@ fn headless_run_with_an_answers_file_returns_2_on_abort() {
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
-    assert_eq!(runner.phases(), ["plan"]);
+    assert_eq!(driver.phases(), ["plan"]);
 }
 
 #[test]
@@ -613,19 +613,19 @@ fn the_sample_workflow_is_valid_and_runs() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.context-pilot/workflows/feature.yaml");
     let repo = repo();
     let file = workflow(&repo, "feature", &std::fs::read_to_string(sample).unwrap());
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[
         ("Continue", None),
         ("Back to implementation", Some("handle the empty stack")),
         ("Done", None),
     ]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(
-        runner.phases(),
+        driver.phases(),
         ["plan", "implement", "review", "implement", "review"]
     );
     assert!(
-        runner
+        driver
             .prompt(0)
             .contains("docs/features/the-feature/plan.md")
     );
@@ -636,7 +636,7 @@ fn the_sample_workflow_is_valid_and_runs() {
             "docs/features/the-feature/review.md"
         ]
     );
-    assert!(runner.prompt(3).contains("handle the empty stack"));
+    assert!(driver.prompt(3).contains("handle the empty stack"));
     assert_eq!(outcome.exit_code(), 0);
 }
 
@@ -656,13 +656,13 @@ fn workflow_child() {
         parts.next().unwrap(),
     );
     let project = Project::at(root);
-    let mut runner = EchoRunner::new(&project);
-    runner.hang = Some(("implement".into(), PathBuf::from(marker)));
+    let mut driver = EchoDriver::new(&project);
+    driver.hang = Some(("implement".into(), PathBuf::from(marker)));
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
     let result = run_workflow(
         &project,
         Path::new(file),
-        &mut runner,
+        &mut driver,
         &mut prompter,
         &RunOptions::default(),
     );
@@ -727,13 +727,13 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
     assert_eq!(crashed.context.phases.iteration_counts["implement"], 1);
     assert_eq!(crashed.context.checkpoints.len(), 1);
 
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let args = RunArgs {
         resume: Some(run_id.clone()),
         ..RunArgs::default()
     };
     let mut out = Vec::new();
-    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(code, 0, "{text}");
     assert!(
@@ -741,7 +741,7 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
         "{text}"
     );
     // The phase in progress ran again, then the rest.
-    assert_eq!(runner.phases(), ["implement", "review"]);
+    assert_eq!(driver.phases(), ["implement", "review"]);
     let done = store.load(run_id).unwrap();
     assert_eq!(done.status, RunStatus::Completed);
     let counts = &done.context.phases.iteration_counts;
@@ -774,11 +774,11 @@ fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
         ..RunArgs::default()
     };
     let mut out = Vec::new();
-    let mut runner = EchoRunner::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let mut driver = EchoDriver::new(&repo.project());
+    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(code, 1, "{text}");
-    assert_eq!(runner.phases(), vec!["plan"; 10], "{text}");
+    assert_eq!(driver.phases(), vec!["plan"; 10], "{text}");
     assert!(
         text.contains("phase 'plan' already ran 10 times, its limit (max_iterations 10)"),
         "{text}"
@@ -796,11 +796,11 @@ fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
         ..RunArgs::default()
     };
     let mut out = Vec::new();
-    let mut runner = EchoRunner::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut runner, &mut &b""[..], &mut out);
+    let mut driver = EchoDriver::new(&repo.project());
+    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
     let text = String::from_utf8(out).unwrap();
     assert_eq!(code, 1, "{text}");
-    assert_eq!(runner.phases(), vec!["plan"; 3], "{text}");
+    assert_eq!(driver.phases(), vec!["plan"; 3], "{text}");
     assert!(text.contains("(max_iterations 3)"), "{text}");
 }
 
@@ -827,12 +827,12 @@ phases:
 fn depends_on_sets_the_order_phases_run_in() {
     let repo = repo();
     let file = workflow(&repo, "graph", GRAPH);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
-    let outcome = run(&repo, &file, &mut runner, &mut prompter).unwrap();
+    let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(outcome.status, RunStatus::Completed);
     // Each after what it waits for; of those ready together, the one listed first.
-    assert_eq!(runner.phases(), ["plan", "ui", "api", "integrate"]);
+    assert_eq!(driver.phases(), ["plan", "ui", "api", "integrate"]);
     assert_eq!(prompter.requests.len(), 1, "plan's approval gate");
 }
 
@@ -841,9 +841,9 @@ fn a_graph_that_cannot_run_is_refused_when_loaded() {
     let repo = repo();
     let cycle = GRAPH.replace("depends_on: []", "depends_on: [integrate]");
     let file = workflow(&repo, "cycle", &cycle);
-    let mut runner = EchoRunner::new(&repo.project());
+    let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[]);
-    let message = run(&repo, &file, &mut runner, &mut prompter)
+    let message = run(&repo, &file, &mut driver, &mut prompter)
         .unwrap_err()
         .to_string();
     assert!(
@@ -852,12 +852,12 @@ fn a_graph_that_cannot_run_is_refused_when_loaded() {
     );
     let unknown = GRAPH.replace("depends_on: [api, ui]", "depends_on: [api, ux]");
     let file = workflow(&repo, "unknown", &unknown);
-    let message = run(&repo, &file, &mut runner, &mut prompter)
+    let message = run(&repo, &file, &mut driver, &mut prompter)
         .unwrap_err()
         .to_string();
     assert!(
         message.contains("phase 'integrate': depends_on names 'ux', which is not a phase"),
         "{message}"
     );
-    assert!(runner.phases().is_empty(), "nothing ran");
+    assert!(driver.phases().is_empty(), "nothing ran");
 }

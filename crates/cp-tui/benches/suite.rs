@@ -122,7 +122,7 @@ pub fn run(opts: &Options) -> String {
         let console = processes::ConsoleProject::new(opts);
         group("callback", &|| processes::callback_overhead(opts, &console));
         group("matching", &|| matching::matching(opts));
-        group("checkpoint", &|| checkpoint::stop_checkpoint(opts));
+        group("checkpoint", &|| checkpoint::stop_gate(opts));
         group("pty", &|| processes::pty_throughput(opts, &console));
         group("render", &|| tui::render_time(opts));
         group("conversation", &|| conversation::conversation_growth(opts));

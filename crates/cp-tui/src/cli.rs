@@ -34,7 +34,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Drive the agent through a workflow's phases, with smart restarts and human checkpoints,
+    /// Drive the agent through a workflow's phases, with smart restarts and approval gates,
     /// e.g. `context-pilot run .context-pilot/workflows/feature.yaml --headless`.
     Run(crate::run::RunCommand),
     /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
@@ -68,7 +68,7 @@ pub enum Command {
     /// agent loaded its hooks. Always exits 0.
     #[command(hide = true, name = cp_agent_cli::PROBE_COMMAND)]
     WiringProbe,
-    /// Trust this project: let the callbacks, the checkpoint's test command and `llm.base_url`
+    /// Trust this project: let the callbacks, the stop gate's test command and `llm.base_url`
     /// of its .context-pilot/config.json take effect (recorded in
     /// ~/.config/context-pilot/trust.json). Review first with `context-pilot trust --show`.
     Trust {

@@ -23,7 +23,7 @@ pub struct Host {
     env: ToolEnv,
     /// Raised by `system_reload`; the TUI watches it.
     reload: Arc<AtomicBool>,
-    /// Opens file views (the files a workflow checkpoint lists for review).
+    /// Opens file views (the files a workflow's approval gate lists for review).
     viewer: Viewer,
 }
 

@@ -1,7 +1,7 @@
 //! Context Pilot's host: the `context-pilot` command line and terminal UI.
 //!
 //! - [`cli`]: the command line (clap). No subcommand opens the TUI in the project directory.
-//! - [`host`]: assembles the modules of a host (files, consoles, callbacks, checkpoints) into
+//! - [`host`]: assembles the modules of a host (files, consoles, callbacks, the checkpoint module) into
 //!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
 //! - [`mcp`]: `context-pilot mcp`, the same tools over MCP on stdio.
 //! - [`hook`]: `context-pilot hook <event>`, the Claude Code / Gemini CLI hook receiver.

@@ -1,5 +1,5 @@
 //! `context-pilot run WORKFLOW.yaml`: drive the agent through a workflow's phases, with smart
-//! restarts and human checkpoints, headless on the terminal or in the TUI, with the built-in
+//! restarts and approval gates, headless on the terminal or in the TUI, with the built-in
 //! agent or the person's Claude Code or Gemini CLI.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_he
 
 use crate::host::Host;
 use crate::tui::{AgentState, CliAgent};
-use cp_agent::{AgentEvent, AgentRunner, EventSink};
+use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
 
 /// The arguments of `context-pilot run`.
@@ -137,7 +137,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         }
         let provider = checked_provider(provider);
         let sink: EventSink = Arc::new(print_progress);
-        let mut runner = AgentRunner::new(
+        let mut driver = BuiltinDriver::new(
             provider,
             host.registry().clone(),
             host.env().clone(),
@@ -150,7 +150,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         return Ok(run_headless(
             host.project(),
             &args,
-            &mut runner,
+            &mut driver,
             &mut input,
             &mut output,
         ));
@@ -199,14 +199,14 @@ fn print_progress(event: AgentEvent) {
                 short(r.text.lines().next().unwrap_or(""), 100)
             )
         }),
-        AgentEvent::CheckpointBlocked(reason) => {
+        AgentEvent::StopGateBlocked(reason) => {
             writeln!(
                 out,
                 "\n  checkpoint: {}",
                 short(reason.lines().next().unwrap_or(""), 100)
             )
         }
-        AgentEvent::CheckpointGaveUp(notice) => {
+        AgentEvent::StopGateGaveUp(notice) => {
             // For the person running the workflow, not for the log of the agent's output.
             eprintln!("{}", notice.trim_end().replace('\n', " "));
             Ok(())

@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cp_agent_cli::{AgentConfig, AgentKind, AgentRunner, Progress, ProgressEvent, WiringSpec};
+use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
 use cp_orchestrate::{RunArgs, run_headless};
 
 use crate::host::Host;
@@ -25,7 +25,7 @@ pub(crate) fn wiring_spec(host: &Host) -> WiringSpec {
 pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> {
     let config = AgentConfig::load(host.project())?;
     let progress: Progress = Box::new(print_event);
-    let mut runner = AgentRunner::new(kind, config, wiring_spec(host), progress)?;
+    let mut driver = CliDriver::new(kind, config, wiring_spec(host), progress)?;
     let trust = host.project().trust_state();
     if !trust.allows() {
         eprintln!("{}", trust.advice(host.project().root()));
@@ -36,7 +36,7 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> 
     Ok(run_headless(
         host.project(),
         args,
-        &mut runner,
+        &mut driver,
         &mut input,
         &mut output,
     ))

@@ -227,7 +227,7 @@ fn claude_code_restarts_after_the_write_with_a_handoff_and_finishes_the_phase() 
     let server = claude_server(HandoffTurn::Gives);
     // Session 1: writes src/a.sh at 95 % of the window.
     server.push(write_turn(&root, "toolu_stop1", "src/a.sh", 19_000));
-    // Session 2: writes src/b.sh, says done, is blocked once by the stop checkpoint, done.
+    // Session 2: writes src/b.sh, says done, is blocked once by the stop gate, done.
     server.push(write_turn(&root, "toolu_b", "src/b.sh", 3_000));
     server.push(anthropic::text_turn("Done."));
     server.push(anthropic::text_turn("Verified and done."));
@@ -293,11 +293,11 @@ fn claude_code_restarts_after_the_write_with_a_handoff_and_finishes_the_phase() 
     assert_ne!(sessions[0], sessions.last().copied().unwrap_or_default());
     // The stop hook's checkpoint reached the model, and the person saw its verdict.
     assert!(
-        stdout.contains("Stop hook: blocked: Checkpoint: verify"),
+        stdout.contains("Stop hook: blocked: Stop gate: verify"),
         "{stdout}"
     );
     assert!(
-        requests[3].raw_body.contains("Checkpoint: verify"),
+        requests[3].raw_body.contains("Stop gate: verify"),
         "{}",
         requests[3].raw_body
     );
@@ -428,7 +428,7 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
         "write_file",
         &write("src/c.sh"),
     )]));
-    // Session 2 writes src/b.sh and says it is done; the stop checkpoint (Gemini CLI's
+    // Session 2 writes src/b.sh and says it is done; the stop gate (Gemini CLI's
     // AfterAgent hook) sends it back once to verify; then it is done.
     server.push(gemini::tool_call_turn(&[(
         "write_file",
@@ -443,10 +443,10 @@ fn gemini_cli_restarts_at_the_tool_call_threshold_and_finishes_the_phase() {
     assert!(root.join("src/a.sh").exists(), "{all}");
     assert!(stdout.contains("2 tool calls (threshold 2)"), "{all}");
     assert!(root.join("src/b.sh").exists(), "{all}");
-    // The stop checkpoint reached the model, and the phase's end was committed.
+    // The stop gate reached the model, and the phase's end was committed.
     let requests = server.requests();
     assert_eq!(requests.len(), 5, "{all}");
-    assert!(requests[4].raw_body.contains("Checkpoint: verify"), "{all}");
+    assert!(requests[4].raw_body.contains("Stop gate: verify"), "{all}");
     assert!(git(&root, &["log", "--format=%s"]).contains("phase build completed"));
     // Gemini CLI offered Context Pilot's MCP tools.
     assert!(
@@ -652,7 +652,7 @@ fn gemini_cli_restarts_at_the_context_threshold_measured_by_its_after_model_hook
         &Turn::tool_calls(&[("call_0", "write_file", &write("src/a.sh"))])
             .with_usage(19_000, 0, 20),
     ));
-    // Session 2 writes src/b.sh, is sent back once by the stop checkpoint, and is done.
+    // Session 2 writes src/b.sh, is sent back once by the stop gate, and is done.
     server.push(gemini::tool_call_turn(&[(
         "write_file",
         &write("src/b.sh"),

@@ -463,7 +463,7 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     })
     .unwrap();
     // The status bar says so until the next turn.
-    tui.wait_for("checkpoint ✗ work left", WAIT).unwrap();
+    tui.wait_for("stop gate ✗ work left", WAIT).unwrap();
     // Nothing more was asked of the model.
     assert_eq!(server.requests().len(), 4);
 }

@@ -111,7 +111,7 @@ fn esc_kills_a_blocking_callback_and_answers_every_tool_call() {
         ),
         ("toolu_g", "File_glob", r#"{"pattern": "*.md"}"#),
     ]));
-    // The next turn (after the cancel): text answers for it and any stop-checkpoint blocks.
+    // The next turn (after the cancel): text answers for it and any stop-gate blocks.
     for text in ["Carrying on.", "Noted.", "Noted again.", "Stopping."] {
         server.push(anthropic::text_turn(text));
     }

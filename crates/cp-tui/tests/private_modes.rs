@@ -224,7 +224,7 @@ fn every_front_end_keeps_run_logs_and_state_private_under_umask_022() {
         &["tool", "Callback_upsert", &callback.to_string()],
         "",
     );
-    // Committed, so the TUI's stop checkpoint only asks to verify its own note.
+    // Committed, so the TUI's stop gate only asks to verify its own note.
     git(&root, &["add", "."]);
     git(&root, &["commit", "-qm", "setup"]);
     let mut found = Vec::new();

@@ -174,7 +174,7 @@ fn claude_code_that_never_commits_stops_after_max_blocks_and_the_person_is_told(
             .map(|r| &r.path)
             .collect::<Vec<_>>()
     );
-    assert!(requests[2].raw_body.contains("Checkpoint: verify"));
+    assert!(requests[2].raw_body.contains("Stop gate: verify"));
     assert!(
         requests[3]
             .raw_body
@@ -301,7 +301,7 @@ fn gemini_cli_that_never_commits_stops_after_max_blocks_and_the_person_is_told()
         4,
         "one tool turn, two blocked stops, the stop the limit lets through:\n{stdout}\n{stderr}"
     );
-    assert!(requests[2].raw_body.contains("Checkpoint: verify"));
+    assert!(requests[2].raw_body.contains("Stop gate: verify"));
     assert!(
         requests[3]
             .raw_body

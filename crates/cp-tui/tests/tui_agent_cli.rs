@@ -4,7 +4,7 @@
 //! against the scripted LLM server; the TUI runs in a PTY.
 //!
 //! Only durable facts are waited on: the session the TUI saves when a turn ends, the server's
-//! request log, `/proc`. The stop checkpoint's block is answered by content (the request
+//! request log, `/proc`. The stop gate's block is answered by content (the request
 //! whose last message carries it), since how often it blocks is the checkpoint's business.
 
 #![allow(
@@ -82,7 +82,7 @@ fn last_message(request: &RecordedRequest) -> String {
         .unwrap_or_default()
 }
 
-/// A scripted server: side requests answered, the stop checkpoint's block answered with
+/// A scripted server: side requests answered, the stop gate's block answered with
 /// "Verified." whenever it comes; the handoff turn calls `Checkpoint_handoff`; the request
 /// after a tool call `toolu_stop…` (the agent is being stopped there) stalls.
 fn server() -> LlmServer {
@@ -107,7 +107,7 @@ fn server() -> LlmServer {
             return Some(Reply::sse_chunks(Vec::new()).then_stall());
         }
         last_message(request)
-            .contains("Checkpoint:")
+            .contains("Stop gate:")
             .then(|| anthropic::text_turn("Verified."))
     });
     server
@@ -234,7 +234,7 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
         conversation.contains("PostToolUse hook: Callback 'sh-check' passed"),
         "{conversation}"
     );
-    // The stop checkpoint's verdict reached the person too.
+    // The stop gate's verdict reached the person too.
     assert!(
         conversation.contains("Stop hook: blocked: Checkpoint"),
         "{conversation}"
@@ -516,7 +516,7 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
     server.answer_side_requests(|request| {
         gemini::side_reply(request).or_else(|| {
             gemini_last_content(request)
-                .contains("Checkpoint:")
+                .contains("Stop gate:")
                 .then(|| gemini::text_turn("Verified."))
         })
     });

@@ -8,7 +8,7 @@ mod stream;
 
 use std::process::Command;
 
-use cp_orchestrate::{RunnerError, SessionControl};
+use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
@@ -27,7 +27,7 @@ pub struct Claude;
 /// 2.0.31 is the first release with `--tools`, which the handoff turn passes as `--tools ""`
 /// (no built-in tool, only `Checkpoint_handoff`). 2.0.30 exits with "unknown option
 /// '--tools'", so no agent-written handoff is ever taken and every restart falls back to one
-/// built from git; everything else the runner uses (`--session-id`, `--resume`,
+/// built from git; everything else the driver uses (`--session-id`, `--resume`,
 /// `--settings` hooks, `--mcp-config`, the stream events) already works there.
 /// Measured with the e2e suites `cp-tui --test agent_cli` and `--test tui_agent_cli` against
 /// the scripted server: all Claude Code tests pass on 2.0.31; on 2.0.30 and 2.0.0 only the
@@ -105,7 +105,7 @@ impl AgentCli for Claude {
         session: &CliSession,
         request: &str,
         _control: &SessionControl,
-    ) -> Result<Command, RunnerError> {
+    ) -> Result<Command, DriverError> {
         run::handoff_command(session, request)
     }
 }

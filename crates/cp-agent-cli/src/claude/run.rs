@@ -5,7 +5,7 @@
 //!   with no built-in tools, only `Checkpoint_handoff` allowed, and no hooks (the stop
 //!   checkpoint must not hold it up).
 //! - Context Pilot's MCP server (`--mcp-config`) and hooks (`--settings`) are passed per
-//!   invocation from temp files; the hooks report their verdicts to the runner directly
+//!   invocation from temp files; the hooks report their verdicts to the driver directly
 //!   (`HOOK_REPORT_ENV`), and a `UserPromptSubmit` probe hook and the MCP server prove to it
 //!   that Claude Code loaded them.
 //! - Usage is measured from the stream: the prompt of the latest response (input + cache
@@ -14,7 +14,7 @@
 
 use std::process::Command;
 
-use cp_orchestrate::RunnerError;
+use cp_orchestrate::DriverError;
 use serde_json::{Value, json};
 
 use crate::AgentError;
@@ -66,7 +66,7 @@ pub(super) fn session_command(
 
 /// The stopped session resumed with no built-in tool and only `Checkpoint_handoff` allowed;
 /// `context-pilot mcp` saves the handoff, and the restart loop reads it from the store.
-pub(super) fn handoff_command(session: &CliSession, request: &str) -> Result<Command, RunnerError> {
+pub(super) fn handoff_command(session: &CliSession, request: &str) -> Result<Command, DriverError> {
     let session_id = session.resume_id()?;
     let mut command = session.command(request);
     command

@@ -55,9 +55,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                         "context-pilot-callbacks",
                         "Context Pilot: run file-edit callbacks",
                     ),
-                    EventKind::Stop => {
-                        ("context-pilot-checkpoint", "Context Pilot: stop checkpoint")
-                    }
+                    EventKind::Stop => ("context-pilot-checkpoint", "Context Pilot: stop gate"),
                 };
                 let hook = Json::object([
                     ("name", Json::str(name)),

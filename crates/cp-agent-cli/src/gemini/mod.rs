@@ -8,7 +8,7 @@ mod stream;
 
 use std::process::Command;
 
-use cp_orchestrate::{RunnerError, SessionControl};
+use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
@@ -104,7 +104,7 @@ impl AgentCli for Gemini {
         session: &CliSession,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Command, RunnerError> {
+    ) -> Result<Command, DriverError> {
         run::handoff_command(session, request, control)
     }
 }

@@ -23,7 +23,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use cp_orchestrate::{RunnerError, SessionControl};
+use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::{Value, json};
 
 use super::handoff::handoff_prompt;
@@ -73,7 +73,7 @@ pub(super) fn handoff_command(
     session: &CliSession,
     request: &str,
     control: &SessionControl,
-) -> Result<Command, RunnerError> {
+) -> Result<Command, DriverError> {
     let session_id = session.resume_id()?;
     let mut command = if session.can_resume() {
         let mut command = command(session, request, HANDOFF_HOME);

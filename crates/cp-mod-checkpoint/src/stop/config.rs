@@ -90,7 +90,7 @@ fn default_max_blocks() -> u32 {
 }
 
 fn default_capture_only_message() -> String {
-    "Checkpoint: no code changed this turn, only documentation or notes. Before you stop, \
+    "Stop gate: no code changed this turn, only documentation or notes. Before you stop, \
      capture anything worth keeping (decisions, follow-ups, open questions) in the project's \
      notes. No tests or restarts are needed."
         .to_owned()

@@ -59,7 +59,7 @@ impl ConsoleTestRunner {
         let mut console = SpawnSpec::new(spec.command.clone(), spec.cwd.clone())
             .timeout(spec.timeout)
             .label(TEST_SESSION_LABEL)
-            .description(format!("stop checkpoint tests: {}", spec.command));
+            .description(format!("stop gate tests: {}", spec.command));
         for (key, value) in &spec.env {
             let (Some(key), Some(value)) = (key.to_str(), value.to_str()) else {
                 return Err(io::Error::new(
@@ -111,7 +111,7 @@ impl TestRunner for ConsoleTestRunner {
             // No console server: still run the tests, and say how.
             Err(e) => {
                 tracing::warn!(
-                    "stop checkpoint: console server unavailable ({e}); running the tests directly"
+                    "stop gate: console server unavailable ({e}); running the tests directly"
                 );
                 let mut run = self.fallback.run(spec)?;
                 run.note = Some(format!(

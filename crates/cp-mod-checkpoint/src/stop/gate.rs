@@ -34,7 +34,7 @@ pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
 /// the uncommitted files and the last test result.
 pub(crate) fn limit_notice(report: &StopReport, blocks: u32) -> String {
     let mut out = format!(
-        "Context Pilot: the agent stopped with work left after the stop checkpoint blocked it \
+        "Context Pilot: the agent stopped with work left after the stop gate blocked it \
          {blocks} time(s) in a row (checkpoint.max_blocks = {}).\n",
         report.max_blocks
     );

@@ -18,7 +18,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
         files_section(&mut out, &report.files);
         return out;
     }
-    out.push_str("Checkpoint: verify this turn's changes before you stop.\n\n");
+    out.push_str("Stop gate: verify this turn's changes before you stop.\n\n");
     if report.tests.is_empty() {
         if let Some(note) = &report.tests_note {
             let _ = writeln!(out, "Tests: not run ({note}).\n");

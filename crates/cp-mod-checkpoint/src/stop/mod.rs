@@ -107,7 +107,7 @@ impl StopGate {
             Err(e) => {
                 // Only a project root that cannot be opened gets here; git fails on it too,
                 // and the stop gate fails open with that reason.
-                tracing::warn!("stop checkpoint: no console client ({e}); tests run directly");
+                tracing::warn!("stop gate: no console client ({e}); tests run directly");
                 checkpoint
             }
         })
@@ -175,7 +175,7 @@ impl StopGate {
         let (files, repo) = match listed {
             Ok(listed) => listed,
             Err(e) => {
-                tracing::warn!(project = %root.display(), "stop checkpoint fails open: {e}");
+                tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
                 report.skipped = Some(e.to_string());
                 return StopOutcome {
                     decision: Decision::Pass,
@@ -233,7 +233,7 @@ impl StopGate {
         let decision = match reason {
             Some(_) if blocks >= self.config.max_blocks => {
                 let notice = gate::limit_notice(&report, blocks);
-                tracing::warn!("stop checkpoint: limit reached, the agent may stop: {notice}");
+                tracing::warn!("stop gate: limit reached, the agent may stop: {notice}");
                 report.gave_up = Some(notice);
                 Decision::Pass
             }
@@ -362,7 +362,7 @@ impl StopGate {
                 .collect(),
             cancel: self.cancel.clone(),
         };
-        tracing::info!(command = %command, project = ?project, "stop checkpoint: running tests");
+        tracing::info!(command = %command, project = ?project, "stop gate: running tests");
         match self.runner.run(&spec) {
             Ok(run) => {
                 let passed = run.exit.success();

@@ -13,7 +13,7 @@ use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
 use super::git::{changed_files, commit_all, commit_identity, ensure_clean, repo_relative};
 use super::prompt::{RestartContext, restart_prompt};
-use super::session::{HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner};
+use super::session::{HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd};
 use crate::handoff::{Handoff, HandoffStore};
 
 /// What a completed phase went through.
@@ -29,16 +29,16 @@ pub struct PhaseReport {
     pub handoffs: Vec<PathBuf>,
 }
 
-/// Runs phases through sessions of a [`SessionRunner`], restarting them per the policy.
+/// Runs phases through sessions of a [`SessionDriver`], restarting them per the policy.
 ///
 /// ```no_run
 /// # use cp_base::Project;
-/// # use cp_orchestrate::{RestartConfig, RestartEvent, RestartLoop, SessionRunner};
-/// # fn f(project: Project, runner: &mut dyn SessionRunner) -> Result<(), Box<dyn std::error::Error>> {
+/// # use cp_orchestrate::{RestartConfig, RestartEvent, RestartLoop, SessionDriver};
+/// # fn f(project: Project, driver: &mut dyn SessionDriver) -> Result<(), Box<dyn std::error::Error>> {
 /// let restart = RestartLoop::new(project, RestartConfig::default());
 /// restart.preflight(&[])?;
 /// let mut status = |event: &RestartEvent| eprintln!("{event}");
-/// let report = restart.run_phase("implement", "Implement the parser.", runner, &mut status)?;
+/// let report = restart.run_phase("implement", "Implement the parser.", driver, &mut status)?;
 /// println!("done after {} restarts", report.restarts);
 /// # Ok(()) }
 /// ```
@@ -118,7 +118,7 @@ impl RestartLoop {
         &self,
         phase_id: &str,
         prompt: &str,
-        runner: &mut dyn SessionRunner,
+        driver: &mut dyn SessionDriver,
         observer: &mut dyn RestartObserver,
     ) -> Result<PhaseReport, RestartError> {
         let store = HandoffStore::new(&self.project);
@@ -137,7 +137,7 @@ impl RestartLoop {
                 phase: phase_id.to_owned(),
                 attempt,
             });
-            match runner.run(&current_prompt, &control) {
+            match driver.run(&current_prompt, &control) {
                 SessionEnd::Completed => {
                     if self.commit_completed {
                         self.commit(
@@ -179,7 +179,7 @@ impl RestartLoop {
             current_prompt = self.after_stop(
                 &store,
                 &known,
-                runner,
+                driver,
                 &control,
                 prompt,
                 &mut report,
@@ -198,7 +198,7 @@ impl RestartLoop {
         &self,
         store: &HandoffStore,
         known: &HashSet<PathBuf>,
-        runner: &mut dyn SessionRunner,
+        driver: &mut dyn SessionDriver,
         control: &SessionControl,
         prompt: &str,
         report: &mut PhaseReport,
@@ -219,7 +219,7 @@ impl RestartLoop {
             }
         };
         let (handoff, path, source, why) =
-            self.collect_handoff(store, known, runner, control, &changed)?;
+            self.collect_handoff(store, known, driver, control, &changed)?;
         // Taken after the handoff turn, whose calls are part of the session's progress.
         let history = control.tool_history();
         report.handoffs.push(path.clone());
@@ -289,19 +289,19 @@ impl RestartLoop {
         Ok(restart_prompt(&handoff, &context, prompt))
     }
 
-    /// The stopped session's handoff: returned by the runner, or the newest record this
+    /// The stopped session's handoff: returned by the driver, or the newest record this
     /// worker saved since the session started, or else a fallback (saved too) with why the
     /// agent gave none.
     fn collect_handoff(
         &self,
         store: &HandoffStore,
         known: &HashSet<PathBuf>,
-        runner: &mut dyn SessionRunner,
+        driver: &mut dyn SessionDriver,
         control: &SessionControl,
         changed: &[cp_git::ChangedFile],
     ) -> Result<(Handoff, PathBuf, HandoffSource, Option<String>), RestartError> {
         let phase = control.phase_id();
-        let why = match runner.request_handoff(HANDOFF_REQUEST, control) {
+        let why = match driver.request_handoff(HANDOFF_REQUEST, control) {
             Ok(Some(handoff)) => {
                 let path = store.save(&handoff)?;
                 return Ok((handoff, path, HandoffSource::Agent, None));

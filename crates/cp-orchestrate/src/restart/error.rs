@@ -1,4 +1,4 @@
-//! Why a phase could not be run to completion by the restart loop, and why a runner's
+//! Why a phase could not be run to completion by the restart loop, and why a driver's
 //! session turn failed.
 
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ pub enum RestartError {
     SessionFailed {
         /// The phase.
         phase: String,
-        /// What the runner reported.
+        /// What the driver reported.
         message: String,
     },
     /// Auto-commit needs git, which could not be started.
@@ -84,11 +84,11 @@ pub enum RestartError {
     Handoff(#[from] crate::HandoffError),
 }
 
-/// A [`SessionRunner`](crate::SessionRunner) turn that failed, e.g. the handoff turn: what
+/// A [`SessionDriver`](crate::SessionDriver) turn that failed, e.g. the handoff turn: what
 /// went wrong, with the underlying error kept as the source when there is one.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct RunnerError {
+pub struct DriverError {
     /// What went wrong, for the log.
     message: String,
     /// The error that caused it.
@@ -96,7 +96,7 @@ pub struct RunnerError {
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
-impl RunnerError {
+impl DriverError {
     /// A failure described by `message` alone.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
@@ -126,12 +126,12 @@ mod tests {
     #[test]
     fn a_runner_error_keeps_its_cause() {
         let cause = std::io::Error::other("connection reset");
-        let e = RunnerError::with_source("the handoff turn failed", cause);
+        let e = DriverError::with_source("the handoff turn failed", cause);
         assert_eq!(e.to_string(), "the handoff turn failed");
         assert_eq!(
             e.source().map(ToString::to_string).as_deref(),
             Some("connection reset")
         );
-        assert!(RunnerError::new("no model").source().is_none());
+        assert!(DriverError::new("no model").source().is_none());
     }
 }

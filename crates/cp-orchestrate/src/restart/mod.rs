@@ -5,14 +5,14 @@
 //! - [`RestartConfig`] is the `"restart"` section of `config.json`; [`RestartOverrides`] are
 //!   the CLI flags ([`RESTART_HELP`] documents both).
 //! - [`ContextEstimator`] turns provider-reported usage and tool calls into a restart signal.
-//! - [`SessionRunner`] is what the host's agent loop implements; it reports to a
+//! - [`SessionDriver`] is what the host's agent loop implements; it reports to a
 //!   [`SessionControl`] and stops when asked ([`StopHandle`]).
 //! - [`RestartLoop::run_phase`] is the loop itself; it reports [`RestartEvent`]s to a
 //!   [`RestartObserver`] and logs them with `tracing`.
 //!
 //! # Behaviour
 //!
-//! After every model response the runner reports the request's input tokens; at
+//! After every model response the driver reports the request's input tokens; at
 //! `context_threshold` % of the window (or after `tool_call_threshold` tool calls when the
 //! provider reports no usage) the session is asked to stop. The tool batch in progress always
 //! finishes first. The stopped session gets one turn ([`HANDOFF_REQUEST`]) to call
@@ -45,10 +45,10 @@ mod session;
 
 pub use config::{RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartOverrides};
 pub use cycle::{PhaseReport, RestartLoop};
-pub use error::{RestartError, RunnerError};
+pub use error::{DriverError, RestartError};
 pub use estimator::{ContextEstimator, RestartTrigger};
 pub use event::{HandoffSource, RestartEvent, RestartObserver};
 pub use prompt::{PROGRESS_LINES, RestartContext, restart_prompt};
 pub use session::{
-    HANDOFF_REQUEST, SessionControl, SessionEnd, SessionRunner, StopHandle, ToolRecord,
+    HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd, StopHandle, ToolRecord,
 };

@@ -1,5 +1,5 @@
-//! The seam between the restart loop and an agent loop: [`SessionRunner`] runs sessions,
-//! [`SessionControl`] is what the runner reports to and checks for a stop request.
+//! The seam between the restart loop and an agent loop: [`SessionDriver`] runs sessions,
+//! [`SessionControl`] is what the driver reports to and checks for a stop request.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cp_base::{ToolCall, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use super::error::RunnerError;
+use super::error::DriverError;
 use super::estimator::{ContextEstimator, RestartTrigger};
 use crate::handoff::Handoff;
 
@@ -96,7 +96,7 @@ pub struct StopHandle {
 }
 
 impl StopHandle {
-    /// Requests a graceful stop: the runner finishes the tool batch in progress, then returns
+    /// Requests a graceful stop: the driver finishes the tool batch in progress, then returns
     /// [`SessionEnd::Stopped`].
     pub fn request_stop(&self) {
         self.flag.store(true, Ordering::SeqCst);
@@ -118,9 +118,9 @@ struct Tracked {
 /// What a running session reports to, and checks, while it runs. One per session attempt;
 /// the restart loop makes a fresh one (with a fresh estimator) for every restart.
 ///
-/// The runner calls [`record_usage`](Self::record_usage) after each model response and
+/// The driver calls [`record_usage`](Self::record_usage) after each model response and
 /// [`record_tool_call`](Self::record_tool_call) for each executed call. When a threshold is
-/// crossed the control requests a stop by itself; the runner checks
+/// crossed the control requests a stop by itself; the driver checks
 /// [`stop_requested`](Self::stop_requested) after each complete tool batch.
 #[derive(Debug)]
 pub struct SessionControl {
@@ -176,7 +176,7 @@ impl SessionControl {
         self.stop.request_stop();
     }
 
-    /// Whether the runner should stop once its current tool batch is done.
+    /// Whether the driver should stop once its current tool batch is done.
     pub fn stop_requested(&self) -> bool {
         self.stop.stop_requested()
     }
@@ -221,7 +221,7 @@ impl SessionControl {
     }
 
     fn lock(&self) -> MutexGuard<'_, Tracked> {
-        // Counters stay meaningful even if a runner thread panicked while holding the lock.
+        // Counters stay meaningful even if a driver thread panicked while holding the lock.
         self.tracked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -241,7 +241,7 @@ impl SessionControl {
 ///   that turn (tools allowed, so the model can call `Checkpoint_handoff`), and returns.
 ///   Runners that intercept the tool may return the handoff; otherwise return `Ok(None)` and
 ///   the loop reads the record `Checkpoint_handoff` saved in the project's handoff store.
-pub trait SessionRunner {
+pub trait SessionDriver {
     /// Runs a fresh session with `prompt`.
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd;
 
@@ -250,7 +250,7 @@ pub trait SessionRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError>;
+    ) -> Result<Option<Handoff>, DriverError>;
 }
 
 #[cfg(test)]

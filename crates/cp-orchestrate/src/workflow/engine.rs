@@ -16,7 +16,7 @@ use super::schema::{Action, Workflow};
 use super::schema::{CURRENT_PHASE, stored_path};
 use super::store::{PendingFeedback, Position, RunState, RunStatus, RunStore, Stage, now};
 use super::template::{display_value, lookup_path, substitute};
-use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionRunner};
+use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionDriver};
 
 /// Exit code of a run aborted at an approval gate.
 pub const EXIT_ABORTED: i32 = 2;
@@ -66,11 +66,11 @@ impl WorkflowOutcome {
 ///
 /// Checks the workflow and the git preconditions (clean tree unless `--allow-dirty`, with
 /// auto-commit), creates `.context-pilot/runs/<id>/`, then runs every phase through the restart
-/// loop with `runner` and asks `prompter` at approval gates.
+/// loop with `driver` and asks `prompter` at approval gates.
 pub fn run_workflow(
     project: &Project,
     workflow_path: &Path,
-    runner: &mut dyn SessionRunner,
+    driver: &mut dyn SessionDriver,
     prompter: &mut dyn ApprovalPrompter,
     options: &RunOptions,
 ) -> Result<WorkflowOutcome, WorkflowError> {
@@ -116,7 +116,7 @@ pub fn run_workflow(
         workflow: &workflow,
         store,
         restart,
-        runner,
+        driver,
         prompter,
         state,
     };
@@ -131,7 +131,7 @@ pub fn resume_workflow(
     project: &Project,
     run_id: &str,
     workflow_path: Option<&Path>,
-    runner: &mut dyn SessionRunner,
+    driver: &mut dyn SessionDriver,
     prompter: &mut dyn ApprovalPrompter,
     options: &RunOptions,
 ) -> Result<WorkflowOutcome, WorkflowError> {
@@ -182,7 +182,7 @@ pub fn resume_workflow(
         workflow: &workflow,
         store,
         restart,
-        runner,
+        driver,
         prompter,
         state,
     };
@@ -236,7 +236,7 @@ struct Engine<'a> {
     workflow: &'a Workflow,
     store: RunStore,
     restart: RestartLoop,
-    runner: &'a mut dyn SessionRunner,
+    driver: &'a mut dyn SessionDriver,
     prompter: &'a mut dyn ApprovalPrompter,
     state: RunState,
 }
@@ -339,7 +339,7 @@ impl Engine<'_> {
         };
         let result = self
             .restart
-            .run_phase(&phase.id, &prompt, &mut *self.runner, &mut forward);
+            .run_phase(&phase.id, &prompt, &mut *self.driver, &mut forward);
         let report = match result {
             Ok(report) => report,
             Err(source) => {

@@ -12,7 +12,7 @@ use super::engine::{EXIT_FAILED, RunOptions, resume_workflow, run_workflow};
 use super::prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
 };
-use crate::restart::SessionRunner;
+use crate::restart::SessionDriver;
 
 /// Prefix of progress lines.
 const PREFIX: &str = "[context-pilot]";
@@ -264,13 +264,13 @@ pub struct RunArgs {
 pub fn run_headless(
     project: &Project,
     args: &RunArgs,
-    runner: &mut dyn SessionRunner,
+    driver: &mut dyn SessionDriver,
     input: &mut dyn BufRead,
     output: &mut dyn Write,
 ) -> i32 {
     let result = if let Some(path) = &args.answers {
         match AnswersPrompter::load(path, &mut *output) {
-            Ok(mut prompter) => dispatch(project, args, runner, &mut prompter),
+            Ok(mut prompter) => dispatch(project, args, driver, &mut prompter),
             Err(e) => {
                 let _ = writeln!(output, "error: {e}");
                 return EXIT_FAILED;
@@ -278,7 +278,7 @@ pub fn run_headless(
         }
     } else {
         let mut prompter = TerminalPrompter::new(input, &mut *output);
-        dispatch(project, args, runner, &mut prompter)
+        dispatch(project, args, driver, &mut prompter)
     };
     match result {
         Ok(outcome) => {
@@ -302,7 +302,7 @@ pub fn run_headless(
 fn dispatch(
     project: &Project,
     args: &RunArgs,
-    runner: &mut dyn SessionRunner,
+    driver: &mut dyn SessionDriver,
     prompter: &mut dyn ApprovalPrompter,
 ) -> Result<super::engine::WorkflowOutcome, super::error::WorkflowError> {
     match (&args.resume, &args.workflow) {
@@ -310,11 +310,11 @@ fn dispatch(
             project,
             run_id,
             workflow.as_deref(),
-            runner,
+            driver,
             prompter,
             &args.options,
         ),
-        (None, Some(workflow)) => run_workflow(project, workflow, runner, prompter, &args.options),
+        (None, Some(workflow)) => run_workflow(project, workflow, driver, prompter, &args.options),
         (None, None) => Err(super::error::WorkflowError::Invalid {
             path: PathBuf::from("(none)"),
             phase: None,

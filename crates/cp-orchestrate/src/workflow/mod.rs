@@ -3,7 +3,7 @@
 //!
 //! - [`Workflow`] parses and validates the file (errors name the file and the phase).
 //! - [`run_workflow`] / [`resume_workflow`] drive a run: each phase goes through
-//!   [`RestartLoop`](crate::RestartLoop) with a [`SessionRunner`](crate::SessionRunner); each
+//!   [`RestartLoop`](crate::RestartLoop) with a [`SessionDriver`](crate::SessionDriver); each
 //!   approval gate asks an [`ApprovalPrompter`]; every step is saved to
 //!   `.context-pilot/runs/<id>/context.json` ([`RunState`]).
 //! - Conditions are JavaScript ([`evaluate_condition`]); a failing one skips its approval gate.

@@ -1,9 +1,9 @@
-//! A scripted [`SessionRunner`]: plays back sessions of model turns against a real project
+//! A scripted [`SessionDriver`]: plays back sessions of model turns against a real project
 //! directory, the way the host's agent loop would, without an LLM.
 //!
 //! Each turn reports usage, then runs its tool batch (real file writes, and a handoff saved
 //! as the `Checkpoint_handoff` tool saves it), then checks for a stop request, exactly in
-//! the order the [`SessionRunner`] contract asks of a real runner.
+//! the order the [`SessionDriver`] contract asks of a real driver.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cp_base::{Project, WorkerId};
 use cp_orchestrate::{
-    CompletedItem, Handoff, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem,
-    RunnerError, SessionControl, SessionEnd, SessionRunner, ToolRecord,
+    CompletedItem, DriverError, Handoff, HandoffBuilder, HandoffReason, HandoffStore,
+    RemainingItem, SessionControl, SessionDriver, SessionEnd, ToolRecord,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -91,7 +91,7 @@ pub enum Step {
 pub enum HandoffReply {
     /// Calls `Checkpoint_handoff` with these arguments (see `save_like_the_handoff_tool`).
     Tool(Value),
-    /// Returns the handoff directly (a runner that intercepts the tool).
+    /// Returns the handoff directly (a driver that intercepts the tool).
     Return(Handoff),
     /// Ignores the request.
     Nothing,
@@ -131,7 +131,7 @@ pub fn write(path: &'static str, content: &str) -> Action {
     Action::Write(path, content.to_owned())
 }
 
-/// What the runner saw and did, shared so a test can read it after handing the runner out.
+/// What the driver saw and did, shared so a test can read it after handing the driver out.
 #[derive(Debug, Default)]
 pub struct Journal {
     /// The prompt of every session, in order.
@@ -144,7 +144,7 @@ pub struct Journal {
     pub batches_done: Vec<String>,
 }
 
-pub struct ScriptedRunner {
+pub struct ScriptedDriver {
     project: Project,
     worker: WorkerId,
     sessions: VecDeque<Session>,
@@ -154,7 +154,7 @@ pub struct ScriptedRunner {
     pub journal: Arc<Mutex<Journal>>,
 }
 
-impl ScriptedRunner {
+impl ScriptedDriver {
     pub fn new(project: &Project, sessions: Vec<Session>) -> Self {
         Self {
             project: project.clone(),
@@ -190,7 +190,7 @@ impl ScriptedRunner {
     }
 }
 
-impl SessionRunner for ScriptedRunner {
+impl SessionDriver for ScriptedDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         {
             let mut journal = self.journal.lock().unwrap();
@@ -245,7 +245,7 @@ impl SessionRunner for ScriptedRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError> {
+    ) -> Result<Option<Handoff>, DriverError> {
         self.journal
             .lock()
             .unwrap()
@@ -263,10 +263,10 @@ impl SessionRunner for ScriptedRunner {
     }
 }
 
-/// A runner for workflows: every session appends a line to `work/<phase>.txt` (a real file
+/// A driver for workflows: every session appends a line to `work/<phase>.txt` (a real file
 /// change, reported as a tool call) and completes. It can hang in one phase, after writing a
 /// marker file, so a test can kill the process mid-phase.
-pub struct EchoRunner {
+pub struct EchoDriver {
     project: Project,
     /// `(phase, marker)`: in that phase, write `marker` and then block.
     pub hang: Option<(String, std::path::PathBuf)>,
@@ -276,7 +276,7 @@ pub struct EchoRunner {
     pub runs: Vec<(String, String)>,
 }
 
-impl EchoRunner {
+impl EchoDriver {
     pub fn new(project: &Project) -> Self {
         Self {
             project: project.clone(),
@@ -297,7 +297,7 @@ impl EchoRunner {
     }
 }
 
-impl SessionRunner for EchoRunner {
+impl SessionDriver for EchoDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         let phase = control.phase_id().to_owned();
         self.runs.push((phase.clone(), prompt.to_owned()));
@@ -329,7 +329,7 @@ impl SessionRunner for EchoRunner {
         &mut self,
         _request: &str,
         _control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError> {
+    ) -> Result<Option<Handoff>, DriverError> {
         Ok(None)
     }
 }

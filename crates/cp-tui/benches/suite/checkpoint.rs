@@ -10,7 +10,7 @@ use cp_orchestrate::{Decision, StopInput};
 use super::Options;
 use super::stats::{Row, ms};
 
-pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
+pub fn stop_gate(opts: &Options) -> Vec<Row> {
     let (files, rounds) = if opts.quick { (300, 3) } else { (10_000, 7) };
     let repo = cp_e2e::git_repo();
     let root = repo.path().canonicalize().unwrap();
@@ -33,7 +33,7 @@ pub fn stop_checkpoint(opts: &Options) -> Vec<Row> {
     )
     .unwrap();
 
-    // Each round times the checkpoint and then `git status` on the same tree, so both see
+    // Each round times the stop gate and then `git status` on the same tree, so both see
     // the same machine load; the ratio is taken per round.
     let (mut samples, mut git, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {

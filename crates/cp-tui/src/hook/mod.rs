@@ -4,8 +4,8 @@
 //! |---|---|---|
 //! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) | fires callbacks |
 //! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`) | fires callbacks |
-//! | `stop` | Claude Code `Stop` | runs the stop checkpoint |
-//! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop checkpoint |
+//! | `stop` | Claude Code `Stop` | runs the stop gate |
+//! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
 //!
 //! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
 //!
@@ -18,8 +18,8 @@
 //! tool calls run hooks at the same moment. The reply follows each agent's format, which its
 //! descriptor writes (`cp_agent_cli::AgentCli::hook_reply`).
 //!
-//! When a runner of Context Pilot started the agent (`context-pilot run --agent …`, the TUI's
-//! `--agent`), each verdict is also reported to that runner ([`HookReport`]), which shows it
+//! When a driver of Context Pilot started the agent (`context-pilot run --agent …`, the TUI's
+//! `--agent`), each verdict is also reported to that driver ([`HookReport`]), which shows it
 //! to the person.
 //!
 //! A hook never blocks the agent because of its own error: a malformed payload or a broken
@@ -119,7 +119,7 @@ impl HookEvent {
             spec.hook_events.iter().map(move |event| {
                 let does = match event.kind {
                     EventKind::AfterEdit => "fire callbacks for the edited file",
-                    EventKind::Stop => "run the stop checkpoint",
+                    EventKind::Stop => "run the stop gate",
                 };
                 clap::builder::PossibleValue::new(event.cli_name)
                     .help(format!("{} `{}`: {does}", spec.display_name, event.name))
@@ -143,7 +143,7 @@ pub struct HookOutput {
     pub stdout: Option<String>,
     /// Problems for the person (the agent shows stderr in its logs or transcript).
     pub stderr: Option<String>,
-    /// The verdicts for the runner that started the agent, if one did.
+    /// The verdicts for the driver that started the agent, if one did.
     pub reports: Vec<HookReport>,
 }
 
@@ -166,7 +166,7 @@ pub fn main(event: HookEvent, project: Option<&Path>, worker: Option<&str>) -> E
     }
     for report in &out.reports {
         if let Err(e) = report.send() {
-            tracing::warn!("cannot report the hook's verdict to the runner: {e}");
+            tracing::warn!("cannot report the hook's verdict to the driver: {e}");
         }
     }
     ExitCode::SUCCESS

@@ -1,10 +1,10 @@
 //! `context-pilot model-usage`: Gemini CLI's `AfterModel` hook in the runs Context Pilot
 //! drives (`context-pilot run --agent gemini`, the TUI's `--agent gemini`).
 //!
-//! Gemini CLI's stream reports tokens only at the end of a run, so the runner cannot measure
+//! Gemini CLI's stream reports tokens only at the end of a run, so the driver cannot measure
 //! the context of each request from it; its `AfterModel` hook, though, gets every response
 //! chunk with its `usageMetadata`. At the chunk that ends a response (a `finishReason`), this
-//! reports the request's prompt size to the runner (`CP_HOOK_REPORT`), which measures the
+//! reports the request's prompt size to the driver (`CP_HOOK_REPORT`), which measures the
 //! context threshold from it as it does from Claude Code's stream.
 //!
 //! Gemini CLI runs the hook for every chunk and waits for it, so it does as little as it can:
@@ -29,7 +29,7 @@ pub fn main() -> ExitCode {
             && let Some(report) = report(&input)
             && let Err(e) = report.send()
         {
-            eprintln!("context-pilot model-usage: cannot report to the runner: {e}");
+            eprintln!("context-pilot model-usage: cannot report to the driver: {e}");
         }
     }
     println!("{{}}");

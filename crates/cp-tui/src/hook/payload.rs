@@ -3,7 +3,7 @@
 //! Both agents send `session_id`, `transcript_path`, `cwd` and `hook_event_name`. Tool events
 //! add `tool_name`, `tool_input` and `tool_response` (Claude's `PostToolUse`, Gemini's
 //! `AfterTool`); stop events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`),
-//! which the stop checkpoint does not trust: Claude Code resets it after any tool call and
+//! which the stop gate does not trust: Claude Code resets it after any tool call and
 //! Gemini CLI does not send it reliably, so blocks are counted per `session_id` instead.
 //! Fields we do not use are ignored, so newer agent versions keep working.
 

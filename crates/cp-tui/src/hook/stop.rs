@@ -1,4 +1,4 @@
-//! When the agent ends its turn: the stop checkpoint, plus any failure still undelivered.
+//! When the agent ends its turn: the stop gate, plus any failure still undelivered.
 
 use cp_mod_checkpoint::{CheckpointError, StopGate, StopPhase};
 use cp_orchestrate::{Decision, StopInput};
@@ -9,10 +9,10 @@ use cp_agent_cli::Reply;
 
 /// The checkpoint's configuration could not be used; the agent is let stop.
 #[derive(Debug, thiserror::Error)]
-#[error("stop checkpoint skipped: {0}")]
+#[error("stop gate skipped: {0}")]
 pub struct StopSkipped(#[from] CheckpointError);
 
-/// Runs the stop checkpoint for the agent session `session` (the payload's `session_id`).
+/// Runs the stop gate for the agent session `session` (the payload's `session_id`).
 /// The checkpoint counts the session's blocks itself, in its state file, so it never relies
 /// on the agent's `stop_hook_active`. When its limit lets the agent stop with work left, the
 /// person gets a [`Reply::Notice`].
@@ -32,7 +32,7 @@ pub fn at_stop(host: &Host, session: &str) -> Result<Reply, StopSkipped> {
     });
     let first_stop = outcome.report.phase == StopPhase::First;
     if let Some(why) = &outcome.report.skipped {
-        tracing::info!("stop checkpoint passed without checking: {why}");
+        tracing::info!("stop gate passed without checking: {why}");
     }
     let deliveries = Deliveries::new(host.project(), host.worker(), host.notifier());
     let collected = deliveries.collect();

@@ -1,6 +1,6 @@
 //! `context-pilot wiring-probe`: the hook a run Context Pilot drives adds on the agent's
 //! prompt event (Claude Code's `UserPromptSubmit`, Gemini CLI's `BeforeAgent`), to prove that
-//! the agent loaded the hooks it was given. It reports that to the runner (`CP_HOOK_REPORT`),
+//! the agent loaded the hooks it was given. It reports that to the driver (`CP_HOOK_REPORT`),
 //! which stops a run whose agent skipped its wiring (see `cp_agent_cli`'s wiring check).
 //!
 //! Like `model-usage` it does as little as it can: the payload is read (the agent writes it
@@ -21,7 +21,7 @@ pub fn main() -> ExitCode {
     if std::env::var_os(HOOK_REPORT_ENV).is_some_and(|v| !v.is_empty())
         && let Err(e) = HookReport::wired(&event(&input)).send()
     {
-        eprintln!("context-pilot wiring-probe: cannot report to the runner: {e}");
+        eprintln!("context-pilot wiring-probe: cannot report to the driver: {e}");
     }
     println!("{{}}");
     ExitCode::SUCCESS

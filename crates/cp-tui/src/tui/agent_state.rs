@@ -30,10 +30,10 @@ pub struct AgentState {
     pub tool_entries: HashMap<String, usize>,
     /// Short status of the running turn for the status bar.
     pub status: Option<String>,
-    /// When the agent loop reported `status` (e.g. the stop checkpoint's test run started),
+    /// When the agent loop reported `status` (e.g. the stop gate's test run started),
     /// so the status bar can show how long it has been running.
     pub status_since: Option<std::time::Instant>,
-    /// Set when the stop checkpoint's block limit let the agent stop with work left; shown
+    /// Set when the stop gate's block limit let the agent stop with work left; shown
     /// in the status bar until the next turn starts.
     pub work_left: Option<String>,
     /// The person's own agent CLI runs the turns instead of the built-in loop

@@ -2,7 +2,7 @@
 //! the event loop as [`AppEvent`]s through a [`Reporter`], and ends with the event that
 //! finishes it. A job whose thread cannot start is reported once, the same way for every
 //! job: [`spawn`] logs it and sends [`AppEvent::NotStarted`], and returns the error so the
-//! caller can undo what it prepared (a spinner, a lent runner, a "looking" flag).
+//! caller can undo what it prepared (a spinner, a lent driver, a "looking" flag).
 //!
 //! Modelled on gitui's `AsyncJob`: the job is a value that owns what it needs, the thread is
 //! an implementation detail, and results come back as typed messages.

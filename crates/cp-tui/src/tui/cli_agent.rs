@@ -2,12 +2,12 @@
 //! --agent claude|gemini`): each message runs one turn of the CLI on a worker thread, under
 //! the smart-restart loop. The first turn starts a fresh session; later turns resume it.
 //!
-//! The same runner also runs the sessions of a workflow started in this TUI (`context-pilot
+//! The same driver also runs the sessions of a workflow started in this TUI (`context-pilot
 //! run WF --agent claude|gemini`).
 //!
-//! The runner outlives the turns (it knows the session to resume): it waits in a slot between
+//! The driver outlives the turns (it knows the session to resume): it waits in a slot between
 //! turns and is lent ([`LentRunner`]) to the turn's or the workflow's thread, which gives it
-//! back when done. The runner's progress goes to whichever turn is running, through a second
+//! back when done. The driver's progress goes to whichever turn is running, through a second
 //! slot.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 
 use cp_agent::{AgentEvent, TurnEnd};
 use cp_agent_cli::{
-    AgentConfig, AgentError, AgentKind, AgentRunner, CliRunner, Progress, ProgressEvent,
+    AgentConfig, AgentError, AgentKind, CliDriver, CliRunner, Progress, ProgressEvent,
 };
 use cp_llm::{CancelToken, Message};
 use cp_orchestrate::{
-    Handoff, RestartConfig, RestartLoop, RunnerError, SessionControl, SessionEnd, SessionRunner,
+    DriverError, Handoff, RestartConfig, RestartLoop, SessionControl, SessionDriver, SessionEnd,
 };
 
 use super::background::{self, Job, Reporter};
@@ -92,7 +92,7 @@ pub struct CliAgent {
     window: u64,
     /// The time the agent gets to exit after SIGINT.
     grace: Duration,
-    runner: Slot<Box<dyn CliRunner>>,
+    driver: Slot<Box<dyn CliRunner>>,
     sink: Slot<TurnSink>,
     /// Looking for the idle agent's background results ([`CliAgent::poll_waiting`]): set
     /// while a look runs, and when the last one started.
@@ -114,29 +114,29 @@ impl CliAgent {
             }
         });
         let grace = config.stop_grace();
-        let runner = AgentRunner::new(kind, config, wiring_spec(host), progress)?;
-        let window = runner.configured_window().unwrap_or(0);
-        let version = runner.binary().version.clone();
-        let mut runner: Box<dyn CliRunner> = Box::new(runner);
+        let driver = CliDriver::new(kind, config, wiring_spec(host), progress)?;
+        let window = driver.configured_window().unwrap_or(0);
+        let version = driver.binary().version.clone();
+        let mut driver: Box<dyn CliRunner> = Box::new(driver);
         if let Some(id) = cli_session_file::load(host.project(), host.worker(), name) {
             tracing::info!(session = %id, "the conversation continues {name}'s saved session");
-            runner.resume_session(id);
+            driver.resume_session(id);
         }
         Ok(Self {
             name,
             version,
             window,
             grace,
-            runner: Arc::new(Mutex::new(Some(runner))),
+            driver: Arc::new(Mutex::new(Some(driver))),
             sink,
             waiting: Arc::default(),
             last_look: Mutex::default(),
         })
     }
 
-    /// Whether no turn or workflow holds the runner.
+    /// Whether no turn or workflow holds the driver.
     pub fn is_idle(&self) -> bool {
-        lock(&self.runner).is_some()
+        lock(&self.driver).is_some()
     }
 
     /// "Claude Code" or "Gemini CLI".
@@ -144,7 +144,7 @@ impl CliAgent {
         self.name
     }
 
-    /// Waits up to `timeout` for the runner to be back in its slot (no turn or workflow holds
+    /// Waits up to `timeout` for the driver to be back in its slot (no turn or workflow holds
     /// it); returns whether it is.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
@@ -172,24 +172,24 @@ impl CliAgent {
         self.window
     }
 
-    /// Takes the runner from its slot for one turn or one workflow run: `cancel` (Esc)
-    /// interrupts the agent, and its events go to `tx` until the returned runner drops.
+    /// Takes the driver from its slot for one turn or one workflow run: `cancel` (Esc)
+    /// interrupts the agent, and its events go to `tx` until the returned driver drops.
     pub fn lend(
         &self,
         cancel: &CancelToken,
         tx: Sender<AppEvent>,
     ) -> Result<LentRunner, CliTurnError> {
-        let mut runner = lock(&self.runner)
+        let mut driver = lock(&self.driver)
             .take()
             .ok_or(CliTurnError::Busy(self.name))?;
-        runner.set_cancel(Some(cancel.clone()));
+        driver.set_cancel(Some(cancel.clone()));
         *lock(&self.sink) = Some(TurnSink {
             tx,
             text: String::new(),
         });
         Ok(LentRunner {
-            runner: Some(runner),
-            slot: Arc::clone(&self.runner),
+            driver: Some(driver),
+            slot: Arc::clone(&self.driver),
             sink: Arc::clone(&self.sink),
         })
     }
@@ -197,7 +197,7 @@ impl CliAgent {
     /// Between turns, every [`WAITING_POLL`]: collects on a worker thread what the agent's
     /// hooks left for it (background runs that ended, the outbox; see
     /// `hook::collect_waiting`); it arrives as `AppEvent::Waiting`. Never while a turn or a
-    /// workflow holds the runner, nor while the last look still runs.
+    /// workflow holds the driver, nor while the last look still runs.
     pub fn poll_waiting(&self, host: &Host, tx: &Sender<AppEvent>) {
         if !self.is_idle() || self.waiting.load(Ordering::SeqCst) {
             return;
@@ -225,7 +225,7 @@ impl CliAgent {
     }
 
     /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
-    /// arrive as `AppEvent::Agent`, the callbacks' and checkpoint's verdicts as notices.
+    /// arrive as `AppEvent::Agent`, the callbacks' and the stop gate's verdicts as notices.
     pub fn start_turn(
         &self,
         host: &Host,
@@ -235,8 +235,8 @@ impl CliAgent {
         cancel: &CancelToken,
         tx: &Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
-        let mut runner = self.lend(cancel, tx.clone())?;
-        runner.continue_session();
+        let mut driver = self.lend(cancel, tx.clone())?;
+        driver.continue_session();
         let restart_loop = RestartLoop::new(host.project().clone(), restart)
             .with_worker(host.worker().clone())
             .without_completion_commit();
@@ -246,11 +246,11 @@ impl CliAgent {
             name: self.name,
             prompt,
             history,
-            runner,
+            driver,
             restart_loop,
             cancel: cancel.clone(),
         };
-        // A thread that cannot start drops the job, and the runner in it goes back.
+        // A thread that cannot start drops the job, and the driver in it goes back.
         background::spawn(job, tx)?;
         Ok(())
     }
@@ -289,7 +289,7 @@ impl Job for WaitingJob {
 }
 
 /// One turn of the agent CLI under the restart loop; ends with `AgentEvent::Finished`, after
-/// saving the session id it reached and giving the runner back.
+/// saving the session id it reached and giving the driver back.
 struct CliTurnJob {
     project: Project,
     worker: WorkerId,
@@ -297,7 +297,7 @@ struct CliTurnJob {
     name: &'static str,
     prompt: String,
     history: Vec<Message>,
-    runner: LentRunner,
+    driver: LentRunner,
     restart_loop: RestartLoop,
     cancel: CancelToken,
 }
@@ -318,18 +318,18 @@ impl Job for CliTurnJob {
             name,
             prompt,
             history,
-            mut runner,
+            mut driver,
             restart_loop,
             cancel,
         } = self;
         let mut observer = restart_observer(progress.sender());
-        let result = restart_loop.run_phase(PHASE, &prompt, &mut runner, &mut observer);
-        if let Some(id) = runner.current_session()
+        let result = restart_loop.run_phase(PHASE, &prompt, &mut driver, &mut observer);
+        if let Some(id) = driver.current_session()
             && let Err(e) = cli_session_file::save(&project, &worker, name, id)
         {
             tracing::warn!("cannot save the agent's session id: {e}");
         }
-        let text = runner.give_back();
+        let text = driver.give_back();
         let mut messages = history;
         if !text.is_empty() {
             messages.push(Message::assistant_text(text));
@@ -344,50 +344,50 @@ impl Job for CliTurnJob {
     }
 }
 
-/// The agent CLI's runner, lent to one turn or one workflow run. Dropping it (however the run
-/// ends, a panic included) puts the runner back in its slot and stops its events.
+/// The agent CLI's driver, lent to one turn or one workflow run. Dropping it (however the run
+/// ends, a panic included) puts the driver back in its slot and stops its events.
 pub struct LentRunner {
     /// `Some` until given back.
-    runner: Option<Box<dyn CliRunner>>,
+    driver: Option<Box<dyn CliRunner>>,
     slot: Slot<Box<dyn CliRunner>>,
     sink: Slot<TurnSink>,
 }
 
 impl LentRunner {
-    fn runner(&mut self) -> Result<&mut Box<dyn CliRunner>, RunnerError> {
-        self.runner
+    fn driver(&mut self) -> Result<&mut Box<dyn CliRunner>, DriverError> {
+        self.driver
             .as_mut()
-            .ok_or_else(|| RunnerError::new("the agent CLI's runner was already given back"))
+            .ok_or_else(|| DriverError::new("the agent CLI's driver was already given back"))
     }
 
     fn continue_session(&mut self) {
-        if let Ok(runner) = self.runner() {
-            runner.continue_session();
+        if let Ok(driver) = self.driver() {
+            driver.continue_session();
         }
     }
 
     fn current_session(&self) -> Option<&str> {
-        self.runner.as_ref()?.current_session()
+        self.driver.as_ref()?.current_session()
     }
 
-    /// Puts the runner back now; returns the agent's text of this turn.
+    /// Puts the driver back now; returns the agent's text of this turn.
     fn give_back(mut self) -> String {
         self.put_back()
     }
 
     fn put_back(&mut self) -> String {
-        if let Some(mut runner) = self.runner.take() {
-            runner.set_cancel(None);
-            *lock(&self.slot) = Some(runner);
+        if let Some(mut driver) = self.driver.take() {
+            driver.set_cancel(None);
+            *lock(&self.slot) = Some(driver);
         }
         lock(&self.sink).take().map(|s| s.text).unwrap_or_default()
     }
 }
 
-impl SessionRunner for LentRunner {
+impl SessionDriver for LentRunner {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        match self.runner() {
-            Ok(runner) => runner.run(prompt, control),
+        match self.driver() {
+            Ok(driver) => driver.run(prompt, control),
             Err(e) => SessionEnd::Failed(e.to_string()),
         }
     }
@@ -396,8 +396,8 @@ impl SessionRunner for LentRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError> {
-        self.runner()?.request_handoff(request, control)
+    ) -> Result<Option<Handoff>, DriverError> {
+        self.driver()?.request_handoff(request, control)
     }
 }
 

@@ -12,7 +12,7 @@ pub enum Shown {
     /// A conversation event, as from the built-in agent.
     Agent(AgentEvent),
     /// A notice in the Conversation panel: a hook's verdict (the callbacks' outcome after an
-    /// edit, the stop checkpoint's), or that the agent compacted its context.
+    /// edit, the stop gate's), or that the agent compacted its context.
     Notice(Level, String),
 }
 
@@ -50,10 +50,10 @@ pub fn show(agent: &str, event: &ProgressEvent) -> Shown {
             Level::Warning,
             format!("{agent} compacted its context by itself"),
         ),
-        // A passing stop checkpoint says nothing in the conversation, as for the built-in
+        // A passing stop gate says nothing in the conversation, as for the built-in
         // agent.
         ProgressEvent::Hook { event, summary, .. } if event == "Stop" && summary == "passed" => {
-            Shown::Agent(AgentEvent::Status("checkpoint passed".to_owned()))
+            Shown::Agent(AgentEvent::Status("stop gate passed".to_owned()))
         }
         // In full: a callback's report ends with its last lines of output.
         ProgressEvent::Hook { event, detail, .. } => {
@@ -103,12 +103,12 @@ mod tests {
     fn hook_verdicts_become_notices_and_a_block_is_a_warning() {
         let blocked = ProgressEvent::Hook {
             event: "Stop".into(),
-            summary: "blocked: Checkpoint: verify".into(),
-            detail: "blocked: Checkpoint: verify".into(),
+            summary: "blocked: Stop gate: verify".into(),
+            detail: "blocked: Stop gate: verify".into(),
         };
         assert!(matches!(
             show("Claude Code", &blocked),
-            Shown::Notice(Level::Warning, text) if text == "Stop hook: blocked: Checkpoint: verify"
+            Shown::Notice(Level::Warning, text) if text == "Stop hook: blocked: Stop gate: verify"
         ));
         let callback = ProgressEvent::Hook {
             event: "PostToolUse".into(),

@@ -584,7 +584,7 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         let mut conversation = Conversation::default();
         conversation.push(Entry::Notice {
             level: cp_base::Level::Warning,
-            text: "Checkpoint:\nTests FAILED (exit code 1) — `pytest`: 1 failed\n    FAILED tests/test_a.py::t"
+            text: "Stop gate:\nTests FAILED (exit code 1) — `pytest`: 1 failed\n    FAILED tests/test_a.py::t"
                 .into(),
         });
         conversation.push(Entry::Notice {

@@ -1,4 +1,4 @@
-//! The modal checkpoint dialog: the question, the files to review, the options, feedback,
+//! The modal approval dialog: the question, the files to review, the options, feedback,
 //! and what each key does in it. (Drawing it is `view/dialog.rs`.)
 
 use std::sync::mpsc::Sender;
@@ -28,7 +28,7 @@ pub enum DialogFocus {
     Feedback,
 }
 
-/// An open checkpoint waiting for the person's decision.
+/// An open approval gate waiting for the person's decision.
 pub struct ApprovalDialog {
     pub request: ApprovalRequest,
     pub selected: usize,

@@ -24,7 +24,7 @@ pub enum AppEvent {
     },
     /// Progress of the agent's turn.
     Agent(cp_agent::AgentEvent),
-    /// A workflow run's checkpoints, events and end.
+    /// A workflow run's approval gates, events and end.
     Workflow(WorkflowMsg),
     /// The provider's model list was read at start (issue 19).
     ModelCheck(cp_llm::ModelCheck),
@@ -59,7 +59,7 @@ pub enum WorkflowFailure {
 /// Messages from the workflow thread to the UI.
 #[derive(Debug)]
 pub enum WorkflowMsg {
-    /// A checkpoint waits for the person; answer on the channel.
+    /// An approval gate waits for the person; answer on the channel.
     Ask(
         Box<ApprovalRequest>,
         Sender<Result<ApprovalAnswer, PromptError>>,

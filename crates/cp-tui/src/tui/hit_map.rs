@@ -16,9 +16,9 @@ pub enum Target {
     PanelArea,
     /// The message input box.
     Input,
-    /// An option of the checkpoint dialog (0-based).
+    /// An option of the approval dialog (0-based).
     DialogChoice(usize),
-    /// A file to review in the checkpoint dialog (0-based).
+    /// A file to review in the approval dialog (0-based).
     DialogFile(usize),
     /// Part of a modal overlay with nothing clickable: the click does nothing.
     Overlay,

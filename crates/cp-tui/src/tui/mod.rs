@@ -85,7 +85,7 @@ pub fn run(host: Host, agent: AgentState, resume: bool) -> anyhow::Result<()> {
 }
 
 /// `context-pilot run FILE` in the TUI: the workflow runs while the TUI shows it; the
-/// checkpoints are a modal dialog. Returns the run's exit code (0 done, 2 aborted, 1 failed
+/// approval gates are a modal dialog. Returns the run's exit code (0 done, 2 aborted, 1 failed
 /// or left unfinished).
 pub fn run_workflow(
     host: Host,

@@ -7,7 +7,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
-use super::snapshot_tests::{app, checkpoint_request};
+use super::snapshot_tests::{app, approval_request};
 use super::{Action, App, render_and_map};
 
 /// Draws `app` at 100×30, hands it the frame's hit map, and returns the drawn buffer.
@@ -89,7 +89,7 @@ fn the_hit_map_matches_every_sidebar_row_drawn() {
 fn clicking_a_dialog_option_chooses_it_and_the_screen_behind_is_not_clickable() {
     let mut app = app(true);
     let (reply, answers) = mpsc::channel();
-    let mut request = checkpoint_request();
+    let mut request = approval_request();
     // A prompt that wraps over several rows: the options' rows follow the wrapping.
     request.prompt = "Review finished. ".repeat(20);
     *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(request, reply));

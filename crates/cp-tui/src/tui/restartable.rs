@@ -11,7 +11,7 @@ use super::background::{self, Job, Reporter};
 use super::events::{AppEvent, NotStarted};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
-use cp_agent::{AgentEvent, AgentRunner, EventSink, StopGateMode, TurnEnd};
+use cp_agent::{AgentEvent, BuiltinDriver, EventSink, StopGateMode, TurnEnd};
 use cp_llm::{CancelToken, ContentBlock, Message, Provider, Role};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
@@ -31,7 +31,7 @@ pub fn spawn(
     let sink: EventSink = Arc::new(move |event| {
         let _ = sink_tx.send(AppEvent::Agent(event));
     });
-    let runner = AgentRunner::new(
+    let driver = BuiltinDriver::new(
         provider,
         host.registry().clone(),
         host.env().clone(),
@@ -46,7 +46,7 @@ pub fn spawn(
         .without_completion_commit();
     let job = RestartTurnJob {
         prompt,
-        runner,
+        driver,
         restart_loop,
         cancel: turn.cancel.clone(),
     };
@@ -56,7 +56,7 @@ pub fn spawn(
 /// The built-in agent's turn under the restart loop; ends with `AgentEvent::Finished`.
 struct RestartTurnJob {
     prompt: String,
-    runner: AgentRunner,
+    driver: BuiltinDriver,
     restart_loop: RestartLoop,
     cancel: CancelToken,
 }
@@ -74,10 +74,10 @@ impl Job for RestartTurnJob {
         let mut observer = restart_observer(progress.sender());
         let result =
             self.restart_loop
-                .run_phase(PHASE, &self.prompt, &mut self.runner, &mut observer);
-        let paused = self.runner.paused_for_reload();
+                .run_phase(PHASE, &self.prompt, &mut self.driver, &mut observer);
+        let paused = self.driver.paused_for_reload();
         progress.send(AppEvent::Agent(AgentEvent::Messages(
-            self.runner.into_messages(),
+            self.driver.into_messages(),
         )));
         let end = match result {
             Ok(_) => TurnEnd::Done,

@@ -171,7 +171,7 @@ fn error_result() {
     insta::assert_snapshot!(draw(&app));
 }
 
-pub(super) fn checkpoint_request() -> cp_orchestrate::ApprovalRequest {
+pub(super) fn approval_request() -> cp_orchestrate::ApprovalRequest {
     use cp_orchestrate::{Action as Step, Choice};
     cp_orchestrate::ApprovalRequest {
         run_id: "feature-20261122T040000Z".into(),
@@ -204,11 +204,11 @@ pub(super) fn checkpoint_request() -> cp_orchestrate::ApprovalRequest {
 }
 
 #[test]
-fn checkpoint_dialog_with_feedback() {
+fn approval_dialog_with_feedback() {
     let mut app = app(false);
     let (reply, answers) = mpsc::channel();
     *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(
-        checkpoint_request(),
+        approval_request(),
         reply,
     ));
     app.apply(Action::Down);
@@ -229,7 +229,7 @@ fn abort_asks_for_confirmation_in_the_dialog() {
     let mut app = app(false);
     let (reply, answers) = mpsc::channel();
     *app.parts_for_test().1 = Some(super::dialog::ApprovalDialog::new(
-        checkpoint_request(),
+        approval_request(),
         reply,
     ));
     app.apply(Action::Char('3')); // Abort
@@ -245,23 +245,18 @@ fn abort_asks_for_confirmation_in_the_dialog() {
     assert_eq!(answers.recv().unwrap().unwrap().choice, 2);
 }
 
-/// The "checkpoint waiting" sign shows once while a hidden checkpoint waits, and goes with it.
+/// The "approval waiting" sign shows once while a hidden approval gate waits, and goes with it.
 #[test]
-fn checkpoint_waiting_shows_once_and_goes_when_the_workflow_ends() {
+fn approval_waiting_shows_once_and_goes_when_the_workflow_ends() {
     use super::events::WorkflowMsg;
     let mut app = app(false);
     let (reply, _answers) = mpsc::channel();
     app.handle(super::AppEvent::Workflow(WorkflowMsg::Ask(
-        Box::new(checkpoint_request()),
+        Box::new(approval_request()),
         reply,
     )));
     app.apply(Action::Back); // hides the dialog
-    let waiting = |app: &App| {
-        draw(app)
-            .to_lowercase()
-            .matches("checkpoint waiting")
-            .count()
-    };
+    let waiting = |app: &App| draw(app).to_lowercase().matches("approval waiting").count();
     assert_eq!(waiting(&app), 1);
     app.handle(super::AppEvent::Workflow(WorkflowMsg::Finished(Ok(0))));
     assert_eq!(waiting(&app), 0);
@@ -341,22 +336,22 @@ fn status_bar_shows_model_cache_and_cost_at_80_columns() {
     insta::assert_snapshot!(screen);
 }
 
-/// Issue 17: a long step of the turn (the stop checkpoint's test run) shows a spinner and its
+/// Issue 17: a long step of the turn (the stop gate's test run) shows a spinner and its
 /// elapsed seconds in the status bar, not a static text.
 #[test]
-fn status_bar_shows_how_long_the_stop_checkpoint_has_run() {
+fn status_bar_shows_how_long_the_stop_gate_has_run() {
     let mut app = app_with_usage();
     let agent = app.parts_for_test().2;
     agent.turn = Some(super::running_turn::RunningTurn {
         cancel: cp_llm::CancelToken::new(),
         stop: cp_agent::StopControl::default(),
     });
-    agent.status = Some("running the stop checkpoint…".into());
+    agent.status = Some("running the stop gate…".into());
     agent.status_since = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(8));
     let screen = draw_at(&app, 120);
     assert!(
-        screen.contains("running the stop checkpoint… · 8s")
-            || screen.contains("running the stop checkpoint… · 9s"),
+        screen.contains("running the stop gate… · 8s")
+            || screen.contains("running the stop gate… · 9s"),
         "{screen}"
     );
 }

@@ -1,4 +1,4 @@
-//! Running a workflow inside the TUI: the engine runs as a background job, its checkpoints
+//! Running a workflow inside the TUI: the engine runs as a background job, its approval gates
 //! become a modal dialog, and its events show in the status bar and the conversation. The
 //! sessions run in the built-in agent loop or in the person's agent CLI
 //! (`context-pilot run WF --agent claude|gemini`); either streams into the conversation.
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
 
 use cp_orchestrate::{
-    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, SessionRunner,
+    ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, RunArgs, SessionDriver,
     WorkflowEvent, resume_workflow, run_workflow,
 };
 
@@ -16,7 +16,7 @@ use super::cli_agent::LentRunner;
 use super::events::{AppEvent, NotStarted, WorkflowFailure, WorkflowMsg};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
-use cp_agent::{AgentRunner, EventSink};
+use cp_agent::{BuiltinDriver, EventSink};
 use cp_base::Project;
 use cp_llm::Provider;
 
@@ -55,9 +55,9 @@ impl ApprovalPrompter for TuiPrompter {
                 reply,
             )))
             .map_err(|_| PromptError("the TUI closed".into()))?;
-        answer
-            .recv()
-            .map_err(|_| PromptError("the TUI closed before the checkpoint was answered".into()))?
+        answer.recv().map_err(|_| {
+            PromptError("the TUI closed before the approval gate was answered".into())
+        })?
     }
 
     fn on_event(&mut self, event: &WorkflowEvent) {
@@ -68,7 +68,7 @@ impl ApprovalPrompter for TuiPrompter {
 }
 
 /// What runs a workflow's sessions in the TUI.
-pub trait WorkflowAgent: SessionRunner + Send {
+pub trait WorkflowAgent: SessionDriver + Send {
     /// Whether the last session stopped because a live reload was requested (the run then
     /// pauses, to resume in the new binary).
     fn paused_for_reload(&self) -> bool {
@@ -76,9 +76,9 @@ pub trait WorkflowAgent: SessionRunner + Send {
     }
 }
 
-impl WorkflowAgent for AgentRunner {
+impl WorkflowAgent for BuiltinDriver {
     fn paused_for_reload(&self) -> bool {
-        AgentRunner::paused_for_reload(self)
+        BuiltinDriver::paused_for_reload(self)
     }
 }
 
@@ -92,11 +92,11 @@ pub fn builtin_agent(
     provider: Arc<dyn Provider>,
     turn: &RunningTurn,
     tx: Sender<AppEvent>,
-) -> AgentRunner {
+) -> BuiltinDriver {
     let sink: EventSink = Arc::new(move |event| {
         let _ = tx.send(AppEvent::Agent(event));
     });
-    AgentRunner::new(
+    BuiltinDriver::new(
         provider,
         host.registry().clone(),
         host.env().clone(),
@@ -106,16 +106,16 @@ pub fn builtin_agent(
     .with_controls(turn.cancel.clone(), turn.stop.clone())
 }
 
-/// Starts the run in the background, its sessions run by `runner`.
+/// Starts the run in the background, its sessions run by `driver`.
 pub fn start(
     host: &Host,
-    runner: Box<dyn WorkflowAgent>,
+    driver: Box<dyn WorkflowAgent>,
     args: RunArgs,
     tx: &Sender<AppEvent>,
 ) -> Result<(), NotStarted> {
     let job = WorkflowJob {
         project: host.project().clone(),
-        runner,
+        driver,
         args,
     };
     background::spawn(job, tx)
@@ -125,7 +125,7 @@ pub fn start(
 /// `WorkflowMsg::Finished` (or `PausedForReload`).
 struct WorkflowJob {
     project: Project,
-    runner: Box<dyn WorkflowAgent>,
+    driver: Box<dyn WorkflowAgent>,
     args: RunArgs,
 }
 
@@ -148,14 +148,14 @@ impl Job for WorkflowJob {
                 project,
                 run_id,
                 path.as_deref(),
-                self.runner.as_mut(),
+                self.driver.as_mut(),
                 &mut prompter,
                 &args.options,
             ),
             (None, Some(path)) => run_workflow(
                 project,
                 path,
-                self.runner.as_mut(),
+                self.driver.as_mut(),
                 &mut prompter,
                 &args.options,
             ),
@@ -165,7 +165,7 @@ impl Job for WorkflowJob {
                 ))));
             }
         };
-        let msg = if result.is_err() && self.runner.paused_for_reload() {
+        let msg = if result.is_err() && self.driver.paused_for_reload() {
             WorkflowMsg::PausedForReload
         } else {
             WorkflowMsg::Finished(

@@ -160,18 +160,18 @@ impl App {
                 self.agent.status = Some(text);
                 self.agent.status_since = None;
             }
-            AgentEvent::CheckpointBlocked(reason) => {
+            AgentEvent::StopGateBlocked(reason) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Warning,
-                    text: format!("Checkpoint:\n{reason}"),
+                    text: format!("Stop gate:\n{reason}"),
                 });
             }
-            AgentEvent::CheckpointGaveUp(notice) => {
+            AgentEvent::StopGateGaveUp(notice) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,
                     text: notice,
                 });
-                self.agent.work_left = Some("checkpoint ✗ work left".into());
+                self.agent.work_left = Some("stop gate ✗ work left".into());
             }
             AgentEvent::Messages(messages) => self.agent.messages = messages,
             AgentEvent::Finished(end) => {
@@ -266,7 +266,7 @@ mod tests {
             });
         }
         app.modal.dialog = Some(crate::tui::dialog::ApprovalDialog::new(
-            crate::tui::snapshot_tests::checkpoint_request(),
+            crate::tui::snapshot_tests::approval_request(),
             std::sync::mpsc::channel().0,
         ));
         if let Some(dialog) = app.modal.dialog.as_mut() {

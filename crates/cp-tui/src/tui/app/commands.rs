@@ -42,7 +42,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "show_dialog",
-        doc: "show the waiting workflow checkpoint",
+        doc: "show the waiting approval gate",
         fun: |app, _| app.show_dialog(),
     },
     Command {

@@ -14,7 +14,7 @@ impl App {
     }
 
     /// A left click at a cell: select a sidebar entry, focus the input or the panel, or pick
-    /// an option or a file of the checkpoint dialog. Clicks elsewhere, and on an overlay with
+    /// an option or a file of the approval dialog. Clicks elsewhere, and on an overlay with
     /// nothing to click, do nothing.
     pub(super) fn click(&mut self, column: u16, row: u16) {
         let Some(target) = self.ui.hits.at(column, row).cloned() else {

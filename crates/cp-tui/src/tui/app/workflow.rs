@@ -1,4 +1,4 @@
-//! A workflow run inside the TUI: its events, and the checkpoint dialog's keys.
+//! A workflow run inside the TUI: its events, and the approval dialog's keys.
 
 use cp_base::Level;
 
@@ -24,11 +24,11 @@ impl App {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
         };
-        let runner: Box<dyn WorkflowAgent> = if let Some(provider) = self.agent.provider.clone() {
+        let driver: Box<dyn WorkflowAgent> = if let Some(provider) = self.agent.provider.clone() {
             Box::new(builtin_agent(&self.host, provider, &turn, self.tx.clone()))
         } else if let Some(cli) = &self.agent.cli {
             match cli.lend(&turn.cancel, self.tx.clone()) {
-                Ok(runner) => Box::new(runner),
+                Ok(driver) => Box::new(driver),
                 Err(e) => {
                     self.workflow_not_started(&e);
                     return;
@@ -39,7 +39,7 @@ impl App {
             return;
         };
         // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
-        if workflow_thread::start(&self.host, runner, args, &self.tx).is_ok() {
+        if workflow_thread::start(&self.host, driver, args, &self.tx).is_ok() {
             self.workflow = Some(WorkflowRun {
                 turn: Some(turn),
                 ..WorkflowRun::default()
@@ -119,8 +119,8 @@ impl App {
                         dialog.hidden = true;
                         self.tick();
                         self.select(&id);
-                        // The status bar says "checkpoint waiting: F2" for as long as it
-                        // waits; a flash would repeat it and outlive the checkpoint.
+                        // The status bar says "approval waiting: F2" for as long as it
+                        // waits; a flash would repeat it and outlive the approval gate.
                         self.ui.flash = None;
                     }
                     Err(e) => self.ui.flash = Some(e.to_string()),

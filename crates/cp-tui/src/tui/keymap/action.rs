@@ -56,7 +56,7 @@ pub enum Action {
     ToggleExpand,
     /// `x` or Delete in the sidebar: close the selected dynamic panel.
     ClosePanel,
-    /// F2: show a workflow checkpoint that was hidden to look at files.
+    /// F2: show a workflow's approval gate that was hidden to look at files.
     ShowDialog,
     /// `e` in the sidebar: edit what the selected panel offers (the script of the callback
     /// open in the Callbacks panel's editor) in `$EDITOR`.

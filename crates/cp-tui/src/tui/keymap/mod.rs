@@ -4,7 +4,7 @@
 //!
 //! No key that edits text (Ctrl-W, Ctrl-K, Ctrl-U, …) does anything else while a text field
 //! has the keys: closing a panel is `x` or Delete in the sidebar, and a hidden workflow
-//! checkpoint comes back with F2.
+//! approval gate comes back with F2.
 
 mod action;
 mod binding;

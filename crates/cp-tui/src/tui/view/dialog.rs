@@ -1,4 +1,4 @@
-//! The workflow checkpoint dialog.
+//! The workflow's approval dialog.
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::tui::dialog::{ApprovalDialog, DialogFocus};
 use crate::tui::hit_map::{HitMap, Target};
 
-/// The keys line, naming only what this checkpoint has: its number of options, and Tab only
+/// The keys line, naming only what this approval gate has: its number of options, and Tab only
 /// when there are files to pick or an option that takes feedback.
 fn hint(request: &cp_orchestrate::ApprovalRequest) -> String {
     let count = request.choices.len().min(9);
@@ -37,7 +37,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut
     let popup = super::centered(area, width, height);
     frame.render_widget(Clear, popup);
     let title = format!(
-        " Checkpoint · phase {} · iteration {} ",
+        " Approval gate · phase {} · iteration {} ",
         request.phase_id, request.iteration
     );
     let block = Block::default()
@@ -193,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn the_hint_names_only_what_the_checkpoint_offers() {
+    fn the_hint_names_only_what_the_approval_gate_offers() {
         let mut request = ApprovalRequest {
             run_id: "r".into(),
             phase_id: "p".into(),

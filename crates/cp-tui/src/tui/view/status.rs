@@ -79,7 +79,7 @@ fn right_aligned(buf: &mut Buffer, row: Rect, spans: Vec<Span<'_>>, keys: &Span<
     }
 }
 
-/// What needs attention: a pending reload, a hidden checkpoint, work left, the flash, the
+/// What needs attention: a pending reload, a hidden approval gate, work left, the flash, the
 /// workflow's and the agent's activity.
 fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     let urgent = base.fg(Color::LightMagenta);
@@ -88,7 +88,7 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
         spans.push(Span::styled("│ reload pending ", urgent));
     }
     if app.dialog.is_some_and(|d| d.hidden) {
-        spans.push(Span::styled("│ checkpoint waiting: F2 ", urgent));
+        spans.push(Span::styled("│ approval waiting: F2 ", urgent));
     }
     if let Some(left) = &app.agent.work_left {
         spans.push(Span::styled(
@@ -111,7 +111,7 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     if app.agent.running() {
         // "agent working" always shows while a turn runs; the detail follows it.
         let text = match (app.agent.status.as_deref(), app.agent.status_since) {
-            // Long steps (the stop checkpoint's test run) show a spinner and their seconds.
+            // Long steps (the stop gate's test run) show a spinner and their seconds.
             (Some(status), Some(since)) => {
                 let (spinner, time) =
                     super::progress::spinner_and_time(since, std::time::Instant::now());

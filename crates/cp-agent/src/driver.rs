@@ -1,4 +1,4 @@
-//! The agent loop as a [`SessionRunner`], so the restart loop and workflows can drive it.
+//! The agent loop as a [`SessionDriver`], so the restart loop and workflows can drive it.
 //!
 //! Usage and tool calls feed the restart loop's estimator. When a threshold is crossed the
 //! loop asks for a stop; the turn then stops after its current tool batch (a graceful stop).
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_base::{Registry, ToolEnv};
 use cp_orchestrate::{
-    Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner, StopCheck, ToolRecord,
+    DriverError, Handoff, SessionControl, SessionDriver, SessionEnd, StopCheck, ToolRecord,
 };
 use serde_json::Value;
 
@@ -18,11 +18,11 @@ use super::turn::{
 };
 use cp_llm::{CancelToken, Message, Provider};
 
-/// Where a runner's turn events go: the TUI's channel, or progress lines on a terminal.
+/// Where a driver's turn events go: the TUI's channel, or progress lines on a terminal.
 pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
 /// Runs workflow phases (and restarts) with the real agent loop.
-pub struct AgentRunner {
+pub struct BuiltinDriver {
     provider: Arc<dyn Provider>,
     registry: Registry,
     env: ToolEnv,
@@ -37,9 +37,9 @@ pub struct AgentRunner {
     paused_for_reload: bool,
 }
 
-impl AgentRunner {
-    /// A runner whose turns end through `stop_gate` without the commit gate
-    /// ([`StopGateMode::VerifyOnly`]); [`AgentRunner::with_stop_gate`] sets another mode.
+impl BuiltinDriver {
+    /// A driver whose turns end through `stop_gate` without the commit gate
+    /// ([`StopGateMode::VerifyOnly`]); [`BuiltinDriver::with_stop_gate`] sets another mode.
     pub fn new(
         provider: Arc<dyn Provider>,
         registry: Registry,
@@ -70,7 +70,7 @@ impl AgentRunner {
         self
     }
 
-    /// How the stop gate takes part in this runner's turns.
+    /// How the stop gate takes part in this driver's turns.
     #[must_use]
     pub fn with_stop_gate(mut self, mode: StopGateMode) -> Self {
         self.stop_gate = mode;
@@ -164,7 +164,7 @@ impl AgentRunner {
     }
 }
 
-impl SessionRunner for AgentRunner {
+impl SessionDriver for BuiltinDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         if !std::mem::take(&mut self.continuing) {
             self.messages = vec![Message::user_text(prompt)];
@@ -176,11 +176,11 @@ impl SessionRunner for AgentRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError> {
+    ) -> Result<Option<Handoff>, DriverError> {
         Message::push_user_text(&mut self.messages, request);
         // This turn only records the handoff: no checkpoint, and it must not be stopped.
         match self.drive(control, StopGateMode::Off, false) {
-            SessionEnd::Failed(e) => Err(RunnerError::new(e)),
+            SessionEnd::Failed(e) => Err(DriverError::new(e)),
             SessionEnd::Completed | SessionEnd::Stopped => Ok(None),
         }
     }

@@ -1,12 +1,12 @@
-//! [`AgentRunner`]: the restart loop's [`SessionRunner`] over any agent CLI, and the one
-//! constructor of a runner for a kind.
+//! [`CliDriver`]: the restart loop's [`SessionDriver`] over any agent CLI, and the one
+//! constructor of a driver for a kind.
 //!
 //! Every session is one headless invocation the agent's descriptor builds
 //! ([`AgentCli::session_command`](crate::AgentCli::session_command)); the driver, the stop at a
 //! tool boundary, the resume and the handoff turn are the same for every agent.
 
 use cp_base::CancelToken;
-use cp_orchestrate::{Handoff, RunnerError, SessionControl, SessionEnd, SessionRunner};
+use cp_orchestrate::{DriverError, Handoff, SessionControl, SessionDriver, SessionEnd};
 
 use crate::binary::AgentBinary;
 use crate::interactive::CliRunner;
@@ -17,13 +17,13 @@ use crate::wiring::WiringSpec;
 use crate::{AgentConfig, AgentError};
 
 /// Runs restart-loop sessions as invocations of one agent CLI.
-pub struct AgentRunner {
+pub struct CliDriver {
     agent: &'static dyn crate::AgentCli,
     session: CliSession,
 }
 
-impl AgentRunner {
-    /// The runner of `kind`: locates its CLI (config `agent.command`, else `PATH`), checks its
+impl CliDriver {
+    /// The driver of `kind`: locates its CLI (config `agent.command`, else `PATH`), checks its
     /// version and writes the run's wiring. The built-in loop has none
     /// ([`AgentError::Builtin`]).
     pub fn new(
@@ -67,7 +67,7 @@ impl AgentRunner {
     }
 }
 
-impl CliRunner for AgentRunner {
+impl CliRunner for CliDriver {
     fn continue_session(&mut self) {
         self.session.continuing = true;
     }
@@ -85,7 +85,7 @@ impl CliRunner for AgentRunner {
     }
 }
 
-impl SessionRunner for AgentRunner {
+impl SessionDriver for CliDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         let (prompt, session_args) = self.session.fresh_or_resumed(prompt);
         let command = self
@@ -98,7 +98,7 @@ impl SessionRunner for AgentRunner {
         &mut self,
         request: &str,
         control: &SessionControl,
-    ) -> Result<Option<Handoff>, RunnerError> {
+    ) -> Result<Option<Handoff>, DriverError> {
         let command = self
             .agent
             .handoff_command(&self.session, request, control)?;

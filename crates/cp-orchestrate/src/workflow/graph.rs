@@ -2,7 +2,11 @@
 //! above it (so a file without `depends_on` is the plain sequence it always was). The graph
 //! is checked when the file loads (unknown ids, cycles), and gives the order phases run in.
 
-use super::schema::Phase;
+/// What the graph needs of a phase: its id and its `depends_on`.
+pub(crate) struct Node<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) depends_on: Option<&'a [String]>,
+}
 
 /// Why a phase's `depends_on` cannot be followed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,18 +43,18 @@ impl GraphProblem {
 }
 
 /// For each phase (by index), the indexes of the phases it waits for.
-pub(crate) fn dependencies(phases: &[Phase]) -> Result<Vec<Vec<usize>>, GraphProblem> {
+pub(crate) fn dependencies(phases: &[Node<'_>]) -> Result<Vec<Vec<usize>>, GraphProblem> {
     let index_of = |id: &str| phases.iter().position(|p| p.id == id);
     phases
         .iter()
         .enumerate()
-        .map(|(index, phase)| match &phase.depends_on {
+        .map(|(index, phase)| match phase.depends_on {
             None => Ok(index.checked_sub(1).into_iter().collect()),
             Some(ids) => {
                 let mut deps = Vec::new();
                 for id in ids {
                     let found = index_of(id).ok_or_else(|| GraphProblem::UnknownPhase {
-                        phase: phase.id.clone(),
+                        phase: phase.id.to_owned(),
                         missing: id.clone(),
                     })?;
                     if !deps.contains(&found) {
@@ -65,7 +69,7 @@ pub(crate) fn dependencies(phases: &[Phase]) -> Result<Vec<Vec<usize>>, GraphPro
 
 /// The order to run the phases in one at a time: each after everything it waits for, and
 /// among the phases ready at once, the one listed first. A cycle is an error naming it.
-pub(crate) fn run_order(phases: &[Phase]) -> Result<Vec<usize>, GraphProblem> {
+pub(crate) fn run_order(phases: &[Node<'_>]) -> Result<Vec<usize>, GraphProblem> {
     let deps = dependencies(phases)?;
     let mut done = vec![false; phases.len()];
     let mut order = Vec::with_capacity(phases.len());
@@ -81,7 +85,7 @@ pub(crate) fn run_order(phases: &[Phase]) -> Result<Vec<usize>, GraphProblem> {
 }
 
 /// A cycle among the phases not yet `done` (each of which waits for another such phase).
-fn cycle(deps: &[Vec<usize>], done: &[bool], phases: &[Phase]) -> Vec<String> {
+fn cycle(deps: &[Vec<usize>], done: &[bool], phases: &[Node<'_>]) -> Vec<String> {
     let waiting = |i: usize| deps[i].iter().copied().find(|&d| !done[d]);
     let Some(start) = (0..deps.len()).find(|&i| !done[i]) else {
         return Vec::new();
@@ -93,9 +97,9 @@ fn cycle(deps: &[Vec<usize>], done: &[bool], phases: &[Phase]) -> Vec<String> {
         if let Some(first) = path.iter().position(|&p| p == next) {
             let mut names: Vec<String> = path[first..]
                 .iter()
-                .map(|&i| phases[i].id.clone())
+                .map(|&i| phases[i].id.to_owned())
                 .collect();
-            names.push(phases[next].id.clone());
+            names.push(phases[next].id.to_owned());
             return names;
         }
         path.push(next);
@@ -109,25 +113,39 @@ mod tests {
 
     use super::*;
 
-    fn phase(id: &str, depends_on: Option<&[&str]>) -> Phase {
-        Phase {
-            id: id.to_owned(),
-            prompt: "P".to_owned(),
-            depends_on: depends_on.map(|ids| ids.iter().map(|s| (*s).to_owned()).collect()),
-            approval: None,
-            max_iterations: None,
-        }
+    /// A phase's id and `depends_on`, owned, for [`nodes`].
+    fn phase(id: &str, depends_on: Option<&[&str]>) -> (String, Option<Vec<String>>) {
+        (
+            id.to_owned(),
+            depends_on.map(|ids| ids.iter().map(|s| (*s).to_owned()).collect()),
+        )
     }
 
-    fn ids(phases: &[Phase], order: &[usize]) -> Vec<String> {
-        order.iter().map(|&i| phases[i].id.clone()).collect()
+    fn nodes(phases: &[(String, Option<Vec<String>>)]) -> Vec<Node<'_>> {
+        phases
+            .iter()
+            .map(|(id, deps)| Node {
+                id,
+                depends_on: deps.as_deref(),
+            })
+            .collect()
+    }
+
+    fn ids(phases: &[(String, Option<Vec<String>>)], order: &[usize]) -> Vec<String> {
+        order.iter().map(|&i| phases[i].0.clone()).collect()
     }
 
     #[test]
     fn without_depends_on_each_phase_waits_for_the_one_above() {
         let phases = [phase("a", None), phase("b", None), phase("c", None)];
-        assert_eq!(dependencies(&phases).unwrap(), [vec![], vec![0], vec![1]]);
-        assert_eq!(ids(&phases, &run_order(&phases).unwrap()), ["a", "b", "c"]);
+        assert_eq!(
+            dependencies(&nodes(&phases)).unwrap(),
+            [vec![], vec![0], vec![1]]
+        );
+        assert_eq!(
+            ids(&phases, &run_order(&nodes(&phases)).unwrap()),
+            ["a", "b", "c"]
+        );
     }
 
     #[test]
@@ -139,11 +157,11 @@ mod tests {
             phase("ui", Some(&["plan", "plan"])),
         ];
         assert_eq!(
-            ids(&phases, &run_order(&phases).unwrap()),
+            ids(&phases, &run_order(&nodes(&phases)).unwrap()),
             ["plan", "api", "ui", "integrate"]
         );
         assert_eq!(
-            dependencies(&phases).unwrap()[3],
+            dependencies(&nodes(&phases)).unwrap()[3],
             [1],
             "named twice, waited for once"
         );
@@ -152,7 +170,7 @@ mod tests {
     #[test]
     fn unknown_ids_and_cycles_are_named() {
         let phases = [phase("a", None), phase("b", Some(&["zz"]))];
-        let problem = run_order(&phases).unwrap_err();
+        let problem = run_order(&nodes(&phases)).unwrap_err();
         assert_eq!(problem.phase(), "b");
         assert!(problem.message(&["a", "b"]).contains("'zz'"));
 
@@ -162,7 +180,7 @@ mod tests {
             phase("c", Some(&["b"])),
             phase("d", Some(&["c"])),
         ];
-        let problem = run_order(&phases).unwrap_err();
+        let problem = run_order(&nodes(&phases)).unwrap_err();
         assert_eq!(
             problem,
             GraphProblem::Cycle(vec!["b".into(), "d".into(), "c".into(), "b".into()])
@@ -171,7 +189,7 @@ mod tests {
 
         let itself = [phase("a", Some(&["a"]))];
         assert_eq!(
-            run_order(&itself).unwrap_err(),
+            run_order(&nodes(&itself)).unwrap_err(),
             GraphProblem::Cycle(vec!["a".into(), "a".into()])
         );
     }

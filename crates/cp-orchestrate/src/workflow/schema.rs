@@ -199,12 +199,22 @@ impl Workflow {
         self.phases.iter().position(|p| p.id == id)
     }
 
+    fn graph_nodes(&self) -> Vec<graph::Node<'_>> {
+        self.phases
+            .iter()
+            .map(|p| graph::Node {
+                id: &p.id,
+                depends_on: p.depends_on.as_deref(),
+            })
+            .collect()
+    }
+
     /// The phases' indexes in the order they run: each after the phases it waits for
     /// (`depends_on`, else the one above), and among those ready at once, the one listed first.
     /// Without `depends_on` that is the file's order.
     pub fn run_order(&self) -> Vec<usize> {
         // A loaded workflow was checked; the file's order stands in for one that was not.
-        graph::run_order(&self.phases).unwrap_or_else(|_| (0..self.phases.len()).collect())
+        graph::run_order(&self.graph_nodes()).unwrap_or_else(|_| (0..self.phases.len()).collect())
     }
 
     fn validate(&self, path: &Path) -> Result<(), WorkflowError> {
@@ -285,7 +295,7 @@ impl Workflow {
                 })?;
             }
         }
-        if let Err(problem) = graph::run_order(&self.phases) {
+        if let Err(problem) = graph::run_order(&self.graph_nodes()) {
             return Err(invalid(Some(problem.phase()), problem.message(&ids)));
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! Callback benchmarks (run with `cargo bench -p cp-mod-callback`; figures in BENCHMARKS.md).
 //!
-//! 1. Overhead of a blocking no-op callback (`on_batch` + hold: plan, console session, wait,
+//! 1. Overhead of a blocking no-op callback (`on_batch` + hold: plan, console, wait,
 //!    report) above a bare `bash -c true`, as medians.
 //! 2. Matching and planning 10,000 changed paths against 100 callbacks.
 
@@ -106,7 +106,7 @@ fn bench_blocking_noop(rounds: usize) {
     let _ = client.shutdown_server();
     println!("blocking no-op callback, median of {rounds}:");
     println!("  bare `bash -c true`            {}", spread(&bare));
-    println!("  console session `true`         {}", spread(&session));
+    println!("  console `true`         {}", spread(&session));
     println!("  callback (on_batch + hold)     {}", spread(&callback));
     let (b, s, c) = (median(bare), median(session), median(callback));
     println!(
@@ -114,7 +114,7 @@ fn bench_blocking_noop(rounds: usize) {
         ms(c.saturating_sub(b))
     );
     println!(
-        "  overhead above console session {:8.2} ms",
+        "  overhead above console {:8.2} ms",
         ms(c.saturating_sub(s))
     );
 }

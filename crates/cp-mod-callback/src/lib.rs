@@ -51,7 +51,7 @@
 //!   failed run opens a panel with its output. A callback failure never fails the edit.
 //! - Background runs outlive a host reload: `save_state` lists the runs in flight (and the
 //!   triggers queued behind `one_at_a_time` ones); `load_state` in the next process attaches
-//!   to their console sessions and reports each run exactly once, even one that ended while
+//!   to their consoles and reports each run exactly once, even one that ended while
 //!   no host ran. [`CallbackModule::watched_runs`] counts them (also in the panel's badge).
 
 mod env;

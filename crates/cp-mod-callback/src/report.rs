@@ -27,7 +27,7 @@ pub enum RunOutcome {
 pub struct RunReport {
     /// `CP_RUN_ID`.
     pub run_id: Uuid,
-    /// The console session that ran it.
+    /// The console that ran it.
     pub console: Option<Uuid>,
     pub callback: CallbackId,
     pub name: String,

@@ -1,4 +1,4 @@
-//! Firing through real scripts in real console sessions.
+//! Firing through real scripts in real consoles.
 
 #![allow(
     clippy::unwrap_used,

@@ -90,7 +90,7 @@ impl Host {
     }
 }
 
-/// The console session of the saved run `run`.
+/// The console of the saved run `run`.
 fn saved_console(saved: &Value, run: &str) -> Uuid {
     let runs = saved["runs"]["runs"].as_array().unwrap();
     let entry = runs

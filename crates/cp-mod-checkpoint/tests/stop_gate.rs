@@ -452,7 +452,7 @@ fn detected_cargo_test_runs_on_a_real_crate() {
         "src/lib.rs",
         "/// Adds.\npub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n    #[test]\n    fn zero() { assert_eq!(super::add(0, 0), 0); }\n}\n",
     );
-    // In a console session: cargo sees a terminal and colours its output.
+    // In a console: cargo sees a terminal and colours its output.
     let checkpoint = repo.checkpoint(&repo.project(), StopGateConfig::default());
     let outcome = stop(&checkpoint, &repo.project());
     let tests = outcome.report.tests.first().unwrap();
@@ -492,7 +492,7 @@ fn invalid_config_is_rejected_with_a_clear_error() {
     assert!(err.contains("timeout_secs"), "{err}");
 }
 
-// Issue 6: the test run is a console session, visible to every client of the project's
+// Issue 6: the test run is a console, visible to every client of the project's
 // console server, with its whole output in the session's log.
 #[test]
 fn the_test_run_is_a_console_session_other_clients_can_see() {

@@ -22,7 +22,7 @@ pub(super) struct Requester {
 /// Where a run started by an earlier process (before a reload) is picked up again.
 #[derive(Debug, Clone)]
 pub(super) struct Reattach {
-    /// Its console session.
+    /// Its console.
     pub(super) console: Uuid,
     /// When it started, in milliseconds since the Unix epoch.
     pub(super) started_at_ms: u64,

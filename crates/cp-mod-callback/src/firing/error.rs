@@ -7,7 +7,7 @@ use cp_mod_console::ConsoleError;
 
 use crate::error::CallbackError;
 
-/// A run that could not start, or whose console session was lost. Its text becomes the
+/// A run that could not start, or whose console was lost. Its text becomes the
 /// run's outcome in the report; the cause stays attached as the error's source.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum RunError {

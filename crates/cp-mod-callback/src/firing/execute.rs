@@ -1,4 +1,4 @@
-//! Running a run's script in a console session and watching it end: a fresh run
+//! Running a run's script in a console and watching it end: a fresh run
 //! ([`execute`]) or one started by an earlier process and re-attached after a reload
 //! ([`reattach`]). Both end in a [`RunReport`] to deliver.
 
@@ -65,7 +65,7 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
         }
         Err(e) => RunOutcome::Failed {
             status: format!(
-                "lost: its console session {} cannot be found after the reload ({e})",
+                "lost: its console {} cannot be found after the reload ({e})",
                 from.console
             ),
         },

@@ -1,4 +1,4 @@
-//! Firing: runs planned callbacks through console sessions, in parallel, and reports back.
+//! Firing: runs planned callbacks through consoles, in parallel, and reports back.
 //!
 //! [`Firing`] owns the life of every run. In order:
 //!
@@ -178,7 +178,7 @@ impl Firing {
     }
 
     /// Takes over the runs an earlier process saved with [`Firing::save_runs`]: attaches to
-    /// each one's console session and reports it through `notifier` when it ends (at once if
+    /// each one's console and reports it through `notifier` when it ends (at once if
     /// it already has), then starts what was queued behind it.
     pub fn resume_runs(&mut self, state: &Value, notifier: &Notifier) {
         let panels = resume::resume(&self.runtime, state, notifier);

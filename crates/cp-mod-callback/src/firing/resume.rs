@@ -1,5 +1,5 @@
 //! Taking over, after a reload, the background runs an earlier process saved
-//! (`WatchedRuns::save`): attach to each one's console session and report it
+//! (`WatchedRuns::save`): attach to each one's console and report it
 //! when it ends (at once if it already has), then start what was queued behind it.
 
 use std::sync::Arc;

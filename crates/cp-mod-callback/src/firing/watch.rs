@@ -4,7 +4,7 @@
 //! The host reloads by `exec`: every thread of this process dies, while the console server
 //! keeps running the scripts. [`WatchedRuns::save`] puts the records (and the coalesced
 //! queue of `one_at_a_time` callbacks) into the module's saved state; `resume`, in
-//! the next process, attaches to each run's console session and waits for it like a fresh
+//! the next process, attaches to each run's console and waits for it like a fresh
 //! run, so the agent gets the same notification and a failed run opens its panel.
 //!
 //! Exactly once: a record leaves the registry in the same critical section that delivers its
@@ -27,7 +27,7 @@ use super::fingerprint::Prints;
 use crate::model::CallbackDef;
 use crate::queue::RunQueue;
 
-/// How long a save waits for runs whose console session is still being created (a few
+/// How long a save waits for runs whose console is still being created (a few
 /// milliseconds with a server running; kept short because the host saves on its UI thread).
 const SAVE_WAIT: Duration = Duration::from_secs(2);
 /// Pause between two looks at runs being created.
@@ -38,7 +38,7 @@ const SAVE_POLL: Duration = Duration::from_millis(5);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct SavedRun {
     pub(super) run_id: Uuid,
-    /// Its console session; `None` while (or if) it was never started.
+    /// Its console; `None` while (or if) it was never started.
     pub(super) console: Option<Uuid>,
     /// The definition it was fired with.
     pub(super) def: CallbackDef,

@@ -1,4 +1,4 @@
-//! The default test runner: the test command runs as a console session of the project's
+//! The default test runner: the test command runs as a console of the project's
 //! console server, so it shows up in the Consoles panel, its full output stays in the
 //! session's log, and a timeout kills its whole process group.
 
@@ -21,7 +21,7 @@ pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
 /// TERM grace period and the final drain of output) before it kills the session itself.
 const KILL_REPORT_SLACK: Duration = Duration::from_secs(30);
 
-/// Runs the test command in a console session: `bash -c COMMAND` in a PTY owned by the
+/// Runs the test command in a console: `bash -c COMMAND` in a PTY owned by the
 /// project's console server, with the spec's timeout (the server kills the process group
 /// when it runs out: TERM, grace period, KILL). The whole output is read back from the
 /// session's log (cargo's counts are summed over every test binary, so the parser needs all
@@ -66,7 +66,7 @@ impl ConsoleTestRunner {
                     io::ErrorKind::InvalidInput,
                     format!(
                         "environment variable {} for the test command is not valid UTF-8; \
-                         console sessions take UTF-8 environments only",
+                         consoles take UTF-8 environments only",
                         key.to_string_lossy()
                     ),
                 ));

@@ -99,7 +99,7 @@ impl StopGate {
     }
 
     /// Loads the `"checkpoint"` section of the project's `config.json` (default if absent).
-    /// Tests run as a session of the project's console server ([`ConsoleTestRunner`]).
+    /// Tests run as a console of the project's console server ([`ConsoleTestRunner`]).
     pub fn for_project(project: &Project) -> Result<Self, CheckpointError> {
         let checkpoint = Self::new(StopGateConfig::load(project)?)?;
         Ok(match ConsoleTestRunner::for_project(project.root()) {
@@ -113,7 +113,7 @@ impl StopGate {
         })
     }
 
-    /// Runs tests with `runner` instead, e.g. one backed by a console session.
+    /// Runs tests with `runner` instead, e.g. one backed by a console.
     #[must_use]
     pub fn with_runner(mut self, runner: Arc<dyn TestRunner>) -> Self {
         self.runner = runner;

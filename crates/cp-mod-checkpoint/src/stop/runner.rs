@@ -80,7 +80,7 @@ pub struct TestRun {
 
 /// Runs a test command to completion or timeout.
 ///
-/// [`super::ConsoleTestRunner`] (the default) runs it as a console session, visible in the
+/// [`super::ConsoleTestRunner`] (the default) runs it as a console, visible in the
 /// Consoles panel; [`ProcessGroupRunner`] runs it directly.
 pub trait TestRunner: Send + Sync {
     /// Runs `spec`. `Err` only when the command could not be started at all.

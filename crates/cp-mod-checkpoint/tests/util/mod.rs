@@ -118,7 +118,7 @@ impl Repo {
         Project::at(self.root())
     }
 
-    /// The checkpoint for `config`, running tests as console sessions of `project`'s
+    /// The checkpoint for `config`, running tests as consoles of `project`'s
     /// console server (the test build), as `StopGate::for_project` does.
     pub fn checkpoint(&self, project: &Project, config: StopGateConfig) -> StopGate {
         let client = console_client(project.root());

@@ -5,7 +5,7 @@
 //! still watches when its process ends ([`cp_base::Module::save_state`]) is kept in
 //! `.context-pilot/state/<worker>/hook-modules.json`, and the next hook or MCP process of that
 //! worker hands it to its own modules ([`cp_base::Module::load_state`]). The callback module then
-//! re-attaches to each run's console session and reports the runs that ended meanwhile, so a
+//! re-attaches to each run's console and reports the runs that ended meanwhile, so a
 //! background result reaches the agent on its next hook call even though the hook that
 //! started the run is gone. The TUI's own session (`session.json`) is never touched.
 //!

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cp_base::{Project, WorkerId};
 
 use crate::host::Host;
@@ -80,6 +80,13 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Print the shell completion script for SHELL, e.g.
+    /// `context-pilot completions bash > ~/.local/share/bash-completion/completions/context-pilot`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Add the MCP server and the hooks to an agent's project settings, merging with what is
     /// there.
     Init {
@@ -112,6 +119,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if matches!(cli.command, Some(Command::WiringProbe)) {
         return Ok(crate::hook::wiring_probe::main());
+    }
+    if let Some(Command::Completions { shell }) = cli.command {
+        // Needs no project: it describes the command line only.
+        clap_complete::generate(
+            shell,
+            &mut Cli::command(),
+            "context-pilot",
+            &mut std::io::stdout(),
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(Command::Hook { event }) = &cli.command {
         // A hook finds its project from the payload's `cwd` and never fails the agent.
@@ -176,6 +193,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             | Command::ModelUsage
             | Command::WiringProbe
             | Command::Init { .. }
+            | Command::Completions { .. }
             | Command::Trust { .. }
             | Command::Models,
         ) => Ok(ExitCode::SUCCESS),

@@ -388,8 +388,9 @@ fn a_reload_during_a_tui_workflow_resumes_the_run() {
     signal(pid, libc::SIGUSR2);
     wait_reloads(dir, 1);
     assert_eq!(tui.pid(), Some(pid));
-    // The resumed run re-runs the phase and stops at its approval checkpoint.
-    tui.wait_for("┌ Checkpoint · phase only", WAIT).unwrap();
+    // The resumed run re-runs the phase and stops at its approval gate (the file names the
+    // block `checkpoint:`, its old name, which still reads).
+    tui.wait_for("┌ Approval gate · phase only", WAIT).unwrap();
     tui.send(b"\r"); // Continue
     tui.wait_for("Workflow finished", WAIT).unwrap();
     let requests = server.requests();

@@ -84,8 +84,10 @@ fn a_click_selects_a_panel_and_e_edits_the_callback_script_in_the_editor() {
     wait_file_contains(&script, "echo new");
     let saved = std::fs::read_to_string(&script).unwrap();
     assert!(!saved.contains("echo old"), "{saved}");
-    // The TUI took the screen back and draws again.
-    tui.wait_for("Callback_upsert", WAIT).unwrap();
+    // The TUI took the screen back, and the update's batch has finished (✓, not the spinner
+    // of a batch still running): a Ctrl-C now quits without asking.
+    tui.wait_for(r#"✓ Callback_upsert {"action":"update""#, WAIT)
+        .unwrap();
 
     // Applying the edit showed the conversation; a click brings the Callbacks panel back,
     // and that selection is what the TUI saves on exit (a durable record of the click).

@@ -1,6 +1,11 @@
 //! `context-pilot completions SHELL`: the script parses in its shell, and in bash it completes
 //! a subcommand the way a person pressing Tab would see it.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
 use std::process::Command;
 
 use cp_e2e::binary_path;

@@ -12,9 +12,7 @@ use cp_base::Panel;
 
 use crate::panel::StopGatePanel;
 use crate::stop::{STATE_FILE, StopGate};
-use cp_orchestrate::{
-    CompletedItem, HandoffBuilder, HandoffReason, HandoffStore, RemainingItem, validate_size,
-};
+use cp_orchestrate::{HandoffStore, HandoffSummary, validate_size};
 
 /// Public name of the handoff tool.
 pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
@@ -47,25 +45,6 @@ impl CheckpointModule {
             .set_report(StopGate::last_report(&env.project, &env.worker));
         true
     }
-}
-
-/// The tool's arguments: the handoff, with the context lists flattened for the model.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HandoffArgs {
-    reason: HandoffReason,
-    #[serde(default)]
-    completed: Vec<CompletedItem>,
-    #[serde(default)]
-    remaining: Vec<RemainingItem>,
-    #[serde(default)]
-    decisions: Vec<String>,
-    #[serde(default)]
-    patterns: Vec<String>,
-    #[serde(default)]
-    issues: Vec<String>,
-    #[serde(default)]
-    files_modified: Vec<String>,
 }
 
 fn string_list(description: &str) -> Value {
@@ -181,30 +160,10 @@ impl Module for CheckpointModule {
 
 fn record_handoff(args: &Value, env: &ToolEnv) -> ToolResult {
     // The host validated `args` against the schema; this only fails if the two disagree.
-    let parsed = match HandoffArgs::deserialize(args) {
-        Ok(parsed) => parsed,
+    let handoff = match HandoffSummary::deserialize(args) {
+        Ok(summary) => summary.into_handoff(env.worker.as_str()),
         Err(e) => return ToolResult::error(format!("{HANDOFF_TOOL}: {e}; nothing was saved")),
     };
-    let mut builder = HandoffBuilder::new(env.worker.as_str(), parsed.reason);
-    for item in parsed.completed {
-        builder = builder.add_completed(item);
-    }
-    for item in parsed.remaining {
-        builder = builder.add_remaining(item);
-    }
-    for decision in parsed.decisions {
-        builder = builder.add_decision(decision);
-    }
-    for pattern in parsed.patterns {
-        builder = builder.add_pattern(pattern);
-    }
-    for issue in parsed.issues {
-        builder = builder.add_issue(issue);
-    }
-    for file in parsed.files_modified {
-        builder = builder.add_file_modified(file);
-    }
-    let handoff = builder.build();
     let size = validate_size(&handoff);
     let path = match HandoffStore::new(&env.project).save(&handoff) {
         Ok(path) => path,
@@ -236,7 +195,7 @@ mod tests {
     use cp_base::{Notifier, Project, Registry, ToolCall, WorkerId};
 
     use super::*;
-    use cp_orchestrate::{CompletionStatus, Priority};
+    use cp_orchestrate::{CompletionStatus, HandoffReason, Priority};
 
     fn setup() -> (tempfile::TempDir, Registry, ToolEnv) {
         let dir = tempfile::tempdir().unwrap();

@@ -90,8 +90,8 @@ mod workflow;
 
 pub use handoff::{
     CompletedItem, CompletionStatus, HANDOFF_SIZE_WARNING, Handoff, HandoffBuilder, HandoffContext,
-    HandoffError, HandoffReason, HandoffStore, Priority, RemainingItem, SizeReport, TestStatus,
-    validate_size,
+    HandoffError, HandoffReason, HandoffStore, HandoffSummary, Priority, RemainingItem, SizeReport,
+    TestStatus, validate_size,
 };
 pub use restart::{
     ContextEstimator, DriverError, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,

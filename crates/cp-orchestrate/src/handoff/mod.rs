@@ -10,6 +10,7 @@ mod error;
 mod markdown;
 mod model;
 mod store;
+mod summary;
 
 pub use builder::{HANDOFF_SIZE_WARNING, HandoffBuilder, SizeReport, validate_size};
 pub use error::HandoffError;
@@ -18,3 +19,4 @@ pub use model::{
     RemainingItem, TestStatus,
 };
 pub use store::HandoffStore;
+pub use summary::HandoffSummary;

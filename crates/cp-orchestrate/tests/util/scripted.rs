@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cp_base::{Project, WorkerId};
 use cp_orchestrate::{
-    CompletedItem, DriverError, Handoff, HandoffBuilder, HandoffReason, HandoffStore,
-    RemainingItem, SessionControl, SessionDriver, SessionEnd, ToolRecord,
+    DriverError, Handoff, HandoffStore, HandoffSummary, SessionControl, SessionDriver, SessionEnd,
+    ToolRecord,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -25,39 +25,14 @@ use serde_json::Value;
 /// The handoff tool's name, as the checkpoint module registers it.
 const HANDOFF_TOOL: &str = "Checkpoint_handoff";
 
-/// The handoff tool's arguments (the checkpoint module's schema), for the stand-in below.
-#[derive(Deserialize)]
-struct HandoffArgs {
-    reason: HandoffReason,
-    #[serde(default)]
-    completed: Vec<CompletedItem>,
-    #[serde(default)]
-    remaining: Vec<RemainingItem>,
-    #[serde(default)]
-    decisions: Vec<String>,
-    #[serde(default)]
-    files_modified: Vec<String>,
-}
-
 /// What the checkpoint module's `Checkpoint_handoff` tool does with its arguments: build the
 /// record and save it in the project's handoff store, where the restart loop looks for it.
 /// (The tool's own parsing and validation are tested in the checkpoint module.)
 fn save_like_the_handoff_tool(args: Value, project: &Project, worker: &WorkerId) {
-    let args = HandoffArgs::deserialize(args).unwrap();
-    let mut builder = HandoffBuilder::new(worker.as_str(), args.reason);
-    for item in args.completed {
-        builder = builder.add_completed(item);
-    }
-    for item in args.remaining {
-        builder = builder.add_remaining(item);
-    }
-    for decision in args.decisions {
-        builder = builder.add_decision(decision);
-    }
-    for file in args.files_modified {
-        builder = builder.add_file_modified(file);
-    }
-    HandoffStore::new(project).save(&builder.build()).unwrap();
+    let handoff = HandoffSummary::deserialize(args)
+        .unwrap()
+        .into_handoff(worker.as_str());
+    HandoffStore::new(project).save(&handoff).unwrap();
 }
 
 /// One tool call of a scripted batch.

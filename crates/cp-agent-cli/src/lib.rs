@@ -78,6 +78,7 @@
 mod agent;
 mod binary;
 mod claude;
+mod codex;
 mod config;
 mod drive;
 mod driver;
@@ -98,7 +99,7 @@ mod transcript;
 mod wired;
 mod wiring;
 
-pub use agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+pub use agent::{AgentCli, AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
 pub use binary::AgentBinary;
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
@@ -108,7 +109,9 @@ pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
 pub use interactive::CliRunner;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
-pub use project_settings::{SettingsFile, ShapeError, hook_command, hooks_of};
+pub use project_settings::{
+    Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
+};
 pub use settings_json::Json;
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

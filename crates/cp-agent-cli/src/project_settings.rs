@@ -32,14 +32,41 @@ impl ShapeError {
     }
 }
 
-/// Brings a settings document up to date, or says why it cannot.
-pub type Apply = dyn Fn(&mut Json) -> Result<(), ShapeError>;
+/// Brings a settings document up to date, or says why it cannot: a JSON file (Claude Code,
+/// Gemini CLI) or a TOML file edited in place, comments and all (Codex CLI).
+pub enum Apply {
+    Json(Box<dyn Fn(&mut Json) -> Result<(), ShapeError>>),
+    Toml(Box<dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>>),
+}
 
 /// A settings file and how to bring it up to date.
 pub struct SettingsFile {
     /// Relative to the project root.
     pub path: PathBuf,
-    pub apply: Box<Apply>,
+    pub apply: Apply,
+}
+
+/// Why a TOML settings file could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum TomlMergeError {
+    #[error("it is not valid TOML ({0})")]
+    Corrupt(String),
+    #[error("{0}")]
+    Shape(#[from] ShapeError),
+}
+
+/// `before` (the file's text, if any) with `apply` made, keeping comments, key order and
+/// everything else; the same text when nothing had to change.
+pub fn merge_toml(
+    apply: &dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>,
+    before: Option<&str>,
+) -> Result<String, TomlMergeError> {
+    let mut doc: toml_edit::DocumentMut = before
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e: toml_edit::TomlError| TomlMergeError::Corrupt(e.message().to_owned()))?;
+    apply(&mut doc)?;
+    Ok(doc.to_string())
 }
 
 /// The shell command of a hook: the program (quoted when it needs it) and the event.
@@ -52,8 +79,12 @@ pub fn hook_command(program: &str, event: &str) -> String {
 pub fn hooks_of(files: Vec<SettingsFile>) -> serde_json::Value {
     let mut hooks = serde_json::Map::new();
     for file in files {
+        // Codex CLI's TOML hooks are not passed per invocation this way.
+        let Apply::Json(apply) = file.apply else {
+            continue;
+        };
         let mut doc = Json::Object(IndexMap::new());
-        if (file.apply)(&mut doc).is_err() {
+        if apply(&mut doc).is_err() {
             continue;
         }
         if let Some(found) = doc.get("hooks")
@@ -138,7 +169,7 @@ pub fn ensure_hook(
 }
 
 /// `… context-pilot hook <event>` with any path to the binary, quoted or not.
-fn is_our_command(command: &str, cli_event: &str) -> bool {
+pub(crate) fn is_our_command(command: &str, cli_event: &str) -> bool {
     let Some(program) = command.trim().strip_suffix(&format!(" hook {cli_event}")) else {
         return false;
     };

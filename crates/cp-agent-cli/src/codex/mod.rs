@@ -58,7 +58,10 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
         name: "apply_patch",
         paths: EditPaths::Parse(patch::edited_paths),
     }],
-    shell_tools: &["Bash", "exec_command", "shell", "local_shell"],
+    // Its `exec_command` shell tool arrives in the hook payload as `Bash` (measured on 0.169.0);
+    // MCP tools as `mcp__context_pilot__<tool>`, whose File_* edits fire callbacks in the MCP
+    // server itself.
+    shell_tools: &["Bash"],
     parse_line: no_stream,
     model_window: no_window,
 };

@@ -154,8 +154,11 @@ pub enum EditPaths {
     Keys(&'static [&'static str]),
     /// Any number of files, read from the arguments with what happened to each, e.g. the
     /// paths of Codex's `apply_patch` from its patch text. An error names what is wrong.
-    Parse(fn(&serde_json::Map<String, Value>) -> Result<Vec<EditedPath>, String>),
+    Parse(ParsePaths),
 }
+
+/// Reads the edited files from an edit tool's arguments, or says what is wrong with them.
+pub type ParsePaths = fn(&serde_json::Map<String, Value>) -> Result<Vec<EditedPath>, String>;
 
 /// One file an edit tool's arguments name, and what the edit did to it (`None`: the caller
 /// tells from the file system).

@@ -35,9 +35,15 @@ impl ShapeError {
 /// Brings a settings document up to date, or says why it cannot: a JSON file (Claude Code,
 /// Gemini CLI) or a TOML file edited in place, comments and all (Codex CLI).
 pub enum Apply {
-    Json(Box<dyn Fn(&mut Json) -> Result<(), ShapeError>>),
-    Toml(Box<dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>>),
+    Json(Box<ApplyJson>),
+    Toml(Box<ApplyToml>),
 }
+
+/// Brings a JSON settings document up to date.
+pub type ApplyJson = dyn Fn(&mut Json) -> Result<(), ShapeError>;
+
+/// Brings a TOML settings document up to date, in place.
+pub type ApplyToml = dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>;
 
 /// A settings file and how to bring it up to date.
 pub struct SettingsFile {
@@ -57,10 +63,7 @@ pub enum TomlMergeError {
 
 /// `before` (the file's text, if any) with `apply` made, keeping comments, key order and
 /// everything else; the same text when nothing had to change.
-pub fn merge_toml(
-    apply: &dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>,
-    before: Option<&str>,
-) -> Result<String, TomlMergeError> {
+pub fn merge_toml(apply: &ApplyToml, before: Option<&str>) -> Result<String, TomlMergeError> {
     let mut doc: toml_edit::DocumentMut = before
         .unwrap_or_default()
         .parse()

@@ -16,6 +16,7 @@
     reason = "test code: a failed setup step should fail the test loudly"
 )]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -441,12 +442,14 @@ fn trusting_codex_home(server: &LlmServer, root: &Path) -> tempfile::TempDir {
     let home = codex_home(server);
     let config = home.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
+    write!(
+        text,
         "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n\
          [mcp_servers.context-pilot.env]\nXDG_CONFIG_HOME = \"{}\"\n",
         root.display(),
         cp_e2e::config_home().display()
-    ));
+    )
+    .unwrap();
     std::fs::write(config, text).unwrap();
     home
 }
@@ -473,12 +476,11 @@ fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
 
 /// Every request body, for failure messages.
 fn bodies(server: &LlmServer) -> String {
-    server
-        .requests()
-        .iter()
-        .enumerate()
-        .map(|(i, r)| format!("--- request {i} {}\n{}\n", r.path, r.raw_body))
-        .collect()
+    let mut out = String::new();
+    for (i, r) in server.requests().iter().enumerate() {
+        writeln!(out, "--- request {i} {}\n{}", r.path, r.raw_body).unwrap();
+    }
+    out
 }
 
 #[test]

@@ -121,7 +121,7 @@ pub fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
 
 /// Adds `hook` under `hooks.<event>` in a group with `matcher`, unless a Context Pilot hook
 /// for `cli_event` is already there; then that one gets the current command (the binary may
-/// have moved) and everything else stays as the user left it.
+/// have moved), its group the current matcher, and everything else stays as the user left it.
 pub fn ensure_hook(
     doc: &mut Json,
     event: &str,
@@ -140,12 +140,11 @@ pub fn ensure_hook(
     };
     let mut found = false;
     for group in groups.iter_mut() {
-        let Some(Json::Array(items)) = (match group {
-            Json::Object(g) => g.get_mut("hooks"),
-            _ => None,
-        }) else {
+        let Json::Object(group) = group else { continue };
+        let Some(Json::Array(items)) = group.get_mut("hooks") else {
             continue;
         };
+        let found_before = found;
         for item in items.iter_mut() {
             let Json::Object(fields) = item else { continue };
             let ours = fields
@@ -158,6 +157,14 @@ pub fn ensure_hook(
                     fields.insert("command".into(), command.clone());
                 }
             }
+        }
+        // Our group follows the tools we now watch (e.g. the shell tools, added later).
+        if found
+            && !found_before
+            && let Some(m) = matcher
+            && group.contains_key("matcher")
+        {
+            group.insert("matcher".into(), Json::str(m));
         }
     }
     if !found {
@@ -185,6 +192,31 @@ pub(crate) fn is_our_command(command: &str, cli_event: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_older_group_of_ours_gets_the_current_matcher_and_others_keep_theirs() {
+        let mut doc: Json = serde_json::from_str(
+            r#"{"hooks": {"PostToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran"}]},
+                {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "context-pilot hook post-tool-use"}]}
+            ]}}"#,
+        )
+        .unwrap();
+        let hook = Json::object([("command", Json::str("context-pilot hook post-tool-use"))]);
+        ensure_hook(
+            &mut doc,
+            "PostToolUse",
+            Some("Write|Edit|Bash"),
+            "post-tool-use",
+            hook,
+        )
+        .unwrap();
+        let value = serde_json::to_value(&doc).unwrap();
+        let groups = value["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0]["matcher"], "Bash");
+        assert_eq!(groups[1]["matcher"], "Write|Edit|Bash");
+    }
 
     #[test]
     fn recognises_our_hooks_only() {

@@ -118,3 +118,33 @@ impl AgentCli for Codex {
         run::handoff_command()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{AgentConfig, AgentError, AgentKind, CliDriver, WiringSpec};
+
+    #[test]
+    fn a_run_with_codex_is_refused_clearly_before_anything_starts() {
+        let spec = WiringSpec {
+            program: "context-pilot".into(),
+            root: std::env::temp_dir(),
+            worker: cp_base::WorkerId::default(),
+        };
+        let codex: AgentKind = "codex".parse().unwrap();
+        let Err(error) = CliDriver::new(codex, AgentConfig::default(), spec, Box::new(|_: &_| {}))
+        else {
+            panic!("runs with Codex are not supported yet");
+        };
+        assert!(
+            matches!(error, AgentError::RunsUnsupported { .. }),
+            "{error}"
+        );
+        let said = error.to_string();
+        assert!(
+            said.starts_with("Codex CLI: runs and the TUI with Codex CLI are not supported yet"),
+            "{said}"
+        );
+        assert!(said.contains("context-pilot init codex"), "{said}");
+        assert!(said.contains("--agent claude"), "{said}");
+    }
+}

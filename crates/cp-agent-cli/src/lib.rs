@@ -1,8 +1,9 @@
 //! Drives the agent CLIs people already have — Claude Code and Gemini CLI — as the sessions
 //! of Context Pilot's restart loop, measuring their context use from their own output; and
-//! says everything else Context Pilot needs to know about them.
+//! says everything else Context Pilot needs to know about them, Codex CLI included (its hooks
+//! and `init codex` work; runs with it are refused for now, with what works instead).
 //!
-//! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`) whose
+//! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`, `codex/`) whose
 //! descriptor implements [`AgentCli`]: its names, binary, minimum version and install hint,
 //! hook events and replies, edit tools, what `context-pilot init` writes into a project, how a
 //! run wires it for one invocation, its stream parser and model table, and from which version

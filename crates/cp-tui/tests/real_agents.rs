@@ -511,10 +511,14 @@ fn codex_init_twice_changes_nothing_the_second_time() {
 /// The scripted model's MCP call creating a blocking callback on `*.txt` that echoes the
 /// changed files.
 fn create_callback_call() -> responses::Item {
-    let create = json!({"action": "create", "name": "txt-check",
-        "description": "echo the changed files", "pattern": "*.txt",
-        "script_content": "echo \"callback saw: $CP_CHANGED_FILES\"",
-        "blocking": true, "timeout": 20})
+    callback_call("txt-check", "echo \"callback saw: $CP_CHANGED_FILES\"")
+}
+
+/// The MCP call creating the blocking callback `name` on `*.txt` running `script`.
+fn callback_call(name: &str, script: &str) -> responses::Item {
+    let create = json!({"action": "create", "name": name,
+        "description": "check the changed files", "pattern": "*.txt",
+        "script_content": script, "blocking": true, "timeout": 20})
     .to_string();
     responses::Item::mcp_call("call_cb", "mcp__context_pilot", "Callback_upsert", &create)
 }
@@ -619,4 +623,46 @@ fn codex_that_commits_ends_cleanly() {
     let report = saved_report(&root);
     assert!(report["gave_up"].is_null(), "{report}");
     assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn codex_gets_a_failing_callbacks_failure_and_keeps_the_patch_output() {
+    let repo = project("codex");
+    let root = canonical(repo.path());
+    cp_e2e::trust(&root);
+    let server = LlmServer::start().unwrap();
+    let home = trusting_codex_home(&server, &root);
+    server.push(responses::items_turn(&[callback_call(
+        "txt-fail",
+        "echo \"txt check failed: $CP_CHANGED_FILES\"; exit 3",
+    )]));
+    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n";
+    server.push(responses::items_turn(&[responses::Item::apply_patch(
+        "call_patch",
+        patch,
+    )]));
+    for said in ["Done.", "Everything is done.", "I am done."] {
+        server.push(responses::text_turn(said));
+    }
+
+    let out = codex(&root, home.path(), "Write notes.txt.");
+    let all = bodies(&server);
+    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
+    let requests = server.requests();
+    assert!(requests.len() >= 3, "{all}");
+    let after_patch = &requests[2].raw_body;
+    assert!(after_patch.contains("Callback 'txt-fail' FAILED"), "{all}");
+    assert!(after_patch.contains("txt check failed: notes.txt"), "{all}");
+    // The failure came as context: the patch's own output is still there.
+    let body: Value = serde_json::from_str(after_patch).unwrap();
+    assert!(
+        body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["type"] == "custom_tool_call_output"
+                && item["call_id"] == "call_patch"
+                && item["output"].to_string().contains("notes.txt")),
+        "{all}"
+    );
 }

@@ -236,7 +236,7 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
     );
     // The stop gate's verdict reached the person too.
     assert!(
-        conversation.contains("Stop hook: blocked: Checkpoint"),
+        conversation.contains("Stop hook: blocked: Stop gate: verify"),
         "{conversation}"
     );
 
@@ -393,7 +393,7 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
 
     // The phase ran in Claude Code; the person's checkpoint waits on screen (a modal that
     // stays until answered).
-    tui.wait_for("Checkpoint · phase build", WAIT).unwrap();
+    tui.wait_for("Approval gate · phase build", WAIT).unwrap();
     assert_eq!(
         std::fs::read_to_string(root.join("src/a.sh")).unwrap(),
         "echo hi\n"
@@ -544,7 +544,7 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
         // Gemini CLI does not echo its hooks: these came from the hooks' own reports.
         "AfterTool hook: Callback 'sh-check' passed",
         "checked src/a.sh",
-        "AfterAgent hook: blocked: Checkpoint",
+        "AfterAgent hook: blocked: Stop gate: verify",
     ] {
         assert!(
             conversation.contains(shown),

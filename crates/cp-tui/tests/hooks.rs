@@ -475,3 +475,26 @@ fn a_shell_edit_fires_callbacks_for_claude_and_gemini_and_can_be_turned_off() {
         "{off:?}"
     );
 }
+
+#[test]
+fn an_invalid_hooks_section_is_told_and_shell_edits_stay_on() {
+    let (_repo, root) = project_with_callback(0);
+    let config_path = root.join(".context-pilot/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["hooks"] = json!({"shell_edit": false});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Bash",
+        "tool_input": {"command": "sed -i s/hello/bye/ src/greet.sh"}})
+    .to_string();
+    let _ = hook("post-tool-use", &root, &payload);
+    std::fs::write(root.join("src/greet.sh"), "echo bye\n").unwrap();
+    let out = hook("post-tool-use", &root, &payload);
+    stop_console_server(&root);
+    assert!(out.stderr.contains("config.json 'hooks'"), "{out:?}");
+    assert!(out.stderr.contains("shell_edit"), "{out:?}");
+    let reply = out.json();
+    let told = reply["systemMessage"].as_str().unwrap_or_default();
+    assert!(told.contains("config.json 'hooks'"), "{reply}");
+    assert!(out.stdout.contains("checked src/greet.sh"), "{out:?}");
+}

@@ -40,6 +40,17 @@ pub trait AgentCli: Sync + std::fmt::Debug {
     /// server running `program mcp`, and the hooks running `program hook …`).
     fn project_settings(&self, program: &str) -> Vec<SettingsFile>;
 
+    /// What `context-pilot init` tells the person after wiring the project at `root`, beyond
+    /// what it changed (e.g. steps to take in the agent itself).
+    fn init_notes(&self, _root: &std::path::Path) -> Option<String> {
+        None
+    }
+
+    /// Why runs and the TUI cannot drive this agent yet; `None` when they can.
+    fn runs_unsupported(&self) -> Option<AgentError> {
+        None
+    }
+
     /// The hooks (`{"hooks": {…}}`) a run passes for one invocation: by default those `init`
     /// writes.
     fn run_hooks(&self, program: &str) -> Value {
@@ -93,6 +104,9 @@ pub struct AgentSpec {
     pub hook_events: &'static [HookEventSpec],
     /// The tools that edit files, and where their arguments name the file.
     pub edit_tools: &'static [EditTool],
+    /// The tools that run shell commands, which may edit any file: after one, the hook
+    /// compares the work tree with what it saw at the session's previous hook call.
+    pub shell_tools: &'static [&'static str],
     /// Parses one line of its stream (`--output-format stream-json`).
     pub parse_line: fn(&str) -> Vec<Item>,
     /// The context window of a model it runs, when known.
@@ -100,11 +114,13 @@ pub struct AgentSpec {
 }
 
 impl AgentSpec {
-    /// The edit tools as a hook matcher, e.g. `Write|Edit|MultiEdit|NotebookEdit`.
+    /// The edit tools and the shell tools as a hook matcher, e.g.
+    /// `Write|Edit|MultiEdit|NotebookEdit|Bash`.
     pub fn edit_matcher(&self) -> String {
         self.edit_tools
             .iter()
             .map(|tool| tool.name)
+            .chain(self.shell_tools.iter().copied())
             .collect::<Vec<_>>()
             .join("|")
     }
@@ -122,11 +138,34 @@ pub struct HookEventSpec {
     pub kind: EventKind,
 }
 
-/// A tool of an agent that edits a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A tool of an agent that edits files.
+#[derive(Debug, Clone, Copy)]
 pub struct EditTool {
     /// The tool's name, e.g. `Edit`.
     pub name: &'static str,
-    /// The argument keys that may name the edited file, in order of preference.
-    pub path_keys: &'static [&'static str],
+    /// Where its arguments name the files it edited.
+    pub paths: EditPaths,
+}
+
+/// Where an edit tool's arguments (`tool_input`) name the files it edited.
+#[derive(Debug, Clone, Copy)]
+pub enum EditPaths {
+    /// One file, under the first of these argument keys that is present, e.g. `file_path`.
+    Keys(&'static [&'static str]),
+    /// Any number of files, read from the arguments with what happened to each, e.g. the
+    /// paths of Codex's `apply_patch` from its patch text. An error names what is wrong.
+    Parse(ParsePaths),
+}
+
+/// Reads the edited files from an edit tool's arguments, or says what is wrong with them.
+pub type ParsePaths = fn(&serde_json::Map<String, Value>) -> Result<Vec<EditedPath>, String>;
+
+/// One file an edit tool's arguments name, and what the edit did to it (`None`: the caller
+/// tells from the file system).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditedPath {
+    /// As the agent wrote it: absolute, or relative to the payload's `cwd`.
+    pub path: String,
+    /// Added, updated or deleted, when the arguments say.
+    pub kind: Option<cp_base::ChangeKind>,
 }

@@ -33,6 +33,9 @@ impl CliDriver {
         progress: Progress,
     ) -> Result<Self, AgentError> {
         let agent = kind.cli().ok_or(AgentError::Builtin)?;
+        if let Some(unsupported) = agent.runs_unsupported() {
+            return Err(unsupported);
+        }
         let session = CliSession::start(agent, config, spec, progress)?;
         Ok(Self { agent, session })
     }

@@ -15,6 +15,7 @@ use crate::agent::{AgentCli, EditTool, HookEventSpec};
 pub static AGENT_CLIS: &[&dyn AgentCli] = &[
     &crate::claude::Claude, // Claude Code
     &crate::gemini::Gemini, // Gemini CLI
+    &crate::codex::Codex,   // Codex CLI
 ];
 
 /// The name of the built-in agent loop.
@@ -146,16 +147,18 @@ pub fn edit_tool(name: &str) -> Option<&'static EditTool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::EditPaths;
 
     #[test]
     fn kinds_parse_from_names_and_reject_others() {
         assert_eq!("Claude".parse::<AgentKind>().unwrap().as_str(), "claude");
         assert_eq!("gemini".parse::<AgentKind>().unwrap().as_str(), "gemini");
         assert_eq!("builtin".parse::<AgentKind>().unwrap(), AgentKind::Builtin);
-        let err = "codex".parse::<AgentKind>().unwrap_err().to_string();
+        assert_eq!("codex".parse::<AgentKind>().unwrap().as_str(), "codex");
+        let err = "aider".parse::<AgentKind>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "unknown agent \"codex\"; expected one of: builtin, claude, gemini"
+            "unknown agent \"aider\"; expected one of: builtin, claude, gemini, codex"
         );
     }
 
@@ -169,7 +172,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "unknown variant `Gemini`, expected one of `builtin`, `claude`, `gemini`"
+            "unknown variant `Gemini`, expected one of `builtin`, `claude`, `gemini`, `codex`"
         );
     }
 
@@ -183,10 +186,16 @@ mod tests {
         let (agent, event) = hook_event("stop").unwrap();
         assert_eq!((agent.spec().name, event.name), ("claude", "Stop"));
         assert!(hook_event("bogus").is_none());
-        assert_eq!(
-            edit_tool("NotebookEdit").unwrap().path_keys,
-            ["notebook_path"]
-        );
+        assert!(matches!(
+            edit_tool("NotebookEdit").unwrap().paths,
+            EditPaths::Keys(["notebook_path"])
+        ));
+        let (agent, event) = hook_event("codex-stop").unwrap();
+        assert_eq!((agent.spec().name, event.name), ("codex", "Stop"));
+        assert!(matches!(
+            edit_tool("apply_patch").unwrap().paths,
+            EditPaths::Parse(_)
+        ));
         assert!(edit_tool("Read").is_none());
     }
 }

@@ -1,8 +1,9 @@
 //! Drives the agent CLIs people already have — Claude Code and Gemini CLI — as the sessions
 //! of Context Pilot's restart loop, measuring their context use from their own output; and
-//! says everything else Context Pilot needs to know about them.
+//! says everything else Context Pilot needs to know about them, Codex CLI included (its hooks
+//! and `init codex` work; runs with it are refused for now, with what works instead).
 //!
-//! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`) whose
+//! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`, `codex/`) whose
 //! descriptor implements [`AgentCli`]: its names, binary, minimum version and install hint,
 //! hook events and replies, edit tools, what `context-pilot init` writes into a project, how a
 //! run wires it for one invocation, its stream parser and model table, and from which version
@@ -78,6 +79,7 @@
 mod agent;
 mod binary;
 mod claude;
+mod codex;
 mod config;
 mod drive;
 mod driver;
@@ -98,7 +100,7 @@ mod transcript;
 mod wired;
 mod wiring;
 
-pub use agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+pub use agent::{AgentCli, AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
 pub use binary::AgentBinary;
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
@@ -108,7 +110,9 @@ pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
 pub use interactive::CliRunner;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
-pub use project_settings::{SettingsFile, ShapeError, hook_command, hooks_of};
+pub use project_settings::{
+    Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
+};
 pub use settings_json::Json;
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

@@ -32,14 +32,44 @@ impl ShapeError {
     }
 }
 
-/// Brings a settings document up to date, or says why it cannot.
-pub type Apply = dyn Fn(&mut Json) -> Result<(), ShapeError>;
+/// Brings a settings document up to date, or says why it cannot: a JSON file (Claude Code,
+/// Gemini CLI) or a TOML file edited in place, comments and all (Codex CLI).
+pub enum Apply {
+    Json(Box<ApplyJson>),
+    Toml(Box<ApplyToml>),
+}
+
+/// Brings a JSON settings document up to date.
+pub type ApplyJson = dyn Fn(&mut Json) -> Result<(), ShapeError>;
+
+/// Brings a TOML settings document up to date, in place.
+pub type ApplyToml = dyn Fn(&mut toml_edit::DocumentMut) -> Result<(), ShapeError>;
 
 /// A settings file and how to bring it up to date.
 pub struct SettingsFile {
     /// Relative to the project root.
     pub path: PathBuf,
-    pub apply: Box<Apply>,
+    pub apply: Apply,
+}
+
+/// Why a TOML settings file could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum TomlMergeError {
+    #[error("it is not valid TOML ({0})")]
+    Corrupt(String),
+    #[error("{0}")]
+    Shape(#[from] ShapeError),
+}
+
+/// `before` (the file's text, if any) with `apply` made, keeping comments, key order and
+/// everything else; the same text when nothing had to change.
+pub fn merge_toml(apply: &ApplyToml, before: Option<&str>) -> Result<String, TomlMergeError> {
+    let mut doc: toml_edit::DocumentMut = before
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e: toml_edit::TomlError| TomlMergeError::Corrupt(e.message().to_owned()))?;
+    apply(&mut doc)?;
+    Ok(doc.to_string())
 }
 
 /// The shell command of a hook: the program (quoted when it needs it) and the event.
@@ -52,8 +82,12 @@ pub fn hook_command(program: &str, event: &str) -> String {
 pub fn hooks_of(files: Vec<SettingsFile>) -> serde_json::Value {
     let mut hooks = serde_json::Map::new();
     for file in files {
+        // Codex CLI's TOML hooks are not passed per invocation this way.
+        let Apply::Json(apply) = file.apply else {
+            continue;
+        };
         let mut doc = Json::Object(IndexMap::new());
-        if (file.apply)(&mut doc).is_err() {
+        if apply(&mut doc).is_err() {
             continue;
         }
         if let Some(found) = doc.get("hooks")
@@ -87,7 +121,7 @@ pub fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
 
 /// Adds `hook` under `hooks.<event>` in a group with `matcher`, unless a Context Pilot hook
 /// for `cli_event` is already there; then that one gets the current command (the binary may
-/// have moved) and everything else stays as the user left it.
+/// have moved), its group the current matcher, and everything else stays as the user left it.
 pub fn ensure_hook(
     doc: &mut Json,
     event: &str,
@@ -106,12 +140,11 @@ pub fn ensure_hook(
     };
     let mut found = false;
     for group in groups.iter_mut() {
-        let Some(Json::Array(items)) = (match group {
-            Json::Object(g) => g.get_mut("hooks"),
-            _ => None,
-        }) else {
+        let Json::Object(group) = group else { continue };
+        let Some(Json::Array(items)) = group.get_mut("hooks") else {
             continue;
         };
+        let found_before = found;
         for item in items.iter_mut() {
             let Json::Object(fields) = item else { continue };
             let ours = fields
@@ -124,6 +157,14 @@ pub fn ensure_hook(
                     fields.insert("command".into(), command.clone());
                 }
             }
+        }
+        // Our group follows the tools we now watch (e.g. the shell tools, added later).
+        if found
+            && !found_before
+            && let Some(m) = matcher
+            && group.contains_key("matcher")
+        {
+            group.insert("matcher".into(), Json::str(m));
         }
     }
     if !found {
@@ -138,7 +179,7 @@ pub fn ensure_hook(
 }
 
 /// `… context-pilot hook <event>` with any path to the binary, quoted or not.
-fn is_our_command(command: &str, cli_event: &str) -> bool {
+pub(crate) fn is_our_command(command: &str, cli_event: &str) -> bool {
     let Some(program) = command.trim().strip_suffix(&format!(" hook {cli_event}")) else {
         return false;
     };
@@ -151,6 +192,31 @@ fn is_our_command(command: &str, cli_event: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_older_group_of_ours_gets_the_current_matcher_and_others_keep_theirs() {
+        let mut doc: Json = serde_json::from_str(
+            r#"{"hooks": {"PostToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran"}]},
+                {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "context-pilot hook post-tool-use"}]}
+            ]}}"#,
+        )
+        .unwrap();
+        let hook = Json::object([("command", Json::str("context-pilot hook post-tool-use"))]);
+        ensure_hook(
+            &mut doc,
+            "PostToolUse",
+            Some("Write|Edit|Bash"),
+            "post-tool-use",
+            hook,
+        )
+        .unwrap();
+        let value = serde_json::to_value(&doc).unwrap();
+        let groups = value["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0]["matcher"], "Bash");
+        assert_eq!(groups[1]["matcher"], "Write|Edit|Bash");
+    }
 
     #[test]
     fn recognises_our_hooks_only() {

@@ -74,6 +74,11 @@ impl WorkTreeSnapshot {
         changed
     }
 
+    /// The state of `path`, when it is listed (uncommitted).
+    pub fn stamp(&self, path: &str) -> Option<&Stamp> {
+        self.entries.get(path)
+    }
+
     /// How many paths are listed.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -430,3 +430,71 @@ fn a_hook_fired_while_the_tui_runs_shares_its_callbacks() {
     assert_eq!(tui.wait_exit(wait).unwrap(), 0);
     stop_console_server(&root);
 }
+
+#[test]
+fn a_shell_edit_fires_callbacks_for_claude_and_gemini_and_can_be_turned_off() {
+    let (_repo, root) = project_with_callback(0);
+    let shell = |event: &str, tool: &str, session: &str| {
+        let payload = json!({"session_id": session, "cwd": root, "tool_name": tool,
+            "tool_input": {"command": "sed -i s/hello/bye/ src/greet.sh"}})
+        .to_string();
+        hook(event, &root, &payload)
+    };
+    for (event, tool, session) in [
+        ("post-tool-use", "Bash", "claude-session"),
+        ("after-tool", "run_shell_command", "gemini-session"),
+    ] {
+        // The session's first hook call has nothing to compare with: it only looks.
+        let first = shell(event, tool, session);
+        assert_eq!(first.code, Some(0), "{first:?}");
+        assert!(!first.stdout.contains("checked"), "{first:?}");
+        // What `sed -i` did through the shell.
+        std::fs::write(root.join("src/greet.sh"), format!("echo {session}\n")).unwrap();
+        let second = shell(event, tool, session);
+        assert!(
+            second.stdout.contains("checked src/greet.sh"),
+            "{tool}: {second:?}"
+        );
+        // Nothing changed since: nothing fires.
+        let third = shell(event, tool, session);
+        assert!(!third.stdout.contains("checked"), "{third:?}");
+    }
+
+    // Turned off in config.json.
+    let config_path = root.join(".context-pilot/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["hooks"] = json!({"shell_edits": false});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    std::fs::write(root.join("src/greet.sh"), "echo off\n").unwrap();
+    let off = shell("post-tool-use", "Bash", "claude-session");
+    stop_console_server(&root);
+    assert!(!off.stdout.contains("checked"), "{off:?}");
+    assert!(
+        off.stderr.is_empty() || !off.stderr.contains("hooks"),
+        "{off:?}"
+    );
+}
+
+#[test]
+fn an_invalid_hooks_section_is_told_and_shell_edits_stay_on() {
+    let (_repo, root) = project_with_callback(0);
+    let config_path = root.join(".context-pilot/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["hooks"] = json!({"shell_edit": false});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Bash",
+        "tool_input": {"command": "sed -i s/hello/bye/ src/greet.sh"}})
+    .to_string();
+    let _ = hook("post-tool-use", &root, &payload);
+    std::fs::write(root.join("src/greet.sh"), "echo bye\n").unwrap();
+    let out = hook("post-tool-use", &root, &payload);
+    stop_console_server(&root);
+    assert!(out.stderr.contains("config.json 'hooks'"), "{out:?}");
+    assert!(out.stderr.contains("shell_edit"), "{out:?}");
+    let reply = out.json();
+    let told = reply["systemMessage"].as_str().unwrap_or_default();
+    assert!(told.contains("config.json 'hooks'"), "{reply}");
+    assert!(out.stdout.contains("checked src/greet.sh"), "{out:?}");
+}

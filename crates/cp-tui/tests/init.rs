@@ -80,7 +80,7 @@ fn claude_dry_run_prints_a_diff_and_writes_nothing_then_init_merges() {
     assert_eq!(stop.len(), 2, "{merged}");
     assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
     let post = &merged["hooks"]["PostToolUse"][0];
-    assert_eq!(post["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+    assert_eq!(post["matcher"], "Write|Edit|MultiEdit|NotebookEdit|Bash");
     assert_eq!(
         post["hooks"][0]["command"],
         format!("{} hook post-tool-use", program())
@@ -127,7 +127,10 @@ fn gemini_init_keeps_other_servers_and_hooks() {
     let after_tool = doc["hooks"]["AfterTool"].as_array().unwrap();
     assert_eq!(after_tool.len(), 2);
     assert_eq!(after_tool[0]["hooks"][0]["name"], "audit");
-    assert_eq!(after_tool[1]["matcher"], "write_file|replace");
+    assert_eq!(
+        after_tool[1]["matcher"],
+        "write_file|replace|run_shell_command"
+    );
     assert_eq!(
         after_tool[1]["hooks"][0]["command"],
         format!("{} hook after-tool", program())

@@ -236,7 +236,7 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
     );
     // The stop gate's verdict reached the person too.
     assert!(
-        conversation.contains("Stop hook: blocked: Stop gate"),
+        conversation.contains("Stop hook: blocked: Stop gate: verify"),
         "{conversation}"
     );
 
@@ -544,7 +544,7 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
         // Gemini CLI does not echo its hooks: these came from the hooks' own reports.
         "AfterTool hook: Callback 'sh-check' passed",
         "checked src/a.sh",
-        "AfterAgent hook: blocked: Stop gate",
+        "AfterAgent hook: blocked: Stop gate: verify",
     ] {
         assert!(
             conversation.contains(shown),

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::SPEC;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::{
-    HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, set_server,
+    Apply, HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, set_server,
 };
 use crate::settings_json::Json;
 
@@ -38,11 +38,11 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
     vec![
         SettingsFile {
             path: PathBuf::from(".mcp.json"),
-            apply: Box::new(move |doc| set_server(doc, &program)),
+            apply: Apply::Json(Box::new(move |doc| set_server(doc, &program))),
         },
         SettingsFile {
             path: PathBuf::from(".claude/settings.json"),
-            apply: Box::new(move |doc| {
+            apply: Apply::Json(Box::new(move |doc| {
                 for event in SPEC.hook_events {
                     let hook = Json::object([
                         ("type", Json::str("command")),
@@ -56,7 +56,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                     ensure_hook(doc, event.name, matcher.as_deref(), event.cli_name, hook)?;
                 }
                 Ok(())
-            }),
+            })),
         },
     ]
 }
@@ -87,6 +87,9 @@ mod tests {
 
     #[test]
     fn the_edit_matcher_names_every_edit_tool() {
-        assert_eq!(SPEC.edit_matcher(), "Write|Edit|MultiEdit|NotebookEdit");
+        assert_eq!(
+            SPEC.edit_matcher(),
+            "Write|Edit|MultiEdit|NotebookEdit|Bash"
+        );
     }
 }

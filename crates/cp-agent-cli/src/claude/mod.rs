@@ -12,7 +12,7 @@ use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
-use crate::agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+use crate::agent::{AgentCli, AgentSpec, EditPaths, EditTool, HookEventSpec};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
@@ -55,21 +55,22 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     edit_tools: &[
         EditTool {
             name: "Write",
-            path_keys: &["file_path"],
+            paths: EditPaths::Keys(&["file_path"]),
         },
         EditTool {
             name: "Edit",
-            path_keys: &["file_path"],
+            paths: EditPaths::Keys(&["file_path"]),
         },
         EditTool {
             name: "MultiEdit",
-            path_keys: &["file_path"],
+            paths: EditPaths::Keys(&["file_path"]),
         },
         EditTool {
             name: "NotebookEdit",
-            path_keys: &["notebook_path"],
+            paths: EditPaths::Keys(&["notebook_path"]),
         },
     ],
+    shell_tools: &["Bash"],
     parse_line: stream::parse_line,
     model_window: stream::model_window,
 };

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::SPEC;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::{
-    HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, hooks_of, set_server,
+    Apply, HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, hooks_of, set_server,
 };
 use crate::settings_json::Json;
 
@@ -47,7 +47,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
     let program = program.to_owned();
     vec![SettingsFile {
         path: PathBuf::from(".gemini/settings.json"),
-        apply: Box::new(move |doc| {
+        apply: Apply::Json(Box::new(move |doc| {
             set_server(doc, &program)?;
             for event in SPEC.hook_events {
                 let (name, description) = match event.kind {
@@ -68,7 +68,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                 ensure_hook(doc, event.name, matcher.as_deref(), event.cli_name, hook)?;
             }
             Ok(())
-        }),
+        })),
     }]
 }
 
@@ -134,6 +134,6 @@ mod tests {
                 .get("AfterModel")
                 .is_none()
         );
-        assert_eq!(SPEC.edit_matcher(), "write_file|replace");
+        assert_eq!(SPEC.edit_matcher(), "write_file|replace|run_shell_command");
     }
 }

@@ -12,7 +12,7 @@ use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
-use crate::agent::{AgentCli, AgentSpec, EditTool, HookEventSpec};
+use crate::agent::{AgentCli, AgentSpec, EditPaths, EditTool, HookEventSpec};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
@@ -58,13 +58,14 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     edit_tools: &[
         EditTool {
             name: "write_file",
-            path_keys: &["file_path", "absolute_path"],
+            paths: EditPaths::Keys(&["file_path", "absolute_path"]),
         },
         EditTool {
             name: "replace",
-            path_keys: &["file_path", "absolute_path"],
+            paths: EditPaths::Keys(&["file_path", "absolute_path"]),
         },
     ],
+    shell_tools: &["run_shell_command"],
     parse_line: stream::parse_line,
     model_window: stream::model_window,
 };

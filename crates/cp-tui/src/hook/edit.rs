@@ -1,4 +1,4 @@
-//! After an agent's file edit: fire the callbacks exactly as if the edit had been a
+//! After an agent's file edit (or a shell command that changed files): fire the callbacks exactly as if the edit had been a
 //! Context Pilot tool call in a batch of one.
 //!
 //! The edit is replayed through [`cp_base::run_batch`] as a call of a tool named after the
@@ -15,10 +15,10 @@ use super::outbox::{Collected, Deliveries};
 use crate::host::Host;
 use cp_agent_cli::Reply;
 
-/// The agent's edit, as a tool that reports its change.
+/// The agent's edit, as a tool that reports its changes.
 struct Replay {
     tool: String,
-    change: FileChange,
+    changes: Vec<FileChange>,
 }
 
 impl Module for Replay {
@@ -35,20 +35,28 @@ impl Module for Replay {
     }
 
     fn call_tool(&mut self, _name: &str, _args: &Value, _env: &ToolEnv) -> ToolOutcome {
-        ToolResult::ok("").with_change(self.change.clone()).into()
+        self.changes
+            .iter()
+            .fold(ToolResult::ok(""), |result, change| {
+                result.with_change(change.clone())
+            })
+            .into()
     }
 }
 
-/// Fires callbacks for `change` (made by the agent's tool `tool`) and collects what the agent
-/// should hear: the blocking results of this edit and the notifications that are due.
-pub fn after_edit(host: &Host, tool: &str, change: Option<FileChange>) -> Reply {
+/// Fires callbacks for `changes` (made by the agent's tool `tool`: an edit tool's files, or
+/// what a shell command changed) and collects what the agent should hear: the blocking
+/// results of this edit and the notifications that are due.
+pub fn after_edit(host: &Host, tool: &str, changes: Vec<FileChange>) -> Reply {
     let deliveries = Deliveries::new(host.project(), host.worker(), host.notifier());
-    let notes = change.and_then(|change| fire(host, tool, change));
+    let notes = (!changes.is_empty())
+        .then(|| fire(host, tool, changes))
+        .flatten();
     let collected = deliveries.collect();
     reply(notes, &collected)
 }
 
-fn fire(host: &Host, tool: &str, change: FileChange) -> Option<String> {
+fn fire(host: &Host, tool: &str, changes: Vec<FileChange>) -> Option<String> {
     // An agent tool named like one of ours would clash in the registry: use a name that
     // cannot (ours never contain ':').
     let name = if host.registry().tool_def(tool).is_some() {
@@ -56,16 +64,20 @@ fn fire(host: &Host, tool: &str, change: FileChange) -> Option<String> {
     } else {
         tool.to_owned()
     };
-    let path = change.path.clone();
+    let paths: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
     let mut registry: Registry = host.registry().clone();
     if let Err(e) = registry.register(Box::new(Replay {
         tool: name.clone(),
-        change,
+        changes,
     })) {
-        tracing::error!("cannot replay the edit of {path}: {e}");
+        tracing::error!("cannot replay the edit of {}: {e}", paths.join(", "));
         return None;
     }
-    let call = ToolCall::new("hook-1", name, json!({"file_path": path}));
+    let args = match paths.as_slice() {
+        [one] => json!({"file_path": one}),
+        many => json!({"file_paths": many}),
+    };
+    let call = ToolCall::new("hook-1", name, args);
     let result = run_batch(&registry, &[call], host.env())
         .into_iter()
         .next()?;

@@ -1,13 +1,17 @@
-//! `context-pilot hook <event>`: the hook receiver for Claude Code and Gemini CLI.
+//! `context-pilot hook <event>`: the hook receiver for Claude Code, Gemini CLI and Codex CLI.
 //!
 //! | event | agent | what it does |
 //! |---|---|---|
-//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`) | fires callbacks |
-//! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`) | fires callbacks |
+//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`) | fires callbacks |
+//! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`, `run_shell_command`) | fires callbacks |
+//! | `codex-post-tool-use` | Codex CLI `PostToolUse` (every file of an `apply_patch`; its shell) | fires callbacks |
 //! | `stop` | Claude Code `Stop` | runs the stop gate |
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
+//! | `codex-stop` | Codex CLI `Stop` | runs the stop gate |
 //!
 //! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
+//! After a shell tool call, the files the command changed fire callbacks too ([`ShellSnapshots`];
+//! off with `{"hooks": {"shell_edits": false}}` in config.json).
 //!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
 //! Blocking callback results go back to the agent at once. Background runs keep going in the
@@ -38,6 +42,7 @@ mod edit;
 pub mod model_usage;
 mod outbox;
 mod payload;
+mod shell;
 mod stop;
 mod waiting;
 pub mod wiring_probe;
@@ -53,6 +58,7 @@ pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use cp_agent_cli::{EventKind, Reply};
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
 pub use payload::{HookPayload, PayloadError};
+pub use shell::{HOOKS_CONFIG_KEY, HooksConfig, ShellSnapshots};
 pub use waiting::collect_waiting;
 
 use crate::host::Host;
@@ -114,18 +120,29 @@ impl HookEvent {
     /// as aliases.
     pub fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
         use clap::builder::TypedValueParser as _;
-        let values = cp_agent_cli::AGENT_CLIS.iter().flat_map(|agent| {
-            let spec = agent.spec();
-            spec.hook_events.iter().map(move |event| {
+        // An agent's own name is an alias for the first agent that has it (Codex CLI's
+        // `PostToolUse` and `Stop` are Claude Code's names too: Codex uses ours).
+        let mut aliased = std::collections::HashSet::new();
+        let values: Vec<_> = cp_agent_cli::AGENT_CLIS
+            .iter()
+            .flat_map(|agent| {
+                let spec = agent.spec();
+                spec.hook_events.iter().map(move |event| (spec, event))
+            })
+            .map(|(spec, event)| {
                 let does = match event.kind {
-                    EventKind::AfterEdit => "fire callbacks for the edited file",
+                    EventKind::AfterEdit => "fire callbacks for the edited files",
                     EventKind::Stop => "run the stop gate",
                 };
-                clap::builder::PossibleValue::new(event.cli_name)
-                    .help(format!("{} `{}`: {does}", spec.display_name, event.name))
-                    .alias(event.name)
+                let value = clap::builder::PossibleValue::new(event.cli_name)
+                    .help(format!("{} `{}`: {does}", spec.display_name, event.name));
+                if aliased.insert(event.name) {
+                    value.alias(event.name)
+                } else {
+                    value
+                }
             })
-        });
+            .collect();
         clap::builder::PossibleValuesParser::new(values)
             .try_map(|name: String| Self::named(&name).ok_or(UnknownHookEvent(name)))
     }
@@ -206,13 +223,13 @@ pub fn handle(
         "hook"
     );
 
-    let change = match event.kind() {
-        EventKind::AfterEdit => match payload.edited_file(&project) {
-            Ok(None) if payload.is_edit_tool() => {
+    let mut changes = match event.kind() {
+        EventKind::AfterEdit => match payload.edited_files(&project) {
+            Ok(changes) if changes.is_empty() && payload.is_edit_tool() => {
                 // An edit outside the project is none of our business.
                 return reply_only(event, &Reply::Nothing);
             }
-            Ok(change) => change,
+            Ok(changes) => changes,
             Err(e) => {
                 return failure(
                     event,
@@ -221,14 +238,31 @@ pub fn handle(
                 );
             }
         },
-        EventKind::Stop => None,
+        EventKind::Stop => Vec::new(),
     };
     let host = match Host::new(project.clone(), worker) {
         Ok(h) => h,
         Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
     };
+    let session = payload.session_id.as_deref().unwrap_or(NO_SESSION);
+    let (hooks_config, hooks_problem) = HooksConfig::load(&project);
+    let snapshots = hooks_config
+        .shell_edits
+        .then(|| ShellSnapshots::new(&project, host.worker()));
+    if let Some(snapshots) = &snapshots
+        && event.kind() == EventKind::AfterEdit
+        && payload.is_shell_tool(event.agent)
+        && let (Some(before), Some(now)) = (snapshots.previous(session), snapshots.take())
+    {
+        for change in snapshots.changes(&before, &now) {
+            if !changes.iter().any(|c| c.path == change.path) {
+                changes.push(change);
+            }
+        }
+    }
     // A broken callbacks config must never silently turn callbacks off: say so every time.
-    let config_problems = cp_mod_callback::config_problems(&project);
+    let mut config_problems = cp_mod_callback::config_problems(&project);
+    config_problems.extend(hooks_problem);
     for problem in &config_problems {
         tracing::warn!("callbacks config: {problem}");
     }
@@ -239,12 +273,17 @@ pub fn handle(
         EventKind::AfterEdit => Ok(edit::after_edit(
             &host,
             payload.tool_name.as_deref().unwrap_or_default(),
-            change,
+            changes,
         )),
-        EventKind::Stop => {
-            stop::at_stop(&host, payload.session_id.as_deref().unwrap_or(NO_SESSION))
-        }
+        EventKind::Stop => stop::at_stop(&host, session),
     };
+    // The work tree as this call leaves it (callbacks may have changed files too): what the
+    // session's next shell call is compared with.
+    if let Some(snapshots) = &snapshots
+        && let Some(now) = snapshots.take()
+    {
+        snapshots.save(session, &now);
+    }
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.
     let problems = carried.suspend(&host);

@@ -1,4 +1,5 @@
-//! The JSON that Claude Code and Gemini CLI write to a hook's stdin.
+//! The JSON that Claude Code, Gemini CLI and Codex CLI write to a hook's stdin (Codex's has
+//! Claude Code's shape).
 //!
 //! Both agents send `session_id`, `transcript_path`, `cwd` and `hook_event_name`. Tool events
 //! add `tool_name`, `tool_input` and `tool_response` (Claude's `PostToolUse`, Gemini's
@@ -9,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cp_agent_cli::{EditPaths, EditedPath};
 use cp_base::{ChangeKind, FileChange, Project, json_kind};
 use serde::Deserialize;
 use serde_json::Value;
@@ -45,6 +47,8 @@ pub enum PayloadError {
     Missing(&'static str, &'static str),
     #[error("'tool_input' must be an object, got {0}")]
     ToolInput(&'static str),
+    #[error("the edit tool's arguments do not say which files it edited: {0}")]
+    Paths(String),
 }
 
 impl HookPayload {
@@ -69,45 +73,68 @@ impl HookPayload {
         }
     }
 
-    /// The file an agent's edit tool changed, if `tool_name` is one of them and the file lies
-    /// inside `project`. Relative paths are resolved against the payload's `cwd`.
-    pub fn edited_file(&self, project: &Project) -> Result<Option<FileChange>, PayloadError> {
+    /// The files an agent's edit tool changed, if `tool_name` is one of them, that lie inside
+    /// `project` (one for most tools; every file of a Codex `apply_patch`). Relative paths are
+    /// resolved against the payload's `cwd`.
+    pub fn edited_files(&self, project: &Project) -> Result<Vec<FileChange>, PayloadError> {
         let (tool, input) = self.require_tool()?;
-        let Some(keys) = edit_tool_path_keys(tool) else {
-            return Ok(None);
+        let Some(edit_tool) = cp_agent_cli::edit_tool(tool) else {
+            return Ok(Vec::new());
         };
-        let Some(raw) = keys
-            .iter()
-            .find_map(|k| input.get(*k).and_then(Value::as_str))
-            .filter(|p| !p.is_empty())
-        else {
-            return Err(PayloadError::Missing(keys[0], "file edit tool"));
+        let named: Vec<EditedPath> = match edit_tool.paths {
+            EditPaths::Keys(keys) => {
+                let Some(raw) = keys
+                    .iter()
+                    .find_map(|k| input.get(*k).and_then(Value::as_str))
+                    .filter(|p| !p.is_empty())
+                else {
+                    return Err(PayloadError::Missing(keys[0], "file edit tool"));
+                };
+                vec![EditedPath {
+                    path: raw.to_owned(),
+                    kind: None,
+                }]
+            }
+            EditPaths::Parse(parse) => parse(input).map_err(PayloadError::Paths)?,
         };
         let base = self
             .cwd
             .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default();
-        let absolute = base.join(raw);
-        let Some(rel) = inside(project, &absolute) else {
-            return Ok(None);
-        };
-        let kind = if !absolute.exists() {
-            ChangeKind::Deleted
-        } else if self.created() {
-            ChangeKind::Created
-        } else {
-            ChangeKind::Modified
-        };
-        Ok(Some(FileChange::new(rel, kind)))
+        let mut changes = Vec::new();
+        for edited in named {
+            let absolute = base.join(&edited.path);
+            let Some(rel) = inside(project, &absolute) else {
+                continue;
+            };
+            let kind = if !absolute.exists() {
+                ChangeKind::Deleted
+            } else if let Some(kind) = edited.kind {
+                kind
+            } else if self.created() {
+                ChangeKind::Created
+            } else {
+                ChangeKind::Modified
+            };
+            changes.push(FileChange::new(rel, kind));
+        }
+        Ok(changes)
     }
 
     /// Whether `tool_name` is one of the agents' file edit tools.
     pub fn is_edit_tool(&self) -> bool {
         self.tool_name
             .as_deref()
-            .and_then(edit_tool_path_keys)
+            .and_then(cp_agent_cli::edit_tool)
             .is_some()
+    }
+
+    /// Whether `tool_name` is one of the shell tools of `agent`, which may change any file.
+    pub fn is_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
     }
 
     /// Claude's Write reports `"type": "create"` for a new file.
@@ -118,12 +145,6 @@ impl HookPayload {
             .and_then(Value::as_str)
             == Some("create")
     }
-}
-
-/// The argument keys holding the edited file, for the agents' file edit tools (each agent's
-/// descriptor lists its own).
-fn edit_tool_path_keys(tool: &str) -> Option<&'static [&'static str]> {
-    cp_agent_cli::edit_tool(tool).map(|tool| tool.path_keys)
 }
 
 /// `path` relative to the project root, following symlinks in the part that exists (a
@@ -191,29 +212,55 @@ mod tests {
         let edit = payload(json!({"cwd": cwd, "tool_name": "Edit",
             "tool_input": {"file_path": "a.rs", "old_string": "x", "new_string": "y"}}));
         assert_eq!(
-            edit.edited_file(&project).unwrap(),
-            Some(FileChange::new("src/a.rs", ChangeKind::Modified))
+            edit.edited_files(&project).unwrap(),
+            [FileChange::new("src/a.rs", ChangeKind::Modified)]
         );
         let created = payload(json!({"cwd": root, "tool_name": "Write",
             "tool_input": {"file_path": root.join("src/a.rs"), "content": "x"},
             "tool_response": {"type": "create", "filePath": root.join("src/a.rs")}}));
         assert_eq!(
-            created.edited_file(&project).unwrap().unwrap().kind,
+            created.edited_files(&project).unwrap()[0].kind,
             ChangeKind::Created
         );
         let gemini = payload(json!({"cwd": root, "tool_name": "replace",
             "tool_input": {"absolute_path": root.join("src/gone.rs")}}));
         assert_eq!(
-            gemini.edited_file(&project).unwrap(),
-            Some(FileChange::new("src/gone.rs", ChangeKind::Deleted))
+            gemini.edited_files(&project).unwrap(),
+            [FileChange::new("src/gone.rs", ChangeKind::Deleted)]
         );
         let read = payload(
             json!({"cwd": root, "tool_name": "Read", "tool_input": {"file_path": "src/a.rs"}}),
         );
-        assert_eq!(read.edited_file(&project).unwrap(), None);
+        assert_eq!(read.edited_files(&project).unwrap(), []);
         let outside = payload(json!({"cwd": root, "tool_name": "Write",
             "tool_input": {"file_path": "../elsewhere.txt", "content": ""}}));
-        assert_eq!(outside.edited_file(&project).unwrap(), None);
+        assert_eq!(outside.edited_files(&project).unwrap(), []);
+    }
+
+    #[test]
+    fn a_codex_patch_names_each_file_it_touched_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "x").unwrap();
+        std::fs::write(root.join("src/new.rs"), "x").unwrap();
+        std::fs::write(root.join("added.md"), "x").unwrap();
+        let project = Project::at(&root);
+        let patch = "*** Begin Patch\n*** Add File: added.md\n+x\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Update File: src/b.rs\n*** Move to: src/new.rs\n*** Delete File: gone.txt\n*** Add File: ../outside.txt\n+x\n*** End Patch";
+        let codex = payload(json!({"cwd": root, "tool_name": "apply_patch",
+            "tool_input": {"command": patch}}));
+        assert_eq!(
+            codex.edited_files(&project).unwrap(),
+            [
+                FileChange::new("added.md", ChangeKind::Created),
+                FileChange::new("src/a.rs", ChangeKind::Modified),
+                FileChange::new("src/new.rs", ChangeKind::Created),
+                FileChange::new("gone.txt", ChangeKind::Deleted),
+            ]
+        );
+        let no_patch = payload(json!({"tool_name": "apply_patch", "tool_input": {}}));
+        let err = no_patch.edited_files(&project).unwrap_err().to_string();
+        assert!(err.contains("'command' is missing"), "{err}");
     }
 
     #[test]
@@ -240,7 +287,7 @@ mod tests {
         let no_path = payload(json!({"tool_name": "Edit", "tool_input": {}}));
         let project = Project::at("/nonexistent");
         assert_eq!(
-            no_path.edited_file(&project).unwrap_err().to_string(),
+            no_path.edited_files(&project).unwrap_err().to_string(),
             "the payload has no 'file_path'; expected a file edit tool payload"
         );
     }

@@ -1,10 +1,13 @@
-//! `context-pilot init claude|gemini [--dry-run]`: wire Context Pilot into an agent's
+//! `context-pilot init claude|gemini|codex [--dry-run]`: wire Context Pilot into an agent's
 //! project settings.
 //!
 //! - Claude Code: `.mcp.json` gets the `context-pilot` MCP server; `.claude/settings.json`
-//!   gets a `PostToolUse` hook for `Write|Edit|MultiEdit|NotebookEdit` and a `Stop` hook.
+//!   gets a `PostToolUse` hook for `Write|Edit|MultiEdit|NotebookEdit|Bash` and a `Stop` hook.
 //! - Gemini CLI: `.gemini/settings.json` gets the MCP server under `mcpServers` and the
-//!   `AfterTool` (`write_file|replace`) and `AfterAgent` hooks.
+//!   `AfterTool` (`write_file|replace|run_shell_command`) and `AfterAgent` hooks.
+//! - Codex CLI: `.codex/config.toml` gets `[mcp_servers.context-pilot]` and `[[hooks.PostToolUse]]`
+//!   and `[[hooks.Stop]]` groups, edited in place (comments and key order stay); then `init`
+//!   prints the two trust steps Codex needs (trust the project, trust the hooks in `/hooks`).
 //!
 //! Which files and entries is each agent's descriptor's to say
 //! (`cp_agent_cli::AgentCli::project_settings`); this module plans, diffs and writes them.
@@ -24,7 +27,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cp_agent_cli::{AGENT_CLIS, AgentCli, Json, hooks_of};
+use cp_agent_cli::{AGENT_CLIS, AgentCli, Apply, Json, TomlMergeError, hooks_of, merge_toml};
 use cp_base::write_atomic;
 
 /// The command line's parser of the agent to wire up: every agent CLI, with the files `init`
@@ -68,9 +71,13 @@ pub enum InitError {
         source: std::io::Error,
     },
     #[error(
-        "{path} is not valid JSON ({message}); fix it and run init again — nothing was written"
+        "{path} is not valid {format} ({message}); fix it and run init again — nothing was written"
     )]
-    Corrupt { path: PathBuf, message: String },
+    Corrupt {
+        path: PathBuf,
+        format: &'static str,
+        message: String,
+    },
     #[error("{path}: {message}; fix it and run init again — nothing was written")]
     Shape { path: PathBuf, message: String },
     #[error(transparent)]
@@ -115,10 +122,35 @@ pub fn plan(agent: &dyn AgentCli, root: &Path, program: &str) -> Result<Vec<Chan
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(InitError::Io { path: full, source }),
         };
+        let apply = match target.apply {
+            Apply::Json(apply) => apply,
+            Apply::Toml(apply) => {
+                let after = merge_toml(apply.as_ref(), before.as_deref()).map_err(|e| match e {
+                    TomlMergeError::Corrupt(message) => InitError::Corrupt {
+                        path: full.clone(),
+                        format: "TOML",
+                        message,
+                    },
+                    TomlMergeError::Shape(e) => InitError::Shape {
+                        path: full.clone(),
+                        message: e.to_string(),
+                    },
+                })?;
+                if before.as_deref() != Some(after.as_str()) {
+                    changes.push(Change {
+                        path: target.path,
+                        before,
+                        after,
+                    });
+                }
+                continue;
+            }
+        };
         let mut doc = match before.as_deref().map(str::trim) {
             None | Some("") => Json::Object(indexmap::IndexMap::new()),
             Some(text) => serde_json::from_str(text).map_err(|e| InitError::Corrupt {
                 path: full.clone(),
+                format: "JSON",
                 message: e.to_string(),
             })?,
         };
@@ -128,7 +160,7 @@ pub fn plan(agent: &dyn AgentCli, root: &Path, program: &str) -> Result<Vec<Chan
                 message: "the top level must be a JSON object".into(),
             });
         }
-        (target.apply)(&mut doc).map_err(|e| InitError::Shape {
+        apply(&mut doc).map_err(|e| InitError::Shape {
             path: full.clone(),
             message: e.to_string(),
         })?;
@@ -185,9 +217,10 @@ pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, I
     let program = program();
     let changes = plan(agent, root, &program)?;
     let name = agent.spec().display_name;
+    let notes = agent.init_notes(root).unwrap_or_default();
     if changes.is_empty() {
         return Ok(format!(
-            "{name} is already set up to use Context Pilot in {}; nothing to change.\n",
+            "{name} is already set up to use Context Pilot in {}; nothing to change.\n{notes}",
             root.display()
         ));
     }
@@ -201,6 +234,7 @@ pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, I
             "Dry run: {} file(s) would change; nothing was written.",
             changes.len()
         );
+        out.push_str(&notes);
         return Ok(out);
     }
     apply(root, &changes)?;
@@ -216,6 +250,7 @@ pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, I
         out,
         "{name} now runs `{program} mcp` as an MCP server and calls `{program} hook …` after edits and at stops. Restart {name} to pick it up."
     );
+    out.push_str(&notes);
     Ok(out)
 }
 
@@ -230,7 +265,7 @@ mod tests {
             .unwrap()
     }
 
-    const CLAUDE_EDIT_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit";
+    const CLAUDE_EDIT_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
 
     #[test]
     fn hook_settings_hold_only_the_hooks_init_writes() {
@@ -309,5 +344,39 @@ mod tests {
         let err = plan(agent("gemini"), dir.path(), "context-pilot").unwrap_err();
         assert!(err.to_string().contains("is not valid JSON"), "{err}");
         assert!(err.to_string().contains("nothing was written"), "{err}");
+        std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
+        std::fs::write(dir.path().join(".codex/config.toml"), "[oops").unwrap();
+        let err = plan(agent("codex"), dir.path(), "context-pilot").unwrap_err();
+        assert!(err.to_string().contains("is not valid TOML"), "{err}");
+    }
+
+    #[test]
+    fn codex_init_writes_toml_once_and_tells_the_trust_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".codex")).unwrap();
+        let mine = "# keep me\n[mcp_servers.other]\ncommand = \"x\"\n";
+        std::fs::write(root.join(".codex/config.toml"), mine).unwrap();
+        let dry = run(agent("codex"), root, true).unwrap();
+        assert!(dry.contains("+[mcp_servers.context-pilot]"), "{dry}");
+        assert!(dry.contains("trust_level = \"trusted\""), "{dry}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".codex/config.toml")).unwrap(),
+            mine
+        );
+        let changes = plan(agent("codex"), root, "/opt/cp/context-pilot").unwrap();
+        assert_eq!(changes.len(), 1);
+        apply(root, &changes).unwrap();
+        let text = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap();
+        assert!(text.starts_with(mine), "{text}");
+        assert!(
+            text.contains("/opt/cp/context-pilot hook codex-stop"),
+            "{text}"
+        );
+        assert!(
+            plan(agent("codex"), root, "/opt/cp/context-pilot")
+                .unwrap()
+                .is_empty()
+        );
     }
 }

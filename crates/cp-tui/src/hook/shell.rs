@@ -1,0 +1,235 @@
+//! Edits made through an agent's shell (`sed -i`, `cat > f`), which no edit tool reports.
+//!
+//! Every hook call of a session saves a [`WorkTreeSnapshot`] (git's status, plus each listed
+//! file's size and mtime) under the worker's state dir, one file per session, written
+//! atomically. After a shell tool call (the descriptor's `shell_tools`: Claude Code's `Bash`,
+//! Gemini CLI's `run_shell_command`, Codex CLI's shell) the hook compares the work tree with
+//! the session's saved snapshot, and the files that changed fire callbacks as if an edit tool
+//! had changed them. The first shell call of a session has nothing to compare with and fires
+//! nothing. Context Pilot's own `.context-pilot/` is never reported.
+//!
+//! It is on by default; `{"hooks": {"shell_edits": false}}` in `config.json` turns it off.
+
+use std::path::PathBuf;
+
+use cp_base::{ChangeKind, FileChange, Project, STATE_DIR, WorkerId};
+use cp_git::{FileStatus, Git, WorkTreeSnapshot};
+use serde::{Deserialize, Serialize};
+
+/// The key of the section in `config.json`.
+pub const HOOKS_CONFIG_KEY: &str = "hooks";
+
+/// `{"hooks": {"shell_edits": true}}`: what the hook receiver does beyond the edit tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// After a shell tool call, fire callbacks for the files it changed (default on).
+    pub shell_edits: bool,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        Self { shell_edits: true }
+    }
+}
+
+impl HooksConfig {
+    /// The section, or the default and the problem to tell the person when it is invalid.
+    pub fn load(project: &Project) -> (Self, Option<String>) {
+        match project.config().section::<Self>(HOOKS_CONFIG_KEY) {
+            Ok(config) => (config, None),
+            Err(e) => (
+                Self::default(),
+                Some(format!(
+                    "config.json '{HOOKS_CONFIG_KEY}': {e}; expected e.g. {{\"shell_edits\": false}} — shell edits are detected meanwhile"
+                )),
+            ),
+        }
+    }
+}
+
+/// The saved snapshots of one worker's sessions.
+pub struct ShellSnapshots {
+    dir: PathBuf,
+    root: PathBuf,
+    git: Git,
+}
+
+impl ShellSnapshots {
+    /// Those of `worker` in `project`.
+    pub fn new(project: &Project, worker: &WorkerId) -> Self {
+        Self {
+            dir: project.state_dir(worker).join("shell-snapshots"),
+            root: project.root().to_path_buf(),
+            git: Git { path_env: None },
+        }
+    }
+
+    /// The file of `session`: its id, made safe as a file name.
+    fn file(&self, session: &str) -> PathBuf {
+        let safe: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(128)
+            .collect();
+        self.dir.join(format!("{safe}.json"))
+    }
+
+    /// The work tree now; `None` outside git (nothing to compare).
+    pub fn take(&self) -> Option<WorkTreeSnapshot> {
+        WorkTreeSnapshot::take(&self.git, &self.root)
+            .map_err(|e| tracing::debug!("no work tree snapshot: {e}"))
+            .ok()
+    }
+
+    /// The snapshot saved at the session's previous hook call.
+    pub fn previous(&self, session: &str) -> Option<WorkTreeSnapshot> {
+        let text = std::fs::read(self.file(session)).ok()?;
+        serde_json::from_slice(&text)
+            .map_err(|e| tracing::warn!("ignoring a broken shell snapshot of {session}: {e}"))
+            .ok()
+    }
+
+    /// Saves `now` as the session's latest snapshot, atomically.
+    pub fn save(&self, session: &str, now: &WorkTreeSnapshot) {
+        let bytes = match serde_json::to_vec(now) {
+            Ok(bytes) => bytes,
+            Err(e) => return tracing::warn!("cannot encode the shell snapshot of {session}: {e}"),
+        };
+        if let Err(e) = cp_base::write_atomic(&self.file(session), &bytes) {
+            tracing::warn!("cannot save the shell snapshot of {session}: {e}");
+        }
+    }
+
+    /// The files that changed between `earlier` and `now`, as edits (created, modified or
+    /// deleted, by what is on disk now), without Context Pilot's own state.
+    pub fn changes(&self, earlier: &WorkTreeSnapshot, now: &WorkTreeSnapshot) -> Vec<FileChange> {
+        now.changed_since(earlier)
+            .into_iter()
+            .filter(|path| !path.starts_with(&format!("{STATE_DIR}/")) && path != STATE_DIR)
+            .map(|path| {
+                let new = matches!(
+                    now.stamp(&path).map(|s| s.status),
+                    Some(FileStatus::Untracked | FileStatus::Added)
+                ) && earlier.stamp(&path).is_none();
+                let kind = if !self.root.join(&path).exists() {
+                    ChangeKind::Deleted
+                } else if new {
+                    ChangeKind::Created
+                } else {
+                    ChangeKind::Modified
+                };
+                FileChange::new(path, kind)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn each_session_compares_with_its_own_previous_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(root.join("b.txt"), "one\n").unwrap();
+        git(&root, &["add", "."]);
+        git(
+            &root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "init",
+            ],
+        );
+        let project = Project::at(&root);
+        let snaps = ShellSnapshots::new(&project, &WorkerId::default());
+
+        assert!(
+            snaps.previous("s1").is_none(),
+            "a new session has no snapshot"
+        );
+        let start = snaps.take().unwrap();
+        snaps.save("s1", &start);
+        snaps.save("s/../2", &start);
+
+        // `sed -i` on a committed file, a new file, and a state file of ours.
+        std::fs::write(root.join("a.txt"), "two\n").unwrap();
+        std::fs::write(root.join("new.txt"), "x").unwrap();
+        std::fs::create_dir_all(root.join(STATE_DIR)).unwrap();
+        std::fs::write(root.join(STATE_DIR).join("x.json"), "{}").unwrap();
+        let now = snaps.take().unwrap();
+        let changes = snaps.changes(&snaps.previous("s1").unwrap(), &now);
+        assert_eq!(
+            changes,
+            [
+                FileChange::new("a.txt", ChangeKind::Modified),
+                FileChange::new("new.txt", ChangeKind::Created),
+            ]
+        );
+        snaps.save("s1", &now);
+        assert!(
+            snaps
+                .changes(&snaps.previous("s1").unwrap(), &snaps.take().unwrap())
+                .is_empty()
+        );
+
+        // Session 2 still compares with the start; a second edit of a dirty file is seen.
+        std::fs::write(root.join("a.txt"), "three, longer\n").unwrap();
+        std::fs::remove_file(root.join("b.txt")).unwrap();
+        let later = snaps.take().unwrap();
+        let s1: Vec<String> = snaps
+            .changes(&snaps.previous("s1").unwrap(), &later)
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(s1, ["a.txt", "b.txt"]);
+        let s2 = snaps.changes(&snaps.previous("s/../2").unwrap(), &later);
+        assert!(
+            s2.contains(&FileChange::new("b.txt", ChangeKind::Deleted)),
+            "{s2:?}"
+        );
+        assert!(
+            s2.contains(&FileChange::new("new.txt", ChangeKind::Created)),
+            "{s2:?}"
+        );
+        assert!(snaps.file("s/../2").starts_with(&snaps.dir));
+    }
+
+    #[test]
+    fn the_config_section_is_strict_and_on_by_default() {
+        assert!(HooksConfig::default().shell_edits);
+        let off: HooksConfig =
+            serde_json::from_value(serde_json::json!({"shell_edits": false})).unwrap();
+        assert!(!off.shell_edits);
+        assert!(
+            serde_json::from_value::<HooksConfig>(serde_json::json!({"shell_edit": false}))
+                .is_err()
+        );
+    }
+}

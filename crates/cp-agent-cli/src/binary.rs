@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::AgentError;
-use crate::agent::AgentSpec;
+use crate::spec::AgentSpec;
 
 impl AgentSpec {
     /// Whether `version` (as the CLI reported it) resumes sessions safely.

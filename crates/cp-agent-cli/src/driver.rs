@@ -36,7 +36,7 @@ impl CliDriver {
         if let Some(unsupported) = agent.runs_unsupported() {
             return Err(unsupported);
         }
-        let session = CliSession::start(agent, config, spec, progress)?;
+        let session = start(agent, config, spec, progress)?;
         Ok(Self { agent, session })
     }
 
@@ -109,4 +109,25 @@ impl SessionDriver for CliDriver {
         // `context-pilot mcp` saved the handoff; the restart loop reads it from the store.
         Ok(None)
     }
+}
+
+/// Locates the CLI of `agent` (config `agent.command`, else `PATH`), checks its version, and
+/// writes its wiring: its run hooks with the probe hook added (see [`crate::wired`]).
+fn start(
+    agent: &dyn crate::AgentCli,
+    config: AgentConfig,
+    spec: WiringSpec,
+    progress: Progress,
+) -> Result<CliSession, AgentError> {
+    let cli = agent.spec();
+    let binary = cli.locate(config.command.as_deref())?;
+    tracing::info!(
+        path = %binary.path.display(),
+        version = %binary.version,
+        "using {}",
+        cli.display_name
+    );
+    let hooks = spec.hooks_with_probe(agent.run_hooks(&spec.program), cli.probe_event);
+    let wiring = agent.wire(&spec, &hooks)?;
+    Ok(CliSession::new(cli, binary, config, spec, wiring, progress))
 }

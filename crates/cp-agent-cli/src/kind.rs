@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::AgentError;
-use crate::agent::{AgentCli, EditTool, HookEventSpec};
+use crate::agent::AgentCli;
+use crate::spec::{EditTool, HookEventSpec};
 
 /// Every agent CLI Context Pilot drives, in the order help and messages list them. A new
 /// agent is its folder (with `mod` in `lib.rs`) and one row here.
@@ -147,7 +148,7 @@ pub fn edit_tool(name: &str) -> Option<&'static EditTool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::EditPaths;
+    use crate::spec::EditPaths;
 
     #[test]
     fn kinds_parse_from_names_and_reject_others() {

@@ -95,12 +95,13 @@ mod progress;
 mod project_settings;
 mod session;
 mod settings_json;
+mod spec;
 mod stderr_excerpt;
 mod transcript;
 mod wired;
 mod wiring;
 
-pub use agent::{AgentCli, AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
+pub use agent::AgentCli;
 pub use binary::AgentBinary;
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
@@ -114,5 +115,6 @@ pub use project_settings::{
     Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
 };
 pub use settings_json::Json;
+pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

@@ -7,12 +7,12 @@ use std::process::Command;
 use cp_base::WORKER_ENV;
 use cp_orchestrate::{DriverError, SessionControl, SessionEnd};
 
-use crate::agent::{AgentCli, AgentSpec};
 use crate::binary::AgentBinary;
 use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
 use crate::progress::Progress;
+use crate::spec::AgentSpec;
 use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
 use crate::{AgentConfig, AgentError};
@@ -48,31 +48,22 @@ pub struct CliSession {
 }
 
 impl CliSession {
-    /// Locates the CLI of `agent` (config `agent.command`, else `PATH`), checks its version,
-    /// and writes its wiring: its run hooks with the probe hook added (see [`crate::wired`]).
-    /// The window comes from config, else the model table.
-    pub fn start(
-        agent: &dyn AgentCli,
+    /// A run's session state for the CLI `cli`, found at `binary`, wired by `wiring`. The
+    /// window comes from config, else the model table.
+    pub fn new(
+        cli: &'static AgentSpec,
+        binary: AgentBinary,
         config: AgentConfig,
         spec: WiringSpec,
+        wiring: Wiring,
         progress: Progress,
-    ) -> Result<Self, AgentError> {
-        let cli = agent.spec();
-        let binary = cli.locate(config.command.as_deref())?;
-        tracing::info!(
-            path = %binary.path.display(),
-            version = %binary.version,
-            "using {}",
-            cli.display_name
-        );
-        let hooks = spec.hooks_with_probe(agent.run_hooks(&spec.program), cli.probe_event);
-        let wiring = agent.wire(&spec, &hooks)?;
+    ) -> Self {
         let window = WindowSource {
             configured: config.context_window,
             table: Some(cli.model_window),
             reported: None,
         };
-        Ok(Self {
+        Self {
             cli,
             binary,
             config,
@@ -85,7 +76,7 @@ impl CliSession {
             continuing: false,
             cancel: None,
             transcript: Transcript::default(),
-        })
+        }
     }
 
     /// `binary -p PROMPT` in the project, as the run's worker, with the extra environment

@@ -12,10 +12,11 @@ use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
-use crate::agent::{AgentCli, AgentSpec, EditPaths, EditTool, HookEventSpec};
+use crate::agent::AgentCli;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
+use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Claude Code's descriptor.

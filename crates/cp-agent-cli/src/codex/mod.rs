@@ -17,11 +17,12 @@ use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
-use crate::agent::{AgentCli, AgentSpec, EditPaths, EditTool, HookEventSpec};
+use crate::agent::AgentCli;
 use crate::hook_reply::{EventKind, Reply};
 use crate::item::Item;
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
+use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Codex CLI's descriptor.

@@ -12,7 +12,7 @@
 use cp_base::ChangeKind;
 use serde_json::{Map, Value};
 
-use crate::agent::EditedPath;
+use crate::spec::EditedPath;
 
 /// The edited files of an `apply_patch` call's arguments, in patch order, each once.
 pub(super) fn edited_paths(input: &Map<String, Value>) -> Result<Vec<EditedPath>, String> {

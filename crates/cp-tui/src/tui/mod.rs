@@ -43,6 +43,8 @@ mod busy_module_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
+mod long_output_tests;
+#[cfg(test)]
 mod mouse_tests;
 #[cfg(test)]
 mod snapshot_tests;

@@ -94,7 +94,7 @@ fn the_verdicts_are_reported_to_the_runner_that_started_the_agent() {
     // The edit is uncommitted: the stop gate sends the agent back to verify.
     assert_eq!(lines[1].event, "AfterAgent");
     assert_eq!(lines[1].verdict, cp_agent_cli::HookVerdict::Blocked);
-    assert!(lines[1].text.contains("Checkpoint"), "{lines:?}");
+    assert!(lines[1].text.contains("Stop gate: verify"), "{lines:?}");
 }
 
 #[test]

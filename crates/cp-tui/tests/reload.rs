@@ -389,7 +389,7 @@ fn a_reload_during_a_tui_workflow_resumes_the_run() {
     wait_reloads(dir, 1);
     assert_eq!(tui.pid(), Some(pid));
     // The resumed run re-runs the phase and stops at its approval checkpoint.
-    tui.wait_for("┌ Checkpoint · phase only", WAIT).unwrap();
+    tui.wait_for("┌ Approval gate · phase only", WAIT).unwrap();
     tui.send(b"\r"); // Continue
     tui.wait_for("Workflow finished", WAIT).unwrap();
     let requests = server.requests();

@@ -393,7 +393,7 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
 
     // The phase ran in Claude Code; the person's checkpoint waits on screen (a modal that
     // stays until answered).
-    tui.wait_for("Checkpoint · phase build", WAIT).unwrap();
+    tui.wait_for("Approval gate · phase build", WAIT).unwrap();
     assert_eq!(
         std::fs::read_to_string(root.join("src/a.sh")).unwrap(),
         "echo hi\n"

@@ -1,5 +1,8 @@
 //! The Checkpoint panel: the last stop gate's changed files by category, the test
 //! result and the instructions, for the person and (as markdown) for the model.
+//!
+//! The stop gate's message lists at most [`cp_git::LISTED_FILES`] files; this panel lists
+//! every one (scroll for them), under a summary of the counts by category on top.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -82,6 +85,9 @@ impl StopGatePanel {
             Span::styled(format!(" · {}", self.time(&report.created_at)), dim),
         ])];
         out.extend(limit_lines(report));
+        if report.files.len() > cp_git::LISTED_FILES {
+            out.push(summary_line(report));
+        }
         if let Some(skipped) = &report.skipped {
             out.push(Line::styled(
                 format!("Skipped (fail-open): {skipped}"),
@@ -150,6 +156,37 @@ impl StopGatePanel {
         }
         out
     }
+}
+
+/// How many files changed, by category, and that every one is listed below (a long list,
+/// which the stop gate's message bounds).
+fn summary_line(report: &StopReport) -> Line<'static> {
+    let counts: Vec<String> = report
+        .categories
+        .iter()
+        .map(|c| format!("{} {}", c.name, cp_git::thousands(c.files.len())))
+        .collect();
+    let by_category = if counts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", counts.join(" · "))
+    };
+    Line::from(vec![
+        Span::styled(
+            format!(
+                "{} changed files{by_category}",
+                cp_git::thousands(report.files.len())
+            ),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            format!(
+                " · the agent's message lists {}; every file is below (scroll)",
+                cp_git::LISTED_FILES
+            ),
+            Style::default().fg(Color::DarkGray),
+        ),
+    ])
 }
 
 /// The block count, or the failure when the limit let the agent stop with work left.
@@ -386,6 +423,72 @@ mod tests {
         assert!(text.contains("earlier run"), "{text}");
         // 03:00 UTC shown at UTC+1.
         assert!(text.contains("2026-11-22 04:00:00"), "{text}");
+    }
+
+    #[test]
+    fn every_one_of_2000_files_is_reachable_under_a_summary() {
+        let mut report = report();
+        let files: Vec<String> = (0..2_000).map(|i| format!("notes/n{i:04}.md")).collect();
+        report.files = files
+            .iter()
+            .map(|path| crate::stop::CategorizedFile {
+                file: cp_git::ChangedFile {
+                    path: path.clone(),
+                    status: cp_git::FileStatus::Added,
+                    renamed_from: None,
+                },
+                categories: vec!["docs".into()],
+                gated: false,
+                code: false,
+                triggers_tests: false,
+            })
+            .collect();
+        report.categories = vec![CategoryFiles {
+            name: "docs".into(),
+            instruction: None,
+            gated: false,
+            files: files.clone(),
+        }];
+        let panel = StopGatePanel::new(Some(report));
+        let top = draw(&panel);
+        assert!(top.contains("2,000 changed files (docs 2,000)"), "{top}");
+        // Scrolled to the end, the last file is on screen; every file has a line.
+        let area = Rect::new(0, 0, 80, 20);
+        let extent = panel.scroll_extent(area);
+        let text = |scroll: usize| {
+            let mut buf = Buffer::empty(area);
+            panel.render(
+                area,
+                &mut buf,
+                &PanelView {
+                    scroll,
+                    ..PanelView::default()
+                },
+            );
+            (0..area.height)
+                .map(|y| {
+                    (0..area.width)
+                        .map(|x| buf[(x, y)].symbol())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let end = text(extent.max);
+        assert!(end.contains("notes/n1999.md"), "{end}");
+        let listed: std::collections::HashSet<String> = (0..=extent.max)
+            .step_by(usize::from(area.height))
+            .chain([extent.max])
+            .flat_map(|scroll| {
+                text(scroll)
+                    .lines()
+                    .map(|row| row.trim().to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for path in &files {
+            assert!(listed.contains(path), "{path} is not listed");
+        }
     }
 
     #[test]

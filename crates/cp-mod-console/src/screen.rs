@@ -360,6 +360,75 @@ mod tests {
         assert_eq!(screen.find_tail("line 0", 5), vec![25]);
     }
 
+    /// 10,000 lines of 220 columns in colour, in a 120×40 screen keeping 10,000 rows (a
+    /// console panel's): each line wraps to two rows; the newest ones, their colours and the
+    /// first kept one are all where they should be.
+    #[test]
+    fn ten_thousand_wide_coloured_lines_keep_their_text_and_colours() {
+        let mut out = Vec::new();
+        for i in 0..10_000 {
+            let colour = 31 + i % 7;
+            let mut line = format!("\x1b[{colour}mline {i:05}\x1b[0m");
+            // 10 columns, then 5 a word: 220 columns before ` END`.
+            for _ in 0..42 {
+                line.push_str(" \x1b[1;34mword\x1b[0m");
+            }
+            line.push_str(" END\r\n");
+            out.extend_from_slice(line.as_bytes());
+        }
+        let mut screen = TermScreen::new(40, 120, 10_000);
+        for piece in out.chunks(64 * 1024) {
+            screen.feed(piece);
+        }
+        let area = Rect::new(0, 0, 120, 40);
+        let text = |buf: &Buffer, y: u16| -> String {
+            (0..120).map(|x| buf[(x, y)].symbol()).collect::<String>()
+        };
+        let mut buf = Buffer::empty(area);
+        screen.render(area, &mut buf, 0, false);
+        // The screen ends with the last line's two rows, then the empty row after it.
+        assert!(
+            text(&buf, 37).starts_with("line 09999"),
+            "{}",
+            text(&buf, 37)
+        );
+        assert!(
+            text(&buf, 38).trim_end().ends_with("END"),
+            "{}",
+            text(&buf, 38)
+        );
+        // Line 9,999 has colour 31 + 9,999 % 7 = 34 (blue); line 9,998 33 (yellow).
+        assert_eq!(buf[(0, 37)].fg, Color::Indexed(4));
+        assert_eq!(buf[(0, 35)].fg, Color::Indexed(3));
+        assert_eq!(buf[(11, 37)].fg, Color::Indexed(4), "the words are blue");
+        assert!(
+            buf[(11, 37)]
+                .modifier
+                .contains(cp_base::ratatui::style::Modifier::BOLD)
+        );
+        // History is bounded at 10,000 rows, about the last 5,000 lines.
+        assert_eq!(screen.scrollback_rows(), 10_000);
+        let top = screen.scrollback_rows();
+        let mut buf = Buffer::empty(area);
+        screen.render(area, &mut buf, top, false);
+        let first = (0..2)
+            .map(|y| text(&buf, y))
+            .find(|t| t.starts_with("line "))
+            .unwrap_or_else(|| panic!("{}", text(&buf, 0)));
+        let kept: usize = first[5..10].parse().unwrap_or_else(|_| panic!("{first}"));
+        assert!((4_950..=5_030).contains(&kept), "{first}");
+        // Halfway up, rows are consecutive lines in order.
+        let mut buf = Buffer::empty(area);
+        screen.render(area, &mut buf, top / 2, false);
+        let numbers: Vec<usize> = (0..40)
+            .map(|y| text(&buf, y))
+            .filter(|t| t.starts_with("line "))
+            .map(|t| t[5..10].parse().unwrap_or_else(|_| panic!("{t}")))
+            .collect();
+        assert_eq!(numbers.len(), 20);
+        assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+    }
+
     #[test]
     fn numbers_read_well() {
         assert_eq!(thousands(12_345), "12,345");

@@ -11,6 +11,8 @@
 //! - TUI render time per frame at 200×60 with 20 panels;
 //! - the Conversation panel's frame time with 100, 1,000 and 10,000 entries (view at the
 //!   end, in the middle, while the last entry streams) and its memory per entry;
+//! - long output: a 1 MB tool result, a 5,000-line code block and a console of 10,000 wide
+//!   coloured lines (first frame, then at the end and in the middle);
 //! - a day's session in the real binary, restored from 100, 1,000 and 10,000 entries: start to
 //!   first frame, and the host's time per model request;
 //! - idle CPU of the real TUI binary in a PTY;
@@ -29,7 +31,7 @@
 //! `crates/cp-tui/tests/bench_suite.rs` does this). `CP_BENCH_OUT=FILE` writes the section
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
-//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `idle`, `reload`,
+//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
 //! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`).
 
 #![allow(
@@ -49,6 +51,8 @@ mod checkpoint;
 mod conversation;
 #[path = "suite/day.rs"]
 mod day;
+#[path = "suite/long_output.rs"]
+mod long_output;
 #[path = "suite/matching.rs"]
 mod matching;
 #[path = "suite/processes.rs"]
@@ -127,6 +131,7 @@ pub fn run(opts: &Options) -> String {
         group("render", &|| tui::render_time(opts));
         group("conversation", &|| conversation::conversation_growth(opts));
         group("day", &|| day::day_session(opts));
+        group("long-output", &|| long_output::long_output(opts));
         group("idle", &|| tui::idle_cpu(opts));
         group("reload", &|| tui::reload(opts));
         // A fresh server, so its idle baseline is not inflated by the runs above.

@@ -1,5 +1,8 @@
 //! Durable facts a test can wait on instead of screen text that may scroll away: the session
-//! the TUI saves to `.context-pilot/state/<worker>/session.json` whenever a turn ends.
+//! the TUI saves to `.context-pilot/state/<worker>/` whenever a turn ends. `session.json` holds
+//! the small part and, under `logs`, how many lines of `conversation.jsonl` and
+//! `messages.jsonl` (one entry or message a line) are valid; [`saved_session`] puts them
+//! together into one value, as an older `session.json` held them inline.
 
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -18,11 +21,40 @@ pub fn session_path(project: &Path, worker: &str) -> PathBuf {
         .join("session.json")
 }
 
-/// The saved session of the default worker, if one was written and parses. The file is
-/// replaced atomically, so a parse failure means it is not there yet.
+/// The saved session of the default worker, if one was written and parses, with the entries
+/// and messages from the logs put in `conversation.entries` and `messages`. The files are
+/// written so that `session.json` never names lines a log does not hold whole; a parse failure
+/// or a log that is short (cut back while we read) means it is not there yet.
 pub fn saved_session(project: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(session_path(project, DEFAULT_WORKER)).ok()?;
-    serde_json::from_str(&text).ok()
+    let path = session_path(project, DEFAULT_WORKER);
+    let text = std::fs::read_to_string(&path).ok()?;
+    let mut session: Value = serde_json::from_str(&text).ok()?;
+    let Some(logs) = session.get("logs").cloned() else {
+        return Some(session);
+    };
+    let dir = path.parent()?;
+    let entries = read_log(&dir.join("conversation.jsonl"), &logs["conversation"])?;
+    let messages = read_log(&dir.join("messages.jsonl"), &logs["messages"])?;
+    session["conversation"]["entries"] = Value::Array(entries);
+    session["messages"] = Value::Array(messages);
+    Some(session)
+}
+
+/// The first `lines` lines of the log at `path`, parsed.
+fn read_log(path: &Path, lines: &Value) -> Option<Vec<Value>> {
+    let lines = usize::try_from(lines.as_u64()?).ok()?;
+    if lines == 0 {
+        return Some(Vec::new());
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let items: Vec<Value> = text
+        .split_inclusive('\n')
+        .take(lines)
+        .take_while(|line| line.ends_with('\n'))
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (items.len() == lines).then_some(items)
 }
 
 /// The last message of the saved model history, if it was the assistant's.

@@ -56,6 +56,10 @@ pub struct Conversation {
     /// published panels; shown on their progress lines.
     #[serde(skip)]
     activity: Vec<String>,
+    /// Entries from this index on changed since the last save (0 for a new or restored
+    /// conversation: all of it is new to the saved state's log).
+    #[serde(skip)]
+    unsaved_from: usize,
 }
 
 /// The layout behind a lock, so drawing can stay `&self`. A copy starts empty: the layout is
@@ -111,6 +115,7 @@ impl Conversation {
     /// Entry `index`, to change it (it is laid out again).
     pub fn entry_mut(&mut self, index: usize) -> Option<&mut Entry> {
         self.layout.get_mut().forget(index);
+        self.unsaved_from = self.unsaved_from.min(index);
         self.entries.get_mut(index)
     }
 
@@ -123,6 +128,7 @@ impl Conversation {
     /// Replaces every entry (a restored or cleared conversation).
     pub fn set_entries(&mut self, entries: Vec<Entry>) {
         self.entries = entries;
+        self.unsaved_from = 0;
         self.started.clear();
         self.reveal = None;
         self.layout.get_mut().forget_all();
@@ -135,12 +141,32 @@ impl Conversation {
         entries
     }
 
+    /// The entries that changed since the last call (from the index returned on), for the
+    /// saved state; the rest are as last saved.
+    pub fn take_unsaved(&mut self) -> (usize, Vec<Entry>) {
+        let from = self.unsaved_from.min(self.entries.len());
+        self.unsaved_from = self.entries.len();
+        (from, self.entries[from..].to_vec())
+    }
+
+    /// The first `saved` entries are on disk as they are (a conversation just restored).
+    pub fn mark_saved(&mut self, saved: usize) {
+        self.unsaved_from = saved.min(self.entries.len());
+    }
+
     pub fn push_system(&mut self, text: impl Into<String>) -> usize {
         self.push(Entry::System(text.into()))
     }
 
     /// Removes the no-provider help (a restored conversation's, once a provider is set up).
     pub fn drop_no_provider_help(&mut self) {
+        if let Some(first) = self
+            .entries
+            .iter()
+            .position(|e| matches!(e, Entry::System(text) if is_no_provider_help(text)))
+        {
+            self.unsaved_from = self.unsaved_from.min(first);
+        }
         self.entries
             .retain(|e| !matches!(e, Entry::System(text) if is_no_provider_help(text)));
         self.started.clear();

@@ -80,15 +80,29 @@ impl Layout {
         h
     }
 
-    fn rows_of(&mut self, source: &impl Rows, index: usize) -> Vec<Line<'static>> {
+    /// Rows `skip..skip + take` of entry `index`: only those are copied, so a frame of a
+    /// long entry (a 1 MB tool result, a 5,000-line code block) costs the window, not the entry.
+    fn rows_of(
+        &mut self,
+        source: &impl Rows,
+        index: usize,
+        skip: usize,
+        take: usize,
+    ) -> Vec<Line<'static>> {
         if source.volatile(index) {
-            return source.rows(index, self.width);
+            return source
+                .rows(index, self.width)
+                .into_iter()
+                .skip(skip)
+                .take(take)
+                .collect();
         }
         let width = self.width;
-        self.rows
+        let rows = self
+            .rows
             .entry(index)
-            .or_insert_with(|| source.rows(index, width))
-            .clone()
+            .or_insert_with(|| source.rows(index, width));
+        rows.iter().skip(skip).take(take).cloned().collect()
     }
 
     /// Every row's count at `width`: lays out what was never laid out (once per width).
@@ -147,10 +161,9 @@ impl Layout {
             let h = self.height(source, index);
             let entry_bottom = entry_top - h;
             if entry_bottom < top && entry_top > bottom {
-                let entry_rows = self.rows_of(source, index);
                 let skip = entry_top.saturating_sub(top);
                 let take = entry_top.min(top) - entry_bottom.max(bottom);
-                rows.extend(entry_rows.into_iter().skip(skip).take(take));
+                rows.extend(self.rows_of(source, index, skip, take));
                 visible.push(index);
             }
             entry_top = entry_bottom;

@@ -29,6 +29,7 @@ mod restartable;
 mod running_turn;
 mod saved_state;
 mod search;
+mod state_writer;
 mod tabs;
 mod terminal;
 mod tool_jobs;
@@ -41,6 +42,8 @@ mod wrap;
 mod busy_module_tests;
 #[cfg(test)]
 mod editor_tests;
+#[cfg(test)]
+mod long_output_tests;
 #[cfg(test)]
 mod mouse_tests;
 #[cfg(test)]
@@ -206,7 +209,7 @@ fn run_app(
             render_and_map(app, frame);
         });
     });
-    app.save_state();
+    app.save_state_now();
     drop(guard);
     tracing::info!("TUI exited");
     // The session's token use and estimated cost, once the terminal is back to normal.
@@ -272,7 +275,7 @@ fn reload_now(
     if let Err(why) = reexec::check_binary(&exe) {
         return why;
     }
-    app.save_state();
+    app.save_state_now();
     tracing::info!(exe = %exe.display(), "reloading");
     guard.suspend();
     let paused = app.paused_workflow().map(|run_id| {

@@ -173,7 +173,7 @@ impl App {
                 });
                 self.agent.work_left = Some("stop gate ✗ work left".into());
             }
-            AgentEvent::Messages(messages) => self.agent.messages = messages,
+            AgentEvent::Messages(messages) => self.set_messages(messages),
             AgentEvent::Finished(end) => {
                 self.agent.turn = None;
                 self.agent.status = None;
@@ -206,7 +206,7 @@ impl App {
         }
         if self.agent.inbox.snapshot().iter().any(|n| n.wake_agent) {
             let notes = self.agent.inbox.take();
-            Message::push_user_text(&mut self.agent.messages, AgentInbox::render(&notes));
+            self.push_user_text(AgentInbox::render(&notes));
             self.start_turn();
         }
     }

@@ -1,7 +1,6 @@
 //! Typing: the message line (editing, history, sending) and the command palette's keys.
 
 use cp_base::ToolCall;
-use cp_llm::Message;
 
 use super::App;
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
@@ -71,7 +70,7 @@ impl App {
                 .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
             return;
         }
-        Message::push_user_text(&mut self.agent.messages, text);
+        self.push_user_text(text);
         self.start_turn();
     }
 }

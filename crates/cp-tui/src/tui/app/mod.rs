@@ -22,7 +22,8 @@ use super::events::AppEvent;
 use super::keymap::{KeyContext, help_rows};
 use super::navigation::{Focus, Navigation, SidebarEntry, sidebar};
 use super::palette::Palette;
-use super::saved_state::Autosave;
+use super::saved_state::{Autosave, OnDisk};
+use super::state_writer::StateWriter;
 use super::tool_jobs::ToolJobs;
 use super::view_model::ViewModel;
 use super::workflow_thread::WorkflowRun;
@@ -114,6 +115,12 @@ pub(crate) struct Lifecycle {
     pub(crate) external_edit: Option<cp_base::ExternalEdit>,
     /// Something worth saving happened since the last save.
     pub(crate) autosave: Autosave,
+    /// The thread that writes the saved state, started by the first save.
+    pub(crate) writer: Option<StateWriter>,
+    /// What the restored state left on disk, for the writer to append to.
+    pub(crate) on_disk: OnDisk,
+    /// The model's messages from this index on changed since the last save.
+    pub(crate) messages_unsaved_from: usize,
     /// The callbacks config problems already shown.
     pub(crate) config_watch: ConfigWatch,
 }

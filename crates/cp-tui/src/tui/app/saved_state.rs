@@ -1,21 +1,35 @@
-//! Saving and restoring the TUI's state (`state/<worker>/session.json`).
+//! Saving and restoring the TUI's state (`state/<worker>/`): a save hands what changed to the
+//! writer thread (`state_writer.rs`); the UI thread never waits on the disk, except when the
+//! host exits or reloads.
+
+use std::time::Duration;
 
 use cp_base::Level;
+use cp_llm::Message;
 
-use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
+use crate::tui::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use crate::tui::saved_state::{self, SavedState};
+use crate::tui::state_writer::{Delta, Snapshot, StateWriter};
 
 use super::App;
 
 impl App {
-    /// What to save of this TUI.
+    /// What to save of this TUI, in full (its entries and messages included).
     pub fn saved_state(&self) -> SavedState {
+        let mut state = self.saved_head();
+        state.conversation = self.conversation.clone();
+        state.messages.clone_from(&self.agent.messages);
+        state
+    }
+
+    /// What to save besides the conversation's entries and the model's messages.
+    fn saved_head(&self) -> SavedState {
         // Never waits: a module a tool holds gives its last published state.
         let modules = self.host.registry().saved_states();
         SavedState {
             version: 0,
-            conversation: self.conversation.clone(),
-            messages: self.agent.messages.clone(),
+            conversation: Conversation::default(),
+            messages: Vec::new(),
             input_history: self.input.history().to_vec(),
             draft: self.input.text().to_owned(),
             selected: self.ui.nav.selected().to_owned(),
@@ -24,26 +38,111 @@ impl App {
             pending: self.agent.inbox.snapshot(),
             modules,
             resume_turn: self.life.stopped_for_reload,
+            logs: None,
         }
     }
 
-    /// Writes the saved state to disk; a failure is shown, never fatal.
+    /// Hands what changed since the last save to the writer thread; returns at once. A
+    /// failure (of this or an earlier save) is shown, never fatal.
     pub fn save_state(&mut self) {
         self.life.autosave.saved();
-        let state = self.saved_state();
-        if let Err(e) = saved_state::save(self.host.project(), self.host.worker(), &state) {
-            tracing::warn!("saving the TUI state failed: {e}");
-            self.ui.flash = Some(format!("saving the TUI state failed: {e}"));
+        if self.life.writer.is_none() {
+            let dir = self.host.project().state_dir(self.host.worker());
+            match StateWriter::spawn(dir, std::mem::take(&mut self.life.on_disk)) {
+                Ok(writer) => self.life.writer = Some(writer),
+                Err(e) => {
+                    self.save_failed(&format!("cannot start the writer thread: {e}"));
+                    return;
+                }
+            }
         }
+        let Some(writer) = &self.life.writer else {
+            return;
+        };
+        if let Some(e) = writer.take_error() {
+            self.save_failed(&e);
+        }
+        let full = self
+            .life
+            .writer
+            .as_ref()
+            .is_some_and(StateWriter::take_needs_full);
+        if full {
+            self.conversation.mark_saved(0);
+            self.life.messages_unsaved_from = 0;
+        }
+        let (from, items) = self.conversation.take_unsaved();
+        let conversation = Delta { from, items };
+        let messages = &self.agent.messages;
+        let from = self.life.messages_unsaved_from.min(messages.len());
+        let messages = Delta {
+            from,
+            items: messages[from..].to_vec(),
+        };
+        self.life.messages_unsaved_from = self.agent.messages.len();
+        let snapshot = Snapshot {
+            head: self.saved_head(),
+            conversation,
+            messages,
+        };
+        if let Some(writer) = &self.life.writer {
+            writer.save(snapshot);
+        }
+    }
+
+    /// Saves and waits until the state is on disk (the host exits or reloads).
+    pub fn save_state_now(&mut self) {
+        self.save_state();
+        if let Some(writer) = &self.life.writer
+            && !writer.flush(Duration::from_secs(30))
+        {
+            self.save_failed("the writer thread did not finish in 30 s");
+        }
+        if let Some(e) = self.life.writer.as_ref().and_then(StateWriter::take_error) {
+            self.save_failed(&e);
+        }
+    }
+
+    fn save_failed(&mut self, why: &str) {
+        tracing::warn!("saving the TUI state failed: {why}");
+        self.ui.flash = Some(format!("saving the TUI state failed: {why}"));
+    }
+
+    /// The model's history is now `messages` (the agent's turn reports it whole): only what
+    /// differs from the current one is saved again.
+    pub(super) fn set_messages(&mut self, messages: Vec<Message>) {
+        let same = self
+            .agent
+            .messages
+            .iter()
+            .zip(&messages)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.life.messages_unsaved_from = self.life.messages_unsaved_from.min(same);
+        self.agent.messages = messages;
+    }
+
+    /// Adds the person's (or the notifications') text to the model's history.
+    pub(super) fn push_user_text(&mut self, text: impl Into<String>) {
+        // The text may join the last message.
+        let last = self.agent.messages.len().saturating_sub(1);
+        self.life.messages_unsaved_from = self.life.messages_unsaved_from.min(last);
+        Message::push_user_text(&mut self.agent.messages, text);
     }
 
     /// Restores the saved state of this worker, if there is one.
     /// `resume` is set after a live reload: only then does an interrupted turn continue.
     pub fn restore_saved_state(&mut self, resume: bool) {
         match saved_state::load(self.host.project(), self.host.worker()) {
-            Ok(Some(mut state)) => {
+            Ok(Some(restored)) => {
+                let mut state = restored.state;
                 state.resume_turn &= resume;
+                // What came from the logs is on disk already: the next save appends to them.
+                let logged = restored.on_disk.referenced;
+                state.conversation.mark_saved(logged.conversation);
+                self.life.on_disk = restored.on_disk;
                 self.apply_saved_state(state);
+                self.life.messages_unsaved_from = logged.messages;
             }
             Ok(None) => {}
             Err(e) => {
@@ -80,6 +179,7 @@ impl App {
                 .push(Entry::System(NO_PROVIDER_HELP.to_owned()));
         }
         self.agent.messages = state.messages;
+        self.life.messages_unsaved_from = 0;
         let window = self.agent.usage.context_window;
         let price = self.agent.usage.price;
         self.agent.usage = state.usage;

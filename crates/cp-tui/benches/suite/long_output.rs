@@ -1,0 +1,171 @@
+//! Long output: a tool result of 1 MB, a conversation with a 5,000-line code block, and a
+//! console with 10,000 lines of wide coloured text. Reports the first frame (which lays out
+//! or parses what is new) and the frames after it, at the end and in the middle.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::{Panel, PanelView, ToolResult};
+use cp_mod_console::TermScreen;
+use cp_tui::tui::{Conversation, Entry};
+
+use super::Options;
+use super::stats::{Row, ms};
+
+const WIDTH: u16 = 160;
+const HEIGHT: u16 = 50;
+
+/// A tool result of about `bytes` bytes: numbered lines of source-like text.
+pub fn big_result(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 100);
+    let mut i = 0;
+    while text.len() < bytes {
+        let _ = writeln!(
+            text,
+            "{i:>6}\tlet value_{i} = compute(input, {i}) + offset; // keep the sum in range"
+        );
+        i += 1;
+    }
+    text
+}
+
+/// An answer holding one fenced Rust block of `lines` lines.
+pub fn code_block_answer(lines: usize) -> String {
+    let mut text = String::from("Here is the generated table:\n\n```rust\n");
+    for i in 0..lines {
+        let _ = writeln!(
+            text,
+            "    Entry {{ id: {i}, name: \"row_{i}\", weight: {i}.5, tags: &[\"a\", \"b\"] }},"
+        );
+    }
+    text.push_str("```\n\nThat is all of it.");
+    text
+}
+
+/// `lines` lines of wide (220 columns) text in 8 colours.
+pub fn coloured_lines(lines: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..lines {
+        let colour = 31 + i % 7;
+        let word = format!("\x1b[{colour}mline {i:>5} \x1b[1mbold\x1b[22m");
+        // `line NNNNN bold` is 15 columns; each word 5 more: 220 in all.
+        let mut line = word.clone();
+        for _ in 0..41 {
+            line.push_str(" \x1b[0;3");
+            line.push_str(&(i % 8).to_string());
+            line.push_str("mtext");
+        }
+        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(b"\x1b[0m\r\n");
+    }
+    out
+}
+
+fn frame(c: &Conversation, scroll: usize) -> f64 {
+    let area = Rect::new(0, 0, WIDTH, HEIGHT);
+    let mut buf = Buffer::empty(area);
+    let view = PanelView {
+        scroll,
+        ..PanelView::default()
+    };
+    let t = Instant::now();
+    c.render(area, &mut buf, &view);
+    ms(t.elapsed())
+}
+
+/// First frame, then frames at the end and in the middle, of a conversation ending in `last`.
+fn conversation_rows(label: &str, last: Entry, frames: usize) -> Vec<Row> {
+    let mut c = Conversation::default();
+    c.push(Entry::User("Show me the output.".into()));
+    c.push(last);
+    let first = frame(&c, 0);
+    let end: Vec<f64> = (0..frames).map(|_| frame(&c, 0)).collect();
+    let total = c.scroll_extent(Rect::new(0, 0, WIDTH, HEIGHT)).max;
+    frame(&c, total / 2);
+    let middle: Vec<f64> = (0..frames).map(|_| frame(&c, total / 2)).collect();
+    vec![
+        Row::new(format!("{label}: first frame"), "ms", vec![first])
+            .note("lays out (and highlights) the entry once"),
+        Row::new(format!("{label}: frame at the end"), "ms", end),
+        Row::new(format!("{label}: frame in the middle"), "ms", middle),
+    ]
+}
+
+pub fn long_output(opts: &Options) -> Vec<Row> {
+    let frames = if opts.quick { 5 } else { 50 };
+    let mut rows = Vec::new();
+    let result = big_result(if opts.quick { 100_000 } else { 1_000_000 });
+    let size = if opts.quick { "100 KB" } else { "1 MB" };
+    for expanded in [false, true] {
+        let entry = Entry::Tool {
+            name: "File_read".into(),
+            args: r#"{"file_path":"src/big.rs"}"#.into(),
+            result: Some(ToolResult::ok(result.clone())),
+            expanded,
+        };
+        let label = format!(
+            "a {size} tool result, {}",
+            if expanded { "expanded" } else { "collapsed" }
+        );
+        rows.extend(conversation_rows(&label, entry, frames));
+    }
+    let lines = if opts.quick { 500 } else { 5_000 };
+    rows.extend(conversation_rows(
+        &format!("a {lines}-line code block"),
+        Entry::Assistant(code_block_answer(lines)),
+        frames,
+    ));
+    // Streaming below the block: each token lays out the growing entry again.
+    let mut c = Conversation::default();
+    c.push(Entry::Assistant(code_block_answer(lines)));
+    frame(&c, 0);
+    let streaming: Vec<f64> = (0..frames)
+        .map(|i| {
+            if let Some(Entry::Assistant(text)) = c.last_entry_mut() {
+                text.push_str(if i % 12 == 11 { "\n\n" } else { " token" });
+            }
+            frame(&c, 0)
+        })
+        .collect();
+    rows.push(
+        Row::new(
+            format!("a {lines}-line code block: frame while text streams after it"),
+            "ms",
+            streaming,
+        )
+        .note("a token is added to the entry every frame"),
+    );
+
+    let lines = if opts.quick { 1_000 } else { 10_000 };
+    let output = coloured_lines(lines);
+    let mut screen = TermScreen::new(HEIGHT, WIDTH, 10_000);
+    let t = Instant::now();
+    for piece in output.chunks(64 * 1024) {
+        screen.feed(piece);
+    }
+    let feed = ms(t.elapsed());
+    let area = Rect::new(0, 0, WIDTH, HEIGHT);
+    let half = screen.scrollback_rows() / 2;
+    let mut draw = |scroll: usize| {
+        let mut buf = Buffer::empty(area);
+        let t = Instant::now();
+        screen.render(area, &mut buf, scroll, true);
+        ms(t.elapsed())
+    };
+    let end: Vec<f64> = (0..frames).map(|_| draw(0)).collect();
+    let middle: Vec<f64> = (0..frames).map(|_| draw(half)).collect();
+    let label = format!("a console of {lines} wide coloured lines");
+    rows.push(
+        Row::new(format!("{label}: parsing the output"), "ms", vec![feed])
+            .note("220 columns a line, 8 colours, bold; 64 KiB pieces into a 160×50 screen"),
+    );
+    rows.push(Row::new(format!("{label}: frame at the end"), "ms", end));
+    rows.push(Row::new(
+        format!("{label}: frame in the middle of the history"),
+        "ms",
+        middle,
+    ));
+    rows
+}

@@ -96,7 +96,7 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>)
         server.push(anthropic::text_turn(&format!("Wrote t{turn}.")));
         tui.type_text(&format!("write t{turn}"));
         tui.send(b"\r");
-        server.wait_for_requests(2 * (turn + 1), WAIT);
+        server.wait_for_count(2 * (turn + 1), WAIT);
         // The turn is over once the state saved at its end holds the answer; the next message
         // starts a new turn.
         let answer = format!("Wrote t{turn}.");

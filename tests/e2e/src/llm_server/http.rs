@@ -95,6 +95,8 @@ pub(super) fn read_request(stream: &TcpStream) -> io::Result<RecordedRequest> {
         reader.read_exact(&mut body)?;
         body
     };
+    // Before the body is parsed: the time is the request's, not this server's.
+    let received = std::time::Instant::now();
     let raw_body = String::from_utf8_lossy(&body).into_owned();
     Ok(RecordedRequest {
         method,
@@ -102,7 +104,7 @@ pub(super) fn read_request(stream: &TcpStream) -> io::Result<RecordedRequest> {
         headers,
         body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
         raw_body,
-        received: std::time::Instant::now(),
+        received,
     })
 }
 

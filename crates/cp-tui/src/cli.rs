@@ -88,13 +88,25 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Add the MCP server and the hooks to an agent's project settings, merging with what is
-    /// there.
+    /// there. Without an agent: every agent whose settings folder the project has (`.claude/`,
+    /// `.gemini/`, `.codex/`), else every agent CLI on PATH, after asking once.
     Init {
         #[arg(value_parser = crate::init::agent_parser())]
-        agent: &'static dyn cp_agent_cli::AgentCli,
+        agent: Option<&'static dyn cp_agent_cli::AgentCli>,
         /// Print the diff of what would change and write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Without an agent: wire the agents found without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Check this machine and project: git and bash, the agent CLIs and their versions, each
+    /// agent's wiring, trust, the LLM provider, the console server, private modes and the last
+    /// hook errors. One line a check; exits 1 when any fails.
+    Doctor {
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -153,9 +165,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::Models)) {
         return Ok(ExitCode::from(crate::models::run(&project)?));
     }
-    if let Some(Command::Init { agent, dry_run }) = &cli.command {
-        print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
-        return Ok(ExitCode::SUCCESS);
+    if let Some(Command::Init {
+        agent,
+        dry_run,
+        yes,
+    }) = &cli.command
+    {
+        return Ok(match agent {
+            Some(agent) => {
+                print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
+                ExitCode::SUCCESS
+            }
+            None => crate::init::found::run(project.root(), *dry_run, *yes)?,
+        });
+    }
+    if let Some(Command::Doctor { json }) = &cli.command {
+        let report = crate::doctor::run(&project);
+        print!("{}", if *json { report.json() } else { report.text() });
+        return Ok(if report.failed() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
     crate::logging::init(&project.logs_dir());
@@ -193,6 +224,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             | Command::ModelUsage
             | Command::WiringProbe
             | Command::Init { .. }
+            | Command::Doctor { .. }
             | Command::Completions { .. }
             | Command::Trust { .. }
             | Command::Models,

@@ -29,11 +29,11 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
             "project needs no trust: its config runs no commands and sets no LLM server",
         ),
         TrustState::Trusted => {
-            Check::ok(GROUP, format!("project is trusted: {allows} take effect"))
+            Check::ok(GROUP, format!("project is trusted; these take effect: {allows}"))
         }
         TrustState::Untrusted => Check::fail(
             GROUP,
-            format!("project is not trusted, so {allows} are off"),
+            format!("project is not trusted, so these are off: {allows}"),
             how,
         ),
         TrustState::Changed => Check::fail(
@@ -45,13 +45,13 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
         ),
         TrustState::Unknown(why) => Check::fail(
             GROUP,
-            format!("project trust cannot be checked ({why}), so {allows} are off"),
+            format!("project trust cannot be checked ({why}), so these are off: {allows}"),
             how,
         ),
     }]
 }
 
-/// "callbacks `lint`, `fmt`, the test command `cargo test` and llm.base_url `…`".
+/// E.g. "its callbacks `lint`, `fmt`, the test command `cargo test` and `llm.base_url` `…`".
 fn summary(grant: &Grant) -> String {
     let mut parts = Vec::new();
     if !grant.callbacks.is_empty() {

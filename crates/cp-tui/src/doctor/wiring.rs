@@ -49,7 +49,8 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue;
         };
-        for program in hook_programs(&text, spec.hook_events.iter().map(|e| e.cli_name)) {
+        let events: Vec<&str> = spec.hook_events.iter().map(|e| e.cli_name).collect();
+        for program in hook_programs(&text, &events) {
             written.push(Written {
                 file: file.clone(),
                 program,
@@ -88,10 +89,10 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
 /// The programs of the hook commands in a settings file's text: the quoted string that ends
 /// in ` hook EVENT` for one of `events`, up to ` hook` (the program as `init` wrote it, quotes
 /// of a shell word removed).
-fn hook_programs<'a>(text: &str, events: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
+fn hook_programs(text: &str, events: &[&str]) -> Vec<String> {
     let mut programs = Vec::new();
     for line in text.lines() {
-        for event in events.clone() {
+        for event in events {
             let needle = format!(" hook {event}\"");
             let Some(at) = line.find(&needle) else {
                 continue;
@@ -129,14 +130,14 @@ mod tests {
         let json = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command",
             "command": "/opt/cp/context-pilot hook stop", "timeout": 600}]}]}}"#;
         assert_eq!(
-            hook_programs(json, ["post-tool-use", "stop"].into_iter()),
+            hook_programs(json, &["post-tool-use", "stop"]),
             vec!["/opt/cp/context-pilot"]
         );
         let toml = "[[hooks.Stop.hooks]]\ncommand = \"'/my dir/context-pilot' hook codex-stop\"\n";
         assert_eq!(
-            hook_programs(toml, ["codex-stop"].into_iter()),
+            hook_programs(toml, &["codex-stop"]),
             vec!["/my dir/context-pilot"]
         );
-        assert!(hook_programs("echo hook stopper", ["stop"].into_iter()).is_empty());
+        assert!(hook_programs("echo hook stopper", &["stop"]).is_empty());
     }
 }

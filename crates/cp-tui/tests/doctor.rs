@@ -22,7 +22,11 @@ use util::{binary, canonical, context_pilot};
 fn stand_in_claude(version: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let claude = dir.path().join("claude");
-    std::fs::write(&claude, format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+    std::fs::write(
+        &claude,
+        format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
+    )
+    .unwrap();
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
@@ -64,7 +68,10 @@ fn has_line(text: &str, start: &str, parts: &[&str]) -> bool {
 fn server_with_models() -> LlmServer {
     let server = LlmServer::start().unwrap();
     server.set_models(
-        vec![ListedModel::new("claude-sonnet-4-5-20250929", 1_759_104_000)],
+        vec![ListedModel::new(
+            "claude-sonnet-4-5-20250929",
+            1_759_104_000,
+        )],
         100,
     );
     server
@@ -102,7 +109,11 @@ fn a_fresh_repository_passes_and_doctor_creates_nothing() {
     assert!(has_line(&out, "✓ project needs no trust", &[]), "{out}");
     assert!(has_line(&out, "✓ Anthropic (", &["key set"]), "{out}");
     assert!(
-        has_line(&out, "✓ Anthropic (", &["the model list answers (1 models)"]),
+        has_line(
+            &out,
+            "✓ Anthropic (",
+            &["the model list answers (1 models)"]
+        ),
         "{out}"
     );
     assert!(
@@ -113,7 +124,10 @@ fn a_fresh_repository_passes_and_doctor_creates_nothing() {
         has_line(&out, "✓ console server: not running", &[]),
         "{out}"
     );
-    assert!(has_line(&out, "✓ .context-pilot/run/: not created yet", &[]), "{out}");
+    assert!(
+        has_line(&out, "✓ .context-pilot/run/: not created yet", &[]),
+        "{out}"
+    );
     assert!(out.ends_with("No problems found.\n"), "{out}");
     assert!(!out.contains('✗'), "{out}");
     // Doctor only reads.
@@ -202,7 +216,11 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         has_line(
             &out,
             "✗ Claude Code: the hooks in .claude/settings.json run ",
-            &[&moved, "not there any more", "fix: run `context-pilot init claude` again"]
+            &[
+                &moved,
+                "not there any more",
+                "fix: run `context-pilot init claude` again"
+            ]
         ),
         "{out}"
     );

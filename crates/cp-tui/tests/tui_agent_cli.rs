@@ -719,11 +719,8 @@ fn stand_in_agents(server: &LlmServer) -> tempfile::TempDir {
     for (name, text) in scripts {
         let path = bin.path().join(name);
         std::fs::write(&path, text).unwrap();
-        std::fs::set_permissions(
-            &path,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
     }
     bin
 }
@@ -767,9 +764,7 @@ fn the_no_model_screen_offers_claude_code_and_f6_runs_the_turns_with_it_and_reme
     let mut tui = start_no_model_tui(&root, home.path(), bin.path(), config.path());
 
     // The offer: Claude Code with its version and the keys; the old Gemini CLI marked.
-    let screen = tui
-        .wait_for("F5 runs your messages with it", WAIT)
-        .unwrap();
+    let screen = tui.wait_for("F5 runs your messages with it", WAIT).unwrap();
     assert!(screen.contains("Claude Code 2.1."), "{screen}");
     assert!(screen.contains("Gemini CLI 0.1.0"), "{screen}");
     assert!(screen.contains("too old"), "{screen}");

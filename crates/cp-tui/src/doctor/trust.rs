@@ -28,9 +28,10 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
             GROUP,
             "project needs no trust: its config runs no commands and sets no LLM server",
         ),
-        TrustState::Trusted => {
-            Check::ok(GROUP, format!("project is trusted; these take effect: {allows}"))
-        }
+        TrustState::Trusted => Check::ok(
+            GROUP,
+            format!("project is trusted; these take effect: {allows}"),
+        ),
         TrustState::Untrusted => Check::fail(
             GROUP,
             format!("project is not trusted, so these are off: {allows}"),

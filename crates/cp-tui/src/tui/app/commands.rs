@@ -222,12 +222,12 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "use_offered_agent",
-        doc: "no model configured: run your messages with the agent CLI the conversation offers",
+        doc: "no model: run your messages with the offered agent CLI",
         fun: |app, _| app.use_offered_agent(false),
     },
     Command {
         name: "remember_offered_agent",
-        doc: "the same, and remember it in your ~/.config/context-pilot/config.json",
+        doc: "the same, and remember it in your own config",
         fun: |app, _| app.use_offered_agent(true),
     },
     Command {

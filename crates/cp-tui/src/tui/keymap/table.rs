@@ -37,20 +37,6 @@ pub static BINDINGS: [Binding; 43] = [
         None,
     ),
     bind(
-        &[key(KeyCode::F(5))],
-        "F5",
-        Everywhere,
-        Command::Do(Action::UseOfferedAgent),
-        None,
-    ),
-    bind(
-        &[key(KeyCode::F(6))],
-        "F6",
-        Everywhere,
-        Command::Do(Action::RememberOfferedAgent),
-        None,
-    ),
-    bind(
         &[ctrl('o')],
         "Ctrl-O",
         Everywhere,
@@ -62,6 +48,20 @@ pub static BINDINGS: [Binding; 43] = [
         "F2",
         Everywhere,
         Command::Do(Action::ShowDialog),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(5))],
+        "F5",
+        Everywhere,
+        Command::Do(Action::UseOfferedAgent),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(6))],
+        "F6",
+        Everywhere,
+        Command::Do(Action::RememberOfferedAgent),
         None,
     ),
     bind(

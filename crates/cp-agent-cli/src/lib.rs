@@ -74,7 +74,7 @@
 //! `session` (one driver for every agent), `drive`, `process`, `item`, `progress`,
 //! `transcript` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
 //! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
-//! `config`, `error`.
+//! `installed` (which agent CLIs `PATH` holds), `config`, `error`.
 
 mod agent;
 mod binary;

@@ -769,14 +769,14 @@ fn the_no_model_screen_offers_claude_code_and_f6_runs_the_turns_with_it_and_reme
     assert!(screen.contains("Gemini CLI 0.1.0"), "{screen}");
     assert!(screen.contains("too old"), "{screen}");
 
-    // F6: Claude Code runs the turns, and the choice is in the user's config.
+    // F6: Claude Code runs the turns (the saved conversation says so), and the choice is in
+    // the user's config.
     tui.send(b"\x1b[17~");
+    wait_saved_session(&root, "Claude Code runs the turns", WAIT, |s| {
+        saved_conversation(s).contains("runs your messages now")
+    })
+    .unwrap();
     let file = config.path().join("context-pilot/config.json");
-    let deadline = Instant::now() + WAIT;
-    while !std::fs::read_to_string(&file).is_ok_and(|t| t.contains("\"claude\"")) {
-        assert!(Instant::now() < deadline, "F6 remembered nothing");
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(saved["agent"]["kind"], "claude", "{saved}");

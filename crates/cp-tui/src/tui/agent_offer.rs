@@ -1,19 +1,26 @@
 //! The no-model screen's offer: with no LLM provider configured, the agent CLIs this machine
 //! has (looked for off the UI thread, by [`LookForAgents`]) are listed in the conversation
 //! with their versions, the ones too old marked; F5 runs the TUI's turns with the first that
-//! can (as `--agent NAME` does), F6 does that and remembers it in the user's config
-//! ([`super::remembered_agent`]). With nothing installed it says, in three lines, how to get
+//! can (as `--agent NAME` does; [`StartAgent`] starts it off the UI thread), F6 does that and
+//! remembers it in the user's config ([`super::remembered_agent`]). With nothing installed it says, in three lines, how to get
 //! a model or an agent.
 
+use std::path::PathBuf;
+
 use cp_agent_cli::{AGENT_CLIS, AgentKind, Found, Presence};
+use cp_base::{Project, WorkerId};
 
 use super::background::{Job, Reporter};
+use super::cli_agent::CliAgent;
 use super::events::AppEvent;
+use super::remembered_agent;
 
 /// The agents found, for the offer.
 #[derive(Debug, Clone, Default)]
 pub struct AgentOffer {
     pub presence: Vec<Presence>,
+    /// F5 or F6 was pressed and the agent is starting.
+    pub starting: bool,
 }
 
 impl AgentOffer {
@@ -107,7 +114,58 @@ impl Job for LookForAgents {
     fn run(self, _progress: &Reporter) -> Option<AppEvent> {
         Some(AppEvent::AgentsFound(AgentOffer {
             presence: cp_agent_cli::look_for_agents(),
+            starting: false,
         }))
+    }
+}
+
+/// Starts the agent the person picked (F5, F6): finds and checks its binary and writes its
+/// wiring, and with `remember` records the choice; ends with [`AppEvent::AgentStarted`].
+pub struct StartAgent {
+    pub project: Project,
+    pub worker: WorkerId,
+    pub kind: AgentKind,
+    pub remember: bool,
+}
+
+/// What [`StartAgent`] did.
+pub struct StartedAgent {
+    pub kind: AgentKind,
+    /// The agent, or why it cannot start.
+    pub cli: Result<CliAgent, String>,
+    /// With F6: the file the choice was written to, or why it was not.
+    pub remembered: Option<Result<PathBuf, String>>,
+}
+
+impl std::fmt::Debug for StartedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartedAgent")
+            .field("kind", &self.kind)
+            .field("cli", &self.cli.as_ref().map(CliAgent::label))
+            .field("remembered", &self.remembered)
+            .finish()
+    }
+}
+
+impl Job for StartAgent {
+    fn thread_name(&self) -> String {
+        "cp-agent-start".into()
+    }
+
+    fn what(&self) -> &'static str {
+        "the agent CLI"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        let cli =
+            CliAgent::start(&self.project, &self.worker, self.kind).map_err(|e| e.to_string());
+        let remembered = (self.remember && cli.is_ok())
+            .then(|| remembered_agent::remember(self.kind).map_err(|e| e.to_string()));
+        Some(AppEvent::AgentStarted(Box::new(StartedAgent {
+            kind: self.kind,
+            cli,
+            remembered,
+        })))
     }
 }
 
@@ -144,6 +202,7 @@ mod tests {
                     found: Found::Missing,
                 },
             ],
+            starting: false,
         };
         assert_eq!(offer.pick().map(|(k, _)| k.as_str()), Some("gemini"));
         let text = offer.text();

@@ -1,14 +1,14 @@
 //! The no-model screen's keys: the agent CLIs found are shown in the conversation
-//! ([`AgentOffer`]); F5 runs the TUI's turns with the one offered, F6 also remembers it.
+//! ([`AgentOffer`]); F5 starts the one offered (off the UI thread: its `--version` runs and
+//! its wiring is written) and it runs the TUI's turns from then on; F6 also remembers it.
 
 use cp_base::Level;
 
 use super::App;
-use crate::tui::agent_offer::AgentOffer;
+use crate::tui::agent_offer::{AgentOffer, StartAgent, StartedAgent};
 use crate::tui::agent_state::AgentState;
-use crate::tui::cli_agent::CliAgent;
+use crate::tui::background;
 use crate::tui::conversation::Entry;
-use crate::tui::remembered_agent;
 
 impl App {
     /// The look for agent CLIs answered: the no-provider help becomes the offer.
@@ -21,27 +21,54 @@ impl App {
         self.offer = Some(offer);
     }
 
-    /// F5 (`remember`: F6): the offered agent runs the turns from now on, as with
-    /// `--agent NAME`.
+    /// F5 (`remember`: F6): starts the offered agent in the background.
     pub(super) fn use_offered_agent(&mut self, remember: bool) {
         if self.agent.has_agent() {
             self.ui.flash = Some("An agent already runs your messages.".into());
             return;
         }
-        let Some((kind, _)) = self.offer.as_ref().and_then(AgentOffer::pick) else {
-            self.ui.flash = Some(if self.offer.is_some() {
-                "No agent CLI that can run the turns was found.".into()
-            } else {
-                "Still looking for agent CLIs…".into()
-            });
+        let Some(offer) = &mut self.offer else {
+            self.ui.flash = Some("Still looking for agent CLIs…".into());
             return;
         };
-        let cli = match CliAgent::new(&self.host, kind) {
-            Ok(cli) => cli,
+        if offer.starting {
+            return;
+        }
+        let Some((kind, presence)) = offer.pick() else {
+            self.ui.flash = Some("No agent CLI that can run the turns was found.".into());
+            return;
+        };
+        let name = presence.agent.spec().display_name;
+        let job = StartAgent {
+            project: self.host.project().clone(),
+            worker: self.host.worker().clone(),
+            kind,
+            remember,
+        };
+        if background::spawn(job, &self.tx).is_ok() {
+            offer.starting = true;
+            self.ui.flash = Some(format!("Starting {name}…"));
+        }
+    }
+
+    /// The agent picked with F5/F6 started: it runs the turns from now on, as with
+    /// `--agent NAME`.
+    pub(super) fn agent_started(&mut self, started: StartedAgent) {
+        if let Some(offer) = &mut self.offer {
+            offer.starting = false;
+        }
+        let StartedAgent {
+            kind,
+            cli,
+            remembered,
+        } = started;
+        let cli = match cli {
+            Ok(cli) if !self.agent.has_agent() => cli,
+            Ok(_) => return,
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,
-                    text: e.to_string(),
+                    text: e,
                 });
                 return;
             }
@@ -58,22 +85,23 @@ impl App {
             level: Level::Info,
             text: said,
         });
-        if remember {
-            let text = match remembered_agent::remember(kind) {
-                Ok(path) => Entry::Notice {
-                    level: Level::Info,
-                    text: format!(
-                        "Remembered in {}: with no provider configured and no --agent, \
-                         context-pilot uses {kind}.",
-                        path.display()
-                    ),
-                },
-                Err(e) => Entry::Notice {
-                    level: Level::Error,
-                    text: format!("cannot remember the agent: {e}"),
-                },
-            };
-            self.conversation.push(text);
+        let note = match remembered {
+            Some(Ok(path)) => Some(Entry::Notice {
+                level: Level::Info,
+                text: format!(
+                    "Remembered in {}: started with no provider configured and no --agent, \
+                     context-pilot uses {kind}.",
+                    path.display()
+                ),
+            }),
+            Some(Err(e)) => Some(Entry::Notice {
+                level: Level::Error,
+                text: format!("cannot remember the agent: {e}"),
+            }),
+            None => None,
+        };
+        if let Some(note) = note {
+            self.conversation.push(note);
         }
         self.life.autosave.mark();
     }

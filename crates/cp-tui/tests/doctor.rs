@@ -1,6 +1,7 @@
 //! `context-pilot doctor` on real project directories: a fresh repository, one wired with
 //! `init claude`, and a broken one (the binary its hooks run moved away, an untrusted project
-//! with a callback, a provider URL that refuses), each with its ✓/✗ lines and exit code.
+//! with a callback, a provider URL that refuses, `run/` readable by others, a hook that
+//! failed), each with its ✓/✗ lines and exit code.
 
 #![allow(
     clippy::unwrap_used,
@@ -202,6 +203,23 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         "#!/bin/bash\necho linted\n",
     )
     .unwrap();
+    // A hook that failed (its payload was not JSON), logged under .context-pilot/logs/.
+    let mut hook = context_pilot(&root)
+        .args(["hook", "stop"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut hook.stdin.take().unwrap(), b"not json").unwrap();
+    assert!(hook.wait().unwrap().success(), "a hook always exits 0");
+    // run/ left readable by others (as an older version made it).
+    std::fs::create_dir_all(root.join(".context-pilot/run")).unwrap();
+    std::fs::set_permissions(
+        root.join(".context-pilot/run"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     let claude = stand_in_claude("2.1.330");
     let path = path_with(claude.path());
     // A provider URL where nothing listens.
@@ -240,8 +258,24 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         ),
         "{out}"
     );
+    assert!(
+        has_line(
+            &out,
+            "✗ .context-pilot/run/: mode 755, not 700",
+            &["fix: `chmod -R go-rwx "]
+        ),
+        "{out}"
+    );
+    assert!(
+        has_line(
+            &out,
+            "✗ hook log: 1 hook error(s) in ",
+            &["malformed payload", "fix: "]
+        ),
+        "{out}"
+    );
     assert!(has_line(&out, "✓ git: ", &[]), "{out}");
-    assert!(out.ends_with("3 problem(s) found.\n"), "{out}");
+    assert!(out.ends_with("5 problem(s) found.\n"), "{out}");
 
     let (code, json) = doctor(&root, &["--json"], &env);
     assert_eq!(code, 1, "{json}");
@@ -254,5 +288,9 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         .filter(|c| c["status"] == "fail")
         .map(|c| c["group"].as_str().unwrap())
         .collect();
-    assert_eq!(failed, ["wiring", "trust", "provider"], "{json}");
+    assert_eq!(
+        failed,
+        ["wiring", "trust", "provider", "modes", "hooks"],
+        "{json}"
+    );
 }

@@ -216,3 +216,33 @@ fn init_without_an_agent_wires_the_agents_whose_folders_the_project_has() {
     assert!(ok);
     assert_eq!(stdout.matches("nothing to change").count(), 2, "{stdout}");
 }
+
+/// `init` with no agent on a terminal asks once; `y` wires what it found.
+#[test]
+fn init_without_an_agent_asks_once_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = canonical(dir.path());
+    std::fs::create_dir_all(root.join(".gemini")).unwrap();
+    let config = cp_e2e::config_home();
+    let env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let mut session = cp_e2e::TuiSession::start(&root, &["init"], &env).unwrap();
+    let screen = session
+        .wait_for("[y/N]", std::time::Duration::from_secs(30))
+        .unwrap();
+    assert!(
+        screen.contains("Gemini CLI (.gemini/ in the project)"),
+        "{screen}"
+    );
+    session.send(b"y\r");
+    assert_eq!(
+        session
+            .wait_exit(std::time::Duration::from_secs(30))
+            .unwrap(),
+        0
+    );
+    let gemini = read_json(&root.join(".gemini/settings.json"));
+    assert_eq!(
+        gemini["mcpServers"]["context-pilot"]["command"],
+        json!(program())
+    );
+}

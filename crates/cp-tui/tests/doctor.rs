@@ -170,8 +170,9 @@ fn a_wired_repository_shows_each_agent_s_wiring() {
     );
 }
 
-#[test]
-fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
+/// A repository wired by a binary that then moved away (returned: its path), untrusted with a
+/// callback, with a failed hook in its log and `run/` readable by others.
+fn broken_repository() -> (tempfile::TempDir, std::path::PathBuf, String) {
     let repo = git_repo();
     let root = canonical(repo.path());
     // Wired by a binary that then moved away.
@@ -220,6 +221,12 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
+    (repo, root, moved)
+}
+
+#[test]
+fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
+    let (_repo, root, moved) = broken_repository();
     let claude = stand_in_claude("2.1.330");
     let path = path_with(claude.path());
     // A provider URL where nothing listens.

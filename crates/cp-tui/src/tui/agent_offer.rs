@@ -91,7 +91,7 @@ fn nothing_installed() -> String {
         .map(|agent| format!("{}: {}", agent.spec().display_name, agent.spec().install))
         .collect();
     format!(
-        "No LLM provider is configured and no agent CLI is installed, so there is no agent to talk to yet.\n\
+        "No LLM provider is configured and no agent CLI is installed, so there is no agent to talk to yet (Ctrl-P still runs any tool; F1 lists the keys).\n\
          For a model: set ANTHROPIC_API_KEY, or OPENAI_API_KEY and/or OPENAI_BASE_URL (CP_MODEL names the model), then start context-pilot again.\n\
          For your own agent: {}; then start context-pilot again.",
         agents.join("; ")

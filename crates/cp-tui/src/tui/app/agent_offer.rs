@@ -106,3 +106,50 @@ impl App {
         self.life.autosave.mark();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use cp_agent_cli::{AgentKind, Found, Presence};
+
+    use crate::tui::agent_offer::AgentOffer;
+    use crate::tui::conversation::Entry;
+    use crate::tui::events::AppEvent;
+    use crate::tui::keymap::Action;
+
+    #[test]
+    fn the_offer_replaces_the_no_provider_help_and_f5_without_a_usable_agent_says_so() {
+        let mut app = crate::tui::snapshot_tests::app(false);
+        let claude = "claude".parse::<AgentKind>().unwrap().cli().unwrap();
+        app.handle(AppEvent::AgentsFound(AgentOffer {
+            presence: vec![Presence {
+                agent: claude,
+                found: Found::TooOld {
+                    path: "/bin/claude".into(),
+                    version: "1.0.0".into(),
+                    needed: "2.0.31".into(),
+                },
+            }],
+            starting: false,
+        }));
+        app.apply(Action::UseOfferedAgent);
+        assert_eq!(
+            app.ui.flash.as_deref(),
+            Some("No agent CLI that can run the turns was found.")
+        );
+        let (conversation, _, agent) = app.parts_for_test();
+        assert!(!agent.has_agent());
+        let systems: Vec<&str> = conversation
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::System(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(systems.len(), 1, "{systems:?}");
+        assert!(
+            systems[0].contains("Claude Code 1.0.0 at /bin/claude is too old"),
+            "{systems:?}"
+        );
+    }
+}

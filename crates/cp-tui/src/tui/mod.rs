@@ -295,6 +295,7 @@ fn reload_now(
         paused
             .as_ref()
             .map(|(root, worker, id)| (root.as_path(), worker.as_str(), id.as_str())),
+        app.picked_agent().map(cp_agent_cli::AgentKind::as_str),
     );
     let source = reexec::exec(&exe, args, requested_at);
     let _ = guard.resume();

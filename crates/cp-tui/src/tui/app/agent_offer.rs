@@ -21,6 +21,11 @@ impl App {
         self.offer = Some(offer);
     }
 
+    /// The agent started with F5/F6, if any (a live reload passes it on as `--agent`).
+    pub(crate) fn picked_agent(&self) -> Option<cp_agent_cli::AgentKind> {
+        self.picked_agent
+    }
+
     /// F5 (`remember`: F6): starts the offered agent in the background.
     pub(super) fn use_offered_agent(&mut self, remember: bool) {
         if self.agent.has_agent() {
@@ -78,6 +83,7 @@ impl App {
             cli.label()
         );
         let old = std::mem::replace(&mut self.agent, AgentState::with_cli(cli));
+        self.picked_agent = Some(kind);
         self.agent.messages = old.messages;
         self.agent.inbox = old.inbox;
         self.conversation.drop_no_provider_help();

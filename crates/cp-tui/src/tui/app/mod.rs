@@ -54,6 +54,8 @@ pub struct App {
     agent: AgentState,
     /// With no provider: the agent CLIs found, which F5/F6 start.
     offer: Option<super::agent_offer::AgentOffer>,
+    /// The agent F5/F6 started, which a live reload passes on as `--agent`.
+    picked_agent: Option<cp_agent_cli::AgentKind>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
@@ -146,6 +148,7 @@ impl App {
             input: super::input::InputBox::default(),
             agent,
             offer: None,
+            picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,
             tx,

@@ -27,6 +27,17 @@ use crate::session::CliSession;
 use crate::spec::AgentSpec;
 use crate::wiring::{Wiring, WiringSpec};
 
+/// One thing an agent must allow before it uses a project's wiring, and whether it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentTrust {
+    /// Whether it is allowed.
+    pub ok: bool,
+    /// What was checked and found, e.g. "Codex CLI trusts /work/app".
+    pub what: String,
+    /// How to allow it, when it is not.
+    pub fix: Option<String>,
+}
+
 /// One agent CLI Context Pilot drives and wires; implemented once in each agent's folder.
 pub trait AgentCli: Sync + std::fmt::Debug {
     /// What the agent is (plain data).
@@ -44,6 +55,13 @@ pub trait AgentCli: Sync + std::fmt::Debug {
     /// what it changed (e.g. steps to take in the agent itself).
     fn init_notes(&self, _root: &std::path::Path) -> Option<String> {
         None
+    }
+
+    /// What the agent itself must allow before it uses the wiring `init` wrote into the
+    /// project at `root` (e.g. Codex's project trust and hook trust, kept in the user's own
+    /// config), as `context-pilot doctor` reports it; nothing by default.
+    fn trust_checks(&self, _root: &std::path::Path) -> Vec<AgentTrust> {
+        Vec::new()
     }
 
     /// Why runs and the TUI cannot drive this agent yet; `None` when they can.

@@ -74,7 +74,7 @@
 //! `session` (one driver for every agent), `drive`, `process`, `item`, `progress`,
 //! `transcript` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
 //! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
-//! `config`, `error`.
+//! `installed` (which agent CLIs `PATH` holds), `config`, `error`.
 
 mod agent;
 mod binary;
@@ -87,6 +87,7 @@ mod error;
 mod gemini;
 mod hook_reply;
 mod hook_report;
+mod installed;
 mod interactive;
 mod item;
 mod kind;
@@ -101,13 +102,14 @@ mod transcript;
 mod wired;
 mod wiring;
 
-pub use agent::AgentCli;
+pub use agent::{AgentCli, AgentTrust};
 pub use binary::AgentBinary;
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
 pub use error::AgentError;
 pub use hook_reply::{EventKind, Reply, with_system_message};
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
+pub use installed::{Found, Presence, look_for_agents};
 pub use interactive::CliRunner;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};

@@ -81,7 +81,8 @@ pub use connect::connect;
 pub use cp_base::CancelToken;
 pub use error::LlmError;
 pub use models::{
-    ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, pick_default,
+    ListError, ModelCheck, ModelInfo, check_model, closest_names, list_models, list_models_within,
+    pick_default,
 };
 pub use price::Price;
 pub use provider::Provider;

@@ -41,9 +41,18 @@ pub struct ListError {
 
 /// Reads the whole model list of `config`'s endpoint (blocking; run it off the UI thread).
 pub fn list_models(config: &ProviderConfig) -> Result<Vec<ModelInfo>, ListError> {
+    list_models_within(config, LIST_TIMEOUT)
+}
+
+/// [`list_models`] within `limit` for the whole listing (`context-pilot doctor` waits less
+/// than the TUI's background look).
+pub fn list_models_within(
+    config: &ProviderConfig,
+    limit: Duration,
+) -> Result<Vec<ModelInfo>, ListError> {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(LIST_TIMEOUT))
+        .timeout_global(Some(limit))
         .user_agent(concat!("context-pilot/", env!("CARGO_PKG_VERSION")))
         .build()
         .new_agent();

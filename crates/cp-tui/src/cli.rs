@@ -88,13 +88,25 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Add the MCP server and the hooks to an agent's project settings, merging with what is
-    /// there.
+    /// there. Without an agent: every agent whose settings folder the project has (`.claude/`,
+    /// `.gemini/`, `.codex/`), else every agent CLI on PATH, after asking once.
     Init {
         #[arg(value_parser = crate::init::agent_parser())]
-        agent: &'static dyn cp_agent_cli::AgentCli,
+        agent: Option<&'static dyn cp_agent_cli::AgentCli>,
         /// Print the diff of what would change and write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Without an agent: wire the agents found without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Check this machine and project: git and bash, the agent CLIs and their versions, each
+    /// agent's wiring, trust, the LLM provider, the console server, private modes and the last
+    /// hook errors. One line a check; exits 1 when any fails.
+    Doctor {
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -153,9 +165,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if matches!(cli.command, Some(Command::Models)) {
         return Ok(ExitCode::from(crate::models::run(&project)?));
     }
-    if let Some(Command::Init { agent, dry_run }) = &cli.command {
-        print!("{}", crate::init::run(*agent, project.root(), *dry_run)?);
-        return Ok(ExitCode::SUCCESS);
+    if let Some(Command::Init {
+        agent,
+        dry_run,
+        yes,
+    }) = &cli.command
+    {
+        return Ok(init(*agent, &project, *dry_run, *yes)?);
+    }
+    if let Some(Command::Doctor { json }) = &cli.command {
+        return Ok(doctor(&project, *json));
     }
     let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
     crate::logging::init(&project.logs_dir());
@@ -193,6 +212,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             | Command::ModelUsage
             | Command::WiringProbe
             | Command::Init { .. }
+            | Command::Doctor { .. }
             | Command::Completions { .. }
             | Command::Trust { .. }
             | Command::Models,
@@ -200,21 +220,51 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `context-pilot init [AGENT]`.
+fn init(
+    agent: Option<&'static dyn cp_agent_cli::AgentCli>,
+    project: &Project,
+    dry_run: bool,
+    yes: bool,
+) -> Result<ExitCode, crate::init::InitError> {
+    match agent {
+        Some(agent) => {
+            print!("{}", crate::init::run(agent, project.root(), dry_run)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        None => crate::init::found::run(project.root(), dry_run, yes),
+    }
+}
+
+/// `context-pilot doctor [--json]`: exits 1 when a check fails.
+fn doctor(project: &Project, json: bool) -> ExitCode {
+    let report = crate::doctor::run(project);
+    print!("{}", if json { report.json() } else { report.text() });
+    if report.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn parse_agent(name: &str) -> Result<cp_agent_cli::AgentKind, cp_agent_cli::AgentError> {
     name.parse()
 }
 
-/// The TUI's agent: `--agent`, else `agent.kind` from config.json, else the built-in loop. An
-/// agent CLI that is not installed is an error naming how to install it.
+/// The TUI's agent: `--agent`, else `agent.kind` from config.json, else the built-in loop;
+/// when that has no provider, the agent remembered on the no-model screen (the user's own
+/// config). An agent CLI that is not installed is an error naming how to install it (a
+/// remembered one that cannot start is shown in the conversation instead).
 fn tui_agent(
     host: &Host,
     flag: Option<cp_agent_cli::AgentKind>,
 ) -> anyhow::Result<crate::tui::AgentState> {
     let kind = match flag {
         Some(kind) => kind,
-        None => cp_agent_cli::AgentConfig::load(host.project())?
-            .kind
-            .unwrap_or_default(),
+        None => match cp_agent_cli::AgentConfig::load(host.project())?.kind {
+            Some(kind) => kind,
+            None => return Ok(builtin_or_remembered(host)),
+        },
     };
     Ok(match kind {
         cp_agent_cli::AgentKind::Builtin => crate::tui::AgentState::from_config(host.project()),
@@ -222,6 +272,27 @@ fn tui_agent(
             crate::tui::AgentState::with_cli(crate::tui::CliAgent::new(host, kind)?)
         }
     })
+}
+
+/// The built-in loop over the configured provider; with none configured (and no error in its
+/// config), the agent remembered on the no-model screen, if it starts.
+fn builtin_or_remembered(host: &Host) -> crate::tui::AgentState {
+    let builtin = crate::tui::AgentState::from_config(host.project());
+    if builtin.has_agent() || builtin.provider_error.is_some() {
+        return builtin;
+    }
+    let Some(kind) = crate::tui::remembered_agent::load() else {
+        return builtin;
+    };
+    match crate::tui::CliAgent::new(host, kind) {
+        Ok(cli) => crate::tui::AgentState::with_cli(cli),
+        Err(e) => crate::tui::AgentState::new(
+            None,
+            Some(format!(
+                "The agent you chose on the no-model screen ({kind}, in your ~/.config/context-pilot/config.json) cannot start: {e}"
+            )),
+        ),
+    }
 }
 
 /// Runs the console server in the foreground. Its stderr is the server's log file.

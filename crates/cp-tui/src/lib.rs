@@ -5,7 +5,9 @@
 //!   one [`cp_base::Registry`] with its [`cp_base::ToolEnv`].
 //! - [`mcp`]: `context-pilot mcp`, the same tools over MCP on stdio.
 //! - [`hook`]: `context-pilot hook <event>`, the Claude Code / Gemini CLI hook receiver.
-//! - [`init`]: `context-pilot init claude|gemini`, which wires both into an agent's settings.
+//! - [`init`]: `context-pilot init [claude|gemini|codex]`, which wires both into an agent's
+//!   settings (without a name: the agents the project or `PATH` has).
+//! - [`doctor`]: `context-pilot doctor`, what is wrong with this machine and project.
 //! - [`tui`]: the ratatui application: sidebar of panels, main area, status bar, command
 //!   palette, and the event loop that owns the state.
 //!
@@ -27,6 +29,7 @@
 //! ```
 
 pub mod cli;
+pub mod doctor;
 pub mod hook;
 pub mod host;
 pub mod init;

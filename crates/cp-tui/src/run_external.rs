@@ -14,10 +14,15 @@ use crate::init::program;
 /// How an agent CLI run from `host` reaches Context Pilot: this binary (for `mcp` and the
 /// hooks), for the host's project and worker.
 pub(crate) fn wiring_spec(host: &Host) -> WiringSpec {
+    wiring_spec_of(host.project(), host.worker())
+}
+
+/// [`wiring_spec`] from the project and the worker alone.
+pub(crate) fn wiring_spec_of(project: &cp_base::Project, worker: &cp_base::WorkerId) -> WiringSpec {
     WiringSpec {
         program: program(),
-        root: host.project().root().to_path_buf(),
-        worker: host.worker().clone(),
+        root: project.root().to_path_buf(),
+        worker: worker.clone(),
     }
 }
 

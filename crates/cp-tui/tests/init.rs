@@ -156,3 +156,93 @@ fn gemini_init_keeps_other_servers_and_hooks() {
         "{ \"theme\": "
     );
 }
+
+/// `init` with no agent in a project that has `.claude/` and `.gemini/`: `--yes` wires both
+/// (and not Codex, whose folder it lacks); without `--yes` and without a terminal it changes
+/// nothing, says why and exits 2.
+#[test]
+fn init_without_an_agent_wires_the_agents_whose_folders_the_project_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = canonical(dir.path());
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::create_dir_all(root.join(".gemini")).unwrap();
+
+    // Not a terminal (stdin is /dev/null), no --yes: nothing changes.
+    let out = context_pilot(&root)
+        .arg("init")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Claude Code (.claude/ in the project)")
+            && stdout.contains("Gemini CLI (.gemini/ in the project)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Codex"), "{stdout}");
+    assert!(
+        stderr.contains("stdin is not a terminal, so nothing was changed (exit 2)")
+            && stderr.contains("context-pilot init --yes"),
+        "{stderr}"
+    );
+    assert!(!root.join(".mcp.json").exists());
+    assert!(!root.join(".claude/settings.json").exists());
+    assert!(!root.join(".gemini/settings.json").exists());
+
+    // --yes: both are wired as `init claude` and `init gemini` wire them.
+    let (ok, stdout, stderr) = init(&root, &["--yes"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Created .mcp.json")
+            && stdout.contains("Created .claude/settings.json")
+            && stdout.contains("Created .gemini/settings.json"),
+        "{stdout}"
+    );
+    let claude = read_json(&root.join(".claude/settings.json"));
+    assert_eq!(
+        claude["hooks"]["Stop"][0]["hooks"][0]["command"],
+        format!("{} hook stop", program())
+    );
+    let gemini = read_json(&root.join(".gemini/settings.json"));
+    assert_eq!(
+        gemini["mcpServers"]["context-pilot"]["command"],
+        json!(program())
+    );
+    assert!(!root.join(".codex").exists());
+    // Again: nothing to change, for either.
+    let (ok, stdout, _) = init(&root, &["--yes"]);
+    assert!(ok);
+    assert_eq!(stdout.matches("nothing to change").count(), 2, "{stdout}");
+}
+
+/// `init` with no agent on a terminal asks once; `y` wires what it found.
+#[test]
+fn init_without_an_agent_asks_once_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = canonical(dir.path());
+    std::fs::create_dir_all(root.join(".gemini")).unwrap();
+    let config = cp_e2e::config_home();
+    let env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let mut session = cp_e2e::TuiSession::start(&root, &["init"], &env).unwrap();
+    let screen = session
+        .wait_for("[y/N]", std::time::Duration::from_secs(30))
+        .unwrap();
+    assert!(
+        screen.contains("Gemini CLI (.gemini/ in the project)"),
+        "{screen}"
+    );
+    session.send(b"y\r");
+    assert_eq!(
+        session
+            .wait_exit(std::time::Duration::from_secs(30))
+            .unwrap(),
+        0
+    );
+    let gemini = read_json(&root.join(".gemini/settings.json"));
+    assert_eq!(
+        gemini["mcpServers"]["context-pilot"]["command"],
+        json!(program())
+    );
+}

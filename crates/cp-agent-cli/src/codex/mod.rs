@@ -9,6 +9,7 @@
 mod hooks;
 mod patch;
 mod run;
+mod trust;
 
 use std::path::Path;
 use std::process::Command;
@@ -17,7 +18,7 @@ use cp_orchestrate::{DriverError, SessionControl};
 use serde_json::Value;
 
 use crate::AgentError;
-use crate::agent::AgentCli;
+use crate::agent::{AgentCli, AgentTrust};
 use crate::hook_reply::{EventKind, Reply};
 use crate::item::Item;
 use crate::project_settings::SettingsFile;
@@ -91,6 +92,10 @@ impl AgentCli for Codex {
 
     fn init_notes(&self, root: &Path) -> Option<String> {
         Some(hooks::trust_steps(root))
+    }
+
+    fn trust_checks(&self, root: &Path) -> Vec<AgentTrust> {
+        trust::checks(root)
     }
 
     fn runs_unsupported(&self) -> Option<AgentError> {

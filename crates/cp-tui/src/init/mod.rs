@@ -1,5 +1,5 @@
 //! `context-pilot init claude|gemini|codex [--dry-run]`: wire Context Pilot into an agent's
-//! project settings.
+//! project settings. Without a name, [`found`] finds the agents and wires each the same way.
 //!
 //! - Claude Code: `.mcp.json` gets the `context-pilot` MCP server; `.claude/settings.json`
 //!   gets a `PostToolUse` hook for `Write|Edit|MultiEdit|NotebookEdit|Bash` and a `Stop` hook.
@@ -23,6 +23,8 @@
 //! let changes = plan(claude, std::path::Path::new("/work/app"), "context-pilot").unwrap();
 //! for change in &changes { print!("{}", change.diff()); }
 //! ```
+
+pub mod found;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@ use super::cli_session_file;
 use super::events::{AppEvent, NotStarted};
 use super::restartable::restart_observer;
 use crate::host::Host;
-use crate::run_external::wiring_spec;
+use crate::run_external::wiring_spec_of;
 use cp_base::{Project, WorkerId};
 
 /// The phase name interactive turns use in handoffs, commits and logs.
@@ -104,7 +104,16 @@ impl CliAgent {
     /// Locates and checks the CLI of `kind` (never `Builtin`) and writes its wiring: a
     /// missing binary is an error naming how to install it.
     pub fn new(host: &Host, kind: AgentKind) -> Result<Self, AgentError> {
-        let config = AgentConfig::load(host.project())?;
+        Self::start(host.project(), host.worker(), kind)
+    }
+
+    /// [`CliAgent::new`] from the project and the worker alone, for a background job.
+    pub fn start(
+        project: &Project,
+        worker: &WorkerId,
+        kind: AgentKind,
+    ) -> Result<Self, AgentError> {
+        let config = AgentConfig::load(project)?;
         let sink: Slot<TurnSink> = Arc::default();
         let name = kind.cli().ok_or(AgentError::Builtin)?.spec().display_name;
         let progress_sink = Arc::clone(&sink);
@@ -114,11 +123,11 @@ impl CliAgent {
             }
         });
         let grace = config.stop_grace();
-        let driver = CliDriver::new(kind, config, wiring_spec(host), progress)?;
+        let driver = CliDriver::new(kind, config, wiring_spec_of(project, worker), progress)?;
         let window = driver.configured_window().unwrap_or(0);
         let version = driver.binary().version.clone();
         let mut driver: Box<dyn CliRunner> = Box::new(driver);
-        if let Some(id) = cli_session_file::load(host.project(), host.worker(), name) {
+        if let Some(id) = cli_session_file::load(project, worker, name) {
             tracing::info!(session = %id, "the conversation continues {name}'s saved session");
             driver.resume_session(id);
         }

@@ -33,6 +33,10 @@ pub enum AppEvent {
     AgentNotice(cp_base::Level, String),
     /// What the agent CLI's hooks left for it while it was idle (background results).
     Waiting(Vec<cp_base::Notification>),
+    /// The agent CLIs on `PATH`, looked for at start when no provider is configured.
+    AgentsFound(super::agent_offer::AgentOffer),
+    /// The agent picked on the no-model screen started (or could not).
+    AgentStarted(Box<super::agent_offer::StartedAgent>),
     /// Background work whose thread could not start (see `background::spawn`).
     NotStarted(NotStarted),
 }

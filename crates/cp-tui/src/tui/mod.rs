@@ -1,6 +1,7 @@
 //! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
+mod agent_offer;
 mod agent_state;
 mod app;
 mod background;
@@ -25,6 +26,7 @@ mod navigation;
 mod outcome_style;
 mod palette;
 mod reexec;
+pub mod remembered_agent;
 mod restartable;
 mod running_turn;
 mod saved_state;
@@ -133,6 +135,10 @@ fn run_app(
     let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
         app::models::spawn_model_check(provider.config().clone(), &tx);
+    }
+    if !agent.has_agent() {
+        // Off the UI thread: each installed agent's `--version` runs.
+        let _ = background::spawn(agent_offer::LookForAgents, &tx);
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);
@@ -289,6 +295,7 @@ fn reload_now(
         paused
             .as_ref()
             .map(|(root, worker, id)| (root.as_path(), worker.as_str(), id.as_str())),
+        app.picked_agent().map(cp_agent_cli::AgentKind::as_str),
     );
     let source = reexec::exec(&exe, args, requested_at);
     let _ = guard.resume();

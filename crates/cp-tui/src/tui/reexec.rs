@@ -113,9 +113,13 @@ pub fn check_binary(exe: &Path) -> Result<(), ReloadError> {
     }
 }
 
-/// The arguments for the new process: this process's, plus `--resume` once; or, when a
-/// workflow run paused for the reload, the command that resumes that run.
-pub fn resume_args(paused_run: Option<(&Path, &str, &str)>) -> Vec<OsString> {
+/// The arguments for the new process: this process's, plus `--resume` once, and `--agent
+/// NAME` when the agent was picked on the no-model screen (`picked_agent`) rather than given;
+/// or, when a workflow run paused for the reload, the command that resumes that run.
+pub fn resume_args(
+    paused_run: Option<(&Path, &str, &str)>,
+    picked_agent: Option<&str>,
+) -> Vec<OsString> {
     if let Some((root, worker, run_id)) = paused_run {
         return [
             "--project".into(),
@@ -133,6 +137,14 @@ pub fn resume_args(paused_run: Option<(&Path, &str, &str)>) -> Vec<OsString> {
         .skip(1)
         .filter(|a| a != "--resume")
         .collect();
+    if let Some(name) = picked_agent
+        && !args
+            .iter()
+            .any(|a| a == "--agent" || a.to_string_lossy().starts_with("--agent="))
+    {
+        // Before any subcommand: `--agent` is the top-level flag.
+        args.splice(0..0, ["--agent".into(), name.into()]);
+    }
     args.push("--resume".into());
     args
 }
@@ -153,4 +165,20 @@ pub fn elapsed_since_request() -> Option<Duration> {
     let micros: u64 = std::env::var(SIGNAL_AT_ENV).ok()?.parse().ok()?;
     let requested = UNIX_EPOCH + Duration::from_micros(micros);
     SystemTime::now().duration_since(requested).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_picked_on_the_no_model_screen_is_passed_on_to_the_new_process() {
+        let args = resume_args(None, Some("claude"));
+        assert_eq!(&args[..2], ["--agent", "claude"]);
+        assert_eq!(
+            args.last().map(OsString::as_os_str),
+            Some("--resume".as_ref())
+        );
+        assert!(!resume_args(None, None).iter().any(|a| a == "--agent"));
+    }
 }

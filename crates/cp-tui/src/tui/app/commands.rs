@@ -221,6 +221,16 @@ pub static COMMANDS: &[Command] = &[
         fun: |app, _| app.search_jump(true, false),
     },
     Command {
+        name: "use_offered_agent",
+        doc: "no model: run your messages with the offered agent CLI",
+        fun: |app, _| app.use_offered_agent(false),
+    },
+    Command {
+        name: "remember_offered_agent",
+        doc: "the same, and remember it in your own config",
+        fun: |app, _| app.use_offered_agent(true),
+    },
+    Command {
         name: "search_prev",
         doc: "previous match",
         fun: |app, _| app.search_jump(false, false),

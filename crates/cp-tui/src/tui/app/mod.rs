@@ -30,6 +30,7 @@ use super::workflow_thread::WorkflowRun;
 use crate::host::Host;
 
 mod agent;
+mod agent_offer;
 mod cli_turn;
 pub(crate) mod commands;
 mod events;
@@ -51,6 +52,10 @@ pub struct App {
     conversation: Conversation,
     input: super::input::InputBox,
     agent: AgentState,
+    /// With no provider: the agent CLIs found, which F5/F6 start.
+    offer: Option<super::agent_offer::AgentOffer>,
+    /// The agent F5/F6 started, which a live reload passes on as `--agent`.
+    picked_agent: Option<cp_agent_cli::AgentKind>,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
@@ -142,6 +147,8 @@ impl App {
             conversation,
             input: super::input::InputBox::default(),
             agent,
+            offer: None,
+            picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,
             tx,

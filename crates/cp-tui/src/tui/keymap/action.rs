@@ -61,6 +61,10 @@ pub enum Action {
     /// `e` in the sidebar: edit what the selected panel offers (the script of the callback
     /// open in the Callbacks panel's editor) in `$EDITOR`.
     EditExternally,
+    /// F5 with no provider: the TUI's turns run with the agent CLI the conversation offers.
+    UseOfferedAgent,
+    /// F6: as F5, and remembered in the user's config for the next start.
+    RememberOfferedAgent,
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -124,6 +128,8 @@ impl Action {
             Self::Search => "search",
             Self::SearchNext => "search_next",
             Self::SearchPrev => "search_prev",
+            Self::UseOfferedAgent => "use_offered_agent",
+            Self::RememberOfferedAgent => "remember_offered_agent",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

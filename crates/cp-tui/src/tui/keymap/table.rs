@@ -14,7 +14,7 @@ use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 41] = [
+pub static BINDINGS: [Binding; 43] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -48,6 +48,20 @@ pub static BINDINGS: [Binding; 41] = [
         "F2",
         Everywhere,
         Command::Do(Action::ShowDialog),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(5))],
+        "F5",
+        Everywhere,
+        Command::Do(Action::UseOfferedAgent),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(6))],
+        "F6",
+        Everywhere,
+        Command::Do(Action::RememberOfferedAgent),
         None,
     ),
     bind(

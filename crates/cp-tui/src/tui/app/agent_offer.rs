@@ -1,0 +1,161 @@
+//! The no-model screen's keys: the agent CLIs found are shown in the conversation
+//! ([`AgentOffer`]); F5 starts the one offered (off the UI thread: its `--version` runs and
+//! its wiring is written) and it runs the TUI's turns from then on; F6 also remembers it.
+
+use cp_base::Level;
+
+use super::App;
+use crate::tui::agent_offer::{AgentOffer, StartAgent, StartedAgent};
+use crate::tui::agent_state::AgentState;
+use crate::tui::background;
+use crate::tui::conversation::Entry;
+
+impl App {
+    /// The look for agent CLIs answered: the no-provider help becomes the offer.
+    pub(super) fn offer_agents(&mut self, offer: AgentOffer) {
+        if self.agent.has_agent() {
+            return;
+        }
+        self.conversation.drop_no_provider_help();
+        self.conversation.push(Entry::System(offer.text()));
+        self.offer = Some(offer);
+    }
+
+    /// The agent started with F5/F6, if any (a live reload passes it on as `--agent`).
+    pub(crate) fn picked_agent(&self) -> Option<cp_agent_cli::AgentKind> {
+        self.picked_agent
+    }
+
+    /// F5 (`remember`: F6): starts the offered agent in the background.
+    pub(super) fn use_offered_agent(&mut self, remember: bool) {
+        if self.agent.has_agent() {
+            self.ui.flash = Some("An agent already runs your messages.".into());
+            return;
+        }
+        let Some(offer) = &mut self.offer else {
+            self.ui.flash = Some("Still looking for agent CLIs…".into());
+            return;
+        };
+        if offer.starting {
+            return;
+        }
+        let Some((kind, presence)) = offer.pick() else {
+            self.ui.flash = Some("No agent CLI that can run the turns was found.".into());
+            return;
+        };
+        let name = presence.agent.spec().display_name;
+        let job = StartAgent {
+            project: self.host.project().clone(),
+            worker: self.host.worker().clone(),
+            kind,
+            remember,
+        };
+        if background::spawn(job, &self.tx).is_ok() {
+            offer.starting = true;
+            self.ui.flash = Some(format!("Starting {name}…"));
+        }
+    }
+
+    /// The agent picked with F5/F6 started: it runs the turns from now on, as with
+    /// `--agent NAME`.
+    pub(super) fn agent_started(&mut self, started: StartedAgent) {
+        if let Some(offer) = &mut self.offer {
+            offer.starting = false;
+        }
+        let StartedAgent {
+            kind,
+            cli,
+            remembered,
+        } = started;
+        let cli = match cli {
+            Ok(cli) if !self.agent.has_agent() => cli,
+            Ok(_) => return,
+            Err(e) => {
+                self.conversation.push(Entry::Notice {
+                    level: Level::Error,
+                    text: e,
+                });
+                return;
+            }
+        };
+        let said = format!(
+            "{} runs your messages now (as `context-pilot --agent {kind}` would).",
+            cli.label()
+        );
+        let old = std::mem::replace(&mut self.agent, AgentState::with_cli(cli));
+        self.picked_agent = Some(kind);
+        self.agent.messages = old.messages;
+        self.agent.inbox = old.inbox;
+        self.conversation.drop_no_provider_help();
+        self.conversation.push(Entry::Notice {
+            level: Level::Info,
+            text: said,
+        });
+        let note = match remembered {
+            Some(Ok(path)) => Some(Entry::Notice {
+                level: Level::Info,
+                text: format!(
+                    "Remembered in {}: started with no provider configured and no --agent, \
+                     context-pilot uses {kind}.",
+                    path.display()
+                ),
+            }),
+            Some(Err(e)) => Some(Entry::Notice {
+                level: Level::Error,
+                text: format!("cannot remember the agent: {e}"),
+            }),
+            None => None,
+        };
+        if let Some(note) = note {
+            self.conversation.push(note);
+        }
+        self.life.autosave.mark();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cp_agent_cli::{AgentKind, Found, Presence};
+
+    use crate::tui::agent_offer::AgentOffer;
+    use crate::tui::conversation::Entry;
+    use crate::tui::events::AppEvent;
+    use crate::tui::keymap::Action;
+
+    #[test]
+    fn the_offer_replaces_the_no_provider_help_and_f5_without_a_usable_agent_says_so() {
+        let mut app = crate::tui::snapshot_tests::app(false);
+        let claude = "claude".parse::<AgentKind>().unwrap().cli().unwrap();
+        app.handle(AppEvent::AgentsFound(AgentOffer {
+            presence: vec![Presence {
+                agent: claude,
+                found: Found::TooOld {
+                    path: "/bin/claude".into(),
+                    version: "1.0.0".into(),
+                    needed: "2.0.31".into(),
+                },
+            }],
+            starting: false,
+        }));
+        app.apply(Action::UseOfferedAgent);
+        assert_eq!(
+            app.ui.flash.as_deref(),
+            Some("No agent CLI that can run the turns was found.")
+        );
+        let (conversation, _, agent) = app.parts_for_test();
+        assert!(!agent.has_agent());
+        let systems: Vec<&str> = conversation
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::System(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(systems.len(), 1, "{systems:?}");
+        assert!(
+            systems[0].contains("Claude Code 1.0.0 at /bin/claude is too old"),
+            "{systems:?}"
+        );
+    }
+}

@@ -94,6 +94,7 @@ mod process;
 mod progress;
 mod project_settings;
 mod session;
+mod session_log;
 mod settings_json;
 mod spec;
 mod stderr_excerpt;
@@ -115,6 +116,6 @@ pub use project_settings::{
     Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
 };
 pub use settings_json::Json;
-pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
+pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, SessionLogSpec};
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

@@ -268,28 +268,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             message_id,
             prompt_tokens,
             model,
-        } => {
-            watch.at_boundary = false;
-            if let Some(id) = message_id
-                && !watch.seen_messages.insert(id)
-            {
-                return;
-            }
-            if model.is_some() {
-                watch.model = model;
-            }
-            let window = inv
-                .window
-                .window(watch.model.as_deref())
-                .or(watch.reported_window);
-            if let Some(control) = inv.control {
-                control.record_usage(prompt_tokens, window.unwrap_or(0));
-            }
-            progress(&ProgressEvent::Usage {
-                prompt_tokens,
-                window,
-            });
-        }
+        } => usage(inv, watch, message_id, prompt_tokens, model, progress),
         Item::Text(text) => {
             watch.at_boundary = false;
             inv.transcript.text(&text);
@@ -326,22 +305,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
                 text,
             });
         }
-        Item::Compacted => {
-            progress(&ProgressEvent::Compacted);
-            // Compaction happens between requests, with no tool in flight.
-            watch.at_boundary = watch.in_flight.is_empty();
-            if let Some(control) = inv.control {
-                // Compaction means the window was full: a breach of the context threshold.
-                match inv
-                    .window
-                    .window(watch.model.as_deref())
-                    .or(watch.reported_window)
-                {
-                    Some(window) => control.record_usage(window, window),
-                    None => control.request_stop(),
-                }
-            }
-        }
+        Item::Compacted => compacted(inv, watch, progress),
         Item::Hook {
             event,
             summary,
@@ -360,6 +324,55 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
         } => {
             watch.reported_window = window.or(watch.reported_window);
             watch.result = Some((ok, message));
+        }
+    }
+}
+
+/// One response's prompt size (once per message id), against the window.
+fn usage(
+    inv: &Invocation<'_>,
+    watch: &mut Watch,
+    message_id: Option<String>,
+    prompt_tokens: u64,
+    model: Option<String>,
+    progress: &mut Progress,
+) {
+    watch.at_boundary = false;
+    if let Some(id) = message_id
+        && !watch.seen_messages.insert(id)
+    {
+        return;
+    }
+    if model.is_some() {
+        watch.model = model;
+    }
+    let window = inv
+        .window
+        .window(watch.model.as_deref())
+        .or(watch.reported_window);
+    if let Some(control) = inv.control {
+        control.record_usage(prompt_tokens, window.unwrap_or(0));
+    }
+    progress(&ProgressEvent::Usage {
+        prompt_tokens,
+        window,
+    });
+}
+
+/// The agent compacted its context by itself: the window was full, a breach of the context
+/// threshold.
+fn compacted(inv: &Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
+    progress(&ProgressEvent::Compacted);
+    // Compaction happens between requests, with no tool in flight.
+    watch.at_boundary = watch.in_flight.is_empty();
+    if let Some(control) = inv.control {
+        match inv
+            .window
+            .window(watch.model.as_deref())
+            .or(watch.reported_window)
+        {
+            Some(window) => control.record_usage(window, window),
+            None => control.request_stop(),
         }
     }
 }

@@ -48,12 +48,15 @@ pub struct AgentSpec {
     pub session_log: Option<SessionLogSpec>,
 }
 
+/// Finds the record of session `id`, given the extra environment of the invocation.
+pub type LocateLog = fn(env: &[(String, String)], id: &str) -> Option<std::path::PathBuf>;
+
 /// Where an agent records a session as it runs, and how to read its lines.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionLogSpec {
     /// The file of session `id`, given the extra environment of the invocation (e.g.
     /// `CODEX_HOME`); `None` while it does not exist.
-    pub locate: fn(env: &[(String, String)], id: &str) -> Option<std::path::PathBuf>,
+    pub locate: LocateLog,
     /// The items of one line of it (prompt sizes, the window, compactions).
     pub parse_line: fn(&str) -> Vec<Item>,
 }

@@ -15,13 +15,14 @@
 
 mod util;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use cp_e2e::{LlmServer, RecordedRequest, Reply, Turn, binary_path, git, git_repo, responses};
 use serde_json::{Value, json};
-use util::agents::{agents_path, assert_no_agent_left};
+use util::agents::{agent_processes, agents_path, assert_no_agent_left};
 
 /// Generous: every session starts Codex and runs hooks that run git.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -103,7 +104,10 @@ fn codex_home(server: &LlmServer, root: &Path) -> tempfile::TempDir {
 
 /// The input items of a Responses request.
 fn inputs(request: &RecordedRequest) -> Vec<Value> {
-    request.body["input"].as_array().cloned().unwrap_or_default()
+    request.body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The last input item of a request is the output of call `call_id`.
@@ -139,11 +143,11 @@ fn server() -> LlmServer {
 }
 
 /// A reply adding `path` with `apply_patch` in call `call_id`, reporting `tokens` of prompt.
-fn patch_turn(call_id: &str, path: &str, tokens: u64) -> Reply {
-    let patch = format!("*** Begin Patch\n*** Add File: {path}\n+echo hi\n*** End Patch\n");
+fn patch_turn(call_id: &str, file: &str, tokens: u64) -> Reply {
+    let text = format!("*** Begin Patch\n*** Add File: {file}\n+echo hi\n*** End Patch\n");
     let usage = Turn::text("").with_usage(tokens, 0, 20);
     Reply::sse(&responses::sse_items(
-        &[responses::Item::apply_patch(call_id, &patch)],
+        &[responses::Item::apply_patch(call_id, &text)],
         &usage,
     ))
 }
@@ -152,7 +156,13 @@ fn patch_turn(call_id: &str, path: &str, tokens: u64) -> Reply {
 fn run(root: &Path, codex_home: &Path) -> Output {
     let home = tempfile::tempdir().unwrap();
     let mut child: Child = Command::new(binary_path())
-        .args(["run", ".context-pilot/workflows/wf.yaml", "--headless", "--agent", "codex"])
+        .args([
+            "run",
+            ".context-pilot/workflows/wf.yaml",
+            "--headless",
+            "--agent",
+            "codex",
+        ])
         .current_dir(root)
         .env("PATH", agents_path())
         .env("HOME", home.path())
@@ -191,10 +201,10 @@ fn text(bytes: &[u8]) -> String {
 fn bodies(server: &LlmServer) -> String {
     let mut out = String::new();
     for (i, r) in server.requests().iter().enumerate() {
-        out.push_str(&format!("--- request {i}\n{}\n", r.raw_body));
+        let _ = writeln!(out, "--- request {i}\n{}", r.raw_body);
     }
     for r in server.side_requests() {
-        out.push_str(&format!("--- side request\n{}\n", r.raw_body));
+        let _ = writeln!(out, "--- side request\n{}", r.raw_body);
     }
     out
 }
@@ -226,7 +236,10 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
         stdout.contains("context 85.0% (219640/258400 tokens)"),
         "{all}"
     );
-    assert!(root.join("src/a.sh").exists() && root.join("src/b.sh").exists(), "{all}");
+    assert!(
+        root.join("src/a.sh").exists() && root.join("src/b.sh").exists(),
+        "{all}"
+    );
     // The handoff turn resumed the thread (it carries the task and the patch) and was saved.
     let handoff = server
         .side_requests()
@@ -256,19 +269,47 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
     // Our hooks ran (the stop gate reached the model and the person saw its verdict); the
     // repository's own hooks, never trusted, did not.
     assert!(requests[3].raw_body.contains("Stop gate: verify"), "{all}");
-    assert!(stdout.contains("Stop hook: blocked: Stop gate: verify"), "{all}");
-    assert!(!repo_hook_marker(&root).exists(), "the repository's hook ran: {all}");
+    assert!(
+        stdout.contains("Stop hook: blocked: Stop gate: verify"),
+        "{all}"
+    );
+    assert!(
+        !repo_hook_marker(&root).exists(),
+        "the repository's hook ran: {all}"
+    );
     // Nothing was written into the project's or the person's Codex settings.
-    assert_eq!(git(&root, &["status", "--porcelain", ".codex"]), "", "{all}");
+    assert_eq!(
+        git(&root, &["status", "--porcelain", ".codex"]),
+        "",
+        "{all}"
+    );
     let config = std::fs::read_to_string(codex_home.path().join("config.toml")).unwrap();
     assert!(!config.contains("context-pilot"), "{config}");
     assert_no_agent_left(&root, "codex", None, GONE_LIMIT);
+    // Nor any context-pilot (the MCP servers, the hooks) but the project's console server.
+    let deadline = Instant::now() + GONE_LIMIT;
+    loop {
+        let left: Vec<String> = agent_processes(&root, "context-pilot", None)
+            .into_iter()
+            .filter(|p| !p.contains("console-server"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // The repository's hook was loaded and would have run had Codex been told to run every
     // hook (`--dangerously-bypass-hook-trust`, which runs never use): the check above is real.
     server.push(responses::text_turn("Bypassed."));
     let bypassed = Command::new(util::agents::agents_bin().join("codex"))
-        .args(["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"])
+        .args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+        ])
         .arg("Say hi.")
         .current_dir(&root)
         .env("CODEX_HOME", codex_home.path())
@@ -277,7 +318,10 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
         .output()
         .unwrap();
     assert!(bypassed.status.success(), "{bypassed:?}");
-    assert!(repo_hook_marker(&root).exists(), "the repository's hook never loads");
+    assert!(
+        repo_hook_marker(&root).exists(),
+        "the repository's hook never loads"
+    );
     std::fs::remove_file(repo_hook_marker(&root)).unwrap();
     util::stop_console_server(&root);
 }

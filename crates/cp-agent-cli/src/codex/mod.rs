@@ -34,18 +34,23 @@ pub struct Codex;
 
 /// Codex CLI.
 ///
-/// 0.169.0, the version `scripts/install-agents.sh` pins, is the one measured: with it the
-/// e2e tests of `cp-tui --test real_agents` (`init codex`, the project's hooks and MCP server,
-/// callbacks on `apply_patch` and shell edits, the stop gate) and `--test agent_cli_codex`
-/// (runs with a restart, hook trust for our hooks only) pass. Older releases were not
-/// measured, so they are refused rather than trusted. Its `exec resume` carries a thread on.
+/// 0.135.0 is the oldest release runs and the TUI were measured to work with: the e2e tests
+/// `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file, the
+/// handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
+/// run) and `--test tui_agent_cli_codex` pass on 0.135.0, 0.138.0, 0.140.0 to 0.145.0, 0.150.0,
+/// 0.160.0 and the pinned 0.169.0. On 0.134.0 (and 0.132.0, 0.130.0) the handoff turn's call
+/// of `Checkpoint_handoff` never reaches the MCP server, so every restart falls back to a
+/// handoff built from git. (The project hooks `init codex` writes, which the person's own
+/// `codex` runs, pass `--test real_agents` on 0.143.0 and newer; 0.141.0 and 0.142.0 work too
+/// but offer MCP tools in the request rather than through `tool_search`, which that test
+/// checks; 0.140.0 and older lack `--dangerously-bypass-hook-trust`, which it uses.)
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: "codex",
     display_name: "Codex CLI",
     program: "codex",
     install: "install it with `npm install -g @openai/codex`, or set agent.command in .context-pilot/config.json",
-    min_version: (0, 169, 0),
-    resume_since: Some((0, 169, 0)),
+    min_version: (0, 135, 0),
+    resume_since: Some((0, 135, 0)),
     probe_event: "UserPromptSubmit",
     hook_events: &[
         HookEventSpec {

@@ -17,6 +17,8 @@
 //! is Codex-internal: the unit test pins a hash Codex 0.169.0 accepted, and the real-agent
 //! tests show the hooks run.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -71,11 +73,15 @@ fn command_hook_hash(label: &str, matcher: Option<&Value>, handler: &Value) -> S
     }
     let canonical = canonical(&identity).to_string();
     let digest = Sha256::digest(canonical.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    digest
+        .iter()
+        .fold(String::from("sha256:"), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }
 
-/// `value` with every object's keys in sorted order (whatever order serde_json keeps).
+/// `value` with every object's keys in sorted order (whatever order `serde_json` keeps).
 fn canonical(value: &Value) -> Value {
     match value {
         Value::Object(map) => {

@@ -24,6 +24,9 @@ pub struct SessionLog {
     offset: u64,
     /// The start of a line not yet complete.
     partial: Vec<u8>,
+    /// The latest prompt size read: Codex repeats its latest figures with each rate-limit
+    /// update, and a repeat is no new request.
+    last_tokens: Option<u64>,
 }
 
 impl SessionLog {
@@ -38,6 +41,7 @@ impl SessionLog {
             path: None,
             offset: 0,
             partial: Vec::new(),
+            last_tokens: None,
         }
     }
 
@@ -74,9 +78,18 @@ impl SessionLog {
             return Vec::new();
         };
         let complete: Vec<u8> = self.partial.drain(..=end).collect();
-        String::from_utf8_lossy(&complete)
+        let items: Vec<Item> = String::from_utf8_lossy(&complete)
             .lines()
             .flat_map(self.spec.parse_line)
+            .collect();
+        items
+            .into_iter()
+            .filter(|item| match item {
+                Item::Usage { prompt_tokens, .. } => {
+                    self.last_tokens.replace(*prompt_tokens) != Some(*prompt_tokens)
+                }
+                _ => true,
+            })
             .collect()
     }
 
@@ -143,8 +156,8 @@ mod tests {
         let mut file = std::fs::File::create(&path).unwrap();
         write!(file, "tokens 10\ntokens 2").unwrap();
         assert_eq!(tokens(&log.read_new()), [10]);
-        write!(file, "0\nnoise\n").unwrap();
-        assert_eq!(tokens(&log.read_new()), [20]);
+        write!(file, "0\nnoise\ntokens 20\n").unwrap();
+        assert_eq!(tokens(&log.read_new()), [20], "a repeat is no new request");
         assert!(log.read_new().is_empty());
 
         let mut resumed = SessionLog::new(spec, env, Some("t1".into()));

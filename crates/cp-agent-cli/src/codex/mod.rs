@@ -7,6 +7,8 @@
 //! for that invocation only ([`trust`]), measuring context use from Codex's session file
 //! ([`rollout`]).
 
+#[cfg(test)]
+mod drive_tests;
 mod hooks;
 mod patch;
 mod rollout;

@@ -42,8 +42,8 @@ const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",
     "files_modified": ["src/a.sh"]}"#;
 
 /// A committed project with a one-phase workflow whose checkpoint blocks once and runs no
-/// tests. Its `.codex/config.toml` ships a hook of its own, as a cloned repository might,
-/// which writes `repo-hook-ran` beside the project if it ever runs.
+/// tests, wired with `init codex`. Its `.codex/config.toml` also ships hooks of its own, as a
+/// cloned repository might, which write `repo-hook-ran` beside the project if they ever run.
 fn project() -> (tempfile::TempDir, PathBuf) {
     let repo = git_repo();
     let root = std::fs::canonicalize(repo.path()).unwrap();
@@ -61,18 +61,26 @@ fn project() -> (tempfile::TempDir, PathBuf) {
         format!("name: wf\nphases:\n  - id: build\n    prompt: \"{TASK}\"\n"),
     )
     .unwrap();
-    std::fs::create_dir_all(root.join(".codex")).unwrap();
+    // `init codex` wrote Context Pilot's own hooks there too (untrusted here; a run turns
+    // these copies off either way, as it passes its own).
+    let init = Command::new(binary_path())
+        .args(["init", "codex"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
     let marker = repo_hook_marker(&root);
-    std::fs::write(
-        root.join(".codex/config.toml"),
-        format!(
-            "[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\ntype = \"command\"\n\
-             command = \"touch {0}\"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n\
-             type = \"command\"\ncommand = \"touch {0}\"\n",
-            marker.display()
-        ),
+    let config = root.join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    write!(
+        text,
+        "\n[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\ntype = \"command\"\n\
+         command = \"touch {0}\"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n\
+         type = \"command\"\ncommand = \"touch {0}\"\n",
+        marker.display()
     )
     .unwrap();
+    std::fs::write(&config, text).unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "init"]);
     (repo, root)

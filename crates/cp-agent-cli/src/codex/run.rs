@@ -8,7 +8,8 @@
 //!   (`mcp_servers.context-pilot`), the hooks (`hooks.PostToolUse`, `hooks.Stop`, and the
 //!   `UserPromptSubmit` probe that proves they were loaded), and the trust of exactly those
 //!   hooks (`hooks.state`, see [`super::trust`]). A hook a cloned repository ships in its
-//!   `.codex/` stays as untrusted as it was.
+//!   `.codex/` stays as untrusted as it was; the copies of our hooks `init codex` wrote there
+//!   are turned off for the run, which passes its own.
 //! - Codex cannot ask anyone in `exec`, so approvals are off (`approval_policy="never"`) and
 //!   the sandbox is `agent.permission_mode` (default `danger-full-access`, as Gemini CLI's
 //!   default is `yolo`: the stop gate wants the agent to commit, and `workspace-write` keeps
@@ -23,7 +24,7 @@ use cp_orchestrate::DriverError;
 use serde_json::{Value, json};
 use toml_edit::{Array, InlineTable};
 
-use super::trust::hook_state;
+use super::trust::{hook_state, project_copies_disabled};
 use crate::AgentError;
 use crate::session::{CliSession, prompt_argument};
 use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
@@ -63,7 +64,10 @@ pub(super) fn session_command(
             overrides.push((event.as_str(), groups.clone()));
         }
     }
-    let state = hook_state(hooks);
+    let mut state = hook_state(hooks);
+    if let Value::Object(state) = &mut state {
+        state.extend(project_copies_disabled(&session.spec.root));
+    }
     let resume = (session_args[0] == "--resume").then_some(session_args[1].as_str());
     let mut command = exec(session, resume);
     for (key, value) in &overrides {

@@ -8,7 +8,11 @@
 //! (`-c hooks.state={…}`). Codex merges that table with the person's own, key by key.
 //!
 //! A hook's key is `<source>:<event>:<group index>:<handler index>`, where the source of `-c`
-//! flags is `/<session-flags>/config.toml` and the event is snake case (`post_tool_use`). Its
+//! flags is `/<session-flags>/config.toml`, that of a project's hooks its
+//! `<root>/.codex/config.toml`, and the event is snake case (`post_tool_use`). The copies of
+//! our hooks that `init codex` wrote into the project are turned off for the run (`enabled =
+//! false` under their key): Codex runs duplicate hooks twice, and the stop gate would count
+//! two blocks for one stop. Its
 //! hash is Codex's fingerprint of the hook's normalized identity: the JSON object
 //! `{"event_name": <event>, "matcher"?: …, "hooks": [{"type": "command", "command": …,
 //! "timeout": <seconds, 600 when unset>, "async": false, "statusMessage"?: …}]}` with every
@@ -19,8 +23,14 @@
 
 use std::fmt::Write as _;
 
+use std::path::Path;
+
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
+use toml_edit::{DocumentMut, Item};
+
+use super::SPEC;
+use crate::project_settings::is_our_command;
 
 /// The source Codex names `-c` session flags by, in hook keys.
 const SESSION_FLAGS_SOURCE: &str = "/<session-flags>/config.toml";
@@ -49,6 +59,86 @@ pub(super) fn hook_state(hooks: &Value) -> Value {
         }
     }
     Value::Object(state)
+}
+
+/// The `hooks.state` entries turning off, for one run, the hooks of ours (`… hook
+/// codex-stop`, …) in the project's `.codex/config.toml` at `root`, which the run passes
+/// itself. Nothing when there is no such file or it cannot be read.
+pub(super) fn project_copies_disabled(root: &Path) -> Map<String, Value> {
+    let path = root.join(".codex/config.toml");
+    let mut state = Map::new();
+    let Ok(doc) = std::fs::read_to_string(&path).map(|text| text.parse::<DocumentMut>()) else {
+        return state;
+    };
+    let Ok(doc) = doc else {
+        tracing::debug!("{} is not TOML; Codex will say so", path.display());
+        return state;
+    };
+    // Codex names the file by the directory it runs in, as the system resolves it.
+    let mut sources = vec![path.display().to_string()];
+    if let Ok(real) = std::fs::canonicalize(&path)
+        && real != path
+    {
+        sources.push(real.display().to_string());
+    }
+    let hooks = doc.get("hooks").map_or(Value::Null, item_json);
+    for event in SPEC.hook_events {
+        let label = snake_case(event.name);
+        for (g, group) in hooks[event.name]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            for (h, handler) in group["hooks"].as_array().into_iter().flatten().enumerate() {
+                let ours = handler["command"]
+                    .as_str()
+                    .is_some_and(|c| is_our_command(c, event.cli_name));
+                for source in sources.iter().filter(|_| ours) {
+                    let key = format!("{source}:{label}:{g}:{h}");
+                    state.insert(key, json!({ "enabled": false }));
+                }
+            }
+        }
+    }
+    state
+}
+
+/// A TOML item as JSON (dates as text).
+fn item_json(item: &Item) -> Value {
+    match item {
+        Item::None => Value::Null,
+        Item::Value(value) => value_json(value),
+        Item::Table(table) => Value::Object(
+            table
+                .iter()
+                .map(|(k, v)| (k.to_owned(), item_json(v)))
+                .collect(),
+        ),
+        Item::ArrayOfTables(tables) => Value::Array(
+            tables
+                .iter()
+                .map(|t| item_json(&Item::Table(t.clone())))
+                .collect(),
+        ),
+    }
+}
+
+fn value_json(value: &toml_edit::Value) -> Value {
+    match value {
+        toml_edit::Value::String(s) => json!(s.value()),
+        toml_edit::Value::Integer(i) => json!(i.value()),
+        toml_edit::Value::Float(f) => json!(f.value()),
+        toml_edit::Value::Boolean(b) => json!(b.value()),
+        toml_edit::Value::Datetime(d) => json!(d.value().to_string()),
+        toml_edit::Value::Array(items) => Value::Array(items.iter().map(value_json).collect()),
+        toml_edit::Value::InlineTable(table) => Value::Object(
+            table
+                .iter()
+                .map(|(k, v)| (k.to_owned(), value_json(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// Codex's trust hash of one command hook `handler` of the event `label`.
@@ -162,5 +252,31 @@ mod tests {
             hash(json!({"type": "command", "command": "b", "timeout": 60}))
         );
         assert_eq!(snake_case("UserPromptSubmit"), "user_prompt_submit");
+    }
+
+    #[test]
+    fn the_projects_copies_of_our_hooks_are_turned_off_and_its_own_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(project_copies_disabled(dir.path()).is_empty(), "no file");
+        std::fs::create_dir_all(dir.path().join(".codex")).unwrap();
+        std::fs::write(
+            dir.path().join(".codex/config.toml"),
+            "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"echo mine\"\n\
+             [[hooks.Stop.hooks]]\ntype = \"command\"\n\
+             command = \"/opt/cp/context-pilot hook codex-stop\"\n\n\
+             [hooks]\nPostToolUse = [{ hooks = [{ type = \"command\", \
+             command = \"context-pilot hook codex-post-tool-use\" }] }]\n",
+        )
+        .unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let state = project_copies_disabled(&root);
+        let source = root.join(".codex/config.toml").display().to_string();
+        assert_eq!(
+            Value::Object(state),
+            json!({
+                format!("{source}:stop:0:1"): {"enabled": false},
+                format!("{source}:post_tool_use:0:0"): {"enabled": false},
+            })
+        );
     }
 }

@@ -192,8 +192,8 @@ fn run(root: &Path, codex_home: &Path) -> Output {
             let out = child.wait_with_output().unwrap();
             panic!(
                 "context-pilot run took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
+                text_of(&out.stdout),
+                text_of(&out.stderr)
             );
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -201,7 +201,7 @@ fn run(root: &Path, codex_home: &Path) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
+fn text_of(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -230,10 +230,10 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
     server.push(responses::text_turn("Verified, done."));
 
     let out = run(&root, codex_home.path());
-    let stdout = text(&out.stdout);
+    let stdout = text_of(&out.stdout);
     let all = format!(
         "stdout:\n{stdout}\nstderr:\n{}\n{}",
-        text(&out.stderr),
+        text_of(&out.stderr),
         bodies(&server)
     );
     assert_eq!(out.status.code(), Some(0), "{all}");
@@ -331,5 +331,29 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
         "the repository's hook never loads"
     );
     std::fs::remove_file(repo_hook_marker(&root)).unwrap();
+    util::stop_console_server(&root);
+}
+
+#[test]
+fn a_codex_run_whose_hooks_the_person_turned_off_stops_and_says_so() {
+    let (_repo, root) = project();
+    let server = server();
+    let codex_home = codex_home(&server, &root);
+    // The person's own config turns Codex's hooks off; a run does not override that.
+    let config = codex_home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "features.hooks = false\n");
+    std::fs::write(&config, text).unwrap();
+    server.push(responses::text_turn("UNWIRED-ANSWER"));
+    let out = run(&root, codex_home.path());
+    let stdout = text_of(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text_of(&out.stderr));
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("Codex CLI started without Context Pilot's hooks (no hook ran"),
+        "{all}"
+    );
+    assert!(!stdout.contains("UNWIRED-ANSWER"), "{all}");
+    assert_no_agent_left(&root, "codex", None, GONE_LIMIT);
     util::stop_console_server(&root);
 }

@@ -254,6 +254,9 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
         .into_iter()
         .find(|r| r.raw_body.contains(HANDOFF_MARK))
         .unwrap_or_else(|| panic!("no handoff turn: {all}"));
+    // Only Checkpoint_handoff of the MCP server, and none of Codex's shell tools.
+    let offered = handoff.body["tools"].to_string();
+    assert!(!offered.contains("exec_command"), "{offered}");
     assert!(handoff.raw_body.contains(TASK), "{all}");
     assert!(handoff.raw_body.contains(STOP_CALL), "{all}");
     assert!(stdout.contains("handoff received"), "{all}");

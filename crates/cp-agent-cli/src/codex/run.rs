@@ -31,6 +31,14 @@ use crate::wiring::{MCP_SERVER, Wiring, WiringSpec};
 
 /// The only tool the handoff turn may use.
 const HANDOFF_TOOL: &str = "Checkpoint_handoff";
+/// Codex's own tools the handoff turn does without (measured on 0.169.0: these drop
+/// `exec_command`, `write_stdin`, `web_search` and the goal tools from the request).
+const HANDOFF_TOOLS_OFF: [(&str, &str); 4] = [
+    ("features.shell_tool", "false"),
+    ("features.unified_exec", "false"),
+    ("features.goals", "false"),
+    ("web_search", "\"disabled\""),
+];
 /// The sandbox of a session unless `agent.permission_mode` names another.
 const DEFAULT_SANDBOX: &str = "danger-full-access";
 /// Environment the MCP server needs that Codex does not pass to MCP servers by default.
@@ -98,6 +106,11 @@ pub(super) fn handoff_command(session: &CliSession, request: &str) -> Result<Com
         command
             .arg("-c")
             .arg(format!("{key}={}", toml_inline(&value)));
+    }
+    // Nor Codex's shell, web search or goals; `apply_patch` stays offered (no setting drops
+    // it), but the read-only sandbox refuses it.
+    for (key, value) in HANDOFF_TOOLS_OFF {
+        command.arg("-c").arg(format!("{key}={value}"));
     }
     finish(&mut command, Some(&thread), request);
     Ok(command)

@@ -217,6 +217,53 @@ fn bodies(server: &LlmServer) -> String {
     out
 }
 
+/// No context-pilot process (the MCP servers, the hooks) is left in `root` but the project's
+/// console server.
+fn assert_only_the_console_server_left(root: &Path) {
+    let deadline = Instant::now() + GONE_LIMIT;
+    loop {
+        let left: Vec<String> = agent_processes(root, "context-pilot", None)
+            .into_iter()
+            .filter(|p| !p.contains("console-server"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The repository's hook is loaded and would have run had Codex been told to run every hook
+/// (`--dangerously-bypass-hook-trust`, which runs never use): the check that it did not run
+/// is real.
+fn assert_the_repository_hook_loads(root: &Path, server: &LlmServer, codex_home: &Path) {
+    server.push(responses::text_turn("Bypassed."));
+    let bypassed = Command::new(util::agents::agents_bin().join("codex"))
+        .args([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+        ])
+        .arg("Say hi.")
+        .current_dir(root)
+        .env("CODEX_HOME", codex_home)
+        .env("CP_SCRIPTED_KEY", "sk-scripted")
+        // `init codex`'s hooks run too, with the tests' own trust store.
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .env_remove("CP_WORKER")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(bypassed.status.success(), "{bypassed:?}");
+    assert!(
+        repo_hook_marker(root).exists(),
+        "the repository's hook never loads"
+    );
+    std::fs::remove_file(repo_hook_marker(root)).unwrap();
+}
+
 #[test]
 fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_run() {
     let (_repo, root) = project();
@@ -297,43 +344,8 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
     let config = std::fs::read_to_string(codex_home.path().join("config.toml")).unwrap();
     assert!(!config.contains("context-pilot"), "{config}");
     assert_no_agent_left(&root, "codex", None, GONE_LIMIT);
-    // Nor any context-pilot (the MCP servers, the hooks) but the project's console server.
-    let deadline = Instant::now() + GONE_LIMIT;
-    loop {
-        let left: Vec<String> = agent_processes(&root, "context-pilot", None)
-            .into_iter()
-            .filter(|p| !p.contains("console-server"))
-            .collect();
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-
-    // The repository's hook was loaded and would have run had Codex been told to run every
-    // hook (`--dangerously-bypass-hook-trust`, which runs never use): the check above is real.
-    server.push(responses::text_turn("Bypassed."));
-    let bypassed = Command::new(util::agents::agents_bin().join("codex"))
-        .args([
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-        ])
-        .arg("Say hi.")
-        .current_dir(&root)
-        .env("CODEX_HOME", codex_home.path())
-        .env("CP_SCRIPTED_KEY", "sk-scripted")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(bypassed.status.success(), "{bypassed:?}");
-    assert!(
-        repo_hook_marker(&root).exists(),
-        "the repository's hook never loads"
-    );
-    std::fs::remove_file(repo_hook_marker(&root)).unwrap();
+    assert_only_the_console_server_left(&root);
+    assert_the_repository_hook_loads(&root, &server, codex_home.path());
     util::stop_console_server(&root);
 }
 

@@ -143,6 +143,11 @@ impl CliSession {
             return (carried, ["--session-id".to_owned(), id]);
         }
         let id = self.new_session_id();
+        if self.cli.names_its_sessions {
+            // The agent's own id arrives with its first event; until then there is nothing
+            // to resume (a session that failed before naming itself is not continued).
+            self.session_id = None;
+        }
         self.transcript.clear();
         self.transcript.prompt(prompt);
         (prompt.to_owned(), ["--session-id".to_owned(), id])

@@ -1,6 +1,6 @@
 //! The descriptor of one agent CLI: everything Context Pilot knows about it, in one place.
 //!
-//! Each agent's folder (`claude/`, `gemini/`) implements [`AgentCli`] once, and the table of
+//! Each agent's folder (`claude/`, `gemini/`, `codex/`) implements [`AgentCli`] once, and the table of
 //! kinds ([`crate::AGENT_CLIS`]) lists them. The rest of the code asks the descriptor and never
 //! names an agent:
 //!

@@ -17,11 +17,12 @@ pub const AGENT_CONFIG_KEY: &str = "agent";
 pub struct AgentConfig {
     /// The agent `context-pilot run` uses when neither `--agent` nor the workflow says.
     pub kind: Option<AgentKind>,
-    /// The binary to run instead of `claude` / `gemini` from `PATH`. Taken from the project's
+    /// The binary to run instead of `claude` / `gemini` / `codex` from `PATH`. Taken from the project's
     /// config only when the project is trusted (it is a command to run).
     pub command: Option<String>,
     /// Claude Code's `--permission-mode` (default `acceptEdits`); Gemini CLI's
-    /// `--approval-mode` (default `yolo`, as a headless run cannot ask).
+    /// `--approval-mode` (default `yolo`, as a headless run cannot ask); Codex CLI's sandbox
+    /// (`sandbox_mode`, default `danger-full-access`, with approvals off).
     pub permission_mode: Option<String>,
     /// More tools to allow without asking (Claude Code `--allowedTools`), e.g. `["Bash"]`.
     /// Context Pilot's MCP tools are always allowed.

@@ -11,6 +11,7 @@ use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
 use crate::progress::{Progress, ProgressEvent, shorten};
+use crate::session_log::SessionLog;
 use crate::transcript::Transcript;
 use crate::wired::{WiredCheck, unwired_message};
 use cp_base::CancelToken;
@@ -66,6 +67,8 @@ pub struct Invocation<'a> {
     /// Whether the agent must prove at its first response that it loaded the MCP server and
     /// the hooks (see [`crate::wired`]).
     pub check_wiring: bool,
+    /// The agent's own record of the session, when its prompt sizes are found there.
+    pub log: Option<SessionLog>,
 }
 
 /// What an invocation gave.
@@ -111,6 +114,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
         for item in inv.reports.read_new() {
             take_report(&mut inv, &mut watch, item, progress);
         }
+        read_log(&mut inv, &mut watch, progress);
         match next {
             Next::Line(line) => {
                 for item in (inv.parse)(&line) {
@@ -170,6 +174,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
     for item in inv.reports.read_new() {
         take_report(&mut inv, &mut watch, item, progress);
     }
+    read_log(&mut inv, &mut watch, progress);
     release_usage(&mut inv, &mut watch, progress);
     let result = watch.result.take();
     let end = match (&watch.stopping_since, result) {
@@ -224,6 +229,22 @@ fn take_report(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress
     }
 }
 
+/// What the agent's session record says since the last look. A prompt size found there is
+/// no new response starting (the record lags the stream): a tool boundary stays one.
+fn read_log(inv: &mut Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
+    let Some(items) = inv.log.as_mut().map(SessionLog::read_new) else {
+        return;
+    };
+    for item in items {
+        let at_boundary = watch.at_boundary;
+        let keeps_boundary = matches!(item, Item::Usage { .. } | Item::Window(_));
+        handle(inv, watch, item, progress);
+        if keeps_boundary {
+            watch.at_boundary = at_boundary;
+        }
+    }
+}
+
 /// Applies the prompt size a hook reported, once the response it belongs to is over.
 fn release_usage(inv: &mut Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
     if let Some(item) = watch.held_usage.take() {
@@ -234,6 +255,9 @@ fn release_usage(inv: &mut Invocation<'_>, watch: &mut Watch, progress: &mut Pro
 fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mut Progress) {
     match item {
         Item::Init { session_id, model } => {
+            if let Some(log) = inv.log.as_mut() {
+                log.saw_session(&session_id);
+            }
             progress(&ProgressEvent::SessionStarted {
                 session_id: session_id.clone(),
             });
@@ -244,25 +268,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             message_id,
             prompt_tokens,
             model,
-        } => {
-            watch.at_boundary = false;
-            if let Some(id) = message_id
-                && !watch.seen_messages.insert(id)
-            {
-                return;
-            }
-            if model.is_some() {
-                watch.model = model;
-            }
-            let window = inv.window.window(watch.model.as_deref());
-            if let Some(control) = inv.control {
-                control.record_usage(prompt_tokens, window.unwrap_or(0));
-            }
-            progress(&ProgressEvent::Usage {
-                prompt_tokens,
-                window,
-            });
-        }
+        } => usage(inv, watch, message_id, prompt_tokens, model, progress),
         Item::Text(text) => {
             watch.at_boundary = false;
             inv.transcript.text(&text);
@@ -299,18 +305,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
                 text,
             });
         }
-        Item::Compacted => {
-            progress(&ProgressEvent::Compacted);
-            // Compaction happens between requests, with no tool in flight.
-            watch.at_boundary = watch.in_flight.is_empty();
-            if let Some(control) = inv.control {
-                // Compaction means the window was full: a breach of the context threshold.
-                match inv.window.window(watch.model.as_deref()) {
-                    Some(window) => control.record_usage(window, window),
-                    None => control.request_stop(),
-                }
-            }
-        }
+        Item::Compacted => compacted(inv, watch, progress),
         Item::Hook {
             event,
             summary,
@@ -321,6 +316,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             detail,
         }),
         Item::Wired { .. } => {}
+        Item::Window(window) => watch.reported_window = Some(window),
         Item::Result {
             ok,
             message,
@@ -328,6 +324,55 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
         } => {
             watch.reported_window = window.or(watch.reported_window);
             watch.result = Some((ok, message));
+        }
+    }
+}
+
+/// One response's prompt size (once per message id), against the window.
+fn usage(
+    inv: &Invocation<'_>,
+    watch: &mut Watch,
+    message_id: Option<String>,
+    prompt_tokens: u64,
+    model: Option<String>,
+    progress: &mut Progress,
+) {
+    watch.at_boundary = false;
+    if let Some(id) = message_id
+        && !watch.seen_messages.insert(id)
+    {
+        return;
+    }
+    if model.is_some() {
+        watch.model = model;
+    }
+    let window = inv
+        .window
+        .window(watch.model.as_deref())
+        .or(watch.reported_window);
+    if let Some(control) = inv.control {
+        control.record_usage(prompt_tokens, window.unwrap_or(0));
+    }
+    progress(&ProgressEvent::Usage {
+        prompt_tokens,
+        window,
+    });
+}
+
+/// The agent compacted its context by itself: the window was full, a breach of the context
+/// threshold.
+fn compacted(inv: &Invocation<'_>, watch: &mut Watch, progress: &mut Progress) {
+    progress(&ProgressEvent::Compacted);
+    // Compaction happens between requests, with no tool in flight.
+    watch.at_boundary = watch.in_flight.is_empty();
+    if let Some(control) = inv.control {
+        match inv
+            .window
+            .window(watch.model.as_deref())
+            .or(watch.reported_window)
+        {
+            Some(window) => control.record_usage(window, window),
+            None => control.request_stop(),
         }
     }
 }

@@ -42,6 +42,8 @@ pub enum Item {
         /// Its text.
         text: String,
     },
+    /// The context window the agent reported for the model of its latest request.
+    Window(u64),
     /// The agent compacted its context by itself.
     Compacted,
     /// A hook (Context Pilot's callbacks or stop gate) answered.

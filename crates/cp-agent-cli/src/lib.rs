@@ -1,7 +1,7 @@
-//! Drives the agent CLIs people already have — Claude Code and Gemini CLI — as the sessions
-//! of Context Pilot's restart loop, measuring their context use from their own output; and
-//! says everything else Context Pilot needs to know about them, Codex CLI included (its hooks
-//! and `init codex` work; runs with it are refused for now, with what works instead).
+//! Drives the agent CLIs people already have — Claude Code, Gemini CLI and Codex CLI — as the
+//! sessions of Context Pilot's restart loop, measuring their context use from their own
+//! output; and says everything else Context Pilot needs to know about them (their hooks, what
+//! `context-pilot init` writes).
 //!
 //! **Agents are data.** Each agent CLI has one folder here (`claude/`, `gemini/`, `codex/`) whose
 //! descriptor implements [`AgentCli`]: its names, binary, minimum version and install hint,
@@ -12,8 +12,8 @@
 //!
 //! [`CliDriver`] implements `cp_orchestrate::SessionDriver` for every agent: each session
 //! is one headless invocation (`claude -p … --output-format stream-json`, `gemini -p …
-//! --output-format stream-json`) with Context Pilot's MCP server and hooks passed for that
-//! invocation only. The stream is parsed into typed events; usage and tool calls go to the
+//! --output-format stream-json`, `codex exec --json …`) with Context Pilot's MCP server and
+//! hooks passed for that invocation only. The stream is parsed into typed events; usage and tool calls go to the
 //! restart loop's `SessionControl`; past a threshold the agent is interrupted after the tool in
 //! flight (SIGINT, a grace period, then its process tree), and the stopped session is resumed
 //! for one turn to submit its handoff. Every agent runs in its own process group, marked as
@@ -72,7 +72,7 @@
 //!
 //! Files: `agent` (the descriptor), `kind` (the table and [`AgentKind`]), `driver` and
 //! `session` (one driver for every agent), `drive`, `process`, `item`, `progress`,
-//! `transcript` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
+//! `transcript`, `session_log` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
 //! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
 //! `installed` (which agent CLIs `PATH` holds), `config`, `error`.
 
@@ -95,6 +95,7 @@ mod process;
 mod progress;
 mod project_settings;
 mod session;
+mod session_log;
 mod settings_json;
 mod spec;
 mod stderr_excerpt;
@@ -117,6 +118,6 @@ pub use project_settings::{
     Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
 };
 pub use settings_json::Json;
-pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec};
+pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, SessionLogSpec};
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

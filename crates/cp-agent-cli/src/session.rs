@@ -12,6 +12,7 @@ use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
 use crate::process::AgentProcess;
 use crate::progress::Progress;
+use crate::session_log::SessionLog;
 use crate::spec::AgentSpec;
 use crate::transcript::Transcript;
 use crate::wiring::{Wiring, WiringSpec};
@@ -45,6 +46,8 @@ pub struct CliSession {
     pub cancel: Option<CancelToken>,
     /// The conversation of the latest session, as far as the stream showed it.
     pub transcript: Transcript,
+    /// The next invocation resumes `session_id` (its session record so far is not news).
+    pub resuming: bool,
 }
 
 impl CliSession {
@@ -76,28 +79,29 @@ impl CliSession {
             continuing: false,
             cancel: None,
             transcript: Transcript::default(),
+            resuming: false,
         }
     }
 
     /// `binary -p PROMPT` in the project, as the run's worker, with the extra environment
     /// and the configured model.
     pub fn command(&self, prompt: &str) -> Command {
-        let mut command = Command::new(&self.binary.path);
-        // A prompt starting with `-` would be read as an option.
-        let prompt = if prompt.starts_with('-') {
-            format!(" {prompt}")
-        } else {
-            prompt.to_owned()
-        };
-        command
-            .arg("-p")
-            .arg(prompt)
-            .current_dir(&self.spec.root)
-            .env(WORKER_ENV, self.spec.worker.as_str())
-            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        let mut command = self.bare_command();
+        command.arg("-p").arg(prompt_argument(prompt));
         if let Some(model) = &self.config.model {
             command.args(["--model", model]);
         }
+        command
+    }
+
+    /// The binary in the project, as the run's worker, with the extra environment: no
+    /// arguments yet.
+    pub fn bare_command(&self) -> Command {
+        let mut command = Command::new(&self.binary.path);
+        command
+            .current_dir(&self.spec.root)
+            .env(WORKER_ENV, self.spec.worker.as_str())
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         command
     }
 
@@ -120,9 +124,11 @@ impl CliSession {
     /// of Context Pilot only `--resume` can carry it). Otherwise: `--session-id NEW`.
     pub fn fresh_or_resumed(&mut self, prompt: &str) -> (String, [String; 2]) {
         let continuing = std::mem::take(&mut self.continuing);
+        self.resuming = false;
         if continuing && let Some(id) = self.session_id.clone() {
             if self.can_resume() || self.transcript.is_empty() {
                 self.transcript.prompt(prompt);
+                self.resuming = true;
                 return (prompt.to_owned(), ["--resume".to_owned(), id]);
             }
             tracing::info!(
@@ -137,6 +143,11 @@ impl CliSession {
             return (carried, ["--session-id".to_owned(), id]);
         }
         let id = self.new_session_id();
+        if self.cli.names_its_sessions {
+            // The agent's own id arrives with its first event; until then there is nothing
+            // to resume (a session that failed before naming itself is not continued).
+            self.session_id = None;
+        }
         self.transcript.clear();
         self.transcript.prompt(prompt);
         (prompt.to_owned(), ["--session-id".to_owned(), id])
@@ -160,6 +171,14 @@ impl CliSession {
         let reports = ReportReader::create(path.clone())
             .map_err(|source| AgentError::Wiring { path, source })?;
         command.env(HOOK_REPORT_ENV, reports.path());
+        // The handoff turn resumes the stopped session; a session resumes when asked to.
+        let resumed = (control.is_none() || std::mem::take(&mut self.resuming))
+            .then(|| self.session_id.clone())
+            .flatten();
+        let log = self
+            .cli
+            .session_log
+            .map(|spec| SessionLog::new(spec, self.env.clone(), resumed));
         let process = AgentProcess::spawn(command, self.binary.path.clone())?;
         let outcome = drive(
             Invocation {
@@ -175,9 +194,13 @@ impl CliSession {
                 transcript: &mut self.transcript,
                 // The handoff turn runs without hooks: only sessions are checked.
                 check_wiring: control.is_some(),
+                log,
             },
             &mut self.progress,
         );
+        if self.cli.names_its_sessions && outcome.session_id.is_some() {
+            self.session_id.clone_from(&outcome.session_id);
+        }
         if outcome.reported_window.is_some() {
             self.window.reported = outcome.reported_window;
         }
@@ -203,6 +226,15 @@ impl CliSession {
                 e,
             )),
         }
+    }
+}
+
+/// `prompt` as one argument: one starting with `-` would be read as an option.
+pub fn prompt_argument(prompt: &str) -> String {
+    if prompt.starts_with('-') {
+        format!(" {prompt}")
+    } else {
+        prompt.to_owned()
     }
 }
 

@@ -40,6 +40,25 @@ pub struct AgentSpec {
     pub parse_line: fn(&str) -> Vec<Item>,
     /// The context window of a model it runs, when known.
     pub model_window: fn(&str) -> Option<u64>,
+    /// Whether the agent names its sessions itself (Codex's thread id): the id of the stream's
+    /// first event is the one to resume, not the `--session-id` the driver chose.
+    pub names_its_sessions: bool,
+    /// The agent's own record of a session, read while it runs, when its stream does not
+    /// carry the prompt size of each request (Codex's session file).
+    pub session_log: Option<SessionLogSpec>,
+}
+
+/// Finds the record of session `id`, given the extra environment of the invocation.
+pub type LocateLog = fn(env: &[(String, String)], id: &str) -> Option<std::path::PathBuf>;
+
+/// Where an agent records a session as it runs, and how to read its lines.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLogSpec {
+    /// The file of session `id`, given the extra environment of the invocation (e.g.
+    /// `CODEX_HOME`); `None` while it does not exist.
+    pub locate: LocateLog,
+    /// The items of one line of it (prompt sizes, the window, compactions).
+    pub parse_line: fn(&str) -> Vec<Item>,
 }
 
 impl AgentSpec {

@@ -24,8 +24,8 @@ pub struct Cli {
     #[arg(long, hide = true)]
     pub resume: bool,
     /// The agent the TUI's turns run in: `builtin` (Context Pilot's own loop over the
-    /// configured provider, the default), `claude` (your Claude Code) or `gemini` (your
-    /// Gemini CLI). Default: `agent.kind` in config.json, else `builtin`.
+    /// configured provider, the default), `claude` (your Claude Code), `gemini` (your
+    /// Gemini CLI) or `codex` (your Codex CLI). Default: `agent.kind` in config.json, else `builtin`.
     #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
     pub agent: Option<cp_agent_cli::AgentKind>,
     #[command(subcommand)]

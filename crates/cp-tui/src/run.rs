@@ -1,6 +1,6 @@
 //! `context-pilot run WORKFLOW.yaml`: drive the agent through a workflow's phases, with smart
 //! restarts and approval gates, headless on the terminal or in the TUI, with the built-in
-//! agent or the person's Claude Code or Gemini CLI.
+//! agent or the person's Claude Code, Gemini CLI or Codex CLI.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -49,7 +49,8 @@ pub struct RunCommand {
     #[arg(long)]
     pub allow_dirty: bool,
     /// The agent that runs the sessions: `builtin` (Context Pilot's own loop over the
-    /// configured provider), `claude` (Claude Code) or `gemini` (Gemini CLI). Default: the
+    /// configured provider), `claude` (Claude Code), `gemini` (Gemini CLI) or `codex` (Codex
+    /// CLI). Default: the
     /// workflow's `agent:`, else `agent.kind` in config.json, else `builtin`.
     #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
     pub agent: Option<AgentKind>,

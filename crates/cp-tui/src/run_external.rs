@@ -1,5 +1,5 @@
-//! `context-pilot run --agent claude|gemini --headless`: the workflow's sessions run in the
-//! user's own Claude Code or Gemini CLI (crate `cp-agent-cli`), with progress printed on the
+//! `context-pilot run --agent claude|gemini|codex --headless`: the workflow's sessions run in the
+//! user's own Claude Code, Gemini CLI or Codex CLI (crate `cp-agent-cli`), with progress printed on the
 //! terminal. (Without `--headless` the TUI shows the run: `tui::run_workflow`.)
 
 use std::io::Write as _;

@@ -63,6 +63,7 @@ fn invocation<'a>(
         // A test's transcript lives as long as the test process.
         transcript: Box::leak(Box::default()),
         check_wiring: false,
+        log: None,
     }
 }
 

@@ -74,6 +74,8 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     shell_tools: &["Bash"],
     parse_line: stream::parse_line,
     model_window: stream::model_window,
+    names_its_sessions: false,
+    session_log: None,
 };
 
 impl AgentCli for Claude {

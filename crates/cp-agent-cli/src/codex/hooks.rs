@@ -66,6 +66,23 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
     }]
 }
 
+/// The hooks a run passes with `-c` (`{"hooks": {"PostToolUse": [{"hooks": [{"type":
+/// "command", "command": …, "timeout": …}]}], "Stop": …}}`): the ones `init` writes.
+pub(super) fn run_hooks(program: &str) -> Value {
+    let mut hooks = serde_json::Map::new();
+    for event in SPEC.hook_events {
+        hooks.insert(
+            event.name.to_owned(),
+            json!([{"hooks": [{
+                "type": "command",
+                "command": hook_command(program, event.cli_name),
+                "timeout": HOOK_TIMEOUT_SECS,
+            }]}]),
+        );
+    }
+    json!({ "hooks": hooks })
+}
+
 /// What the person must do in Codex before it reads `.codex/` in `root` and runs the hooks.
 pub(super) fn trust_steps(root: &Path) -> String {
     let root = root.display();

@@ -1,15 +1,21 @@
 //! Codex CLI: everything Context Pilot knows about it, in one place ([`Codex`]).
 //!
-//! What works: `context-pilot init codex` (the MCP server and the `PostToolUse` and `Stop`
-//! hooks in `.codex/config.toml`, then the two trust steps Codex needs), and the hooks:
-//! callbacks fire for each file of an `apply_patch` ([`patch`]) and for files changed through
-//! the shell, and the stop gate runs when Codex ends its turn. Runs and the TUI with
-//! `--agent codex` are refused with a clear error ([`run`]).
+//! `context-pilot init codex` merges the MCP server and the `PostToolUse` and `Stop` hooks
+//! into `.codex/config.toml` and names the two trust steps Codex needs ([`hooks`]); callbacks
+//! fire for each file of an `apply_patch` ([`patch`]) and for files changed through the shell.
+//! `doctor` reads the person's own Codex trust ([`user_trust`]). Runs and the TUI drive `codex exec --json` ([`run`], [`stream`]) with the hooks trusted
+//! for that invocation only ([`hook_trust`]), measuring context use from Codex's session file
+//! ([`rollout`]).
 
+#[cfg(test)]
+mod drive_tests;
+mod hook_trust;
 mod hooks;
 mod patch;
+mod rollout;
 mod run;
-mod trust;
+mod stream;
+mod user_trust;
 
 use std::path::Path;
 use std::process::Command;
@@ -20,10 +26,9 @@ use serde_json::Value;
 use crate::AgentError;
 use crate::agent::{AgentCli, AgentTrust};
 use crate::hook_reply::{EventKind, Reply};
-use crate::item::Item;
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
-use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec};
+use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec, SessionLogSpec};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Codex CLI's descriptor.
@@ -32,17 +37,26 @@ pub struct Codex;
 
 /// Codex CLI.
 ///
-/// 0.169.0, the version `scripts/install-agents.sh` pins, is the one measured: with it the
-/// e2e tests of `cp-tui --test real_agents` pass (`init codex`, the project's hooks and MCP
-/// server, callbacks on `apply_patch` and shell edits, the stop gate). Older releases were
-/// not measured, so they are refused rather than trusted.
+/// 0.135.0 is the oldest release runs and the TUI were measured to work with, with the e2e
+/// tests `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file,
+/// the handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
+/// run, the repository's not) and `--test tui_agent_cli_codex`: both pass on 0.141.0, 0.142.0,
+/// 0.143.0, 0.145.0, 0.150.0, 0.160.0 and the pinned 0.169.0; on 0.135.0, 0.138.0 and 0.140.0
+/// everything passes but the run test's last check, that the repository's hook would have run
+/// with `--dangerously-bypass-hook-trust`: those releases run no hook from a project's
+/// `.codex/config.toml` at all. On 0.134.0 (and 0.132.0, 0.130.0) the handoff turn's call of
+/// `Checkpoint_handoff` never reaches the MCP server, so every restart falls back to a
+/// handoff built from git. The project hooks `init codex` writes, which the person's own
+/// `codex` runs, therefore need 0.141.0 (`--test real_agents` passes from 0.143.0; 0.141.0
+/// and 0.142.0 offer MCP tools in the request rather than through `tool_search`, which that
+/// test checks).
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: "codex",
     display_name: "Codex CLI",
     program: "codex",
     install: "install it with `npm install -g @openai/codex`, or set agent.command in .context-pilot/config.json",
-    min_version: (0, 169, 0),
-    resume_since: None,
+    min_version: (0, 135, 0),
+    resume_since: Some((0, 135, 0)),
     probe_event: "UserPromptSubmit",
     hook_events: &[
         HookEventSpec {
@@ -64,18 +78,14 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     // MCP tools as `mcp__context_pilot__<tool>`, whose File_* edits fire callbacks in the MCP
     // server itself.
     shell_tools: &["Bash"],
-    parse_line: no_stream,
-    model_window: no_window,
+    parse_line: stream::parse_line,
+    model_window: stream::model_window,
+    names_its_sessions: true,
+    session_log: Some(SessionLogSpec {
+        locate: rollout::locate,
+        parse_line: rollout::parse_line,
+    }),
 };
-
-/// Runs with Codex are refused, so its `exec --json` stream is not read yet.
-fn no_stream(_line: &str) -> Vec<Item> {
-    Vec::new()
-}
-
-fn no_window(_model: &str) -> Option<u64> {
-    None
-}
 
 impl AgentCli for Codex {
     fn spec(&self) -> &'static AgentSpec {
@@ -95,62 +105,35 @@ impl AgentCli for Codex {
     }
 
     fn trust_checks(&self, root: &Path) -> Vec<AgentTrust> {
-        trust::checks(root)
+        user_trust::checks(root)
     }
 
-    fn runs_unsupported(&self) -> Option<AgentError> {
-        Some(run::unsupported())
+    fn run_hooks(&self, program: &str) -> Value {
+        hooks::run_hooks(program)
     }
 
-    fn wire(&self, _spec: &WiringSpec, _hooks: &Value) -> Result<Wiring, AgentError> {
-        run::wire()
+    fn wire(&self, spec: &WiringSpec, hooks: &Value) -> Result<Wiring, AgentError> {
+        run::wire(spec, hooks)
     }
 
     fn session_command(
         &self,
         session: &CliSession,
         prompt: &str,
-        _session_args: &[String; 2],
+        session_args: &[String; 2],
     ) -> Command {
-        run::session_command(session, prompt)
+        let hooks = session
+            .spec
+            .hooks_with_probe(self.run_hooks(&session.spec.program), SPEC.probe_event);
+        run::session_command(session, prompt, session_args, &hooks)
     }
 
     fn handoff_command(
         &self,
-        _session: &CliSession,
-        _request: &str,
+        session: &CliSession,
+        request: &str,
         _control: &SessionControl,
     ) -> Result<Command, DriverError> {
-        run::handoff_command()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{AgentConfig, AgentError, AgentKind, CliDriver, WiringSpec};
-
-    #[test]
-    fn a_run_with_codex_is_refused_clearly_before_anything_starts() {
-        let spec = WiringSpec {
-            program: "context-pilot".into(),
-            root: std::env::temp_dir(),
-            worker: cp_base::WorkerId::default(),
-        };
-        let codex: AgentKind = "codex".parse().unwrap();
-        let Err(error) = CliDriver::new(codex, AgentConfig::default(), spec, Box::new(|_: &_| {}))
-        else {
-            panic!("runs with Codex are not supported yet");
-        };
-        assert!(
-            matches!(error, AgentError::RunsUnsupported { .. }),
-            "{error}"
-        );
-        let said = error.to_string();
-        assert!(
-            said.starts_with("Codex CLI: runs and the TUI with Codex CLI are not supported yet"),
-            "{said}"
-        );
-        assert!(said.contains("context-pilot init codex"), "{said}");
-        assert!(said.contains("--agent claude"), "{said}");
+        run::handoff_command(session, request)
     }
 }

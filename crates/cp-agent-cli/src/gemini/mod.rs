@@ -69,6 +69,8 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
     shell_tools: &["run_shell_command"],
     parse_line: stream::parse_line,
     model_window: stream::model_window,
+    names_its_sessions: false,
+    session_log: None,
 };
 
 impl AgentCli for Gemini {

@@ -55,7 +55,7 @@ pub struct Workflow {
     /// phase sets its own `max_iterations`. Default `DEFAULT_MAX_ITERATIONS` (10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
-    /// The agent that runs the phases (`builtin`, `claude` or `gemini`), unless
+    /// The agent that runs the phases (`builtin`, `claude`, `gemini` or `codex`), unless
     /// `context-pilot run --agent` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,

@@ -2,7 +2,7 @@
 //! hooks started that ended since (nobody watched them, so nobody reported them), and the
 //! notifications kept in its outbox for the next hook call.
 //!
-//! The TUI with the person's agent CLI (`--agent claude|gemini`) collects them between turns,
+//! The TUI with the person's agent CLI (`--agent claude|gemini|codex`) collects them between turns,
 //! as a hook call would: it re-attaches to the carried runs, lets those that ended report,
 //! saves back those still going, and takes the outbox. So a failed background callback
 //! reaches the person (and wakes the agent) without waiting for the agent's next edit.

@@ -37,7 +37,7 @@ pub struct AgentState {
     /// in the status bar until the next turn starts.
     pub work_left: Option<String>,
     /// The person's own agent CLI runs the turns instead of the built-in loop
-    /// (`--agent claude|gemini`); `provider` is then `None`.
+    /// (`--agent claude|gemini|codex`); `provider` is then `None`.
     pub cli: Option<CliAgent>,
 }
 
@@ -87,7 +87,7 @@ impl AgentState {
         }
     }
 
-    /// The TUI with an agent CLI (`--agent claude|gemini`) instead of the built-in loop.
+    /// The TUI with an agent CLI (`--agent claude|gemini|codex`) instead of the built-in loop.
     pub fn with_cli(cli: CliAgent) -> Self {
         Self {
             usage: UsageMeter::new(cli.window()),

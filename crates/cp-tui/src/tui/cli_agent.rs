@@ -1,9 +1,9 @@
-//! The TUI's agent when it is the person's own Claude Code or Gemini CLI (`context-pilot
-//! --agent claude|gemini`): each message runs one turn of the CLI on a worker thread, under
+//! The TUI's agent when it is the person's own Claude Code, Gemini CLI or Codex CLI (`context-pilot
+//! --agent claude|gemini|codex`): each message runs one turn of the CLI on a worker thread, under
 //! the smart-restart loop. The first turn starts a fresh session; later turns resume it.
 //!
 //! The same driver also runs the sessions of a workflow started in this TUI (`context-pilot
-//! run WF --agent claude|gemini`).
+//! run WF --agent claude|gemini|codex`).
 //!
 //! The driver outlives the turns (it knows the session to resume): it waits in a slot between
 //! turns and is lent ([`LentRunner`]) to the turn's or the workflow's thread, which gives it

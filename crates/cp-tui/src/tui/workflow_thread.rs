@@ -1,7 +1,7 @@
 //! Running a workflow inside the TUI: the engine runs as a background job, its approval gates
 //! become a modal dialog, and its events show in the status bar and the conversation. The
 //! sessions run in the built-in agent loop or in the person's agent CLI
-//! (`context-pilot run WF --agent claude|gemini`); either streams into the conversation.
+//! (`context-pilot run WF --agent claude|gemini|codex`); either streams into the conversation.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};

@@ -1,4 +1,4 @@
-//! Starting a turn of the person's own agent CLI (`--agent claude|gemini`); its events are
+//! Starting a turn of the person's own agent CLI (`--agent claude|gemini|codex`); its events are
 //! applied as the built-in agent's are (`App::apply_agent`).
 
 use cp_agent::{AgentInbox, StopControl};

@@ -2,6 +2,7 @@
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
 mod agent_state;
+mod answer_rows;
 mod app;
 mod background;
 mod cli_agent;

@@ -199,9 +199,22 @@ mod tests {
             "text\n\n```\nopen fence\n\nstill code\n```\n\nout",
             "> quote\nlazy line\n\n> next\n\nplain",
             "<!--\n\ncomment\n\n-->\n\nafter",
+            "- x\n\n-5 degrees\n\n1. y\n\n1.5 more\n\n* z\n\n**bold**\n\n+ w\n\n+1 vote",
         ] {
             stream(answer, 1, 40);
         }
+    }
+
+    #[test]
+    fn the_block_after_a_long_code_block_does_not_lay_it_out_again() {
+        let code = "```rust\nfn main() {}\n```\n\nThat is all";
+        assert_eq!(
+            markdown::finished_len(code),
+            Some(code.find("That").unwrap_or(0))
+        );
+        // The number could still be the list's next item.
+        let list = "1. a\n\n2";
+        assert_eq!(markdown::finished_len(list), Some(0));
     }
 
     #[test]

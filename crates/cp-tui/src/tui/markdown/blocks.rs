@@ -3,10 +3,10 @@
 //! (`answer_rows.rs`).
 //!
 //! The text is cut only at the start of a top-level block that follows a blank line and
-//! whose first line is complete. Text appended later cannot change what is before such a
-//! cut: no container is open there, a paragraph does not continue across a blank line, and
-//! the block's first line, which decides whether it continues the block before it (the next
-//! item of a list), is written. Each piece then renders alone as it does in the whole text,
+//! whose first line says it does not continue the block before it. Text appended later
+//! cannot change what is before such a cut: no container is open there, a paragraph does
+//! not continue across a blank line, and the only block that goes on after one, a list,
+//! goes on with an item, which the first line, as far as it is written, cannot become. Each piece then renders alone as it does in the whole text,
 //! with the one blank line the writer puts between top-level blocks. A link reference
 //! definition (`[name]: url`) reaches links in other blocks: a text with one is never cut.
 
@@ -49,11 +49,27 @@ pub fn finished_len(text: &str) -> Option<usize> {
             _ => {}
         }
     }
-    // The last block's first line may still change what it is.
-    if cuts.last().is_some_and(|&cut| !text[cut..].contains('\n')) {
+    // The last block's first line, still being written, may yet become the next item of a
+    // list before it (`2` → `2. b`): then it is not a place to cut.
+    if cuts
+        .last()
+        .is_some_and(|&cut| !text[cut..].contains('\n') && may_become_item(&text[cut..]))
+    {
         cuts.pop();
     }
     Some(cuts.last().copied().unwrap_or(0))
+}
+
+/// Whether an unfinished first line may still become a list item's marker line: it is
+/// blank, or a bullet or a number alone (`-`, `*`, `+`, `12`, `12.`, `12)`).
+fn may_become_item(line: &str) -> bool {
+    let line = line.trim_start();
+    let number = line.trim_end_matches(['.', ')']);
+    matches!(line, "" | "-" | "*" | "+")
+        || (!number.is_empty()
+            && number.len() <= 9
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && line.len() - number.len() <= 1)
 }
 
 /// Whether a line of `text` may be a link reference definition (`[name]: url`, perhaps inside

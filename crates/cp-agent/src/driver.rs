@@ -168,6 +168,12 @@ impl SessionDriver for BuiltinDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         if !std::mem::take(&mut self.continuing) {
             self.messages = vec![Message::user_text(prompt)];
+            // A new history: the sink's receiver holds none of it (a turn reports only what
+            // it changes of the history it starts with).
+            (self.sink)(AgentEvent::Messages {
+                from: 0,
+                tail: self.messages.clone(),
+            });
         }
         self.drive(control, self.stop_gate.clone(), true)
     }
@@ -177,7 +183,13 @@ impl SessionDriver for BuiltinDriver {
         request: &str,
         control: &SessionControl,
     ) -> Result<Option<Handoff>, DriverError> {
+        // The request may join the last message: that one is reported again.
+        let from = self.messages.len().saturating_sub(1);
         Message::push_user_text(&mut self.messages, request);
+        (self.sink)(AgentEvent::Messages {
+            from,
+            tail: self.messages[from..].to_vec(),
+        });
         // This turn only records the handoff: no checkpoint, and it must not be stopped.
         match self.drive(control, StopGateMode::Off, false) {
             SessionEnd::Failed(e) => Err(DriverError::new(e)),

@@ -29,8 +29,14 @@ pub enum AgentEvent {
     StopGateBlocked(String),
     /// The stop gate's block limit let the agent stop with work left; for the person.
     StopGateGaveUp(String),
-    /// The message history after a completed step; the UI keeps the latest.
-    Messages(Vec<Message>),
+    /// The message history changed: from index `from` on it is now `tail`, and the messages
+    /// before `from` are as the receiver holds them. A turn assumes its receiver holds the
+    /// history the turn started with, and reports only what it appended or changed, so a
+    /// report costs what changed, not the history's length. `from: 0` replaces it all.
+    Messages {
+        from: usize,
+        tail: Vec<Message>,
+    },
     /// The restart loop reports (restarting, handoff received, …): for the status bar and a
     /// marker in the conversation.
     Restart(String),
@@ -140,17 +146,57 @@ pub fn spawn_turn(
 }
 
 /// Runs a turn on the calling thread; returns the final history and why the turn ended.
+/// `sink` is told every change of the history ([`AgentEvent::Messages`]) relative to
+/// `messages`, which its receiver is assumed to hold.
 pub fn run_turn(
     ctx: &TurnContext,
     messages: Vec<Message>,
     sink: &dyn Fn(AgentEvent),
 ) -> (Vec<Message>, TurnEnd) {
-    let mut messages = messages;
-    let end = turn_loop(ctx, &mut messages, sink);
-    (messages, end)
+    let mut history = History::new(messages);
+    let end = turn_loop(ctx, &mut history, sink);
+    // A change not reported yet (an inbox message before a failed request).
+    history.report(sink);
+    (history.messages, end)
 }
 
-fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(AgentEvent)) -> TurnEnd {
+/// The turn's message history, and how much of it the sink's receiver holds as it is.
+struct History {
+    messages: Vec<Message>,
+    /// The receiver holds `messages[..held]` unchanged.
+    held: usize,
+}
+
+impl History {
+    fn new(messages: Vec<Message>) -> Self {
+        let held = messages.len();
+        Self { messages, held }
+    }
+
+    fn push(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+
+    /// Adds a user text (it may join the last message, see [`Message::push_user_text`]).
+    fn push_user_text(&mut self, text: String) {
+        self.held = self.held.min(self.messages.len().saturating_sub(1));
+        Message::push_user_text(&mut self.messages, text);
+    }
+
+    /// Tells the receiver what changed since the last report, if anything.
+    fn report(&mut self, sink: &dyn Fn(AgentEvent)) {
+        if self.held == self.messages.len() {
+            return;
+        }
+        sink(AgentEvent::Messages {
+            from: self.held,
+            tail: self.messages[self.held..].to_vec(),
+        });
+        self.held = self.messages.len();
+    }
+}
+
+fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)) -> TurnEnd {
     let tools: Vec<ToolDefinition> = ctx
         .registry
         .tool_defs()
@@ -162,16 +208,16 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         })
         .collect();
     let system = system_prompt(&ctx.env.project.root().display().to_string());
+    // One request for the whole turn: the history moves into it for each call and back out,
+    // so no request copies the history, however long it is.
+    let mut request = ctx.provider.config().request(system, Vec::new(), tools);
     let mut gate_blocks = 0;
     // Each turn is one agent session for the stop gate's block count.
     let session = turn_session_id();
     loop {
-        deliver_inbox(&ctx.inbox, messages);
-        let request = ctx
-            .provider
-            .config()
-            .request(system.clone(), messages.clone(), tools.clone())
-            .with_context(panel_context(&ctx.registry));
+        deliver_inbox(&ctx.inbox, history);
+        request.messages = std::mem::take(&mut history.messages);
+        request.context = panel_context(&ctx.registry);
         let response = ctx
             .provider
             .stream(&request, &ctx.cancel, &mut |event| match event {
@@ -186,6 +232,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
                 ))),
                 _ => {}
             });
+        history.messages = std::mem::take(&mut request.messages);
         let response = match response {
             Ok(response) => response,
             Err(LlmError::Cancelled) => return TurnEnd::Cancelled,
@@ -193,8 +240,8 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
         };
         sink(AgentEvent::Usage(response.usage));
         let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
-        messages.push(response.into_message());
-        sink(AgentEvent::Messages(messages.clone()));
+        history.push(response.into_message());
+        history.report(sink);
 
         if calls.is_empty() {
             let Some(check) = ctx.stop_gate.check() else {
@@ -216,11 +263,9 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
                 Decision::Block { reason } => {
                     gate_blocks += 1;
                     sink(AgentEvent::StopGateBlocked(reason.clone()));
-                    Message::push_user_text(
-                        messages,
-                        format!("<system-reminder>\n{reason}\n</system-reminder>"),
-                    );
-                    sink(AgentEvent::Messages(messages.clone()));
+                    history
+                        .push_user_text(format!("<system-reminder>\n{reason}\n</system-reminder>"));
+                    history.report(sink);
                     continue;
                 }
                 Decision::Pass => {
@@ -232,7 +277,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
             }
         }
 
-        answer_calls(ctx, &calls, messages, sink);
+        answer_calls(ctx, &calls, history, sink);
         if let Some(reason) = ctx.stop.requested() {
             return TurnEnd::Stopped(reason);
         }
@@ -247,7 +292,7 @@ fn turn_loop(ctx: &TurnContext, messages: &mut Vec<Message>, sink: &dyn Fn(Agent
 fn answer_calls(
     ctx: &TurnContext,
     calls: &[ToolCall],
-    messages: &mut Vec<Message>,
+    history: &mut History,
     sink: &dyn Fn(AgentEvent),
 ) {
     sink(AgentEvent::ToolCalls(
@@ -258,7 +303,7 @@ fn answer_calls(
     ));
     let results = run_calls(ctx, calls);
     sink(AgentEvent::ToolResults(results.clone()));
-    messages.push(Message {
+    history.push(Message {
         role: Role::User,
         content: results
             .into_iter()
@@ -269,7 +314,7 @@ fn answer_calls(
             })
             .collect(),
     });
-    sink(AgentEvent::Messages(messages.clone()));
+    history.report(sink);
 }
 
 /// Runs the valid calls as one batch; invalid ones get an error result without running.
@@ -347,12 +392,12 @@ fn turn_session_id() -> String {
     )
 }
 
-fn deliver_inbox(inbox: &AgentInbox, messages: &mut Vec<Message>) {
+fn deliver_inbox(inbox: &AgentInbox, history: &mut History) {
     let pending = inbox.take();
     if pending.is_empty() {
         return;
     }
-    Message::push_user_text(messages, AgentInbox::render(&pending));
+    history.push_user_text(AgentInbox::render(&pending));
 }
 
 fn args_text(input: &ToolInput) -> String {

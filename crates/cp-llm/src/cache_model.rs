@@ -129,5 +129,10 @@ impl CacheModel {
 
 /// The cache view of `request` as the Anthropic provider would send it.
 pub fn anthropic_view(request: &super::types::Request) -> PromptView {
-    PromptView::of_anthropic_body(&super::anthropic::request_body(request))
+    // The body is typed data, so encoding and parsing it back cannot fail; `Null` would
+    // give an empty view.
+    let body = super::anthropic::request_body(request)
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .unwrap_or(serde_json::Value::Null);
+    PromptView::of_anthropic_body(&body)
 }

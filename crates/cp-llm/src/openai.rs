@@ -7,9 +7,12 @@
 //! `data: [DONE]`. Servers differ in small ways; the decoder tolerates a missing `index`, a
 //! missing `[DONE]` after `finish_reason`, and `finish_reason: "stop"` on tool calls.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+
+use serde_json::Value;
 
 use super::config::ProviderConfig;
 use super::error::{LlmError, abbreviate};
@@ -35,7 +38,7 @@ impl OpenAi {
         Self { config, transport }
     }
 
-    fn http_request(&self, request: &Request) -> HttpRequest {
+    fn http_request(&self, request: &Request) -> Result<HttpRequest, LlmError> {
         let mut headers = vec![
             ("content-type", "application/json".to_owned()),
             ("accept", "text/event-stream".to_owned()),
@@ -48,11 +51,15 @@ impl OpenAi {
         } else {
             TokensField::MaxTokens
         };
-        HttpRequest {
+        let body = request_body(request, tokens_field).map_err(|e| LlmError::Connection {
+            provider: self.config.label(),
+            message: format!("the request body could not be encoded as JSON: {e}"),
+        })?;
+        Ok(HttpRequest {
             url: format!("{}/chat/completions", self.config.base_url),
             headers,
-            body: request_body(request, tokens_field).to_string().into_bytes(),
-        }
+            body,
+        })
     }
 }
 
@@ -68,7 +75,7 @@ impl Provider for OpenAi {
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
         self.transport
-            .stream(&self.http_request(request), Decoder::new, cancel, on_event)
+            .stream(&self.http_request(request)?, Decoder::new, cancel, on_event)
     }
 }
 
@@ -82,76 +89,159 @@ pub(super) enum TokensField {
     MaxCompletionTokens,
 }
 
-/// The JSON body for `request`.
-pub(super) fn request_body(request: &Request, tokens_field: TokensField) -> Value {
+/// The JSON body for `request`, serialized straight from its typed messages through structs
+/// that borrow them (nothing of the history is copied). Fields are listed in alphabetical
+/// order, as a `serde_json::Value` object writes its keys, so the bytes are those of the body
+/// built as a `Value` before.
+pub(super) fn request_body(
+    request: &Request,
+    tokens_field: TokensField,
+) -> Result<Vec<u8>, serde_json::Error> {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
+        messages.push(WireMessage::text("system", Cow::Borrowed(&request.system)));
     }
     for message in &request.messages {
         push_message(&mut messages, message);
     }
     append_context(&mut messages, &request.context);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    let tokens_key = match tokens_field {
-        TokensField::MaxTokens => "max_tokens",
-        TokensField::MaxCompletionTokens => "max_completion_tokens",
+    let limit = Some(request.max_output_tokens);
+    let (max_completion_tokens, max_tokens) = match tokens_field {
+        TokensField::MaxTokens => (None, limit),
+        TokensField::MaxCompletionTokens => (limit, None),
     };
-    body.insert(tokens_key.into(), json!(request.max_output_tokens));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    let tools = request
+        .tools
+        .iter()
+        .map(|tool| WireTool {
+            function: WireFunction {
+                description: &tool.description,
+                name: &tool.name,
+                parameters: &tool.parameters,
+            },
+            kind: "function",
+        })
+        .collect();
+    serde_json::to_vec(&Body {
+        max_completion_tokens,
+        max_tokens,
+        messages,
+        model: &request.model,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools,
+    })
+}
+
+/// The top-level body.
+#[derive(Serialize)]
+struct Body<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    messages: Vec<WireMessage<'a>>,
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    function: WireFunction<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    description: &'a str,
+    name: &'a str,
+    parameters: &'a Value,
+}
+
+/// One message on the wire. `content` is `null` for an assistant message without text.
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    content: Option<Cow<'a, str>>,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn text(role: &'static str, content: Cow<'a, str>) -> Self {
+        Self {
+            content: Some(content),
+            role,
+            tool_call_id: None,
+            tool_calls: Vec::new(),
+        }
     }
-    Value::Object(body)
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    function: WireCallFunction<'a>,
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    arguments: String,
+    name: &'a str,
 }
 
 /// Appends the volatile context at the very end, so the prefix these services cache
 /// automatically (system, tools, conversation) stays stable: into the latest user message's
 /// text when the conversation ends with one, else as a new user message (after tool results).
-fn append_context(messages: &mut Vec<Value>, context: &str) {
+fn append_context<'a>(messages: &mut Vec<WireMessage<'a>>, context: &'a str) {
     if context.is_empty() {
         return;
     }
     if let Some(last) = messages.last_mut()
-        && last["role"] == "user"
-        && let Some(text) = last["content"].as_str()
+        && last.role == "user"
+        && let Some(text) = &mut last.content
     {
-        last["content"] = json!(format!("{text}\n\n{context}"));
+        *text = Cow::Owned(format!("{text}\n\n{context}"));
         return;
     }
-    messages.push(json!({"role": "user", "content": context}));
+    messages.push(WireMessage::text("user", Cow::Borrowed(context)));
 }
 
 /// Appends the wire messages for one message. Tool results become `role: "tool"` messages,
 /// placed first because they must directly follow the assistant's `tool_calls`; the text of
 /// the same user message follows as one user message.
-fn push_message(out: &mut Vec<Value>, message: &Message) {
-    let texts: Vec<&str> = message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = texts.join("\n\n");
+fn push_message<'a>(out: &mut Vec<WireMessage<'a>>, message: &'a Message) {
+    let mut texts = message.content.iter().filter_map(|block| match block {
+        ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+        _ => None,
+    });
+    let text: Option<Cow<'a, str>> = match (texts.next(), texts.next()) {
+        (None, _) => None,
+        (Some(one), None) => Some(Cow::Borrowed(one)),
+        (Some(first), Some(second)) => {
+            let mut joined = format!("{first}\n\n{second}");
+            for more in texts {
+                joined.push_str("\n\n");
+                joined.push_str(more);
+            }
+            Some(Cow::Owned(joined))
+        }
+    };
     match message.role {
         Role::User => {
             for block in &message.content {
@@ -163,43 +253,42 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                 {
                     // The format has no error flag; say it in the content.
                     let content = if *is_error {
-                        format!("Error: {text}")
+                        Cow::Owned(format!("Error: {text}"))
                     } else {
-                        text.clone()
+                        Cow::Borrowed(text.as_str())
                     };
-                    out.push(
-                        json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}),
-                    );
+                    out.push(WireMessage {
+                        tool_call_id: Some(tool_use_id),
+                        ..WireMessage::text("tool", content)
+                    });
                 }
             }
-            if !text.is_empty() {
-                out.push(json!({"role": "user", "content": text}));
+            if let Some(text) = text {
+                out.push(WireMessage::text("user", text));
             }
         }
         Role::Assistant => {
-            let calls: Vec<Value> = message
+            let tool_calls = message
                 .content
                 .iter()
                 .filter_map(|block| match block {
-                    ContentBlock::ToolUse(call) => Some(json!({
-                        "id": call.id,
-                        "type": "function",
-                        "function": {
-                            "name": call.name,
-                            "arguments": call.input.to_wire_value().to_string(),
+                    ContentBlock::ToolUse(call) => Some(WireCall {
+                        function: WireCallFunction {
+                            arguments: call.input.to_wire_value().to_string(),
+                            name: &call.name,
                         },
-                    })),
+                        id: &call.id,
+                        kind: "function",
+                    }),
                     _ => None,
                 })
                 .collect();
-            let mut wire = json!({
-                "role": "assistant",
-                "content": if text.is_empty() { Value::Null } else { json!(text) },
+            out.push(WireMessage {
+                content: text,
+                role: "assistant",
+                tool_call_id: None,
+                tool_calls,
             });
-            if !calls.is_empty() {
-                wire["tool_calls"] = Value::Array(calls);
-            }
-            out.push(wire);
         }
     }
 }
@@ -407,6 +496,8 @@ pub(super) fn decode_chunks(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::types::ToolDefinition;
 
@@ -486,10 +577,10 @@ mod tests {
             }}],
         });
         assert_eq!(
-            request_body(&conversation(), TokensField::MaxTokens),
+            body_value(&conversation(), TokensField::MaxTokens),
             expected
         );
-        let official = request_body(&conversation(), TokensField::MaxCompletionTokens);
+        let official = body_value(&conversation(), TokensField::MaxCompletionTokens);
         assert_eq!(official["max_completion_tokens"], json!(256));
         assert!(official.get("max_tokens").is_none());
     }
@@ -498,8 +589,36 @@ mod tests {
     fn assistant_without_text_sends_null_content() {
         let mut request = conversation();
         request.messages[1].content.remove(0);
-        let body = request_body(&request, TokensField::MaxTokens);
+        let body = body_value(&request, TokensField::MaxTokens);
         assert_eq!(body["messages"][2]["content"], Value::Null);
+    }
+
+    /// The body as sent, parsed back.
+    fn body_value(request: &Request, tokens_field: TokensField) -> Value {
+        serde_json::from_slice(&request_body(request, tokens_field).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn request_body_bytes_are_those_of_a_json_value() {
+        // Built as a `serde_json::Value` before, whose objects write their keys sorted: the
+        // same bytes keep the servers' automatic prefix cache valid across the change.
+        let mut request = conversation();
+        request.context = "<panels>tail</panels>".into();
+        request.messages[1].content.push(ContentBlock::Text {
+            text: "Second text.".into(),
+        });
+        for field in [TokensField::MaxTokens, TokensField::MaxCompletionTokens] {
+            let bytes = request_body(&request, field).unwrap();
+            let value: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(
+                String::from_utf8(serde_json::to_vec(&value).unwrap()).unwrap(),
+                String::from_utf8(bytes).unwrap()
+            );
+            assert_eq!(
+                value["messages"][2]["content"],
+                json!("Reading.\n\nSecond text.")
+            );
+        }
     }
 
     fn sse(chunks: &[Value]) -> String {

@@ -215,7 +215,7 @@ fn print_progress(event: AgentEvent) {
         AgentEvent::Status(status) => writeln!(out, "  … {status}"),
         AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
         AgentEvent::Usage(_) => writeln!(out),
-        AgentEvent::Messages(_) | AgentEvent::Finished(_) => Ok(()),
+        AgentEvent::Messages { .. } | AgentEvent::Finished(_) => Ok(()),
     };
     let _ = out.flush();
 }

@@ -34,7 +34,7 @@ impl Anthropic {
         Self { config, transport }
     }
 
-    fn http_request(&self, request: &Request) -> HttpRequest {
+    fn http_request(&self, request: &Request) -> Result<HttpRequest, LlmError> {
         let mut headers = vec![
             ("content-type", "application/json".to_owned()),
             ("accept", "text/event-stream".to_owned()),
@@ -43,11 +43,15 @@ impl Anthropic {
         if let Some(key) = &self.config.api_key {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        HttpRequest {
+        let body = request_body(request).map_err(|e| LlmError::Connection {
+            provider: self.config.label(),
+            message: format!("the request body could not be encoded as JSON: {e}"),
+        })?;
+        Ok(HttpRequest {
             url: format!("{}/v1/messages", self.config.base_url),
             headers,
-            body: request_body(request).to_string().into_bytes(),
-        }
+            body,
+        })
     }
 }
 
@@ -63,7 +67,7 @@ impl Provider for Anthropic {
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
         self.transport
-            .stream(&self.http_request(request), Decoder::new, cancel, on_event)
+            .stream(&self.http_request(request)?, Decoder::new, cancel, on_event)
     }
 }
 
@@ -84,6 +88,77 @@ mod tests {
     use crate::types::{
         ContentBlock, Message, Role, StopReason, ToolCall, ToolDefinition, ToolInput, Usage,
     };
+
+    /// The body as sent, parsed back.
+    fn body_value(request: &Request) -> serde_json::Value {
+        serde_json::from_slice(&request_body(request).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn request_body_bytes_are_those_of_a_json_value() {
+        // The body used to be built as a `serde_json::Value`, whose objects write their keys
+        // sorted. The same bytes keep the prompt cache's prefix valid across the change.
+        let request = Request {
+            model: "claude-test".into(),
+            system: "Be brief.".into(),
+            messages: vec![
+                Message::user_text("list files"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        ContentBlock::Text {
+                            text: "Looking.".into(),
+                        },
+                        ContentBlock::ToolUse(ToolCall {
+                            id: "toolu_1".into(),
+                            name: "File_read".into(),
+                            input: ToolInput::Valid(json!({"path": "a.rs", "lines": [1, 2.5]})),
+                        }),
+                        ContentBlock::ToolUse(ToolCall {
+                            id: "toolu_2".into(),
+                            name: "File_read".into(),
+                            input: ToolInput::parse("{oops"),
+                        }),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        ContentBlock::ToolResult {
+                            tool_use_id: "toolu_1".into(),
+                            text: "fn main() { \"é\" }\n".into(),
+                            is_error: false,
+                        },
+                        ContentBlock::ToolResult {
+                            tool_use_id: "toolu_2".into(),
+                            text: "invalid JSON".into(),
+                            is_error: true,
+                        },
+                    ],
+                },
+            ],
+            tools: vec![
+                ToolDefinition {
+                    name: "File_read".into(),
+                    description: "Read a file".into(),
+                    parameters: json!({"type": "object", "required": ["path"]}),
+                },
+                ToolDefinition {
+                    name: "File_write".into(),
+                    description: "Write a file".into(),
+                    parameters: json!({"type": "object"}),
+                },
+            ],
+            max_output_tokens: 256,
+            context: "<panels>console tail</panels>".into(),
+        };
+        let bytes = request_body(&request).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            String::from_utf8(serde_json::to_vec(&value).unwrap()).unwrap(),
+            String::from_utf8(bytes).unwrap()
+        );
+    }
 
     #[test]
     fn request_body_shape() {
@@ -159,7 +234,7 @@ mod tests {
                 "cache_control": {"type": "ephemeral"},
             }],
         });
-        assert_eq!(request_body(&request), expected);
+        assert_eq!(body_value(&request), expected);
     }
 
     #[test]
@@ -172,7 +247,7 @@ mod tests {
             max_output_tokens: 5,
             context: String::new(),
         };
-        let body = request_body(&request);
+        let body = body_value(&request);
         assert!(
             body.get("system").is_none() && body.get("tools").is_none(),
             "{body}"

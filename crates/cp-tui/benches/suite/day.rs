@@ -1,8 +1,9 @@
 //! A day's session in the real binary: the TUI restored from a saved state of 100, 1,000 and
 //! 10,000 conversation entries, then driven by the scripted model. Reports the time from start
-//! to the first frame that shows the restored conversation, and the host's time per request
+//! to the first frame that shows the restored conversation, the host's time per request
 //! (everything between two model requests: the tool batch, the saved state, the panels and
-//! building the next request; the scripted model answers at once).
+//! building the next request; the scripted model answers at once), and the TUI's CPU time per
+//! request, which a busy machine does not inflate as it does the wall-clock time.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,6 +16,7 @@ use serde_json::json;
 use super::Options;
 use super::conversation::conversation;
 use super::stats::{Row, fmt, ms};
+use super::tui::cpu_secs;
 
 const WAIT: Duration = Duration::from_secs(60);
 /// The default worker, whose saved state `cp_e2e` reads.
@@ -63,8 +65,16 @@ fn start(opts: &Options, root: &Path, server: &LlmServer) -> TuiSession {
     .unwrap()
 }
 
-/// Restore time and host time per request for a session of `entries` entries.
-fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>) {
+/// What one session gave: the restore time, the host time of each request, and the TUI's
+/// CPU time per request.
+struct Measured {
+    restore: Vec<f64>,
+    host: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+/// Restore time, host time and CPU time per request for a session of `entries` entries.
+fn measure(opts: &Options, entries: usize, turns: usize) -> Measured {
     let repo = cp_e2e::git_repo();
     let root = repo.path().canonicalize().unwrap();
     // The turns write under bench/, which git ignores: the stop gate has nothing to hold the
@@ -85,6 +95,10 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>)
     let mut tui = start(opts, &root, &server);
     tui.wait_for(&marker, WAIT).unwrap();
     let restore = vec![ms(started.elapsed())];
+    let pid = tui.pid().unwrap();
+    // CPU time is counted from the end of the first turn, so what the restore left to do
+    // after its first frame (laying out every entry's height) is not counted.
+    let mut cpu_before = cpu_secs(pid);
 
     for turn in 0..turns {
         let args = json!({"file_path": format!("bench/t{turn}.md"), "content": "x\n"}).to_string();
@@ -104,7 +118,12 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>)
             cp_e2e::last_assistant_message(s).is_some_and(|m| m.contains(&answer))
         })
         .unwrap();
+        if turn == 0 {
+            cpu_before = cpu_secs(pid);
+        }
     }
+    // All the TUI's threads, the turns' included; the machine's load does not change it.
+    let cpu = vec![(cpu_secs(pid) - cpu_before) * 1_000.0 / (2 * (turns - 1)) as f64];
     let requests = server.requests();
     assert_eq!(requests.len(), 2 * turns, "two requests a turn");
     // Within a turn, the gap between the request that got the tool call and the one that
@@ -115,7 +134,7 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> (Vec<f64>, Vec<f64>)
         .collect();
     tui.send(b"\x03");
     tui.wait_exit(WAIT).unwrap();
-    (restore, host)
+    Measured { restore, host, cpu }
 }
 
 /// The rows: per size, restore time and host time per request; then the growth as ratios.
@@ -123,12 +142,12 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
     let (sizes, turns): (&[usize], usize) = if opts.quick {
         (&[100, 300], 2)
     } else {
-        (&[100, 1_000, 10_000], 5)
+        (&[100, 1_000, 10_000], 10)
     };
     let mut rows = Vec::new();
     let mut medians = Vec::new();
     for &entries in sizes {
-        let (restore, host) = measure(opts, entries, turns);
+        let Measured { restore, host, cpu } = measure(opts, entries, turns);
         let restore_row = Row::new(
             format!(
                 "start to first frame, restoring {} entries",
@@ -144,9 +163,21 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
             host,
         )
         .note("tool call in → its result out: tool batch, saved state, panels, next request; model answers at once");
-        medians.push((entries, restore_row.median(), host_row.median()));
+        let cpu_row = Row::new(
+            format!("TUI CPU time per request, {} entries", fmt(entries as f64)),
+            "ms",
+            cpu,
+        )
+        .note("utime + stime of the TUI process (all threads) over the turns after the first, ÷ their requests; 10 ms ticks");
+        medians.push((
+            entries,
+            restore_row.median(),
+            host_row.median(),
+            cpu_row.median(),
+        ));
         rows.push(restore_row);
         rows.push(host_row);
+        rows.push(cpu_row);
     }
     if let (Some(first), Some(last)) = (medians.first(), medians.last()) {
         rows.push(
@@ -160,6 +191,18 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
                 vec![last.2 / first.2],
             )
             .note("the goal is at most 2×"),
+        );
+        rows.push(
+            Row::new(
+                format!(
+                    "TUI CPU time per request, {} ÷ {} entries",
+                    fmt(last.0 as f64),
+                    fmt(first.0 as f64)
+                ),
+                "×",
+                vec![last.3 / first.3],
+            )
+            .note("the host's own work, whatever the machine's load"),
         );
         rows.push(
             Row::new(

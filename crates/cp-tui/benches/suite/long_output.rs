@@ -137,6 +137,28 @@ pub fn long_output(opts: &Options) -> Vec<Row> {
         )
         .note("a token is added to the entry every frame"),
     );
+    // Streaming into the block: the fence is still open and a line arrives every frame.
+    let mut open = code_block_answer(lines);
+    open.truncate(open.rfind("```").unwrap_or(open.len()));
+    let mut c = Conversation::default();
+    c.push(Entry::Assistant(open));
+    frame(&c, 0);
+    let into: Vec<f64> = (0..frames)
+        .map(|i| {
+            if let Some(Entry::Assistant(text)) = c.last_entry_mut() {
+                let _ = writeln!(text, "    Entry {{ id: {}, name: \"more\" }},", lines + i);
+            }
+            frame(&c, 0)
+        })
+        .collect();
+    rows.push(
+        Row::new(
+            format!("a {lines}-line code block: frame while it streams, a line a frame"),
+            "ms",
+            into,
+        )
+        .note("the fence is still open; a line is added to the block every frame"),
+    );
 
     let lines = if opts.quick { 1_000 } else { 10_000 };
     let output = coloured_lines(lines);

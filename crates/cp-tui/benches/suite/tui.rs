@@ -145,7 +145,7 @@ pub fn render_time(opts: &Options) -> Vec<Row> {
 }
 
 /// utime + stime of `pid`, in seconds.
-fn cpu_secs(pid: u32) -> f64 {
+pub(super) fn cpu_secs(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     // Fields after the `(comm)`, which may hold spaces: state is field 3, utime 14, stime 15.
     let rest = &stat[stat.rfind(')').unwrap() + 2..];

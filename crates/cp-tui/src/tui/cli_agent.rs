@@ -233,14 +233,15 @@ impl CliAgent {
         }
     }
 
-    /// Starts a turn for the person's latest message `prompt` (`history` ends with it); events
-    /// arrive as `AppEvent::Agent`, the callbacks' and the stop gate's verdicts as notices.
+    /// Starts a turn for the person's latest message `prompt` (the UI's history, of `held`
+    /// messages, ends with it); events arrive as `AppEvent::Agent`, the callbacks' and the
+    /// stop gate's verdicts as notices.
     pub fn start_turn(
         &self,
         host: &Host,
         restart: RestartConfig,
         prompt: String,
-        history: Vec<Message>,
+        held: usize,
         cancel: &CancelToken,
         tx: &Sender<AppEvent>,
     ) -> Result<(), CliTurnError> {
@@ -254,7 +255,7 @@ impl CliAgent {
             worker: host.worker().clone(),
             name: self.name,
             prompt,
-            history,
+            held,
             driver,
             restart_loop,
             cancel: cancel.clone(),
@@ -305,7 +306,8 @@ struct CliTurnJob {
     /// The agent's display name, for its saved session file.
     name: &'static str,
     prompt: String,
-    history: Vec<Message>,
+    /// The length of the UI's history when the turn started: the agent's answer follows it.
+    held: usize,
     driver: LentRunner,
     restart_loop: RestartLoop,
     cancel: CancelToken,
@@ -326,7 +328,7 @@ impl Job for CliTurnJob {
             worker,
             name,
             prompt,
-            history,
+            held,
             mut driver,
             restart_loop,
             cancel,
@@ -339,11 +341,12 @@ impl Job for CliTurnJob {
             tracing::warn!("cannot save the agent's session id: {e}");
         }
         let text = driver.give_back();
-        let mut messages = history;
         if !text.is_empty() {
-            messages.push(Message::assistant_text(text));
+            progress.send(AppEvent::Agent(AgentEvent::Messages {
+                from: held,
+                tail: vec![Message::assistant_text(text)],
+            }));
         }
-        progress.send(AppEvent::Agent(AgentEvent::Messages(messages)));
         let end = match result {
             Ok(_) => TurnEnd::Done,
             Err(_) if cancel.is_cancelled() => TurnEnd::Cancelled,

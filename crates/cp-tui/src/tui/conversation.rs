@@ -12,7 +12,8 @@ use cp_base::ratatui::text::Line;
 use cp_base::{Level, Panel, PanelKind, PanelView, ScrollExtent, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use super::conversation_layout::{Layout, Rows};
+use super::answer_rows::AnswerRows;
+use super::conversation_layout::{EntryRows, Layout, Rows};
 use super::entry_lines::{INDENT, Progress, block, labelled, report_block, tool_lines};
 use super::markdown;
 use super::wrap::wrap_lines;
@@ -44,7 +45,10 @@ pub struct Conversation {
     entries: Vec<Entry>,
     /// Each entry laid out once per width (see `conversation_layout.rs`).
     #[serde(skip)]
-    layout: LayoutCell,
+    layout: Derived<Layout>,
+    /// The answers laid out last, in pieces, so streaming into one lays out only its end.
+    #[serde(skip)]
+    answers: Derived<AnswerRows>,
     /// When each running tool call (by entry index) started, for its progress line.
     #[serde(skip)]
     started: HashMap<usize, Instant>,
@@ -62,27 +66,27 @@ pub struct Conversation {
     unsaved_from: usize,
 }
 
-/// The layout behind a lock, so drawing can stay `&self`. A copy starts empty: the layout is
-/// derived from the entries, not state.
+/// What is derived from the entries (their layout), behind a lock so drawing can stay
+/// `&self`. A copy starts empty: it is derived from the entries, not state.
 #[derive(Debug, Default)]
-struct LayoutCell(Mutex<Layout>);
+struct Derived<T>(Mutex<T>);
 
-impl LayoutCell {
-    fn lock(&self) -> MutexGuard<'_, Layout> {
+impl<T: Default> Derived<T> {
+    fn lock(&self) -> MutexGuard<'_, T> {
         // A poisoned lock only means a panic elsewhere mid-layout: forget it all and go on.
         self.0.lock().unwrap_or_else(|poisoned| {
-            let mut layout = poisoned.into_inner();
-            layout.forget_all();
-            layout
+            let mut derived = poisoned.into_inner();
+            *derived = T::default();
+            derived
         })
     }
 
-    fn get_mut(&mut self) -> &mut Layout {
+    fn get_mut(&mut self) -> &mut T {
         self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-impl Clone for LayoutCell {
+impl<T: Default> Clone for Derived<T> {
     fn clone(&self) -> Self {
         Self::default()
     }
@@ -271,8 +275,11 @@ impl Rows for AsRows<'_> {
             )
     }
 
-    fn rows(&self, index: usize, width: u16) -> Vec<Line<'static>> {
-        wrap_lines(self.conversation.entry_lines(index, width, self.now), width)
+    fn rows(&self, index: usize, width: u16) -> EntryRows {
+        if let Some(Entry::Assistant(text)) = self.conversation.entries.get(index) {
+            return self.conversation.answers.lock().rows(index, text, width);
+        }
+        wrap_lines(self.conversation.entry_lines(index, width, self.now), width).into()
     }
 }
 

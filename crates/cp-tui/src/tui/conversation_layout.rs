@@ -10,6 +10,7 @@
 //! what is in the history.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cp_base::ratatui::text::Line;
 
@@ -23,7 +24,59 @@ pub(super) trait Rows {
     /// An entry laid out anew every frame (a running call's progress), never kept.
     fn volatile(&self, index: usize) -> bool;
     /// The entry's rows, wrapped to `width`, with the blank row that follows it.
-    fn rows(&self, index: usize, width: u16) -> Vec<Line<'static>>;
+    fn rows(&self, index: usize, width: u16) -> EntryRows;
+}
+
+/// An entry's rows, in shared pieces: an answer that grows keeps the pieces of its finished
+/// part and lays out only the rest (`answer_rows.rs`); a frame copies only the rows it shows.
+#[derive(Debug, Clone, Default)]
+pub(super) struct EntryRows {
+    pieces: Vec<Arc<[Line<'static>]>>,
+    count: usize,
+}
+
+impl EntryRows {
+    pub(super) fn push(&mut self, piece: Arc<[Line<'static>]>) {
+        self.count += piece.len();
+        self.pieces.push(piece);
+    }
+
+    /// How many rows.
+    pub(super) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The rows, first to last.
+    #[cfg(test)]
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Line<'static>> {
+        self.pieces.iter().flat_map(|piece| piece.iter())
+    }
+
+    /// Rows `skip..skip + take`, copied; whole pieces before them are stepped over.
+    fn window(&self, mut skip: usize, take: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(take.min(self.count));
+        for piece in &self.pieces {
+            if out.len() == take {
+                break;
+            }
+            if skip >= piece.len() {
+                skip -= piece.len();
+                continue;
+            }
+            let want = take - out.len();
+            out.extend(piece.iter().skip(skip).take(want).cloned());
+            skip = 0;
+        }
+        out
+    }
+}
+
+impl From<Vec<Line<'static>>> for EntryRows {
+    fn from(rows: Vec<Line<'static>>) -> Self {
+        let mut out = Self::default();
+        out.push(Arc::from(rows));
+        out
+    }
 }
 
 /// The kept heights and rows, for one width.
@@ -31,7 +84,7 @@ pub(super) trait Rows {
 pub(super) struct Layout {
     width: u16,
     heights: Vec<Option<usize>>,
-    rows: HashMap<usize, Vec<Line<'static>>>,
+    rows: HashMap<usize, EntryRows>,
 }
 
 /// The rows a frame shows, and the facts it learned on the way.
@@ -66,13 +119,13 @@ impl Layout {
     /// are about to be drawn or were just computed anyway).
     fn height(&mut self, source: &impl Rows, index: usize) -> usize {
         if source.volatile(index) {
-            return source.rows(index, self.width).len();
+            return source.rows(index, self.width).count();
         }
         if let Some(h) = self.heights.get(index).copied().flatten() {
             return h;
         }
         let rows = source.rows(index, self.width);
-        let h = rows.len();
+        let h = rows.count();
         if let Some(slot) = self.heights.get_mut(index) {
             *slot = Some(h);
         }
@@ -90,19 +143,14 @@ impl Layout {
         take: usize,
     ) -> Vec<Line<'static>> {
         if source.volatile(index) {
-            return source
-                .rows(index, self.width)
-                .into_iter()
-                .skip(skip)
-                .take(take)
-                .collect();
+            return source.rows(index, self.width).window(skip, take);
         }
         let width = self.width;
         let rows = self
             .rows
             .entry(index)
             .or_insert_with(|| source.rows(index, width));
-        rows.iter().skip(skip).take(take).cloned().collect()
+        rows.window(skip, take)
     }
 
     /// Every row's count at `width`: lays out what was never laid out (once per width).
@@ -213,11 +261,14 @@ mod tests {
         fn volatile(&self, _index: usize) -> bool {
             false
         }
-        fn rows(&self, index: usize, _width: u16) -> Vec<Line<'static>> {
+        fn rows(&self, index: usize, _width: u16) -> EntryRows {
             self.laid_out.set(self.laid_out.get() + 1);
-            (0..=index % 3)
-                .map(|r| Line::from(format!("{index}.{r}")))
-                .collect()
+            // In pieces of one row, as a grown answer may be.
+            let mut rows = EntryRows::default();
+            for r in 0..=index % 3 {
+                rows.push(Arc::from(vec![Line::from(format!("{index}.{r}"))]));
+            }
+            rows
         }
     }
 

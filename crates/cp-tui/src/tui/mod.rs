@@ -3,6 +3,7 @@
 
 mod agent_offer;
 mod agent_state;
+mod answer_rows;
 mod app;
 mod background;
 mod cli_agent;

@@ -75,10 +75,8 @@ impl Job for RestartTurnJob {
         let result =
             self.restart_loop
                 .run_phase(PHASE, &self.prompt, &mut self.driver, &mut observer);
+        // The driver's turns reported every change of the history as it happened.
         let paused = self.driver.paused_for_reload();
-        progress.send(AppEvent::Agent(AgentEvent::Messages(
-            self.driver.into_messages(),
-        )));
         let end = match result {
             Ok(_) => TurnEnd::Done,
             Err(_) if paused => TurnEnd::Stopped(cp_agent::StopReason::Reload),

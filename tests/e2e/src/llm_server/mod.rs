@@ -64,8 +64,9 @@ pub struct LlmServer {
 impl LlmServer {
     /// Starts a server on a free loopback port.
     pub fn start() -> io::Result<Self> {
+        // A blocking accept: a request is taken the moment it connects (the bench times the
+        // host by the requests' arrival), and `Drop` wakes it with a connection of its own.
         let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             replies: Mutex::new(VecDeque::new()),
@@ -181,23 +182,29 @@ impl LlmServer {
 impl Drop for LlmServer {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        if let Some(acceptor) = self.acceptor.take() {
+        // Wakes the blocked accept; if that connection cannot be made, the acceptor is left
+        // to end with the process rather than waited for.
+        let woken = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok();
+        if let Some(acceptor) = self.acceptor.take()
+            && woken
+        {
             let _ = acceptor.join();
         }
     }
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
-    while !shared.stop.load(Ordering::SeqCst) {
-        match listener.accept() {
+    loop {
+        let accepted = listener.accept();
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        match accepted {
             Ok((stream, _)) => {
                 let shared = Arc::clone(shared);
                 let _ = thread::Builder::new()
                     .name("llm-server-conn".into())
                     .spawn(move || serve(stream, &shared));
-            }
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                thread::sleep(Duration::from_millis(5));
             }
             Err(_) => thread::sleep(Duration::from_millis(20)),
         }

@@ -173,7 +173,7 @@ impl App {
                 });
                 self.agent.work_left = Some("stop gate ✗ work left".into());
             }
-            AgentEvent::Messages(messages) => self.set_messages(messages),
+            AgentEvent::Messages { from, tail } => self.change_messages(from, tail),
             AgentEvent::Finished(end) => {
                 self.agent.turn = None;
                 self.agent.status = None;

@@ -77,7 +77,7 @@ impl App {
             &self.host,
             restart,
             prompt,
-            self.agent.messages.clone(),
+            self.agent.messages.len(),
             &turn.cancel,
             &self.tx,
         );

@@ -108,18 +108,13 @@ impl App {
         self.ui.flash = Some(format!("saving the TUI state failed: {why}"));
     }
 
-    /// The model's history is now `messages` (the agent's turn reports it whole): only what
-    /// differs from the current one is saved again.
-    pub(super) fn set_messages(&mut self, messages: Vec<Message>) {
-        let same = self
-            .agent
-            .messages
-            .iter()
-            .zip(&messages)
-            .take_while(|(a, b)| a == b)
-            .count();
-        self.life.messages_unsaved_from = self.life.messages_unsaved_from.min(same);
-        self.agent.messages = messages;
+    /// The model's history changed from index `from` on (the agent's turn reports only what
+    /// it changed): only that part is saved again.
+    pub(super) fn change_messages(&mut self, from: usize, tail: Vec<Message>) {
+        let from = from.min(self.agent.messages.len());
+        self.agent.messages.truncate(from);
+        self.agent.messages.extend(tail);
+        self.life.messages_unsaved_from = self.life.messages_unsaved_from.min(from);
     }
 
     /// Adds the person's (or the notifications') text to the model's history.

@@ -3,14 +3,20 @@
 //! The grammars and the theme load once, on the first code block, and are shared after that.
 //! A language syntect does not know, or a line it cannot parse, falls back to plain code
 //! colour: highlighting is decoration and never loses text.
+//!
+//! Highlighting is a state machine run line by line, so a block that grows (an answer
+//! streaming a long code block, laid out again for each token) resumes where it stopped: the
+//! state after the last complete line of the few blocks highlighted last is kept, with their
+//! lines, and only what was added is highlighted.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Theme, ThemeSet};
-use syntect::parsing::SyntaxSet;
+use syntect::highlighting::{
+    FontStyle, HighlightIterator, HighlightState, Highlighter, Theme, ThemeSet,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 /// The theme used for code; its background is ignored so the terminal's own shows through.
@@ -33,6 +39,22 @@ pub fn warm_up() {
     LazyLock::force(&THEME_SET);
 }
 
+/// Code blocks whose highlighting state is kept, to resume them.
+const KEPT_BLOCKS: usize = 4;
+
+/// The blocks highlighted last, oldest first.
+static KEPT: Mutex<Vec<Highlighted>> = Mutex::new(Vec::new());
+
+/// A code block highlighted up to the end of a complete line, and the state there.
+struct Highlighted {
+    language: String,
+    /// The code highlighted: whole lines, with their line endings.
+    text: String,
+    parse: ParseState,
+    highlight: HighlightState,
+    lines: Vec<Vec<Span<'static>>>,
+}
+
 /// The code's lines as styled spans, one `Vec` per line (without line endings).
 pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
     let language = language.split([',', ' ']).next().unwrap_or_default().trim();
@@ -42,26 +64,79 @@ pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
     let Some(syntax) = syntax else {
         return plain(code);
     };
-    let mut highlighter = HighlightLines::new(syntax, &THEME_SET);
-    let mut out = Vec::new();
-    for line in LinesWithEndings::from(code) {
-        let spans = match highlighter.highlight_line(line, &SYNTAXES) {
-            Ok(regions) => regions
-                .into_iter()
-                .filter_map(|(style, text)| {
-                    let text = clean(text);
-                    (!text.is_empty()).then(|| Span::styled(text, to_style(style)))
-                })
-                .collect(),
-            // A grammar that fails on this line: show it plain and carry on.
-            Err(e) => {
-                tracing::debug!("syntax highlighting failed: {e}");
-                vec![Span::styled(clean(line), PLAIN_CODE)]
-            }
-        };
-        out.push(spans);
+    let highlighter = Highlighter::new(&THEME_SET);
+    let mut block = take_kept(language, code).unwrap_or_else(|| Highlighted {
+        language: language.to_owned(),
+        text: String::new(),
+        parse: ParseState::new(syntax),
+        highlight: HighlightState::new(&highlighter, ScopeStack::new()),
+        lines: Vec::new(),
+    });
+    // Complete lines move the kept state on; a last line still being written is highlighted
+    // on a copy of it.
+    let rest = &code[block.text.len()..];
+    let complete = rest.rfind('\n').map_or(0, |i| i + 1);
+    for line in LinesWithEndings::from(&rest[..complete]) {
+        let spans = highlight_line(&mut block.parse, &mut block.highlight, line, &highlighter);
+        block.lines.push(spans);
     }
+    block.text.push_str(&rest[..complete]);
+    let mut out = block.lines.clone();
+    let partial = &rest[complete..];
+    if !partial.is_empty() {
+        let (mut parse, mut highlight) = (block.parse.clone(), block.highlight.clone());
+        out.push(highlight_line(
+            &mut parse,
+            &mut highlight,
+            partial,
+            &highlighter,
+        ));
+    }
+    keep(block);
     out
+}
+
+/// One line's spans, moving the states on.
+fn highlight_line(
+    parse: &mut ParseState,
+    highlight: &mut HighlightState,
+    line: &str,
+    highlighter: &Highlighter<'_>,
+) -> Vec<Span<'static>> {
+    match parse.parse_line(line, &SYNTAXES) {
+        Ok(ops) => HighlightIterator::new(highlight, &ops, line, highlighter)
+            .filter_map(|(style, text)| {
+                let text = clean(text);
+                (!text.is_empty()).then(|| Span::styled(text, to_style(style)))
+            })
+            .collect(),
+        // A grammar that fails on this line: show it plain and carry on.
+        Err(e) => {
+            tracing::debug!("syntax highlighting failed: {e}");
+            vec![Span::styled(clean(line), PLAIN_CODE)]
+        }
+    }
+}
+
+/// The kept block `code` continues (the longest, in the same language), taken out.
+fn take_kept(language: &str, code: &str) -> Option<Highlighted> {
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    let at = kept
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.language == language && code.starts_with(b.text.as_str()))
+        .max_by_key(|(_, b)| b.text.len())
+        .map(|(i, _)| i)?;
+    Some(kept.remove(at))
+}
+
+/// Keeps `block` as the newest, forgetting the oldest beyond the bound.
+fn keep(block: Highlighted) {
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if kept.len() >= KEPT_BLOCKS {
+        kept.remove(0);
+    }
+    kept.push(block);
 }
 
 fn plain(code: &str) -> Vec<Vec<Span<'static>>> {
@@ -106,6 +181,38 @@ mod tests {
         let colours: std::collections::HashSet<_> =
             lines.iter().flatten().filter_map(|s| s.style.fg).collect();
         assert!(colours.len() >= 3, "{colours:?}");
+    }
+
+    #[test]
+    fn a_growing_block_resumes_and_gives_what_a_whole_one_gives() {
+        // A block comment open across lines: the state carried between lines matters.
+        let code = "/* a comment\n   still */ fn f() -> u8 {\n    let s = \"x\";\n    1\n}\n";
+        let mut whole = Vec::new();
+        let mut highlighter = syntect::easy::HighlightLines::new(
+            SYNTAXES.find_syntax_by_token("rust").unwrap(),
+            &THEME_SET,
+        );
+        for line in LinesWithEndings::from(code) {
+            let spans: Vec<Span<'static>> = highlighter
+                .highlight_line(line, &SYNTAXES)
+                .unwrap()
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = clean(text);
+                    (!text.is_empty()).then(|| Span::styled(text, to_style(style)))
+                })
+                .collect();
+            whole.push(spans);
+        }
+        for end in 1..=code.len() {
+            let lines = highlight(&code[..end], "rust");
+            let full_lines = code[..end].split_inclusive('\n').count();
+            assert_eq!(lines.len(), full_lines, "after {end} bytes");
+            // Every complete line is what the whole block gives.
+            let complete = code[..end].matches('\n').count();
+            assert_eq!(lines[..complete], whole[..complete], "after {end} bytes");
+        }
+        assert_eq!(highlight(code, "rust"), whole);
     }
 
     #[test]

@@ -9,6 +9,11 @@ use ratatui::text::{Line, Span};
 use super::highlight::highlight;
 use super::table::Table;
 
+/// The markdown extensions rendered.
+pub(super) const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
+    .union(Options::ENABLE_TABLES)
+    .union(Options::ENABLE_TASKLISTS);
+
 /// Colour of `inline code`.
 const INLINE_CODE: Style = Style::new().fg(Color::LightYellow);
 /// Bullets, numbers, quote bars, rules, link targets.
@@ -17,10 +22,21 @@ const DIM: Style = Style::new().fg(Color::DarkGray);
 /// Renders markdown `text` as styled lines for a `width`-column area. Long lines are left for
 /// the caller to wrap; `width` sizes horizontal rules.
 pub fn render(text: &str, width: u16) -> Vec<Line<'static>> {
-    let options =
-        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     let mut writer = Writer::new(usize::from(width.max(1)));
-    for event in Parser::new_ext(text, options) {
+    for event in Parser::new_ext(text, OPTIONS) {
+        writer.event(event);
+    }
+    writer.finish()
+}
+
+/// Renders `text` as the continuation of a text whose lines so far are not empty and which
+/// ends with finished top-level blocks: its first block starts after the blank line that
+/// separates blocks, as it would in the whole text.
+pub fn render_after_blocks(text: &str, width: u16) -> Vec<Line<'static>> {
+    let mut writer = Writer::new(usize::from(width.max(1)));
+    writer.lines_before = true;
+    writer.blank_before_next = true;
+    for event in Parser::new_ext(text, OPTIONS) {
         writer.event(event);
     }
     writer.finish()
@@ -60,6 +76,8 @@ struct Writer {
     link: Option<(String, String)>,
     /// A block ended: the next block starts after a blank line.
     blank_before_next: bool,
+    /// Lines came before the text being written (it continues a text rendered in pieces).
+    lines_before: bool,
 }
 
 impl Writer {
@@ -76,6 +94,7 @@ impl Writer {
             table: None,
             link: None,
             blank_before_next: false,
+            lines_before: false,
         }
     }
 
@@ -345,7 +364,9 @@ impl Writer {
     /// item, whose text follows the marker directly).
     fn start_block(&mut self) {
         self.end_line();
-        if std::mem::take(&mut self.blank_before_next) && !self.lines.is_empty() {
+        if std::mem::take(&mut self.blank_before_next)
+            && (self.lines_before || !self.lines.is_empty())
+        {
             if self.quote_depth > 0 {
                 self.lines
                     .push(Line::styled("│ ".repeat(self.quote_depth), DIM));

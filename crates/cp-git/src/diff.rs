@@ -424,7 +424,7 @@ fn git_line_path(rest: &str) -> String {
     }
     // Same path twice: `a/` + P + ` b/` + P.
     let len = rest.len();
-    if len >= 5 && (len - 5) % 2 == 0 {
+    if len >= 5 && (len - 5).is_multiple_of(2) {
         let half = (len - 5) / 2;
         if rest.is_char_boundary(half + 2)
             && rest.get(half + 2..half + 5) == Some(" b/")

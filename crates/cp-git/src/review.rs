@@ -136,8 +136,7 @@ impl Git {
         let said = String::from_utf8_lossy(&out).trim().to_owned();
         let head = self
             .run(root, &["log", "-1", "--format=%h %s"])
-            .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
-            .unwrap_or(said);
+            .map_or(said, |o| String::from_utf8_lossy(&o).trim().to_owned());
         Ok(head)
     }
 }

@@ -35,6 +35,8 @@ pub enum AppEvent {
     Waiting(Vec<cp_base::Notification>),
     /// Background work whose thread could not start (see `background::spawn`).
     NotStarted(NotStarted),
+    /// The Changes panel's reading of the diff, or its git action, ended.
+    Changes(super::changes::jobs::ChangesMsg),
 }
 
 /// A job whose thread could not start.

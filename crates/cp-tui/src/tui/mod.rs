@@ -4,6 +4,7 @@
 mod agent_state;
 mod app;
 mod background;
+mod changes;
 mod cli_agent;
 mod cli_events;
 mod cli_session_file;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use cp_base::{Anchor, Busy, Panel as _, PanelKind, PanelView, Registry, ScrollExtent, Views};
 
+use super::changes::Changes;
 use super::conversation::Conversation;
 
 /// Where typed keys go.
@@ -25,8 +26,9 @@ pub struct SidebarEntry {
     pub kind: PanelKind,
 }
 
-/// Sidebar rows: the conversation, fixed module panels, then dynamic ones.
-pub fn sidebar(conversation: &Conversation, views: &Views) -> Vec<SidebarEntry> {
+/// Sidebar rows: the conversation, fixed module panels, dynamic ones, then the Changes
+/// panel (last, so adding it moved no panel's number).
+pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) -> Vec<SidebarEntry> {
     let mut entries = vec![SidebarEntry {
         id: conversation.id(),
         title: conversation.title(),
@@ -39,6 +41,12 @@ pub fn sidebar(conversation: &Conversation, views: &Views) -> Vec<SidebarEntry> 
         badge: panel.badge(),
         kind: panel.kind(),
     }));
+    entries.push(SidebarEntry {
+        id: super::changes::ID.to_owned(),
+        title: "Changes".to_owned(),
+        badge: changes.badge(),
+        kind: PanelKind::Fixed,
+    });
     entries
 }
 

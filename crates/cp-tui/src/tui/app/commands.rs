@@ -225,6 +225,81 @@ pub static COMMANDS: &[Command] = &[
         doc: "previous match",
         fun: |app, _| app.search_jump(false, false),
     },
+    Command {
+        name: "changes_up",
+        doc: "previous file, or diff line",
+        fun: review,
+    },
+    Command {
+        name: "changes_down",
+        doc: "next file, or diff line",
+        fun: review,
+    },
+    Command {
+        name: "changes_next_hunk",
+        doc: "next hunk (into the next file)",
+        fun: review,
+    },
+    Command {
+        name: "changes_prev_hunk",
+        doc: "previous hunk",
+        fun: review,
+    },
+    Command {
+        name: "changes_switch_pane",
+        doc: "file list ⇄ diff",
+        fun: review,
+    },
+    Command {
+        name: "changes_to_list",
+        doc: "to the file list",
+        fun: review,
+    },
+    Command {
+        name: "changes_to_diff",
+        doc: "to the diff",
+        fun: review,
+    },
+    Command {
+        name: "changes_fold",
+        doc: "fold or unfold the selected file",
+        fun: review,
+    },
+    Command {
+        name: "changes_load",
+        doc: "show a binary, long or large file's diff anyway",
+        fun: review,
+    },
+    Command {
+        name: "changes_search",
+        doc: "search the changes (Enter finds the next match)",
+        fun: review,
+    },
+    Command {
+        name: "changes_comment",
+        doc: "comment on the diff line (Enter saves)",
+        fun: review,
+    },
+    Command {
+        name: "changes_clear_comment",
+        doc: "drop the comment on this line",
+        fun: review,
+    },
+    Command {
+        name: "changes_send",
+        doc: "send the open comments to the agent",
+        fun: review,
+    },
+    Command {
+        name: "changes_revert",
+        doc: "revert the hunk, or on the file list the file (asks first)",
+        fun: review,
+    },
+    Command {
+        name: "changes_commit",
+        doc: "commit everything (git add -A, git commit; asks the message)",
+        fun: review,
+    },
 ];
 
 /// The command named `name`.
@@ -251,7 +326,25 @@ fn select_panel(app: &mut App, action: Action) {
     clippy::needless_pass_by_value,
     reason = "every command's function takes its action by value (`Command::fun`)"
 )]
+fn review(app: &mut App, action: Action) {
+    if let Action::Review(key) = action {
+        app.review_key(key);
+    }
+}
+
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every command's function takes its action by value (`Command::fun`)"
+)]
 fn scroll(app: &mut App, action: Action) {
+    if app.changes_focused() {
+        match action {
+            Action::ScrollUp(n) => app.review_page(n, true),
+            Action::ScrollDown(n) => app.review_page(n, false),
+            _ => {}
+        }
+        return;
+    }
     match action {
         Action::ScrollUp(n) => app.scroll_by(n, true),
         Action::ScrollDown(n) => app.scroll_by(n, false),
@@ -281,6 +374,10 @@ impl App {
         if action != Action::Help {
             if self.modal.palette.is_some() {
                 self.apply_palette(action);
+                return;
+            }
+            if self.changes.prompt.is_some() {
+                self.apply_review_prompt(action);
                 return;
             }
             if self.modal.search.as_ref().is_some_and(|s| s.editing) {

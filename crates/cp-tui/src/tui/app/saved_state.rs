@@ -38,6 +38,7 @@ impl App {
             pending: self.agent.inbox.snapshot(),
             modules,
             resume_turn: self.life.stopped_for_reload,
+            review_comments: self.changes.comments.clone(),
             logs: None,
         }
     }
@@ -193,6 +194,7 @@ impl App {
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
         self.ui.nav.restore(state.selected, state.scroll);
+        self.changes.comments = state.review_comments;
         if state.resume_turn && self.agent.has_agent() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

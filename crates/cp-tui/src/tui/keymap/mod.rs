@@ -12,7 +12,7 @@ mod table;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
-pub use action::{Action, KeyContext};
+pub use action::{Action, KeyContext, ReviewKey};
 use binding::{ALT, CTRL, SHIFT};
 pub use binding::{Binding, Command, Key};
 pub use table::BINDINGS;
@@ -27,7 +27,9 @@ pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {
     }
     // `?` in the sidebar opens help; in a text field it is typed (the app opens help when
     // the input is empty).
-    if context == KeyContext::Sidebar && key.code == KeyCode::Char('?') {
+    if matches!(context, KeyContext::Sidebar | KeyContext::Changes)
+        && key.code == KeyCode::Char('?')
+    {
         return Some(Action::Help);
     }
     BINDINGS
@@ -79,7 +81,7 @@ pub fn help_rows(
         .filter(|b| b.scope.holds_in(context))
         .map(|b| (b.label, b.help(&doc)))
         .collect();
-    if context == KeyContext::Sidebar {
+    if matches!(context, KeyContext::Sidebar | KeyContext::Changes) {
         rows.push(("?", "this help"));
     }
     rows

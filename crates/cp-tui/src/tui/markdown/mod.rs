@@ -9,7 +9,7 @@
 //! let lines = render("# Plan\n\n- **one**\n- `two`", 80);
 //! ```
 
-mod highlight;
+pub(crate) mod highlight;
 mod table;
 mod writer;
 

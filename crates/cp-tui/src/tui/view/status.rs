@@ -96,6 +96,12 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
             base.fg(Color::White).bg(Color::Red),
         ));
     }
+    if app.review_queued {
+        spans.push(Span::styled(
+            "│ review comments wait for the agent's turn to end ",
+            urgent,
+        ));
+    }
     if let Some(flash) = app.flash {
         spans.push(Span::styled(
             format!("│ {flash} "),

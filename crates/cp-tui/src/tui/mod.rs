@@ -42,6 +42,8 @@ mod wrap;
 #[cfg(test)]
 mod busy_module_tests;
 #[cfg(test)]
+mod changes_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod long_output_tests;

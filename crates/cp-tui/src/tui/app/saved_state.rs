@@ -155,7 +155,7 @@ impl App {
         }
     }
 
-    pub(super) fn apply_saved_state(&mut self, state: SavedState) {
+    pub(crate) fn apply_saved_state(&mut self, state: SavedState) {
         self.host
             .registry()
             .load_states(&state.modules, self.host.env());

@@ -45,11 +45,9 @@ impl App {
             ReviewKey::Fold => c.toggle_fold(),
             ReviewKey::Load => c.load_anyway(),
             ReviewKey::Search => {
-                let mut edit = LineEdit::default();
-                edit.set(c.last_search.clone());
                 c.prompt = Some(Prompt {
                     kind: PromptKind::Search,
-                    edit,
+                    edit: LineEdit::default(),
                 });
             }
             ReviewKey::Comment => self.open_comment(),
@@ -170,6 +168,12 @@ impl App {
                 }
             }
             PromptKind::Search => {
+                // An empty search finds the last one again.
+                let text = if text.is_empty() {
+                    self.changes.last_search.clone()
+                } else {
+                    text
+                };
                 self.changes.last_search.clone_from(&text);
                 if !self.changes.search(&text) {
                     self.ui.flash = Some(format!("No change contains `{text}`."));

@@ -82,7 +82,9 @@ pub fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
     if let (Some(row), Some(prompt)) = (prompt_row, &changes.prompt) {
         let label = match prompt.kind {
             PromptKind::Comment { .. } => "comment (Enter saves, Esc drops): ",
-            PromptKind::Search | PromptKind::Commit => "search: ",
+            PromptKind::Search | PromptKind::Commit => {
+                "search (Enter: next match; empty: the last search): "
+            }
         };
         let line = Line::from(vec![
             Span::styled(label, Style::default().fg(Color::Cyan)),

@@ -154,6 +154,7 @@ fn delete(path: &Path) -> Result<(), ReviewError> {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
     use std::process::Command;
 
     use super::*;
@@ -175,7 +176,10 @@ mod tests {
         git(dir.path(), &["config", "user.name", "t"]);
         git(dir.path(), &["config", "user.email", "t@t.invalid"]);
         git(dir.path(), &["config", "commit.gpgsign", "false"]);
-        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let text: String = (1..=30).fold(String::new(), |mut t, i| {
+            let _ = writeln!(t, "line {i}");
+            t
+        });
         std::fs::write(dir.path().join("a.txt"), text).unwrap();
         std::fs::write(dir.path().join("b.txt"), "keep\n").unwrap();
         git(dir.path(), &["add", "-A"]);

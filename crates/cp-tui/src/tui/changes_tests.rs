@@ -11,11 +11,11 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
+use super::changes::draw::{ADDED_BG, REMOVED_BG};
 use super::changes::jobs::Snapshot;
 use super::changes::{self, Pane};
 use super::keymap::map_key;
 use super::snapshot_tests::app;
-use super::view::changes::{ADDED_BG, REMOVED_BG};
 use super::{Action, App, render};
 
 const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs
@@ -255,4 +255,56 @@ fn the_help_overlay_lists_the_panels_keys() {
         );
     }
     assert!(app.modal.help.is_some());
+}
+
+#[test]
+fn at_an_approval_gate_f3_reviews_and_s_sends_the_comments_as_repeat_feedback() {
+    let mut app = app(false);
+    app.changes.set_snapshot(snapshot(DIFF));
+    app.changes.select_file(0);
+    let (reply, answers) = std::sync::mpsc::channel();
+    app.modal.dialog = Some(super::dialog::ApprovalDialog::new(
+        super::snapshot_tests::approval_request(),
+        reply,
+    ));
+    key(&mut app, KeyCode::F(3));
+    assert_eq!(app.selected(), changes::ID);
+    assert!(app.modal.dialog.as_ref().is_some_and(|d| d.hidden));
+    keys(&mut app, "/helper");
+    key(&mut app, KeyCode::Enter);
+    keys(&mut app, "crename it");
+    key(&mut app, KeyCode::Enter);
+    keys(&mut app, "S");
+    let answer = answers.try_recv().unwrap().unwrap();
+    assert_eq!(answer.choice, 1, "the option that repeats the phase");
+    let feedback = answer.feedback.unwrap();
+    assert!(feedback.contains("src/lib.rs:21"), "{feedback}");
+    assert!(feedback.contains("Comment: rename it"), "{feedback}");
+    assert!(app.modal.dialog.is_none());
+    assert!(app.changes.comments.iter().all(|c| c.sent));
+}
+
+#[test]
+fn without_an_agent_nothing_is_sent_and_queued_comments_show_in_the_status_bar() {
+    let mut app = app(false);
+    app.changes.set_snapshot(snapshot(DIFF));
+    app.changes.select_file(0);
+    app.changes.comments.push(
+        super::changes::comments::ReviewComment::new(
+            &app.changes.snapshot.files[0],
+            &app.changes.snapshot.files[0].hunks[0],
+            2,
+            "why?".into(),
+        )
+        .unwrap(),
+    );
+    app.changes.send_queued = true;
+    // No agent runs: the queued comments stay queued only while one works; without an agent
+    // configured nothing is sent and the flash says why.
+    app.apply(Action::FocusNext);
+    app.select(changes::ID);
+    keys(&mut app, "S");
+    assert!(!app.changes.comments[0].sent);
+    let screen = text(&frame(&app));
+    assert!(screen.contains("review comments wait"), "{screen}");
 }

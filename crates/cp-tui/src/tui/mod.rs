@@ -59,6 +59,8 @@ use crossterm::event::Event;
 
 pub use agent_state::AgentState;
 pub use app::App;
+pub use changes::jobs::Snapshot as ChangesSnapshot;
+pub use changes::{Changes, Pane as ChangesPane};
 pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};

@@ -62,7 +62,7 @@ impl App {
     fn keep_review_cursor_visible(&mut self) {
         let inner = crate::tui::view::panel_inner_area(&self.view_model(), self.ui.size);
         let files = self.changes.snapshot.files.len();
-        let list = crate::tui::view::changes::list_height(files, inner.height);
+        let list = crate::tui::changes::draw::list_height(files, inner.height);
         // The status row, the list, the file's title row (and a prompt row).
         let used =
             2 + list + u16::from(self.changes.error.is_some() || self.changes.done.is_some());
@@ -184,11 +184,43 @@ impl App {
         }
     }
 
+    /// F3: the Changes panel with the keys; at an approval gate (hidden meanwhile, F2 shows
+    /// it), the comments sent from there become the feedback of its repeat option.
+    pub(super) fn review_changes(&mut self) {
+        self.select(changes::ID);
+        self.ui.focus = Focus::Sidebar;
+        self.changes_may_have_changed();
+        if let Some(dialog) = &mut self.modal.dialog {
+            dialog.hidden = true;
+            self.ui.flash = Some(if dialog.repeat_choice().is_some() {
+                "Review the phase's changes: S sends your comments as its feedback (the phase runs again)."
+                    .into()
+            } else {
+                "Review the phase's changes; F2 shows the approval gate again.".into()
+            });
+        }
+    }
+
     /// `S`: sends every open comment to the agent as one message (once its turn ends, if it
-    /// is working).
+    /// is working); at an approval gate, as the feedback of its repeat option.
     fn send_comments(&mut self) {
         if self.changes.open_comments() == 0 {
             self.ui.flash = Some("No open comments to send (c comments on a line).".into());
+            return;
+        }
+        if let Some(dialog) = &self.modal.dialog {
+            let Some(choice) = dialog.repeat_choice() else {
+                self.ui.flash = Some(
+                    "This approval gate has no option that repeats the phase with feedback.".into(),
+                );
+                return;
+            };
+            let text = comments::message(self.changes.comments.iter().filter(|c| !c.sent));
+            if let Some(dialog) = self.modal.dialog.take() {
+                dialog.answer_with(choice, text);
+            }
+            self.mark_comments_sent();
+            self.ui.flash = Some("Review comments sent: the phase runs again with them.".into());
             return;
         }
         if !self.agent.has_agent() {
@@ -206,14 +238,19 @@ impl App {
     fn deliver_comments(&mut self) {
         self.changes.send_queued = false;
         let text = comments::message(self.changes.comments.iter().filter(|c| !c.sent));
-        for comment in &mut self.changes.comments {
-            comment.sent = true;
-        }
-        self.changes.relayout();
+        self.mark_comments_sent();
         self.conversation.push(Entry::User(text.clone()));
         self.push_user_text(text);
         self.start_turn();
         self.ui.flash = Some("Review comments sent to the agent.".into());
+        self.life.autosave.mark();
+    }
+
+    fn mark_comments_sent(&mut self) {
+        for comment in &mut self.changes.comments {
+            comment.sent = true;
+        }
+        self.changes.relayout();
         self.life.autosave.mark();
     }
 

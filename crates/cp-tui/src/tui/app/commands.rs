@@ -226,6 +226,11 @@ pub static COMMANDS: &[Command] = &[
         fun: |app, _| app.search_jump(false, false),
     },
     Command {
+        name: "review_changes",
+        doc: "Changes panel (approval gate: comments repeat it)",
+        fun: |app, _| app.review_changes(),
+    },
+    Command {
         name: "changes_up",
         doc: "previous file, or diff line",
         fun: review,

@@ -113,6 +113,7 @@ impl App {
                     dialog.answer();
                 }
             }
+            DialogStep::ReviewChanges => self.review_changes(),
             DialogStep::OpenFile(file) => {
                 match self.host.viewer().open(self.host.project().root(), &file) {
                     Ok(id) => {

@@ -3,9 +3,10 @@
 //! prompt open in the panel (a comment, a search, a commit message).
 //!
 //! The panel is the host's own, like the conversation: it is drawn from this state by
-//! `view/changes.rs`, changed by `app/changes.rs`, and read by background jobs (`jobs.rs`).
+//! `draw.rs`, changed by `app/changes.rs`, and read by background jobs (`jobs.rs`).
 
 pub mod comments;
+pub mod draw;
 pub mod jobs;
 pub mod rows;
 

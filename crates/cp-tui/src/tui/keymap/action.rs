@@ -63,6 +63,9 @@ pub enum Action {
     EditExternally,
     /// A key of the Changes panel.
     Review(ReviewKey),
+    /// F3: the Changes panel; at a workflow's approval gate, scoped to the phase, with the
+    /// comments sent as the feedback of its `repeat_phase` option.
+    ReviewChanges,
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -177,6 +180,7 @@ impl Action {
             Self::SearchNext => "search_next",
             Self::SearchPrev => "search_prev",
             Self::Review(key) => key.command_name(),
+            Self::ReviewChanges => "review_changes",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

@@ -14,7 +14,7 @@ use Scope::{Changes, Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 57] = [
+pub static BINDINGS: [Binding; 58] = [
     // The Changes panel (first, so its keys win over the general ones there).
     bind(
         &[key(KeyCode::Up), ch('k')],
@@ -161,6 +161,13 @@ pub static BINDINGS: [Binding; 57] = [
         "F2",
         Everywhere,
         Command::Do(Action::ShowDialog),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(3))],
+        "F3",
+        Everywhere,
+        Command::Do(Action::ReviewChanges),
         None,
     ),
     bind(

@@ -1,7 +1,6 @@
 //! Drawing the screen. Everything here is a pure function of a [`ViewModel`]: no I/O, no
 //! mutation, and no way to reach a module (the view model holds only published snapshots).
 
-pub(crate) mod changes;
 mod dialog;
 mod help;
 mod input;
@@ -141,8 +140,7 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     if app.selected == app.conversation.id() {
         app.conversation.render(inner, buf, &app.panel_view);
     } else if app.selected == super::changes::ID {
-        changes::render(app.changes, inner, buf, focused);
-        changes::render_commit(app.changes, inner, buf);
+        app.changes.render(inner, buf, focused);
         return;
     } else if let Some(panel) = &app.panel {
         panel.render(inner, buf, &app.panel_view);

@@ -10,8 +10,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::tui::changes::rows::Row;
-use crate::tui::changes::{Changes, Pane, PromptKind, visible_from};
+use super::rows::Row;
+use super::{Changes, Pane, PromptKind, visible_from};
 
 /// Background of an added line.
 pub const ADDED_BG: Color = Color::Rgb(0, 55, 0);
@@ -20,8 +20,17 @@ pub const REMOVED_BG: Color = Color::Rgb(70, 0, 0);
 /// Columns of the line-number gutter.
 const GUTTER: usize = 6;
 
+impl Changes {
+    /// Draws the panel into `area` (inside its border), the commit dialog over it when
+    /// open; `focused` when it has the keys.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
+        render(self, area, buf, focused);
+        render_commit(self, area, buf);
+    }
+}
+
 /// Draws the panel into `area` (inside its border); `focused` when it has the keys.
-pub fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
+fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
     if area.height == 0 || area.width == 0 {
         return;
     }
@@ -319,7 +328,7 @@ fn comment_line(changes: &Changes, index: usize) -> Line<'static> {
 }
 
 /// The commit dialog over `area`: the message, and what Enter and Esc do.
-pub fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
+fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = changes
         .prompt
         .as_ref()

@@ -370,6 +370,7 @@ impl App {
         let job = Refresh {
             dir: self.host.project().root().to_path_buf(),
             generation: refresh.generation,
+            previous: std::sync::Arc::clone(&self.changes.snapshot),
         };
         refresh.wanted = false;
         refresh.last = Some(std::time::Instant::now());

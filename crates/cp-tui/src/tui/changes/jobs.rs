@@ -28,7 +28,23 @@ pub struct Snapshot {
 impl Snapshot {
     /// Builds a snapshot of `files`, highlighting every file shown in full.
     pub fn new(root: PathBuf, files: Vec<FileDiff>) -> Self {
-        let styled = files.iter().map(style_file).collect();
+        Self::reusing(root, files, &Self::default())
+    }
+
+    /// Builds a snapshot of `files`, taking the highlighting of each file whose diff is the
+    /// same in `previous` from there (a reading every 2 s highlights only what changed).
+    pub fn reusing(root: PathBuf, files: Vec<FileDiff>, previous: &Self) -> Self {
+        let styled = files
+            .iter()
+            .map(|file| {
+                previous
+                    .files
+                    .iter()
+                    .position(|old| old == file)
+                    .and_then(|i| previous.styled.get(i).cloned())
+                    .unwrap_or_else(|| style_file(file))
+            })
+            .collect();
         Self {
             root,
             files,
@@ -83,6 +99,8 @@ pub enum ChangesMsg {
 pub struct Refresh {
     pub dir: PathBuf,
     pub generation: u64,
+    /// The last reading, whose highlighting is reused for files that did not change.
+    pub previous: Arc<Snapshot>,
 }
 
 impl Job for Refresh {
@@ -99,7 +117,7 @@ impl Job for Refresh {
         let result = git
             .repo_root(&self.dir)
             .and_then(|root| Ok((git.diff(&root)?, root)))
-            .map(|(files, root)| Arc::new(Snapshot::new(root, files)))
+            .map(|(files, root)| Arc::new(Snapshot::reusing(root, files, &self.previous)))
             .map_err(|e| {
                 let text = e.to_string();
                 text.trim_end_matches("; the stop gate was skipped")

@@ -50,3 +50,43 @@ pub fn suggest_commit_message(report: Option<&StopReport>, files: &[&str]) -> St
         format!("Update {}: {named}", categories.join(", "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stop::report::{CategoryFiles, StopPhase};
+
+    #[test]
+    fn the_message_names_the_categories_of_the_files_and_the_first_files() {
+        let mut report = StopReport::new(StopPhase::First);
+        report.categories = vec![
+            CategoryFiles {
+                name: "code".into(),
+                instruction: None,
+                gated: true,
+                files: vec!["src/cli.rs".into()],
+            },
+            CategoryFiles {
+                name: "docs".into(),
+                instruction: None,
+                gated: false,
+                files: vec!["README.md".into()],
+            },
+            CategoryFiles {
+                name: "other".into(),
+                instruction: None,
+                gated: false,
+                files: vec!["x.bin".into()],
+            },
+        ];
+        assert_eq!(
+            suggest_commit_message(Some(&report), &["README.md", "src/cli.rs"]),
+            "Update code, docs: README.md, src/cli.rs"
+        );
+        // A category whose files were committed since is not named.
+        assert_eq!(
+            suggest_commit_message(Some(&report), &["README.md"]),
+            "Update docs: README.md"
+        );
+    }
+}

@@ -308,3 +308,29 @@ fn without_an_agent_nothing_is_sent_and_queued_comments_show_in_the_status_bar()
     let screen = text(&frame(&app));
     assert!(screen.contains("review comments wait"), "{screen}");
 }
+
+#[test]
+fn a_failing_git_shows_its_words_in_red_at_the_top_of_the_panel() {
+    let mut app = review_app(DIFF);
+    app.handle(super::AppEvent::Changes(
+        super::changes::jobs::ChangesMsg::Done {
+            action: super::changes::jobs::Action::Commit("x".into()),
+            result: Err("`git commit -q -m x` failed: lint says no".into()),
+        },
+    ));
+    let buffer = frame(&app);
+    let cell = cell_of(&buffer, "lint says no", "git:");
+    assert_eq!(cell.fg, Color::Red);
+    assert!(!app.changes.acting);
+}
+
+#[test]
+fn a_new_reading_reuses_the_highlighting_of_unchanged_files() {
+    let first = snapshot(DIFF);
+    let again = Snapshot::reusing(PathBuf::from("/x"), cp_git::parse_diff(DIFF), &first);
+    assert_eq!(again.styled, first.styled);
+    let changed = DIFF.replace("remember the milk", "remember the bread");
+    let third = Snapshot::reusing(PathBuf::from("/x"), cp_git::parse_diff(&changed), &first);
+    assert_eq!(third.styled[0], first.styled[0], "src/lib.rs is the same");
+    assert_ne!(third.styled[1], first.styled[1], "notes.md changed");
+}

@@ -53,6 +53,19 @@ fn wait_until(tui: &TuiSession, what: &str, check: impl Fn() -> bool) {
     }
 }
 
+/// The gated files the stop gate's last report lists as uncommitted (its saved state).
+fn uncommitted_gated(root: &Path) -> Vec<String> {
+    let path = root.join(".context-pilot/state/main/checkpoint.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    state["last_report"]["uncommitted_gated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn commits(repo: &Path) -> usize {
     git(repo, &["rev-list", "--count", "HEAD"])
         .trim()
@@ -66,6 +79,14 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     let root = repo.path();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/app.txt"), numbered(|i| format!("line {i}"))).unwrap();
+    // The stop gate blocks once, runs no tests, and gates code (`src/app.py` below).
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        r#"{"checkpoint": {"max_blocks": 1, "tests": {"command": ""}}}"#,
+    )
+    .unwrap();
+    cp_e2e::trust(root);
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "first"]);
 
@@ -77,10 +98,12 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     });
     let app_args = serde_json::json!({"file_path": "src/app.txt", "content": edited}).to_string();
     let plan_args = r#"{"file_path": "notes/plan.md", "content": "step one\nstep two\n"}"#;
+    let code_args = r#"{"file_path": "src/app.py", "content": "print('hi')\n"}"#;
     let server = LlmServer::start().unwrap();
     server.push(anthropic::tool_use_turn(&[
         ("toolu_1", "File_write", &app_args),
         ("toolu_2", "File_write", plan_args),
+        ("toolu_3", "File_write", code_args),
     ]));
     server.push(anthropic::text_turn("I wrote it."));
     server.push(anthropic::text_turn("Noted."));
@@ -99,6 +122,8 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     tui.send(b"\r");
     tui.wait_turn_end(root, "Noted.", WAIT).unwrap();
     assert_eq!(server.requests().len(), 3);
+    // The agent stopped with code uncommitted (the block limit let it): the stop gate says so.
+    assert_eq!(uncommitted_gated(root), ["src/app.py"]);
 
     // The Changes panel shows the new file's diff.
     let screen = tui.wait_for("Changes", WAIT).unwrap();
@@ -155,6 +180,12 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     assert!(message.starts_with("Update"), "{message}");
     let status = git(root, &["status", "--porcelain"]);
     assert!(status.trim().is_empty(), "left uncommitted: {status}");
+    // The stop gate's state follows at once: nothing is left uncommitted.
+    wait_until(
+        &tui,
+        "the stop gate's report has no uncommitted file",
+        || uncommitted_gated(root).is_empty(),
+    );
 
     // The agent's next stop passes at once: one request, no stop gate message.
     tui.send(b"\x1b");

@@ -73,13 +73,14 @@ fn commits(repo: &Path) -> usize {
         .unwrap()
 }
 
-#[test]
-fn review_comment_revert_and_commit_from_the_changes_panel() {
+/// A committed, trusted repository whose stop gate blocks once, runs no tests and gates
+/// code; and a server scripted for the test: the agent changes two far-apart lines of
+/// `src/app.txt` (two hunks), writes a plan and a code file, then answers each turn.
+fn project_and_server() -> (tempfile::TempDir, LlmServer) {
     let repo = git_repo();
     let root = repo.path();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/app.txt"), numbered(|i| format!("line {i}"))).unwrap();
-    // The stop gate blocks once, runs no tests, and gates code (`src/app.py` below).
     std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
     std::fs::write(
         root.join(".context-pilot/config.json"),
@@ -90,7 +91,6 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "first"]);
 
-    // The agent changes two far-apart lines of src/app.txt (two hunks) and writes a plan.
     let edited = numbered(|i| match i {
         3 => "line three".to_owned(),
         25 => "line twenty-five".to_owned(),
@@ -109,7 +109,13 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     server.push(anthropic::text_turn("Noted."));
     server.push(anthropic::text_turn("Will do."));
     server.push(anthropic::text_turn("All done."));
+    (repo, server)
+}
 
+#[test]
+fn review_comment_revert_and_commit_from_the_changes_panel() {
+    let (repo, server) = project_and_server();
+    let root = repo.path();
     let url = server.url();
     let env = [
         ("ANTHROPIC_BASE_URL", url.as_str()),

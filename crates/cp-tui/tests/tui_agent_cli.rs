@@ -731,6 +731,7 @@ fn review_comments_from_the_changes_panel_start_the_next_claude_turn() {
     let digit = changes_digit(&screen);
     tui.send(b"\t");
     tui.send(&[digit]);
+    tui.send(b"\r"); // Enter gives the panel the keys
     tui.wait_for("+echo hi", WAIT).unwrap();
     tui.type_text("/echo hi");
     tui.send(b"\r");

@@ -136,6 +136,7 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     let digit = changes_digit(&screen);
     tui.send(b"\t");
     tui.send(&[digit]);
+    tui.send(b"\r"); // Enter gives the panel the keys
     tui.wait_for("+step one", WAIT).unwrap();
 
     // A comment on `step one` (found with `/`), then S sends it to the agent.
@@ -194,9 +195,16 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     );
 
     // The agent's next stop passes at once: one request, no stop gate message.
-    tui.send(b"\x1b");
-    tui.wait_until("the input has the keys", WAIT, |s| !s.contains("c comment"))
-        .unwrap();
+    tui.send(b"\x1b"); // the panel gives the keys back to the sidebar
+    tui.wait_until("the sidebar has the keys", WAIT, |s| {
+        s.contains("Enter review keys")
+    })
+    .unwrap();
+    tui.send(b"\t"); // the sidebar gives them to the input line
+    tui.wait_until("the input has the keys", WAIT, |s| {
+        s.contains("F1 help · Ctrl-P palette")
+    })
+    .unwrap();
     tui.type_text("anything else?");
     tui.send(b"\r");
     tui.wait_turn_end(root, "All done.", WAIT).unwrap();

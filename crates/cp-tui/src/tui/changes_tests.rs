@@ -58,6 +58,8 @@ fn review_app(diff: &str) -> App {
     app.changes.select_file(0);
     app.apply(Action::FocusNext);
     app.select(changes::ID);
+    app.apply(Action::Submit); // Enter gives the panel the keys
+    assert_eq!(app.key_context(), super::KeyContext::Changes);
     app
 }
 
@@ -159,6 +161,7 @@ fn a_long_diff_is_a_summary_until_loaded() {
         .set_snapshot(Arc::new(Snapshot::new(PathBuf::from("/x"), files)));
     app.apply(Action::FocusNext);
     app.select(changes::ID);
+    app.apply(Action::Submit);
     insta::assert_snapshot!(text(&frame(&app)));
     keys(&mut app, "l");
     let screen = text(&frame(&app));
@@ -303,6 +306,7 @@ fn without_an_agent_nothing_is_sent_and_queued_comments_show_in_the_status_bar()
     // configured nothing is sent and the flash says why.
     app.apply(Action::FocusNext);
     app.select(changes::ID);
+    app.apply(Action::Submit);
     keys(&mut app, "S");
     assert!(!app.changes.comments[0].sent);
     let screen = text(&frame(&app));
@@ -333,4 +337,25 @@ fn a_new_reading_reuses_the_highlighting_of_unchanged_files() {
     let third = Snapshot::reusing(PathBuf::from("/x"), cp_git::parse_diff(&changed), &first);
     assert_eq!(third.styled[0], first.styled[0], "src/lib.rs is the same");
     assert_ne!(third.styled[1], first.styled[1], "notes.md changed");
+}
+
+#[test]
+fn in_the_sidebar_j_passes_over_the_panel_enter_gives_it_the_keys_esc_takes_them_back() {
+    let mut app = app(true);
+    app.changes.set_snapshot(snapshot(DIFF));
+    app.apply(Action::FocusNext);
+    app.apply(Action::SelectPanel(2)); // Checkpoint
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected(), changes::ID);
+    assert_eq!(app.key_context(), super::KeyContext::Sidebar);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected(), "console:a", "the dynamic panels follow it");
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.key_context(), super::KeyContext::Changes);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected(), changes::ID, "j moves in the panel now");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.key_context(), super::KeyContext::Sidebar);
+    assert_eq!(app.selected(), changes::ID);
 }

@@ -26,8 +26,8 @@ pub struct SidebarEntry {
     pub kind: PanelKind,
 }
 
-/// Sidebar rows: the conversation, fixed module panels, dynamic ones, then the Changes
-/// panel (last, so adding it moved no panel's number).
+/// Sidebar rows: the conversation, fixed module panels, the Changes panel, then dynamic
+/// ones (so the fixed panels keep their numbers and a console is still the last row).
 pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) -> Vec<SidebarEntry> {
     let mut entries = vec![SidebarEntry {
         id: conversation.id(),
@@ -35,18 +35,25 @@ pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) ->
         badge: conversation.badge(),
         kind: PanelKind::Fixed,
     }];
-    entries.extend(views.panels().iter().map(|panel| SidebarEntry {
+    let panels = views.panels();
+    let fixed = panels
+        .iter()
+        .take_while(|p| p.kind() == PanelKind::Fixed)
+        .count();
+    let entry = |panel: &std::sync::Arc<dyn cp_base::Panel>| SidebarEntry {
         id: panel.id(),
         title: panel.title(),
         badge: panel.badge(),
         kind: panel.kind(),
-    }));
+    };
+    entries.extend(panels[..fixed].iter().map(entry));
     entries.push(SidebarEntry {
         id: super::changes::ID.to_owned(),
         title: "Changes".to_owned(),
         badge: changes.badge(),
         kind: PanelKind::Fixed,
     });
+    entries.extend(panels[fixed..].iter().map(entry));
     entries
 }
 

@@ -20,9 +20,20 @@ use super::App;
 const SHOWN_LOST_LINES: usize = 12;
 
 impl App {
-    /// Whether the Changes panel has the keys (selected, with the sidebar focused).
+    /// Whether the Changes panel has the keys (selected, engaged, with the sidebar focused).
     pub(super) fn changes_focused(&self) -> bool {
+        self.changes.engaged && self.changes_selected()
+    }
+
+    /// Whether the Changes panel is the one shown, with the sidebar focused.
+    pub(super) fn changes_selected(&self) -> bool {
         self.ui.focus == Focus::Sidebar && self.ui.nav.selected() == changes::ID
+    }
+
+    /// Gives the keys to the Changes panel (Enter or a click on it).
+    pub(super) fn engage_changes(&mut self) {
+        self.changes.engaged = true;
+        self.keep_review_cursor_visible();
     }
 
     /// Runs one key of the Changes panel.
@@ -189,6 +200,7 @@ impl App {
     pub(super) fn review_changes(&mut self) {
         self.select(changes::ID);
         self.ui.focus = Focus::Sidebar;
+        self.changes.engaged = true;
         self.changes_may_have_changed();
         if let Some(dialog) = &mut self.modal.dialog {
             dialog.hidden = true;

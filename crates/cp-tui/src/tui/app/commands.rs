@@ -324,6 +324,7 @@ pub fn doc(name: &str) -> Option<&'static str> {
 fn select_panel(app: &mut App, action: Action) {
     if let Action::SelectPanel(n) = action {
         app.ui.nav.select_index(&app.sidebar(), n);
+        app.changes.engaged = false;
     }
 }
 
@@ -407,9 +408,12 @@ impl App {
         }
     }
 
-    /// Enter: sends the message from the input line; elsewhere, goes back to it.
+    /// Enter: sends the message from the input line; on the Changes panel, gives it the
+    /// keys; elsewhere, goes back to the input line.
     fn submit(&mut self) {
-        if self.ui.focus == Focus::Input {
+        if self.changes_selected() {
+            self.engage_changes();
+        } else if self.ui.focus == Focus::Input {
             self.submit_input();
         } else {
             self.ui.focus = Focus::Input;
@@ -419,7 +423,9 @@ impl App {
     /// Esc: cancels the running turn; else forgets a finished search (and its highlight);
     /// else leaves the sidebar.
     fn back(&mut self) {
-        if self.agent.running() || self.workflow_turn().is_some() {
+        if self.changes_focused() {
+            self.changes.engaged = false;
+        } else if self.agent.running() || self.workflow_turn().is_some() {
             self.cancel_turn();
         } else if self.modal.search.is_some() {
             self.modal.search = None;

@@ -79,7 +79,15 @@ impl Default for RefreshState {
 
 /// The Changes panel.
 #[derive(Debug, Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent flags of the panel (keys, first reading, queued send, git running), \
+              not states of one machine"
+)]
 pub struct Changes {
+    /// The panel has the keys (Enter, a click or F3 on it; Esc gives them back to the
+    /// sidebar), so j/k in the sidebar pass over it like any other panel.
+    pub engaged: bool,
     pub snapshot: Arc<Snapshot>,
     /// Git's words when the last reading or action failed (shown in red).
     pub error: Option<String>,

@@ -14,7 +14,7 @@ use Scope::{Changes, Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 58] = [
+pub static BINDINGS: [Binding; 59] = [
     // The Changes panel (first, so its keys win over the general ones there).
     bind(
         &[key(KeyCode::Up), ch('k')],
@@ -120,6 +120,13 @@ pub static BINDINGS: [Binding; 58] = [
         Changes,
         Command::Do(Action::Review(ReviewKey::Commit)),
         None,
+    ),
+    bind(
+        &[key(KeyCode::Esc)],
+        "Esc",
+        Changes,
+        Command::Do(Action::Back),
+        Some("give the keys back to the sidebar"),
     ),
     bind(
         &[ANY_CHAR],

@@ -181,8 +181,13 @@ fn whereabouts(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
 fn key_hints(app: &ViewModel<'_>) -> &'static str {
     if app.palette.is_some() {
         "Enter run · Esc close · F1 help"
+    } else if app.focus == Focus::Sidebar
+        && app.selected == crate::tui::changes::ID
+        && app.changes.engaged
+    {
+        "c comment · S send · r revert · C commit · Esc back · ? help"
     } else if app.focus == Focus::Sidebar && app.selected == crate::tui::changes::ID {
-        "c comment · S send · r revert · C commit · ? help"
+        "Enter review keys · ? help · : palette"
     } else if app.focus == Focus::Sidebar {
         "x close · ? help · : palette"
     } else {

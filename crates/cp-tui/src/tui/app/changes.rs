@@ -25,6 +25,12 @@ impl App {
         self.changes.engaged && self.changes_selected()
     }
 
+    /// Whether the panel's prompt (a comment, a search, the commit message) is open and
+    /// shown: a prompt left behind when another panel was selected takes no keys.
+    pub(super) fn review_prompt_open(&self) -> bool {
+        self.changes.prompt.is_some() && self.ui.nav.selected() == changes::ID
+    }
+
     /// Whether the Changes panel is the one shown, with the sidebar focused.
     pub(super) fn changes_selected(&self) -> bool {
         self.ui.focus == Focus::Sidebar && self.ui.nav.selected() == changes::ID

@@ -382,7 +382,7 @@ impl App {
                 self.apply_palette(action);
                 return;
             }
-            if self.changes.prompt.is_some() {
+            if self.review_prompt_open() {
                 self.apply_review_prompt(action);
                 return;
             }

@@ -253,7 +253,7 @@ impl App {
             || self.ui.focus == Focus::Input
             || self.dialog_visible()
             || self.modal.search.as_ref().is_some_and(|s| s.editing)
-            || self.changes.prompt.is_some()
+            || self.review_prompt_open()
         {
             KeyContext::Text
         } else if self.changes_focused() {

@@ -143,17 +143,27 @@ impl FileDiff {
 }
 
 impl Git {
+    /// The commit `HEAD` names now, if any.
+    pub fn head(&self, root: &Path) -> Option<String> {
+        self.run(root, &["rev-parse", "--verify", "-q", "HEAD"])
+            .ok()
+            .map(|out| String::from_utf8_lossy(&out).trim().to_owned())
+    }
+
     /// The uncommitted diff of the repository at `root` (its top directory): tracked
     /// changes against `HEAD`, then untracked files as new files; sorted by path, the host's
     /// own runtime files left out.
     pub fn diff(&self, root: &Path) -> Result<Vec<FileDiff>, GitError> {
-        let base = if self
-            .run(root, &["rev-parse", "--verify", "-q", "HEAD"])
-            .is_ok()
-        {
-            "HEAD"
-        } else {
-            EMPTY_TREE
+        self.diff_from(root, None)
+    }
+
+    /// Like [`Git::diff`], but against commit `base` when given (a workflow phase's changes,
+    /// committed since `base` or not), instead of `HEAD`.
+    pub fn diff_from(&self, root: &Path, base: Option<&str>) -> Result<Vec<FileDiff>, GitError> {
+        let base = match base {
+            Some(base) => base,
+            None if self.head(root).is_some() => "HEAD",
+            None => EMPTY_TREE,
         };
         let out = self.run(
             root,

@@ -76,7 +76,7 @@ impl Git {
         hunk: &Hunk,
     ) -> Result<(), ReviewError> {
         if file.untracked || file.kind != ChangeKind::Modified {
-            return self.revert_file(root, file);
+            return self.revert_file_to(root, file, None);
         }
         let patch = hunk_patch(file, hunk);
         let args = ["apply", "--reverse", "--whitespace=nowarn", "-"];
@@ -93,9 +93,21 @@ impl Git {
     /// file is deleted (and dropped from the index), a renamed one comes back under its old
     /// name.
     pub fn revert_file(&self, root: &Path, file: &FileDiff) -> Result<(), ReviewError> {
+        self.revert_file_to(root, file, None)
+    }
+
+    /// Like [`Git::revert_file`], back to commit `base` when given (a workflow phase's
+    /// start) instead of `HEAD`.
+    pub fn revert_file_to(
+        &self,
+        root: &Path,
+        file: &FileDiff,
+        base: Option<&str>,
+    ) -> Result<(), ReviewError> {
+        let base = base.unwrap_or("HEAD");
         match file.kind {
             ChangeKind::Modified | ChangeKind::Deleted => {
-                self.run(root, &["checkout", "HEAD", "--", &file.path])?;
+                self.run(root, &["checkout", base, "--", &file.path])?;
             }
             ChangeKind::New => {
                 if !file.untracked {
@@ -105,7 +117,7 @@ impl Git {
             }
             ChangeKind::Renamed => {
                 if let Some(old) = &file.old_path {
-                    self.run(root, &["checkout", "HEAD", "--", old])?;
+                    self.run(root, &["checkout", base, "--", old])?;
                 }
                 self.run(
                     root,
@@ -290,6 +302,25 @@ mod tests {
         std::fs::write(root.join("other.txt"), "y\n").unwrap();
         let err = G.commit_all(root, "Add other").unwrap_err();
         assert!(err.to_string().contains("lint says no"), "{err}");
+    }
+
+    #[test]
+    fn a_diff_from_a_base_includes_what_was_committed_since() {
+        let dir = repo();
+        let root = dir.path();
+        let base = G.head(root).unwrap();
+        std::fs::write(root.join("b.txt"), "changed\n").unwrap();
+        git(root, &["commit", "-q", "-am", "phase"]);
+        std::fs::write(root.join("c.txt"), "new\n").unwrap();
+        assert_eq!(G.diff(root).unwrap().len(), 1, "only c.txt is uncommitted");
+        let files = G.diff_from(root, Some(&base)).unwrap();
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["b.txt", "c.txt"]);
+        G.revert_file_to(root, &files[0], Some(&base)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("b.txt")).unwrap(),
+            "keep\n"
+        );
     }
 
     #[test]

@@ -212,3 +212,72 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }
+
+#[test]
+fn at_an_approval_gate_review_comments_repeat_the_phase_with_them_as_feedback() {
+    let repo = git_repo();
+    let root = repo.path();
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/workflows/notes.yaml"),
+        "name: notes\nphases:\n  - id: write\n    prompt: Write the notes.\n    approval:\n      \
+         prompt: Good notes?\n      options:\n        - { label: Continue, on_select: { action: continue } }\n        \
+         - { label: Redo, with_feedback: true, on_select: { action: repeat_phase, target: current } }\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "workflow"]);
+    let server = LlmServer::start().unwrap();
+    let args = r#"{"file_path": "notes.md", "content": "step one\nstep two\n"}"#;
+    server.push(anthropic::tool_use_turn(&[("toolu_1", "File_write", args)]));
+    server.push(anthropic::text_turn("Wrote the notes."));
+    server.push(anthropic::text_turn("Noted."));
+    server.push(anthropic::text_turn("Redone."));
+    server.push(anthropic::text_turn("Noted again."));
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui =
+        TuiSession::start(root, &["run", ".context-pilot/workflows/notes.yaml"], &env).unwrap();
+    tui.wait_for("┌ Approval gate · phase write", WAIT).unwrap();
+    let requests = server.requests().len();
+    // F3: the gate hides, the Changes panel has the keys.
+    tui.send(b"\x1bOR");
+    // The phase's work was committed when it ended: the panel shows it since the phase began.
+    tui.wait_for("+step one", WAIT).unwrap();
+    tui.wait_for("The phase's changes since", WAIT).unwrap();
+    tui.type_text("/step two");
+    tui.send(b"\r");
+    tui.type_text("c");
+    tui.type_text("REDO-NOTE number the steps");
+    tui.send(b"\r");
+    tui.wait_for("REDO-NOTE number the steps", WAIT).unwrap();
+    tui.type_text("S");
+    // The phase runs again, its prompt carrying the comment with its location.
+    let again = server.wait_for_requests(requests + 1, WAIT);
+    let body = &again[requests].raw_body;
+    assert!(body.contains("REDO-NOTE number the steps"), "{body}");
+    assert!(body.contains("notes.md:2"), "{body}");
+    tui.wait_for("┌ Approval gate · phase write", WAIT).unwrap();
+    tui.send(b"\r"); // Continue
+    wait_until(&tui, "the run is completed", || {
+        run_statuses(root).iter().any(|s| s == "completed")
+    });
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+/// The statuses of the workflow runs recorded under `root`.
+fn run_statuses(root: &Path) -> Vec<String> {
+    std::fs::read_dir(root.join(".context-pilot/runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|run| std::fs::read_to_string(run.path().join("context.json")).ok())
+        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .map(|run| run["status"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}

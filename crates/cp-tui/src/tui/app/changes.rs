@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::tui::background;
 use crate::tui::changes::comments::{self, ReviewComment};
-use crate::tui::changes::jobs::{Act, Action as GitAction, ChangesMsg, Refresh};
+use crate::tui::changes::jobs::{self, Act, Action as GitAction, ChangesMsg, Refresh};
 use crate::tui::changes::{self, Pane, Prompt, PromptKind};
 use crate::tui::confirm::Confirm;
 use crate::tui::conversation::Entry;
@@ -207,9 +207,9 @@ impl App {
         self.select(changes::ID);
         self.ui.focus = Focus::Sidebar;
         self.changes.engaged = true;
-        self.changes_may_have_changed();
         if let Some(dialog) = &mut self.modal.dialog {
             dialog.hidden = true;
+            self.changes.scoped = true;
             self.ui.flash = Some(if dialog.repeat_choice().is_some() {
                 "Review the phase's changes: S sends your comments as its feedback (the phase runs again)."
                     .into()
@@ -217,6 +217,16 @@ impl App {
                 "Review the phase's changes; F2 shows the approval gate again.".into()
             });
         }
+        self.changes_may_have_changed();
+    }
+
+    /// A workflow phase starts: remember where its changes begin (read off the UI thread).
+    pub(super) fn phase_started(&mut self) {
+        let job = jobs::PhaseBase {
+            dir: self.host.project().root().to_path_buf(),
+        };
+        // A job that cannot start was reported; the review then shows HEAD's diff.
+        let _ = background::spawn(job, &self.tx);
     }
 
     /// `S`: sends every open comment to the agent as one message (once its turn ends, if it
@@ -370,6 +380,7 @@ impl App {
         }
         let job = Act {
             root: self.changes.snapshot.root.clone(),
+            base: self.changes.snapshot.base.clone(),
             action,
         };
         if background::spawn(job, &self.tx).is_ok() {
@@ -383,12 +394,20 @@ impl App {
         if !self.changes.refresh_due(active) {
             return;
         }
+        // At an approval gate the diff is the phase's; once the gate is answered, HEAD's.
+        self.changes.scoped &= self.modal.dialog.is_some();
+        let base = self
+            .changes
+            .phase_base
+            .clone()
+            .filter(|_| self.changes.scoped);
         let refresh = &mut self.changes.refresh;
         refresh.generation += 1;
         let job = Refresh {
             dir: self.host.project().root().to_path_buf(),
             generation: refresh.generation,
             previous: std::sync::Arc::clone(&self.changes.snapshot),
+            base,
         };
         refresh.wanted = false;
         refresh.last = Some(std::time::Instant::now());
@@ -431,6 +450,7 @@ impl App {
                     self.refresh_changes();
                 }
             }
+            ChangesMsg::PhaseBase(head) => self.changes.phase_base = head,
             ChangesMsg::Done { action, result } => {
                 self.changes.acting = false;
                 match result {

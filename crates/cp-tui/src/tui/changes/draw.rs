@@ -50,6 +50,14 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
         let line = Line::styled(done.clone(), Style::default().fg(Color::Green));
         buf.set_line(area.x, y, &line, area.width);
         y += 1;
+    } else if let Some(base) = &changes.snapshot.base {
+        let short: String = base.chars().take(7).collect();
+        let line = Line::styled(
+            format!("The phase's changes since {short} (committed or not)"),
+            Style::default().fg(Color::Cyan),
+        );
+        buf.set_line(area.x, y, &line, area.width);
+        y += 1;
     }
     let files = &changes.snapshot.files;
     if files.is_empty() {

@@ -20,6 +20,8 @@ pub type StyledFile = Vec<Vec<Vec<Span<'static>>>>;
 pub struct Snapshot {
     /// The repository's top directory.
     pub root: PathBuf,
+    /// The commit the diff is against when not `HEAD` (a workflow phase's start).
+    pub base: Option<String>,
     pub files: Vec<FileDiff>,
     /// `files[i]`'s highlighted lines (empty for a summarised file).
     pub styled: Vec<StyledFile>,
@@ -47,6 +49,7 @@ impl Snapshot {
             .collect();
         Self {
             root,
+            base: None,
             files,
             styled,
         }
@@ -88,6 +91,8 @@ pub enum ChangesMsg {
         generation: u64,
         result: Result<Arc<Snapshot>, String>,
     },
+    /// The commit `HEAD` named when a workflow phase started (its diff's base).
+    PhaseBase(Option<String>),
     /// A git action ended: what was done, or git's words on why not.
     Done {
         action: Action,
@@ -101,6 +106,8 @@ pub struct Refresh {
     pub generation: u64,
     /// The last reading, whose highlighting is reused for files that did not change.
     pub previous: Arc<Snapshot>,
+    /// Diff against this commit instead of `HEAD` (a workflow phase's start).
+    pub base: Option<String>,
 }
 
 impl Job for Refresh {
@@ -114,10 +121,15 @@ impl Job for Refresh {
 
     fn run(self, _progress: &Reporter) -> Option<AppEvent> {
         let git = Git { path_env: None };
+        let base = self.base.as_deref();
         let result = git
             .repo_root(&self.dir)
-            .and_then(|root| Ok((git.diff(&root)?, root)))
-            .map(|(files, root)| Arc::new(Snapshot::reusing(root, files, &self.previous)))
+            .and_then(|root| Ok((git.diff_from(&root, base)?, root)))
+            .map(|(files, root)| {
+                let mut snapshot = Snapshot::reusing(root, files, &self.previous);
+                snapshot.base.clone_from(&self.base);
+                Arc::new(snapshot)
+            })
             .map_err(|e| {
                 let text = e.to_string();
                 text.trim_end_matches("; the stop gate was skipped")
@@ -151,9 +163,31 @@ impl Action {
     }
 }
 
+/// Reads the commit `HEAD` names when a workflow phase starts.
+pub struct PhaseBase {
+    pub dir: PathBuf,
+}
+
+impl Job for PhaseBase {
+    fn thread_name(&self) -> String {
+        "cp-changes-base".to_owned()
+    }
+
+    fn what(&self) -> &'static str {
+        "reading the phase's base commit"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        let head = Git { path_env: None }.head(&self.dir);
+        Some(AppEvent::Changes(ChangesMsg::PhaseBase(head)))
+    }
+}
+
 /// Runs one git action in the repository at `root`.
 pub struct Act {
     pub root: PathBuf,
+    /// The commit a file is reverted to, when not `HEAD`.
+    pub base: Option<String>,
     pub action: Action,
 }
 
@@ -176,7 +210,7 @@ impl Job for Act {
                 None => Ok(String::new()),
             },
             Action::RevertFile(file) => git
-                .revert_file(&self.root, file)
+                .revert_file_to(&self.root, file, self.base.as_deref())
                 .map(|()| self.action.describe()),
             Action::Commit(message) => git
                 .commit_all(&self.root, message)

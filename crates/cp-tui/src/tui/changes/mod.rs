@@ -118,6 +118,10 @@ pub struct Changes {
     pub pending: Option<jobs::Action>,
     /// A git action runs.
     pub acting: bool,
+    /// The commit `HEAD` named when the workflow's current phase started.
+    pub phase_base: Option<String>,
+    /// Reviewing at an approval gate: the diff is the phase's, from `phase_base`.
+    pub scoped: bool,
     pub refresh: RefreshState,
 }
 

@@ -39,6 +39,11 @@ impl App {
             modules,
             resume_turn: self.life.stopped_for_reload,
             review_comments: self.changes.comments.clone(),
+            changed_files: self
+                .changes
+                .loaded_once
+                .then_some(self.changes.snapshot.files.len())
+                .or(self.changes.restored_files),
             logs: None,
         }
     }
@@ -195,6 +200,7 @@ impl App {
         self.input.set(state.draft);
         self.ui.nav.restore(state.selected, state.scroll);
         self.changes.comments = state.review_comments;
+        self.changes.restored_files = state.changed_files;
         if state.resume_turn && self.agent.has_agent() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

@@ -95,6 +95,9 @@ pub struct Changes {
     pub done: Option<String>,
     /// Whether a reading has arrived at all.
     pub loaded_once: bool,
+    /// The files the saved state counted: the badge until the first reading arrives (so a
+    /// reload or a restart does not blink it).
+    pub restored_files: Option<usize>,
     /// The selected file (index into the snapshot's files).
     pub file: usize,
     pub pane: Pane,
@@ -128,7 +131,11 @@ pub struct Changes {
 impl Changes {
     /// The sidebar badge: changed files, and open comments after a `·`.
     pub fn badge(&self) -> Option<String> {
-        let files = self.snapshot.files.len();
+        let files = if self.loaded_once {
+            self.snapshot.files.len()
+        } else {
+            self.restored_files.unwrap_or(0)
+        };
         let open = self.open_comments();
         match (files, open) {
             (0, 0) => None,

@@ -288,29 +288,49 @@ fn at_an_approval_gate_f3_reviews_and_s_sends_the_comments_as_repeat_feedback() 
 }
 
 #[test]
-fn without_an_agent_nothing_is_sent_and_queued_comments_show_in_the_status_bar() {
-    let mut app = app(false);
-    app.changes.set_snapshot(snapshot(DIFF));
-    app.changes.select_file(0);
-    app.changes.comments.push(
-        super::changes::comments::ReviewComment::new(
-            &app.changes.snapshot.files[0],
-            &app.changes.snapshot.files[0].hunks[0],
-            2,
-            "why?".into(),
-        )
-        .unwrap(),
-    );
-    app.changes.send_queued = true;
-    // No agent runs: the queued comments stay queued only while one works; without an agent
-    // configured nothing is sent and the flash says why.
-    app.apply(Action::FocusNext);
-    app.select(changes::ID);
-    app.apply(Action::Submit);
+fn comments_sent_while_the_agent_works_wait_for_its_turn_to_end_and_the_status_bar_says_so() {
+    let mut app = review_app(DIFF);
+    // Without an agent nothing is sent.
+    keys(&mut app, "/helper");
+    key(&mut app, KeyCode::Enter);
+    keys(&mut app, "crename it");
+    key(&mut app, KeyCode::Enter);
     keys(&mut app, "S");
+    assert!(!app.changes.comments[0].sent);
+    // An agent that is working: the comments are queued, and the status bar says so.
+    let config = cp_llm::test_support::anthropic_config("http://127.0.0.1:9");
+    let provider: Arc<dyn cp_llm::Provider> = Arc::from(cp_llm::connect(config));
+    let agent = app.parts_for_test().2;
+    *agent = super::AgentState::new(Some(provider), None);
+    agent.turn = Some(super::running_turn::RunningTurn {
+        cancel: cp_llm::CancelToken::new(),
+        stop: cp_agent::StopControl::default(),
+    });
+    keys(&mut app, "S");
+    assert!(app.changes.send_queued);
     assert!(!app.changes.comments[0].sent);
     let screen = text(&frame(&app));
     assert!(screen.contains("review comments wait"), "{screen}");
+    // The turn ends: the comments go as the person's next message.
+    app.handle(super::AppEvent::Agent(cp_agent::AgentEvent::Finished(
+        cp_agent::TurnEnd::Done,
+    )));
+    assert!(!app.changes.send_queued);
+    assert!(app.changes.comments[0].sent);
+    let (conversation, _, agent) = app.parts_for_test();
+    let sent = conversation
+        .entries()
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            super::Entry::User(text) => Some(text.clone()),
+            _ => None,
+        })
+        .expect("the comments as a message");
+    assert!(sent.contains("src/lib.rs:21"), "{sent}");
+    assert!(sent.contains("Comment: rename it"), "{sent}");
+    assert!(agent.running(), "the next turn started");
+    agent.turn = None;
 }
 
 #[test]

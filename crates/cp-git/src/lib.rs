@@ -4,6 +4,10 @@
 //! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
 //! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named).
 //!
+//! For a person reviewing the agent's work: the uncommitted diff as files → hunks → lines
+//! ([`Git::diff`]), and reverting a hunk or a file or committing everything, all through `git`
+//! ([`Git::revert_hunk`], [`Git::revert_file`], [`Git::commit_all`]).
+//!
 //! The stop gate, smart restart's fallback handoff and auto-commit, and the restart prompt
 //! all read the work tree through this crate, so they agree on what "changed" means.
 //!
@@ -24,12 +28,19 @@
 //! assert_eq!(out, "  src/lib.rs\n  notes.md\n");
 //! ```
 
+mod diff;
 mod file_list;
+mod review;
 mod snapshot;
 mod status;
 mod worktree;
 
+pub use diff::{
+    ChangeKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, Summary,
+    parse_diff,
+};
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
 pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};
 pub use worktree::{MergeOutcome, Repository, WorktreeError};

@@ -116,12 +116,26 @@ pub struct Git {
 }
 
 impl Git {
-    fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    pub(crate) fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        self.run_with_input(dir, args, None)
+    }
+
+    /// Runs git with `input` on its standard input (none: `/dev/null`).
+    pub(crate) fn run_with_input(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, GitError> {
         let mut cmd = Command::new("git");
         cmd.arg("-C")
             .arg(dir)
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             // Never take the index lock: an agent may be committing at the same moment.
@@ -136,7 +150,12 @@ impl Git {
         if let Some(path) = &self.path_env {
             cmd.env("PATH", path);
         }
-        let out = cmd.output().map_err(GitError::Missing)?;
+        let mut child = cmd.spawn().map_err(GitError::Missing)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // A git that exits early closes the pipe; its status says why.
+            let _ = std::io::Write::write_all(&mut stdin, input);
+        }
+        let out = child.wait_with_output().map_err(GitError::Missing)?;
         if out.status.success() {
             Ok(out.stdout)
         } else {
@@ -237,7 +256,7 @@ fn status_of(x: u8, y: u8) -> Option<FileStatus> {
 /// (`.context-pilot/state|run|logs/`, lock files), the `.context-pilot/.gitignore` written on
 /// first start, and the records it keeps itself (`runs/`, `handoffs/`), even where no
 /// `.gitignore` hides them.
-fn is_host_runtime(path: &str) -> bool {
+pub(crate) fn is_host_runtime(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     parts.windows(2).any(|w| {
         w[0] == cp_base::STATE_DIR

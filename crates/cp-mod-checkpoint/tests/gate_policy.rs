@@ -231,3 +231,30 @@ fn without_the_commit_gate_only_red_tests_hold_the_stop() {
     let again = phase_stop(&repo);
     assert!(reason(&again).contains("Tests FAILED"), "{again:?}");
 }
+
+#[test]
+fn a_commit_noted_by_the_changes_panel_clears_the_saved_reports_uncommitted_files() {
+    let repo = app();
+    let suite = Suite::new();
+    let config = StopGateConfig {
+        max_blocks: 1,
+        ..preset(&suite.passing(), 10)
+    };
+    repo.write("src/app/core.py", "def run():\n    return 2\n");
+    let worker = WorkerId::new("w1").unwrap();
+    let first = stop(&repo, &config, "claude-1");
+    assert!(!is_pass(&first));
+    let saved = StopGate::last_report(&repo.project(), &worker).unwrap();
+    assert_eq!(saved.uncommitted_gated, ["src/app/core.py"]);
+    StopGate::note_commit(&repo.project(), &worker);
+    let saved = StopGate::last_report(&repo.project(), &worker).unwrap();
+    assert!(saved.uncommitted_gated.is_empty(), "{saved:?}");
+    assert!(
+        saved.files.is_empty() && saved.message.is_none(),
+        "{saved:?}"
+    );
+    // Without a saved state there is nothing to note, and nothing is written.
+    let other = WorkerId::new("w2").unwrap();
+    StopGate::note_commit(&repo.project(), &other);
+    assert!(StopGate::last_report(&repo.project(), &other).is_none());
+}

@@ -20,6 +20,8 @@
 //! - the console server's RSS with 50 sessions, against the idle server;
 //! - the prompt cache share of a 20-request agent session (a model of Anthropic's cache);
 //! - `File_grep` against `rg` on a 100k-file tree;
+//! - the Changes panel with a 5,000-line diff: reading it, then a frame at the top and in the
+//!   middle;
 //! - finding edits made through a shell (a work-tree snapshot per hook call) on a 10,000-file
 //!   repository, against `git status`.
 //!
@@ -32,7 +34,7 @@
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
-//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`).
+//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`).
 
 #![allow(
     clippy::unwrap_used,
@@ -45,6 +47,8 @@
 
 #[path = "suite/cache_share.rs"]
 mod cache_share;
+#[path = "suite/changes.rs"]
+mod changes;
 #[path = "suite/checkpoint.rs"]
 mod checkpoint;
 #[path = "suite/conversation.rs"]
@@ -142,6 +146,7 @@ pub fn run(opts: &Options) -> String {
         group("search", &|| search::grep_vs_rg(opts));
         group("usage-hook", &|| usage_hook::usage_hook(opts));
         group("shell-edits", &|| shell_edits::shell_edits(opts));
+        group("changes", &|| changes::changes_panel(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

@@ -53,6 +53,7 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
         "TUI idle CPU",
         "live reload",
         "console server RSS with 50 sessions",
+        "-line diff: frame at the top",
         "Machine: ",
         "load average",
     ] {

@@ -821,3 +821,69 @@ fn the_no_model_screen_offers_claude_code_and_f6_runs_the_turns_with_it_and_reme
     tui.quit(WAIT).unwrap();
     stop_console_server(&root);
 }
+
+/// The sidebar number of the Changes panel, read off the screen.
+fn changes_digit(screen: &str) -> u8 {
+    for line in screen.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        for window in chars.windows(9) {
+            let text: String = window[2..].iter().collect();
+            if window[0].is_ascii_digit() && window[1] == ' ' && text == "Changes" {
+                return u8::try_from(window[0]).unwrap();
+            }
+        }
+    }
+    panic!("no Changes row in the sidebar:\n{screen}");
+}
+
+#[test]
+fn review_comments_from_the_changes_panel_start_the_next_claude_turn() {
+    let (_repo, root) = project(200_000);
+    let server = server();
+    let args = json!({"file_path": root.join("src/a.sh"), "content": "echo hi\n"}).to_string();
+    server.push(anthropic::reply(&Turn::tool_calls(&[(
+        "toolu_w1", "Write", &args,
+    )])));
+    server.push(anthropic::text_turn("Wrote src/a.sh."));
+    server.push(anthropic::text_turn("REVIEW-ANSWER"));
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = start_tui(&root, home.path(), &server);
+    tui.type_text("write src/a.sh");
+    tui.send(b"\r");
+    tui.wait_turn_end(&root, "Verified.", WAIT).unwrap();
+
+    // The Changes panel shows the new file; a comment on its line goes with S.
+    let screen = tui.wait_for("Changes", WAIT).unwrap();
+    let digit = changes_digit(&screen);
+    tui.send(b"\t");
+    tui.send(&[digit]);
+    tui.send(b"\r"); // Enter gives the panel the keys
+    tui.wait_for("+echo hi", WAIT).unwrap();
+    tui.type_text("/echo hi");
+    tui.send(b"\r");
+    tui.type_text("c");
+    tui.type_text("REVIEW-NOTE use printf");
+    tui.send(b"\r");
+    tui.type_text("S");
+    // Claude Code's next turn carries the comment with its location: the request log says so.
+    let deadline = Instant::now() + WAIT;
+    let request = loop {
+        let found = server
+            .requests()
+            .into_iter()
+            .find(|r| r.raw_body.contains("REVIEW-NOTE use printf"));
+        if let Some(request) = found {
+            break request;
+        }
+        assert!(Instant::now() < deadline, "no request carried the comment");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        request.raw_body.contains("src/a.sh:1"),
+        "location missing: {}",
+        request.raw_body
+    );
+    tui.wait_until("the turn ends", WAIT, |s| !s.contains("agent working"))
+        .unwrap();
+    end_cleanly(tui, &root);
+}

@@ -10,6 +10,7 @@
 //! passes and says why.
 
 mod categorize;
+mod commit_message;
 mod config;
 mod console_runner;
 mod detect;
@@ -31,6 +32,7 @@ use cp_git::Git;
 use cp_orchestrate::{Decision, StopInput};
 
 pub use categorize::CategorizedFile;
+pub use commit_message::suggest_commit_message;
 pub use config::{
     CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig,
 };
@@ -144,6 +146,23 @@ impl StopGate {
         StateFile::new(project.state_dir(worker).join(STATE_FILE))
             .load()
             .and_then(|s| s.last_report)
+    }
+
+    /// A person committed every change (the TUI's Changes panel): the last report no longer
+    /// lists uncommitted files, so the Checkpoint panel shows it at once. The next stop reads
+    /// git again and passes the commit gate on its own.
+    pub fn note_commit(project: &Project, worker: &WorkerId) {
+        let file = StateFile::new(project.state_dir(worker).join(STATE_FILE));
+        let Some(mut state) = file.load() else {
+            return;
+        };
+        if let Some(report) = &mut state.last_report {
+            report.uncommitted_gated.clear();
+            report.files.clear();
+            report.categories.clear();
+            report.message = None;
+            file.save(&state);
+        }
     }
 
     /// Decides whether the agent may stop. Never fails: when git is missing or the project

@@ -156,7 +156,8 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
         "keys and a frame took {frame_time:?} while a tool held its module"
     );
 
-    key(&mut app, KeyCode::Down); // blocker → blocker:log
+    key(&mut app, KeyCode::Down); // blocker → Changes
+    key(&mut app, KeyCode::Down); // Changes → blocker:log
     assert_eq!(app.selected(), "blocker:log");
     let started = Instant::now();
     app.tick();

@@ -6,4 +6,6 @@ pub enum Confirm {
     QuitWhileBusy,
     /// First start in an untrusted project: what trusting it allows (trust / not now).
     Trust(String),
+    /// Revert a hunk or a file of the Changes panel: what will be lost.
+    Revert(String),
 }

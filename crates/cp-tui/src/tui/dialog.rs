@@ -18,6 +18,8 @@ pub enum DialogStep {
     OpenFile(String),
     /// The decision is made: send it with [`ApprovalDialog::answer`].
     Answer,
+    /// Review the phase's changes in the Changes panel, the dialog hidden meanwhile.
+    ReviewChanges,
 }
 
 /// Which part of the dialog has the keys.
@@ -100,6 +102,21 @@ impl ApprovalDialog {
         }
     }
 
+    /// The option that repeats the phase with feedback: where review comments go.
+    pub fn repeat_choice(&self) -> Option<usize> {
+        self.request
+            .choices
+            .iter()
+            .position(|c| c.action == Step::RepeatPhase && c.with_feedback)
+    }
+
+    /// Answers with option `choice` (the repeat option) and `feedback` (review comments).
+    pub fn answer_with(mut self, choice: usize, feedback: String) {
+        self.selected = choice;
+        self.feedback.set(feedback);
+        self.answer();
+    }
+
     /// Whether the selected choice aborts the run.
     pub fn aborts(&self) -> bool {
         self.request
@@ -122,6 +139,7 @@ impl ApprovalDialog {
         let typing = self.focus == DialogFocus::Feedback;
         match action {
             Action::Quit => return DialogStep::Quit,
+            Action::ReviewChanges => return DialogStep::ReviewChanges,
             Action::Back => self.hidden = true,
             Action::FocusNext | Action::FocusPrev => self.next_focus(),
             Action::Up => self.move_selection(false),

@@ -39,6 +39,8 @@ pub enum AppEvent {
     AgentStarted(Box<super::agent_offer::StartedAgent>),
     /// Background work whose thread could not start (see `background::spawn`).
     NotStarted(NotStarted),
+    /// The Changes panel's reading of the diff, or its git action, ended.
+    Changes(super::changes::jobs::ChangesMsg),
 }
 
 /// A job whose thread could not start.

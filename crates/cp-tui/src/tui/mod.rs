@@ -6,6 +6,7 @@ mod agent_state;
 mod answer_rows;
 mod app;
 mod background;
+mod changes;
 mod cli_agent;
 mod cli_events;
 mod cli_session_file;
@@ -44,6 +45,8 @@ mod wrap;
 #[cfg(test)]
 mod busy_module_tests;
 #[cfg(test)]
+mod changes_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod long_output_tests;
@@ -59,6 +62,8 @@ use crossterm::event::Event;
 
 pub use agent_state::AgentState;
 pub use app::App;
+pub use changes::jobs::Snapshot as ChangesSnapshot;
+pub use changes::{Changes, Pane as ChangesPane};
 pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};

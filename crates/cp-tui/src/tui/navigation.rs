@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use cp_base::{Anchor, Busy, Panel as _, PanelKind, PanelView, Registry, ScrollExtent, Views};
 
+use super::changes::Changes;
 use super::conversation::Conversation;
 
 /// Where typed keys go.
@@ -25,20 +26,34 @@ pub struct SidebarEntry {
     pub kind: PanelKind,
 }
 
-/// Sidebar rows: the conversation, fixed module panels, then dynamic ones.
-pub fn sidebar(conversation: &Conversation, views: &Views) -> Vec<SidebarEntry> {
+/// Sidebar rows: the conversation, fixed module panels, the Changes panel, then dynamic
+/// ones (so the fixed panels keep their numbers and a console is still the last row).
+pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) -> Vec<SidebarEntry> {
     let mut entries = vec![SidebarEntry {
         id: conversation.id(),
         title: conversation.title(),
         badge: conversation.badge(),
         kind: PanelKind::Fixed,
     }];
-    entries.extend(views.panels().iter().map(|panel| SidebarEntry {
+    let panels = views.panels();
+    let fixed = panels
+        .iter()
+        .take_while(|p| p.kind() == PanelKind::Fixed)
+        .count();
+    let entry = |panel: &std::sync::Arc<dyn cp_base::Panel>| SidebarEntry {
         id: panel.id(),
         title: panel.title(),
         badge: panel.badge(),
         kind: panel.kind(),
-    }));
+    };
+    entries.extend(panels[..fixed].iter().map(entry));
+    entries.push(SidebarEntry {
+        id: super::changes::ID.to_owned(),
+        title: "Changes".to_owned(),
+        badge: changes.badge(),
+        kind: PanelKind::Fixed,
+    });
+    entries.extend(panels[fixed..].iter().map(entry));
     entries
 }
 

@@ -96,6 +96,12 @@ pub struct SavedState {
     /// The agent was stopped mid-turn (for a reload) and should continue.
     #[serde(default)]
     pub resume_turn: bool,
+    /// How many files the Changes panel last counted: its badge until the first reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_files: Option<usize>,
+    /// The Changes panel's review comments, sent or not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub review_comments: Vec<super::changes::comments::ReviewComment>,
     /// Set when the entries and messages are in the logs beside this file (then the inline
     /// ones are empty); absent in a state that holds them inline.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -134,7 +134,7 @@ fn empty_screen() {
 fn sidebar_with_several_panels() {
     let mut app = app(true);
     app.apply(Action::FocusNext);
-    app.apply(Action::SelectPanel(3));
+    app.apply(Action::SelectPanel(4)); // the first console, after the Changes panel
     insta::assert_snapshot!(draw(&app));
 }
 
@@ -421,7 +421,7 @@ fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
         &mut app,
         &[
             (KeyCode::Tab, KeyModifiers::NONE),
-            (KeyCode::Char('4'), KeyModifiers::NONE),
+            (KeyCode::Char('5'), KeyModifiers::NONE),
             (KeyCode::Tab, KeyModifiers::NONE),
         ],
     );

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use cp_base::{Panel, PanelView, ToolDef};
 
 use super::agent_state::AgentState;
+use super::changes::Changes;
 use super::confirm::Confirm;
 use super::conversation::Conversation;
 use super::dialog::ApprovalDialog;
@@ -31,6 +32,10 @@ pub struct ViewModel<'a> {
     pub focus: Focus,
     pub selected: &'a str,
     pub sidebar: Vec<SidebarEntry>,
+    /// The Changes panel's state (drawn when it is selected).
+    pub changes: &'a Changes,
+    /// Review comments wait for the agent's turn to end.
+    pub review_queued: bool,
     /// The selected module panel's snapshot (`None` for the conversation or a gone panel).
     pub panel: Option<Arc<dyn Panel>>,
     pub panel_view: PanelView,

@@ -235,6 +235,86 @@ pub static COMMANDS: &[Command] = &[
         doc: "previous match",
         fun: |app, _| app.search_jump(false, false),
     },
+    Command {
+        name: "review_changes",
+        doc: "Changes panel (approval gate: comments repeat it)",
+        fun: |app, _| app.review_changes(),
+    },
+    Command {
+        name: "changes_up",
+        doc: "previous file, or diff line",
+        fun: review,
+    },
+    Command {
+        name: "changes_down",
+        doc: "next file, or diff line",
+        fun: review,
+    },
+    Command {
+        name: "changes_next_hunk",
+        doc: "next hunk (into the next file)",
+        fun: review,
+    },
+    Command {
+        name: "changes_prev_hunk",
+        doc: "previous hunk",
+        fun: review,
+    },
+    Command {
+        name: "changes_switch_pane",
+        doc: "file list ⇄ diff",
+        fun: review,
+    },
+    Command {
+        name: "changes_to_list",
+        doc: "to the file list",
+        fun: review,
+    },
+    Command {
+        name: "changes_to_diff",
+        doc: "to the diff",
+        fun: review,
+    },
+    Command {
+        name: "changes_fold",
+        doc: "fold or unfold the selected file",
+        fun: review,
+    },
+    Command {
+        name: "changes_load",
+        doc: "show a binary, long or large file's diff anyway",
+        fun: review,
+    },
+    Command {
+        name: "changes_search",
+        doc: "search the changes (Enter finds the next match)",
+        fun: review,
+    },
+    Command {
+        name: "changes_comment",
+        doc: "comment on the diff line (Enter saves)",
+        fun: review,
+    },
+    Command {
+        name: "changes_clear_comment",
+        doc: "drop the comment on this line",
+        fun: review,
+    },
+    Command {
+        name: "changes_send",
+        doc: "send the open comments to the agent",
+        fun: review,
+    },
+    Command {
+        name: "changes_revert",
+        doc: "revert the hunk, or on the file list the file (asks first)",
+        fun: review,
+    },
+    Command {
+        name: "changes_commit",
+        doc: "commit everything (git add -A, git commit; asks the message)",
+        fun: review,
+    },
 ];
 
 /// The command named `name`.
@@ -254,6 +334,17 @@ pub fn doc(name: &str) -> Option<&'static str> {
 fn select_panel(app: &mut App, action: Action) {
     if let Action::SelectPanel(n) = action {
         app.ui.nav.select_index(&app.sidebar(), n);
+        app.changes.engaged = false;
+    }
+}
+
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every command's function takes its action by value (`Command::fun`)"
+)]
+fn review(app: &mut App, action: Action) {
+    if let Action::Review(key) = action {
+        app.review_key(key);
     }
 }
 
@@ -262,6 +353,14 @@ fn select_panel(app: &mut App, action: Action) {
     reason = "every command's function takes its action by value (`Command::fun`)"
 )]
 fn scroll(app: &mut App, action: Action) {
+    if app.changes_focused() {
+        match action {
+            Action::ScrollUp(n) => app.review_page(n, true),
+            Action::ScrollDown(n) => app.review_page(n, false),
+            _ => {}
+        }
+        return;
+    }
     match action {
         Action::ScrollUp(n) => app.scroll_by(n, true),
         Action::ScrollDown(n) => app.scroll_by(n, false),
@@ -293,6 +392,10 @@ impl App {
                 self.apply_palette(action);
                 return;
             }
+            if self.review_prompt_open() {
+                self.apply_review_prompt(action);
+                return;
+            }
             if self.modal.search.as_ref().is_some_and(|s| s.editing) {
                 self.apply_search_prompt(action);
                 return;
@@ -315,9 +418,12 @@ impl App {
         }
     }
 
-    /// Enter: sends the message from the input line; elsewhere, goes back to it.
+    /// Enter: sends the message from the input line; on the Changes panel, gives it the
+    /// keys; elsewhere, goes back to the input line.
     fn submit(&mut self) {
-        if self.ui.focus == Focus::Input {
+        if self.changes_selected() {
+            self.engage_changes();
+        } else if self.ui.focus == Focus::Input {
             self.submit_input();
         } else {
             self.ui.focus = Focus::Input;
@@ -327,7 +433,9 @@ impl App {
     /// Esc: cancels the running turn; else forgets a finished search (and its highlight);
     /// else leaves the sidebar.
     fn back(&mut self) {
-        if self.agent.running() || self.workflow_turn().is_some() {
+        if self.changes_focused() {
+            self.changes.engaged = false;
+        } else if self.agent.running() || self.workflow_turn().is_some() {
             self.cancel_turn();
         } else if self.modal.search.is_some() {
             self.modal.search = None;

@@ -9,7 +9,19 @@ use crate::tui::events::{AppEvent, SignalKind};
 impl App {
     /// Applies a background event. Terminal input goes through the keymap first.
     pub fn handle(&mut self, event: AppEvent) {
+        // What may have changed the work tree: a tool batch, a hook's report, a turn's end.
+        let tree_may_change = matches!(
+            event,
+            AppEvent::BatchDone { .. }
+                | AppEvent::AgentNotice(..)
+                | AppEvent::Waiting(_)
+                | AppEvent::Workflow(_)
+                | AppEvent::Agent(
+                    cp_agent::AgentEvent::ToolResults(_) | cp_agent::AgentEvent::Finished(_)
+                )
+        );
         match event {
+            AppEvent::Changes(msg) => self.apply_changes(msg),
             AppEvent::BatchDone { job, results } => self.finish_job(job, results),
             AppEvent::Agent(event) => self.apply_agent(event),
             AppEvent::Workflow(msg) => self.apply_workflow(msg),
@@ -36,6 +48,10 @@ impl App {
             }
             AppEvent::Term(_) => {}
         }
+        if tree_may_change {
+            self.changes_may_have_changed();
+        }
+        self.send_queued_comments();
     }
 
     /// Moves queued notices into the conversation and honours panel requests.
@@ -88,6 +104,7 @@ impl App {
         {
             cli.poll_waiting(&self.host, &self.tx);
         }
+        self.refresh_changes();
         // Running calls show a spinner and their elapsed seconds: redraw each tick.
         changed |= self.jobs.running() > 0 || self.agent.running();
         changed

@@ -31,6 +31,7 @@ use crate::host::Host;
 
 mod agent;
 mod agent_offer;
+mod changes;
 mod cli_turn;
 pub(crate) mod commands;
 mod events;
@@ -60,6 +61,8 @@ pub struct App {
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
     workflow: Option<WorkflowRun>,
+    /// The Changes panel: the work tree's diff, review comments, the panel's prompt.
+    pub(crate) changes: super::changes::Changes,
     /// Where background jobs report (see `background::spawn`).
     tx: Sender<AppEvent>,
     /// What takes the keys before the main screen.
@@ -151,6 +154,7 @@ impl App {
             picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,
+            changes: super::changes::Changes::default(),
             tx,
             modal: Modal::default(),
             ui: Ui::default(),
@@ -192,7 +196,9 @@ impl App {
                 .map(|p| (p, self.host.registry().tool_defs())),
             focus: self.ui.focus,
             selected,
-            sidebar: sidebar(&self.conversation, &views),
+            sidebar: sidebar(&self.conversation, &self.changes, &views),
+            changes: &self.changes,
+            review_queued: self.changes.send_queued,
             panel: views.panel(selected),
             panel_view: self.view(selected),
             confirm: self.modal.confirm.as_ref(),
@@ -254,8 +260,11 @@ impl App {
             || self.ui.focus == Focus::Input
             || self.dialog_visible()
             || self.modal.search.as_ref().is_some_and(|s| s.editing)
+            || self.review_prompt_open()
         {
             KeyContext::Text
+        } else if self.changes_focused() {
+            KeyContext::Changes
         } else {
             KeyContext::Sidebar
         }
@@ -263,7 +272,11 @@ impl App {
 
     /// Sidebar rows, from the modules' published views.
     pub fn sidebar(&self) -> Vec<SidebarEntry> {
-        sidebar(&self.conversation, &self.host.registry().views())
+        sidebar(
+            &self.conversation,
+            &self.changes,
+            &self.host.registry().views(),
+        )
     }
 
     pub fn view(&self, id: &str) -> PanelView {

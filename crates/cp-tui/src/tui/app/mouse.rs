@@ -25,7 +25,12 @@ impl App {
                 self.select(&id);
                 self.ui.focus = Focus::Sidebar;
             }
-            Target::PanelArea => self.ui.focus = Focus::Sidebar,
+            Target::PanelArea => {
+                self.ui.focus = Focus::Sidebar;
+                if self.changes_selected() {
+                    self.engage_changes();
+                }
+            }
             Target::Input => self.ui.focus = Focus::Input,
             Target::DialogChoice(index) => self.click_dialog(DialogFocus::Options, index),
             Target::DialogFile(index) => self.click_dialog(DialogFocus::Files, index),

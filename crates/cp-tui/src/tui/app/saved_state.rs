@@ -38,6 +38,12 @@ impl App {
             pending: self.agent.inbox.snapshot(),
             modules,
             resume_turn: self.life.stopped_for_reload,
+            review_comments: self.changes.comments.clone(),
+            changed_files: self
+                .changes
+                .loaded_once
+                .then_some(self.changes.snapshot.files.len())
+                .or(self.changes.restored_files),
             logs: None,
         }
     }
@@ -149,7 +155,7 @@ impl App {
         }
     }
 
-    pub(super) fn apply_saved_state(&mut self, state: SavedState) {
+    pub(crate) fn apply_saved_state(&mut self, state: SavedState) {
         self.host
             .registry()
             .load_states(&state.modules, self.host.env());
@@ -188,6 +194,8 @@ impl App {
         self.input.set_history(state.input_history);
         self.input.set(state.draft);
         self.ui.nav.restore(state.selected, state.scroll);
+        self.changes.comments = state.review_comments;
+        self.changes.restored_files = state.changed_files;
         if state.resume_turn && self.agent.has_agent() {
             self.conversation
                 .push_system("Resuming the interrupted turn.");

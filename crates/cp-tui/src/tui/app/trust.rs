@@ -58,6 +58,7 @@ impl App {
                 self.request_quit();
             }
             (Confirm::Trust(_), _) => self.decline_trust(),
+            (Confirm::Revert(_), action) => self.answer_revert(action == Action::Yes),
         }
     }
 }

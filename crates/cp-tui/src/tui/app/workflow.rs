@@ -68,6 +68,7 @@ impl App {
                 if let WorkflowEvent::RunStarted { run_id, .. } = &event {
                     run.run_id = Some(run_id.clone());
                 }
+                let phase_started = matches!(event, WorkflowEvent::PhaseStarted { .. });
                 let marker = match &event {
                     WorkflowEvent::Restart(_) => "↻",
                     WorkflowEvent::PhaseStarted { .. } => "▶",
@@ -76,6 +77,9 @@ impl App {
                 run.status = event.to_string();
                 self.conversation
                     .push_system(format!("{marker} workflow: {event}"));
+                if phase_started {
+                    self.phase_started();
+                }
             }
             WorkflowMsg::PausedForReload => {
                 run.paused_for_reload = true;
@@ -113,6 +117,7 @@ impl App {
                     dialog.answer();
                 }
             }
+            DialogStep::ReviewChanges => self.review_changes(),
             DialogStep::OpenFile(file) => {
                 match self.host.viewer().open(self.host.project().root(), &file) {
                     Ok(id) => {

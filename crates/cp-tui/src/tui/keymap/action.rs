@@ -65,9 +65,39 @@ pub enum Action {
     UseOfferedAgent,
     /// F6: as F5, and remembered in the user's config for the next start.
     RememberOfferedAgent,
+    /// A key of the Changes panel.
+    Review(ReviewKey),
+    /// F3: the Changes panel; at a workflow's approval gate, scoped to the phase, with the
+    /// comments sent as the feedback of its `repeat_phase` option.
+    ReviewChanges,
     /// Answer to a yes/no question.
     Yes,
     No,
+}
+
+/// A key of the Changes panel (selected, with the sidebar focused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewKey {
+    Up,
+    Down,
+    NextHunk,
+    PrevHunk,
+    /// Tab: file list ⇄ diff.
+    SwitchPane,
+    ToList,
+    ToDiff,
+    /// Enter: fold or unfold the selected file.
+    Fold,
+    /// `l`: show a summarised diff anyway.
+    Load,
+    Search,
+    Comment,
+    /// `x`: drop the comment under the cursor.
+    Clear,
+    /// `S`: send the open comments to the agent.
+    Send,
+    Revert,
+    Commit,
 }
 
 /// Where keys go right now; the same key means different things in each.
@@ -79,6 +109,31 @@ pub enum KeyContext {
     Sidebar,
     /// A yes/no question is open.
     Confirm,
+    /// The Changes panel has the keys.
+    Changes,
+}
+
+impl ReviewKey {
+    /// The name of the command the key runs.
+    pub fn command_name(self) -> &'static str {
+        match self {
+            Self::Up => "changes_up",
+            Self::Down => "changes_down",
+            Self::NextHunk => "changes_next_hunk",
+            Self::PrevHunk => "changes_prev_hunk",
+            Self::SwitchPane => "changes_switch_pane",
+            Self::ToList => "changes_to_list",
+            Self::ToDiff => "changes_to_diff",
+            Self::Fold => "changes_fold",
+            Self::Load => "changes_load",
+            Self::Search => "changes_search",
+            Self::Comment => "changes_comment",
+            Self::Clear => "changes_clear_comment",
+            Self::Send => "changes_send",
+            Self::Revert => "changes_revert",
+            Self::Commit => "changes_commit",
+        }
+    }
 }
 
 impl Action {
@@ -130,6 +185,8 @@ impl Action {
             Self::SearchPrev => "search_prev",
             Self::UseOfferedAgent => "use_offered_agent",
             Self::RememberOfferedAgent => "remember_offered_agent",
+            Self::Review(key) => key.command_name(),
+            Self::ReviewChanges => "review_changes",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

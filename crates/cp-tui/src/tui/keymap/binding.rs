@@ -12,6 +12,8 @@ pub enum Scope {
     Everywhere,
     Text,
     Sidebar,
+    /// The Changes panel (listed before the others, so its keys win there).
+    Changes,
 }
 
 impl Scope {
@@ -19,9 +21,12 @@ impl Scope {
     pub(crate) fn holds_in(self, context: KeyContext) -> bool {
         matches!(
             (self, context),
-            (Self::Everywhere, KeyContext::Text | KeyContext::Sidebar)
-                | (Self::Text, KeyContext::Text)
+            (
+                Self::Everywhere,
+                KeyContext::Text | KeyContext::Sidebar | KeyContext::Changes
+            ) | (Self::Text, KeyContext::Text)
                 | (Self::Sidebar, KeyContext::Sidebar)
+                | (Self::Changes, KeyContext::Changes)
         )
     }
 }

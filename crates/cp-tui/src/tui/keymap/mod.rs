@@ -12,8 +12,8 @@ mod table;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
-pub use action::{Action, KeyContext};
-use binding::{ALT, CTRL, SHIFT};
+pub use action::{Action, KeyContext, ReviewKey};
+use binding::{ALT, CTRL, SHIFT, Scope};
 pub use binding::{Binding, Command, Key};
 pub use table::BINDINGS;
 
@@ -27,7 +27,9 @@ pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {
     }
     // `?` in the sidebar opens help; in a text field it is typed (the app opens help when
     // the input is empty).
-    if context == KeyContext::Sidebar && key.code == KeyCode::Char('?') {
+    if matches!(context, KeyContext::Sidebar | KeyContext::Changes)
+        && key.code == KeyCode::Char('?')
+    {
         return Some(Action::Help);
     }
     BINDINGS
@@ -69,17 +71,22 @@ fn digit(c: char) -> usize {
 }
 
 /// The rows of help for `context`: keys and what they do (a row's note, or `doc` of the
-/// command it runs), in table order.
+/// command it runs). The focus's own keys come first, then those that hold everywhere, each
+/// group in table order: F1 in the sidebar shows the sidebar's keys without scrolling.
 pub fn help_rows(
     context: KeyContext,
     doc: impl Fn(&str) -> Option<&'static str>,
 ) -> Vec<(&'static str, &'static str)> {
-    let mut rows: Vec<(&str, &str)> = BINDINGS
+    let mut bindings: Vec<_> = BINDINGS
         .iter()
         .filter(|b| b.scope.holds_in(context))
+        .collect();
+    bindings.sort_by_key(|b| b.scope == Scope::Everywhere);
+    let mut rows: Vec<(&str, &str)> = bindings
+        .into_iter()
         .map(|b| (b.label, b.help(&doc)))
         .collect();
-    if context == KeyContext::Sidebar {
+    if matches!(context, KeyContext::Sidebar | KeyContext::Changes) {
         rows.push(("?", "this help"));
     }
     rows
@@ -103,7 +110,7 @@ pub fn map_mouse(mouse: MouseEvent) -> Option<Action> {
 mod tests {
     use crossterm::event::KeyModifiers;
 
-    use super::binding::{NONE, Scope};
+    use super::binding::NONE;
     use super::*;
     use crate::tui::line_edit::EditOp;
 

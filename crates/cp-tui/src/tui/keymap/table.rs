@@ -5,16 +5,136 @@
 use crossterm::event::KeyCode;
 
 use super::super::line_edit::EditOp;
-use super::action::Action;
+use super::action::{Action, ReviewKey};
 use super::binding::{
     ANY_CHAR, Binding, CTRL, Command, Key, SHIFT, Scope, alt, bind, ch, ctrl, key,
 };
 
-use Scope::{Everywhere, Sidebar, Text};
+use Scope::{Changes, Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 43] = [
+pub static BINDINGS: [Binding; 61] = [
+    // The Changes panel (first, so its keys win over the general ones there).
+    bind(
+        &[key(KeyCode::Up), ch('k')],
+        "↑, k",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Up)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Down), ch('j')],
+        "↓, j",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Down)),
+        None,
+    ),
+    bind(
+        &[ch('n')],
+        "n",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::NextHunk)),
+        None,
+    ),
+    bind(
+        &[ch('p')],
+        "p",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::PrevHunk)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Tab)],
+        "Tab",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::SwitchPane)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Left)],
+        "←",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::ToList)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Right)],
+        "→",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::ToDiff)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Enter)],
+        "Enter",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Fold)),
+        None,
+    ),
+    bind(
+        &[ch('l')],
+        "l",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Load)),
+        None,
+    ),
+    bind(
+        &[ch('/')],
+        "/",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Search)),
+        None,
+    ),
+    bind(
+        &[ch('c')],
+        "c",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Comment)),
+        None,
+    ),
+    bind(
+        &[ch('x')],
+        "x",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Clear)),
+        None,
+    ),
+    bind(
+        &[ch('S')],
+        "S",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Send)),
+        None,
+    ),
+    bind(
+        &[ch('r')],
+        "r",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Revert)),
+        None,
+    ),
+    bind(
+        &[ch('C')],
+        "C",
+        Changes,
+        Command::Do(Action::Review(ReviewKey::Commit)),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::Esc)],
+        "Esc",
+        Changes,
+        Command::Do(Action::Back),
+        Some("give the keys back to the sidebar"),
+    ),
+    bind(
+        &[ANY_CHAR],
+        "1…9",
+        Changes,
+        Command::SelectDigit,
+        Some("show panel 1…9"),
+    ),
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -48,6 +168,13 @@ pub static BINDINGS: [Binding; 43] = [
         "F2",
         Everywhere,
         Command::Do(Action::ShowDialog),
+        None,
+    ),
+    bind(
+        &[key(KeyCode::F(3))],
+        "F3",
+        Everywhere,
+        Command::Do(Action::ReviewChanges),
         None,
     ),
     bind(

@@ -11,7 +11,7 @@
 //! ```
 
 mod blocks;
-mod highlight;
+pub(crate) mod highlight;
 mod table;
 mod writer;
 

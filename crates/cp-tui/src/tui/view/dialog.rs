@@ -26,7 +26,16 @@ fn hint(request: &cp_orchestrate::ApprovalRequest) -> String {
         (false, true) => "Tab feedback · ",
         (false, false) => "",
     };
-    format!("{digits}Enter confirm · {tab}Esc hide (F2 shows)")
+    let review = if request
+        .choices
+        .iter()
+        .any(|c| c.with_feedback && c.action == cp_orchestrate::Action::RepeatPhase)
+    {
+        "F3 review · "
+    } else {
+        ""
+    };
+    format!("{digits}Enter confirm · {tab}{review}Esc hide (F2 shows)")
 }
 
 /// Draws the dialog and records its files and options in `hits`, so a click picks one.
@@ -216,7 +225,7 @@ mod tests {
             .push(choice("Redo", true, Step::RepeatPhase));
         assert_eq!(
             hint(&request),
-            "↑↓/1-3 choose · Enter confirm · Tab files/feedback · Esc hide (F2 shows)"
+            "↑↓/1-3 choose · Enter confirm · Tab files/feedback · F3 review · Esc hide (F2 shows)"
         );
     }
 }

@@ -25,6 +25,7 @@ pub fn render(help: &Help, rows: &[(&str, &str)], area: Rect, frame: &mut Frame)
         KeyContext::Text => "typing",
         KeyContext::Sidebar => "sidebar",
         KeyContext::Confirm => "question",
+        KeyContext::Changes => "Changes panel",
     };
     let inner_rows = usize::from(popup.height.saturating_sub(2));
     let scroll = help.scroll.min(rows.len().saturating_sub(inner_rows));

@@ -139,6 +139,9 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let buf = frame.buffer_mut();
     if app.selected == app.conversation.id() {
         app.conversation.render(inner, buf, &app.panel_view);
+    } else if app.selected == super::changes::ID {
+        app.changes.render(inner, buf, focused);
+        return;
     } else if let Some(panel) = &app.panel {
         panel.render(inner, buf, &app.panel_view);
     } else {
@@ -161,8 +164,14 @@ fn render_confirm(confirm: &Confirm, area: Rect, frame: &mut Frame) {
         render_trust(what, area, frame);
         return;
     }
+    if let Confirm::Revert(what) = confirm {
+        render_revert(what, area, frame);
+        return;
+    }
     let text = match confirm {
-        Confirm::QuitWhileBusy | Confirm::Trust(_) => "Work is still running. Quit anyway? (y/n)",
+        Confirm::QuitWhileBusy | Confirm::Trust(_) | Confirm::Revert(_) => {
+            "Work is still running. Quit anyway? (y/n)"
+        }
     };
     let width = (u16::try_from(text.len()).unwrap_or(60) + 4).min(area.width);
     let popup = centered(area, width, 3);
@@ -192,6 +201,37 @@ fn render_trust(what: &str, area: Rect, frame: &mut Frame) {
                     .borders(Borders::ALL)
                     .title(" Trust this project? (y = trust, n = not now) "),
             ),
+        popup,
+    );
+}
+
+/// The revert question: what will be lost, and the two answers.
+fn render_revert(what: &str, area: Rect, frame: &mut Frame) {
+    let lines = u16::try_from(what.lines().count()).unwrap_or(u16::MAX);
+    let popup = centered(
+        area,
+        area.width.saturating_sub(8).max(20),
+        lines.saturating_add(2),
+    );
+    frame.render_widget(Clear, popup);
+    let text: Vec<ratatui::text::Line<'_>> = what
+        .lines()
+        .map(|line| {
+            let colour = match line.chars().next() {
+                Some('+') => Color::Green,
+                Some('-') => Color::Red,
+                _ => Color::Reset,
+            };
+            ratatui::text::Line::styled(line, Style::default().fg(colour))
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(text).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(Style::default().fg(Color::Red))
+                .title(" Revert? (y = revert, n = keep) "),
+        ),
         popup,
     );
 }

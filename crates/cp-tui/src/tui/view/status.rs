@@ -96,6 +96,12 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
             base.fg(Color::White).bg(Color::Red),
         ));
     }
+    if app.review_queued {
+        spans.push(Span::styled(
+            "│ review comments wait for the agent's turn to end ",
+            urgent,
+        ));
+    }
     if let Some(flash) = app.flash {
         spans.push(Span::styled(
             format!("│ {flash} "),
@@ -175,6 +181,13 @@ fn whereabouts(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
 fn key_hints(app: &ViewModel<'_>) -> &'static str {
     if app.palette.is_some() {
         "Enter run · Esc close · F1 help"
+    } else if app.focus == Focus::Sidebar
+        && app.selected == crate::tui::changes::ID
+        && app.changes.engaged
+    {
+        "c comment · S send · r revert · C commit · Esc back · ? help"
+    } else if app.focus == Focus::Sidebar && app.selected == crate::tui::changes::ID {
+        "Enter review keys · ? help · : palette"
     } else if app.focus == Focus::Sidebar {
         "x close · ? help · : palette"
     } else {

@@ -1,0 +1,107 @@
+//! The Changes panel with a 5,000-line diff selected (issue 27): reading and highlighting it
+//! (the background job's work, once per reading), then frames at 160×50 with the cursor at
+//! the top and in the middle. A frame lays nothing out: it draws the visible rows only.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_tui::tui::{Changes, ChangesSnapshot};
+
+use super::Options;
+use super::stats::{Row, ms};
+
+const WIDTH: u16 = 160;
+const HEIGHT: u16 = 50;
+
+/// A diff of one Rust file with `lines` lines in hunks of 20 (3 context lines, 7 removed,
+/// 7 added, 3 context lines).
+fn diff_text(lines: usize) -> String {
+    let mut out = String::from(
+        "diff --git a/src/table.rs b/src/table.rs\n--- a/src/table.rs\n+++ b/src/table.rs\n",
+    );
+    let hunks = lines / 20;
+    for h in 0..hunks {
+        let start = h * 30 + 1;
+        let _ = writeln!(out, "@@ -{start},13 +{start},13 @@ fn table_{h}() {{");
+        for i in 0..3 {
+            let _ = writeln!(out, "     let keep_{h}_{i} = {i};");
+        }
+        for i in 0..7 {
+            let _ = writeln!(out, "-    let old_{h}_{i} = compute(\"row\", {i}) + 1;");
+        }
+        for i in 0..7 {
+            let _ = writeln!(
+                out,
+                "+    let new_{h}_{i} = compute(\"row\", {i}) + 2; // changed"
+            );
+        }
+        for i in 0..3 {
+            let _ = writeln!(out, "     let tail_{h}_{i} = {i};");
+        }
+    }
+    out
+}
+
+fn frame(changes: &Changes) -> f64 {
+    let area = Rect::new(0, 0, WIDTH, HEIGHT);
+    let mut buf = Buffer::empty(area);
+    let t = Instant::now();
+    changes.render(area, &mut buf, true);
+    ms(t.elapsed())
+}
+
+pub fn changes_panel(opts: &Options) -> Vec<Row> {
+    let lines = if opts.quick { 500 } else { 5_000 };
+    let frames = if opts.quick { 5 } else { 50 };
+    let text = diff_text(lines);
+    // Load the grammars and the theme first (the TUI does it at start, in the background).
+    drop(ChangesSnapshot::new(
+        PathBuf::from("/bench"),
+        cp_git::parse_diff(&diff_text(20)),
+    ));
+    let t = Instant::now();
+    let files = cp_git::parse_diff(&text);
+    let snapshot = Arc::new(ChangesSnapshot::new(PathBuf::from("/bench"), files));
+    let read = ms(t.elapsed());
+    let t = Instant::now();
+    let again = ChangesSnapshot::reusing(
+        PathBuf::from("/bench"),
+        cp_git::parse_diff(&text),
+        &snapshot,
+    );
+    let reread = ms(t.elapsed());
+    drop(again);
+    let shown = snapshot.files[0].line_count();
+    let mut changes = Changes::default();
+    let t = Instant::now();
+    changes.set_snapshot(snapshot);
+    changes.select_file(0);
+    let laid_out = ms(t.elapsed());
+    let top: Vec<f64> = (0..frames).map(|_| frame(&changes)).collect();
+    changes.pane = cp_tui::tui::ChangesPane::Diff;
+    changes.move_by(isize::try_from(changes.rows.len() / 2).unwrap_or(0));
+    let middle: Vec<f64> = (0..frames).map(|_| frame(&changes)).collect();
+    let label = format!("a {shown}-line diff");
+    vec![
+        Row::new(format!("{label}: parse and highlight"), "ms", vec![read])
+            .note("off the UI thread, when the diff changed"),
+        Row::new(
+            format!("{label}: parse again, unchanged"),
+            "ms",
+            vec![reread],
+        )
+        .note("off the UI thread: the highlighting is reused"),
+        Row::new(
+            format!("{label}: take the reading, lay out rows"),
+            "ms",
+            vec![laid_out],
+        )
+        .note("on the UI thread, once per reading"),
+        Row::new(format!("{label}: frame at the top"), "ms", top),
+        Row::new(format!("{label}: frame in the middle"), "ms", middle),
+    ]
+}

@@ -1,0 +1,381 @@
+//! Draws the Changes panel: the file list with change kinds and `+N −M`, the selected file's
+//! diff (green added and red removed lines, syntax colour, hunk headers, new-file line
+//! numbers, comments under their lines), the prompt at its foot, and the commit dialog.
+//! Only the rows on screen are drawn; their layout is made when the state changes.
+
+use cp_git::{FileDiff, LineKind};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::rows::Row;
+use super::{Changes, Pane, PromptKind, visible_from};
+
+/// Background of an added line.
+pub const ADDED_BG: Color = Color::Rgb(0, 55, 0);
+/// Background of a removed line.
+pub const REMOVED_BG: Color = Color::Rgb(70, 0, 0);
+/// Columns of the line-number gutter.
+const GUTTER: usize = 6;
+
+impl Changes {
+    /// Draws the panel into `area` (inside its border), the commit dialog over it when
+    /// open; `focused` when it has the keys.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
+        render(self, area, buf, focused);
+        render_commit(self, area, buf);
+    }
+}
+
+/// Draws the panel into `area` (inside its border); `focused` when it has the keys.
+fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let mut y = area.y;
+    let bottom = area.bottom();
+    let prompt_row = changes
+        .prompt
+        .as_ref()
+        .filter(|p| p.kind != PromptKind::Commit)
+        .map(|_| bottom - 1);
+    let end = prompt_row.unwrap_or(bottom);
+    if let Some(error) = &changes.error {
+        let line = Line::styled(format!("git: {error}"), Style::default().fg(Color::Red));
+        buf.set_line(area.x, y, &line, area.width);
+        y += 1;
+    } else if let Some(done) = &changes.done {
+        let line = Line::styled(done.clone(), Style::default().fg(Color::Green));
+        buf.set_line(area.x, y, &line, area.width);
+        y += 1;
+    } else if let Some(base) = &changes.snapshot.base {
+        let short: String = base.chars().take(7).collect();
+        let line = Line::styled(
+            format!("The phase's changes since {short} (committed or not)"),
+            Style::default().fg(Color::Cyan),
+        );
+        buf.set_line(area.x, y, &line, area.width);
+        y += 1;
+    }
+    let files = &changes.snapshot.files;
+    if files.is_empty() {
+        let text = if changes.loaded_once {
+            "No uncommitted changes."
+        } else {
+            "Reading the changes…"
+        };
+        if y < end {
+            buf.set_line(
+                area.x,
+                y,
+                &Line::styled(text, Style::default().fg(Color::DarkGray)),
+                area.width,
+            );
+        }
+    } else {
+        y = render_list(
+            changes,
+            Rect::new(area.x, y, area.width, end.saturating_sub(y)),
+            buf,
+            focused,
+        );
+        if let Some(file) = changes.selected_file()
+            && y < end
+        {
+            buf.set_line(area.x, y, &title_line(file, area.width), area.width);
+            y += 1;
+            let diff = Rect::new(area.x, y, area.width, end.saturating_sub(y));
+            render_diff(
+                changes,
+                file,
+                diff,
+                buf,
+                focused && changes.pane == Pane::Diff,
+            );
+        }
+    }
+    if let (Some(row), Some(prompt)) = (prompt_row, &changes.prompt) {
+        let label = match prompt.kind {
+            PromptKind::Comment { .. } => "comment (Enter saves, Esc drops): ",
+            PromptKind::Search | PromptKind::Commit => {
+                "search (Enter: next match; empty: the last search): "
+            }
+        };
+        let line = Line::from(vec![
+            Span::styled(label, Style::default().fg(Color::Cyan)),
+            Span::raw(prompt.edit.text().to_owned()),
+            Span::styled("▏", Style::default().fg(Color::Cyan)),
+        ]);
+        buf.set_line(area.x, row, &line, area.width);
+    }
+}
+
+/// The number of file rows shown in an area `height` rows high.
+pub fn list_height(files: usize, height: u16) -> u16 {
+    let files = u16::try_from(files).unwrap_or(u16::MAX);
+    files.min((height / 3).max(3))
+}
+
+/// Draws the file list; returns the row below it.
+fn render_list(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) -> u16 {
+    let files = &changes.snapshot.files;
+    let height = list_height(files.len(), area.height).min(area.height);
+    let first = visible_from(0, changes.file, usize::from(height));
+    for (row, (index, file)) in files
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(height))
+        .enumerate()
+    {
+        let selected = index == changes.file;
+        let base = if selected {
+            Style::default()
+                .fg(Color::Black)
+                .bg(if focused && changes.pane == Pane::List {
+                    Color::Cyan
+                } else {
+                    Color::Gray
+                })
+        } else {
+            Style::default()
+        };
+        let fold = if changes.folded.contains(&file.path) {
+            "▸ "
+        } else {
+            "  "
+        };
+        let comments = changes
+            .comments
+            .iter()
+            .filter(|c| c.path == file.path && !c.sent)
+            .count();
+        let mut spans = vec![
+            Span::styled(fold, base),
+            Span::styled(
+                format!("{:<9}", file.kind.word()),
+                base.fg(kind_colour(file, selected)),
+            ),
+            Span::styled(display_path(file), base),
+            Span::styled(
+                format!("  +{}", file.added),
+                base.fg(if selected { Color::Black } else { Color::Green }),
+            ),
+            Span::styled(
+                format!(" −{}", file.removed),
+                base.fg(if selected { Color::Black } else { Color::Red }),
+            ),
+        ];
+        if comments > 0 {
+            spans.push(Span::styled(
+                format!("  {comments}✎"),
+                base.fg(if selected {
+                    Color::Black
+                } else {
+                    Color::Yellow
+                }),
+            ));
+        }
+        let y = area.y + u16::try_from(row).unwrap_or(0);
+        buf.set_style(Rect::new(area.x, y, area.width, 1), base);
+        buf.set_line(area.x, y, &Line::from(spans), area.width);
+    }
+    area.y + height
+}
+
+fn kind_colour(file: &FileDiff, selected: bool) -> Color {
+    if selected {
+        return Color::Black;
+    }
+    match file.kind {
+        cp_git::ChangeKind::New => Color::Green,
+        cp_git::ChangeKind::Deleted => Color::Red,
+        cp_git::ChangeKind::Renamed => Color::Magenta,
+        cp_git::ChangeKind::Modified => Color::Yellow,
+    }
+}
+
+fn display_path(file: &FileDiff) -> String {
+    match &file.old_path {
+        Some(old) => format!("{old} → {}", file.path),
+        None => file.path.clone(),
+    }
+}
+
+/// `── path · modified · +3 −1 ──────`
+fn title_line(file: &FileDiff, width: u16) -> Line<'static> {
+    let text = format!(
+        "── {} · {} · +{} −{} ",
+        display_path(file),
+        file.kind.word(),
+        file.added,
+        file.removed
+    );
+    let rule = usize::from(width).saturating_sub(text.chars().count());
+    Line::styled(
+        format!("{text}{}", "─".repeat(rule)),
+        Style::default().fg(Color::DarkGray),
+    )
+}
+
+fn render_diff(changes: &Changes, file: &FileDiff, area: Rect, buf: &mut Buffer, focused: bool) {
+    let height = usize::from(area.height);
+    let first = visible_from(changes.scroll, changes.cursor, height);
+    let styled = changes.snapshot.styled.get(changes.file);
+    for (offset, row) in changes.rows.iter().skip(first).take(height).enumerate() {
+        let index = first + offset;
+        let y = area.y + u16::try_from(offset).unwrap_or(0);
+        let cursor = focused && index == changes.cursor;
+        let line = match *row {
+            Row::Header(h) => Line::styled(
+                file.hunks[h].header.clone(),
+                Style::default().fg(Color::Cyan),
+            ),
+            Row::Line(h, l) => {
+                let code = styled
+                    .and_then(|s| s.get(h))
+                    .and_then(|s| s.get(l))
+                    .filter(|spans| !spans.is_empty());
+                diff_line(changes, file, h, l, code)
+            }
+            Row::Comment(i) => comment_line(changes, i),
+            Row::Folded => Line::styled(
+                format!("▸ folded ({} lines) · Enter unfolds", file.line_count()),
+                Style::default().fg(Color::DarkGray),
+            ),
+            Row::Summary => Line::styled(
+                format!(
+                    "{} not shown · l shows it anyway",
+                    file.summary
+                        .map(cp_git::Summary::describe)
+                        .unwrap_or_default()
+                ),
+                Style::default().fg(Color::Yellow),
+            ),
+            Row::Empty => {
+                Line::styled("(no content changes)", Style::default().fg(Color::DarkGray))
+            }
+        };
+        buf.set_line(area.x, y, &line, area.width);
+        if cursor {
+            let width = u16::try_from(GUTTER).unwrap_or(6).min(area.width);
+            buf.set_style(
+                Rect::new(area.x, y, width, 1),
+                Style::default().add_modifier(Modifier::REVERSED),
+            );
+        }
+    }
+}
+
+fn diff_line(
+    changes: &Changes,
+    file: &FileDiff,
+    h: usize,
+    l: usize,
+    code: Option<&Vec<Span<'static>>>,
+) -> Line<'static> {
+    let line = &file.hunks[h].lines[l];
+    let (colour, bg) = match line.kind {
+        LineKind::Added => (Color::Green, Some(ADDED_BG)),
+        LineKind::Removed => (Color::Red, Some(REMOVED_BG)),
+        LineKind::Context => (Color::DarkGray, None),
+    };
+    let number = line
+        .new
+        .map_or_else(|| " ".repeat(GUTTER - 1), |n| format!("{n:>5}"));
+    let mark = changes
+        .comments
+        .iter()
+        .filter(|c| c.path == file.path && c.is_on(line))
+        .map(|c| c.sent)
+        .min();
+    let (mark, mark_style) = match mark {
+        Some(false) => ("●", Style::default().fg(Color::Yellow)),
+        Some(true) => ("✓", Style::default().fg(Color::DarkGray)),
+        None => (" ", Style::default()),
+    };
+    let mut spans = vec![
+        Span::styled(number, Style::default().fg(colour)),
+        Span::styled(mark, mark_style),
+        Span::styled(
+            line.kind.marker().to_string(),
+            Style::default().fg(colour).add_modifier(Modifier::BOLD),
+        ),
+    ];
+    match code {
+        Some(code) => spans.extend(code.iter().cloned()),
+        None => spans.push(Span::styled(
+            line.text.replace('\t', "    "),
+            crate::tui::markdown::highlight::PLAIN_CODE,
+        )),
+    }
+    let mut out = Line::from(spans);
+    if let Some(bg) = bg {
+        for span in out.spans.iter_mut().skip(2) {
+            span.style = span.style.bg(bg);
+        }
+    }
+    out
+}
+
+fn comment_line(changes: &Changes, index: usize) -> Line<'static> {
+    let Some(comment) = changes.comments.get(index) else {
+        return Line::default();
+    };
+    let (label, style) = if comment.sent {
+        ("✓ sent: ", Style::default().fg(Color::DarkGray))
+    } else {
+        ("● ", Style::default().fg(Color::Yellow))
+    };
+    Line::from(vec![
+        Span::raw(" ".repeat(GUTTER + 1)),
+        Span::styled(format!("└ {label}{}", comment.text), style),
+    ])
+}
+
+/// The commit dialog over `area`: the message, and what Enter and Esc do.
+fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
+    let Some(prompt) = changes
+        .prompt
+        .as_ref()
+        .filter(|p| p.kind == PromptKind::Commit)
+    else {
+        return;
+    };
+    let width = area.width.saturating_sub(8).clamp(20, 90).min(area.width);
+    let height = 7.min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    Clear.render(popup, buf);
+    let files = changes.snapshot.files.len();
+    let text = vec![
+        Line::from(vec![
+            Span::raw(prompt.edit.text().to_owned()),
+            Span::styled("▏", Style::default().fg(Color::Cyan)),
+        ]),
+        Line::default(),
+        Line::styled(
+            format!("{files} file(s) · git add -A, then git commit (hooks run)"),
+            Style::default().fg(Color::DarkGray),
+        ),
+        Line::styled(
+            "Enter commits · Esc cancels",
+            Style::default().fg(Color::DarkGray),
+        ),
+    ];
+    Paragraph::new(text)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(Style::default().fg(Color::Cyan))
+                .title(" Commit message "),
+        )
+        .render(popup, buf);
+}

@@ -65,6 +65,9 @@ pub enum Action {
     UseOfferedAgent,
     /// F6: as F5, and remembered in the user's config for the next start.
     RememberOfferedAgent,
+    /// Alt-↑/Alt-↓ with no provider: the agent F5 and F6 start becomes the previous (`false`)
+    /// or next (`true`) one the conversation offers.
+    PickOfferedAgent(bool),
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -130,6 +133,8 @@ impl Action {
             Self::SearchPrev => "search_prev",
             Self::UseOfferedAgent => "use_offered_agent",
             Self::RememberOfferedAgent => "remember_offered_agent",
+            Self::PickOfferedAgent(false) => "pick_previous_offered_agent",
+            Self::PickOfferedAgent(true) => "pick_next_offered_agent",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

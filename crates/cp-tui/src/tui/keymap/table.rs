@@ -14,7 +14,7 @@ use Scope::{Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 43] = [
+pub static BINDINGS: [Binding; 45] = [
     bind(
         &[ctrl('c')],
         "Ctrl-C",
@@ -62,6 +62,20 @@ pub static BINDINGS: [Binding; 43] = [
         "F6",
         Everywhere,
         Command::Do(Action::RememberOfferedAgent),
+        None,
+    ),
+    bind(
+        &[alt(KeyCode::Up)],
+        "Alt-↑",
+        Everywhere,
+        Command::Do(Action::PickOfferedAgent(false)),
+        None,
+    ),
+    bind(
+        &[alt(KeyCode::Down)],
+        "Alt-↓",
+        Everywhere,
+        Command::Do(Action::PickOfferedAgent(true)),
         None,
     ),
     bind(

@@ -99,6 +99,11 @@ pub enum Command {
         /// Without an agent: wire the agents found without asking.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// With `codex`: also trust this project and Context Pilot's hooks (only those) in
+        /// your own Codex config (`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`), as
+        /// Codex's trust prompt and `/hooks` would.
+        #[arg(long, requires = "agent")]
+        trust_in_codex: bool,
     },
     /// Check this machine and project: git and bash, the agent CLIs and their versions, each
     /// agent's wiring, trust, the LLM provider, the console server, private modes and the last
@@ -169,9 +174,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         agent,
         dry_run,
         yes,
+        trust_in_codex,
     }) = &cli.command
     {
-        return Ok(init(*agent, &project, *dry_run, *yes)?);
+        return Ok(init(*agent, &project, *dry_run, *yes, *trust_in_codex)?);
     }
     if let Some(Command::Doctor { json }) = &cli.command {
         return Ok(doctor(&project, *json));
@@ -226,10 +232,14 @@ fn init(
     project: &Project,
     dry_run: bool,
     yes: bool,
+    trust_in_codex: bool,
 ) -> Result<ExitCode, crate::init::InitError> {
     match agent {
         Some(agent) => {
-            print!("{}", crate::init::run(agent, project.root(), dry_run)?);
+            print!(
+                "{}",
+                crate::init::run(agent, project.root(), dry_run, trust_in_codex)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         None => crate::init::found::run(project.root(), dry_run, yes),

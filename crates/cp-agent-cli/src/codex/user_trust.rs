@@ -1,7 +1,8 @@
 //! Whether Codex CLI will use what `init codex` wrote: it reads a project's `.codex/` only
 //! once the person trusts the project, and runs a project hook only once the person trusted
 //! it in `/hooks`. Both are recorded in the person's own `$CODEX_HOME/config.toml` (else
-//! `~/.codex/config.toml`), which Context Pilot reads and never writes:
+//! `~/.codex/config.toml`), which Context Pilot reads (and writes only when asked, with
+//! `init codex --trust-in-codex`: [`super::trust_write`]):
 //!
 //! ```toml
 //! [projects."/work/app"]
@@ -24,7 +25,7 @@ use super::hook_trust::{HookIdentity, our_project_hooks, project_config_sources}
 use crate::agent::AgentTrust;
 
 /// The user's Codex config file: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
-fn user_config() -> Option<PathBuf> {
+pub(super) fn user_config() -> Option<PathBuf> {
     let absolute = |name: &str| {
         std::env::var_os(name)
             .map(PathBuf::from)

@@ -108,11 +108,12 @@ fn hook_trust(doc: &DocumentMut, root: &Path) -> AgentTrust {
     let settings = root.join(".codex").join("config.toml");
     let shown = settings.display();
     let text = std::fs::read_to_string(&settings).unwrap_or_default();
-    let sources = project_config_sources(root);
-    let hooks = sources
-        .first()
-        .and_then(|source| our_project_hooks(&text, source))
-        .unwrap_or_default();
+    // Our hooks keyed under each name of the file (as given, as resolved): the same hooks.
+    let keyed: Vec<Vec<HookIdentity>> = project_config_sources(root)
+        .iter()
+        .filter_map(|source| our_project_hooks(&text, source))
+        .collect();
+    let hooks = keyed.first().cloned().unwrap_or_default();
     if hooks.is_empty() {
         return AgentTrust {
             ok: false,
@@ -124,10 +125,6 @@ fn hook_trust(doc: &DocumentMut, root: &Path) -> AgentTrust {
         .get("hooks")
         .and_then(|hooks| hooks.get("state"))
         .and_then(Item::as_table_like);
-    let keyed: Vec<Vec<HookIdentity>> = sources
-        .iter()
-        .filter_map(|source| our_project_hooks(&text, source))
-        .collect();
     // The hash the person trusted for hook `index` of ours, under any name of the file.
     let trusted = |index: usize| {
         keyed.iter().find_map(|hooks| {

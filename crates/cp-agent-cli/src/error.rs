@@ -71,6 +71,15 @@ pub enum AgentError {
         /// The parser's message.
         message: String,
     },
+    /// The person's Codex CLI config (`$CODEX_HOME/config.toml`) cannot be found, read or
+    /// parsed, so `init codex --trust-in-codex` cannot record the trust in it.
+    #[error("Codex CLI's config {path}: {message}; nothing was written")]
+    CodexConfig {
+        /// The file (or where it was looked for).
+        path: String,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// The `"agent"` section of `config.json` is invalid.
     #[error("config.json 'agent': {0}")]
     Config(#[from] cp_base::StoreError),

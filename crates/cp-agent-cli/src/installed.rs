@@ -84,11 +84,17 @@ pub struct Presence {
 pub fn look_for_agents() -> Vec<Presence> {
     AGENT_CLIS
         .iter()
-        .map(|agent| Presence {
-            agent: *agent,
-            found: found(agent.spec().locate(None)),
-        })
+        .map(|agent| look_for(*agent, None))
         .collect()
+}
+
+/// What this machine has of `agent`: `command` (config's `agent.command`) when given, else
+/// its program on `PATH`; its `--version` runs (blocking).
+pub fn look_for(agent: &'static dyn AgentCli, command: Option<&str>) -> Presence {
+    Presence {
+        agent,
+        found: found(agent.spec().locate(command)),
+    }
 }
 
 fn found(located: Result<AgentBinary, AgentError>) -> Found {

@@ -105,17 +105,19 @@ mod wiring;
 
 pub use agent::{AgentCli, AgentTrust};
 pub use binary::AgentBinary;
+pub use codex::{CodexTrustEdit, trust_in_codex};
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
 pub use error::AgentError;
 pub use hook_reply::{EventKind, Reply, with_system_message};
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
-pub use installed::{Found, Presence, look_for_agents};
+pub use installed::{Found, Presence, look_for, look_for_agents};
 pub use interactive::CliRunner;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
 pub use project_settings::{
-    Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, merge_toml,
+    Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, mcp_server_program,
+    merge_toml,
 };
 pub use settings_json::Json;
 pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, SessionLogSpec};

@@ -99,6 +99,35 @@ pub fn hooks_of(files: Vec<SettingsFile>) -> serde_json::Value {
     serde_json::json!({ "hooks": hooks })
 }
 
+/// The program the MCP server entry `init` wrote runs, read from a settings file's `text`:
+/// `mcpServers.context-pilot.command` (JSON: Claude Code, Gemini CLI) or
+/// `[mcp_servers.context-pilot] command` (TOML: Codex CLI). `None` when there is no entry, or
+/// it does not run `… mcp`.
+pub fn mcp_server_program(text: &str) -> Option<String> {
+    let (command, args) = if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
+        let entry = &json["mcpServers"][MCP_SERVER];
+        let args: Vec<String> = entry["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        (entry["command"].as_str()?.to_owned(), args)
+    } else {
+        let doc = text.parse::<toml_edit::DocumentMut>().ok()?;
+        let entry = doc.get("mcp_servers")?.get(MCP_SERVER)?;
+        let args: Vec<String> = entry
+            .get("args")
+            .and_then(toml_edit::Item::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect();
+        (entry.get("command")?.as_str()?.to_owned(), args)
+    };
+    (args.first().map(String::as_str) == Some("mcp")).then_some(command)
+}
+
 /// `mcpServers.context-pilot` runs `<program> mcp`; other fields of the entry (e.g. `env`)
 /// and other servers are kept.
 pub fn set_server(doc: &mut Json, program: &str) -> Result<(), ShapeError> {
@@ -239,5 +268,21 @@ mod tests {
             hook_command("context-pilot", "stop"),
             "context-pilot hook stop"
         );
+    }
+
+    #[test]
+    fn the_mcp_server_program_is_read_from_json_and_toml() {
+        let json = r#"{"mcpServers": {"context-pilot": {"command": "/opt/cp/context-pilot",
+            "args": ["mcp"]}, "other": {"command": "x"}}}"#;
+        assert_eq!(
+            mcp_server_program(json).as_deref(),
+            Some("/opt/cp/context-pilot")
+        );
+        let toml = "[mcp_servers.context-pilot]\ncommand = \"context-pilot\"\nargs = [\"mcp\"]\n";
+        assert_eq!(mcp_server_program(toml).as_deref(), Some("context-pilot"));
+        assert_eq!(mcp_server_program(r#"{"mcpServers": {}}"#), None);
+        let not_ours = r#"{"mcpServers": {"context-pilot": {"command": "x", "args": ["serve"]}}}"#;
+        assert_eq!(mcp_server_program(not_ours), None);
+        assert_eq!(mcp_server_program("[[["), None);
     }
 }

@@ -51,11 +51,12 @@ pub enum Command {
     /// List the configured provider's models (`GET /v1/models`), newest first, and show the
     /// one in use; exits 1 when the configured model is not listed.
     Models,
-    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI and other MCP
-    /// clients). Stops when the client closes stdin.
+    /// Serve every tool over MCP on stdin/stdout (for Claude Code, Gemini CLI, Codex CLI and
+    /// other MCP clients). Stops when the client closes stdin.
     Mcp,
-    /// Hook receiver for Claude Code (`post-tool-use`, `stop`) and Gemini CLI (`after-tool`,
-    /// `after-agent`): reads the hook's JSON payload on stdin. Always exits 0.
+    /// Hook receiver for Claude Code (`post-tool-use`, `stop`), Gemini CLI (`after-tool`,
+    /// `after-agent`) and Codex CLI (`codex-post-tool-use`, `codex-stop`): reads the hook's
+    /// JSON payload on stdin. Always exits 0.
     Hook {
         #[arg(value_parser = crate::hook::HookEvent::parser())]
         event: crate::hook::HookEvent,
@@ -99,6 +100,11 @@ pub enum Command {
         /// Without an agent: wire the agents found without asking.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// With `codex`: also trust this project and Context Pilot's hooks (only those) in
+        /// your own Codex config (`$CODEX_HOME/config.toml`, else `~/.codex/config.toml`), as
+        /// Codex's trust prompt and `/hooks` would.
+        #[arg(long, requires = "agent")]
+        trust_in_codex: bool,
     },
     /// Check this machine and project: git and bash, the agent CLIs and their versions, each
     /// agent's wiring, trust, the LLM provider, the console server, private modes and the last
@@ -169,9 +175,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         agent,
         dry_run,
         yes,
+        trust_in_codex,
     }) = &cli.command
     {
-        return Ok(init(*agent, &project, *dry_run, *yes)?);
+        return Ok(init(*agent, &project, *dry_run, *yes, *trust_in_codex)?);
     }
     if let Some(Command::Doctor { json }) = &cli.command {
         return Ok(doctor(&project, *json));
@@ -226,10 +233,14 @@ fn init(
     project: &Project,
     dry_run: bool,
     yes: bool,
+    trust_in_codex: bool,
 ) -> Result<ExitCode, crate::init::InitError> {
     match agent {
         Some(agent) => {
-            print!("{}", crate::init::run(agent, project.root(), dry_run)?);
+            print!(
+                "{}",
+                crate::init::run(agent, project.root(), dry_run, trust_in_codex)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         None => crate::init::found::run(project.root(), dry_run, yes),
@@ -314,5 +325,26 @@ fn ignore_reload_signal() {
     let sink = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGUSR2, sink) {
         eprintln!("context-pilot: cannot install the SIGUSR2 handler: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::Cli;
+
+    #[test]
+    fn hook_help_names_every_agent_cli_and_its_events() {
+        let mut cli = Cli::command();
+        let hook = cli.find_subcommand_mut("hook").unwrap();
+        let help = hook.render_help().to_string();
+        for agent in cp_agent_cli::AGENT_CLIS {
+            let spec = agent.spec();
+            assert!(help.contains(spec.display_name), "{help}");
+            for event in spec.hook_events {
+                assert!(help.contains(event.cli_name), "{}: {help}", event.cli_name);
+            }
+        }
     }
 }

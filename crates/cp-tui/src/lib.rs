@@ -30,6 +30,7 @@
 
 pub mod cli;
 pub mod doctor;
+mod headless_out;
 pub mod hook;
 pub mod host;
 pub mod init;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use cp_agent_cli::AgentKind;
 use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
+use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
@@ -137,7 +138,9 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             eprintln!("{}", trust.advice(host.project().root()));
         }
         let provider = checked_provider(provider);
-        let sink: EventSink = Arc::new(print_progress);
+        let line = LineState::default();
+        let printer = line.clone();
+        let sink: EventSink = Arc::new(move |event| print_progress(&printer, event));
         let mut driver = BuiltinDriver::new(
             provider,
             host.registry().clone(),
@@ -147,7 +150,10 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         );
         let stdin = std::io::stdin();
         let mut input = stdin.lock();
-        let mut output = std::io::stdout();
+        let mut output = OwnLines {
+            inner: std::io::stdout(),
+            line,
+        };
         return Ok(run_headless(
             host.project(),
             &args,
@@ -184,14 +190,20 @@ fn checked_provider(provider: Arc<dyn Provider>) -> Arc<dyn Provider> {
     }
 }
 
-/// Headless progress: the agent's text as it streams, one line per tool call and result.
-fn print_progress(event: AgentEvent) {
+/// Headless progress: the agent's text as it streams, one line per tool call and result,
+/// each on a line of its own after the text ([`LineState`]).
+fn print_progress(line: &LineState, event: AgentEvent) {
     let mut out = std::io::stdout().lock();
+    if let AgentEvent::Text(text) = &event {
+        let _ = line.text(&mut out, text);
+        let _ = out.flush();
+        return;
+    }
+    let _ = line.end_line(&mut out);
     let _ = match event {
-        AgentEvent::Text(text) => write!(out, "{text}"),
         AgentEvent::ToolCalls(calls) => calls
             .iter()
-            .try_for_each(|(_, name, args)| writeln!(out, "\n  → {name} {}", short(args, 100))),
+            .try_for_each(|(_, name, args)| writeln!(out, "  → {name} {}", short(args, 100))),
         AgentEvent::ToolResults(results) => results.iter().try_for_each(|(_, r)| {
             let mark = if r.is_error { "✗" } else { "✓" };
             writeln!(
@@ -203,7 +215,7 @@ fn print_progress(event: AgentEvent) {
         AgentEvent::StopGateBlocked(reason) => {
             writeln!(
                 out,
-                "\n  checkpoint: {}",
+                "  checkpoint: {}",
                 short(reason.lines().next().unwrap_or(""), 100)
             )
         }
@@ -214,8 +226,11 @@ fn print_progress(event: AgentEvent) {
         }
         AgentEvent::Status(status) => writeln!(out, "  … {status}"),
         AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
-        AgentEvent::Usage(_) => writeln!(out),
-        AgentEvent::Messages { .. } | AgentEvent::Finished(_) => Ok(()),
+        // A request's end (`Usage`) ended the text's line above.
+        AgentEvent::Text(_)
+        | AgentEvent::Usage(_)
+        | AgentEvent::Messages { .. }
+        | AgentEvent::Finished(_) => Ok(()),
     };
     let _ = out.flush();
 }

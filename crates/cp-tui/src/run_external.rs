@@ -3,11 +3,11 @@
 //! terminal. (Without `--headless` the TUI shows the run: `tui::run_workflow`.)
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
 use cp_orchestrate::{RunArgs, run_headless};
 
+use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
 use crate::init::program;
 
@@ -29,7 +29,9 @@ pub(crate) fn wiring_spec_of(project: &cp_base::Project, worker: &cp_base::Worke
 /// Runs the workflow headless with `kind` (never `Builtin`); returns the exit code.
 pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> {
     let config = AgentConfig::load(host.project())?;
-    let progress: Progress = Box::new(print_event);
+    let line = LineState::default();
+    let printer = line.clone();
+    let progress: Progress = Box::new(move |event| print_event(&printer, event));
     let mut driver = CliDriver::new(kind, config, wiring_spec(host), progress)?;
     let trust = host.project().trust_state();
     if !trust.allows() {
@@ -37,7 +39,10 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> 
     }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut output = std::io::stdout();
+    let mut output = OwnLines {
+        inner: std::io::stdout(),
+        line,
+    };
     Ok(run_headless(
         host.project(),
         args,
@@ -49,18 +54,14 @@ pub fn run(host: &Host, args: &RunArgs, kind: AgentKind) -> anyhow::Result<i32> 
 
 /// One line per tool call and result, the context use per request, and the agent's text
 /// (which may arrive in pieces: Gemini CLI streams deltas).
-fn print_event(event: &ProgressEvent) {
-    static MID_LINE: AtomicBool = AtomicBool::new(false);
+fn print_event(line: &LineState, event: &ProgressEvent) {
     let mut out = std::io::stdout().lock();
     if let ProgressEvent::Text(text) = event {
-        let _ = write!(out, "{text}");
-        MID_LINE.store(!text.ends_with('\n'), Ordering::Relaxed);
+        let _ = line.text(&mut out, text);
         let _ = out.flush();
         return;
     }
-    if MID_LINE.swap(false, Ordering::Relaxed) {
-        let _ = writeln!(out);
-    }
+    let _ = line.end_line(&mut out);
     let _ = match event {
         ProgressEvent::Text(_) => Ok(()),
         ProgressEvent::ToolCall { .. } => writeln!(out, "  {event}"),

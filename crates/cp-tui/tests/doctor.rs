@@ -240,7 +240,7 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
     assert!(
         has_line(
             &out,
-            "✗ Claude Code: the hooks in .claude/settings.json run ",
+            "✗ Claude Code: the MCP server in .mcp.json runs ",
             &[
                 &moved,
                 "not there any more",
@@ -299,5 +299,72 @@ fn a_broken_repository_names_each_problem_with_its_fix_and_exits_1() {
         failed,
         ["wiring", "trust", "provider", "modes", "hooks"],
         "{json}"
+    );
+}
+
+#[test]
+fn half_wiring_fails_and_agent_command_from_config_is_what_is_checked() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let out = context_pilot(&root)
+        .args(["init", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Claude Code only at the path config names, not on PATH.
+    let claude = stand_in_claude("2.1.330");
+    let command = canonical(&claude.path().join("claude"))
+        .display()
+        .to_string();
+    let config = |command: &str| {
+        std::fs::write(
+            root.join(".context-pilot/config.json"),
+            json!({"agent": {"kind": "claude", "command": command}}).to_string(),
+        )
+        .unwrap();
+        cp_e2e::trust(&root);
+    };
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    config(&command);
+    let (_, out) = doctor(&root, &[], &[]);
+    assert!(
+        has_line(
+            &out,
+            "✓ Claude Code: 2.1.330 at ",
+            &[&command, "(agent.command)"]
+        ),
+        "{out}"
+    );
+    assert!(
+        has_line(
+            &out,
+            "✓ Claude Code: wired (.mcp.json, .claude/settings.json)",
+            &[]
+        ),
+        "{out}"
+    );
+    config("/nonexistent/claude");
+    let (code, out) = doctor(&root, &[], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        has_line(
+            &out,
+            "✗ Claude Code: agent.command `/nonexistent/claude` is not found",
+            &["fix: fix agent.command"]
+        ),
+        "{out}"
+    );
+    // The MCP server entry removed: the hooks alone are half the wiring.
+    std::fs::remove_file(root.join(".mcp.json")).unwrap();
+    let (code, out) = doctor(&root, &[], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        has_line(
+            &out,
+            "✗ Claude Code: half wired — .mcp.json / .claude/settings.json has no Context Pilot \
+             entry for the MCP server",
+            &["fix: run `context-pilot init claude` again"]
+        ),
+        "{out}"
     );
 }

@@ -246,3 +246,113 @@ fn init_without_an_agent_asks_once_on_a_terminal() {
         json!(program())
     );
 }
+
+/// `context-pilot ARGS` in `root` with Codex's home at `codex_home`: success and stdout.
+fn with_codex_home(root: &Path, codex_home: &Path, args: &[&str]) -> (bool, String) {
+    let out = context_pilot(root)
+        .args(args)
+        .env("CODEX_HOME", codex_home)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), format!("{stdout}{stderr}"))
+}
+
+#[test]
+fn codex_trust_in_codex_records_exactly_our_trust_and_doctor_checks_its_hash() {
+    let repo = cp_e2e::git_repo();
+    let root = canonical(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let config = canonical(home.path()).join("config.toml");
+    let mine = "# my Codex settings\nmodel = \"gpt-5.5\" # keep me\n\n\
+                [projects.\"/elsewhere\"]\ntrust_level = \"untrusted\"\n";
+    std::fs::write(&config, mine).unwrap();
+
+    // --trust-in-codex needs `codex`.
+    let (ok, out) = with_codex_home(&root, home.path(), &["init", "claude", "--trust-in-codex"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("--trust-in-codex is for `init codex` only"),
+        "{out}"
+    );
+
+    // A dry run shows both diffs and writes nothing.
+    let args = ["init", "codex", "--trust-in-codex", "--dry-run"];
+    let (ok, out) = with_codex_home(&root, home.path(), &args);
+    assert!(ok, "{out}");
+    assert!(out.contains("+++ b/.codex/config.toml"), "{out}");
+    assert!(out.contains(&format!("+++ {}", config.display())), "{out}");
+    assert!(out.contains("+trust_level = \"trusted\""), "{out}");
+    assert!(out.contains("2 file(s) would change"), "{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+    assert!(!root.join(".codex").exists());
+
+    let (ok, out) = with_codex_home(&root, home.path(), &["init", "codex", "--trust-in-codex"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("Updated {}", config.display())),
+        "{out}"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written.starts_with(mine),
+        "kept as it was, trust added after:\n{written}"
+    );
+    let doc: toml_edit::DocumentMut = written.parse().unwrap();
+    assert_eq!(
+        doc["projects"][&root.display().to_string()]["trust_level"].as_str(),
+        Some("trusted")
+    );
+    let state = doc["hooks"]["state"].as_table().unwrap();
+    let source = root.join(".codex/config.toml").display().to_string();
+    let mut keys: Vec<&str> = state.iter().map(|(key, _)| key).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            format!("{source}:post_tool_use:0:0"),
+            format!("{source}:stop:0:0")
+        ],
+        "{written}"
+    );
+    assert!(state.iter().all(|(_, entry)| {
+        entry["trusted_hash"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("sha256:") && h.len() == 71)
+    }));
+
+    // A second run changes nothing.
+    let (ok, out) = with_codex_home(&root, home.path(), &["init", "codex", "--trust-in-codex"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("nothing to change"), "{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), written);
+
+    // Doctor: both trusts hold, exactly.
+    let (_, out) = with_codex_home(&root, home.path(), &["doctor"]);
+    assert!(
+        out.contains(&format!("✓ Codex CLI trusts {}", root.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "✓ Codex CLI trusts Context Pilot's 2 hook(s) in {source}, as written"
+        )),
+        "{out}"
+    );
+    // The hooks change (the binary moved): their trust no longer holds.
+    let project = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap();
+    std::fs::write(
+        root.join(".codex/config.toml"),
+        project.replace(&program(), "/moved/context-pilot"),
+    )
+    .unwrap();
+    let (ok, out) = with_codex_home(&root, home.path(), &["doctor"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("✗ 2 of Context Pilot's 2 hook(s)")
+                && l.contains("changed since you trusted them")),
+        "{out}"
+    );
+}

@@ -8,7 +8,9 @@
 //!
 //! For each CLI: a model that edits a file and never commits ends its session after
 //! `max_blocks` gate blocks with exit status 0, and the person gets the `systemMessage`; a
-//! model that commits (with the CLI's own shell tool) ends cleanly.
+//! model that commits (with the CLI's own shell tool) ends cleanly. For Codex CLI also: the
+//! hooks `init codex --trust-in-codex` trusted run without `--dangerously-bypass-hook-trust`,
+//! and did not before.
 
 #![allow(
     clippy::unwrap_used,
@@ -474,6 +476,24 @@ fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
     run(command)
 }
 
+/// `codex exec --json PROMPT` in `root` as a person runs it: hook trust NOT bypassed, so
+/// Codex runs only the hooks the person trusted in `home`'s `config.toml`.
+fn codex_trusting_only_what_home_trusts(root: &Path, home: &Path, prompt: &str) -> Output {
+    let mut command = Command::new(agent_bin("codex"));
+    command
+        .args([
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            prompt,
+        ])
+        .current_dir(root)
+        .env("CODEX_HOME", home)
+        .env("CP_SCRIPTED_KEY", "sk-scripted")
+        .env_remove("CONTEXT_PILOT_WORKER");
+    run(command)
+}
+
 /// Every request body, for failure messages.
 fn bodies(server: &LlmServer) -> String {
     let mut out = String::new();
@@ -673,6 +693,66 @@ fn codex_gets_a_failing_callbacks_failure_and_keeps_the_patch_output() {
             .any(|item| item["type"] == "custom_tool_call_output"
                 && item["call_id"] == "call_patch"
                 && item["output"].to_string().contains("notes.txt")),
+        "{all}"
+    );
+}
+
+#[test]
+fn codex_runs_the_hooks_init_trust_in_codex_trusted_without_bypassing_hook_trust() {
+    let repo = project("codex");
+    let root = canonical(repo.path());
+    let server = LlmServer::start().unwrap();
+    // The project is trusted, its hooks are not yet: Codex skips them silently.
+    let home = trusting_codex_home(&server, &root);
+    let patch = |name: &str| {
+        responses::items_turn(&[responses::Item::apply_patch(
+            "call_patch",
+            &format!("*** Begin Patch\n*** Add File: {name}\n+hello\n*** End Patch\n"),
+        )])
+    };
+    server.push(patch("before.txt"));
+    server.push(responses::text_turn("Done."));
+    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write before.txt.");
+    let all = bodies(&server);
+    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no stop gate without trust:\n{all}"
+    );
+    assert!(!all.contains("Stop gate"), "{all}");
+
+    // The person asks init to trust our hooks in their Codex config.
+    let init = Command::new(binary_path())
+        .args(["init", "codex", "--trust-in-codex"])
+        .current_dir(&root)
+        .env("CODEX_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
+    let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert!(config.contains("[hooks.state."), "{config}");
+    assert!(
+        config.contains("model_provider = \"scripted\""),
+        "kept: {config}"
+    );
+
+    server.push(patch("after.txt"));
+    for said in ["Done.", "Everything is done.", "I am done."] {
+        server.push(responses::text_turn(said));
+    }
+    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write after.txt.");
+    let all = bodies(&server);
+    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
+    // Our Stop hook, keyed by the project's `.codex/config.toml`, ran and blocked the stop.
+    let requests = server.requests();
+    assert!(requests.len() >= 5, "patch, a blocked stop, a stop:\n{all}");
+    let blocked = &requests[4].raw_body;
+    assert!(
+        blocked.contains(&format!(
+            "hook_run_id=\\\"stop:1:{}/.codex/config.toml\\\">Stop gate",
+            root.display()
+        )),
         "{all}"
     );
 }

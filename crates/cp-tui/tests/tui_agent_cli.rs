@@ -887,3 +887,42 @@ fn review_comments_from_the_changes_panel_start_the_next_claude_turn() {
         .unwrap();
     end_cleanly(tui, &root);
 }
+
+#[test]
+fn on_the_no_model_screen_alt_down_picks_codex_cli_and_f6_starts_and_remembers_it() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    // Stand-ins that only tell their versions: Claude Code (listed first, so picked first) and
+    // Codex CLI, which runs the TUI's turns too.
+    let bin = tempfile::tempdir().unwrap();
+    for (name, version) in [
+        ("claude", "2.1.330 (Claude Code)"),
+        ("codex", "codex-cli 0.169.0"),
+    ] {
+        let path = bin.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let mut tui = start_no_model_tui(&root, home.path(), bin.path(), config.path());
+    let screen = tui.wait_for("F5 runs your messages with it", WAIT).unwrap();
+    assert!(screen.contains("Codex CLI 0.169.0"), "{screen}");
+    assert!(!screen.contains("cannot run"), "{screen}");
+
+    // Alt-↓ picks the next usable agent, Codex CLI; F6 starts it and remembers it.
+    tui.send(b"\x1b[1;3B");
+    tui.wait_for("F5 starts Codex CLI", WAIT).unwrap();
+    tui.send(b"\x1b[17~");
+    wait_saved_session(&root, "Codex CLI runs the turns", WAIT, |s| {
+        saved_conversation(s).contains("Codex CLI 0.169.0 runs your messages now")
+    })
+    .unwrap();
+    let file = config.path().join("context-pilot/config.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["agent"]["kind"], "codex", "{saved}");
+    tui.quit(WAIT).unwrap();
+    stop_console_server(&root);
+}

@@ -37,28 +37,75 @@ const SESSION_FLAGS_SOURCE: &str = "/<session-flags>/config.toml";
 /// Codex's timeout of a command hook that names none, in seconds.
 const DEFAULT_TIMEOUT_SECS: u64 = 600;
 
-/// The `hooks.state` table trusting every command hook of `hooks` (`{"hooks": {"Stop": [{
-/// "hooks": [{"type": "command", "command": …}]}], …}}`) passed as `-c` session flags.
-pub(super) fn hook_state(hooks: &Value) -> Value {
-    let mut state = Map::new();
-    let Some(events) = hooks["hooks"].as_object() else {
-        return Value::Object(state);
-    };
-    for (event, groups) in events {
+/// One command hook as Codex keys and fingerprints it: `hooks.state."<key>"` holds its trust,
+/// which counts when its `trusted_hash` equals `hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct HookIdentity {
+    pub key: String,
+    pub hash: String,
+}
+
+/// The identity of every command hook of `events` (a `[hooks]` table as JSON: `{"Stop": [{
+/// "hooks": [{"type": "command", "command": …}]}], …}`) read from the config file `source`,
+/// keeping those `keep(event, command)` accepts.
+fn command_hooks(
+    source: &str,
+    events: &Value,
+    keep: impl Fn(&str, &str) -> bool,
+) -> Vec<HookIdentity> {
+    let mut found = Vec::new();
+    for (event, groups) in events.as_object().into_iter().flatten() {
         let label = snake_case(event);
         for (group_index, group) in groups.as_array().into_iter().flatten().enumerate() {
             let handlers = group["hooks"].as_array().into_iter().flatten();
             for (handler_index, handler) in handlers.enumerate() {
-                if handler["type"] != "command" {
+                let command = handler["command"].as_str().unwrap_or_default();
+                if handler["type"] != "command" || !keep(event, command) {
                     continue;
                 }
-                let key = format!("{SESSION_FLAGS_SOURCE}:{label}:{group_index}:{handler_index}");
-                let hash = command_hook_hash(&label, group.get("matcher"), handler);
-                state.insert(key, json!({ "trusted_hash": hash }));
+                found.push(HookIdentity {
+                    key: format!("{source}:{label}:{group_index}:{handler_index}"),
+                    hash: command_hook_hash(&label, group.get("matcher"), handler),
+                });
             }
         }
     }
+    found
+}
+
+/// The `hooks.state` table trusting every command hook of `hooks` (`{"hooks": {"Stop": [{
+/// "hooks": [{"type": "command", "command": …}]}], …}}`) passed as `-c` session flags.
+pub(super) fn hook_state(hooks: &Value) -> Value {
+    let state = command_hooks(SESSION_FLAGS_SOURCE, &hooks["hooks"], |_, _| true)
+        .into_iter()
+        .map(|hook| (hook.key, json!({ "trusted_hash": hook.hash })))
+        .collect();
     Value::Object(state)
+}
+
+/// The project's config file that `init codex` writes, `<root>/.codex/config.toml`, under
+/// every name Codex may key its hooks by: as given, and as the system resolves it.
+pub(super) fn project_config_sources(root: &Path) -> Vec<String> {
+    let path = root.join(".codex").join("config.toml");
+    let mut sources = vec![path.display().to_string()];
+    if let Ok(real) = std::fs::canonicalize(&path)
+        && real != path
+    {
+        sources.push(real.display().to_string());
+    }
+    sources
+}
+
+/// Our hooks (`… hook codex-stop`, …) in the project config `text` (the project's
+/// `.codex/config.toml`), keyed by `source`; `None` when `text` is not TOML.
+pub(super) fn our_project_hooks(text: &str, source: &str) -> Option<Vec<HookIdentity>> {
+    let doc = text.parse::<DocumentMut>().ok()?;
+    let hooks = doc.get("hooks").map_or(Value::Null, item_json);
+    Some(command_hooks(source, &hooks, |event, command| {
+        SPEC.hook_events
+            .iter()
+            .any(|spec| spec.name == event && is_our_command(command, spec.cli_name))
+    }))
 }
 
 /// The `hooks.state` entries turning off, for one run, the hooks of ours (`… hook
@@ -67,38 +114,16 @@ pub(super) fn hook_state(hooks: &Value) -> Value {
 pub(super) fn project_copies_disabled(root: &Path) -> Map<String, Value> {
     let path = root.join(".codex/config.toml");
     let mut state = Map::new();
-    let Ok(doc) = std::fs::read_to_string(&path).map(|text| text.parse::<DocumentMut>()) else {
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return state;
     };
-    let Ok(doc) = doc else {
-        tracing::debug!("{} is not TOML; Codex will say so", path.display());
-        return state;
-    };
-    // Codex names the file by the directory it runs in, as the system resolves it.
-    let mut sources = vec![path.display().to_string()];
-    if let Ok(real) = std::fs::canonicalize(&path)
-        && real != path
-    {
-        sources.push(real.display().to_string());
-    }
-    let hooks = doc.get("hooks").map_or(Value::Null, item_json);
-    for event in SPEC.hook_events {
-        let label = snake_case(event.name);
-        for (g, group) in hooks[event.name]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            for (h, handler) in group["hooks"].as_array().into_iter().flatten().enumerate() {
-                let ours = handler["command"]
-                    .as_str()
-                    .is_some_and(|c| is_our_command(c, event.cli_name));
-                for source in sources.iter().filter(|_| ours) {
-                    let key = format!("{source}:{label}:{g}:{h}");
-                    state.insert(key, json!({ "enabled": false }));
-                }
-            }
+    for source in project_config_sources(root) {
+        let Some(hooks) = our_project_hooks(&text, &source) else {
+            tracing::debug!("{} is not TOML; Codex will say so", path.display());
+            return state;
+        };
+        for hook in hooks {
+            state.insert(hook.key, json!({ "enabled": false }));
         }
     }
     state

@@ -3,7 +3,8 @@
 //! `context-pilot init codex` merges the MCP server and the `PostToolUse` and `Stop` hooks
 //! into `.codex/config.toml` and names the two trust steps Codex needs ([`hooks`]); callbacks
 //! fire for each file of an `apply_patch` ([`patch`]) and for files changed through the shell.
-//! `doctor` reads the person's own Codex trust ([`user_trust`]). Runs and the TUI drive `codex exec --json` ([`run`], [`stream`]) with the hooks trusted
+//! `doctor` reads the person's own Codex trust ([`user_trust`]); `init codex --trust-in-codex`
+//! records it there when asked ([`trust_write`]). Runs and the TUI drive `codex exec --json` ([`run`], [`stream`]) with the hooks trusted
 //! for that invocation only ([`hook_trust`]), measuring context use from Codex's session file
 //! ([`rollout`]).
 
@@ -15,7 +16,10 @@ mod patch;
 mod rollout;
 mod run;
 mod stream;
+mod trust_write;
 mod user_trust;
+
+pub use trust_write::{CodexTrustEdit, trust_in_codex};
 
 use std::path::Path;
 use std::process::Command;

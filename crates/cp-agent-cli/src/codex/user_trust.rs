@@ -1,7 +1,8 @@
 //! Whether Codex CLI will use what `init codex` wrote: it reads a project's `.codex/` only
 //! once the person trusts the project, and runs a project hook only once the person trusted
 //! it in `/hooks`. Both are recorded in the person's own `$CODEX_HOME/config.toml` (else
-//! `~/.codex/config.toml`), which Context Pilot reads and never writes:
+//! `~/.codex/config.toml`), which Context Pilot reads (and writes only when asked, with
+//! `init codex --trust-in-codex`: [`super::trust_write`]):
 //!
 //! ```toml
 //! [projects."/work/app"]
@@ -11,18 +12,20 @@
 //! trusted_hash = "…"
 //! ```
 //!
-//! The keys of `hooks.state` are Codex's own; a hook counts as trusted here when its key
-//! names this project's `.codex/config.toml` and holds a `trusted_hash` (whether that hash
-//! still matches the hook's command is Codex's to say: it asks again when it does not).
+//! The keys of `hooks.state` and the hashes are Codex's own ([`super::hook_trust`] computes
+//! both): a hook of ours counts as trusted only when the `trusted_hash` under its key equals
+//! the hash of the hook as the project's `.codex/config.toml` holds it now; a hash that differs
+//! means the hook changed since the person trusted it, and Codex skips it.
 
 use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item};
 
+use super::hook_trust::{HookIdentity, our_project_hooks, project_config_sources};
 use crate::agent::AgentTrust;
 
 /// The user's Codex config file: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
-fn user_config() -> Option<PathBuf> {
+pub(super) fn user_config() -> Option<PathBuf> {
     let absolute = |name: &str| {
         std::env::var_os(name)
             .map(PathBuf::from)
@@ -98,48 +101,133 @@ fn project_trust(doc: &DocumentMut, root: &Path, config: &Path) -> AgentTrust {
     }
 }
 
+/// Whether the person trusted exactly the hooks of ours in the project's
+/// `.codex/config.toml` at `root`: each one's `[hooks.state."<key>"] trusted_hash` must equal
+/// the hash of the hook as it is written now (Codex skips a hook whose hash changed).
 fn hook_trust(doc: &DocumentMut, root: &Path) -> AgentTrust {
-    let settings = root
-        .join(".codex")
-        .join("config.toml")
-        .display()
-        .to_string();
-    let trusted = doc
+    let settings = root.join(".codex").join("config.toml");
+    let shown = settings.display();
+    let text = std::fs::read_to_string(&settings).unwrap_or_default();
+    // Our hooks keyed under each name of the file (as given, as resolved): the same hooks.
+    let keyed: Vec<Vec<HookIdentity>> = project_config_sources(root)
+        .iter()
+        .filter_map(|source| our_project_hooks(&text, source))
+        .collect();
+    let hooks = keyed.first().cloned().unwrap_or_default();
+    if hooks.is_empty() {
+        return AgentTrust {
+            ok: false,
+            what: format!("{shown} holds no Context Pilot hook for Codex CLI to trust"),
+            fix: Some("run `context-pilot init codex`".into()),
+        };
+    }
+    let state = doc
         .get("hooks")
         .and_then(|hooks| hooks.get("state"))
-        .and_then(Item::as_table_like)
-        .map_or(0, |state| {
-            state
-                .iter()
-                .filter(|(key, entry)| {
-                    key.contains(&settings) && entry.get("trusted_hash").is_some()
-                })
-                .count()
-        });
-    if trusted > 0 {
+        .and_then(Item::as_table_like);
+    // The hash the person trusted for hook `index` of ours, under any name of the file.
+    let trusted = |index: usize| {
+        keyed.iter().find_map(|hooks| {
+            let key = &hooks.get(index)?.key;
+            state?
+                .get(key)?
+                .get("trusted_hash")?
+                .as_str()
+                .map(str::to_owned)
+        })
+    };
+    let mut changed = 0;
+    let mut untrusted = 0;
+    for (index, hook) in hooks.iter().enumerate() {
+        match trusted(index) {
+            Some(hash) if hash == hook.hash => {}
+            Some(_) => changed += 1,
+            None => untrusted += 1,
+        }
+    }
+    let fix = Some(
+        "in Codex type `/hooks`, review Context Pilot's PostToolUse and Stop hooks and trust \
+         them, or run `context-pilot init codex --trust-in-codex`"
+            .to_owned(),
+    );
+    if changed > 0 {
         return AgentTrust {
-            ok: true,
-            what: format!("Codex CLI has {trusted} trusted hook(s) of {settings}"),
-            fix: None,
+            ok: false,
+            what: format!(
+                "{changed} of Context Pilot's {} hook(s) in {shown} changed since you trusted \
+                 them in Codex CLI, so it skips them",
+                hooks.len()
+            ),
+            fix,
+        };
+    }
+    if untrusted > 0 {
+        return AgentTrust {
+            ok: false,
+            what: format!(
+                "Codex CLI has not trusted {untrusted} of Context Pilot's {} hook(s) in {shown}, \
+                 so it skips them",
+                hooks.len()
+            ),
+            fix,
         };
     }
     AgentTrust {
-        ok: false,
-        what: format!("Codex CLI has not trusted the hooks of {settings}, so it skips them"),
-        fix: Some(
-            "in Codex type `/hooks`, review Context Pilot's PostToolUse and Stop hooks and \
-             trust them"
-                .into(),
+        ok: true,
+        what: format!(
+            "Codex CLI trusts Context Pilot's {} hook(s) in {shown}, as written",
+            hooks.len()
         ),
+        fix: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
+    use crate::agent::AgentCli as _;
+    use crate::project_settings::{Apply, merge_toml};
+
+    /// A project at a temporary root whose `.codex/config.toml` holds what `init codex`
+    /// writes; its root (as the system resolves it) and that file's text.
+    fn wired_project() -> (tempfile::TempDir, PathBuf, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let mut text = None;
+        for file in super::super::Codex.project_settings("/opt/cp/context-pilot") {
+            let Apply::Toml(apply) = file.apply else {
+                panic!("Codex's settings are TOML")
+            };
+            text = Some(merge_toml(apply.as_ref(), None).unwrap());
+        }
+        let text = text.unwrap();
+        std::fs::create_dir_all(root.join(".codex")).unwrap();
+        std::fs::write(root.join(".codex/config.toml"), &text).unwrap();
+        (dir, root, text)
+    }
+
+    /// The user's config trusting `root` and, for each hook of ours, `hash(its real hash)`.
+    fn user_config_trusting(root: &Path, text: &str, hash: impl Fn(&str) -> String) -> DocumentMut {
+        let source = root.join(".codex/config.toml").display().to_string();
+        let mut config = format!(
+            "[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+            root.display()
+        );
+        for hook in our_project_hooks(text, &source).unwrap() {
+            let _ = writeln!(
+                config,
+                "[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"",
+                hook.key,
+                hash(&hook.hash)
+            );
+        }
+        config.parse().unwrap()
+    }
 
     #[test]
-    fn trust_and_hook_trust_are_read_from_the_user_config() {
+    fn project_trust_is_read_from_the_user_config() {
         let root = Path::new("/work/app");
         let none: DocumentMut = "".parse().unwrap();
         let config = Path::new("/home/me/.codex/config.toml");
@@ -151,15 +239,57 @@ mod tests {
                 .unwrap()
                 .contains("[projects.\"/work/app\"] trust_level = \"trusted\""),
         );
-        assert!(!hook_trust(&none, root).ok);
-        let both: DocumentMut = "[projects.\"/work/app\"]\ntrust_level = \"trusted\"\n\n\
-             [hooks.state.\"/work/app/.codex/config.toml:stop:0:0\"]\ntrusted_hash = \"sha256:1\"\n\
-             [hooks.state.\"/elsewhere/.codex/config.toml:stop:0:0\"]\ntrusted_hash = \"sha256:2\"\n"
+        let trusted: DocumentMut = "[projects.\"/work/app\"]\ntrust_level = \"trusted\"\n"
             .parse()
             .unwrap();
-        assert!(project_trust(&both, root, config).ok);
-        let hooks = hook_trust(&both, root);
-        assert!(hooks.ok, "{hooks:?}");
-        assert!(hooks.what.contains("1 trusted hook(s)"), "{hooks:?}");
+        assert!(project_trust(&trusted, root, config).ok);
+    }
+
+    #[test]
+    fn hook_trust_holds_only_for_the_exact_hash_of_the_hooks_init_wrote() {
+        let (_dir, root, text) = wired_project();
+        let hooks = our_project_hooks(
+            &text,
+            &root.join(".codex/config.toml").display().to_string(),
+        )
+        .unwrap();
+        assert_eq!(hooks.len(), 2, "PostToolUse and Stop: {hooks:?}");
+
+        let exact = hook_trust(&user_config_trusting(&root, &text, str::to_owned), &root);
+        assert!(exact.ok, "{exact:?}");
+        assert!(
+            exact.what.contains("trusts Context Pilot's 2 hook(s)"),
+            "{exact:?}"
+        );
+
+        let changed = hook_trust(
+            &user_config_trusting(&root, &text, |_| "sha256:0".into()),
+            &root,
+        );
+        assert!(!changed.ok);
+        assert!(
+            changed.what.contains("changed since you trusted"),
+            "{changed:?}"
+        );
+        assert!(changed.fix.unwrap().contains("--trust-in-codex"));
+
+        let elsewhere: DocumentMut = "[hooks.state.\"/elsewhere/.codex/config.toml:stop:0:0\"]\n\
+             trusted_hash = \"sha256:2\"\n"
+            .parse()
+            .unwrap();
+        let untrusted = hook_trust(&elsewhere, &root);
+        assert!(!untrusted.ok);
+        assert!(
+            untrusted.what.contains("has not trusted 2"),
+            "{untrusted:?}"
+        );
+
+        std::fs::remove_file(root.join(".codex/config.toml")).unwrap();
+        let unwired = hook_trust(&elsewhere, &root);
+        assert!(!unwired.ok);
+        assert_eq!(
+            unwired.fix.as_deref(),
+            Some("run `context-pilot init codex`")
+        );
     }
 }

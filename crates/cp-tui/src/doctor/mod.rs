@@ -1,8 +1,8 @@
 //! `context-pilot doctor [--json]`: what is wrong with this machine and this project, one line
 //! a check, with the fix for each that fails. Exits 1 when any check fails.
 //!
-//! One file a group of checks: `tools` (git, bash), `agents` (each agent CLI on `PATH`
-//! against its minimum version), `wiring` (whether `init` wired each agent into the project
+//! One file a group of checks: `tools` (git, bash), `agents` (each agent CLI, on `PATH` or
+//! at config's `agent.command`, against its minimum version), `wiring` (whether `init` wired each agent into the project
 //! and the binary it names still runs, and what the agent itself must trust), `trust` (the
 //! project's trust and what it would let run), `provider` (key, model list, model), `console`
 //! (the console server), `modes` (`run/`, `logs/`, `state/`), `hook_log` (the last hook
@@ -139,8 +139,10 @@ impl Report {
 /// Runs every check on `project` and this machine.
 pub fn run(project: &Project) -> Report {
     let mut checks = tools::checks();
-    let presence = cp_agent_cli::look_for_agents();
-    checks.extend(agents::checks(&presence));
+    let (configured, config_check) = agents::configured_command(project);
+    checks.extend(config_check);
+    let presence = agents::look_for(configured.as_ref());
+    checks.extend(agents::checks(&presence, configured.as_ref()));
     checks.extend(wiring::checks(project));
     checks.extend(trust::checks(project));
     checks.extend(provider::checks(project, &presence));

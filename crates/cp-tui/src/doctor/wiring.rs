@@ -1,5 +1,5 @@
-//! For each agent: whether `context-pilot init` wired it into this project, whether the
-//! binary its hooks run still exists, and what the agent itself must trust before it uses
+//! For each agent: whether `context-pilot init` wired it into this project (its MCP server
+//! entry and its hooks, both), whether the binary they run still exists, and what the agent itself must trust before it uses
 //! them (the descriptor's [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
 
 use std::path::{Path, PathBuf};
@@ -29,10 +29,14 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
     checks
 }
 
-/// A hook command `init` wrote, and the file it is in.
+/// A program `init` wrote (in the MCP server entry or a hook command), and the file it is in.
 struct Written {
     file: PathBuf,
     program: String,
+    /// `the MCP server` or `the hooks`.
+    what: &'static str,
+    /// `runs` or `run`, as `what` needs.
+    verb: &'static str,
 }
 
 fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
@@ -44,16 +48,26 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
         .into_iter()
         .map(|file| file.path)
         .collect();
+    let events: Vec<&str> = spec.hook_events.iter().map(|e| e.cli_name).collect();
     let mut written = Vec::new();
     for file in &files {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue;
         };
-        let events: Vec<&str> = spec.hook_events.iter().map(|e| e.cli_name).collect();
+        if let Some(program) = cp_agent_cli::mcp_server_program(&text) {
+            written.push(Written {
+                file: file.clone(),
+                program,
+                what: "the MCP server",
+                verb: "runs",
+            });
+        }
         for program in hook_programs(&text, &events) {
             written.push(Written {
                 file: file.clone(),
                 program,
+                what: "the hooks",
+                verb: "run",
             });
         }
     }
@@ -64,12 +78,30 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
             Some(format!("to use it with Context Pilot: `{init}`")),
         );
     }
+    for (part, fix) in [
+        ("the MCP server", "its MCP server entry"),
+        ("the hooks", "its hooks"),
+    ] {
+        if !written.iter().any(|w| w.what == part) {
+            let listed: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            return Check::fail(
+                GROUP,
+                format!(
+                    "{name}: half wired — {} has no Context Pilot entry for {part}",
+                    listed.join(" / ")
+                ),
+                format!("run `{init}` again (it adds {fix} and keeps the rest)"),
+            );
+        }
+    }
     if let Some(gone) = written.iter().find(|w| !runs(&w.program)) {
         return Check::fail(
             GROUP,
             format!(
-                "{name}: the hooks in {} run `{}`, which is not there any more",
+                "{name}: {} in {} {} `{}`, which is not there any more",
+                gone.what,
                 gone.file.display(),
+                gone.verb,
                 gone.program
             ),
             format!("run `{init}` again (our entries follow the binary to where it is now)"),

@@ -106,7 +106,7 @@ pub fn run(root: &Path, dry_run: bool, yes: bool) -> Result<ExitCode, InitError>
         }
     }
     for f in &found {
-        print!("{}", super::run(f.agent, root, dry_run)?);
+        print!("{}", super::run(f.agent, root, dry_run, false)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -84,12 +84,16 @@ pub enum InitError {
     Shape { path: PathBuf, message: String },
     #[error(transparent)]
     Store(#[from] cp_base::StoreError),
+    #[error(transparent)]
+    Agent(#[from] cp_agent_cli::AgentError),
+    #[error("--trust-in-codex is for `init codex` only; {0} keeps its trust elsewhere")]
+    TrustNotCodex(&'static str),
 }
 
 /// One settings file to write: its text before (if it exists) and after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    /// Relative to the project root.
+    /// Relative to the project root, or absolute (the person's own Codex config).
     pub path: PathBuf,
     pub before: Option<String>,
     pub after: String,
@@ -99,15 +103,20 @@ impl Change {
     /// A unified diff of the change, with `a/` and `b/` paths as git shows them.
     pub fn diff(&self) -> String {
         let name = self.path.display().to_string();
+        let (a, b) = if self.path.is_absolute() {
+            (name.clone(), name)
+        } else {
+            (format!("a/{name}"), format!("b/{name}"))
+        };
         let old = if self.before.is_some() {
-            format!("a/{name}")
+            a
         } else {
             "/dev/null".to_owned()
         };
         similar::TextDiff::from_lines(self.before.as_deref().unwrap_or(""), &self.after)
             .unified_diff()
             .context_radius(3)
-            .header(&old, &format!("b/{name}"))
+            .header(&old, &b)
             .to_string()
     }
 }
@@ -214,12 +223,53 @@ pub fn program() -> String {
     }
 }
 
-/// Runs `init` and returns what to print.
-pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, InitError> {
-    let program = program();
-    let changes = plan(agent, root, &program)?;
+/// The change recording, in the person's own Codex config, the trust of the project at
+/// `root` and of our hooks as `changes` leave its `.codex/config.toml`; `None` when it is
+/// recorded already.
+fn codex_trust_change(root: &Path, changes: &[Change]) -> Result<Option<Change>, InitError> {
+    let settings = Path::new(".codex").join("config.toml");
+    let project_config = if let Some(change) = changes.iter().find(|c| c.path == settings) {
+        change.after.clone()
+    } else {
+        let full = root.join(&settings);
+        std::fs::read_to_string(&full).map_err(|source| InitError::Io { path: full, source })?
+    };
+    let edit = cp_agent_cli::trust_in_codex(root, &project_config)?;
+    Ok(
+        (edit.before.as_deref() != Some(edit.after.as_str())).then_some(Change {
+            path: edit.path,
+            before: edit.before,
+            after: edit.after,
+        }),
+    )
+}
+
+/// Runs `init` and returns what to print. With `trust_in_codex` (for Codex CLI only), the
+/// project's trust and our hooks' trust are also recorded in the person's own Codex config.
+pub fn run(
+    agent: &dyn AgentCli,
+    root: &Path,
+    dry_run: bool,
+    trust_in_codex: bool,
+) -> Result<String, InitError> {
     let name = agent.spec().display_name;
-    let notes = agent.init_notes(root).unwrap_or_default();
+    if trust_in_codex && agent.spec().name != "codex" {
+        return Err(InitError::TrustNotCodex(name));
+    }
+    let program = program();
+    let mut changes = plan(agent, root, &program)?;
+    if trust_in_codex && let Some(change) = codex_trust_change(root, &changes)? {
+        changes.push(change);
+    }
+    let notes = if trust_in_codex {
+        format!(
+            "Codex CLI trusts {} and Context Pilot's hooks in it (recorded in your Codex \
+             config); `context-pilot doctor` checks both.\n",
+            root.display()
+        )
+    } else {
+        agent.init_notes(root).unwrap_or_default()
+    };
     if changes.is_empty() {
         return Ok(format!(
             "{name} is already set up to use Context Pilot in {}; nothing to change.\n{notes}",
@@ -236,7 +286,9 @@ pub fn run(agent: &dyn AgentCli, root: &Path, dry_run: bool) -> Result<String, I
             "Dry run: {} file(s) would change; nothing was written.",
             changes.len()
         );
-        out.push_str(&notes);
+        if !trust_in_codex {
+            out.push_str(&notes);
+        }
         return Ok(out);
     }
     apply(root, &changes)?;
@@ -359,7 +411,7 @@ mod tests {
         std::fs::create_dir_all(root.join(".codex")).unwrap();
         let mine = "# keep me\n[mcp_servers.other]\ncommand = \"x\"\n";
         std::fs::write(root.join(".codex/config.toml"), mine).unwrap();
-        let dry = run(agent("codex"), root, true).unwrap();
+        let dry = run(agent("codex"), root, true, false).unwrap();
         assert!(dry.contains("+[mcp_servers.context-pilot]"), "{dry}");
         assert!(dry.contains("trust_level = \"trusted\""), "{dry}");
         assert_eq!(

@@ -177,7 +177,21 @@ impl Conversation {
         self.layout.get_mut().forget_all();
     }
 
-    /// Expands or collapses the most recent tool call.
+    /// Puts `text` (the no-model screen's offer, which starts as the no-provider help does)
+    /// in place of the no-provider help, or at the end when there is none.
+    pub fn replace_no_provider_help(&mut self, text: String) {
+        let at = self
+            .entries
+            .iter()
+            .position(|e| matches!(e, Entry::System(old) if is_no_provider_help(old)));
+        match at.and_then(|index| self.entry_mut(index)) {
+            Some(entry) => *entry = Entry::System(text),
+            None => {
+                self.push(Entry::System(text));
+            }
+        }
+    }
+
     /// Expands or collapses the most recent tool call, and keeps it in view.
     pub fn toggle_last_tool(&mut self) {
         let last = self

@@ -1,5 +1,5 @@
 //! The no-model screen's keys: the agent CLIs found are shown in the conversation
-//! ([`AgentOffer`]); F5 starts the one offered (off the UI thread: its `--version` runs and
+//! ([`AgentOffer`]); Alt-↑/Alt-↓ picks one; F5 starts the one picked (off the UI thread: its `--version` runs and
 //! its wiring is written) and it runs the TUI's turns from then on; F6 also remembers it.
 
 use cp_base::Level;
@@ -26,7 +26,34 @@ impl App {
         self.picked_agent
     }
 
-    /// F5 (`remember`: F6): starts the offered agent in the background.
+    /// Alt-↑ (`forward`: Alt-↓): F5 and F6 start the previous (next) usable agent of the
+    /// offer; its text marks it.
+    pub(super) fn pick_offered_agent(&mut self, forward: bool) {
+        if self.agent.has_agent() {
+            return;
+        }
+        let Some(offer) = &mut self.offer else {
+            self.ui.flash = Some("Still looking for agent CLIs…".into());
+            return;
+        };
+        if offer.starting {
+            return;
+        }
+        if !offer.pick_another(forward) {
+            self.ui.flash = Some("There is no other agent CLI to pick.".into());
+            return;
+        }
+        if let Some((_, presence)) = offer.pick() {
+            self.ui.flash = Some(format!(
+                "F5 starts {} (F6 also remembers it).",
+                presence.agent.spec().display_name
+            ));
+        }
+        let text = offer.text();
+        self.conversation.replace_no_provider_help(text);
+    }
+
+    /// F5 (`remember`: F6): starts the picked agent in the background.
     pub(super) fn use_offered_agent(&mut self, remember: bool) {
         if self.agent.has_agent() {
             self.ui.flash = Some("An agent already runs your messages.".into());
@@ -126,17 +153,14 @@ mod tests {
     fn the_offer_replaces_the_no_provider_help_and_f5_without_a_usable_agent_says_so() {
         let mut app = crate::tui::snapshot_tests::app(false);
         let claude = "claude".parse::<AgentKind>().unwrap().cli().unwrap();
-        app.handle(AppEvent::AgentsFound(AgentOffer {
-            presence: vec![Presence {
-                agent: claude,
-                found: Found::TooOld {
-                    path: "/bin/claude".into(),
-                    version: "1.0.0".into(),
-                    needed: "2.0.31".into(),
-                },
-            }],
-            starting: false,
-        }));
+        app.handle(AppEvent::AgentsFound(AgentOffer::new(vec![Presence {
+            agent: claude,
+            found: Found::TooOld {
+                path: "/bin/claude".into(),
+                version: "1.0.0".into(),
+                needed: "2.0.31".into(),
+            },
+        }])));
         app.apply(Action::UseOfferedAgent);
         assert_eq!(
             app.ui.flash.as_deref(),
@@ -155,6 +179,42 @@ mod tests {
         assert_eq!(systems.len(), 1, "{systems:?}");
         assert!(
             systems[0].contains("Claude Code 1.0.0 at /bin/claude is too old"),
+            "{systems:?}"
+        );
+    }
+
+    #[test]
+    fn alt_down_picks_the_next_agent_in_place_of_the_offer() {
+        let mut app = crate::tui::snapshot_tests::app(false);
+        let usable = |name: &str, version: &str| Presence {
+            agent: name.parse::<AgentKind>().unwrap().cli().unwrap(),
+            found: Found::Usable(cp_agent_cli::AgentBinary {
+                path: format!("/bin/{name}").into(),
+                version: version.into(),
+            }),
+        };
+        app.handle(AppEvent::AgentsFound(AgentOffer::new(vec![
+            usable("claude", "2.1.0"),
+            usable("codex", "0.169.0"),
+        ])));
+        app.apply(Action::PickOfferedAgent(true));
+        assert_eq!(
+            app.ui.flash.as_deref(),
+            Some("F5 starts Codex CLI (F6 also remembers it).")
+        );
+        let (conversation, _, agent) = app.parts_for_test();
+        assert!(!agent.has_agent());
+        let systems: Vec<&str> = conversation
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::System(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(systems.len(), 1, "replaced, not added: {systems:?}");
+        assert!(
+            systems[0].contains("▸ Codex CLI 0.169.0 (/bin/codex) — F5 runs"),
             "{systems:?}"
         );
     }

@@ -222,13 +222,23 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "use_offered_agent",
-        doc: "no model: run your messages with the offered agent CLI",
+        doc: "no model: run your messages with the picked agent CLI",
         fun: |app, _| app.use_offered_agent(false),
     },
     Command {
         name: "remember_offered_agent",
         doc: "the same, and remember it in your own config",
         fun: |app, _| app.use_offered_agent(true),
+    },
+    Command {
+        name: "pick_previous_offered_agent",
+        doc: "no model: F5/F6 start the agent CLI listed above",
+        fun: |app, _| app.pick_offered_agent(false),
+    },
+    Command {
+        name: "pick_next_offered_agent",
+        doc: "no model: F5/F6 start the agent CLI listed below",
+        fun: |app, _| app.pick_offered_agent(true),
     },
     Command {
         name: "search_prev",

@@ -70,6 +70,9 @@ pub enum Action {
     /// F3: the Changes panel; at a workflow's approval gate, scoped to the phase, with the
     /// comments sent as the feedback of its `repeat_phase` option.
     ReviewChanges,
+    /// Alt-↑/Alt-↓ with no provider: the agent F5 and F6 start becomes the previous (`false`)
+    /// or next (`true`) one the conversation offers.
+    PickOfferedAgent(bool),
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -187,6 +190,8 @@ impl Action {
             Self::RememberOfferedAgent => "remember_offered_agent",
             Self::Review(key) => key.command_name(),
             Self::ReviewChanges => "review_changes",
+            Self::PickOfferedAgent(false) => "pick_previous_offered_agent",
+            Self::PickOfferedAgent(true) => "pick_next_offered_agent",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

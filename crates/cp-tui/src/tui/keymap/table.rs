@@ -14,7 +14,7 @@ use Scope::{Changes, Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 61] = [
+pub static BINDINGS: [Binding; 63] = [
     // The Changes panel (first, so its keys win over the general ones there).
     bind(
         &[key(KeyCode::Up), ch('k')],
@@ -189,6 +189,20 @@ pub static BINDINGS: [Binding; 61] = [
         "F6",
         Everywhere,
         Command::Do(Action::RememberOfferedAgent),
+        None,
+    ),
+    bind(
+        &[alt(KeyCode::Up)],
+        "Alt-↑",
+        Everywhere,
+        Command::Do(Action::PickOfferedAgent(false)),
+        None,
+    ),
+    bind(
+        &[alt(KeyCode::Down)],
+        "Alt-↓",
+        Everywhere,
+        Command::Do(Action::PickOfferedAgent(true)),
         None,
     ),
     bind(

@@ -101,6 +101,15 @@ impl Repository {
             .map(drop)
     }
 
+    /// Makes a work tree at `path` for the existing branch `branch` (a worktree removed by
+    /// hand whose branch survived).
+    pub fn checkout_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+        self.git(&["worktree", "prune"])?;
+        let path = path.to_string_lossy();
+        self.git(&["worktree", "add", "--quiet", &path, branch])
+            .map(drop)
+    }
+
     /// Removes the work tree at `path` (whatever it holds) and deletes `branch`.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
         let shown = path.to_string_lossy();
@@ -121,6 +130,66 @@ impl Repository {
             &format!("refs/heads/{branch}"),
         ])
         .is_ok()
+    }
+
+    /// The files that differ between commits `from` and `to` (repository-relative, sorted).
+    pub fn changed_between(&self, from: &str, to: &str) -> Result<Vec<String>, WorktreeError> {
+        let out = self.git(&["diff", "--name-only", "-z", from, to])?;
+        let mut files: Vec<String> = out
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+
+    /// `git diff --stat from to`, for a person deciding on a phase's work.
+    pub fn diff_stat(&self, from: &str, to: &str) -> Result<String, WorktreeError> {
+        self.git(&["diff", "--stat", from, to])
+    }
+
+    /// How many commits `to` has that `from` lacks.
+    pub fn commits_between(&self, from: &str, to: &str) -> Result<u32, WorktreeError> {
+        let count = self.git(&["rev-list", "--count", &format!("{from}..{to}")])?;
+        Ok(count.trim().parse().unwrap_or(0))
+    }
+
+    /// Whether commit `ancestor` is reachable from `descendant` (a merged branch is).
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> bool {
+        self.git(&["merge-base", "--is-ancestor", ancestor, descendant])
+            .is_ok()
+    }
+
+    /// Whether the work tree has changes not committed (untracked files included).
+    pub fn is_dirty(&self) -> Result<bool, WorktreeError> {
+        Ok(!self.git(&["status", "--porcelain"])?.is_empty())
+    }
+
+    /// Adds `pattern` to the repository's own exclude file (`info/exclude`, shared by its
+    /// worktrees, never committed) unless it is there already.
+    pub fn exclude_locally(&self, pattern: &str) -> Result<(), WorktreeError> {
+        let common = self.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+        let file = Path::new(&common).join("info").join("exclude");
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().any(|l| l.trim() == pattern) {
+            return Ok(());
+        }
+        let mut updated = text;
+        if !updated.is_empty() && !updated.ends_with('\n') {
+            updated.push('\n');
+        }
+        updated.push_str(pattern);
+        updated.push('\n');
+        let failed = |stderr: String| WorktreeError::Failed {
+            args: "(write info/exclude)".into(),
+            dir: file.clone(),
+            stderr,
+        };
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
+        }
+        cp_base::write_atomic(&file, updated.as_bytes()).map_err(|e| failed(e.to_string()))
     }
 
     /// Merges `branch` into the branch checked out, always with a merge commit saying

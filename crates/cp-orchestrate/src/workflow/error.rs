@@ -89,6 +89,44 @@ pub enum WorkflowError {
         /// Its limit.
         cap: u32,
     },
+    /// Merging a finished phase's branch into the run's branch conflicts; the merge was
+    /// aborted, the tree is as before, and the branch is kept for a merge by hand.
+    #[error(
+        "run {run_id}: merging phase '{phase}' (branch {branch}) conflicts with {other} in {}; the merge was aborted and the tree is as it was. Merge {branch} by hand, or --resume {run_id} and let an agent resolve it",
+        files.join(", ")
+    )]
+    MergeConflict {
+        /// The run.
+        run_id: String,
+        /// The phase whose branch did not merge.
+        phase: String,
+        /// Its branch, kept.
+        branch: String,
+        /// What it conflicts with: `phase 'x'` or the run's branch.
+        other: String,
+        /// The conflicting files, repository-relative.
+        files: Vec<String>,
+    },
+    /// Git failed while making, merging or removing a phase's worktree.
+    #[error("run {run_id}, phase '{phase}': {source}")]
+    Worktree {
+        /// The run.
+        run_id: String,
+        /// The phase.
+        phase: String,
+        /// What git said.
+        source: cp_git::WorktreeError,
+    },
+    /// The agent for a phase could not be started.
+    #[error("run {run_id}, phase '{phase}': cannot start its agent: {message}")]
+    Agent {
+        /// The run.
+        run_id: String,
+        /// The phase.
+        phase: String,
+        /// Why.
+        message: String,
+    },
     /// `.context-pilot/` could not be written.
     #[error(transparent)]
     Store(#[from] cp_base::StoreError),
@@ -191,4 +229,15 @@ pub enum OptionProblem {
     TargetNotApplicable(&'static str),
     #[error("'phases' only applies to skip_phases, not {0}")]
     PhasesNotApplicable(&'static str),
+}
+
+impl WorkflowError {
+    /// The exit code of `context-pilot run` for this error: 3 for a merge conflict no one
+    /// answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::MergeConflict { .. } => super::engine::EXIT_CONFLICT,
+            _ => super::engine::EXIT_FAILED,
+        }
+    }
 }

@@ -1,0 +1,228 @@
+//! Issue 26: a workflow with `depends_on` runs the phases that are ready together at once,
+//! each in its own git worktree with its own driver, and merges their branches back in the
+//! file's order; a conflict is aborted and named (exit code 3 when no one answers).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+mod util;
+
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+
+use cp_orchestrate::{
+    DriverError, DriverFactory, Handoff, PhaseAgent, PhaseStatus, RunArgs, RunOptions, RunStatus,
+    SessionControl, SessionDriver, SessionEnd, run_headless, run_workflow,
+};
+use util::Repo;
+use util::scripted::{EchoDriver, ListPrompter};
+
+/// Writes one file per phase (or `shared.txt` for conflicts) in the tree it was made for;
+/// the phases named in `meet` wait for each other first, so they provably run at once.
+struct Writer {
+    root: std::path::PathBuf,
+    shared: bool,
+    meet: Option<Arc<Barrier>>,
+}
+
+impl SessionDriver for Writer {
+    fn run(&mut self, _prompt: &str, control: &SessionControl) -> SessionEnd {
+        if let Some(meet) = &self.meet {
+            meet.wait();
+        }
+        let phase = control.phase_id();
+        let (file, text) = if self.shared {
+            ("shared.txt".to_owned(), format!("written by {phase}\n"))
+        } else {
+            (format!("work/{phase}.txt"), format!("{phase}\n"))
+        };
+        let path = self.root.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        control.record_usage(1_000, 200_000);
+        SessionEnd::Completed
+    }
+
+    fn request_handoff(
+        &mut self,
+        _: &str,
+        _: &SessionControl,
+    ) -> Result<Option<Handoff>, DriverError> {
+        Ok(None)
+    }
+}
+
+struct Writers {
+    shared: bool,
+    meet: Option<Arc<Barrier>>,
+    workers: std::sync::Mutex<Vec<String>>,
+}
+
+impl DriverFactory for Writers {
+    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String> {
+        self.workers
+            .lock()
+            .unwrap()
+            .push(spec.worker.as_str().to_owned());
+        Ok(Box::new(Writer {
+            root: spec.root.to_path_buf(),
+            shared: self.shared,
+            meet: self.meet.clone(),
+        }))
+    }
+}
+
+const GRAPH: &str = "\
+name: feature
+phases:
+  - id: plan
+    depends_on: []
+    prompt: Plan it.
+  - id: api
+    depends_on: [plan]
+    prompt: Build the API.
+  - id: ui
+    depends_on: [plan]
+    prompt: Build the UI.
+  - id: integrate
+    depends_on: [api, ui]
+    prompt: Wire them.
+";
+
+fn workflow(repo: &Repo, yaml: &str) -> std::path::PathBuf {
+    let rel = ".context-pilot/workflows/graph.yaml";
+    repo.write(rel, yaml);
+    repo.commit_all("add workflow");
+    repo.root().join(rel)
+}
+
+fn options(factory: Arc<dyn DriverFactory>) -> RunOptions {
+    RunOptions {
+        drivers: Some(factory),
+        ..RunOptions::default()
+    }
+}
+
+fn no_leftovers(root: &Path, repo: &Repo) {
+    assert_eq!(
+        repo.git(&["worktree", "list"]).lines().count(),
+        1,
+        "worktrees left"
+    );
+    assert_eq!(repo.git(&["branch", "--list", "cp/*"]), "", "branches left");
+    assert!(
+        !root
+            .join(".context-pilot/worktrees")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some()),
+        "worktree directories left"
+    );
+}
+
+#[test]
+fn independent_phases_run_at_once_in_worktrees_and_are_merged_in_file_order() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(&repo, GRAPH);
+    let project = repo.project();
+    // api and ui meet at a barrier: if they ran one after the other, the run would hang.
+    let factory = Arc::new(Writers {
+        shared: false,
+        meet: Some(Arc::new(Barrier::new(2))),
+        workers: std::sync::Mutex::default(),
+    });
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[]);
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut main,
+        &mut prompter,
+        &options(factory.clone()),
+    )
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    // plan and integrate ran alone, in the project's tree, with the run's driver.
+    assert_eq!(main.phases(), ["plan", "integrate"]);
+    let mut workers = factory.workers.lock().unwrap().clone();
+    workers.sort();
+    assert_eq!(workers, ["api", "ui"]);
+    let root = repo.root();
+    assert!(root.join("work/api.txt").exists() && root.join("work/ui.txt").exists());
+    let log = repo.git(&["log", "--format=%s", "--first-parent"]);
+    let merges: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("Merge phase"))
+        .collect();
+    assert_eq!(merges.len(), 2, "{log}");
+    assert!(merges[1].starts_with("Merge phase api"), "api first: {log}");
+    assert!(merges[0].starts_with("Merge phase ui"), "{log}");
+    let records: Vec<_> = outcome
+        .phases
+        .iter()
+        .map(|(id, r)| (id.as_str(), r.status))
+        .collect();
+    assert!(
+        records.iter().all(|(_, s)| *s == PhaseStatus::Merged),
+        "{records:?}"
+    );
+    let api = &outcome.phases[1].1;
+    assert_eq!(
+        api.branch.as_deref().map(|b| b.starts_with("cp/")),
+        Some(true)
+    );
+    assert!(api.merge_commit.is_some() && api.base_commit.is_some());
+    assert_eq!(api.commits, 1);
+    no_leftovers(&root, &repo);
+    // Only the run's own record is left to commit, as in a plain sequence.
+    let status = repo.git(&["status", "--porcelain"]);
+    assert!(
+        status.lines().all(|l| l.contains(".context-pilot/runs/")),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_conflict_stops_the_run_with_exit_3_and_a_clean_tree() {
+    let repo = Repo::with_commit(&[("shared.txt", "base\n")]);
+    let file = workflow(
+        &repo,
+        "name: clash\nphases:\n  - id: left\n    depends_on: []\n    prompt: L.\n  - id: right\n    depends_on: []\n    prompt: R.\n",
+    );
+    let project = repo.project();
+    let factory = Arc::new(Writers {
+        shared: true,
+        meet: None,
+        workers: std::sync::Mutex::default(),
+    });
+    let args = RunArgs {
+        workflow: Some(file),
+        options: options(factory),
+        ..RunArgs::default()
+    };
+    let mut out = Vec::new();
+    let mut main = EchoDriver::new(&project);
+    let code = run_headless(&project, &args, &mut main, &mut &b""[..], &mut out);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("merging phase 'right'"), "{text}");
+    assert!(
+        text.contains("phase 'left'") && text.contains("shared.txt"),
+        "{text}"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("shared.txt")).unwrap(),
+        "written by left\n"
+    );
+    assert!(
+        repo.git(&["branch", "--list", "cp/*"]).contains("/right"),
+        "branch kept"
+    );
+    assert!(text.contains("phase right: conflict"), "summary: {text}");
+}

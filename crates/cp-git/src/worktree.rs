@@ -192,6 +192,35 @@ impl Repository {
         cp_base::write_atomic(&file, updated.as_bytes()).map_err(|e| failed(e.to_string()))
     }
 
+    /// When git refused a merge because untracked files are in the way, removes those that
+    /// hold exactly what `branch` has (e.g. a `.gitignore` both trees wrote): nothing is lost.
+    /// Returns whether every file in the way was such a copy (and is gone).
+    fn clear_identical_untracked(&self, stderr: &str, branch: &str) -> bool {
+        let Some((_, rest)) = stderr.split_once("would be overwritten by merge:") else {
+            return false;
+        };
+        let files: Vec<&str> = rest
+            .lines()
+            .map(str::trim)
+            .skip_while(|l| l.is_empty())
+            .take_while(|l| !l.is_empty() && !l.starts_with("Please move"))
+            .collect();
+        if files.is_empty() {
+            return false;
+        }
+        let same = |file: &str| {
+            let theirs = self.git(&["show", &format!("{branch}:{file}")]);
+            let ours = std::fs::read_to_string(self.root.join(file));
+            matches!((theirs, ours), (Ok(t), Ok(o)) if t.trim_end() == o.trim_end())
+        };
+        if !files.iter().all(|f| same(f)) {
+            return false;
+        }
+        files
+            .iter()
+            .all(|f| std::fs::remove_file(self.root.join(f)).is_ok())
+    }
+
     /// Merges `branch` into the branch checked out, always with a merge commit saying
     /// `message`. On a conflict the merge is aborted and the conflicting files returned.
     pub fn merge(&self, branch: &str, message: &str) -> Result<MergeOutcome, WorktreeError> {
@@ -199,7 +228,13 @@ impl Repository {
         if ahead == "0" {
             return Ok(MergeOutcome::UpToDate);
         }
-        match self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]) {
+        let mut attempt = self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]);
+        if let Err(WorktreeError::Failed { stderr, .. }) = &attempt
+            && self.clear_identical_untracked(stderr, branch)
+        {
+            attempt = self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]);
+        }
+        match attempt {
             Ok(_) => Ok(MergeOutcome::Merged {
                 commit: self.head()?,
             }),

@@ -35,6 +35,7 @@ pub mod mcp;
 pub mod models;
 pub mod run;
 mod run_external;
+mod run_phases;
 pub mod system;
 pub mod trust;
 pub mod tui;

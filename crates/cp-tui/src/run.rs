@@ -11,6 +11,7 @@ use cp_agent_cli::AgentKind;
 use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
 use crate::host::Host;
+use crate::run_phases::PhaseDrivers;
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -53,6 +54,14 @@ pub struct RunCommand {
     /// workflow's `agent:`, else `agent.kind` in config.json, else `builtin`.
     #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
     pub agent: Option<AgentKind>,
+    /// In a workflow with `depends_on`, run at most N phases at once (default: the file's
+    /// `max_parallel`, else 4). Each phase that runs beside others works in its own git
+    /// worktree on branch `cp/<run id>/<phase id>`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_parallel: Option<u16>,
+    /// Keep each phase's worktree and branch after its merge (default: removed).
+    #[arg(long)]
+    pub keep_worktrees: bool,
 }
 
 fn parse_agent(name: &str) -> Result<AgentKind, cp_agent_cli::AgentError> {
@@ -87,6 +96,9 @@ impl RunCommand {
                 },
                 vars,
                 worker: host.worker().clone(),
+                max_parallel: self.max_parallel.map(usize::from),
+                keep_worktrees: self.keep_worktrees,
+                drivers: None,
             },
         })
     }
@@ -109,15 +121,24 @@ impl RunCommand {
     }
 }
 
-/// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 1 failed).
+/// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
+/// by a merge conflict of parallel phases, 1 failed).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
-    let args = command.run_args(&host)?;
+    let mut args = command.run_args(&host)?;
     let kind = command.agent_kind(&host)?;
+    if let Some(path) = &command.file {
+        PhaseDrivers::check(&cp_orchestrate::Workflow::load(path)?)?;
+    }
     // Unattended (answers from a file, output not to a terminal) needs no TUI either.
     let headless = command.headless
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
     if kind != AgentKind::Builtin {
         if headless {
+            // A phase with `agent: builtin` needs the provider; the others do not.
+            args.options.drivers = Some(Arc::new(PhaseDrivers {
+                default: kind,
+                provider: AgentState::from_config(host.project()).provider,
+            }));
             return crate::run_external::run(&host, &args, kind);
         }
         let cli = CliAgent::new(&host, kind)?;
@@ -136,6 +157,10 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             eprintln!("{}", trust.advice(host.project().root()));
         }
         let provider = checked_provider(provider);
+        args.options.drivers = Some(Arc::new(PhaseDrivers {
+            default: kind,
+            provider: Some(Arc::clone(&provider)),
+        }));
         let sink: EventSink = Arc::new(print_progress);
         let mut driver = BuiltinDriver::new(
             provider,
@@ -219,7 +244,7 @@ fn print_progress(event: AgentEvent) {
     let _ = out.flush();
 }
 
-fn short(text: &str, max: usize) -> String {
+pub(crate) fn short(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

@@ -19,6 +19,10 @@ use cp_llm::{Provider, check_model, connect, list_models};
 /// The arguments of `context-pilot run`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_long_help = RESTART_HELP)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line switches: each bool is one independent flag"
+)]
 pub struct RunCommand {
     /// The workflow, e.g. `.context-pilot/workflows/feature.yaml` (not needed with --resume).
     pub file: Option<PathBuf>,

@@ -39,10 +39,6 @@ struct Seen {
 }
 
 impl Seen {
-    fn count(&self, phase: &str) -> usize {
-        self.by_phase.lock().unwrap().get(phase).map_or(0, Vec::len)
-    }
-
     fn bodies(&self, phase: &str) -> Vec<String> {
         self.by_phase
             .lock()
@@ -80,6 +76,9 @@ fn phase_of(request: &RecordedRequest, script: &Script) -> Option<&'static str> 
         .find(|p| request.raw_body.contains(&marker(p)))
 }
 
+/// `(phase that waits, phase it waits for, whether they met)`.
+type Hold = Option<(&'static str, &'static str, Arc<Mutex<Option<bool>>>)>;
+
 /// Answers every request by its phase: the first turn's tool calls, then "Done.".
 /// `hold` makes the first request of one phase wait until another phase's first request has
 /// arrived, and records whether it did: proof that both were in flight at once.
@@ -87,7 +86,7 @@ fn serve(
     server: &LlmServer,
     script: Script,
     seen: Arc<Seen>,
-    hold: Option<(&'static str, &'static str, Arc<Mutex<Option<bool>>>)>,
+    hold: Hold,
     stall: Arc<Mutex<Option<&'static str>>>,
 ) {
     server.answer_side_requests(move |request| {

@@ -91,22 +91,8 @@ pub enum WorkflowError {
     },
     /// Merging a finished phase's branch into the run's branch conflicts; the merge was
     /// aborted, the tree is as before, and the branch is kept for a merge by hand.
-    #[error(
-        "run {run_id}: merging phase '{phase}' (branch {branch}) conflicts with {other} in {}; the merge was aborted and the tree is as it was. Merge {branch} by hand, or --resume {run_id} and let an agent resolve it",
-        files.join(", ")
-    )]
-    MergeConflict {
-        /// The run.
-        run_id: String,
-        /// The phase whose branch did not merge.
-        phase: String,
-        /// Its branch, kept.
-        branch: String,
-        /// What it conflicts with: `phase 'x'` or the run's branch.
-        other: String,
-        /// The conflicting files, repository-relative.
-        files: Vec<String>,
-    },
+    #[error("{0}")]
+    MergeConflict(Box<MergeConflict>),
     /// Git failed while making, merging or removing a phase's worktree.
     #[error("run {run_id}, phase '{phase}': {source}")]
     Worktree {
@@ -115,7 +101,7 @@ pub enum WorkflowError {
         /// The phase.
         phase: String,
         /// What git said.
-        source: cp_git::WorktreeError,
+        source: Box<cp_git::WorktreeError>,
     },
     /// The agent for a phase could not be started.
     #[error("run {run_id}, phase '{phase}': cannot start its agent: {message}")]
@@ -236,8 +222,27 @@ impl WorkflowError {
     /// answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::MergeConflict { .. } => super::engine::EXIT_CONFLICT,
+            Self::MergeConflict(_) => super::engine::EXIT_CONFLICT,
             _ => super::engine::EXIT_FAILED,
         }
     }
+}
+
+/// The facts of a merge conflict between parallel phases, as the person needs them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "run {run_id}: merging phase '{phase}' (branch {branch}) conflicts with {other} in {}; the merge was aborted and the tree is as it was. Merge {branch} by hand, or --resume {run_id} and let an agent resolve it",
+    files.join(", ")
+)]
+pub struct MergeConflict {
+    /// The run.
+    pub run_id: String,
+    /// The phase whose branch did not merge.
+    pub phase: String,
+    /// Its branch, kept.
+    pub branch: String,
+    /// What it conflicts with: `phase 'x'` or the run's branch.
+    pub other: String,
+    /// The conflicting files, repository-relative.
+    pub files: Vec<String>,
 }

@@ -300,8 +300,8 @@ pub fn run_headless(
             code
         }
         Err(e) => {
-            if let WorkflowError::MergeConflict { run_id, .. } = &e
-                && let Ok(state) = RunStore::new(project).load(run_id)
+            if let WorkflowError::MergeConflict(conflict) = &e
+                && let Ok(state) = RunStore::new(project).load(&conflict.run_id)
             {
                 for (phase, record) in &state.phase_runs {
                     let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));

@@ -35,7 +35,7 @@ pub use engine::{
     APPROVAL_PROMPT, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, RunOptions, WorkflowOutcome,
     resume_workflow, run_workflow,
 };
-pub use error::{ApprovalProblem, OptionProblem, WorkflowError};
+pub use error::{ApprovalProblem, MergeConflict, OptionProblem, WorkflowError};
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };

@@ -1,6 +1,7 @@
 //! What `context.json` records of each phase of a workflow with `depends_on`: its status, and
 //! where its work is (branch, worktree, base commit, merge commit), so a resumed run finds it.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -104,10 +105,10 @@ impl PhaseRecord {
         if let Some(branch) = &self.branch
             && !matches!(self.status, PhaseStatus::Merged | PhaseStatus::Skipped)
         {
-            line.push_str(&format!(", branch {branch} kept"));
+            let _ = write!(line, ", branch {branch} kept");
         }
         if let Some(error) = &self.error {
-            line.push_str(&format!(" ({error})"));
+            let _ = write!(line, " ({error})");
         }
         line
     }

@@ -267,6 +267,7 @@ mod tests {
             started_at: now(),
             updated_at: String::new(),
             context: RunContext::default(),
+            phase_runs: BTreeMap::new(),
         }
     }
 

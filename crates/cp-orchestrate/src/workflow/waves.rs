@@ -16,7 +16,7 @@ use cp_git::{MergeOutcome, Repository};
 
 use super::agents::{PhaseAgent, phase_worker};
 use super::engine::{Decided, Engine};
-use super::error::WorkflowError;
+use super::error::{MergeConflict, WorkflowError};
 use super::phase_record::{PhaseRecord, PhaseStatus};
 use super::prompter::{ApprovalRequest, Choice, WorkflowEvent};
 use super::schema::Action;
@@ -564,7 +564,7 @@ impl Engine<'_> {
                 self.merged(repo, index, None)?;
                 Ok(None)
             }
-            MergeOutcome::Conflict { files } => self.conflict(repo, index, files),
+            MergeOutcome::Conflict { files } => self.conflict(repo, index, &files),
         }
     }
 
@@ -606,11 +606,11 @@ impl Engine<'_> {
         &mut self,
         repo: &Repository,
         index: usize,
-        files: Vec<String>,
+        files: &[String],
     ) -> Result<Stop, WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
         let branch = self.record(index).branch.clone().unwrap_or_default();
-        let other = self.conflicting_phase(repo, index, &files);
+        let other = self.conflicting_phase(repo, index, files);
         let record = self.record(index);
         record.status = PhaseStatus::Conflict;
         record.error = Some(format!("conflicts with {other} in {}", files.join(", ")));
@@ -618,7 +618,7 @@ impl Engine<'_> {
         self.prompter.on_event(&WorkflowEvent::MergeConflict {
             phase: id.clone(),
             other: other.clone(),
-            files: files.clone(),
+            files: files.to_vec(),
         });
         let request = ApprovalRequest {
             run_id: self.state.run_id.clone(),
@@ -630,7 +630,7 @@ impl Engine<'_> {
                  aborted; the tree is as it was.",
                 files.join(", ")
             ),
-            files: files.clone(),
+            files: files.to_vec(),
             choices: vec![
                 Choice {
                     label: "An agent resolves it".into(),
@@ -644,12 +644,14 @@ impl Engine<'_> {
                 },
             ],
         };
-        let unanswered = || WorkflowError::MergeConflict {
-            run_id: self.state.run_id.clone(),
-            phase: id.clone(),
-            branch: branch.clone(),
-            other: other.clone(),
-            files: files.clone(),
+        let unanswered = || {
+            WorkflowError::MergeConflict(Box::new(MergeConflict {
+                run_id: self.state.run_id.clone(),
+                phase: id.clone(),
+                branch: branch.clone(),
+                other: other.clone(),
+                files: files.to_vec(),
+            }))
         };
         let Ok(answer) = self.prompter.ask(&request) else {
             return Err(unanswered());
@@ -659,7 +661,7 @@ impl Engine<'_> {
             self.save()?;
             return Ok(Some(RunStatus::Aborted));
         }
-        self.resolve(repo, index, &branch, &other, &files)
+        self.resolve(repo, index, &branch, &other, files)
     }
 
     /// The resolve phase: the run's agent, in the project's tree, merges the branch itself.
@@ -705,13 +707,13 @@ impl Engine<'_> {
             self.merged(repo, index, head)?;
             return Ok(None);
         }
-        Err(WorkflowError::MergeConflict {
+        Err(WorkflowError::MergeConflict(Box::new(MergeConflict {
             run_id: self.state.run_id.clone(),
             phase: id,
             branch: branch.to_owned(),
             other: format!("{other} (the resolve phase did not merge it)"),
             files: files.to_vec(),
-        })
+        })))
     }
 
     /// The merged phase of this run whose merge brought one of `files`, named for the person;
@@ -748,7 +750,7 @@ impl Engine<'_> {
         WorkflowError::Worktree {
             run_id: self.state.run_id.clone(),
             phase: self.workflow.phases[index].id.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 }

@@ -142,6 +142,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             args.options.drivers = Some(Arc::new(PhaseDrivers {
                 default: kind,
                 provider: AgentState::from_config(host.project()).provider,
+                project: host.project().clone(),
             }));
             return crate::run_external::run(&host, &args, kind);
         }
@@ -164,6 +165,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         args.options.drivers = Some(Arc::new(PhaseDrivers {
             default: kind,
             provider: Some(Arc::clone(&provider)),
+            project: host.project().clone(),
         }));
         let sink: EventSink = Arc::new(print_progress);
         let mut driver = BuiltinDriver::new(

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
-use cp_base::Project;
+use cp_base::{Grant, Project, TrustState};
 use cp_llm::Provider;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
@@ -21,6 +21,8 @@ pub(crate) struct PhaseDrivers {
     pub(crate) default: AgentKind,
     /// The built-in agent's provider, when one is configured.
     pub(crate) provider: Option<Arc<dyn Provider>>,
+    /// The project the run started in (whose trust a phase's worktree may share).
+    pub(crate) project: Project,
 }
 
 impl PhaseDrivers {
@@ -44,7 +46,9 @@ impl DriverFactory for PhaseDrivers {
             Some(name) => name.parse::<AgentKind>().map_err(|e| e.to_string())?,
             None => self.default,
         };
-        let host = Host::new(Project::at(spec.root), spec.worker.clone())
+        let tree = Project::at(spec.root);
+        share_trust(&self.project, &tree);
+        let host = Host::new(tree, spec.worker.clone())
             .map_err(|e| format!("{}: {e}", spec.root.display()))?;
         if kind == AgentKind::Builtin {
             let provider = self.provider.clone().ok_or_else(|| {
@@ -69,6 +73,27 @@ impl DriverFactory for PhaseDrivers {
         let driver = CliDriver::new(kind, config, wiring, cli_progress(spec.phase))
             .map_err(|e| e.to_string())?;
         Ok(Box::new(driver))
+    }
+}
+
+/// A phase's worktree holds the project's own configuration. When the project is trusted and
+/// the worktree allows exactly the same (callbacks, test command, LLM server: the same grant),
+/// the worktree is trusted too, so the phase's tests and callbacks run as they would in the
+/// project. A worktree whose configuration differs stays untrusted.
+fn share_trust(project: &Project, tree: &Project) {
+    if project.root() == tree.root()
+        || tree.trust_state().allows()
+        || !matches!(project.trust_state(), TrustState::Trusted)
+    {
+        return;
+    }
+    let (Ok(ours), Ok(theirs)) = (Grant::of(project), Grant::of(tree)) else {
+        return;
+    };
+    if ours.hash() == theirs.hash()
+        && let Err(e) = tree.grant_trust()
+    {
+        tracing::warn!(tree = %tree.root().display(), "cannot share the project's trust: {e}");
     }
 }
 

@@ -431,3 +431,49 @@ fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
     }
     assert_nothing_left(dir);
 }
+
+/// A trusted project's test command runs in each phase's worktree (the worktree shares the
+/// project's trust while its configuration is the same), and the phases still merge.
+#[test]
+fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
+    let repo = git_repo();
+    let dir = repo.path();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/graph.yaml"),
+        "name: tested\nphases:\n  - id: api\n    depends_on: []\n    prompt: PHASE-api-MARK Write src/api.rs.\n  - id: ui\n    depends_on: []\n    prompt: PHASE-ui-MARK Write src/ui.rs.\n",
+    )
+    .unwrap();
+    let command = format!("pwd >> '{}'", log.path().display());
+    std::fs::write(
+        dir.join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": {"tests": {"command": command}}}).to_string(),
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    cp_e2e::trust(dir);
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("src/api.rs", "pub fn api() {}\n")]),
+            ("ui", vec![write("src/ui.rs", "pub fn ui() {}\n")]),
+        ],
+    };
+    serve(&server, script, Arc::default(), None, Arc::default());
+    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let ran = std::fs::read_to_string(log.path()).unwrap();
+    for phase in ["api", "ui"] {
+        assert!(
+            ran.lines()
+                .any(|l| l.contains(".context-pilot/worktrees/")
+                    && l.ends_with(&format!("/{phase}"))),
+            "tests of {phase} did not run in its worktree: {ran}\n{shown}"
+        );
+    }
+    assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
+    assert_nothing_left(dir);
+}

@@ -347,6 +347,31 @@ mod tests {
     }
 
     #[test]
+    fn an_untracked_copy_identical_to_the_branchs_does_not_stop_the_merge() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (a, b) = (trees.path().join("a"), trees.path().join("b"));
+        repo.add_worktree(&a, "cp/r/a", &base).unwrap();
+        repo.add_worktree(&b, "cp/r/b", &base).unwrap();
+        commit_in(&a, "same.txt", "written by both\n");
+        commit_in(&b, "other.txt", "theirs\n");
+        // Both trees wrote `same.txt`; the project's copy is untracked and identical.
+        std::fs::write(dir.path().join("same.txt"), "written by both\n").unwrap();
+        assert!(matches!(
+            repo.merge("cp/r/a", "Merge phase a").unwrap(),
+            MergeOutcome::Merged { .. }
+        ));
+        // A different untracked copy is someone's work: the merge refuses and keeps it.
+        std::fs::write(dir.path().join("other.txt"), "mine\n").unwrap();
+        assert!(repo.merge("cp/r/b", "Merge phase b").is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("other.txt")).unwrap(),
+            "mine\n"
+        );
+    }
+
+    #[test]
     fn a_worktree_deleted_by_hand_is_still_removed() {
         let (_dir, repo) = repo();
         let base = repo.head().unwrap();

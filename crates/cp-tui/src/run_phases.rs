@@ -3,12 +3,14 @@
 //! acting as the phase's worker, with progress lines prefixed by the phase id.
 
 use std::io::Write as _;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
 use cp_base::{Grant, Project, TrustState};
 use cp_llm::Provider;
+use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
 use crate::host::Host;
@@ -73,6 +75,14 @@ impl DriverFactory for PhaseDrivers {
         let driver = CliDriver::new(kind, config, wiring, cli_progress(spec.phase))
             .map_err(|e| e.to_string())?;
         Ok(Box::new(driver))
+    }
+
+    fn release(&self, root: &Path) {
+        // The phase's consoles belong to its worktree: they end with it.
+        let stopped = ConsoleClient::for_project(root).and_then(|c| c.shutdown_server());
+        if let Err(e) = stopped {
+            tracing::warn!(tree = %root.display(), "cannot stop the phase's consoles: {e}");
+        }
     }
 }
 

@@ -28,6 +28,12 @@ pub struct PhaseAgent<'a> {
 pub trait DriverFactory: Send + Sync {
     /// A fresh driver for `spec`, or why there cannot be one (e.g. an unknown agent name).
     fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String>;
+
+    /// Called before the worktree at `root` is removed: end what the phase's host left running
+    /// there (its console server and consoles). The default does nothing.
+    fn release(&self, root: &Path) {
+        let _ = root;
+    }
 }
 
 impl fmt::Debug for dyn DriverFactory {

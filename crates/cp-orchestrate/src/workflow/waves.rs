@@ -590,6 +590,9 @@ impl Engine<'_> {
         });
         if !keep && let Some(tree) = tree {
             let path = self.project.root().join(tree);
+            if let Some(drivers) = &self.parallel.drivers {
+                drivers.release(&path);
+            }
             repo.remove_worktree(&path, &branch)
                 .map_err(|e| self.git_error(index, e))?;
             // The run's directory of worktrees goes once its last phase is merged.

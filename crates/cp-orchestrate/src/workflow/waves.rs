@@ -154,6 +154,19 @@ impl Engine<'_> {
     fn run_wave(&mut self, wave: &[usize]) -> Result<Stop, WorkflowError> {
         let in_worktrees =
             wave.len() > 1 || wave.iter().any(|&i| self.record(i).worktree.is_some());
+        let own_trees = wave.iter().any(|&i| self.record(i).worktree.is_some());
+        if own_trees && self.parallel.drivers.is_none() {
+            // Started headless; this front-end cannot make the phases' agents.
+            return Err(WorkflowError::Agent {
+                run_id: self.state.run_id.clone(),
+                phase: self.workflow.phases[wave[0]].id.clone(),
+                message: format!(
+                    "its work is in a worktree of its own, which this front-end cannot drive; \
+                     resume the run headless: context-pilot run --resume {} --headless",
+                    self.state.run_id
+                ),
+            });
+        }
         if !in_worktrees || self.parallel.drivers.is_none() {
             for &index in wave {
                 if let Some(status) = self.run_alone(index)? {

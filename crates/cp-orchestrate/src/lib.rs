@@ -101,13 +101,13 @@ pub use restart::{
 };
 pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
 pub use workflow::{
-    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
-    ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
-    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, ConditionError,
-    DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, MergeConflict,
-    OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord,
-    PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext,
-    RunLock, RunOptions, RunState, RunStatus, RunStore, Stage, TerminalPrompter,
+    APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
+    ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
+    ApprovalRequest, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice,
+    ConditionError, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED,
+    MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters,
+    PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs,
+    RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage, TerminalPrompter,
     UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
     evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

@@ -26,6 +26,7 @@
 //! ```
 //! ```
 
+mod alerts;
 pub mod cli;
 pub mod hook;
 pub mod host;

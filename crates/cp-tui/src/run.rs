@@ -10,6 +10,7 @@ use std::sync::Arc;
 use cp_agent_cli::AgentKind;
 use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
+use crate::alerts::TerminalAlerts;
 use crate::host::Host;
 use crate::run_phases::PhaseDrivers;
 use crate::tui::{AgentState, CliAgent};
@@ -103,6 +104,7 @@ impl RunCommand {
                 max_parallel: self.max_parallel.map(usize::from),
                 keep_worktrees: self.keep_worktrees,
                 drivers: None,
+                alerter: None,
             },
         })
     }
@@ -136,6 +138,9 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     // Unattended (answers from a file, output not to a terminal) needs no TUI either.
     let headless = command.headless
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if headless {
+        args.options.alerter = Some(Arc::new(TerminalAlerts::from_user_config()));
+    }
     if kind != AgentKind::Builtin {
         if headless {
             // A phase with `agent: builtin` needs the provider; the others do not.

@@ -328,9 +328,40 @@ fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean(
         ],
     };
     serve(&server, script, Arc::default(), None, Arc::default());
-    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    // The person's own notification command, from their user config, gets the alert as JSON.
+    let home = tempfile::tempdir().unwrap();
+    let alerts = home.path().join("alerts.jsonl");
+    std::fs::create_dir_all(home.path().join("context-pilot")).unwrap();
+    std::fs::write(
+        home.path().join("context-pilot/config.json"),
+        serde_json::json!({"notify": {"command": format!("cat >> '{}'", alerts.display())}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = command(dir, &server, &[".context-pilot/workflows/graph.yaml"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .output()
+        .unwrap();
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains('\x07'),
+        "no bell: {shown}"
+    );
+    let alert: Value = serde_json::from_str(
+        std::fs::read_to_string(&alerts)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(alert["event"], "conflict", "{alert}");
+    assert_eq!(alert["phase"], "right", "{alert}");
+    assert!(
+        alert["message"].as_str().unwrap().contains("shared.txt"),
+        "{alert}"
+    );
     assert!(
         shown.contains("merging phase 'right'")
             && shown.contains("phase 'left'")

@@ -10,6 +10,7 @@ use cp_base::{Project, STATE_DIR, WorkerId};
 use serde_json::{Value, json};
 
 use super::agents::DriverFactory;
+use super::alert::{Alert, Alerter};
 use super::condition::evaluate_condition;
 use super::context::{ApprovalRecord, RunContext};
 use super::error::WorkflowError;
@@ -50,6 +51,9 @@ pub struct RunOptions {
     /// Makes the agents of phases that run in their own worktrees, or of a phase with its own
     /// `agent:`. Without it such phases run one at a time with the run's agent.
     pub drivers: Option<Arc<dyn DriverFactory>>,
+    /// Told when the run waits for the person (an approval gate, a merge conflict) or a phase
+    /// fails.
+    pub alerter: Option<Arc<dyn Alerter>>,
 }
 
 /// How a run ended (errors aside).
@@ -287,6 +291,8 @@ pub(super) struct Parallel {
     pub(super) drivers: Option<Arc<dyn DriverFactory>>,
     /// The run's worker.
     pub(super) worker: WorkerId,
+    /// Tells the person when the run needs them.
+    pub(super) alerter: Option<Arc<dyn Alerter>>,
 }
 
 impl Parallel {
@@ -300,6 +306,7 @@ impl Parallel {
             keep_worktrees: options.keep_worktrees,
             drivers: options.drivers.clone(),
             worker: options.worker.clone(),
+            alerter: options.alerter.clone(),
         }
     }
 }
@@ -334,6 +341,19 @@ impl Engine<'_> {
                 })
                 .collect(),
         })
+    }
+
+    /// Tells the person (through the host's alerter) that `phase` needs them.
+    pub(super) fn alert(&self, event: &'static str, phase: &str, message: &str) {
+        if let Some(alerter) = &self.parallel.alerter {
+            alerter.alert(&Alert {
+                event,
+                run_id: self.state.run_id.clone(),
+                workflow: self.state.workflow.clone(),
+                phase: phase.to_owned(),
+                message: message.to_owned(),
+            });
+        }
     }
 
     pub(super) fn save(&mut self) -> Result<(), WorkflowError> {
@@ -419,6 +439,7 @@ impl Engine<'_> {
             Ok(report) => report,
             Err(source) => {
                 tracing::error!(phase = %phase.id, "phase failed: {source}");
+                self.alert("phase_failed", &phase.id, &source.to_string());
                 self.state.status = RunStatus::Failed;
                 self.state.error = Some(source.to_string());
                 self.save()?;
@@ -610,6 +631,15 @@ impl Engine<'_> {
         for file in &request.files {
             tracing::info!(phase = %phase.id, "review: {file}");
         }
+        self.alert(
+            "approval",
+            &phase.id,
+            &format!(
+                "approval gate after phase '{}': {}",
+                phase.id,
+                request.prompt.lines().next().unwrap_or("")
+            ),
+        );
         let answer = self
             .prompter
             .ask(&request)

@@ -13,6 +13,7 @@
 //! - [`run_headless`] is the terminal front-end ([`TerminalPrompter`], [`AnswersPrompter`]).
 
 mod agents;
+mod alert;
 mod condition;
 mod context;
 mod engine;
@@ -27,6 +28,7 @@ mod template;
 mod waves;
 
 pub use agents::{DriverFactory, PhaseAgent};
+pub use alert::{Alert, Alerter};
 pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };

@@ -258,6 +258,7 @@ impl Engine<'_> {
             Ok(report) => report,
             Err(source) => {
                 tracing::error!(phase = %id, "phase failed: {source}");
+                self.alert("phase_failed", &id, &source.to_string());
                 let record = self.record(index);
                 record.status = PhaseStatus::Failed;
                 record.error = Some(source.to_string());
@@ -481,6 +482,7 @@ impl Engine<'_> {
                 record.status = PhaseStatus::Failed;
                 record.error = Some(error.clone());
                 self.save()?;
+                self.alert("phase_failed", &id, &error);
                 self.prompter
                     .on_event(&WorkflowEvent::PhaseFailed { phase: id, error });
                 Ok(false)
@@ -669,6 +671,14 @@ impl Engine<'_> {
                 files: files.to_vec(),
             }))
         };
+        self.alert(
+            "conflict",
+            &id,
+            &format!(
+                "merging phase '{id}' conflicts with {other} in {}",
+                files.join(", ")
+            ),
+        );
         let Ok(answer) = self.prompter.ask(&request) else {
             return Err(unanswered());
         };

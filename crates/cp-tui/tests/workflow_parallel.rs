@@ -407,6 +407,17 @@ fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) ->
 
 #[test]
 fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGKILL);
+}
+
+/// Ctrl-C (SIGINT to the run's process group, as a terminal sends it) mid-wave: no agent
+/// request stays open, no worktree is left locked, and `--resume` finishes the run.
+#[test]
+fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGINT);
+}
+
+fn interrupted_mid_wave(signal: i32) {
     let repo = prepare(FEATURE);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
@@ -420,11 +431,18 @@ fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
     // ui's agent hangs after its first turn: the process is killed with api finished.
     let stall = Arc::new(Mutex::new(Some("ui")));
     serve(&server, script, Arc::default(), None, Arc::clone(&stall));
-    let mut child = command(dir, &server, &[".context-pilot/workflows/graph.yaml"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first = command(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    first.stdout(Stdio::null()).stderr(Stdio::null());
+    // Its own process group with SIGINT at its default, as a shell's foreground job.
+    std::os::unix::process::CommandExt::process_group(&mut first, 0);
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut first, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = first.spawn().unwrap();
     let record = wait_record(dir, &mut child, |r| {
         r["phase_runs"]["api"]["status"] == "finished"
             && r["phase_runs"]["ui"]["status"] == "running"
@@ -435,8 +453,30 @@ fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
         .unwrap()
         .to_owned();
     let api_commit = git(dir, &["rev-parse", &api_branch]).trim().to_owned();
-    child.kill().unwrap();
+    let group = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling the process group this test started.
+    unsafe {
+        libc::kill(-group, signal);
+    }
     child.wait().unwrap();
+    // No worktree is left locked, and git's own locks are gone.
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
 
     *stall.lock().unwrap() = None;
     let out = run(dir, &server, &["--resume", &run_id]);

@@ -4,7 +4,7 @@
 //! person's own command from their user config, run with the alert as JSON on stdin:
 //!
 //! ```json
-//! {"notify": {"command": "ntfy publish my-topic \"$(jq -r .message)\""}}
+//! {"notify": {"command": "curl -s -d \"$(jq -r .message)\" ntfy.sh/my-topic"}}
 //! ```
 //!
 //! in `~/.config/context-pilot/config.json`. Only the user's config is read: a project cannot

@@ -88,6 +88,12 @@ impl Repository {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Where the work tree's root lies below the repository's top, with a trailing `/`
+    /// (`""` at the top), e.g. `app/` for a project in a subdirectory.
+    pub fn prefix(&self) -> Result<String, WorktreeError> {
+        self.git(&["rev-parse", "--show-prefix"])
+    }
+
     /// The branch checked out, or `None` on a detached `HEAD`.
     pub fn current_branch(&self) -> Result<Option<String>, WorktreeError> {
         let name = self.git(&["rev-parse", "--abbrev-ref", "HEAD"])?;

@@ -226,3 +226,42 @@ fn a_conflict_stops_the_run_with_exit_3_and_a_clean_tree() {
     );
     assert!(text.contains("phase right: conflict"), "summary: {text}");
 }
+
+/// A project in a subdirectory of its repository: each phase works in the same subdirectory
+/// of its worktree, and the results land there in the project.
+#[test]
+fn a_project_in_a_subdirectory_works_in_the_same_subdirectory_of_each_worktree() {
+    let repo = Repo::with_commit(&[("app/README.md", "# app\n"), ("other/x.txt", "x\n")]);
+    let rel = "app/.context-pilot/workflows/graph.yaml";
+    repo.write(
+        rel,
+        "name: sub\nphases:\n  - id: api\n    depends_on: []\n    prompt: A.\n  - id: ui\n    depends_on: []\n    prompt: U.\n",
+    );
+    repo.commit_all("add workflow");
+    let project = cp_base::Project::at(repo.root().join("app"));
+    let factory = Arc::new(Writers {
+        shared: false,
+        meet: Some(Arc::new(Barrier::new(2))),
+        workers: std::sync::Mutex::default(),
+    });
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[]);
+    let outcome = run_workflow(
+        &project,
+        &repo.root().join(rel),
+        &mut main,
+        &mut prompter,
+        &options(factory),
+    )
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let root = repo.root();
+    assert!(root.join("app/work/api.txt").exists() && root.join("app/work/ui.txt").exists());
+    assert!(!root.join("work").exists());
+    assert_eq!(repo.git(&["branch", "--list", "cp/*"]), "");
+    let exclude = std::fs::read_to_string(root.join(".git/info/exclude")).unwrap();
+    assert!(
+        exclude.contains("/app/.context-pilot/worktrees/"),
+        "{exclude}"
+    );
+}

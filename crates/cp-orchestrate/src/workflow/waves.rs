@@ -295,7 +295,10 @@ impl Engine<'_> {
         repo: &Repository,
         wave: &[usize],
     ) -> Result<bool, WorkflowError> {
-        repo.exclude_locally(&format!("/{STATE_DIR}/{WORKTREES}/"))
+        let prefix = repo
+            .prefix()
+            .map_err(|source| self.git_error(wave[0], source))?;
+        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
             .map_err(|source| self.git_error(wave[0], source))?;
         let (tx, rx) = mpsc::channel::<Report>();
         let mut aborted = false;
@@ -343,6 +346,9 @@ impl Engine<'_> {
                     }
                 }
             }
+            // Only the phases' threads hold senders now: if one dies without reporting, the
+            // channel closes instead of waiting forever.
+            drop(tx);
             while running > 0 {
                 let Ok(report) = rx.recv() else { break };
                 match report {
@@ -396,9 +402,11 @@ impl Engine<'_> {
         record.error = None;
         self.begin(index)?;
         let worker = phase_worker(&id, &self.parallel.worker);
+        // A project in a subdirectory of its repository is in the same subdirectory there.
+        let root = project_in(repo, &path);
         let spec = PhaseAgent {
             phase: &id,
-            root: &path,
+            root: &root,
             worker: &worker,
             agent: agent.as_deref(),
         };
@@ -417,7 +425,7 @@ impl Engine<'_> {
                 message,
             })?;
         let prompt = self.phase_prompt(index)?;
-        let restart = RestartLoop::new(Project::at(&path), self.config.clone()).with_worker(worker);
+        let restart = RestartLoop::new(Project::at(&root), self.config.clone()).with_worker(worker);
         Ok((restart, driver, prompt))
     }
 
@@ -606,7 +614,7 @@ impl Engine<'_> {
         if !keep && let Some(tree) = tree {
             let path = self.project.root().join(tree);
             if let Some(drivers) = &self.parallel.drivers {
-                drivers.release(&path);
+                drivers.release(&project_in(repo, &path));
             }
             repo.remove_worktree(&path, &branch)
                 .map_err(|e| self.git_error(index, e))?;
@@ -778,6 +786,15 @@ impl Engine<'_> {
             phase: self.workflow.phases[index].id.clone(),
             source: Box::new(source),
         }
+    }
+}
+
+/// The project's root inside the worktree at `tree`: the same subdirectory of the repository
+/// as the project's own root.
+fn project_in(repo: &Repository, tree: &Path) -> PathBuf {
+    match repo.prefix() {
+        Ok(prefix) if !prefix.is_empty() => tree.join(prefix),
+        _ => tree.to_path_buf(),
     }
 }
 

@@ -105,6 +105,7 @@ impl RunCommand {
                 keep_worktrees: self.keep_worktrees,
                 drivers: None,
                 alerter: None,
+                agent: None,
             },
         })
     }
@@ -138,6 +139,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     // Unattended (answers from a file, output not to a terminal) needs no TUI either.
     let headless = command.headless
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    args.options.agent = Some(kind.as_str().to_owned());
     if headless {
         args.options.alerter = Some(Arc::new(TerminalAlerts::from_user_config()));
     }

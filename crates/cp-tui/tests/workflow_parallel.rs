@@ -270,6 +270,8 @@ fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
             "{record:#}"
         );
         assert_eq!(phases[phase]["status"], "merged", "{record:#}");
+        assert_eq!(phases[phase]["agent"], "builtin", "{record:#}");
+        assert!(phases[phase]["base_commit"].is_string(), "{record:#}");
         let merge = phases[phase]["merge_commit"].as_str().unwrap();
         let subject = git(dir, &["log", "-1", "--format=%s", merge]);
         assert!(

@@ -54,6 +54,8 @@ pub struct RunOptions {
     /// Told when the run waits for the person (an approval gate, a merge conflict) or a phase
     /// fails.
     pub alerter: Option<Arc<dyn Alerter>>,
+    /// The run's agent (`builtin`, `claude`, …), recorded for phases without their own.
+    pub agent: Option<String>,
 }
 
 /// How a run ended (errors aside).
@@ -293,6 +295,8 @@ pub(super) struct Parallel {
     pub(super) worker: WorkerId,
     /// Tells the person when the run needs them.
     pub(super) alerter: Option<Arc<dyn Alerter>>,
+    /// The run's agent, recorded for phases without their own.
+    pub(super) agent: Option<String>,
 }
 
 impl Parallel {
@@ -307,6 +311,7 @@ impl Parallel {
             drivers: options.drivers.clone(),
             worker: options.worker.clone(),
             alerter: options.alerter.clone(),
+            agent: options.agent.clone(),
         }
     }
 }

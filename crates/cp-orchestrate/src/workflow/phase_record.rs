@@ -53,7 +53,7 @@ impl PhaseStatus {
 pub struct PhaseRecord {
     /// Where it stands.
     pub status: PhaseStatus,
-    /// The agent that runs it (`builtin`, `claude`, …); `None`: the run's.
+    /// The agent that runs it (`builtin`, `claude`, …): its own `agent:`, else the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// `cp/<run id>/<phase id>`, when it runs in its own worktree.

@@ -50,7 +50,7 @@ impl Engine<'_> {
                 .phase_runs
                 .entry(phase.id.clone())
                 .or_insert_with(|| PhaseRecord {
-                    agent: phase.agent.clone(),
+                    agent: phase.agent.clone().or_else(|| self.parallel.agent.clone()),
                     ..PhaseRecord::default()
                 });
         }

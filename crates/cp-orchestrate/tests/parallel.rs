@@ -26,6 +26,8 @@ struct Writer {
     root: std::path::PathBuf,
     shared: bool,
     meet: Option<Arc<Barrier>>,
+    /// Phases that commit their work themselves (for runs without auto-commit).
+    commits: Vec<String>,
 }
 
 impl SessionDriver for Writer {
@@ -42,6 +44,20 @@ impl SessionDriver for Writer {
         let path = self.root.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+        if self.commits.contains(&phase.to_owned()) {
+            let git = |args: &[&str]| {
+                let ok = std::process::Command::new("git")
+                    .arg("-C")
+                    .arg(&self.root)
+                    .args(args)
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "git {args:?}");
+            };
+            git(&["add", "-A"]);
+            git(&["commit", "-qm", &format!("{phase} by hand")]);
+        }
         control.record_usage(1_000, 200_000);
         SessionEnd::Completed
     }
@@ -55,10 +71,12 @@ impl SessionDriver for Writer {
     }
 }
 
+#[derive(Default)]
 struct Writers {
     shared: bool,
     meet: Option<Arc<Barrier>>,
     workers: std::sync::Mutex<Vec<String>>,
+    commits: Vec<String>,
 }
 
 impl DriverFactory for Writers {
@@ -71,6 +89,7 @@ impl DriverFactory for Writers {
             root: spec.root.to_path_buf(),
             shared: self.shared,
             meet: self.meet.clone(),
+            commits: self.commits.clone(),
         }))
     }
 }
@@ -131,7 +150,7 @@ fn independent_phases_run_at_once_in_worktrees_and_are_merged_in_file_order() {
     let factory = Arc::new(Writers {
         shared: false,
         meet: Some(Arc::new(Barrier::new(2))),
-        workers: std::sync::Mutex::default(),
+        ..Writers::default()
     });
     let mut main = EchoDriver::new(&project);
     let mut prompter = ListPrompter::new(&[]);
@@ -195,7 +214,7 @@ fn a_conflict_stops_the_run_with_exit_3_and_a_clean_tree() {
     let factory = Arc::new(Writers {
         shared: true,
         meet: None,
-        workers: std::sync::Mutex::default(),
+        ..Writers::default()
     });
     let args = RunArgs {
         workflow: Some(file),
@@ -242,7 +261,7 @@ fn a_project_in_a_subdirectory_works_in_the_same_subdirectory_of_each_worktree()
     let factory = Arc::new(Writers {
         shared: false,
         meet: Some(Arc::new(Barrier::new(2))),
-        workers: std::sync::Mutex::default(),
+        ..Writers::default()
     });
     let mut main = EchoDriver::new(&project);
     let mut prompter = ListPrompter::new(&[]);
@@ -264,4 +283,59 @@ fn a_project_in_a_subdirectory_works_in_the_same_subdirectory_of_each_worktree()
         exclude.contains("/app/.context-pilot/worktrees/"),
         "{exclude}"
     );
+}
+
+/// A phase that leaves uncommitted work fails: its branch and worktree are kept, the phase
+/// beside it still finishes and merges, the phase that depends on it never runs, and the run
+/// ends failed.
+#[test]
+fn a_phase_with_uncommitted_work_fails_and_stops_only_its_dependents() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(
+        &repo,
+        "name: partial\nphases:\n  - id: sloppy\n    depends_on: []\n    prompt: S.\n  - id: tidy\n    depends_on: []\n    prompt: T.\n  - id: after\n    depends_on: [sloppy]\n    prompt: A.\n",
+    );
+    let project = repo.project();
+    let factory = Arc::new(Writers {
+        commits: vec!["tidy".into()],
+        ..Writers::default()
+    });
+    let options = RunOptions {
+        overrides: cp_orchestrate::RestartOverrides {
+            no_auto_commit: true,
+            ..cp_orchestrate::RestartOverrides::default()
+        },
+        ..options(factory)
+    };
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[]);
+    let outcome = run_workflow(&project, &file, &mut main, &mut prompter, &options).unwrap();
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let status = |id: &str| {
+        outcome
+            .phases
+            .iter()
+            .find(|(p, _)| p == id)
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    let sloppy = status("sloppy");
+    assert_eq!(sloppy.status, PhaseStatus::Failed);
+    assert!(
+        sloppy
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("uncommitted work"),
+        "{sloppy:?}"
+    );
+    assert_eq!(status("tidy").status, PhaseStatus::Merged);
+    assert_eq!(status("after").status, PhaseStatus::Waiting);
+    assert!(main.phases().is_empty(), "after must not run");
+    let root = repo.root();
+    assert!(root.join("work/tidy.txt").exists() && !root.join("work/sloppy.txt").exists());
+    // The failed phase's branch and worktree are kept for a look or a resume.
+    assert!(repo.git(&["branch", "--list", "cp/*"]).contains("/sloppy"));
+    let tree = root.join(sloppy.worktree.unwrap());
+    assert!(tree.join("work/sloppy.txt").exists());
 }

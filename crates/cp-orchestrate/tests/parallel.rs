@@ -339,3 +339,31 @@ fn a_phase_with_uncommitted_work_fails_and_stops_only_its_dependents() {
     let tree = root.join(sloppy.worktree.unwrap());
     assert!(tree.join("work/sloppy.txt").exists());
 }
+
+/// The approval gate of a phase that ran in its worktree shows the phase's `git diff --stat`
+/// against its base, and its answer is recorded as for any gate.
+#[test]
+fn a_parallel_phases_approval_gate_shows_its_diff_summary() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(
+        &repo,
+        "name: gated\nphases:\n  - id: api\n    depends_on: []\n    prompt: A.\n    approval: {approval_required: true}\n  - id: ui\n    depends_on: []\n    prompt: U.\n",
+    );
+    let project = repo.project();
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[("Continue", None)]);
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut main,
+        &mut prompter,
+        &options(Arc::new(Writers::default())),
+    )
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert_eq!(prompter.requests.len(), 1);
+    let prompt = &prompter.requests[0].prompt;
+    assert!(prompt.contains("Changes on cp/"), "{prompt}");
+    assert!(prompt.contains("work/api.txt"), "{prompt}");
+    assert_eq!(outcome.context.checkpoints[0].phase, "api");
+}

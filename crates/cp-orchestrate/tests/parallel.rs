@@ -367,3 +367,90 @@ fn a_parallel_phases_approval_gate_shows_its_diff_summary() {
     assert!(prompt.contains("work/api.txt"), "{prompt}");
     assert_eq!(outcome.context.checkpoints[0].phase, "api");
 }
+
+/// Resolves a merge conflict as the prompt asks: merges the branch it names, keeps both
+/// sides, commits.
+struct Resolver {
+    root: std::path::PathBuf,
+    prompts: Vec<String>,
+}
+
+impl SessionDriver for Resolver {
+    fn run(&mut self, prompt: &str, _: &SessionControl) -> SessionEnd {
+        self.prompts.push(prompt.to_owned());
+        let branch = prompt
+            .split("git merge --no-ff ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap()
+            .to_owned();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(&self.root)
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        // The merge stops at the conflict, as it would for an agent.
+        git(&["merge", "--no-ff", &branch]);
+        std::fs::write(self.root.join("shared.txt"), "from left and right\n").unwrap();
+        git(&["add", "-A"]);
+        let done = git(&["commit", "-qm", "Merge phase right (conflicts resolved)"]);
+        assert!(done.status.success(), "{done:?}");
+        SessionEnd::Completed
+    }
+
+    fn request_handoff(
+        &mut self,
+        _: &str,
+        _: &SessionControl,
+    ) -> Result<Option<Handoff>, DriverError> {
+        Ok(None)
+    }
+}
+
+#[test]
+fn an_agent_resolves_a_conflict_when_asked() {
+    let repo = Repo::with_commit(&[("shared.txt", "base\n")]);
+    let file = workflow(
+        &repo,
+        "name: clash\nphases:\n  - id: left\n    depends_on: []\n    prompt: L.\n  - id: right\n    depends_on: []\n    prompt: R.\n",
+    );
+    let project = repo.project();
+    let factory = Arc::new(Writers {
+        shared: true,
+        ..Writers::default()
+    });
+    let mut resolver = Resolver {
+        root: repo.root(),
+        prompts: Vec::new(),
+    };
+    let mut prompter = ListPrompter::new(&[("An agent resolves it", None)]);
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut resolver,
+        &mut prompter,
+        &options(factory),
+    )
+    .unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        prompter.lines()
+    );
+    let asked = &prompter.requests[0];
+    assert_eq!(asked.files, ["shared.txt"]);
+    assert!(asked.prompt.contains("phase 'left'"), "{}", asked.prompt);
+    assert!(resolver.prompts[0].contains("shared.txt"));
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("shared.txt")).unwrap(),
+        "from left and right\n"
+    );
+    let right = &outcome.phases[1].1;
+    assert_eq!(right.status, PhaseStatus::Merged);
+    assert!(right.merge_commit.is_some());
+    assert_eq!(repo.git(&["branch", "--list", "cp/*"]), "");
+}

@@ -20,6 +20,7 @@ mod engine;
 mod error;
 mod graph;
 mod headless;
+mod merge;
 mod phase_record;
 mod prompter;
 mod schema;

@@ -1,7 +1,7 @@
 //! Parallel workflow phases (issue 26): `context-pilot run --headless` of 4 independent phases
-//! with `--max-parallel 4`, against one phase alone with the same script. The scripted model
-//! takes 1 s per request; each phase writes a file (one tool call), then ends (2 s of model
-//! time when the stop gate lets it end at once). The overhead per extra phase is the
+//! with `--max-parallel 4`, against one phase alone with the same script. Each phase writes a
+//! file (one tool call) and ends, is asked once by the stop gate to verify, and ends again:
+//! three requests of 667 ms, 2 s of model time. The overhead per extra phase is the
 //! difference, divided by the 3 extra phases: worktree, agent start, merge and removal.
 
 use std::fmt::Write as _;
@@ -14,8 +14,11 @@ use cp_e2e::{LlmServer, Reply, Turn, anthropic, git, git_repo};
 use super::Options;
 use super::stats::Row;
 
-/// The scripted model's time per request.
-const MODEL_TIME: Duration = Duration::from_secs(1);
+/// The requests of one phase: the write, its end, and the end again after the stop gate's
+/// one block (checked: the figures say so when it differs).
+const REQUESTS_PER_PHASE: usize = 3;
+/// The scripted model's time per request: 2 s of model time per phase.
+const MODEL_TIME: Duration = Duration::from_millis(2000 / REQUESTS_PER_PHASE as u64);
 
 fn workflow(phases: usize) -> String {
     let mut yaml = String::from("name: bench\nphases:\n");
@@ -102,10 +105,15 @@ pub fn parallel_phases(opts: &Options) -> Vec<Row> {
         overhead.push((wave - alone) / 3.0);
     }
     let model = MODEL_TIME.as_secs_f64() * one_requests as f64;
+    if one_requests != REQUESTS_PER_PHASE {
+        eprintln!(
+            "suite: parallel: a phase made {one_requests} requests, not {REQUESTS_PER_PHASE}"
+        );
+    }
     vec![
         Row::new("workflow: one phase alone", "ms", one).note(format!(
-            "{one_requests} model requests of {} s each ({model} s of model time); in the project's tree",
-            MODEL_TIME.as_secs()
+            "{one_requests} model requests of {} ms each ({model:.1} s of model time); in the project's tree",
+            MODEL_TIME.as_millis()
         )),
         Row::new("workflow: 4 independent phases, --max-parallel 4", "ms", four).note(format!(
             "{four_requests} model requests in all; each phase in its own worktree, merged back"

@@ -53,6 +53,8 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
         "TUI idle CPU",
         "live reload",
         "console server RSS with 50 sessions",
+        "workflow: 4 independent phases, --max-parallel 4",
+        "overhead per extra phase",
         "Machine: ",
         "load average",
     ] {

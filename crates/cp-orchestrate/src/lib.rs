@@ -15,6 +15,11 @@
 //!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
 //!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
 //!   saved under `.context-pilot/runs/<id>/`.
+//! - **Parallel phases**: a workflow with `depends_on` runs the phases that are ready together
+//!   at once, each in its own git worktree with its own agent from a [`DriverFactory`]; their
+//!   branches are merged back in the file's order, a conflict is aborted and named
+//!   ([`EXIT_CONFLICT`] when no one answers), each phase's [`PhaseRecord`] is saved with the
+//!   run, and an [`Alerter`] is told when the run needs the person.
 //! - **The stop-gate contract**: an agent loop asks a [`StopCheck`] whether the agent may
 //!   end its turn; the stop gate in the checkpoint module answers.
 //!

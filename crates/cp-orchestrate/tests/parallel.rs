@@ -88,7 +88,11 @@ impl DriverFactory for Writers {
         Ok(Box::new(Writer {
             root: spec.root.to_path_buf(),
             shared: self.shared,
-            meet: self.meet.clone(),
+            // Only the phases that run side by side meet (a phase alone would wait forever).
+            meet: self
+                .meet
+                .clone()
+                .filter(|_| ["api", "ui"].contains(&spec.phase)),
             commits: self.commits.clone(),
         }))
     }
@@ -163,11 +167,15 @@ fn independent_phases_run_at_once_in_worktrees_and_are_merged_in_file_order() {
     )
     .unwrap();
     assert_eq!(outcome.status, RunStatus::Completed);
-    // plan and integrate ran alone, in the project's tree, with the run's driver.
-    assert_eq!(main.phases(), ["plan", "integrate"]);
-    let mut workers = factory.workers.lock().unwrap().clone();
-    workers.sort();
-    assert_eq!(workers, ["api", "ui"]);
+    // plan and integrate ran alone, in the project's tree, as the run's worker; api and ui
+    // each as their own.
+    assert!(main.phases().is_empty());
+    let workers = factory.workers.lock().unwrap().clone();
+    assert_eq!(workers[0], "main");
+    let mut side = workers[1..3].to_vec();
+    side.sort();
+    assert_eq!(side, ["api", "ui"]);
+    assert_eq!(workers[3], "main");
     let root = repo.root();
     assert!(root.join("work/api.txt").exists() && root.join("work/ui.txt").exists());
     let log = repo.git(&["log", "--format=%s", "--first-parent"]);

@@ -223,13 +223,15 @@ impl Engine<'_> {
         let base = repo.head().ok();
         self.begin(index)?;
         let prompt = self.phase_prompt(index)?;
+        // With a factory, every phase of a graph gets its own agent (its `agent:`, its progress
+        // lines marked with its id), alone or not; without one, the run's driver runs it.
         let mut own: Option<Box<dyn SessionDriver + Send>> = None;
-        if let (Some(agent), Some(drivers)) = (&phase.agent, &self.parallel.drivers) {
+        if let Some(drivers) = &self.parallel.drivers {
             let spec = PhaseAgent {
                 phase: &id,
                 root: self.project.root(),
                 worker: &self.parallel.worker,
-                agent: Some(agent),
+                agent: phase.agent.as_deref(),
             };
             own = Some(
                 drivers

@@ -88,6 +88,12 @@ impl Repository {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Where the work tree's root lies below the repository's top, with a trailing `/`
+    /// (`""` at the top), e.g. `app/` for a project in a subdirectory.
+    pub fn prefix(&self) -> Result<String, WorktreeError> {
+        self.git(&["rev-parse", "--show-prefix"])
+    }
+
     /// The branch checked out, or `None` on a detached `HEAD`.
     pub fn current_branch(&self) -> Result<Option<String>, WorktreeError> {
         let name = self.git(&["rev-parse", "--abbrev-ref", "HEAD"])?;
@@ -98,6 +104,15 @@ impl Repository {
     pub fn add_worktree(&self, path: &Path, branch: &str, base: &str) -> Result<(), WorktreeError> {
         let path = path.to_string_lossy();
         self.git(&["worktree", "add", "--quiet", "-b", branch, &path, base])
+            .map(drop)
+    }
+
+    /// Makes a work tree at `path` for the existing branch `branch` (a worktree removed by
+    /// hand whose branch survived).
+    pub fn checkout_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+        self.git(&["worktree", "prune"])?;
+        let path = path.to_string_lossy();
+        self.git(&["worktree", "add", "--quiet", &path, branch])
             .map(drop)
     }
 
@@ -123,6 +138,95 @@ impl Repository {
         .is_ok()
     }
 
+    /// The files that differ between commits `from` and `to` (repository-relative, sorted).
+    pub fn changed_between(&self, from: &str, to: &str) -> Result<Vec<String>, WorktreeError> {
+        let out = self.git(&["diff", "--name-only", "-z", from, to])?;
+        let mut files: Vec<String> = out
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+
+    /// `git diff --stat from to`, for a person deciding on a phase's work.
+    pub fn diff_stat(&self, from: &str, to: &str) -> Result<String, WorktreeError> {
+        self.git(&["diff", "--stat", from, to])
+    }
+
+    /// How many commits `to` has that `from` lacks.
+    pub fn commits_between(&self, from: &str, to: &str) -> Result<u32, WorktreeError> {
+        let count = self.git(&["rev-list", "--count", &format!("{from}..{to}")])?;
+        Ok(count.trim().parse().unwrap_or(0))
+    }
+
+    /// Whether commit `ancestor` is reachable from `descendant` (a merged branch is).
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> bool {
+        self.git(&["merge-base", "--is-ancestor", ancestor, descendant])
+            .is_ok()
+    }
+
+    /// Whether the work tree has changes not committed (untracked files included).
+    pub fn is_dirty(&self) -> Result<bool, WorktreeError> {
+        Ok(!self.git(&["status", "--porcelain"])?.is_empty())
+    }
+
+    /// Adds `pattern` to the repository's own exclude file (`info/exclude`, shared by its
+    /// worktrees, never committed) unless it is there already.
+    pub fn exclude_locally(&self, pattern: &str) -> Result<(), WorktreeError> {
+        let common = self.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+        let file = Path::new(&common).join("info").join("exclude");
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().any(|l| l.trim() == pattern) {
+            return Ok(());
+        }
+        let mut updated = text;
+        if !updated.is_empty() && !updated.ends_with('\n') {
+            updated.push('\n');
+        }
+        updated.push_str(pattern);
+        updated.push('\n');
+        let failed = |stderr: String| WorktreeError::Failed {
+            args: "(write info/exclude)".into(),
+            dir: file.clone(),
+            stderr,
+        };
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
+        }
+        cp_base::write_atomic(&file, updated.as_bytes()).map_err(|e| failed(e.to_string()))
+    }
+
+    /// When git refused a merge because untracked files are in the way, removes those that
+    /// hold exactly what `branch` has (e.g. a `.gitignore` both trees wrote): nothing is lost.
+    /// Returns whether every file in the way was such a copy (and is gone).
+    fn clear_identical_untracked(&self, stderr: &str, branch: &str) -> bool {
+        let Some((_, rest)) = stderr.split_once("would be overwritten by merge:") else {
+            return false;
+        };
+        let files: Vec<&str> = rest
+            .lines()
+            .map(str::trim)
+            .skip_while(|l| l.is_empty())
+            .take_while(|l| !l.is_empty() && !l.starts_with("Please move"))
+            .collect();
+        if files.is_empty() {
+            return false;
+        }
+        let same = |file: &str| {
+            let theirs = self.git(&["show", &format!("{branch}:{file}")]);
+            let ours = std::fs::read_to_string(self.root.join(file));
+            matches!((theirs, ours), (Ok(t), Ok(o)) if t.trim_end() == o.trim_end())
+        };
+        if !files.iter().all(|f| same(f)) {
+            return false;
+        }
+        files
+            .iter()
+            .all(|f| std::fs::remove_file(self.root.join(f)).is_ok())
+    }
+
     /// Merges `branch` into the branch checked out, always with a merge commit saying
     /// `message`. On a conflict the merge is aborted and the conflicting files returned.
     pub fn merge(&self, branch: &str, message: &str) -> Result<MergeOutcome, WorktreeError> {
@@ -130,7 +234,13 @@ impl Repository {
         if ahead == "0" {
             return Ok(MergeOutcome::UpToDate);
         }
-        match self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]) {
+        let mut attempt = self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]);
+        if let Err(WorktreeError::Failed { stderr, .. }) = &attempt
+            && self.clear_identical_untracked(stderr, branch)
+        {
+            attempt = self.git(&["merge", "--no-ff", "--no-edit", "-m", message, branch]);
+        }
+        match attempt {
             Ok(_) => Ok(MergeOutcome::Merged {
                 commit: self.head()?,
             }),
@@ -240,6 +350,31 @@ mod tests {
         );
         // The branch is kept for a merge by hand.
         assert!(repo.has_branch("cp/r/b"));
+    }
+
+    #[test]
+    fn an_untracked_copy_identical_to_the_branchs_does_not_stop_the_merge() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (a, b) = (trees.path().join("a"), trees.path().join("b"));
+        repo.add_worktree(&a, "cp/r/a", &base).unwrap();
+        repo.add_worktree(&b, "cp/r/b", &base).unwrap();
+        commit_in(&a, "same.txt", "written by both\n");
+        commit_in(&b, "other.txt", "theirs\n");
+        // Both trees wrote `same.txt`; the project's copy is untracked and identical.
+        std::fs::write(dir.path().join("same.txt"), "written by both\n").unwrap();
+        assert!(matches!(
+            repo.merge("cp/r/a", "Merge phase a").unwrap(),
+            MergeOutcome::Merged { .. }
+        ));
+        // A different untracked copy is someone's work: the merge refuses and keeps it.
+        std::fs::write(dir.path().join("other.txt"), "mine\n").unwrap();
+        assert!(repo.merge("cp/r/b", "Merge phase b").is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("other.txt")).unwrap(),
+            "mine\n"
+        );
     }
 
     #[test]

@@ -15,6 +15,11 @@
 //!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
 //!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
 //!   saved under `.context-pilot/runs/<id>/`.
+//! - **Parallel phases**: a workflow with `depends_on` runs the phases that are ready together
+//!   at once, each in its own git worktree with its own agent from a [`DriverFactory`]; their
+//!   branches are merged back in the file's order, a conflict is aborted and named
+//!   ([`EXIT_CONFLICT`] when no one answers), each phase's [`PhaseRecord`] is saved with the
+//!   run, and an [`Alerter`] is told when the run needs the person.
 //! - **The stop-gate contract**: an agent loop asks a [`StopCheck`] whether the agent may
 //!   end its turn; the stop gate in the checkpoint module answers.
 //!
@@ -101,12 +106,13 @@ pub use restart::{
 };
 pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
 pub use workflow::{
-    APPROVAL_PROMPT, Action, Answer, AnswerChoice, AnswersPrompter, Approval, ApprovalAnswer,
-    ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest,
-    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, ConditionError, EXIT_ABORTED,
-    EXIT_FAILED, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseCounters, Position,
-    PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs, RunContext, RunLock, RunOptions,
-    RunState, RunStatus, RunStore, Stage, TerminalPrompter, UnknownPlaceholder, Workflow,
-    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
-    run_headless, run_workflow,
+    APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
+    ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
+    ApprovalRequest, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice,
+    ConditionError, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED,
+    MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters,
+    PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs,
+    RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage, TerminalPrompter,
+    UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
+    evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

@@ -23,7 +23,9 @@
 //! - the Changes panel with a 5,000-line diff: reading it, then a frame at the top and in the
 //!   middle;
 //! - finding edits made through a shell (a work-tree snapshot per hook call) on a 10,000-file
-//!   repository, against `git status`.
+//!   repository, against `git status`;
+//! - a workflow of 4 independent phases with `--max-parallel 4` against one phase alone (1 s
+//!   of scripted model time per request), and the overhead per extra phase.
 //!
 //! Then it writes the figures, the command, the date and the machine into the "Suite"
 //! section of BENCHMARKS.md, between `<!-- suite:begin -->` and `<!-- suite:end -->`, and
@@ -34,7 +36,7 @@
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
-//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`).
+//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`).
 
 #![allow(
     clippy::unwrap_used,
@@ -59,6 +61,8 @@ mod day;
 mod long_output;
 #[path = "suite/matching.rs"]
 mod matching;
+#[path = "suite/parallel.rs"]
+mod parallel;
 #[path = "suite/processes.rs"]
 mod processes;
 #[path = "suite/report.rs"]
@@ -147,6 +151,7 @@ pub fn run(opts: &Options) -> String {
         group("usage-hook", &|| usage_hook::usage_hook(opts));
         group("shell-edits", &|| shell_edits::shell_edits(opts));
         group("changes", &|| changes::changes_panel(opts));
+        group("parallel", &|| parallel::parallel_phases(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

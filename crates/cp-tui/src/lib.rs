@@ -28,6 +28,7 @@
 //! ```
 //! ```
 
+mod alerts;
 pub mod cli;
 pub mod doctor;
 mod headless_out;
@@ -39,6 +40,7 @@ pub mod mcp;
 pub mod models;
 pub mod run;
 mod run_external;
+mod run_phases;
 pub mod system;
 pub mod trust;
 pub mod tui;

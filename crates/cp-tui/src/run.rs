@@ -10,8 +10,10 @@ use std::sync::Arc;
 use cp_agent_cli::AgentKind;
 use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
 
+use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
+use crate::run_phases::PhaseDrivers;
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -19,6 +21,10 @@ use cp_llm::{Provider, check_model, connect, list_models};
 /// The arguments of `context-pilot run`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_long_help = RESTART_HELP)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "command-line switches: each bool is one independent flag"
+)]
 pub struct RunCommand {
     /// The workflow, e.g. `.context-pilot/workflows/feature.yaml` (not needed with --resume).
     pub file: Option<PathBuf>,
@@ -55,6 +61,14 @@ pub struct RunCommand {
     /// workflow's `agent:`, else `agent.kind` in config.json, else `builtin`.
     #[arg(long, value_name = "AGENT", value_parser = parse_agent)]
     pub agent: Option<AgentKind>,
+    /// In a workflow with `depends_on`, run at most N phases at once (default: the file's
+    /// `max_parallel`, else 4). Each phase that runs beside others works in its own git
+    /// worktree on branch `cp/<run id>/<phase id>`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_parallel: Option<u16>,
+    /// Keep each phase's worktree and branch after its merge (default: removed).
+    #[arg(long)]
+    pub keep_worktrees: bool,
 }
 
 fn parse_agent(name: &str) -> Result<AgentKind, cp_agent_cli::AgentError> {
@@ -89,6 +103,11 @@ impl RunCommand {
                 },
                 vars,
                 worker: host.worker().clone(),
+                max_parallel: self.max_parallel.map(usize::from),
+                keep_worktrees: self.keep_worktrees,
+                drivers: None,
+                alerter: None,
+                agent: None,
             },
         })
     }
@@ -111,15 +130,29 @@ impl RunCommand {
     }
 }
 
-/// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 1 failed).
+/// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
+/// by a merge conflict of parallel phases, 1 failed).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
-    let args = command.run_args(&host)?;
+    let mut args = command.run_args(&host)?;
     let kind = command.agent_kind(&host)?;
+    if let Some(path) = &command.file {
+        PhaseDrivers::check(&cp_orchestrate::Workflow::load(path)?)?;
+    }
     // Unattended (answers from a file, output not to a terminal) needs no TUI either.
     let headless = command.headless
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    args.options.agent = Some(kind.as_str().to_owned());
+    if headless {
+        args.options.alerter = Some(Arc::new(TerminalAlerts::from_user_config()));
+    }
     if kind != AgentKind::Builtin {
         if headless {
+            // A phase with `agent: builtin` needs the provider; the others do not.
+            args.options.drivers = Some(Arc::new(PhaseDrivers {
+                default: kind,
+                provider: AgentState::from_config(host.project()).provider,
+                project: host.project().clone(),
+            }));
             return crate::run_external::run(&host, &args, kind);
         }
         let cli = CliAgent::new(&host, kind)?;
@@ -138,6 +171,11 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             eprintln!("{}", trust.advice(host.project().root()));
         }
         let provider = checked_provider(provider);
+        args.options.drivers = Some(Arc::new(PhaseDrivers {
+            default: kind,
+            provider: Some(Arc::clone(&provider)),
+            project: host.project().clone(),
+        }));
         let line = LineState::default();
         let printer = line.clone();
         let sink: EventSink = Arc::new(move |event| print_progress(&printer, event));
@@ -235,7 +273,7 @@ fn print_progress(line: &LineState, event: AgentEvent) {
     let _ = out.flush();
 }
 
-fn short(text: &str, max: usize) -> String {
+pub(crate) fn short(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

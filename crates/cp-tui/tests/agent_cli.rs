@@ -777,3 +777,95 @@ fn an_agent_named_by_the_workflow_but_not_installed_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// Issue 26 with the real Claude Code: two phases of a workflow with `depends_on: []` run at
+/// once, each Claude Code in its own worktree (its MCP server rooted there), and both branches
+/// are merged. The scripted model answers by phase (the prompts carry markers) and holds the
+/// first request of `api` until `ui`'s first request has arrived: both were in flight at once.
+#[test]
+fn two_claude_code_phases_run_at_once_in_worktrees_and_both_merge() {
+    let repo = git_repo();
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({"checkpoint": {"max_blocks": 1, "tests": {"command": ""}}, "agent": claude_config()})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".context-pilot/workflows/wf.yaml"),
+        "name: wf\nphases:\n  - id: api\n    depends_on: []\n    prompt: \"PHASE-api-MARK write api.sh\"\n  - id: ui\n    depends_on: []\n    prompt: \"PHASE-ui-MARK write ui.sh\"\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+
+    let server = LlmServer::start().unwrap();
+    let arrived = std::sync::Arc::new((
+        std::sync::Mutex::new(Vec::<&'static str>::new()),
+        std::sync::Condvar::new(),
+    ));
+    let overlapped = std::sync::Arc::new(std::sync::Mutex::new(None));
+    {
+        let (arrived, overlapped) = (arrived.clone(), overlapped.clone());
+        server.answer_side_requests(move |request| {
+            if let Some(reply) = anthropic::side_reply(request) {
+                return Some(reply);
+            }
+            let phase = ["api", "ui"]
+                .into_iter()
+                .find(|p| request.raw_body.contains(&format!("PHASE-{p}-MARK")))?;
+            let (seen, signal) = &*arrived;
+            let first = {
+                let mut seen = seen.lock().unwrap();
+                let first = !seen.contains(&phase);
+                seen.push(phase);
+                signal.notify_all();
+                first
+            };
+            if first && phase == "api" {
+                let seen = seen.lock().unwrap();
+                let (seen, _) = signal
+                    .wait_timeout_while(seen, Duration::from_secs(120), |s| !s.contains(&"ui"))
+                    .unwrap();
+                *overlapped.lock().unwrap() = Some(seen.contains(&"ui"));
+            }
+            if request.raw_body.contains("\"tool_result\"") {
+                return Some(anthropic::text_turn("Done."));
+            }
+            let args =
+                json!({"file_path": format!("{phase}.sh"), "content": format!("echo {phase}\n")})
+                    .to_string();
+            Some(anthropic::tool_use_turn(&[(
+                &format!("toolu_{phase}"),
+                "mcp__context-pilot__File_write",
+                &args,
+            )]))
+        });
+    }
+    let (out, _home) = claude_run(&root, &server, &[]);
+    let all = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{all}");
+    for phase in ["api", "ui"] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(format!("{phase}.sh"))).unwrap(),
+            format!("echo {phase}\n"),
+            "{all}"
+        );
+        let log = git(&root, &["log", "--format=%s"]);
+        assert!(log.contains(&format!("Merge phase {phase} ")), "{log}");
+    }
+    assert_eq!(
+        git(&root, &["worktree", "list"]).lines().count(),
+        1,
+        "{all}"
+    );
+    assert_eq!(git(&root, &["branch", "--list", "cp/*"]), "", "{all}");
+    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
+}

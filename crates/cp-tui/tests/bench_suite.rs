@@ -54,6 +54,8 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
         "live reload",
         "console server RSS with 50 sessions",
         "-line diff: frame at the top",
+        "workflow: 4 independent phases, --max-parallel 4",
+        "overhead per extra phase",
         "Machine: ",
         "load average",
     ] {

@@ -27,6 +27,8 @@ pub struct PhaseReport {
     pub commits: Vec<String>,
     /// Handoff records written or received at each stop, oldest first.
     pub handoffs: Vec<PathBuf>,
+    /// Input tokens of every request of every session, summed.
+    pub tokens: u64,
 }
 
 /// Runs phases through sessions of a [`SessionDriver`], restarting them per the policy.
@@ -137,7 +139,9 @@ impl RestartLoop {
                 phase: phase_id.to_owned(),
                 attempt,
             });
-            match driver.run(&current_prompt, &control) {
+            let end = driver.run(&current_prompt, &control);
+            report.tokens = report.tokens.saturating_add(control.tokens_used());
+            match end {
                 SessionEnd::Completed => {
                     if self.commit_completed {
                         self.commit(

@@ -113,6 +113,8 @@ struct Tracked {
     estimator: ContextEstimator,
     trigger: Option<RestartTrigger>,
     history: Vec<ToolRecord>,
+    /// Input tokens of every request so far, summed.
+    tokens: u64,
 }
 
 /// What a running session reports to, and checks, while it runs. One per session attempt;
@@ -141,6 +143,7 @@ impl SessionControl {
                 estimator,
                 trigger: None,
                 history: Vec::new(),
+                tokens: 0,
             }),
         }
     }
@@ -159,6 +162,7 @@ impl SessionControl {
     /// tokens) against the model's `context_window`.
     pub fn record_usage(&self, input_tokens: u64, context_window: u64) {
         let mut tracked = self.lock();
+        tracked.tokens = tracked.tokens.saturating_add(input_tokens);
         tracked.estimator.record_usage(input_tokens, context_window);
         self.check(&mut tracked);
     }
@@ -194,6 +198,11 @@ impl SessionControl {
     /// Every tool call reported so far, in order.
     pub fn tool_history(&self) -> Vec<ToolRecord> {
         self.lock().history.clone()
+    }
+
+    /// The input tokens of every request reported so far, summed (what the session cost).
+    pub fn tokens_used(&self) -> u64 {
+        self.lock().tokens
     }
 
     /// Context use of the latest request in percent (if known) and the tool calls so far.

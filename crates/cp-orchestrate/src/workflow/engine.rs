@@ -4,19 +4,26 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cp_base::{Project, STATE_DIR, WorkerId};
 use serde_json::{Value, json};
 
+use super::agents::DriverFactory;
+use super::alert::{Alert, Alerter};
 use super::condition::evaluate_condition;
 use super::context::{ApprovalRecord, RunContext};
 use super::error::WorkflowError;
+use super::phase_record::PhaseRecord;
 use super::prompter::{ApprovalPrompter, ApprovalRequest, Choice, WorkflowEvent};
-use super::schema::{Action, Workflow};
+use super::schema::{Action, DEFAULT_MAX_PARALLEL, Workflow};
 use super::schema::{CURRENT_PHASE, stored_path};
 use super::store::{PendingFeedback, Position, RunState, RunStatus, RunStore, Stage, now};
 use super::template::{display_value, lookup_path, substitute};
 use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionDriver};
+
+/// Exit code of a run stopped by a merge conflict no one answered.
+pub const EXIT_CONFLICT: i32 = 3;
 
 /// Exit code of a run aborted at an approval gate.
 pub const EXIT_ABORTED: i32 = 2;
@@ -36,6 +43,19 @@ pub struct RunOptions {
     pub vars: BTreeMap<String, String>,
     /// The worker the agent acts as (handoffs are recorded under its id).
     pub worker: WorkerId,
+    /// `--max-parallel N`: how many phases of a workflow with `depends_on` run at once
+    /// (default: the file's `max_parallel`, else 4).
+    pub max_parallel: Option<usize>,
+    /// `--keep-worktrees`: keep a phase's worktree and branch after its merge.
+    pub keep_worktrees: bool,
+    /// Makes the agents of phases that run in their own worktrees, or of a phase with its own
+    /// `agent:`. Without it such phases run one at a time with the run's agent.
+    pub drivers: Option<Arc<dyn DriverFactory>>,
+    /// Told when the run waits for the person (an approval gate, a merge conflict) or a phase
+    /// fails.
+    pub alerter: Option<Arc<dyn Alerter>>,
+    /// The run's agent (`builtin`, `claude`, …), recorded for phases without their own.
+    pub agent: Option<String>,
 }
 
 /// How a run ended (errors aside).
@@ -49,6 +69,9 @@ pub struct WorkflowOutcome {
     pub run_dir: PathBuf,
     /// The final context.
     pub context: RunContext,
+    /// Workflows with `depends_on`: each phase's record (status, branch, merge commit, …),
+    /// in the file's order.
+    pub phases: Vec<(String, PhaseRecord)>,
 }
 
 impl WorkflowOutcome {
@@ -98,20 +121,24 @@ pub fn run_workflow(
         workflow: workflow.name.clone(),
         workflow_file: stored_path(project.root(), workflow_path),
         status: RunStatus::Running,
-        position: first,
+        // A graph keeps each phase's place in `phase_runs` instead.
+        position: if workflow.is_graph() { None } else { first },
         pending_feedback: None,
         error: None,
         started_at: now(),
         updated_at: String::new(),
         context,
+        phase_runs: BTreeMap::new(),
     };
     check_placeholders(&workflow, &state, workflow_path)?;
-    let restart = RestartLoop::new(project.clone(), config).with_worker(options.worker.clone());
+    let restart =
+        RestartLoop::new(project.clone(), config.clone()).with_worker(options.worker.clone());
     // Earlier runs' records may be uncommitted; they are the host's, not someone's work.
     let runs = format!("{STATE_DIR}/runs/");
     restart.preflight(&[runs.as_str()])?;
     let _lock = store.lock(&state.run_id)?;
     store.save(&mut state)?;
+    let parallel = Parallel::from_options(&workflow, options);
     let mut engine = Engine {
         workflow: &workflow,
         store,
@@ -119,6 +146,10 @@ pub fn run_workflow(
         driver,
         prompter,
         state,
+        project: project.clone(),
+        config,
+        parallel,
+        gate_note: None,
     };
     engine.start(false)
 }
@@ -174,10 +205,12 @@ pub fn resume_workflow(
         });
     }
     let config = RestartConfig::resolve(project, &options.overrides)?;
-    let restart = RestartLoop::new(project.clone(), config).with_worker(options.worker.clone());
+    let restart =
+        RestartLoop::new(project.clone(), config.clone()).with_worker(options.worker.clone());
     state.status = RunStatus::Running;
     state.error = None;
     store.save(&mut state)?;
+    let parallel = Parallel::from_options(&workflow, options);
     let mut engine = Engine {
         workflow: &workflow,
         store,
@@ -185,6 +218,10 @@ pub fn resume_workflow(
         driver,
         prompter,
         state,
+        project: project.clone(),
+        config,
+        parallel,
+        gate_note: None,
     };
     engine.start(true)
 }
@@ -224,21 +261,59 @@ fn lookup(state: &RunState, phase: &str, name: &str) -> Option<String> {
 }
 
 /// What an approval gate decided.
-struct Decided {
-    label: String,
-    action: Action,
-    target: Option<String>,
-    skipped: Vec<String>,
-    feedback: Option<String>,
+pub(super) struct Decided {
+    pub(super) label: String,
+    pub(super) action: Action,
+    pub(super) target: Option<String>,
+    pub(super) skipped: Vec<String>,
+    pub(super) feedback: Option<String>,
 }
 
-struct Engine<'a> {
-    workflow: &'a Workflow,
-    store: RunStore,
-    restart: RestartLoop,
-    driver: &'a mut dyn SessionDriver,
-    prompter: &'a mut dyn ApprovalPrompter,
-    state: RunState,
+pub(super) struct Engine<'a> {
+    pub(super) workflow: &'a Workflow,
+    pub(super) store: RunStore,
+    pub(super) restart: RestartLoop,
+    pub(super) driver: &'a mut dyn SessionDriver,
+    pub(super) prompter: &'a mut dyn ApprovalPrompter,
+    pub(super) state: RunState,
+    pub(super) project: Project,
+    pub(super) config: RestartConfig,
+    pub(super) parallel: Parallel,
+    /// Added to the next approval gate's prompt (a phase's `git diff --stat`).
+    pub(super) gate_note: Option<String>,
+}
+
+/// How phases of a graph run side by side.
+pub(super) struct Parallel {
+    /// At most this many at once.
+    pub(super) max: usize,
+    /// Keep worktrees and branches after their merge.
+    pub(super) keep_worktrees: bool,
+    /// Makes a phase's agent; `None`: one phase at a time with the run's agent.
+    pub(super) drivers: Option<Arc<dyn DriverFactory>>,
+    /// The run's worker.
+    pub(super) worker: WorkerId,
+    /// Tells the person when the run needs them.
+    pub(super) alerter: Option<Arc<dyn Alerter>>,
+    /// The run's agent, recorded for phases without their own.
+    pub(super) agent: Option<String>,
+}
+
+impl Parallel {
+    fn from_options(workflow: &Workflow, options: &RunOptions) -> Self {
+        Self {
+            max: options
+                .max_parallel
+                .or(workflow.max_parallel)
+                .unwrap_or(DEFAULT_MAX_PARALLEL)
+                .max(1),
+            keep_worktrees: options.keep_worktrees,
+            drivers: options.drivers.clone(),
+            worker: options.worker.clone(),
+            alerter: options.alerter.clone(),
+            agent: options.agent.clone(),
+        }
+    }
 }
 
 impl Engine<'_> {
@@ -251,7 +326,7 @@ impl Engine<'_> {
             resumed,
             run_dir: run_dir.clone(),
         });
-        let status = self.drive()?;
+        let status = self.drive(resumed)?;
         self.prompter.on_event(&WorkflowEvent::RunFinished {
             run_id: self.state.run_id.clone(),
             status,
@@ -261,10 +336,32 @@ impl Engine<'_> {
             status,
             run_dir,
             context: self.state.context.clone(),
+            phases: self
+                .workflow
+                .phases
+                .iter()
+                .filter_map(|p| {
+                    let record = self.state.phase_runs.get(&p.id)?;
+                    Some((p.id.clone(), record.clone()))
+                })
+                .collect(),
         })
     }
 
-    fn save(&mut self) -> Result<(), WorkflowError> {
+    /// Tells the person (through the host's alerter) that `phase` needs them.
+    pub(super) fn alert(&self, event: &'static str, phase: &str, message: &str) {
+        if let Some(alerter) = &self.parallel.alerter {
+            alerter.alert(&Alert {
+                event,
+                run_id: self.state.run_id.clone(),
+                workflow: self.state.workflow.clone(),
+                phase: phase.to_owned(),
+                message: message.to_owned(),
+            });
+        }
+    }
+
+    pub(super) fn save(&mut self) -> Result<(), WorkflowError> {
         self.store.save(&mut self.state)
     }
 
@@ -282,7 +379,10 @@ impl Engine<'_> {
         })
     }
 
-    fn drive(&mut self) -> Result<RunStatus, WorkflowError> {
+    fn drive(&mut self, resumed: bool) -> Result<RunStatus, WorkflowError> {
+        if self.workflow.is_graph() {
+            return self.drive_graph(resumed);
+        }
         while let Some(position) = self.state.position.clone() {
             let Some(index) = self.workflow.index_of(&position.phase) else {
                 return Err(WorkflowError::Invalid {
@@ -344,6 +444,7 @@ impl Engine<'_> {
             Ok(report) => report,
             Err(source) => {
                 tracing::error!(phase = %phase.id, "phase failed: {source}");
+                self.alert("phase_failed", &phase.id, &source.to_string());
                 self.state.status = RunStatus::Failed;
                 self.state.error = Some(source.to_string());
                 self.save()?;
@@ -368,7 +469,7 @@ impl Engine<'_> {
     }
 
     /// The phase's prompt with placeholders filled in, plus approval gate feedback waiting for it.
-    fn phase_prompt(&self, index: usize) -> Result<String, WorkflowError> {
+    pub(super) fn phase_prompt(&self, index: usize) -> Result<String, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let mut prompt = self.render(&phase.id, &phase.prompt)?;
         if let Some(feedback) = &self.state.pending_feedback {
@@ -409,19 +510,7 @@ impl Engine<'_> {
             self.save()?;
             return Ok(None);
         };
-        self.state.context.checkpoints.push(ApprovalRecord {
-            phase: phase_id.clone(),
-            decision: decided.action,
-            skipped: (decided.action == Action::SkipPhases).then(|| decided.skipped.clone()),
-            target: decided.target.clone(),
-            feedback: decided.feedback.clone(),
-            timestamp: now(),
-        });
-        self.state.pending_feedback = decided.feedback.as_ref().map(|text| PendingFeedback {
-            phase: phase_id.clone(),
-            option: decided.label.clone(),
-            text: text.clone(),
-        });
+        self.remember(&phase_id, &decided);
         match decided.action {
             Action::Continue => self.state.position = self.position_after(index),
             Action::RepeatPhase => {
@@ -468,6 +557,23 @@ impl Engine<'_> {
         Ok(Some(decided.action))
     }
 
+    /// Records an approval gate's decision in the context, and its feedback for the next prompt.
+    pub(super) fn remember(&mut self, phase_id: &str, decided: &Decided) {
+        self.state.context.checkpoints.push(ApprovalRecord {
+            phase: phase_id.to_owned(),
+            decision: decided.action,
+            skipped: (decided.action == Action::SkipPhases).then(|| decided.skipped.clone()),
+            target: decided.target.clone(),
+            feedback: decided.feedback.clone(),
+            timestamp: now(),
+        });
+        self.state.pending_feedback = decided.feedback.as_ref().map(|text| PendingFeedback {
+            phase: phase_id.to_owned(),
+            option: decided.label.clone(),
+            text: text.clone(),
+        });
+    }
+
     /// Evaluates an approval gate condition; false and errors (logged) skip the approval gate.
     fn condition_holds(&mut self, index: usize, condition: &str) -> bool {
         let phase = &self.workflow.phases[index];
@@ -493,7 +599,7 @@ impl Engine<'_> {
         }
     }
 
-    fn ask(&mut self, index: usize) -> Result<Option<Decided>, WorkflowError> {
+    pub(super) fn ask(&mut self, index: usize) -> Result<Option<Decided>, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let Some(approval) = &phase.approval else {
             return Ok(None);
@@ -505,10 +611,14 @@ impl Engine<'_> {
             return Ok(None);
         }
         let choices = choices_for(approval);
-        let prompt = match &approval.prompt {
+        let mut prompt = match &approval.prompt {
             Some(prompt) => self.render(&phase.id, prompt)?,
             None => APPROVAL_PROMPT.to_owned(),
         };
+        if let Some(note) = self.gate_note.take() {
+            prompt.push_str("\n\n");
+            prompt.push_str(&note);
+        }
         let mut files = Vec::new();
         for file in &approval.show_files {
             files.push(self.render(&phase.id, file)?);
@@ -526,6 +636,15 @@ impl Engine<'_> {
         for file in &request.files {
             tracing::info!(phase = %phase.id, "review: {file}");
         }
+        self.alert(
+            "approval",
+            &phase.id,
+            &format!(
+                "approval gate after phase '{}': {}",
+                phase.id,
+                request.prompt.lines().next().unwrap_or("")
+            ),
+        );
         let answer = self
             .prompter
             .ask(&request)

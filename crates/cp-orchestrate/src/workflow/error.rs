@@ -89,6 +89,30 @@ pub enum WorkflowError {
         /// Its limit.
         cap: u32,
     },
+    /// Merging a finished phase's branch into the run's branch conflicts; the merge was
+    /// aborted, the tree is as before, and the branch is kept for a merge by hand.
+    #[error("{0}")]
+    MergeConflict(Box<MergeConflict>),
+    /// Git failed while making, merging or removing a phase's worktree.
+    #[error("run {run_id}, phase '{phase}': {source}")]
+    Worktree {
+        /// The run.
+        run_id: String,
+        /// The phase.
+        phase: String,
+        /// What git said.
+        source: Box<cp_git::WorktreeError>,
+    },
+    /// The agent for a phase could not be started.
+    #[error("run {run_id}, phase '{phase}': cannot start its agent: {message}")]
+    Agent {
+        /// The run.
+        run_id: String,
+        /// The phase.
+        phase: String,
+        /// Why.
+        message: String,
+    },
     /// `.context-pilot/` could not be written.
     #[error(transparent)]
     Store(#[from] cp_base::StoreError),
@@ -191,4 +215,34 @@ pub enum OptionProblem {
     TargetNotApplicable(&'static str),
     #[error("'phases' only applies to skip_phases, not {0}")]
     PhasesNotApplicable(&'static str),
+}
+
+impl WorkflowError {
+    /// The exit code of `context-pilot run` for this error: 3 for a merge conflict no one
+    /// answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::MergeConflict(_) => super::engine::EXIT_CONFLICT,
+            _ => super::engine::EXIT_FAILED,
+        }
+    }
+}
+
+/// The facts of a merge conflict between parallel phases, as the person needs them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "run {run_id}: merging phase '{phase}' (branch {branch}) conflicts with {other} in {}; the merge was aborted and the tree is as it was. Merge {branch} by hand, or --resume {run_id} and let an agent resolve it",
+    files.join(", ")
+)]
+pub struct MergeConflict {
+    /// The run.
+    pub run_id: String,
+    /// The phase whose branch did not merge.
+    pub phase: String,
+    /// Its branch, kept.
+    pub branch: String,
+    /// What it conflicts with: `phase 'x'` or the run's branch.
+    pub other: String,
+    /// The conflicting files, repository-relative.
+    pub files: Vec<String>,
 }

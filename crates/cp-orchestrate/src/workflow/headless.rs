@@ -9,9 +9,11 @@ use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
 use super::engine::{EXIT_FAILED, RunOptions, resume_workflow, run_workflow};
+use super::error::WorkflowError;
 use super::prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
 };
+use super::store::RunStore;
 use crate::restart::SessionDriver;
 
 /// Prefix of progress lines.
@@ -260,7 +262,9 @@ pub struct RunArgs {
 
 /// Runs `context-pilot run --headless`: prompts on `input`/`output` (or answers from
 /// `--answers`), prints progress to `output`, and returns the process exit code: 0 completed,
-/// 2 aborted at an approval gate, 1 on any error (printed with what to do).
+/// 2 aborted at an approval gate, 3 stopped by a merge conflict no one answered, 1 on any
+/// other error (printed with what to do). A workflow with `depends_on` ends with one summary
+/// line per phase.
 pub fn run_headless(
     project: &Project,
     args: &RunArgs,
@@ -282,6 +286,9 @@ pub fn run_headless(
     };
     match result {
         Ok(outcome) => {
+            for (phase, record) in &outcome.phases {
+                let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));
+            }
             let code = outcome.exit_code();
             let _ = writeln!(
                 output,
@@ -293,8 +300,15 @@ pub fn run_headless(
             code
         }
         Err(e) => {
+            if let WorkflowError::MergeConflict(conflict) = &e
+                && let Ok(state) = RunStore::new(project).load(&conflict.run_id)
+            {
+                for (phase, record) in &state.phase_runs {
+                    let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));
+                }
+            }
             let _ = writeln!(output, "error: {e}");
-            EXIT_FAILED
+            e.exit_code()
         }
     }
 }

@@ -7,37 +7,48 @@
 //!   approval gate asks an [`ApprovalPrompter`]; every step is saved to
 //!   `.context-pilot/runs/<id>/context.json` ([`RunState`]).
 //! - Conditions are JavaScript ([`evaluate_condition`]); a failing one skips its approval gate.
+//! - A workflow with `depends_on` runs as a graph: phases ready together run at once, each in
+//!   its own git worktree with its own agent (from a [`DriverFactory`]), and their branches are
+//!   merged back in file order (`waves`); each phase's [`PhaseRecord`] is saved in the run.
 //! - [`run_headless`] is the terminal front-end ([`TerminalPrompter`], [`AnswersPrompter`]).
 
+mod agents;
+mod alert;
 mod condition;
 mod context;
 mod engine;
 mod error;
 mod graph;
 mod headless;
+mod merge;
+mod phase_record;
 mod prompter;
 mod schema;
 mod store;
 mod template;
+mod waves;
 
+pub use agents::{DriverFactory, PhaseAgent};
+pub use alert::{Alert, Alerter};
 pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };
 pub use context::{ApprovalRecord, PhaseCounters, RunContext};
 pub use engine::{
-    APPROVAL_PROMPT, EXIT_ABORTED, EXIT_FAILED, RunOptions, WorkflowOutcome, resume_workflow,
-    run_workflow,
+    APPROVAL_PROMPT, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, RunOptions, WorkflowOutcome,
+    resume_workflow, run_workflow,
 };
-pub use error::{ApprovalProblem, OptionProblem, WorkflowError};
+pub use error::{ApprovalProblem, MergeConflict, OptionProblem, WorkflowError};
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
+pub use phase_record::{PhaseRecord, PhaseStatus};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
 pub use schema::{
-    Action, Approval, ApprovalOption, CURRENT_PHASE, OnSelect, Phase, RESERVED_CONTEXT_KEYS,
-    Workflow,
+    Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_PARALLEL, OnSelect, Phase,
+    RESERVED_CONTEXT_KEYS, Workflow,
 };
 pub use store::{
     PendingFeedback, Position, RUN_FILE, RunLock, RunState, RunStatus, RunStore, Stage,

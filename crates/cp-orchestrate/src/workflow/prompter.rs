@@ -112,6 +112,32 @@ pub enum WorkflowEvent {
         /// Its action.
         action: Action,
     },
+    /// A phase failed (its agent failed, or it left failing tests or uncommitted work); its
+    /// branch is kept and the phases that depend on it do not run.
+    PhaseFailed {
+        /// The phase.
+        phase: String,
+        /// Why.
+        error: String,
+    },
+    /// A phase's branch was merged into the run's branch.
+    Merged {
+        /// The phase.
+        phase: String,
+        /// Its branch.
+        branch: String,
+        /// The merge commit; `None` when the branch had nothing new.
+        commit: Option<String>,
+    },
+    /// A phase's branch conflicts with the run's branch; the merge was aborted.
+    MergeConflict {
+        /// The phase.
+        phase: String,
+        /// What it conflicts with: `phase 'x'` or the run's branch.
+        other: String,
+        /// The conflicting files.
+        files: Vec<String>,
+    },
     /// The run ended.
     RunFinished {
         /// The run.
@@ -157,6 +183,28 @@ impl fmt::Display for WorkflowEvent {
                 label,
                 action,
             } => write!(f, "phase {phase}: chose \"{label}\" ({})", action.as_str()),
+            Self::PhaseFailed { phase, error } => write!(f, "phase {phase}: failed, {error}"),
+            Self::Merged {
+                phase,
+                branch,
+                commit,
+            } => match commit {
+                Some(commit) => write!(
+                    f,
+                    "phase {phase}: merged {branch} ({})",
+                    commit.get(..12).unwrap_or(commit)
+                ),
+                None => write!(f, "phase {phase}: {branch} had nothing new to merge"),
+            },
+            Self::MergeConflict {
+                phase,
+                other,
+                files,
+            } => write!(
+                f,
+                "phase {phase}: merge conflict with {other} in {}",
+                files.join(", ")
+            ),
             Self::RunFinished { run_id, status } => {
                 write!(f, "run {run_id} {}", status.as_str())
             }

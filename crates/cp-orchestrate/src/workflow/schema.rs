@@ -59,9 +59,16 @@ pub struct Workflow {
     /// `context-pilot run --agent` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// How many phases may run at once (default [`DEFAULT_MAX_PARALLEL`]); `--max-parallel`
+    /// overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel: Option<usize>,
     /// The phases, run in order.
     pub phases: Vec<Phase>,
 }
+
+/// How many phases run at once when neither `--max-parallel` nor the file says.
+pub const DEFAULT_MAX_PARALLEL: usize = 4;
 
 /// How many times a phase may run when neither it nor the workflow says: enough for real
 /// rework, and a stop for a `repeat_phase` answered in a loop.
@@ -79,6 +86,9 @@ pub struct Phase {
     /// phase waits for the one listed above it, as in a plain sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<Vec<String>>,
+    /// The agent that runs this phase (`builtin`, `claude`, `gemini`, …), else the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The approval gate after the phase: the `approval:` block (`checkpoint:`, its name
     /// before, is read the same).
     #[serde(default, alias = "checkpoint", skip_serializing_if = "Option::is_none")]
@@ -199,6 +209,22 @@ impl Workflow {
         self.phases.iter().position(|p| p.id == id)
     }
 
+    /// Whether any phase has `depends_on`: such a workflow runs as a graph, phases that are
+    /// ready together at once. Without it, the phases run one after another as always.
+    pub fn is_graph(&self) -> bool {
+        self.phases.iter().any(|p| p.depends_on.is_some())
+    }
+
+    /// For each phase (by index), the indexes of the phases it waits for.
+    pub fn dependencies(&self) -> Vec<Vec<usize>> {
+        // A loaded workflow was checked; a plain sequence stands in for one that was not.
+        graph::dependencies(&self.graph_nodes()).unwrap_or_else(|_| {
+            (0..self.phases.len())
+                .map(|i| i.checked_sub(1).into_iter().collect())
+                .collect()
+        })
+    }
+
     fn graph_nodes(&self) -> Vec<graph::Node<'_>> {
         self.phases
             .iter()
@@ -248,6 +274,13 @@ impl Workflow {
             return Err(invalid(
                 None,
                 "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
+            ));
+        }
+        if self.max_parallel == Some(0) {
+            return Err(invalid(
+                None,
+                "'max_parallel' is 0; give at least 1 (1 runs the phases one at a time), e.g. 4"
+                    .into(),
             ));
         }
         let ids: Vec<&str> = self.phases.iter().map(|p| p.id.as_str()).collect();

@@ -1,6 +1,7 @@
 //! Run records: `.context-pilot/runs/<id>/context.json`, written atomically after every phase
 //! and decision, and a lock so only one process drives a run.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::RunContext;
 use super::error::WorkflowError;
+use super::phase_record::PhaseRecord;
 
 /// Name of the run file inside `runs/<id>/`.
 pub const RUN_FILE: &str = "context.json";
@@ -104,6 +106,9 @@ pub struct RunState {
     pub updated_at: String,
     /// The context conditions see.
     pub context: RunContext,
+    /// Workflows with `depends_on`: each phase's status and where its work is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phase_runs: BTreeMap<String, PhaseRecord>,
 }
 
 /// Holds the run's lock; dropping it (or the process dying) releases it.
@@ -262,6 +267,7 @@ mod tests {
             started_at: now(),
             updated_at: String::new(),
             context: RunContext::default(),
+            phase_runs: BTreeMap::new(),
         }
     }
 

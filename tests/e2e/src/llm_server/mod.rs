@@ -33,8 +33,9 @@ use http::{read_request, write_reply};
 /// Longest a connection may take to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Decides whether a request is a side request and how to answer it.
-type SideResponder = Box<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
+/// Decides whether a request is a side request and how to answer it. Called without a lock
+/// held, so a responder may wait for another request (to prove two are in flight at once).
+type SideResponder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
 
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
@@ -115,7 +116,7 @@ impl LlmServer {
         &self,
         responder: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
     ) {
-        *lock(&self.shared.side) = Some(Box::new(responder));
+        *lock(&self.shared.side) = Some(Arc::new(responder));
     }
 
     /// The side requests answered so far (see [`LlmServer::answer_side_requests`]).
@@ -233,7 +234,8 @@ fn serve(stream: TcpStream, shared: &Shared) {
         let _ = write_reply(stream, &reply, &shared.stop);
         return;
     }
-    let side = lock(&shared.side).as_ref().and_then(|f| f(&request));
+    let responder = lock(&shared.side).clone();
+    let side = responder.and_then(|f| f(&request));
     if let Some(reply) = side {
         lock(&shared.side_requests).push(request);
         let _ = write_reply(stream, &reply, &shared.stop);

@@ -1,0 +1,230 @@
+//! Bringing a wave's work home: each finished phase's branch is merged into the run's branch
+//! (in the file's order), its worktree and branch removed; a merge that conflicts is aborted
+//! and put to the person, who may let an agent resolve it in the project's tree.
+
+use cp_git::{MergeOutcome, Repository};
+
+use super::engine::Engine;
+use super::error::{MergeConflict, WorkflowError};
+use super::phase_record::PhaseStatus;
+use super::prompter::{ApprovalRequest, Choice, WorkflowEvent};
+use super::schema::Action;
+use super::store::RunStatus;
+use super::waves::{Stop, project_in};
+use crate::restart::RestartEvent;
+
+impl Engine<'_> {
+    /// Merges phase `index`'s branch into the run's branch; a conflict goes to the person.
+    pub(super) fn merge(&mut self, repo: &Repository, index: usize) -> Result<Stop, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        let record = self.record(index).clone();
+        let branch = record.branch.clone().unwrap_or_default();
+        let message = format!(
+            "Merge phase {id} of workflow run {} ({branch})",
+            self.state.run_id
+        );
+        let outcome = repo
+            .merge(&branch, &message)
+            .map_err(|e| self.git_error(index, e))?;
+        match outcome {
+            MergeOutcome::Merged { commit } => {
+                self.merged(repo, index, Some(commit))?;
+                Ok(None)
+            }
+            MergeOutcome::UpToDate => {
+                self.merged(repo, index, None)?;
+                Ok(None)
+            }
+            MergeOutcome::Conflict { files } => self.conflict(repo, index, &files),
+        }
+    }
+
+    fn merged(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+        commit: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        let keep = self.parallel.keep_worktrees;
+        let record = self.record(index);
+        record.status = PhaseStatus::Merged;
+        record.merge_commit.clone_from(&commit);
+        record.error = None;
+        let branch = record.branch.clone().unwrap_or_default();
+        let tree = record.worktree.clone();
+        self.save()?;
+        self.prompter.on_event(&WorkflowEvent::Merged {
+            phase: id,
+            branch: branch.clone(),
+            commit,
+        });
+        if !keep && let Some(tree) = tree {
+            let path = self.project.root().join(tree);
+            if let Some(drivers) = &self.parallel.drivers {
+                drivers.release(&project_in(repo, &path));
+            }
+            repo.remove_worktree(&path, &branch)
+                .map_err(|e| self.git_error(index, e))?;
+            // The run's directory of worktrees goes once its last phase is merged.
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::remove_dir(parent);
+            }
+        }
+        Ok(())
+    }
+
+    /// A merge that conflicted (already aborted): the person chooses between an agent that
+    /// resolves it in the project's tree and abort. No answer stops the run with exit code 3.
+    fn conflict(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+        files: &[String],
+    ) -> Result<Stop, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        let branch = self.record(index).branch.clone().unwrap_or_default();
+        let other = self.conflicting_phase(repo, index, files);
+        let record = self.record(index);
+        record.status = PhaseStatus::Conflict;
+        record.error = Some(format!("conflicts with {other} in {}", files.join(", ")));
+        self.save()?;
+        self.prompter.on_event(&WorkflowEvent::MergeConflict {
+            phase: id.clone(),
+            other: other.clone(),
+            files: files.to_vec(),
+        });
+        let request = ApprovalRequest {
+            run_id: self.state.run_id.clone(),
+            phase_id: id.clone(),
+            iteration: self.state.context.iteration(&id),
+            approval: true,
+            prompt: format!(
+                "Merging phase '{id}' ({branch}) conflicts with {other} in {}. The merge was \
+                 aborted; the tree is as it was.",
+                files.join(", ")
+            ),
+            files: files.to_vec(),
+            choices: vec![
+                Choice {
+                    label: "An agent resolves it".into(),
+                    with_feedback: false,
+                    action: Action::Continue,
+                },
+                Choice {
+                    label: "Abort".into(),
+                    with_feedback: false,
+                    action: Action::Abort,
+                },
+            ],
+        };
+        let unanswered = || {
+            WorkflowError::MergeConflict(Box::new(MergeConflict {
+                run_id: self.state.run_id.clone(),
+                phase: id.clone(),
+                branch: branch.clone(),
+                other: other.clone(),
+                files: files.to_vec(),
+            }))
+        };
+        self.alert(
+            "conflict",
+            &id,
+            &format!(
+                "merging phase '{id}' conflicts with {other} in {}",
+                files.join(", ")
+            ),
+        );
+        let Ok(answer) = self.prompter.ask(&request) else {
+            return Err(unanswered());
+        };
+        if request.choices.get(answer.choice).map(|c| c.action) != Some(Action::Continue) {
+            self.state.status = RunStatus::Aborted;
+            self.save()?;
+            return Ok(Some(RunStatus::Aborted));
+        }
+        self.resolve(repo, index, &branch, &other, files)
+    }
+
+    /// The resolve phase: the run's agent, in the project's tree, merges the branch itself.
+    fn resolve(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+        branch: &str,
+        other: &str,
+        files: &[String],
+    ) -> Result<Stop, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        let resolve_id = format!("resolve-{id}");
+        let prompt = format!(
+            "Merging branch {branch} (workflow phase '{id}') into the current branch conflicts \
+             with {other} in: {}.\n\nRun `git merge --no-ff {branch}`, resolve every conflict \
+             so that both sides' intent is kept, run the tests, and commit the merge with the \
+             message \"Merge phase {id} (conflicts resolved)\".",
+            files.join(", ")
+        );
+        self.prompter.on_event(&WorkflowEvent::PhaseStarted {
+            phase: resolve_id.clone(),
+            iteration: 1,
+        });
+        let prompter = &mut *self.prompter;
+        let mut forward = |event: &RestartEvent| {
+            prompter.on_event(&WorkflowEvent::Restart(event.clone()));
+        };
+        let result = self
+            .restart
+            .run_phase(&resolve_id, &prompt, &mut *self.driver, &mut forward);
+        if let Err(source) = result {
+            self.state.status = RunStatus::Failed;
+            self.state.error = Some(source.to_string());
+            self.save()?;
+            return Err(WorkflowError::Phase {
+                run_id: self.state.run_id.clone(),
+                source,
+            });
+        }
+        if repo.is_ancestor(branch, "HEAD") {
+            let head = repo.head().ok();
+            self.merged(repo, index, head)?;
+            return Ok(None);
+        }
+        Err(WorkflowError::MergeConflict(Box::new(MergeConflict {
+            run_id: self.state.run_id.clone(),
+            phase: id,
+            branch: branch.to_owned(),
+            other: format!("{other} (the resolve phase did not merge it)"),
+            files: files.to_vec(),
+        })))
+    }
+
+    /// The merged phase of this run whose merge brought one of `files`, named for the person;
+    /// else the run's branch itself.
+    fn conflicting_phase(&self, repo: &Repository, index: usize, files: &[String]) -> String {
+        for (i, phase) in self.workflow.phases.iter().enumerate() {
+            if i == index {
+                continue;
+            }
+            let Some(commit) = self
+                .state
+                .phase_runs
+                .get(&phase.id)
+                .and_then(|r| r.merge_commit.as_deref())
+            else {
+                continue;
+            };
+            let brought = repo
+                .changed_between(&format!("{commit}^1"), commit)
+                .unwrap_or_default();
+            if brought.iter().any(|f| files.contains(f)) {
+                return format!("phase '{}'", phase.id);
+            }
+        }
+        let branch = repo
+            .current_branch()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "HEAD".into());
+        format!("the run's branch {branch}")
+    }
+}

@@ -1,0 +1,151 @@
+//! What `context.json` records of each phase of a workflow with `depends_on`: its status, and
+//! where its work is (branch, worktree, base commit, merge commit), so a resumed run finds it.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a phase of a graph workflow stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    /// Waiting for the phases it depends on (or for a free slot).
+    #[default]
+    Waiting,
+    /// Its agent is at work (or was, when the run crashed: a resume continues it).
+    Running,
+    /// Its agent finished with the stop gate satisfied and the work committed; its branch is
+    /// still to be merged.
+    Finished,
+    /// Its work is on the run's branch (merged, or made there when it ran alone).
+    Merged,
+    /// Its agent failed, or left failing tests or uncommitted work; its branch is kept.
+    Failed,
+    /// Its branch conflicts with the run's branch; the branch is kept.
+    Conflict,
+    /// On the skip list.
+    Skipped,
+}
+
+impl PhaseStatus {
+    /// The `snake_case` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Waiting => "waiting",
+            Self::Running => "running",
+            Self::Finished => "finished",
+            Self::Merged => "merged",
+            Self::Failed => "failed",
+            Self::Conflict => "conflict",
+            Self::Skipped => "skipped",
+        }
+    }
+
+    /// Whether phases that depend on this one may start.
+    pub fn lets_dependents_run(self) -> bool {
+        matches!(self, Self::Merged | Self::Skipped)
+    }
+}
+
+/// One phase of a graph workflow, as `context.json` keeps it (`phase_runs.<id>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    /// Where it stands.
+    pub status: PhaseStatus,
+    /// The agent that runs it (`builtin`, `claude`, …): its own `agent:`, else the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `cp/<run id>/<phase id>`, when it runs in its own worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// `.context-pilot/worktrees/<run id>/<phase id>`, when it runs in its own worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
+    /// The commit of the run's branch its work started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    /// The merge commit that brought its branch into the run's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+    /// Commits its work made.
+    #[serde(default)]
+    pub commits: u32,
+    /// Input tokens of all its requests.
+    #[serde(default)]
+    pub tokens: u64,
+    /// Milliseconds its agent worked (all attempts).
+    #[serde(default)]
+    pub elapsed_ms: u64,
+    /// Why it failed or conflicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl PhaseRecord {
+    /// The summary line printed at the end of a headless run: status, commits, merge commit,
+    /// tokens, time.
+    pub fn summary(&self, phase: &str) -> String {
+        let merge = self.merge_commit.as_deref().map_or_else(
+            || "no merge commit".to_owned(),
+            |c| format!("merge {}", short(c)),
+        );
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "milliseconds shown as seconds with one decimal"
+        )]
+        let seconds = self.elapsed_ms as f64 / 1000.0;
+        let mut line = format!(
+            "phase {phase}: {}, {} commit{}, {merge}, {} tokens, {seconds:.1} s",
+            self.status.as_str(),
+            self.commits,
+            if self.commits == 1 { "" } else { "s" },
+            self.tokens
+        );
+        if let Some(branch) = &self.branch
+            && !matches!(self.status, PhaseStatus::Merged | PhaseStatus::Skipped)
+        {
+            let _ = write!(line, ", branch {branch} kept");
+        }
+        if let Some(error) = &self.error {
+            let _ = write!(line, " ({error})");
+        }
+        line
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_status_commits_merge_tokens_and_time() {
+        let record = PhaseRecord {
+            status: PhaseStatus::Merged,
+            merge_commit: Some("0123456789abcdef".into()),
+            commits: 2,
+            tokens: 1500,
+            elapsed_ms: 2340,
+            ..PhaseRecord::default()
+        };
+        assert_eq!(
+            record.summary("api"),
+            "phase api: merged, 2 commits, merge 0123456789ab, 1500 tokens, 2.3 s"
+        );
+        let failed = PhaseRecord {
+            status: PhaseStatus::Failed,
+            branch: Some("cp/r/ui".into()),
+            commits: 1,
+            error: Some("uncommitted work".into()),
+            ..PhaseRecord::default()
+        };
+        assert_eq!(
+            failed.summary("ui"),
+            "phase ui: failed, 1 commit, no merge commit, 0 tokens, 0.0 s, branch cp/r/ui kept (uncommitted work)"
+        );
+    }
+}

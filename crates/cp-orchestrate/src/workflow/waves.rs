@@ -1,0 +1,598 @@
+//! A workflow with `depends_on` runs in waves: the phases whose dependencies are merged start
+//! together (up to `max_parallel`). A phase that runs alone works in the project's own tree,
+//! as in a plain sequence. When two or more run at once, each gets a worktree
+//! (`.context-pilot/worktrees/<run>/<phase>/`) on its own branch (`cp/<run>/<phase>`) made
+//! from the run's branch, its own agent and worker id, and its own thread. When the wave is
+//! done, the finished branches are merged into the run's branch in the file's order; a
+//! conflict is aborted and put to the person (`merge.rs`). Every step is saved in the run's
+//! `phase_runs`, so `--resume` continues running phases in their worktrees and runs the
+//! merges not made.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cp_base::{Project, STATE_DIR};
+use cp_git::Repository;
+
+use super::agents::{PhaseAgent, phase_worker};
+use super::engine::{Decided, Engine};
+use super::error::WorkflowError;
+use super::phase_record::{PhaseRecord, PhaseStatus};
+use super::prompter::WorkflowEvent;
+use super::schema::Action;
+use super::store::RunStatus;
+use crate::restart::changed_files;
+use crate::restart::{PhaseReport, RestartError, RestartEvent, RestartLoop, SessionDriver};
+
+/// Where phase worktrees live, under the project root.
+const WORKTREES: &str = "worktrees";
+
+/// What a phase's thread tells the engine's thread.
+enum Report {
+    /// A step of its restart loop, for the prompter.
+    Event(WorkflowEvent),
+    /// It is done.
+    Done {
+        index: usize,
+        result: Result<PhaseReport, RestartError>,
+        elapsed: Duration,
+    },
+}
+
+/// How a wave ended the run early.
+pub(super) type Stop = Option<RunStatus>;
+
+impl Engine<'_> {
+    /// Runs a workflow with `depends_on`: waves until no phase is ready.
+    pub(super) fn drive_graph(&mut self, resumed: bool) -> Result<RunStatus, WorkflowError> {
+        for phase in &self.workflow.phases {
+            self.state
+                .phase_runs
+                .entry(phase.id.clone())
+                .or_insert_with(|| PhaseRecord {
+                    agent: phase.agent.clone().or_else(|| self.parallel.agent.clone()),
+                    ..PhaseRecord::default()
+                });
+        }
+        if resumed {
+            // A failed phase is tried again, in its worktree when it had one.
+            for record in self.state.phase_runs.values_mut() {
+                if record.status == PhaseStatus::Failed {
+                    record.status = PhaseStatus::Running;
+                    record.error = None;
+                }
+            }
+        }
+        self.save()?;
+        let deps = self.workflow.dependencies();
+        loop {
+            let wave = self.next_wave(&deps)?;
+            if wave.is_empty() {
+                break;
+            }
+            if let Some(status) = self.run_wave(&wave)? {
+                return Ok(status);
+            }
+        }
+        let stuck: Vec<String> = self
+            .workflow
+            .phases
+            .iter()
+            .filter(|p| !self.status_of(&p.id).lets_dependents_run())
+            .map(|p| format!("{} ({})", p.id, self.status_of(&p.id).as_str()))
+            .collect();
+        if stuck.is_empty() {
+            self.state.status = RunStatus::Completed;
+            self.save()?;
+            return Ok(RunStatus::Completed);
+        }
+        self.state.status = RunStatus::Failed;
+        self.state.error = Some(format!(
+            "not every phase finished: {}; fix the cause and --resume {}",
+            stuck.join(", "),
+            self.state.run_id
+        ));
+        self.save()?;
+        Ok(RunStatus::Failed)
+    }
+
+    fn status_of(&self, phase: &str) -> PhaseStatus {
+        self.state
+            .phase_runs
+            .get(phase)
+            .map_or(PhaseStatus::Waiting, |r| r.status)
+    }
+
+    pub(super) fn record(&mut self, index: usize) -> &mut PhaseRecord {
+        let id = self.workflow.phases[index].id.clone();
+        self.state.phase_runs.entry(id).or_default()
+    }
+
+    /// The next wave: phases left running or unmerged by an earlier process first; else the
+    /// waiting phases whose dependencies are all merged, in file order, up to `max_parallel`.
+    /// Phases on the skip list are marked skipped on the way.
+    fn next_wave(&mut self, deps: &[Vec<usize>]) -> Result<Vec<usize>, WorkflowError> {
+        let left: Vec<usize> = (0..self.workflow.phases.len())
+            .filter(|&i| {
+                matches!(
+                    self.status_of(&self.workflow.phases[i].id),
+                    PhaseStatus::Running | PhaseStatus::Finished | PhaseStatus::Conflict
+                )
+            })
+            .collect();
+        if !left.is_empty() {
+            return Ok(left);
+        }
+        let mut wave = Vec::new();
+        let mut index = 0;
+        while index < self.workflow.phases.len() && wave.len() < self.parallel.max {
+            let id = self.workflow.phases[index].id.clone();
+            let ready = self.status_of(&id) == PhaseStatus::Waiting
+                && deps[index].iter().all(|&d| {
+                    self.status_of(&self.workflow.phases[d].id)
+                        .lets_dependents_run()
+                });
+            if ready && self.state.context.skip_phases.contains(&id) {
+                self.record(index).status = PhaseStatus::Skipped;
+                self.save()?;
+                self.prompter
+                    .on_event(&WorkflowEvent::PhaseSkipped { phase: id });
+                // Its dependents may be ready now: look again from the top.
+                wave.clear();
+                index = 0;
+                continue;
+            }
+            if ready {
+                wave.push(index);
+            }
+            index += 1;
+        }
+        Ok(wave)
+    }
+
+    /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate).
+    fn run_wave(&mut self, wave: &[usize]) -> Result<Stop, WorkflowError> {
+        let in_worktrees =
+            wave.len() > 1 || wave.iter().any(|&i| self.record(i).worktree.is_some());
+        let own_trees = wave.iter().any(|&i| self.record(i).worktree.is_some());
+        if own_trees && self.parallel.drivers.is_none() {
+            // Started headless; this front-end cannot make the phases' agents.
+            return Err(WorkflowError::Agent {
+                run_id: self.state.run_id.clone(),
+                phase: self.workflow.phases[wave[0]].id.clone(),
+                message: format!(
+                    "its work is in a worktree of its own, which this front-end cannot drive; \
+                     resume the run headless: context-pilot run --resume {} --headless",
+                    self.state.run_id
+                ),
+            });
+        }
+        if !in_worktrees || self.parallel.drivers.is_none() {
+            for &index in wave {
+                if let Some(status) = self.run_alone(index)? {
+                    return Ok(Some(status));
+                }
+            }
+            return Ok(None);
+        }
+        let repo = Repository::at(self.project.root());
+        let aborted = self.run_side_by_side(&repo, wave)?;
+        if aborted {
+            self.state.status = RunStatus::Aborted;
+            self.save()?;
+            return Ok(Some(RunStatus::Aborted));
+        }
+        // Merges in the file's order, so the result does not depend on which finished first.
+        let mut ordered = wave.to_vec();
+        ordered.sort_unstable();
+        for index in ordered {
+            if matches!(
+                self.record(index).status,
+                PhaseStatus::Finished | PhaseStatus::Conflict
+            ) && let Some(status) = self.merge(&repo, index)?
+            {
+                return Ok(Some(status));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Marks phase `index` running (counting the run unless it was running already).
+    fn begin(&mut self, index: usize) -> Result<(), WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        if self.status_of(&id) != PhaseStatus::Running {
+            self.state.context.bump(&id);
+            self.record(index).status = PhaseStatus::Running;
+        }
+        self.save()?;
+        let iteration = self.state.context.iteration(&id);
+        tracing::info!(phase = %id, iteration, "phase started");
+        self.prompter.on_event(&WorkflowEvent::PhaseStarted {
+            phase: id,
+            iteration,
+        });
+        Ok(())
+    }
+
+    /// A phase alone in the project's tree, as a plain sequence runs it.
+    fn run_alone(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+        let phase = &self.workflow.phases[index];
+        let id = phase.id.clone();
+        let repo = Repository::at(self.project.root());
+        let base = repo.head().ok();
+        self.begin(index)?;
+        let prompt = self.phase_prompt(index)?;
+        // With a factory, every phase of a graph gets its own agent (its `agent:`, its progress
+        // lines marked with its id), alone or not; without one, the run's driver runs it.
+        let mut own: Option<Box<dyn SessionDriver + Send>> = None;
+        if let Some(drivers) = &self.parallel.drivers {
+            let spec = PhaseAgent {
+                phase: &id,
+                root: self.project.root(),
+                worker: &self.parallel.worker,
+                agent: phase.agent.as_deref(),
+            };
+            own = Some(
+                drivers
+                    .driver(&spec)
+                    .map_err(|message| WorkflowError::Agent {
+                        run_id: self.state.run_id.clone(),
+                        phase: id.clone(),
+                        message,
+                    })?,
+            );
+        }
+        let started = Instant::now();
+        let prompter = &mut *self.prompter;
+        let mut forward = |event: &RestartEvent| {
+            prompter.on_event(&WorkflowEvent::Restart(event.clone()));
+        };
+        let driver: &mut dyn SessionDriver = match own.as_mut() {
+            Some(driver) => driver.as_mut(),
+            None => &mut *self.driver,
+        };
+        let result = self.restart.run_phase(&id, &prompt, driver, &mut forward);
+        let elapsed = millis(started.elapsed());
+        let record = self.record(index);
+        record.elapsed_ms = record.elapsed_ms.saturating_add(elapsed);
+        record.base_commit = record.base_commit.take().or(base.clone());
+        let report = match result {
+            Ok(report) => report,
+            Err(source) => {
+                tracing::error!(phase = %id, "phase failed: {source}");
+                self.alert("phase_failed", &id, &source.to_string());
+                let record = self.record(index);
+                record.status = PhaseStatus::Failed;
+                record.error = Some(source.to_string());
+                self.state.status = RunStatus::Failed;
+                self.state.error = Some(source.to_string());
+                self.save()?;
+                return Err(WorkflowError::Phase {
+                    run_id: self.state.run_id.clone(),
+                    source,
+                });
+            }
+        };
+        let commits = base
+            .as_deref()
+            .and_then(|base| repo.commits_between(base, "HEAD").ok())
+            .unwrap_or(0);
+        let record = self.record(index);
+        record.tokens = record.tokens.saturating_add(report.tokens);
+        record.commits = commits;
+        record.status = PhaseStatus::Merged;
+        self.state.pending_feedback = None;
+        self.save()?;
+        self.prompter.on_event(&WorkflowEvent::PhaseCompleted {
+            phase: id,
+            restarts: report.restarts,
+        });
+        Ok(self.gate(index)?.then_some(RunStatus::Aborted))
+    }
+
+    /// The phases of the wave in their worktrees, each on its own thread; their approval gates
+    /// are asked as each finishes. Returns whether a gate aborted the run.
+    fn run_side_by_side(
+        &mut self,
+        repo: &Repository,
+        wave: &[usize],
+    ) -> Result<bool, WorkflowError> {
+        let prefix = repo
+            .prefix()
+            .map_err(|source| self.git_error(wave[0], source))?;
+        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
+            .map_err(|source| self.git_error(wave[0], source))?;
+        let (tx, rx) = mpsc::channel::<Report>();
+        let mut aborted = false;
+        std::thread::scope(|scope| -> Result<(), WorkflowError> {
+            let mut running = 0usize;
+            let mut failure = None;
+            for &index in wave {
+                if self.record(index).status != PhaseStatus::Running
+                    && self.record(index).status != PhaseStatus::Waiting
+                {
+                    continue;
+                }
+                match self.launch(repo, index) {
+                    Ok((restart, mut driver, prompt)) => {
+                        let tx = tx.clone();
+                        let id = self.workflow.phases[index].id.clone();
+                        std::thread::Builder::new()
+                            .name(format!("cp-phase-{id}"))
+                            .spawn_scoped(scope, move || {
+                                let started = Instant::now();
+                                let events = tx.clone();
+                                let mut forward = |event: &RestartEvent| {
+                                    let _ = events
+                                        .send(Report::Event(WorkflowEvent::Restart(event.clone())));
+                                };
+                                let result =
+                                    restart.run_phase(&id, &prompt, driver.as_mut(), &mut forward);
+                                let _ = tx.send(Report::Done {
+                                    index,
+                                    result,
+                                    elapsed: started.elapsed(),
+                                });
+                            })
+                            .map_err(|e| WorkflowError::Agent {
+                                run_id: self.state.run_id.clone(),
+                                phase: self.workflow.phases[index].id.clone(),
+                                message: format!("cannot start its thread: {e}"),
+                            })?;
+                        running += 1;
+                    }
+                    Err(e) => {
+                        // The phases already started finish; the run then reports this.
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            // Only the phases' threads hold senders now: if one dies without reporting, the
+            // channel closes instead of waiting forever.
+            drop(tx);
+            while running > 0 {
+                let Ok(report) = rx.recv() else { break };
+                match report {
+                    Report::Event(event) => self.prompter.on_event(&event),
+                    Report::Done {
+                        index,
+                        result,
+                        elapsed,
+                    } => {
+                        running -= 1;
+                        if self.finished(repo, index, result, elapsed)? {
+                            aborted = true;
+                        }
+                    }
+                }
+            }
+            failure.map_or(Ok(()), Err)
+        })?;
+        Ok(aborted)
+    }
+
+    /// Makes (or, on a resume, finds) phase `index`'s worktree and its agent.
+    fn launch(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+    ) -> Result<(RestartLoop, Box<dyn SessionDriver + Send>, String), WorkflowError> {
+        let phase = &self.workflow.phases[index];
+        let id = phase.id.clone();
+        let agent = phase.agent.clone();
+        let run_id = self.state.run_id.clone();
+        let path = self.project.dir().join(WORKTREES).join(&run_id).join(&id);
+        let branch = format!("cp/{run_id}/{id}");
+        if !repo.has_branch(&branch) {
+            let base = repo.head().map_err(|e| self.git_error(index, e))?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| cp_base::StoreError::io(parent, e))?;
+            }
+            repo.add_worktree(&path, &branch, &base)
+                .map_err(|e| self.git_error(index, e))?;
+            self.record(index).base_commit = Some(base);
+        } else if !path.join(".git").exists() {
+            // The branch survived but its worktree was removed: check it out again.
+            repo.checkout_worktree(&path, &branch)
+                .map_err(|e| self.git_error(index, e))?;
+        }
+        let relative = relative_to(&path, self.project.root());
+        let record = self.record(index);
+        record.branch = Some(branch);
+        record.worktree = Some(relative);
+        record.error = None;
+        self.begin(index)?;
+        let worker = phase_worker(&id, &self.parallel.worker);
+        // A project in a subdirectory of its repository is in the same subdirectory there.
+        let root = project_in(repo, &path);
+        let spec = PhaseAgent {
+            phase: &id,
+            root: &root,
+            worker: &worker,
+            agent: agent.as_deref(),
+        };
+        let drivers = self.parallel.drivers.clone();
+        let driver = drivers
+            .as_ref()
+            .ok_or_else(|| WorkflowError::Agent {
+                run_id: run_id.clone(),
+                phase: id.clone(),
+                message: "no driver factory".into(),
+            })?
+            .driver(&spec)
+            .map_err(|message| WorkflowError::Agent {
+                run_id: run_id.clone(),
+                phase: id.clone(),
+                message,
+            })?;
+        let prompt = self.phase_prompt(index)?;
+        let restart = RestartLoop::new(Project::at(&root), self.config.clone()).with_worker(worker);
+        Ok((restart, driver, prompt))
+    }
+
+    /// Records how phase `index` ended in its worktree and asks its approval gate. Returns
+    /// whether the gate aborted the run.
+    fn finished(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+        result: Result<PhaseReport, RestartError>,
+        elapsed: Duration,
+    ) -> Result<bool, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        let record = self.record(index).clone();
+        let tree = record.worktree.as_ref().map_or_else(
+            || self.project.root().to_path_buf(),
+            |w| self.project.root().join(w),
+        );
+        let base = record.base_commit.clone().unwrap_or_default();
+        let branch = record.branch.clone().unwrap_or_default();
+        let commits = repo.commits_between(&base, &branch).unwrap_or(0);
+        let outcome = match result {
+            Ok(report) => {
+                let record = self.record(index);
+                record.tokens = record.tokens.saturating_add(report.tokens);
+                let left = changed_files(&Project::at(&tree), &[]).unwrap_or_default();
+                if left.is_empty() {
+                    Ok(report.restarts)
+                } else {
+                    let files: Vec<String> = left.iter().take(5).map(|f| f.path.clone()).collect();
+                    Err(format!(
+                        "uncommitted work in {} ({})",
+                        tree.display(),
+                        files.join(", ")
+                    ))
+                }
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let record = self.record(index);
+        record.elapsed_ms = record.elapsed_ms.saturating_add(millis(elapsed));
+        record.commits = commits;
+        match outcome {
+            Ok(restarts) => {
+                record.status = PhaseStatus::Finished;
+                self.save()?;
+                self.prompter.on_event(&WorkflowEvent::PhaseCompleted {
+                    phase: id.clone(),
+                    restarts,
+                });
+                if self.workflow.phases[index].approval.is_some() {
+                    self.gate_note = repo
+                        .diff_stat(&base, &branch)
+                        .ok()
+                        .filter(|s| !s.is_empty())
+                        .map(|stat| format!("Changes on {branch} since its base:\n{stat}"));
+                }
+                self.gate(index)
+            }
+            Err(error) => {
+                tracing::error!(phase = %id, "phase failed: {error}");
+                record.status = PhaseStatus::Failed;
+                record.error = Some(error.clone());
+                self.save()?;
+                self.alert("phase_failed", &id, &error);
+                self.prompter
+                    .on_event(&WorkflowEvent::PhaseFailed { phase: id, error });
+                Ok(false)
+            }
+        }
+    }
+
+    /// Asks phase `index`'s approval gate and applies the answer; true when it aborts.
+    fn gate(&mut self, index: usize) -> Result<bool, WorkflowError> {
+        let Some(decided) = self.ask(index)? else {
+            return Ok(false);
+        };
+        let id = self.workflow.phases[index].id.clone();
+        self.remember(&id, &decided);
+        let abort = self.apply(index, &decided)?;
+        self.save()?;
+        tracing::info!(phase = %id, option = %decided.label, action = decided.action.as_str(), "approval gate decision");
+        self.prompter.on_event(&WorkflowEvent::Decision {
+            phase: id,
+            label: decided.label,
+            action: decided.action,
+        });
+        Ok(abort)
+    }
+
+    /// What a decision does to the graph: a repeated phase runs again (in its worktree, when
+    /// it has one), skipped phases are marked when their turn comes, abort ends the run.
+    fn apply(&mut self, index: usize, decided: &Decided) -> Result<bool, WorkflowError> {
+        match decided.action {
+            Action::Continue => Ok(false),
+            Action::Abort => Ok(true),
+            Action::SkipPhases => {
+                for phase in &decided.skipped {
+                    if !self.state.context.skip_phases.contains(phase) {
+                        self.state.context.skip_phases.push(phase.clone());
+                    }
+                }
+                Ok(false)
+            }
+            Action::RepeatPhase => {
+                let own = self.workflow.phases[index].id.clone();
+                let target = decided.target.clone().unwrap_or(own);
+                let cap = self.workflow.max_iterations(&target);
+                let runs = self.state.context.iteration(&target);
+                if runs >= cap {
+                    return Err(WorkflowError::IterationCap {
+                        run_id: self.state.run_id.clone(),
+                        phase: target,
+                        runs,
+                        cap,
+                    });
+                }
+                let Some(target_index) = self.workflow.index_of(&target) else {
+                    return Ok(false);
+                };
+                self.state.context.bump(&target);
+                let record = self.record(target_index);
+                // Counted above; `Running` keeps `begin` from counting it again.
+                record.status = if record.worktree.is_some() && record.status != PhaseStatus::Merged
+                {
+                    PhaseStatus::Running
+                } else {
+                    *record = PhaseRecord {
+                        agent: record.agent.clone(),
+                        tokens: record.tokens,
+                        elapsed_ms: record.elapsed_ms,
+                        ..PhaseRecord::default()
+                    };
+                    PhaseStatus::Running
+                };
+                Ok(false)
+            }
+        }
+    }
+
+    pub(super) fn git_error(&self, index: usize, source: cp_git::WorktreeError) -> WorkflowError {
+        WorkflowError::Worktree {
+            run_id: self.state.run_id.clone(),
+            phase: self.workflow.phases[index].id.clone(),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// The project's root inside the worktree at `tree`: the same subdirectory of the repository
+/// as the project's own root.
+pub(super) fn project_in(repo: &Repository, tree: &Path) -> PathBuf {
+    match repo.prefix() {
+        Ok(prefix) if !prefix.is_empty() => tree.join(prefix),
+        _ => tree.to_path_buf(),
+    }
+}
+
+/// `path` relative to `root` when inside it.
+fn relative_to(path: &Path, root: &Path) -> PathBuf {
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+fn millis(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,552 @@
+//! End to end (issue 26): `context-pilot run --headless` on a workflow with `depends_on`, the
+//! built-in agent against the scripted LLM server. Phases ready together run at once (their
+//! requests are in flight together), each in its own worktree; their branches are merged;
+//! a conflict exits 3 with a clean tree; `--resume` after SIGKILL keeps every commit.
+//!
+//! The phases run at once, so their requests interleave: the server answers by phase (each
+//! prompt carries a marker), not from one queue.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use cp_e2e::{LlmServer, RecordedRequest, Reply, anthropic, git, git_repo};
+use serde_json::Value;
+
+/// How long a test waits for a durable fact before failing (a busy machine is slow).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// What a phase's agent does, by request: the tool calls of its first turn, then text.
+#[derive(Clone)]
+struct Script {
+    /// `(phase, tool calls of its first turn as (name, arguments))`.
+    phases: Vec<(&'static str, Vec<(&'static str, String)>)>,
+}
+
+/// The requests seen per phase, and the arrivals the responder can wait for.
+#[derive(Default)]
+struct Seen {
+    by_phase: Mutex<HashMap<String, Vec<String>>>,
+    arrived: Condvar,
+}
+
+impl Seen {
+    fn bodies(&self, phase: &str) -> Vec<String> {
+        self.by_phase
+            .lock()
+            .unwrap()
+            .get(phase)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Waits until `phase` sent a request; false after the timeout.
+    fn wait_for(&self, phase: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut seen = self.by_phase.lock().unwrap();
+        while seen.get(phase).is_none_or(Vec::is_empty) {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            seen = self.arrived.wait_timeout(seen, deadline - now).unwrap().0;
+        }
+        true
+    }
+}
+
+fn marker(phase: &str) -> String {
+    format!("PHASE-{phase}-MARK")
+}
+
+/// Which phase a request belongs to (its conversation holds the phase's prompt).
+fn phase_of(request: &RecordedRequest, script: &Script) -> Option<&'static str> {
+    script
+        .phases
+        .iter()
+        .map(|(p, _)| *p)
+        .find(|p| request.raw_body.contains(&marker(p)))
+}
+
+/// `(phase that waits, phase it waits for, whether they met)`.
+type Hold = Option<(&'static str, &'static str, Arc<Mutex<Option<bool>>>)>;
+
+/// Answers every request by its phase: the first turn's tool calls, then "Done.".
+/// `hold` makes the first request of one phase wait until another phase's first request has
+/// arrived, and records whether it did: proof that both were in flight at once.
+fn serve(
+    server: &LlmServer,
+    script: Script,
+    seen: Arc<Seen>,
+    hold: Hold,
+    stall: Arc<Mutex<Option<&'static str>>>,
+) {
+    server.answer_side_requests(move |request| {
+        let Some(phase) = phase_of(request, &script) else {
+            return anthropic::side_reply(request);
+        };
+        let first = {
+            let mut by_phase = seen.by_phase.lock().unwrap();
+            let list = by_phase.entry(phase.to_owned()).or_default();
+            list.push(request.raw_body.clone());
+            seen.arrived.notify_all();
+            list.len() == 1
+        };
+        if first
+            && let Some((waiter, other, overlapped)) = &hold
+            && *waiter == phase
+        {
+            let met = seen.wait_for(other, Duration::from_secs(60));
+            *overlapped.lock().unwrap() = Some(met);
+        }
+        let results = request.raw_body.matches("\"tool_result\"").count();
+        if results == 0 {
+            let calls = &script.phases.iter().find(|(p, _)| *p == phase).unwrap().1;
+            let ids: Vec<String> = (0..calls.len()).map(|i| format!("{phase}{i}")).collect();
+            let calls: Vec<(&str, &str, &str)> = calls
+                .iter()
+                .zip(&ids)
+                .map(|((name, args), id)| (id.as_str(), *name, args.as_str()))
+                .collect();
+            return Some(anthropic::tool_use_turn(&calls));
+        }
+        if *stall.lock().unwrap() == Some(phase) {
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        Some(anthropic::text_turn("Done."))
+    });
+}
+
+fn write(file: &str, content: &str) -> (&'static str, String) {
+    (
+        "File_write",
+        serde_json::json!({"file_path": file, "content": content}).to_string(),
+    )
+}
+
+fn read(file: &str) -> (&'static str, String) {
+    (
+        "File_read",
+        serde_json::json!({"file_path": file}).to_string(),
+    )
+}
+
+fn prepare(yaml: &str) -> tempfile::TempDir {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(dir.join(".context-pilot/workflows/graph.yaml"), yaml).unwrap();
+    std::fs::write(dir.join("README.md"), "# demo\n").unwrap();
+    std::fs::write(dir.join("shared.txt"), "base\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    repo
+}
+
+fn command(dir: &Path, server: &LlmServer, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_context-pilot"));
+    cmd.arg("run")
+        .args(extra)
+        .args(["--headless", "--max-restarts", "0"])
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(dir: &Path, server: &LlmServer, extra: &[&str]) -> Output {
+    command(dir, server, extra).output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn run_record(dir: &Path) -> Value {
+    let runs = dir.join(".context-pilot/runs");
+    let run = std::fs::read_dir(runs).unwrap().flatten().next().unwrap();
+    let text = std::fs::read_to_string(run.path().join("context.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// No worktree, phase branch or worktree directory is left.
+fn assert_nothing_left(dir: &Path) {
+    assert_eq!(
+        git(dir, &["worktree", "list"]).lines().count(),
+        1,
+        "{}",
+        git(dir, &["worktree", "list"])
+    );
+    assert_eq!(git(dir, &["branch", "--list", "cp/*"]), "");
+    let trees = dir.join(".context-pilot/worktrees");
+    assert!(
+        !trees.exists() || std::fs::read_dir(&trees).unwrap().next().is_none(),
+        "worktree directories left in {}",
+        trees.display()
+    );
+}
+
+/// The tree has no change but the run's own record.
+fn assert_clean(dir: &Path) {
+    let status = git(dir, &["status", "--porcelain"]);
+    assert!(
+        status.lines().all(|l| l.contains(".context-pilot/runs/")),
+        "{status}"
+    );
+}
+
+const FEATURE: &str = "\
+name: feature
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+  - id: ui
+    depends_on: []
+    prompt: PHASE-ui-MARK Write ui.txt.
+  - id: integrate
+    depends_on: [api, ui]
+    prompt: PHASE-integrate-MARK Read api.txt and ui.txt.
+";
+
+#[test]
+fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
+    let repo = prepare(FEATURE);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("api.txt", "api was here\n")]),
+            ("ui", vec![write("ui.txt", "ui was here\n")]),
+            ("integrate", vec![read("api.txt"), read("ui.txt")]),
+        ],
+    };
+    let seen = Arc::new(Seen::default());
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        script,
+        Arc::clone(&seen),
+        Some(("api", "ui", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // api's first request was still unanswered when ui's arrived.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{shown}");
+
+    // Each ran in its own worktree, on its own branch, merged with a commit naming it.
+    let record = run_record(dir);
+    let phases = &record["phase_runs"];
+    for phase in ["api", "ui"] {
+        let worktree = phases[phase]["worktree"].as_str().unwrap();
+        assert!(
+            worktree.starts_with(".context-pilot/worktrees/") && worktree.ends_with(phase),
+            "{record:#}"
+        );
+        assert!(
+            phases[phase]["branch"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/{phase}")),
+            "{record:#}"
+        );
+        assert_eq!(phases[phase]["status"], "merged", "{record:#}");
+        assert_eq!(phases[phase]["agent"], "builtin", "{record:#}");
+        assert!(phases[phase]["base_commit"].is_string(), "{record:#}");
+        let merge = phases[phase]["merge_commit"].as_str().unwrap();
+        let subject = git(dir, &["log", "-1", "--format=%s", merge]);
+        assert!(
+            subject.starts_with(&format!("Merge phase {phase} ")),
+            "{subject}"
+        );
+    }
+    assert_eq!(phases["integrate"]["status"], "merged", "{record:#}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("api.txt")).unwrap(),
+        "api was here\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ui.txt")).unwrap(),
+        "ui was here\n"
+    );
+    // The dependent phase read both results.
+    let integrate = seen.bodies("integrate");
+    let last = integrate.last().unwrap();
+    assert!(
+        last.contains("api was here") && last.contains("ui was here"),
+        "{last}"
+    );
+    // Progress lines of the phases at once carry their id; one summary line per phase.
+    assert!(shown.contains("[api]") && shown.contains("[ui]"), "{shown}");
+    for phase in ["api", "ui", "integrate"] {
+        assert!(
+            shown.contains(&format!("phase {phase}: merged, ")),
+            "{shown}"
+        );
+    }
+    assert_nothing_left(dir);
+    assert_clean(dir);
+}
+
+const CLASH: &str = "\
+name: clash
+phases:
+  - id: left
+    depends_on: []
+    prompt: PHASE-left-MARK Rewrite shared.txt.
+  - id: right
+    depends_on: []
+    prompt: PHASE-right-MARK Rewrite shared.txt.
+";
+
+#[test]
+fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean() {
+    let repo = prepare(CLASH);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("left", vec![write("shared.txt", "from left\n")]),
+            ("right", vec![write("shared.txt", "from right\n")]),
+        ],
+    };
+    serve(&server, script, Arc::default(), None, Arc::default());
+    // The person's own notification command, from their user config, gets the alert as JSON.
+    let home = tempfile::tempdir().unwrap();
+    let alerts = home.path().join("alerts.jsonl");
+    std::fs::create_dir_all(home.path().join("context-pilot")).unwrap();
+    std::fs::write(
+        home.path().join("context-pilot/config.json"),
+        serde_json::json!({"notify": {"command": format!("cat >> '{}'", alerts.display())}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = command(dir, &server, &[".context-pilot/workflows/graph.yaml"])
+        .env("XDG_CONFIG_HOME", home.path())
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains('\x07'),
+        "no bell: {shown}"
+    );
+    let alert: Value = serde_json::from_str(
+        std::fs::read_to_string(&alerts)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(alert["event"], "conflict", "{alert}");
+    assert_eq!(alert["phase"], "right", "{alert}");
+    assert!(
+        alert["message"].as_str().unwrap().contains("shared.txt"),
+        "{alert}"
+    );
+    assert!(
+        shown.contains("merging phase 'right'")
+            && shown.contains("phase 'left'")
+            && shown.contains("shared.txt"),
+        "{shown}"
+    );
+    assert_clean(dir);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("shared.txt")).unwrap(),
+        "from left\n"
+    );
+    // The conflicting branch is kept for a merge by hand.
+    assert!(
+        git(dir, &["branch", "--list", "cp/*"]).contains("/right"),
+        "{shown}"
+    );
+}
+
+/// Waits until `check` holds for the run's record.
+fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let runs = dir.join(".context-pilot/runs");
+        if runs.exists()
+            && let Some(run) = std::fs::read_dir(&runs).unwrap().flatten().next()
+            && let Ok(text) = std::fs::read_to_string(run.path().join("context.json"))
+            && let Ok(value) = serde_json::from_str::<Value>(&text)
+            && check(&value)
+        {
+            return value;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the awaited state"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for the run record"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGKILL);
+}
+
+/// Ctrl-C (SIGINT to the run's process group, as a terminal sends it) mid-wave: no agent
+/// request stays open, no worktree is left locked, and `--resume` finishes the run.
+#[test]
+fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGINT);
+}
+
+fn interrupted_mid_wave(signal: i32) {
+    let repo = prepare(FEATURE);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("api.txt", "api was here\n")]),
+            ("ui", vec![write("ui.txt", "ui was here\n")]),
+            ("integrate", vec![read("api.txt"), read("ui.txt")]),
+        ],
+    };
+    // ui's agent hangs after its first turn: the process is killed with api finished.
+    let stall = Arc::new(Mutex::new(Some("ui")));
+    serve(&server, script, Arc::default(), None, Arc::clone(&stall));
+    let mut first = command(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    first.stdout(Stdio::null()).stderr(Stdio::null());
+    // Its own process group with SIGINT at its default, as a shell's foreground job.
+    std::os::unix::process::CommandExt::process_group(&mut first, 0);
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut first, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = first.spawn().unwrap();
+    let record = wait_record(dir, &mut child, |r| {
+        r["phase_runs"]["api"]["status"] == "finished"
+            && r["phase_runs"]["ui"]["status"] == "running"
+    });
+    let run_id = record["run_id"].as_str().unwrap().to_owned();
+    let api_branch = record["phase_runs"]["api"]["branch"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let api_commit = git(dir, &["rev-parse", &api_branch]).trim().to_owned();
+    let group = i32::try_from(child.id()).unwrap();
+    // SAFETY: signalling the process group this test started.
+    unsafe {
+        libc::kill(-group, signal);
+    }
+    child.wait().unwrap();
+    // No worktree is left locked, and git's own locks are gone.
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
+
+    *stall.lock().unwrap() = None;
+    let out = run(dir, &server, &["--resume", &run_id]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // api's commit made before the kill is on the run's branch; ui's work too.
+    let kept = Command::new("git")
+        .args(["merge-base", "--is-ancestor", &api_commit, "HEAD"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(kept.success(), "{api_commit} lost\n{shown}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ui.txt")).unwrap(),
+        "ui was here\n"
+    );
+    let record = run_record(dir);
+    for phase in ["api", "ui", "integrate"] {
+        assert_eq!(
+            record["phase_runs"][phase]["status"], "merged",
+            "{record:#}"
+        );
+    }
+    assert_nothing_left(dir);
+}
+
+/// A trusted project's test command runs in each phase's worktree (the worktree shares the
+/// project's trust while its configuration is the same), and the phases still merge.
+#[test]
+fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
+    let repo = git_repo();
+    let dir = repo.path();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/graph.yaml"),
+        "name: tested\nphases:\n  - id: api\n    depends_on: []\n    prompt: PHASE-api-MARK Write src/api.rs.\n  - id: ui\n    depends_on: []\n    prompt: PHASE-ui-MARK Write src/ui.rs.\n",
+    )
+    .unwrap();
+    let command = format!("pwd >> '{}'", log.path().display());
+    std::fs::write(
+        dir.join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": {"tests": {"command": command}}}).to_string(),
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    cp_e2e::trust(dir);
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("src/api.rs", "pub fn api() {}\n")]),
+            ("ui", vec![write("src/ui.rs", "pub fn ui() {}\n")]),
+        ],
+    };
+    serve(&server, script, Arc::default(), None, Arc::default());
+    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let ran = std::fs::read_to_string(log.path()).unwrap();
+    for phase in ["api", "ui"] {
+        assert!(
+            ran.lines()
+                .any(|l| l.contains(".context-pilot/worktrees/")
+                    && l.ends_with(&format!("/{phase}"))),
+            "tests of {phase} did not run in its worktree: {ran}\n{shown}"
+        );
+    }
+    assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
+    assert_nothing_left(dir);
+}

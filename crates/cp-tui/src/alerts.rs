@@ -25,6 +25,8 @@ const COMMAND_LIMIT: Duration = Duration::from_secs(10);
 /// The bell, `notify-send` and the user's `notify.command`.
 pub(crate) struct TerminalAlerts {
     command: Option<String>,
+    /// The TUI, told at once (it sets the terminal's title); `None` headless.
+    tui: Option<Box<dyn Fn(&Alert) + Send + Sync>>,
     /// Threads reaping the commands started; joined on drop so none outlives the run.
     reapers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -39,8 +41,15 @@ impl TerminalAlerts {
             .filter(|c| !c.trim().is_empty());
         Self {
             command,
+            tui: None,
             reapers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Also tells the TUI, through `tell`, whenever an alert goes out.
+    pub(crate) fn with_tui(mut self, tell: impl Fn(&Alert) + Send + Sync + 'static) -> Self {
+        self.tui = Some(Box::new(tell));
+        self
     }
 
     fn reap(&self, child: Child) {
@@ -74,6 +83,9 @@ impl Alerter for TerminalAlerts {
         let _ = write!(err, "\x07");
         let _ = err.flush();
         drop(err);
+        if let Some(tell) = &self.tui {
+            tell(alert);
+        }
         if let Some(program) = find_program("notify-send", None) {
             let title = format!("Context Pilot: {}", alert.workflow);
             let started = Command::new(program)

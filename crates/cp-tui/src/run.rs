@@ -13,7 +13,7 @@ use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_he
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
-use crate::run_phases::PhaseDrivers;
+use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -152,6 +152,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 default: kind,
                 provider: AgentState::from_config(host.project()).provider,
                 project: host.project().clone(),
+                output: PhaseOutput::Stdout,
             }));
             return crate::run_external::run(&host, &args, kind);
         }
@@ -175,6 +176,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             default: kind,
             provider: Some(Arc::clone(&provider)),
             project: host.project().clone(),
+            output: PhaseOutput::Stdout,
         }));
         let line = LineState::default();
         let printer = line.clone();

@@ -1,6 +1,7 @@
 //! The agents of workflow phases that run side by side (`context-pilot run` on a workflow with
 //! `depends_on`): one fresh host and driver per phase, rooted in the phase's worktree and
-//! acting as the phase's worker, with progress lines prefixed by the phase id.
+//! acting as the phase's worker, with progress lines prefixed by the phase id (headless) or
+//! handed to the TUI, which files them under the phase.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -25,6 +26,17 @@ pub(crate) struct PhaseDrivers {
     pub(crate) provider: Option<Arc<dyn Provider>>,
     /// The project the run started in (whose trust a phase's worktree may share).
     pub(crate) project: Project,
+    /// Where the phases' progress lines go.
+    pub(crate) output: PhaseOutput,
+}
+
+/// Where the progress lines of the phases' agents go.
+#[derive(Clone)]
+pub(crate) enum PhaseOutput {
+    /// Printed on stdout, each line prefixed with `[phase]` (headless).
+    Stdout,
+    /// Handed whole to a receiver with the phase's id (the TUI).
+    Lines(Arc<dyn Fn(&str, String) + Send + Sync>),
 }
 
 impl PhaseDrivers {
@@ -62,7 +74,7 @@ impl DriverFactory for PhaseDrivers {
                 provider,
                 host.registry().clone(),
                 host.env().clone(),
-                builtin_progress(spec.phase),
+                builtin_progress(spec.phase, self.output.clone()),
                 host.stop_gate(),
             )));
         }
@@ -72,8 +84,13 @@ impl DriverFactory for PhaseDrivers {
             root: spec.root.to_path_buf(),
             worker: spec.worker.clone(),
         };
-        let driver = CliDriver::new(kind, config, wiring, cli_progress(spec.phase))
-            .map_err(|e| e.to_string())?;
+        let driver = CliDriver::new(
+            kind,
+            config,
+            wiring,
+            cli_progress(spec.phase, self.output.clone()),
+        )
+        .map_err(|e| e.to_string())?;
         Ok(Box::new(driver))
     }
 
@@ -110,14 +127,16 @@ fn share_trust(project: &Project, tree: &Project) {
 /// Prints whole lines prefixed with `[phase]`; text that streams in pieces is held until its
 /// line ends, so phases running at once never split each other's lines.
 struct Lines {
-    prefix: String,
+    phase: String,
+    output: PhaseOutput,
     partial: Mutex<String>,
 }
 
 impl Lines {
-    fn new(phase: &str) -> Self {
+    fn new(phase: &str, output: PhaseOutput) -> Self {
         Self {
-            prefix: format!("[{phase}]"),
+            phase: phase.to_owned(),
+            output,
             partial: Mutex::new(String::new()),
         }
     }
@@ -140,14 +159,27 @@ impl Lines {
     }
 
     fn line(&self, line: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{} {line}", self.prefix);
-        let _ = out.flush();
+        match &self.output {
+            PhaseOutput::Stdout => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "[{}] {line}", self.phase);
+                let _ = out.flush();
+            }
+            PhaseOutput::Lines(receive) => receive(&self.phase, line.to_owned()),
+        }
+    }
+
+    /// A line for the person's attention: stderr when headless.
+    fn warning(&self, line: &str) {
+        match &self.output {
+            PhaseOutput::Stdout => eprintln!("[{}] {line}", self.phase),
+            PhaseOutput::Lines(receive) => receive(&self.phase, line.to_owned()),
+        }
     }
 }
 
-fn builtin_progress(phase: &str) -> EventSink {
-    let lines = Lines::new(phase);
+fn builtin_progress(phase: &str, output: PhaseOutput) -> EventSink {
+    let lines = Lines::new(phase, output);
     Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text(text) => lines.text(&text),
         AgentEvent::ToolCalls(calls) => {
@@ -173,11 +205,8 @@ fn builtin_progress(phase: &str) -> EventSink {
             ));
         }
         AgentEvent::StopGateGaveUp(notice) => {
-            eprintln!(
-                "[{phase}] {}",
-                notice.trim_end().replace('\n', " "),
-                phase = lines.prefix.trim_matches(['[', ']'])
-            );
+            lines.flush();
+            lines.warning(&notice.trim_end().replace('\n', " "));
         }
         AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
@@ -186,8 +215,8 @@ fn builtin_progress(phase: &str) -> EventSink {
     })
 }
 
-fn cli_progress(phase: &str) -> Progress {
-    let lines = Lines::new(phase);
+fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
+    let lines = Lines::new(phase, output);
     Box::new(move |event: &ProgressEvent| match event {
         ProgressEvent::Text(text) => lines.text(text),
         ProgressEvent::ToolCall { .. } => {

@@ -71,6 +71,13 @@ pub enum WorkflowMsg {
         Sender<Result<ApprovalAnswer, PromptError>>,
     ),
     Event(WorkflowEvent),
+    /// A progress line of a phase that runs in its own worktree, beside others.
+    PhaseLine {
+        phase: String,
+        line: String,
+    },
+    /// The run waits for the person or a phase failed: the title says so until answered.
+    Alert(String),
     /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
     Finished(Result<i32, WorkflowFailure>),
     /// The running session stopped for a live reload; the run resumes in the new binary.

@@ -5,7 +5,14 @@ use cp_base::Level;
 use cp_agent::StopControl;
 use cp_llm::CancelToken;
 
-use cp_orchestrate::{RunArgs, WorkflowEvent};
+use std::sync::Arc;
+
+use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
+
+use crate::alerts::TerminalAlerts;
+use crate::run_phases::{PhaseDrivers, PhaseOutput};
+use crate::tui::agent_state::AgentState;
+use crate::tui::events::AppEvent;
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 use crate::tui::dialog::{ApprovalDialog, DialogStep};
@@ -19,7 +26,7 @@ use crate::tui::workflow_thread::{self, WorkflowAgent, WorkflowRun, builtin_agen
 impl App {
     /// Starts a workflow run; its sessions (the built-in agent's, or the agent CLI's) stream
     /// into the conversation.
-    pub fn start_workflow(&mut self, args: RunArgs) {
+    pub fn start_workflow(&mut self, mut args: RunArgs) {
         let turn = RunningTurn {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
@@ -38,6 +45,7 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
+        self.phase_agents(&mut args.options);
         // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
         if workflow_thread::start(&self.host, driver, args, &self.tx).is_ok() {
             self.workflow = Some(WorkflowRun {
@@ -45,6 +53,40 @@ impl App {
                 ..WorkflowRun::default()
             });
         }
+    }
+
+    /// Phases that run side by side get their own agents (as headless), whose lines come
+    /// here under the phase; gates and failures ring the bell and set the title.
+    fn phase_agents(&self, options: &mut RunOptions) {
+        let default = options
+            .agent
+            .as_deref()
+            .and_then(|name| name.parse().ok())
+            .unwrap_or_default();
+        let provider = self
+            .agent
+            .provider
+            .clone()
+            .or_else(|| AgentState::from_config(self.host.project()).provider);
+        let tx = self.tx.clone();
+        options.drivers = Some(Arc::new(PhaseDrivers {
+            default,
+            provider,
+            project: self.host.project().clone(),
+            output: PhaseOutput::Lines(Arc::new(move |phase: &str, line| {
+                let _ = tx.send(AppEvent::Workflow(WorkflowMsg::PhaseLine {
+                    phase: phase.to_owned(),
+                    line,
+                }));
+            })),
+        }));
+        let tx = self.tx.clone();
+        let alerts = TerminalAlerts::from_user_config().with_tui(move |alert| {
+            let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Alert(
+                alert.message.clone(),
+            )));
+        });
+        options.alerter = Some(Arc::new(alerts));
     }
 
     fn workflow_not_started(&mut self, why: &dyn std::fmt::Display) {
@@ -81,6 +123,17 @@ impl App {
                     self.phase_started();
                 }
             }
+            WorkflowMsg::PhaseLine { phase, line } => {
+                self.conversation.push_system(format!("[{phase}] {line}"));
+            }
+            WorkflowMsg::Alert(message) => {
+                set_title(&format!("Context Pilot: {message}"));
+                run.titled = true;
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: message,
+                });
+            }
             WorkflowMsg::PausedForReload => {
                 run.paused_for_reload = true;
                 self.conversation
@@ -116,6 +169,10 @@ impl App {
                 if let Some(dialog) = self.modal.dialog.take() {
                     dialog.answer();
                 }
+                if let Some(run) = self.workflow.as_mut().filter(|r| r.titled) {
+                    run.titled = false;
+                    set_title("Context Pilot");
+                }
             }
             DialogStep::ReviewChanges => self.review_changes(),
             DialogStep::OpenFile(file) => {
@@ -141,4 +198,9 @@ impl App {
             .filter(|w| w.paused_for_reload)
             .and_then(|w| w.run_id.as_deref())
     }
+}
+
+/// Sets the terminal's title (on the UI thread, between frames, so it never splits one).
+fn set_title(title: &str) {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::terminal::SetTitle(title));
 }

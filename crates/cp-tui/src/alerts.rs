@@ -22,11 +22,14 @@ use cp_orchestrate::{Alert, Alerter};
 /// How long a notification command may run before it is killed.
 const COMMAND_LIMIT: Duration = Duration::from_secs(10);
 
+/// Tells the TUI about an alert.
+type TellTui = dyn Fn(&Alert) + Send + Sync;
+
 /// The bell, `notify-send` and the user's `notify.command`.
 pub(crate) struct TerminalAlerts {
     command: Option<String>,
     /// The TUI, told at once (it sets the terminal's title); `None` headless.
-    tui: Option<Box<dyn Fn(&Alert) + Send + Sync>>,
+    tui: Option<Box<TellTui>>,
     /// Threads reaping the commands started; joined on drop so none outlives the run.
     reapers: Mutex<Vec<JoinHandle<()>>>,
 }

@@ -36,8 +36,11 @@ pub(crate) enum PhaseOutput {
     /// Printed on stdout, each line prefixed with `[phase]` (headless).
     Stdout,
     /// Handed whole to a receiver with the phase's id (the TUI).
-    Lines(Arc<dyn Fn(&str, String) + Send + Sync>),
+    Lines(Arc<PhaseLines>),
 }
+
+/// Receives one whole progress line of a phase: its id, the line.
+pub(crate) type PhaseLines = dyn Fn(&str, String) + Send + Sync;
 
 impl PhaseDrivers {
     /// Checks every phase's `agent:` of the workflow at `path` names a known agent, before

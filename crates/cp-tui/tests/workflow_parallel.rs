@@ -1,7 +1,9 @@
 //! End to end (issue 26): `context-pilot run --headless` on a workflow with `depends_on`, the
 //! built-in agent against the scripted LLM server. Phases ready together run at once (their
 //! requests are in flight together), each in its own worktree; their branches are merged;
-//! a conflict exits 3 with a clean tree; `--resume` after SIGKILL keeps every commit.
+//! a conflict exits 3 with a clean tree; `--resume` after SIGKILL keeps every commit. In the
+//! TUI too: the phases run at once, and a parallel phase's approval gate reviews (F3) its
+//! branch against its base.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -18,7 +20,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, RecordedRequest, Reply, anthropic, git, git_repo};
+use cp_e2e::{LlmServer, RecordedRequest, Reply, TuiSession, anthropic, git, git_repo};
 use serde_json::Value;
 
 /// How long a test waits for a durable fact before failing (a busy machine is slow).
@@ -548,5 +550,98 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
         );
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
+    assert_nothing_left(dir);
+}
+
+const GATED: &str = "\
+name: gated
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+    approval:
+      prompt: Good api?
+      options:
+        - { label: Continue, on_select: { action: continue } }
+        - { label: Stop, on_select: { action: abort } }
+  - id: ui
+    depends_on: []
+    prompt: PHASE-ui-MARK Write ui.txt.
+";
+
+#[test]
+fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_branch() {
+    let repo = prepare(GATED);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("api.txt", "api was here\n")]),
+            ("ui", vec![write("ui.txt", "ui was here\n")]),
+        ],
+    };
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        script,
+        Arc::default(),
+        Some(("api", "ui", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    tui.wait_for("┌ Approval gate · phase api", PATIENCE)
+        .unwrap();
+    // api's first request was still unanswered when ui's arrived: they ran at once.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{}", tui.screen());
+    let record = run_record(dir);
+    let worktree = record["phase_runs"]["api"]["worktree"].as_str().unwrap();
+    assert!(worktree.ends_with("api"), "{record:#}");
+    // F3: the Changes panel shows api's work, committed on its branch in its worktree (not
+    // in the project's tree, where api.txt does not exist yet).
+    assert!(!dir.join("api.txt").exists());
+    tui.send(b"\x1bOR");
+    tui.wait_for("+api was here", PATIENCE).unwrap();
+    // F2 shows the gate again; Enter continues.
+    tui.send(b"\x1bOQ");
+    tui.wait_for("┌ Approval gate · phase api", PATIENCE)
+        .unwrap();
+    tui.send(b"\r");
+    let deadline = Instant::now() + PATIENCE;
+    let record = loop {
+        let record = run_record(dir);
+        if record["status"] == "completed" {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for phase in ["api", "ui"] {
+        assert_eq!(
+            record["phase_runs"][phase]["status"], "merged",
+            "{record:#}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("api.txt")).unwrap(),
+        "api was here\n"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
 }

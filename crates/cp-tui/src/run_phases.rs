@@ -35,12 +35,30 @@ pub(crate) struct PhaseDrivers {
 pub(crate) enum PhaseOutput {
     /// Printed on stdout, each line prefixed with `[phase]` (headless).
     Stdout,
-    /// Handed whole to a receiver with the phase's id (the TUI).
-    Lines(Arc<PhaseLines>),
+    /// Handed, as [`PhaseNews`], to a receiver with the phase's id (the TUI).
+    News(Arc<PhaseNewsSink>),
 }
 
-/// Receives one whole progress line of a phase: its id, the line.
-pub(crate) type PhaseLines = dyn Fn(&str, String) + Send + Sync;
+/// Receives the news of a phase: its id, the news.
+pub(crate) type PhaseNewsSink = dyn Fn(&str, PhaseNews) + Send + Sync;
+
+/// What a phase's agent reports, for the TUI's Phases panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PhaseNews {
+    /// One whole progress line.
+    Line(String),
+    /// A request's usage: the prompt's size against the window (0: not known), and its
+    /// tokens.
+    Usage {
+        context: u64,
+        window: u64,
+        tokens: u64,
+    },
+    /// The stop gate runs the tests.
+    Testing,
+    /// The stop gate sent the agent back to work.
+    Blocked,
+}
 
 impl PhaseDrivers {
     /// Checks every phase's `agent:` of the workflow at `path` names a known agent, before
@@ -73,11 +91,12 @@ impl DriverFactory for PhaseDrivers {
                  OPENAI_API_KEY / OPENAI_BASE_URL"
                     .to_owned()
             })?;
+            let window = provider.config().context_window;
             return Ok(Box::new(BuiltinDriver::new(
                 provider,
                 host.registry().clone(),
                 host.env().clone(),
-                builtin_progress(spec.phase, self.output.clone()),
+                builtin_progress(spec.phase, self.output.clone(), window),
                 host.stop_gate(),
             )));
         }
@@ -168,7 +187,14 @@ impl Lines {
                 let _ = writeln!(out, "[{}] {line}", self.phase);
                 let _ = out.flush();
             }
-            PhaseOutput::Lines(receive) => receive(&self.phase, line.to_owned()),
+            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
+        }
+    }
+
+    /// News other than a line; headless prints none.
+    fn news(&self, news: PhaseNews) {
+        if let PhaseOutput::News(receive) = &self.output {
+            receive(&self.phase, news);
         }
     }
 
@@ -176,12 +202,12 @@ impl Lines {
     fn warning(&self, line: &str) {
         match &self.output {
             PhaseOutput::Stdout => eprintln!("[{}] {line}", self.phase),
-            PhaseOutput::Lines(receive) => receive(&self.phase, line.to_owned()),
+            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
         }
     }
 }
 
-fn builtin_progress(phase: &str, output: PhaseOutput) -> EventSink {
+fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink {
     let lines = Lines::new(phase, output);
     Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text(text) => lines.text(&text),
@@ -202,6 +228,7 @@ fn builtin_progress(phase: &str, output: PhaseOutput) -> EventSink {
         }
         AgentEvent::StopGateBlocked(reason) => {
             lines.flush();
+            lines.news(PhaseNews::Blocked);
             lines.line(&format!(
                 "  checkpoint: {}",
                 short(reason.lines().next().unwrap_or(""), 100)
@@ -211,9 +238,22 @@ fn builtin_progress(phase: &str, output: PhaseOutput) -> EventSink {
             lines.flush();
             lines.warning(&notice.trim_end().replace('\n', " "));
         }
-        AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
+        AgentEvent::Status(status) => {
+            if status.starts_with("running the stop gate") {
+                lines.news(PhaseNews::Testing);
+            }
+            lines.line(&format!("  … {status}"));
+        }
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
-        AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
+        AgentEvent::Usage(usage) => {
+            lines.flush();
+            lines.news(PhaseNews::Usage {
+                context: usage.context_tokens(),
+                window,
+                tokens: usage.context_tokens() + usage.output_tokens,
+            });
+        }
+        AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
     })
 }
@@ -227,6 +267,18 @@ fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
             lines.line(&format!("  {event}"));
         }
         ProgressEvent::ToolResult { .. } => lines.line(&format!("    {event}")),
+        ProgressEvent::Usage {
+            prompt_tokens,
+            window,
+        } => {
+            lines.news(PhaseNews::Usage {
+                context: *prompt_tokens,
+                window: window.unwrap_or(0),
+                tokens: *prompt_tokens,
+            });
+            lines.flush();
+            lines.line(&format!("  … {event}"));
+        }
         _ => {
             lines.flush();
             lines.line(&format!("  … {event}"));

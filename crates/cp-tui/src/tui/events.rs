@@ -71,10 +71,10 @@ pub enum WorkflowMsg {
         Sender<Result<ApprovalAnswer, PromptError>>,
     ),
     Event(WorkflowEvent),
-    /// A progress line of a phase that runs in its own worktree, beside others.
-    PhaseLine {
+    /// News of a phase that runs in its own worktree, beside others.
+    Phase {
         phase: String,
-        line: String,
+        news: crate::run_phases::PhaseNews,
     },
     /// The run waits for the person or a phase failed: the title says so until answered.
     Alert(String),

@@ -34,6 +34,8 @@ pub struct WorkflowRun {
     pub paused_for_reload: bool,
     /// The terminal's title says the run waits for the person (reset once answered).
     pub titled: bool,
+    /// The Phases panel: each phase's status and conversation.
+    pub phases: super::phases::Phases,
 }
 
 impl WorkflowRun {

@@ -6,6 +6,7 @@ use cp_agent::StopControl;
 use cp_llm::CancelToken;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 
@@ -13,6 +14,7 @@ use crate::alerts::TerminalAlerts;
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::agent_state::AgentState;
 use crate::tui::events::AppEvent;
+use crate::tui::phases::{self, Phases};
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 use crate::tui::dialog::{ApprovalDialog, DialogStep};
@@ -46,10 +48,22 @@ impl App {
             return;
         };
         self.phase_agents(&mut args.options);
+        let phases = args
+            .workflow
+            .as_deref()
+            .and_then(|path| cp_orchestrate::Workflow::load(path).ok())
+            .map(|workflow| {
+                Phases::of(
+                    &workflow,
+                    args.options.agent.as_deref().unwrap_or("builtin"),
+                )
+            })
+            .unwrap_or_default();
         // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
         if workflow_thread::start(&self.host, driver, args, &self.tx).is_ok() {
             self.workflow = Some(WorkflowRun {
                 turn: Some(turn),
+                phases,
                 ..WorkflowRun::default()
             });
         }
@@ -73,10 +87,10 @@ impl App {
             default,
             provider,
             project: self.host.project().clone(),
-            output: PhaseOutput::Lines(Arc::new(move |phase: &str, line| {
-                let _ = tx.send(AppEvent::Workflow(WorkflowMsg::PhaseLine {
+            output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
+                let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
                     phase: phase.to_owned(),
-                    line,
+                    news,
                 }));
             })),
         }));
@@ -87,6 +101,19 @@ impl App {
             )));
         });
         options.alerter = Some(Arc::new(alerts));
+    }
+
+    /// `[` / `]`: shows the Phases panel, on the previous or next phase.
+    pub(super) fn select_phase(&mut self, down: bool) {
+        match self.workflow.as_mut().filter(|run| !run.phases.is_empty()) {
+            Some(run) => {
+                if self.ui.nav.selected() == phases::ID {
+                    run.phases.move_selection(down);
+                }
+                self.select(phases::ID);
+            }
+            None => self.ui.flash = Some("No workflow run: no phases to show.".into()),
+        }
     }
 
     fn workflow_not_started(&mut self, why: &dyn std::fmt::Display) {
@@ -104,6 +131,7 @@ impl App {
         let run = self.workflow.get_or_insert_with(WorkflowRun::default);
         match msg {
             WorkflowMsg::Ask(request, reply) => {
+                run.phases.asked(&request.phase_id, Instant::now());
                 self.modal.dialog = Some(ApprovalDialog::new(*request, reply));
             }
             WorkflowMsg::Event(event) => {
@@ -116,6 +144,7 @@ impl App {
                     WorkflowEvent::PhaseStarted { .. } => "▶",
                     _ => "·",
                 };
+                run.phases.event(&event, Instant::now());
                 run.status = event.to_string();
                 self.conversation
                     .push_system(format!("{marker} workflow: {event}"));
@@ -123,8 +152,8 @@ impl App {
                     self.phase_started();
                 }
             }
-            WorkflowMsg::PhaseLine { phase, line } => {
-                self.conversation.push_system(format!("[{phase}] {line}"));
+            WorkflowMsg::Phase { phase, news } => {
+                run.phases.news(&phase, news, Instant::now());
             }
             WorkflowMsg::Alert(message) => {
                 set_title(&format!("Context Pilot: {message}"));

@@ -645,3 +645,109 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
 }
+
+const TWO: &str = "\
+name: two
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+  - id: ui
+    depends_on: []
+    prompt: PHASE-ui-MARK Write ui.txt.
+";
+
+/// Whether the Phases panel's row of `phase` shows `state`.
+fn row_shows(screen: &str, phase: &str, state: &str) -> bool {
+    screen.lines().any(|line| {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        cells
+            .windows(4)
+            .any(|w| w[0].ends_with(phase) && w[0].len() <= phase.len() + 3 && w[2] == state)
+    })
+}
+
+#[test]
+fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
+    let repo = prepare(TWO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    // Every phase request waits until the test opens the gate: both phases stay running.
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let seen = Arc::new(Seen::default());
+    let (held, log) = (Arc::clone(&gate), Arc::clone(&seen));
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)));
+        let Some(phase) = phase else {
+            return anthropic::side_reply(request);
+        };
+        log.by_phase
+            .lock()
+            .unwrap()
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        log.arrived.notify_all();
+        let (open, opened) = &*held;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            let (guard, timeout) = opened.wait_timeout(open, PATIENCE).unwrap();
+            open = guard;
+            if timeout.timed_out() {
+                break;
+            }
+        }
+        if request.raw_body.contains("\"tool_result\"") {
+            return Some(anthropic::text_turn("Done."));
+        }
+        let file = format!("{phase}.txt");
+        let (name, args) = write(&file, &format!("{phase} was here\n"));
+        Some(anthropic::tool_use_turn(&[(phase, name, args.as_str())]))
+    });
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    // Both phases' first requests are in flight (the request log), held.
+    assert!(seen.wait_for("api", PATIENCE), "{}", tui.screen());
+    assert!(seen.wait_for("ui", PATIENCE), "{}", tui.screen());
+    // Tab: the sidebar; `]`: the Phases panel.
+    tui.send(b"\t");
+    tui.send(b"]");
+    tui.wait_until("both phases show running", PATIENCE, |s| {
+        row_shows(s, "api", "running") && row_shows(s, "ui", "running") && s.contains("2▶")
+    })
+    .unwrap();
+    {
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while run_record(dir)["status"] != "completed" {
+        assert!(Instant::now() < deadline, "{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.wait_until("both phases show done", PATIENCE, |s| {
+        row_shows(s, "api", "done") && row_shows(s, "ui", "done")
+    })
+    .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
+    assert_nothing_left(dir);
+}

@@ -641,6 +641,13 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
         std::fs::read_to_string(dir.join("api.txt")).unwrap(),
         "api was here\n"
     );
+    // Esc leaves the Changes panel's keys, `]` shows the Phases panel, which has the run's
+    // end once the TUI has it (so Ctrl-C quits at once, with nothing running).
+    tui.send(b"\x1b");
+    // (Esc and `]` together would read as Alt-].)
+    tui.wait_for("Enter review keys", PATIENCE).unwrap();
+    tui.send(b"]");
+    tui.wait_for("Workflow finished.", PATIENCE).unwrap();
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
@@ -743,8 +750,11 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         assert!(Instant::now() < deadline, "{}", tui.screen());
         std::thread::sleep(Duration::from_millis(100));
     }
+    // The TUI has the run's end (so Ctrl-C quits at once, with nothing running).
     tui.wait_until("both phases show done", PATIENCE, |s| {
-        row_shows(s, "api", "done") && row_shows(s, "ui", "done")
+        row_shows(s, "api", "done")
+            && row_shows(s, "ui", "done")
+            && s.contains("Workflow finished.")
     })
     .unwrap();
     tui.send(b"\x03");

@@ -131,6 +131,8 @@ pub struct Phases {
     pub rows: Vec<PhaseRow>,
     /// The selected row.
     pub selected: usize,
+    /// How the run ended, once it has.
+    pub ended: Option<String>,
 }
 
 impl Phases {
@@ -143,6 +145,7 @@ impl Phases {
                 .map(|p| PhaseRow::new(&p.id, p.agent.as_deref().unwrap_or(agent)))
                 .collect(),
             selected: 0,
+            ended: None,
         }
     }
 
@@ -302,6 +305,12 @@ impl Phases {
                 )),
             ]));
         }
+        if let Some(ended) = &self.ended {
+            lines.push(Line::styled(
+                ended.clone(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+        }
         if let Some(row) = self.rows.get(self.selected) {
             lines.push(Line::styled(
                 format!("── {} ── ([ ] another phase)", row.id),
@@ -384,6 +393,7 @@ mod tests {
                 PhaseRow::new("integrate", "builtin"),
             ],
             selected: 1,
+            ended: None,
         };
         let started = |phase: &str| WorkflowEvent::PhaseStarted {
             phase: phase.into(),

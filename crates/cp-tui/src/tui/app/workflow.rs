@@ -179,6 +179,7 @@ impl App {
                 } else {
                     Level::Warning
                 };
+                run.phases.ended = Some(text.clone());
                 run.exit = Some(result);
                 // Nothing waits any more: no dialog (hidden or not) outlives the run.
                 self.modal.dialog = None;

@@ -134,3 +134,32 @@ impl Drop for TerminalAlerts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_tui_is_told_of_every_alert() {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&told);
+        let alerts = TerminalAlerts {
+            command: None,
+            tui: None,
+            reapers: Mutex::new(Vec::new()),
+        }
+        .with_tui(move |alert| seen.lock().unwrap().push(alert.message.clone()));
+        alerts.alert(&Alert {
+            event: "approval",
+            run_id: "r1".into(),
+            workflow: "feature".into(),
+            phase: "api".into(),
+            message: "approval gate after phase 'api': Good?".into(),
+        });
+        assert_eq!(
+            *told.lock().unwrap(),
+            vec!["approval gate after phase 'api': Good?".to_owned()]
+        );
+    }
+}

@@ -411,17 +411,23 @@ fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) ->
 
 #[test]
 fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
-    interrupted_mid_wave(libc::SIGKILL);
+    interrupted_mid_wave(libc::SIGKILL, false);
+}
+
+/// The same run resumed in the TUI: it drives the phases' worktrees as headless does.
+#[test]
+fn resume_in_the_tui_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGKILL, true);
 }
 
 /// Ctrl-C (SIGINT to the run's process group, as a terminal sends it) mid-wave: no agent
 /// request stays open, no worktree is left locked, and `--resume` finishes the run.
 #[test]
 fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
-    interrupted_mid_wave(libc::SIGINT);
+    interrupted_mid_wave(libc::SIGINT, false);
 }
 
-fn interrupted_mid_wave(signal: i32) {
+fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let repo = prepare(FEATURE);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
@@ -483,9 +489,13 @@ fn interrupted_mid_wave(signal: i32) {
     assert!(!git_dir.join("index.lock").exists());
 
     *stall.lock().unwrap() = None;
-    let out = run(dir, &server, &["--resume", &run_id]);
-    let shown = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let shown = if in_tui {
+        resume_in_tui(dir, &server, &run_id)
+    } else {
+        let out = run(dir, &server, &["--resume", &run_id]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        text(&out)
+    };
     // api's commit made before the kill is on the run's branch; ui's work too.
     let kept = Command::new("git")
         .args(["merge-base", "--is-ancestor", &api_commit, "HEAD"])
@@ -505,6 +515,30 @@ fn interrupted_mid_wave(signal: i32) {
         );
     }
     assert_nothing_left(dir);
+}
+
+/// Resumes `run_id` in the TUI and waits for its end (the Phases panel says it); returns the
+/// last screen.
+fn resume_in_tui(dir: &Path, server: &LlmServer, run_id: &str) -> String {
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let args = ["run", "--resume", run_id, "--max-restarts", "0"];
+    let mut tui = TuiSession::start(dir, &args, &env).unwrap();
+    // Tab: the sidebar; `]`: the Phases panel (there once the run's phases are known).
+    tui.send(b"\t");
+    tui.wait_until("the Phases panel is listed", PATIENCE, |s| {
+        s.contains("Phases")
+    })
+    .unwrap();
+    tui.send(b"]");
+    let screen = tui.wait_for("Workflow finished.", PATIENCE).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0, "{screen}");
+    screen
 }
 
 /// A trusted project's test command runs in each phase's worktree (the worktree shares the

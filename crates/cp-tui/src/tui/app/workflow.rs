@@ -180,6 +180,9 @@ impl App {
                     Level::Warning
                 };
                 run.phases.ended = Some(text.clone());
+                if std::mem::take(&mut run.titled) {
+                    set_title("Context Pilot");
+                }
                 run.exit = Some(result);
                 // Nothing waits any more: no dialog (hidden or not) outlives the run.
                 self.modal.dialog = None;

@@ -75,6 +75,11 @@ impl AnswerRows {
         rows
     }
 
+    /// Forgets the pieces of answer `index` (they were laid out with code not yet coloured).
+    pub(super) fn forget(&mut self, index: usize) {
+        self.answers.retain(|a| a.index != index);
+    }
+
     /// The kept answer `index`, or a new one (forgetting the oldest beyond the bound) when
     /// there is none for this width and text.
     fn answer(&mut self, index: usize, text: &str, width: u16) -> &mut Answer {

@@ -132,6 +132,10 @@ fn run_app(
         let _ = waker.send(AppEvent::Notice);
     });
     markdown::warm_up_in_background();
+    let waker = tx.clone();
+    markdown::set_highlight_waker(move || {
+        let _ = waker.send(AppEvent::Highlighted);
+    });
     let mut guard = terminal::TerminalGuard::enter()?;
     let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {

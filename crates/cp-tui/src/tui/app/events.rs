@@ -34,7 +34,7 @@ impl App {
                     text: failure.to_string(),
                 });
             }
-            AppEvent::Term(_) => {}
+            AppEvent::Term(_) | AppEvent::Highlighted => {}
         }
     }
 

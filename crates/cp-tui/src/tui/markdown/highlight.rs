@@ -8,8 +8,16 @@
 //! streaming a long code block, laid out again for each token) resumes where it stopped: the
 //! state after the last complete line of the few blocks highlighted last is kept, with their
 //! lines, and only what was added is highlighted.
+//!
+//! A frame must not wait for a long block: when more than [`INLINE_LINES`] lines are new, they
+//! are shown in plain code colour and highlighted on a thread of its own (`cp-highlight`; the
+//! latest request wins). When it is done the block is kept as above, the [`generation`]
+//! moves on and the waker set by [`set_waker`] is called; the caller lays out again what it
+//! showed plain (it learns which through [`take_shown_plain`]), now in colour.
 
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, LazyLock, Mutex, OnceLock, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
@@ -55,8 +63,52 @@ struct Highlighted {
     lines: Vec<Vec<Span<'static>>>,
 }
 
-/// The code's lines as styled spans, one `Vec` per line (without line endings).
+/// New lines highlighted on the caller's thread; a block with more new lines is shown plain
+/// until the `cp-highlight` thread has coloured it.
+pub const INLINE_LINES: usize = 200;
+
+/// Moves on each time the `cp-highlight` thread has finished a block.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The block waiting for the `cp-highlight` thread (language, code): only the latest.
+static REQUEST: Mutex<Option<(String, String)>> = Mutex::new(None);
+/// Wakes the `cp-highlight` thread when a request arrives, and tests when a block is done.
+static SIGNAL: Condvar = Condvar::new();
+/// Whether the `cp-highlight` thread runs (started on the first request).
+static WORKER: OnceLock<bool> = OnceLock::new();
+/// Called when the `cp-highlight` thread has finished a block (the event loop redraws).
+static WAKER: OnceLock<Box<dyn Fn() + Send + Sync>> = OnceLock::new();
+
+thread_local! {
+    /// Whether this thread was given plain lines for a block still being highlighted.
+    static SHOWN_PLAIN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How many blocks the `cp-highlight` thread has finished: when it moves on, what was shown
+/// plain can be laid out again in colour.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+/// Whether this thread was given plain lines for a block still being highlighted since the
+/// last call (and clears it).
+pub fn take_shown_plain() -> bool {
+    SHOWN_PLAIN.with(|c| c.replace(false))
+}
+
+/// Sets what to call when the `cp-highlight` thread has finished a block (once).
+pub fn set_waker(waker: impl Fn() + Send + Sync + 'static) {
+    let _ = WAKER.set(Box::new(waker));
+}
+
+/// The code's lines as styled spans, one `Vec` per line (without line endings). More than
+/// [`INLINE_LINES`] new lines come back plain and are highlighted in the background.
 pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
+    highlight_within(code, language, INLINE_LINES)
+}
+
+/// [`highlight`], with at most `inline` new lines highlighted on this thread.
+fn highlight_within(code: &str, language: &str, inline: usize) -> Vec<Vec<Span<'static>>> {
     let language = language.split([',', ' ']).next().unwrap_or_default().trim();
     let syntax = (!language.is_empty())
         .then(|| SYNTAXES.find_syntax_by_token(language))
@@ -65,7 +117,18 @@ pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
         return plain(code);
     };
     let highlighter = Highlighter::new(&THEME_SET);
-    let mut block = take_kept(language, code).unwrap_or_else(|| Highlighted {
+    let kept = take_kept(language, code);
+    let done = kept.as_ref().map_or(0, |b| b.text.len());
+    if code[done..].matches('\n').count() > inline && request(language, code) {
+        SHOWN_PLAIN.with(|c| c.set(true));
+        let mut out = kept.as_ref().map(|b| b.lines.clone()).unwrap_or_default();
+        out.extend(plain(&code[done..]));
+        if let Some(block) = kept {
+            keep(block);
+        }
+        return out;
+    }
+    let mut block = kept.unwrap_or_else(|| Highlighted {
         language: language.to_owned(),
         text: String::new(),
         parse: ParseState::new(syntax),
@@ -94,6 +157,64 @@ pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
     }
     keep(block);
     out
+}
+
+/// Asks the `cp-highlight` thread to highlight `code` (replacing a request it has not taken
+/// yet); false when the thread cannot run, and the caller must highlight it itself.
+fn request(language: &str, code: &str) -> bool {
+    let running = *WORKER.get_or_init(|| {
+        let spawned = std::thread::Builder::new()
+            .name("cp-highlight".into())
+            .spawn(work);
+        if let Err(e) = &spawned {
+            tracing::warn!("cannot start the syntax highlighting thread: {e}");
+        }
+        spawned.is_ok()
+    });
+    if running {
+        let mut slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = Some((language.to_owned(), code.to_owned()));
+        SIGNAL.notify_all();
+    }
+    running
+}
+
+/// The `cp-highlight` thread: highlights the latest request, keeps it, tells the waker.
+fn work() {
+    loop {
+        let (language, code) = {
+            let mut slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if let Some(request) = slot.take() {
+                    break request;
+                }
+                slot = SIGNAL.wait(slot).unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        highlight_within(&code, &language, usize::MAX);
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+        // Tests wait on the same signal for the generation to move on.
+        let _slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+        SIGNAL.notify_all();
+        if let Some(waker) = WAKER.get() {
+            waker();
+        }
+    }
+}
+
+/// Waits until the generation is past `seen` (tests: the background block is done).
+#[cfg(test)]
+pub fn wait_past(seen: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+    while generation() <= seen {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        assert!(!left.is_zero(), "the highlighting thread did not finish");
+        slot = SIGNAL
+            .wait_timeout(slot, left)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
 }
 
 /// One line's spans, moving the states on.
@@ -183,10 +304,8 @@ mod tests {
         assert!(colours.len() >= 3, "{colours:?}");
     }
 
-    #[test]
-    fn a_growing_block_resumes_and_gives_what_a_whole_one_gives() {
-        // A block comment open across lines: the state carried between lines matters.
-        let code = "/* a comment\n   still */ fn f() -> u8 {\n    let s = \"x\";\n    1\n}\n";
+    /// `code` highlighted whole, line by line with syntect's own loop, as a reference.
+    fn whole_block(code: &str) -> Vec<Vec<Span<'static>>> {
         let mut whole = Vec::new();
         let mut highlighter = syntect::easy::HighlightLines::new(
             SYNTAXES.find_syntax_by_token("rust").unwrap(),
@@ -204,6 +323,26 @@ mod tests {
                 .collect();
             whole.push(spans);
         }
+        whole
+    }
+
+    /// Highlights `code` until it comes back coloured, waiting for the background thread.
+    fn coloured(code: &str) -> Vec<Vec<Span<'static>>> {
+        loop {
+            let seen = generation();
+            let lines = highlight(code, "rust");
+            if !take_shown_plain() {
+                return lines;
+            }
+            wait_past(seen);
+        }
+    }
+
+    #[test]
+    fn a_growing_block_resumes_and_gives_what_a_whole_one_gives() {
+        // A block comment open across lines: the state carried between lines matters.
+        let code = "/* a comment\n   still */ fn f() -> u8 {\n    let s = \"x\";\n    1\n}\n";
+        let whole = whole_block(code);
         for end in 1..=code.len() {
             let lines = highlight(&code[..end], "rust");
             let full_lines = code[..end].split_inclusive('\n').count();
@@ -213,6 +352,34 @@ mod tests {
             assert_eq!(lines[..complete], whole[..complete], "after {end} bytes");
         }
         assert_eq!(highlight(code, "rust"), whole);
+    }
+
+    #[test]
+    fn a_long_block_is_plain_first_then_exactly_what_a_whole_one_gives() {
+        // A raw string open across many lines, so each line's colour depends on those before.
+        let mut code = String::from("/* the table\n");
+        for i in 0..3 * INLINE_LINES {
+            let _ = std::fmt::Write::write_fmt(
+                &mut code,
+                format_args!("   row {i} */ fn f{i}() -> u8 {{ let s = \"{i}\"; 1 }} /*\n"),
+            );
+        }
+        code.push_str("*/\nfn end() {}\n");
+        take_shown_plain();
+        let first = highlight(&code, "rust");
+        assert!(
+            take_shown_plain(),
+            "a long block is not highlighted on the caller's thread"
+        );
+        assert_eq!(first, plain(&code));
+        let whole = whole_block(&code);
+        assert_eq!(coloured(&code), whole);
+        // Growing it by fewer lines than the bound resumes from where it stopped (unless
+        // other tests' blocks pushed it out of the few kept).
+        let grown = format!("{code}let x = 1;\n/* open");
+        let lines = coloured(&grown);
+        assert_eq!(lines[..whole.len()], whole[..]);
+        assert_eq!(lines[whole.len()..], whole_block(&grown)[whole.len()..]);
     }
 
     #[test]

@@ -104,25 +104,41 @@ pub fn set_waker(waker: impl Fn() + Send + Sync + 'static) {
 /// The code's lines as styled spans, one `Vec` per line (without line endings). More than
 /// [`INLINE_LINES`] new lines come back plain and are highlighted in the background.
 pub fn highlight(code: &str, language: &str) -> Vec<Vec<Span<'static>>> {
-    highlight_within(code, language, INLINE_LINES)
+    highlight_within(code, language, INLINE_LINES, 0)
 }
 
-/// [`highlight`], with at most `inline` new lines highlighted on this thread.
-fn highlight_within(code: &str, language: &str, inline: usize) -> Vec<Vec<Span<'static>>> {
+/// The lines of [`highlight`] from line `from` on (a growing block laid out in pieces asks
+/// for the lines it has not laid out yet).
+pub fn highlight_from(code: &str, language: &str, from: usize) -> Vec<Vec<Span<'static>>> {
+    highlight_within(code, language, INLINE_LINES, from)
+}
+
+/// [`highlight_from`], with at most `inline` new lines highlighted on this thread.
+fn highlight_within(
+    code: &str,
+    language: &str,
+    inline: usize,
+    from: usize,
+) -> Vec<Vec<Span<'static>>> {
     let language = language.split([',', ' ']).next().unwrap_or_default().trim();
     let syntax = (!language.is_empty())
         .then(|| SYNTAXES.find_syntax_by_token(language))
         .flatten();
     let Some(syntax) = syntax else {
-        return plain(code);
+        return plain(code).into_iter().skip(from).collect();
     };
     let highlighter = Highlighter::new(&THEME_SET);
     let kept = take_kept(language, code);
     let done = kept.as_ref().map_or(0, |b| b.text.len());
     if code[done..].matches('\n').count() > inline && request(language, code) {
         SHOWN_PLAIN.with(|c| c.set(true));
-        let mut out = kept.as_ref().map(|b| b.lines.clone()).unwrap_or_default();
-        out.extend(plain(&code[done..]));
+        let coloured = kept.as_ref().map_or(&[][..], |b| &b.lines[..]);
+        let mut out = coloured.get(from..).unwrap_or_default().to_vec();
+        out.extend(
+            plain(&code[done..])
+                .into_iter()
+                .skip(from.saturating_sub(coloured.len())),
+        );
         if let Some(block) = kept {
             keep(block);
         }
@@ -144,9 +160,9 @@ fn highlight_within(code: &str, language: &str, inline: usize) -> Vec<Vec<Span<'
         block.lines.push(spans);
     }
     block.text.push_str(&rest[..complete]);
-    let mut out = block.lines.clone();
+    let mut out = block.lines.get(from..).unwrap_or_default().to_vec();
     let partial = &rest[complete..];
-    if !partial.is_empty() {
+    if !partial.is_empty() && from <= block.lines.len() {
         let (mut parse, mut highlight) = (block.parse.clone(), block.highlight.clone());
         out.push(highlight_line(
             &mut parse,
@@ -191,7 +207,7 @@ fn work() {
                 slot = SIGNAL.wait(slot).unwrap_or_else(PoisonError::into_inner);
             }
         };
-        highlight_within(&code, &language, usize::MAX);
+        highlight_within(&code, &language, usize::MAX, usize::MAX);
         GENERATION.fetch_add(1, Ordering::AcqRel);
         // Tests wait on the same signal for the generation to move on.
         let _slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);

@@ -16,6 +16,7 @@
 //! [`set_highlight_waker`] asks for a frame.
 
 mod blocks;
+mod fence;
 mod highlight;
 mod table;
 mod writer;
@@ -24,12 +25,13 @@ mod writer;
 mod tests;
 
 pub use blocks::finished_len;
+pub use fence::Fence;
 #[cfg(test)]
 pub use highlight::wait_past as wait_for_highlight_past;
 pub use highlight::{
     generation as highlight_generation, set_waker as set_highlight_waker, take_shown_plain,
 };
-pub use writer::{render, render_after_blocks};
+pub use writer::{code_block_lines, render, render_after_blocks};
 
 /// Loads the syntax grammars off the UI thread (call once at start; never blocks the caller).
 pub fn warm_up_in_background() {

@@ -314,6 +314,7 @@ mod tests {
             // inside, a closing fence with spaces, text right after it, one never closed.
             "```rust\n \n    \n\tlet a = 1;\n  ``\n```x\n ```  \nafter\n\n~~~\n```\n~~~~\ndone",
             "````md\n```\ninner\n```\n````\n# next\n\n```\nopen /* never\n\nclosed",
+            "Here:\n```rust\nfn a() {}\n```\nThen:\n- item\n```\nx\n```\n> q\n~~~\ny\n~~~\n<div>\n```\nz\n",
             "```py,ignore\nprint(1)\n```\n\n```a`b\nnot a fence\n```\n\n``` rust extra\nfn f() {}\n",
         ] {
             stream(answer, 1, 40);
@@ -322,7 +323,7 @@ mod tests {
 
     #[test]
     fn streaming_into_an_open_fence_lays_out_only_the_new_lines() {
-        let mut answer = String::from("Here:\n\n```rust\n");
+        let mut answer = String::from("Here:\n```rust\n");
         let mut rows = AnswerRows::default();
         rows.rows(3, &answer, 80);
         for i in 0..50 {

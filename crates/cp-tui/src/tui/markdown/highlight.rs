@@ -125,7 +125,7 @@ fn highlight_within(
         .then(|| SYNTAXES.find_syntax_by_token(language))
         .flatten();
     let Some(syntax) = syntax else {
-        return plain(code).into_iter().skip(from).collect();
+        return plain(code, from);
     };
     let highlighter = Highlighter::new(&THEME_SET);
     let kept = take_kept(language, code);
@@ -134,11 +134,7 @@ fn highlight_within(
         SHOWN_PLAIN.with(|c| c.set(true));
         let coloured = kept.as_ref().map_or(&[][..], |b| &b.lines[..]);
         let mut out = coloured.get(from..).unwrap_or_default().to_vec();
-        out.extend(
-            plain(&code[done..])
-                .into_iter()
-                .skip(from.saturating_sub(coloured.len())),
-        );
+        out.extend(plain(&code[done..], from.saturating_sub(coloured.len())));
         if let Some(block) = kept {
             keep(block);
         }
@@ -276,8 +272,10 @@ fn keep(block: Highlighted) {
     kept.push(block);
 }
 
-fn plain(code: &str) -> Vec<Vec<Span<'static>>> {
+/// The code's lines from line `from` on, in plain code colour.
+fn plain(code: &str, from: usize) -> Vec<Vec<Span<'static>>> {
     code.lines()
+        .skip(from)
         .map(|line| vec![Span::styled(clean(line), PLAIN_CODE)])
         .collect()
 }
@@ -387,7 +385,7 @@ mod tests {
             take_shown_plain(),
             "a long block is not highlighted on the caller's thread"
         );
-        assert_eq!(first, plain(&code));
+        assert_eq!(first, plain(&code, 0));
         let whole = whole_block(&code);
         assert_eq!(coloured(&code), whole);
         // Growing it by fewer lines than the bound resumes from where it stopped (unless

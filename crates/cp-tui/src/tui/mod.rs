@@ -63,6 +63,8 @@ pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
+/// Whether long code blocks are being highlighted in the background (the bench waits on it).
+pub use markdown::highlighting;
 pub use navigation::{Focus, SidebarEntry};
 pub use palette::parse_arguments;
 pub use reexec::remember_exe;

@@ -16,7 +16,7 @@
 //! showed plain (it learns which through [`take_shown_plain`]), now in colour.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, LazyLock, Mutex, OnceLock, PoisonError};
 
 use ratatui::style::{Color, Modifier, Style};
@@ -72,6 +72,8 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The block waiting for the `cp-highlight` thread (language, code): only the latest.
 static REQUEST: Mutex<Option<(String, String)>> = Mutex::new(None);
+/// Whether the `cp-highlight` thread has a block to highlight or is highlighting one.
+static BUSY: AtomicBool = AtomicBool::new(false);
 /// Wakes the `cp-highlight` thread when a request arrives, and tests when a block is done.
 static SIGNAL: Condvar = Condvar::new();
 /// Whether the `cp-highlight` thread runs (started on the first request).
@@ -88,6 +90,11 @@ thread_local! {
 /// plain can be laid out again in colour.
 pub fn generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
+}
+
+/// Whether the background highlighting has work left (the bench waits for it to finish).
+pub fn busy() -> bool {
+    BUSY.load(Ordering::Acquire)
 }
 
 /// Whether this thread was given plain lines for a block still being highlighted since the
@@ -186,6 +193,7 @@ fn request(language: &str, code: &str) -> bool {
     if running {
         let mut slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
         *slot = Some((language.to_owned(), code.to_owned()));
+        BUSY.store(true, Ordering::Release);
         SIGNAL.notify_all();
     }
     running
@@ -206,8 +214,12 @@ fn work() {
         highlight_within(&code, &language, usize::MAX, usize::MAX);
         GENERATION.fetch_add(1, Ordering::AcqRel);
         // Tests wait on the same signal for the generation to move on.
-        let _slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            BUSY.store(false, Ordering::Release);
+        }
         SIGNAL.notify_all();
+        drop(slot);
         if let Some(waker) = WAKER.get() {
             waker();
         }

@@ -29,7 +29,8 @@ pub use fence::Fence;
 #[cfg(test)]
 pub use highlight::wait_past as wait_for_highlight_past;
 pub use highlight::{
-    generation as highlight_generation, set_waker as set_highlight_waker, take_shown_plain,
+    busy as highlighting, generation as highlight_generation, set_waker as set_highlight_waker,
+    take_shown_plain,
 };
 pub use writer::{code_block_lines, render, render_after_blocks};
 

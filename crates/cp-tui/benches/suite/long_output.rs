@@ -175,7 +175,8 @@ pub fn long_output(opts: &Options) -> Vec<Row> {
 /// its colours are being worked out off the UI thread, then once they have arrived.
 fn streaming_into_code_block(lines: usize, frames: usize) -> Vec<Row> {
     let mut out = Vec::new();
-    let mut open = code_block_answer(lines);
+    // Its own first line: no block highlighted before is a prefix of it to resume from.
+    let mut open = code_block_answer(lines).replacen("```rust\n", "```rust\n// streamed\n", 1);
     open.truncate(open.rfind("```").unwrap_or(open.len()));
     let mut c = Conversation::default();
     c.push(Entry::Assistant(open));

@@ -268,8 +268,8 @@ impl Conversation {
 }
 
 impl Conversation {
-    /// Lays out again the entries shown with plain code once the background highlighting
-    /// has coloured more blocks.
+    /// Lays out again, when next drawn, the entries shown with plain code once the
+    /// background highlighting has coloured more blocks.
     fn colour_what_was_plain(&self) {
         let generation = markdown::highlight_generation();
         let entries = {
@@ -283,8 +283,11 @@ impl Conversation {
         };
         let mut layout = self.layout.lock();
         let mut answers = self.answers.lock();
+        // Colour does not change a row's text, so the heights stand: only entries drawn
+        // again are laid out again (laying out every one would ask for every long block's
+        // colours, each pushing another out of the few kept).
         for index in entries {
-            layout.forget(index);
+            layout.forget_rows(index);
             answers.forget(index);
         }
     }

@@ -6,8 +6,9 @@
 //! laid out again. Without this, a token after a 5,000-line code block re-highlighted the
 //! whole block. A top-level fenced code block still open is laid out a line at a time: its
 //! complete lines join the pieces as they arrive (`markdown::Fence`), and only the line being
-//! written is laid out with each token. The pieces of a few answers are kept, those laid out last; a changed width
-//! or a text that no longer starts with the kept part starts the answer over.
+//! written is laid out with each token. The pieces of a few answers are kept, those laid out
+//! last; a changed width or a text that no longer starts with the kept part starts the
+//! answer over.
 
 use std::sync::Arc;
 

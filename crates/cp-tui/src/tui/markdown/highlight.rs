@@ -16,6 +16,7 @@
 //! showed plain (it learns which through [`take_shown_plain`]), now in colour.
 
 use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, LazyLock, Mutex, OnceLock, PoisonError};
 
@@ -211,8 +212,17 @@ fn work() {
                 slot = SIGNAL.wait(slot).unwrap_or_else(PoisonError::into_inner);
             }
         };
-        highlight_within(&code, &language, usize::MAX, usize::MAX);
-        GENERATION.fetch_add(1, Ordering::AcqRel);
+        // A grammar that panics costs this block its colours, not the thread: the block
+        // stays plain (no new generation, so nothing asks for it again in a loop).
+        let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            highlight_within(&code, &language, usize::MAX, usize::MAX);
+        }));
+        match done {
+            Ok(()) => {
+                GENERATION.fetch_add(1, Ordering::AcqRel);
+            }
+            Err(_) => tracing::warn!("syntax highlighting of a {language} block failed"),
+        }
         // Tests wait on the same signal for the generation to move on.
         let slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.is_none() {

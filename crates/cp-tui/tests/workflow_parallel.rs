@@ -307,6 +307,66 @@ fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
     assert_clean(dir);
 }
 
+const FAST_SLOW: &str = "\
+name: fast-slow
+phases:
+  - id: fast
+    depends_on: []
+    prompt: PHASE-fast-MARK Write fast.txt.
+  - id: slow
+    depends_on: []
+    prompt: PHASE-slow-MARK Write slow.txt.
+  - id: after
+    depends_on: [fast]
+    prompt: PHASE-after-MARK Read fast.txt.
+";
+
+/// A phase starts as soon as its dependencies are merged, not when the whole wave is done:
+/// slow's first request is held until after's first request arrives, which can only happen
+/// while slow still runs (fast finished, was merged, and its dependent started).
+#[test]
+fn a_dependent_starts_when_its_dependency_is_merged_while_another_phase_still_runs() {
+    let repo = prepare(FAST_SLOW);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("fast", vec![write("fast.txt", "fast was here\n")]),
+            ("slow", vec![write("slow.txt", "slow was here\n")]),
+            ("after", vec![read("fast.txt")]),
+        ],
+    };
+    let seen = Arc::new(Seen::default());
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        script,
+        Arc::clone(&seen),
+        Some(("slow", "after", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // after's first request arrived while slow's first request was unanswered.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{shown}");
+    let record = run_record(dir);
+    let phases = &record["phase_runs"];
+    for phase in ["fast", "slow", "after"] {
+        assert_eq!(phases[phase]["status"], "merged", "{record:#}");
+        // Each ran beside another, so in a worktree of its own.
+        assert!(phases[phase]["worktree"].is_string(), "{record:#}");
+    }
+    // after's branch was made from the run's branch with fast merged: it read fast's work.
+    let after = seen.bodies("after");
+    assert!(after.last().unwrap().contains("fast was here"), "{after:?}");
+    for file in ["fast.txt", "slow.txt"] {
+        assert!(dir.join(file).exists(), "{file}\n{shown}");
+    }
+    assert_nothing_left(dir);
+    assert_clean(dir);
+}
+
 const CLASH: &str = "\
 name: clash
 phases:
@@ -430,7 +490,7 @@ fn interrupted_mid_wave(signal: i32) {
             ("integrate", vec![read("api.txt"), read("ui.txt")]),
         ],
     };
-    // ui's agent hangs after its first turn: the process is killed with api finished.
+    // ui's agent hangs after its first turn: the process is killed with api merged.
     let stall = Arc::new(Mutex::new(Some("ui")));
     serve(&server, script, Arc::default(), None, Arc::clone(&stall));
     let mut first = command(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
@@ -445,16 +505,21 @@ fn interrupted_mid_wave(signal: i32) {
         });
     }
     let mut child = first.spawn().unwrap();
+    // api is listed first, so it is merged as soon as it finishes, while ui still runs; its
+    // worktree and branch are gone once the branch list no longer has it.
     let record = wait_record(dir, &mut child, |r| {
-        r["phase_runs"]["api"]["status"] == "finished"
+        r["phase_runs"]["api"]["status"] == "merged"
             && r["phase_runs"]["ui"]["status"] == "running"
+            && !git(dir, &["branch", "--list", "cp/*"]).contains("/api")
     });
     let run_id = record["run_id"].as_str().unwrap().to_owned();
-    let api_branch = record["phase_runs"]["api"]["branch"]
+    let merge = record["phase_runs"]["api"]["merge_commit"]
         .as_str()
         .unwrap()
         .to_owned();
-    let api_commit = git(dir, &["rev-parse", &api_branch]).trim().to_owned();
+    let api_commit = git(dir, &["rev-parse", &format!("{merge}^2")])
+        .trim()
+        .to_owned();
     let group = i32::try_from(child.id()).unwrap();
     // SAFETY: signalling the process group this test started.
     unsafe {

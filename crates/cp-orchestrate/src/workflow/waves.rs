@@ -40,6 +40,9 @@ enum Report {
     },
 }
 
+/// A phase ready to run on its own thread: its restart loop, its agent, its prompt.
+type Launched = (RestartLoop, Box<dyn SessionDriver + Send>, String);
+
 /// How a wave ended the run early.
 pub(super) type Stop = Option<RunStatus>;
 
@@ -71,7 +74,7 @@ impl Engine<'_> {
             if wave.is_empty() {
                 break;
             }
-            if let Some(status) = self.run_wave(&wave)? {
+            if let Some(status) = self.run_wave(&wave, &deps)? {
                 return Ok(status);
             }
         }
@@ -124,9 +127,15 @@ impl Engine<'_> {
         if !left.is_empty() {
             return Ok(left);
         }
+        self.ready(deps, self.parallel.max)
+    }
+
+    /// The waiting phases whose dependencies are all merged, in file order, up to `limit`.
+    /// Phases on the skip list are marked skipped on the way.
+    fn ready(&mut self, deps: &[Vec<usize>], limit: usize) -> Result<Vec<usize>, WorkflowError> {
         let mut wave = Vec::new();
         let mut index = 0;
-        while index < self.workflow.phases.len() && wave.len() < self.parallel.max {
+        while index < self.workflow.phases.len() && wave.len() < limit {
             let id = self.workflow.phases[index].id.clone();
             let ready = self.status_of(&id) == PhaseStatus::Waiting
                 && deps[index].iter().all(|&d| {
@@ -151,8 +160,9 @@ impl Engine<'_> {
         Ok(wave)
     }
 
-    /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate).
-    fn run_wave(&mut self, wave: &[usize]) -> Result<Stop, WorkflowError> {
+    /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate, a
+    /// conflict no one resolved).
+    fn run_wave(&mut self, wave: &[usize], deps: &[Vec<usize>]) -> Result<Stop, WorkflowError> {
         let in_worktrees =
             wave.len() > 1 || wave.iter().any(|&i| self.record(i).worktree.is_some());
         let own_trees = wave.iter().any(|&i| self.record(i).worktree.is_some());
@@ -177,25 +187,147 @@ impl Engine<'_> {
             return Ok(None);
         }
         let repo = Repository::at(self.project.root());
-        let aborted = self.run_side_by_side(&repo, wave)?;
-        if aborted {
-            self.state.status = RunStatus::Aborted;
-            self.save()?;
-            return Ok(Some(RunStatus::Aborted));
-        }
-        // Merges in the file's order, so the result does not depend on which finished first.
-        let mut ordered = wave.to_vec();
-        ordered.sort_unstable();
-        for index in ordered {
-            if matches!(
-                self.record(index).status,
-                PhaseStatus::Finished | PhaseStatus::Conflict
-            ) && let Some(status) = self.merge(&repo, index)?
-            {
-                return Ok(Some(status));
+        self.run_side_by_side(&repo, wave, deps)
+    }
+
+    /// Merges the finished phases in the file's order, up to the first phase still running:
+    /// a phase listed earlier holds back the merge of later ones, so the result does not
+    /// depend on which finished first.
+    fn merge_in_order(&mut self, repo: &Repository) -> Result<Stop, WorkflowError> {
+        for index in 0..self.workflow.phases.len() {
+            match self.record(index).status {
+                PhaseStatus::Running => return Ok(None),
+                PhaseStatus::Finished | PhaseStatus::Conflict => {
+                    if let Some(status) = self.merge(repo, index)? {
+                        return Ok(Some(status));
+                    }
+                }
+                _ => {}
             }
         }
         Ok(None)
+    }
+
+    /// The phases of the wave in their worktrees, each on its own thread. As each finishes,
+    /// its approval gate is asked and the finished phases are merged in order; a phase whose
+    /// dependencies are merged then starts at once (up to `max_parallel`), while the others
+    /// still run. Returns how the run ended, when it did.
+    fn run_side_by_side(
+        &mut self,
+        repo: &Repository,
+        wave: &[usize],
+        deps: &[Vec<usize>],
+    ) -> Result<Stop, WorkflowError> {
+        let prefix = repo
+            .prefix()
+            .map_err(|source| self.git_error(wave[0], source))?;
+        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
+            .map_err(|source| self.git_error(wave[0], source))?;
+        let (tx, rx) = mpsc::channel::<Report>();
+        // Work an earlier process finished but did not merge goes home first.
+        let mut stop = self.merge_in_order(repo)?;
+        std::thread::scope(|scope| -> Result<(), WorkflowError> {
+            let mut running = 0usize;
+            let mut failure = None;
+            let mut start = wave.to_vec();
+            loop {
+                if stop.is_none() && failure.is_none() {
+                    for index in std::mem::take(&mut start) {
+                        if !matches!(
+                            self.record(index).status,
+                            PhaseStatus::Running | PhaseStatus::Waiting
+                        ) {
+                            continue;
+                        }
+                        match self.launch(repo, index) {
+                            Ok(launched) => {
+                                self.spawn(scope, &tx, index, launched)?;
+                                running += 1;
+                            }
+                            Err(e) => {
+                                // The phases already started finish; the run then reports this.
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                if running == 0 {
+                    break;
+                }
+                let Ok(report) = rx.recv() else { break };
+                let Report::Done {
+                    index,
+                    result,
+                    elapsed,
+                } = report
+                else {
+                    if let Report::Event(event) = report {
+                        self.prompter.on_event(&event);
+                    }
+                    continue;
+                };
+                running -= 1;
+                if self.finished(repo, index, result, elapsed)? && stop.is_none() {
+                    self.state.status = RunStatus::Aborted;
+                    self.save()?;
+                    stop = Some(RunStatus::Aborted);
+                }
+                if stop.is_none() {
+                    stop = self.merge_in_order(repo)?;
+                }
+                // With others still running, the phases their merges made ready start now;
+                // when none runs, the next wave is chosen afresh (one alone runs in the
+                // project's tree).
+                if stop.is_none() && failure.is_none() && running > 0 {
+                    start = self.ready(deps, self.parallel.max.saturating_sub(running))?;
+                }
+            }
+            failure.map_or(Ok(()), Err)
+        })?;
+        Ok(stop)
+    }
+
+    /// Runs a launched phase on its own thread, which reports its steps and its end on `tx`
+    /// (a panic included, so the engine never waits for a phase that is gone).
+    fn spawn<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        tx: &mpsc::Sender<Report>,
+        index: usize,
+        (restart, mut driver, prompt): Launched,
+    ) -> Result<(), WorkflowError> {
+        let tx = tx.clone();
+        let id = self.workflow.phases[index].id.clone();
+        std::thread::Builder::new()
+            .name(format!("cp-phase-{id}"))
+            .spawn_scoped(scope, move || {
+                let started = Instant::now();
+                let events = tx.clone();
+                let mut forward = |event: &RestartEvent| {
+                    let _ = events.send(Report::Event(WorkflowEvent::Restart(event.clone())));
+                };
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    restart.run_phase(&id, &prompt, driver.as_mut(), &mut forward)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(RestartError::SessionFailed {
+                        phase: id.clone(),
+                        message: "its thread panicked; the log has the cause".into(),
+                    })
+                });
+                let _ = tx.send(Report::Done {
+                    index,
+                    result,
+                    elapsed: started.elapsed(),
+                });
+            })
+            .map_err(|e| WorkflowError::Agent {
+                run_id: self.state.run_id.clone(),
+                phase: self.workflow.phases[index].id.clone(),
+                message: format!("cannot start its thread: {e}"),
+            })?;
+        Ok(())
     }
 
     /// Marks phase `index` running (counting the run unless it was running already).
@@ -291,94 +423,8 @@ impl Engine<'_> {
         Ok(self.gate(index)?.then_some(RunStatus::Aborted))
     }
 
-    /// The phases of the wave in their worktrees, each on its own thread; their approval gates
-    /// are asked as each finishes. Returns whether a gate aborted the run.
-    fn run_side_by_side(
-        &mut self,
-        repo: &Repository,
-        wave: &[usize],
-    ) -> Result<bool, WorkflowError> {
-        let prefix = repo
-            .prefix()
-            .map_err(|source| self.git_error(wave[0], source))?;
-        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
-            .map_err(|source| self.git_error(wave[0], source))?;
-        let (tx, rx) = mpsc::channel::<Report>();
-        let mut aborted = false;
-        std::thread::scope(|scope| -> Result<(), WorkflowError> {
-            let mut running = 0usize;
-            let mut failure = None;
-            for &index in wave {
-                if self.record(index).status != PhaseStatus::Running
-                    && self.record(index).status != PhaseStatus::Waiting
-                {
-                    continue;
-                }
-                match self.launch(repo, index) {
-                    Ok((restart, mut driver, prompt)) => {
-                        let tx = tx.clone();
-                        let id = self.workflow.phases[index].id.clone();
-                        std::thread::Builder::new()
-                            .name(format!("cp-phase-{id}"))
-                            .spawn_scoped(scope, move || {
-                                let started = Instant::now();
-                                let events = tx.clone();
-                                let mut forward = |event: &RestartEvent| {
-                                    let _ = events
-                                        .send(Report::Event(WorkflowEvent::Restart(event.clone())));
-                                };
-                                let result =
-                                    restart.run_phase(&id, &prompt, driver.as_mut(), &mut forward);
-                                let _ = tx.send(Report::Done {
-                                    index,
-                                    result,
-                                    elapsed: started.elapsed(),
-                                });
-                            })
-                            .map_err(|e| WorkflowError::Agent {
-                                run_id: self.state.run_id.clone(),
-                                phase: self.workflow.phases[index].id.clone(),
-                                message: format!("cannot start its thread: {e}"),
-                            })?;
-                        running += 1;
-                    }
-                    Err(e) => {
-                        // The phases already started finish; the run then reports this.
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
-            // Only the phases' threads hold senders now: if one dies without reporting, the
-            // channel closes instead of waiting forever.
-            drop(tx);
-            while running > 0 {
-                let Ok(report) = rx.recv() else { break };
-                match report {
-                    Report::Event(event) => self.prompter.on_event(&event),
-                    Report::Done {
-                        index,
-                        result,
-                        elapsed,
-                    } => {
-                        running -= 1;
-                        if self.finished(repo, index, result, elapsed)? {
-                            aborted = true;
-                        }
-                    }
-                }
-            }
-            failure.map_or(Ok(()), Err)
-        })?;
-        Ok(aborted)
-    }
-
     /// Makes (or, on a resume, finds) phase `index`'s worktree and its agent.
-    fn launch(
-        &mut self,
-        repo: &Repository,
-        index: usize,
-    ) -> Result<(RestartLoop, Box<dyn SessionDriver + Send>, String), WorkflowError> {
+    fn launch(&mut self, repo: &Repository, index: usize) -> Result<Launched, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let id = phase.id.clone();
         let agent = phase.agent.clone();

@@ -472,8 +472,10 @@ fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
     interrupted_mid_wave(libc::SIGKILL);
 }
 
-/// Ctrl-C (SIGINT to the run's process group, as a terminal sends it) mid-wave: no agent
-/// request stays open, no worktree is left locked, and `--resume` finishes the run.
+/// Ctrl-C (SIGINT to the run's process alone, so the run itself must stop its agents)
+/// mid-wave: the running phase is stopped and recorded as interrupted, the run exits with
+/// 130, no process it started is left, no worktree is left locked, and `--resume` finishes
+/// the run.
 #[test]
 fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
     interrupted_mid_wave(libc::SIGINT);
@@ -520,12 +522,28 @@ fn interrupted_mid_wave(signal: i32) {
     let api_commit = git(dir, &["rev-parse", &format!("{merge}^2")])
         .trim()
         .to_owned();
-    let group = i32::try_from(child.id()).unwrap();
-    // SAFETY: signalling the process group this test started.
+    let pid = i32::try_from(child.id()).unwrap();
+    let descendants = descendants_of(pid);
+    // SAFETY: signalling the process (SIGKILL: its group) this test started.
     unsafe {
-        libc::kill(-group, signal);
+        if signal == libc::SIGKILL {
+            libc::kill(-pid, signal);
+        } else {
+            libc::kill(pid, signal);
+        }
     }
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    if signal == libc::SIGINT {
+        assert_eq!(status.code(), Some(130), "{status:?}");
+        let record = run_record(dir);
+        assert_eq!(
+            record["phase_runs"]["ui"]["status"], "interrupted",
+            "{record:#}"
+        );
+        // Nothing the run started outlives it (agents, console servers, git).
+        let alive: Vec<i32> = descendants.into_iter().filter(|&p| running(p)).collect();
+        assert!(alive.is_empty(), "left running: {alive:?}");
+    }
     // No worktree is left locked, and git's own locks are gone.
     let git_dir = dir.join(".git");
     for tree in std::fs::read_dir(git_dir.join("worktrees"))
@@ -568,6 +586,48 @@ fn interrupted_mid_wave(signal: i32) {
         );
     }
     assert_nothing_left(dir);
+}
+
+/// Every process below `pid` now, from /proc's parent links.
+fn descendants_of(pid: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The parent is the second field after the command name's closing parenthesis.
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        if let Some(parent) = after.split_whitespace().nth(1)
+            && let Ok(parent) = parent.parse::<i32>()
+        {
+            parents.push((child, parent));
+        }
+    }
+    let mut found = vec![pid];
+    let mut index = 0;
+    while index < found.len() {
+        let parent = found[index];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        index += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        after.split_whitespace().next() != Some("Z")
+    })
 }
 
 /// A trusted project's test command runs in each phase's worktree (the worktree shares the

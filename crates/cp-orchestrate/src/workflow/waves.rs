@@ -59,9 +59,12 @@ impl Engine<'_> {
                 });
         }
         if resumed {
-            // A failed phase is tried again, in its worktree when it had one.
+            // A failed or interrupted phase runs again, in its worktree when it had one.
             for record in self.state.phase_runs.values_mut() {
-                if record.status == PhaseStatus::Failed {
+                if matches!(
+                    record.status,
+                    PhaseStatus::Failed | PhaseStatus::Interrupted
+                ) {
                     record.status = PhaseStatus::Running;
                     record.error = None;
                 }
@@ -70,6 +73,14 @@ impl Engine<'_> {
         self.save()?;
         let deps = self.workflow.dependencies();
         loop {
+            if self.interrupted() {
+                self.state.error = Some(format!(
+                    "interrupted; continue it with: context-pilot run --resume {}",
+                    self.state.run_id
+                ));
+                self.save()?;
+                return Ok(RunStatus::Running);
+            }
             let wave = self.next_wave(&deps)?;
             if wave.is_empty() {
                 break;
@@ -100,6 +111,30 @@ impl Engine<'_> {
         Ok(RunStatus::Failed)
     }
 
+    /// Whether the person interrupted the run (Ctrl-C): nothing more starts or merges.
+    fn interrupted(&self) -> bool {
+        self.parallel
+            .drivers
+            .as_ref()
+            .is_some_and(|drivers| drivers.interrupted())
+    }
+
+    /// Records phase `index` as interrupted and the run as resumable; `Stop` for the caller.
+    fn interrupt(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        tracing::info!(phase = %id, "phase interrupted");
+        let record = self.record(index);
+        record.status = PhaseStatus::Interrupted;
+        record.error = Some("interrupted (Ctrl-C)".into());
+        self.state.status = RunStatus::Running;
+        self.state.error = Some(format!(
+            "interrupted; continue it with: context-pilot run --resume {}",
+            self.state.run_id
+        ));
+        self.save()?;
+        Ok(Some(RunStatus::Running))
+    }
+
     fn status_of(&self, phase: &str) -> PhaseStatus {
         self.state
             .phase_runs
@@ -120,7 +155,10 @@ impl Engine<'_> {
             .filter(|&i| {
                 matches!(
                     self.status_of(&self.workflow.phases[i].id),
-                    PhaseStatus::Running | PhaseStatus::Finished | PhaseStatus::Conflict
+                    PhaseStatus::Running
+                        | PhaseStatus::Interrupted
+                        | PhaseStatus::Finished
+                        | PhaseStatus::Conflict
                 )
             })
             .collect();
@@ -196,7 +234,7 @@ impl Engine<'_> {
     fn merge_in_order(&mut self, repo: &Repository) -> Result<Stop, WorkflowError> {
         for index in 0..self.workflow.phases.len() {
             match self.record(index).status {
-                PhaseStatus::Running => return Ok(None),
+                PhaseStatus::Running | PhaseStatus::Interrupted => return Ok(None),
                 PhaseStatus::Finished | PhaseStatus::Conflict => {
                     if let Some(status) = self.merge(repo, index)? {
                         return Ok(Some(status));
@@ -231,7 +269,7 @@ impl Engine<'_> {
             let mut failure = None;
             let mut start = wave.to_vec();
             loop {
-                if stop.is_none() && failure.is_none() {
+                if stop.is_none() && failure.is_none() && !self.interrupted() {
                     for index in std::mem::take(&mut start) {
                         if !matches!(
                             self.record(index).status,
@@ -268,12 +306,19 @@ impl Engine<'_> {
                     continue;
                 };
                 running -= 1;
+                if result.is_err() && self.interrupted() {
+                    // Ctrl-C: the others are stopping too; nothing more starts or merges.
+                    self.interrupt(index)?;
+                    self.release(repo, index);
+                    stop = stop.or(Some(RunStatus::Running));
+                    continue;
+                }
                 if self.finished(repo, index, result, elapsed)? && stop.is_none() {
                     self.state.status = RunStatus::Aborted;
                     self.save()?;
                     stop = Some(RunStatus::Aborted);
                 }
-                if stop.is_none() {
+                if stop.is_none() && !self.interrupted() {
                     stop = self.merge_in_order(repo)?;
                 }
                 // With others still running, the phases their merges made ready start now;
@@ -285,7 +330,27 @@ impl Engine<'_> {
             }
             failure.map_or(Ok(()), Err)
         })?;
+        if stop.is_none() && self.interrupted() {
+            // Interrupted while the last phases were finishing: the run is resumable.
+            self.state.error = Some(format!(
+                "interrupted; continue it with: context-pilot run --resume {}",
+                self.state.run_id
+            ));
+            self.save()?;
+            stop = Some(RunStatus::Running);
+        }
         Ok(stop)
+    }
+
+    /// Ends what an interrupted phase's host left running in its worktree (its console
+    /// server); the worktree and branch stay for `--resume`.
+    fn release(&mut self, repo: &Repository, index: usize) {
+        let Some(tree) = self.record(index).worktree.clone() else {
+            return;
+        };
+        if let Some(drivers) = &self.parallel.drivers {
+            drivers.release(&project_in(repo, &self.project.root().join(tree)));
+        }
     }
 
     /// Runs a launched phase on its own thread, which reports its steps and its end on `tx`
@@ -391,6 +456,7 @@ impl Engine<'_> {
         record.base_commit = record.base_commit.take().or(base.clone());
         let report = match result {
             Ok(report) => report,
+            Err(_) if self.interrupted() => return self.interrupt(index),
             Err(source) => {
                 tracing::error!(phase = %id, "phase failed: {source}");
                 self.alert("phase_failed", &id, &source.to_string());

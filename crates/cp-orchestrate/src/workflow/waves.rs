@@ -676,9 +676,43 @@ impl Engine<'_> {
                     };
                     PhaseStatus::Running
                 };
+                self.rerun_dependents(target_index)?;
                 Ok(false)
             }
         }
+    }
+
+    /// The phases that depend on `target`, directly or not, and already ran (merged) run again
+    /// after it, since their input changed: they wait again, counted anew when they start.
+    /// Those still running or finished but unmerged are left to end as they are.
+    fn rerun_dependents(&mut self, target: usize) -> Result<(), WorkflowError> {
+        let deps = self.workflow.dependencies();
+        let mut reached = vec![false; deps.len()];
+        reached[target] = true;
+        // Phases may list dependencies below them: repeat until nothing new is reached.
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for (index, its) in deps.iter().enumerate() {
+                if !reached[index] && its.iter().any(|&d| reached[d]) {
+                    reached[index] = true;
+                    grew = true;
+                }
+            }
+        }
+        for index in (0..deps.len()).filter(|&i| reached[i] && i != target) {
+            let record = self.record(index);
+            if record.status == PhaseStatus::Merged {
+                *record = PhaseRecord {
+                    agent: record.agent.clone(),
+                    tokens: record.tokens,
+                    elapsed_ms: record.elapsed_ms,
+                    ..PhaseRecord::default()
+                };
+                tracing::info!(phase = %self.workflow.phases[index].id, "runs again after the repeated phase");
+            }
+        }
+        self.save()
     }
 
     pub(super) fn git_error(&self, index: usize, source: cp_git::WorktreeError) -> WorkflowError {

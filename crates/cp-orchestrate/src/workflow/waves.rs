@@ -1,12 +1,14 @@
-//! A workflow with `depends_on` runs in waves: the phases whose dependencies are merged start
-//! together (up to `max_parallel`). A phase that runs alone works in the project's own tree,
-//! as in a plain sequence. When two or more run at once, each gets a worktree
+//! A workflow with `depends_on`: a phase starts as soon as its dependencies are merged (up to
+//! `max_parallel` at once). A phase that runs alone works in the project's own tree, as in a
+//! plain sequence. When two or more run at once, each gets a worktree
 //! (`.context-pilot/worktrees/<run>/<phase>/`) on its own branch (`cp/<run>/<phase>`) made
-//! from the run's branch, its own agent and worker id, and its own thread. When the wave is
-//! done, the finished branches are merged into the run's branch in the file's order; a
-//! conflict is aborted and put to the person (`merge.rs`). Every step is saved in the run's
-//! `phase_runs`, so `--resume` continues running phases in their worktrees and runs the
-//! merges not made.
+//! from the run's branch, its own agent and worker id, and its own thread. As each finishes,
+//! the finished branches are merged into the run's branch in the file's order, up to the first
+//! phase still running, so the result does not depend on timing; the phases those merges made
+//! ready start while the others still run. A conflict is aborted and put to the person
+//! (`merge.rs`). Ctrl-C (the driver factory's `interrupted`) stops every phase, which is
+//! recorded as interrupted. Every step is saved in the run's `phase_runs`, so `--resume`
+//! continues running or interrupted phases in their worktrees and runs the merges not made.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

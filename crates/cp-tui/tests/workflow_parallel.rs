@@ -1,7 +1,10 @@
 //! End to end (issue 26): `context-pilot run --headless` on a workflow with `depends_on`, the
 //! built-in agent against the scripted LLM server. Phases ready together run at once (their
 //! requests are in flight together), each in its own worktree; their branches are merged;
-//! a conflict exits 3 with a clean tree; `--resume` after SIGKILL keeps every commit.
+//! a dependent starts as soon as its dependency is merged, while another phase still runs;
+//! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
+//! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
+//! commit.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -481,6 +484,12 @@ fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
     interrupted_mid_wave(libc::SIGINT);
 }
 
+/// SIGTERM (a service manager's stop) is as graceful as Ctrl-C.
+#[test]
+fn resume_after_sigterm_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGTERM);
+}
+
 fn interrupted_mid_wave(signal: i32) {
     let repo = prepare(FEATURE);
     let dir = repo.path();
@@ -533,7 +542,7 @@ fn interrupted_mid_wave(signal: i32) {
         }
     }
     let status = child.wait().unwrap();
-    if signal == libc::SIGINT {
+    if signal != libc::SIGKILL {
         assert_eq!(status.code(), Some(130), "{status:?}");
         let record = run_record(dir);
         assert_eq!(

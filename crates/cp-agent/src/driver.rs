@@ -77,6 +77,14 @@ impl BuiltinDriver {
         self
     }
 
+    /// Shares a cancel token (a headless run's Ctrl-C): the session stops promptly and ends
+    /// as cancelled.
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
     /// Shares the UI's cancel token (Esc) and stop control (reload).
     #[must_use]
     pub fn with_controls(mut self, cancel: CancelToken, stop: StopControl) -> Self {

@@ -20,6 +20,12 @@ impl CancelToken {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// The flag itself, for a signal handler to set (`signal_hook::flag::register`): a
+    /// signal then cancels like [`CancelToken::cancel`].
+    pub fn shared_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+
     /// True once [`CancelToken::cancel`] was called on any clone.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)

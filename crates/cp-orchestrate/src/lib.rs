@@ -110,9 +110,9 @@ pub use workflow::{
     ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
     ApprovalRequest, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice,
     ConditionError, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED,
-    MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters,
-    PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS, RUN_FILE, RunArgs,
-    RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage, TerminalPrompter,
-    UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
+    EXIT_INTERRUPTED, MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent,
+    PhaseCounters, PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS,
+    RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage,
+    TerminalPrompter, UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
     evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

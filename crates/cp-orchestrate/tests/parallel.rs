@@ -76,6 +76,8 @@ struct Writers {
     shared: bool,
     meet: Option<Arc<Barrier>>,
     workers: std::sync::Mutex<Vec<String>>,
+    /// The phases a driver was made for, in order.
+    phases: std::sync::Mutex<Vec<String>>,
     commits: Vec<String>,
 }
 
@@ -85,6 +87,7 @@ impl DriverFactory for Writers {
             .lock()
             .unwrap()
             .push(spec.worker.as_str().to_owned());
+        self.phases.lock().unwrap().push(spec.phase.to_owned());
         Ok(Box::new(Writer {
             root: spec.root.to_path_buf(),
             shared: self.shared,
@@ -461,4 +464,68 @@ fn an_agent_resolves_a_conflict_when_asked() {
     assert_eq!(right.status, PhaseStatus::Merged);
     assert!(right.merge_commit.is_some());
     assert_eq!(repo.git(&["branch", "--list", "cp/*"]), "");
+}
+
+/// `repeat_phase` answered at a later gate runs its target again, and then every phase that
+/// depends on it and already ran (their input changed), the gate's own phase included.
+#[test]
+fn a_repeated_phase_runs_again_and_so_do_its_dependents_that_already_ran() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(
+        &repo,
+        "\
+name: redo
+phases:
+  - id: plan
+    depends_on: []
+    prompt: P.
+  - id: build
+    depends_on: [plan]
+    prompt: B.
+  - id: docs
+    depends_on: []
+    prompt: D.
+  - id: review
+    depends_on: [build]
+    prompt: R.
+    approval:
+      prompt: Done?
+      options:
+        - label: Done
+          on_select: { action: continue }
+        - label: Back to plan
+          with_feedback: true
+          on_select: { action: repeat_phase, target: plan }
+",
+    );
+    let project = repo.project();
+    let mut main = EchoDriver::new(&project);
+    let mut prompter =
+        ListPrompter::new(&[("Back to plan", Some("smaller steps")), ("Done", None)]);
+    let writers = Arc::new(Writers::default());
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut main,
+        &mut prompter,
+        &options(Arc::clone(&writers) as Arc<dyn DriverFactory>),
+    )
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let ran = writers.phases.lock().unwrap().clone();
+    // plan and docs start together; after the repeat, plan, build and review run again in
+    // order; docs, which does not depend on plan, does not.
+    let again: Vec<&str> = ran[ran.iter().position(|p| p == "review").unwrap() + 1..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(again, ["plan", "build", "review"], "{ran:?}");
+    assert_eq!(ran.iter().filter(|p| *p == "docs").count(), 1, "{ran:?}");
+    for phase in ["plan", "build", "review"] {
+        assert_eq!(outcome.context.iteration(phase), 2, "{phase}");
+    }
+    assert_eq!(outcome.context.iteration("docs"), 1);
+    for (phase, record) in &outcome.phases {
+        assert_eq!(record.status, PhaseStatus::Merged, "{phase}");
+    }
 }

@@ -8,12 +8,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cp_agent_cli::AgentKind;
-use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, run_headless};
+use cp_base::CancelToken;
+use cp_orchestrate::{
+    RESTART_HELP, RestartOverrides, RunArgs, RunOptions, RunStore, Workflow, run_headless,
+};
 
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
-use crate::run_phases::{PhaseDrivers, PhaseOutput};
+use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -153,6 +156,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 provider: AgentState::from_config(host.project()).provider,
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
+                cancel: graph_interrupt(&host, command)?,
             }));
             return crate::run_external::run(&host, &args, kind);
         }
@@ -177,6 +181,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             provider: Some(Arc::clone(&provider)),
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
+            cancel: graph_interrupt(&host, command)?,
         }));
         let line = LineState::default();
         let printer = line.clone();
@@ -203,6 +208,27 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         ));
     }
     crate::tui::run_workflow(host, agent, args)
+}
+
+/// The cancel token of a headless run's phase agents. For a workflow with `depends_on`,
+/// Ctrl-C / SIGTERM set it (a graceful stop, `--resume` continues); other runs keep the
+/// signals' default, as before.
+fn graph_interrupt(host: &Host, command: &RunCommand) -> anyhow::Result<CancelToken> {
+    let cancel = CancelToken::new();
+    let root = host.project().root();
+    let path = match (&command.file, &command.resume) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(id)) => RunStore::new(host.project())
+            .load(id)
+            .ok()
+            .map(|state| root.join(state.workflow_file)),
+        (None, None) => None,
+    };
+    // A file that does not load is reported by the run itself.
+    if path.is_some_and(|path| Workflow::load(&path).is_ok_and(|w| w.is_graph())) {
+        interrupt_on_signals(&cancel)?;
+    }
+    Ok(cancel)
 }
 
 /// Asks the provider's model list before a headless run, as the TUI does at start: the

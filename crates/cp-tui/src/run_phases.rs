@@ -8,8 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
-use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
-use cp_base::{Grant, Project, TrustState};
+use cp_agent_cli::{
+    AgentConfig, AgentKind, CliDriver, CliRunner as _, Progress, ProgressEvent, WiringSpec,
+};
+use cp_base::{CancelToken, Grant, Project, TrustState};
 use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
@@ -26,6 +28,10 @@ pub(crate) struct PhaseDrivers {
     pub(crate) provider: Option<Arc<dyn Provider>>,
     /// The project the run started in (whose trust a phase's worktree may share).
     pub(crate) project: Project,
+    /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`]): every phase's driver shares it, so
+    /// the built-in agent stops its request and the agent CLIs get SIGINT (their process
+    /// group after `agent.stop_grace_secs`).
+    pub(crate) cancel: CancelToken,
     /// Where the phases' progress lines go.
     pub(crate) output: PhaseOutput,
 }
@@ -92,13 +98,16 @@ impl DriverFactory for PhaseDrivers {
                     .to_owned()
             })?;
             let window = provider.config().context_window;
-            return Ok(Box::new(BuiltinDriver::new(
-                provider,
-                host.registry().clone(),
-                host.env().clone(),
-                builtin_progress(spec.phase, self.output.clone(), window),
-                host.stop_gate(),
-            )));
+            return Ok(Box::new(
+                BuiltinDriver::new(
+                    provider,
+                    host.registry().clone(),
+                    host.env().clone(),
+                    builtin_progress(spec.phase, self.output.clone(), window),
+                    host.stop_gate(),
+                )
+                .with_cancel(self.cancel.clone()),
+            ));
         }
         let config = AgentConfig::load(host.project()).map_err(|e| e.to_string())?;
         let wiring = WiringSpec {
@@ -106,14 +115,19 @@ impl DriverFactory for PhaseDrivers {
             root: spec.root.to_path_buf(),
             worker: spec.worker.clone(),
         };
-        let driver = CliDriver::new(
+        let mut driver = CliDriver::new(
             kind,
             config,
             wiring,
             cli_progress(spec.phase, self.output.clone()),
         )
         .map_err(|e| e.to_string())?;
+        driver.set_cancel(Some(self.cancel.clone()));
         Ok(Box::new(driver))
+    }
+
+    fn interrupted(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 
     fn release(&self, root: &Path) {
@@ -284,4 +298,22 @@ fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
             lines.line(&format!("  … {event}"));
         }
     })
+}
+
+/// A headless run of a workflow with `depends_on` stops gracefully on Ctrl-C or SIGTERM:
+/// the first signal cancels `cancel` (every phase's agent stops, the phases are recorded as
+/// interrupted, and the run exits with 130 for `--resume`); a second one ends the process at
+/// once, with the same code.
+pub(crate) fn interrupt_on_signals(cancel: &CancelToken) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        // The exit is registered first, so it sees the flag only from a second signal.
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            cp_orchestrate::EXIT_INTERRUPTED,
+            cancel.shared_flag(),
+        )?;
+        signal_hook::flag::register(signal, cancel.shared_flag())?;
+    }
+    Ok(())
 }

@@ -372,3 +372,106 @@ fn a_codex_run_whose_hooks_the_person_turned_off_stops_and_says_so() {
     assert_no_agent_left(&root, "codex", None, GONE_LIMIT);
     util::stop_console_server(&root);
 }
+
+/// Issue 26: a workflow with `depends_on` whose first phase names `agent: codex` while the
+/// run's agent is the built-in one: the REAL Codex CLI runs that phase (alone, in the
+/// project's tree), its work is committed and counts as merged, and the built-in phase that
+/// depends on it runs after it and sees its file.
+#[test]
+fn a_graph_phase_with_agent_codex_runs_codex_and_its_dependent_the_builtin_agent() {
+    let (_repo, root) = project();
+    std::fs::write(
+        root.join(".context-pilot/workflows/graph.yaml"),
+        "name: mixed\nphases:\n  - id: shell\n    depends_on: []\n    agent: codex\n    \
+         prompt: \"PHASE-codex: add src/a.sh.\"\n  - id: check\n    depends_on: [shell]\n    \
+         prompt: \"PHASE-builtin: check src/a.sh.\"\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "graph workflow"]);
+    let server = LlmServer::start().unwrap();
+    // Answered by content: Codex adds src/a.sh, then says it is done (every later turn,
+    // the stop gate's included); the built-in agent reads src/a.sh, then is done.
+    server.answer_side_requests(|request| {
+        let answered = inputs(request).iter().any(|item| {
+            item["type"]
+                .as_str()
+                .is_some_and(|kind| kind.ends_with("call_output"))
+        });
+        if request.raw_body.contains("PHASE-codex") {
+            return Some(if answered {
+                responses::text_turn("Done.")
+            } else {
+                patch_turn("call_a", "src/a.sh", 3_000)
+            });
+        }
+        if request.raw_body.contains("PHASE-builtin") {
+            return Some(if request.raw_body.contains("\"tool_result\"") {
+                cp_e2e::anthropic::text_turn("Done.")
+            } else {
+                cp_e2e::anthropic::tool_use_turn(&[(
+                    "read_a",
+                    "File_read",
+                    r#"{"file_path": "src/a.sh"}"#,
+                )])
+            });
+        }
+        None
+    });
+    let codex_home = codex_home(&server, &root);
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(binary_path())
+        .args(["run", ".context-pilot/workflows/graph.yaml", "--headless"])
+        .current_dir(&root)
+        .env("PATH", agents_path())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", codex_home.path())
+        .env("CP_SCRIPTED_KEY", "sk-scripted")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .env_remove("CP_WORKER")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}\n{}",
+        out.status.code(),
+        text_of(&out.stdout),
+        text_of(&out.stderr),
+        bodies(&server)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let runs = root.join(".context-pilot/runs");
+    let run = std::fs::read_dir(runs).unwrap().flatten().next().unwrap();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.path().join("context.json")).unwrap())
+            .unwrap();
+    let phases = &record["phase_runs"];
+    assert_eq!(phases["shell"]["agent"], "codex", "{record:#}");
+    assert_eq!(phases["check"]["agent"], "builtin", "{record:#}");
+    for phase in ["shell", "check"] {
+        assert_eq!(phases[phase]["status"], "merged", "{record:#}");
+    }
+    // Codex's file is committed, and the built-in phase read it after Codex ended.
+    assert!(root.join("src/a.sh").exists(), "{all}");
+    assert_eq!(git(&root, &["status", "--porcelain", "src"]), "", "{all}");
+    let sides = server.side_requests();
+    let first_builtin = sides
+        .iter()
+        .position(|r| r.raw_body.contains("PHASE-builtin"))
+        .unwrap_or_else(|| panic!("the built-in phase never asked: {all}"));
+    let last_codex = sides
+        .iter()
+        .rposition(|r| r.raw_body.contains("PHASE-codex"))
+        .unwrap_or_else(|| panic!("Codex never asked: {all}"));
+    assert!(last_codex < first_builtin, "{all}");
+    assert!(
+        sides.last().unwrap().raw_body.contains("echo hi"),
+        "the built-in phase did not see Codex's file: {all}"
+    );
+    assert_no_agent_left(&root, "codex", None, GONE_LIMIT);
+    util::stop_console_server(&root);
+}

@@ -1,9 +1,12 @@
 //! End to end (issue 26): `context-pilot run --headless` on a workflow with `depends_on`, the
 //! built-in agent against the scripted LLM server. Phases ready together run at once (their
 //! requests are in flight together), each in its own worktree; their branches are merged;
-//! a conflict exits 3 with a clean tree; `--resume` after SIGKILL keeps every commit. In the
-//! TUI too: the phases run at once, and a parallel phase's approval gate reviews (F3) its
-//! branch against its base.
+//! a dependent starts as soon as its dependency is merged, while another phase still runs;
+//! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
+//! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
+//! commit.
+//! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
+//! its branch against its base, and a killed run resumes there.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -309,6 +312,66 @@ fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
     assert_clean(dir);
 }
 
+const FAST_SLOW: &str = "\
+name: fast-slow
+phases:
+  - id: fast
+    depends_on: []
+    prompt: PHASE-fast-MARK Write fast.txt.
+  - id: slow
+    depends_on: []
+    prompt: PHASE-slow-MARK Write slow.txt.
+  - id: after
+    depends_on: [fast]
+    prompt: PHASE-after-MARK Read fast.txt.
+";
+
+/// A phase starts as soon as its dependencies are merged, not when the whole wave is done:
+/// slow's first request is held until after's first request arrives, which can only happen
+/// while slow still runs (fast finished, was merged, and its dependent started).
+#[test]
+fn a_dependent_starts_when_its_dependency_is_merged_while_another_phase_still_runs() {
+    let repo = prepare(FAST_SLOW);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("fast", vec![write("fast.txt", "fast was here\n")]),
+            ("slow", vec![write("slow.txt", "slow was here\n")]),
+            ("after", vec![read("fast.txt")]),
+        ],
+    };
+    let seen = Arc::new(Seen::default());
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        script,
+        Arc::clone(&seen),
+        Some(("slow", "after", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    // after's first request arrived while slow's first request was unanswered.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{shown}");
+    let record = run_record(dir);
+    let phases = &record["phase_runs"];
+    for phase in ["fast", "slow", "after"] {
+        assert_eq!(phases[phase]["status"], "merged", "{record:#}");
+        // Each ran beside another, so in a worktree of its own.
+        assert!(phases[phase]["worktree"].is_string(), "{record:#}");
+    }
+    // after's branch was made from the run's branch with fast merged: it read fast's work.
+    let after = seen.bodies("after");
+    assert!(after.last().unwrap().contains("fast was here"), "{after:?}");
+    for file in ["fast.txt", "slow.txt"] {
+        assert!(dir.join(file).exists(), "{file}\n{shown}");
+    }
+    assert_nothing_left(dir);
+    assert_clean(dir);
+}
+
 const CLASH: &str = "\
 name: clash
 phases:
@@ -420,11 +483,19 @@ fn resume_in_the_tui_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
     interrupted_mid_wave(libc::SIGKILL, true);
 }
 
-/// Ctrl-C (SIGINT to the run's process group, as a terminal sends it) mid-wave: no agent
-/// request stays open, no worktree is left locked, and `--resume` finishes the run.
+/// Ctrl-C (SIGINT to the run's process alone, so the run itself must stop its agents)
+/// mid-wave: the running phase is stopped and recorded as interrupted, the run exits with
+/// 130, no process it started is left, no worktree is left locked, and `--resume` finishes
+/// the run.
 #[test]
 fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
     interrupted_mid_wave(libc::SIGINT, false);
+}
+
+/// SIGTERM (a service manager's stop) is as graceful as Ctrl-C.
+#[test]
+fn resume_after_sigterm_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGTERM, false);
 }
 
 fn interrupted_mid_wave(signal: i32, in_tui: bool) {
@@ -438,7 +509,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
             ("integrate", vec![read("api.txt"), read("ui.txt")]),
         ],
     };
-    // ui's agent hangs after its first turn: the process is killed with api finished.
+    // ui's agent hangs after its first turn: the process is killed with api merged.
     let stall = Arc::new(Mutex::new(Some("ui")));
     serve(&server, script, Arc::default(), None, Arc::clone(&stall));
     let mut first = command(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
@@ -453,22 +524,43 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         });
     }
     let mut child = first.spawn().unwrap();
+    // api is listed first, so it is merged as soon as it finishes, while ui still runs; its
+    // worktree and branch are gone once the branch list no longer has it.
     let record = wait_record(dir, &mut child, |r| {
-        r["phase_runs"]["api"]["status"] == "finished"
+        r["phase_runs"]["api"]["status"] == "merged"
             && r["phase_runs"]["ui"]["status"] == "running"
+            && !git(dir, &["branch", "--list", "cp/*"]).contains("/api")
     });
     let run_id = record["run_id"].as_str().unwrap().to_owned();
-    let api_branch = record["phase_runs"]["api"]["branch"]
+    let merge = record["phase_runs"]["api"]["merge_commit"]
         .as_str()
         .unwrap()
         .to_owned();
-    let api_commit = git(dir, &["rev-parse", &api_branch]).trim().to_owned();
-    let group = i32::try_from(child.id()).unwrap();
-    // SAFETY: signalling the process group this test started.
+    let api_commit = git(dir, &["rev-parse", &format!("{merge}^2")])
+        .trim()
+        .to_owned();
+    let pid = i32::try_from(child.id()).unwrap();
+    let descendants = descendants_of(pid);
+    // SAFETY: signalling the process (SIGKILL: its group) this test started.
     unsafe {
-        libc::kill(-group, signal);
+        if signal == libc::SIGKILL {
+            libc::kill(-pid, signal);
+        } else {
+            libc::kill(pid, signal);
+        }
     }
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    if signal != libc::SIGKILL {
+        assert_eq!(status.code(), Some(130), "{status:?}");
+        let record = run_record(dir);
+        assert_eq!(
+            record["phase_runs"]["ui"]["status"], "interrupted",
+            "{record:#}"
+        );
+        // Nothing the run started outlives it (agents, console servers, git).
+        let alive: Vec<i32> = descendants.into_iter().filter(|&p| running(p)).collect();
+        assert!(alive.is_empty(), "left running: {alive:?}");
+    }
     // No worktree is left locked, and git's own locks are gone.
     let git_dir = dir.join(".git");
     for tree in std::fs::read_dir(git_dir.join("worktrees"))
@@ -539,6 +631,48 @@ fn resume_in_tui(dir: &Path, server: &LlmServer, run_id: &str) -> String {
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0, "{screen}");
     screen
+}
+
+/// Every process below `pid` now, from /proc's parent links.
+fn descendants_of(pid: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The parent is the second field after the command name's closing parenthesis.
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        if let Some(parent) = after.split_whitespace().nth(1)
+            && let Ok(parent) = parent.parse::<i32>()
+        {
+            parents.push((child, parent));
+        }
+    }
+    let mut found = vec![pid];
+    let mut index = 0;
+    while index < found.len() {
+        let parent = found[index];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
+        index += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        after.split_whitespace().next() != Some("Z")
+    })
 }
 
 /// A trusted project's test command runs in each phase's worktree (the worktree shares the

@@ -29,6 +29,12 @@ pub trait DriverFactory: Send + Sync {
     /// A fresh driver for `spec`, or why there cannot be one (e.g. an unknown agent name).
     fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String>;
 
+    /// Whether the person interrupted the run (Ctrl-C, SIGTERM): the drivers made here stop
+    /// their sessions, and the engine starts nothing more. The default: never.
+    fn interrupted(&self) -> bool {
+        false
+    }
+
     /// Called before the worktree at `root` is removed: end what the phase's host left running
     /// there (its console server and consoles). The default does nothing.
     fn release(&self, root: &Path) {

@@ -25,6 +25,10 @@ use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides,
 /// Exit code of a run stopped by a merge conflict no one answered.
 pub const EXIT_CONFLICT: i32 = 3;
 
+/// Exit code of a run interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it);
+/// `--resume` continues it.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
 /// Exit code of a run aborted at an approval gate.
 pub const EXIT_ABORTED: i32 = 2;
 /// Exit code of a run that failed (bad workflow, failed phase, no answer).
@@ -80,7 +84,9 @@ impl WorkflowOutcome {
         match self.status {
             RunStatus::Aborted => EXIT_ABORTED,
             RunStatus::Failed => EXIT_FAILED,
-            RunStatus::Completed | RunStatus::Running => 0,
+            // A run still running when it returns was interrupted (Ctrl-C).
+            RunStatus::Running => EXIT_INTERRUPTED,
+            RunStatus::Completed => 0,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
-use super::engine::{EXIT_FAILED, RunOptions, resume_workflow, run_workflow};
+use super::engine::{EXIT_FAILED, EXIT_INTERRUPTED, RunOptions, resume_workflow, run_workflow};
 use super::error::WorkflowError;
 use super::prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
@@ -294,9 +294,20 @@ pub fn run_headless(
                 output,
                 "{PREFIX} run {} {} (exit code {code}); context in {}",
                 outcome.run_id,
-                outcome.status.as_str(),
+                if code == EXIT_INTERRUPTED {
+                    "interrupted"
+                } else {
+                    outcome.status.as_str()
+                },
                 outcome.run_dir.display()
             );
+            if code == EXIT_INTERRUPTED {
+                let _ = writeln!(
+                    output,
+                    "{PREFIX} continue it with: context-pilot run --resume {}",
+                    outcome.run_id
+                );
+            }
             code
         }
         Err(e) => {

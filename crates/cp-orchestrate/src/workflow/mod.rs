@@ -35,8 +35,8 @@ pub use condition::{
 };
 pub use context::{ApprovalRecord, PhaseCounters, RunContext};
 pub use engine::{
-    APPROVAL_PROMPT, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, RunOptions, WorkflowOutcome,
-    resume_workflow, run_workflow,
+    APPROVAL_PROMPT, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED, RunOptions,
+    WorkflowOutcome, resume_workflow, run_workflow,
 };
 pub use error::{ApprovalProblem, MergeConflict, OptionProblem, WorkflowError};
 pub use headless::{

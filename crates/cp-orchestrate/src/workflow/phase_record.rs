@@ -26,6 +26,9 @@ pub enum PhaseStatus {
     Conflict,
     /// On the skip list.
     Skipped,
+    /// Its agent was stopped by Ctrl-C (or SIGTERM); its worktree and branch are kept and
+    /// `--resume` continues it.
+    Interrupted,
 }
 
 impl PhaseStatus {
@@ -39,6 +42,7 @@ impl PhaseStatus {
             Self::Failed => "failed",
             Self::Conflict => "conflict",
             Self::Skipped => "skipped",
+            Self::Interrupted => "interrupted",
         }
     }
 

@@ -1,12 +1,14 @@
-//! A workflow with `depends_on` runs in waves: the phases whose dependencies are merged start
-//! together (up to `max_parallel`). A phase that runs alone works in the project's own tree,
-//! as in a plain sequence. When two or more run at once, each gets a worktree
+//! A workflow with `depends_on`: a phase starts as soon as its dependencies are merged (up to
+//! `max_parallel` at once). A phase that runs alone works in the project's own tree, as in a
+//! plain sequence. When two or more run at once, each gets a worktree
 //! (`.context-pilot/worktrees/<run>/<phase>/`) on its own branch (`cp/<run>/<phase>`) made
-//! from the run's branch, its own agent and worker id, and its own thread. When the wave is
-//! done, the finished branches are merged into the run's branch in the file's order; a
-//! conflict is aborted and put to the person (`merge.rs`). Every step is saved in the run's
-//! `phase_runs`, so `--resume` continues running phases in their worktrees and runs the
-//! merges not made.
+//! from the run's branch, its own agent and worker id, and its own thread. As each finishes,
+//! the finished branches are merged into the run's branch in the file's order, up to the first
+//! phase still running, so the result does not depend on timing; the phases those merges made
+//! ready start while the others still run. A conflict is aborted and put to the person
+//! (`merge.rs`). Ctrl-C (the driver factory's `interrupted`) stops every phase, which is
+//! recorded as interrupted. Every step is saved in the run's `phase_runs`, so `--resume`
+//! continues running or interrupted phases in their worktrees and runs the merges not made.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -40,6 +42,9 @@ enum Report {
     },
 }
 
+/// A phase ready to run on its own thread: its restart loop, its agent, its prompt.
+type Launched = (RestartLoop, Box<dyn SessionDriver + Send>, String);
+
 /// How a wave ended the run early.
 pub(super) type Stop = Option<RunStatus>;
 
@@ -56,9 +61,12 @@ impl Engine<'_> {
                 });
         }
         if resumed {
-            // A failed phase is tried again, in its worktree when it had one.
+            // A failed or interrupted phase runs again, in its worktree when it had one.
             for record in self.state.phase_runs.values_mut() {
-                if record.status == PhaseStatus::Failed {
+                if matches!(
+                    record.status,
+                    PhaseStatus::Failed | PhaseStatus::Interrupted
+                ) {
                     record.status = PhaseStatus::Running;
                     record.error = None;
                 }
@@ -67,11 +75,19 @@ impl Engine<'_> {
         self.save()?;
         let deps = self.workflow.dependencies();
         loop {
+            if self.interrupted() {
+                self.state.error = Some(format!(
+                    "interrupted; continue it with: context-pilot run --resume {}",
+                    self.state.run_id
+                ));
+                self.save()?;
+                return Ok(RunStatus::Running);
+            }
             let wave = self.next_wave(&deps)?;
             if wave.is_empty() {
                 break;
             }
-            if let Some(status) = self.run_wave(&wave)? {
+            if let Some(status) = self.run_wave(&wave, &deps)? {
                 return Ok(status);
             }
         }
@@ -97,6 +113,30 @@ impl Engine<'_> {
         Ok(RunStatus::Failed)
     }
 
+    /// Whether the person interrupted the run (Ctrl-C): nothing more starts or merges.
+    fn interrupted(&self) -> bool {
+        self.parallel
+            .drivers
+            .as_ref()
+            .is_some_and(|drivers| drivers.interrupted())
+    }
+
+    /// Records phase `index` as interrupted and the run as resumable; `Stop` for the caller.
+    fn interrupt(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+        let id = self.workflow.phases[index].id.clone();
+        tracing::info!(phase = %id, "phase interrupted");
+        let record = self.record(index);
+        record.status = PhaseStatus::Interrupted;
+        record.error = Some("interrupted (Ctrl-C)".into());
+        self.state.status = RunStatus::Running;
+        self.state.error = Some(format!(
+            "interrupted; continue it with: context-pilot run --resume {}",
+            self.state.run_id
+        ));
+        self.save()?;
+        Ok(Some(RunStatus::Running))
+    }
+
     fn status_of(&self, phase: &str) -> PhaseStatus {
         self.state
             .phase_runs
@@ -117,16 +157,25 @@ impl Engine<'_> {
             .filter(|&i| {
                 matches!(
                     self.status_of(&self.workflow.phases[i].id),
-                    PhaseStatus::Running | PhaseStatus::Finished | PhaseStatus::Conflict
+                    PhaseStatus::Running
+                        | PhaseStatus::Interrupted
+                        | PhaseStatus::Finished
+                        | PhaseStatus::Conflict
                 )
             })
             .collect();
         if !left.is_empty() {
             return Ok(left);
         }
+        self.ready(deps, self.parallel.max)
+    }
+
+    /// The waiting phases whose dependencies are all merged, in file order, up to `limit`.
+    /// Phases on the skip list are marked skipped on the way.
+    fn ready(&mut self, deps: &[Vec<usize>], limit: usize) -> Result<Vec<usize>, WorkflowError> {
         let mut wave = Vec::new();
         let mut index = 0;
-        while index < self.workflow.phases.len() && wave.len() < self.parallel.max {
+        while index < self.workflow.phases.len() && wave.len() < limit {
             let id = self.workflow.phases[index].id.clone();
             let ready = self.status_of(&id) == PhaseStatus::Waiting
                 && deps[index].iter().all(|&d| {
@@ -151,8 +200,9 @@ impl Engine<'_> {
         Ok(wave)
     }
 
-    /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate).
-    fn run_wave(&mut self, wave: &[usize]) -> Result<Stop, WorkflowError> {
+    /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate, a
+    /// conflict no one resolved).
+    fn run_wave(&mut self, wave: &[usize], deps: &[Vec<usize>]) -> Result<Stop, WorkflowError> {
         let in_worktrees =
             wave.len() > 1 || wave.iter().any(|&i| self.record(i).worktree.is_some());
         let own_trees = wave.iter().any(|&i| self.record(i).worktree.is_some());
@@ -177,25 +227,174 @@ impl Engine<'_> {
             return Ok(None);
         }
         let repo = Repository::at(self.project.root());
-        let aborted = self.run_side_by_side(&repo, wave)?;
-        if aborted {
-            self.state.status = RunStatus::Aborted;
-            self.save()?;
-            return Ok(Some(RunStatus::Aborted));
-        }
-        // Merges in the file's order, so the result does not depend on which finished first.
-        let mut ordered = wave.to_vec();
-        ordered.sort_unstable();
-        for index in ordered {
-            if matches!(
-                self.record(index).status,
-                PhaseStatus::Finished | PhaseStatus::Conflict
-            ) && let Some(status) = self.merge(&repo, index)?
-            {
-                return Ok(Some(status));
+        self.run_side_by_side(&repo, wave, deps)
+    }
+
+    /// Merges the finished phases in the file's order, up to the first phase still running:
+    /// a phase listed earlier holds back the merge of later ones, so the result does not
+    /// depend on which finished first.
+    fn merge_in_order(&mut self, repo: &Repository) -> Result<Stop, WorkflowError> {
+        for index in 0..self.workflow.phases.len() {
+            match self.record(index).status {
+                PhaseStatus::Running | PhaseStatus::Interrupted => return Ok(None),
+                PhaseStatus::Finished | PhaseStatus::Conflict => {
+                    if let Some(status) = self.merge(repo, index)? {
+                        return Ok(Some(status));
+                    }
+                }
+                _ => {}
             }
         }
         Ok(None)
+    }
+
+    /// The phases of the wave in their worktrees, each on its own thread. As each finishes,
+    /// its approval gate is asked and the finished phases are merged in order; a phase whose
+    /// dependencies are merged then starts at once (up to `max_parallel`), while the others
+    /// still run. Returns how the run ended, when it did.
+    fn run_side_by_side(
+        &mut self,
+        repo: &Repository,
+        wave: &[usize],
+        deps: &[Vec<usize>],
+    ) -> Result<Stop, WorkflowError> {
+        let prefix = repo
+            .prefix()
+            .map_err(|source| self.git_error(wave[0], source))?;
+        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
+            .map_err(|source| self.git_error(wave[0], source))?;
+        let (tx, rx) = mpsc::channel::<Report>();
+        // Work an earlier process finished but did not merge goes home first.
+        let mut stop = self.merge_in_order(repo)?;
+        std::thread::scope(|scope| -> Result<(), WorkflowError> {
+            let mut running = 0usize;
+            let mut failure = None;
+            let mut start = wave.to_vec();
+            loop {
+                if stop.is_none() && failure.is_none() && !self.interrupted() {
+                    for index in std::mem::take(&mut start) {
+                        if !matches!(
+                            self.record(index).status,
+                            PhaseStatus::Running | PhaseStatus::Waiting
+                        ) {
+                            continue;
+                        }
+                        match self.launch(repo, index) {
+                            Ok(launched) => {
+                                self.spawn(scope, &tx, index, launched)?;
+                                running += 1;
+                            }
+                            Err(e) => {
+                                // The phases already started finish; the run then reports this.
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                if running == 0 {
+                    break;
+                }
+                let Ok(report) = rx.recv() else { break };
+                let Report::Done {
+                    index,
+                    result,
+                    elapsed,
+                } = report
+                else {
+                    if let Report::Event(event) = report {
+                        self.prompter.on_event(&event);
+                    }
+                    continue;
+                };
+                running -= 1;
+                if result.is_err() && self.interrupted() {
+                    // Ctrl-C: the others are stopping too; nothing more starts or merges.
+                    self.interrupt(index)?;
+                    self.release(repo, index);
+                    stop = stop.or(Some(RunStatus::Running));
+                    continue;
+                }
+                if self.finished(repo, index, result, elapsed)? && stop.is_none() {
+                    self.state.status = RunStatus::Aborted;
+                    self.save()?;
+                    stop = Some(RunStatus::Aborted);
+                }
+                if stop.is_none() && !self.interrupted() {
+                    stop = self.merge_in_order(repo)?;
+                }
+                // With others still running, the phases their merges made ready start now;
+                // when none runs, the next wave is chosen afresh (one alone runs in the
+                // project's tree).
+                if stop.is_none() && failure.is_none() && running > 0 {
+                    start = self.ready(deps, self.parallel.max.saturating_sub(running))?;
+                }
+            }
+            failure.map_or(Ok(()), Err)
+        })?;
+        if stop.is_none() && self.interrupted() {
+            // Interrupted while the last phases were finishing: the run is resumable.
+            self.state.error = Some(format!(
+                "interrupted; continue it with: context-pilot run --resume {}",
+                self.state.run_id
+            ));
+            self.save()?;
+            stop = Some(RunStatus::Running);
+        }
+        Ok(stop)
+    }
+
+    /// Ends what an interrupted phase's host left running in its worktree (its console
+    /// server); the worktree and branch stay for `--resume`.
+    fn release(&mut self, repo: &Repository, index: usize) {
+        let Some(tree) = self.record(index).worktree.clone() else {
+            return;
+        };
+        if let Some(drivers) = &self.parallel.drivers {
+            drivers.release(&project_in(repo, &self.project.root().join(tree)));
+        }
+    }
+
+    /// Runs a launched phase on its own thread, which reports its steps and its end on `tx`
+    /// (a panic included, so the engine never waits for a phase that is gone).
+    fn spawn<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        tx: &mpsc::Sender<Report>,
+        index: usize,
+        (restart, mut driver, prompt): Launched,
+    ) -> Result<(), WorkflowError> {
+        let tx = tx.clone();
+        let id = self.workflow.phases[index].id.clone();
+        std::thread::Builder::new()
+            .name(format!("cp-phase-{id}"))
+            .spawn_scoped(scope, move || {
+                let started = Instant::now();
+                let events = tx.clone();
+                let mut forward = |event: &RestartEvent| {
+                    let _ = events.send(Report::Event(WorkflowEvent::Restart(event.clone())));
+                };
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    restart.run_phase(&id, &prompt, driver.as_mut(), &mut forward)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(RestartError::SessionFailed {
+                        phase: id.clone(),
+                        message: "its thread panicked; the log has the cause".into(),
+                    })
+                });
+                let _ = tx.send(Report::Done {
+                    index,
+                    result,
+                    elapsed: started.elapsed(),
+                });
+            })
+            .map_err(|e| WorkflowError::Agent {
+                run_id: self.state.run_id.clone(),
+                phase: self.workflow.phases[index].id.clone(),
+                message: format!("cannot start its thread: {e}"),
+            })?;
+        Ok(())
     }
 
     /// Marks phase `index` running (counting the run unless it was running already).
@@ -259,6 +458,7 @@ impl Engine<'_> {
         record.base_commit = record.base_commit.take().or(base.clone());
         let report = match result {
             Ok(report) => report,
+            Err(_) if self.interrupted() => return self.interrupt(index),
             Err(source) => {
                 tracing::error!(phase = %id, "phase failed: {source}");
                 self.alert("phase_failed", &id, &source.to_string());
@@ -291,94 +491,8 @@ impl Engine<'_> {
         Ok(self.gate(index)?.then_some(RunStatus::Aborted))
     }
 
-    /// The phases of the wave in their worktrees, each on its own thread; their approval gates
-    /// are asked as each finishes. Returns whether a gate aborted the run.
-    fn run_side_by_side(
-        &mut self,
-        repo: &Repository,
-        wave: &[usize],
-    ) -> Result<bool, WorkflowError> {
-        let prefix = repo
-            .prefix()
-            .map_err(|source| self.git_error(wave[0], source))?;
-        repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
-            .map_err(|source| self.git_error(wave[0], source))?;
-        let (tx, rx) = mpsc::channel::<Report>();
-        let mut aborted = false;
-        std::thread::scope(|scope| -> Result<(), WorkflowError> {
-            let mut running = 0usize;
-            let mut failure = None;
-            for &index in wave {
-                if self.record(index).status != PhaseStatus::Running
-                    && self.record(index).status != PhaseStatus::Waiting
-                {
-                    continue;
-                }
-                match self.launch(repo, index) {
-                    Ok((restart, mut driver, prompt)) => {
-                        let tx = tx.clone();
-                        let id = self.workflow.phases[index].id.clone();
-                        std::thread::Builder::new()
-                            .name(format!("cp-phase-{id}"))
-                            .spawn_scoped(scope, move || {
-                                let started = Instant::now();
-                                let events = tx.clone();
-                                let mut forward = |event: &RestartEvent| {
-                                    let _ = events
-                                        .send(Report::Event(WorkflowEvent::Restart(event.clone())));
-                                };
-                                let result =
-                                    restart.run_phase(&id, &prompt, driver.as_mut(), &mut forward);
-                                let _ = tx.send(Report::Done {
-                                    index,
-                                    result,
-                                    elapsed: started.elapsed(),
-                                });
-                            })
-                            .map_err(|e| WorkflowError::Agent {
-                                run_id: self.state.run_id.clone(),
-                                phase: self.workflow.phases[index].id.clone(),
-                                message: format!("cannot start its thread: {e}"),
-                            })?;
-                        running += 1;
-                    }
-                    Err(e) => {
-                        // The phases already started finish; the run then reports this.
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
-            // Only the phases' threads hold senders now: if one dies without reporting, the
-            // channel closes instead of waiting forever.
-            drop(tx);
-            while running > 0 {
-                let Ok(report) = rx.recv() else { break };
-                match report {
-                    Report::Event(event) => self.prompter.on_event(&event),
-                    Report::Done {
-                        index,
-                        result,
-                        elapsed,
-                    } => {
-                        running -= 1;
-                        if self.finished(repo, index, result, elapsed)? {
-                            aborted = true;
-                        }
-                    }
-                }
-            }
-            failure.map_or(Ok(()), Err)
-        })?;
-        Ok(aborted)
-    }
-
     /// Makes (or, on a resume, finds) phase `index`'s worktree and its agent.
-    fn launch(
-        &mut self,
-        repo: &Repository,
-        index: usize,
-    ) -> Result<(RestartLoop, Box<dyn SessionDriver + Send>, String), WorkflowError> {
+    fn launch(&mut self, repo: &Repository, index: usize) -> Result<Launched, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let id = phase.id.clone();
         let agent = phase.agent.clone();
@@ -564,9 +678,43 @@ impl Engine<'_> {
                     };
                     PhaseStatus::Running
                 };
+                self.rerun_dependents(target_index)?;
                 Ok(false)
             }
         }
+    }
+
+    /// The phases that depend on `target`, directly or not, and already ran (merged) run again
+    /// after it, since their input changed: they wait again, counted anew when they start.
+    /// Those still running or finished but unmerged are left to end as they are.
+    fn rerun_dependents(&mut self, target: usize) -> Result<(), WorkflowError> {
+        let deps = self.workflow.dependencies();
+        let mut reached = vec![false; deps.len()];
+        reached[target] = true;
+        // Phases may list dependencies below them: repeat until nothing new is reached.
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for (index, its) in deps.iter().enumerate() {
+                if !reached[index] && its.iter().any(|&d| reached[d]) {
+                    reached[index] = true;
+                    grew = true;
+                }
+            }
+        }
+        for index in (0..deps.len()).filter(|&i| reached[i] && i != target) {
+            let record = self.record(index);
+            if record.status == PhaseStatus::Merged {
+                *record = PhaseRecord {
+                    agent: record.agent.clone(),
+                    tokens: record.tokens,
+                    elapsed_ms: record.elapsed_ms,
+                    ..PhaseRecord::default()
+                };
+                tracing::info!(phase = %self.workflow.phases[index].id, "runs again after the repeated phase");
+            }
+        }
+        self.save()
     }
 
     pub(super) fn git_error(&self, index: usize, source: cp_git::WorktreeError) -> WorkflowError {

@@ -137,28 +137,7 @@ pub fn long_output(opts: &Options) -> Vec<Row> {
         )
         .note("a token is added to the entry every frame"),
     );
-    // Streaming into the block: the fence is still open and a line arrives every frame.
-    let mut open = code_block_answer(lines);
-    open.truncate(open.rfind("```").unwrap_or(open.len()));
-    let mut c = Conversation::default();
-    c.push(Entry::Assistant(open));
-    frame(&c, 0);
-    let into: Vec<f64> = (0..frames)
-        .map(|i| {
-            if let Some(Entry::Assistant(text)) = c.last_entry_mut() {
-                let _ = writeln!(text, "    Entry {{ id: {}, name: \"more\" }},", lines + i);
-            }
-            frame(&c, 0)
-        })
-        .collect();
-    rows.push(
-        Row::new(
-            format!("a {lines}-line code block: frame while it streams, a line a frame"),
-            "ms",
-            into,
-        )
-        .note("the fence is still open; a line is added to the block every frame"),
-    );
+    rows.extend(streaming_into_code_block(lines, frames));
 
     let lines = if opts.quick { 1_000 } else { 10_000 };
     let output = coloured_lines(lines);
@@ -190,4 +169,79 @@ pub fn long_output(opts: &Options) -> Vec<Row> {
         middle,
     ));
     rows
+}
+
+/// Streaming into a `lines`-line code block whose fence is still open, a line a frame: while
+/// its colours are being worked out off the UI thread, then once they have arrived.
+fn streaming_into_code_block(lines: usize, frames: usize) -> Vec<Row> {
+    let mut out = Vec::new();
+    // Its own first line: no block highlighted before is a prefix of it to resume from.
+    let mut open = code_block_answer(lines).replacen("```rust\n", "```rust\n// streamed\n", 1);
+    open.truncate(open.rfind("```").unwrap_or(open.len()));
+    let mut c = Conversation::default();
+    c.push(Entry::Assistant(open));
+    // Blocks shown before (above) may still be highlighting: start from an idle thread.
+    wait_for_colours();
+    let shown = Instant::now();
+    frame(&c, 0);
+    let mut next = lines;
+    let mut stream_lines = |c: &mut Conversation| -> Vec<f64> {
+        (0..frames)
+            .map(|_| {
+                if let Some(Entry::Assistant(text)) = c.last_entry_mut() {
+                    let _ = writeln!(text, "    Entry {{ id: {next}, name: \"more\" }},");
+                }
+                next += 1;
+                frame(c, 0)
+            })
+            .collect()
+    };
+    let plain = stream_lines(&mut c);
+    // The block was drawn plain; wait for the highlighting thread (the UI is woken by it).
+    wait_for_colours();
+    let coloured_after = ms(shown.elapsed());
+    let relayout = frame(&c, 0);
+    let coloured = stream_lines(&mut c);
+    out.push(
+        Row::new(
+            format!("a {lines}-line code block: frame while it streams, a line a frame"),
+            "ms",
+            plain,
+        )
+        .note("the fence is still open; a line is added every frame; colours not there yet"),
+    );
+    out.push(
+        Row::new(
+            format!("a {lines}-line code block: colours arrive after"),
+            "ms",
+            vec![coloured_after],
+        )
+        .note("highlighted on the cp-highlight thread, from the first frame; 5 ms polls"),
+    );
+    out.push(
+        Row::new(
+            format!("a {lines}-line code block: the frame that lays it out in colour"),
+            "ms",
+            vec![relayout],
+        )
+        .note("the entry laid out again once, with the colours"),
+    );
+    out.push(
+        Row::new(
+            format!("a {lines}-line code block: frame while it streams in colour, a line a frame"),
+            "ms",
+            coloured,
+        )
+        .note("as above, after the colours arrived"),
+    );
+
+    out
+}
+
+/// Waits (5 ms polls, at most a minute) until no code block is being highlighted.
+fn wait_for_colours() {
+    let start = Instant::now();
+    while cp_tui::tui::highlighting() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }

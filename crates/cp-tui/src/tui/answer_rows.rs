@@ -4,8 +4,11 @@
 //! finished (`markdown::finished_len`). Their rows are laid out once, kept here as shared
 //! pieces, and handed to the layout with the rows of the growing last block, which alone is
 //! laid out again. Without this, a token after a 5,000-line code block re-highlighted the
-//! whole block. The pieces of a few answers are kept, those laid out last; a changed width
-//! or a text that no longer starts with the kept part starts the answer over.
+//! whole block. A top-level fenced code block still open is laid out a line at a time: its
+//! complete lines join the pieces as they arrive (`markdown::Fence`), and only the line being
+//! written is laid out with each token. The pieces of a few answers are kept, those laid out
+//! last; a changed width or a text that no longer starts with the kept part starts the
+//! answer over.
 
 use std::sync::Arc;
 
@@ -37,6 +40,18 @@ struct Answer {
     pieces: Vec<Arc<[Line<'static>]>>,
     /// Whether the pieces hold a line of the body (the label is on the first).
     has_lines: bool,
+    /// The code block `finished` ends inside, still open.
+    open: Option<OpenCode>,
+}
+
+/// A fenced code block still open at the end of the laid-out part.
+#[derive(Debug)]
+struct OpenCode {
+    fence: markdown::Fence,
+    /// Its complete lines so far, with their line feeds.
+    code: String,
+    /// How many lines `code` holds.
+    lines: usize,
 }
 
 impl AnswerRows {
@@ -44,28 +59,25 @@ impl AnswerRows {
     /// kept pieces, then the rest laid out now.
     pub(super) fn rows(&mut self, index: usize, text: &str, width: u16) -> EntryRows {
         let answer = self.answer(index, text, width);
-        let body_width = width.saturating_sub(INDENT);
-        let mut done = answer.finished.len();
-        match markdown::finished_len(&text[done..]) {
-            Some(more) if more > 0 => {
-                let lines = render(answer.has_lines, &text[done..done + more], body_width);
-                let had = !lines.is_empty();
-                let rows = piece(answer.has_lines, lines, false, width);
-                answer.has_lines |= had;
-                answer.pieces.push(Arc::from(rows));
-                answer.finished.push_str(&text[done..done + more]);
-                done += more;
-            }
-            Some(_) => {}
-            // Nothing may be cut (a link reference definition reaches other blocks).
-            None => {
-                answer.finished.clear();
-                answer.pieces.clear();
-                answer.has_lines = false;
-                done = 0;
-            }
+        if answer.open.is_some() {
+            answer.extend_open(text, width);
         }
-        let lines = render(answer.has_lines, &text[done..], body_width);
+        if answer.open.is_none() {
+            answer.extend_blocks(text, width);
+        }
+        let rest = &text[answer.finished.len()..];
+        let lines = match &answer.open {
+            // The code line being written, as the renderer reads it (a blank start or the
+            // closing fence shows nothing yet).
+            Some(open) => match open.fence.partial_code(rest) {
+                Some(partial) => {
+                    let code = format!("{}{partial}", open.code);
+                    markdown::code_block_lines(&code, &open.fence.language, open.lines)
+                }
+                None => Vec::new(),
+            },
+            None => render(answer.has_lines, rest, width.saturating_sub(INDENT)),
+        };
         let tail = piece(answer.has_lines, lines, true, width);
         let mut rows = EntryRows::default();
         for piece in &answer.pieces {
@@ -75,6 +87,102 @@ impl AnswerRows {
         rows
     }
 
+    /// Forgets the pieces of answer `index` (they were laid out with code not yet coloured).
+    pub(super) fn forget(&mut self, index: usize) {
+        self.answers.retain(|a| a.index != index);
+    }
+}
+
+impl Answer {
+    /// Lays out the text's finished blocks after the kept part, and opens a fenced code block
+    /// that starts where they end.
+    fn extend_blocks(&mut self, text: &str, width: u16) {
+        let done = self.finished.len();
+        // `None`: nothing may be cut (a link reference definition reaches other blocks).
+        let Some(more) = markdown::finished_len(&text[done..]) else {
+            self.start_over();
+            return;
+        };
+        if more > 0 {
+            self.push(&text[done..done + more], width);
+        }
+        let rest = &text[self.finished.len()..];
+        // A carriage return or NUL in the code is rewritten by the renderer: lay it out whole.
+        if rest.contains(['\r', '\0']) {
+            return;
+        }
+        if let Some((fence, len)) = markdown::Fence::opening(rest) {
+            self.push(&rest[..len], width);
+            self.open = Some(OpenCode {
+                fence,
+                code: String::new(),
+                lines: 0,
+            });
+            self.extend_open(text, width);
+        }
+    }
+
+    /// Lays out the open code block's complete lines after the kept part, up to its closing
+    /// fence.
+    fn extend_open(&mut self, text: &str, width: u16) {
+        let Some(open) = &mut self.open else {
+            return;
+        };
+        let rest = &text[self.finished.len()..];
+        let complete = &rest[..rest.rfind('\n').map_or(0, |i| i + 1)];
+        if complete.contains(['\r', '\0']) {
+            self.start_over();
+            return;
+        }
+        let mut code_end = 0;
+        let mut closed = None;
+        for line in complete.split_inclusive('\n') {
+            if open.fence.closed_by(&line[..line.len() - 1]) {
+                closed = Some(code_end + line.len());
+                break;
+            }
+            code_end += line.len();
+        }
+        if code_end > 0 {
+            let from = open.lines;
+            open.code.push_str(&complete[..code_end]);
+            open.lines += complete[..code_end].matches('\n').count();
+            let lines = markdown::code_block_lines(&open.code, &open.fence.language, from);
+            let had = !lines.is_empty();
+            self.pieces
+                .push(Arc::from(piece(self.has_lines, lines, false, width)));
+            self.has_lines |= had;
+            self.finished.push_str(&complete[..code_end]);
+        }
+        if let Some(end) = closed {
+            // The block is finished: what follows starts a new one.
+            self.finished.push_str(&complete[code_end..end]);
+            self.open = None;
+        }
+    }
+
+    /// Lays out `text`, the next finished part, and keeps it.
+    fn push(&mut self, text: &str, width: u16) {
+        let lines = render(self.has_lines, text, width.saturating_sub(INDENT));
+        let had = !lines.is_empty();
+        let rows = piece(self.has_lines, lines, false, width);
+        self.has_lines |= had;
+        if !rows.is_empty() {
+            self.pieces.push(Arc::from(rows));
+        }
+        self.finished.push_str(text);
+    }
+
+    /// Forgets what was laid out: the answer is laid out whole.
+    fn start_over(&mut self) {
+        self.finished.clear();
+        self.pieces.clear();
+        self.has_lines = false;
+        self.open = None;
+    }
+}
+
+impl AnswerRows {
     /// The kept answer `index`, or a new one (forgetting the oldest beyond the bound) when
     /// there is none for this width and text.
     fn answer(&mut self, index: usize, text: &str, width: u16) -> &mut Answer {
@@ -95,6 +203,7 @@ impl AnswerRows {
             finished: String::new(),
             pieces: Vec::new(),
             has_lines: false,
+            open: None,
         });
         self.newest()
     }
@@ -141,6 +250,8 @@ fn piece(
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     /// The answer's rows laid out whole, as an entry that never grew.
@@ -200,9 +311,32 @@ mod tests {
             "> quote\nlazy line\n\n> next\n\nplain",
             "<!--\n\ncomment\n\n-->\n\nafter",
             "- x\n\n-5 degrees\n\n1. y\n\n1.5 more\n\n* z\n\n**bold**\n\n+ w\n\n+1 vote",
+            // Fences read a line at a time: blank and indented lines, a longer or other fence
+            // inside, a closing fence with spaces, text right after it, one never closed.
+            "```rust\n \n    \n\tlet a = 1;\n  ``\n```x\n ```  \nafter\n\n~~~\n```\n~~~~\ndone",
+            "````md\n```\ninner\n```\n````\n# next\n\n```\nopen /* never\n\nclosed",
+            "Here:\n```rust\nfn a() {}\n```\nThen:\n- item\n```\nx\n```\n> q\n~~~\ny\n~~~\n<div>\n```\nz\n",
+            "```py,ignore\nprint(1)\n```\n\n```a`b\nnot a fence\n```\n\n``` rust extra\nfn f() {}\n",
         ] {
             stream(answer, 1, 40);
         }
+    }
+
+    #[test]
+    fn streaming_into_an_open_fence_lays_out_only_the_new_lines() {
+        let mut answer = String::from("Here:\n```rust\n");
+        let mut rows = AnswerRows::default();
+        rows.rows(3, &answer, 80);
+        for i in 0..50 {
+            let _ = writeln!(answer, "let row_{i} = {i};");
+            rows.rows(3, &answer, 80);
+        }
+        // The opening piece, then one piece per line as it arrived, all kept.
+        let kept = &rows.answers[0];
+        assert!(kept.open.is_some());
+        assert_eq!(kept.pieces.len(), 2 + 50, "{:?}", kept.pieces.len());
+        let got: Vec<_> = rows.rows(3, &answer, 80).iter().cloned().collect();
+        assert_eq!(got, whole(&answer, 80));
     }
 
     #[test]

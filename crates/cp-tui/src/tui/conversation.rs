@@ -49,6 +49,9 @@ pub struct Conversation {
     /// The answers laid out last, in pieces, so streaming into one lays out only its end.
     #[serde(skip)]
     answers: Derived<AnswerRows>,
+    /// Entries laid out with a long code block not yet coloured (see `markdown`).
+    #[serde(skip)]
+    shown_plain: Derived<ShownPlain>,
     /// When each running tool call (by entry index) started, for its progress line.
     #[serde(skip)]
     started: HashMap<usize, Instant>,
@@ -64,6 +67,14 @@ pub struct Conversation {
     /// conversation: all of it is new to the saved state's log).
     #[serde(skip)]
     unsaved_from: usize,
+}
+
+/// Entries laid out while their long code blocks were being highlighted in the background,
+/// and the highlighting generation seen when they were last checked.
+#[derive(Debug, Default)]
+struct ShownPlain {
+    entries: std::collections::HashSet<usize>,
+    generation: u64,
 }
 
 /// What is derived from the entries (their layout), behind a lock so drawing can stay
@@ -270,6 +281,32 @@ impl Conversation {
     }
 }
 
+impl Conversation {
+    /// Lays out again, when next drawn, the entries shown with plain code once the
+    /// background highlighting has coloured more blocks.
+    fn colour_what_was_plain(&self) {
+        let generation = markdown::highlight_generation();
+        let entries = {
+            let mut plain = self.shown_plain.lock();
+            if plain.generation == generation || plain.entries.is_empty() {
+                plain.generation = generation;
+                return;
+            }
+            plain.generation = generation;
+            std::mem::take(&mut plain.entries)
+        };
+        let mut layout = self.layout.lock();
+        let mut answers = self.answers.lock();
+        // Colour does not change a row's text, so the heights stand: only entries drawn
+        // again are laid out again (laying out every one would ask for every long block's
+        // colours, each pushing another out of the few kept).
+        for index in entries {
+            layout.forget_rows(index);
+            answers.forget(index);
+        }
+    }
+}
+
 /// The conversation as the layout sees it, with running calls' progress as of `now`.
 struct AsRows<'a> {
     conversation: &'a Conversation,
@@ -290,10 +327,16 @@ impl Rows for AsRows<'_> {
     }
 
     fn rows(&self, index: usize, width: u16) -> EntryRows {
-        if let Some(Entry::Assistant(text)) = self.conversation.entries.get(index) {
-            return self.conversation.answers.lock().rows(index, text, width);
+        markdown::take_shown_plain();
+        let rows = if let Some(Entry::Assistant(text)) = self.conversation.entries.get(index) {
+            self.conversation.answers.lock().rows(index, text, width)
+        } else {
+            wrap_lines(self.conversation.entry_lines(index, width, self.now), width).into()
+        };
+        if markdown::take_shown_plain() {
+            self.conversation.shown_plain.lock().entries.insert(index);
         }
-        wrap_lines(self.conversation.entry_lines(index, width, self.now), width).into()
+        rows
     }
 }
 
@@ -334,6 +377,7 @@ impl Panel for Conversation {
     }
 
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        self.colour_what_was_plain();
         let source = AsRows {
             conversation: self,
             now: Instant::now(),
@@ -357,6 +401,7 @@ impl Panel for Conversation {
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
+        self.colour_what_was_plain();
         let source = AsRows {
             conversation: self,
             now: Instant::now(),

@@ -101,6 +101,12 @@ impl Layout {
         self.rows.remove(&index);
     }
 
+    /// Forgets the rows of entry `index` but not its height: its text is the same and only
+    /// its colours changed, so it is laid out again only when it is drawn.
+    pub(super) fn forget_rows(&mut self, index: usize) {
+        self.rows.remove(&index);
+    }
+
     /// Forgets everything (entries were removed or reordered).
     pub(super) fn forget_all(&mut self) {
         self.heights.clear();
@@ -319,8 +325,14 @@ mod tests {
         layout.forget(999);
         layout.window(&fake, 80, 2, 0, None);
         assert_eq!(fake.laid_out.get(), before + 1);
+        // New colours: only the entry drawn is laid out again, not every height.
+        layout.forget_rows(999);
+        layout.forget_rows(10);
+        assert_eq!(layout.total(&fake, 80), 1_999);
+        layout.window(&fake, 80, 2, 0, None);
+        assert_eq!(fake.laid_out.get(), before + 2);
         // A new width: the two entries on screen (999 and 998) are laid out again.
         layout.window(&fake, 81, 2, 0, None);
-        assert_eq!(fake.laid_out.get(), before + 3);
+        assert_eq!(fake.laid_out.get(), before + 4);
     }
 }

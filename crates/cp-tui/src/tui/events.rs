@@ -16,6 +16,8 @@ pub enum AppEvent {
     Term(crossterm::event::Event),
     /// Something was posted to the notifier.
     Notice,
+    /// A long code block shown plain was coloured in the background: draw again.
+    Highlighted,
     Signal(SignalKind),
     /// A tool batch started from the UI finished.
     BatchDone {

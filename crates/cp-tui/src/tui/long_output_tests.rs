@@ -135,3 +135,81 @@ fn a_5000_line_code_block_shows_every_line_in_order() {
     assert!(has(&end, "And one more thing."), "{end:#?}");
     assert!(has(&end, "let row_4999 = 4999;"), "{end:#?}");
 }
+
+/// The panel drawn at the bottom, as a buffer (text and colours).
+fn drawn(conversation: &Conversation) -> Buffer {
+    let area = Rect::new(0, 0, WIDTH, HEIGHT);
+    let mut buf = Buffer::empty(area);
+    conversation.render(area, &mut buf, &PanelView::default());
+    buf
+}
+
+/// The foreground colours of the cells holding `let` in the rows drawn.
+fn code_colours(buf: &Buffer) -> std::collections::HashSet<cp_base::ratatui::style::Color> {
+    let mut colours = std::collections::HashSet::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width.saturating_sub(3) {
+            let word: String = (x..x + 3).map(|x| buf[(x, y)].symbol()).collect();
+            if word == "let" {
+                colours.insert(buf[(x, y)].fg);
+            }
+        }
+    }
+    colours
+}
+
+#[test]
+fn a_long_code_block_is_drawn_plain_at_once_then_in_colour() {
+    use super::markdown;
+
+    let mut answer = String::from("Rows:\n\n```rust\n");
+    for i in 0..1_500 {
+        let _ = writeln!(answer, "let row_{i} = \"{i}\"; // row");
+    }
+    answer.push_str("```\n\nDone.");
+    let mut conversation = Conversation::default();
+    conversation.push(Entry::Assistant(answer.clone()));
+    let seen = markdown::highlight_generation();
+    let first = drawn(&conversation);
+    let plain = code_colours(&first);
+    assert_eq!(
+        plain,
+        std::collections::HashSet::from([cp_base::ratatui::style::Color::LightYellow]),
+        "shown in plain code colour until highlighted"
+    );
+    // The background thread colours it; the next frame lays the entry out again.
+    let coloured = drawn_in_colour(&conversation, seen);
+    assert_eq!(
+        text_of(&coloured),
+        text_of(&first),
+        "same text, now coloured"
+    );
+    // Exactly what the entry gives laid out in one go with the block highlighted.
+    let mut again = Conversation::default();
+    again.push(Entry::Assistant(answer));
+    assert_eq!(
+        drawn_in_colour(&again, markdown::highlight_generation()),
+        coloured
+    );
+}
+
+/// The panel drawn once its code is coloured: draws again each time the highlighting thread
+/// finishes a block, from generation `seen` on.
+fn drawn_in_colour(conversation: &Conversation, mut seen: u64) -> Buffer {
+    use super::markdown;
+
+    loop {
+        let buf = drawn(conversation);
+        if !code_colours(&buf).contains(&cp_base::ratatui::style::Color::LightYellow) {
+            return buf;
+        }
+        markdown::wait_for_highlight_past(seen);
+        seen = markdown::highlight_generation();
+    }
+}
+
+fn text_of(buf: &Buffer) -> Vec<String> {
+    (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect()
+}

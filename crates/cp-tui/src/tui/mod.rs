@@ -69,6 +69,8 @@ pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
+/// Whether long code blocks are being highlighted in the background (the bench waits on it).
+pub use markdown::highlighting;
 pub use navigation::{Focus, SidebarEntry};
 pub use palette::parse_arguments;
 pub use reexec::remember_exe;
@@ -138,6 +140,10 @@ fn run_app(
         let _ = waker.send(AppEvent::Notice);
     });
     markdown::warm_up_in_background();
+    let waker = tx.clone();
+    markdown::set_highlight_waker(move || {
+        let _ = waker.send(AppEvent::Highlighted);
+    });
     let mut guard = terminal::TerminalGuard::enter()?;
     let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {

@@ -10,6 +10,18 @@ pub fn wrap_lines(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
+        let columns: usize = line
+            .spans
+            .iter()
+            .flat_map(|span| span.content.chars())
+            .map(|c| c.width().unwrap_or(0))
+            .sum();
+        if columns <= width {
+            // One row: the same line the cells below would give, without splitting it into
+            // cells (a long code block has thousands of lines that fit).
+            out.push(merged(line));
+            continue;
+        }
         let cells: Vec<(char, Style)> = line
             .spans
             .iter()
@@ -49,6 +61,23 @@ fn row_end(cells: &[(char, Style)], width: usize) -> (usize, usize) {
     (cells.len(), 0)
 }
 
+/// `line` as one row: empty spans dropped, neighbours of the same style joined (as
+/// [`to_line`] builds rows from cells).
+fn merged(line: Line<'static>) -> Line<'static> {
+    let style = line.style;
+    let mut spans: Vec<Span<'static>> = Vec::with_capacity(line.spans.len());
+    for span in line.spans {
+        if span.content.is_empty() {
+            continue;
+        }
+        match spans.last_mut() {
+            Some(last) if last.style == span.style => last.content.to_mut().push_str(&span.content),
+            _ => spans.push(Span::styled(span.content, span.style)),
+        }
+    }
+    Line::from(spans).style(style)
+}
+
 fn to_line(cells: &[(char, Style)]) -> Line<'static> {
     let mut spans: Vec<Span<'static>> = Vec::new();
     for (c, style) in cells {
@@ -63,6 +92,30 @@ fn to_line(cells: &[(char, Style)]) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_that_fits_is_the_row_its_cells_would_give() {
+        use cp_base::ratatui::style::Color;
+        let red = Style::default().fg(Color::Red);
+        let line = Line::from(vec![
+            Span::raw(""),
+            Span::styled("ab", red),
+            Span::styled("c\td", red),
+            Span::raw(" "),
+            Span::raw("é漢"),
+            Span::styled("", red),
+        ])
+        .style(Style::default().fg(Color::Blue));
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|span| span.content.chars().map(move |c| (c, span.style)))
+            .collect();
+        let by_cells = to_line(&cells).style(line.style);
+        assert_eq!(merged(line.clone()), by_cells);
+        assert_eq!(wrap_lines(vec![line], 80), vec![by_cells]);
+        assert_eq!(wrap_lines(vec![Line::default()], 80), vec![Line::default()]);
+    }
 
     #[test]
     fn wraps_at_width_and_keeps_empty_lines() {

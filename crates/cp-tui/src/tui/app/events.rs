@@ -46,7 +46,7 @@ impl App {
                     text: failure.to_string(),
                 });
             }
-            AppEvent::Term(_) => {}
+            AppEvent::Term(_) | AppEvent::Highlighted => {}
         }
         if tree_may_change {
             self.changes_may_have_changed();

@@ -47,7 +47,7 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        self.phase_agents(&mut args.options);
+        self.phase_agents(&mut args.options, &turn.cancel);
         let phases = args
             .workflow
             .as_deref()
@@ -69,9 +69,10 @@ impl App {
         }
     }
 
-    /// Phases that run side by side get their own agents (as headless), whose lines come
-    /// here under the phase; gates and failures ring the bell and set the title.
-    fn phase_agents(&self, options: &mut RunOptions) {
+    /// Phases that run side by side get their own agents (as headless), whose news comes
+    /// here under the phase; Esc (`cancel`) stops them all with the run's turn. Gates and
+    /// failures ring the bell and set the title.
+    fn phase_agents(&self, options: &mut RunOptions, cancel: &CancelToken) {
         let default = options
             .agent
             .as_deref()
@@ -87,6 +88,7 @@ impl App {
             default,
             provider,
             project: self.host.project().clone(),
+            cancel: cancel.clone(),
             output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
                 let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
                     phase: phase.to_owned(),

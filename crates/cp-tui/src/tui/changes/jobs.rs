@@ -76,7 +76,7 @@ pub fn style_file(file: &FileDiff) -> StyledFile {
                 code.push_str(&line.text);
                 code.push('\n');
             }
-            let mut styled = highlight::highlight(&code, language);
+            let mut styled = highlight::highlight_here(&code, language);
             styled.resize_with(hunk.lines.len(), Vec::new);
             styled
         })

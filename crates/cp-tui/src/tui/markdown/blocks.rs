@@ -6,12 +6,16 @@
 //! whose first line says it does not continue the block before it. Text appended later
 //! cannot change what is before such a cut: no container is open there, a paragraph does
 //! not continue across a blank line, and the only block that goes on after one, a list,
-//! goes on with an item, which the first line, as far as it is written, cannot become. Each piece then renders alone as it does in the whole text,
-//! with the one blank line the writer puts between top-level blocks. A link reference
-//! definition (`[name]: url`) reaches links in other blocks: a text with one is never cut.
+//! goes on with an item, which the first line, as far as it is written, cannot become. A
+//! top-level fenced code block whose opening line is complete is a cut too, after a blank
+//! line or not: it ends any block before it, and nothing later changes that. Each piece then
+//! renders alone as it does in the whole text, with the one blank line the writer puts
+//! between top-level blocks. A link reference definition (`[name]: url`) reaches links in
+//! other blocks: a text with one is never cut.
 
 use pulldown_cmark::{Event, Parser};
 
+use super::fence::Fence;
 use super::writer::OPTIONS;
 
 /// The length in bytes of the finished part of `text` (0 when nothing is finished yet);
@@ -32,7 +36,10 @@ pub fn finished_len(text: &str) -> Option<usize> {
                 .trim()
                 .is_empty()
         };
-        if on_own_line && blank_before {
+        // A fenced code block ends the block before it, blank line or not: once its opening
+        // line is complete, nothing written later can make it anything else.
+        let fence = Fence::opening(&text[line..]).is_some();
+        if on_own_line && (blank_before || fence) {
             cuts.push(line);
         }
     };

@@ -9,8 +9,14 @@
 //! ```ignore
 //! let lines = render("# Plan\n\n- **one**\n- `two`", 80);
 //! ```
+//!
+//! A long code block is shown plain at first and coloured off the UI thread
+//! (`highlight.rs`): [`take_shown_plain`] tells the caller that what it just rendered holds
+//! such a block, [`highlight_generation`] moves on when colours arrive, and the waker set by
+//! [`set_highlight_waker`] asks for a frame.
 
 mod blocks;
+mod fence;
 pub(crate) mod highlight;
 mod table;
 mod writer;
@@ -19,7 +25,14 @@ mod writer;
 mod tests;
 
 pub use blocks::finished_len;
-pub use writer::{render, render_after_blocks};
+pub use fence::Fence;
+#[cfg(test)]
+pub use highlight::wait_past as wait_for_highlight_past;
+pub use highlight::{
+    busy as highlighting, generation as highlight_generation, set_waker as set_highlight_waker,
+    take_shown_plain,
+};
+pub use writer::{code_block_lines, render, render_after_blocks};
 
 /// Loads the syntax grammars off the UI thread (call once at start; never blocks the caller).
 pub fn warm_up_in_background() {

@@ -6,7 +6,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::highlight::highlight;
+use super::highlight::{highlight, highlight_from};
 use super::table::Table;
 
 /// The markdown extensions rendered.
@@ -16,6 +16,8 @@ pub(super) const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
 
 /// Colour of `inline code`.
 const INLINE_CODE: Style = Style::new().fg(Color::LightYellow);
+/// Two columns of indent set code apart from prose without a frame to copy along.
+const CODE_INDENT: &str = "  ";
 /// Bullets, numbers, quote bars, rules, link targets.
 const DIM: Style = Style::new().fg(Color::DarkGray);
 
@@ -27,6 +29,18 @@ pub fn render(text: &str, width: u16) -> Vec<Line<'static>> {
         writer.event(event);
     }
     writer.finish()
+}
+
+/// Lines `from..` of a top-level code block holding `code`, as [`render`] writes them.
+pub fn code_block_lines(code: &str, language: &str, from: usize) -> Vec<Line<'static>> {
+    highlight_from(code, language, from)
+        .into_iter()
+        .map(|spans| {
+            let mut line = vec![Span::raw(CODE_INDENT)];
+            line.extend(spans);
+            Line::from(line)
+        })
+        .collect()
 }
 
 /// Renders `text` as the continuation of a text whose lines so far are not empty and which
@@ -386,9 +400,8 @@ impl Writer {
             return;
         };
         for spans in highlight(&code.text, &code.language) {
-            // Two columns of indent set code apart from prose without a frame to copy along.
             self.begin_line();
-            self.spans.push(Span::raw("  "));
+            self.spans.push(Span::raw(CODE_INDENT));
             self.spans.extend(spans);
             self.end_line();
         }

@@ -22,9 +22,14 @@ use cp_orchestrate::{Alert, Alerter};
 /// How long a notification command may run before it is killed.
 const COMMAND_LIMIT: Duration = Duration::from_secs(10);
 
+/// Tells the TUI about an alert.
+type TellTui = dyn Fn(&Alert) + Send + Sync;
+
 /// The bell, `notify-send` and the user's `notify.command`.
 pub(crate) struct TerminalAlerts {
     command: Option<String>,
+    /// The TUI, told at once (it sets the terminal's title); `None` headless.
+    tui: Option<Box<TellTui>>,
     /// Threads reaping the commands started; joined on drop so none outlives the run.
     reapers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -39,8 +44,15 @@ impl TerminalAlerts {
             .filter(|c| !c.trim().is_empty());
         Self {
             command,
+            tui: None,
             reapers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Also tells the TUI, through `tell`, whenever an alert goes out.
+    pub(crate) fn with_tui(mut self, tell: impl Fn(&Alert) + Send + Sync + 'static) -> Self {
+        self.tui = Some(Box::new(tell));
+        self
     }
 
     fn reap(&self, child: Child) {
@@ -74,6 +86,9 @@ impl Alerter for TerminalAlerts {
         let _ = write!(err, "\x07");
         let _ = err.flush();
         drop(err);
+        if let Some(tell) = &self.tui {
+            tell(alert);
+        }
         if let Some(program) = find_program("notify-send", None) {
             let title = format!("Context Pilot: {}", alert.workflow);
             let started = Command::new(program)
@@ -117,5 +132,34 @@ impl Drop for TerminalAlerts {
         for reaper in reapers {
             let _ = reaper.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_tui_is_told_of_every_alert() {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&told);
+        let alerts = TerminalAlerts {
+            command: None,
+            tui: None,
+            reapers: Mutex::new(Vec::new()),
+        }
+        .with_tui(move |alert| seen.lock().unwrap().push(alert.message.clone()));
+        alerts.alert(&Alert {
+            event: "approval",
+            run_id: "r1".into(),
+            workflow: "feature".into(),
+            phase: "api".into(),
+            message: "approval gate after phase 'api': Good?".into(),
+        });
+        assert_eq!(
+            *told.lock().unwrap(),
+            vec!["approval gate after phase 'api': Good?".to_owned()]
+        );
     }
 }

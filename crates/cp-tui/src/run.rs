@@ -16,7 +16,7 @@ use cp_orchestrate::{
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
-use crate::run_phases::{PhaseDrivers, interrupt_on_signals};
+use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -155,6 +155,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 default: kind,
                 provider: AgentState::from_config(host.project()).provider,
                 project: host.project().clone(),
+                output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
             }));
             return crate::run_external::run(&host, &args, kind);
@@ -179,6 +180,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             default: kind,
             provider: Some(Arc::clone(&provider)),
             project: host.project().clone(),
+            output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
         }));
         let line = LineState::default();

@@ -1,6 +1,7 @@
 //! The agents of workflow phases that run side by side (`context-pilot run` on a workflow with
 //! `depends_on`): one fresh host and driver per phase, rooted in the phase's worktree and
-//! acting as the phase's worker, with progress lines prefixed by the phase id.
+//! acting as the phase's worker, with progress lines prefixed by the phase id (headless) or
+//! handed to the TUI, which files them under the phase.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -31,6 +32,38 @@ pub(crate) struct PhaseDrivers {
     /// the built-in agent stops its request and the agent CLIs get SIGINT (their process
     /// group after `agent.stop_grace_secs`).
     pub(crate) cancel: CancelToken,
+    /// Where the phases' progress lines go.
+    pub(crate) output: PhaseOutput,
+}
+
+/// Where the progress lines of the phases' agents go.
+#[derive(Clone)]
+pub(crate) enum PhaseOutput {
+    /// Printed on stdout, each line prefixed with `[phase]` (headless).
+    Stdout,
+    /// Handed, as [`PhaseNews`], to a receiver with the phase's id (the TUI).
+    News(Arc<PhaseNewsSink>),
+}
+
+/// Receives the news of a phase: its id, the news.
+pub(crate) type PhaseNewsSink = dyn Fn(&str, PhaseNews) + Send + Sync;
+
+/// What a phase's agent reports, for the TUI's Phases panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PhaseNews {
+    /// One whole progress line.
+    Line(String),
+    /// A request's usage: the prompt's size against the window (0: not known), and its
+    /// tokens.
+    Usage {
+        context: u64,
+        window: u64,
+        tokens: u64,
+    },
+    /// The stop gate runs the tests.
+    Testing,
+    /// The stop gate sent the agent back to work.
+    Blocked,
 }
 
 impl PhaseDrivers {
@@ -64,12 +97,13 @@ impl DriverFactory for PhaseDrivers {
                  OPENAI_API_KEY / OPENAI_BASE_URL"
                     .to_owned()
             })?;
+            let window = provider.config().context_window;
             return Ok(Box::new(
                 BuiltinDriver::new(
                     provider,
                     host.registry().clone(),
                     host.env().clone(),
-                    builtin_progress(spec.phase),
+                    builtin_progress(spec.phase, self.output.clone(), window),
                     host.stop_gate(),
                 )
                 .with_cancel(self.cancel.clone()),
@@ -81,8 +115,13 @@ impl DriverFactory for PhaseDrivers {
             root: spec.root.to_path_buf(),
             worker: spec.worker.clone(),
         };
-        let mut driver = CliDriver::new(kind, config, wiring, cli_progress(spec.phase))
-            .map_err(|e| e.to_string())?;
+        let mut driver = CliDriver::new(
+            kind,
+            config,
+            wiring,
+            cli_progress(spec.phase, self.output.clone()),
+        )
+        .map_err(|e| e.to_string())?;
         driver.set_cancel(Some(self.cancel.clone()));
         Ok(Box::new(driver))
     }
@@ -124,14 +163,16 @@ fn share_trust(project: &Project, tree: &Project) {
 /// Prints whole lines prefixed with `[phase]`; text that streams in pieces is held until its
 /// line ends, so phases running at once never split each other's lines.
 struct Lines {
-    prefix: String,
+    phase: String,
+    output: PhaseOutput,
     partial: Mutex<String>,
 }
 
 impl Lines {
-    fn new(phase: &str) -> Self {
+    fn new(phase: &str, output: PhaseOutput) -> Self {
         Self {
-            prefix: format!("[{phase}]"),
+            phase: phase.to_owned(),
+            output,
             partial: Mutex::new(String::new()),
         }
     }
@@ -154,14 +195,34 @@ impl Lines {
     }
 
     fn line(&self, line: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{} {line}", self.prefix);
-        let _ = out.flush();
+        match &self.output {
+            PhaseOutput::Stdout => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "[{}] {line}", self.phase);
+                let _ = out.flush();
+            }
+            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
+        }
+    }
+
+    /// News other than a line; headless prints none.
+    fn news(&self, news: PhaseNews) {
+        if let PhaseOutput::News(receive) = &self.output {
+            receive(&self.phase, news);
+        }
+    }
+
+    /// A line for the person's attention: stderr when headless.
+    fn warning(&self, line: &str) {
+        match &self.output {
+            PhaseOutput::Stdout => eprintln!("[{}] {line}", self.phase),
+            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
+        }
     }
 }
 
-fn builtin_progress(phase: &str) -> EventSink {
-    let lines = Lines::new(phase);
+fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink {
+    let lines = Lines::new(phase, output);
     Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text(text) => lines.text(&text),
         AgentEvent::ToolCalls(calls) => {
@@ -181,27 +242,38 @@ fn builtin_progress(phase: &str) -> EventSink {
         }
         AgentEvent::StopGateBlocked(reason) => {
             lines.flush();
+            lines.news(PhaseNews::Blocked);
             lines.line(&format!(
                 "  checkpoint: {}",
                 short(reason.lines().next().unwrap_or(""), 100)
             ));
         }
         AgentEvent::StopGateGaveUp(notice) => {
-            eprintln!(
-                "[{phase}] {}",
-                notice.trim_end().replace('\n', " "),
-                phase = lines.prefix.trim_matches(['[', ']'])
-            );
+            lines.flush();
+            lines.warning(&notice.trim_end().replace('\n', " "));
         }
-        AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
+        AgentEvent::Status(status) => {
+            if status.starts_with("running the stop gate") {
+                lines.news(PhaseNews::Testing);
+            }
+            lines.line(&format!("  … {status}"));
+        }
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
-        AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
+        AgentEvent::Usage(usage) => {
+            lines.flush();
+            lines.news(PhaseNews::Usage {
+                context: usage.context_tokens(),
+                window,
+                tokens: usage.context_tokens() + usage.output_tokens,
+            });
+        }
+        AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
     })
 }
 
-fn cli_progress(phase: &str) -> Progress {
-    let lines = Lines::new(phase);
+fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
+    let lines = Lines::new(phase, output);
     Box::new(move |event: &ProgressEvent| match event {
         ProgressEvent::Text(text) => lines.text(text),
         ProgressEvent::ToolCall { .. } => {
@@ -209,6 +281,18 @@ fn cli_progress(phase: &str) -> Progress {
             lines.line(&format!("  {event}"));
         }
         ProgressEvent::ToolResult { .. } => lines.line(&format!("    {event}")),
+        ProgressEvent::Usage {
+            prompt_tokens,
+            window,
+        } => {
+            lines.news(PhaseNews::Usage {
+                context: *prompt_tokens,
+                window: window.unwrap_or(0),
+                tokens: *prompt_tokens,
+            });
+            lines.flush();
+            lines.line(&format!("  … {event}"));
+        }
         _ => {
             lines.flush();
             lines.line(&format!("  … {event}"));

@@ -5,6 +5,8 @@
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
 //! commit.
+//! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
+//! its branch against its base, and a killed run resumes there.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -21,7 +23,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, RecordedRequest, Reply, anthropic, git, git_repo};
+use cp_e2e::{LlmServer, RecordedRequest, Reply, TuiSession, anthropic, git, git_repo};
 use serde_json::Value;
 
 /// How long a test waits for a durable fact before failing (a busy machine is slow).
@@ -472,7 +474,13 @@ fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) ->
 
 #[test]
 fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
-    interrupted_mid_wave(libc::SIGKILL);
+    interrupted_mid_wave(libc::SIGKILL, false);
+}
+
+/// The same run resumed in the TUI: it drives the phases' worktrees as headless does.
+#[test]
+fn resume_in_the_tui_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
+    interrupted_mid_wave(libc::SIGKILL, true);
 }
 
 /// Ctrl-C (SIGINT to the run's process alone, so the run itself must stop its agents)
@@ -481,16 +489,16 @@ fn resume_after_sigkill_mid_wave_finishes_and_keeps_every_commit() {
 /// the run.
 #[test]
 fn resume_after_ctrl_c_mid_wave_finishes_and_keeps_every_commit() {
-    interrupted_mid_wave(libc::SIGINT);
+    interrupted_mid_wave(libc::SIGINT, false);
 }
 
 /// SIGTERM (a service manager's stop) is as graceful as Ctrl-C.
 #[test]
 fn resume_after_sigterm_mid_wave_finishes_and_keeps_every_commit() {
-    interrupted_mid_wave(libc::SIGTERM);
+    interrupted_mid_wave(libc::SIGTERM, false);
 }
 
-fn interrupted_mid_wave(signal: i32) {
+fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let repo = prepare(FEATURE);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
@@ -573,9 +581,13 @@ fn interrupted_mid_wave(signal: i32) {
     assert!(!git_dir.join("index.lock").exists());
 
     *stall.lock().unwrap() = None;
-    let out = run(dir, &server, &["--resume", &run_id]);
-    let shown = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let shown = if in_tui {
+        resume_in_tui(dir, &server, &run_id)
+    } else {
+        let out = run(dir, &server, &["--resume", &run_id]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        text(&out)
+    };
     // api's commit made before the kill is on the run's branch; ui's work too.
     let kept = Command::new("git")
         .args(["merge-base", "--is-ancestor", &api_commit, "HEAD"])
@@ -595,6 +607,30 @@ fn interrupted_mid_wave(signal: i32) {
         );
     }
     assert_nothing_left(dir);
+}
+
+/// Resumes `run_id` in the TUI and waits for its end (the Phases panel says it); returns the
+/// last screen.
+fn resume_in_tui(dir: &Path, server: &LlmServer, run_id: &str) -> String {
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let args = ["run", "--resume", run_id, "--max-restarts", "0"];
+    let mut tui = TuiSession::start(dir, &args, &env).unwrap();
+    // Tab: the sidebar; `]`: the Phases panel (there once the run's phases are known).
+    tui.send(b"\t");
+    tui.wait_until("the Phases panel is listed", PATIENCE, |s| {
+        s.contains("Phases")
+    })
+    .unwrap();
+    tui.send(b"]");
+    let screen = tui.wait_for("Workflow finished.", PATIENCE).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0, "{screen}");
+    screen
 }
 
 /// Every process below `pid` now, from /proc's parent links.
@@ -682,5 +718,214 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
         );
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
+    assert_nothing_left(dir);
+}
+
+const GATED: &str = "\
+name: gated
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+    approval:
+      prompt: Good api?
+      options:
+        - { label: Continue, on_select: { action: continue } }
+        - { label: Stop, on_select: { action: abort } }
+  - id: ui
+    depends_on: []
+    prompt: PHASE-ui-MARK Write ui.txt.
+";
+
+#[test]
+fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_branch() {
+    let repo = prepare(GATED);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("api.txt", "api was here\n")]),
+            ("ui", vec![write("ui.txt", "ui was here\n")]),
+        ],
+    };
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        script,
+        Arc::default(),
+        Some(("api", "ui", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    tui.wait_for("┌ Approval gate · phase api", PATIENCE)
+        .unwrap();
+    // api's first request was still unanswered when ui's arrived: they ran at once.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{}", tui.screen());
+    let record = run_record(dir);
+    let worktree = record["phase_runs"]["api"]["worktree"].as_str().unwrap();
+    assert!(worktree.ends_with("api"), "{record:#}");
+    // F3: the Changes panel shows api's work, committed on its branch in its worktree (not
+    // in the project's tree, where api.txt does not exist yet).
+    assert!(!dir.join("api.txt").exists());
+    tui.send(b"\x1bOR");
+    tui.wait_for("+api was here", PATIENCE).unwrap();
+    // F2 shows the gate again; Enter continues.
+    tui.send(b"\x1bOQ");
+    tui.wait_for("┌ Approval gate · phase api", PATIENCE)
+        .unwrap();
+    tui.send(b"\r");
+    let deadline = Instant::now() + PATIENCE;
+    let record = loop {
+        let record = run_record(dir);
+        if record["status"] == "completed" {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for phase in ["api", "ui"] {
+        assert_eq!(
+            record["phase_runs"][phase]["status"], "merged",
+            "{record:#}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("api.txt")).unwrap(),
+        "api was here\n"
+    );
+    // Esc leaves the Changes panel's keys, `]` shows the Phases panel, which has the run's
+    // end once the TUI has it (so Ctrl-C quits at once, with nothing running).
+    tui.send(b"\x1b");
+    // (Esc and `]` together would read as Alt-].)
+    tui.wait_for("Enter review keys", PATIENCE).unwrap();
+    tui.send(b"]");
+    tui.wait_for("Workflow finished.", PATIENCE).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
+    assert_nothing_left(dir);
+}
+
+const TWO: &str = "\
+name: two
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+  - id: ui
+    depends_on: []
+    prompt: PHASE-ui-MARK Write ui.txt.
+";
+
+/// Whether the Phases panel's row of `phase` shows `state`.
+fn row_shows(screen: &str, phase: &str, state: &str) -> bool {
+    screen.lines().any(|line| {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        cells
+            .windows(4)
+            .any(|w| w[0].ends_with(phase) && w[0].len() <= phase.len() + 3 && w[2] == state)
+    })
+}
+
+#[test]
+fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
+    let repo = prepare(TWO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    // Every phase request waits until the test opens the gate: both phases stay running.
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let seen = Arc::new(Seen::default());
+    let (held, log) = (Arc::clone(&gate), Arc::clone(&seen));
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)));
+        let Some(phase) = phase else {
+            return anthropic::side_reply(request);
+        };
+        log.by_phase
+            .lock()
+            .unwrap()
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        log.arrived.notify_all();
+        let (open, opened) = &*held;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            let (guard, timeout) = opened.wait_timeout(open, PATIENCE).unwrap();
+            open = guard;
+            if timeout.timed_out() {
+                break;
+            }
+        }
+        if request.raw_body.contains("\"tool_result\"") {
+            return Some(anthropic::text_turn("Done."));
+        }
+        let file = format!("{phase}.txt");
+        let (name, args) = write(&file, &format!("{phase} was here\n"));
+        Some(anthropic::tool_use_turn(&[(phase, name, args.as_str())]))
+    });
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    // Both phases' first requests are in flight (the request log), held.
+    assert!(seen.wait_for("api", PATIENCE), "{}", tui.screen());
+    assert!(seen.wait_for("ui", PATIENCE), "{}", tui.screen());
+    // Tab: the sidebar; `]`: the Phases panel.
+    tui.send(b"\t");
+    tui.send(b"]");
+    tui.wait_until("both phases show running", PATIENCE, |s| {
+        row_shows(s, "api", "running") && row_shows(s, "ui", "running") && s.contains("2▶")
+    })
+    .unwrap();
+    {
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while run_record(dir)["status"] != "completed" {
+        assert!(Instant::now() < deadline, "{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The TUI has the run's end (so Ctrl-C quits at once, with nothing running).
+    tui.wait_until("both phases show done", PATIENCE, |s| {
+        row_shows(s, "api", "done")
+            && row_shows(s, "ui", "done")
+            && s.contains("Workflow finished.")
+    })
+    .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
 }

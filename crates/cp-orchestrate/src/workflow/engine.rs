@@ -629,6 +629,11 @@ impl Engine<'_> {
         for file in &approval.show_files {
             files.push(self.render(&phase.id, file)?);
         }
+        let own_tree = self.state.phase_runs.get(&phase.id).and_then(|record| {
+            let tree = record.worktree.as_ref()?;
+            Some((self.project.root().join(tree), record.base_commit.clone()))
+        });
+        let (worktree, base_commit) = own_tree.map_or((None, None), |(t, b)| (Some(t), b));
         let request = ApprovalRequest {
             run_id: self.state.run_id.clone(),
             phase_id: phase.id.clone(),
@@ -637,6 +642,8 @@ impl Engine<'_> {
             prompt,
             files,
             choices,
+            worktree,
+            base_commit,
         };
         tracing::info!(phase = %phase.id, "approval gate: {}", request.prompt);
         for file in &request.files {

@@ -355,6 +355,8 @@ mod tests {
 
     fn request() -> ApprovalRequest {
         ApprovalRequest {
+            worktree: None,
+            base_commit: None,
             run_id: "r".into(),
             phase_id: "plan".into(),
             iteration: 1,

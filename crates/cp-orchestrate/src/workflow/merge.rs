@@ -95,6 +95,8 @@ impl Engine<'_> {
             files: files.to_vec(),
         });
         let request = ApprovalRequest {
+            worktree: None,
+            base_commit: None,
             run_id: self.state.run_id.clone(),
             phase_id: id.clone(),
             iteration: self.state.context.iteration(&id),

@@ -39,6 +39,13 @@ pub struct ApprovalRequest {
     pub files: Vec<String>,
     /// The choices, in order.
     pub choices: Vec<Choice>,
+    /// The phase's own worktree (absolute), when it ran beside others: its work is there,
+    /// on its branch, not in the project's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<std::path::PathBuf>,
+    /// The commit the phase's work started from, the base of its diff (with `worktree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
 }
 
 /// The person's answer.

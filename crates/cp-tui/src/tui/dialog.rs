@@ -228,6 +228,8 @@ mod tests {
             action,
         };
         ApprovalRequest {
+            worktree: None,
+            base_commit: None,
             run_id: "r".into(),
             phase_id: "review".into(),
             iteration: 1,

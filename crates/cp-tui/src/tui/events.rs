@@ -73,6 +73,13 @@ pub enum WorkflowMsg {
         Sender<Result<ApprovalAnswer, PromptError>>,
     ),
     Event(WorkflowEvent),
+    /// News of a phase that runs in its own worktree, beside others.
+    Phase {
+        phase: String,
+        news: crate::run_phases::PhaseNews,
+    },
+    /// The run waits for the person or a phase failed: the title says so until answered.
+    Alert(String),
     /// The run ended: its exit code (0 done, 2 aborted), or why it failed.
     Finished(Result<i32, WorkflowFailure>),
     /// The running session stopped for a live reload; the run resumes in the new binary.

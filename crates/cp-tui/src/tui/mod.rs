@@ -27,6 +27,7 @@ mod markdown;
 mod navigation;
 mod outcome_style;
 mod palette;
+mod phases;
 mod reexec;
 pub mod remembered_agent;
 mod restartable;

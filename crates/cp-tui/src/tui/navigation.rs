@@ -7,6 +7,7 @@ use cp_base::{Anchor, Busy, Panel as _, PanelKind, PanelView, Registry, ScrollEx
 
 use super::changes::Changes;
 use super::conversation::Conversation;
+use super::phases::Phases;
 
 /// Where typed keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,9 +27,15 @@ pub struct SidebarEntry {
     pub kind: PanelKind,
 }
 
-/// Sidebar rows: the conversation, fixed module panels, the Changes panel, then dynamic
-/// ones (so the fixed panels keep their numbers and a console is still the last row).
-pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) -> Vec<SidebarEntry> {
+/// Sidebar rows: the conversation, fixed module panels, the Changes panel, the Phases panel
+/// (during a workflow run), then dynamic ones (so the fixed panels keep their numbers and a
+/// console is still the last row).
+pub fn sidebar(
+    conversation: &Conversation,
+    changes: &Changes,
+    phases: Option<&Phases>,
+    views: &Views,
+) -> Vec<SidebarEntry> {
     let mut entries = vec![SidebarEntry {
         id: conversation.id(),
         title: conversation.title(),
@@ -53,6 +60,14 @@ pub fn sidebar(conversation: &Conversation, changes: &Changes, views: &Views) ->
         badge: changes.badge(),
         kind: PanelKind::Fixed,
     });
+    if let Some(phases) = phases.filter(|p| !p.is_empty()) {
+        entries.push(SidebarEntry {
+            id: super::phases::ID.to_owned(),
+            title: "Phases".to_owned(),
+            badge: phases.badge(),
+            kind: PanelKind::Fixed,
+        });
+    }
     entries.extend(panels[fixed..].iter().map(entry));
     entries
 }

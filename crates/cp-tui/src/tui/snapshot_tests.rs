@@ -174,6 +174,8 @@ fn error_result() {
 pub(super) fn approval_request() -> cp_orchestrate::ApprovalRequest {
     use cp_orchestrate::{Action as Step, Choice};
     cp_orchestrate::ApprovalRequest {
+        worktree: None,
+        base_commit: None,
         run_id: "feature-20261122T040000Z".into(),
         phase_id: "review".into(),
         iteration: 1,

@@ -32,6 +32,10 @@ pub struct WorkflowRun {
     pub turn: Option<RunningTurn>,
     /// The run paused at a batch boundary for a live reload.
     pub paused_for_reload: bool,
+    /// The terminal's title says the run waits for the person (reset once answered).
+    pub titled: bool,
+    /// The Phases panel: each phase's status and conversation.
+    pub phases: super::phases::Phases,
 }
 
 impl WorkflowRun {

@@ -396,15 +396,11 @@ impl App {
         }
         // At an approval gate the diff is the phase's; once the gate is answered, HEAD's.
         self.changes.scoped &= self.modal.dialog.is_some();
-        let base = self
-            .changes
-            .phase_base
-            .clone()
-            .filter(|_| self.changes.scoped);
+        let (dir, base) = self.review_scope();
         let refresh = &mut self.changes.refresh;
         refresh.generation += 1;
         let job = Refresh {
-            dir: self.host.project().root().to_path_buf(),
+            dir,
             generation: refresh.generation,
             previous: std::sync::Arc::clone(&self.changes.snapshot),
             base,
@@ -414,6 +410,23 @@ impl App {
         if background::spawn(job, &self.tx).is_ok() {
             self.changes.refresh.running = Some(self.changes.refresh.generation);
         }
+    }
+
+    /// Which tree the Changes panel reads, and from which commit: at an approval gate, the
+    /// phase's (its own worktree and base when it ran beside others, else the project's tree
+    /// since the phase started); otherwise the project's tree against `HEAD`.
+    pub(super) fn review_scope(&self) -> (std::path::PathBuf, Option<String>) {
+        let project = self.host.project().root().to_path_buf();
+        if !self.changes.scoped {
+            return (project, None);
+        }
+        let request = self.modal.dialog.as_ref().map(|d| &d.request);
+        if let Some(request) = request
+            && let Some(tree) = &request.worktree
+        {
+            return (tree.clone(), request.base_commit.clone());
+        }
+        (project, self.changes.phase_base.clone())
     }
 
     /// The work tree may have changed: read it again (after the running reading, if any).

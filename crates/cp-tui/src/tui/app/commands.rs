@@ -246,6 +246,16 @@ pub static COMMANDS: &[Command] = &[
         fun: |app, _| app.search_jump(false, false),
     },
     Command {
+        name: "previous_phase",
+        doc: "Phases panel: the previous phase and its conversation",
+        fun: |app, _| app.select_phase(false),
+    },
+    Command {
+        name: "next_phase",
+        doc: "Phases panel: the next phase and its conversation",
+        fun: |app, _| app.select_phase(true),
+    },
+    Command {
         name: "review_changes",
         doc: "Changes panel (approval gate: comments repeat it)",
         fun: |app, _| app.review_changes(),

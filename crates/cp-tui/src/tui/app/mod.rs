@@ -196,7 +196,12 @@ impl App {
                 .map(|p| (p, self.host.registry().tool_defs())),
             focus: self.ui.focus,
             selected,
-            sidebar: sidebar(&self.conversation, &self.changes, &views),
+            sidebar: sidebar(
+                &self.conversation,
+                &self.changes,
+                self.workflow.as_ref().map(|w| &w.phases),
+                &views,
+            ),
             changes: &self.changes,
             review_queued: self.changes.send_queued,
             panel: views.panel(selected),
@@ -275,6 +280,7 @@ impl App {
         sidebar(
             &self.conversation,
             &self.changes,
+            self.workflow.as_ref().map(|w| &w.phases),
             &self.host.registry().views(),
         )
     }

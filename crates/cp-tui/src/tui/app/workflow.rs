@@ -5,7 +5,16 @@ use cp_base::Level;
 use cp_agent::StopControl;
 use cp_llm::CancelToken;
 
-use cp_orchestrate::{RunArgs, WorkflowEvent};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
+
+use crate::alerts::TerminalAlerts;
+use crate::run_phases::{PhaseDrivers, PhaseOutput};
+use crate::tui::agent_state::AgentState;
+use crate::tui::events::AppEvent;
+use crate::tui::phases::{self, Phases};
 
 use crate::tui::conversation::{Entry, NO_PROVIDER_HELP};
 use crate::tui::dialog::{ApprovalDialog, DialogStep};
@@ -19,7 +28,7 @@ use crate::tui::workflow_thread::{self, WorkflowAgent, WorkflowRun, builtin_agen
 impl App {
     /// Starts a workflow run; its sessions (the built-in agent's, or the agent CLI's) stream
     /// into the conversation.
-    pub fn start_workflow(&mut self, args: RunArgs) {
+    pub fn start_workflow(&mut self, mut args: RunArgs) {
         let turn = RunningTurn {
             cancel: CancelToken::new(),
             stop: StopControl::default(),
@@ -38,12 +47,74 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
+        self.phase_agents(&mut args.options, &turn.cancel);
+        let phases = args
+            .workflow
+            .as_deref()
+            .and_then(|path| cp_orchestrate::Workflow::load(path).ok())
+            .map(|workflow| {
+                Phases::of(
+                    &workflow,
+                    args.options.agent.as_deref().unwrap_or("builtin"),
+                )
+            })
+            .unwrap_or_default();
         // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
         if workflow_thread::start(&self.host, driver, args, &self.tx).is_ok() {
             self.workflow = Some(WorkflowRun {
                 turn: Some(turn),
+                phases,
                 ..WorkflowRun::default()
             });
+        }
+    }
+
+    /// Phases that run side by side get their own agents (as headless), whose news comes
+    /// here under the phase; Esc (`cancel`) stops them all with the run's turn. Gates and
+    /// failures ring the bell and set the title.
+    fn phase_agents(&self, options: &mut RunOptions, cancel: &CancelToken) {
+        let default = options
+            .agent
+            .as_deref()
+            .and_then(|name| name.parse().ok())
+            .unwrap_or_default();
+        let provider = self
+            .agent
+            .provider
+            .clone()
+            .or_else(|| AgentState::from_config(self.host.project()).provider);
+        let tx = self.tx.clone();
+        options.drivers = Some(Arc::new(PhaseDrivers {
+            default,
+            provider,
+            project: self.host.project().clone(),
+            cancel: cancel.clone(),
+            output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
+                let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
+                    phase: phase.to_owned(),
+                    news,
+                }));
+            })),
+        }));
+        let tx = self.tx.clone();
+        let alerts = TerminalAlerts::from_user_config().with_tui(move |alert| {
+            let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Alert(
+                alert.message.clone(),
+            )));
+        });
+        options.alerter = Some(Arc::new(alerts));
+    }
+
+    /// `[` / `]`: shows the Phases panel, on the previous or next phase.
+    pub(super) fn select_phase(&mut self, down: bool) {
+        match self.workflow.as_mut().filter(|run| !run.phases.is_empty()) {
+            Some(run) => {
+                if self.ui.nav.selected() == phases::ID {
+                    run.phases.move_selection(down);
+                }
+                self.select(phases::ID);
+            }
+            None => self.ui.flash = Some("No workflow run: no phases to show.".into()),
         }
     }
 
@@ -62,6 +133,7 @@ impl App {
         let run = self.workflow.get_or_insert_with(WorkflowRun::default);
         match msg {
             WorkflowMsg::Ask(request, reply) => {
+                run.phases.asked(&request.phase_id, Instant::now());
                 self.modal.dialog = Some(ApprovalDialog::new(*request, reply));
             }
             WorkflowMsg::Event(event) => {
@@ -74,12 +146,24 @@ impl App {
                     WorkflowEvent::PhaseStarted { .. } => "▶",
                     _ => "·",
                 };
+                run.phases.event(&event, Instant::now());
                 run.status = event.to_string();
                 self.conversation
                     .push_system(format!("{marker} workflow: {event}"));
                 if phase_started {
                     self.phase_started();
                 }
+            }
+            WorkflowMsg::Phase { phase, news } => {
+                run.phases.news(&phase, news, Instant::now());
+            }
+            WorkflowMsg::Alert(message) => {
+                set_title(&format!("Context Pilot: {message}"));
+                run.titled = true;
+                self.conversation.push(Entry::Notice {
+                    level: Level::Warning,
+                    text: message,
+                });
             }
             WorkflowMsg::PausedForReload => {
                 run.paused_for_reload = true;
@@ -97,6 +181,10 @@ impl App {
                 } else {
                     Level::Warning
                 };
+                run.phases.ended = Some(text.clone());
+                if std::mem::take(&mut run.titled) {
+                    set_title("Context Pilot");
+                }
                 run.exit = Some(result);
                 // Nothing waits any more: no dialog (hidden or not) outlives the run.
                 self.modal.dialog = None;
@@ -115,6 +203,10 @@ impl App {
             DialogStep::Answer => {
                 if let Some(dialog) = self.modal.dialog.take() {
                     dialog.answer();
+                }
+                if let Some(run) = self.workflow.as_mut().filter(|r| r.titled) {
+                    run.titled = false;
+                    set_title("Context Pilot");
                 }
             }
             DialogStep::ReviewChanges => self.review_changes(),
@@ -141,4 +233,9 @@ impl App {
             .filter(|w| w.paused_for_reload)
             .and_then(|w| w.run_id.as_deref())
     }
+}
+
+/// Sets the terminal's title (on the UI thread, between frames, so it never splits one).
+fn set_title(title: &str) {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::terminal::SetTitle(title));
 }

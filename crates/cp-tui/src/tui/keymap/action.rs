@@ -73,6 +73,8 @@ pub enum Action {
     /// Alt-↑/Alt-↓ with no provider: the agent F5 and F6 start becomes the previous (`false`)
     /// or next (`true`) one the conversation offers.
     PickOfferedAgent(bool),
+    /// `[` / `]`: the Phases panel shows the previous (`false`) or next (`true`) phase.
+    SelectPhase(bool),
     /// Answer to a yes/no question.
     Yes,
     No,
@@ -192,6 +194,8 @@ impl Action {
             Self::ReviewChanges => "review_changes",
             Self::PickOfferedAgent(false) => "pick_previous_offered_agent",
             Self::PickOfferedAgent(true) => "pick_next_offered_agent",
+            Self::SelectPhase(false) => "previous_phase",
+            Self::SelectPhase(true) => "next_phase",
             Self::Click { .. } | Self::Yes | Self::No => return None,
         })
     }

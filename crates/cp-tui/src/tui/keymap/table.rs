@@ -14,7 +14,7 @@ use Scope::{Changes, Everywhere, Sidebar, Text};
 
 /// Every key the TUI knows, first match wins. Help lists this table, with the docs of the
 /// commands the keys run.
-pub static BINDINGS: [Binding; 63] = [
+pub static BINDINGS: [Binding; 65] = [
     // The Changes panel (first, so its keys win over the general ones there).
     bind(
         &[key(KeyCode::Up), ch('k')],
@@ -413,6 +413,20 @@ pub static BINDINGS: [Binding; 63] = [
         "↓, j",
         Sidebar,
         Command::Do(Action::SelectNext),
+        None,
+    ),
+    bind(
+        &[ch('[')],
+        "[",
+        Sidebar,
+        Command::Do(Action::SelectPhase(false)),
+        None,
+    ),
+    bind(
+        &[ch(']')],
+        "]",
+        Sidebar,
+        Command::Do(Action::SelectPhase(true)),
         None,
     ),
     bind(

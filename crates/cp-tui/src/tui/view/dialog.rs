@@ -204,6 +204,8 @@ mod tests {
     #[test]
     fn the_hint_names_only_what_the_approval_gate_offers() {
         let mut request = ApprovalRequest {
+            worktree: None,
+            base_commit: None,
             run_id: "r".into(),
             phase_id: "p".into(),
             iteration: 1,

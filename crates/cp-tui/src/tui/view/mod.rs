@@ -142,6 +142,11 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     } else if app.selected == super::changes::ID {
         app.changes.render(inner, buf, focused);
         return;
+    } else if app.selected == super::phases::ID {
+        if let Some(run) = app.workflow {
+            run.phases.render(inner, buf, std::time::Instant::now());
+        }
+        return;
     } else if let Some(panel) = &app.panel {
         panel.render(inner, buf, &app.panel_view);
     } else {

@@ -188,6 +188,8 @@ fn key_hints(app: &ViewModel<'_>) -> &'static str {
         "c comment · S send · r revert · C commit · Esc back · ? help"
     } else if app.focus == Focus::Sidebar && app.selected == crate::tui::changes::ID {
         "Enter review keys · ? help · : palette"
+    } else if app.focus == Focus::Sidebar && app.selected == crate::tui::phases::ID {
+        "[ ] another phase · ? help · : palette"
     } else if app.focus == Focus::Sidebar {
         "x close · ? help · : palette"
     } else {

@@ -71,6 +71,11 @@ struct Measured {
     restore: Vec<f64>,
     host: Vec<f64>,
     cpu: Vec<f64>,
+    /// The last request's body, in KiB.
+    body_kib: f64,
+    /// Writing that body as JSON once (`serde_json::to_vec`), in ms: the part of a request's
+    /// cost that the provider's body needs, whatever the host does around it.
+    body_json: Vec<f64>,
 }
 
 /// Restore time, host time and CPU time per request for a session of `entries` entries.
@@ -126,15 +131,40 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> Measured {
     let cpu = vec![(cpu_secs(pid) - cpu_before) * 1_000.0 / (2 * (turns - 1)) as f64];
     let requests = server.requests();
     assert_eq!(requests.len(), 2 * turns, "two requests a turn");
-    // Within a turn, the gap between the request that got the tool call and the one that
-    // carries its result is all host time: the model answered at once.
+    // Within a turn, the gap between the end of the reply with the tool call and the arrival
+    // of the request that carries its result is all host time: the tool batch, the saved
+    // state, the panels and the next request's body. The scripted server's own work (reading
+    // the first request into JSON, writing its reply) happens before that gap, so it is not
+    // counted against the host.
     let host: Vec<f64> = requests
         .chunks(2)
-        .map(|pair| ms(pair[1].received.duration_since(pair[0].received)))
+        .enumerate()
+        .map(|(pair_index, pair)| {
+            let replied = server
+                .replied_at(2 * pair_index)
+                .expect("the reply with the tool call was written");
+            ms(pair[1].received.duration_since(replied))
+        })
+        .collect();
+    let last = requests.last().expect("two requests a turn");
+    let body_kib = last.raw_body.len() as f64 / 1024.0;
+    let body_json = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let bytes = serde_json::to_vec(&last.body).unwrap();
+            std::hint::black_box(bytes);
+            ms(started.elapsed())
+        })
         .collect();
     tui.send(b"\x03");
     tui.wait_exit(WAIT).unwrap();
-    Measured { restore, host, cpu }
+    Measured {
+        restore,
+        host,
+        cpu,
+        body_kib,
+        body_json,
+    }
 }
 
 /// The rows: per size, restore time and host time per request; then the growth as ratios.
@@ -147,7 +177,13 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut medians = Vec::new();
     for &entries in sizes {
-        let Measured { restore, host, cpu } = measure(opts, entries, turns);
+        let Measured {
+            restore,
+            host,
+            cpu,
+            body_kib,
+            body_json,
+        } = measure(opts, entries, turns);
         let restore_row = Row::new(
             format!(
                 "start to first frame, restoring {} entries",
@@ -162,22 +198,40 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
             "ms",
             host,
         )
-        .note("tool call in → its result out: tool batch, saved state, panels, next request; model answers at once");
+        .note("reply with the tool call written → request with its result in: tool batch, saved state, panels, next request");
         let cpu_row = Row::new(
             format!("TUI CPU time per request, {} entries", fmt(entries as f64)),
             "ms",
             cpu,
         )
         .note("utime + stime of the TUI process (all threads) over the turns after the first, ÷ their requests; 10 ms ticks");
+        let body_row = Row::new(
+            format!("request body, {} entries", fmt(entries as f64)),
+            "KiB",
+            vec![body_kib],
+        )
+        .note("the last request's body as the provider receives it");
+        let json_row = Row::new(
+            format!(
+                "baseline: writing that body as JSON once, {} entries",
+                fmt(entries as f64)
+            ),
+            "ms",
+            body_json,
+        )
+        .note("serde_json::to_vec of the parsed body, in the bench process: what the body itself costs");
         medians.push((
             entries,
             restore_row.median(),
             host_row.median(),
             cpu_row.median(),
+            json_row.median(),
         ));
         rows.push(restore_row);
         rows.push(host_row);
         rows.push(cpu_row);
+        rows.push(body_row);
+        rows.push(json_row);
     }
     if let (Some(first), Some(last)) = (medians.first(), medians.last()) {
         rows.push(
@@ -191,6 +245,18 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
                 vec![last.2 / first.2],
             )
             .note("the goal is at most 2×"),
+        );
+        rows.push(
+            Row::new(
+                format!(
+                    "host time per request beyond writing its body, {} ÷ {} entries",
+                    fmt(last.0 as f64),
+                    fmt(first.0 as f64)
+                ),
+                "×",
+                vec![(last.2 - last.4).max(0.0) / (first.2 - first.4).max(f64::EPSILON)],
+            )
+            .note("host time less the baseline of writing the body as JSON, at each size"),
         );
         rows.push(
             Row::new(

@@ -47,6 +47,9 @@ struct Shared {
     models: Mutex<(Option<Vec<ListedModel>>, usize)>,
     model_requests: Mutex<Vec<RecordedRequest>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// When the reply to each of `requests` was written in full (by the request's index);
+    /// `None` while it is being written.
+    replied: Mutex<Vec<Option<Instant>>>,
     arrived: Condvar,
     stop: AtomicBool,
 }
@@ -77,6 +80,7 @@ impl LlmServer {
             models: Mutex::new((None, 100)),
             model_requests: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
+            replied: Mutex::new(Vec::new()),
             arrived: Condvar::new(),
             stop: AtomicBool::new(false),
         });
@@ -156,6 +160,13 @@ impl LlmServer {
     pub fn wait_for_requests(&self, count: usize, timeout: Duration) -> Vec<RecordedRequest> {
         self.wait_for_count(count, timeout);
         lock(&self.shared.requests).clone()
+    }
+
+    /// When the reply to request `index` (0-based, as in [`LlmServer::requests`]) had been
+    /// written in full: the time the program under test has had its answer since (a benchmark
+    /// times the host from here to its next request, leaving out this server's own work).
+    pub fn replied_at(&self, index: usize) -> Option<Instant> {
+        lock(&self.shared.replied).get(index).copied().flatten()
     }
 
     /// Waits until at least `count` requests arrived or `timeout` passed; returns how many
@@ -257,6 +268,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
         )
     });
     let _ = write_reply(stream, &reply, &shared.stop);
+    let mut replied = lock(&shared.replied);
+    if replied.len() < number {
+        replied.resize(number, None);
+    }
+    replied[number - 1] = Some(Instant::now());
 }
 
 pub mod anthropic;

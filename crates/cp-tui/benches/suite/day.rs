@@ -167,6 +167,66 @@ fn measure(opts: &Options, entries: usize, turns: usize) -> Measured {
     }
 }
 
+/// One size's rows, and its medians: (entries, restore, host, CPU, writing the body as JSON).
+fn size_rows(entries: usize, measured: Measured) -> (Vec<Row>, (usize, f64, f64, f64, f64)) {
+    let Measured {
+        restore,
+        host,
+        cpu,
+        body_kib,
+        body_json,
+    } = measured;
+    let restore_row = Row::new(
+        format!(
+            "start to first frame, restoring {} entries",
+            fmt(entries as f64)
+        ),
+        "ms",
+        restore,
+    )
+    .note("the real binary in a PTY; until the last restored entry is on screen");
+    let host_row = Row::new(
+        format!("host time per request, {} entries", fmt(entries as f64)),
+        "ms",
+        host,
+    )
+    .note("reply with the tool call written → request with its result in: tool batch, saved state, panels, next request");
+    let cpu_row = Row::new(
+        format!("TUI CPU time per request, {} entries", fmt(entries as f64)),
+        "ms",
+        cpu,
+    )
+    .note("utime + stime of the TUI process (all threads) over the turns after the first, ÷ their requests; 10 ms ticks");
+    let body_row = Row::new(
+        format!("request body, {} entries", fmt(entries as f64)),
+        "KiB",
+        vec![body_kib],
+    )
+    .note("the last request's body as the provider receives it");
+    let json_row = Row::new(
+        format!(
+            "baseline: writing that body as JSON once, {} entries",
+            fmt(entries as f64)
+        ),
+        "ms",
+        body_json,
+    )
+    .note(
+        "serde_json::to_vec of the parsed body, in the bench process: what the body itself costs",
+    );
+    let medians = (
+        entries,
+        restore_row.median(),
+        host_row.median(),
+        cpu_row.median(),
+        json_row.median(),
+    );
+    (
+        vec![restore_row, host_row, cpu_row, body_row, json_row],
+        medians,
+    )
+}
+
 /// The rows: per size, restore time and host time per request; then the growth as ratios.
 pub fn day_session(opts: &Options) -> Vec<Row> {
     let (sizes, turns): (&[usize], usize) = if opts.quick {
@@ -177,61 +237,9 @@ pub fn day_session(opts: &Options) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut medians = Vec::new();
     for &entries in sizes {
-        let Measured {
-            restore,
-            host,
-            cpu,
-            body_kib,
-            body_json,
-        } = measure(opts, entries, turns);
-        let restore_row = Row::new(
-            format!(
-                "start to first frame, restoring {} entries",
-                fmt(entries as f64)
-            ),
-            "ms",
-            restore,
-        )
-        .note("the real binary in a PTY; until the last restored entry is on screen");
-        let host_row = Row::new(
-            format!("host time per request, {} entries", fmt(entries as f64)),
-            "ms",
-            host,
-        )
-        .note("reply with the tool call written → request with its result in: tool batch, saved state, panels, next request");
-        let cpu_row = Row::new(
-            format!("TUI CPU time per request, {} entries", fmt(entries as f64)),
-            "ms",
-            cpu,
-        )
-        .note("utime + stime of the TUI process (all threads) over the turns after the first, ÷ their requests; 10 ms ticks");
-        let body_row = Row::new(
-            format!("request body, {} entries", fmt(entries as f64)),
-            "KiB",
-            vec![body_kib],
-        )
-        .note("the last request's body as the provider receives it");
-        let json_row = Row::new(
-            format!(
-                "baseline: writing that body as JSON once, {} entries",
-                fmt(entries as f64)
-            ),
-            "ms",
-            body_json,
-        )
-        .note("serde_json::to_vec of the parsed body, in the bench process: what the body itself costs");
-        medians.push((
-            entries,
-            restore_row.median(),
-            host_row.median(),
-            cpu_row.median(),
-            json_row.median(),
-        ));
-        rows.push(restore_row);
-        rows.push(host_row);
-        rows.push(cpu_row);
-        rows.push(body_row);
-        rows.push(json_row);
+        let (size_rows, size_medians) = size_rows(entries, measure(opts, entries, turns));
+        rows.extend(size_rows);
+        medians.push(size_medians);
     }
     if let (Some(first), Some(last)) = (medians.first(), medians.last()) {
         rows.push(

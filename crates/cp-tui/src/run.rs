@@ -14,7 +14,7 @@ use cp_orchestrate::{
 };
 
 use crate::alerts::TerminalAlerts;
-use crate::headless_out::{LineState, OwnLines};
+use crate::headless_out::{LineState, OwnLines, short};
 use crate::host::Host;
 use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
 use crate::tui::{AgentState, CliAgent};
@@ -299,11 +299,4 @@ fn print_progress(line: &LineState, event: AgentEvent) {
         | AgentEvent::Finished(_) => Ok(()),
     };
     let _ = out.flush();
-}
-
-pub(crate) fn short(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    format!("{}…", text.chars().take(max - 1).collect::<String>())
 }

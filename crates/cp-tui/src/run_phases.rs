@@ -16,9 +16,9 @@ use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
+use crate::headless_out::short;
 use crate::host::Host;
 use crate::init::program;
-use crate::run::short;
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
 pub(crate) struct PhaseDrivers {

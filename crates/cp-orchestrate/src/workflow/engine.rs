@@ -22,17 +22,7 @@ use super::store::{PendingFeedback, Position, RunState, RunStatus, RunStore, Sta
 use super::template::{display_value, lookup_path, substitute};
 use crate::restart::{RestartConfig, RestartEvent, RestartLoop, RestartOverrides, SessionDriver};
 
-/// Exit code of a run stopped by a merge conflict no one answered.
-pub const EXIT_CONFLICT: i32 = 3;
-
-/// Exit code of a run interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it);
-/// `--resume` continues it.
-pub const EXIT_INTERRUPTED: i32 = 130;
-
-/// Exit code of a run aborted at an approval gate.
-pub const EXIT_ABORTED: i32 = 2;
-/// Exit code of a run that failed (bad workflow, failed phase, no answer).
-pub const EXIT_FAILED: i32 = 1;
+pub use super::exit::{EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED};
 
 /// The question of an approval gate without its own prompt.
 pub const APPROVAL_PROMPT: &str = "Continue with the next phase?";

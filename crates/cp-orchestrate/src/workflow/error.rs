@@ -222,8 +222,8 @@ impl WorkflowError {
     /// answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::MergeConflict(_) => super::engine::EXIT_CONFLICT,
-            _ => super::engine::EXIT_FAILED,
+            Self::MergeConflict(_) => super::exit::EXIT_CONFLICT,
+            _ => super::exit::EXIT_FAILED,
         }
     }
 }

@@ -18,6 +18,7 @@ mod condition;
 mod context;
 mod engine;
 mod error;
+mod exit;
 mod graph;
 mod headless;
 mod merge;

@@ -1,20 +1,12 @@
 //! The no-model screen's offer: with no LLM provider configured, the agent CLIs this machine
-//! has (looked for off the UI thread, by [`LookForAgents`]) are listed in the conversation
-//! with their versions, the ones too old marked. The first usable one is picked, Alt-↑/Alt-↓
-//! picks another; F5 runs the TUI's turns with the picked one (as `--agent NAME` does;
-//! [`StartAgent`] starts it off the UI thread), F6 does that and remembers it in the user's
-//! config ([`super::remembered_agent`]). With nothing installed it says, in three lines, how
-//! to get a model or an agent.
-
-use std::path::PathBuf;
+//! has (looked for off the UI thread, by `agent_start::LookForAgents`) are listed in the
+//! conversation with their versions, the ones too old marked. The first usable one is picked,
+//! Alt-↑/Alt-↓ picks another; F5 runs the TUI's turns with the picked one (as `--agent NAME`
+//! does; `agent_start::StartAgent` starts it off the UI thread), F6 does that and remembers it
+//! in the user's config ([`super::remembered_agent`]). With nothing installed it says, in three
+//! lines, how to get a model or an agent. This file is data only: the events name it.
 
 use cp_agent_cli::{AGENT_CLIS, AgentKind, Found, Presence};
-use cp_base::{Project, WorkerId};
-
-use super::background::{Job, Reporter};
-use super::cli_agent::CliAgent;
-use super::events::AppEvent;
-use super::remembered_agent;
 
 /// The agents found, for the offer.
 #[derive(Debug, Clone, Default)]
@@ -137,76 +129,6 @@ fn nothing_installed() -> String {
          For your own agent: {}; then start context-pilot again.",
         agents.join("; ")
     )
-}
-
-/// Looks for the agent CLIs (each one's `--version` runs); ends with
-/// [`AppEvent::AgentsFound`].
-pub struct LookForAgents;
-
-impl Job for LookForAgents {
-    fn thread_name(&self) -> String {
-        "cp-agent-look".into()
-    }
-
-    fn what(&self) -> &'static str {
-        "the look for installed agent CLIs"
-    }
-
-    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
-        Some(AppEvent::AgentsFound(AgentOffer::new(
-            cp_agent_cli::look_for_agents(),
-        )))
-    }
-}
-
-/// Starts the agent the person picked (F5, F6): finds and checks its binary and writes its
-/// wiring, and with `remember` records the choice; ends with [`AppEvent::AgentStarted`].
-pub struct StartAgent {
-    pub project: Project,
-    pub worker: WorkerId,
-    pub kind: AgentKind,
-    pub remember: bool,
-}
-
-/// What [`StartAgent`] did.
-pub struct StartedAgent {
-    pub kind: AgentKind,
-    /// The agent, or why it cannot start.
-    pub cli: Result<CliAgent, String>,
-    /// With F6: the file the choice was written to, or why it was not.
-    pub remembered: Option<Result<PathBuf, String>>,
-}
-
-impl std::fmt::Debug for StartedAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StartedAgent")
-            .field("kind", &self.kind)
-            .field("cli", &self.cli.as_ref().map(CliAgent::label))
-            .field("remembered", &self.remembered)
-            .finish()
-    }
-}
-
-impl Job for StartAgent {
-    fn thread_name(&self) -> String {
-        "cp-agent-start".into()
-    }
-
-    fn what(&self) -> &'static str {
-        "the agent CLI"
-    }
-
-    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
-        let cli =
-            CliAgent::start(&self.project, &self.worker, self.kind).map_err(|e| e.to_string());
-        let remembered = (self.remember && cli.is_ok())
-            .then(|| remembered_agent::remember(self.kind).map_err(|e| e.to_string()));
-        Some(AppEvent::AgentStarted(Box::new(StartedAgent {
-            kind: self.kind,
-            cli,
-            remembered,
-        })))
-    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
 use super::changes::draw::{ADDED_BG, REMOVED_BG};
-use super::changes::jobs::Snapshot;
+use super::changes::snapshot::Snapshot;
 use super::changes::{self, Pane};
 use super::keymap::map_key;
 use super::snapshot_tests::app;
@@ -337,8 +337,8 @@ fn comments_sent_while_the_agent_works_wait_for_its_turn_to_end_and_the_status_b
 fn a_failing_git_shows_its_words_in_red_at_the_top_of_the_panel() {
     let mut app = review_app(DIFF);
     app.handle(super::AppEvent::Changes(
-        super::changes::jobs::ChangesMsg::Done {
-            action: super::changes::jobs::Action::Commit("x".into()),
+        super::changes::msg::ChangesMsg::Done {
+            action: super::changes::msg::Action::Commit("x".into()),
             result: Err("`git commit -q -m x` failed: lint says no".into()),
         },
     ));

@@ -38,11 +38,12 @@ pub enum AppEvent {
     /// The agent CLIs on `PATH`, looked for at start when no provider is configured.
     AgentsFound(super::agent_offer::AgentOffer),
     /// The agent picked on the no-model screen started (or could not).
-    AgentStarted(Box<super::agent_offer::StartedAgent>),
+    /// It is waiting in the slot the job was given (`agent_start::StartedSlot`).
+    AgentStarted,
     /// Background work whose thread could not start (see `background::spawn`).
     NotStarted(NotStarted),
     /// The Changes panel's reading of the diff, or its git action, ended.
-    Changes(super::changes::jobs::ChangesMsg),
+    Changes(super::changes::msg::ChangesMsg),
 }
 
 /// A job whose thread could not start.

@@ -2,6 +2,7 @@
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
 mod agent_offer;
+mod agent_start;
 mod agent_state;
 mod answer_rows;
 mod app;
@@ -63,7 +64,7 @@ use crossterm::event::Event;
 
 pub use agent_state::AgentState;
 pub use app::App;
-pub use changes::jobs::Snapshot as ChangesSnapshot;
+pub use changes::snapshot::Snapshot as ChangesSnapshot;
 pub use changes::{Changes, Pane as ChangesPane};
 pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
@@ -151,7 +152,7 @@ fn run_app(
     }
     if !agent.has_agent() {
         // Off the UI thread: each installed agent's `--version` runs.
-        let _ = background::spawn(agent_offer::LookForAgents, &tx);
+        let _ = background::spawn(agent_start::LookForAgents, &tx);
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);

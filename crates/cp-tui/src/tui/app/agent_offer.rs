@@ -5,7 +5,8 @@
 use cp_base::Level;
 
 use super::App;
-use crate::tui::agent_offer::{AgentOffer, StartAgent, StartedAgent};
+use crate::tui::agent_offer::AgentOffer;
+use crate::tui::agent_start::{StartAgent, StartedAgent};
 use crate::tui::agent_state::AgentState;
 use crate::tui::background;
 use crate::tui::conversation::Entry;
@@ -76,6 +77,7 @@ impl App {
             worker: self.host.worker().clone(),
             kind,
             remember,
+            slot: std::sync::Arc::clone(&self.started_agent),
         };
         if background::spawn(job, &self.tx).is_ok() {
             offer.starting = true;
@@ -85,10 +87,18 @@ impl App {
 
     /// The agent picked with F5/F6 started: it runs the turns from now on, as with
     /// `--agent NAME`.
-    pub(super) fn agent_started(&mut self, started: StartedAgent) {
+    pub(super) fn agent_started(&mut self) {
         if let Some(offer) = &mut self.offer {
             offer.starting = false;
         }
+        let taken = self
+            .started_agent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(started) = taken else {
+            return;
+        };
         let StartedAgent {
             kind,
             cli,

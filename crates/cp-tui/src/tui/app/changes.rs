@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use crate::tui::background;
 use crate::tui::changes::comments::{self, ReviewComment};
-use crate::tui::changes::jobs::{self, Act, Action as GitAction, ChangesMsg, Refresh};
+use crate::tui::changes::jobs::{self, Act, Refresh};
+use crate::tui::changes::msg::{Action as GitAction, ChangesMsg};
 use crate::tui::changes::{self, Pane, Prompt, PromptKind};
 use crate::tui::confirm::Confirm;
 use crate::tui::conversation::Entry;

@@ -30,7 +30,7 @@ impl App {
             AppEvent::Signal(SignalKind::Reload) => self.request_reload(),
             AppEvent::ModelCheck(check) => self.apply_model_check(check),
             AppEvent::AgentsFound(offer) => self.offer_agents(offer),
-            AppEvent::AgentStarted(started) => self.agent_started(*started),
+            AppEvent::AgentStarted => self.agent_started(),
             AppEvent::AgentNotice(level, text) => {
                 self.conversation.push(Entry::Notice { level, text });
             }

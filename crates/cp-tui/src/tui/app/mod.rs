@@ -57,6 +57,8 @@ pub struct App {
     offer: Option<super::agent_offer::AgentOffer>,
     /// The agent F5/F6 started, which a live reload passes on as `--agent`.
     picked_agent: Option<cp_agent_cli::AgentKind>,
+    /// Where the job F5/F6 start leaves the agent CLI it started.
+    started_agent: super::agent_start::StartedSlot,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
@@ -151,6 +153,7 @@ impl App {
             input: super::input::InputBox::default(),
             agent,
             offer: None,
+            started_agent: super::agent_start::StartedSlot::default(),
             picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,

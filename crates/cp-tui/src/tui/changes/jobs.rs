@@ -5,100 +5,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cp_git::{FileDiff, Git, MAX_SHOWN_LINES};
-use ratatui::text::Span;
+use cp_git::Git;
 
 use crate::tui::background::{Job, Reporter};
 use crate::tui::events::AppEvent;
-use crate::tui::markdown::highlight;
 
-/// Styled code of one file: per hunk, per line, its spans.
-pub type StyledFile = Vec<Vec<Vec<Span<'static>>>>;
-
-/// One reading of the work tree's changes, with the code already highlighted.
-#[derive(Debug, Default)]
-pub struct Snapshot {
-    /// The repository's top directory.
-    pub root: PathBuf,
-    /// The commit the diff is against when not `HEAD` (a workflow phase's start).
-    pub base: Option<String>,
-    pub files: Vec<FileDiff>,
-    /// `files[i]`'s highlighted lines (empty for a summarised file).
-    pub styled: Vec<StyledFile>,
-}
-
-impl Snapshot {
-    /// Builds a snapshot of `files`, highlighting every file shown in full.
-    pub fn new(root: PathBuf, files: Vec<FileDiff>) -> Self {
-        Self::reusing(root, files, &Self::default())
-    }
-
-    /// Builds a snapshot of `files`, taking the highlighting of each file whose diff is the
-    /// same in `previous` from there (a reading every 2 s highlights only what changed).
-    pub fn reusing(root: PathBuf, files: Vec<FileDiff>, previous: &Self) -> Self {
-        let styled = files
-            .iter()
-            .map(|file| {
-                previous
-                    .files
-                    .iter()
-                    .position(|old| old == file)
-                    .and_then(|i| previous.styled.get(i).cloned())
-                    .unwrap_or_else(|| style_file(file))
-            })
-            .collect();
-        Self {
-            root,
-            base: None,
-            files,
-            styled,
-        }
-    }
-}
-
-/// The language token syntect knows a file by: its extension, or its name (`Makefile`).
-fn language(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.rsplit_once('.').map_or(name, |(_, ext)| ext)
-}
-
-/// Highlights each hunk as one block (so a multi-line string keeps its colour).
-pub fn style_file(file: &FileDiff) -> StyledFile {
-    if file.line_count() > MAX_SHOWN_LINES {
-        return Vec::new();
-    }
-    let language = language(&file.path);
-    file.hunks
-        .iter()
-        .map(|hunk| {
-            let mut code = String::new();
-            for line in &hunk.lines {
-                code.push_str(&line.text);
-                code.push('\n');
-            }
-            let mut styled = highlight::highlight_here(&code, language);
-            styled.resize_with(hunk.lines.len(), Vec::new);
-            styled
-        })
-        .collect()
-}
-
-/// What the Changes panel's background work reports.
-#[derive(Debug)]
-pub enum ChangesMsg {
-    /// A reading of the changes (request `generation`), or why git could not give one.
-    Loaded {
-        generation: u64,
-        result: Result<Arc<Snapshot>, String>,
-    },
-    /// The commit `HEAD` named when a workflow phase started (its diff's base).
-    PhaseBase(Option<String>),
-    /// A git action ended: what was done, or git's words on why not.
-    Done {
-        action: Action,
-        result: Result<String, String>,
-    },
-}
+use super::msg::{Action, ChangesMsg};
+use super::snapshot::Snapshot;
 
 /// Reads the changes of the repository holding `dir`.
 pub struct Refresh {
@@ -139,27 +52,6 @@ impl Job for Refresh {
             generation: self.generation,
             result,
         }))
-    }
-}
-
-/// A git action the person confirmed.
-#[derive(Debug, Clone)]
-pub enum Action {
-    RevertHunk { file: FileDiff, hunk: usize },
-    RevertFile(FileDiff),
-    Commit(String),
-}
-
-impl Action {
-    /// The action in words, for the panel and the status bar.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::RevertHunk { file, hunk } => {
-                format!("reverted hunk {} of {}", hunk + 1, file.path)
-            }
-            Self::RevertFile(file) => format!("reverted {}", file.path),
-            Self::Commit(_) => "committed".to_owned(),
-        }
     }
 }
 

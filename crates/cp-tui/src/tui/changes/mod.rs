@@ -8,7 +8,9 @@
 pub mod comments;
 pub mod draw;
 pub mod jobs;
+pub mod msg;
 pub mod rows;
+pub mod snapshot;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,8 +20,8 @@ use cp_git::{FileDiff, Hunk, LineKind};
 
 use super::line_edit::LineEdit;
 use comments::ReviewComment;
-use jobs::Snapshot;
 use rows::Row;
+use snapshot::Snapshot;
 
 /// The sidebar id of the Changes panel.
 pub const ID: &str = "changes";
@@ -118,7 +120,7 @@ pub struct Changes {
     /// `S` was pressed while the agent worked: the comments go when its turn ends.
     pub send_queued: bool,
     /// A revert waiting for the person's yes.
-    pub pending: Option<jobs::Action>,
+    pub pending: Option<msg::Action>,
     /// A git action runs.
     pub acting: bool,
     /// The commit `HEAD` named when the workflow's current phase started.

@@ -1135,7 +1135,7 @@ fn a_conflict_between_claude_code_phases_exits_3_and_leaves_the_tree_clean() {
     assert_no_claude_under(&root);
 }
 
-/// Issue 26 with the real Claude Code: the run is SIGKILLed mid-wave (api merged, ui's Claude
+/// Issue 26 with the real Claude Code: the run is killed (`SIGKILL`) mid-wave (api merged, ui's Claude
 /// Code waiting on the model), then `run --resume` finishes it: api's commit is kept, ui and
 /// integrate are merged, and no Claude Code process is left.
 #[test]

@@ -1162,9 +1162,12 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
     let mut command = run_command(&root, home.path(), "claude", &[]);
     command
         .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .env("ANTHROPIC_API_KEY", "sk-ant-scripted");
+    // The killed run's progress and errors, for a failure's message.
+    let first_log = home.path().join("first-run.log");
+    let log = std::fs::File::create(&first_log).unwrap();
+    command.stdout(log.try_clone().unwrap()).stderr(log);
+    let first = || std::fs::read_to_string(&first_log).unwrap_or_default();
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn().unwrap();
     let deadline = Instant::now() + RUN_LIMIT;
@@ -1181,11 +1184,13 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
         }
         assert!(
             child.try_wait().unwrap().is_none(),
-            "the run ended before the awaited state"
+            "the run ended before the awaited state\n{}",
+            first()
         );
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for the run record"
+            "timed out waiting for the run record\n{}",
+            first()
         );
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -1213,7 +1218,7 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
         .spawn()
         .unwrap();
     let out = wait_output(resumed);
-    let all = shown(&out);
+    let all = format!("killed run:\n{}\nresumed run: {}", first(), shown(&out));
     assert_eq!(out.status.code(), Some(0), "{all}");
     let kept = Command::new("git")
         .args(["merge-base", "--is-ancestor", &api_commit, "HEAD"])

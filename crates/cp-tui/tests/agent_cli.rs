@@ -1,6 +1,8 @@
 //! End to end: `context-pilot run --agent claude|gemini` drives the REAL Claude Code and
 //! Gemini CLI (installed by `scripts/install-agents.sh` under `target/agents/`) against the
-//! scripted LLM server, with smart restarts measured from the agent's own stream (issue 18).
+//! scripted LLM server, with smart restarts measured from the agent's own stream (issue 18),
+//! and Claude Code in workflows with parallel phases (issue 26): phases at once in worktrees,
+//! a dependent that sees both results, a conflict (exit 3), `--resume` after `SIGKILL`.
 //!
 //! The scripted conversation is mostly a queue. Two kinds of request are answered by content
 //! instead, because their timing is not the test's to choose: the request the agent may send

@@ -159,6 +159,18 @@ mod tests {
     use crate::tui::events::AppEvent;
     use crate::tui::keymap::Action;
 
+    /// The conversation's system entries (the offer is one).
+    fn system_texts(conversation: &crate::tui::conversation::Conversation) -> Vec<&str> {
+        conversation
+            .entries()
+            .iter()
+            .filter_map(|e| match e {
+                Entry::System(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn the_offer_replaces_the_no_provider_help_and_f5_without_a_usable_agent_says_so() {
         let mut app = crate::tui::snapshot_tests::app(false);
@@ -178,14 +190,7 @@ mod tests {
         );
         let (conversation, _, agent) = app.parts_for_test();
         assert!(!agent.has_agent());
-        let systems: Vec<&str> = conversation
-            .entries()
-            .iter()
-            .filter_map(|e| match e {
-                Entry::System(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let systems = system_texts(conversation);
         assert_eq!(systems.len(), 1, "{systems:?}");
         assert!(
             systems[0].contains("Claude Code 1.0.0 at /bin/claude is too old"),
@@ -214,14 +219,7 @@ mod tests {
         );
         let (conversation, _, agent) = app.parts_for_test();
         assert!(!agent.has_agent());
-        let systems: Vec<&str> = conversation
-            .entries()
-            .iter()
-            .filter_map(|e| match e {
-                Entry::System(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let systems = system_texts(conversation);
         assert_eq!(systems.len(), 1, "replaced, not added: {systems:?}");
         assert!(
             systems[0].contains("▸ Codex CLI 0.169.0 (/bin/codex) — F5 runs"),

@@ -8,16 +8,21 @@
 //! ```
 //!
 //! in `~/.config/context-pilot/config.json`. Only the user's config is read: a project cannot
-//! make Context Pilot run a command of its own choosing here.
+//! make Context Pilot run a command of its own choosing here. The section is checked as
+//! strictly as the project's config: an unknown key or a command that is not a string stops
+//! the run before it starts, with the file and the key named, rather than leaving the person
+//! waiting for alerts that never come.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cp_base::{JsonFile, find_program, user_config_dir};
+use cp_base::{JsonFile, StoreError, find_program, user_config_dir};
 use cp_orchestrate::{Alert, Alerter};
+use serde::Deserialize;
 
 /// How long a notification command may run before it is killed.
 const COMMAND_LIMIT: Duration = Duration::from_secs(10);
@@ -34,19 +39,55 @@ pub(crate) struct TerminalAlerts {
     reapers: Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// The `notify` section of the user's config.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotifySection {
+    /// A shell command, run with the alert as JSON on stdin.
+    command: Option<String>,
+}
+
+/// Why the user's `notify` section cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotifyConfigError {
+    /// The file cannot be read, or is not a JSON object.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "{}: notify: {reason}; it takes {{\"command\": \"<shell command>\"}}, or remove the key",
+        path.display()
+    )]
+    Shape {
+        path: PathBuf,
+        reason: serde_json::Error,
+    },
+}
+
 impl TerminalAlerts {
-    /// Reads `notify.command` from the user's config (a missing or unreadable file: none).
-    pub(crate) fn from_user_config() -> Self {
-        let command = user_config_dir()
-            .and_then(|dir| JsonFile::new(dir.join("config.json")).read().ok())
-            .and_then(|mut config| config.remove("notify"))
-            .and_then(|notify| notify.get("command")?.as_str().map(str::to_owned))
-            .filter(|c| !c.trim().is_empty());
-        Self {
+    /// Reads `notify.command` from the user's config; a missing file or section: none.
+    pub(crate) fn from_user_config() -> Result<Self, NotifyConfigError> {
+        let command = match user_config_dir() {
+            Some(dir) => Self::command_in(&JsonFile::new(dir.join("config.json")))?,
+            None => None,
+        };
+        Ok(Self {
             command,
             tui: None,
             reapers: Mutex::new(Vec::new()),
-        }
+        })
+    }
+
+    /// The command of the `notify` section of `file`.
+    fn command_in(file: &JsonFile) -> Result<Option<String>, NotifyConfigError> {
+        let Some(section) = file.read()?.remove("notify") else {
+            return Ok(None);
+        };
+        let section: NotifySection =
+            serde_json::from_value(section).map_err(|reason| NotifyConfigError::Shape {
+                path: file.path().to_path_buf(),
+                reason,
+            })?;
+        Ok(section.command.filter(|c| !c.trim().is_empty()))
     }
 
     /// Also tells the TUI, through `tell`, whenever an alert goes out.
@@ -161,5 +202,51 @@ mod tests {
             *told.lock().unwrap(),
             vec!["approval gate after phase 'api': Good?".to_owned()]
         );
+    }
+
+    fn config(text: &str) -> (tempfile::TempDir, JsonFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, text).unwrap();
+        (dir, JsonFile::new(path))
+    }
+
+    #[test]
+    fn the_command_is_read_and_a_missing_or_empty_one_is_none() {
+        let (_dir, file) = config(r#"{"notify": {"command": "ntfy publish x"}, "llm": {}}"#);
+        assert_eq!(
+            TerminalAlerts::command_in(&file).unwrap().as_deref(),
+            Some("ntfy publish x")
+        );
+        for text in [
+            r#"{"llm": {}}"#,
+            r#"{"notify": {}}"#,
+            r#"{"notify": {"command": " "}}"#,
+        ] {
+            let (_dir, file) = config(text);
+            assert_eq!(TerminalAlerts::command_in(&file).unwrap(), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_section_is_an_error_naming_the_file_and_the_key() {
+        for (text, said) in [
+            (r#"{"notify": {"command": ["ntfy"]}}"#, "invalid type"),
+            (
+                r#"{"notify": {"comand": "ntfy"}}"#,
+                "unknown field `comand`",
+            ),
+            (r#"{"notify": "ntfy publish x"}"#, "invalid type"),
+        ] {
+            let (_dir, file) = config(text);
+            let error = TerminalAlerts::command_in(&file).unwrap_err().to_string();
+            assert!(error.contains("config.json: notify: "), "{error}");
+            assert!(error.contains(said), "{text}: {error}");
+        }
+        let (_dir, file) = config("{not json");
+        assert!(matches!(
+            TerminalAlerts::command_in(&file),
+            Err(NotifyConfigError::Store(_))
+        ));
     }
 }

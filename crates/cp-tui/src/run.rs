@@ -136,6 +136,8 @@ impl RunCommand {
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
 /// by a merge conflict of parallel phases, 1 failed).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
+    // Read first: a malformed `notify` section stops the run before anything is recorded.
+    let alerts = TerminalAlerts::from_user_config()?;
     let mut args = command.run_args(&host)?;
     let kind = command.agent_kind(&host)?;
     if let Some(path) = &command.file {
@@ -146,7 +148,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
     args.options.agent = Some(kind.as_str().to_owned());
     if headless {
-        args.options.alerter = Some(Arc::new(TerminalAlerts::from_user_config()));
+        args.options.alerter = Some(Arc::new(alerts));
     }
     if kind != AgentKind::Builtin {
         if headless {

@@ -270,3 +270,40 @@ fn headless_runs_check_the_model_list() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_malformed_notify_section_in_the_user_config_stops_the_run_before_it_starts() {
+    let repo = prepare_repo();
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("context-pilot/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, r#"{"notify": {"comand": "ntfy publish me"}}"#).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_context-pilot"))
+        .args(["run", ".context-pilot/workflows/feature.yaml", "--headless"])
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: notify: unknown field `comand`",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "the run started: {stderr}");
+    let runs = dir.join(".context-pilot/runs");
+    assert!(
+        !runs.exists() || std::fs::read_dir(&runs).unwrap().next().is_none(),
+        "{stderr}"
+    );
+}

@@ -16,6 +16,7 @@ use cp_orchestrate::{
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines, short};
 use crate::host::Host;
+use crate::phase_trust::LentTrust;
 use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
@@ -159,6 +160,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
+                trust: LentTrust::default(),
             }));
             return crate::run_external::run(&host, &args, kind);
         }
@@ -184,6 +186,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
+            trust: LentTrust::default(),
         }));
         let line = LineState::default();
         let printer = line.clone();

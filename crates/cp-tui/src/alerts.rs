@@ -7,7 +7,10 @@
 //! {"notify": {"command": "curl -s -d \"$(jq -r .message)\" ntfy.sh/my-topic"}}
 //! ```
 //!
-//! in `~/.config/context-pilot/config.json`. Only the user's config is read: a project cannot
+//! in `~/.config/context-pilot/config.json`. The command runs in a process group of its own,
+//! its processes tagged ([`cp_base::proctree`]); whatever it leaves running (a process it
+//! backgrounded, one that called `setsid`) is ended with it once [`COMMAND_LIMIT`] has
+//! passed. Only the user's config is read: a project cannot
 //! make Context Pilot run a command of its own choosing here. The section is checked as
 //! strictly as the project's config: an unknown key or a command that is not a string stops
 //! the run before it starts, with the file and the key named, rather than leaving the person
@@ -20,12 +23,16 @@ use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use cp_base::proctree::{self, RUN_MARKER_ENV};
 use cp_base::{JsonFile, StoreError, find_program, user_config_dir};
 use cp_orchestrate::{Alert, Alerter};
 use serde::Deserialize;
 
-/// How long a notification command may run before it is killed.
+/// How long a notification command (and what it started) may run before it is ended.
 const COMMAND_LIMIT: Duration = Duration::from_secs(10);
+
+/// How long the processes of a command past its limit get to exit after SIGTERM.
+const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// Tells the TUI about an alert.
 type TellTui = dyn Fn(&Alert) + Send + Sync;
@@ -33,6 +40,8 @@ type TellTui = dyn Fn(&Alert) + Send + Sync;
 /// The bell, `notify-send` and the user's `notify.command`.
 pub(crate) struct TerminalAlerts {
     command: Option<String>,
+    /// How long the command may run ([`COMMAND_LIMIT`]; shorter in tests).
+    limit: Duration,
     /// The TUI, told at once (it sets the terminal's title); `None` headless.
     tui: Option<Box<TellTui>>,
     /// Threads reaping the commands started; joined on drop so none outlives the run.
@@ -72,6 +81,7 @@ impl TerminalAlerts {
         };
         Ok(Self {
             command,
+            limit: COMMAND_LIMIT,
             tui: None,
             reapers: Mutex::new(Vec::new()),
         })
@@ -96,10 +106,11 @@ impl TerminalAlerts {
         self
     }
 
-    fn reap(&self, child: Child) {
+    fn reap(&self, child: Child, marker: Option<String>) {
+        let limit = self.limit;
         let reaper = std::thread::Builder::new()
             .name("cp-alert".into())
-            .spawn(move || wait_or_kill(child));
+            .spawn(move || wait_or_kill(child, marker.as_deref(), limit));
         if let Ok(reaper) = reaper {
             self.reapers
                 .lock()
@@ -109,15 +120,31 @@ impl TerminalAlerts {
     }
 }
 
-fn wait_or_kill(mut child: Child) {
-    let deadline = Instant::now() + COMMAND_LIMIT;
+/// Waits for `child` and, when it was started with `marker`, for every process it started;
+/// past `limit`, ends them all (its group, and the processes carrying the marker).
+fn wait_or_kill(mut child: Child, marker: Option<&str>, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    let mut exited = false;
     while Instant::now() < deadline {
-        match child.try_wait() {
-            Ok(Some(_)) | Err(_) => return,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+        if !exited {
+            exited = !matches!(child.try_wait(), Ok(None));
+        }
+        let left =
+            exited && marker.is_none_or(|marker| proctree::run_processes(group, marker).is_empty());
+        if left {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    match marker {
+        Some(marker) => {
+            proctree::kill_tree(group, marker, KILL_GRACE);
+        }
+        None => {
+            let _ = child.kill();
         }
     }
-    let _ = child.kill();
     let _ = child.wait();
 }
 
@@ -139,23 +166,26 @@ impl Alerter for TerminalAlerts {
                 .stderr(Stdio::null())
                 .spawn();
             if let Ok(child) = started {
-                self.reap(child);
+                self.reap(child, None);
             }
         }
         if let Some(command) = &self.command {
-            let started = Command::new("sh")
-                .args(["-c", command])
+            let marker = proctree::new_marker();
+            let mut sh = Command::new("sh");
+            sh.args(["-c", command])
+                .env(RUN_MARKER_ENV, &marker)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn();
+                .stderr(Stdio::inherit());
+            std::os::unix::process::CommandExt::process_group(&mut sh, 0);
+            let started = sh.spawn();
             match started {
                 Ok(mut child) => {
                     if let Some(mut stdin) = child.stdin.take() {
                         let json = serde_json::to_string(alert).unwrap_or_default();
                         let _ = writeln!(stdin, "{json}");
                     }
-                    self.reap(child);
+                    self.reap(child, Some(marker));
                 }
                 Err(e) => eprintln!("context-pilot: notify.command could not start: {e}"),
             }
@@ -187,6 +217,7 @@ mod tests {
         let seen = Arc::clone(&told);
         let alerts = TerminalAlerts {
             command: None,
+            limit: COMMAND_LIMIT,
             tui: None,
             reapers: Mutex::new(Vec::new()),
         }
@@ -202,6 +233,64 @@ mod tests {
             *told.lock().unwrap(),
             vec!["approval gate after phase 'api': Good?".to_owned()]
         );
+    }
+
+    fn alert() -> Alert {
+        Alert {
+            event: "phase_failed",
+            run_id: "r1".into(),
+            workflow: "feature".into(),
+            phase: "api".into(),
+            message: "phase 'api' failed".into(),
+        }
+    }
+
+    #[test]
+    fn the_command_gets_the_alert_and_nothing_it_started_outlives_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let got = dir.path().join("alert.json");
+        let pid = dir.path().join("daemon.pid");
+        // Reads the alert, then leaves a daemon in a session of its own.
+        let command = format!(
+            "cat > '{}'; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > '{}'",
+            got.display(),
+            pid.display()
+        );
+        let alerts = TerminalAlerts {
+            command: Some(command),
+            limit: Duration::from_millis(300),
+            tui: None,
+            reapers: Mutex::new(Vec::new()),
+        };
+        alerts.alert(&alert());
+        drop(alerts);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&got).unwrap()).unwrap();
+        assert_eq!(json["event"], "phase_failed");
+        let pid: i32 = std::fs::read_to_string(&pid)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie_or_gone = state
+            .rsplit_once(')')
+            .is_none_or(|(_, rest)| rest.trim_start().starts_with('Z'));
+        assert!(zombie_or_gone, "the daemon {pid} still runs: {state}");
+    }
+
+    #[test]
+    fn a_quick_command_is_reaped_at_once() {
+        let alerts = TerminalAlerts {
+            command: Some("cat >/dev/null".into()),
+            limit: Duration::from_secs(60),
+            tui: None,
+            reapers: Mutex::new(Vec::new()),
+        };
+        let started = Instant::now();
+        alerts.alert(&alert());
+        drop(alerts);
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 
     fn config(text: &str) -> (tempfile::TempDir, JsonFile) {

@@ -55,9 +55,14 @@ impl Seen {
 
     /// Waits until `phase` sent a request; false after the timeout.
     fn wait_for(&self, phase: &str, timeout: Duration) -> bool {
+        self.wait_requests(phase, 1, timeout)
+    }
+
+    /// Waits until `phase` sent `count` requests; false after the timeout.
+    fn wait_requests(&self, phase: &str, count: usize, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut seen = self.by_phase.lock().unwrap();
-        while seen.get(phase).is_none_or(Vec::is_empty) {
+        while seen.get(phase).is_none_or(|bodies| bodies.len() < count) {
             let now = Instant::now();
             if now >= deadline {
                 return false;
@@ -925,7 +930,170 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
             && s.contains("Workflow finished.")
     })
     .unwrap();
+    // The selected phase's conversation (the run has ended: nothing more comes) holds its
+    // agent's work as the Conversation panel shows it: the tool call with its result, and
+    // the answer. `]`: the next phase's.
+    for (phase, next) in [("api", true), ("ui", false)] {
+        let call = format!("✓ File_write {{\"file_path\":\"{phase}.txt\"");
+        tui.wait_until(&format!("{phase}'s tool call entry"), PATIENCE, |s| {
+            s.contains(&format!("── {phase} ──"))
+                && s.contains(&call)
+                && s.contains("agent › Done.")
+        })
+        .unwrap();
+        if next {
+            tui.send(b"]");
+        }
+    }
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
+}
+
+/// Processes whose command line holds `needle`, anywhere on the machine.
+fn processes_with(needle: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) && running(pid) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// Esc in the TUI stops every running phase: the two phases each started a console and
+/// then wait on a model reply that never comes; Esc ends both. The run records them as
+/// interrupted, no process of theirs is left (agents, console servers, the consoles'
+/// commands), no worktree is locked, and the TUI is still there: it takes keys and quits
+/// at once (nothing runs any more).
+#[test]
+fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
+    let repo = prepare(TWO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let seen = Arc::new(Seen::default());
+    let log = Arc::clone(&seen);
+    // A name for the consoles' commands no other test uses, to find them in /proc.
+    let tag = format!("cp-esc-{}", std::process::id());
+    let command = format!("exec -a {tag} sleep 600");
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)));
+        let Some(phase) = phase else {
+            return anthropic::side_reply(request);
+        };
+        log.by_phase
+            .lock()
+            .unwrap()
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        log.arrived.notify_all();
+        if request.raw_body.contains("\"tool_result\"") {
+            // The model never answers: the phase waits until it is stopped.
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        let args = serde_json::json!({"command": command, "description": "held"}).to_string();
+        Some(anthropic::tool_use_turn(&[(
+            phase,
+            "console_create",
+            args.as_str(),
+        )]))
+    });
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    // Both phases started their console and wait on their second request (the request log).
+    for phase in ["api", "ui"] {
+        assert!(
+            seen.wait_requests(phase, 2, PATIENCE),
+            "{phase}: {}",
+            tui.screen()
+        );
+    }
+    let consoles = processes_with(&tag);
+    assert_eq!(consoles.len(), 2, "{consoles:?}");
+    let pid = i32::try_from(tui.pid().unwrap()).unwrap();
+    let started: Vec<i32> = descendants_of(pid);
+    // The phases' console servers and their commands.
+    assert!(started.len() >= 4, "{started:?}");
+    tui.send(b"\x1b");
+    // The run records both phases as interrupted (and itself, to be resumed).
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let record = run_record(dir);
+        let stopped = ["api", "ui"]
+            .iter()
+            .all(|p| record["phase_runs"][p]["status"] == "interrupted");
+        let ended = record["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("interrupted"));
+        if stopped && ended {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Nothing of the phases is left: their consoles' commands, console servers, git.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = processes_with(&tag);
+        let alive: Vec<i32> = started.iter().copied().filter(|&p| running(p)).collect();
+        if left.is_empty() && alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left running: {left:?} {alive:?}\n{}",
+            tui.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
+    // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
+    // quits at once (no run is left to ask about), with the run's code (130: interrupted,
+    // to be resumed).
+    tui.wait_for("Workflow aborted", PATIENCE).unwrap();
+    tui.type_text("still here");
+    tui.wait_for("still here", PATIENCE).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 130, "{}", tui.screen());
 }

@@ -64,6 +64,11 @@ pub(super) fn extent_in(model: &ViewModel<'_>, screen: Rect) -> ScrollExtent {
     if model.selected == model.conversation.id() {
         return model.conversation.scroll_extent(area);
     }
+    if model.selected == crate::tui::phases::ID {
+        return model.workflow.map_or(ScrollExtent::bottom(0), |run| {
+            run.phases.scroll_extent(area)
+        });
+    }
     model
         .panel
         .as_ref()

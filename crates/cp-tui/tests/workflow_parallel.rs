@@ -566,24 +566,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         let alive: Vec<i32> = descendants.into_iter().filter(|&p| running(p)).collect();
         assert!(alive.is_empty(), "left running: {alive:?}");
     }
-    // No worktree is left locked, and git's own locks are gone.
-    let git_dir = dir.join(".git");
-    for tree in std::fs::read_dir(git_dir.join("worktrees"))
-        .unwrap()
-        .flatten()
-    {
-        assert!(
-            !tree.path().join("locked").exists(),
-            "{}",
-            tree.path().display()
-        );
-        assert!(
-            !tree.path().join("index.lock").exists(),
-            "{}",
-            tree.path().display()
-        );
-    }
-    assert!(!git_dir.join("index.lock").exists());
+    assert_no_lock(dir);
 
     *stall.lock().unwrap() = None;
     let shown = if in_tui {
@@ -612,6 +595,27 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         );
     }
     assert_nothing_left(dir);
+}
+
+/// No worktree is left locked, and git's own locks are gone.
+fn assert_no_lock(dir: &Path) {
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
 }
 
 /// Resumes `run_id` in the TUI and waits for its end (the Phases panel says it); returns the
@@ -934,10 +938,12 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
     // agent's work as the Conversation panel shows it: the tool call with its result, and
     // the answer. `]`: the next phase's.
     for (phase, next) in [("api", true), ("ui", false)] {
-        let call = format!("✓ File_write {{\"file_path\":\"{phase}.txt\"");
+        let path = format!("\"file_path\":\"{phase}.txt\"");
         tui.wait_until(&format!("{phase}'s tool call entry"), PATIENCE, |s| {
             s.contains(&format!("── {phase} ──"))
-                && s.contains(&call)
+                && s.lines()
+                    .any(|l| l.contains("✓ File_write {") && l.contains(&path))
+                && s.contains(&format!("Created {phase}.txt"))
                 && s.contains("agent › Done.")
         })
         .unwrap();
@@ -979,35 +985,10 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
     let seen = Arc::new(Seen::default());
-    let log = Arc::clone(&seen);
     // A name for the consoles' commands no other test uses, to find them in /proc.
     let tag = format!("cp-esc-{}", std::process::id());
     let command = format!("exec -a {tag} sleep 600");
-    server.answer_side_requests(move |request| {
-        let phase = ["api", "ui"]
-            .into_iter()
-            .find(|p| request.raw_body.contains(&marker(p)));
-        let Some(phase) = phase else {
-            return anthropic::side_reply(request);
-        };
-        log.by_phase
-            .lock()
-            .unwrap()
-            .entry(phase.to_owned())
-            .or_default()
-            .push(request.raw_body.clone());
-        log.arrived.notify_all();
-        if request.raw_body.contains("\"tool_result\"") {
-            // The model never answers: the phase waits until it is stopped.
-            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
-        }
-        let args = serde_json::json!({"command": command, "description": "held"}).to_string();
-        Some(anthropic::tool_use_turn(&[(
-            phase,
-            "console_create",
-            args.as_str(),
-        )]))
-    });
+    serve_held_consoles(&server, Arc::clone(&seen), &command);
     let url = server.url();
     let env = [
         ("ANTHROPIC_BASE_URL", url.as_str()),
@@ -1071,23 +1052,7 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let git_dir = dir.join(".git");
-    for tree in std::fs::read_dir(git_dir.join("worktrees"))
-        .unwrap()
-        .flatten()
-    {
-        assert!(
-            !tree.path().join("locked").exists(),
-            "{}",
-            tree.path().display()
-        );
-        assert!(
-            !tree.path().join("index.lock").exists(),
-            "{}",
-            tree.path().display()
-        );
-    }
-    assert!(!git_dir.join("index.lock").exists());
+    assert_no_lock(dir);
     // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
     // quits at once (no run is left to ask about), with the run's code (130: interrupted,
     // to be resumed).
@@ -1096,4 +1061,35 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
     tui.wait_for("still here", PATIENCE).unwrap();
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 130, "{}", tui.screen());
+}
+
+/// Answers each phase's first request with a `console_create` of `command`, and never
+/// answers the next one (it stalls until the phase is stopped); logs them in `log`.
+fn serve_held_consoles(server: &LlmServer, log: Arc<Seen>, command: &str) {
+    let command = command.to_owned();
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)));
+        let Some(phase) = phase else {
+            return anthropic::side_reply(request);
+        };
+        log.by_phase
+            .lock()
+            .unwrap()
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        log.arrived.notify_all();
+        if request.raw_body.contains("\"tool_result\"") {
+            // The model never answers: the phase waits until it is stopped.
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        let args = serde_json::json!({"command": &command, "description": "held"}).to_string();
+        Some(anthropic::tool_use_turn(&[(
+            phase,
+            "console_create",
+            args.as_str(),
+        )]))
+    });
 }

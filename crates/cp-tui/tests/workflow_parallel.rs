@@ -5,8 +5,10 @@
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
 //! commit.
-//! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
-//! its branch against its base, and a killed run resumes there.
+//! In the TUI too: the phases run at once, each phase's conversation shows its tool calls,
+//! a parallel phase's approval gate reviews (F3) its branch against its base, a killed run
+//! resumes there, Esc stops every running phase and leaves nothing behind, and a phase run
+//! by the TUI's own agent shows its context and tokens.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -194,6 +196,18 @@ fn run_record(dir: &Path) -> Value {
     let run = std::fs::read_dir(runs).unwrap().flatten().next().unwrap();
     let text = std::fs::read_to_string(run.path().join("context.json")).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+/// Whether the run's record says it completed (false while it has none yet).
+fn run_completed(dir: &Path) -> bool {
+    let Ok(mut runs) = std::fs::read_dir(dir.join(".context-pilot/runs")) else {
+        return false;
+    };
+    runs.next()
+        .and_then(Result::ok)
+        .and_then(|run| std::fs::read_to_string(run.path().join("context.json")).ok())
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .is_some_and(|record| record["status"] == "completed")
 }
 
 /// No worktree, phase branch or worktree directory is left.
@@ -1092,4 +1106,53 @@ fn serve_held_consoles(server: &LlmServer, log: Arc<Seen>, command: &str) {
             args.as_str(),
         )]))
     });
+}
+
+/// A workflow without `depends_on` runs its phases with the TUI's own agent, in the
+/// conversation: the phase's row still shows its context use and tokens, that agent's.
+#[test]
+fn in_the_tui_a_phase_the_tuis_agent_runs_shows_its_context_and_tokens() {
+    let repo =
+        prepare("name: plain\nphases:\n  - id: only\n    prompt: PHASE-only-MARK Say done.\n");
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        anthropic::side_reply(request).or_else(|| Some(anthropic::text_turn("Done.")))
+    });
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let args = [
+        "run",
+        ".context-pilot/workflows/graph.yaml",
+        "--max-restarts",
+        "0",
+    ];
+    let mut tui = TuiSession::start(dir, &args, &env).unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !run_completed(dir) {
+        assert!(Instant::now() < deadline, "{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.send(b"\t");
+    tui.send(b"]");
+    // The row: `only builtin done <context>% <tokens> <time>`, no `–` left.
+    tui.wait_until("the row shows context and tokens", PATIENCE, |s| {
+        s.contains("Workflow finished.")
+            && s.lines().any(|line| {
+                let cells: Vec<&str> = line.split_whitespace().collect();
+                cells.windows(5).any(|w| {
+                    w[0].ends_with("only")
+                        && w[2] == "done"
+                        && w[3].ends_with('%')
+                        && w[4].chars().next().is_some_and(|c| c.is_ascii_digit())
+                })
+            })
+    })
+    .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
 }

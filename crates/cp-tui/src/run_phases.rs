@@ -1,7 +1,8 @@
 //! The agents of workflow phases that run side by side (`context-pilot run` on a workflow with
 //! `depends_on`): one fresh host and driver per phase, rooted in the phase's worktree and
 //! acting as the phase's worker, with progress lines prefixed by the phase id (headless) or
-//! handed to the TUI, which files them under the phase.
+//! handed to the TUI as [`PhaseNews`] (the answer's text, tool calls and their results,
+//! notices, usage), which files them in the phase's own conversation.
 
 use std::io::Write as _;
 use std::path::Path;

@@ -1,17 +1,18 @@
 //! The agents of workflow phases that run side by side (`context-pilot run` on a workflow with
 //! `depends_on`): one fresh host and driver per phase, rooted in the phase's worktree and
 //! acting as the phase's worker, with progress lines prefixed by the phase id (headless) or
-//! handed to the TUI, which files them under the phase.
+//! handed to the TUI as [`PhaseNews`] (the answer's text, tool calls and their results,
+//! notices, usage), which files them in the phase's own conversation.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
+use cp_agent::{AgentEvent, BuiltinDriver, EventSink, TurnEnd};
 use cp_agent_cli::{
     AgentConfig, AgentKind, CliDriver, CliRunner as _, Progress, ProgressEvent, WiringSpec,
 };
-use cp_base::{CancelToken, Project};
+use cp_base::{CancelToken, Level, Project, ToolResult};
 use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
@@ -51,11 +52,24 @@ pub(crate) enum PhaseOutput {
 /// Receives the news of a phase: its id, the news.
 pub(crate) type PhaseNewsSink = dyn Fn(&str, PhaseNews) + Send + Sync;
 
-/// What a phase's agent reports, for the TUI's Phases panel.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a phase's agent reports, for the TUI's Phases panel, which files it in the phase's
+/// own conversation (the same entries as the main Conversation panel's).
+#[derive(Debug, Clone, PartialEq)]
 pub enum PhaseNews {
-    /// One whole progress line.
-    Line(String),
+    /// The phase's agent starts: in a worktree of its own (`true`) or in the project's tree.
+    Started { worktree: bool },
+    /// A piece of the agent's answer, as it streams in.
+    Text(String),
+    /// The agent called a tool; `id` pairs it with its result.
+    ToolCall {
+        id: String,
+        name: String,
+        args: String,
+    },
+    /// A tool call's result.
+    ToolResult { id: String, result: ToolResult },
+    /// The stop gate's block or giving up, a restart, a hook's report, the turn's failure.
+    Notice { level: Level, text: String },
     /// A request's usage: the prompt's size against the window (0: not known), and its
     /// tokens.
     Usage {
@@ -90,6 +104,10 @@ impl DriverFactory for PhaseDrivers {
             Some(name) => name.parse::<AgentKind>().map_err(|e| e.to_string())?,
             None => self.default,
         };
+        if let PhaseOutput::News(receive) = &self.output {
+            let worktree = spec.root != self.project.root();
+            receive(spec.phase, PhaseNews::Started { worktree });
+        }
         let tree = Project::at(spec.root);
         self.trust.lend(&self.project, &tree);
         let host = Host::new(tree, spec.worker.clone())
@@ -143,19 +161,17 @@ impl DriverFactory for PhaseDrivers {
     }
 }
 
-/// Prints whole lines prefixed with `[phase]`; text that streams in pieces is held until its
-/// line ends, so phases running at once never split each other's lines.
+/// Prints whole lines prefixed with `[phase]` (headless); text that streams in pieces is
+/// held until its line ends, so phases running at once never split each other's lines.
 struct Lines {
     phase: String,
-    output: PhaseOutput,
     partial: Mutex<String>,
 }
 
 impl Lines {
-    fn new(phase: &str, output: PhaseOutput) -> Self {
+    fn new(phase: &str) -> Self {
         Self {
             phase: phase.to_owned(),
-            output,
             partial: Mutex::new(String::new()),
         }
     }
@@ -178,34 +194,33 @@ impl Lines {
     }
 
     fn line(&self, line: &str) {
-        match &self.output {
-            PhaseOutput::Stdout => {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "[{}] {line}", self.phase);
-                let _ = out.flush();
-            }
-            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
-        }
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "[{}] {line}", self.phase);
+        let _ = out.flush();
     }
 
-    /// News other than a line; headless prints none.
-    fn news(&self, news: PhaseNews) {
-        if let PhaseOutput::News(receive) = &self.output {
-            receive(&self.phase, news);
-        }
-    }
-
-    /// A line for the person's attention: stderr when headless.
+    /// A line for the person's attention: on stderr.
     fn warning(&self, line: &str) {
-        match &self.output {
-            PhaseOutput::Stdout => eprintln!("[{}] {line}", self.phase),
-            PhaseOutput::News(receive) => receive(&self.phase, PhaseNews::Line(line.to_owned())),
+        eprintln!("[{}] {line}", self.phase);
+    }
+}
+
+/// The built-in agent's events of `phase`: printed (headless) or handed on as news.
+fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink {
+    match output {
+        PhaseOutput::Stdout => builtin_lines(Lines::new(phase)),
+        PhaseOutput::News(receive) => {
+            let phase = phase.to_owned();
+            Arc::new(move |event: AgentEvent| {
+                for news in builtin_news(event, window) {
+                    receive(&phase, news);
+                }
+            })
         }
     }
 }
 
-fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink {
-    let lines = Lines::new(phase, output);
+fn builtin_lines(lines: Lines) -> EventSink {
     Arc::new(move |event: AgentEvent| match event {
         AgentEvent::Text(text) => lines.text(&text),
         AgentEvent::ToolCalls(calls) => {
@@ -225,7 +240,6 @@ fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink 
         }
         AgentEvent::StopGateBlocked(reason) => {
             lines.flush();
-            lines.news(PhaseNews::Blocked);
             lines.line(&format!(
                 "  checkpoint: {}",
                 short(reason.lines().next().unwrap_or(""), 100)
@@ -235,28 +249,75 @@ fn builtin_progress(phase: &str, output: PhaseOutput, window: u64) -> EventSink 
             lines.flush();
             lines.warning(&notice.trim_end().replace('\n', " "));
         }
-        AgentEvent::Status(status) => {
-            if status.starts_with("running the stop gate") {
-                lines.news(PhaseNews::Testing);
-            }
-            lines.line(&format!("  … {status}"));
-        }
+        AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
-        AgentEvent::Usage(usage) => {
-            lines.flush();
-            lines.news(PhaseNews::Usage {
-                context: usage.context_tokens(),
-                window,
-                tokens: usage.context_tokens() + usage.output_tokens,
-            });
-        }
-        AgentEvent::Finished(_) => lines.flush(),
+        AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
     })
 }
 
+/// What the Phases panel files from one of the built-in agent's events (`window`: its
+/// context window).
+fn builtin_news(event: AgentEvent, window: u64) -> Vec<PhaseNews> {
+    match event {
+        AgentEvent::Text(text) => vec![PhaseNews::Text(text)],
+        AgentEvent::ToolCalls(calls) => calls
+            .into_iter()
+            .map(|(id, name, args)| PhaseNews::ToolCall { id, name, args })
+            .collect(),
+        AgentEvent::ToolResults(results) => results
+            .into_iter()
+            .map(|(id, result)| PhaseNews::ToolResult { id, result })
+            .collect(),
+        AgentEvent::StopGateBlocked(reason) => vec![
+            PhaseNews::Blocked,
+            PhaseNews::Notice {
+                level: Level::Warning,
+                text: format!("Stop gate:\n{reason}"),
+            },
+        ],
+        AgentEvent::StopGateGaveUp(text) | AgentEvent::Finished(TurnEnd::Failed(text)) => {
+            vec![PhaseNews::Notice {
+                level: Level::Error,
+                text,
+            }]
+        }
+        AgentEvent::Status(status) if status.starts_with("running the stop gate") => {
+            vec![PhaseNews::Testing]
+        }
+        AgentEvent::Restart(text) => vec![PhaseNews::Notice {
+            level: Level::Info,
+            text: format!("↻ {text}"),
+        }],
+        AgentEvent::Usage(usage) => vec![PhaseNews::Usage {
+            context: usage.context_tokens(),
+            window,
+            tokens: usage.context_tokens() + usage.output_tokens,
+        }],
+        AgentEvent::Finished(TurnEnd::Cancelled) => vec![PhaseNews::Notice {
+            level: Level::Info,
+            text: "Turn cancelled.".to_owned(),
+        }],
+        AgentEvent::Status(_) | AgentEvent::Finished(_) | AgentEvent::Messages { .. } => Vec::new(),
+    }
+}
+
+/// An agent CLI's events of `phase`: printed (headless) or handed on as news.
 fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
-    let lines = Lines::new(phase, output);
+    match output {
+        PhaseOutput::Stdout => cli_lines(Lines::new(phase)),
+        PhaseOutput::News(receive) => {
+            let phase = phase.to_owned();
+            Box::new(move |event: &ProgressEvent| {
+                for news in cli_news(event) {
+                    receive(&phase, news);
+                }
+            })
+        }
+    }
+}
+
+fn cli_lines(lines: Lines) -> Progress {
     Box::new(move |event: &ProgressEvent| match event {
         ProgressEvent::Text(text) => lines.text(text),
         ProgressEvent::ToolCall { .. } => {
@@ -264,23 +325,65 @@ fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
             lines.line(&format!("  {event}"));
         }
         ProgressEvent::ToolResult { .. } => lines.line(&format!("    {event}")),
-        ProgressEvent::Usage {
-            prompt_tokens,
-            window,
-        } => {
-            lines.news(PhaseNews::Usage {
-                context: *prompt_tokens,
-                window: window.unwrap_or(0),
-                tokens: *prompt_tokens,
-            });
-            lines.flush();
-            lines.line(&format!("  … {event}"));
-        }
         _ => {
             lines.flush();
             lines.line(&format!("  … {event}"));
         }
     })
+}
+
+/// What the Phases panel files from one of an agent CLI's events: what the TUI's own
+/// conversation shows of it (see `tui/cli_events.rs`).
+fn cli_news(event: &ProgressEvent) -> Vec<PhaseNews> {
+    match event {
+        ProgressEvent::Text(text) => vec![PhaseNews::Text(text.clone())],
+        ProgressEvent::ToolCall { id, name, summary } => vec![PhaseNews::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            args: summary.clone(),
+        }],
+        ProgressEvent::ToolResult {
+            id, is_error, text, ..
+        } => {
+            let result = if *is_error {
+                ToolResult::error(text.clone())
+            } else {
+                ToolResult::ok(text.clone())
+            };
+            vec![PhaseNews::ToolResult {
+                id: id.clone(),
+                result,
+            }]
+        }
+        ProgressEvent::Usage {
+            prompt_tokens,
+            window,
+        } => vec![PhaseNews::Usage {
+            context: *prompt_tokens,
+            window: window.unwrap_or(0),
+            tokens: *prompt_tokens,
+        }],
+        ProgressEvent::Compacted => vec![PhaseNews::Notice {
+            level: Level::Warning,
+            text: event.to_string(),
+        }],
+        ProgressEvent::Hook { event, summary, .. } if event == "Stop" && summary == "passed" => {
+            Vec::new()
+        }
+        ProgressEvent::Hook { event, detail, .. } => {
+            let blocked = detail.starts_with("blocked");
+            let notice = PhaseNews::Notice {
+                level: if blocked { Level::Warning } else { Level::Info },
+                text: format!("{event} hook: {detail}"),
+            };
+            if blocked && event == "Stop" {
+                vec![PhaseNews::Blocked, notice]
+            } else {
+                vec![notice]
+            }
+        }
+        ProgressEvent::SessionStarted { .. } | ProgressEvent::Stopping => Vec::new(),
+    }
 }
 
 /// A headless run of a workflow with `depends_on` stops gracefully on Ctrl-C or SIGTERM:

@@ -77,3 +77,92 @@ fn quitting_restores_stty_exactly() {
     assert!(before.contains("speed"), "stty output missing: {before}");
     assert_eq!(before, after, "the terminal settings changed");
 }
+
+/// The title the terminal had before the TUI started is back once it exits, though a
+/// workflow alert changed it meanwhile (a failed phase): the TUI saves it on the terminal's
+/// title stack and restores it on the way out.
+#[test]
+fn quitting_restores_the_terminals_title() {
+    let repo = cp_e2e::git_repo();
+    let dir = repo.path();
+    std::fs::write(
+        dir.join("wf.yaml"),
+        "name: failing\nphases:\n  - id: only\n    prompt: Do it.\n",
+    )
+    .unwrap();
+    cp_e2e::git(dir, &["add", "wf.yaml"]);
+    cp_e2e::git(dir, &["commit", "-q", "-m", "workflow"]);
+    let server = cp_e2e::LlmServer::start().unwrap();
+    // Every turn fails at once (a request the API refuses): the phase fails, which alerts.
+    server.answer_side_requests(|request| {
+        cp_e2e::anthropic::side_reply(request).or_else(|| {
+            Some(cp_e2e::anthropic::error(
+                400,
+                "invalid_request_error",
+                "scripted refusal",
+            ))
+        })
+    });
+    let session = format!("cp-title-{}", std::process::id());
+    let socket = dir.join("tmux.sock");
+    let socket = socket.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_context-pilot");
+    let script = format!(
+        "cd {d}; export XDG_CONFIG_HOME={c} ANTHROPIC_BASE_URL={u} ANTHROPIC_API_KEY=test-key; \
+         unset OPENAI_API_KEY OPENAI_BASE_URL; printf '\\033]2;title-before-cp\\033\\\\'; \
+         {bin} run wf.yaml --max-restarts 0; echo $? > {d}/exited.txt; sleep 30",
+        d = dir.display(),
+        c = cp_e2e::config_home().display(),
+        u = server.url(),
+    );
+    tmux(&[
+        "-S",
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "120",
+        "-y",
+        "32",
+        "bash",
+        "--norc",
+        "-c",
+        &script,
+    ]);
+    let title = || {
+        tmux(&[
+            "-S",
+            socket,
+            "display",
+            "-p",
+            "-t",
+            &session,
+            "#{pane_title}",
+        ])
+    };
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !done() {
+            let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
+            assert!(
+                Instant::now() < deadline,
+                "{what}; title {:?}\n{screen}",
+                title()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // The alert set the title ("Context Pilot: phase … failed"), and the run's end set it
+    // back to the TUI's own: the TUI has the run's end.
+    wait("the alert and the run's end did not set the title", &|| {
+        title().trim_end() == "Context Pilot"
+    });
+    // The run is over: Ctrl-C quits at once.
+    tmux(&["-S", socket, "send-keys", "-t", &session, "C-c"]);
+    wait("the TUI did not exit", &|| dir.join("exited.txt").exists());
+    let after = title();
+    tmux(&["-S", socket, "kill-server"]);
+    assert_eq!(after.trim_end(), "title-before-cp");
+}

@@ -5,8 +5,10 @@
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
 //! commit; a phase whose context fills restarts alone, in its own worktree.
-//! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
-//! its branch against its base, and a killed run resumes there.
+//! In the TUI too: the phases run at once, each phase's conversation shows its tool calls,
+//! a parallel phase's approval gate reviews (F3) its branch against its base, a killed run
+//! resumes there, Esc stops every running phase and leaves nothing behind, and a phase run
+//! by the TUI's own agent shows its context and tokens.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
 //! prompt carries a marker), not from one queue.
@@ -55,9 +57,14 @@ impl Seen {
 
     /// Waits until `phase` sent a request; false after the timeout.
     fn wait_for(&self, phase: &str, timeout: Duration) -> bool {
+        self.wait_requests(phase, 1, timeout)
+    }
+
+    /// Waits until `phase` sent `count` requests; false after the timeout.
+    fn wait_requests(&self, phase: &str, count: usize, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut seen = self.by_phase.lock().unwrap();
-        while seen.get(phase).is_none_or(Vec::is_empty) {
+        while seen.get(phase).is_none_or(|bodies| bodies.len() < count) {
             let now = Instant::now();
             if now >= deadline {
                 return false;
@@ -196,6 +203,18 @@ fn run_record(dir: &Path) -> Value {
     let run = std::fs::read_dir(runs).unwrap().flatten().next().unwrap();
     let text = std::fs::read_to_string(run.path().join("context.json")).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+/// Whether the run's record says it completed (false while it has none yet).
+fn run_completed(dir: &Path) -> bool {
+    let Ok(mut runs) = std::fs::read_dir(dir.join(".context-pilot/runs")) else {
+        return false;
+    };
+    runs.next()
+        .and_then(Result::ok)
+        .and_then(|run| std::fs::read_to_string(run.path().join("context.json")).ok())
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .is_some_and(|record| record["status"] == "completed")
 }
 
 /// No worktree, phase branch or worktree directory is left.
@@ -568,24 +587,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         let alive: Vec<i32> = descendants.into_iter().filter(|&p| running(p)).collect();
         assert!(alive.is_empty(), "left running: {alive:?}");
     }
-    // No worktree is left locked, and git's own locks are gone.
-    let git_dir = dir.join(".git");
-    for tree in std::fs::read_dir(git_dir.join("worktrees"))
-        .unwrap()
-        .flatten()
-    {
-        assert!(
-            !tree.path().join("locked").exists(),
-            "{}",
-            tree.path().display()
-        );
-        assert!(
-            !tree.path().join("index.lock").exists(),
-            "{}",
-            tree.path().display()
-        );
-    }
-    assert!(!git_dir.join("index.lock").exists());
+    assert_no_lock(dir);
 
     *stall.lock().unwrap() = None;
     let shown = if in_tui {
@@ -614,6 +616,27 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         );
     }
     assert_nothing_left(dir);
+}
+
+/// No worktree is left locked, and git's own locks are gone.
+fn assert_no_lock(dir: &Path) {
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
 }
 
 /// Resumes `run_id` in the TUI and waits for its end (the Phases panel says it); returns the
@@ -939,6 +962,23 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
             && s.contains("Workflow finished.")
     })
     .unwrap();
+    // The selected phase's conversation (the run has ended: nothing more comes) holds its
+    // agent's work as the Conversation panel shows it: the tool call with its result, and
+    // the answer. `]`: the next phase's.
+    for (phase, next) in [("api", true), ("ui", false)] {
+        let path = format!("\"file_path\":\"{phase}.txt\"");
+        tui.wait_until(&format!("{phase}'s tool call entry"), PATIENCE, |s| {
+            s.contains(&format!("── {phase} ──"))
+                && s.lines()
+                    .any(|l| l.contains("✓ File_write {") && l.contains(&path))
+                && s.contains(&format!("Created {phase}.txt"))
+                && s.contains("agent › Done.")
+        })
+        .unwrap();
+        if next {
+            tui.send(b"]");
+        }
+    }
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir);
@@ -1036,4 +1076,191 @@ fn a_phase_whose_context_fills_restarts_alone_in_its_worktree() {
         assert_eq!(record["phase_runs"][phase]["status"], "merged", "{record}");
     }
     assert_nothing_left(dir);
+}
+
+/// Processes whose command line holds `needle`, anywhere on the machine.
+fn processes_with(needle: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) && running(pid) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// Esc in the TUI stops every running phase: the two phases each started a console and
+/// then wait on a model reply that never comes; Esc ends both. The run records them as
+/// interrupted, no process of theirs is left (agents, console servers, the consoles'
+/// commands), no worktree is locked, and the TUI is still there: it takes keys and quits
+/// at once (nothing runs any more).
+#[test]
+fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
+    let repo = prepare(TWO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let seen = Arc::new(Seen::default());
+    // A name for the consoles' commands no other test uses, to find them in /proc.
+    let tag = format!("cp-esc-{}", std::process::id());
+    let command = format!("exec -a {tag} sleep 600");
+    serve_held_consoles(&server, Arc::clone(&seen), &command);
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(
+        dir,
+        &[
+            "run",
+            ".context-pilot/workflows/graph.yaml",
+            "--max-restarts",
+            "0",
+        ],
+        &env,
+    )
+    .unwrap();
+    // Both phases started their console and wait on their second request (the request log).
+    for phase in ["api", "ui"] {
+        assert!(
+            seen.wait_requests(phase, 2, PATIENCE),
+            "{phase}: {}",
+            tui.screen()
+        );
+    }
+    let consoles = processes_with(&tag);
+    assert_eq!(consoles.len(), 2, "{consoles:?}");
+    let pid = i32::try_from(tui.pid().unwrap()).unwrap();
+    let started: Vec<i32> = descendants_of(pid);
+    // The phases' console servers and their commands.
+    assert!(started.len() >= 4, "{started:?}");
+    tui.send(b"\x1b");
+    // The run records both phases as interrupted (and itself, to be resumed).
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let record = run_record(dir);
+        let stopped = ["api", "ui"]
+            .iter()
+            .all(|p| record["phase_runs"][p]["status"] == "interrupted");
+        let ended = record["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("interrupted"));
+        if stopped && ended {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Nothing of the phases is left: their consoles' commands, console servers, git.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = processes_with(&tag);
+        let alive: Vec<i32> = started.iter().copied().filter(|&p| running(p)).collect();
+        if left.is_empty() && alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left running: {left:?} {alive:?}\n{}",
+            tui.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_no_lock(dir);
+    // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
+    // quits at once (no run is left to ask about), with the run's code (130: interrupted,
+    // to be resumed).
+    tui.wait_for("Workflow aborted", PATIENCE).unwrap();
+    tui.type_text("still here");
+    tui.wait_for("still here", PATIENCE).unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 130, "{}", tui.screen());
+}
+
+/// Answers each phase's first request with a `console_create` of `command`, and never
+/// answers the next one (it stalls until the phase is stopped); logs them in `log`.
+fn serve_held_consoles(server: &LlmServer, log: Arc<Seen>, command: &str) {
+    let command = command.to_owned();
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)));
+        let Some(phase) = phase else {
+            return anthropic::side_reply(request);
+        };
+        log.by_phase
+            .lock()
+            .unwrap()
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        log.arrived.notify_all();
+        if request.raw_body.contains("\"tool_result\"") {
+            // The model never answers: the phase waits until it is stopped.
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        let args = serde_json::json!({"command": &command, "description": "held"}).to_string();
+        Some(anthropic::tool_use_turn(&[(
+            phase,
+            "console_create",
+            args.as_str(),
+        )]))
+    });
+}
+
+/// A workflow without `depends_on` runs its phases with the TUI's own agent, in the
+/// conversation: the phase's row still shows its context use and tokens, that agent's.
+#[test]
+fn in_the_tui_a_phase_the_tuis_agent_runs_shows_its_context_and_tokens() {
+    let repo =
+        prepare("name: plain\nphases:\n  - id: only\n    prompt: PHASE-only-MARK Say done.\n");
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(|request| {
+        anthropic::side_reply(request).or_else(|| Some(anthropic::text_turn("Done.")))
+    });
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let args = [
+        "run",
+        ".context-pilot/workflows/graph.yaml",
+        "--max-restarts",
+        "0",
+    ];
+    let mut tui = TuiSession::start(dir, &args, &env).unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !run_completed(dir) {
+        assert!(Instant::now() < deadline, "{}", tui.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tui.send(b"\t");
+    tui.send(b"]");
+    // The row: `only builtin done <context>% <tokens> <time>`, no `–` left.
+    tui.wait_until("the row shows context and tokens", PATIENCE, |s| {
+        s.contains("Workflow finished.")
+            && s.lines().any(|line| {
+                let cells: Vec<&str> = line.split_whitespace().collect();
+                cells.windows(5).any(|w| {
+                    w[0].ends_with("only")
+                        && w[2] == "done"
+                        && w[3].ends_with('%')
+                        && w[4].chars().next().is_some_and(|c| c.is_ascii_digit())
+                })
+            })
+    })
+    .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
 }

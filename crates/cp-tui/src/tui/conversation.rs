@@ -149,6 +149,26 @@ impl Conversation {
         self.layout.get_mut().forget_all();
     }
 
+    /// Drops the `count` oldest entries (a bounded conversation); the rest move up by the
+    /// number returned (`count`, or fewer when there are fewer entries).
+    pub fn drop_oldest(&mut self, count: usize) -> usize {
+        let count = count.min(self.entries.len());
+        if count == 0 {
+            return 0;
+        }
+        self.entries.drain(..count);
+        self.started = std::mem::take(&mut self.started)
+            .into_iter()
+            .filter_map(|(index, started)| Some((index.checked_sub(count)?, started)))
+            .collect();
+        self.reveal = None;
+        self.unsaved_from = 0;
+        self.layout.get_mut().forget_all();
+        *self.answers.get_mut() = AnswerRows::default();
+        *self.shown_plain.get_mut() = ShownPlain::default();
+        count
+    }
+
     /// Takes every entry out, leaving the conversation empty.
     pub fn take_entries(&mut self) -> Vec<Entry> {
         let entries = std::mem::take(&mut self.entries);

@@ -18,6 +18,15 @@ const COLLAPSED_LINES: usize = 6;
 /// Columns that continuation lines of an entry are indented by.
 pub(super) const INDENT: u16 = 2;
 
+/// A tool call's arguments as a tool entry keeps them: cut to a readable length.
+pub(super) fn shorten_args(text: &str) -> String {
+    if text.chars().count() > 120 {
+        format!("{}…", text.chars().take(119).collect::<String>())
+    } else {
+        text.to_owned()
+    }
+}
+
 /// Lines under a label: the first beside `who ›`, the rest indented.
 pub(super) fn labelled(
     out: &mut Vec<Line<'static>>,

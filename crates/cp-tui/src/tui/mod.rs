@@ -28,6 +28,7 @@ mod markdown;
 mod navigation;
 mod outcome_style;
 mod palette;
+mod phase_conversation;
 mod phases;
 mod reexec;
 pub mod remembered_agent;

@@ -1,11 +1,12 @@
 //! The Phases panel of a workflow run: one row per phase (its agent, status, context use and
-//! tokens, elapsed time) and, below, the selected phase's own conversation (the progress lines
-//! of its agent, when it runs in its own worktree beside others). Kept from the run's events
-//! on the UI thread; drawing reads only this state.
+//! tokens, elapsed time) and, below, the selected phase's own conversation (drawn as the
+//! Conversation panel is, see `phase_conversation.rs`), when the phase has an agent of its
+//! own; a phase run by the TUI's agent shows its work in the Conversation panel. Kept from
+//! the run's events on the UI thread; drawing reads only this state.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use cp_base::ScrollExtent;
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
@@ -13,13 +14,11 @@ use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget};
 use cp_orchestrate::{Action, WorkflowEvent};
 
+use super::phase_conversation::PhaseConversation;
 use crate::run_phases::PhaseNews;
 
 /// The panel's id in the sidebar.
 pub const ID: &str = "phases";
-
-/// Lines kept per phase; older ones are dropped.
-const KEPT_LINES: usize = 2000;
 
 /// Where a phase stands, as the panel shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +84,12 @@ pub struct PhaseRow {
     pub elapsed: Duration,
     /// When its agent started working, while it works.
     pub since: Option<Instant>,
-    /// Whether it ran beside others (in its own worktree): then `lines` is its conversation.
+    /// Whether it has an agent of its own (its news come here), not the TUI's.
+    pub own_agent: bool,
+    /// Whether it works in a worktree of its own (then its branch is merged once done).
     pub own_tree: bool,
-    pub lines: VecDeque<String>,
+    /// Its agent's conversation, when it has an agent of its own.
+    pub conversation: PhaseConversation,
 }
 
 impl PhaseRow {
@@ -100,8 +102,9 @@ impl PhaseRow {
             tokens: 0,
             elapsed: Duration::ZERO,
             since: None,
+            own_agent: false,
             own_tree: false,
-            lines: VecDeque::new(),
+            conversation: PhaseConversation::default(),
         }
     }
 
@@ -115,6 +118,11 @@ impl PhaseRow {
             _ => {}
         }
         self.state = state;
+    }
+
+    fn usage(&mut self, context: u64, window: u64, tokens: u64) {
+        self.context = (window > 0).then_some((context, window));
+        self.tokens = self.tokens.saturating_add(tokens);
     }
 
     fn elapsed_at(&self, now: Instant) -> Duration {
@@ -206,30 +214,39 @@ impl Phases {
         self.row(phase).set(PhaseState::Approval, now);
     }
 
-    /// News from the agent of `phase`, which runs in its own worktree.
+    /// News from the agent of `phase`, an agent of its own.
     pub fn news(&mut self, phase: &str, news: PhaseNews, now: Instant) {
         let row = self.row(phase);
-        row.own_tree = true;
-        match news {
-            PhaseNews::Line(line) => {
-                if row.lines.len() == KEPT_LINES {
-                    row.lines.pop_front();
-                }
-                row.lines.push_back(line);
-                if row.state == PhaseState::Testing || row.state == PhaseState::Blocked {
-                    row.set(PhaseState::Running, now);
-                }
-            }
+        row.own_agent = true;
+        match &news {
+            PhaseNews::Started { worktree } => row.own_tree = *worktree,
             PhaseNews::Usage {
                 context,
                 window,
                 tokens,
-            } => {
-                row.context = (window > 0).then_some((context, window));
-                row.tokens = row.tokens.saturating_add(tokens);
-            }
+            } => row.usage(*context, *window, *tokens),
             PhaseNews::Testing => row.set(PhaseState::Testing, now),
             PhaseNews::Blocked => row.set(PhaseState::Blocked, now),
+            PhaseNews::Text(_) | PhaseNews::ToolCall { .. } => {
+                if row.state == PhaseState::Testing || row.state == PhaseState::Blocked {
+                    row.set(PhaseState::Running, now);
+                }
+            }
+            PhaseNews::ToolResult { .. } | PhaseNews::Notice { .. } => {}
+        }
+        row.conversation.apply(news);
+    }
+
+    /// A request of the TUI's own agent: it counts for the phase that agent runs (the
+    /// working phase without an agent of its own), if any.
+    pub fn main_usage(&mut self, context: u64, window: u64, tokens: u64) {
+        if let Some(row) = self
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| r.state.working() && !r.own_agent)
+        {
+            row.usage(context, window, tokens);
         }
     }
 
@@ -259,8 +276,44 @@ impl Phases {
         };
     }
 
-    /// Draws the table and the selected phase's conversation, its clocks read at `now`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant) {
+    /// Draws the table and the selected phase's conversation (`scroll` rows up from its
+    /// newest), its clocks read at `now`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant, scroll: usize) {
+        let lines = self.table(now);
+        let (table, below) = split(area, lines.len());
+        Paragraph::new(lines).render(table, buf);
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        if row.own_agent {
+            row.conversation.render(below, buf, scroll);
+        } else {
+            Paragraph::new(Line::styled(
+                "It runs alone, in the project's tree: its work shows in the conversation.",
+                Style::default().fg(Color::DarkGray),
+            ))
+            .render(below, buf);
+        }
+    }
+
+    /// How far the selected phase's conversation scrolls in the panel's `area`.
+    pub fn scroll_extent(&self, area: Rect) -> ScrollExtent {
+        let (_, below) = split(area, self.table_height());
+        self.rows
+            .get(self.selected)
+            .filter(|row| row.own_agent)
+            .map_or(ScrollExtent::bottom(0), |row| {
+                row.conversation.scroll_extent(below)
+            })
+    }
+
+    /// Rows the table takes: its header, a row per phase, the run's end, the rule.
+    fn table_height(&self) -> usize {
+        2 + self.rows.len() + usize::from(self.ended.is_some())
+    }
+
+    /// The table of phases, and the rule above the selected phase's conversation.
+    fn table(&self, now: Instant) -> Vec<Line<'static>> {
         let header = Style::default().add_modifier(Modifier::BOLD);
         let mut lines = vec![Line::styled(
             format!(
@@ -311,24 +364,30 @@ impl Phases {
                 Style::default().add_modifier(Modifier::BOLD),
             ));
         }
-        if let Some(row) = self.rows.get(self.selected) {
-            lines.push(Line::styled(
-                format!("── {} ── ([ ] another phase)", row.id),
-                Style::default().fg(Color::DarkGray),
-            ));
-            let room = usize::from(area.height).saturating_sub(lines.len());
-            if row.own_tree {
-                let skip = row.lines.len().saturating_sub(room);
-                lines.extend(row.lines.iter().skip(skip).map(|l| Line::raw(l.clone())));
-            } else {
-                lines.push(Line::styled(
-                    "It runs alone, in the project's tree: its work shows in the conversation.",
-                    Style::default().fg(Color::DarkGray),
-                ));
-            }
-        }
-        Paragraph::new(lines).render(area, buf);
+        let rule = self
+            .rows
+            .get(self.selected)
+            .map_or_else(String::new, |row| {
+                format!("── {} ── ([ ] another phase, PgUp/PgDn scroll)", row.id)
+            });
+        lines.push(Line::styled(rule, Style::default().fg(Color::DarkGray)));
+        lines
     }
+}
+
+/// The table's part of `area` (`rows` tall, or all of it) and the rest, below it.
+fn split(area: Rect, rows: usize) -> (Rect, Rect) {
+    let top = u16::try_from(rows).unwrap_or(u16::MAX).min(area.height);
+    let table = Rect {
+        height: top,
+        ..area
+    };
+    let below = Rect {
+        y: area.y + top,
+        height: area.height - top,
+        ..area
+    };
+    (table, below)
 }
 
 /// `12.3k`, `1.2M`.
@@ -409,8 +468,31 @@ mod tests {
         );
         phases.event(&started("api"), now);
         phases.event(&started("ui"), now);
-        phases.news("api", PhaseNews::Line("  → File_write api.rs".into()), now);
-        phases.news("api", PhaseNews::Line("    ✓ wrote api.rs".into()), now);
+        let worktree = PhaseNews::Started { worktree: true };
+        phases.news("api", worktree.clone(), now);
+        phases.news(
+            "api",
+            PhaseNews::Text("I write **api.rs**:\n\n- `get`\n".into()),
+            now,
+        );
+        phases.news("api", PhaseNews::Text("- `put`".into()), now);
+        phases.news(
+            "api",
+            PhaseNews::ToolCall {
+                id: "c1".into(),
+                name: "File_write".into(),
+                args: r#"{"file_path":"api.rs"}"#.into(),
+            },
+            now,
+        );
+        phases.news(
+            "api",
+            PhaseNews::ToolResult {
+                id: "c1".into(),
+                result: cp_base::ToolResult::ok("Created api.rs (2 lines, 20 bytes)."),
+            },
+            now,
+        );
         phases.news(
             "api",
             PhaseNews::Usage {
@@ -421,7 +503,8 @@ mod tests {
             now,
         );
         phases.news("api", PhaseNews::Testing, now);
-        phases.news("ui", PhaseNews::Line("… working".into()), now);
+        phases.news("ui", worktree, now);
+        phases.news("ui", PhaseNews::Text("working".into()), now);
         phases.event(
             &WorkflowEvent::PhaseFailed {
                 phase: "ui".into(),
@@ -432,14 +515,108 @@ mod tests {
         phases
     }
 
+    /// The selected phase's conversation is the Conversation panel's: its answer as
+    /// markdown (bold, bullets), its tool call collapsed with the result's first line.
     #[test]
     fn the_panel_shows_each_phase_and_the_selected_ones_conversation() {
         let now = Instant::now();
         let phases = phases(now);
         assert_eq!(phases.badge().as_deref(), Some("1▶ 1✗"));
-        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 10));
-        phases.render(buf.area, &mut buf, now + Duration::from_secs(65));
-        insta::assert_snapshot!(text(&buf));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 16));
+        phases.render(buf.area, &mut buf, now + Duration::from_secs(65), 0);
+        let shown = text(&buf);
+        assert!(!shown.contains("**"), "markdown shown raw:\n{shown}");
+        let bold = (0..buf.area.height).any(|y| {
+            (0..buf.area.width).any(|x| {
+                buf[(x, y)].symbol() == "a"
+                    && buf[(x + 1, y)].symbol() == "p"
+                    && buf[(x, y)].modifier.contains(Modifier::BOLD)
+            })
+        });
+        assert!(bold, "api.rs is not bold:\n{shown}");
+        insta::assert_snapshot!(shown);
+    }
+
+    #[test]
+    fn the_selected_phases_conversation_scrolls_and_follows_its_bottom_otherwise() {
+        let now = Instant::now();
+        let mut phases = phases(now);
+        for i in 0..40 {
+            phases.news(
+                "api",
+                PhaseNews::Notice {
+                    level: cp_base::Level::Info,
+                    text: format!("note {i}"),
+                },
+                now,
+            );
+        }
+        let area = Rect::new(0, 0, 80, 16);
+        let extent = phases.scroll_extent(area);
+        assert!(extent.max > 40, "{extent:?}");
+        let mut buf = Buffer::empty(area);
+        phases.render(area, &mut buf, now, 0);
+        assert!(text(&buf).contains("note 39"), "{}", text(&buf));
+        let mut buf = Buffer::empty(area);
+        phases.render(area, &mut buf, now, extent.max);
+        let top = text(&buf);
+        assert!(top.contains("I write") && !top.contains("note 39"), "{top}");
+        // The table stays on top either way.
+        assert!(top.contains("integrate"), "{top}");
+    }
+
+    #[test]
+    fn a_phase_alone_with_an_agent_of_its_own_is_done_once_complete_not_merging() {
+        let now = Instant::now();
+        let mut phases = phases(now);
+        phases.event(
+            &WorkflowEvent::PhaseStarted {
+                phase: "integrate".into(),
+                iteration: 1,
+            },
+            now,
+        );
+        phases.news("integrate", PhaseNews::Started { worktree: false }, now);
+        phases.event(
+            &WorkflowEvent::PhaseCompleted {
+                phase: "integrate".into(),
+                restarts: 0,
+            },
+            now,
+        );
+        assert_eq!(phases.rows[3].state, PhaseState::Done);
+    }
+
+    #[test]
+    fn the_tui_agents_usage_counts_for_the_phase_it_runs() {
+        let now = Instant::now();
+        let mut phases = Phases {
+            rows: vec![PhaseRow::new("one", "builtin"), PhaseRow::new("two", "")],
+            ..Phases::default()
+        };
+        // No phase runs: nothing counts.
+        phases.main_usage(10, 100, 12);
+        phases.event(
+            &WorkflowEvent::PhaseStarted {
+                phase: "two".into(),
+                iteration: 1,
+            },
+            now,
+        );
+        phases.main_usage(1_000, 200_000, 1_200);
+        phases.main_usage(50_000, 200_000, 50_500);
+        assert_eq!(phases.rows[0].tokens, 0);
+        assert_eq!(phases.rows[1].tokens, 51_700);
+        assert_eq!(phases.rows[1].context, Some((50_000, 200_000)));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 6));
+        phases.render(buf.area, &mut buf, now, 0);
+        let shown = text(&buf);
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.contains("two") && l.contains("25%") && l.contains("51.7k")),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -450,7 +627,7 @@ mod tests {
         phases.move_selection(false);
         assert_eq!(phases.selected, 0);
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 8));
-        phases.render(buf.area, &mut buf, now);
+        phases.render(buf.area, &mut buf, now, 0);
         assert!(text(&buf).contains("It runs alone"), "{}", text(&buf));
         for _ in 0..9 {
             phases.move_selection(true);

@@ -1,7 +1,9 @@
 //! Entering and leaving full-screen mode, with restoration guaranteed on every exit path.
 //!
 //! The guard restores on drop; a chained panic hook restores before the panic message prints,
-//! so a crash never leaves the user's terminal in raw mode.
+//! so a crash never leaves the user's terminal in raw mode. The terminal's title is kept too:
+//! it is pushed on the xterm title stack when full-screen mode starts (the workflow alerts
+//! change it) and popped when it ends, so the title from before is back on every exit path.
 
 use std::io::{self, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +21,23 @@ use ratatui::backend::CrosstermBackend;
 /// Whether the terminal is currently in full-screen mode (shared with the panic hook).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// XTWINOPS 22;0: save the window and icon titles on the terminal's title stack. Terminals
+/// without one ignore it.
+const PUSH_TITLE: &[u8] = b"\x1b[22;0t";
+/// XTWINOPS 23;0: restore the titles last saved.
+const POP_TITLE: &[u8] = b"\x1b[23;0t";
+
+/// Enters full-screen mode's screen and input modes, after saving the title.
+fn enter_modes(stdout: &mut Stdout) -> io::Result<()> {
+    stdout.write_all(PUSH_TITLE)?;
+    execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )
+}
+
 pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 
 /// Owns full-screen mode; dropping it restores the terminal.
@@ -32,12 +51,7 @@ impl TerminalGuard {
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let mut stdout = io::stdout();
-        if let Err(e) = execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste
-        ) {
+        if let Err(e) = enter_modes(&mut stdout) {
             restore();
             return Err(e);
         }
@@ -63,13 +77,9 @@ impl TerminalGuard {
     pub fn resume(&mut self) -> io::Result<()> {
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
-        execute!(
-            io::stdout(),
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste,
-            Clear(ClearType::All)
-        )?;
+        let mut stdout = io::stdout();
+        enter_modes(&mut stdout)?;
+        execute!(stdout, Clear(ClearType::All))?;
         // Forget what was drawn before, so the next frame repaints every cell. (Not
         // `Terminal::clear`: it asks the terminal for the cursor position and fails where
         // nothing answers.)
@@ -100,6 +110,9 @@ pub fn restore() {
         crossterm::cursor::Show
     ) {
         tracing::warn!("restoring the terminal screen failed: {e}");
+    }
+    if let Err(e) = stdout.write_all(POP_TITLE) {
+        tracing::warn!("restoring the terminal's title failed: {e}");
     }
     if let Err(e) = disable_raw_mode() {
         tracing::warn!("leaving raw mode failed: {e}");

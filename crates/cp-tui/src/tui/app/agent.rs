@@ -15,7 +15,7 @@ use crate::tui::events::AppEvent;
 use crate::tui::running_turn::RunningTurn;
 
 use super::App;
-use super::tools::shorten;
+use crate::tui::entry_lines::shorten_args;
 
 impl App {
     /// Starts an agent turn on the current history (which ends with a user message).
@@ -130,7 +130,7 @@ impl App {
                 for (id, name, args) in calls {
                     let index = self.conversation.push(Entry::Tool {
                         name,
-                        args: shorten(&args),
+                        args: shorten_args(&args),
                         result: None,
                         expanded: false,
                     });
@@ -150,6 +150,13 @@ impl App {
             AgentEvent::Usage(usage) => {
                 self.agent.streaming_entry = None;
                 self.agent.usage.record(&usage);
+                // A workflow phase this agent runs (alone, in the project's tree) shows it.
+                if let Some(run) = self.workflow.as_mut() {
+                    let context = usage.context_tokens();
+                    let tokens = context.saturating_add(usage.output_tokens);
+                    let window = self.agent.usage.context_window;
+                    run.phases.main_usage(context, window, tokens);
+                }
             }
             AgentEvent::Status(status) => {
                 self.agent.status = Some(status);

@@ -64,6 +64,11 @@ pub(super) fn extent_in(model: &ViewModel<'_>, screen: Rect) -> ScrollExtent {
     if model.selected == model.conversation.id() {
         return model.conversation.scroll_extent(area);
     }
+    if model.selected == crate::tui::phases::ID {
+        return model.workflow.map_or(ScrollExtent::bottom(0), |run| {
+            run.phases.scroll_extent(area)
+        });
+    }
     model
         .panel
         .as_ref()
@@ -117,6 +122,43 @@ mod tests {
         assert_eq!(scroll(&app), 0);
         app.apply(Action::ScrollToStart);
         assert_eq!(scroll(&app), max);
+    }
+
+    #[test]
+    fn page_up_scrolls_the_selected_phases_conversation_within_its_extent() {
+        use crate::run_phases::PhaseNews;
+        use crate::tui::phases::{self, PhaseRow, Phases};
+        use crate::tui::workflow_thread::WorkflowRun;
+        let mut app = app_with_lines(3);
+        let mut phases = Phases {
+            rows: vec![PhaseRow::new("api", "builtin")],
+            ..Phases::default()
+        };
+        for i in 0..60 {
+            phases.news(
+                "api",
+                PhaseNews::Notice {
+                    level: cp_base::Level::Info,
+                    text: format!("note {i}"),
+                },
+                std::time::Instant::now(),
+            );
+        }
+        app.workflow = Some(WorkflowRun {
+            phases,
+            ..WorkflowRun::default()
+        });
+        app.select(phases::ID);
+        let max = app.scroll_extent().max;
+        assert!(max > 60, "{max}");
+        app.apply(Action::ScrollUp(10));
+        assert_eq!(app.view(phases::ID).scroll, 10);
+        for _ in 0..50 {
+            app.apply(Action::ScrollUp(10));
+        }
+        assert_eq!(app.view(phases::ID).scroll, max);
+        app.apply(Action::ScrollToEnd);
+        assert_eq!(app.view(phases::ID).scroll, 0);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use cp_base::ToolCall;
 use super::App;
 use crate::tui::background;
 use crate::tui::conversation::Entry;
+use crate::tui::entry_lines::shorten_args;
 use crate::tui::tool_jobs::BatchJob;
 
 impl App {
@@ -51,13 +52,5 @@ impl App {
 
 /// Arguments on one line for the conversation, cut to a readable length.
 fn compact_args(args: &serde_json::Value) -> String {
-    shorten(&args.to_string())
-}
-
-pub(super) fn shorten(text: &str) -> String {
-    if text.chars().count() > 120 {
-        format!("{}…", text.chars().take(119).collect::<String>())
-    } else {
-        text.to_owned()
-    }
+    shorten_args(&args.to_string())
 }

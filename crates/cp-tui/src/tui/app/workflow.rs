@@ -120,10 +120,15 @@ impl App {
     pub(super) fn select_phase(&mut self, down: bool) {
         match self.workflow.as_mut().filter(|run| !run.phases.is_empty()) {
             Some(run) => {
-                if self.ui.nav.selected() == phases::ID {
+                let shown = self.ui.nav.selected() == phases::ID;
+                if shown {
                     run.phases.move_selection(down);
                 }
                 self.select(phases::ID);
+                if shown {
+                    // Another phase's conversation: from its newest entry.
+                    self.scroll_to_end();
+                }
             }
             None => self.ui.flash = Some("No workflow run: no phases to show.".into()),
         }

@@ -145,7 +145,8 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame, hits: &mut H
         return;
     } else if app.selected == super::phases::ID {
         if let Some(run) = app.workflow {
-            run.phases.render(inner, buf, std::time::Instant::now());
+            let now = std::time::Instant::now();
+            run.phases.render(inner, buf, now, app.panel_view.scroll);
         }
         return;
     } else if let Some(panel) = &app.panel {

@@ -106,6 +106,15 @@ impl ToolResult {
         }
     }
 
+    /// A result that is an error when `is_error` says so (as agent CLIs report them).
+    pub fn new(text: impl Into<String>, is_error: bool) -> Self {
+        Self {
+            text: text.into(),
+            is_error,
+            changes: Vec::new(),
+        }
+    }
+
     #[must_use]
     pub fn with_change(mut self, change: FileChange) -> Self {
         self.changes.push(change);

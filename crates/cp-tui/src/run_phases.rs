@@ -345,11 +345,7 @@ fn cli_news(event: &ProgressEvent) -> Vec<PhaseNews> {
         ProgressEvent::ToolResult {
             id, is_error, text, ..
         } => {
-            let result = if *is_error {
-                ToolResult::error(text.clone())
-            } else {
-                ToolResult::ok(text.clone())
-            };
+            let result = ToolResult::new(text.clone(), *is_error);
             vec![PhaseNews::ToolResult {
                 id: id.clone(),
                 result,

@@ -1,4 +1,5 @@
-//! In tmux, as a person would run it: quitting restores the terminal exactly (`stty -a`).
+//! In tmux, as a person would run it: quitting restores the terminal exactly (`stty -a`) and
+//! gives back the title it had before (the alerts of a run change it).
 
 #![allow(
     clippy::unwrap_used,
@@ -16,6 +17,26 @@ fn tmux(args: &[&str]) -> String {
         .output()
         .expect("tmux must be installed (.ci/run installs it)");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A detached 120×32 tmux session `session` on `socket`, running `script` in a plain bash.
+fn start_session(socket: &str, session: &str, script: &str) {
+    tmux(&[
+        "-S",
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "120",
+        "-y",
+        "32",
+        "bash",
+        "--norc",
+        "-c",
+        script,
+    ]);
 }
 
 fn wait_file(path: &Path) {
@@ -44,22 +65,7 @@ fn quitting_restores_stty_exactly() {
         d = dir.display(),
         c = cp_e2e::config_home().display()
     );
-    tmux(&[
-        "-S",
-        socket,
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "120",
-        "-y",
-        "32",
-        "bash",
-        "--norc",
-        "-c",
-        &script,
-    ]);
+    start_session(socket, &session, &script);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
@@ -115,22 +121,7 @@ fn quitting_restores_the_terminals_title() {
         c = cp_e2e::config_home().display(),
         u = server.url(),
     );
-    tmux(&[
-        "-S",
-        socket,
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "120",
-        "-y",
-        "32",
-        "bash",
-        "--norc",
-        "-c",
-        &script,
-    ]);
+    start_session(socket, &session, &script);
     let title = || {
         tmux(&[
             "-S",

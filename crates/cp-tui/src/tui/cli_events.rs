@@ -33,11 +33,7 @@ pub fn show(agent: &str, event: &ProgressEvent) -> Shown {
         ProgressEvent::ToolResult {
             id, is_error, text, ..
         } => {
-            let result = if *is_error {
-                ToolResult::error(text.clone())
-            } else {
-                ToolResult::ok(text.clone())
-            };
+            let result = ToolResult::new(text.clone(), *is_error);
             Shown::Agent(AgentEvent::ToolResults(vec![(id.clone(), result)]))
         }
         // The CLI reports the prompt size of each request (input + cache creation + cache

@@ -87,6 +87,8 @@ impl DriverFactory for PhaseDrivers {
             Some(name) => name.parse::<AgentKind>().map_err(|e| e.to_string())?,
             None => self.default,
         };
+        // The run's Ctrl-C stops every phase; the phase's own stop, this one alone.
+        let cancel = self.cancel.joined(spec.stop);
         let tree = Project::at(spec.root);
         share_trust(&self.project, &tree);
         let host = Host::new(tree, spec.worker.clone())
@@ -106,7 +108,7 @@ impl DriverFactory for PhaseDrivers {
                     builtin_progress(spec.phase, self.output.clone(), window),
                     host.stop_gate(),
                 )
-                .with_cancel(self.cancel.clone()),
+                .with_cancel(cancel),
             ));
         }
         let config = AgentConfig::load(host.project()).map_err(|e| e.to_string())?;
@@ -122,7 +124,7 @@ impl DriverFactory for PhaseDrivers {
             cli_progress(spec.phase, self.output.clone()),
         )
         .map_err(|e| e.to_string())?;
-        driver.set_cancel(Some(self.cancel.clone()));
+        driver.set_cancel(Some(cancel));
         Ok(Box::new(driver))
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use cp_base::CancelToken;
 use cp_git::Repository;
 
 use super::agents::PhaseAgent;
@@ -32,6 +33,8 @@ impl Engine<'_> {
                 root: self.project.root(),
                 worker: &self.parallel.worker,
                 agent: phase.agent.as_deref(),
+                // Nothing runs beside it: no change can come from under it.
+                stop: &CancelToken::new(),
             };
             own = Some(
                 drivers

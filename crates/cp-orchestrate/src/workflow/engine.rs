@@ -3,9 +3,10 @@
 //! gate (`gate.rs`); a workflow with `depends_on` is driven by `waves.rs`. Every step is saved,
 //! so a crashed run resumes where it stopped.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use cp_base::{Project, WorkerId};
+use cp_base::{CancelToken, Project, WorkerId};
 
 use super::agents::DriverFactory;
 use super::alert::{Alert, Alerter};
@@ -27,6 +28,8 @@ pub(super) struct Engine<'a> {
     pub(super) parallel: Parallel,
     /// Added to the next approval gate's prompt (a phase's `git diff --stat`).
     pub(super) gate_note: Option<String>,
+    /// The stop of each phase running on a thread of its own, by index.
+    pub(super) phase_stops: HashMap<usize, CancelToken>,
 }
 
 /// How phases of a graph run side by side.

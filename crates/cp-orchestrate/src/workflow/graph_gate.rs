@@ -5,7 +5,7 @@
 use super::engine::Engine;
 use super::error::WorkflowError;
 use super::gate::Decided;
-use super::phase_record::{PhaseRecord, PhaseStatus};
+use super::phase_record::PhaseStatus;
 use super::prompter::WorkflowEvent;
 use super::schema::Action;
 
@@ -61,27 +61,20 @@ impl Engine<'_> {
                 self.state.context.bump(&target);
                 let record = self.record(target_index);
                 // Counted above; `Running` keeps `begin` from counting it again.
-                record.status = if record.worktree.is_some() && record.status != PhaseStatus::Merged
-                {
-                    PhaseStatus::Running
-                } else {
-                    *record = PhaseRecord {
-                        agent: record.agent.clone(),
-                        tokens: record.tokens,
-                        elapsed_ms: record.elapsed_ms,
-                        ..PhaseRecord::default()
-                    };
-                    PhaseStatus::Running
-                };
+                if record.worktree.is_none() || record.status == PhaseStatus::Merged {
+                    *record = record.fresh();
+                }
+                record.status = PhaseStatus::Running;
                 self.rerun_dependents(target_index)?;
                 Ok(false)
             }
         }
     }
 
-    /// The phases that depend on `target`, directly or not, and already ran (merged) run again
-    /// after it, since their input changed: they wait again, counted anew when they start.
-    /// Those still running or finished but unmerged are left to end as they are.
+    /// The phases that depend on `target`, directly or not, run again after it, since their
+    /// input changed: those merged wait again (counted anew when they start); those whose
+    /// work is not merged yet have it set aside, kept on a superseded branch, a running one
+    /// after its agent is stopped (`supersede.rs`).
     fn rerun_dependents(&mut self, target: usize) -> Result<(), WorkflowError> {
         let deps = self.workflow.dependencies();
         let mut reached = vec![false; deps.len()];
@@ -97,16 +90,24 @@ impl Engine<'_> {
                 }
             }
         }
+        let reason = format!("phase {} runs again", self.workflow.phases[target].id);
         for index in (0..deps.len()).filter(|&i| reached[i] && i != target) {
             let record = self.record(index);
-            if record.status == PhaseStatus::Merged {
-                *record = PhaseRecord {
-                    agent: record.agent.clone(),
-                    tokens: record.tokens,
-                    elapsed_ms: record.elapsed_ms,
-                    ..PhaseRecord::default()
-                };
-                tracing::info!(phase = %self.workflow.phases[index].id, "runs again after the repeated phase");
+            match record.status {
+                PhaseStatus::Merged => {
+                    *record = record.fresh();
+                    tracing::info!(phase = %self.workflow.phases[index].id, "runs again after the repeated phase");
+                }
+                PhaseStatus::Running
+                | PhaseStatus::Finished
+                | PhaseStatus::Conflict
+                | PhaseStatus::Failed
+                | PhaseStatus::Interrupted
+                    if record.worktree.is_some() =>
+                {
+                    self.stop_stale(index, &reason)?;
+                }
+                _ => {}
             }
         }
         self.save()

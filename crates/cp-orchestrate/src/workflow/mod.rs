@@ -33,6 +33,7 @@ mod run;
 mod schema;
 mod side_by_side;
 mod store;
+mod supersede;
 mod template;
 mod waves;
 
@@ -48,7 +49,7 @@ pub use gate::APPROVAL_PROMPT;
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
-pub use phase_record::{PhaseRecord, PhaseStatus};
+pub use phase_record::{PhaseRecord, PhaseStatus, SupersededRun};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cp_base::Project;
+use cp_base::{CancelToken, Project};
 use cp_git::Repository;
 
 use super::agents::{PhaseAgent, phase_worker};
@@ -53,11 +53,14 @@ impl Engine<'_> {
         let worker = phase_worker(&id, &self.parallel.worker);
         // A project in a subdirectory of its repository is in the same subdirectory there.
         let root = project_in(repo, &path);
+        let stop = CancelToken::new();
+        self.phase_stops.insert(index, stop.clone());
         let spec = PhaseAgent {
             phase: &id,
             root: &root,
             worker: &worker,
             agent: agent.as_deref(),
+            stop: &stop,
         };
         let drivers = self.parallel.drivers.clone();
         let driver = drivers

@@ -1,7 +1,7 @@
 //! Starting and resuming a workflow run: its options, the checks before any agent starts,
 //! the run's record under `.context-pilot/runs/<id>/`, and how the run ended.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -140,6 +140,7 @@ pub fn run_workflow(
         config,
         parallel,
         gate_note: None,
+        phase_stops: HashMap::new(),
     };
     engine.start(false)
 }
@@ -212,6 +213,7 @@ pub fn resume_workflow(
         config,
         parallel,
         gate_note: None,
+        phase_stops: HashMap::new(),
     };
     engine.start(true)
 }

@@ -110,14 +110,24 @@ impl Engine<'_> {
                     continue;
                 };
                 running -= 1;
-                if result.is_err() && self.interrupted() {
+                self.phase_stops.remove(&index);
+                if self.record(index).superseding {
+                    // Stopped because its input changed: its work is set aside, and it waits
+                    // to run again from the new base.
+                    let record = self.record(index);
+                    record.elapsed_ms = record.elapsed_ms.saturating_add(millis(elapsed));
+                    if let Ok(report) = &result {
+                        record.tokens = record.tokens.saturating_add(report.tokens);
+                    }
+                    let reason = record.error.clone().unwrap_or_default();
+                    self.supersede(index, &reason)?;
+                } else if result.is_err() && self.interrupted() {
                     // Ctrl-C: the others are stopping too; nothing more starts or merges.
                     self.interrupt(index)?;
                     self.release(repo, index);
                     stop = stop.or(Some(RunStatus::Running));
                     continue;
-                }
-                if self.finished(repo, index, result, elapsed)? && stop.is_none() {
+                } else if self.finished(repo, index, result, elapsed)? && stop.is_none() {
                     self.state.status = RunStatus::Aborted;
                     self.save()?;
                     stop = Some(RunStatus::Aborted);

@@ -33,6 +33,14 @@ impl Engine<'_> {
                 });
         }
         if resumed {
+            // A phase stopped because its input changed, when the run ended before its work
+            // was set aside: that is finished first.
+            for index in 0..self.workflow.phases.len() {
+                if self.record(index).superseding {
+                    let reason = self.record(index).error.clone().unwrap_or_default();
+                    self.supersede(index, &reason)?;
+                }
+            }
             // A failed or interrupted phase runs again, in its worktree when it had one.
             for record in self.state.phase_runs.values_mut() {
                 if matches!(

@@ -40,6 +40,7 @@ pub mod mcp;
 pub mod models;
 pub mod run;
 mod run_external;
+mod run_interrupt;
 mod run_phases;
 pub mod system;
 pub mod trust;

@@ -28,7 +28,7 @@ pub(crate) struct PhaseDrivers {
     pub(crate) provider: Option<Arc<dyn Provider>>,
     /// The project the run started in (whose trust a phase's worktree may share).
     pub(crate) project: Project,
-    /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`]): every phase's driver shares it, so
+    /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`](crate::run_interrupt::interrupt_on_signals)): every phase's driver shares it, so
     /// the built-in agent stops its request and the agent CLIs get SIGINT (their process
     /// group after `agent.stop_grace_secs`).
     pub(crate) cancel: CancelToken,
@@ -300,22 +300,4 @@ fn cli_progress(phase: &str, output: PhaseOutput) -> Progress {
             lines.line(&format!("  … {event}"));
         }
     })
-}
-
-/// A headless run of a workflow with `depends_on` stops gracefully on Ctrl-C or SIGTERM:
-/// the first signal cancels `cancel` (every phase's agent stops, the phases are recorded as
-/// interrupted, and the run exits with 130 for `--resume`); a second one ends the process at
-/// once, with the same code.
-pub(crate) fn interrupt_on_signals(cancel: &CancelToken) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for signal in [SIGINT, SIGTERM] {
-        // The exit is registered first, so it sees the flag only from a second signal.
-        signal_hook::flag::register_conditional_shutdown(
-            signal,
-            cp_orchestrate::EXIT_INTERRUPTED,
-            cancel.shared_flag(),
-        )?;
-        signal_hook::flag::register(signal, cancel.shared_flag())?;
-    }
-    Ok(())
 }

@@ -54,7 +54,6 @@ impl Engine<'_> {
         // A project in a subdirectory of its repository is in the same subdirectory there.
         let root = project_in(repo, &path);
         let stop = CancelToken::new();
-        self.phase_stops.insert(index, stop.clone());
         let spec = PhaseAgent {
             phase: &id,
             root: &root,
@@ -77,6 +76,8 @@ impl Engine<'_> {
                 message,
             })?;
         let prompt = self.phase_prompt(index)?;
+        // From here on the phase runs on its thread, which a stop of its own can end.
+        self.phase_stops.insert(index, stop);
         let restart = RestartLoop::new(Project::at(&root), self.config.clone()).with_worker(worker);
         Ok((restart, driver, prompt))
     }

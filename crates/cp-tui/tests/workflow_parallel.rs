@@ -5,6 +5,8 @@
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
 //! commit.
+//! A second Ctrl-C ends the run at once and still leaves no process; `repeat_phase` while a
+//! dependent of its target runs stops that dependent and keeps its branch as superseded.
 //! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
 //! its branch against its base, and a killed run resumes there.
 //!
@@ -760,6 +762,118 @@ fn a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process() {
         );
     }
     assert_nothing_left(dir);
+}
+
+const REDO: &str = "\
+name: redo
+phases:
+  - id: plan
+    depends_on: []
+    prompt: PHASE-plan-MARK Write plan.txt.
+  - id: build
+    depends_on: [plan]
+    prompt: PHASE-build-MARK Write build.txt.
+  - id: check
+    depends_on: [plan]
+    prompt: PHASE-check-MARK Write check.txt.
+    approval:
+      prompt: Good?
+      options:
+        - label: Done
+          on_select: { action: continue }
+        - label: Back to plan
+          on_select: { action: repeat_phase, target: plan }
+";
+
+/// Each phase writes `<phase>.txt` = `<phase> try <n>` in its n-th run; build's first run
+/// then waits (its request held) until it is stopped.
+fn serve_tries(server: &LlmServer) {
+    let tries: Arc<Mutex<HashMap<&'static str, u32>>> = Arc::default();
+    server.answer_side_requests(move |request| {
+        let phase = ["plan", "build", "check"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)))?;
+        let mut tries = tries.lock().unwrap();
+        let results = request.raw_body.matches("\"tool_result\"").count();
+        if results == 0 {
+            let n = tries.entry(phase).or_default();
+            *n += 1;
+            let call = write(&format!("{phase}.txt"), &format!("{phase} try {n}\n"));
+            let id = format!("{phase}{n}");
+            return Some(anthropic::tool_use_turn(&[(&id, call.0, &call.1)]));
+        }
+        if phase == "build" && tries.get("build") == Some(&1) {
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        Some(anthropic::text_turn("Done."))
+    });
+}
+
+/// `repeat_phase` at check's gate while build, which depends on plan too, still runs (its
+/// request held): build's agent is stopped, its work kept on `cp/<run>/build@1` (said in the
+/// output and in `context.json`), and after plan's second run build and check run again
+/// from plan's new result.
+#[test]
+fn repeat_phase_stops_a_running_dependent_keeps_its_branch_and_reruns_it() {
+    let repo = prepare(REDO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    serve_tries(&server);
+    let answers = dir.join(".git/answers.yaml");
+    std::fs::write(
+        &answers,
+        "- {phase: check, option: Back to plan}\n- {phase: check, option: Done}\n",
+    )
+    .unwrap();
+    let out = run(
+        dir,
+        &server,
+        &[
+            ".context-pilot/workflows/graph.yaml",
+            "--answers",
+            answers.to_str().unwrap(),
+        ],
+    );
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let record = run_record(dir);
+    let run_id = record["run_id"].as_str().unwrap();
+    let kept = format!("cp/{run_id}/build@1");
+    assert!(
+        shown.contains(&format!(
+            "phase build: superseded (phase plan runs again); its work is kept on {kept}"
+        )),
+        "{shown}"
+    );
+    let build = &record["phase_runs"]["build"];
+    assert_eq!(build["status"], "merged", "{record:#}");
+    assert_eq!(
+        build["superseded"][0]["branch"],
+        kept.as_str(),
+        "{record:#}"
+    );
+    // The stopped run's work, on plan's first result, is on the kept branch.
+    let show = |rev: &str| git(dir, &["show", rev]);
+    assert_eq!(show(&format!("{kept}:build.txt")), "build try 1\n");
+    assert_eq!(show(&format!("{kept}:plan.txt")), "plan try 1\n");
+    // The run's branch has the second runs, on plan's second result.
+    for (file, content) in [
+        ("plan.txt", "plan try 2\n"),
+        ("build.txt", "build try 2\n"),
+        ("check.txt", "check try 2\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), content);
+    }
+    let mut branches: Vec<String> = git(
+        dir,
+        &["branch", "--list", "cp/*", "--format=%(refname:short)"],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    branches.sort();
+    assert_eq!(branches, [kept, format!("cp/{run_id}/check@1")]);
+    assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 1);
 }
 
 /// No worktree is left locked, and git's own locks are gone.

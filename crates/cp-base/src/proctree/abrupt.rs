@@ -69,7 +69,16 @@ pub fn end_at_once(roots: &[i32], markers: &[String]) -> TreeEnd {
     let frozen: Vec<i32> = frozen.into_iter().collect();
     signal_all(&frozen, libc::SIGKILL);
     loop {
-        let left = everything(roots, markers);
+        // A killed process may take a moment to die, and meanwhile, its parent dead, belong
+        // to init: the frozen ones are checked by pid until they are gone.
+        let mut left = everything(roots, markers);
+        left.extend(
+            frozen
+                .iter()
+                .filter(|&&pid| stat(pid).is_some_and(|s| !s.zombie)),
+        );
+        left.sort_unstable();
+        left.dedup();
         if left.is_empty() {
             return TreeEnd::Gone;
         }

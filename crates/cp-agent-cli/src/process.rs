@@ -47,6 +47,9 @@ pub struct AgentProcess {
     marker: String,
     /// Set once the group was ended (by [`AgentProcess::finish`]).
     finished: bool,
+    /// Known to [`proctree::end_at_once`] while it lives: a host that must exit at once (a
+    /// second Ctrl-C) ends the agent's group and every process that left it.
+    _tracked: proctree::Tracked,
 }
 
 impl AgentProcess {
@@ -110,7 +113,9 @@ impl AgentProcess {
         } else {
             stderr_done.store(true, Ordering::SeqCst);
         }
+        let tracked = proctree::track(i32::try_from(child.id()).unwrap_or(0), &marker);
         Ok(Self {
+            _tracked: tracked,
             child,
             path,
             lines,

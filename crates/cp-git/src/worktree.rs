@@ -118,13 +118,33 @@ impl Repository {
 
     /// Removes the work tree at `path` (whatever it holds) and deletes `branch`.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+        self.drop_worktree(path)?;
+        self.git(&["branch", "-D", branch]).map(drop)
+    }
+
+    /// Removes the work tree at `path` (whatever it holds); its branch stays.
+    pub fn drop_worktree(&self, path: &Path) -> Result<(), WorktreeError> {
         let shown = path.to_string_lossy();
         if path.exists() {
             self.git(&["worktree", "remove", "--force", &shown])?;
         }
         // A work tree deleted by hand leaves an entry behind; prune forgets it.
-        self.git(&["worktree", "prune"])?;
-        self.git(&["branch", "-D", branch]).map(drop)
+        self.git(&["worktree", "prune"]).map(drop)
+    }
+
+    /// Renames branch `from` to `to` (which must not exist), keeping every commit.
+    pub fn rename_branch(&self, from: &str, to: &str) -> Result<(), WorktreeError> {
+        self.git(&["branch", "-m", from, to]).map(drop)
+    }
+
+    /// The commit `rev` names (a branch, a tag, `HEAD~1`, …).
+    pub fn resolve(&self, rev: &str) -> Result<String, WorktreeError> {
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])
     }
 
     /// Whether `branch` exists.

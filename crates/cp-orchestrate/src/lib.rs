@@ -113,6 +113,6 @@ pub use workflow::{
     EXIT_INTERRUPTED, MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent,
     PhaseCounters, PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS,
     RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage,
-    TerminalPrompter, UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent, WorkflowOutcome,
-    evaluate_condition, resume_workflow, run_headless, run_workflow,
+    SupersededRun, TerminalPrompter, UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent,
+    WorkflowOutcome, evaluate_condition, resume_workflow, run_headless, run_workflow,
 };

@@ -28,10 +28,48 @@ struct Writer {
     meet: Option<Arc<Barrier>>,
     /// Phases that commit their work themselves (for runs without auto-commit).
     commits: Vec<String>,
+    /// Set for a run that commits some work, leaves more uncommitted, then works on until
+    /// its phase's own stop is set (a fact the test waits on, not a time).
+    hold: Option<cp_base::CancelToken>,
+}
+
+impl Writer {
+    fn git(&self, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// Commits `work/<phase>.txt`, leaves `work/<phase>-wip.txt` uncommitted, then waits to
+    /// be stopped.
+    fn hold(&self, phase: &str, stop: &cp_base::CancelToken) -> SessionEnd {
+        std::fs::create_dir_all(self.root.join("work")).unwrap();
+        std::fs::write(self.root.join(format!("work/{phase}.txt")), "first try\n").unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", &format!("{phase}: first try")]);
+        std::fs::write(self.root.join(format!("work/{phase}-wip.txt")), "half\n").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !stop.is_cancelled() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{phase} was never stopped"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        SessionEnd::Failed("stopped".into())
+    }
 }
 
 impl SessionDriver for Writer {
     fn run(&mut self, _prompt: &str, control: &SessionControl) -> SessionEnd {
+        if let Some(stop) = &self.hold {
+            return self.hold(control.phase_id(), stop);
+        }
         if let Some(meet) = &self.meet {
             meet.wait();
         }
@@ -45,18 +83,8 @@ impl SessionDriver for Writer {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
         if self.commits.contains(&phase.to_owned()) {
-            let git = |args: &[&str]| {
-                let ok = std::process::Command::new("git")
-                    .arg("-C")
-                    .arg(&self.root)
-                    .args(args)
-                    .status()
-                    .unwrap()
-                    .success();
-                assert!(ok, "git {args:?}");
-            };
-            git(&["add", "-A"]);
-            git(&["commit", "-qm", &format!("{phase} by hand")]);
+            self.git(&["add", "-A"]);
+            self.git(&["commit", "-qm", &format!("{phase} by hand")]);
         }
         control.record_usage(1_000, 200_000);
         SessionEnd::Completed
@@ -79,6 +107,8 @@ struct Writers {
     /// The phases a driver was made for, in order.
     phases: std::sync::Mutex<Vec<String>>,
     commits: Vec<String>,
+    /// The phase whose first run holds until it is stopped ([`Writer::hold`]).
+    hold_first: Option<&'static str>,
 }
 
 impl DriverFactory for Writers {
@@ -87,8 +117,14 @@ impl DriverFactory for Writers {
             .lock()
             .unwrap()
             .push(spec.worker.as_str().to_owned());
-        self.phases.lock().unwrap().push(spec.phase.to_owned());
+        let first = {
+            let mut phases = self.phases.lock().unwrap();
+            phases.push(spec.phase.to_owned());
+            phases.iter().filter(|p| *p == spec.phase).count() == 1
+        };
+        let hold = (first && self.hold_first == Some(spec.phase)).then(|| spec.stop.clone());
         Ok(Box::new(Writer {
+            hold,
             root: spec.root.to_path_buf(),
             shared: self.shared,
             // Only the phases that run side by side meet (a phase alone would wait forever).
@@ -528,4 +564,141 @@ phases:
     for (phase, record) in &outcome.phases {
         assert_eq!(record.status, PhaseStatus::Merged, "{phase}");
     }
+}
+
+/// check's gate sends the run back to plan while build, which depends on plan too, runs.
+const REDO_WHILE_RUNNING: &str = "\
+name: redo
+phases:
+  - id: plan
+    depends_on: []
+    prompt: P.
+  - id: build
+    depends_on: [plan]
+    prompt: B.
+  - id: check
+    depends_on: [plan]
+    prompt: C.
+    approval:
+      prompt: Good?
+      options:
+        - label: Done
+          on_select: { action: continue }
+        - label: Back to plan
+          on_select: { action: repeat_phase, target: plan }
+";
+
+/// `repeat_phase` answered while a dependent of its target is still running: that dependent
+/// is stopped (its own stop, not the run's), its branch is kept with every commit (and the
+/// work it left uncommitted) as `cp/<run>/<phase>@1`, recorded in its `superseded`, and it
+/// runs again from the new base once the target is merged again. The gate's own phase,
+/// finished but not yet merged, is set aside the same way.
+#[test]
+fn a_dependent_still_running_when_its_dependency_is_repeated_is_stopped_kept_and_rerun() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(&repo, REDO_WHILE_RUNNING);
+    let project = repo.project();
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[("Back to plan", None), ("Done", None)]);
+    // build's first run holds until it is stopped: check's gate is answered while it runs.
+    let writers = Arc::new(Writers {
+        hold_first: Some("build"),
+        ..Writers::default()
+    });
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut main,
+        &mut prompter,
+        &options(Arc::clone(&writers) as Arc<dyn DriverFactory>),
+    )
+    .unwrap();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Completed,
+        "{:?}",
+        prompter.lines()
+    );
+    let ran = writers.phases.lock().unwrap().clone();
+    assert_eq!(ran.len(), 6, "{ran:?}");
+    assert_eq!(
+        ran[3], "plan",
+        "plan runs again before its dependents: {ran:?}"
+    );
+    for phase in ["plan", "build", "check"] {
+        assert_eq!(outcome.context.iteration(phase), 2, "{phase}");
+    }
+    let run = &outcome.run_id;
+    let record = |id: &str| {
+        outcome
+            .phases
+            .iter()
+            .find(|(p, _)| p == id)
+            .map(|(_, r)| r.clone())
+            .unwrap()
+    };
+    // build's first run: stopped, its commit and its unfinished work kept on build@1.
+    let build = record("build");
+    assert_eq!(build.status, PhaseStatus::Merged);
+    let kept = &build.superseded;
+    assert_eq!(kept.len(), 1, "{build:?}");
+    assert_eq!(kept[0].branch, format!("cp/{run}/build@1"));
+    assert_eq!(kept[0].reason, "phase plan runs again");
+    assert_eq!(kept[0].commits, 2, "its commit and its unfinished work");
+    let log = repo.git(&["log", "--format=%s", &kept[0].branch]);
+    assert!(log.contains("build: first try"), "{log}");
+    assert_eq!(
+        repo.git(&["show", &format!("{}:work/build-wip.txt", kept[0].branch)]),
+        "half\n"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", &kept[0].branch]).trim(),
+        kept[0].commit
+    );
+    // check finished but was not merged when its own gate sent the run back: set aside too.
+    let check = record("check");
+    assert_eq!(check.status, PhaseStatus::Merged);
+    assert_eq!(check.superseded[0].branch, format!("cp/{run}/check@1"));
+    // The second runs started from plan's second result: their merges come after it.
+    let plan = record("plan");
+    assert_eq!(plan.status, PhaseStatus::Merged);
+    let base = build.base_commit.unwrap();
+    let first_try = repo.git(&["rev-parse", &format!("{}~1", kept[0].branch)]);
+    assert_ne!(base, first_try.trim());
+    assert!(
+        repo.git(&["log", "--format=%s", "-1", &base])
+            .contains("plan"),
+        "{}",
+        repo.git(&["log", "--oneline", "-5", &base])
+    );
+    // The run's branch has the second try only.
+    assert_eq!(
+        std::fs::read_to_string(repo.root().join("work/build.txt")).unwrap(),
+        "build\n"
+    );
+    assert!(!repo.root().join("work/build-wip.txt").exists());
+    let lines = prompter.lines().join("\n");
+    assert!(
+        lines.contains(&format!(
+            "phase build: superseded (phase plan runs again); its work is kept on cp/{run}/build@1"
+        )),
+        "{lines}"
+    );
+    // Only the superseded branches are left, and no worktree.
+    assert_eq!(
+        phase_branches(&repo),
+        [format!("cp/{run}/build@1"), format!("cp/{run}/check@1")]
+    );
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+}
+
+/// The `cp/*` branches, sorted.
+fn phase_branches(repo: &Repo) -> Vec<String> {
+    let mut branches: Vec<String> = repo
+        .git(&["branch", "--list", "cp/*", "--format=%(refname:short)"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    branches.sort();
+    branches
 }

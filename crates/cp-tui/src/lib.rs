@@ -41,6 +41,7 @@ pub mod models;
 mod phase_trust;
 pub mod run;
 mod run_external;
+mod run_interrupt;
 mod run_phases;
 pub mod system;
 pub mod trust;

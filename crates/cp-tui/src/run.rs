@@ -17,7 +17,8 @@ use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines, short};
 use crate::host::Host;
 use crate::phase_trust::LentTrust;
-use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
+use crate::run_interrupt::{interrupt_on_signals, settle_interrupts};
+use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_llm::{Provider, check_model, connect, list_models};
@@ -162,7 +163,9 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 cancel: graph_interrupt(&host, command)?,
                 trust: LentTrust::default(),
             }));
-            return crate::run_external::run(&host, &args, kind);
+            let code = crate::run_external::run(&host, &args, kind);
+            settle_interrupts();
+            return code;
         }
         let cli = CliAgent::new(&host, kind)?;
         return crate::tui::run_workflow(host, AgentState::with_cli(cli), args);
@@ -204,13 +207,10 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             inner: std::io::stdout(),
             line,
         };
-        return Ok(run_headless(
-            host.project(),
-            &args,
-            &mut driver,
-            &mut input,
-            &mut output,
-        ));
+        let code = run_headless(host.project(), &args, &mut driver, &mut input, &mut output);
+        // A second Ctrl-C that is ending every process now finishes that, and exits.
+        settle_interrupts();
+        return Ok(code);
     }
     crate::tui::run_workflow(host, agent, args)
 }
@@ -231,7 +231,7 @@ fn graph_interrupt(host: &Host, command: &RunCommand) -> anyhow::Result<CancelTo
     };
     // A file that does not load is reported by the run itself.
     if path.is_some_and(|path| Workflow::load(&path).is_ok_and(|w| w.is_graph())) {
-        interrupt_on_signals(&cancel)?;
+        interrupt_on_signals(&cancel, host.project())?;
     }
     Ok(cancel)
 }

@@ -30,7 +30,7 @@ pub(crate) struct PhaseDrivers {
     pub(crate) provider: Option<Arc<dyn Provider>>,
     /// The project the run started in (whose trust a phase's worktree may share).
     pub(crate) project: Project,
-    /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`]): every phase's driver shares it, so
+    /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`](crate::run_interrupt::interrupt_on_signals)): every phase's driver shares it, so
     /// the built-in agent stops its request and the agent CLIs get SIGINT (their process
     /// group after `agent.stop_grace_secs`).
     pub(crate) cancel: CancelToken,
@@ -108,6 +108,8 @@ impl DriverFactory for PhaseDrivers {
             let worktree = spec.root != self.project.root();
             receive(spec.phase, PhaseNews::Started { worktree });
         }
+        // The run's Ctrl-C stops every phase; the phase's own stop, this one alone.
+        let cancel = self.cancel.joined(spec.stop);
         let tree = Project::at(spec.root);
         self.trust.lend(&self.project, &tree);
         let host = Host::new(tree, spec.worker.clone())
@@ -127,7 +129,7 @@ impl DriverFactory for PhaseDrivers {
                     builtin_progress(spec.phase, self.output.clone(), window),
                     host.stop_gate(),
                 )
-                .with_cancel(self.cancel.clone()),
+                .with_cancel(cancel),
             ));
         }
         let config = AgentConfig::load(host.project()).map_err(|e| e.to_string())?;
@@ -143,7 +145,7 @@ impl DriverFactory for PhaseDrivers {
             cli_progress(spec.phase, self.output.clone()),
         )
         .map_err(|e| e.to_string())?;
-        driver.set_cancel(Some(self.cancel.clone()));
+        driver.set_cancel(Some(cancel));
         Ok(Box::new(driver))
     }
 
@@ -380,22 +382,4 @@ fn cli_news(event: &ProgressEvent) -> Vec<PhaseNews> {
         }
         ProgressEvent::SessionStarted { .. } | ProgressEvent::Stopping => Vec::new(),
     }
-}
-
-/// A headless run of a workflow with `depends_on` stops gracefully on Ctrl-C or SIGTERM:
-/// the first signal cancels `cancel` (every phase's agent stops, the phases are recorded as
-/// interrupted, and the run exits with 130 for `--resume`); a second one ends the process at
-/// once, with the same code.
-pub(crate) fn interrupt_on_signals(cancel: &CancelToken) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for signal in [SIGINT, SIGTERM] {
-        // The exit is registered first, so it sees the flag only from a second signal.
-        signal_hook::flag::register_conditional_shutdown(
-            signal,
-            cp_orchestrate::EXIT_INTERRUPTED,
-            cancel.shared_flag(),
-        )?;
-        signal_hook::flag::register(signal, cancel.shared_flag())?;
-    }
-    Ok(())
 }

@@ -5,6 +5,8 @@
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
 //! commit; a phase whose context fills restarts alone, in its own worktree.
+//! A second Ctrl-C ends the run at once and still leaves no process; `repeat_phase` while a
+//! dependent of its target runs stops that dependent and keeps its branch as superseded.
 //! In the TUI too: the phases run at once, each phase's conversation shows its tool calls,
 //! a parallel phase's approval gate reviews (F3) its branch against its base, a killed run
 //! resumes there, Esc stops every running phase and leaves nothing behind, and a phase run
@@ -587,7 +589,8 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         let alive: Vec<i32> = descendants.into_iter().filter(|&p| running(p)).collect();
         assert!(alive.is_empty(), "left running: {alive:?}");
     }
-    assert_no_lock(dir);
+    // No worktree is left locked, and git's own locks are gone.
+    assert_no_worktree_locked(dir);
 
     *stall.lock().unwrap() = None;
     let shown = if in_tui {
@@ -618,8 +621,289 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     assert_nothing_left(dir);
 }
 
+/// The first turn of phase `phase` in [`a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process`]:
+/// commit a first step, then start a console that ignores SIGTERM with a `setsid` child
+/// (`sleep <n>1`, `sleep <n>0`, `n` the phase's number); after the interruption, a look at
+/// the file.
+fn holding_turn(phase: &str, n: u32, holding: bool) -> Vec<(&'static str, String)> {
+    if !holding {
+        return vec![read(&format!("{phase}.txt"))];
+    }
+    let step = format!(
+        "printf '{phase} was here\\n' > {phase}.txt && git add {phase}.txt && \
+         git commit -qm '{phase}: first step'"
+    );
+    let hold = format!("trap '' TERM INT; setsid sleep {n}1 & sleep {n}0; wait");
+    vec![
+        (
+            "console_easy_bash",
+            serde_json::json!({ "command": step }).to_string(),
+        ),
+        (
+            "console_create",
+            serde_json::json!({ "command": hold, "description": "ignores SIGTERM" }).to_string(),
+        ),
+    ]
+}
+
+/// Answers api and ui with [`holding_turn`] while `holding`, then holds their second request;
+/// integrate reads both files. Every request is recorded in `seen`.
+fn serve_holding(server: &LlmServer, holding: Arc<std::sync::atomic::AtomicBool>, seen: Arc<Seen>) {
+    server.answer_side_requests(move |request| {
+        let phase = ["api", "ui", "integrate"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)))?;
+        let mut by_phase = seen.by_phase.lock().unwrap();
+        by_phase
+            .entry(phase.to_owned())
+            .or_default()
+            .push(request.raw_body.clone());
+        seen.arrived.notify_all();
+        drop(by_phase);
+        let hold = holding.load(std::sync::atomic::Ordering::SeqCst);
+        if request.raw_body.matches("\"tool_result\"").count() == 0 {
+            let calls = match phase {
+                "api" => holding_turn("api", 301, hold),
+                "ui" => holding_turn("ui", 302, hold),
+                _ => vec![read("api.txt"), read("ui.txt")],
+            };
+            let ids: Vec<String> = (0..calls.len()).map(|i| format!("{phase}{i}")).collect();
+            let calls: Vec<(&str, &str, &str)> = calls
+                .iter()
+                .zip(&ids)
+                .map(|((name, args), id)| (id.as_str(), *name, args.as_str()))
+                .collect();
+            return Some(anthropic::tool_use_turn(&calls));
+        }
+        if hold {
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        Some(anthropic::text_turn("Done."))
+    });
+}
+
+/// A second Ctrl-C while the graceful stop still waits (each phase's console ignores SIGTERM
+/// and its console server waits `CP_CONSOLE_KILL_GRACE_MS` before SIGKILL) ends the run at
+/// once with 130: every process it started is gone (console servers, consoles, a `setsid`
+/// child of one), no worktree is left locked, and `--resume` finishes the run with the
+/// commits made before.
+#[test]
+fn a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process() {
+    let repo = prepare(FEATURE);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let holding = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let seen = Arc::new(Seen::default());
+    serve_holding(&server, Arc::clone(&holding), Arc::clone(&seen));
+    let logs = tempfile::tempdir().unwrap();
+    let stderr_path = logs.path().join("stderr");
+    let mut first = command(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
+    first
+        .env("CP_CONSOLE_KILL_GRACE_MS", "600000")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap());
+    std::os::unix::process::CommandExt::process_group(&mut first, 0);
+    let mut child = first.spawn().unwrap();
+    // Both phases are at work at once, their consoles running: each sent its second request
+    // (after the tool results), which the server holds.
+    for phase in ["api", "ui"] {
+        let deadline = Instant::now() + PATIENCE;
+        while seen.bodies(phase).len() < 2 {
+            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+            assert!(
+                Instant::now() < deadline,
+                "{phase} never sent its second request"
+            );
+            seen.wait_for("never-a-phase", Duration::from_millis(50));
+        }
+    }
+    let record = run_record(dir);
+    let run_id = record["run_id"].as_str().unwrap().to_owned();
+    let step = |phase: &str| {
+        git(dir, &["rev-parse", &format!("cp/{run_id}/{phase}")])
+            .trim()
+            .to_owned()
+    };
+    let steps = [step("api"), step("ui")];
+    let pid = i32::try_from(child.id()).unwrap();
+    let descendants = descendants_of(pid);
+    let cmdline = |p: i32| std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+    for sleeper in ["3011", "3021"] {
+        assert!(
+            descendants.iter().any(|&p| cmdline(p)
+                .split(|&b| b == 0)
+                .any(|a| a == sleeper.as_bytes())),
+            "the console's setsid child `sleep {sleeper}` is not among the run's processes"
+        );
+    }
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    // The graceful stop has begun (a phase is recorded as interrupted); it now waits for a
+    // console that ignores SIGTERM.
+    wait_record(dir, &mut child, |r| {
+        ["api", "ui"]
+            .iter()
+            .any(|p| r["phase_runs"][*p]["status"] == "interrupted")
+    });
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted again: ended at once"),
+        "{stderr}"
+    );
+    let alive: Vec<(i32, String, String)> = descendants
+        .into_iter()
+        .filter(|&p| running(p))
+        .map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            (
+                p,
+                String::from_utf8_lossy(&cmdline(p)).replace('\0', " "),
+                stat,
+            )
+        })
+        .collect();
+    assert!(alive.is_empty(), "left running: {alive:?}\n{stderr}");
+    assert_no_worktree_locked(dir);
+
+    holding.store(false, std::sync::atomic::Ordering::SeqCst);
+    let out = run(dir, &server, &["--resume", &run_id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for commit in &steps {
+        let kept = Command::new("git")
+            .args(["merge-base", "--is-ancestor", commit, "HEAD"])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(kept.success(), "{commit} lost\n{}", text(&out));
+    }
+    let record = run_record(dir);
+    for phase in ["api", "ui", "integrate"] {
+        assert_eq!(
+            record["phase_runs"][phase]["status"], "merged",
+            "{record:#}"
+        );
+    }
+    assert_nothing_left(dir);
+}
+
+const REDO: &str = "\
+name: redo
+phases:
+  - id: plan
+    depends_on: []
+    prompt: PHASE-plan-MARK Write plan.txt.
+  - id: build
+    depends_on: [plan]
+    prompt: PHASE-build-MARK Write build.txt.
+  - id: check
+    depends_on: [plan]
+    prompt: PHASE-check-MARK Write check.txt.
+    approval:
+      prompt: Good?
+      options:
+        - label: Done
+          on_select: { action: continue }
+        - label: Back to plan
+          on_select: { action: repeat_phase, target: plan }
+";
+
+/// Each phase writes `<phase>.txt` = `<phase> try <n>` in its n-th run; build's first run
+/// then waits (its request held) until it is stopped.
+fn serve_tries(server: &LlmServer) {
+    let tries: Arc<Mutex<HashMap<&'static str, u32>>> = Arc::default();
+    server.answer_side_requests(move |request| {
+        let phase = ["plan", "build", "check"]
+            .into_iter()
+            .find(|p| request.raw_body.contains(&marker(p)))?;
+        let mut tries = tries.lock().unwrap();
+        let results = request.raw_body.matches("\"tool_result\"").count();
+        if results == 0 {
+            let n = tries.entry(phase).or_default();
+            *n += 1;
+            let call = write(&format!("{phase}.txt"), &format!("{phase} try {n}\n"));
+            let id = format!("{phase}{n}");
+            return Some(anthropic::tool_use_turn(&[(&id, call.0, &call.1)]));
+        }
+        if phase == "build" && tries.get("build") == Some(&1) {
+            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
+        }
+        Some(anthropic::text_turn("Done."))
+    });
+}
+
+/// `repeat_phase` at check's gate while build, which depends on plan too, still runs (its
+/// request held): build's agent is stopped, its work kept on `cp/<run>/build@1` (said in the
+/// output and in `context.json`), and after plan's second run build and check run again
+/// from plan's new result.
+#[test]
+fn repeat_phase_stops_a_running_dependent_keeps_its_branch_and_reruns_it() {
+    let repo = prepare(REDO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    serve_tries(&server);
+    let answers = dir.join(".git/answers.yaml");
+    std::fs::write(
+        &answers,
+        "- {phase: check, option: Back to plan}\n- {phase: check, option: Done}\n",
+    )
+    .unwrap();
+    let out = run(
+        dir,
+        &server,
+        &[
+            ".context-pilot/workflows/graph.yaml",
+            "--answers",
+            answers.to_str().unwrap(),
+        ],
+    );
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let record = run_record(dir);
+    let run_id = record["run_id"].as_str().unwrap();
+    let kept = format!("cp/{run_id}/build@1");
+    assert!(
+        shown.contains(&format!(
+            "phase build: superseded (phase plan runs again); its work is kept on {kept}"
+        )),
+        "{shown}"
+    );
+    let build = &record["phase_runs"]["build"];
+    assert_eq!(build["status"], "merged", "{record:#}");
+    assert_eq!(
+        build["superseded"][0]["branch"],
+        kept.as_str(),
+        "{record:#}"
+    );
+    // The stopped run's work, on plan's first result, is on the kept branch.
+    let show = |rev: &str| git(dir, &["show", rev]);
+    assert_eq!(show(&format!("{kept}:build.txt")), "build try 1\n");
+    assert_eq!(show(&format!("{kept}:plan.txt")), "plan try 1\n");
+    // The run's branch has the second runs, on plan's second result.
+    for (file, content) in [
+        ("plan.txt", "plan try 2\n"),
+        ("build.txt", "build try 2\n"),
+        ("check.txt", "check try 2\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), content);
+    }
+    let mut branches: Vec<String> = git(
+        dir,
+        &["branch", "--list", "cp/*", "--format=%(refname:short)"],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    branches.sort();
+    assert_eq!(branches, [kept, format!("cp/{run_id}/check@1")]);
+    assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 1);
+}
+
 /// No worktree is left locked, and git's own locks are gone.
-fn assert_no_lock(dir: &Path) {
+fn assert_no_worktree_locked(dir: &Path) {
     let git_dir = dir.join(".git");
     for tree in std::fs::read_dir(git_dir.join("worktrees"))
         .unwrap()
@@ -1174,7 +1458,7 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_no_lock(dir);
+    assert_no_worktree_locked(dir);
     // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
     // quits at once (no run is left to ask about), with the run's code (130: interrupted,
     // to be resumed).

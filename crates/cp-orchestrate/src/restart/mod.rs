@@ -48,7 +48,7 @@ pub use cycle::{PhaseReport, RestartLoop};
 pub use error::{DriverError, RestartError};
 pub use estimator::{ContextEstimator, RestartTrigger};
 pub use event::{HandoffSource, RestartEvent, RestartObserver};
-pub(crate) use git::changed_files;
+pub(crate) use git::{changed_files, commit_all, commit_identity};
 pub use prompt::{PROGRESS_LINES, RestartContext, restart_prompt};
 pub use session::{
     HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd, StopHandle, ToolRecord,

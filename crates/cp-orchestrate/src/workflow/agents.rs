@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use cp_base::WorkerId;
+use cp_base::{CancelToken, WorkerId};
 
 use crate::restart::SessionDriver;
 
@@ -21,6 +21,10 @@ pub struct PhaseAgent<'a> {
     pub worker: &'a WorkerId,
     /// The phase's own `agent:` (`builtin`, `claude`, `gemini`, …); `None`: the run's.
     pub agent: Option<&'a str>,
+    /// Stops this phase's agent alone, as Ctrl-C stops every phase's (the built-in agent's
+    /// request is cancelled; an agent CLI gets SIGINT, then its process group): set when the
+    /// phase's input changed under it (a phase it depends on runs again).
+    pub stop: &'a CancelToken,
 }
 
 /// Makes the agent for a phase. Called on the engine's thread; the driver then runs on the

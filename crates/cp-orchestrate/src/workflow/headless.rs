@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
-use super::engine::{EXIT_FAILED, EXIT_INTERRUPTED, RunOptions, resume_workflow, run_workflow};
 use super::error::WorkflowError;
+use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
 use super::prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
 };
+use super::run::{RunOptions, resume_workflow, run_workflow};
 use super::store::RunStore;
 use crate::restart::SessionDriver;
 
@@ -329,7 +330,7 @@ fn dispatch(
     args: &RunArgs,
     driver: &mut dyn SessionDriver,
     prompter: &mut dyn ApprovalPrompter,
-) -> Result<super::engine::WorkflowOutcome, super::error::WorkflowError> {
+) -> Result<super::run::WorkflowOutcome, super::error::WorkflowError> {
     match (&args.resume, &args.workflow) {
         (Some(run_id), workflow) => resume_workflow(
             project,

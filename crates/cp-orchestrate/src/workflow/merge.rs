@@ -7,10 +7,11 @@ use cp_git::{MergeOutcome, Repository};
 use super::engine::Engine;
 use super::error::{MergeConflict, WorkflowError};
 use super::phase_record::PhaseStatus;
+use super::phase_tree::project_in;
 use super::prompter::{ApprovalRequest, Choice, WorkflowEvent};
 use super::schema::Action;
 use super::store::RunStatus;
-use super::waves::{Stop, project_in};
+use super::waves::Stop;
 use crate::restart::RestartEvent;
 
 impl Engine<'_> {

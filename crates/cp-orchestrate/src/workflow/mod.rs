@@ -14,18 +14,26 @@
 
 mod agents;
 mod alert;
+mod alone;
 mod condition;
 mod context;
 mod engine;
 mod error;
 mod exit;
+mod gate;
 mod graph;
+mod graph_gate;
 mod headless;
 mod merge;
 mod phase_record;
+mod phase_tree;
 mod prompter;
+mod prompts;
+mod run;
 mod schema;
+mod side_by_side;
 mod store;
+mod supersede;
 mod template;
 mod waves;
 
@@ -35,18 +43,17 @@ pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };
 pub use context::{ApprovalRecord, PhaseCounters, RunContext};
-pub use engine::{
-    APPROVAL_PROMPT, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED, RunOptions,
-    WorkflowOutcome, resume_workflow, run_workflow,
-};
 pub use error::{ApprovalProblem, MergeConflict, OptionProblem, WorkflowError};
+pub use exit::{EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED};
+pub use gate::APPROVAL_PROMPT;
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
-pub use phase_record::{PhaseRecord, PhaseStatus};
+pub use phase_record::{PhaseRecord, PhaseStatus, SupersededRun};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
+pub use run::{RunOptions, WorkflowOutcome, resume_workflow, run_workflow};
 pub use schema::{
     Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_PARALLEL, OnSelect, Phase,
     RESERVED_CONTEXT_KEYS, Workflow,

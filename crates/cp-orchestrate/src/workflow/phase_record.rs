@@ -84,6 +84,27 @@ pub struct PhaseRecord {
     /// Why it failed or conflicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A phase it depends on runs again: its agent is being stopped, and its branch will be
+    /// kept as superseded (a resume finishes that first).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub superseding: bool,
+    /// Its earlier runs whose input changed under them (a phase they depended on ran again):
+    /// their branches, kept with every commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<SupersededRun>,
+}
+
+/// An earlier run of a phase, stopped or set aside because a phase it depends on ran again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupersededRun {
+    /// Where its work is kept: `cp/<run id>/<phase id>@<iteration>`.
+    pub branch: String,
+    /// The branch's last commit.
+    pub commit: String,
+    /// Its commits since its base.
+    pub commits: u32,
+    /// Why, e.g. `phase plan runs again`.
+    pub reason: String,
 }
 
 impl PhaseRecord {

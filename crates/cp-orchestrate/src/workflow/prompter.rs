@@ -127,6 +127,17 @@ pub enum WorkflowEvent {
         /// Why.
         error: String,
     },
+    /// A phase's work was set aside because a phase it depends on runs again: its agent was
+    /// stopped (when it was running), its branch kept under a new name; it runs again from
+    /// the new base once that phase is merged.
+    PhaseSuperseded {
+        /// The phase.
+        phase: String,
+        /// The branch that keeps its work, `cp/<run id>/<phase id>@<iteration>`.
+        branch: String,
+        /// Why, e.g. `phase plan runs again`.
+        reason: String,
+    },
     /// A phase's branch was merged into the run's branch.
     Merged {
         /// The phase.
@@ -191,6 +202,15 @@ impl fmt::Display for WorkflowEvent {
                 action,
             } => write!(f, "phase {phase}: chose \"{label}\" ({})", action.as_str()),
             Self::PhaseFailed { phase, error } => write!(f, "phase {phase}: failed, {error}"),
+            Self::PhaseSuperseded {
+                phase,
+                branch,
+                reason,
+            } => write!(
+                f,
+                "phase {phase}: superseded ({reason}); its work is kept on {branch}, and it runs \
+                 again from the new base"
+            ),
             Self::Merged {
                 phase,
                 branch,

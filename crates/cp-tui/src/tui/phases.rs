@@ -194,6 +194,10 @@ impl Phases {
                 self.row(phase).set(PhaseState::Approval, now);
             }
             WorkflowEvent::Merged { phase, .. } => self.row(phase).set(PhaseState::Done, now),
+            // Its work is set aside; it waits for the phase that runs again.
+            WorkflowEvent::PhaseSuperseded { phase, .. } => {
+                self.row(phase).set(PhaseState::Waiting, now);
+            }
             WorkflowEvent::Decision { phase, action, .. } => {
                 let row = self.row(phase);
                 if row.state == PhaseState::Approval {

@@ -19,10 +19,18 @@
 //! server (the stop gate's fallback runner, an agent CLI) leaves its orphans to init, which
 //! reaps them.
 //!
+//! When the host itself must end at once (a second Ctrl-C), [`end_at_once`] ends everything
+//! it started without a grace period: its descendants (frozen first, so none forks away),
+//! the runs it [`track`]s, and the trees of the shared servers it names.
+//!
 //! Why not a cgroup: the machines this runs on (developer containers, CI) mostly offer no
 //! writable cgroup v2 hierarchy to an unprivileged process, and the marker scan works on any
 //! Linux with `/proc`. The one process it cannot find is one that both cleared its
 //! environment and lost its parent before the kill (documented in the README).
+
+mod abrupt;
+
+pub use abrupt::{Tracked, end_at_once, track};
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -165,15 +173,11 @@ struct ProcInfo {
 /// Parent, group, state and markers of `pid` (`needle` is the run's marker, `shared` the
 /// shared server's); `None` when it vanished meanwhile.
 fn proc_info(pid: i32, needle: &str, shared: &str) -> Option<ProcInfo> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses, so split after
-    // the last ')'.
-    let (_, rest) = stat.rsplit_once(')')?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let parent = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    let zombie = state == "Z" || state == "X";
+    let Stat {
+        parent,
+        pgrp,
+        zombie,
+    } = stat(pid)?;
     // Unreadable environ (another user's process, or gone): not ours to match.
     let environ = if zombie {
         Vec::new()
@@ -189,6 +193,41 @@ fn proc_info(pid: i32, needle: &str, shared: &str) -> Option<ProcInfo> {
         marked: has(needle),
         shared: has(shared),
     })
+}
+
+/// The fields of `/proc/<pid>/stat` this module needs.
+struct Stat {
+    parent: i32,
+    pgrp: i32,
+    /// A zombie (or dead) process: gone but for its parent's wait.
+    zombie: bool,
+}
+
+/// `pid`'s parent, group and whether it is a zombie; `None` when it vanished meanwhile.
+fn stat(pid: i32) -> Option<Stat> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses, so split after
+    // the last ')'.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(Stat {
+        parent,
+        pgrp,
+        zombie: state == "Z" || state == "X",
+    })
+}
+
+/// Every pid in `/proc`.
+fn all_pids() -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
 }
 
 /// Sends `signal` to each of `pids`; one already gone is not an error. Pids that would

@@ -1,0 +1,97 @@
+//! A phase of a graph that runs alone (nothing else running or ready): in the project's own
+//! tree, as a plain sequence runs it, with its own agent when the host gives a factory.
+
+use std::time::Instant;
+
+use cp_base::CancelToken;
+use cp_git::Repository;
+
+use super::agents::PhaseAgent;
+use super::engine::Engine;
+use super::error::WorkflowError;
+use super::phase_record::PhaseStatus;
+use super::prompter::WorkflowEvent;
+use super::store::RunStatus;
+use super::waves::{Stop, millis};
+use crate::restart::{RestartEvent, SessionDriver};
+
+impl Engine<'_> {
+    /// A phase alone in the project's tree, as a plain sequence runs it.
+    pub(super) fn run_alone(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+        let phase = &self.workflow.phases[index];
+        let id = phase.id.clone();
+        let repo = Repository::at(self.project.root());
+        let base = repo.head().ok();
+        self.begin(index)?;
+        let prompt = self.phase_prompt(index)?;
+        // With a factory, every phase of a graph gets its own agent (its `agent:`, its progress
+        // lines marked with its id), alone or not; without one, the run's driver runs it.
+        let mut own: Option<Box<dyn SessionDriver + Send>> = None;
+        if let Some(drivers) = &self.parallel.drivers {
+            let spec = PhaseAgent {
+                phase: &id,
+                root: self.project.root(),
+                worker: &self.parallel.worker,
+                agent: phase.agent.as_deref(),
+                // Nothing runs beside it: no change can come from under it.
+                stop: &CancelToken::new(),
+            };
+            own = Some(
+                drivers
+                    .driver(&spec)
+                    .map_err(|message| WorkflowError::Agent {
+                        run_id: self.state.run_id.clone(),
+                        phase: id.clone(),
+                        message,
+                    })?,
+            );
+        }
+        let started = Instant::now();
+        let prompter = &mut *self.prompter;
+        let mut forward = |event: &RestartEvent| {
+            prompter.on_event(&WorkflowEvent::Restart(event.clone()));
+        };
+        let driver: &mut dyn SessionDriver = match own.as_mut() {
+            Some(driver) => driver.as_mut(),
+            None => &mut *self.driver,
+        };
+        let result = self.restart.run_phase(&id, &prompt, driver, &mut forward);
+        let elapsed = millis(started.elapsed());
+        let record = self.record(index);
+        record.elapsed_ms = record.elapsed_ms.saturating_add(elapsed);
+        record.base_commit = record.base_commit.take().or(base.clone());
+        let report = match result {
+            Ok(report) => report,
+            Err(_) if self.interrupted() => return self.interrupt(index),
+            Err(source) => {
+                tracing::error!(phase = %id, "phase failed: {source}");
+                self.alert("phase_failed", &id, &source.to_string());
+                let record = self.record(index);
+                record.status = PhaseStatus::Failed;
+                record.error = Some(source.to_string());
+                self.state.status = RunStatus::Failed;
+                self.state.error = Some(source.to_string());
+                self.save()?;
+                return Err(WorkflowError::Phase {
+                    run_id: self.state.run_id.clone(),
+                    source,
+                });
+            }
+        };
+        let commits = base
+            .as_deref()
+            .and_then(|base| repo.commits_between(base, "HEAD").ok())
+            .unwrap_or(0);
+        let record = self.record(index);
+        record.tokens = record.tokens.saturating_add(report.tokens);
+        record.commits = commits;
+        record.status = PhaseStatus::Merged;
+        self.state.pending_feedback = None;
+        self.save()?;
+        self.prompter.on_event(&WorkflowEvent::PhaseCompleted {
+            phase: id,
+            restarts: report.restarts,
+        });
+        Ok(self.gate(index)?.then_some(RunStatus::Aborted))
+    }
+}

@@ -107,7 +107,8 @@ impl Engine<'_> {
         tracing::info!(phase = %id, "phase interrupted");
         let record = self.record(index);
         record.status = PhaseStatus::Interrupted;
-        record.error = Some("interrupted (Ctrl-C)".into());
+        record.error =
+            Some("interrupted by the person (Ctrl-C, SIGTERM, or Esc in the TUI)".into());
         self.state.status = RunStatus::Running;
         self.state.error = Some(format!(
             "interrupted; continue it with: context-pilot run --resume {}",

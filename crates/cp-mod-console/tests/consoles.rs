@@ -274,8 +274,14 @@ fn finished_consoles_survive_the_server() {
     let s = p.spawn("printf 'a\\nb\\n'; exit 7");
     s.wait_exit(LONG).unwrap();
     let id = s.id();
+    let server = i32::try_from(p.client.server_pid().unwrap()).unwrap();
     p.client.shutdown_server().unwrap();
     assert_eq!(p.client.server_pid(), None);
+    // The shutdown returns once the server's process is gone, not only its socket.
+    assert!(
+        !cp_base::proctree::is_alive(server),
+        "server {server} still runs"
+    );
 
     // No server: answered from disk.
     let client = p.new_client();

@@ -140,7 +140,7 @@ mod tests {
     use super::*;
 
     fn alive(pid: i32) -> bool {
-        stat(pid).is_some_and(|s| !s.zombie)
+        super::super::is_alive(pid)
     }
 
     fn wait_for_pid(path: &std::path::Path) -> i32 {

@@ -110,6 +110,11 @@ pub fn kill_tree(pgid: i32, marker: &str, grace: Duration) -> TreeEnd {
     }
 }
 
+/// Whether `pid` is a live process (a zombie, waiting to be reaped, is not).
+pub fn is_alive(pid: i32) -> bool {
+    stat(pid).is_some_and(|s| !s.zombie)
+}
+
 /// The live (not zombie) processes of the run: its group, its marked processes and their
 /// descendants, except a shared server ([`SHARED_ENV`]) and what it started. Never this
 /// process nor init.

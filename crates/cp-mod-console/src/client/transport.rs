@@ -138,14 +138,23 @@ impl Transport {
     }
 
     /// Asks the server to kill every console and exit, and waits until it has closed its
-    /// socket. No-op when none runs.
+    /// socket and its process is gone (so a caller that then exits leaves nothing behind).
+    /// No-op when none runs.
     pub(super) fn shutdown_server(&self) -> Result<(), ConsoleError> {
+        // `server_pid` opens a connection (never launching a server) when none is open. A
+        // server running in this very process (a thread, as in tests) ends without exiting.
+        let pid = self
+            .server_pid()
+            .filter(|&pid| pid != std::process::id())
+            .and_then(|pid| i32::try_from(pid).ok());
         match self.request(&Request::Shutdown, Launch::No) {
             Ok(_) | Err(ConsoleError::ServerUnavailable { .. }) => {
                 *self.shared() = None;
                 self.idle_waits().clear();
                 let deadline = Instant::now() + self.config.start_timeout;
-                while launch::socket_answers(&self.paths) {
+                while launch::socket_answers(&self.paths)
+                    || pid.is_some_and(cp_base::proctree::is_alive)
+                {
                     if Instant::now() >= deadline {
                         return Err(ConsoleError::Server(format!(
                             "the console server for {} did not exit after a shutdown request",

@@ -27,10 +27,10 @@ use serde_json::{Value, json};
 use util::agent_run::{
     RUN_LIMIT, agent_command, claude_config, claude_endpoint, gemini_endpoint, shown, wait_output,
 };
-use util::agents::assert_none_under;
+use util::agents::{assert_none_under, console_servers_under};
 use util::phases::{
     CLASH, FEATURE, Seen, TWO, assert_clash_stopped, assert_nothing_left, clash_script,
-    feature_script, run_record, serve, serve_script,
+    feature_script, marker, run_record, serve, serve_script,
 };
 
 /// How long a killed agent may take to disappear from `/proc`.
@@ -281,4 +281,69 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
     assert_merged(&root, &agents, &all);
     assert_nothing_left(&root, &all);
     assert_none_under(&root, "claude", GONE_LIMIT);
+}
+
+/// [`TWO`] with ui's phase given to Gemini CLI (`agent: gemini`); api runs with the run's
+/// agent, Claude Code.
+const MIXED: &str = "\
+name: mixed
+phases:
+  - id: api
+    depends_on: []
+    prompt: PHASE-api-MARK Write api.txt.
+  - id: ui
+    depends_on: []
+    agent: gemini
+    prompt: PHASE-ui-MARK Write ui.txt.
+";
+
+/// A phase with `agent: gemini` runs at once with a Claude Code phase (the run's agent), each
+/// in its own worktree: Gemini CLI calls Context Pilot's tools there, passes its stop gate,
+/// and both branches merge. Gemini CLI is not handed the Claude model of the `agent` section,
+/// and no worktree, branch, agent or console server is left.
+#[test]
+fn a_gemini_cli_phase_runs_beside_a_claude_code_phase_and_both_merge() {
+    let (_repo, root) = graph_project(MIXED);
+    let server = LlmServer::start().unwrap();
+    let overlapped = Arc::new(Mutex::new(None));
+    serve(
+        &server,
+        feature_script(),
+        Arc::default(),
+        Some(("api", "ui", Arc::clone(&overlapped))),
+        Arc::default(),
+    );
+    let all = run(&root, &server);
+    assert!(all.starts_with("exit Some(0)"), "{all}");
+    // api's first request (Claude Code) was still unanswered when ui's (Gemini CLI) arrived.
+    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{all}");
+    for phase in ["api", "ui"] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(format!("{phase}.txt"))).unwrap(),
+            format!("{phase} was here\n"),
+            "{all}"
+        );
+    }
+    assert_merged(&root, &[("api", "claude"), ("ui", "gemini")], &all);
+    // ui's conversation went over Gemini's wire, through Context Pilot's MCP tool, its stop
+    // gate sent it back once, and none of its requests asked for the Claude model.
+    let ui: Vec<RecordedRequest> = server
+        .side_requests()
+        .into_iter()
+        .filter(|r| r.path.contains(":streamGenerateContent") && r.raw_body.contains(&marker("ui")))
+        .collect();
+    let gated = ui
+        .iter()
+        .any(|r| r.raw_body.contains("\"functionResponse\"") && r.raw_body.contains("Stop gate:"));
+    assert!(gated, "ui's stop gate never reached Gemini CLI\n{all}");
+    let models: Vec<&str> = ui.iter().map(|r| r.path.as_str()).collect();
+    assert!(
+        models.iter().all(|p| !p.contains("claude")),
+        "Gemini CLI was asked for a Claude model: {models:?}"
+    );
+    assert_nothing_left(&root, &all);
+    assert_none_under(&root, "claude", GONE_LIMIT);
+    assert_none_under(&root, "gemini", GONE_LIMIT);
+    let consoles = console_servers_under(&root.join(".context-pilot/worktrees"));
+    assert!(consoles.is_empty(), "console servers left: {consoles:?}");
 }

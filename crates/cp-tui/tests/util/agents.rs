@@ -37,6 +37,13 @@ pub fn processes_under(root: &Path, name: &str) -> Vec<String> {
     processes(name, None, |cwd| cwd.starts_with(root))
 }
 
+/// Console servers (`context-pilot console-server --project P`) of a project at `dir` or
+/// below it, wherever they run.
+pub fn console_servers_under(dir: &Path) -> Vec<String> {
+    let named = format!("console-server --project {}", dir.display());
+    processes(&named, None, |_| true)
+}
+
 /// Processes other than `except`, not zombies, whose command line names `name` and whose
 /// working directory passes `place`, as "pid: command line".
 fn processes(name: &str, except: Option<u32>, place: impl Fn(&Path) -> bool) -> Vec<String> {

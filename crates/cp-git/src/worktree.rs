@@ -59,7 +59,7 @@ impl Repository {
         &self.root
     }
 
-    fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
+    pub(crate) fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
         let out = Command::new("git")
             .arg("-C")
             .arg(&self.root)
@@ -116,7 +116,8 @@ impl Repository {
             .map(drop)
     }
 
-    /// Removes the work tree at `path` (whatever it holds) and deletes `branch`.
+    /// Removes the work tree at `path` (whatever it holds) and deletes `branch`; either may be
+    /// gone already.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
         let shown = path.to_string_lossy();
         if path.exists() {
@@ -124,6 +125,10 @@ impl Repository {
         }
         // A work tree deleted by hand leaves an entry behind; prune forgets it.
         self.git(&["worktree", "prune"])?;
+        if !self.has_branch(branch) {
+            // Deleted already (by an earlier call that was cut short).
+            return Ok(());
+        }
         self.git(&["branch", "-D", branch]).map(drop)
     }
 

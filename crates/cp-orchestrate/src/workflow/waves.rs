@@ -61,6 +61,7 @@ impl Engine<'_> {
                 });
         }
         if resumed {
+            self.clear_merged(&Repository::at(self.project.root()))?;
             // A failed or interrupted phase runs again, in its worktree when it had one.
             for record in self.state.phase_runs.values_mut() {
                 if matches!(

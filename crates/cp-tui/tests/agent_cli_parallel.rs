@@ -85,6 +85,22 @@ fn assert_merged(root: &Path, agents: &[(&str, &str)], shown: &str) {
     }
 }
 
+/// Each of `phases` ran in a worktree of its own, on a branch of its own.
+fn assert_in_worktrees(root: &Path, phases: &[&str], shown: &str) {
+    let record = run_record(root).unwrap();
+    for phase in phases {
+        let run = &record["phase_runs"][phase];
+        let tree = run["worktree"].as_str().unwrap_or_default();
+        let branch = run["branch"].as_str().unwrap_or_default();
+        assert!(
+            tree.starts_with(".context-pilot/worktrees/")
+                && tree.ends_with(&format!("/{phase}"))
+                && branch.ends_with(&format!("/{phase}")),
+            "{record:#}\n{shown}"
+        );
+    }
+}
+
 /// The tool results in the last message of an Anthropic request, as JSON text, when they
 /// answer calls whose ids start with `prefix`.
 fn tool_results(request: &RecordedRequest, prefix: &str) -> Option<String> {
@@ -133,6 +149,7 @@ fn two_claude_code_phases_run_at_once_in_worktrees_and_both_merge() {
         assert!(log.contains(&format!("Merge phase {phase} ")), "{log}");
     }
     assert_merged(&root, &[("api", "claude"), ("ui", "claude")], &all);
+    assert_in_worktrees(&root, &["api", "ui"], &all);
     assert_nothing_left(&root, &all);
     assert_none_under(&root, "claude", GONE_LIMIT);
 }
@@ -325,6 +342,7 @@ fn a_gemini_cli_phase_runs_beside_a_claude_code_phase_and_both_merge() {
         );
     }
     assert_merged(&root, &[("api", "claude"), ("ui", "gemini")], &all);
+    assert_in_worktrees(&root, &["api", "ui"], &all);
     // ui's conversation went over Gemini's wire, through Context Pilot's MCP tool, its stop
     // gate sent it back once, and none of its requests asked for the Claude model.
     let ui: Vec<RecordedRequest> = server

@@ -64,11 +64,6 @@ pub trait AgentCli: Sync + std::fmt::Debug {
         Vec::new()
     }
 
-    /// Why runs and the TUI cannot drive this agent yet; `None` when they can.
-    fn runs_unsupported(&self) -> Option<AgentError> {
-        None
-    }
-
     /// The hooks (`{"hooks": {…}}`) a run passes for one invocation: by default those `init`
     /// writes.
     fn run_hooks(&self, program: &str) -> Value {

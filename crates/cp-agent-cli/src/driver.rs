@@ -33,9 +33,6 @@ impl CliDriver {
         progress: Progress,
     ) -> Result<Self, AgentError> {
         let agent = kind.cli().ok_or(AgentError::Builtin)?;
-        if let Some(unsupported) = agent.runs_unsupported() {
-            return Err(unsupported);
-        }
         let session = start(agent, config, spec, progress)?;
         Ok(Self { agent, session })
     }

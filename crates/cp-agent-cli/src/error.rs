@@ -91,14 +91,6 @@ pub enum AgentError {
         /// The known names, e.g. `builtin, claude, gemini`.
         known: String,
     },
-    /// Runs cannot drive this agent yet.
-    #[error("{agent}: {detail}")]
-    RunsUnsupported {
-        /// The agent's display name, e.g. "Codex CLI".
-        agent: &'static str,
-        /// What is missing, and what works instead.
-        detail: &'static str,
-    },
     /// A driver was asked of the built-in agent loop, which no agent CLI drives.
     #[error("the built-in agent does not run through an agent CLI")]
     Builtin,

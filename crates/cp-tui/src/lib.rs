@@ -38,6 +38,7 @@ pub mod init;
 mod logging;
 pub mod mcp;
 pub mod models;
+mod phase_trust;
 pub mod run;
 mod run_external;
 mod run_phases;

@@ -16,6 +16,7 @@ use cp_orchestrate::{
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines, short};
 use crate::host::Host;
+use crate::phase_trust::LentTrust;
 use crate::run_phases::{PhaseDrivers, PhaseOutput, interrupt_on_signals};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
@@ -136,6 +137,8 @@ impl RunCommand {
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
 /// by a merge conflict of parallel phases, 1 failed).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
+    // Read first: a malformed `notify` section stops the run before anything is recorded.
+    let alerts = TerminalAlerts::from_user_config()?;
     let mut args = command.run_args(&host)?;
     let kind = command.agent_kind(&host)?;
     if let Some(path) = &command.file {
@@ -146,7 +149,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
         || command.answers.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout());
     args.options.agent = Some(kind.as_str().to_owned());
     if headless {
-        args.options.alerter = Some(Arc::new(TerminalAlerts::from_user_config()));
+        args.options.alerter = Some(Arc::new(alerts));
     }
     if kind != AgentKind::Builtin {
         if headless {
@@ -157,6 +160,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
+                trust: LentTrust::default(),
             }));
             return crate::run_external::run(&host, &args, kind);
         }
@@ -182,6 +186,7 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
+            trust: LentTrust::default(),
         }));
         let line = LineState::default();
         let printer = line.clone();

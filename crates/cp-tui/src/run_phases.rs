@@ -11,7 +11,7 @@ use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_agent_cli::{
     AgentConfig, AgentKind, CliDriver, CliRunner as _, Progress, ProgressEvent, WiringSpec,
 };
-use cp_base::{CancelToken, Grant, Project, TrustState};
+use cp_base::{CancelToken, Project};
 use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
@@ -19,6 +19,7 @@ use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 use crate::headless_out::short;
 use crate::host::Host;
 use crate::init::program;
+use crate::phase_trust::LentTrust;
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
 pub(crate) struct PhaseDrivers {
@@ -34,6 +35,8 @@ pub(crate) struct PhaseDrivers {
     pub(crate) cancel: CancelToken,
     /// Where the phases' progress lines go.
     pub(crate) output: PhaseOutput,
+    /// The project's trust, lent to the phases' worktrees while they run.
+    pub(crate) trust: LentTrust,
 }
 
 /// Where the progress lines of the phases' agents go.
@@ -88,7 +91,7 @@ impl DriverFactory for PhaseDrivers {
             None => self.default,
         };
         let tree = Project::at(spec.root);
-        share_trust(&self.project, &tree);
+        self.trust.lend(&self.project, &tree);
         let host = Host::new(tree, spec.worker.clone())
             .map_err(|e| format!("{}: {e}", spec.root.display()))?;
         if kind == AgentKind::Builtin {
@@ -135,32 +138,12 @@ impl DriverFactory for PhaseDrivers {
     }
 
     fn release(&self, root: &Path) {
+        self.trust.take_back(root);
         // The phase's consoles belong to its worktree: they end with it.
         let stopped = ConsoleClient::for_project(root).and_then(|c| c.shutdown_server());
         if let Err(e) = stopped {
             tracing::warn!(tree = %root.display(), "cannot stop the phase's consoles: {e}");
         }
-    }
-}
-
-/// A phase's worktree holds the project's own configuration. When the project is trusted and
-/// the worktree allows exactly the same (callbacks, test command, LLM server: the same grant),
-/// the worktree is trusted too, so the phase's tests and callbacks run as they would in the
-/// project. A worktree whose configuration differs stays untrusted.
-fn share_trust(project: &Project, tree: &Project) {
-    if project.root() == tree.root()
-        || tree.trust_state().allows()
-        || !matches!(project.trust_state(), TrustState::Trusted)
-    {
-        return;
-    }
-    let (Ok(ours), Ok(theirs)) = (Grant::of(project), Grant::of(tree)) else {
-        return;
-    };
-    if ours.hash() == theirs.hash()
-        && let Err(e) = tree.grant_trust()
-    {
-        tracing::warn!(tree = %tree.root().display(), "cannot share the project's trust: {e}");
     }
 }
 

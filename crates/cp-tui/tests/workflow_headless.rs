@@ -25,24 +25,31 @@ fn prepare_repo() -> tempfile::TempDir {
     repo
 }
 
-fn run(dir: &Path, server: &LlmServer, answers: &Path, extra: &[&str]) -> Output {
-    let url = server.url();
-    Command::new(env!("CARGO_BIN_EXE_context-pilot"))
-        .args([
-            "run",
-            ".context-pilot/workflows/feature.yaml",
-            "--headless",
-            "--answers",
-        ])
-        .arg(answers)
-        .args(extra)
+/// `context-pilot run <args>` in `dir` against `server`, the person's config in `config_home`.
+fn headless(dir: &Path, server: &LlmServer, config_home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_context-pilot"));
+    command
+        .arg("run")
+        .args(args)
         .current_dir(dir)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .env("ANTHROPIC_BASE_URL", &url)
+        .env("XDG_CONFIG_HOME", config_home)
+        .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "test-key")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    command
+}
+
+fn run(dir: &Path, server: &LlmServer, answers: &Path, extra: &[&str]) -> Output {
+    let args = [
+        ".context-pilot/workflows/feature.yaml",
+        "--headless",
+        "--answers",
+    ];
+    headless(dir, server, &cp_e2e::config_home(), &args)
+        .arg(answers)
+        .args(extra)
         .output()
         .unwrap()
 }
@@ -189,17 +196,13 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     for said in ["Built.", "All tests pass.", "Done, really."] {
         server.push(anthropic::text_turn(said));
     }
-    let url = server.url();
-    let out = Command::new(env!("CARGO_BIN_EXE_context-pilot"))
-        .args(["run", ".context-pilot/workflows/one.yaml", "--headless"])
-        .args(["--no-auto-commit", "--max-restarts", "0"])
-        .current_dir(dir)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .env("ANTHROPIC_BASE_URL", &url)
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
+    let args = [
+        ".context-pilot/workflows/one.yaml",
+        "--headless",
+        "--no-auto-commit",
+    ];
+    let out = headless(dir, &server, &cp_e2e::config_home(), &args)
+        .args(["--max-restarts", "0"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -239,17 +242,13 @@ fn headless_runs_check_the_model_list() {
     );
     let run = |model: Option<&str>| {
         server.push(anthropic::text_turn("Hi."));
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_context-pilot"));
-        cmd.args(["run", ".context-pilot/workflows/one.yaml", "--headless"])
-            .args(["--no-auto-commit", "--max-restarts", "0"])
-            .current_dir(dir)
-            .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-            .env("ANTHROPIC_BASE_URL", server.url())
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env_remove("CP_MODEL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .stdin(Stdio::null());
+        let args = [
+            ".context-pilot/workflows/one.yaml",
+            "--headless",
+            "--no-auto-commit",
+        ];
+        let mut cmd = headless(dir, &server, &cp_e2e::config_home(), &args);
+        cmd.args(["--max-restarts", "0"]).env_remove("CP_MODEL");
         if let Some(model) = model {
             cmd.env("CP_MODEL", model);
         }
@@ -267,6 +266,34 @@ fn headless_runs_check_the_model_list() {
     assert!(
         stderr.contains("model `claude-sonet-9-0-20261101` is not listed")
             && stderr.contains("closest: claude-sonnet-9-0-20261101"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_malformed_notify_section_in_the_user_config_stops_the_run_before_it_starts() {
+    let repo = prepare_repo();
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("context-pilot/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, r#"{"notify": {"comand": "ntfy publish me"}}"#).unwrap();
+    let args = [".context-pilot/workflows/feature.yaml", "--headless"];
+    let out = headless(dir, &server, home.path(), &args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: notify: unknown field `comand`",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "the run started: {stderr}");
+    let runs = dir.join(".context-pilot/runs");
+    assert!(
+        !runs.exists() || std::fs::read_dir(&runs).unwrap().next().is_none(),
         "{stderr}"
     );
 }

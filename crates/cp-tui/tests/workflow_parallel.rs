@@ -4,7 +4,7 @@
 //! a dependent starts as soon as its dependency is merged, while another phase still runs;
 //! a conflict exits 3 with a clean tree; Ctrl-C / SIGTERM stop the run gracefully (exit 130,
 //! phases interrupted, nothing left running); `--resume` after those or SIGKILL keeps every
-//! commit.
+//! commit; a phase whose context fills restarts alone, in its own worktree.
 //! In the TUI too: the phases run at once, a parallel phase's approval gate reviews (F3)
 //! its branch against its base, and a killed run resumes there.
 //!
@@ -48,10 +48,17 @@ fn prepare(yaml: &str) -> tempfile::TempDir {
 }
 
 fn command(dir: &Path, server: &LlmServer, extra: &[&str]) -> Command {
+    let mut cmd = command_with_restarts(dir, server, extra);
+    cmd.args(["--max-restarts", "0"]);
+    cmd
+}
+
+/// [`command`], smart restarts left on.
+fn command_with_restarts(dir: &Path, server: &LlmServer, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_context-pilot"));
     cmd.arg("run")
         .args(extra)
-        .args(["--headless", "--max-restarts", "0"])
+        .arg("--headless")
         .current_dir(dir)
         .env("XDG_CONFIG_HOME", cp_e2e::config_home())
         .env("ANTHROPIC_BASE_URL", server.url())
@@ -503,6 +510,13 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
     assert_nothing_left(dir, "");
+    // The trust lent to the worktrees was taken back: the person's store names none of them.
+    let store =
+        std::fs::read_to_string(cp_e2e::config_home().join("context-pilot/trust.json")).unwrap();
+    let root = dir.canonicalize().unwrap();
+    assert!(store.contains(&*root.to_string_lossy()), "{store}");
+    let worktrees = root.join(".context-pilot/worktrees");
+    assert!(!store.contains(&*worktrees.to_string_lossy()), "{store}");
 }
 
 const GATED: &str = "\
@@ -695,4 +709,96 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
     assert_nothing_left(dir, "");
+}
+
+/// Smart restart works per phase: one phase's context fills, it hands off and goes on in a
+/// fresh session in its own worktree (the auto-commit on its branch), while the phase beside
+/// it never sees a handoff; both merge.
+#[test]
+fn a_phase_whose_context_fills_restarts_alone_in_its_worktree() {
+    const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
+    let repo = prepare(TWO);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let bodies: Arc<Mutex<Vec<(&'static str, String)>>> = Arc::default();
+    let log = Arc::clone(&bodies);
+    server.answer_side_requests(move |request| {
+        let body = &request.raw_body;
+        let phase = ["api", "ui"].into_iter().find(|p| body.contains(&marker(p)))?;
+        log.lock().unwrap().push((phase, body.clone()));
+        let results = body.matches("\"tool_result\"").count();
+        let (file, usage) = if phase == "api" {
+            ("api.txt", 150_000)
+        } else {
+            ("ui.txt", 1_000)
+        };
+        let turn = if body.contains(HANDOFF_MARK) && results < 2 {
+            let handoff = r#"{"reason": "threshold_critical",
+                "completed": [{"file": "api.txt", "status": "partial"}],
+                "remaining": [{"file": "api.txt", "description": "HANDOFF-REMAINING finish api.txt"}],
+                "decisions": [], "files_modified": ["api.txt"]}"#;
+            cp_e2e::Turn::tool_calls(&[("h1", "Checkpoint_handoff", handoff)])
+        } else if body.contains(HANDOFF_MARK) {
+            cp_e2e::Turn::text("Handoff recorded.")
+        } else if body.contains("HANDOFF-REMAINING") {
+            // The fresh session, told what is left.
+            cp_e2e::Turn::text("Finished after the restart.")
+        } else if results == 0 {
+            let args = serde_json::json!({"file_path": file, "content": format!("{phase}\n")});
+            cp_e2e::Turn::tool_calls(&[("w1", "File_write", &args.to_string())])
+                .with_usage(usage, 0, 50)
+        } else {
+            cp_e2e::Turn::text("Done.")
+        };
+        Some(anthropic::reply(&turn))
+    });
+    let args = [
+        ".context-pilot/workflows/graph.yaml",
+        "--context-threshold",
+        "50",
+    ];
+    let out = command_with_restarts(dir, &server, &args).output().unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let bodies = bodies.lock().unwrap();
+    let of = |phase: &str| -> Vec<&String> {
+        bodies
+            .iter()
+            .filter(|(p, _)| *p == phase)
+            .map(|(_, b)| b)
+            .collect()
+    };
+    assert!(
+        of("api").iter().any(|b| b.contains("HANDOFF-REMAINING")),
+        "api's fresh session was not given its handoff:\n{shown}"
+    );
+    assert!(
+        of("ui").iter().all(|b| !b.contains(HANDOFF_MARK)),
+        "ui was asked for a handoff:\n{shown}"
+    );
+    // The auto-commit before the restart is api's, on its branch, with its file.
+    let history = git(dir, &["log", "--format=%s", "--name-only"]);
+    let restart = history
+        .split("auto-commit before restart 1 of phase ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no restart commit:\n{history}\n{shown}"));
+    assert!(restart.starts_with("api"), "{history}");
+    assert!(
+        restart.lines().take(6).any(|l| l == "api.txt"),
+        "the restart's auto-commit does not hold api.txt:\n{history}\n{shown}"
+    );
+    assert!(
+        !history.contains("restart 1 of phase ui"),
+        "ui restarted:\n{history}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("api.txt")).unwrap(),
+        "api\n"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("ui.txt")).unwrap(), "ui\n");
+    let record = run_record(dir).unwrap();
+    for phase in ["api", "ui"] {
+        assert_eq!(record["phase_runs"][phase]["status"], "merged", "{record}");
+    }
+    assert_nothing_left(dir, &shown);
 }

@@ -297,6 +297,20 @@ impl Workflow {
                     "phase ids use letters, digits, '_', '-' and '.', e.g. implement_api".into(),
                 ));
             }
+            // The id names a directory (the phase's worktree) and a git branch
+            // (`cp/<run>/<id>`): neither may climb out of its place or be refused by git.
+            if id.starts_with('.')
+                || id.ends_with('.')
+                || id.contains("..")
+                || id.to_ascii_lowercase().ends_with(".lock")
+            {
+                return Err(invalid(
+                    Some(id),
+                    "a phase id may not start or end with '.', hold '..' or end in '.lock' \
+                     (it names the phase's worktree and git branch)"
+                        .into(),
+                ));
+            }
             if id == CURRENT_PHASE {
                 return Err(invalid(
                     Some(id),
@@ -545,6 +559,15 @@ mod tests {
                 "phase ids use letters",
             ),
             ("name: [\n", "workflow wf.yaml: "),
+            (
+                "name: t\nphases:\n  - {id: '..', prompt: A}\n",
+                "may not start or end with '.'",
+            ),
+            (
+                "name: t\nphases:\n  - {id: api.lock, prompt: A}\n",
+                "end in '.lock'",
+            ),
+            ("name: t\nphases:\n  - {id: a..b, prompt: A}\n", "hold '..'"),
         ];
         for (yaml, expected) in cases {
             let err = parse(yaml).unwrap_err();

@@ -50,7 +50,7 @@ fn frame(changes: &Changes) -> f64 {
     let area = Rect::new(0, 0, WIDTH, HEIGHT);
     let mut buf = Buffer::empty(area);
     let t = Instant::now();
-    changes.render(area, &mut buf, true);
+    changes.render(area, &mut buf, true, &mut cp_tui::tui::HitMap::default());
     ms(t.elapsed())
 }
 

@@ -29,12 +29,9 @@ impl AgentOffer {
         }
     }
 
-    /// The agents F5 and F6 can start: installed, new enough, and drivable by the TUI, in the
-    /// order they are listed.
+    /// The agents F5 and F6 can start: installed and new enough, in the order they are listed.
     fn usable(&self) -> impl Iterator<Item = &Presence> {
-        self.presence
-            .iter()
-            .filter(|p| p.found.usable().is_some() && p.agent.runs_unsupported().is_none())
+        self.presence.iter().filter(|p| p.found.usable().is_some())
     }
 
     /// The agent F5 and F6 start: the picked one of [`Self::usable`].
@@ -85,8 +82,6 @@ impl AgentOffer {
                     let mark = if is_picked {
                         " — F5 runs your messages with it, F6 also remembers it for next time"
                             .to_owned()
-                    } else if let Some(why) = presence.agent.runs_unsupported() {
-                        format!(" — cannot run the TUI's turns yet: {why}")
                     } else if several {
                         " — Alt-↑/Alt-↓ picks it".to_owned()
                     } else {
@@ -120,7 +115,6 @@ impl AgentOffer {
 fn nothing_installed() -> String {
     let agents: Vec<String> = AGENT_CLIS
         .iter()
-        .filter(|agent| agent.runs_unsupported().is_none())
         .map(|agent| format!("{}: {}", agent.spec().display_name, agent.spec().install))
         .collect();
     format!(

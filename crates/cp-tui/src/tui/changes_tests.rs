@@ -379,3 +379,88 @@ fn in_the_sidebar_j_passes_over_the_panel_enter_gives_it_the_keys_esc_takes_them
     assert_eq!(app.key_context(), super::KeyContext::Sidebar);
     assert_eq!(app.selected(), changes::ID);
 }
+
+/// Draws `app` as [`frame`] does, handing it the frame's hit map for clicks.
+fn frame_and_map(app: &mut App) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    let mut hits = None;
+    terminal
+        .draw(|frame| hits = Some(super::render_and_map(app, frame)))
+        .unwrap();
+    app.set_hit_map(hits.unwrap());
+    terminal.backend().buffer().clone()
+}
+
+/// The cell where `needle` starts, right of the sidebar.
+fn at(buffer: &Buffer, needle: &str) -> (u16, u16) {
+    for y in 0..buffer.area.height {
+        let row: String = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol().to_owned())
+            .collect();
+        if let Some(found) = row.find(needle) {
+            let column = u16::try_from(row[..found].chars().count()).unwrap();
+            if column > 26 {
+                return (column, y);
+            }
+        }
+    }
+    panic!("no {needle:?}:\n{}", text(buffer));
+}
+
+#[test]
+fn a_click_selects_a_file_of_the_list_or_a_line_of_the_diff() {
+    let mut app = review_app(DIFF);
+    // The panel does not have the keys: a click gives them back.
+    app.apply(Action::FocusNext);
+    let buffer = frame_and_map(&mut app);
+    let (column, row) = at(&buffer, "notes.md");
+    app.apply(Action::Click { column, row });
+    assert_eq!(app.key_context(), super::KeyContext::Changes);
+    assert_eq!((app.changes.file, app.changes.pane), (1, Pane::List));
+    let buffer = frame_and_map(&mut app);
+    let (column, row) = at(&buffer, "remember the milk");
+    app.apply(Action::Click { column, row });
+    assert_eq!(app.changes.pane, Pane::Diff);
+    let file = app.changes.selected_file().unwrap();
+    let changes::rows::Row::Line(h, l) = app.changes.rows[app.changes.cursor] else {
+        panic!("the cursor is not on a line: {:?}", app.changes.rows);
+    };
+    assert_eq!(file.hunks[h].lines[l].text, "remember the milk");
+}
+
+#[test]
+fn right_in_the_diff_scrolls_a_long_line_and_left_scrolls_back_then_leaves() {
+    let tail = "the end of a very long line";
+    let long = format!("+let s = \"{}{tail}\";\n", "x".repeat(120));
+    let diff = format!(
+        "diff --git a/long.rs b/long.rs\nnew file mode 100644\nindex 0000000..4444444\n--- /dev/null\n+++ b/long.rs\n@@ -0,0 +1,1 @@\n{long}"
+    );
+    let mut app = review_app(&diff);
+    assert!(!text(&frame(&app)).contains(tail));
+    key(&mut app, KeyCode::Right);
+    assert_eq!((app.changes.pane, app.changes.hscroll), (Pane::Diff, 0));
+    key(&mut app, KeyCode::Right);
+    assert_eq!(app.changes.hscroll, changes::HSCROLL_STEP);
+    let mut shown = text(&frame(&app));
+    for _ in 0..20 {
+        if shown.contains(tail) {
+            break;
+        }
+        key(&mut app, KeyCode::Right);
+        shown = text(&frame(&app));
+    }
+    assert!(shown.contains(tail), "{shown}");
+    // The gutter (line number, marker) stays while the code moves.
+    assert!(shown.contains("    1 +xxxx"), "{shown}");
+    // Never past the widest line.
+    for _ in 0..40 {
+        key(&mut app, KeyCode::Right);
+    }
+    assert!(app.changes.hscroll < long.len(), "{}", app.changes.hscroll);
+    while app.changes.hscroll > 0 {
+        key(&mut app, KeyCode::Left);
+        assert_eq!(app.changes.pane, Pane::Diff);
+    }
+    key(&mut app, KeyCode::Left);
+    assert_eq!(app.changes.pane, Pane::List);
+}

@@ -20,6 +20,10 @@ pub enum Target {
     DialogChoice(usize),
     /// A file to review in the approval dialog (0-based).
     DialogFile(usize),
+    /// A file of the Changes panel's list (its index in the snapshot).
+    ChangesFile(usize),
+    /// A row of the Changes panel's diff (an index into its rows).
+    DiffRow(usize),
     /// Part of a modal overlay with nothing clickable: the click does nothing.
     Overlay,
 }

@@ -69,6 +69,7 @@ pub use changes::{Changes, Pane as ChangesPane};
 pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
+pub use hit_map::HitMap;
 pub use keymap::{Action, KeyContext, map_key, map_mouse};
 /// Whether long code blocks are being highlighted in the background (the bench waits on it).
 pub use markdown::highlighting;

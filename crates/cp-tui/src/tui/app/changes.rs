@@ -58,8 +58,8 @@ impl App {
                     Pane::Diff => Pane::List,
                 };
             }
-            ReviewKey::ToList => c.pane = Pane::List,
-            ReviewKey::ToDiff => c.pane = Pane::Diff,
+            ReviewKey::ToList => c.left(),
+            ReviewKey::ToDiff => c.right(),
             ReviewKey::Fold => c.toggle_fold(),
             ReviewKey::Load => c.load_anyway(),
             ReviewKey::Search => {

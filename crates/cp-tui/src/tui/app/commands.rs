@@ -287,12 +287,12 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "changes_to_list",
-        doc: "to the file list",
+        doc: "in the diff: scroll its lines back left, then to the file list",
         fun: review,
     },
     Command {
         name: "changes_to_diff",
-        doc: "to the diff",
+        doc: "to the diff; in it: scroll its lines right, to read a long one",
         fun: review,
     },
     Command {

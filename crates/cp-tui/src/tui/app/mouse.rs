@@ -2,6 +2,7 @@
 //! click acts on exactly what the person saw there.
 
 use super::App;
+use crate::tui::changes::Pane;
 use crate::tui::dialog::DialogFocus;
 use crate::tui::hit_map::{HitMap, Target};
 use crate::tui::keymap::Action;
@@ -13,8 +14,9 @@ impl App {
         self.ui.hits = hits;
     }
 
-    /// A left click at a cell: select a sidebar entry, focus the input or the panel, or pick
-    /// an option or a file of the approval dialog. Clicks elsewhere, and on an overlay with
+    /// A left click at a cell: select a sidebar entry, focus the input or the panel, select
+    /// a file or a diff line of the Changes panel, or pick an option or a file of the
+    /// approval dialog. Clicks elsewhere, and on an overlay with
     /// nothing to click, do nothing.
     pub(super) fn click(&mut self, column: u16, row: u16) {
         let Some(target) = self.ui.hits.at(column, row).cloned() else {
@@ -31,11 +33,27 @@ impl App {
                     self.engage_changes();
                 }
             }
+            Target::ChangesFile(index) => {
+                self.click_changes(Pane::List);
+                self.changes.select_file(index);
+            }
+            Target::DiffRow(index) => {
+                self.click_changes(Pane::Diff);
+                self.changes.cursor = index.min(self.changes.rows.len().saturating_sub(1));
+            }
             Target::Input => self.ui.focus = Focus::Input,
             Target::DialogChoice(index) => self.click_dialog(DialogFocus::Options, index),
             Target::DialogFile(index) => self.click_dialog(DialogFocus::Files, index),
             Target::Overlay => {}
         }
+    }
+
+    /// A click on a row of the Changes panel gives it the keys, in the pane clicked.
+    fn click_changes(&mut self, pane: Pane) {
+        self.ui.focus = Focus::Sidebar;
+        self.engage_changes();
+        self.changes.pane = pane;
+        self.changes.done = None;
     }
 
     /// Points the dialog at the clicked option or file, then acts as Enter does there, so a

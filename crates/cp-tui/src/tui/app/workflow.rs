@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 
-use crate::alerts::TerminalAlerts;
+use crate::alerts::{NotifyConfigError, TerminalAlerts};
+use crate::phase_trust::LentTrust;
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::agent_state::AgentState;
 use crate::tui::events::AppEvent;
@@ -47,7 +48,10 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        self.phase_agents(&mut args.options, &turn.cancel);
+        if let Err(e) = self.phase_agents(&mut args.options, &turn.cancel) {
+            self.workflow_not_started(&e);
+            return;
+        }
         let phases = args
             .workflow
             .as_deref()
@@ -71,8 +75,13 @@ impl App {
 
     /// Phases that run side by side get their own agents (as headless), whose news comes
     /// here under the phase; Esc (`cancel`) stops them all with the run's turn. Gates and
-    /// failures ring the bell and set the title.
-    fn phase_agents(&self, options: &mut RunOptions, cancel: &CancelToken) {
+    /// failures ring the bell and set the title. A malformed `notify` section in the user's
+    /// config is an error: the run does not start without the alerts the person asked for.
+    fn phase_agents(
+        &self,
+        options: &mut RunOptions,
+        cancel: &CancelToken,
+    ) -> Result<(), NotifyConfigError> {
         let default = options
             .agent
             .as_deref()
@@ -89,6 +98,7 @@ impl App {
             provider,
             project: self.host.project().clone(),
             cancel: cancel.clone(),
+            trust: LentTrust::default(),
             output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
                 let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
                     phase: phase.to_owned(),
@@ -97,12 +107,13 @@ impl App {
             })),
         }));
         let tx = self.tx.clone();
-        let alerts = TerminalAlerts::from_user_config().with_tui(move |alert| {
+        let alerts = TerminalAlerts::from_user_config()?.with_tui(move |alert| {
             let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Alert(
                 alert.message.clone(),
             )));
         });
         options.alerter = Some(Arc::new(alerts));
+        Ok(())
     }
 
     /// `[` / `]`: shows the Phases panel, on the previous or next phase.

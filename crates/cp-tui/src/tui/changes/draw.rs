@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::rows::Row;
 use super::{Changes, Pane, PromptKind, visible_from};
+use crate::tui::hit_map::{HitMap, Target};
 
 /// Background of an added line.
 pub const ADDED_BG: Color = Color::Rgb(0, 55, 0);
@@ -22,15 +23,20 @@ const GUTTER: usize = 6;
 
 impl Changes {
     /// Draws the panel into `area` (inside its border), the commit dialog over it when
-    /// open; `focused` when it has the keys.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
-        render(self, area, buf, focused);
+    /// open; `focused` when it has the keys. The file rows and diff rows drawn are recorded
+    /// in `hits`, for clicks (not under the commit dialog).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool, hits: &mut HitMap) {
+        render(self, area, buf, focused, hits);
         render_commit(self, area, buf);
+        if self.prompt.is_some() {
+            // A prompt being typed (a comment is on a row) keeps its place.
+            hits.cover(area);
+        }
     }
 }
 
 /// Draws the panel into `area` (inside its border); `focused` when it has the keys.
-fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
+fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool, hits: &mut HitMap) {
     if area.height == 0 || area.width == 0 {
         return;
     }
@@ -80,6 +86,7 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
             Rect::new(area.x, y, area.width, end.saturating_sub(y)),
             buf,
             focused,
+            hits,
         );
         if let Some(file) = changes.selected_file()
             && y < end
@@ -93,6 +100,7 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) {
                 diff,
                 buf,
                 focused && changes.pane == Pane::Diff,
+                hits,
             );
         }
     }
@@ -119,7 +127,13 @@ pub fn list_height(files: usize, height: u16) -> u16 {
 }
 
 /// Draws the file list; returns the row below it.
-fn render_list(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) -> u16 {
+fn render_list(
+    changes: &Changes,
+    area: Rect,
+    buf: &mut Buffer,
+    focused: bool,
+    hits: &mut HitMap,
+) -> u16 {
     let files = &changes.snapshot.files;
     let height = list_height(files.len(), area.height).min(area.height);
     let first = visible_from(0, changes.file, usize::from(height));
@@ -181,6 +195,10 @@ fn render_list(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool) -
         let y = area.y + u16::try_from(row).unwrap_or(0);
         buf.set_style(Rect::new(area.x, y, area.width, 1), base);
         buf.set_line(area.x, y, &Line::from(spans), area.width);
+        hits.push(
+            Rect::new(area.x, y, area.width, 1),
+            Target::ChangesFile(index),
+        );
     }
     area.y + height
 }
@@ -220,7 +238,14 @@ fn title_line(file: &FileDiff, width: u16) -> Line<'static> {
     )
 }
 
-fn render_diff(changes: &Changes, file: &FileDiff, area: Rect, buf: &mut Buffer, focused: bool) {
+fn render_diff(
+    changes: &Changes,
+    file: &FileDiff,
+    area: Rect,
+    buf: &mut Buffer,
+    focused: bool,
+    hits: &mut HitMap,
+) {
     let height = usize::from(area.height);
     let first = visible_from(changes.scroll, changes.cursor, height);
     let styled = changes.snapshot.styled.get(changes.file);
@@ -238,7 +263,7 @@ fn render_diff(changes: &Changes, file: &FileDiff, area: Rect, buf: &mut Buffer,
                     .and_then(|s| s.get(h))
                     .and_then(|s| s.get(l))
                     .filter(|spans| !spans.is_empty());
-                diff_line(changes, file, h, l, code)
+                diff_line(changes, file, h, l, code, changes.hscroll)
             }
             Row::Comment(i) => comment_line(changes, i),
             Row::Folded => Line::styled(
@@ -259,6 +284,7 @@ fn render_diff(changes: &Changes, file: &FileDiff, area: Rect, buf: &mut Buffer,
             }
         };
         buf.set_line(area.x, y, &line, area.width);
+        hits.push(Rect::new(area.x, y, area.width, 1), Target::DiffRow(index));
         if cursor {
             let width = u16::try_from(GUTTER).unwrap_or(6).min(area.width);
             buf.set_style(
@@ -275,6 +301,7 @@ fn diff_line(
     h: usize,
     l: usize,
     code: Option<&Vec<Span<'static>>>,
+    hscroll: usize,
 ) -> Line<'static> {
     let line = &file.hunks[h].lines[l];
     let (colour, bg) = match line.kind {
@@ -304,17 +331,53 @@ fn diff_line(
             Style::default().fg(colour).add_modifier(Modifier::BOLD),
         ),
     ];
-    match code {
-        Some(code) => spans.extend(code.iter().cloned()),
-        None => spans.push(Span::styled(
+    let plain;
+    let code = if let Some(code) = code {
+        code.as_slice()
+    } else {
+        plain = [Span::styled(
             line.text.replace('\t', "    "),
             crate::tui::markdown::highlight::PLAIN_CODE,
-        )),
-    }
+        )];
+        &plain[..]
+    };
+    spans.extend(skip_columns(code, hscroll));
     let mut out = Line::from(spans);
     if let Some(bg) = bg {
         for span in out.spans.iter_mut().skip(2) {
             span.style = span.style.bg(bg);
+        }
+    }
+    out
+}
+
+/// `spans` without their first `columns` display columns (a wide character cut in two
+/// becomes a space, so the columns after it stay where they were).
+fn skip_columns(spans: &[Span<'static>], columns: usize) -> Vec<Span<'static>> {
+    if columns == 0 {
+        return spans.to_vec();
+    }
+    let mut left = columns;
+    let mut out = Vec::with_capacity(spans.len());
+    for span in spans {
+        if left == 0 {
+            out.push(span.clone());
+            continue;
+        }
+        let mut kept = String::new();
+        for c in span.content.chars() {
+            let width = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if left == 0 {
+                kept.push(c);
+            } else if width > left {
+                kept.extend(std::iter::repeat_n(' ', width - left));
+                left = 0;
+            } else {
+                left -= width;
+            }
+        }
+        if !kept.is_empty() {
+            out.push(Span::styled(kept, span.style));
         }
     }
     out

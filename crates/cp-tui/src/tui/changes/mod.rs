@@ -26,6 +26,9 @@ use snapshot::Snapshot;
 /// The sidebar id of the Changes panel.
 pub const ID: &str = "changes";
 
+/// Columns one → or ← scrolls the diff's lines by.
+pub const HSCROLL_STEP: usize = 8;
+
 /// While the agent works (or the panel is shown), the changes are read again this often.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
 
@@ -107,6 +110,9 @@ pub struct Changes {
     pub cursor: usize,
     /// The first diff row shown (kept so the cursor stays in view).
     pub scroll: usize,
+    /// Columns of code scrolled off to the left in the diff (→ in the diff), so a line wider
+    /// than the panel can be read to its end.
+    pub hscroll: usize,
     /// The selected file's diff rows.
     pub rows: Vec<Row>,
     /// Folded files, by path.
@@ -212,6 +218,7 @@ impl Changes {
             self.file = index;
             self.cursor = 0;
             self.scroll = 0;
+            self.hscroll = 0;
         }
         self.relayout();
         if self.cursor == 0 {
@@ -238,6 +245,40 @@ impl Changes {
                     .min(self.rows.len().saturating_sub(1));
             }
         }
+    }
+
+    /// → : into the diff, then further right along its lines (never past the widest one).
+    pub fn right(&mut self) {
+        if self.pane == Pane::Diff {
+            let widest = self.widest_line();
+            self.hscroll = (self.hscroll + HSCROLL_STEP).min(widest.saturating_sub(1));
+        } else {
+            self.pane = Pane::Diff;
+        }
+    }
+
+    /// ← : back towards the lines' start, then to the file list.
+    pub fn left(&mut self) {
+        if self.pane == Pane::Diff && self.hscroll > 0 {
+            self.hscroll = self.hscroll.saturating_sub(HSCROLL_STEP);
+        } else {
+            self.pane = Pane::List;
+        }
+    }
+
+    /// The display width of the selected file's widest diff line (tabs as four columns).
+    fn widest_line(&self) -> usize {
+        self.selected_file().map_or(0, |file| {
+            file.hunks
+                .iter()
+                .flat_map(|h| &h.lines)
+                .map(|l| {
+                    unicode_width::UnicodeWidthStr::width(l.text.as_str())
+                        + 3 * l.text.matches('\t').count()
+                })
+                .max()
+                .unwrap_or(0)
+        })
     }
 
     /// Moves the diff cursor to the next (or previous) hunk's header, into the next file's

@@ -93,8 +93,8 @@ pub fn draw_and_map(app: &ViewModel<'_>, frame: &mut Frame) -> HitMap {
     } = layout(app, area);
 
     sidebar::render(app, side, frame.buffer_mut(), &mut hits);
-    render_panel(app, panel_area, frame);
     hits.push(panel_area, Target::PanelArea);
+    render_panel(app, panel_area, frame, &mut hits);
     input::render(app, input_area, frame);
     hits.push(input_area, Target::Input);
     status::render(app, status_row, frame.buffer_mut());
@@ -118,7 +118,8 @@ pub fn draw_and_map(app: &ViewModel<'_>, frame: &mut Frame) -> HitMap {
     hits
 }
 
-fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
+/// Draws the selected panel; a panel with rows of its own to click records them in `hits`.
+fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame, hits: &mut HitMap) {
     let title = app
         .sidebar
         .iter()
@@ -140,7 +141,7 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     if app.selected == app.conversation.id() {
         app.conversation.render(inner, buf, &app.panel_view);
     } else if app.selected == super::changes::ID {
-        app.changes.render(inner, buf, focused);
+        app.changes.render(inner, buf, focused, hits);
         return;
     } else if app.selected == super::phases::ID {
         if let Some(run) = app.workflow {

@@ -30,7 +30,7 @@ use util::agent_run::{
 use util::agents::{assert_none_under, console_servers_under};
 use util::phases::{
     CLASH, FEATURE, Seen, TWO, assert_clash_stopped, assert_nothing_left, clash_script,
-    feature_script, marker, run_record, serve, serve_script,
+    feature_script, marker, phase_branch_gone, run_record, serve, serve_script,
 };
 
 /// How long a killed agent may take to disappear from `/proc`.
@@ -247,7 +247,7 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
         if let Some(record) = run_record(&root)
             && record["phase_runs"]["api"]["status"] == "merged"
             && record["phase_runs"]["ui"]["status"] == "running"
-            && !git(&root, &["branch", "--list", "cp/*"]).contains("/api")
+            && phase_branch_gone(&root, "api")
             && seen
                 .bodies("ui")
                 .iter()

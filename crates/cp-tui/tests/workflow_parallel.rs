@@ -29,7 +29,8 @@ use serde_json::Value;
 use util::agent_run::shown;
 use util::phases::{
     CLASH, FEATURE, Script, Seen, TWO, assert_clash_stopped, assert_clean, assert_nothing_left,
-    clash_script, feature_script, marker, read, run_record, serve, serve_script, write,
+    clash_script, feature_script, marker, phase_branch_gone, read, run_record, serve, serve_script,
+    write,
 };
 
 /// How long a test waits for a durable fact before failing (a busy machine is slow).
@@ -322,7 +323,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let record = wait_record(dir, &mut child, |r| {
         r["phase_runs"]["api"]["status"] == "merged"
             && r["phase_runs"]["ui"]["status"] == "running"
-            && !git(dir, &["branch", "--list", "cp/*"]).contains("/api")
+            && phase_branch_gone(dir, "api")
     });
     let run_id = record["run_id"].as_str().unwrap().to_owned();
     let merge = record["phase_runs"]["api"]["merge_commit"]

@@ -339,6 +339,20 @@ pub fn run_record(dir: &Path) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
+/// Whether the run's branch for `phase` (`cp/<run>/<phase>`) is gone, for a test that waits
+/// while the run works: `false` also while git cannot list the branches, which happens while
+/// the run removes a worktree (`git branch` reads every worktree's `HEAD`: "Invalid path
+/// '.git/worktrees/<phase>'").
+pub fn phase_branch_gone(dir: &Path, phase: &str) -> bool {
+    let out = std::process::Command::new("git")
+        .args(["branch", "--list", "cp/*"])
+        .current_dir(dir)
+        .output();
+    out.is_ok_and(|out| {
+        out.status.success() && !String::from_utf8_lossy(&out.stdout).contains(&format!("/{phase}"))
+    })
+}
+
 /// No worktree, phase branch or worktree directory is left; `shown` goes into the failure.
 pub fn assert_nothing_left(dir: &Path, shown: &str) {
     let worktrees = git(dir, &["worktree", "list"]);

@@ -213,6 +213,28 @@ fn a_conflict_between_claude_code_phases_exits_3_and_leaves_the_tree_clean() {
     assert_none_under(&root, "claude", GONE_LIMIT);
 }
 
+/// A process group this test started, killed (`SIGKILL`) by [`GroupGuard::kill`] or, when the
+/// test fails first, when the guard is dropped.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(group) = self.0.take() {
+            // SAFETY: signalling the process group this test started (not yet reaped: its
+            // leader is this test's child until `wait`).
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// The run is killed (`SIGKILL`) mid-wave (api merged, ui's Claude Code waiting on the
 /// model), then `run --resume` finishes it: api's commit is kept, ui and integrate are merged,
 /// and no Claude Code process is left. The kill may land while the git that deletes api's
@@ -242,6 +264,8 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
     let first = || std::fs::read_to_string(&first_log).unwrap_or_default();
     std::os::unix::process::CommandExt::process_group(&mut killed, 0);
     let mut child = killed.spawn().unwrap();
+    // A failure before the kill must not leave the run (and its agents) running.
+    let mut guard = GroupGuard(i32::try_from(child.id()).ok());
     let deadline = Instant::now() + RUN_LIMIT;
     let record = loop {
         if let Some(record) = run_record(&root)
@@ -275,11 +299,7 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
     let api_commit = git(&root, &["rev-parse", &format!("{merge}^2")])
         .trim()
         .to_owned();
-    let group = i32::try_from(child.id()).unwrap();
-    // SAFETY: signalling the process group this test started.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
+    guard.kill();
     child.wait().unwrap();
     assert_none_under(&root, "claude", GONE_LIMIT);
 

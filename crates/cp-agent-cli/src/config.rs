@@ -64,6 +64,23 @@ impl AgentConfig {
         Ok(config)
     }
 
+    /// The settings for a workflow phase run by `agent` in a run whose agent is `run_agent`.
+    /// The section describes one agent: the one its `kind` names, else the run's. Any other
+    /// agent (a phase's own `agent:`) gets its defaults and only the settings tied to no CLI
+    /// (`stop_grace_secs`): one CLI's model, binary, permission mode or window would be wrong
+    /// for another (Gemini CLI asked for a Claude model fails every request).
+    #[must_use]
+    pub fn for_agent(self, agent: AgentKind, run_agent: AgentKind) -> Self {
+        if agent == self.kind.unwrap_or(run_agent) {
+            return self;
+        }
+        Self {
+            kind: Some(agent),
+            stop_grace_secs: self.stop_grace_secs,
+            ..Self::default()
+        }
+    }
+
     /// The grace period after SIGINT.
     pub fn stop_grace(&self) -> Duration {
         Duration::from_secs(self.stop_grace_secs)
@@ -83,5 +100,32 @@ mod tests {
         assert_eq!(config.context_window, Some(1000));
         assert_eq!(config.stop_grace_secs, 10);
         assert!(serde_json::from_value::<AgentConfig>(serde_json::json!({"kinds": "x"})).is_err());
+    }
+
+    #[test]
+    fn another_agent_than_the_sections_gets_its_defaults_and_the_grace_period() {
+        let claude: AgentKind = "claude".parse().unwrap();
+        let gemini: AgentKind = "gemini".parse().unwrap();
+        let section: AgentConfig = serde_json::from_value(serde_json::json!({
+            "command": "/opt/claude", "model": "claude-sonnet-4-5", "permission_mode": "plan",
+            "allowed_tools": ["Bash"], "context_window": 1000, "stop_grace_secs": 3
+        }))
+        .unwrap();
+        // Without `kind`, the section is the run's agent's.
+        assert_eq!(section.clone().for_agent(claude, claude), section);
+        let other = section.clone().for_agent(gemini, claude);
+        assert_eq!(other.model, None);
+        assert_eq!(other.command, None);
+        assert_eq!(other.permission_mode, None);
+        assert!(other.allowed_tools.is_empty());
+        assert_eq!(other.context_window, None);
+        assert_eq!(other.stop_grace_secs, 3);
+        // With `kind`, it is that agent's, whatever the run's agent.
+        let for_gemini = AgentConfig {
+            kind: Some(gemini),
+            ..section
+        };
+        assert_eq!(for_gemini.clone().for_agent(gemini, claude), for_gemini);
+        assert_eq!(for_gemini.for_agent(claude, claude).model, None);
     }
 }

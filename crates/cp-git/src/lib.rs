@@ -2,7 +2,8 @@
 //! one `git status -z` call, the host's own runtime files left out), which changed between two
 //! moments ([`WorkTreeSnapshot`], for edits made through a shell), and how to show a long list
 //! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
-//! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named).
+//! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named),
+//! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run).
 //!
 //! For a person reviewing the agent's work: the uncommitted diff as files → hunks → lines
 //! ([`Git::diff`]), and reverting a hunk or a file or committing everything, all through `git`
@@ -30,6 +31,7 @@
 
 mod diff;
 mod file_list;
+mod locks;
 mod review;
 mod snapshot;
 mod status;

@@ -59,7 +59,7 @@ impl Repository {
         &self.root
     }
 
-    fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
+    pub(crate) fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
         let out = Command::new("git")
             .arg("-C")
             .arg(&self.root)
@@ -116,9 +116,14 @@ impl Repository {
             .map(drop)
     }
 
-    /// Removes the work tree at `path` (whatever it holds) and deletes `branch`.
+    /// Removes the work tree at `path` (whatever it holds) and deletes `branch`; either may be
+    /// gone already.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
         self.drop_worktree(path)?;
+        if !self.has_branch(branch) {
+            // Deleted already (by an earlier call that was cut short).
+            return Ok(());
+        }
         self.git(&["branch", "-D", branch]).map(drop)
     }
 

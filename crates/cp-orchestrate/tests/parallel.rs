@@ -15,7 +15,7 @@ use std::sync::{Arc, Barrier};
 
 use cp_orchestrate::{
     DriverError, DriverFactory, Handoff, PhaseAgent, PhaseStatus, RunArgs, RunOptions, RunStatus,
-    SessionControl, SessionDriver, SessionEnd, run_headless, run_workflow,
+    SessionControl, SessionDriver, SessionEnd, resume_workflow, run_headless, run_workflow,
 };
 use util::Repo;
 use util::scripted::{EchoDriver, ListPrompter};
@@ -701,4 +701,51 @@ fn phase_branches(repo: &Repo) -> Vec<String> {
         .collect();
     branches.sort();
     branches
+}
+
+/// A run killed after saving a phase's merge but before removing its worktree and branch
+/// (here: a run that kept them, its record set back to running), with git killed in the
+/// middle of deleting the branch (its `packed-refs.lock` left), leaves nothing once resumed.
+#[test]
+fn a_resume_removes_the_worktrees_and_branches_of_phases_merged_before_the_kill() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(&repo, GRAPH);
+    let project = repo.project();
+    let factory = Arc::new(Writers::default());
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[]);
+    let kept = RunOptions {
+        keep_worktrees: true,
+        ..options(factory.clone())
+    };
+    let outcome = run_workflow(&project, &file, &mut main, &mut prompter, &kept).unwrap();
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert!(repo.git(&["branch", "--list", "cp/*"]).contains("/api"));
+    let record = outcome.run_dir.join("context.json");
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    saved["status"] = "running".into();
+    std::fs::write(&record, saved.to_string()).unwrap();
+    // The lock a git killed in `branch -D` leaves (with it every later deletion would fail).
+    let lock = repo.root().join(".git/packed-refs.lock");
+    std::fs::write(&lock, "").unwrap();
+
+    let resumed = resume_workflow(
+        &project,
+        &outcome.run_id,
+        None,
+        &mut main,
+        &mut prompter,
+        &options(factory),
+    )
+    .unwrap();
+    assert_eq!(resumed.status, RunStatus::Completed);
+    assert!(
+        resumed
+            .phases
+            .iter()
+            .all(|(_, r)| r.status == PhaseStatus::Merged)
+    );
+    no_leftovers(&repo.root(), &repo);
+    assert!(!lock.exists());
 }

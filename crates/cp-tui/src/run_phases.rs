@@ -132,7 +132,11 @@ impl DriverFactory for PhaseDrivers {
                 .with_cancel(cancel),
             ));
         }
-        let config = AgentConfig::load(host.project()).map_err(|e| e.to_string())?;
+        // The `agent` section is for the run's agent (or its `kind`): a phase with another
+        // agent is not handed that one's model, binary or permission mode.
+        let config = AgentConfig::load(host.project())
+            .map_err(|e| e.to_string())?
+            .for_agent(kind, self.default);
         let wiring = WiringSpec {
             program: program(),
             root: spec.root.to_path_buf(),

@@ -1,8 +1,7 @@
 //! End to end: `context-pilot run --agent claude|gemini` drives the REAL Claude Code and
 //! Gemini CLI (installed by `scripts/install-agents.sh` under `target/agents/`) against the
-//! scripted LLM server, with smart restarts measured from the agent's own stream (issue 18),
-//! and Claude Code in workflows with parallel phases (issue 26): phases at once in worktrees,
-//! a dependent that sees both results, a conflict (exit 3), `--resume` after `SIGKILL`.
+//! scripted LLM server, with smart restarts measured from the agent's own stream (issue 18).
+//! Workflows whose phases run at once (issue 26) are in `agent_cli_parallel.rs`.
 //!
 //! The scripted conversation is mostly a queue. Two kinds of request are answered by content
 //! instead, because their timing is not the test's to choose: the request the agent may send
@@ -18,18 +17,16 @@
 mod util;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
-use cp_e2e::{
-    LlmServer, RecordedRequest, Reply, Turn, anthropic, binary_path, gemini, git, git_repo,
-};
+use cp_e2e::{LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, git, git_repo};
 use serde_json::{Value, json};
-use util::agents::{agent_processes, agents_path, assert_no_agent_left};
+use util::agent_run::{
+    RUN_LIMIT, agent_command, claude_config, claude_endpoint, gemini_endpoint, text, wait_output,
+};
+use util::agents::{agent_processes, assert_no_agent_left};
 
-/// Generous: every session starts node, loads the CLI and runs hooks that run git.
-const RUN_LIMIT: Duration = Duration::from_secs(300);
 /// How long a killed agent may take to disappear from `/proc`.
 const GONE_LIMIT: Duration = Duration::from_secs(60);
 /// The text of the handoff request (`cp_orchestrate::HANDOFF_REQUEST`).
@@ -70,56 +67,6 @@ fn run_command(root: &Path, home: &Path, agent: &str, extra: &[&str]) -> Command
         agent,
         extra,
     )
-}
-
-/// `context-pilot FIRST… [--agent AGENT] EXTRA…` with the agents on `PATH`.
-fn agent_command(root: &Path, home: &Path, first: &[&str], agent: &str, extra: &[&str]) -> Command {
-    let path = agents_path();
-    let mut command = Command::new(binary_path());
-    command
-        .args(first)
-        .args(if agent.is_empty() {
-            Vec::new()
-        } else {
-            vec!["--agent", agent]
-        })
-        .args(extra)
-        .current_dir(root)
-        .env("PATH", path)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("GEMINI_CLI_NO_RELAUNCH", "true")
-        .env_remove("CP_WORKER")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
-
-fn wait_output(mut child: Child) -> Output {
-    let deadline = Instant::now() + RUN_LIMIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "context-pilot run took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The last message of an Anthropic request holds a tool result for an id starting with
@@ -196,11 +143,8 @@ fn claude_run(root: &Path, server: &LlmServer, extra: &[&str]) -> (Output, tempf
 
 /// [`claude_run`] with the person's `home` (their `~/.claude` in it).
 fn claude_run_in(root: &Path, home: &Path, server: &LlmServer, extra: &[&str]) -> Output {
-    let child = run_command(root, home, "claude", extra)
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
-        .spawn()
-        .unwrap();
+    let mut command = run_command(root, home, "claude", extra);
+    let child = claude_endpoint(&mut command, server).spawn().unwrap();
     wait_output(child)
 }
 
@@ -227,12 +171,6 @@ fn a_claude_run_whose_hooks_are_turned_off_stops_and_says_so() {
         "the unwired answer was shown: {all}"
     );
     assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
-}
-
-/// A window of 20,000 tokens (from config), so 19,000 is 95 % and Claude Code's own
-/// auto-compaction (it assumes 200,000) stays out of the way.
-fn claude_config() -> Value {
-    json!({"context_window": 20_000, "model": "claude-sonnet-4-5", "stop_grace_secs": 20})
 }
 
 #[test]
@@ -368,9 +306,7 @@ fn signal_run_while_claude_works(signal: i32) {
     server.push(Reply::sse_chunks(Vec::new()).then_stall());
     let home = tempfile::tempdir().unwrap();
     let mut command = run_command(&root, home.path(), "claude", &[]);
-    command
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted");
+    claude_endpoint(&mut command, &server);
     // Its own process group, as a shell gives a foreground job; Ctrl-C signals that group.
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     // And SIGINT at its default, as for a foreground job, whatever this test inherited (a
@@ -558,15 +494,8 @@ fn gemini_run(root: &Path, server: &LlmServer, extra: &[&str]) -> Output {
 
 /// [`gemini_run`] with the person's `home` (their `~/.gemini` in it).
 fn gemini_run_in(root: &Path, home: &Path, server: &LlmServer, extra: &[&str]) -> Output {
-    let child = run_command(root, home, "gemini", extra)
-        .env("GEMINI_API_KEY", "scripted")
-        // The run's private Gemini CLI home goes below the test's HOME.
-        .env_remove("XDG_RUNTIME_DIR")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("GEMINI_CLI_HOME")
-        .env("GOOGLE_GEMINI_BASE_URL", server.url())
-        .spawn()
-        .unwrap();
+    let mut command = run_command(root, home, "gemini", extra);
+    let child = gemini_endpoint(&mut command, server).spawn().unwrap();
     wait_output(child)
 }
 
@@ -790,460 +719,4 @@ fn an_agent_named_by_the_workflow_but_not_installed_is_a_clear_error() {
         stderr.contains("npm install -g @anthropic-ai/claude-code"),
         "{stderr}"
     );
-}
-
-/// Issue 26 with the real Claude Code: two phases of a workflow with `depends_on: []` run at
-/// once, each Claude Code in its own worktree (its MCP server rooted there), and both branches
-/// are merged. The scripted model answers by phase (the prompts carry markers) and holds the
-/// first request of `api` until `ui`'s first request has arrived: both were in flight at once.
-#[test]
-fn two_claude_code_phases_run_at_once_in_worktrees_and_both_merge() {
-    let repo = git_repo();
-    let root = std::fs::canonicalize(repo.path()).unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"max_blocks": 1, "tests": {"command": ""}}, "agent": claude_config()})
-            .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        root.join(".context-pilot/workflows/wf.yaml"),
-        "name: wf\nphases:\n  - id: api\n    depends_on: []\n    prompt: \"PHASE-api-MARK write api.sh\"\n  - id: ui\n    depends_on: []\n    prompt: \"PHASE-ui-MARK write ui.sh\"\n",
-    )
-    .unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-
-    let server = LlmServer::start().unwrap();
-    let arrived = std::sync::Arc::new((
-        std::sync::Mutex::new(Vec::<&'static str>::new()),
-        std::sync::Condvar::new(),
-    ));
-    let overlapped = std::sync::Arc::new(std::sync::Mutex::new(None));
-    {
-        let (arrived, overlapped) = (arrived.clone(), overlapped.clone());
-        server.answer_side_requests(move |request| {
-            if let Some(reply) = anthropic::side_reply(request) {
-                return Some(reply);
-            }
-            let phase = ["api", "ui"]
-                .into_iter()
-                .find(|p| request.raw_body.contains(&format!("PHASE-{p}-MARK")))?;
-            let (seen, signal) = &*arrived;
-            let first = {
-                let mut seen = seen.lock().unwrap();
-                let first = !seen.contains(&phase);
-                seen.push(phase);
-                signal.notify_all();
-                first
-            };
-            if first && phase == "api" {
-                let seen = seen.lock().unwrap();
-                let (seen, _) = signal
-                    .wait_timeout_while(seen, Duration::from_secs(120), |s| !s.contains(&"ui"))
-                    .unwrap();
-                *overlapped.lock().unwrap() = Some(seen.contains(&"ui"));
-            }
-            if request.raw_body.contains("\"tool_result\"") {
-                return Some(anthropic::text_turn("Done."));
-            }
-            let args =
-                json!({"file_path": format!("{phase}.sh"), "content": format!("echo {phase}\n")})
-                    .to_string();
-            Some(anthropic::tool_use_turn(&[(
-                &format!("toolu_{phase}"),
-                "mcp__context-pilot__File_write",
-                &args,
-            )]))
-        });
-    }
-    let (out, _home) = claude_run(&root, &server, &[]);
-    let all = format!(
-        "stdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{all}");
-    assert_eq!(*overlapped.lock().unwrap(), Some(true), "{all}");
-    for phase in ["api", "ui"] {
-        assert_eq!(
-            std::fs::read_to_string(root.join(format!("{phase}.sh"))).unwrap(),
-            format!("echo {phase}\n"),
-            "{all}"
-        );
-        let log = git(&root, &["log", "--format=%s"]);
-        assert!(log.contains(&format!("Merge phase {phase} ")), "{log}");
-    }
-    assert_eq!(
-        git(&root, &["worktree", "list"]).lines().count(),
-        1,
-        "{all}"
-    );
-    assert_eq!(git(&root, &["branch", "--list", "cp/*"]), "", "{all}");
-    assert_no_agent_left(&root, "claude", None, GONE_LIMIT);
-}
-
-/// What each phase's Claude Code does: the MCP tool calls of its first turn, then "Done.".
-type PhaseScript = Vec<(&'static str, Vec<(&'static str, String)>)>;
-
-/// A committed project with the workflow `yaml` (whose prompts carry `PHASE-<id>-MARK`), a
-/// `shared.txt`, and a checkpoint that blocks once and runs no tests, driving Claude Code.
-fn graph_project(yaml: &str) -> (tempfile::TempDir, PathBuf) {
-    let repo = git_repo();
-    let root = std::fs::canonicalize(repo.path()).unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot/workflows")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"max_blocks": 1, "tests": {"command": ""}}, "agent": claude_config()})
-            .to_string(),
-    )
-    .unwrap();
-    std::fs::write(root.join(".context-pilot/workflows/wf.yaml"), yaml).unwrap();
-    std::fs::write(root.join("shared.txt"), "base\n").unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    (repo, root)
-}
-
-/// The phase a request belongs to: its conversation holds the phase's marker. The phases are
-/// tried in the order given, so a dependent listed first wins over markers it may quote.
-fn phase_of_request(request: &RecordedRequest, phases: &PhaseScript) -> Option<&'static str> {
-    phases
-        .iter()
-        .map(|(phase, _)| *phase)
-        .find(|phase| request.raw_body.contains(&format!("PHASE-{phase}-MARK")))
-}
-
-/// Answers Claude Code's requests by phase: the first turn's tool calls (Context Pilot's MCP
-/// tools, paths relative to the phase's worktree), then "Done." — or, for the phase named in
-/// `stall`, a reply that never ends once its tools have run.
-fn serve_phases(server: &LlmServer, phases: PhaseScript, stall: Arc<Mutex<Option<&'static str>>>) {
-    server.answer_side_requests(move |request| {
-        if let Some(reply) = anthropic::side_reply(request) {
-            return Some(reply);
-        }
-        let phase = phase_of_request(request, &phases)?;
-        if !request.raw_body.contains("\"tool_result\"") {
-            let calls = &phases.iter().find(|(p, _)| *p == phase).unwrap().1;
-            let ids: Vec<String> = (0..calls.len())
-                .map(|i| format!("toolu_{phase}{i}"))
-                .collect();
-            let calls: Vec<(&str, String, &str)> = calls
-                .iter()
-                .zip(&ids)
-                .map(|((name, args), id)| {
-                    (
-                        id.as_str(),
-                        format!("mcp__context-pilot__{name}"),
-                        args.as_str(),
-                    )
-                })
-                .collect();
-            let calls: Vec<(&str, &str, &str)> = calls
-                .iter()
-                .map(|(id, name, args)| (*id, name.as_str(), *args))
-                .collect();
-            return Some(anthropic::tool_use_turn(&calls));
-        }
-        if *stall.lock().unwrap() == Some(phase) {
-            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
-        }
-        Some(anthropic::text_turn("Done."))
-    });
-}
-
-fn write_call(file: &str, content: &str) -> (&'static str, String) {
-    (
-        "File_write",
-        json!({"file_path": file, "content": content}).to_string(),
-    )
-}
-
-fn read_call(file: &str) -> (&'static str, String) {
-    ("File_read", json!({"file_path": file}).to_string())
-}
-
-/// Output of a run, for failure messages.
-fn shown(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    )
-}
-
-/// The run's saved record (`.context-pilot/runs/<id>/context.json`), once it is readable.
-fn run_record(root: &Path) -> Option<Value> {
-    let run = std::fs::read_dir(root.join(".context-pilot/runs"))
-        .ok()?
-        .flatten()
-        .next()?;
-    let text = std::fs::read_to_string(run.path().join("context.json")).ok()?;
-    serde_json::from_str(&text).ok()
-}
-
-/// `claude` processes whose working directory is `root` or below it (the phases' worktrees;
-/// a removed worktree's directory reads as "… (deleted)").
-fn claude_processes_under(root: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(cwd) = std::fs::read_link(entry.path().join("cwd")).ok() else {
-            continue;
-        };
-        if !cwd.to_string_lossy().starts_with(&*root.to_string_lossy()) {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if cmdline.contains("claude") && !zombie {
-            found.push(format!(
-                "{}: {cmdline}",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    found
-}
-
-/// Waits until no `claude` process runs in `root` or one of its worktrees.
-fn assert_no_claude_under(root: &Path) {
-    let deadline = Instant::now() + GONE_LIMIT;
-    loop {
-        let left = claude_processes_under(root);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "claude processes left: {left:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// No worktree or phase branch is left.
-fn assert_no_phase_left(root: &Path, all: &str) {
-    assert_eq!(git(root, &["worktree", "list"]).lines().count(), 1, "{all}");
-    assert_eq!(git(root, &["branch", "--list", "cp/*"]), "", "{all}");
-}
-
-const FEATURE: &str = "\
-name: wf
-phases:
-  - id: api
-    depends_on: []
-    prompt: PHASE-api-MARK Write api.txt.
-  - id: ui
-    depends_on: []
-    prompt: PHASE-ui-MARK Write ui.txt.
-  - id: integrate
-    depends_on: [api, ui]
-    prompt: PHASE-integrate-MARK Read api.txt and ui.txt.
-";
-
-fn feature_script() -> PhaseScript {
-    vec![
-        ("integrate", vec![read_call("api.txt"), read_call("ui.txt")]),
-        ("api", vec![write_call("api.txt", "api was here\n")]),
-        ("ui", vec![write_call("ui.txt", "ui was here\n")]),
-    ]
-}
-
-/// Issue 26 with the real Claude Code: a phase that depends on two parallel phases starts
-/// from the run's branch with both merged, and its agent's tool results carry both results.
-#[test]
-fn a_claude_code_phase_depending_on_two_parallel_phases_sees_both_results() {
-    let (_repo, root) = graph_project(FEATURE);
-    let server = LlmServer::start().unwrap();
-    serve_phases(&server, feature_script(), Arc::default());
-    let (out, _home) = claude_run(&root, &server, &[]);
-    let all = shown(&out);
-    assert_eq!(out.status.code(), Some(0), "{all}");
-    let record = run_record(&root).unwrap();
-    for phase in ["api", "ui", "integrate"] {
-        assert_eq!(
-            record["phase_runs"][phase]["status"], "merged",
-            "{record:#}"
-        );
-        assert_eq!(record["phase_runs"][phase]["agent"], "claude", "{record:#}");
-    }
-    // The scripted server's log: integrate's last request holds both files' contents, as the
-    // results of its two reads.
-    let phases = feature_script();
-    let integrate: Vec<RecordedRequest> = server
-        .side_requests()
-        .into_iter()
-        .filter(|r| phase_of_request(r, &phases) == Some("integrate"))
-        .collect();
-    let last = integrate.last().expect("integrate never asked the model");
-    assert!(
-        last_has_tool_result(last, "toolu_integrate"),
-        "{}",
-        last.raw_body
-    );
-    let results = last.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|b| b["type"] == "tool_result")
-                .map(ToString::to_string)
-                .collect::<String>()
-        })
-        .unwrap_or_default();
-    assert!(
-        results.contains("api was here") && results.contains("ui was here"),
-        "{}",
-        last.raw_body
-    );
-    assert_no_phase_left(&root, &all);
-    assert_no_claude_under(&root);
-}
-
-/// Issue 26 with the real Claude Code: two parallel phases rewrite the same file; the second
-/// merge conflicts, the headless run exits 3 naming the file and both phases, the project's
-/// tree is clean (no merge in progress), and the conflicting phase's branch is kept.
-#[test]
-fn a_conflict_between_claude_code_phases_exits_3_and_leaves_the_tree_clean() {
-    let (_repo, root) = graph_project(
-        "name: wf\nphases:\n  - id: left\n    depends_on: []\n    prompt: PHASE-left-MARK Rewrite shared.txt.\n  - id: right\n    depends_on: []\n    prompt: PHASE-right-MARK Rewrite shared.txt.\n",
-    );
-    let server = LlmServer::start().unwrap();
-    serve_phases(
-        &server,
-        vec![
-            ("left", vec![write_call("shared.txt", "from left\n")]),
-            ("right", vec![write_call("shared.txt", "from right\n")]),
-        ],
-        Arc::default(),
-    );
-    let (out, _home) = claude_run(&root, &server, &[]);
-    let all = shown(&out);
-    assert_eq!(out.status.code(), Some(3), "{all}");
-    assert!(
-        all.contains("merging phase 'right'")
-            && all.contains("phase 'left'")
-            && all.contains("shared.txt"),
-        "{all}"
-    );
-    // Clean: no change but the run's own record, no merge in progress, left's work merged.
-    // (The run's own record is the one untracked entry, as in every run.)
-    let status = git(&root, &["status", "--porcelain"]);
-    assert!(
-        status.lines().all(|l| l == "?? .context-pilot/runs/"),
-        "{status}\n{all}"
-    );
-    assert!(!root.join(".git/MERGE_HEAD").exists(), "{all}");
-    assert_eq!(
-        std::fs::read_to_string(root.join("shared.txt")).unwrap(),
-        "from left\n"
-    );
-    assert!(
-        git(&root, &["branch", "--list", "cp/*"]).contains("/right"),
-        "{all}"
-    );
-    assert_no_claude_under(&root);
-}
-
-/// Issue 26 with the real Claude Code: the run is killed (`SIGKILL`) mid-wave (api merged, ui's Claude
-/// Code waiting on the model), then `run --resume` finishes it: api's commit is kept, ui and
-/// integrate are merged, and no Claude Code process is left.
-#[test]
-#[ignore = "failed once in about 40 runs with the cause unknown (its output now goes to a file \
-            and into the failure message); run it with --ignored until that is found"]
-fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
-    let (_repo, root) = graph_project(FEATURE);
-    let server = LlmServer::start().unwrap();
-    // ui's agent hangs after its write: the run is killed with api merged and ui running.
-    let stall = Arc::new(Mutex::new(Some("ui")));
-    serve_phases(&server, feature_script(), Arc::clone(&stall));
-    let home = tempfile::tempdir().unwrap();
-    let mut command = run_command(&root, home.path(), "claude", &[]);
-    command
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted");
-    // The killed run's progress and errors, for a failure's message.
-    let first_log = home.path().join("first-run.log");
-    let log = std::fs::File::create(&first_log).unwrap();
-    command.stdout(log.try_clone().unwrap()).stderr(log);
-    let first = || std::fs::read_to_string(&first_log).unwrap_or_default();
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn().unwrap();
-    let deadline = Instant::now() + RUN_LIMIT;
-    let record = loop {
-        if let Some(record) = run_record(&root)
-            && record["phase_runs"]["api"]["status"] == "merged"
-            && record["phase_runs"]["ui"]["status"] == "running"
-            && !git(&root, &["branch", "--list", "cp/*"]).contains("/api")
-            && server.side_requests().iter().any(|r| {
-                r.raw_body.contains("PHASE-ui-MARK") && last_has_tool_result(r, "toolu_ui")
-            })
-        {
-            break record;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the awaited state\n{}",
-            first()
-        );
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for the run record\n{}",
-            first()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let run_id = record["run_id"].as_str().unwrap().to_owned();
-    let merge = record["phase_runs"]["api"]["merge_commit"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let api_commit = git(&root, &["rev-parse", &format!("{merge}^2")])
-        .trim()
-        .to_owned();
-    let group = i32::try_from(child.id()).unwrap();
-    // SAFETY: signalling the process group this test started.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
-    child.wait().unwrap();
-    assert_no_claude_under(&root);
-
-    *stall.lock().unwrap() = None;
-    let resume = ["run", "--resume", &run_id, "--headless"];
-    let resumed = agent_command(&root, home.path(), &resume, "claude", &[])
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
-        .spawn()
-        .unwrap();
-    let out = wait_output(resumed);
-    let all = format!("killed run:\n{}\nresumed run: {}", first(), shown(&out));
-    assert_eq!(out.status.code(), Some(0), "{all}");
-    let kept = Command::new("git")
-        .args(["merge-base", "--is-ancestor", &api_commit, "HEAD"])
-        .current_dir(&root)
-        .status()
-        .unwrap();
-    assert!(kept.success(), "{api_commit} lost\n{all}");
-    for (file, content) in [("api.txt", "api was here\n"), ("ui.txt", "ui was here\n")] {
-        assert_eq!(
-            std::fs::read_to_string(root.join(file)).unwrap(),
-            content,
-            "{all}"
-        );
-    }
-    let record = run_record(&root).unwrap();
-    for phase in ["api", "ui", "integrate"] {
-        assert_eq!(
-            record["phase_runs"][phase]["status"], "merged",
-            "{record:#}"
-        );
-    }
-    assert_no_phase_left(&root, &all);
-    assert_no_claude_under(&root);
 }

@@ -17,15 +17,14 @@ mod util;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use cp_e2e::{LlmServer, RecordedRequest, Reply, Turn, binary_path, git, git_repo, responses};
 use serde_json::{Value, json};
+use util::agent_run::{agent_command, text, wait_output};
 use util::agents::{agent_processes, agents_path, assert_no_agent_left};
 
-/// Generous: every session starts Codex and runs hooks that run git.
-const RUN_LIMIT: Duration = Duration::from_secs(300);
 /// How long a killed agent may take to disappear from `/proc`.
 const GONE_LIMIT: Duration = Duration::from_secs(60);
 /// The text of the handoff request (`cp_orchestrate::HANDOFF_REQUEST`).
@@ -163,46 +162,13 @@ fn patch_turn(call_id: &str, file: &str, tokens: u64) -> Reply {
 /// `context-pilot run wf.yaml --headless --agent codex` with the person's `codex_home`.
 fn run(root: &Path, codex_home: &Path) -> Output {
     let home = tempfile::tempdir().unwrap();
-    let mut child: Child = Command::new(binary_path())
-        .args([
-            "run",
-            ".context-pilot/workflows/wf.yaml",
-            "--headless",
-            "--agent",
-            "codex",
-        ])
-        .current_dir(root)
-        .env("PATH", agents_path())
-        .env("HOME", home.path())
+    let workflow = ["run", ".context-pilot/workflows/wf.yaml", "--headless"];
+    let child = agent_command(root, home.path(), &workflow, "codex", &[])
         .env("CODEX_HOME", codex_home)
         .env("CP_SCRIPTED_KEY", "sk-scripted")
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .env_remove("CP_WORKER")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + RUN_LIMIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "context-pilot run took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
-                text_of(&out.stdout),
-                text_of(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn text_of(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    wait_output(child)
 }
 
 /// Every request body, for failure messages.
@@ -277,10 +243,10 @@ fn codex_restarts_at_the_measured_threshold_with_a_handoff_and_only_our_hooks_ru
     server.push(responses::text_turn("Verified, done."));
 
     let out = run(&root, codex_home.path());
-    let stdout = text_of(&out.stdout);
+    let stdout = text(&out.stdout);
     let all = format!(
         "stdout:\n{stdout}\nstderr:\n{}\n{}",
-        text_of(&out.stderr),
+        text(&out.stderr),
         bodies(&server)
     );
     assert_eq!(out.status.code(), Some(0), "{all}");
@@ -356,13 +322,13 @@ fn a_codex_run_whose_hooks_the_person_turned_off_stops_and_says_so() {
     let codex_home = codex_home(&server, &root);
     // The person's own config turns Codex's hooks off; a run does not override that.
     let config = codex_home.path().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.insert_str(0, "features.hooks = false\n");
-    std::fs::write(&config, text).unwrap();
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.insert_str(0, "features.hooks = false\n");
+    std::fs::write(&config, toml).unwrap();
     server.push(responses::text_turn("UNWIRED-ANSWER"));
     let out = run(&root, codex_home.path());
-    let stdout = text_of(&out.stdout);
-    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text_of(&out.stderr));
+    let stdout = text(&out.stdout);
+    let all = format!("stdout:\n{stdout}\nstderr:\n{}", text(&out.stderr));
     assert_ne!(out.status.code(), Some(0), "{all}");
     assert!(
         all.contains("Codex CLI started without Context Pilot's hooks (no hook ran"),
@@ -439,8 +405,8 @@ fn a_graph_phase_with_agent_codex_runs_codex_and_its_dependent_the_builtin_agent
     let all = format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}\n{}",
         out.status.code(),
-        text_of(&out.stdout),
-        text_of(&out.stderr),
+        text(&out.stdout),
+        text(&out.stderr),
         bodies(&server)
     );
     assert_eq!(out.status.code(), Some(0), "{all}");

@@ -13,7 +13,7 @@
 //! by the TUI's own agent shows its context and tokens.
 //!
 //! The phases run at once, so their requests interleave: the server answers by phase (each
-//! prompt carries a marker), not from one queue.
+//! prompt carries a marker, `util::phases`), not from one queue.
 
 #![allow(
     clippy::unwrap_used,
@@ -21,137 +21,25 @@
     reason = "test code: a failed setup step should fail the test loudly"
 )]
 
+mod util;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, RecordedRequest, Reply, TuiSession, anthropic, git, git_repo};
+use cp_e2e::{LlmServer, Reply, TuiSession, anthropic, git, git_repo};
 use serde_json::Value;
+use util::agent_run::shown;
+use util::phases::{
+    CLASH, FEATURE, Script, Seen, TWO, assert_clash_stopped, assert_clean, assert_nothing_left,
+    clash_script, feature_script, marker, phase_branch_gone, read, run_record, serve, serve_script,
+    write,
+};
 
 /// How long a test waits for a durable fact before failing (a busy machine is slow).
 const PATIENCE: Duration = Duration::from_secs(120);
-
-/// What a phase's agent does, by request: the tool calls of its first turn, then text.
-#[derive(Clone)]
-struct Script {
-    /// `(phase, tool calls of its first turn as (name, arguments))`.
-    phases: Vec<(&'static str, Vec<(&'static str, String)>)>,
-}
-
-/// The requests seen per phase, and the arrivals the responder can wait for.
-#[derive(Default)]
-struct Seen {
-    by_phase: Mutex<HashMap<String, Vec<String>>>,
-    arrived: Condvar,
-}
-
-impl Seen {
-    fn bodies(&self, phase: &str) -> Vec<String> {
-        self.by_phase
-            .lock()
-            .unwrap()
-            .get(phase)
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    /// Waits until `phase` sent a request; false after the timeout.
-    fn wait_for(&self, phase: &str, timeout: Duration) -> bool {
-        self.wait_requests(phase, 1, timeout)
-    }
-
-    /// Waits until `phase` sent `count` requests; false after the timeout.
-    fn wait_requests(&self, phase: &str, count: usize, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut seen = self.by_phase.lock().unwrap();
-        while seen.get(phase).is_none_or(|bodies| bodies.len() < count) {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            seen = self.arrived.wait_timeout(seen, deadline - now).unwrap().0;
-        }
-        true
-    }
-}
-
-fn marker(phase: &str) -> String {
-    format!("PHASE-{phase}-MARK")
-}
-
-/// Which phase a request belongs to (its conversation holds the phase's prompt).
-fn phase_of(request: &RecordedRequest, script: &Script) -> Option<&'static str> {
-    script
-        .phases
-        .iter()
-        .map(|(p, _)| *p)
-        .find(|p| request.raw_body.contains(&marker(p)))
-}
-
-/// `(phase that waits, phase it waits for, whether they met)`.
-type Hold = Option<(&'static str, &'static str, Arc<Mutex<Option<bool>>>)>;
-
-/// Answers every request by its phase: the first turn's tool calls, then "Done.".
-/// `hold` makes the first request of one phase wait until another phase's first request has
-/// arrived, and records whether it did: proof that both were in flight at once.
-fn serve(
-    server: &LlmServer,
-    script: Script,
-    seen: Arc<Seen>,
-    hold: Hold,
-    stall: Arc<Mutex<Option<&'static str>>>,
-) {
-    server.answer_side_requests(move |request| {
-        let Some(phase) = phase_of(request, &script) else {
-            return anthropic::side_reply(request);
-        };
-        let first = {
-            let mut by_phase = seen.by_phase.lock().unwrap();
-            let list = by_phase.entry(phase.to_owned()).or_default();
-            list.push(request.raw_body.clone());
-            seen.arrived.notify_all();
-            list.len() == 1
-        };
-        if first
-            && let Some((waiter, other, overlapped)) = &hold
-            && *waiter == phase
-        {
-            let met = seen.wait_for(other, Duration::from_secs(60));
-            *overlapped.lock().unwrap() = Some(met);
-        }
-        let results = request.raw_body.matches("\"tool_result\"").count();
-        if results == 0 {
-            let calls = &script.phases.iter().find(|(p, _)| *p == phase).unwrap().1;
-            let ids: Vec<String> = (0..calls.len()).map(|i| format!("{phase}{i}")).collect();
-            let calls: Vec<(&str, &str, &str)> = calls
-                .iter()
-                .zip(&ids)
-                .map(|((name, args), id)| (id.as_str(), *name, args.as_str()))
-                .collect();
-            return Some(anthropic::tool_use_turn(&calls));
-        }
-        if *stall.lock().unwrap() == Some(phase) {
-            return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());
-        }
-        Some(anthropic::text_turn("Done."))
-    });
-}
-
-fn write(file: &str, content: &str) -> (&'static str, String) {
-    (
-        "File_write",
-        serde_json::json!({"file_path": file, "content": content}).to_string(),
-    )
-}
-
-fn read(file: &str) -> (&'static str, String) {
-    (
-        "File_read",
-        serde_json::json!({"file_path": file}).to_string(),
-    )
-}
 
 fn prepare(yaml: &str) -> tempfile::TempDir {
     let repo = git_repo();
@@ -191,22 +79,6 @@ fn run(dir: &Path, server: &LlmServer, extra: &[&str]) -> Output {
     command(dir, server, extra).output().unwrap()
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn run_record(dir: &Path) -> Value {
-    let runs = dir.join(".context-pilot/runs");
-    let run = std::fs::read_dir(runs).unwrap().flatten().next().unwrap();
-    let text = std::fs::read_to_string(run.path().join("context.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 /// Whether the run's record says it completed (false while it has none yet).
 fn run_completed(dir: &Path) -> bool {
     let Ok(mut runs) = std::fs::read_dir(dir.join(".context-pilot/runs")) else {
@@ -219,58 +91,12 @@ fn run_completed(dir: &Path) -> bool {
         .is_some_and(|record| record["status"] == "completed")
 }
 
-/// No worktree, phase branch or worktree directory is left.
-fn assert_nothing_left(dir: &Path) {
-    assert_eq!(
-        git(dir, &["worktree", "list"]).lines().count(),
-        1,
-        "{}",
-        git(dir, &["worktree", "list"])
-    );
-    assert_eq!(git(dir, &["branch", "--list", "cp/*"]), "");
-    let trees = dir.join(".context-pilot/worktrees");
-    assert!(
-        !trees.exists() || std::fs::read_dir(&trees).unwrap().next().is_none(),
-        "worktree directories left in {}",
-        trees.display()
-    );
-}
-
-/// The tree has no change but the run's own record.
-fn assert_clean(dir: &Path) {
-    let status = git(dir, &["status", "--porcelain"]);
-    assert!(
-        status.lines().all(|l| l.contains(".context-pilot/runs/")),
-        "{status}"
-    );
-}
-
-const FEATURE: &str = "\
-name: feature
-phases:
-  - id: api
-    depends_on: []
-    prompt: PHASE-api-MARK Write api.txt.
-  - id: ui
-    depends_on: []
-    prompt: PHASE-ui-MARK Write ui.txt.
-  - id: integrate
-    depends_on: [api, ui]
-    prompt: PHASE-integrate-MARK Read api.txt and ui.txt.
-";
-
 #[test]
 fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
     let repo = prepare(FEATURE);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
-    let script = Script {
-        phases: vec![
-            ("api", vec![write("api.txt", "api was here\n")]),
-            ("ui", vec![write("ui.txt", "ui was here\n")]),
-            ("integrate", vec![read("api.txt"), read("ui.txt")]),
-        ],
-    };
+    let script = feature_script();
     let seen = Arc::new(Seen::default());
     let overlapped = Arc::new(Mutex::new(None));
     serve(
@@ -281,13 +107,13 @@ fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
         Arc::default(),
     );
     let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     // api's first request was still unanswered when ui's arrived.
     assert_eq!(*overlapped.lock().unwrap(), Some(true), "{shown}");
 
     // Each ran in its own worktree, on its own branch, merged with a commit naming it.
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     let phases = &record["phase_runs"];
     for phase in ["api", "ui"] {
         let worktree = phases[phase]["worktree"].as_str().unwrap();
@@ -336,8 +162,8 @@ fn two_phases_run_at_once_in_worktrees_and_a_dependent_sees_both() {
             "{shown}"
         );
     }
-    assert_nothing_left(dir);
-    assert_clean(dir);
+    assert_nothing_left(dir, &shown);
+    assert_clean(dir, "");
 }
 
 const FAST_SLOW: &str = "\
@@ -379,11 +205,11 @@ fn a_dependent_starts_when_its_dependency_is_merged_while_another_phase_still_ru
         Arc::default(),
     );
     let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     // after's first request arrived while slow's first request was unanswered.
     assert_eq!(*overlapped.lock().unwrap(), Some(true), "{shown}");
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     let phases = &record["phase_runs"];
     for phase in ["fast", "slow", "after"] {
         assert_eq!(phases[phase]["status"], "merged", "{record:#}");
@@ -396,33 +222,15 @@ fn a_dependent_starts_when_its_dependency_is_merged_while_another_phase_still_ru
     for file in ["fast.txt", "slow.txt"] {
         assert!(dir.join(file).exists(), "{file}\n{shown}");
     }
-    assert_nothing_left(dir);
-    assert_clean(dir);
+    assert_nothing_left(dir, &shown);
+    assert_clean(dir, "");
 }
-
-const CLASH: &str = "\
-name: clash
-phases:
-  - id: left
-    depends_on: []
-    prompt: PHASE-left-MARK Rewrite shared.txt.
-  - id: right
-    depends_on: []
-    prompt: PHASE-right-MARK Rewrite shared.txt.
-";
 
 #[test]
 fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean() {
     let repo = prepare(CLASH);
     let dir = repo.path();
-    let server = LlmServer::start().unwrap();
-    let script = Script {
-        phases: vec![
-            ("left", vec![write("shared.txt", "from left\n")]),
-            ("right", vec![write("shared.txt", "from right\n")]),
-        ],
-    };
-    serve(&server, script, Arc::default(), None, Arc::default());
+    let server = serve_script(clash_script());
     // The person's own notification command, from their user config, gets the alert as JSON.
     let home = tempfile::tempdir().unwrap();
     let alerts = home.path().join("alerts.jsonl");
@@ -437,7 +245,7 @@ fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean(
         .env("XDG_CONFIG_HOME", home.path())
         .output()
         .unwrap();
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(3), "{shown}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains('\x07'),
@@ -457,33 +265,14 @@ fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean(
         alert["message"].as_str().unwrap().contains("shared.txt"),
         "{alert}"
     );
-    assert!(
-        shown.contains("merging phase 'right'")
-            && shown.contains("phase 'left'")
-            && shown.contains("shared.txt"),
-        "{shown}"
-    );
-    assert_clean(dir);
-    assert_eq!(
-        std::fs::read_to_string(dir.join("shared.txt")).unwrap(),
-        "from left\n"
-    );
-    // The conflicting branch is kept for a merge by hand.
-    assert!(
-        git(dir, &["branch", "--list", "cp/*"]).contains("/right"),
-        "{shown}"
-    );
+    assert_clash_stopped(dir, &shown);
 }
 
 /// Waits until `check` holds for the run's record.
 fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let runs = dir.join(".context-pilot/runs");
-        if runs.exists()
-            && let Some(run) = std::fs::read_dir(&runs).unwrap().flatten().next()
-            && let Ok(text) = std::fs::read_to_string(run.path().join("context.json"))
-            && let Ok(value) = serde_json::from_str::<Value>(&text)
+        if let Some(value) = run_record(dir)
             && check(&value)
         {
             return value;
@@ -530,13 +319,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let repo = prepare(FEATURE);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
-    let script = Script {
-        phases: vec![
-            ("api", vec![write("api.txt", "api was here\n")]),
-            ("ui", vec![write("ui.txt", "ui was here\n")]),
-            ("integrate", vec![read("api.txt"), read("ui.txt")]),
-        ],
-    };
+    let script = feature_script();
     // ui's agent hangs after its first turn: the process is killed with api merged.
     let stall = Arc::new(Mutex::new(Some("ui")));
     serve(&server, script, Arc::default(), None, Arc::clone(&stall));
@@ -557,7 +340,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let record = wait_record(dir, &mut child, |r| {
         r["phase_runs"]["api"]["status"] == "merged"
             && r["phase_runs"]["ui"]["status"] == "running"
-            && !git(dir, &["branch", "--list", "cp/*"]).contains("/api")
+            && phase_branch_gone(dir, "api")
     });
     let run_id = record["run_id"].as_str().unwrap().to_owned();
     let merge = record["phase_runs"]["api"]["merge_commit"]
@@ -580,7 +363,7 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
     let status = child.wait().unwrap();
     if signal != libc::SIGKILL {
         assert_eq!(status.code(), Some(130), "{status:?}");
-        let record = run_record(dir);
+        let record = run_record(dir).unwrap();
         assert_eq!(
             record["phase_runs"]["ui"]["status"], "interrupted",
             "{record:#}"
@@ -597,8 +380,8 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         resume_in_tui(dir, &server, &run_id)
     } else {
         let out = run(dir, &server, &["--resume", &run_id]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        text(&out)
+        assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+        shown(&out)
     };
     // api's commit made before the kill is on the run's branch; ui's work too.
     let kept = Command::new("git")
@@ -611,14 +394,14 @@ fn interrupted_mid_wave(signal: i32, in_tui: bool) {
         std::fs::read_to_string(dir.join("ui.txt")).unwrap(),
         "ui was here\n"
     );
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     for phase in ["api", "ui", "integrate"] {
         assert_eq!(
             record["phase_runs"][phase]["status"], "merged",
             "{record:#}"
         );
     }
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, &shown);
 }
 
 /// The first turn of phase `phase` in [`a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process`]:
@@ -653,13 +436,7 @@ fn serve_holding(server: &LlmServer, holding: Arc<std::sync::atomic::AtomicBool>
         let phase = ["api", "ui", "integrate"]
             .into_iter()
             .find(|p| request.raw_body.contains(&marker(p)))?;
-        let mut by_phase = seen.by_phase.lock().unwrap();
-        by_phase
-            .entry(phase.to_owned())
-            .or_default()
-            .push(request.raw_body.clone());
-        seen.arrived.notify_all();
-        drop(by_phase);
+        seen.record(phase, &request.raw_body);
         let hold = holding.load(std::sync::atomic::Ordering::SeqCst);
         if request.raw_body.matches("\"tool_result\"").count() == 0 {
             let calls = match phase {
@@ -717,7 +494,7 @@ fn a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process() {
             seen.wait_for("never-a-phase", Duration::from_millis(50));
         }
     }
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     let run_id = record["run_id"].as_str().unwrap().to_owned();
     let step = |phase: &str| {
         git(dir, &["rev-parse", &format!("cp/{run_id}/{phase}")])
@@ -771,23 +548,24 @@ fn a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process() {
 
     holding.store(false, std::sync::atomic::Ordering::SeqCst);
     let out = run(dir, &server, &["--resume", &run_id]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let resumed = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{resumed}");
     for commit in &steps {
         let kept = Command::new("git")
             .args(["merge-base", "--is-ancestor", commit, "HEAD"])
             .current_dir(dir)
             .status()
             .unwrap();
-        assert!(kept.success(), "{commit} lost\n{}", text(&out));
+        assert!(kept.success(), "{commit} lost\n{resumed}");
     }
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     for phase in ["api", "ui", "integrate"] {
         assert_eq!(
             record["phase_runs"][phase]["status"], "merged",
             "{record:#}"
         );
     }
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, "");
 }
 
 const REDO: &str = "\
@@ -860,9 +638,9 @@ fn repeat_phase_stops_a_running_dependent_keeps_its_branch_and_reruns_it() {
             answers.to_str().unwrap(),
         ],
     );
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     let run_id = record["run_id"].as_str().unwrap();
     let kept = format!("cp/{run_id}/build@1");
     assert!(
@@ -1011,16 +789,14 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "initial"]);
     cp_e2e::trust(dir);
-    let server = LlmServer::start().unwrap();
-    let script = Script {
+    let server = serve_script(Script {
         phases: vec![
             ("api", vec![write("src/api.rs", "pub fn api() {}\n")]),
             ("ui", vec![write("src/ui.rs", "pub fn ui() {}\n")]),
         ],
-    };
-    serve(&server, script, Arc::default(), None, Arc::default());
+    });
     let out = run(dir, &server, &[".context-pilot/workflows/graph.yaml"]);
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     let ran = std::fs::read_to_string(log.path()).unwrap();
     for phase in ["api", "ui"] {
@@ -1032,7 +808,7 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
         );
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, &shown);
     // The trust lent to the worktrees was taken back: the person's store names none of them.
     let store =
         std::fs::read_to_string(cp_e2e::config_home().join("context-pilot/trust.json")).unwrap();
@@ -1098,7 +874,7 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
         .unwrap();
     // api's first request was still unanswered when ui's arrived: they ran at once.
     assert_eq!(*overlapped.lock().unwrap(), Some(true), "{}", tui.screen());
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     let worktree = record["phase_runs"]["api"]["worktree"].as_str().unwrap();
     assert!(worktree.ends_with("api"), "{record:#}");
     // F3: the Changes panel shows api's work, committed on its branch in its worktree (not
@@ -1113,7 +889,7 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
     tui.send(b"\r");
     let deadline = Instant::now() + PATIENCE;
     let record = loop {
-        let record = run_record(dir);
+        let record = run_record(dir).unwrap();
         if record["status"] == "completed" {
             break record;
         }
@@ -1139,19 +915,8 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
     tui.wait_for("Workflow finished.", PATIENCE).unwrap();
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, "");
 }
-
-const TWO: &str = "\
-name: two
-phases:
-  - id: api
-    depends_on: []
-    prompt: PHASE-api-MARK Write api.txt.
-  - id: ui
-    depends_on: []
-    prompt: PHASE-ui-MARK Write ui.txt.
-";
 
 /// Whether the Phases panel's row of `phase` shows `state`.
 fn row_shows(screen: &str, phase: &str, state: &str) -> bool {
@@ -1179,13 +944,7 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         let Some(phase) = phase else {
             return anthropic::side_reply(request);
         };
-        log.by_phase
-            .lock()
-            .unwrap()
-            .entry(phase.to_owned())
-            .or_default()
-            .push(request.raw_body.clone());
-        log.arrived.notify_all();
+        log.record(phase, &request.raw_body);
         let (open, opened) = &*held;
         let mut open = open.lock().unwrap();
         while !*open {
@@ -1235,7 +994,7 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         opened.notify_all();
     }
     let deadline = Instant::now() + PATIENCE;
-    while run_record(dir)["status"] != "completed" {
+    while run_record(dir).unwrap()["status"] != "completed" {
         assert!(Instant::now() < deadline, "{}", tui.screen());
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -1265,7 +1024,7 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
     }
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(PATIENCE).unwrap(), 0);
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, "");
 }
 
 /// Smart restart works per phase: one phase's context fills, it hands off and goes on in a
@@ -1274,9 +1033,7 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
 #[test]
 fn a_phase_whose_context_fills_restarts_alone_in_its_worktree() {
     const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
-    let repo = prepare(
-        "name: restart\nphases:\n  - id: api\n    depends_on: []\n    prompt: PHASE-api-MARK Write api.txt.\n  - id: ui\n    depends_on: []\n    prompt: PHASE-ui-MARK Write ui.txt.\n",
-    );
+    let repo = prepare(TWO);
     let dir = repo.path();
     let server = LlmServer::start().unwrap();
     let bodies: Arc<Mutex<Vec<(&'static str, String)>>> = Arc::default();
@@ -1317,7 +1074,7 @@ fn a_phase_whose_context_fills_restarts_alone_in_its_worktree() {
         "50",
     ];
     let out = command_with_restarts(dir, &server, &args).output().unwrap();
-    let shown = text(&out);
+    let shown = shown(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     let bodies = bodies.lock().unwrap();
     let of = |phase: &str| -> Vec<&String> {
@@ -1355,11 +1112,11 @@ fn a_phase_whose_context_fills_restarts_alone_in_its_worktree() {
         "api\n"
     );
     assert_eq!(std::fs::read_to_string(dir.join("ui.txt")).unwrap(), "ui\n");
-    let record = run_record(dir);
+    let record = run_record(dir).unwrap();
     for phase in ["api", "ui"] {
         assert_eq!(record["phase_runs"][phase]["status"], "merged", "{record}");
     }
-    assert_nothing_left(dir);
+    assert_nothing_left(dir, &shown);
 }
 
 /// Processes whose command line holds `needle`, anywhere on the machine.
@@ -1430,7 +1187,7 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
     // The run records both phases as interrupted (and itself, to be resumed).
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let record = run_record(dir);
+        let record = run_record(dir).unwrap();
         let stopped = ["api", "ui"]
             .iter()
             .all(|p| record["phase_runs"][p]["status"] == "interrupted");
@@ -1480,13 +1237,7 @@ fn serve_held_consoles(server: &LlmServer, log: Arc<Seen>, command: &str) {
         let Some(phase) = phase else {
             return anthropic::side_reply(request);
         };
-        log.by_phase
-            .lock()
-            .unwrap()
-            .entry(phase.to_owned())
-            .or_default()
-            .push(request.raw_body.clone());
-        log.arrived.notify_all();
+        log.record(phase, &request.raw_body);
         if request.raw_body.contains("\"tool_result\"") {
             // The model never answers: the phase waits until it is stopped.
             return Some(Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall());

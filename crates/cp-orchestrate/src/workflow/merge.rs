@@ -2,6 +2,8 @@
 //! (in the file's order), its worktree and branch removed; a merge that conflicts is aborted
 //! and put to the person, who may let an agent resolve it in the project's tree.
 
+use std::path::Path;
+
 use cp_git::{MergeOutcome, Repository};
 
 use super::engine::Engine;
@@ -61,15 +63,50 @@ impl Engine<'_> {
             commit,
         });
         if !keep && let Some(tree) = tree {
-            let path = self.project.root().join(tree);
-            if let Some(drivers) = &self.parallel.drivers {
-                drivers.release(&project_in(repo, &path));
-            }
-            repo.remove_worktree(&path, &branch)
-                .map_err(|e| self.git_error(index, e))?;
-            // The run's directory of worktrees goes once its last phase is merged.
-            if let Some(parent) = path.parent() {
-                let _ = std::fs::remove_dir(parent);
+            self.remove_tree(repo, index, &tree, &branch)?;
+        }
+        Ok(())
+    }
+
+    /// Removes merged phase `index`'s worktree (`tree`, below the project) and `branch`,
+    /// after ending what its host left running there (its console server).
+    fn remove_tree(
+        &self,
+        repo: &Repository,
+        index: usize,
+        tree: &Path,
+        branch: &str,
+    ) -> Result<(), WorkflowError> {
+        let path = self.project.root().join(tree);
+        if let Some(drivers) = &self.parallel.drivers {
+            drivers.release(&project_in(repo, &path));
+        }
+        repo.remove_worktree(&path, branch)
+            .map_err(|e| self.git_error(index, e))?;
+        // The run's directory of worktrees goes once its last phase is merged.
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+        Ok(())
+    }
+
+    /// On a resume: the worktrees and branches of phases already merged that are still there
+    /// go now. A run killed between saving a merge and removing them (the merge commit is on
+    /// the run's branch, the record says merged) would otherwise leave them for good.
+    pub(super) fn clear_merged(&mut self, repo: &Repository) -> Result<(), WorkflowError> {
+        if self.parallel.keep_worktrees {
+            return Ok(());
+        }
+        for index in 0..self.workflow.phases.len() {
+            let record = self.record(index).clone();
+            let (PhaseStatus::Merged, Some(tree), Some(branch)) =
+                (record.status, record.worktree, record.branch)
+            else {
+                continue;
+            };
+            if self.project.root().join(&tree).exists() || repo.has_branch(&branch) {
+                tracing::info!(phase = %self.workflow.phases[index].id, "removing the worktree and branch a killed run left after the merge");
+                self.remove_tree(repo, index, &tree, &branch)?;
             }
         }
         Ok(())

@@ -201,6 +201,7 @@ pub fn resume_workflow(
     state.status = RunStatus::Running;
     state.error = None;
     store.save(&mut state)?;
+    clear_stale_locks(project);
     let parallel = Parallel::from_options(&workflow, options);
     let mut engine = Engine {
         workflow: &workflow,
@@ -265,5 +266,19 @@ impl Engine<'_> {
                 })
                 .collect(),
         })
+    }
+}
+
+/// A git killed with the previous run (SIGKILL of its process group, a crash) may have left
+/// its lock files (the index, `packed-refs`, a ref), on which every merge, commit and branch
+/// deletion of this run would fail; they go before anything runs.
+fn clear_stale_locks(project: &Project) {
+    match cp_git::Repository::at(project.root()).clear_stale_locks() {
+        Ok(removed) if !removed.is_empty() => {
+            tracing::info!(?removed, "removed git locks the killed run left");
+        }
+        Ok(_) => {}
+        // Not a repository, or no git: the run reports what it needs when it needs it.
+        Err(e) => tracing::debug!("cannot look for stale git locks: {e}"),
     }
 }

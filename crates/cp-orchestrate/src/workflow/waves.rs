@@ -33,6 +33,7 @@ impl Engine<'_> {
                 });
         }
         if resumed {
+            self.clear_merged(&Repository::at(self.project.root()))?;
             // A phase stopped because its input changed, when the run ended before its work
             // was set aside: that is finished first.
             for index in 0..self.workflow.phases.len() {

@@ -28,20 +28,44 @@ pub fn agents_path() -> String {
 /// Processes other than `except` running in `root` whose command line names `name` (zombies
 /// are gone already: only their parent has not reaped them).
 pub fn agent_processes(root: &Path, name: &str, except: Option<u32>) -> Vec<String> {
+    processes(name, except, |cwd| cwd == root)
+}
+
+/// Processes whose command line names `name` running in `root` or below it (a phase's
+/// worktree; a removed directory reads as "… (deleted)", still below `root`).
+pub fn processes_under(root: &Path, name: &str) -> Vec<String> {
+    processes(name, None, |cwd| cwd.starts_with(root))
+}
+
+/// Console servers (`context-pilot console-server --project P`) of a project at `dir` or
+/// below it, wherever they run.
+pub fn console_servers_under(dir: &Path) -> Vec<String> {
+    let named = format!("console-server --project {}", dir.display());
+    processes(&named, None, |_| true)
+}
+
+/// Processes other than `except`, not zombies, whose command line names `name` and whose
+/// working directory passes `place`, as "pid: command line".
+fn processes(name: &str, except: Option<u32>, place: impl Fn(&Path) -> bool) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let pid = entry.file_name().to_string_lossy().into_owned();
         if !pid.bytes().all(|b| b.is_ascii_digit()) || pid.parse().ok() == except {
             continue;
         }
-        let cwd = std::fs::read_link(entry.path().join("cwd")).ok();
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if !place(&cwd) {
+            continue;
+        }
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
         let zombie = stat
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if cwd.as_deref() == Some(root) && cmdline.contains(name) && !zombie {
+        if cmdline.contains(name) && !zombie {
             found.push(format!("{pid}: {cmdline}"));
         }
     }
@@ -59,6 +83,23 @@ pub fn assert_no_agent_left(root: &Path, name: &str, except: Option<u32>, limit:
         assert!(
             Instant::now() < deadline,
             "{name} processes left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits up to `limit` until no `name` process runs in `root` or below it.
+pub fn assert_none_under(root: &Path, name: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = processes_under(root, name);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} processes left in {} or below: {left:?}",
+            root.display()
         );
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -12,7 +12,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+pub mod agent_run;
 pub mod agents;
+pub mod phases;
 
 /// The `context-pilot` binary cargo built for these tests.
 pub fn binary() -> PathBuf {

@@ -19,8 +19,17 @@ fn tmux(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A test's tmux server: killed when dropped, so a test that fails leaves none behind.
+struct TmuxServer(String);
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        tmux(&["-S", &self.0, "kill-server"]);
+    }
+}
+
 /// A detached 120×32 tmux session `session` on `socket`, running `script` in a plain bash.
-fn start_session(socket: &str, session: &str, script: &str) {
+fn start_session(socket: &str, session: &str, script: &str) -> TmuxServer {
     tmux(&[
         "-S",
         socket,
@@ -37,6 +46,7 @@ fn start_session(socket: &str, session: &str, script: &str) {
         "-c",
         script,
     ]);
+    TmuxServer(socket.to_owned())
 }
 
 fn wait_file(path: &Path) {
@@ -65,7 +75,7 @@ fn quitting_restores_stty_exactly() {
         d = dir.display(),
         c = cp_e2e::config_home().display()
     );
-    start_session(socket, &session, &script);
+    let _tmux = start_session(socket, &session, &script);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
@@ -79,7 +89,6 @@ fn quitting_restores_stty_exactly() {
     wait_file(&dir.join("after.txt"));
     let before = std::fs::read_to_string(dir.join("before.txt")).unwrap();
     let after = std::fs::read_to_string(dir.join("after.txt")).unwrap();
-    tmux(&["-S", socket, "kill-server"]);
     assert!(before.contains("speed"), "stty output missing: {before}");
     assert_eq!(before, after, "the terminal settings changed");
 }
@@ -121,7 +130,7 @@ fn quitting_restores_the_terminals_title() {
         c = cp_e2e::config_home().display(),
         u = server.url(),
     );
-    start_session(socket, &session, &script);
+    let _tmux = start_session(socket, &session, &script);
     let title = || {
         tmux(&[
             "-S",
@@ -154,6 +163,5 @@ fn quitting_restores_the_terminals_title() {
     tmux(&["-S", socket, "send-keys", "-t", &session, "C-c"]);
     wait("the TUI did not exit", &|| dir.join("exited.txt").exists());
     let after = title();
-    tmux(&["-S", socket, "kill-server"]);
     assert_eq!(after.trim_end(), "title-before-cp");
 }

@@ -240,3 +240,18 @@ fn a_broken_callbacks_config_is_noted_in_tool_results() {
     drop(client);
     stop_console_server(&root);
 }
+
+/// An MCP server whose project is deleted while it runs (a test's temporary project, a
+/// worktree removed) ends without making the project's directories again.
+#[test]
+fn a_server_whose_project_was_deleted_ends_without_making_it_again() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let mut client = Client::start(&root);
+    client.still_serving(2);
+    stop_console_server(&root);
+    std::fs::remove_dir_all(&root).unwrap();
+    // Its stdin closes: it saves what it carries, and ends.
+    drop(client);
+    assert!(!root.exists(), "{} was made again", root.display());
+}

@@ -153,6 +153,13 @@ impl Carried {
     /// worker's outbox for the next call, and releases the lock. Returns the problems not
     /// taken yet (already logged), for the person.
     pub fn suspend(mut self, host: &Host) -> Vec<String> {
+        if !host.project().root().exists() {
+            // The project was deleted while this process ran (its agent killed with it, an
+            // MCP server seeing its stdin close): nothing to save, and its directories are
+            // not made again under a path that is no longer the person's project.
+            self.lock = None;
+            return self.problems;
+        }
         let released = self.lock.is_none();
         self.lock();
         let ours: Snapshot = snapshot(host)

@@ -67,6 +67,21 @@ impl Engine<'_> {
     }
 
     /// The phase that runs after the one at `index`, in the workflow's run order.
+    /// Whether phase `target` may run once more (`repeat_phase`); the error names the cap.
+    pub(super) fn check_iteration_cap(&self, target: &str) -> Result<(), WorkflowError> {
+        let cap = self.workflow.max_iterations(target);
+        let runs = self.state.context.iteration(target);
+        if runs >= cap {
+            return Err(WorkflowError::IterationCap {
+                run_id: self.state.run_id.clone(),
+                phase: target.to_owned(),
+                runs,
+                cap,
+            });
+        }
+        Ok(())
+    }
+
     pub(super) fn position_after(&self, index: usize) -> Option<Position> {
         let order = self.workflow.run_order();
         let next = order

@@ -40,18 +40,9 @@ impl Engine<'_> {
             Action::Continue => self.state.position = self.position_after(index),
             Action::RepeatPhase => {
                 let target = decided.target.clone().unwrap_or_else(|| phase_id.clone());
-                let cap = self.workflow.max_iterations(&target);
-                let runs = self.state.context.iteration(&target);
-                if runs >= cap {
-                    // Nothing is saved: the run stays at this approval gate, so a resume asks
-                    // again and a different answer can move on.
-                    return Err(WorkflowError::IterationCap {
-                        run_id: self.state.run_id.clone(),
-                        phase: target,
-                        runs,
-                        cap,
-                    });
-                }
+                // Past the cap nothing is saved: the run stays at this approval gate, so a
+                // resume asks again and a different answer can move on.
+                self.check_iteration_cap(&target)?;
                 self.state.context.bump(&target);
                 self.state.position = Some(Position {
                     phase: target,

@@ -45,16 +45,7 @@ impl Engine<'_> {
             Action::RepeatPhase => {
                 let own = self.workflow.phases[index].id.clone();
                 let target = decided.target.clone().unwrap_or(own);
-                let cap = self.workflow.max_iterations(&target);
-                let runs = self.state.context.iteration(&target);
-                if runs >= cap {
-                    return Err(WorkflowError::IterationCap {
-                        run_id: self.state.run_id.clone(),
-                        phase: target,
-                        runs,
-                        cap,
-                    });
-                }
+                self.check_iteration_cap(&target)?;
                 let Some(target_index) = self.workflow.index_of(&target) else {
                     return Ok(false);
                 };

@@ -14,7 +14,9 @@ use serde_json::Value;
 
 pub mod agent_run;
 pub mod agents;
+pub mod phase_runs;
 pub mod phases;
+pub mod processes;
 
 /// The `context-pilot` binary cargo built for these tests.
 pub fn binary() -> PathBuf {

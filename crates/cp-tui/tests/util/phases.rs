@@ -305,12 +305,16 @@ impl Wire {
     /// A reply that starts and never ends.
     fn stall(self) -> Reply {
         match self {
-            Self::Anthropic => {
-                Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall()
-            }
+            Self::Anthropic => anthropic_stall(),
             Self::Gemini => Reply::sse_chunks(Vec::new()).then_stall(),
         }
     }
+}
+
+/// An Anthropic reply that starts (a ping) and never ends: the agent waits on it until it is
+/// stopped.
+pub fn anthropic_stall() -> Reply {
+    Reply::sse("event: ping\ndata: {\"type\":\"ping\"}\n\n").then_stall()
 }
 
 /// The names of the tools a request offers the model (Anthropic's `tools[].name`, Gemini's
@@ -401,4 +405,25 @@ pub fn assert_clash_stopped(dir: &Path, shown: &str) {
         git(dir, &["branch", "--list", "cp/*"]).contains("/right"),
         "{shown}"
     );
+}
+
+/// No worktree is left locked, and git's own locks are gone.
+pub fn assert_no_worktree_locked(dir: &Path) {
+    let git_dir = dir.join(".git");
+    for tree in std::fs::read_dir(git_dir.join("worktrees"))
+        .unwrap()
+        .flatten()
+    {
+        assert!(
+            !tree.path().join("locked").exists(),
+            "{}",
+            tree.path().display()
+        );
+        assert!(
+            !tree.path().join("index.lock").exists(),
+            "{}",
+            tree.path().display()
+        );
+    }
+    assert!(!git_dir.join("index.lock").exists());
 }

@@ -252,6 +252,24 @@ impl Repository {
             .all(|f| std::fs::remove_file(self.root.join(f)).is_ok())
     }
 
+    /// The newest merge commit on `HEAD` whose message is `message` (as [`merge`](Self::merge)
+    /// made it), if any: what merged a branch that is already up to date, e.g. when a run was
+    /// killed between the merge and recording it.
+    pub fn merge_commit_named(&self, message: &str) -> Result<Option<String>, WorktreeError> {
+        let found = self.git(&[
+            "log",
+            "--merges",
+            "--fixed-strings",
+            &format!("--grep={message}"),
+            "--format=%H%x00%s",
+            "HEAD",
+        ])?;
+        Ok(found.lines().find_map(|line| {
+            let (commit, subject) = line.split_once('\0')?;
+            (subject == message).then(|| commit.to_owned())
+        }))
+    }
+
     /// Merges `branch` into the branch checked out, always with a merge commit saying
     /// `message`. On a conflict the merge is aborted and the conflicting files returned.
     pub fn merge(&self, branch: &str, message: &str) -> Result<MergeOutcome, WorktreeError> {
@@ -337,6 +355,10 @@ mod tests {
             repo.merge("cp/run/ui", "again").unwrap(),
             MergeOutcome::UpToDate
         );
+        // The merge that made it up to date is found by its message, exactly.
+        let merged = repo.merge_commit_named("Merge phase ui").unwrap();
+        assert_eq!(merged, Some(repo.head().unwrap()));
+        assert_eq!(repo.merge_commit_named("Merge phase").unwrap(), None);
 
         repo.remove_worktree(&api, "cp/run/api").unwrap();
         repo.remove_worktree(&ui, "cp/run/ui").unwrap();

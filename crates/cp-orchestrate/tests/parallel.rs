@@ -725,6 +725,11 @@ fn a_resume_removes_the_worktrees_and_branches_of_phases_merged_before_the_kill(
     let mut saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
     saved["status"] = "running".into();
+    // And api's merge made but not recorded (killed between `git merge` and the save).
+    let api_merge = saved["phase_runs"]["api"]["merge_commit"].clone();
+    assert!(api_merge.is_string(), "{saved}");
+    saved["phase_runs"]["api"]["status"] = "finished".into();
+    saved["phase_runs"]["api"]["merge_commit"] = serde_json::Value::Null;
     std::fs::write(&record, saved.to_string()).unwrap();
     // The lock a git killed in `branch -D` leaves (with it every later deletion would fail).
     let lock = repo.root().join(".git/packed-refs.lock");
@@ -748,4 +753,12 @@ fn a_resume_removes_the_worktrees_and_branches_of_phases_merged_before_the_kill(
     );
     no_leftovers(&repo.root(), &repo);
     assert!(!lock.exists());
+    // The merge commit is found again by its message.
+    let api = resumed.phases.iter().find(|(p, _)| p == "api").unwrap();
+    assert_eq!(
+        api.1.merge_commit.as_deref(),
+        api_merge.as_str(),
+        "{:?}",
+        api.1
+    );
 }

@@ -35,7 +35,10 @@ impl Engine<'_> {
                 Ok(None)
             }
             MergeOutcome::UpToDate => {
-                self.merged(repo, index, None)?;
+                // Merged already (a run killed before it recorded the merge): its commit is
+                // found by the message the merge gave it.
+                let commit = repo.merge_commit_named(&message).unwrap_or_default();
+                self.merged(repo, index, commit)?;
                 Ok(None)
             }
             MergeOutcome::Conflict { files } => self.conflict(repo, index, &files),

@@ -705,7 +705,8 @@ fn phase_branches(repo: &Repo) -> Vec<String> {
 
 /// A run killed after saving a phase's merge but before removing its worktree and branch
 /// (here: a run that kept them, its record set back to running), with git killed in the
-/// middle of deleting the branch (its `packed-refs.lock` left), leaves nothing once resumed.
+/// middle of deleting the branch (its `packed-refs.lock` left), leaves nothing once resumed;
+/// a merge made but not recorded gets its merge commit back.
 #[test]
 fn a_resume_removes_the_worktrees_and_branches_of_phases_merged_before_the_kill() {
     let repo = Repo::with_commit(&[("README.md", "# demo\n")]);

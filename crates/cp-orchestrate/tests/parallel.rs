@@ -31,6 +31,9 @@ struct Writer {
     /// Set for a run that commits some work, leaves more uncommitted, then works on until
     /// its phase's own stop is set (a fact the test waits on, not a time).
     hold: Option<cp_base::CancelToken>,
+    /// Set for a run that finishes only once the named phase has started again (the list
+    /// of phases the factory made drivers for names it twice).
+    awaits_rerun: Option<(Arc<std::sync::Mutex<Vec<String>>>, &'static str)>,
 }
 
 impl Writer {
@@ -70,6 +73,15 @@ impl SessionDriver for Writer {
         if let Some(stop) = &self.hold {
             return self.hold(control.phase_id(), stop);
         }
+        if let Some((made, phase)) = &self.awaits_rerun {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while made.lock().unwrap().iter().filter(|p| p == phase).count() < 2 {
+                if std::time::Instant::now() >= deadline {
+                    return SessionEnd::Failed(format!("{phase} never started again"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         if let Some(meet) = &self.meet {
             meet.wait();
         }
@@ -105,10 +117,12 @@ struct Writers {
     meet: Option<Arc<Barrier>>,
     workers: std::sync::Mutex<Vec<String>>,
     /// The phases a driver was made for, in order.
-    phases: std::sync::Mutex<Vec<String>>,
+    phases: Arc<std::sync::Mutex<Vec<String>>>,
     commits: Vec<String>,
     /// The phase whose first run holds until it is stopped ([`Writer::hold`]).
     hold_first: Option<&'static str>,
+    /// `(phase, other)`: `phase`'s first run finishes once `other` has started again.
+    first_awaits_rerun: Option<(&'static str, &'static str)>,
 }
 
 impl DriverFactory for Writers {
@@ -123,8 +137,13 @@ impl DriverFactory for Writers {
             phases.iter().filter(|p| *p == spec.phase).count() == 1
         };
         let hold = (first && self.hold_first == Some(spec.phase)).then(|| spec.stop.clone());
+        let awaits_rerun = self
+            .first_awaits_rerun
+            .filter(|(phase, _)| first && *phase == spec.phase)
+            .map(|(_, other)| (Arc::clone(&self.phases), other));
         Ok(Box::new(Writer {
             hold,
+            awaits_rerun,
             root: spec.root.to_path_buf(),
             shared: self.shared,
             // Only the phases that run side by side meet (a phase alone would wait forever).
@@ -762,4 +781,65 @@ fn a_resume_removes_the_worktrees_and_branches_of_phases_merged_before_the_kill(
         "{:?}",
         api.1
     );
+}
+
+/// check's gate sends the run back to plan while docs, which does not depend on plan, runs.
+const REDO_BESIDE_OTHERS: &str = "\
+name: redo
+phases:
+  - id: plan
+    depends_on: []
+    prompt: P.
+  - id: check
+    depends_on: [plan]
+    prompt: C.
+    approval:
+      prompt: Good?
+      options:
+        - label: Done
+          on_select: { action: continue }
+        - label: Back to plan
+          on_select: { action: repeat_phase, target: plan }
+  - id: docs
+    depends_on: []
+    prompt: D.
+";
+
+/// The target of a `repeat_phase` starts again at once, beside a phase still running that
+/// does not depend on it, rather than once that phase is done: docs finishes only after plan
+/// has started again.
+#[test]
+fn a_repeated_phase_starts_again_while_an_unrelated_phase_still_runs() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(&repo, REDO_BESIDE_OTHERS);
+    let project = repo.project();
+    let mut main = EchoDriver::new(&project);
+    let mut prompter = ListPrompter::new(&[("Back to plan", None), ("Done", None)]);
+    let writers = Arc::new(Writers {
+        first_awaits_rerun: Some(("docs", "plan")),
+        ..Writers::default()
+    });
+    let outcome = run_workflow(
+        &project,
+        &file,
+        &mut main,
+        &mut prompter,
+        &options(Arc::clone(&writers) as Arc<dyn DriverFactory>),
+    )
+    .unwrap();
+    let ran = writers.phases.lock().unwrap().clone();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Completed,
+        "{ran:?} {:?}",
+        prompter.lines()
+    );
+    assert_eq!(outcome.context.iteration("plan"), 2, "{ran:?}");
+    assert_eq!(outcome.context.iteration("docs"), 1, "{ran:?}");
+    for (phase, record) in &outcome.phases {
+        assert_eq!(record.status, PhaseStatus::Merged, "{phase}");
+    }
+    // check's first run, finished but not merged when plan was sent back, is kept aside.
+    let branches = repo.git(&["branch", "--list", "cp/*", "--format=%(refname:short)"]);
+    assert_eq!(branches.trim(), format!("cp/{}/check@1", outcome.run_id));
 }

@@ -139,7 +139,10 @@ impl Engine<'_> {
                 // when none runs, the next wave is chosen afresh (one alone runs in the
                 // project's tree).
                 if stop.is_none() && failure.is_none() && running > 0 {
-                    start = self.ready(deps, self.parallel.max.saturating_sub(running))?;
+                    let room = self.parallel.max.saturating_sub(running);
+                    start = self.sent_back(deps, room);
+                    let room = room.saturating_sub(start.len());
+                    start.extend(self.ready(deps, room)?);
                 }
             }
             failure.map_or(Ok(()), Err)
@@ -154,6 +157,23 @@ impl Engine<'_> {
             stop = Some(RunStatus::Running);
         }
         Ok(stop)
+    }
+
+    /// Phases a `repeat_phase` sent back while others run (recorded as running, with no
+    /// thread), whose dependencies are merged, in file order, up to `limit`: they start now
+    /// rather than once the phases beside them are done.
+    fn sent_back(&self, deps: &[Vec<usize>], limit: usize) -> Vec<usize> {
+        (0..self.workflow.phases.len())
+            .filter(|&index| {
+                self.status_of(&self.workflow.phases[index].id) == PhaseStatus::Running
+                    && !self.phase_stops.contains_key(&index)
+                    && deps[index].iter().all(|&d| {
+                        self.status_of(&self.workflow.phases[d].id)
+                            .lets_dependents_run()
+                    })
+            })
+            .take(limit)
+            .collect()
     }
 
     /// Ends what an interrupted phase's host left running in its worktree (its console

@@ -93,75 +93,163 @@ fn quitting_restores_stty_exactly() {
     assert_eq!(before, after, "the terminal settings changed");
 }
 
-/// The title the terminal had before the TUI started is back once it exits, though a
-/// workflow alert changed it meanwhile (a failed phase): the TUI saves it on the terminal's
-/// title stack and restores it on the way out.
-#[test]
-fn quitting_restores_the_terminals_title() {
-    let repo = cp_e2e::git_repo();
-    let dir = repo.path();
-    std::fs::write(
-        dir.join("wf.yaml"),
-        "name: failing\nphases:\n  - id: only\n    prompt: Do it.\n",
-    )
-    .unwrap();
-    cp_e2e::git(dir, &["add", "wf.yaml"]);
-    cp_e2e::git(dir, &["commit", "-q", "-m", "workflow"]);
-    let server = cp_e2e::LlmServer::start().unwrap();
-    // Every turn fails at once (a request the API refuses): the phase fails, which alerts.
-    server.answer_side_requests(|request| {
-        cp_e2e::anthropic::side_reply(request).or_else(|| {
-            Some(cp_e2e::anthropic::error(
-                400,
-                "invalid_request_error",
-                "scripted refusal",
-            ))
-        })
-    });
-    let session = format!("cp-title-{}", std::process::id());
-    let socket = dir.join("tmux.sock");
-    let socket = socket.to_str().unwrap();
-    let bin = env!("CARGO_BIN_EXE_context-pilot");
-    let script = format!(
-        "cd {d}; export XDG_CONFIG_HOME={c} ANTHROPIC_BASE_URL={u} ANTHROPIC_API_KEY=test-key; \
-         unset OPENAI_API_KEY OPENAI_BASE_URL; printf '\\033]2;title-before-cp\\033\\\\'; \
-         {bin} run wf.yaml --max-restarts 0; echo $? > {d}/exited.txt; sleep 30",
-        d = dir.display(),
-        c = cp_e2e::config_home().display(),
-        u = server.url(),
-    );
-    let _tmux = start_session(socket, &session, &script);
-    let title = || {
-        tmux(&[
-            "-S",
+/// A TUI running `workflow` (its one phase `only`) in tmux, against a model that refuses
+/// every request (`refuse`) or answers "Done.", its alerts written to `alert.json` by the
+/// person's `notify.command`, the terminal's title `title-before-cp` before it starts.
+struct TitledRun {
+    repo: tempfile::TempDir,
+    config: tempfile::TempDir,
+    _server: cp_e2e::LlmServer,
+    _tmux: TmuxServer,
+    socket: String,
+    session: String,
+}
+
+impl TitledRun {
+    fn start(workflow: &str, refuse: bool) -> Self {
+        let repo = cp_e2e::git_repo();
+        let dir = repo.path();
+        std::fs::write(dir.join("wf.yaml"), workflow).unwrap();
+        cp_e2e::git(dir, &["add", "wf.yaml"]);
+        cp_e2e::git(dir, &["commit", "-q", "-m", "workflow"]);
+        let server = cp_e2e::LlmServer::start().unwrap();
+        server.answer_side_requests(move |request| {
+            cp_e2e::anthropic::side_reply(request).or_else(|| {
+                Some(if refuse {
+                    cp_e2e::anthropic::error(400, "invalid_request_error", "scripted refusal")
+                } else {
+                    cp_e2e::anthropic::text_turn("Done.")
+                })
+            })
+        });
+        // The person's own config: the alert command leaves a durable trace of each alert.
+        let config = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(config.path().join("context-pilot")).unwrap();
+        std::fs::write(
+            config.path().join("context-pilot/config.json"),
+            serde_json::json!({"notify": {"command": format!("cat >> '{}/alert.json'", dir.display())}})
+                .to_string(),
+        )
+        .unwrap();
+        let session = format!("cp-title-{}-{}", std::process::id(), u8::from(refuse));
+        let socket = dir.join("tmux.sock").to_str().unwrap().to_owned();
+        let bin = env!("CARGO_BIN_EXE_context-pilot");
+        let script = format!(
+            "cd {d}; export XDG_CONFIG_HOME={c} ANTHROPIC_BASE_URL={u} ANTHROPIC_API_KEY=test-key; \
+             unset OPENAI_API_KEY OPENAI_BASE_URL; printf '\\033]2;title-before-cp\\033\\\\'; \
+             {bin} run wf.yaml --max-restarts 0; echo $? > {d}/exited.txt; sleep 30",
+            d = dir.display(),
+            c = config.path().display(),
+            u = server.url(),
+        );
+        let tmux = start_session(&socket, &session, &script);
+        Self {
+            repo,
+            config,
+            _server: server,
+            _tmux: tmux,
             socket,
+            session,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    fn title(&self) -> String {
+        let shown = tmux(&[
+            "-S",
+            &self.socket,
             "display",
             "-p",
             "-t",
-            &session,
+            &self.session,
             "#{pane_title}",
-        ])
-    };
-    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        ]);
+        shown.trim_end().to_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["-S", &self.socket, "send-keys", "-t", &self.session];
+        args.extend_from_slice(keys);
+        tmux(&args);
+    }
+
+    /// Waits until `done` holds, failing with `what` and the screen after two minutes.
+    fn wait(&self, what: &str, done: &dyn Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(120);
         while !done() {
-            let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
+            let screen = self.screen();
             assert!(
                 Instant::now() < deadline,
                 "{what}; title {:?}\n{screen}",
-                title()
+                self.title()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-    };
-    // The alert set the title ("Context Pilot: phase … failed"), and the run's end set it
-    // back to the TUI's own: the TUI has the run's end.
-    wait("the alert and the run's end did not set the title", &|| {
-        title().trim_end() == "Context Pilot"
+    }
+
+    fn screen(&self) -> String {
+        tmux(&[
+            "-S",
+            &self.socket,
+            "capture-pane",
+            "-p",
+            "-t",
+            &self.session,
+        ])
+    }
+
+    fn alerted(&self) -> bool {
+        self.dir().join("alert.json").exists()
+    }
+
+    fn exited(&self) -> bool {
+        self.dir().join("exited.txt").exists()
+    }
+}
+
+/// A workflow alert (a failed phase) changes the terminal's title; once the run is over the
+/// person's own title is back, while the TUI still runs, and still after it exits.
+#[test]
+fn the_title_an_alert_changed_is_given_back_when_the_run_ends_and_at_exit() {
+    let run = TitledRun::start(
+        "name: failing\nphases:\n  - id: only\n    prompt: Do it.\n",
+        true,
+    );
+    run.wait("no alert of the failed phase", &|| run.alerted());
+    run.wait("the run's end did not give the title back", &|| {
+        run.title() == "title-before-cp"
     });
+    assert!(!run.exited(), "the TUI exited");
     // The run is over: Ctrl-C quits at once.
-    tmux(&["-S", socket, "send-keys", "-t", &session, "C-c"]);
-    wait("the TUI did not exit", &|| dir.join("exited.txt").exists());
-    let after = title();
-    assert_eq!(after.trim_end(), "title-before-cp");
+    run.keys(&["C-c"]);
+    run.wait("the TUI did not exit", &|| run.exited());
+    assert_eq!(run.title(), "title-before-cp");
+    drop(run.config);
+}
+
+/// The TUI quit while an alert's title is shown (an approval gate waits) gives the terminal
+/// the title it had before it started: it was saved on the terminal's title stack.
+#[test]
+fn quitting_while_an_alert_shows_restores_the_terminals_title() {
+    let run = TitledRun::start(
+        "name: gated\nphases:\n  - id: only\n    prompt: Do it.\n    approval:\n      approval_required: true\n",
+        false,
+    );
+    run.wait("no alert of the approval gate", &|| run.alerted());
+    run.wait("the alert did not set the title", &|| {
+        run.title().starts_with("Context Pilot: ")
+    });
+    // Ctrl-C at the gate asks whether to quit while the run waits (the question stays on
+    // screen until answered); y quits.
+    run.keys(&["C-c"]);
+    run.wait("the TUI did not ask whether to quit", &|| {
+        run.screen().contains("Quit anyway? (y/n)")
+    });
+    run.keys(&["y"]);
+    run.wait("the TUI did not exit", &|| run.exited());
+    assert_eq!(run.title(), "title-before-cp");
+    drop(run.config);
 }

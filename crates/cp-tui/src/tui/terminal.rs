@@ -96,6 +96,22 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Gives the terminal back the title it had before full-screen mode (a workflow alert
+/// changed it), and saves it again for the exit. Nothing outside full-screen mode.
+pub fn restore_title() {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = io::stdout();
+    let restored = stdout
+        .write_all(POP_TITLE)
+        .and_then(|()| stdout.write_all(PUSH_TITLE))
+        .and_then(|()| stdout.flush());
+    if let Err(e) = restored {
+        tracing::warn!("restoring the terminal's title failed: {e}");
+    }
+}
+
 /// Leaves full-screen mode if it is on. Safe to call more than once and from a panic hook.
 pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {

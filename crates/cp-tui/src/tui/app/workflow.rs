@@ -199,7 +199,7 @@ impl App {
                 };
                 run.phases.ended = Some(text.clone());
                 if std::mem::take(&mut run.titled) {
-                    set_title("Context Pilot");
+                    crate::tui::terminal::restore_title();
                 }
                 run.exit = Some(result);
                 // Nothing waits any more: no dialog (hidden or not) outlives the run.
@@ -222,7 +222,7 @@ impl App {
                 }
                 if let Some(run) = self.workflow.as_mut().filter(|r| r.titled) {
                     run.titled = false;
-                    set_title("Context Pilot");
+                    crate::tui::terminal::restore_title();
                 }
             }
             DialogStep::ReviewChanges => self.review_changes(),

@@ -234,7 +234,13 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
             tui.screen()
         );
     }
-    let consoles = processes_with(&tag);
+    // Each phase's console runs its command (seen in /proc once its shell has started it).
+    let deadline = Instant::now() + PATIENCE;
+    let mut consoles = processes_with(&tag);
+    while consoles.len() != 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        consoles = processes_with(&tag);
+    }
     assert_eq!(consoles.len(), 2, "{consoles:?}");
     let pid = i32::try_from(tui.pid().unwrap()).unwrap();
     let started: Vec<i32> = descendants_of(pid);

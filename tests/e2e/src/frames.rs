@@ -45,9 +45,37 @@ impl FrameLog {
     }
 }
 
+/// Where the frames in `bytes` end: just after each cursor hide or show, which the TUI's
+/// renderer writes once at the end of every frame it draws. A read from the terminal may
+/// hold several frames; the screen is recorded after each, so text one frame showed and the
+/// next scrolled away within the same read is still seen.
+pub fn frame_ends(bytes: &[u8]) -> Vec<usize> {
+    const MARKS: [&[u8]; 2] = [b"\x1b[?25l", b"\x1b[?25h"];
+    let mut ends: Vec<usize> = (0..bytes.len())
+        .filter_map(|at| {
+            MARKS
+                .iter()
+                .find(|mark| bytes[at..].starts_with(mark))
+                .map(|mark| at + mark.len())
+        })
+        .collect();
+    ends.sort_unstable();
+    ends
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_end_after_each_cursor_hide_or_show() {
+        let bytes = b"\x1b[1;1Hone\x1b[?25l\x1b[1;1Htwo\x1b[?25h\x1b[3;4Hthree";
+        let ends = frame_ends(bytes);
+        assert_eq!(ends.len(), 2);
+        assert!(bytes[..ends[0]].ends_with(b"one\x1b[?25l"));
+        assert!(bytes[..ends[1]].ends_with(b"two\x1b[?25h"));
+        assert_eq!(frame_ends(b"no frame end here"), Vec::<usize>::new());
+    }
 
     #[test]
     fn text_drawn_after_the_input_is_found_though_it_is_gone() {

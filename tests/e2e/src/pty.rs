@@ -107,14 +107,23 @@ impl TuiSession {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => return,
                     Ok(n) => {
-                        let screen = {
-                            let mut parser = p.lock().unwrap_or_else(PoisonError::into_inner);
-                            parser.process(&buf[..n]);
-                            parser.screen().contents()
-                        };
-                        f.lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .record(screen);
+                        // Each frame in the read is recorded, then whatever follows the last.
+                        let mut from = 0;
+                        let ends = crate::frames::frame_ends(&buf[..n]);
+                        for end in ends.into_iter().chain([n]) {
+                            if end <= from && end != n {
+                                continue;
+                            }
+                            let screen = {
+                                let mut parser = p.lock().unwrap_or_else(PoisonError::into_inner);
+                                parser.process(&buf[from..end]);
+                                parser.screen().contents()
+                            };
+                            from = end;
+                            f.lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .record(screen);
+                        }
                         r.lock()
                             .unwrap_or_else(PoisonError::into_inner)
                             .extend_from_slice(&buf[..n]);

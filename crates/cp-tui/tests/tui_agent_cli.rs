@@ -24,7 +24,7 @@ use cp_e2e::{
 };
 use serde_json::json;
 use util::agents::{agent_processes, agents_path, assert_no_agent_left};
-use util::{canonical, create_callback, stop_console_server, trust};
+use util::{assert_all_shown, canonical, create_callback, stop_console_server, trust};
 
 /// Generous: every turn starts node, loads Claude Code and runs hooks that run git.
 const WAIT: Duration = Duration::from_secs(180);
@@ -420,20 +420,18 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
     // Code's tool call and text, and the callback that fired on its edit.
     let session = cp_e2e::saved_session(&root).expect("a saved session");
     let conversation = saved_conversation(&session);
-    for shown in [
-        "workflow: ",
-        "\"name\":\"Write\"",
-        "WF-WROTE src/a.sh.",
-        "PostToolUse hook: Callback 'sh-check' passed",
-        // The callback's report in full: its output ends it.
-        "checked src/a.sh",
-        "Workflow finished",
-    ] {
-        assert!(
-            conversation.contains(shown),
-            "{shown:?} not in {conversation}"
-        );
-    }
+    assert_all_shown(
+        &conversation,
+        &[
+            "workflow: ",
+            "\"name\":\"Write\"",
+            "WF-WROTE src/a.sh.",
+            "PostToolUse hook: Callback 'sh-check' passed",
+            // The callback's report in full: its output ends it.
+            "checked src/a.sh",
+            "Workflow finished",
+        ],
+    );
     stop_console_server(&root);
 }
 
@@ -538,19 +536,17 @@ fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
         "echo hi\n"
     );
     let conversation = saved_conversation(&session);
-    for shown in [
-        "\"name\":\"write_file\"",
-        "GEMINI-WROTE src/a.sh.",
-        // Gemini CLI does not echo its hooks: these came from the hooks' own reports.
-        "AfterTool hook: Callback 'sh-check' passed",
-        "checked src/a.sh",
-        "AfterAgent hook: blocked: Stop gate: verify",
-    ] {
-        assert!(
-            conversation.contains(shown),
-            "{shown:?} not in {conversation}"
-        );
-    }
+    assert_all_shown(
+        &conversation,
+        &[
+            "\"name\":\"write_file\"",
+            "GEMINI-WROTE src/a.sh.",
+            // Gemini CLI does not echo its hooks: these came from the hooks' own reports.
+            "AfterTool hook: Callback 'sh-check' passed",
+            "checked src/a.sh",
+            "AfterAgent hook: blocked: Stop gate: verify",
+        ],
+    );
 
     tui.type_text("GEMINI-TURN-TWO: anything else?");
     tui.send(b"\r");

@@ -22,7 +22,7 @@ use cp_e2e::{
 };
 use serde_json::json;
 use util::agents::{agent_processes, agents_path};
-use util::{canonical, create_callback, stop_console_server, trust};
+use util::{assert_all_shown, canonical, create_callback, stop_console_server, trust};
 
 /// Generous: every turn starts Codex and runs hooks that run git.
 const WAIT: Duration = Duration::from_secs(180);
@@ -129,20 +129,18 @@ fn two_codex_turns_show_the_patch_the_callback_and_the_stop_gate_in_the_conversa
         "echo hi\n"
     );
     let conversation = saved_conversation(&session);
-    for shown in [
-        "\"name\":\"apply_patch\"",
-        "add ",
-        "CODEX-WROTE src/a.sh.",
-        // The hooks' own reports of their verdicts.
-        "PostToolUse hook: Callback 'sh-check' passed",
-        "checked src/a.sh",
-        "Stop hook: blocked: Stop gate: verify",
-    ] {
-        assert!(
-            conversation.contains(shown),
-            "{shown:?} not in {conversation}"
-        );
-    }
+    assert_all_shown(
+        &conversation,
+        &[
+            "\"name\":\"apply_patch\"",
+            "add ",
+            "CODEX-WROTE src/a.sh.",
+            // The hooks' own reports of their verdicts.
+            "PostToolUse hook: Callback 'sh-check' passed",
+            "checked src/a.sh",
+            "Stop hook: blocked: Stop gate: verify",
+        ],
+    );
 
     tui.type_text("CODEX-TURN-TWO: anything else?");
     tui.send(b"\r");

@@ -119,3 +119,13 @@ pub fn stop_console_server(root: &Path) {
         let _ = client.shutdown_server();
     }
 }
+
+/// Fails naming the first of `expected` that `conversation` (a saved session's text) lacks.
+pub fn assert_all_shown(conversation: &str, expected: &[&str]) {
+    for shown in expected {
+        assert!(
+            conversation.contains(shown),
+            "{shown:?} not in {conversation}"
+        );
+    }
+}

@@ -244,7 +244,11 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             ),
         ]));
     } else {
-        let why = format!("FAILED ({})", crate::stop::failure_reason(tests));
+        let why = format!(
+            "{} ({})",
+            crate::stop::headline(tests),
+            crate::stop::failure_reason(tests)
+        );
         out.push(Line::from(vec![
             Span::styled(
                 format!("{label} ✗ "),

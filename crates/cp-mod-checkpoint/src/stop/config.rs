@@ -67,15 +67,18 @@ pub struct StopRule {
     pub gated: bool,
 }
 
-/// When and how tests run.
+/// When and how tests run. Every key is optional on its own: `{"timeout_secs": 120}` keeps
+/// the detected command and only raises its limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestConfig {
     /// Changed files that trigger the run. Empty means any code-related change.
     #[serde(default)]
     pub include: Vec<String>,
-    /// Shell command (`sh -c`) run in the project root. Empty disables the test run.
-    pub command: String,
+    /// Shell command (`sh -c`) run in the project root. Absent: detected from the project.
+    /// Empty: no test run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// Limit for the run; on expiry the whole process group is killed.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
@@ -233,7 +236,7 @@ impl StopGateConfig {
             ],
             tests: Some(TestConfig {
                 include: vec!["*.py".into()],
-                command: "pytest tests/unit/ -x -q".into(),
+                command: Some("pytest tests/unit/ -x -q".into()),
                 timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
             }),
             capture_only_message: default_capture_only_message(),
@@ -260,6 +263,19 @@ mod tests {
         let tests: TestConfig = serde_json::from_str(r#"{"command": "make test"}"#).unwrap();
         assert_eq!(tests.timeout_secs, 30);
         assert!(tests.include.is_empty());
+    }
+
+    #[test]
+    fn each_test_key_is_optional_on_its_own() {
+        // Issue 41: this alone switched the whole stop gate off ("missing field `command`").
+        let parsed: StopGateConfig =
+            serde_json::from_str(r#"{"tests": {"timeout_secs": 120}}"#).unwrap();
+        let tests = parsed.tests.unwrap();
+        assert_eq!((tests.command, tests.timeout_secs), (None, 120));
+        let include: TestConfig = serde_json::from_str(r#"{"include": ["*.py"]}"#).unwrap();
+        assert_eq!((include.command, include.timeout_secs), (None, 30));
+        let off: TestConfig = serde_json::from_str(r#"{"command": ""}"#).unwrap();
+        assert_eq!(off.command.as_deref(), Some(""));
     }
 
     #[test]

@@ -208,7 +208,7 @@ pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
         ],
         tests: Some(TestConfig {
             include: vec!["*.py".into()],
-            command: command.into(),
+            command: Some(command.into()),
             timeout_secs,
         }),
         ..StopGateConfig::default()

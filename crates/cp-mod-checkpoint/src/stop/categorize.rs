@@ -239,7 +239,6 @@ mod tests {
             "Makefile",
             "a/b/c.py",
             "docsy/x.rs",
-            ".context-pilot/config.json",
         ] {
             let f = categorize(&config, code);
             assert!(f.code && f.gated && f.triggers_tests, "{code}: {f:?}");
@@ -254,6 +253,12 @@ mod tests {
         ] {
             let f = categorize(&config, doc);
             assert!(!f.code && !f.gated && !f.triggers_tests, "{doc}: {f:?}");
+        }
+        // Context Pilot's own configuration: listed as such, neither code nor gated.
+        for own in [".context-pilot/config.json", ".context-pilot/scripts/lint.sh"] {
+            let f = categorize(&config, own);
+            assert!(!f.code && !f.gated && !f.triggers_tests, "{own}: {f:?}");
+            assert_eq!(f.categories, ["context-pilot config"]);
         }
     }
 

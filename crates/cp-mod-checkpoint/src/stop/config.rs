@@ -13,6 +13,9 @@ pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 /// How many times in a row the stop gate may block one agent session by default.
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 
+/// The built-in category of Context Pilot's own configuration files.
+const CONTEXT_PILOT_CONFIG: &str = "context-pilot config";
+
 /// Key of the stop gate section in `config.json`.
 pub const CONFIG_KEY: &str = "checkpoint";
 
@@ -139,11 +142,23 @@ impl StopGateConfig {
 
     /// The rules used when none are configured: documentation is not code, the rest is
     /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
+    /// Context Pilot's own configuration (`.context-pilot/config.json`, `scripts/`,
+    /// `workflows/`) is listed in a category of its own, neither code (it runs no tests) nor
+    /// gated: it is the person's setup, often changed through Context Pilot's tools (a
+    /// callback the agent made), and the person decides when to commit it.
     pub fn builtin_rules() -> Vec<StopRule> {
         let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
             .into_iter()
             .map(String::from)
             .collect();
+        let own_config: Vec<String> = [
+            ".context-pilot/config.json",
+            ".context-pilot/scripts/",
+            ".context-pilot/workflows/",
+        ]
+        .into_iter()
+        .map(|p| format!("**/{p}"))
+        .collect();
         let mut not_code = docs.clone();
         not_code.extend(
             [
@@ -154,6 +169,7 @@ impl StopGateConfig {
             .into_iter()
             .map(|p| format!("**/{p}")),
         );
+        not_code.extend(own_config.iter().cloned());
         vec![
             StopRule {
                 name: "code".into(),
@@ -165,6 +181,13 @@ impl StopGateConfig {
             StopRule {
                 name: "docs".into(),
                 include: docs,
+                exclude: Vec::new(),
+                instruction: None,
+                gated: false,
+            },
+            StopRule {
+                name: CONTEXT_PILOT_CONFIG.into(),
+                include: own_config,
                 exclude: Vec::new(),
                 instruction: None,
                 gated: false,

@@ -299,3 +299,72 @@ fn untrusted_note() -> String {
      (run `context-pilot trust --show`, then `context-pilot trust`)"
         .into()
 }
+
+impl PlannedTests {
+    /// What of the command's runner is not installed, checked without running the tests:
+    /// each program it starts (on `path_env`, else `PATH`, with the project's venv first),
+    /// a Python `-m` module (by importing it), and `node_modules` for a package with
+    /// dependencies. `None` when everything is there.
+    pub fn missing_runner(&self, path_env: Option<&std::ffi::OsStr>) -> Option<MissingTool> {
+        if let Some(evidence) = missing_before_run(&self.dir) {
+            return Some(MissingTool {
+                tool: "node_modules".into(),
+                evidence,
+                install: install_hint(&self.dir, "node_modules"),
+            });
+        }
+        let path = path_env
+            .map(std::ffi::OsStr::to_owned)
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default();
+        let path = match venv_bin(&self.dir) {
+            Some(bin) => std::env::join_paths(
+                std::iter::once(bin).chain(std::env::split_paths(&path)),
+            )
+            .unwrap_or(path),
+            None => path,
+        };
+        let missing = |tool: &str, evidence: String| MissingTool {
+            tool: tool.to_owned(),
+            evidence,
+            install: install_hint(&self.dir, tool),
+        };
+        for part in self.command.split(['&', ';', '|']) {
+            let mut words = part
+                .split_whitespace()
+                .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+            let Some(program) = words.next().filter(|p| !matches!(*p, "exit" | "cd")) else {
+                continue;
+            };
+            let found = if program.contains('/') {
+                Some(self.dir.join(program)).filter(|p| p.is_file())
+            } else {
+                cp_base::find_program(program, Some(&path))
+            };
+            let Some(found) = found else {
+                return Some(missing(program, format!("`{program}` is not on PATH")));
+            };
+            let mut rest = words.skip_while(|w| *w != "-m");
+            if program.starts_with("python")
+                && rest.next().is_some()
+                && let Some(module) = rest.next()
+            {
+                let imports = std::process::Command::new(&found)
+                    .args(["-c", &format!("import {module}")])
+                    .current_dir(&self.dir)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !imports {
+                    return Some(missing(
+                        module,
+                        format!("{}: No module named {module}", found.display()),
+                    ));
+                }
+            }
+        }
+        None
+    }
+}

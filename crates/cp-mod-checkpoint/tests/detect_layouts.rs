@@ -328,14 +328,16 @@ fn python_plain_pyproject_uses_python3() {
         "python3 -m pytest",
         "tests/test_calc.py::test_add_more",
     );
-    // No test at all: pytest's "no tests ran" is an error, not a pass or a failure.
+    // No test at all: pytest's "no tests ran" is never a pass, nor a failure.
     repo.remove("tests/test_calc.py");
     repo.write("tests/README.md", "tests go here\n");
-    assert_error(
-        &check_with_path(&repo, &project, &path),
-        "python3 -m pytest",
-        "no tests ran",
-    );
+    let none = check_with_path(&repo, &project, &path);
+    let tests = tests_of(&none);
+    assert_eq!(tests.verdict(), cp_mod_checkpoint::TestVerdict::NoTests);
+    let msg = reason(&none);
+    assert!(msg.contains("Tests ran NO TESTS (exit code 5)"), "{msg}");
+    assert!(msg.contains("zero tests is not a pass"), "{msg}");
+    assert!(!msg.contains("FAILED") && !msg.contains("Fix failing tests"), "{msg}");
 }
 
 // uv and poetry: run for real only where installed; otherwise only the detected command is
@@ -435,7 +437,7 @@ fn node_placeholder_script_is_not_detected() {
         "{:?}",
         outcome.report.tests
     );
-    assert!(reason(&outcome).contains("none detected"));
+    assert!(reason(&outcome).contains("none declared or detected"));
 }
 
 // ---------------------------------------------------------------- Rust
@@ -465,7 +467,7 @@ fn rust_workspace() -> Repo {
 fn rust_workspace_root() {
     let repo = rust_workspace();
     let project = repo.project();
-    let command = "cargo test --workspace";
+    let command = "cargo test --workspace --no-fail-fast";
     repo.write("crates/calc/src/lib.rs", RS_LIB_PASS);
     assert_passed(&check(&repo, &project), command, "2 passed");
     repo.write(
@@ -484,7 +486,7 @@ fn rust_member_crate() {
     let project = Project::at(repo.root().join("crates/calc"));
     repo.write("crates/calc/src/lib.rs", RS_LIB_PASS);
     let outcome = check(&repo, &project);
-    assert_passed(&outcome, "cargo test", "2 passed");
+    assert_passed(&outcome, "cargo test --no-fail-fast", "2 passed");
     assert!(
         repo.root().join("target").is_dir(),
         "the workspace's target/"
@@ -493,7 +495,11 @@ fn rust_member_crate() {
         "crates/calc/src/lib.rs",
         &RS_LIB_PASS.replace("add(1, 2), 3", "add(1, 2), 0"),
     );
-    assert_failed(&check(&repo, &project), "cargo test", "tests::adds");
+    assert_failed(
+        &check(&repo, &project),
+        "cargo test --no-fail-fast",
+        "tests::adds",
+    );
 }
 
 // ---------------------------------------------------------------- Go
@@ -726,7 +732,7 @@ fn a_root_project_stays_one_project() {
     let tests = tests_of(&outcome);
     assert_eq!(
         (tests.command.as_str(), tests.project.as_deref()),
-        ("cargo test --workspace", None)
+        ("cargo test --workspace --no-fail-fast", None)
     );
     assert!(reason(&outcome).contains("Tests passed: 2 passed"));
 }

@@ -288,6 +288,45 @@ mod tests {
         assert!(tests.include.is_empty());
     }
 
+    /// Every key of the section, from a value with all of them set.
+    fn every_key() -> Vec<String> {
+        let mut config = StopGateConfig::example_preset();
+        config.rules[0].exclude = vec!["x".into()];
+        config.rules[0].instruction = Some("x".into());
+        let value = serde_json::to_value(&config).unwrap();
+        let mut keys = Vec::new();
+        for (key, inner) in value.as_object().unwrap() {
+            keys.push(key.clone());
+            let nested = match inner {
+                serde_json::Value::Array(items) => items.first().and_then(|i| i.as_object()),
+                other => other.as_object(),
+            };
+            let sep = if inner.is_array() { "[]." } else { "." };
+            for sub in nested.into_iter().flat_map(|o| o.keys()) {
+                keys.push(format!("{key}{sep}{sub}"));
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn the_readme_names_every_setting_with_its_default() {
+        let readme = include_str!("../../../../README.md");
+        let section = readme
+            .split("## The stop gate\n")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap();
+        let keys = every_key();
+        assert!(keys.len() >= 11, "{keys:?}");
+        for key in keys {
+            let row = format!("| `{key}` | ");
+            assert!(section.contains(&row), "README's stop gate settings lack {row}");
+        }
+        assert!(section.contains(&format!("| `{DEFAULT_TEST_TIMEOUT_SECS}` |")));
+        assert!(section.contains(&format!("| `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})")));
+    }
+
     #[test]
     fn each_test_key_is_optional_on_its_own() {
         // Issue 41: this alone switched the whole stop gate off ("missing field `command`").

@@ -220,11 +220,11 @@ fn meaning(out: &mut String, tests: &TestOutcome, verdict: TestVerdict) {
     }
 }
 
-/// Why a run did not pass, e.g. `exit code 1` or `timed out after 30s and was stopped`.
+/// Why a run did not pass, e.g. `exit code 1` or `after 30s; the whole run was stopped`.
 pub(crate) fn failure_reason(tests: &TestOutcome) -> String {
     match (&tests.exit, &tests.error) {
         (Some(TestExit::TimedOut { after_secs }), _) => {
-            format!("timed out after {after_secs}s and was stopped")
+            format!("after {after_secs}s; the whole run was stopped")
         }
         _ if tests.missing.is_some() => "a tool is not installed".to_owned(),
         (Some(TestExit::Code { code }), _) => format!("exit code {code}"),

@@ -9,13 +9,11 @@
 
 mod util;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use cp_base::Project;
 use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestOutcome};
-use util::{Repo, reason, stop_in};
+use util::{Repo, make_venv, reason, stop_in};
 
 /// The test outcome of a stop that must have run the tests of one project.
 fn tests_of(outcome: &StopOutcome) -> &TestOutcome {
@@ -123,62 +121,6 @@ fn on_path(program: &str) -> bool {
 }
 
 // ---------------------------------------------------------------- Python
-
-/// pytest and its dependencies as wheels, downloaded once into `target/pytest-wheels`.
-fn pytest_wheels() -> Option<&'static Path> {
-    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    WHEELS
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
-            let has_pytest = |dir: &Path| {
-                std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
-                })
-            };
-            if !has_pytest(&dir) {
-                // Download beside it, then move into place, so a half-done download is
-                // never taken for a cache.
-                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-                let ok = Command::new("python3")
-                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
-                    .arg(&partial)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
-                    eprintln!("pytest wheels could not be downloaded from PyPI");
-                    return None;
-                }
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
-
-/// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
-/// message) when python3 or the wheels are missing.
-fn make_venv(root: &Path) -> Option<()> {
-    let wheels = pytest_wheels()?;
-    let venv = Command::new("python3")
-        .args(["-m", "venv", ".venv"])
-        .current_dir(root)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !venv {
-        eprintln!("python3 -m venv failed; Python fixtures check detection only");
-        return None;
-    }
-    let installed = Command::new(root.join(".venv/bin/python"))
-        .args(["-m", "pip", "install", "-q", "--no-index", "--find-links"])
-        .arg(wheels)
-        .arg("pytest")
-        .current_dir(root)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(installed, "pip install pytest from {}", wheels.display());
-    Some(())
-}
 
 const PY_IGNORE: &str = ".venv/\n__pycache__/\n.pytest_cache/\n";
 const PY_TESTS_PASS: &str = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_more():\n    assert add(2, 2) == 4\n";

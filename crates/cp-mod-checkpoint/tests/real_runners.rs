@@ -517,3 +517,10 @@ fn an_erased_progress_bar_leaves_no_remnant_in_the_message() {
     assert!(!msg.contains("regex-syntax"), "{msg}");
     assert!(msg.contains("errors in: calc"), "{msg}");
 }
+
+// scripts/test.sh installs the same npm tools the tests install when they are missing.
+#[test]
+fn test_sh_installs_the_same_node_tools() {
+    let script = include_str!("../../../scripts/test.sh");
+    assert!(script.contains(util::NODE_TOOLS_PACKAGE), "scripts/test.sh and util::NODE_TOOLS_PACKAGE differ");
+}

@@ -279,7 +279,10 @@ fn python_plain_pyproject_uses_python3() {
     let msg = reason(&none);
     assert!(msg.contains("Tests ran NO TESTS (exit code 5)"), "{msg}");
     assert!(msg.contains("zero tests is not a pass"), "{msg}");
-    assert!(!msg.contains("FAILED") && !msg.contains("Fix failing tests"), "{msg}");
+    assert!(
+        !msg.contains("FAILED") && !msg.contains("Fix failing tests"),
+        "{msg}"
+    );
 }
 
 // uv and poetry: run for real only where installed; otherwise only the detected command is

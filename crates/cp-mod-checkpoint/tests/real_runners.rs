@@ -7,14 +7,17 @@
 //! in `target/pytest-wheels`), jest and vitest into `target/node-tools` (scripts/test.sh
 //! installs both; a test installs what is missing). Under CI a missing tool fails the test.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test setup: a failed step must fail the test loudly"
+)]
+
 mod util;
 
 use std::path::Path;
 
 use cp_base::Project;
-use cp_mod_checkpoint::{
-    StopGateConfig, StopOutcome, TestFramework, TestOutcome, TestVerdict,
-};
+use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestFramework, TestOutcome, TestVerdict};
 use util::{Repo, make_venv, node_tools, reason, require, stop_in};
 
 /// A new agent session for each stop, so every check is a first stop that runs the tests.
@@ -42,7 +45,11 @@ fn check_with_path(repo: &Repo, project: &Project, path: &std::ffi::OsStr) -> St
 fn only_run(outcome: &StopOutcome) -> &TestOutcome {
     match outcome.report.tests.as_slice() {
         [one] => one,
-        runs => panic!("expected one test run, got {}: {:#?}", runs.len(), outcome.report),
+        runs => panic!(
+            "expected one test run, got {}: {:#?}",
+            runs.len(),
+            outcome.report
+        ),
     }
 }
 
@@ -64,7 +71,10 @@ const PY_IGNORE: &str = ".venv/\n__pycache__/\n.pytest_cache/\n";
 #[test]
 fn pytest_ids_with_spaces_are_named_whole() {
     let repo = Repo::with_commit(&[
-        ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
+        (
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+        ),
         ("calc/__init__.py", "def add(a, b):\n    return a + b\n"),
         (
             "tests/test_calc.py",
@@ -72,10 +82,16 @@ fn pytest_ids_with_spaces_are_named_whole() {
         ),
         (".gitignore", PY_IGNORE),
     ]);
-    if !require(make_venv(&repo.root()).is_some(), "python3 with venv, or pytest from PyPI") {
+    if !require(
+        make_venv(&repo.root()).is_some(),
+        "python3 with venv, or pytest from PyPI",
+    ) {
         return;
     }
-    repo.write("calc/__init__.py", "def add(a, b):\n    return a + b + (a == 1)\n");
+    repo.write(
+        "calc/__init__.py",
+        "def add(a, b):\n    return a + b + (a == 1)\n",
+    );
     let outcome = check(&repo, &repo.project());
     let tests = only_run(&outcome);
     assert_eq!(tests.verdict(), TestVerdict::Failed, "{tests:#?}");
@@ -99,7 +115,8 @@ fn pytest_ids_with_spaces_are_named_whole() {
 
 // ---------------------------------------------------------------- unittest
 
-const CALC_WITH_DOCTEST: &str = "def add(a, b):\n    \"\"\"\n    >>> add(2, 2)\n    4\n    \"\"\"\n    return a + b\n";
+const CALC_WITH_DOCTEST: &str =
+    "def add(a, b):\n    \"\"\"\n    >>> add(2, 2)\n    4\n    \"\"\"\n    return a + b\n";
 
 // Issue 36 item 2 and issue 41 item 3: the project's Makefile runs `python -m unittest`,
 // whose `load_tests` adds the doctests; the gate runs that (and says why), counts every test
@@ -111,7 +128,10 @@ fn unittest_with_load_tests_through_the_makefile() {
     }
     let repo = Repo::with_commit(&[
         ("Makefile", ".PHONY: test\ntest:\n\tpython3 -m unittest\n"),
-        ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
+        (
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+        ),
         ("calc.py", CALC_WITH_DOCTEST),
         (
             "test_calc.py",
@@ -120,15 +140,24 @@ fn unittest_with_load_tests_through_the_makefile() {
         (".gitignore", PY_IGNORE),
     ]);
     let project = repo.project();
-    repo.write("calc.py", &CALC_WITH_DOCTEST.replace("    4\n", "    4\n\n"));
+    repo.write(
+        "calc.py",
+        &CALC_WITH_DOCTEST.replace("    4\n", "    4\n\n"),
+    );
     let passed = check(&repo, &project);
     let tests = only_run(&passed);
     assert_eq!(tests.command, "make test");
     assert!(tests.passed, "{tests:#?}");
     let msg = reason(&passed);
-    assert!(msg.contains("Tests passed: 3 passed in"), "the doctest counts: {msg}");
+    assert!(
+        msg.contains("Tests passed: 3 passed in"),
+        "the doctest counts: {msg}"
+    );
     assert!(msg.contains("(unittest)"), "{msg}");
-    assert!(msg.contains("Makefile's `test` target"), "why this command: {msg}");
+    assert!(
+        msg.contains("Makefile's `test` target"),
+        "why this command: {msg}"
+    );
 
     repo.write("calc.py", &CALC_WITH_DOCTEST.replace("    4\n", "    5\n"));
     let failed = check(&repo, &project);
@@ -153,7 +182,10 @@ fn jest_and_node_test_in_one_output_are_summed() {
     if !require(on_path("npm") && on_path("node"), "node and npm") {
         return;
     }
-    if !require(node_tools().is_some(), "jest and vitest under target/node-tools (npm)") {
+    if !require(
+        node_tools().is_some(),
+        "jest and vitest under target/node-tools (npm)",
+    ) {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -161,13 +193,19 @@ fn jest_and_node_test_in_one_output_are_summed() {
             "package.json",
             r#"{"name": "root", "private": true, "workspaces": ["a", "b"], "scripts": {"test": "npm test --workspaces"}}"#,
         ),
-        ("a/package.json", r#"{"name": "a", "version": "1.0.0", "scripts": {"test": "jest"}}"#),
+        (
+            "a/package.json",
+            r#"{"name": "a", "version": "1.0.0", "scripts": {"test": "jest"}}"#,
+        ),
         ("a/calc.js", "exports.add = (a, b) => a + b;\n"),
         (
             "a/calc.test.js",
             "const { add } = require('./calc');\ndescribe('calc', () => {\n  test('adds', () => expect(add(1, 2)).toBe(3));\n  test('adds more', () => expect(add(2, 2)).toBe(4));\n  test('adds zero', () => expect(add(0, 0)).toBe(0));\n});\n",
         ),
-        ("b/package.json", r#"{"name": "b", "version": "1.0.0", "scripts": {"test": "node --test"}}"#),
+        (
+            "b/package.json",
+            r#"{"name": "b", "version": "1.0.0", "scripts": {"test": "node --test"}}"#,
+        ),
         ("b/calc.js", "exports.sub = (a, b) => a - b;\n"),
         (
             "b/test/calc.test.js",
@@ -176,14 +214,28 @@ fn jest_and_node_test_in_one_output_are_summed() {
         (".gitignore", "node_modules\n"),
     ]);
     symlink_node_modules(&repo.root(), "a");
-    repo.write("a/calc.js", "exports.add = (a, b) => a + b + (a === 2 ? 1 : 0);\n");
-    repo.write("b/calc.js", "exports.sub = (a, b) => a - b + (a === 5 ? 1 : 0);\n");
+    repo.write(
+        "a/calc.js",
+        "exports.add = (a, b) => a + b + (a === 2 ? 1 : 0);\n",
+    );
+    repo.write(
+        "b/calc.js",
+        "exports.sub = (a, b) => a - b + (a === 5 ? 1 : 0);\n",
+    );
     let outcome = check(&repo, &repo.project());
     let tests = only_run(&outcome);
     let summary = tests.summary.as_ref().unwrap();
     let frameworks: Vec<TestFramework> = summary.runs.iter().map(|r| r.framework).collect();
-    assert_eq!(frameworks, [TestFramework::Jest, TestFramework::NodeTest], "{summary:#?}");
-    assert_eq!((summary.passed, summary.failed), (Some(3), Some(2)), "{summary:#?}");
+    assert_eq!(
+        frameworks,
+        [TestFramework::Jest, TestFramework::NodeTest],
+        "{summary:#?}"
+    );
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (Some(3), Some(2)),
+        "{summary:#?}"
+    );
     assert!(
         summary.failing.iter().any(|n| n == "calc › adds more")
             && summary.failing.iter().any(|n| n == "subtracts more"),
@@ -192,7 +244,10 @@ fn jest_and_node_test_in_one_output_are_summed() {
     let msg = reason(&outcome);
     assert!(msg.contains("Tests FAILED"), "{msg}");
     assert!(msg.contains("2 failed, 3 passed"), "{msg}");
-    assert!(msg.contains("(jest)") && msg.contains("(node --test)"), "{msg}");
+    assert!(
+        msg.contains("(jest)") && msg.contains("(node --test)"),
+        "{msg}"
+    );
 }
 
 // ---------------------------------------------------------------- cargo
@@ -206,7 +261,10 @@ fn cargo_counts_every_target_and_names_the_doctest() {
             "Cargo.toml",
             "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
         ),
-        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        (
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        ),
         (".gitignore", "target/\nCargo.lock\n"),
     ]);
     repo.write(
@@ -222,13 +280,24 @@ fn cargo_counts_every_target_and_names_the_doctest() {
     assert_eq!(tests.command, "cargo test --no-fail-fast");
     let summary = tests.summary.as_ref().unwrap();
     // Unit tests 1+1, integration 1+1, doctest 0+1: every target ran.
-    assert_eq!((summary.passed, summary.failed), (Some(2), Some(3)), "{summary:#?}");
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (Some(2), Some(3)),
+        "{summary:#?}"
+    );
     assert_eq!(
         summary.failing,
-        ["tests::adds_more", "from_outside", "src/lib.rs - add (line 1)"]
+        [
+            "tests::adds_more",
+            "from_outside",
+            "src/lib.rs - add (line 1)"
+        ]
     );
     let msg = reason(&outcome);
-    assert!(msg.contains("failing: tests::adds_more, from_outside, src/lib.rs - add (line 1)"), "{msg}");
+    assert!(
+        msg.contains("failing: tests::adds_more, from_outside, src/lib.rs - add (line 1)"),
+        "{msg}"
+    );
 }
 
 // ---------------------------------------------------------------- vitest
@@ -240,7 +309,10 @@ fn vitest_runs_once_as_in_ci() {
     if !require(on_path("npm") && on_path("node"), "node and npm") {
         return;
     }
-    if !require(node_tools().is_some(), "jest and vitest under target/node-tools (npm)") {
+    if !require(
+        node_tools().is_some(),
+        "jest and vitest under target/node-tools (npm)",
+    ) {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -261,9 +333,16 @@ fn vitest_runs_once_as_in_ci() {
     let passed = check(&repo, &project);
     let tests = only_run(&passed);
     assert_eq!(tests.verdict(), TestVerdict::Passed, "{tests:#?}");
-    assert!(reason(&passed).contains("Tests passed: 2 passed"), "{}", reason(&passed));
+    assert!(
+        reason(&passed).contains("Tests passed: 2 passed"),
+        "{}",
+        reason(&passed)
+    );
 
-    repo.write("calc.js", "export const add = (a, b) => a + b + (a === 2 ? 1 : 0);\n");
+    repo.write(
+        "calc.js",
+        "export const add = (a, b) => a + b + (a === 2 ? 1 : 0);\n",
+    );
     let failed = check(&repo, &project);
     let tests = only_run(&failed);
     assert_eq!(tests.verdict(), TestVerdict::Failed, "{tests:#?}");
@@ -283,23 +362,38 @@ fn a_crate_with_python_tests_runs_both() {
             "Cargo.toml",
             "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
         ),
-        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        (
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        ),
         (
             "pyproject.toml",
             "[build-system]\nrequires = [\"maturin>=1,<2\"]\nbuild-backend = \"maturin\"\n\n[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
         ),
-        ("python/calc/__init__.py", "def add(a, b):\n    return a + b\n"),
+        (
+            "python/calc/__init__.py",
+            "def add(a, b):\n    return a + b\n",
+        ),
         (
             "tests/test_calc.py",
             "import sys\nsys.path.insert(0, 'python')\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_more():\n    assert add(2, 2) == 4\n",
         ),
-        (".gitignore", "target/\nCargo.lock\n.venv/\n__pycache__/\n.pytest_cache/\n"),
+        (
+            ".gitignore",
+            "target/\nCargo.lock\n.venv/\n__pycache__/\n.pytest_cache/\n",
+        ),
     ]);
-    if !require(make_venv(&repo.root()).is_some(), "python3 with venv, or pytest from PyPI") {
+    if !require(
+        make_venv(&repo.root()).is_some(),
+        "python3 with venv, or pytest from PyPI",
+    ) {
         return;
     }
     let project = repo.project();
-    repo.write("python/calc/__init__.py", "def add(a, b):\n    return a + b + (a == 2)\n");
+    repo.write(
+        "python/calc/__init__.py",
+        "def add(a, b):\n    return a + b + (a == 2)\n",
+    );
     let red = check(&repo, &project);
     let tests = only_run(&red);
     assert!(
@@ -314,18 +408,33 @@ fn a_crate_with_python_tests_runs_both() {
     assert_eq!(frameworks, [TestFramework::Cargo, TestFramework::Pytest]);
     assert_eq!(summary.failing, ["tests/test_calc.py::test_add_more"]);
     let msg = reason(&red);
-    assert!(msg.contains("Tests FAILED") && msg.contains("both suites run"), "{msg}");
+    assert!(
+        msg.contains("Tests FAILED") && msg.contains("both suites run"),
+        "{msg}"
+    );
 
-    repo.write("python/calc/__init__.py", "def add(a, b):\n    return b + a\n");
+    repo.write(
+        "python/calc/__init__.py",
+        "def add(a, b):\n    return b + a\n",
+    );
     let green = check(&repo, &project);
     assert!(only_run(&green).passed, "{:#?}", green.report.tests);
-    assert!(reason(&green).contains("Tests passed: 2 passed"), "{}", reason(&green));
+    assert!(
+        reason(&green).contains("Tests passed: 2 passed"),
+        "{}",
+        reason(&green)
+    );
 
     // With no Python tests either, nothing ran: never a pass.
     repo.remove("tests/test_calc.py");
     repo.write("tests/README.md", "tests go here\n");
     let none = check(&repo, &project);
-    assert_eq!(only_run(&none).verdict(), TestVerdict::NoTests, "{:#?}", none.report.tests);
+    assert_eq!(
+        only_run(&none).verdict(),
+        TestVerdict::NoTests,
+        "{:#?}",
+        none.report.tests
+    );
     assert!(reason(&none).contains("ran NO TESTS"), "{}", reason(&none));
 }
 
@@ -343,7 +452,10 @@ fn a_missing_node_modules_or_tool_is_named_with_its_install_command() {
             "package.json",
             r#"{"name": "calc", "version": "1.0.0", "scripts": {"test": "jest"}, "devDependencies": {"jest": "29.7.0"}}"#,
         ),
-        ("package-lock.json", r#"{"name": "calc", "lockfileVersion": 3, "packages": {}}"#),
+        (
+            "package-lock.json",
+            r#"{"name": "calc", "lockfileVersion": 3, "packages": {}}"#,
+        ),
         ("calc.js", "exports.add = (a, b) => a + b;\n"),
         (".gitignore", "node_modules\n"),
     ]);
@@ -356,7 +468,10 @@ fn a_missing_node_modules_or_tool_is_named_with_its_install_command() {
     assert!(msg.contains("Tests NOT RUN"), "{msg}");
     assert!(msg.contains("Not installed: node_modules"), "{msg}");
     assert!(msg.contains("Install it: `npm ci`"), "{msg}");
-    assert!(!msg.contains("Fix failing tests") && !msg.contains("FAILED"), "{msg}");
+    assert!(
+        !msg.contains("Fix failing tests") && !msg.contains("FAILED"),
+        "{msg}"
+    );
 
     // The tool is not declared at all: the shell's exit 127.
     repo.write(
@@ -367,9 +482,15 @@ fn a_missing_node_modules_or_tool_is_named_with_its_install_command() {
     let outcome = check(&repo, &project);
     let tests = only_run(&outcome);
     assert_eq!(tests.verdict(), TestVerdict::MissingTool, "{tests:#?}");
-    assert_eq!(tests.exit, Some(cp_mod_checkpoint::TestExit::Code { code: 127 }));
+    assert_eq!(
+        tests.exit,
+        Some(cp_mod_checkpoint::TestExit::Code { code: 127 })
+    );
     let msg = reason(&outcome);
-    assert!(msg.contains("Not installed: c8 (`sh: 1: c8: not found`)"), "{msg}");
+    assert!(
+        msg.contains("Not installed: c8 (`sh: 1: c8: not found`)"),
+        "{msg}"
+    );
     assert!(msg.contains("Install it: `npm install`"), "{msg}");
     assert!(!msg.contains("Fix failing tests"), "{msg}");
 }
@@ -386,7 +507,10 @@ fn a_missing_venv_is_named_with_its_install_command() {
             "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n",
         ),
         ("calc/__init__.py", "def add(a, b):\n    return a + b\n"),
-        ("tests/test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"),
+        (
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        ),
         (".gitignore", PY_IGNORE),
     ]);
     repo.write("calc/__init__.py", "def add(a, b):\n    return b + a\n");
@@ -444,8 +568,14 @@ fn a_suite_slower_than_the_limit_says_so() {
     let msg = reason(&slow);
     assert!(msg.contains("Tests TIMED OUT (after 1s"), "{msg}");
     assert!(msg.contains("The suite usually takes about"), "{msg}");
-    assert!(msg.contains(r#"{"checkpoint": {"tests": {"timeout_secs": "#), "{msg}");
-    assert!(!msg.contains("Fix failing tests") && !msg.contains("FAILED"), "{msg}");
+    assert!(
+        msg.contains(r#"{"checkpoint": {"tests": {"timeout_secs": "#),
+        "{msg}"
+    );
+    assert!(
+        !msg.contains("Fix failing tests") && !msg.contains("FAILED"),
+        "{msg}"
+    );
 }
 
 // ---------------------------------------------------------------- git refuses
@@ -461,7 +591,11 @@ fn a_repository_git_refuses_is_said_not_silently_passed() {
     }
     let repo = Repo::with_commit(&[("app.py", "x = 1\n")]);
     repo.write("app.py", "x = 2\n");
-    let owner = if util::user_exists("cp-tests") { "cp-tests" } else { "nobody" };
+    let owner = if util::user_exists("cp-tests") {
+        "cp-tests"
+    } else {
+        "nobody"
+    };
     let chowned = std::process::Command::new("chown")
         .args(["-R", owner])
         .arg(repo.dir.path())
@@ -522,5 +656,8 @@ fn an_erased_progress_bar_leaves_no_remnant_in_the_message() {
 #[test]
 fn test_sh_installs_the_same_node_tools() {
     let script = include_str!("../../../scripts/test.sh");
-    assert!(script.contains(util::NODE_TOOLS_PACKAGE), "scripts/test.sh and util::NODE_TOOLS_PACKAGE differ");
+    assert!(
+        script.contains(util::NODE_TOOLS_PACKAGE),
+        "scripts/test.sh and util::NODE_TOOLS_PACKAGE differ"
+    );
 }

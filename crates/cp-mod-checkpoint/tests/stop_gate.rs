@@ -156,10 +156,19 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
     let msg = reason(&outcome);
     // Issue 41: a timeout is named as one, with the setting that raises the limit, and the
     // agent is not sent to fix tests that never finished.
-    assert!(msg.contains("Tests TIMED OUT (after 1s; the whole run was stopped)"), "{msg}");
+    assert!(
+        msg.contains("Tests TIMED OUT (after 1s; the whole run was stopped)"),
+        "{msg}"
+    );
     assert!(msg.contains("collecting ..."), "{msg}");
-    assert!(msg.contains(r#"{"checkpoint": {"tests": {"timeout_secs": "#), "{msg}");
-    assert!(!msg.contains("Fix failing tests") && !msg.contains("FAILED"), "{msg}");
+    assert!(
+        msg.contains(r#"{"checkpoint": {"tests": {"timeout_secs": "#),
+        "{msg}"
+    );
+    assert!(
+        !msg.contains("Fix failing tests") && !msg.contains("FAILED"),
+        "{msg}"
+    );
     assert_eq!(
         outcome.report.tests.first().unwrap().exit,
         Some(TestExit::TimedOut { after_secs: 1 })

@@ -378,7 +378,10 @@ fn the_stop_gate_group_names_the_test_command_its_runner_and_git() {
     let root = canonical(repo.path());
     std::fs::write(root.join("Makefile"), "test:\n\tpython3 -m unittest\n").unwrap();
     let (_, out) = doctor(&root, &[], &[]);
-    assert!(has_line(&out, "✓ git works here (repository ", &[]), "{out}");
+    assert!(
+        has_line(&out, "✓ git works here (repository ", &[]),
+        "{out}"
+    );
     assert!(
         has_line(
             &out,
@@ -433,7 +436,10 @@ fn the_stop_gate_group_names_the_test_command_its_runner_and_git() {
             "✗ git refuses this project (fatal: detected dubious ownership",
             &[
                 "the stop gate is off",
-                &format!("git config --global --add safe.directory {}", root.display())
+                &format!(
+                    "git config --global --add safe.directory {}",
+                    root.display()
+                )
             ]
         ),
         "{out}"

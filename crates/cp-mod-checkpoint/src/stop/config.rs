@@ -321,7 +321,10 @@ mod tests {
         assert!(keys.len() >= 11, "{keys:?}");
         for key in keys {
             let row = format!("| `{key}` | ");
-            assert!(section.contains(&row), "README's stop gate settings lack {row}");
+            assert!(
+                section.contains(&row),
+                "README's stop gate settings lack {row}"
+            );
         }
         assert!(section.contains(&format!("| `{DEFAULT_TEST_TIMEOUT_SECS}` |")));
         assert!(section.contains(&format!("| `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})")));

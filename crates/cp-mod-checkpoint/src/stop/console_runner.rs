@@ -79,12 +79,7 @@ impl ConsoleTestRunner {
     }
 
     /// The session's output from the log, at most `max_output` bytes from the end, as text.
-    fn output(
-        &self,
-        session: &ConsoleHandle,
-        len: u64,
-        size: (u16, u16),
-    ) -> io::Result<String> {
+    fn output(&self, session: &ConsoleHandle, len: u64, size: (u16, u16)) -> io::Result<String> {
         let start = len.saturating_sub(self.max_output as u64);
         let mut bytes = Vec::new();
         let mut offset = start;

@@ -122,7 +122,12 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         return;
     }
     let why = failure_reason(tests);
-    let _ = write!(out, "{label} {} ({why}) — `{}`", headline(tests), tests.command);
+    let _ = write!(
+        out,
+        "{label} {} ({why}) — `{}`",
+        headline(tests),
+        tests.command
+    );
     match (&summary, verdict) {
         (_, TestVerdict::MissingTool | TestVerdict::TimedOut) => {}
         (Some(summary), _) => {
@@ -190,7 +195,9 @@ fn meaning(out: &mut String, tests: &TestOutcome, verdict: TestVerdict) {
             }
             let suggested = tests
                 .usual_ms
-                .map_or(limit.saturating_mul(4), |ms| (ms / 1000 + 1).saturating_mul(2))
+                .map_or(limit.saturating_mul(4), |ms| {
+                    (ms / 1000 + 1).saturating_mul(2)
+                })
                 .max(limit + 30);
             let _ = writeln!(
                 out,

@@ -40,9 +40,7 @@ pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
 pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
-pub use test_output::{
-    MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output,
-};
+pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
 
 use crate::error::CheckpointError;

@@ -318,10 +318,10 @@ impl PlannedTests {
             .or_else(|| std::env::var_os("PATH"))
             .unwrap_or_default();
         let path = match venv_bin(&self.dir) {
-            Some(bin) => std::env::join_paths(
-                std::iter::once(bin).chain(std::env::split_paths(&path)),
-            )
-            .unwrap_or(path),
+            Some(bin) => {
+                std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
+                    .unwrap_or(path)
+            }
             None => path,
         };
         let missing = |tool: &str, evidence: String| MissingTool {

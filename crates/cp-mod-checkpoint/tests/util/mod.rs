@@ -363,7 +363,6 @@ pub fn make_venv(root: &Path) -> Option<()> {
     Some(())
 }
 
-
 /// Whether a tool a test needs is there. When it is not, the test says so and is skipped,
 /// except under CI, where a missing tool fails the test: `scripts/test.sh` installs them.
 pub fn require(present: bool, what: &str) -> bool {
@@ -387,9 +386,7 @@ pub fn node_tools() -> Option<&'static Path> {
         .get_or_init(|| {
             let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/node-tools");
             let modules = dir.join("node_modules");
-            let ready = |m: &Path| {
-                m.join(".bin/jest").exists() && m.join(".bin/vitest").exists()
-            };
+            let ready = |m: &Path| m.join(".bin/jest").exists() && m.join(".bin/vitest").exists();
             if !ready(&modules) {
                 std::fs::create_dir_all(&dir).ok()?;
                 std::fs::write(dir.join("package.json"), NODE_TOOLS_PACKAGE).ok()?;
@@ -403,7 +400,7 @@ pub fn node_tools() -> Option<&'static Path> {
                     return None;
                 }
             }
-            Some(std::fs::canonicalize(modules).ok()?)
+            std::fs::canonicalize(modules).ok()
         })
         .as_deref()
 }
@@ -428,11 +425,17 @@ pub fn bare_python3() -> Option<(tempfile::TempDir, std::ffi::OsString)> {
     let python3 = bin.join("python3");
     std::fs::write(
         &python3,
-        format!("#!/bin/sh\nexec '{}' \"$@\"\n", dir.path().join("env/bin/python").display()),
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\"\n",
+            dir.path().join("env/bin/python").display()
+        ),
     )
     .unwrap();
-    std::fs::set_permissions(&python3, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        &python3,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let path = std::env::join_paths(
         std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )

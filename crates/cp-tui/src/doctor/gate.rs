@@ -81,7 +81,10 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
                 None => Check::ok(GROUP, format!("{what}; its runner is installed")),
                 Some(missing) => Check::fail(
                     GROUP,
-                    format!("{what}; not installed: {} ({})", missing.tool, missing.evidence),
+                    format!(
+                        "{what}; not installed: {} ({})",
+                        missing.tool, missing.evidence
+                    ),
                     missing
                         .install
                         .unwrap_or_else(|| format!("install {}", missing.tool)),

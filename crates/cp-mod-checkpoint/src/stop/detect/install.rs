@@ -68,12 +68,18 @@ fn python_install(dir: &Path, tool: &str) -> String {
         "python3 -m venv .venv && .venv/bin/pip".to_owned()
     };
     let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap_or_default();
-    let extra = ["test", "tests", "testing", "dev"]
-        .into_iter()
-        .find(|e| pyproject.lines().any(|l| l.trim_start().starts_with(&format!("{e} ="))));
-    let requirements = ["requirements-test.txt", "requirements-dev.txt", "requirements.txt"]
-        .into_iter()
-        .find(|r| has(r));
+    let extra = ["test", "tests", "testing", "dev"].into_iter().find(|e| {
+        pyproject
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{e} =")))
+    });
+    let requirements = [
+        "requirements-test.txt",
+        "requirements-dev.txt",
+        "requirements.txt",
+    ]
+    .into_iter()
+    .find(|r| has(r));
     let project = has("pyproject.toml") || has("setup.py");
     match (extra, requirements) {
         (Some(extra), _) if project => format!("{pip} install -e '.[{extra}]'"),
@@ -145,7 +151,10 @@ mod tests {
     #[test]
     fn python_hints_follow_the_project_files() {
         let uv = dir_with(&[("pyproject.toml", ""), ("uv.lock", "")]);
-        assert_eq!(install_hint(uv.path(), "pytest").as_deref(), Some("uv sync"));
+        assert_eq!(
+            install_hint(uv.path(), "pytest").as_deref(),
+            Some("uv sync")
+        );
         let extras = dir_with(&[(
             "pyproject.toml",
             "[project.optional-dependencies]\ntest = [\"pytest\"]\n",

@@ -7,7 +7,11 @@ use super::probe::Probe;
 pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {
     let name = ["GNUmakefile", "makefile", "Makefile"]
         .into_iter()
-        .find(|name| probe.read(name).is_some_and(|text| text.lines().any(is_test_rule)))?;
+        .find(|name| {
+            probe
+                .read(name)
+                .is_some_and(|text| text.lines().any(is_test_rule))
+        })?;
     Some(Found::new(
         "make test",
         format!("the project declares it: {name}'s `test` target"),

@@ -57,7 +57,10 @@ fn python(probe: &Probe<'_>) -> String {
 /// environment, as its developers run them day to day, instead of building tox's), a nox
 /// `tests` session when nox is installed, or its own `runtests.py`.
 pub(super) fn declared(probe: &Probe<'_>) -> Option<Found> {
-    if let Some(commands) = probe.read("tox.ini").and_then(|t| tox_commands(&t, venv(probe).is_some())) {
+    if let Some(commands) = probe
+        .read("tox.ini")
+        .and_then(|t| tox_commands(&t, venv(probe).is_some()))
+    {
         let env = venv(probe).map_or_else(|| "python3".to_owned(), |v| format!("its {v}"));
         return Some(Found::new(
             commands,
@@ -153,15 +156,18 @@ pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {
             .map(|c| Found::new(c, "pytest files in a tests folder (no project file)"));
     }
     let why = "a Python project file (no test command declared): pytest";
-    Some(Found::new(if let Some(venv) = venv {
-        format!("{venv}/bin/python -m pytest")
-    } else if probe.has_file("uv.lock") && probe.on_path("uv") {
-        "uv run python -m pytest".to_owned()
-    } else if probe.has_file("poetry.lock") && probe.on_path("poetry") {
-        "poetry run python -m pytest".to_owned()
-    } else {
-        "python3 -m pytest".to_owned()
-    }, why))
+    Some(Found::new(
+        if let Some(venv) = venv {
+            format!("{venv}/bin/python -m pytest")
+        } else if probe.has_file("uv.lock") && probe.on_path("uv") {
+            "uv run python -m pytest".to_owned()
+        } else if probe.has_file("poetry.lock") && probe.on_path("poetry") {
+            "poetry run python -m pytest".to_owned()
+        } else {
+            "python3 -m pytest".to_owned()
+        },
+        why,
+    ))
 }
 
 /// No project file: pytest files in a test folder, and a pytest to run them.
@@ -264,7 +270,11 @@ mod tests {
     #[test]
     fn tox_commands_run_in_the_project_environment() {
         let ini = "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\ncommands =\n    {envpython} -m unittest {posargs}\n    - python -m doctest README.rst\n\n[testenv:lint]\ncommands = ruff check\n";
-        let venv = [("tox.ini", ini), ("pyproject.toml", PYPROJECT), (".venv/bin/python", "")];
+        let venv = [
+            ("tox.ini", ini),
+            ("pyproject.toml", PYPROJECT),
+            (".venv/bin/python", ""),
+        ];
         assert_eq!(
             detect(&venv).as_deref(),
             Some("python -m unittest && python -m doctest README.rst")
@@ -275,7 +285,11 @@ mod tests {
         );
         // What cannot be translated is not guessed at.
         assert_eq!(
-            detect(&[("tox.ini", "[testenv]\ncommands = {env:RUNNER} x\n"), ("setup.py", "")]).as_deref(),
+            detect(&[
+                ("tox.ini", "[testenv]\ncommands = {env:RUNNER} x\n"),
+                ("setup.py", "")
+            ])
+            .as_deref(),
             Some("python3 -m pytest")
         );
     }
@@ -283,14 +297,25 @@ mod tests {
     #[test]
     fn nox_when_installed_and_runtests() {
         let bin = tools(&["nox"]);
-        let nox = [("noxfile.py", "import nox\n\n@nox.session\ndef tests(session):\n    pass\n"), ("pyproject.toml", PYPROJECT)];
+        let nox = [
+            (
+                "noxfile.py",
+                "import nox\n\n@nox.session\ndef tests(session):\n    pass\n",
+            ),
+            ("pyproject.toml", PYPROJECT),
+        ];
         assert_eq!(
             detect_with_path(&nox, bin.path().as_os_str()).as_deref(),
             Some("nox -r -s tests")
         );
         assert_eq!(detect(&nox).as_deref(), Some("python3 -m pytest"));
         assert_eq!(
-            detect(&[("runtests.py", ""), ("setup.py", ""), ("venv/bin/python", "")]).as_deref(),
+            detect(&[
+                ("runtests.py", ""),
+                ("setup.py", ""),
+                ("venv/bin/python", "")
+            ])
+            .as_deref(),
             Some("venv/bin/python runtests.py")
         );
     }

@@ -4,7 +4,7 @@
 //! otherwise stops at the first failing target, and the tests of every later target (the
 //! doctests among them) never run.
 //!
-//! A crate whose directory is also a Python project (PyO3 and maturin: `Cargo.toml` beside
+//! A crate whose directory is also a Python project (`PyO3` and maturin: `Cargo.toml` beside
 //! `pyproject.toml`) usually keeps its tests on the Python side: both suites run.
 
 use super::probe::Probe;
@@ -49,12 +49,17 @@ mod tests {
     fn a_crate_with_python_tests_runs_both() {
         let files = [
             ("Cargo.toml", "[package]\nname = \"calc\"\n"),
-            ("pyproject.toml", "[build-system]\nbuild-backend = \"maturin\"\n"),
+            (
+                "pyproject.toml",
+                "[build-system]\nbuild-backend = \"maturin\"\n",
+            ),
             (".venv/bin/python", ""),
         ];
         assert_eq!(
             detect(&files).as_deref(),
-            Some("cargo test --no-fail-fast; status=$?; .venv/bin/python -m pytest && exit $status")
+            Some(
+                "cargo test --no-fail-fast; status=$?; .venv/bin/python -m pytest && exit $status"
+            )
         );
     }
 }

@@ -20,8 +20,7 @@ static RESULT: LazyLock<Regex> = LazyLock::new(|| {
 static NOT_BUILT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^error: could not compile `([^`]+)`"));
 // Doctests are named after their file and line, with spaces: `src/lib.rs - add (line 19)`.
-static FAILED_TEST: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?m)^test (\S.*?) \.\.\. FAILED\s*$"));
+static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^test (\S.*?) \.\.\. FAILED\s*$"));
 static NEXTEST: LazyLock<Regex> =
     LazyLock::new(|| re(r"Summary \[\s*([0-9.]+)s\]\s+\d+ tests? run: (\d+) passed(.*)"));
 static NEXTEST_FAIL: LazyLock<Regex> =

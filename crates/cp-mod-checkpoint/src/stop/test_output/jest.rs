@@ -110,7 +110,9 @@ mod tests {
             (Some(6), Some(1), Some(1.5))
         );
         // tstyche's block is not jest's.
-        assert!(parse("Test files:  1 passed, 1 total\nTests:       3 passed, 3 total\n").is_none());
+        assert!(
+            parse("Test files:  1 passed, 1 total\nTests:       3 passed, 3 total\n").is_none()
+        );
     }
 
     #[test]

@@ -25,12 +25,16 @@ pub struct MissingTool {
 /// `sh: 1: c8: not found`, `bash: line 1: jest: command not found`, `make: jest: No such file
 /// or directory`, `env: 'node': No such file or directory`.
 static NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?m)^(?:\S*sh: (?:line )?\d+: ([\w.@/+-]+): (?:command )?not found|make(?:\[\d+\])?: ([\w.@/+-]+): No such file or directory|env: '?([\w.@/+-]+)'?: No such file or directory)\s*$")
+    re(
+        r"(?m)^(?:\S*sh: (?:line )?\d+: ([\w.@/+-]+): (?:command )?not found|make(?:\[\d+\])?: ([\w.@/+-]+): No such file or directory|env: '?([\w.@/+-]+)'?: No such file or directory)\s*$",
+    )
 });
 
 /// `/usr/bin/python3: No module named pytest` (from `python -m pytest`): the runner itself.
 static NO_RUNNER_MODULE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?m)^\S*python[0-9.]*: No module named (pytest|tox|nox|coverage|unittest|xdist|hypothesis)\b.*$")
+    re(
+        r"(?m)^\S*python[0-9.]*: No module named (pytest|tox|nox|coverage|unittest|xdist|hypothesis)\b.*$",
+    )
 });
 
 /// The missing tool the output names, if any. `exit_code` 127 is the shell's "not found";
@@ -61,8 +65,15 @@ mod tests {
 
     #[test]
     fn the_shells_and_pythons_words() {
-        let c8 = missing_tool("> test\n> c8 node --test\n\nsh: 1: c8: not found\n", Some(127)).unwrap();
-        assert_eq!((c8.tool.as_str(), c8.evidence.as_str()), ("c8", "sh: 1: c8: not found"));
+        let c8 = missing_tool(
+            "> test\n> c8 node --test\n\nsh: 1: c8: not found\n",
+            Some(127),
+        )
+        .unwrap();
+        assert_eq!(
+            (c8.tool.as_str(), c8.evidence.as_str()),
+            ("c8", "sh: 1: c8: not found")
+        );
         let bash = missing_tool("bash: line 1: jest: command not found\n", Some(127)).unwrap();
         assert_eq!(bash.tool, "jest");
         let make = missing_tool(
@@ -81,10 +92,16 @@ mod tests {
     #[test]
     fn a_test_importing_a_missing_module_is_not_a_missing_runner() {
         assert_eq!(
-            missing_tool("E   ModuleNotFoundError: No module named 'calcx'\n", Some(2)),
+            missing_tool(
+                "E   ModuleNotFoundError: No module named 'calcx'\n",
+                Some(2)
+            ),
             None
         );
         // A test that ran a missing program and failed on it is a failing test.
-        assert_eq!(missing_tool("sh: 1: convert: not found\n1 failed\n", Some(1)), None);
+        assert_eq!(
+            missing_tool("sh: 1: convert: not found\n1 failed\n", Some(1)),
+            None
+        );
     }
 }

@@ -20,7 +20,9 @@ static KNOWN: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         ),
         // jest.
         (
-            re(r#"(?m)^\s*(?:Jest: )?("[^"]+" coverage threshold for \w+ \([0-9.]+%\) not met: .*?)\s*$"#),
+            re(
+                r#"(?m)^\s*(?:Jest: )?("[^"]+" coverage threshold for \w+ \([0-9.]+%\) not met: .*?)\s*$"#,
+            ),
             "coverage threshold not met",
         ),
         // pytest-cov.
@@ -64,7 +66,10 @@ pub(super) fn scan(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for (pattern, what) in KNOWN.iter() {
         for caps in pattern.captures_iter(text) {
-            let quoted = caps.get(1).or_else(|| caps.get(0)).map_or("", |m| m.as_str());
+            let quoted = caps
+                .get(1)
+                .or_else(|| caps.get(0))
+                .map_or("", |m| m.as_str());
             push_unique(&mut found, &format!("{what}: {}", quoted.trim()));
         }
     }

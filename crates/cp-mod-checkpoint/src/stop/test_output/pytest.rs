@@ -32,7 +32,10 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
         return None;
     }
     for caps in FAILED.captures_iter(text) {
-        push_unique(&mut summary.failing, node_id(caps.get(1).map_or("", |m| m.as_str())));
+        push_unique(
+            &mut summary.failing,
+            node_id(caps.get(1).map_or("", |m| m.as_str())),
+        );
     }
     Some(summary)
 }

@@ -133,6 +133,8 @@ pub(crate) fn bounded_line(line: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write;
+
     use super::*;
 
     fn lines(bytes: &[u8]) -> Vec<String> {
@@ -162,8 +164,14 @@ mod tests {
     #[test]
     fn wrapped_rows_are_one_line_and_long_output_keeps_every_line() {
         let long = "x".repeat(100);
-        assert_eq!(lines(format!("{long}\nnext\n").as_bytes()), [long, "next".into()]);
-        let many: String = (0..5000).map(|i| format!("line {i}\r\n")).collect();
+        assert_eq!(
+            lines(format!("{long}\nnext\n").as_bytes()),
+            [long, "next".into()]
+        );
+        let many = (0..5000).fold(String::new(), |mut s, i| {
+            let _ = write!(s, "line {i}\r\n");
+            s
+        });
         let got = lines(many.as_bytes());
         assert_eq!(got.len(), 5000);
         assert_eq!(got[0], "line 0");
@@ -174,7 +182,10 @@ mod tests {
     #[test]
     fn a_redraw_across_a_batch_boundary_keeps_the_screen() {
         // Enough lines to force a rebuild, then a redraw of the last line on the screen.
-        let mut out: String = (0..700).map(|i| format!("l{i}\n")).collect();
+        let mut out = (0..700).fold(String::new(), |mut s, i| {
+            let _ = writeln!(s, "l{i}");
+            s
+        });
         out.push_str("progress 10%\r\x1b[Kprogress done\n");
         let got = lines(out.as_bytes());
         assert_eq!(got.len(), 701);

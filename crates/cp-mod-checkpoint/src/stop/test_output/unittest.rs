@@ -46,7 +46,10 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             let id = heading.get(3).map_or("", |m| m.as_str());
             if kind == "ERROR" && NOT_TESTS.iter().any(|n| name == *n || id.contains(n)) {
                 outside += 1;
-                push_unique(&mut summary.failing, &format!("{} (not a test: {name})", module_of(id)));
+                push_unique(
+                    &mut summary.failing,
+                    &format!("{} (not a test: {name})", module_of(id)),
+                );
             } else {
                 push_unique(&mut summary.failing, &test_name(name, id, lines.get(i + 1)));
             }
@@ -77,7 +80,8 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
         let failures = count("failures");
         let errors = count("errors");
         let unexpected = count("unexpected successes");
-        let not_passed = failures + errors + count("skipped") + count("expected failures") + unexpected;
+        let not_passed =
+            failures + errors + count("skipped") + count("expected failures") + unexpected;
         let in_tests = errors.saturating_sub(outside);
         summary.passed = add(summary.passed, Some(total.saturating_sub(not_passed)));
         summary.failed = add(summary.failed, Some(failures + in_tests + unexpected));
@@ -138,7 +142,8 @@ mod tests {
         );
         assert!(!s.is_error());
         assert!(
-            s.describe().starts_with("3 failed, 1 error, 1 passed in 0.08s (unittest)"),
+            s.describe()
+                .starts_with("3 failed, 1 error, 1 passed in 0.08s (unittest)"),
             "{}",
             s.describe()
         );
@@ -146,7 +151,9 @@ mod tests {
 
     #[test]
     fn the_two_passing_forms_and_no_tests() {
-        let s = summary("..\n----------------------------------------------------------------------\nRan 2 tests in 0.001s\n\nOK\n");
+        let s = summary(
+            "..\n----------------------------------------------------------------------\nRan 2 tests in 0.001s\n\nOK\n",
+        );
         assert_eq!((s.passed, s.failed, s.errors), (Some(2), Some(0), None));
         let skipped = summary("Ran 3 tests in 0.1s\n\nOK (skipped=1)\n");
         assert_eq!(skipped.passed, Some(2));

@@ -30,6 +30,10 @@
 
 mod alerts;
 pub mod cli;
+#[cfg(test)]
+mod cli_reference;
+#[cfg(test)]
+mod reference_page;
 pub mod doctor;
 mod headless_out;
 pub mod hook;

@@ -32,8 +32,6 @@ mod alerts;
 pub mod cli;
 #[cfg(test)]
 mod cli_reference;
-#[cfg(test)]
-mod reference_page;
 pub mod doctor;
 mod headless_out;
 pub mod hook;
@@ -43,6 +41,8 @@ mod logging;
 pub mod mcp;
 pub mod models;
 mod phase_trust;
+#[cfg(test)]
+mod reference_page;
 pub mod run;
 mod run_external;
 mod run_interrupt;

@@ -57,7 +57,11 @@ pub fn keys_page() -> String {
                 out,
                 "| {} | {} |",
                 cell(binding.label),
-                cell(if help.is_empty() { "(types the key)" } else { help })
+                cell(if help.is_empty() {
+                    "(types the key)"
+                } else {
+                    help
+                })
             );
         }
     }
@@ -88,7 +92,11 @@ mod tests {
     fn every_binding_is_on_the_page() {
         let page = keys_page();
         for binding in &BINDINGS {
-            assert!(page.contains(&cell(binding.label)), "{} missing", binding.label);
+            assert!(
+                page.contains(&cell(binding.label)),
+                "{} missing",
+                binding.label
+            );
         }
     }
 }

@@ -237,26 +237,7 @@ fn python_plain_pyproject_uses_python3() {
     if make_venv(env.path()).is_none() {
         return;
     }
-    // A wrapper, not a symlink: a venv's interpreter finds its pyvenv.cfg beside the path
-    // it was started by.
-    let bin = tempfile::tempdir().unwrap();
-    let python3 = bin.path().join("python3");
-    let venv_python = env.path().join(".venv/bin/python");
-    std::fs::write(
-        &python3,
-        format!("#!/bin/sh\nexec '{}' \"$@\"\n", venv_python.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &python3,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin.path().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let (_bin, path) = util::python3_running(&env.path().join(".venv/bin/python"));
     let project = repo.project();
     repo.write("calc/__init__.py", "def add(a, b):\n    return a + b\n");
     assert_passed(

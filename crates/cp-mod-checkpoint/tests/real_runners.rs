@@ -57,6 +57,15 @@ fn on_path(program: &str) -> bool {
     cp_base::find_program(program, std::env::var_os("PATH").as_deref()).is_some()
 }
 
+/// node, npm, and jest and vitest under `target/node-tools`.
+fn node_tools_ready() -> bool {
+    require(on_path("npm") && on_path("node"), "node and npm")
+        && require(
+            node_tools().is_some(),
+            "jest and vitest under target/node-tools (npm)",
+        )
+}
+
 fn symlink_node_modules(root: &Path, dir: &str) {
     let modules = node_tools().unwrap();
     std::os::unix::fs::symlink(modules, root.join(dir).join("node_modules")).unwrap();
@@ -179,13 +188,7 @@ fn unittest_with_load_tests_through_the_makefile() {
 // count, and both packages' failures are named.
 #[test]
 fn jest_and_node_test_in_one_output_are_summed() {
-    if !require(on_path("npm") && on_path("node"), "node and npm") {
-        return;
-    }
-    if !require(
-        node_tools().is_some(),
-        "jest and vitest under target/node-tools (npm)",
-    ) {
+    if !node_tools_ready() {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -306,13 +309,7 @@ fn cargo_counts_every_target_and_names_the_doctest() {
 // it finishes, passing or failing, and watch mode's status line is never taken for a test.
 #[test]
 fn vitest_runs_once_as_in_ci() {
-    if !require(on_path("npm") && on_path("node"), "node and npm") {
-        return;
-    }
-    if !require(
-        node_tools().is_some(),
-        "jest and vitest under target/node-tools (npm)",
-    ) {
+    if !node_tools_ready() {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -467,7 +464,10 @@ fn a_missing_node_modules_or_tool_is_named_with_its_install_command() {
     let msg = reason(&outcome);
     assert!(msg.contains("Tests NOT RUN"), "{msg}");
     assert!(msg.contains("Not installed: node_modules"), "{msg}");
-    assert!(msg.contains("Install it: `npm ci`"), "{msg}");
+    assert!(
+        msg.contains("To install it: `npm ci`; then stop again."),
+        "{msg}"
+    );
     assert!(
         !msg.contains("Fix failing tests") && !msg.contains("FAILED"),
         "{msg}"
@@ -491,13 +491,19 @@ fn a_missing_node_modules_or_tool_is_named_with_its_install_command() {
         msg.contains("Not installed: c8 (`sh: 1: c8: not found`)"),
         "{msg}"
     );
-    assert!(msg.contains("Install it: `npm install`"), "{msg}");
+    assert!(
+        msg.contains(
+            "To install it: `npm install`, and if no dependency provides `c8`: \
+             `npm install --save-dev c8`"
+        ),
+        "{msg}"
+    );
     assert!(!msg.contains("Fix failing tests"), "{msg}");
 }
 
 #[test]
 fn a_missing_venv_is_named_with_its_install_command() {
-    let Some((_python, path)) = util::bare_python3() else {
+    let Some((_env, _bin, path)) = util::bare_python3() else {
         assert!(require(false, "python3 -m venv"));
         return;
     };
@@ -522,7 +528,9 @@ fn a_missing_venv_is_named_with_its_install_command() {
     assert!(msg.contains("Not installed: pytest"), "{msg}");
     assert!(msg.contains("No module named pytest"), "{msg}");
     assert!(
-        msg.contains("Install it: `python3 -m venv .venv && .venv/bin/pip install -e '.[test]'`"),
+        msg.contains(
+            "To install it: `python3 -m venv .venv && .venv/bin/pip install -e '.[test]'`"
+        ),
         "{msg}"
     );
     assert!(!msg.contains("Fix failing tests"), "{msg}");

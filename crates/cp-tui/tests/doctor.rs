@@ -408,7 +408,7 @@ fn the_stop_gate_group_names_the_test_command_its_runner_and_git() {
         has_line(
             &out,
             "✗ tests: `npm test` in ",
-            &["not installed: node_modules", "— fix: npm ci"]
+            &["not installed: node_modules", "— fix: `npm ci`"]
         ),
         "{out}"
     );

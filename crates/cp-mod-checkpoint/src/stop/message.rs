@@ -170,7 +170,7 @@ fn meaning(out: &mut String, tests: &TestOutcome, verdict: TestVerdict) {
                 );
                 match &missing.install {
                     Some(install) => {
-                        let _ = writeln!(out, "Install it: `{install}`, then stop again.");
+                        let _ = writeln!(out, "To install it: {install}; then stop again.");
                     }
                     None => out.push_str("Install it, then stop again.\n"),
                 }

@@ -408,27 +408,15 @@ pub fn node_tools() -> Option<&'static Path> {
 /// What `target/node-tools` holds; the same list is in scripts/test.sh.
 pub const NODE_TOOLS_PACKAGE: &str = r#"{"name": "cp-node-tools", "private": true, "devDependencies": {"jest": "29.7.0", "vitest": "3.2.4"}}"#;
 
-/// A directory holding a `python3` that runs a fresh virtualenv's interpreter (no pytest in
-/// it), and `PATH` with it first: a machine whose Python has no test runner.
-pub fn bare_python3() -> Option<(tempfile::TempDir, std::ffi::OsString)> {
-    let dir = tempfile::tempdir().unwrap();
-    let made = Command::new("python3")
-        .args(["-m", "venv", "env"])
-        .current_dir(dir.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !made {
-        return None;
-    }
-    let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let python3 = bin.join("python3");
+/// A directory holding a `python3` that runs `interpreter`, and `PATH` with it first. A
+/// wrapper, not a symlink: a venv's interpreter finds its pyvenv.cfg beside the path it was
+/// started by.
+pub fn python3_running(interpreter: &Path) -> (tempfile::TempDir, std::ffi::OsString) {
+    let bin = tempfile::tempdir().unwrap();
+    let python3 = bin.path().join("python3");
     std::fs::write(
         &python3,
-        format!(
-            "#!/bin/sh\nexec '{}' \"$@\"\n",
-            dir.path().join("env/bin/python").display()
-        ),
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", interpreter.display()),
     )
     .unwrap();
     std::fs::set_permissions(
@@ -437,10 +425,27 @@ pub fn bare_python3() -> Option<(tempfile::TempDir, std::ffi::OsString)> {
     )
     .unwrap();
     let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
-    Some((dir, path))
+    (bin, path)
+}
+
+/// A fresh virtualenv without pytest, and `PATH` whose `python3` is its interpreter: a
+/// machine whose Python has no test runner.
+pub fn bare_python3() -> Option<(tempfile::TempDir, tempfile::TempDir, std::ffi::OsString)> {
+    let env = tempfile::tempdir().unwrap();
+    let made = Command::new("python3")
+        .args(["-m", "venv", "env"])
+        .current_dir(env.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return None;
+    }
+    let (bin, path) = python3_running(&env.path().join("env/bin/python"));
+    Some((env, bin, path))
 }
 
 /// Whether the system has a user named `name`.

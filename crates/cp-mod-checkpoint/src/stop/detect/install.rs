@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 /// Python modules that are test runners, not the project's code.
 const PYTHON_RUNNERS: &[&str] = &["pytest", "tox", "nox", "coverage", "xdist", "hypothesis"];
 
-/// The command that installs what the tests of the project at `dir` need, when `tool` is
-/// missing, e.g. `npm ci` or `uv sync`; `None` when the files say nothing useful.
+/// How to install what the tests of the project at `dir` need when `tool` is missing, as
+/// text with the commands in backticks, e.g. `` `npm ci` `` or `` `uv sync` ``; `None` when
+/// the files say nothing useful.
 pub(crate) fn install_hint(dir: &Path, tool: &str) -> Option<String> {
     let has = |name: &str| dir.join(name).is_file();
     match tool {
@@ -22,16 +23,39 @@ pub(crate) fn install_hint(dir: &Path, tool: &str) -> Option<String> {
         "python" | "python3" => {
             return Some("install Python 3 (e.g. `apt-get install python3 python3-venv`)".into());
         }
-        "uv" => return Some("install uv (`pip install uv`)".into()),
-        "poetry" => return Some("install Poetry (`pip install poetry`)".into()),
+        "uv" => return Some("install uv: `pip install uv`".into()),
+        "poetry" => return Some("install Poetry: `pip install poetry`".into()),
         _ => {}
     }
     let python = PYTHON_RUNNERS.contains(&tool)
         || (!has("package.json") && (has("pyproject.toml") || has("setup.py")));
     if python {
-        return Some(python_install(dir, tool));
+        return Some(format!("`{}`", python_install(dir, tool)));
     }
-    has("package.json").then(|| node_install(dir))
+    has("package.json").then(|| {
+        let install = node_install(dir);
+        if tool == "node_modules" || declares(dir, tool) {
+            format!("`{install}`")
+        } else {
+            // A program no dependency provides: the package usually has its name.
+            format!(
+                "`{install}`, and if no dependency provides `{tool}`: `npm install --save-dev {tool}`"
+            )
+        }
+    })
+}
+
+/// Whether `package.json` lists `name` among its dependencies.
+fn declares(dir: &Path, name: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+        return false;
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
+    ["dependencies", "devDependencies", "optionalDependencies"]
+        .iter()
+        .any(|key| json.get(key).and_then(|d| d.get(name)).is_some())
 }
 
 /// `npm ci`, `pnpm install --frozen-lockfile`, … from the lockfile.
@@ -135,11 +159,18 @@ mod tests {
     fn node_hints_follow_the_lockfile() {
         let pkg = r#"{"devDependencies": {"jest": "^29"}}"#;
         let npm = dir_with(&[("package.json", pkg), ("package-lock.json", "{}")]);
-        assert_eq!(install_hint(npm.path(), "c8").as_deref(), Some("npm ci"));
+        assert_eq!(
+            install_hint(npm.path(), "jest").as_deref(),
+            Some("`npm ci`")
+        );
+        assert_eq!(
+            install_hint(npm.path(), "c8").as_deref(),
+            Some("`npm ci`, and if no dependency provides `c8`: `npm install --save-dev c8`")
+        );
         let pnpm = dir_with(&[("package.json", pkg), ("pnpm-lock.yaml", "")]);
         assert_eq!(
             install_hint(pnpm.path(), "jest").as_deref(),
-            Some("pnpm install --frozen-lockfile")
+            Some("`pnpm install --frozen-lockfile`")
         );
         assert!(missing_before_run(npm.path()).is_some());
         std::fs::create_dir(npm.path().join("node_modules")).unwrap();
@@ -153,7 +184,7 @@ mod tests {
         let uv = dir_with(&[("pyproject.toml", ""), ("uv.lock", "")]);
         assert_eq!(
             install_hint(uv.path(), "pytest").as_deref(),
-            Some("uv sync")
+            Some("`uv sync`")
         );
         let extras = dir_with(&[(
             "pyproject.toml",
@@ -161,12 +192,12 @@ mod tests {
         )]);
         assert_eq!(
             install_hint(extras.path(), "pytest").as_deref(),
-            Some("python3 -m venv .venv && .venv/bin/pip install -e '.[test]'")
+            Some("`python3 -m venv .venv && .venv/bin/pip install -e '.[test]'`")
         );
         let plain = dir_with(&[("setup.py", ""), (".venv/bin/python", "")]);
         assert_eq!(
             install_hint(plain.path(), "pytest").as_deref(),
-            Some(".venv/bin/pip install -e . pytest")
+            Some("`.venv/bin/pip install -e . pytest`")
         );
         assert_eq!(venv_bin(plain.path()), Some(plain.path().join(".venv/bin")));
     }

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, num, push_unique, re};
+use super::scan::{counts, push_unique, re, seconds};
 use super::summary::{TestFramework, TestSummary, add};
 
 static SUITES: LazyLock<Regex> = LazyLock::new(|| re(r"^Test Suites:\s+(.*\d+ total)"));
@@ -38,15 +38,7 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             if let Some(caps) = TESTS.captures(next) {
                 tests = Some(caps.get(1).map_or("", |m| m.as_str()));
             } else if let Some(t) = TIME.captures(next) {
-                let value: Option<f64> = num(t.get(1));
-                let seconds = value.map(|v| {
-                    if t.get(2).is_some_and(|u| u.as_str() == "ms") {
-                        v / 1000.0
-                    } else {
-                        v
-                    }
-                });
-                summary.seconds = add(summary.seconds, seconds);
+                summary.seconds = add(summary.seconds, seconds(t.get(1), t.get(2)));
             }
         }
         let (passed, failed, _) = counts(tests.unwrap_or(""));

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{num, push_unique, re};
+use super::scan::{num, push_unique, re, seconds};
 use super::summary::{TestFramework, TestSummary, add};
 
 static PASSING: LazyLock<Regex> =
@@ -33,14 +33,7 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             .find_map(|l| FAILING.captures(l))
             .and_then(|c| num(c.get(1)));
         summary.failed = add(summary.failed, Some(failing.unwrap_or(0)));
-        let seconds = num::<f64>(passing.get(2)).map(|v| {
-            if passing.get(3).is_some_and(|u| u.as_str() == "ms") {
-                v / 1000.0
-            } else {
-                v
-            }
-        });
-        summary.seconds = add(summary.seconds, seconds);
+        summary.seconds = add(summary.seconds, seconds(passing.get(2), passing.get(3)));
     }
     summary.passed?;
     let lines: Vec<&str> = text.lines().collect();

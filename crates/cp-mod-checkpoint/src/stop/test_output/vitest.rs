@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, num, push_unique, re};
+use super::scan::{counts, num, push_unique, re, seconds};
 use super::summary::{TestFramework, TestSummary, add};
 
 static TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Tests\s{2,}(.+?)\s*$"));
@@ -30,15 +30,7 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
     }
     summary.passed?;
     for t in DURATION.captures_iter(text) {
-        let value: Option<f64> = num(t.get(1));
-        let seconds = value.map(|v| {
-            if t.get(2).is_some_and(|u| u.as_str() == "ms") {
-                v / 1000.0
-            } else {
-                v
-            }
-        });
-        summary.seconds = add(summary.seconds, seconds);
+        summary.seconds = add(summary.seconds, seconds(t.get(1), t.get(2)));
     }
     let mut errors: u64 = ERRORS
         .captures_iter(text)

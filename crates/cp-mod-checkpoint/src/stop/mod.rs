@@ -62,7 +62,8 @@ pub struct StopOutcome {
     /// Structured data for the Checkpoint panel.
     pub report: StopReport,
     /// For the person, not the agent: set when the block limit let the agent stop with
-    /// work left (uncommitted files, red tests). Same text as `report.gave_up`.
+    /// work left (uncommitted files, red tests; the same text as `report.gave_up`), or when
+    /// git refuses the repository and the gate is off.
     pub notice: Option<String>,
 }
 

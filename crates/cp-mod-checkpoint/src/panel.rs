@@ -260,6 +260,13 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
                 Style::default().fg(Color::DarkGray),
             ),
         ]));
+        if let Some(missing) = &tests.missing {
+            let install = missing.install.as_deref().unwrap_or("install it");
+            out.push(Line::styled(
+                format!("  not installed: {} — {install}", missing.tool),
+                Style::default().fg(Color::Yellow),
+            ));
+        }
         for line in &tests.tail {
             out.push(Line::styled(
                 format!("  {line}"),

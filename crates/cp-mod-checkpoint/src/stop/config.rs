@@ -22,11 +22,13 @@ pub const CONFIG_KEY: &str = "checkpoint";
 /// How the stop gate sorts changed files, which tests it runs, and what it says.
 ///
 /// Every field is optional. With no section at all the stop gate still works: every changed
-/// file except documentation (`*.md`, `*.txt`, `docs/**`) counts as code and is gated, and the
-/// test command is detected from the project (`Cargo.toml` → `cargo test`, `package.json` →
-/// `npm test`, `pyproject.toml`/`setup.py` or a `tests/` folder of pytest files → `pytest`,
-/// `go.mod` → `go test ./...`); in a repository whose root is no project, from each changed
-/// file's nearest project, whose tests run on their own.
+/// file except documentation (`*.md`, `*.txt`, `docs/**`) and Context Pilot's own
+/// configuration counts as code and is gated, and the test command is what the project
+/// declares (a Makefile's `test` target, `package.json`'s `test` script, tox's commands, a
+/// nox `tests` session, `runtests.py`), else a guess from its manifest (`Cargo.toml` →
+/// `cargo test --no-fail-fast`, `pyproject.toml`/`setup.py` or a `tests/` folder of pytest
+/// files → `pytest`, `go.mod` → `go test ./...`); in a repository whose root is no project,
+/// from each changed file's nearest project, whose tests run on their own.
 ///
 /// Patterns are gitignore-style: a pattern without `/` (`*.py`) matches at any depth, one
 /// with `/` (`src/**/*.py`) is anchored at the repository root, and a directory pattern

@@ -26,7 +26,7 @@ pub struct MissingTool {
 /// or directory`, `env: 'node': No such file or directory`.
 static NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?m)^(?:\S*sh: (?:line )?\d+: ([\w.@/+-]+): (?:command )?not found|make(?:\[\d+\])?: ([\w.@/+-]+): No such file or directory|env: '?([\w.@/+-]+)'?: No such file or directory)\s*$",
+        r"(?m)^(?:\S*sh: (?:(?:line )?\d+: )?([\w.@/+-]+): (?:command )?not found|make(?:\[\d+\])?: ([\w.@/+-]+): No such file or directory|env: '?([\w.@/+-]+)'?: No such file or directory)\s*$",
     )
 });
 
@@ -76,6 +76,8 @@ mod tests {
         );
         let bash = missing_tool("bash: line 1: jest: command not found\n", Some(127)).unwrap();
         assert_eq!(bash.tool, "jest");
+        let plain = missing_tool("bash: tox: command not found\n", Some(127)).unwrap();
+        assert_eq!(plain.tool, "tox");
         let make = missing_tool(
             "pytest -q\nmake: pytest: No such file or directory\nmake: *** [Makefile:2: test] Error 127\n",
             Some(2),

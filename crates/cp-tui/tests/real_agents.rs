@@ -281,14 +281,11 @@ fn claude_code_gets_unittest_counts_and_no_progress_bar_remnant() {
 
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
-    let write = json!({"file_path": root.join("calc.py"),
-        "content": "def add(a, b):\n    return a + b + (a == 1)\n"})
+    // Claude Code's Write needs a Read of an existing file first; its shell edits as well.
+    let edit = json!({"command": "sed -i 's/return a + b/return a + b + (a == 1)/' calc.py",
+        "description": "Change add"})
     .to_string();
-    server.push(anthropic::tool_use_turn(&[(
-        "toolu_01Write",
-        "Write",
-        &write,
-    )]));
+    server.push(anthropic::tool_use_turn(&[("toolu_01Bash", "Bash", &edit)]));
     for said in ["Done.", "Still done."] {
         server.push(anthropic::text_turn(said));
     }
@@ -304,7 +301,9 @@ fn claude_code_gets_unittest_counts_and_no_progress_bar_remnant() {
     assert_eq!(
         requests.len(),
         3,
-        "one tool turn, one blocked stop, the stop let through"
+        "one tool turn, one blocked stop, the stop let through:\n{}\nreport: {}",
+        text(&out.stdout),
+        saved_report(&root)
     );
     // The block reason reaches the model as the next request's user content.
     let told = &requests[2].raw_body;

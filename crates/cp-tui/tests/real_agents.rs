@@ -636,7 +636,9 @@ fn codex_callbacks_fire_on_apply_patch_and_sed_and_a_model_that_never_commits_en
     let server = LlmServer::start().unwrap();
     let home = trusting_codex_home(&server, &root);
     server.push(responses::items_turn(&[create_callback_call()]));
-    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n";
+    // A script beside the note: code the gate asks to commit (the callback itself is Context
+    // Pilot's own config, and the note is docs: neither is).
+    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** Add File: src/run.sh\n+echo run\n*** End Patch\n";
     server.push(responses::items_turn(&[responses::Item::apply_patch(
         "call_patch",
         patch,

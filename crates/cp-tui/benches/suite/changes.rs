@@ -134,7 +134,8 @@ fn untracked_tree(opts: &Options) -> Vec<Row> {
         if i < 600 {
             std::fs::create_dir_all(&dir).expect("mkdir");
         }
-        let body = format!("'use strict';\nmodule.exports = function f{i}(a) {{ return a + {i}; }};\n");
+        let body =
+            format!("'use strict';\nmodule.exports = function f{i}(a) {{ return a + {i}; }};\n");
         std::fs::write(dir.join(format!("f{i}.js")), body).expect("write");
     }
     let git = cp_git::Git { path_env: None };

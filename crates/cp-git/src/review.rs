@@ -115,9 +115,22 @@ impl Git {
         file: &FileDiff,
         hunk: &Hunk,
     ) -> Result<(), ReviewError> {
+        self.revert_hunk_to(root, file, hunk, None)
+    }
+
+    /// Like [`Git::revert_hunk`], for a diff against commit `base` when given (a workflow
+    /// phase's start): the work tree goes back to `base` there, and the index, which holds
+    /// what was committed since, is left alone.
+    pub fn revert_hunk_to(
+        &self,
+        root: &Path,
+        file: &FileDiff,
+        hunk: &Hunk,
+        base: Option<&str>,
+    ) -> Result<(), ReviewError> {
         refuse_unrevertable(file)?;
         if file.untracked || file.kind != ChangeKind::Modified || hunk.raw.is_empty() {
-            return self.revert_file_to(root, file, None);
+            return self.revert_file_to(root, file, base);
         }
         let patch = hunk_patch(file, hunk);
         let apply = ["apply", "--reverse", "--whitespace=nowarn", "-"];
@@ -131,9 +144,10 @@ impl Git {
             "--whitespace=nowarn",
             "-",
         ];
-        let staged = self
-            .run_with_input(root, &check_index, Some(&patch))
-            .is_ok();
+        let staged = base.is_none()
+            && self
+                .run_with_input(root, &check_index, Some(&patch))
+                .is_ok();
         self.run_with_input(root, &apply, Some(&patch))?;
         if staged {
             let apply_index = ["apply", "--cached", "--reverse", "--whitespace=nowarn", "-"];

@@ -109,7 +109,7 @@ impl Job for Act {
         let result = match &self.action {
             Action::RevertHunk { file, hunk } => match file.hunks.get(*hunk) {
                 Some(h) => git
-                    .revert_hunk(&self.root, file, h)
+                    .revert_hunk_to(&self.root, file, h, self.base.as_deref())
                     .map(|()| self.action.describe()),
                 None => Ok(String::new()),
             },

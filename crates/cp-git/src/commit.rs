@@ -41,6 +41,16 @@ impl Pending {
     }
 }
 
+/// A path git printed, relative to `root` unless absolute.
+fn absolute(root: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        root.join(path)
+    }
+}
+
 /// What to commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitMessage {
@@ -55,18 +65,28 @@ impl Git {
     /// The merge, rebase, cherry-pick or revert waiting for a commit in the repository at
     /// `root`, if any.
     pub fn pending_operation(&self, root: &Path) -> Option<Pending> {
-        let path = |name: &str| self.git_path(root, name);
-        let operation = [
+        const MARKERS: [(&str, &str); 5] = [
             ("MERGE_HEAD", "merge"),
             ("rebase-merge", "rebase"),
             ("rebase-apply", "rebase"),
             ("CHERRY_PICK_HEAD", "cherry-pick"),
             ("REVERT_HEAD", "revert"),
-        ]
-        .into_iter()
-        .find(|(name, _)| path(name).is_some_and(|p| p.exists()))?
-        .1;
-        let message_file = path("MERGE_MSG")?;
+        ];
+        // One git call for every path: `rev-parse` prints one line per `--git-path`.
+        let mut args = vec!["rev-parse"];
+        for (name, _) in MARKERS.iter().chain([&("MERGE_MSG", "")]) {
+            args.extend(["--git-path", name]);
+        }
+        let out = self.run(root, &args).ok()?;
+        let text = String::from_utf8_lossy(&out);
+        let paths: Vec<PathBuf> = text.lines().map(|line| absolute(root, line)).collect();
+        let operation = MARKERS
+            .iter()
+            .zip(&paths)
+            .find(|(_, path)| path.exists())?
+            .0
+            .1;
+        let message_file = paths.get(MARKERS.len())?.clone();
         let message = std::fs::read_to_string(&message_file).ok();
         Some(Pending {
             operation,
@@ -79,12 +99,7 @@ impl Git {
     fn git_path(&self, root: &Path, name: &str) -> Option<PathBuf> {
         let out = self.run(root, &["rev-parse", "--git-path", name]).ok()?;
         let text = String::from_utf8_lossy(&out);
-        let path = Path::new(text.trim_end_matches(['\n', '\r']));
-        Some(if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            root.join(path)
-        })
+        Some(absolute(root, text.trim_end_matches(['\n', '\r'])))
     }
 
     /// Commits exactly `files` (their work-tree content; a rename's both paths), with

@@ -225,3 +225,20 @@ fn a_conflicted_file_and_a_submodule_are_not_reverted_and_say_why() {
     assert!(G.revert_hunk(root, &s, &s.hunks[0]).is_err());
     assert_eq!(state(root), before);
 }
+
+#[test]
+fn with_autocrlf_a_hunk_reverts_to_the_checked_out_bytes() {
+    let dir = repo(&[]);
+    let root = dir.path();
+    git(root, &["config", "core.autocrlf", "true"]);
+    write(root, "w.txt", &numbered(30, "\r\n", |_| None));
+    git(root, &["add", "w.txt"]);
+    git(root, &["commit", "-q", "-m", "crlf"]);
+    let head = std::fs::read(root.join("w.txt")).unwrap();
+    let edit = |i| (i == 12).then(|| "line twelve".to_owned());
+    write(root, "w.txt", &numbered(30, "\r\n", edit));
+    let f = file(root, "w.txt");
+    G.revert_hunk(root, &f, &f.hunks[0]).unwrap();
+    assert_eq!(std::fs::read(root.join("w.txt")).unwrap(), head);
+    assert!(files(root).is_empty());
+}

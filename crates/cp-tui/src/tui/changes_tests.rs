@@ -563,3 +563,34 @@ fn right_in_the_diff_scrolls_a_long_line_and_left_scrolls_back_then_leaves() {
     key(&mut app, KeyCode::Left);
     assert_eq!(app.changes.pane, Pane::List);
 }
+
+#[test]
+fn a_reading_highlights_a_bounded_number_of_new_lines_the_selected_file_first() {
+    let file = |name: &str| {
+        let mut out = format!(
+            "diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n@@ -0,0 +1,3000 @@\n"
+        );
+        for i in 0..3_000 {
+            let _ = writeln!(out, "+let x{i} = {i};");
+        }
+        out
+    };
+    let diff = format!("{}{}{}", file("a.rs"), file("b.rs"), file("c.rs"));
+    let review = |previous: &Snapshot, selected| {
+        let reading = cp_git::Review {
+            files: cp_git::parse_diff(&diff),
+            ..cp_git::Review::default()
+        };
+        Snapshot::of_review(PathBuf::from("/x"), reading, previous, selected)
+    };
+    let done = |s: &Snapshot| s.styled.iter().map(Option::is_some).collect::<Vec<_>>();
+    let first = review(&Snapshot::default(), Some("c.rs"));
+    assert_eq!(done(&first), [false, false, true]);
+    let second = review(&first, Some("c.rs"));
+    assert_eq!(done(&second), [true, false, true]);
+    assert!(std::sync::Arc::ptr_eq(
+        second.styled[2].as_ref().unwrap(),
+        first.styled[2].as_ref().unwrap()
+    ));
+    assert_eq!(done(&review(&second, None)), [true, true, true]);
+}

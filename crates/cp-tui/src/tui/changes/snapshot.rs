@@ -22,7 +22,7 @@ pub type StyledFile = Vec<Vec<Vec<Span<'static>>>>;
 const MIN_KIND_WIDTH: usize = 8;
 
 /// Lines one reading highlights (files already highlighted are taken from the last one).
-pub const HIGHLIGHT_PER_READING: usize = 20_000;
+pub const HIGHLIGHT_PER_READING: usize = 5_000;
 
 /// One reading of the work tree's changes, with the code already highlighted.
 #[derive(Debug, Default)]

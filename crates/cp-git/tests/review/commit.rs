@@ -41,6 +41,8 @@ fn the_commit_takes_exactly_the_listed_files_never_a_nested_repository() {
     git(root, &["worktree", "add", "-q", "wt"]);
     write(root, "vendor/lib.c", b"int x;\n");
     git(&root.join("vendor"), &["init", "-q"]);
+    git(&root.join("vendor"), &["add", "-A"]);
+    git(&root.join("vendor"), &["commit", "-q", "-m", "vendored"]);
     write(root, ".context-pilot/.gitignore", b"state/\n");
     write(root, "a.txt", b"A\n");
     write(root, "src/new.rs", b"fn f() {}\n");

@@ -128,6 +128,8 @@ fn nested_repositories_and_worktrees_are_named_and_never_listed() {
     git(root, &["worktree", "add", "-q", "wt"]);
     write(root, "vendor/lib.c", b"int x;\n");
     git(&root.join("vendor"), &["init", "-q"]);
+    git(&root.join("vendor"), &["add", "-A"]);
+    git(&root.join("vendor"), &["commit", "-q", "-m", "vendored"]);
     write(root, "new.txt", b"n\n");
     let review = G.review(root, &ReadOptions::default()).unwrap();
     let listed: Vec<&str> = review.files.iter().map(|f| f.path.as_str()).collect();

@@ -432,11 +432,7 @@ mod tests {
         report.files = files
             .iter()
             .map(|path| crate::stop::CategorizedFile {
-                file: cp_git::ChangedFile {
-                    path: path.clone(),
-                    status: cp_git::FileStatus::Added,
-                    renamed_from: None,
-                },
+                file: cp_git::ChangedFile::new(path.clone(), cp_git::FileStatus::Added),
                 categories: vec!["docs".into()],
                 gated: false,
                 code: false,

@@ -218,6 +218,7 @@ fn without_the_commit_gate_only_red_tests_hold_the_stop() {
             worker: WorkerId::new("w1").unwrap(),
             session: "phase".into(),
             gate_commits: false,
+            base: None,
         })
     };
     repo.write("src/app/core.py", "def run():\n    return 2\n");

@@ -3,10 +3,8 @@
 
 use std::fmt::Write;
 
-use super::categorize::CategorizedFile;
 use super::report::{StopReport, TestOutcome};
 use super::runner::TestExit;
-use cp_git::{ListedFile, write_bounded};
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
@@ -15,7 +13,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     if !report.code_changed && !red {
         out.push_str(capture_only);
         out.push_str("\n\n");
-        files_section(&mut out, &report.files);
+        super::listing::scope(&mut out, report);
         return out;
     }
     out.push_str("Stop gate: verify this turn's changes before you stop.\n\n");
@@ -31,7 +29,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     }
     let error = report.tests.iter().any(TestOutcome::is_error);
     let failed = report.tests.iter().any(|t| !t.passed && !t.is_error());
-    files_section(&mut out, &report.files);
+    super::listing::scope(&mut out, report);
     if error {
         out.push_str(
             "\nThe tests did not run: fix the error shown above (or the test command) before \
@@ -127,26 +125,4 @@ fn duration_secs(ms: u64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "milliseconds of a test run")]
     let secs = ms as f64 / 1000.0;
     secs
-}
-
-/// `Changed files (n):` and one line per file with its change in words and categories, at
-/// most [`LISTED_FILES`](cp_git::LISTED_FILES) of them and the rest counted by
-/// directory.
-pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
-    let _ = writeln!(out, "Changed files ({}):", files.len());
-    let listed: Vec<ListedFile> = files
-        .iter()
-        .map(|f| {
-            let mut line = format!("{} {}", f.file.status.word(), f.file.display_path());
-            if !f.categories.is_empty() {
-                let _ = write!(line, "  [{}]", f.categories.join(", "));
-            }
-            ListedFile {
-                path: f.file.path.clone(),
-                kind: f.file.status.word(),
-                line,
-            }
-        })
-        .collect();
-    write_bounded(out, &listed, "  ");
 }

@@ -1,10 +1,13 @@
 //! The stop gate: when the agent ends its turn, tell it exactly what to
 //! verify, based on what changed; on the following stops, insist on a commit and green tests.
 //!
-//! [`StopGate::evaluate`] lists the uncommitted changes with git, sorts them into the
-//! configured categories, runs the tests when a triggering file changed or the last run
-//! failed, and blocks the stop with a message. A turn that changed nothing since the last
-//! stop gate passes at once. Blocks are counted per agent session in the worker's state
+//! [`StopGate::evaluate`] takes the session's work from git: what it committed since it began
+//! ([`StopInput::base`], recorded per session by [`SessionStarts`] for agents behind hooks)
+//! and what is uncommitted. It sorts both into the configured categories, runs the tests when
+//! a triggering file is among them or the last run failed, and blocks the stop with a message
+//! that lists what was committed and what was not. Only uncommitted files are asked to be
+//! committed; work committed with green tests passes at once. A turn that changed nothing
+//! since the last stop gate passes at once. Blocks are counted per agent session in the worker's state
 //! file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the agent
 //! may stop and the person is told what is left. Without git, or outside a repository, it
 //! passes and says why.
@@ -15,10 +18,12 @@ mod config;
 mod console_runner;
 mod detect;
 mod gate;
+mod listing;
 mod message;
 mod project_gate;
 mod report;
 mod runner;
+mod session_start;
 mod state;
 mod test_output;
 
@@ -28,7 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cp_base::{CancelToken, Project, WorkerId};
-use cp_git::Git;
+use cp_git::{ChangedFile, Git};
 use cp_orchestrate::{Decision, StopInput};
 
 pub use categorize::CategorizedFile;
@@ -40,6 +45,7 @@ pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
 pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
+pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{TestFramework, TestSummary, parse_test_output};
 
 use crate::error::CheckpointError;
@@ -190,8 +196,8 @@ impl StopGate {
         let listed = self
             .git
             .repo_root(root)
-            .and_then(|repo| Ok((self.git.changed_files(&repo)?, repo)));
-        let (files, repo) = match listed {
+            .and_then(|repo| Ok((self.git.status(&repo)?, repo)));
+        let (status, repo) = match listed {
             Ok(listed) => listed,
             Err(e) => {
                 tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
@@ -204,9 +210,15 @@ impl StopGate {
             }
         };
         report.repo_root = Some(repo.clone());
-        let files = self.categorizer.categorize(files);
-        let mut current = fingerprint(&repo, &files);
+        let head = status.head.commit.clone();
+        let (own, outside): (Vec<_>, Vec<_>) =
+            status.files.into_iter().partition(ChangedFile::is_own);
+        report.outside = outside;
+        let committed = self.committed(input, &repo, &status.head, &mut report);
+        let files = self.categorizer.categorize(own);
+        let mut current = fingerprint(&repo, head.as_deref(), &files);
         report.set_files(files, &self.categorizer);
+        report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
         let changed_since_told = state.fingerprint != current;
 
         let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
@@ -214,7 +226,8 @@ impl StopGate {
             .last_tests
             .as_ref()
             .is_some_and(|t| t.fingerprint == current);
-        let triggers = report.code_changed && report.files.iter().any(|f| f.triggers_tests);
+        // The session's work, committed or not: a commit does not take code past the tests.
+        let triggers = report.triggers_tests();
         // A red run is never forgotten: it runs again until it passes (or the limit ends
         // the loop), whatever the agent says.
         let quiet_turn = !gate && !changed_since_told && !last_failed;
@@ -224,18 +237,18 @@ impl StopGate {
             if !report.tests.is_empty() {
                 // Tests may touch tracked files (lock files, snapshots); those are not the
                 // agent's changes, so remember the tree as it is after the run.
-                if let Ok(after) = self.git.changed_files(&repo) {
-                    current = fingerprint_files(&repo, after.iter());
+                if let Ok(after) = self.git.status(&repo) {
+                    let own = after.files.iter().filter(|f| f.is_own());
+                    current = fingerprint_files(&repo, after.head.commit.as_deref(), own);
                 }
                 state.last_tests = Some(LastTests {
                     fingerprint: current.clone(),
                     outcomes: report.tests.clone(),
                 });
             }
-        }
-        if report.tests.is_empty()
-            && let Some(last) = &state.last_tests
-        {
+        } else if let Some(last) = state.last_tests.as_ref().filter(|_| tested_this_tree) {
+            // A verdict belongs to the tree it tested: shown again for that tree only, never
+            // for another, and never when the tests were due but could not run.
             report.tests.clone_from(&last.outcomes);
             report.tests_reused = true;
         }
@@ -274,6 +287,35 @@ impl StopGate {
         }
     }
 
+    /// What the session committed since it began ([`StopInput::base`]); nothing when that
+    /// is not known. How HEAD moved, when that needs saying, goes into the report.
+    fn committed(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        now: &cp_git::Head,
+        report: &mut StopReport,
+    ) -> Vec<ChangedFile> {
+        let Some(base) = &input.base else {
+            return Vec::new();
+        };
+        match self.git.committed_since(repo, base, now) {
+            Ok(committed) => {
+                report.since = committed.since;
+                report.scope_note = committed.note;
+                committed.files
+            }
+            Err(e) => {
+                tracing::warn!("stop gate: what the session committed is unknown: {e}");
+                report.scope_note = Some(format!(
+                    "what this session committed is unknown ({e}); only uncommitted files are \
+                     listed"
+                ));
+                Vec::new()
+            }
+        }
+    }
+
     /// Runs the configured or detected test commands; the caller decides whether they are
     /// due. `before` is the last run, whose red projects run again even when their files
     /// are no longer among the changes.
@@ -285,7 +327,14 @@ impl StopGate {
         report: &mut StopReport,
     ) {
         let runs = match &self.config.tests {
-            Some(tests) if tests.command.trim().is_empty() => return,
+            Some(tests) if tests.command.trim().is_empty() => {
+                report.tests_note = Some(
+                    "the test command is empty in .context-pilot/config.json \
+                     (checkpoint.tests.command)"
+                        .into(),
+                );
+                return;
+            }
             // A configured command is the repository's code: it runs only in a trusted
             // project. Detected commands (`cargo test`, …) are the project's own build.
             Some(_) if !input.project.is_trusted() => {

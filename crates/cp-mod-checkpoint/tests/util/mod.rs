@@ -15,6 +15,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use cp_base::{Project, WorkerId};
+use cp_git::Head;
 use cp_mod_checkpoint::{
     ConsoleTestRunner, StopGate, StopGateConfig, StopOutcome, StopRule, TestConfig,
 };
@@ -112,6 +113,13 @@ impl Repo {
     pub fn commit_all(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// Where HEAD is now, as a session beginning now records it.
+    pub fn head(&self) -> Head {
+        cp_git::Git { path_env: None }
+            .head_state(&self.root())
+            .unwrap()
     }
 
     pub fn project(&self) -> Project {
@@ -220,13 +228,25 @@ pub fn stop(checkpoint: &StopGate, project: &Project) -> StopOutcome {
     stop_in(checkpoint, project, "s1")
 }
 
-/// A stop of agent session `session` of worker `w1`.
+/// A stop of agent session `session` of worker `w1`, where the session's start is not known
+/// (only uncommitted work is in scope).
 pub fn stop_in(checkpoint: &StopGate, project: &Project, session: &str) -> StopOutcome {
+    stop_since(checkpoint, project, session, None)
+}
+
+/// A stop of agent session `session` of worker `w1` that began with HEAD at `base`.
+pub fn stop_since(
+    checkpoint: &StopGate,
+    project: &Project,
+    session: &str,
+    base: Option<&Head>,
+) -> StopOutcome {
     checkpoint.evaluate(&StopInput {
         project: project.clone(),
         worker: WorkerId::new("w1").unwrap(),
         session: session.into(),
         gate_commits: true,
+        base: base.cloned(),
     })
 }
 

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use cp_base::Project;
 
 use super::error::RestartError;
-use cp_git::{ChangedFile, Git, GitError};
+use cp_git::{ChangedFile, Git, GitError, Head};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
 /// even in a project whose `.context-pilot/.gitignore` was not written yet.
@@ -34,12 +34,25 @@ pub(crate) fn changed_files(
     let files = git.changed_files(&repo).map_err(map_git_error)?;
     Ok(files
         .into_iter()
+        // A nested repository, a worktree, a submodule with only untracked files inside:
+        // not the project's changes.
+        .filter(ChangedFile::is_own)
         .filter(|f| {
             !ignore
                 .iter()
                 .any(|prefix| f.path.starts_with(prefix.as_str()))
         })
         .collect())
+}
+
+/// Where HEAD of the project's repository is now; `None` without git or a repository
+/// (logged: the stop gate then checks only what is uncommitted).
+pub(crate) fn head_state(project: &Project) -> Option<Head> {
+    let git = Git { path_env: None };
+    git.repo_root(project.root())
+        .and_then(|repo| git.head_state(&repo))
+        .map_err(|e| tracing::info!("where HEAD is, unknown: {e}"))
+        .ok()
 }
 
 /// The repository-relative form of a project-relative path prefix, for [`changed_files`].

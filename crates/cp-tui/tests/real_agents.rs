@@ -306,7 +306,10 @@ fn claude_code_that_commits_red_work_is_held_with_the_failing_test() {
         "the commit ran"
     );
     let status = git(&root, &["status", "--porcelain"]);
-    assert!(!status.contains("calc.py"), "the change was committed: {status}");
+    assert!(
+        !status.contains("calc.py"),
+        "the change was committed: {status}"
+    );
     let requests = server.requests();
     assert_eq!(
         requests.len(),

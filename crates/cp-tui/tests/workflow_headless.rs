@@ -217,6 +217,63 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     assert!(stderr.contains("Tests FAILED (exit code 1)"), "{stderr}");
 }
 
+/// Issue 36: a phase's stop gate checks what the phase committed since it began, not only
+/// what is uncommitted: a model that commits red work with its shell is held by the tests.
+#[test]
+fn a_phase_that_commits_red_work_is_held_by_the_tests() {
+    let repo = git_repo();
+    let dir = repo.path();
+    std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/workflows/one.yaml"),
+        "name: one\nphases:\n  - id: build\n    prompt: Build it.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/build.sh"), "echo v1\n").unwrap();
+    let command =
+        "grep -q v1 src/build.sh || { echo 'FAILED tests/test_x.py::test_build'; exit 1; }";
+    std::fs::write(
+        dir.join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": {"max_blocks": 1, "tests": {"command": command}}})
+            .to_string(),
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    cp_e2e::trust(dir);
+    let server = LlmServer::start().unwrap();
+    let commit = serde_json::json!({"command":
+        "printf 'echo v2\\n' > src/build.sh && git add -A && git commit -qm 'build v2'"})
+    .to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "b1",
+        "console_easy_bash",
+        &commit,
+    )]));
+    for said in ["Built.", "Done, really."] {
+        server.push(anthropic::text_turn(said));
+    }
+    let args = [".context-pilot/workflows/one.yaml", "--headless"];
+    let out = headless(dir, &server, &cp_e2e::config_home(), &args)
+        .args(["--max-restarts", "0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{stdout}\n{stderr}");
+    assert!(git(dir, &["log", "--format=%s"]).contains("build v2"));
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Tests FAILED"), "{held}");
+    assert!(held.contains("Committed in this session"), "{held}");
+    assert!(held.contains("modified src/build.sh"), "{held}");
+    assert!(
+        stderr.contains("the agent stopped with work left"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 /// Issue 19: a headless run asks the model list before the first request, as the TUI does: with
 /// no model configured the newest listed general-purpose model is used, and a configured name
 /// the endpoint does not list is told on stderr with the closest names.

@@ -219,7 +219,12 @@ impl StopGate {
         let mut current = fingerprint(&repo, head.as_deref(), &files);
         report.set_files(files, &self.categorizer);
         report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
-        let changed_since_told = state.fingerprint != current;
+        // What the worker was told about: the tree, and the session's work in it.
+        let told = |tree: &str| {
+            let base = input.base.as_ref().map(|b| b.short()).unwrap_or_default();
+            format!("{tree}:{base}")
+        };
+        let changed_since_told = state.fingerprint != told(&current);
 
         let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
         let tested_this_tree = state
@@ -228,10 +233,13 @@ impl StopGate {
             .is_some_and(|t| t.fingerprint == current);
         // The session's work, committed or not: a commit does not take code past the tests.
         let triggers = report.triggers_tests();
-        // A red run is never forgotten: it runs again until it passes (or the limit ends
-        // the loop), whatever the agent says.
+        // A red run is never forgotten while there is work: it runs again until it passes (or
+        // the limit ends the loop), whatever the agent says. A new session with no work of its
+        // own is not held for what another left.
+        let has_work = !report.files.is_empty() || !report.committed.is_empty();
+        let red_again = last_failed && (gate || has_work);
         let quiet_turn = !gate && !changed_since_told && !last_failed;
-        if !quiet_turn && (last_failed || (triggers && !tested_this_tree)) {
+        if !quiet_turn && (red_again || (triggers && !tested_this_tree)) {
             let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
             self.run_tests(input, &repo, failed_before.unwrap_or_default(), &mut report);
             if !report.tests.is_empty() {
@@ -277,7 +285,7 @@ impl StopGate {
             None => Decision::Pass,
         };
         state.set_blocks(&input.session, report.blocks, &report.created_at);
-        state.fingerprint = current;
+        state.fingerprint = told(&current);
         state.last_report = Some(report.clone());
         state_file.save(&state);
         StopOutcome {

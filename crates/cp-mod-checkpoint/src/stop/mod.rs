@@ -221,7 +221,11 @@ impl StopGate {
         report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
         // What the worker was told about: the tree, and the session's work in it.
         let told = |tree: &str| {
-            let base = input.base.as_ref().map(|b| b.short()).unwrap_or_default();
+            let base = input
+                .base
+                .as_ref()
+                .map(cp_git::Head::short)
+                .unwrap_or_default();
             format!("{tree}:{base}")
         };
         let changed_since_told = state.fingerprint != told(&current);

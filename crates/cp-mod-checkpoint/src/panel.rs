@@ -102,21 +102,7 @@ impl StopGatePanel {
             ));
         }
         out.push(Line::default());
-        if report.tests.is_empty() {
-            out.push(Line::styled(
-                report
-                    .tests_note
-                    .clone()
-                    .unwrap_or_else(|| "Tests: not run".into()),
-                dim,
-            ));
-        }
-        for tests in &report.tests {
-            out.extend(test_lines(tests));
-        }
-        if report.tests_reused {
-            out.push(Line::styled("  (earlier run; nothing changed since)", dim));
-        }
+        out.extend(runs_lines(report));
         out.push(Line::default());
         out.push(Line::styled(
             if report.committed.is_empty() {
@@ -164,6 +150,28 @@ impl StopGatePanel {
         }
         out
     }
+}
+
+/// The test runs, or why none ran.
+fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut out = Vec::new();
+    if report.tests.is_empty() {
+        out.push(Line::styled(
+            report
+                .tests_note
+                .clone()
+                .unwrap_or_else(|| "Tests: not run".into()),
+            dim,
+        ));
+    }
+    for tests in &report.tests {
+        out.extend(test_lines(tests));
+    }
+    if report.tests_reused {
+        out.push(Line::styled("  (earlier run; nothing changed since)", dim));
+    }
+    out
 }
 
 /// What the session committed since it began, and what git lists that is not this

@@ -219,51 +219,17 @@ impl StopGate {
         let mut current = fingerprint(&repo, head.as_deref(), &files);
         report.set_files(files, &self.categorizer);
         report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
-        // What the worker was told about: the tree, and the session's work in it.
-        let told = |tree: &str| {
-            let base = input
-                .base
-                .as_ref()
-                .map(cp_git::Head::short)
-                .unwrap_or_default();
-            format!("{tree}:{base}")
-        };
-        let changed_since_told = state.fingerprint != told(&current);
+        let changed_since_told = state.fingerprint != told(&current, input);
 
-        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
-        let tested_this_tree = state
-            .last_tests
-            .as_ref()
-            .is_some_and(|t| t.fingerprint == current);
-        // The session's work, committed or not: a commit does not take code past the tests.
-        let triggers = report.triggers_tests();
-        // A red run is never forgotten while there is work: it runs again until it passes (or
-        // the limit ends the loop), whatever the agent says. A new session with no work of its
-        // own is not held for what another left.
-        let has_work = !report.files.is_empty() || !report.committed.is_empty();
-        let red_again = last_failed && (gate || has_work);
-        let quiet_turn = !gate && !changed_since_told && !last_failed;
-        if !quiet_turn && (red_again || (triggers && !tested_this_tree)) {
-            let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
-            self.run_tests(input, &repo, failed_before.unwrap_or_default(), &mut report);
-            if !report.tests.is_empty() {
-                // Tests may touch tracked files (lock files, snapshots); those are not the
-                // agent's changes, so remember the tree as it is after the run.
-                if let Ok(after) = self.git.status(&repo) {
-                    let own = after.files.iter().filter(|f| f.is_own());
-                    current = fingerprint_files(&repo, after.head.commit.as_deref(), own);
-                }
-                state.last_tests = Some(LastTests {
-                    fingerprint: current.clone(),
-                    outcomes: report.tests.clone(),
-                });
-            }
-        } else if let Some(last) = state.last_tests.as_ref().filter(|_| tested_this_tree) {
-            // A verdict belongs to the tree it tested: shown again for that tree only, never
-            // for another, and never when the tests were due but could not run.
-            report.tests.clone_from(&last.outcomes);
-            report.tests_reused = true;
-        }
+        self.tests_step(
+            input,
+            &repo,
+            gate,
+            changed_since_told,
+            &mut state,
+            &mut report,
+            &mut current,
+        );
         let red = !report.tests_reused && report.tests.iter().any(|t| !t.passed);
 
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
@@ -289,13 +255,65 @@ impl StopGate {
             None => Decision::Pass,
         };
         state.set_blocks(&input.session, report.blocks, &report.created_at);
-        state.fingerprint = told(&current);
+        state.fingerprint = told(&current, input);
         state.last_report = Some(report.clone());
         state_file.save(&state);
         StopOutcome {
             decision,
             notice: report.gave_up.clone(),
             report,
+        }
+    }
+
+    /// Runs the tests when they are due, or shows the last run again when it tested this very
+    /// tree; `current` becomes the tree's fingerprint after a run (which may touch files).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one step of evaluate, on its locals; a struct would only rename them"
+    )]
+    fn tests_step(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        gate: bool,
+        changed_since_told: bool,
+        state: &mut state::CheckpointState,
+        report: &mut StopReport,
+        current: &mut String,
+    ) {
+        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
+        let tested_this_tree = state
+            .last_tests
+            .as_ref()
+            .is_some_and(|t| t.fingerprint == *current);
+        // The session's work, committed or not: a commit does not take code past the tests.
+        let triggers = report.triggers_tests();
+        // A red run is never forgotten while there is work: it runs again until it passes (or
+        // the limit ends the loop), whatever the agent says. A new session with no work of its
+        // own is not held for what another left.
+        let has_work = !report.files.is_empty() || !report.committed.is_empty();
+        let red_again = last_failed && (gate || has_work);
+        let quiet_turn = !gate && !changed_since_told && !last_failed;
+        if !quiet_turn && (red_again || (triggers && !tested_this_tree)) {
+            let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
+            self.run_tests(input, repo, failed_before.unwrap_or_default(), report);
+            if !report.tests.is_empty() {
+                // Tests may touch tracked files (lock files, snapshots); those are not the
+                // agent's changes, so remember the tree as it is after the run.
+                if let Ok(after) = self.git.status(repo) {
+                    let own = after.files.iter().filter(|f| f.is_own());
+                    *current = fingerprint_files(repo, after.head.commit.as_deref(), own);
+                }
+                state.last_tests = Some(LastTests {
+                    fingerprint: current.clone(),
+                    outcomes: report.tests.clone(),
+                });
+            }
+        } else if let Some(last) = state.last_tests.as_ref().filter(|_| tested_this_tree) {
+            // A verdict belongs to the tree it tested: shown again for that tree only, never
+            // for another, and never when the tests were due but could not run.
+            report.tests.clone_from(&last.outcomes);
+            report.tests_reused = true;
         }
     }
 
@@ -481,6 +499,17 @@ impl StopGate {
             },
         }
     }
+}
+
+/// What the worker was told about at a stop: the tree (`tree`, its fingerprint), and where
+/// the session whose work it was began.
+fn told(tree: &str, input: &StopInput) -> String {
+    let base = input
+        .base
+        .as_ref()
+        .map(cp_git::Head::short)
+        .unwrap_or_default();
+    format!("{tree}:{base}")
 }
 
 /// One test command to run: where, for how long, and for which project.

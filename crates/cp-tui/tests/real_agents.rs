@@ -279,27 +279,40 @@ fn bash_turn(id: &str, command: &str) -> cp_e2e::Reply {
     anthropic::tool_use_turn(&[(id, "Bash", &args)])
 }
 
-#[test]
-fn claude_code_that_commits_red_work_is_held_with_the_failing_test() {
-    let repo = calc_project();
-    let root = canonical(repo.path());
+/// Claude Code in `root` against a server that answers with `turns`, to a clean exit; the
+/// server (for its request log) and Claude Code's stdout.
+fn claude_scripted(root: &Path, turns: Vec<cp_e2e::Reply>) -> (LlmServer, String) {
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
-    // Breaks `add` and commits it in the same shell command, then says it is done.
-    server.push(bash_turn(
-        "toolu_01Bash",
-        "sed -i 's/a + b/a - b/' calc.py && git commit -qam 'Simplify add'",
-    ));
-    server.push(anthropic::text_turn("Done."));
-    server.push(anthropic::text_turn("I am done."));
-
-    let out = claude(&root, home.path(), &server);
+    for turn in turns {
+        server.push(turn);
+    }
+    let out = claude(root, home.path(), &server);
     let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
         Some(0),
         "{stdout}\n{}",
         text(&out.stderr)
+    );
+    (server, stdout)
+}
+
+#[test]
+fn claude_code_that_commits_red_work_is_held_with_the_failing_test() {
+    let repo = calc_project();
+    let root = canonical(repo.path());
+    // Breaks `add` and commits it in the same shell command, then says it is done.
+    let (server, stdout) = claude_scripted(
+        &root,
+        vec![
+            bash_turn(
+                "toolu_01Bash",
+                "sed -i 's/a + b/a - b/' calc.py && git commit -qam 'Simplify add'",
+            ),
+            anthropic::text_turn("Done."),
+            anthropic::text_turn("I am done."),
+        ],
     );
     assert!(
         git(&root, &["log", "--format=%s"]).contains("Simplify add"),
@@ -339,21 +352,15 @@ fn claude_code_that_commits_red_work_is_held_with_the_failing_test() {
 fn claude_code_that_commits_green_work_stops_at_once() {
     let repo = calc_project();
     let root = canonical(repo.path());
-    let home = tempfile::tempdir().unwrap();
-    let server = claude_server();
-    server.push(bash_turn(
-        "toolu_01Bash",
-        "sed -i 's/a + b/b + a/' calc.py && git commit -qam 'Add the other way round'",
-    ));
-    server.push(anthropic::text_turn("Done."));
-
-    let out = claude(&root, home.path(), &server);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&out.stderr)
+    let (server, stdout) = claude_scripted(
+        &root,
+        vec![
+            bash_turn(
+                "toolu_01Bash",
+                "sed -i 's/a + b/b + a/' calc.py && git commit -qam 'Add the other way round'",
+            ),
+            anthropic::text_turn("Done."),
+        ],
     );
     assert_eq!(server.requests().len(), 2, "no block:\n{}", bodies(&server));
     assert!(!stdout.contains("stopped with work left"), "{stdout}");
@@ -390,22 +397,16 @@ fn claude_code_committing_a_shell_edit_does_not_fire_its_callback_again() {
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "callback"]);
     cp_e2e::trust(&root);
-    let home = tempfile::tempdir().unwrap();
-    let server = claude_server();
-    server.push(bash_turn("toolu_01Bash", "sed -i 's/a + b/b + a/' calc.py"));
-    server.push(bash_turn(
-        "toolu_02Bash",
-        "git add -A && git commit -qm 'Add the other way round'",
-    ));
-    server.push(anthropic::text_turn("Done."));
-
-    let out = claude(&root, home.path(), &server);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&out.stderr)
+    let (server, _) = claude_scripted(
+        &root,
+        vec![
+            bash_turn("toolu_01Bash", "sed -i 's/a + b/b + a/' calc.py"),
+            bash_turn(
+                "toolu_02Bash",
+                "git add -A && git commit -qm 'Add the other way round'",
+            ),
+            anthropic::text_turn("Done."),
+        ],
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{}", bodies(&server));

@@ -14,6 +14,8 @@ use cp_base::{Project, WorkerId};
 use cp_git::{Git, Head};
 use serde::{Deserialize, Serialize};
 
+use super::state::forget_oldest;
+
 /// The file under the worker's state directory.
 pub const SESSIONS_FILE: &str = "sessions.json";
 
@@ -73,17 +75,7 @@ impl SessionStarts {
                 at,
             },
         );
-        while saved.sessions.len() > MAX_SESSIONS {
-            let oldest = saved
-                .sessions
-                .iter()
-                .min_by(|a, b| a.1.at.cmp(&b.1.at))
-                .map(|(id, _)| id.clone());
-            match oldest {
-                Some(id) => saved.sessions.remove(&id),
-                None => break,
-            };
-        }
+        forget_oldest(&mut saved.sessions, MAX_SESSIONS, |s| &s.at);
         self.save(&saved);
         Some(head)
     }

@@ -75,17 +75,26 @@ impl CheckpointState {
                 at: at.to_owned(),
             },
         );
-        while self.sessions.len() > MAX_SESSIONS {
-            let oldest = self
-                .sessions
-                .iter()
-                .min_by(|a, b| a.1.at.cmp(&b.1.at))
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(key) => self.sessions.remove(&key),
-                None => break,
-            };
-        }
+        forget_oldest(&mut self.sessions, MAX_SESSIONS, |s| &s.at);
+    }
+}
+
+/// Keeps the `max` entries of `map` whose `at` (an RFC 3339 time, which orders as text) is
+/// the latest: the oldest sessions are forgotten first.
+pub(crate) fn forget_oldest<V>(
+    map: &mut BTreeMap<String, V>,
+    max: usize,
+    at: impl Fn(&V) -> &String,
+) {
+    while map.len() > max {
+        let oldest = map
+            .iter()
+            .min_by(|a, b| at(a.1).cmp(at(b.1)))
+            .map(|(key, _)| key.clone());
+        match oldest {
+            Some(key) => map.remove(&key),
+            None => break,
+        };
     }
 }
 

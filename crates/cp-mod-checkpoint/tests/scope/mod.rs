@@ -14,7 +14,7 @@ use cp_base::{Project, TrustStore};
 use cp_git::Head;
 use cp_mod_checkpoint::{StopGateConfig, StopOutcome};
 
-use crate::util::{Repo, Suite, is_pass, preset, reason, stop_since};
+use crate::util::{Repo, Suite, is_pass, preset, reason, status_suite, stop_since};
 
 fn app() -> Repo {
     let repo = Repo::with_commit(&[
@@ -26,17 +26,41 @@ fn app() -> Repo {
     repo
 }
 
-/// Passes while `repo/status.txt` says `green`, fails otherwise (pytest-like output).
-fn status_suite(suite: &Suite, repo: &Repo) -> String {
-    suite.script(&format!(
-        "if grep -q green '{}/status.txt'; then echo '3 passed in 0.01s'; exit 0; fi\n\
-         echo 'FAILED tests/test_core.py::test_run - assert 1 == 2'\n\
-         echo '1 failed, 2 passed in 0.01s'\nexit 1",
-        repo.root().display()
-    ))
+/// The app, its suite (green while `status.txt` says `green`) and the preset configuration
+/// running it.
+struct Scene {
+    repo: Repo,
+    suite: Suite,
+    config: StopGateConfig,
 }
 
-/// A stop of `session`, begun at `base`, by a new gate (a new hook process).
+impl Scene {
+    fn new() -> Self {
+        let repo = app();
+        let suite = Suite::new();
+        let config = preset(&status_suite(&suite, &repo), 10);
+        Self {
+            repo,
+            suite,
+            config,
+        }
+    }
+
+    /// What an agent does in one shell command: breaks `run` and commits it.
+    fn break_and_commit(&self) {
+        self.repo
+            .write("src/app/core.py", "def run():\n    return 2\n");
+        self.repo.write("status.txt", "red\n");
+        self.repo.commit_all("change run");
+    }
+
+    /// A stop of `session`, begun at `base`, by a new gate (a new hook process).
+    fn stop(&self, session: &str, base: &Head) -> StopOutcome {
+        stop(&self.repo, &self.config, session, base)
+    }
+}
+
+/// A stop of `session`, begun at `base`, by a new gate with `config`.
 fn stop(repo: &Repo, config: &StopGateConfig, session: &str, base: &Head) -> StopOutcome {
     let checkpoint = repo.checkpoint(&repo.project(), config.clone());
     stop_since(&checkpoint, &repo.project(), session, Some(base))
@@ -65,16 +89,13 @@ fn repository_state(root: &Path) -> (String, String) {
 
 #[test]
 fn red_work_committed_in_the_session_is_held_with_the_failing_test() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let (repo, suite) = (&scene.repo, &scene.suite);
     let base = repo.head();
     // The agent breaks the function and commits it in one shell command, then says "Done.".
-    repo.write("src/app/core.py", "def run():\n    return 2\n");
-    repo.write("status.txt", "red\n");
-    repo.commit_all("change run");
+    scene.break_and_commit();
 
-    let first = stop(&repo, &config, "s", &base);
+    let first = scene.stop("s", &base);
     let msg = reason(&first);
     assert_eq!(suite.runs(), 1);
     assert!(msg.contains("Tests FAILED"), "{msg}");
@@ -91,7 +112,7 @@ fn red_work_committed_in_the_session_is_held_with_the_failing_test() {
     assert!(first.report.uncommitted_gated.is_empty());
 
     // Held until the tests pass; no commit is asked for what is committed.
-    let second = stop(&repo, &config, "s", &base);
+    let second = scene.stop("s", &base);
     let msg = reason(&second);
     assert!(msg.contains("Tests FAILED"), "{msg}");
     assert!(!msg.starts_with("Commit your changes"), "{msg}");
@@ -99,42 +120,40 @@ fn red_work_committed_in_the_session_is_held_with_the_failing_test() {
 
     repo.write("status.txt", "green\n");
     repo.commit_all("fix");
-    let fixed = stop(&repo, &config, "s", &base);
+    let fixed = scene.stop("s", &base);
     assert!(is_pass(&fixed) && fixed.notice.is_none(), "{fixed:?}");
     assert_eq!(suite.runs(), 3);
 }
 
 #[test]
 fn green_work_committed_in_the_session_stops_at_once_after_one_run() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let (repo, suite) = (&scene.repo, &scene.suite);
     let base = repo.head();
     repo.write("src/app/core.py", "def run():\n    return 2\n");
     repo.commit_all("change run");
 
-    let outcome = stop(&repo, &config, "s", &base);
+    let outcome = scene.stop("s", &base);
     assert!(is_pass(&outcome), "{outcome:?}");
     assert_eq!(suite.runs(), 1, "the committed code was tested");
     assert!(outcome.report.tests[0].passed);
     assert_eq!(outcome.report.committed[0].file.path, "src/app/core.py");
     assert_eq!(outcome.report.since, base.commit);
     // Nothing changed since: the next stop neither runs nor holds anything.
-    assert!(is_pass(&stop(&repo, &config, "s", &base)));
+    assert!(is_pass(&scene.stop("s", &base)));
     assert_eq!(suite.runs(), 1);
 }
 
 #[test]
 fn the_message_lists_what_was_committed_and_the_commit_gate_asks_only_for_the_rest() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let repo = &scene.repo;
     let base = repo.head();
     repo.write("src/app/core.py", "def run():\n    return 2\n");
     repo.commit_all("change run");
     repo.write("src/app/extra.py", "X = 1\n");
 
-    let first = stop(&repo, &config, "s", &base);
+    let first = scene.stop("s", &base);
     let msg = reason(&first);
     assert!(msg.contains("Tests passed"), "{msg}");
     let committed = msg.find("Committed in this session").unwrap();
@@ -144,7 +163,7 @@ fn the_message_lists_what_was_committed_and_the_commit_gate_asks_only_for_the_re
     assert!(committed < not, "{msg}");
     assert!(msg.contains("Then commit your changes."), "{msg}");
 
-    let second = stop(&repo, &config, "s", &base);
+    let second = scene.stop("s", &base);
     let gate = reason(&second);
     assert!(
         gate.starts_with("Commit your changes before stopping. 1 file(s)"),
@@ -156,15 +175,12 @@ fn the_message_lists_what_was_committed_and_the_commit_gate_asks_only_for_the_re
 
 #[test]
 fn work_committed_then_reverted_is_nothing_to_test() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let (repo, suite) = (&scene.repo, &scene.suite);
     let base = repo.head();
-    repo.write("src/app/core.py", "def run():\n    return 2\n");
-    repo.write("status.txt", "red\n");
-    repo.commit_all("change run");
+    scene.break_and_commit();
     repo.git(&["revert", "--no-edit", "HEAD"]);
-    let outcome = stop(&repo, &config, "s", &base);
+    let outcome = scene.stop("s", &base);
     assert!(is_pass(&outcome), "{outcome:?}");
     assert!(outcome.report.committed.is_empty());
     assert_eq!(suite.runs(), 0);
@@ -172,9 +188,8 @@ fn work_committed_then_reverted_is_nothing_to_test() {
 
 #[test]
 fn a_merge_in_the_session_is_tested_with_what_it_brought() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let repo = &scene.repo;
     repo.git(&["checkout", "-q", "-b", "feature"]);
     repo.write("src/app/feature.py", "F = 1\n");
     repo.write("status.txt", "red\n");
@@ -182,7 +197,7 @@ fn a_merge_in_the_session_is_tested_with_what_it_brought() {
     repo.git(&["checkout", "-q", "main"]);
     let base = repo.head();
     repo.git(&["merge", "-q", "--no-ff", "--no-edit", "feature"]);
-    let outcome = stop(&repo, &config, "s", &base);
+    let outcome = scene.stop("s", &base);
     let msg = reason(&outcome);
     assert!(msg.contains("Tests FAILED"), "{msg}");
     assert!(msg.contains("new src/app/feature.py"), "{msg}");
@@ -190,9 +205,8 @@ fn a_merge_in_the_session_is_tested_with_what_it_brought() {
 
 #[test]
 fn a_branch_switch_tests_only_what_was_committed_after_it() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let (repo, suite) = (&scene.repo, &scene.suite);
     // Someone else's red branch, ahead of main.
     repo.git(&["checkout", "-q", "-b", "theirs"]);
     repo.write("src/app/theirs.py", "T = 1\n");
@@ -203,7 +217,7 @@ fn a_branch_switch_tests_only_what_was_committed_after_it() {
 
     // The agent only switches: nothing of its own to test, nothing to hold it for.
     repo.git(&["checkout", "-q", "theirs"]);
-    let switched = stop(&repo, &config, "s", &base);
+    let switched = scene.stop("s", &base);
     assert!(is_pass(&switched), "{switched:?}");
     assert_eq!(suite.runs(), 0);
     let note = switched.report.scope_note.unwrap();
@@ -212,7 +226,7 @@ fn a_branch_switch_tests_only_what_was_committed_after_it() {
     // What it commits there is its work.
     repo.write("src/app/mine.py", "M = 1\n");
     repo.commit_all("mine");
-    let mine = stop(&repo, &config, "s2", &base);
+    let mine = scene.stop("s2", &base);
     let msg = reason(&mine);
     assert!(msg.contains("Tests FAILED"), "{msg}");
     assert!(msg.contains("new src/app/mine.py"), "{msg}");
@@ -222,9 +236,8 @@ fn a_branch_switch_tests_only_what_was_committed_after_it() {
 
 #[test]
 fn a_rebase_or_reset_lists_how_head_differs_from_where_the_session_began() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let repo = &scene.repo;
     repo.write("src/app/core.py", "def run():\n    return 0\n");
     repo.commit_all("before the session");
     let base = repo.head();
@@ -235,7 +248,7 @@ fn a_rebase_or_reset_lists_how_head_differs_from_where_the_session_began() {
     repo.git(&["reset", "-q", "--hard", "HEAD~2"]);
     repo.write("status.txt", "red\n");
     repo.commit_all("red");
-    let outcome = stop(&repo, &config, "s", &base);
+    let outcome = scene.stop("s", &base);
     let msg = reason(&outcome);
     assert!(msg.contains("Tests FAILED"), "{msg}");
     assert!(msg.contains("no longer descends from"), "{msg}");
@@ -272,22 +285,21 @@ fn a_session_that_began_before_the_first_commit() {
 /// untrusted project): the old failure is never reported as the current result.
 #[test]
 fn an_old_failure_is_never_reported_when_the_tests_cannot_run() {
-    let repo = app();
-    let suite = Suite::new();
-    let config = preset(&status_suite(&suite, &repo), 10);
+    let scene = Scene::new();
+    let (repo, suite) = (&scene.repo, &scene.suite);
     repo.write("status.txt", "red\n");
     repo.commit_all("red");
     let base = repo.head();
     repo.write("src/app/core.py", "def run():\n    return 2\n");
-    let red = stop(&repo, &config, "s1", &base);
+    let red = scene.stop("s1", &base);
     assert!(reason(&red).contains("Tests FAILED"), "{red:?}");
 
     // Fixed; a new session, and the test command is now empty.
     repo.write("status.txt", "green\n");
     repo.write("src/app/core.py", "def run():\n    return 3\n");
-    let mut off = config.clone();
+    let mut off = scene.config.clone();
     off.tests.as_mut().unwrap().command = String::new();
-    let outcome = stop(&repo, &off, "s2", &base);
+    let outcome = stop(repo, &off, "s2", &base);
     let msg = reason(&outcome);
     assert!(!msg.contains("FAILED"), "{msg}");
     assert!(
@@ -300,10 +312,10 @@ fn an_old_failure_is_never_reported_when_the_tests_cannot_run() {
     // Red again, then fixed, then the project is not trusted with its configured command.
     repo.write("status.txt", "red\n");
     repo.write("src/app/core.py", "def run():\n    return 4\n");
-    assert!(reason(&stop(&repo, &config, "s3", &base)).contains("Tests FAILED"));
+    assert!(reason(&scene.stop("s3", &base)).contains("Tests FAILED"));
     std::fs::write(
         repo.root().join(".context-pilot/config.json"),
-        serde_json::json!({"checkpoint": config}).to_string(),
+        serde_json::json!({"checkpoint": scene.config}).to_string(),
     )
     .unwrap();
     repo.write("status.txt", "green\n");
@@ -312,7 +324,7 @@ fn an_old_failure_is_never_reported_when_the_tests_cannot_run() {
     let untrusted =
         Project::at(repo.root()).with_trust_store(TrustStore::at(store.path().join("trust.json")));
     assert!(!untrusted.is_trusted());
-    let checkpoint = repo.checkpoint(&untrusted, config.clone());
+    let checkpoint = repo.checkpoint(&untrusted, scene.config.clone());
     let outcome = stop_since(&checkpoint, &untrusted, "s4", Some(&base));
     let msg = reason(&outcome);
     assert!(!msg.contains("FAILED"), "{msg}");

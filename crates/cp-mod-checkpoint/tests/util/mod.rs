@@ -187,6 +187,17 @@ impl Suite {
     }
 }
 
+/// A suite that passes while `repo/status.txt` says `green` and fails otherwise
+/// (pytest-like output naming `test_run`).
+pub fn status_suite(suite: &Suite, repo: &Repo) -> String {
+    suite.script(&format!(
+        "if grep -q green '{}/status.txt'; then echo '3 passed in 0.01s'; exit 0; fi\n\
+         echo 'FAILED tests/test_core.py::test_run - assert 1 == 2'\n\
+         echo '1 failed, 2 passed in 0.01s'\nexit 1",
+        repo.root().display()
+    ))
+}
+
 /// A generic preset: service code → restart, TUI code → SIGUSR2,
 /// tests gated, docs neither; any `.py` change runs `command`.
 pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {

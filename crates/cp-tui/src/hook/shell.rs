@@ -149,16 +149,10 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
-    #[test]
-    fn each_session_compares_with_its_own_previous_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        git(&root, &["init", "-q"]);
-        std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        std::fs::write(root.join("b.txt"), "one\n").unwrap();
-        git(&root, &["add", "."]);
+    fn commit_all(root: &std::path::Path) {
+        git(root, &["add", "-A"]);
         git(
-            &root,
+            root,
             &[
                 "-c",
                 "user.name=t",
@@ -166,9 +160,19 @@ mod tests {
                 "user.email=t@t",
                 "commit",
                 "-qm",
-                "init",
+                "work",
             ],
         );
+    }
+
+    #[test]
+    fn each_session_compares_with_its_own_previous_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(root.join("b.txt"), "one\n").unwrap();
+        commit_all(&root);
         let project = Project::at(&root);
         let snaps = ShellSnapshots::new(&project, &WorkerId::default());
 
@@ -224,19 +228,7 @@ mod tests {
 
         // Committing what was edited is no edit.
         snaps.save("s1", &later);
-        git(&root, &["add", "-A"]);
-        git(
-            &root,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "work",
-            ],
-        );
+        commit_all(&root);
         let committed = snaps.take().unwrap();
         assert!(committed.is_empty());
         assert_eq!(

@@ -2,14 +2,14 @@
 //! verify, based on what changed; on the following stops, insist on a commit and green tests.
 //!
 //! [`StopGate::evaluate`] takes the session's work from git: what it committed since it began
-//! ([`StopInput::base`], recorded per session by [`SessionStarts`] for agents behind hooks)
-//! and what is uncommitted. It sorts both into the configured categories, runs the tests when
-//! a triggering file is among them or the last run failed, and blocks the stop with a message
+//! ([`StopInput::base`], recorded per session by [`SessionStarts`] for agents behind hooks) and
+//! what is uncommitted. It sorts both into the configured categories, runs the tests when a
+//! triggering file is among them or the last run failed, and blocks the stop with a message
 //! that lists what was committed and what was not. Only uncommitted files are asked to be
-//! committed; work committed with green tests passes at once. A turn that changed nothing
-//! since the last stop gate passes at once. Blocks are counted per agent session in the worker's state
-//! file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the agent
-//! may stop and the person is told what is left. Without git, or outside a repository, it
+//! committed; work committed with green tests passes at once. A turn that changed nothing since
+//! the last stop gate passes at once. Blocks are counted per agent session in the worker's
+//! state file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the
+//! agent may stop and the person is told what is left. Without git, or outside a repository, it
 //! passes and says why.
 
 mod categorize;

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use cp_base::Project;
 
 use super::error::RestartError;
-use cp_git::{ChangedFile, Git, GitError, Head};
+use cp_git::{ChangedFile, EntryKind, Git, GitError, Head};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
 /// even in a project whose `.context-pilot/.gitignore` was not written yet.
@@ -171,7 +171,20 @@ pub(crate) fn commit_all(
     identity: Identity,
 ) -> Result<Option<String>, RestartError> {
     let root = project.root();
-    git_ok(root, &["add", "-A", "--", ":/"])?;
+    // A directory with a repository of its own (a vendored project, a worktree made inside the
+    // project) stays out: `add -A` would record it as a gitlink no clone can fill, or fail on
+    // one without a commit.
+    let nested: Vec<String> = Git { path_env: None }
+        .repo_root(root)
+        .and_then(|repo| Git { path_env: None }.changed_files(&repo))
+        .map_err(map_git_error)?
+        .into_iter()
+        .filter(|f| matches!(f.kind, EntryKind::NestedRepository | EntryKind::Worktree))
+        .map(|f| format!(":(top,exclude){}", f.path))
+        .collect();
+    let mut add = vec!["add", "-A", "--", ":/"];
+    add.extend(nested.iter().map(String::as_str));
+    git_ok(root, &add)?;
     // Unstage the runtime directories in case no .gitignore hides them. (Excluding them with
     // `:(exclude)` pathspecs instead makes git fail when they *are* ignored, the usual case.)
     let runtime: Vec<String> = RUNTIME_EXCLUDES

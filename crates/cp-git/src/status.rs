@@ -264,7 +264,7 @@ impl Git {
         dir: &Path,
         args: &[&str],
     ) -> Result<Option<Vec<u8>>, GitError> {
-        let out = self.output(dir, args, None)?;
+        let out = self.output(dir, args, None, None)?;
         match out.status.code() {
             Some(0) => Ok(Some(out.stdout)),
             Some(1) if out.stderr.is_empty() => Ok(None),
@@ -279,7 +279,19 @@ impl Git {
         args: &[&str],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, GitError> {
-        let out = self.output(dir, args, input)?;
+        self.run_with_index(dir, args, input, None)
+    }
+
+    /// Like [`Git::run_with_input`], with git's index file replaced by `index` when given (a
+    /// commit built aside, so a refused one leaves the real index as it was).
+    pub(crate) fn run_with_index(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: Option<&[u8]>,
+        index: Option<&Path>,
+    ) -> Result<Vec<u8>, GitError> {
+        let out = self.output(dir, args, input, index)?;
         if out.status.success() {
             Ok(out.stdout)
         } else {
@@ -287,11 +299,13 @@ impl Git {
         }
     }
 
+    /// Runs git and returns what it did, whatever its exit status.
     fn output(
         &self,
         dir: &Path,
         args: &[&str],
         input: Option<&[u8]>,
+        index: Option<&Path>,
     ) -> Result<std::process::Output, GitError> {
         let mut cmd = Command::new("git");
         cmd.arg("-C")
@@ -313,6 +327,9 @@ impl Git {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE");
+        if let Some(index) = index {
+            cmd.env("GIT_INDEX_FILE", index);
+        }
         if let Some(path) = &self.path_env {
             cmd.env("PATH", path);
         }

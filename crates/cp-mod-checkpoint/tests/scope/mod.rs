@@ -298,12 +298,12 @@ fn an_old_failure_is_never_reported_when_the_tests_cannot_run() {
     repo.write("status.txt", "green\n");
     repo.write("src/app/core.py", "def run():\n    return 3\n");
     let mut off = scene.config.clone();
-    off.tests.as_mut().unwrap().command = String::new();
+    off.tests.as_mut().unwrap().command = Some(String::new());
     let outcome = stop(repo, &off, "s2", &base);
     let msg = reason(&outcome);
     assert!(!msg.contains("FAILED"), "{msg}");
     assert!(
-        msg.contains("Tests: not run (the test command is empty"),
+        msg.contains("Tests: not run (tests are off: checkpoint.tests.command is empty"),
         "{msg}"
     );
     assert!(outcome.report.tests.is_empty(), "{outcome:?}");

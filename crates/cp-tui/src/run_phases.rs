@@ -17,10 +17,10 @@ use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
-use crate::headless_out::short;
 use crate::host::Host;
 use crate::init::program;
 use crate::phase_trust::LentTrust;
+use cp_base::text::fit_end;
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
 pub(crate) struct PhaseDrivers {
@@ -232,7 +232,7 @@ fn builtin_lines(lines: Lines) -> EventSink {
         AgentEvent::ToolCalls(calls) => {
             lines.flush();
             for (_, name, args) in &calls {
-                lines.line(&format!("  → {name} {}", short(args, 100)));
+                lines.line(&format!("  → {name} {}", fit_end(args, 100)));
             }
         }
         AgentEvent::ToolResults(results) => {
@@ -240,15 +240,15 @@ fn builtin_lines(lines: Lines) -> EventSink {
                 let mark = if r.is_error { "✗" } else { "✓" };
                 lines.line(&format!(
                     "    {mark} {}",
-                    short(r.text.lines().next().unwrap_or(""), 100)
+                    fit_end(r.text.lines().next().unwrap_or(""), 100)
                 ));
             }
         }
         AgentEvent::StopGateBlocked(reason) => {
             lines.flush();
             lines.line(&format!(
-                "  checkpoint: {}",
-                short(reason.lines().next().unwrap_or(""), 100)
+                "  {}",
+                fit_end(reason.lines().next().unwrap_or(""), 100)
             ));
         }
         AgentEvent::StopGateGaveUp(notice) => {

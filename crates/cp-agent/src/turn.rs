@@ -24,8 +24,10 @@ pub enum AgentEvent {
     /// Results of the batch, by call id.
     ToolResults(Vec<(String, ToolResult)>),
     Usage(Usage),
-    /// A short status line (retrying, running the stop gate…).
+    /// A short status line (retrying, …), for the person.
     Status(String),
+    /// The stop gate started checking the end of the turn (its tests may run now).
+    StopGateRunning,
     /// The stop gate blocked the end of the turn with this message.
     StopGateBlocked(String),
     /// The stop gate's block limit let the agent stop with work left; for the person.
@@ -44,6 +46,9 @@ pub enum AgentEvent {
     /// The turn is over.
     Finished(TurnEnd),
 }
+
+/// How [`AgentEvent::StopGateRunning`] reads in a status line.
+pub const STOP_GATE_RUNNING: &str = "running the stop gate…";
 
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,7 +378,7 @@ fn run_stop_gate(
     base: Option<&Head>,
     sink: &dyn Fn(AgentEvent),
 ) -> Option<StopVerdict> {
-    sink(AgentEvent::Status("running the stop gate…".into()));
+    sink(AgentEvent::StopGateRunning);
     let input = StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),

@@ -297,6 +297,7 @@ fn print_progress(line: &LineState, event: AgentEvent) {
             Ok(())
         }
         AgentEvent::Status(status) => writeln!(out, "  … {status}"),
+        AgentEvent::StopGateRunning => writeln!(out, "  … {}", cp_agent::STOP_GATE_RUNNING),
         AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
         // A request's end (`Usage`) ended the text's line above.
         AgentEvent::Text(_)

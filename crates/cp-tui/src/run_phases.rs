@@ -256,6 +256,9 @@ fn builtin_lines(lines: Lines) -> EventSink {
             lines.warning(&notice.trim_end().replace('\n', " "));
         }
         AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
+        AgentEvent::StopGateRunning => {
+            lines.line(&format!("  … {}", cp_agent::STOP_GATE_RUNNING));
+        }
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
         AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
@@ -288,9 +291,7 @@ fn builtin_news(event: AgentEvent, window: u64) -> Vec<PhaseNews> {
                 text,
             }]
         }
-        AgentEvent::Status(status) if status.starts_with("running the stop gate") => {
-            vec![PhaseNews::Testing]
-        }
+        AgentEvent::StopGateRunning => vec![PhaseNews::Testing],
         AgentEvent::Restart(text) => vec![PhaseNews::Notice {
             level: Level::Info,
             text: format!("↻ {text}"),

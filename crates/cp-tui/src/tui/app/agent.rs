@@ -164,6 +164,10 @@ impl App {
                 self.agent.status = Some(status);
                 self.agent.status_since = Some(std::time::Instant::now());
             }
+            AgentEvent::StopGateRunning => {
+                self.agent.status = Some(cp_agent::STOP_GATE_RUNNING.to_owned());
+                self.agent.status_since = Some(std::time::Instant::now());
+            }
             AgentEvent::Restart(text) => {
                 self.conversation.push_system(format!("↻ {text}"));
                 self.agent.status = Some(text);

@@ -203,7 +203,7 @@ impl StopGate {
             Ok(listed) => listed,
             Err(e) => {
                 tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
-                report.skipped = Some(e.to_string());
+                report.skipped = Some(format!("{e}; the stop gate was skipped"));
                 // Off without a word only outside a repository; git refusing one is said.
                 let notice = message::gate_off_notice(&e);
                 return StopOutcome {

@@ -6,13 +6,47 @@
 
 use serde_json::{Value, json};
 
-/// The two kinds of hook event.
+/// What Context Pilot does at a hook event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
-    /// After a file edit tool: fire callbacks.
+    /// After one file edit tool (or shell tool): fire callbacks for its files.
     AfterEdit,
+    /// After every tool call of a batch resolved, before the next model request: fire
+    /// callbacks once for the files of the whole batch, as the built-in agent does.
+    AfterBatch,
     /// The agent ends its turn: run the stop gate.
     Stop,
+    /// A subagent ends: hold it while its own edits are untested, red, or (in a worktree)
+    /// uncommitted; never a subagent that edited nothing, nor the agent's compaction.
+    SubagentStop,
+    /// The agent compacted its context: put the latest handoff and the stop gate's open
+    /// items back into it.
+    Compacted,
+}
+
+impl EventKind {
+    /// Whether it decides if an agent (or a subagent) may stop.
+    pub fn is_stop(self) -> bool {
+        matches!(self, Self::Stop | Self::SubagentStop)
+    }
+
+    /// Whether it fires callbacks for edited files.
+    pub fn fires_callbacks(self) -> bool {
+        matches!(self, Self::AfterEdit | Self::AfterBatch)
+    }
+
+    /// What it does, for help texts: "fire callbacks for the edited files".
+    pub fn does(self) -> &'static str {
+        match self {
+            Self::AfterEdit => "fire callbacks for the edited files",
+            Self::AfterBatch => "fire callbacks once for the files of the whole tool batch",
+            Self::Stop => "run the stop gate",
+            Self::SubagentStop => "run the stop gate for a subagent that edited files",
+            Self::Compacted => {
+                "put the latest handoff and the stop gate's open items back after compaction"
+            }
+        }
+    }
 }
 
 /// The decision of a hook, before formatting.

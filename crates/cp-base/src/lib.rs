@@ -74,6 +74,7 @@ mod tool;
 mod tool_table;
 mod trust;
 mod trust_verdict;
+mod trust_worktree;
 mod view;
 mod worker;
 
@@ -98,6 +99,7 @@ pub use tool::{
 };
 pub use tool_table::{Tool, ToolTable};
 pub use trust::{Grant, GrantCallback, TrustError, TrustState, TrustStore, user_config_dir};
+pub use trust_worktree::repository_of_worktree;
 pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 

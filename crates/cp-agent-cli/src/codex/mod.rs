@@ -32,7 +32,9 @@ use crate::agent::{AgentCli, AgentTrust};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
-use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec, SessionLogSpec};
+use crate::spec::{
+    AgentSpec, EditPaths, EditTool, HookEventSpec, HookMatcher, SessionLogSpec, Version,
+};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Codex CLI's descriptor.
@@ -54,6 +56,14 @@ pub struct Codex;
 /// `codex` runs, therefore need 0.141.0 (`--test real_agents` passes from 0.143.0; 0.141.0
 /// and 0.142.0 offer MCP tools in the request rather than through `tool_search`, which that
 /// test checks).
+/// The first release that runs `SessionStart` hooks with source `compact` after a
+/// compaction (measured with the scripted server: 0.144.6 does not, 0.145.0 does).
+const COMPACT_SESSION_START: Version = (0, 145, 0);
+
+/// The first release whose `SubagentStop` was measured to run our hook for a subagent's
+/// end with its `agent_id` (see the README's table).
+const SUBAGENT_STOP: Version = (0, 171, 0);
+
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: "codex",
     display_name: "Codex CLI",
@@ -67,11 +77,38 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
             cli_name: "codex-post-tool-use",
             name: "PostToolUse",
             kind: EventKind::AfterEdit,
+            matcher: HookMatcher::All,
+            since: None,
+            until: None,
         },
         HookEventSpec {
             cli_name: "codex-stop",
             name: "Stop",
             kind: EventKind::Stop,
+            matcher: HookMatcher::All,
+            since: None,
+            until: None,
+        },
+        // A subagent (`spawn_agent`, the `multi_agent_v2` feature) ending: its payload names
+        // `agent_id` and `agent_type`, as its tool events do.
+        HookEventSpec {
+            cli_name: "codex-subagent-stop",
+            name: "SubagentStop",
+            kind: EventKind::SubagentStop,
+            matcher: HookMatcher::All,
+            since: Some(SUBAGENT_STOP),
+            until: None,
+        },
+        // From 0.145.0 a compaction ends with `SessionStart` (source `compact`), whose
+        // `additionalContext` reaches the next request as a developer message; 0.144.6 runs
+        // `PreCompact` and `PostCompact` only, whose output never reaches the model.
+        HookEventSpec {
+            cli_name: "codex-session-start-compact",
+            name: "SessionStart",
+            kind: EventKind::Compacted,
+            matcher: HookMatcher::Exact("compact"),
+            since: Some(COMPACT_SESSION_START),
+            until: None,
         },
     ],
     edit_tools: &[EditTool {
@@ -100,8 +137,8 @@ impl AgentCli for Codex {
         hooks::reply(kind, reply)
     }
 
-    fn project_settings(&self, program: &str) -> Vec<SettingsFile> {
-        hooks::project_settings(program)
+    fn project_settings(&self, program: &str, version: Option<Version>) -> Vec<SettingsFile> {
+        hooks::project_settings(program, version)
     }
 
     fn init_notes(&self, root: &Path) -> Option<String> {
@@ -112,8 +149,8 @@ impl AgentCli for Codex {
         user_trust::checks(root)
     }
 
-    fn run_hooks(&self, program: &str) -> Value {
-        hooks::run_hooks(program)
+    fn run_hooks(&self, program: &str, version: Option<Version>) -> Value {
+        hooks::run_hooks(program, version)
     }
 
     fn wire(&self, spec: &WiringSpec, hooks: &Value) -> Result<Wiring, AgentError> {
@@ -126,9 +163,11 @@ impl AgentCli for Codex {
         prompt: &str,
         session_args: &[String; 2],
     ) -> Command {
-        let hooks = session
-            .spec
-            .hooks_with_probe(self.run_hooks(&session.spec.program), SPEC.probe_event);
+        let version = session.binary.parsed_version();
+        let hooks = session.spec.hooks_with_probe(
+            self.run_hooks(&session.spec.program, version),
+            SPEC.probe_event,
+        );
         run::session_command(session, prompt, session_args, &hooks)
     }
 

@@ -1,22 +1,35 @@
 //! For each agent: whether `context-pilot init` wired it into this project (its MCP server
-//! entry and its hooks, both), whether the binary they run still exists, and what the agent itself must trust before it uses
-//! them (the descriptor's [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
+//! entry and its hooks, both), whether the binary they run still exists, whether the hook
+//! events wired are the ones the installed version sends (its descriptor's
+//! [`AgentSpec::wired_events`](cp_agent_cli::AgentSpec::wired_events): an upgrade to Claude
+//! Code 2.1.118 wants `PostToolBatch` instead of `PostToolUse`, a downgrade the reverse), and
+//! what the agent itself must trust before it uses them (the descriptor's
+//! [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
 
 use std::path::{Path, PathBuf};
 
-use cp_agent_cli::{AGENT_CLIS, AgentCli};
+use cp_agent_cli::{AgentCli, Presence};
 use cp_base::Project;
 
 use super::Check;
 
 const GROUP: &str = "wiring";
 
-pub(super) fn checks(project: &Project) -> Vec<Check> {
+/// The checks of every agent of `presence` (what `doctor` found of each).
+pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
     let mut checks = Vec::new();
-    for agent in AGENT_CLIS {
-        let check = wired(*agent, project.root());
+    for found in presence {
+        let agent = found.agent;
+        let check = wired(agent, project.root());
         let is_wired = check.status != super::Status::Info;
+        let is_ok = check.status == super::Status::Ok;
         checks.push(check);
+        if is_ok
+            && let Some(binary) = found.found.usable()
+            && let Some(check) = events_check(agent, project.root(), binary)
+        {
+            checks.push(check);
+        }
         if is_wired {
             checks.extend(agent.trust_checks(project.root()).into_iter().map(
                 |trust| match trust.fix {
@@ -43,11 +56,7 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
     let spec = agent.spec();
     let name = spec.display_name;
     let init = format!("context-pilot init {}", spec.name);
-    let files: Vec<PathBuf> = agent
-        .project_settings("context-pilot")
-        .into_iter()
-        .map(|file| file.path)
-        .collect();
+    let files = settings_files(agent);
     let events: Vec<&str> = spec.hook_events.iter().map(|e| e.cli_name).collect();
     let mut written = Vec::new();
     for file in &files {
@@ -116,6 +125,72 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
             written[0].program
         ),
     )
+}
+
+/// The project settings files `init` writes for `agent`.
+fn settings_files(agent: &dyn AgentCli) -> Vec<PathBuf> {
+    agent
+        .project_settings("context-pilot", None)
+        .into_iter()
+        .map(|file| file.path)
+        .collect()
+}
+
+/// Whether the hook events wired into the project are those `binary`'s version sends; `None`
+/// when they are.
+fn events_check(
+    agent: &dyn AgentCli,
+    root: &Path,
+    binary: &cp_agent_cli::AgentBinary,
+) -> Option<Check> {
+    let spec = agent.spec();
+    let version = binary.parsed_version()?;
+    let text: String = settings_files(agent)
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(root.join(file)).ok())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let wired = |cli_name: &str| !hook_programs(&text, &[cli_name]).is_empty();
+    let missing: Vec<String> = spec
+        .wired_events(Some(version))
+        .filter(|event| !wired(event.cli_name))
+        .map(|event| format!("{} ({})", event.name, event.kind.does()))
+        .collect();
+    let stale: Vec<&str> = spec
+        .hook_events
+        .iter()
+        .filter(|event| !event.wired_for(Some(version)) && wired(event.cli_name))
+        .map(|event| event.name)
+        .collect();
+    if missing.is_empty() && stale.is_empty() {
+        return None;
+    }
+    let name = spec.display_name;
+    let mut what = Vec::new();
+    if !missing.is_empty() {
+        what.push(format!("lack {}", missing.join(", ")));
+    }
+    if !stale.is_empty() {
+        what.push(format!(
+            "have {}, which {} {} does not send as wired (its callbacks or gate would run \
+             twice or never)",
+            stale.join(", "),
+            name,
+            binary.version
+        ));
+    }
+    Some(Check::fail(
+        GROUP,
+        format!(
+            "{name} {}: the project's hooks {}",
+            binary.version,
+            what.join(" and ")
+        ),
+        format!(
+            "run `context-pilot init {}` again: it wires the events of the installed version",
+            spec.name
+        ),
+    ))
 }
 
 /// The programs of the hook commands in a settings file's text: the quoted string that ends

@@ -2,16 +2,27 @@
 //!
 //! | event | agent | what it does |
 //! |---|---|---|
-//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`) | fires callbacks |
+//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`), before 2.1.118 | fires callbacks |
+//! | `post-tool-batch` | Claude Code `PostToolBatch`, from 2.1.118 | fires callbacks once for the whole batch |
 //! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`, `run_shell_command`) | fires callbacks |
 //! | `codex-post-tool-use` | Codex CLI `PostToolUse` (every file of an `apply_patch`; its shell) | fires callbacks |
 //! | `stop` | Claude Code `Stop` | runs the stop gate |
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
 //! | `codex-stop` | Codex CLI `Stop` | runs the stop gate |
+//! | `subagent-stop`, `codex-subagent-stop` | `SubagentStop` | runs the stop gate for a subagent that changed files ([`subagent`]) |
+//! | `session-start-compact`, `codex-session-start-compact` | `SessionStart` with source `compact` | puts the latest handoff and the gate's open items back ([`compacted`]) |
 //!
-//! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
-//! After a shell tool call, the files the command changed fire callbacks too ([`ShellSnapshots`];
-//! off with `{"hooks": {"shell_edits": false}}` in config.json).
+//! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`);
+//! which of them `init` wires depends on the agent's version. After a shell tool call (or a
+//! batch with one), the files the command changed fire callbacks too ([`ShellSnapshots`]; off
+//! with `{"hooks": {"shell_edits": false}}` in config.json).
+//!
+//! Inside a subagent (the payload names its `agent_id`) the hook counts in a session of the
+//! subagent's own (`<session>.agent-<id>`): its shell snapshots, its edits (for its
+//! `SubagentStop`) and its stop gate blocks. A subagent in a worktree of its own (Claude
+//! Code's `isolation: "worktree"`) runs its hooks there: the worktree is the project, its
+//! callbacks run in it, and it is trusted as its repository is while its `.context-pilot/` is
+//! the same (`cp_base::TrustState::TrustedWorktree`).
 //!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
 //! Blocking callback results go back to the agent at once. Background runs keep going in the
@@ -38,12 +49,14 @@
 //! ```
 
 mod carry;
+pub mod compacted;
 mod edit;
 pub mod model_usage;
 mod outbox;
 mod payload;
 mod shell;
 mod stop;
+pub mod subagent;
 mod waiting;
 pub mod wiring_probe;
 
@@ -56,8 +69,9 @@ use cp_base::{Project, WorkerId};
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use cp_agent_cli::{EventKind, Reply};
+pub use edit::AgentEdit;
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
-pub use payload::{HookPayload, PayloadError};
+pub use payload::{HookPayload, PayloadError, ToolCallPayload};
 pub use shell::{HOOKS_CONFIG_KEY, HooksConfig, ShellSnapshots};
 pub use waiting::collect_waiting;
 
@@ -130,10 +144,7 @@ impl HookEvent {
                 spec.hook_events.iter().map(move |event| (spec, event))
             })
             .map(|(spec, event)| {
-                let does = match event.kind {
-                    EventKind::AfterEdit => "fire callbacks for the edited files",
-                    EventKind::Stop => "run the stop gate",
-                };
+                let does = event.kind.does();
                 let value = clap::builder::PossibleValue::new(event.cli_name)
                     .help(format!("{} `{}`: {does}", spec.display_name, event.name));
                 if aliased.insert(event.name) {
@@ -223,42 +234,36 @@ pub fn handle(
         "hook"
     );
 
-    let mut changes = match event.kind() {
-        EventKind::AfterEdit => match payload.edited_files(&project) {
-            Ok(changes) if changes.is_empty() && payload.is_edit_tool() => {
-                // An edit outside the project is none of our business.
-                return reply_only(event, &Reply::Nothing);
-            }
-            Ok(changes) => changes,
-            Err(e) => {
-                return failure(
-                    event,
-                    Some(project.root()),
-                    &format!("ignored a malformed payload: {e}"),
-                );
-            }
-        },
-        EventKind::Stop => Vec::new(),
+    let session = payload.session_key(NO_SESSION);
+    // The agent's calls that changed files, as the payload names them.
+    let mut edits = match named_edits(event, &payload, &project) {
+        Ok(Some(edits)) => edits,
+        // An edit outside the project is none of our business.
+        Ok(None) => return reply_only(event, &Reply::Nothing),
+        Err(e) => {
+            return failure(
+                event,
+                Some(project.root()),
+                &format!("ignored a malformed payload: {e}"),
+            );
+        }
     };
     let host = match Host::new(project.clone(), worker) {
         Ok(h) => h,
         Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
     };
-    let session = payload.session_id.as_deref().unwrap_or(NO_SESSION);
     let (hooks_config, hooks_problem) = HooksConfig::load(&project);
     let snapshots = hooks_config
         .shell_edits
         .then(|| ShellSnapshots::new(&project, host.worker()));
     if let Some(snapshots) = &snapshots
-        && event.kind() == EventKind::AfterEdit
-        && payload.is_shell_tool(event.agent)
-        && let (Some(before), Some(now)) = (snapshots.previous(session), snapshots.take())
+        && let Some(shell) = shell_tool_ran(event, &payload)
     {
-        for change in snapshots.changes(&before, &now) {
-            if !changes.iter().any(|c| c.path == change.path) {
-                changes.push(change);
-            }
-        }
+        add_shell_edits(snapshots, &payload, &project, &session, shell, &mut edits);
+    }
+    if payload.subagent().is_some() {
+        let changed: Vec<_> = edits.iter().flat_map(|e| e.changes.clone()).collect();
+        subagent::SubagentEdits::new(&project, host.worker()).record(&session, &changed);
     }
     // A broken callbacks config must never silently turn callbacks off: say so every time.
     let mut config_problems = cp_mod_callback::config_problems(&project);
@@ -269,20 +274,13 @@ pub fn handle(
     // Runs that earlier hook processes left in flight: report those that ended meanwhile.
     let carried = Carried::resume(&host);
     carried.settle(&host);
-    let outcome = match event.kind() {
-        EventKind::AfterEdit => Ok(edit::after_edit(
-            &host,
-            payload.tool_name.as_deref().unwrap_or_default(),
-            changes,
-        )),
-        EventKind::Stop => stop::at_stop(&host, session),
-    };
+    let outcome = decide(event, &host, &payload, &session, edits);
     // The work tree as this call leaves it (callbacks may have changed files too): what the
     // session's next shell call is compared with.
     if let Some(snapshots) = &snapshots
         && let Some(now) = snapshots.take()
     {
-        snapshots.save(session, &now);
+        snapshots.save(&session, &now);
     }
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.
@@ -307,6 +305,135 @@ pub fn handle(
         tell_person(event, &mut out, &config_problems);
     }
     out
+}
+
+/// What the hook answers at `event`: callbacks fired for `edits`, a stop gate's verdict, or
+/// the context to put back after a compaction.
+fn decide(
+    event: HookEvent,
+    host: &Host,
+    payload: &HookPayload,
+    session: &str,
+    edits: Vec<AgentEdit>,
+) -> Result<Reply, stop::StopSkipped> {
+    match event.kind() {
+        EventKind::AfterEdit | EventKind::AfterBatch => Ok(edit::after_edits(host, edits)),
+        EventKind::Stop => stop::at_stop(host, session),
+        EventKind::SubagentStop => subagent::at_subagent_stop(
+            host,
+            &subagent::EndingSubagent {
+                agent_id: payload.subagent(),
+                agent_type: payload.agent_type.as_deref(),
+                key: session,
+            },
+        ),
+        EventKind::Compacted if payload.source.as_deref().is_none_or(|s| s == "compact") => {
+            Ok(compacted::after_compaction(host))
+        }
+        EventKind::Compacted => Ok(Reply::Nothing),
+    }
+}
+
+/// The agent's calls that changed files, as the payload of `event` names them (an edit tool's
+/// files, every edit call of a batch); empty for events that edit nothing. `None` when the one
+/// edit tool of a `PostToolUse` edited a file outside the project.
+fn named_edits(
+    event: HookEvent,
+    payload: &HookPayload,
+    project: &Project,
+) -> Result<Option<Vec<AgentEdit>>, PayloadError> {
+    Ok(Some(match event.kind() {
+        EventKind::AfterEdit => {
+            let changes = payload.edited_files(project)?;
+            if changes.is_empty() && payload.is_edit_tool() {
+                return Ok(None);
+            }
+            vec![AgentEdit {
+                tool: payload.tool_name.clone().unwrap_or_default(),
+                changes,
+            }]
+        }
+        EventKind::AfterBatch => payload
+            .batch_edits(project)?
+            .into_iter()
+            .map(|(tool, changes)| AgentEdit { tool, changes })
+            .collect(),
+        EventKind::Stop | EventKind::SubagentStop | EventKind::Compacted => Vec::new(),
+    }))
+}
+
+/// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is
+/// compared with the session's last snapshot.
+fn shell_tool_ran(event: HookEvent, payload: &HookPayload) -> Option<String> {
+    let shell_tools = event.agent.spec().shell_tools;
+    match event.kind() {
+        EventKind::AfterEdit if payload.is_shell_tool(event.agent) => payload.tool_name.clone(),
+        EventKind::AfterBatch => payload
+            .tool_calls
+            .iter()
+            .flatten()
+            .filter_map(|call| call.tool_name.as_deref())
+            .find(|tool| shell_tools.contains(tool))
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Adds to `edits` the files the shell tool `shell` changed since the session's previous
+/// hook call that no edit of `edits` names.
+fn add_shell_edits(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+    shell: String,
+    edits: &mut Vec<AgentEdit>,
+) {
+    let before = base_snapshot(snapshots, payload, project, session);
+    let (Some(before), Some(now)) = (before, snapshots.take()) else {
+        return;
+    };
+    let named: Vec<&str> = edits
+        .iter()
+        .flat_map(|e| e.changes.iter().map(|c| c.path.as_str()))
+        .collect();
+    let by_shell: Vec<_> = snapshots
+        .changes(&before, &now)
+        .into_iter()
+        .filter(|change| !named.contains(&change.path.as_str()))
+        .collect();
+    if !by_shell.is_empty() {
+        edits.push(AgentEdit {
+            tool: shell,
+            changes: by_shell,
+        });
+    }
+}
+
+/// What the work tree was at the session's previous hook call. A subagent's first call
+/// compares with its main session's last snapshot in the same tree, or, in the fresh
+/// worktree Claude Code made for it (`…/agent-<id>`), with the clean checkout.
+fn base_snapshot(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    if let Some(earlier) = snapshots.previous(session) {
+        return Some(earlier);
+    }
+    let agent = payload.subagent()?;
+    if let Some(main) = payload.session_id.as_deref()
+        && let Some(earlier) = snapshots.previous(main)
+    {
+        return Some(earlier);
+    }
+    let own_worktree = project.worktree_of().is_some()
+        && project
+            .root()
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy() == format!("agent-{agent}"));
+    own_worktree.then(cp_git::WorkTreeSnapshot::default)
 }
 
 /// The project a hook started in `start` acts on: the git work tree around it, or the nearest
@@ -344,13 +471,11 @@ fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
     let report = match (reply, event.kind()) {
-        (Reply::Nothing | Reply::Context(_), EventKind::Stop) => {
+        (Reply::Nothing | Reply::Context(_), kind) if kind.is_stop() => {
             Some(event.report(HookVerdict::Passed, String::new()))
         }
-        (Reply::Nothing, EventKind::AfterEdit) => None,
-        (Reply::Context(text), EventKind::AfterEdit) => {
-            Some(event.report(HookVerdict::Context, text.clone()))
-        }
+        (Reply::Nothing, _) => None,
+        (Reply::Context(text), _) => Some(event.report(HookVerdict::Context, text.clone())),
         (Reply::Block(text), _) => Some(event.report(HookVerdict::Blocked, text.clone())),
         (Reply::Notice(text), _) => Some(event.report(HookVerdict::Notice, text.clone())),
     };

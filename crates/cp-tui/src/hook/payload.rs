@@ -3,10 +3,14 @@
 //!
 //! Both agents send `session_id`, `transcript_path`, `cwd` and `hook_event_name`. Tool events
 //! add `tool_name`, `tool_input` and `tool_response` (Claude's `PostToolUse`, Gemini's
-//! `AfterTool`); stop events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`),
-//! which the stop gate does not trust: Claude Code resets it after any tool call and
-//! Gemini CLI does not send it reliably, so blocks are counted per `session_id` instead.
-//! Fields we do not use are ignored, so newer agent versions keep working.
+//! `AfterTool`); Claude Code's `PostToolBatch` sends `tool_calls`, each with the same three
+//! fields (its `tool_response` is the text the model got, not `PostToolUse`'s object). Stop
+//! events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`), which the stop gate
+//! does not trust: Claude Code resets it after any tool call and Gemini CLI does not send it
+//! reliably, so blocks are counted per `session_id` instead. Inside a subagent, Claude Code
+//! and Codex CLI add `agent_id` and `agent_type` (the compaction agent's `agent_type` is
+//! empty); `SessionStart` adds `source` (`compact` after a compaction). Fields we do not use
+//! are ignored, so newer agent versions keep working.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +36,30 @@ pub struct HookPayload {
     pub tool_response: Option<Value>,
     #[serde(default)]
     pub stop_hook_active: Option<bool>,
+    /// Claude Code's `PostToolBatch`: every tool call of the batch.
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallPayload>>,
+    /// Set when the hook fires inside a subagent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The subagent's type (`general-purpose`, Codex's `default`); empty for Claude Code's
+    /// compaction agent.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// `SessionStart`'s reason: `startup`, `resume`, `clear`, `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// One tool call of a batch.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ToolCallPayload {
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    #[serde(default)]
+    pub tool_response: Option<Value>,
 }
 
 /// Why a payload was not usable.
@@ -62,15 +90,23 @@ impl HookPayload {
 
     /// Checks what a tool event needs: the tool's name and an object of arguments.
     pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
-        let name = self
-            .tool_name
-            .as_deref()
-            .ok_or(PayloadError::Missing("tool_name", "tool event"))?;
-        match &self.tool_input {
-            Some(Value::Object(map)) => Ok((name, map)),
-            Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
-            None => Err(PayloadError::Missing("tool_input", "tool event")),
+        require_tool(self.tool_name.as_deref(), self.tool_input.as_ref())
+    }
+
+    /// The session the hook counts this call in: the agent's `session_id`, or inside a
+    /// subagent that session and the subagent's id (its own blocks, shell snapshots and
+    /// edits).
+    pub fn session_key(&self, fallback: &str) -> String {
+        let session = self.session_id.as_deref().unwrap_or(fallback);
+        match self.subagent() {
+            Some(agent) => format!("{session}.agent-{agent}"),
+            None => session.to_owned(),
         }
+    }
+
+    /// The subagent the hook fires in, if any (its `agent_id`).
+    pub fn subagent(&self) -> Option<&str> {
+        self.agent_id.as_deref().filter(|id| !id.is_empty())
     }
 
     /// The files an agent's edit tool changed, if `tool_name` is one of them, that lie inside
@@ -78,6 +114,49 @@ impl HookPayload {
     /// resolved against the payload's `cwd`.
     pub fn edited_files(&self, project: &Project) -> Result<Vec<FileChange>, PayloadError> {
         let (tool, input) = self.require_tool()?;
+        self.files_of(project, tool, input, self.created())
+    }
+
+    /// The tool calls of a `PostToolBatch` payload, each with the files it edited inside
+    /// `project` (none for a tool that edits no file). A call whose arguments are malformed
+    /// is an error, as at `PostToolUse`.
+    pub fn batch_edits(
+        &self,
+        project: &Project,
+    ) -> Result<Vec<(String, Vec<FileChange>)>, PayloadError> {
+        let calls = self
+            .tool_calls
+            .as_deref()
+            .ok_or(PayloadError::Missing("tool_calls", "tool batch"))?;
+        let mut edits = Vec::new();
+        for call in calls {
+            let (tool, input) = require_tool(call.tool_name.as_deref(), call.tool_input.as_ref())?;
+            // The batch's `tool_response` is the model's text, which does not say whether a
+            // file is new; that does not change which callbacks fire (a deleted file is told
+            // from the disk).
+            let files = self.files_of(project, tool, input, false)?;
+            edits.push((tool.to_owned(), files));
+        }
+        Ok(edits)
+    }
+
+    /// Whether a tool of the batch is one of `agent`'s shell tools.
+    pub fn batch_has_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
+        self.tool_calls.iter().flatten().any(|call| {
+            call.tool_name
+                .as_deref()
+                .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
+        })
+    }
+
+    /// The files edit tool `tool` changed with arguments `input`, inside `project`.
+    fn files_of(
+        &self,
+        project: &Project,
+        tool: &str,
+        input: &serde_json::Map<String, Value>,
+        created: bool,
+    ) -> Result<Vec<FileChange>, PayloadError> {
         let Some(edit_tool) = cp_agent_cli::edit_tool(tool) else {
             return Ok(Vec::new());
         };
@@ -112,7 +191,7 @@ impl HookPayload {
                 ChangeKind::Deleted
             } else if let Some(kind) = edited.kind {
                 kind
-            } else if self.created() {
+            } else if created {
                 ChangeKind::Created
             } else {
                 ChangeKind::Modified
@@ -144,6 +223,19 @@ impl HookPayload {
             .and_then(|r| r.get("type"))
             .and_then(Value::as_str)
             == Some("create")
+    }
+}
+
+/// A tool call's name and object of arguments, or what is missing.
+fn require_tool<'a>(
+    name: Option<&'a str>,
+    input: Option<&'a Value>,
+) -> Result<(&'a str, &'a serde_json::Map<String, Value>), PayloadError> {
+    let name = name.ok_or(PayloadError::Missing("tool_name", "tool event"))?;
+    match input {
+        Some(Value::Object(map)) => Ok((name, map)),
+        Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
+        None => Err(PayloadError::Missing("tool_input", "tool event")),
     }
 }
 

@@ -8,7 +8,9 @@
 //!
 //! For each CLI: a model that edits a file and never commits ends its session after
 //! `max_blocks` gate blocks with exit status 0, and the person gets the `systemMessage`; a
-//! model that commits (with the CLI's own shell tool) ends cleanly. For Codex CLI also: the
+//! model that commits (with the CLI's own shell tool) ends cleanly. For Claude Code also
+//! (`real_agents/claude_hooks.rs`): callbacks once per batch, a subagent in a worktree of its
+//! own, the stop gate at a subagent's end, and the handoff put back after it compacts. For Codex CLI also: the
 //! hooks `init codex --trust-in-codex` trusted run without `--dangerously-bypass-hook-trust`,
 //! and did not before.
 
@@ -236,6 +238,10 @@ fn claude_code_that_commits_ends_cleanly() {
     assert!(report["gave_up"].is_null(), "{report}");
     assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
 }
+
+// Claude Code's batch, subagent and compaction hooks: in their own file.
+#[path = "real_agents/claude_hooks.rs"]
+mod claude_hooks;
 
 // ---------------------------------------------------------------------------------------
 // Gemini CLI

@@ -62,6 +62,21 @@ pub struct ToolCallPayload {
     pub tool_response: Option<Value>,
 }
 
+/// How Claude Code opens the result of a tool call that failed (the model gets it as an
+/// error result), e.g. `<tool_use_error>File has not been read yet…`.
+const TOOL_ERROR: &str = "<tool_use_error>";
+
+impl ToolCallPayload {
+    /// Whether the call failed, so it changed nothing: its result is Claude Code's error
+    /// text. (`PostToolUse` never fires for a failed call; `PostToolBatch` lists it.)
+    pub fn failed(&self) -> bool {
+        self.tool_response
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|text| text.trim_start().starts_with(TOOL_ERROR))
+    }
+}
+
 /// Why a payload was not usable.
 #[derive(Debug, thiserror::Error)]
 pub enum PayloadError {
@@ -129,7 +144,7 @@ impl HookPayload {
             .as_deref()
             .ok_or(PayloadError::Missing("tool_calls", "tool batch"))?;
         let mut edits = Vec::new();
-        for call in calls {
+        for call in calls.iter().filter(|call| !call.failed()) {
             let (tool, input) = require_tool(call.tool_name.as_deref(), call.tool_input.as_ref())?;
             // The batch's `tool_response` is the model's text, which does not say whether a
             // file is new; that does not change which callbacks fire (a deleted file is told
@@ -353,6 +368,41 @@ mod tests {
         let no_patch = payload(json!({"tool_name": "apply_patch", "tool_input": {}}));
         let err = no_patch.edited_files(&project).unwrap_err().to_string();
         assert!(err.contains("'command' is missing"), "{err}");
+    }
+
+    #[test]
+    fn a_batch_names_the_files_of_its_edit_calls_and_skips_failed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        std::fs::write(root.join("b.txt"), "b").unwrap();
+        let project = Project::at(&root);
+        let batch = payload(json!({"cwd": root, "hook_event_name": "PostToolBatch",
+        "tool_calls": [
+            {"tool_name": "Write", "tool_input": {"file_path": root.join("a.txt")},
+             "tool_response": "File created successfully at: a.txt"},
+            {"tool_name": "Edit", "tool_input": {"file_path": root.join("b.txt")},
+             "tool_response": "<tool_use_error>File has not been read yet.</tool_use_error>"},
+            {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "a.txt"},
+            {"tool_name": "Agent", "tool_input": {"prompt": "x"},
+             "tool_response": [{"type": "text", "text": "done"}]}
+        ]}));
+        assert_eq!(
+            batch.batch_edits(&project).unwrap(),
+            [
+                (
+                    "Write".to_owned(),
+                    vec![FileChange::new("a.txt", ChangeKind::Modified)]
+                ),
+                ("Bash".to_owned(), vec![]),
+                ("Agent".to_owned(), vec![]),
+            ]
+        );
+        let sub = payload(json!({"session_id": "s1", "agent_id": "a7", "agent_type": ""}));
+        assert_eq!(sub.session_key("-"), "s1.agent-a7");
+        assert_eq!(payload(json!({"session_id": "s1"})).session_key("-"), "s1");
+        let no_calls = payload(json!({"hook_event_name": "PostToolBatch"}));
+        assert!(no_calls.batch_edits(&project).is_err());
     }
 
     #[test]

@@ -38,7 +38,6 @@ pub mod init;
 mod logging;
 pub mod mcp;
 pub mod models;
-mod phase_trust;
 pub mod run;
 mod run_external;
 mod run_interrupt;

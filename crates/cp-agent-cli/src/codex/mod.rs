@@ -60,9 +60,9 @@ pub struct Codex;
 /// compaction (measured with the scripted server: 0.144.6 does not, 0.145.0 does).
 const COMPACT_SESSION_START: Version = (0, 145, 0);
 
-/// The first release whose `SubagentStop` was measured to run our hook for a subagent's
-/// end with its `agent_id` (see the README's table).
-const SUBAGENT_STOP: Version = (0, 171, 0);
+/// The first release that runs `SubagentStop` hooks when a subagent (`spawn_agent`) ends,
+/// with its `agent_id` (measured with the scripted server: 0.142.5 runs none, 0.143.0 does).
+const SUBAGENT_STOP: Version = (0, 143, 0);
 
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: "codex",

@@ -232,6 +232,44 @@ fn runs(program: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A project wired by `init claude` for Claude Code `version`.
+    fn wired_for(version: cp_agent_cli::Version) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = cp_agent_cli::AGENT_CLIS[0];
+        let changes =
+            crate::init::plan_for(claude, dir.path(), "context-pilot", Some(version)).unwrap();
+        crate::init::apply(dir.path(), &changes).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_events_wired_must_be_those_the_installed_version_sends() {
+        let claude = cp_agent_cli::AGENT_CLIS[0];
+        let binary = |version: &str| cp_agent_cli::AgentBinary {
+            path: PathBuf::from("/usr/bin/claude"),
+            version: version.to_owned(),
+        };
+        let old = wired_for((2, 1, 117));
+        assert_eq!(events_check(claude, old.path(), &binary("2.1.117")), None);
+        let upgraded = events_check(claude, old.path(), &binary("2.1.332")).unwrap();
+        assert_eq!(upgraded.status, crate::doctor::Status::Fail);
+        assert!(
+            upgraded
+                .what
+                .contains("lack PostToolBatch (fire callbacks once"),
+            "{upgraded:?}"
+        );
+        assert!(upgraded.what.contains("have PostToolUse"), "{upgraded:?}");
+        assert!(upgraded.fix.unwrap().contains("context-pilot init claude"));
+        let new = wired_for((2, 1, 332));
+        assert_eq!(events_check(claude, new.path(), &binary("2.1.332")), None);
+        let downgraded = events_check(claude, new.path(), &binary("2.1.100")).unwrap();
+        assert!(
+            downgraded.what.contains("have PostToolBatch"),
+            "{downgraded:?}"
+        );
+    }
+
     #[test]
     fn the_program_is_read_from_json_and_toml_hook_commands() {
         let json = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command",

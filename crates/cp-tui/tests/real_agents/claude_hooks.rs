@@ -7,45 +7,6 @@ use std::fmt::Write as _;
 
 use super::*;
 
-/// A project wired to Claude Code whose checkpoint allows one block in a row and runs
-/// `python3 -m unittest` (a test of `calc.py`, green as committed), with the blocking
-/// `once_per_batch` callback `check` on `pattern`, which prints what it saw and where, and
-/// appends that line to `runs` (outside the project). Trusted, and committed.
-fn python_project(pattern: &str, runs: &Path) -> tempfile::TempDir {
-    let repo = project("claude");
-    let root = repo.path();
-    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
-    std::fs::write(
-        root.join("test_calc.py"),
-        "import unittest\n\nfrom calc import add\n\n\nclass Add(unittest.TestCase):\n    \
-         def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n",
-    )
-    .unwrap();
-    let config = root.join(".context-pilot/config.json");
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
-    doc["checkpoint"] = json!({"max_blocks": 1, "tests": {"command": "python3 -m unittest -q"}});
-    std::fs::write(&config, doc.to_string()).unwrap();
-    let script = format!(
-        "line=\"check saw: $(printf '%s' \"$CP_CHANGED_FILES\" | tr '\\n' ' ') in $CP_PROJECT_ROOT\"\n\
-         echo \"$line\"\necho \"$line\" >> {}\n",
-        runs.display()
-    );
-    let create = json!({"action": "create", "name": "check", "description": "echo the batch",
-        "pattern": pattern, "script_content": script, "blocking": true,
-        "once_per_batch": true, "timeout": 30});
-    let out = Command::new(binary_path())
-        .args(["tool", "Callback_upsert", &create.to_string()])
-        .current_dir(root)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "Callback_upsert: {out:?}");
-    cp_e2e::trust(root);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "python project and its callback"]);
-    repo
-}
-
 /// `claude -p PROMPT` in `root`, as [`claude`] runs it, with `env` added.
 fn claude_code(root: &Path, home: &Path, server: &LlmServer, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(agent_bin("claude"));
@@ -85,15 +46,6 @@ fn all_requests(server: &LlmServer) -> String {
     out
 }
 
-/// The lines the callback appended to `runs`.
-fn runs_of(runs: &Path) -> Vec<String> {
-    std::fs::read_to_string(runs)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
 /// The text of every tool result and text block of the request's last message.
 fn last_message_text(request: &cp_e2e::RecordedRequest) -> String {
     let messages = request.body["messages"]
@@ -110,7 +62,7 @@ fn last_message_text(request: &cp_e2e::RecordedRequest) -> String {
 fn claude_code_runs_a_once_per_batch_callback_once_for_two_writes_and_the_model_sees_it() {
     let runs_dir = tempfile::tempdir().unwrap();
     let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("*.txt", &runs);
+    let repo = python_project("claude", "*.txt", &runs);
     let root = canonical(repo.path());
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
@@ -129,7 +81,7 @@ fn claude_code_runs_a_once_per_batch_callback_once_for_two_writes_and_the_model_
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     // One run, with both files.
     let expected = format!("check saw: a.txt b.txt in {}", root.display());
-    assert_eq!(runs_of(&runs), [expected.clone()], "{all}");
+    assert_eq!(runs_of(&runs), std::slice::from_ref(&expected), "{all}");
     // Its result reached the model's next request, once, after the batch's last result.
     let after = last_message_text(&server.requests()[1]);
     assert_eq!(after.matches(&expected).count(), 1, "{all}");
@@ -138,9 +90,6 @@ fn claude_code_runs_a_once_per_batch_callback_once_for_two_writes_and_the_model_
         "{all}"
     );
 }
-
-/// A new test module that fails.
-const FAILING_TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass Sub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(add(2, 2), 5)\n";
 
 /// A `Write` call creating the failing `test_sub.py` in `dir`.
 fn write_failing_test(id: &str, dir: &Path) -> cp_e2e::Reply {
@@ -159,7 +108,7 @@ fn subagent_writes_failing_test(request: &cp_e2e::RecordedRequest) -> cp_e2e::Re
 fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_tests_are_red() {
     let runs_dir = tempfile::tempdir().unwrap();
     let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("*.py", &runs);
+    let repo = python_project("claude", "*.py", &runs);
     let root = canonical(repo.path());
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
@@ -196,7 +145,7 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
     // The callback ran in the worktree (its root is CP_PROJECT_ROOT), once, and the subagent
     // saw its output in its next request.
     let expected = format!("check saw: test_sub.py in {}", worktree.display());
-    assert_eq!(runs_of(&runs), [expected.clone()], "{all}");
+    assert_eq!(runs_of(&runs), std::slice::from_ref(&expected), "{all}");
     assert!(last_message_text(&requests[2]).contains(&expected), "{all}");
 
     // Its stop was held once, with the failing test, in its own conversation; its second
@@ -228,7 +177,7 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
 fn a_read_only_subagent_is_not_held_though_the_tests_are_red() {
     let runs_dir = tempfile::tempdir().unwrap();
     let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("*.md", &runs);
+    let repo = python_project("claude", "*.md", &runs);
     let root = canonical(repo.path());
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
@@ -270,7 +219,7 @@ fn a_read_only_subagent_is_not_held_though_the_tests_are_red() {
 fn after_claude_code_compacts_the_next_request_carries_the_latest_handoff_and_open_items() {
     let runs_dir = tempfile::tempdir().unwrap();
     let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("*.md", &runs);
+    let repo = python_project("claude", "*.md", &runs);
     let root = canonical(repo.path());
     let home = tempfile::tempdir().unwrap();
 
@@ -283,18 +232,7 @@ fn after_claude_code_compacts_the_next_request_carries_the_latest_handoff_and_op
     let out = claude_code(&root, home.path(), &server, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
-    // Its handoff, as the agent submits it with Checkpoint_handoff.
-    let handoff = json!({"reason": "task_complete",
-        "remaining": [{"file": "calc.py", "description": "HANDOFF-MARK restore addition",
-                       "priority": "high"}],
-        "decisions": ["keep calc.py free of imports"]});
-    let saved = Command::new(binary_path())
-        .args(["tool", "Checkpoint_handoff", &handoff.to_string()])
-        .current_dir(&root)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .output()
-        .unwrap();
-    assert!(saved.status.success(), "{saved:?}");
+    save_handoff(&root);
 
     // A second session: its first response fills the context past Claude Code's threshold
     // (the window made small for the test), so it compacts before the next request.

@@ -391,19 +391,9 @@ mod trust_tests {
         fs::write(project.dir().join("config.json"), text).unwrap();
     }
 
-    fn git(dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
-
     #[test]
     fn a_worktree_is_trusted_as_its_repository_while_its_config_is_the_same() {
+        use crate::trust_worktree::tests::git;
         let (home, _root, main) = fixture();
         let store = TrustStore::at(home.path().join("cp/trust.json"));
         let config = r#"{"checkpoint": {"tests": {"command": "make test"}}}"#;

@@ -30,6 +30,8 @@
 
 mod alerts;
 pub mod cli;
+#[cfg(test)]
+mod cli_reference;
 pub mod doctor;
 mod headless_out;
 pub mod hook;
@@ -38,6 +40,8 @@ pub mod init;
 mod logging;
 pub mod mcp;
 pub mod models;
+#[cfg(test)]
+mod reference_page;
 pub mod run;
 mod run_external;
 mod run_interrupt;

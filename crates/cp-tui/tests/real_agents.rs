@@ -657,7 +657,7 @@ fn codex_callbacks_fire_on_apply_patch_and_sed_and_a_model_that_never_commits_en
         config.contains("txt-check"),
         "the MCP call made the callback: {config}"
     );
-    // Measured on 0.169.0: MCP tools are deferred, not in the request's tools (the model finds
+    // Measured on 0.169.0 and 0.171.0: MCP tools are deferred, not in the request's tools (the model finds
     // them with `tool_search`), yet a call naming the namespace `mcp__context_pilot` reaches
     // Context Pilot's server directly.
     let first: Value = serde_json::from_str(&server.requests()[0].raw_body).unwrap();

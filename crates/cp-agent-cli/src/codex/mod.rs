@@ -47,7 +47,7 @@ pub struct Codex;
 /// tests `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file,
 /// the handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
 /// run, the repository's not) and `--test tui_agent_cli_codex`: both pass on 0.141.0, 0.142.0,
-/// 0.143.0, 0.145.0, 0.150.0, 0.160.0 and the pinned 0.169.0; on 0.135.0, 0.138.0 and 0.140.0
+/// 0.143.0, 0.145.0, 0.150.0, 0.160.0, 0.169.0 and the pinned 0.171.0; on 0.135.0, 0.138.0 and 0.140.0
 /// everything passes but the run test's last check, that the repository's hook would have run
 /// with `--dangerously-bypass-hook-trust`: those releases run no hook from a project's
 /// `.codex/config.toml` at all. On 0.134.0 (and 0.132.0, 0.130.0) the handoff turn's call of
@@ -115,7 +115,7 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
         name: "apply_patch",
         paths: EditPaths::Parse(patch::edited_paths),
     }],
-    // Its `exec_command` shell tool arrives in the hook payload as `Bash` (measured on 0.169.0);
+    // Its `exec_command` shell tool arrives in the hook payload as `Bash` (measured on 0.169.0 and 0.171.0);
     // MCP tools as `mcp__context_pilot__<tool>`, whose File_* edits fire callbacks in the MCP
     // server itself.
     shell_tools: &["Bash"],

@@ -63,7 +63,8 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
         },
         // Nothing else serves the gate or the callbacks up to 0.61.0: it has no batch event,
         // no subagent stop, and `PreCompress` runs before every compression check (also when
-        // nothing is compressed) with its output ignored; no event follows a compression.
+        // nothing is compressed) with its output ignored; no event follows a compression
+        // (`SessionStart` has the sources `startup`, `resume` and `clear` only).
     ],
     edit_tools: &[
         EditTool {

@@ -112,11 +112,23 @@ fn text(bytes: &[u8]) -> String {
 // Claude Code
 
 fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    claude_with(root, home, server, "Add src/new.sh.", &[])
+}
+
+/// `claude -p PROMPT` in `root` with a test `HOME`, against the scripted `server`, with `env`
+/// added.
+fn claude_with(
+    root: &Path,
+    home: &Path,
+    server: &LlmServer,
+    prompt: &str,
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = Command::new(agent_bin("claude"));
     command
         .args([
             "-p",
-            "Add src/new.sh.",
+            prompt,
             "--output-format",
             "stream-json",
             "--verbose",
@@ -134,6 +146,9 @@ fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
         .env_remove("CONTEXT_PILOT_WORKER");
+    for (key, value) in env {
+        command.env(key, value);
+    }
     run(command)
 }
 
@@ -239,13 +254,47 @@ fn claude_code_that_commits_ends_cleanly() {
     assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
 }
 
+/// A project of [`python_project`] and the file its callback appends to.
+struct PythonProject {
+    _repo: tempfile::TempDir,
+    /// The project's canonical root.
+    root: PathBuf,
+    _runs_dir: tempfile::TempDir,
+    runs: PathBuf,
+}
+
+impl PythonProject {
+    /// The lines the callback `check` appended, one a run.
+    fn runs(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.runs)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// `context-pilot tool NAME ARGS` in `root`, as an agent's MCP call would run it; must succeed.
+fn cp_tool(root: &Path, name: &str, args: &Value) {
+    let out = Command::new(binary_path())
+        .args(["tool", name, &args.to_string()])
+        .current_dir(root)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+}
+
 /// A project wired to `agent` whose checkpoint allows one block in a row and runs
 /// `python3 -m unittest` (a test of `calc.py`, green as committed), with the blocking
 /// `once_per_batch` callback `check` on `pattern`, which prints what it saw and where, and
-/// appends that line to `runs` (outside the project). Trusted, and committed.
-fn python_project(agent: &str, pattern: &str, runs: &Path) -> tempfile::TempDir {
+/// appends that line to a file outside the project ([`PythonProject::runs`]). Trusted, and
+/// committed.
+fn python_project(agent: &str, pattern: &str) -> PythonProject {
+    let runs_dir = tempfile::tempdir().unwrap();
+    let runs = runs_dir.path().join("runs.log");
     let repo = project(agent);
-    let root = repo.path();
+    let root = canonical(repo.path());
     std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
     std::fs::write(
         root.join("test_calc.py"),
@@ -265,30 +314,20 @@ fn python_project(agent: &str, pattern: &str, runs: &Path) -> tempfile::TempDir 
     let create = json!({"action": "create", "name": "check", "description": "echo the batch",
         "pattern": pattern, "script_content": script, "blocking": true,
         "once_per_batch": true, "timeout": 30});
-    let out = Command::new(binary_path())
-        .args(["tool", "Callback_upsert", &create.to_string()])
-        .current_dir(root)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "Callback_upsert: {out:?}");
-    cp_e2e::trust(root);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "python project and its callback"]);
-    repo
+    cp_tool(&root, "Callback_upsert", &create);
+    cp_e2e::trust(&root);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "python project and its callback"]);
+    PythonProject {
+        _repo: repo,
+        root,
+        _runs_dir: runs_dir,
+        runs,
+    }
 }
 
 /// A new test module that fails.
 const FAILING_TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass Sub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(add(2, 2), 5)\n";
-
-/// The lines the callback of [`python_project`] appended to `runs`.
-fn runs_of(runs: &Path) -> Vec<String> {
-    std::fs::read_to_string(runs)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
 
 /// Saves a handoff for `root` as the agent submits it with `Checkpoint_handoff`: its
 /// remaining work says `HANDOFF-MARK restore addition`, its decision `keep calc.py free of
@@ -298,13 +337,7 @@ fn save_handoff(root: &Path) {
         "remaining": [{"file": "calc.py", "description": "HANDOFF-MARK restore addition",
                        "priority": "high"}],
         "decisions": ["keep calc.py free of imports"]});
-    let saved = Command::new(binary_path())
-        .args(["tool", "Checkpoint_handoff", &handoff.to_string()])
-        .current_dir(root)
-        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
-        .output()
-        .unwrap();
-    assert!(saved.status.success(), "{saved:?}");
+    cp_tool(root, "Checkpoint_handoff", &handoff);
 }
 
 // Claude Code's batch, subagent and compaction hooks: in their own file.
@@ -622,6 +655,11 @@ fn trusting_codex_home(server: &LlmServer, root: &Path) -> tempfile::TempDir {
 /// (`--dangerously-bypass-hook-trust`): what is tested is what the hooks do, and trusting them
 /// for real means reviewing them in Codex's `/hooks` screen.
 fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
+    codex_with(root, home, &[], prompt)
+}
+
+/// `codex exec --json ARGS PROMPT` in `root`, as [`codex`] runs it.
+fn codex_with(root: &Path, home: &Path, args: &[&str], prompt: &str) -> Output {
     let mut command = Command::new(agent_bin("codex"));
     command
         .args([
@@ -629,8 +667,9 @@ fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
             "--json",
             "--dangerously-bypass-approvals-and-sandbox",
             "--dangerously-bypass-hook-trust",
-            prompt,
         ])
+        .args(args)
+        .arg(prompt)
         .current_dir(root)
         .env("CODEX_HOME", home)
         .env("CP_SCRIPTED_KEY", "sk-scripted")

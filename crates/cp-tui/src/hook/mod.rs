@@ -229,7 +229,7 @@ pub fn handle(
     tracing::info!(
         event = event.cli_name(),
         session = payload.session_id.as_deref().unwrap_or("-"),
-        tool = payload.tool_name.as_deref().unwrap_or("-"),
+        tool = payload.call.tool_name.as_deref().unwrap_or("-"),
         worker = %worker,
         "hook"
     );
@@ -345,11 +345,11 @@ fn named_edits(
     Ok(Some(match event.kind() {
         EventKind::AfterEdit => {
             let changes = payload.edited_files(project)?;
-            if changes.is_empty() && payload.is_edit_tool() {
+            if changes.is_empty() && payload.call.is_edit_tool() {
                 return Ok(None);
             }
             vec![AgentEdit {
-                tool: payload.tool_name.clone().unwrap_or_default(),
+                tool: payload.call.tool_name.clone().unwrap_or_default(),
                 changes,
             }]
         }
@@ -365,18 +365,13 @@ fn named_edits(
 /// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is
 /// compared with the session's last snapshot.
 fn shell_tool_ran(event: HookEvent, payload: &HookPayload) -> Option<String> {
-    let shell_tools = event.agent.spec().shell_tools;
-    match event.kind() {
-        EventKind::AfterEdit if payload.is_shell_tool(event.agent) => payload.tool_name.clone(),
-        EventKind::AfterBatch => payload
-            .tool_calls
-            .iter()
-            .flatten()
-            .filter_map(|call| call.tool_name.as_deref())
-            .find(|tool| shell_tools.contains(tool))
-            .map(str::to_owned),
+    let is_shell = |call: &&ToolCallPayload| call.is_shell_tool(event.agent);
+    let call = match event.kind() {
+        EventKind::AfterEdit => Some(&payload.call).filter(is_shell),
+        EventKind::AfterBatch => payload.tool_calls.iter().flatten().find(is_shell),
         _ => None,
-    }
+    };
+    call.and_then(|call| call.tool_name.clone())
 }
 
 /// Adds to `edits` the files the shell tool `shell` changed since the session's previous

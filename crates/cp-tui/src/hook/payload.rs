@@ -28,12 +28,9 @@ pub struct HookPayload {
     pub cwd: Option<PathBuf>,
     #[serde(default)]
     pub hook_event_name: Option<String>,
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    #[serde(default)]
-    pub tool_input: Option<Value>,
-    #[serde(default)]
-    pub tool_response: Option<Value>,
+    /// The tool call of a tool event (`PostToolUse`, `AfterTool`).
+    #[serde(flatten)]
+    pub call: ToolCallPayload,
     #[serde(default)]
     pub stop_hook_active: Option<bool>,
     /// Claude Code's `PostToolBatch`: every tool call of the batch.
@@ -51,7 +48,7 @@ pub struct HookPayload {
     pub source: Option<String>,
 }
 
-/// One tool call of a batch.
+/// One tool call: the one of a tool event, or one of a batch.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ToolCallPayload {
     #[serde(default)]
@@ -67,6 +64,43 @@ pub struct ToolCallPayload {
 const TOOL_ERROR: &str = "<tool_use_error>";
 
 impl ToolCallPayload {
+    /// Checks what a tool event needs: the tool's name and an object of arguments.
+    pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
+        let name = self
+            .tool_name
+            .as_deref()
+            .ok_or(PayloadError::Missing("tool_name", "tool event"))?;
+        match &self.tool_input {
+            Some(Value::Object(map)) => Ok((name, map)),
+            Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
+            None => Err(PayloadError::Missing("tool_input", "tool event")),
+        }
+    }
+
+    /// Whether `tool_name` is one of the agents' file edit tools.
+    pub fn is_edit_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .and_then(cp_agent_cli::edit_tool)
+            .is_some()
+    }
+
+    /// Whether `tool_name` is one of the shell tools of `agent`, which may change any file.
+    pub fn is_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
+    }
+
+    /// Claude's Write reports `"type": "create"` for a new file.
+    fn created(&self) -> bool {
+        self.tool_response
+            .as_ref()
+            .and_then(|r| r.get("type"))
+            .and_then(Value::as_str)
+            == Some("create")
+    }
+
     /// Whether the call failed, so it changed nothing: its result is Claude Code's error
     /// text. (`PostToolUse` never fires for a failed call; `PostToolBatch` lists it.)
     pub fn failed(&self) -> bool {
@@ -103,11 +137,6 @@ impl HookPayload {
         serde_json::from_value(value).map_err(PayloadError::Shape)
     }
 
-    /// Checks what a tool event needs: the tool's name and an object of arguments.
-    pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
-        require_tool(self.tool_name.as_deref(), self.tool_input.as_ref())
-    }
-
     /// The session the hook counts this call in: the agent's `session_id`, or inside a
     /// subagent that session and the subagent's id (its own blocks, shell snapshots and
     /// edits).
@@ -128,8 +157,8 @@ impl HookPayload {
     /// `project` (one for most tools; every file of a Codex `apply_patch`). Relative paths are
     /// resolved against the payload's `cwd`.
     pub fn edited_files(&self, project: &Project) -> Result<Vec<FileChange>, PayloadError> {
-        let (tool, input) = self.require_tool()?;
-        self.files_of(project, tool, input, self.created())
+        let (tool, input) = self.call.require_tool()?;
+        self.files_of(project, tool, input, self.call.created())
     }
 
     /// The tool calls of a `PostToolBatch` payload, each with the files it edited inside
@@ -145,7 +174,7 @@ impl HookPayload {
             .ok_or(PayloadError::Missing("tool_calls", "tool batch"))?;
         let mut edits = Vec::new();
         for call in calls.iter().filter(|call| !call.failed()) {
-            let (tool, input) = require_tool(call.tool_name.as_deref(), call.tool_input.as_ref())?;
+            let (tool, input) = call.require_tool()?;
             // The batch's `tool_response` is the model's text, which does not say whether a
             // file is new; that does not change which callbacks fire (a deleted file is told
             // from the disk).
@@ -153,15 +182,6 @@ impl HookPayload {
             edits.push((tool.to_owned(), files));
         }
         Ok(edits)
-    }
-
-    /// Whether a tool of the batch is one of `agent`'s shell tools.
-    pub fn batch_has_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
-        self.tool_calls.iter().flatten().any(|call| {
-            call.tool_name
-                .as_deref()
-                .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
-        })
     }
 
     /// The files edit tool `tool` changed with arguments `input`, inside `project`.
@@ -214,43 +234,6 @@ impl HookPayload {
             changes.push(FileChange::new(rel, kind));
         }
         Ok(changes)
-    }
-
-    /// Whether `tool_name` is one of the agents' file edit tools.
-    pub fn is_edit_tool(&self) -> bool {
-        self.tool_name
-            .as_deref()
-            .and_then(cp_agent_cli::edit_tool)
-            .is_some()
-    }
-
-    /// Whether `tool_name` is one of the shell tools of `agent`, which may change any file.
-    pub fn is_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
-        self.tool_name
-            .as_deref()
-            .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
-    }
-
-    /// Claude's Write reports `"type": "create"` for a new file.
-    fn created(&self) -> bool {
-        self.tool_response
-            .as_ref()
-            .and_then(|r| r.get("type"))
-            .and_then(Value::as_str)
-            == Some("create")
-    }
-}
-
-/// A tool call's name and object of arguments, or what is missing.
-fn require_tool<'a>(
-    name: Option<&'a str>,
-    input: Option<&'a Value>,
-) -> Result<(&'a str, &'a serde_json::Map<String, Value>), PayloadError> {
-    let name = name.ok_or(PayloadError::Missing("tool_name", "tool event"))?;
-    match input {
-        Some(Value::Object(map)) => Ok((name, map)),
-        Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
-        None => Err(PayloadError::Missing("tool_input", "tool event")),
     }
 }
 
@@ -418,12 +401,12 @@ mod tests {
         ));
         let no_input = payload(json!({"tool_name": "Write"}));
         assert_eq!(
-            no_input.require_tool().unwrap_err().to_string(),
+            no_input.call.require_tool().unwrap_err().to_string(),
             "the payload has no 'tool_input'; expected a tool event payload"
         );
         let bad_input = payload(json!({"tool_name": "Write", "tool_input": "x"}));
         assert_eq!(
-            bad_input.require_tool().unwrap_err().to_string(),
+            bad_input.call.require_tool().unwrap_err().to_string(),
             "'tool_input' must be an object, got a string"
         );
         let no_path = payload(json!({"tool_name": "Edit", "tool_input": {}}));

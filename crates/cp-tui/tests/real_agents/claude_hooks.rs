@@ -7,34 +7,9 @@ use std::fmt::Write as _;
 
 use super::*;
 
-/// `claude -p PROMPT` in `root`, as [`claude`] runs it, with `env` added.
+/// `claude -p "Do the task."` in `root`, as [`claude`] runs it, with `env` added.
 fn claude_code(root: &Path, home: &Path, server: &LlmServer, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(agent_bin("claude"));
-    command
-        .args([
-            "-p",
-            "Do the task.",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "claude-sonnet-4-5",
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            "Bash",
-        ])
-        .current_dir(root)
-        .env("HOME", home)
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("CONTEXT_PILOT_WORKER");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    run(command)
+    claude_with(root, home, server, "Do the task.", env)
 }
 
 /// Every request body, numbered, for failure messages.
@@ -60,10 +35,8 @@ fn last_message_text(request: &cp_e2e::RecordedRequest) -> String {
 
 #[test]
 fn claude_code_runs_a_once_per_batch_callback_once_for_two_writes_and_the_model_sees_it() {
-    let runs_dir = tempfile::tempdir().unwrap();
-    let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("claude", "*.txt", &runs);
-    let root = canonical(repo.path());
+    let project = python_project("claude", "*.txt");
+    let root = project.root.clone();
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
     let a = json!({"file_path": root.join("a.txt"), "content": "a\n"}).to_string();
@@ -81,7 +54,7 @@ fn claude_code_runs_a_once_per_batch_callback_once_for_two_writes_and_the_model_
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     // One run, with both files.
     let expected = format!("check saw: a.txt b.txt in {}", root.display());
-    assert_eq!(runs_of(&runs), std::slice::from_ref(&expected), "{all}");
+    assert_eq!(project.runs(), std::slice::from_ref(&expected), "{all}");
     // Its result reached the model's next request, once, after the batch's last result.
     let after = last_message_text(&server.requests()[1]);
     assert_eq!(after.matches(&expected).count(), 1, "{all}");
@@ -106,10 +79,8 @@ fn subagent_writes_failing_test(request: &cp_e2e::RecordedRequest) -> cp_e2e::Re
 
 #[test]
 fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_tests_are_red() {
-    let runs_dir = tempfile::tempdir().unwrap();
-    let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("claude", "*.py", &runs);
-    let root = canonical(repo.path());
+    let project = python_project("claude", "*.py");
+    let root = project.root.clone();
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
     let agent = json!({"description": "Change calc", "prompt": "Change calc.py.",
@@ -145,7 +116,7 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
     // The callback ran in the worktree (its root is CP_PROJECT_ROOT), once, and the subagent
     // saw its output in its next request.
     let expected = format!("check saw: test_sub.py in {}", worktree.display());
-    assert_eq!(runs_of(&runs), std::slice::from_ref(&expected), "{all}");
+    assert_eq!(project.runs(), std::slice::from_ref(&expected), "{all}");
     assert!(last_message_text(&requests[2]).contains(&expected), "{all}");
 
     // Its stop was held once, with the failing test, in its own conversation; its second
@@ -175,10 +146,8 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
 
 #[test]
 fn a_read_only_subagent_is_not_held_though_the_tests_are_red() {
-    let runs_dir = tempfile::tempdir().unwrap();
-    let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("claude", "*.md", &runs);
-    let root = canonical(repo.path());
+    let project = python_project("claude", "*.md");
+    let root = project.root.clone();
     let home = tempfile::tempdir().unwrap();
     let server = claude_server();
     server.push(write_failing_test("toolu_01Write", &root));
@@ -217,10 +186,8 @@ fn a_read_only_subagent_is_not_held_though_the_tests_are_red() {
 
 #[test]
 fn after_claude_code_compacts_the_next_request_carries_the_latest_handoff_and_open_items() {
-    let runs_dir = tempfile::tempdir().unwrap();
-    let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("claude", "*.md", &runs);
-    let root = canonical(repo.path());
+    let project = python_project("claude", "*.md");
+    let root = project.root.clone();
     let home = tempfile::tempdir().unwrap();
 
     // A first session adds a failing test and stops: held once for it, then let go.

@@ -9,25 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use super::*;
 
-/// `codex exec --json PROMPT` in `root` as [`codex`] runs it, with `args` before the prompt.
-fn codex_with(root: &Path, home: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(agent_bin("codex"));
-    command
-        .args([
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--dangerously-bypass-hook-trust",
-        ])
-        .args(args)
-        .arg("Do the task.")
-        .current_dir(root)
-        .env("CODEX_HOME", home)
-        .env("CP_SCRIPTED_KEY", "sk-scripted")
-        .env_remove("CONTEXT_PILOT_WORKER");
-    run(command)
-}
-
 /// Whether a Responses request is a subagent's: its conversation opens with the task the
 /// parent sent (`Message Type: NEW_TASK`).
 fn is_subagent(request: &cp_e2e::RecordedRequest) -> bool {
@@ -62,10 +43,8 @@ fn route(server: &LlmServer, conversations: &Arc<Mutex<Conversations>>, requests
 
 #[test]
 fn a_codex_subagent_that_wrote_a_failing_test_is_held_once_with_the_verdict() {
-    let runs_dir = tempfile::tempdir().unwrap();
-    let runs = runs_dir.path().join("runs.log");
-    let repo = python_project("codex", "*.md", &runs);
-    let root = canonical(repo.path());
+    let project = python_project("codex", "*.md");
+    let root = project.root.clone();
     let server = LlmServer::start().unwrap();
     let home = trusting_codex_home(&server, &root);
     let spawn = json!({"task_name": "tester", "message": "Add a test of add.",
@@ -102,7 +81,12 @@ fn a_codex_subagent_that_wrote_a_failing_test_is_held_once_with_the_verdict() {
     }));
     route(&server, &conversations, 12);
 
-    let out = codex_with(&root, home.path(), &["-c", "features.multi_agent_v2=true"]);
+    let out = codex_with(
+        &root,
+        home.path(),
+        &["-c", "features.multi_agent_v2=true"],
+        "Do the task.",
+    );
     let all = bodies(&server);
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     assert!(root.join("test_sub.py").exists(), "{all}");
@@ -143,7 +127,7 @@ fn after_codex_compacts_the_next_request_carries_the_latest_handoff() {
         server.push(responses::text_turn(said));
     }
 
-    let out = codex_with(&root, home.path(), &[]);
+    let out = codex(&root, home.path(), "Do the task.");
     let all = bodies(&server);
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     let requests = server.requests();

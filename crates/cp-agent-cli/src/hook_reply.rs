@@ -19,9 +19,11 @@ pub enum EventKind {
     /// A subagent ends: hold it while its own edits are untested, red, or (in a worktree)
     /// uncommitted; never a subagent that edited nothing, nor the agent's compaction.
     SubagentStop,
-    /// The agent compacted its context: put the latest handoff and the stop gate's open
-    /// items back into it.
-    Compacted,
+    /// The agent's session begins, or begins again after a compaction: record where HEAD is
+    /// at the session's first event, so the stop gate checks what the session commits as well
+    /// as what it leaves uncommitted; after a compaction (source `compact`) also put the latest
+    /// handoff and the stop gate's open items back into the context.
+    SessionStart,
 }
 
 impl EventKind {
@@ -42,8 +44,9 @@ impl EventKind {
             Self::AfterBatch => "fire callbacks once for the files of the whole tool batch",
             Self::Stop => "run the stop gate",
             Self::SubagentStop => "run the stop gate for a subagent that edited files",
-            Self::Compacted => {
-                "put the latest handoff and the stop gate's open items back after compaction"
+            Self::SessionStart => {
+                "record where the session began; after compaction, put the latest handoff and \
+                 the stop gate's open items back"
             }
         }
     }

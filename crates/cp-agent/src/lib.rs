@@ -64,6 +64,7 @@
 //!     cancel: CancelToken::new(),
 //!     stop: StopControl::default(),
 //!     stop_gate: StopGateMode::Off,
+//!     base: None,
 //! };
 //! let (messages, end) = run_turn(&ctx, vec![Message::user_text("Greet Ada.")], &|_event| {});
 //! assert_eq!(end, TurnEnd::Done);

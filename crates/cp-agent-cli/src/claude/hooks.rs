@@ -1,8 +1,8 @@
 //! Claude Code's hooks: what `init` writes into a project (`.mcp.json`, and in
 //! `.claude/settings.json` the hooks of the installed version's wiring: `PostToolBatch`, or
-//! `PostToolUse` for the edit tools before 2.1.118; `Stop`; `SubagentStop`; `SessionStart`
-//! for `compact`), and what a hook answers, in Claude Code's format (read from its own hook
-//! reference, `--help` and bundle, and measured with the scripted server):
+//! `PostToolUse` for the edit tools before 2.1.118; `Stop`; `SubagentStop`; `SessionStart`),
+//! and what a hook answers, in Claude Code's format (read from its own hook reference,
+//! `--help` and bundle, and measured with the scripted server):
 //!
 //! - `PostToolUse`: `hookSpecificOutput.additionalContext` adds text for the model;
 //!   `{"decision": "block", "reason": …}` prompts it with the reason.
@@ -11,8 +11,9 @@
 //!   so a failed callback is said as context too, with a `systemMessage` for the person.
 //! - `Stop` and `SubagentStop`: `{"decision": "block", "reason": …}` keeps the agent (or the
 //!   subagent) working; no output lets it stop.
-//! - `SessionStart` (source `compact`): `hookSpecificOutput.additionalContext` is given to
-//!   the model in the first request after the compaction.
+//! - `SessionStart`: records where the session began and says nothing; with source
+//!   `compact`, `hookSpecificOutput.additionalContext` is given to the model in the first
+//!   request after the compaction.
 //! - `{"systemMessage": …}` without a decision lets it stop and shows the text to the user.
 
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     let value: Option<Value> = match (kind, reply) {
         (_, Reply::Nothing)
         | (EventKind::Stop | EventKind::SubagentStop, Reply::Context(_))
-        | (EventKind::Compacted, Reply::Block(_)) => None,
+        | (EventKind::SessionStart, Reply::Block(_)) => None,
         (EventKind::AfterEdit, Reply::Context(text)) => Some(context("PostToolUse", text)),
         (EventKind::AfterBatch, Reply::Context(text)) => Some(context("PostToolBatch", text)),
         (EventKind::AfterBatch, Reply::Block(text)) => {
@@ -46,7 +47,7 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
             value["systemMessage"] = json!(FAILURE_NOTICE);
             Some(value)
         }
-        (EventKind::Compacted, Reply::Context(text)) => Some(context("SessionStart", text)),
+        (EventKind::SessionStart, Reply::Context(text)) => Some(context("SessionStart", text)),
         (
             EventKind::AfterEdit | EventKind::Stop | EventKind::SubagentStop,
             Reply::Block(reason),
@@ -130,7 +131,7 @@ mod tests {
         assert!(failed["systemMessage"].is_string(), "{failed}");
         let held = parsed(EventKind::SubagentStop, &Reply::Block("red".into())).unwrap();
         assert_eq!(held, json!({"decision": "block", "reason": "red"}));
-        let back = parsed(EventKind::Compacted, &Reply::Context("handoff".into())).unwrap();
+        let back = parsed(EventKind::SessionStart, &Reply::Context("handoff".into())).unwrap();
         assert_eq!(back["hookSpecificOutput"]["hookEventName"], "SessionStart");
         assert_eq!(back["hookSpecificOutput"]["additionalContext"], "handoff");
     }
@@ -159,10 +160,14 @@ mod tests {
             old["hooks"]["PostToolUse"][0]["matcher"],
             "Write|Edit|MultiEdit|NotebookEdit|Bash"
         );
-        assert_eq!(old["hooks"]["SessionStart"][0]["matcher"], "compact");
+        // Every start, compaction included: where the session began, and the handoff back.
+        assert!(
+            old["hooks"]["SessionStart"][0].get("matcher").is_none(),
+            "{old}"
+        );
         assert_eq!(
             old["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-            "context-pilot hook session-start-compact"
+            "context-pilot hook session-start"
         );
         // Before 2.1.69 there is no SubagentStop hook: the compaction agent looks like any other.
         let older = settings("{}", Some((2, 1, 68)));

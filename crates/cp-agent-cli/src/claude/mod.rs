@@ -87,14 +87,15 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
             since: Some(SUBAGENT_TYPES),
             until: None,
         },
-        // `SessionStart` with source `compact` runs after every compaction, and its
-        // `additionalContext` reaches the next request. (`PreCompact`'s output only instructs
-        // the summary; `PostCompact`'s is shown to the person, never to the model.)
+        // Every start of a session records where it began. With source `compact` it runs
+        // after every compaction too, and its `additionalContext` reaches the next request.
+        // (`PreCompact`'s output only instructs the summary; `PostCompact`'s is shown to the
+        // person, never to the model.)
         HookEventSpec {
-            cli_name: "session-start-compact",
+            cli_name: "session-start",
             name: "SessionStart",
-            kind: EventKind::Compacted,
-            matcher: HookMatcher::Exact("compact"),
+            kind: EventKind::SessionStart,
+            matcher: HookMatcher::All,
             since: None,
             until: None,
         },

@@ -39,7 +39,7 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     let value: Option<Value> = match (kind, reply) {
         (_, Reply::Nothing)
         | (EventKind::Stop | EventKind::SubagentStop, Reply::Context(_))
-        | (EventKind::Compacted, Reply::Block(_)) => None,
+        | (EventKind::SessionStart, Reply::Block(_)) => None,
         (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Context(text)) => Some(json!({
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),
@@ -47,7 +47,7 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
             "systemMessage": FAILURE_NOTICE,
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),
-        (EventKind::Compacted, Reply::Context(text)) => Some(json!({
+        (EventKind::SessionStart, Reply::Context(text)) => Some(json!({
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}
         })),
         (EventKind::Stop | EventKind::SubagentStop, Reply::Block(reason)) => {

@@ -101,11 +101,12 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
         },
         // From 0.145.0 a compaction ends with `SessionStart` (source `compact`), whose
         // `additionalContext` reaches the next request as a developer message; 0.144.6 runs
-        // `PreCompact` and `PostCompact` only, whose output never reaches the model.
+        // `PreCompact` and `PostCompact` only, whose output never reaches the model. Wired
+        // for compaction only: where a session began is recorded at its first event.
         HookEventSpec {
             cli_name: "codex-session-start-compact",
             name: "SessionStart",
-            kind: EventKind::Compacted,
+            kind: EventKind::SessionStart,
             matcher: HookMatcher::Exact("compact"),
             since: Some(COMPACT_SESSION_START),
             until: None,

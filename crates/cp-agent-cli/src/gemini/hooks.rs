@@ -29,9 +29,11 @@ const FAILURE_NOTICE: &str =
 /// The stdout of a hook: always a JSON object.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> String {
     let value = match (kind, reply) {
+        // No session-start event is wired here (its `SessionStart` never follows a
+        // compression); were one, nothing would be said to the agent then.
         (_, Reply::Nothing)
-        | (EventKind::Stop | EventKind::SubagentStop | EventKind::Compacted, Reply::Context(_))
-        | (EventKind::Compacted, Reply::Block(_)) => json!({}),
+        | (EventKind::Stop | EventKind::SubagentStop, Reply::Context(_))
+        | (EventKind::SessionStart, Reply::Context(_) | Reply::Block(_)) => json!({}),
         (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Context(text)) => json!({
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": text}
         }),
@@ -68,9 +70,9 @@ pub(super) fn project_settings(program: &str, version: Option<Version>) -> Vec<S
                     EventKind::Stop | EventKind::SubagentStop => {
                         ("context-pilot-checkpoint", "Context Pilot: stop gate")
                     }
-                    EventKind::Compacted => (
-                        "context-pilot-handoff",
-                        "Context Pilot: the handoff back after compaction",
+                    EventKind::SessionStart => (
+                        "context-pilot-session",
+                        "Context Pilot: where the session began, for the stop gate",
                     ),
                 };
                 let hook = Json::object([

@@ -10,19 +10,23 @@
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
 //! | `codex-stop` | Codex CLI `Stop` | runs the stop gate |
 //! | `subagent-stop`, `codex-subagent-stop` | `SubagentStop` | runs the stop gate for a subagent that changed files ([`subagent`]) |
-//! | `session-start-compact`, `codex-session-start-compact` | `SessionStart` with source `compact` | puts the latest handoff and the gate's open items back ([`compacted`]) |
+//! | `session-start` | Claude Code `SessionStart` | records where the session began; with source `compact`, puts the latest handoff and the gate's open items back ([`compacted`]) |
+//! | `codex-session-start-compact` | Codex CLI `SessionStart` with source `compact` | puts the latest handoff and the gate's open items back |
 //!
 //! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`);
-//! which of them `init` wires depends on the agent's version. After a shell tool call (or a
-//! batch with one), the files the command changed fire callbacks too ([`ShellSnapshots`]; off
+//! which of them `init` wires depends on the agent's version. Every event of a session records
+//! where HEAD was at the session's first event ([`SessionStarts`]), and the stop gate checks
+//! what the session committed since as well as what it did not; a driver that started the
+//! agent says where its phase began instead ([`SESSION_BASE_ENV`]). After a shell tool call (or
+//! a batch with one), the files the command changed fire callbacks too ([`ShellSnapshots`]; off
 //! with `{"hooks": {"shell_edits": false}}` in config.json).
 //!
 //! Inside a subagent (the payload names its `agent_id`) the hook counts in a session of the
 //! subagent's own (`<session>.agent-<id>`): its shell snapshots, its edits (for its
-//! `SubagentStop`) and its stop gate blocks. A subagent in a worktree of its own (Claude
-//! Code's `isolation: "worktree"`) runs its hooks there: the worktree is the project, its
-//! callbacks run in it, and it is trusted as its repository is while its `.context-pilot/` is
-//! the same (`cp_base::TrustState::TrustedWorktree`).
+//! `SubagentStop`), where it began and its stop gate blocks. A subagent in a worktree of its
+//! own (Claude Code's `isolation: "worktree"`) runs its hooks there: the worktree is the
+//! project, its callbacks run in it, and it is trusted as its repository is while its
+//! `.context-pilot/` is the same (`cp_base::TrustState::TrustedWorktree`).
 //!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
 //! Blocking callback results go back to the agent at once. Background runs keep going in the
@@ -66,6 +70,9 @@ use std::process::ExitCode;
 
 use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookVerdict};
 use cp_base::{Project, WorkerId};
+use cp_git::Head;
+use cp_mod_checkpoint::SessionStarts;
+use cp_orchestrate::SESSION_BASE_ENV;
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use cp_agent_cli::{EventKind, Reply};
@@ -308,7 +315,8 @@ pub fn handle(
 }
 
 /// What the hook answers at `event`: callbacks fired for `edits`, a stop gate's verdict, or
-/// the context to put back after a compaction.
+/// the context to put back after a compaction. Runs under the worker's lock, so the first
+/// events of one session, arriving at once, record where it began once.
 fn decide(
     event: HookEvent,
     host: &Host,
@@ -316,21 +324,28 @@ fn decide(
     session: &str,
     edits: Vec<AgentEdit>,
 ) -> Result<Reply, stop::StopSkipped> {
+    let base = match payload.subagent() {
+        // A subagent's work is what it did since its own first event (a driver's base is its
+        // main session's).
+        Some(_) => SessionStarts::new(host.project(), host.worker()).begin(session),
+        None => session_base(host, payload.session_id.as_deref()),
+    };
     match event.kind() {
         EventKind::AfterEdit | EventKind::AfterBatch => Ok(edit::after_edits(host, edits)),
-        EventKind::Stop => stop::at_stop(host, session),
+        EventKind::Stop => stop::at_stop(host, session, base),
         EventKind::SubagentStop => subagent::at_subagent_stop(
             host,
             &subagent::EndingSubagent {
                 agent_id: payload.subagent(),
                 agent_type: payload.agent_type.as_deref(),
                 key: session,
+                base,
             },
         ),
-        EventKind::Compacted if payload.source.as_deref().is_none_or(|s| s == "compact") => {
+        EventKind::SessionStart if payload.source.as_deref() == Some("compact") => {
             Ok(compacted::after_compaction(host))
         }
-        EventKind::Compacted => Ok(Reply::Nothing),
+        EventKind::SessionStart => Ok(Reply::Nothing),
     }
 }
 
@@ -358,7 +373,7 @@ fn named_edits(
             .into_iter()
             .map(|(tool, changes)| AgentEdit { tool, changes })
             .collect(),
-        EventKind::Stop | EventKind::SubagentStop | EventKind::Compacted => Vec::new(),
+        EventKind::Stop | EventKind::SubagentStop | EventKind::SessionStart => Vec::new(),
     }))
 }
 
@@ -429,6 +444,20 @@ fn base_snapshot(
             .file_name()
             .is_some_and(|name| name.to_string_lossy() == format!("agent-{agent}"));
     own_worktree.then(cp_git::WorkTreeSnapshot::default)
+}
+
+/// Where the agent's session began: as its driver says ([`SESSION_BASE_ENV`]), else as
+/// recorded at the session's first event (this one, if it is the first). Without a session id
+/// nothing can be recorded: only uncommitted work is then checked.
+fn session_base(host: &Host, session: Option<&str>) -> Option<Head> {
+    if let Some(json) = std::env::var_os(SESSION_BASE_ENV).filter(|v| !v.is_empty()) {
+        match serde_json::from_str::<Head>(&json.to_string_lossy()) {
+            Ok(head) => return Some(head),
+            Err(e) => tracing::warn!("ignoring {SESSION_BASE_ENV}: {e}"),
+        }
+    }
+    let session = session?;
+    SessionStarts::new(host.project(), host.worker()).begin(session)
 }
 
 /// The project a hook started in `start` acts on: the git work tree around it, or the nearest

@@ -19,6 +19,7 @@
 use std::path::PathBuf;
 
 use cp_base::{FileChange, Project, WorkerId, write_atomic};
+use cp_git::Head;
 use cp_mod_checkpoint::StopGate;
 use cp_orchestrate::{Decision, StopInput};
 
@@ -96,12 +97,13 @@ fn subagent_worker(agent_id: &str) -> Option<WorkerId> {
     WorkerId::new(format!("sub-{}", safe_name(agent_id, 60))).ok()
 }
 
-/// The subagent that ends: its id, its type (empty for the compaction agent), and its
-/// session key (the one its edit hooks recorded under).
+/// The subagent that ends: its id, its type (empty for the compaction agent), its session
+/// key (the one its edit hooks recorded under), and where HEAD was at its first event.
 pub struct EndingSubagent<'a> {
     pub agent_id: Option<&'a str>,
     pub agent_type: Option<&'a str>,
     pub key: &'a str,
+    pub base: Option<Head>,
 }
 
 /// Runs the stop gate for the subagent that ends (see the module doc).
@@ -132,6 +134,7 @@ pub fn at_subagent_stop(host: &Host, ending: &EndingSubagent<'_>) -> Result<Repl
         worker,
         session: ending.key.to_owned(),
         gate_commits: in_worktree,
+        base: ending.base.clone(),
     });
     let report = &outcome.report;
     if let Some(why) = &report.skipped {

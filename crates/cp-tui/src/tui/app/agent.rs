@@ -53,6 +53,8 @@ impl App {
                 cancel: turn.cancel.clone(),
                 stop: turn.stop.clone(),
                 stop_gate: StopGateMode::Full(self.host.stop_gate()),
+                // The turn is the session: it reads HEAD when it starts.
+                base: None,
             };
             let job = PlainTurnJob {
                 ctx,

@@ -87,7 +87,13 @@ fn claude_dry_run_prints_a_diff_and_writes_nothing_then_init_merges() {
         format!("{} hook post-tool-batch", program())
     );
     assert!(merged["hooks"].get("PostToolUse").is_none(), "{merged}");
-    assert_eq!(merged["hooks"]["SessionStart"][0]["matcher"], "compact");
+    // Every start of a session (compaction included: the handoff back) runs session-start.
+    let start = &merged["hooks"]["SessionStart"][0];
+    assert!(start.get("matcher").is_none(), "{merged}");
+    assert_eq!(
+        start["hooks"][0]["command"],
+        format!("{} hook session-start", program())
+    );
     // Key order of the user's file is kept: "model" still comes first.
     let text = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
     assert!(

@@ -139,6 +139,16 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
         })
         .count();
     assert_eq!(subagent_blocks, 1, "held once: {all}");
+    // The main session changed nothing itself: its stop passes at once, its gate never taking
+    // the subagent's worktree (a folder under `.claude/worktrees/`) for the project's files.
+    assert!(
+        !requests.iter().any(|r| {
+            let said = last_message_text(r);
+            said.contains("Stop gate") && said.contains(".claude/worktrees")
+        }),
+        "{all}"
+    );
+    assert_eq!(requests.len(), 5, "the main session was not held: {all}");
     // A folder the person never saw gets no trust notice: it is trusted as the repository.
     assert!(!stdout.contains("not trusted"), "{stdout}");
     assert!(!all.contains("not trusted"), "{all}");

@@ -143,8 +143,8 @@ fn a_subagent_in_a_worktree_gets_its_callback_there_and_is_held_once_while_its_t
     // the subagent's worktree (a folder under `.claude/worktrees/`) for the project's files.
     assert!(
         !requests.iter().any(|r| {
-            let said = last_message_text(r);
-            said.contains("Stop gate") && said.contains(".claude/worktrees")
+            anthropic::working_directory(r).as_deref() == Some(root.as_path())
+                && last_message_text(r).contains("Stop gate")
         }),
         "{all}"
     );

@@ -373,14 +373,20 @@ pub fn pytest_wheels() -> Option<&'static Path> {
 /// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
 /// message) when python3 or the wheels are missing.
 pub fn make_venv(root: &Path) -> Option<()> {
-    let wheels = pytest_wheels()?;
+    let wheels = pytest_wheels();
+    if !require(
+        wheels.is_some(),
+        "pytest (wheels under target/pytest-wheels)",
+    ) {
+        return None;
+    }
+    let wheels = wheels?;
     let venv = Command::new("python3")
         .args(["-m", "venv", ".venv"])
         .current_dir(root)
         .status()
         .is_ok_and(|s| s.success());
-    if !venv {
-        eprintln!("python3 -m venv failed; Python fixtures check detection only");
+    if !require(venv, "python3 with venv") {
         return None;
     }
     let installed = Command::new(root.join(".venv/bin/python"))

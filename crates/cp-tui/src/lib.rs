@@ -40,7 +40,6 @@ pub mod init;
 mod logging;
 pub mod mcp;
 pub mod models;
-mod phase_trust;
 #[cfg(test)]
 mod reference_page;
 pub mod run;

@@ -16,7 +16,6 @@ use cp_orchestrate::{
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
-use crate::phase_trust::LentTrust;
 use crate::run_interrupt::{interrupt_on_signals, settle_interrupts};
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::{AgentState, CliAgent};
@@ -162,7 +161,6 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
-                trust: LentTrust::default(),
             }));
             let code = crate::run_external::run(&host, &args, kind);
             settle_interrupts();
@@ -190,7 +188,6 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
-            trust: LentTrust::default(),
         }));
         let line = LineState::default();
         let printer = line.clone();

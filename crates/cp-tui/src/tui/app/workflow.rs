@@ -11,7 +11,6 @@ use std::time::Instant;
 use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 
 use crate::alerts::{NotifyConfigError, TerminalAlerts};
-use crate::phase_trust::LentTrust;
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::agent_state::AgentState;
 use crate::tui::events::AppEvent;
@@ -98,7 +97,6 @@ impl App {
             provider,
             project: self.host.project().clone(),
             cancel: cancel.clone(),
-            trust: LentTrust::default(),
             output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
                 let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
                     phase: phase.to_owned(),

@@ -3,7 +3,8 @@
 //! moments ([`WorkTreeSnapshot`], for edits made through a shell), and how to show a long list
 //! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
 //! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named),
-//! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run).
+//! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run);
+//! and the proof a merge keeps as a git note ([`Repository::add_note`], under [`NOTES_REF`]).
 //!
 //! For a person reviewing the agent's work: the uncommitted diff as files → hunks → lines
 //! ([`Git::diff`]), and reverting a hunk or a file or committing everything, all through `git`
@@ -32,6 +33,7 @@
 mod diff;
 mod file_list;
 mod locks;
+mod notes;
 mod review;
 mod snapshot;
 mod status;
@@ -42,6 +44,7 @@ pub use diff::{
     parse_diff,
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use notes::NOTES_REF;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
 pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};

@@ -152,6 +152,74 @@ impl Repository {
         ])
     }
 
+    /// The tree commit `rev` holds (its `^{tree}` hash): what a test of that commit tested,
+    /// the same for every commit with the same files.
+    pub fn tree_of(&self, rev: &str) -> Result<String, WorktreeError> {
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{tree}}"),
+        ])
+    }
+
+    /// The best common ancestor of `a` and `b`: where a branch and the branch it merges into
+    /// parted.
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, WorktreeError> {
+        self.git(&["merge-base", a, b])
+    }
+
+    /// Checks out `rev` without a branch (a detached `HEAD`), so a merge made here moves no
+    /// branch.
+    pub fn checkout_detached(&self, rev: &str) -> Result<(), WorktreeError> {
+        self.git(&["checkout", "--quiet", "--detach", rev])
+            .map(drop)
+    }
+
+    /// Checks out `branch` in this work tree.
+    pub fn checkout(&self, branch: &str) -> Result<(), WorktreeError> {
+        self.git(&["checkout", "--quiet", branch]).map(drop)
+    }
+
+    /// Moves the branch checked out here forward to `commit`, a descendant of its tip, and the
+    /// tree with it; nothing new is made. Untracked files in the way that hold exactly what
+    /// `commit` has are removed first (nothing is lost); any other refusal is an error and
+    /// leaves everything as it was.
+    pub fn fast_forward(&self, commit: &str) -> Result<(), WorktreeError> {
+        let attempt = self.git(&["merge", "--ff-only", "--quiet", commit]);
+        match attempt {
+            Err(WorktreeError::Failed { stderr, .. })
+                if self.clear_identical_untracked(&stderr, commit) =>
+            {
+                self.git(&["merge", "--ff-only", "--quiet", commit])
+                    .map(drop)
+            }
+            other => other.map(drop),
+        }
+    }
+
+    /// The commits on `to`'s first-parent line that `from` lacks, newest first, one line each
+    /// (`<short hash> <subject>`), at most `max` of them and then a line counting the rest.
+    pub fn short_log(
+        &self,
+        from: &str,
+        to: &str,
+        max: usize,
+    ) -> Result<Vec<String>, WorktreeError> {
+        let out = self.git(&[
+            "log",
+            "--first-parent",
+            "--format=%h %s",
+            &format!("{from}..{to}"),
+        ])?;
+        let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+        let mut shown: Vec<String> = lines.iter().take(max).map(|l| (*l).to_owned()).collect();
+        if lines.len() > max {
+            shown.push(format!("… and {} more", lines.len() - max));
+        }
+        Ok(shown)
+    }
+
     /// Whether `branch` exists.
     pub fn has_branch(&self, branch: &str) -> bool {
         self.git(&[
@@ -364,6 +432,74 @@ mod tests {
         repo.remove_worktree(&ui, "cp/run/ui").unwrap();
         assert!(!api.exists() && !repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
         assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn a_merge_made_on_a_detached_head_lands_by_fast_forward_only_when_asked() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (a, b) = (trees.path().join("a"), trees.path().join("b"));
+        repo.add_worktree(&a, "cp/r/a", &base).unwrap();
+        repo.add_worktree(&b, "cp/r/b", &base).unwrap();
+        commit_in(&a, "a.txt", "a\n");
+        commit_in(&b, "b.txt", "b\n");
+        // The candidate: main with a merged, made in a's worktree without moving any branch.
+        let tree_a = Repository::at(&a);
+        tree_a.checkout_detached(&base).unwrap();
+        let first = tree_a.merge("cp/r/a", "Merge phase a").unwrap();
+        let MergeOutcome::Merged { commit: first } = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(
+            repo.head().unwrap(),
+            base,
+            "main moved before the candidate landed"
+        );
+        assert!(repo.has_branch("cp/r/a"));
+        // The next candidate is built on the first, in b's worktree.
+        let tree_b = Repository::at(&b);
+        tree_b.checkout_detached(&first).unwrap();
+        let MergeOutcome::Merged { commit: second } =
+            tree_b.merge("cp/r/b", "Merge phase b").unwrap()
+        else {
+            panic!("b did not merge")
+        };
+        assert_eq!(
+            repo.short_log(&base, &second, 10).unwrap().len(),
+            2,
+            "one line per merge on the first-parent line"
+        );
+        let shown = repo.short_log(&base, &second, 1).unwrap();
+        assert!(
+            shown[0].ends_with("Merge phase b") && shown[1] == "… and 1 more",
+            "{shown:?}"
+        );
+        repo.fast_forward(&first).unwrap();
+        repo.fast_forward(&second).unwrap();
+        assert_eq!(repo.head().unwrap(), second);
+        assert_eq!(
+            repo.tree_of("HEAD").unwrap(),
+            repo.tree_of(&second).unwrap()
+        );
+        assert!(dir.path().join("a.txt").exists() && dir.path().join("b.txt").exists());
+        assert_eq!(
+            repo.merge_base("cp/r/b", "HEAD").unwrap(),
+            repo.resolve("cp/r/b").unwrap()
+        );
+        // Not a descendant: refused, nothing moved.
+        assert!(
+            repo.fast_forward(&base).is_ok(),
+            "an ancestor is already contained"
+        );
+        tree_a.checkout("cp/r/a").unwrap();
+        commit_in(&a, "late.txt", "late\n");
+        let late = tree_a.head().unwrap();
+        commit_in(dir.path(), "main.txt", "main\n");
+        let before = repo.head().unwrap();
+        assert!(repo.fast_forward(&late).is_err());
+        assert_eq!(repo.head().unwrap(), before);
+        assert_eq!(repo.git(&["status", "--porcelain"]).unwrap(), "");
     }
 
     #[test]

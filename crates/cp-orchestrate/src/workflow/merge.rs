@@ -1,10 +1,11 @@
-//! Bringing a wave's work home: each finished phase's branch is merged into the run's branch
-//! (in the file's order), its worktree and branch removed; a merge that conflicts is aborted
-//! and put to the person, who may let an agent resolve it in the project's tree.
+//! Bringing a wave's work home once the merge queue (`queue.rs`) lands it: the phase is
+//! recorded as merged, its worktree and branch removed; a merge that conflicts is aborted and
+//! put to the person, who may let an agent resolve it in the project's tree (whose result is
+//! tested before anything depends on it).
 
 use std::path::Path;
 
-use cp_git::{MergeOutcome, Repository};
+use cp_git::Repository;
 
 use super::engine::Engine;
 use super::error::{MergeConflict, WorkflowError};
@@ -17,35 +18,9 @@ use super::waves::Stop;
 use crate::restart::RestartEvent;
 
 impl Engine<'_> {
-    /// Merges phase `index`'s branch into the run's branch; a conflict goes to the person.
-    pub(super) fn merge(&mut self, repo: &Repository, index: usize) -> Result<Stop, WorkflowError> {
-        let id = self.workflow.phases[index].id.clone();
-        let record = self.record(index).clone();
-        let branch = record.branch.clone().unwrap_or_default();
-        let message = format!(
-            "Merge phase {id} of workflow run {} ({branch})",
-            self.state.run_id
-        );
-        let outcome = repo
-            .merge(&branch, &message)
-            .map_err(|e| self.git_error(index, e))?;
-        match outcome {
-            MergeOutcome::Merged { commit } => {
-                self.merged(repo, index, Some(commit))?;
-                Ok(None)
-            }
-            MergeOutcome::UpToDate => {
-                // Merged already (a run killed before it recorded the merge): its commit is
-                // found by the message the merge gave it.
-                let commit = repo.merge_commit_named(&message).unwrap_or_default();
-                self.merged(repo, index, commit)?;
-                Ok(None)
-            }
-            MergeOutcome::Conflict { files } => self.conflict(repo, index, &files),
-        }
-    }
-
-    fn merged(
+    /// Records phase `index` as merged (by `commit`, `None` when its branch had nothing new)
+    /// and removes its worktree and branch unless `--keep-worktrees`.
+    pub(super) fn merged(
         &mut self,
         repo: &Repository,
         index: usize,
@@ -117,7 +92,7 @@ impl Engine<'_> {
 
     /// A merge that conflicted (already aborted): the person chooses between an agent that
     /// resolves it in the project's tree and abort. No answer stops the run with exit code 3.
-    fn conflict(
+    pub(super) fn conflict(
         &mut self,
         repo: &Repository,
         index: usize,
@@ -215,6 +190,7 @@ impl Engine<'_> {
         let mut forward = |event: &RestartEvent| {
             prompter.on_event(&WorkflowEvent::Restart(event.clone()));
         };
+        let before = repo.head().ok();
         let result = self
             .restart
             .run_phase(&resolve_id, &prompt, &mut *self.driver, &mut forward);
@@ -230,7 +206,8 @@ impl Engine<'_> {
         if repo.is_ancestor(branch, "HEAD") {
             let head = repo.head().ok();
             self.merged(repo, index, head)?;
-            return Ok(None);
+            // What the agent merged is tested before anything depends on it.
+            return self.verify_resolved(repo, index, before.as_deref());
         }
         Err(WorkflowError::MergeConflict(Box::new(MergeConflict {
             run_id: self.state.run_id.clone(),

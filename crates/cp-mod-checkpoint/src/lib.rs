@@ -54,5 +54,5 @@ pub use stop::{
     DEFAULT_TEST_TIMEOUT_SECS, ProcessGroupRunner, ProjectStopGate, STATE_FILE, StopGate,
     StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule, TEST_SESSION_LABEL,
     TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun, TestRunner,
-    TestSpec, TestSummary, parse_test_output, suggest_commit_message,
+    TestSpec, TestSummary, TreeTests, parse_test_output, suggest_commit_message,
 };

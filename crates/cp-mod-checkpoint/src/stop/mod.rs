@@ -21,6 +21,7 @@ mod report;
 mod runner;
 mod state;
 mod test_output;
+mod tree;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ pub use project_gate::ProjectStopGate;
 pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use test_output::{TestFramework, TestSummary, parse_test_output};
+pub use tree::TreeTests;
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;

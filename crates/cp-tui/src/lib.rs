@@ -37,6 +37,7 @@ pub mod host;
 pub mod init;
 mod logging;
 pub mod mcp;
+mod merge_tests;
 pub mod models;
 mod phase_trust;
 pub mod run;

@@ -282,7 +282,7 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
     // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
     // quits at once (no run is left to ask about), with the run's code (130: interrupted,
     // to be resumed).
-    tui.wait_for("Workflow aborted", PATIENCE).unwrap();
+    tui.wait_for("Workflow interrupted", PATIENCE).unwrap();
     tui.type_text("still here");
     tui.wait_for("still here", PATIENCE).unwrap();
     tui.send(b"\x03");

@@ -163,11 +163,12 @@ impl Engine<'_> {
         let attempts = u32::try_from(record.red_merges.len()).unwrap_or(u32::MAX);
         let last = record.red_merges.last();
         let failing = last.map(|p| p.test.failing()).unwrap_or_default();
-        let under = match (&record.branch, own_tree) {
-            (Some(branch), true) => repo
+        // Everything that landed since the phase's branch was made, whatever it was brought
+        // up to date with since.
+        let under = match (&record.base_commit, own_tree) {
+            (Some(base), true) => repo
                 .head()
-                .and_then(|tip| Ok((repo.merge_base(branch, &tip)?, tip)))
-                .and_then(|(parted, tip)| repo.short_log(&parted, &tip, LOGGED_COMMITS))
+                .and_then(|tip| repo.short_log(base, &tip, LOGGED_COMMITS))
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
@@ -195,7 +196,7 @@ impl Engine<'_> {
             attempts,
             failing: &failing,
             under: &under,
-            last: last.map(|p| p.test.summary()),
+            last,
         });
         let choices = red_choices(own_tree);
         let request = ApprovalRequest {
@@ -325,8 +326,11 @@ struct RedFacts<'a> {
     attempts: u32,
     failing: &'a [String],
     under: &'a [String],
-    last: Option<String>,
+    last: Option<&'a MergeProof>,
 }
+
+/// Lines of a failing command's output the gate shows.
+const GATE_TAIL: usize = 15;
 
 /// The question of a red merge's gate.
 fn red_prompt(facts: &RedFacts<'_>) -> String {
@@ -358,8 +362,20 @@ fn red_prompt(facts: &RedFacts<'_>) -> String {
             facts.under.join("\n  ")
         );
     }
-    if let Some(last) = &facts.last {
-        let _ = write!(prompt, "\n\nThe last test: {last}");
+    if let Some(last) = facts.last {
+        let _ = write!(prompt, "\n\nThe last test: {}", last.test.summary());
+        for run in last.test.runs.iter().filter(|r| !r.passed) {
+            let from = run.tail.len().saturating_sub(GATE_TAIL);
+            if from < run.tail.len() {
+                let _ = write!(
+                    prompt,
+                    "\n\n`{}` ({}), the end of its output:\n  {}",
+                    run.command,
+                    run.exit,
+                    run.tail[from..].join("\n  ")
+                );
+            }
+        }
     }
     prompt
 }

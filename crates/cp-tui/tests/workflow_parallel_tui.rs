@@ -182,9 +182,11 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         std::thread::sleep(Duration::from_millis(100));
     }
     // The TUI has the run's end (so Ctrl-C quits at once, with nothing running).
-    tui.wait_until("both phases show done", PATIENCE, |s| {
-        row_shows(s, "api", "done")
-            && row_shows(s, "ui", "done")
+    // Each landed through the merge queue: merged, its tested merge under its row.
+    tui.wait_until("both phases show merged", PATIENCE, |s| {
+        row_shows(s, "api", "merged")
+            && row_shows(s, "ui", "merged")
+            && s.contains("↳ merged ")
             && s.contains("Workflow finished.")
     })
     .unwrap();

@@ -165,10 +165,14 @@ pub enum WorkflowEvent {
         /// The phases queued before it whose merges are in the tree too (not landed yet).
         ahead_of: Vec<String>,
     },
-    /// A combined tree's test ended.
+    /// A combined tree's test ended (or, for a phase that worked in the project's tree, the
+    /// test of that tree after it).
     MergeTested {
         /// The phase whose merge it was.
         phase: String,
+        /// The run's branch with the phase merged in (else the project's tree after it).
+        #[serde(default = "yes")]
+        combined: bool,
         /// What the test said.
         outcome: Outcome,
         /// Each command with its exit and counts.
@@ -181,6 +185,10 @@ pub enum WorkflowEvent {
     SentBack {
         /// The phase.
         phase: String,
+        /// It works in a worktree of its own (its merge was red); else in the project's tree
+        /// (the tree it left was red).
+        #[serde(default = "yes")]
+        own_tree: bool,
         /// The try that failed (1 for the first).
         attempt: u32,
         /// The tries allowed.
@@ -307,6 +315,11 @@ impl fmt::Display for WorkflowEvent {
     }
 }
 
+/// Serde's default for flags that were always true before they were recorded.
+fn yes() -> bool {
+    true
+}
+
 impl WorkflowEvent {
     /// The merge queue's events and the run's last word, in words.
     fn fmt_queue(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -324,6 +337,7 @@ impl WorkflowEvent {
             }
             Self::MergeTested {
                 phase,
+                combined,
                 outcome,
                 summary,
                 elapsed_ms,
@@ -335,19 +349,29 @@ impl WorkflowEvent {
                 let seconds = *elapsed_ms as f64 / 1000.0;
                 write!(
                     f,
-                    "phase {phase}: combined tree {} in {seconds:.1} s ({summary})",
+                    "phase {phase}: {} {} in {seconds:.1} s ({summary})",
+                    if *combined {
+                        "combined tree"
+                    } else {
+                        "the tree it left"
+                    },
                     outcome.word()
                 )
             }
             Self::SentBack {
                 phase,
+                own_tree,
                 attempt,
                 allowed,
                 failing,
             } => write!(
                 f,
-                "phase {phase}: sent back (try {attempt} of {allowed}): it passes alone but \
-                 fails merged with the run's branch: {}",
+                "phase {phase}: sent back (try {attempt} of {allowed}): {}: {}",
+                if *own_tree {
+                    "it passes alone but fails merged with the run's branch"
+                } else {
+                    "the tests fail on the run's branch after it"
+                },
                 failing.join(", ")
             ),
             Self::MergesRequeued { phases } => write!(

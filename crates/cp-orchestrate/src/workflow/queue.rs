@@ -160,6 +160,7 @@ impl Engine<'_> {
         self.state.merge_queue.tested = self.state.merge_queue.tested.saturating_add(1);
         let event = WorkflowEvent::MergeTested {
             phase: self.workflow.phases[index].id.clone(),
+            combined: true,
             outcome: Outcome::of(&test),
             summary: test.summary(),
             elapsed_ms: ms,

@@ -101,6 +101,7 @@ impl Engine<'_> {
         self.save()?;
         let event = WorkflowEvent::SentBack {
             phase: id,
+            own_tree,
             attempt,
             allowed,
             failing,

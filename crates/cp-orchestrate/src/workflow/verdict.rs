@@ -87,6 +87,7 @@ impl Engine<'_> {
         );
         let event = WorkflowEvent::MergeTested {
             phase: id.clone(),
+            combined: false,
             outcome: proof.outcome,
             summary: proof.test.summary(),
             elapsed_ms: proof.elapsed_ms,

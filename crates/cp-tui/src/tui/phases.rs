@@ -303,6 +303,7 @@ impl Phases {
             }
             WorkflowEvent::MergeTested {
                 phase,
+                combined,
                 outcome,
                 summary,
                 elapsed_ms,
@@ -310,8 +311,13 @@ impl Phases {
                 let row = self.row(phase);
                 let took = Duration::from_millis(*elapsed_ms);
                 row.last_test = Some((summary.clone(), took));
+                let tree = if *combined {
+                    "combined tree"
+                } else {
+                    "the tree it left"
+                };
                 row.queue = Some(QueueNote {
-                    text: format!("combined tree {}: {summary}", outcome.word()),
+                    text: format!("{tree} {}: {summary}", outcome.word()),
                     since: now.checked_sub(took).unwrap_or(now),
                     until: Some(now),
                     red: *outcome == Outcome::Failed,
@@ -332,6 +338,7 @@ impl Phases {
                 attempt,
                 allowed,
                 failing,
+                ..
             } => {
                 let row = self.row(phase);
                 row.set(PhaseState::SentBack, now);
@@ -888,17 +895,19 @@ mod tests {
         let now = Instant::now();
         let mut phases = two_queued(now);
         assert_eq!(phases.rows[1].state, PhaseState::Queued);
-        let testing = |phase: &str, ahead_of: Vec<String>| WorkflowEvent::MergeTesting {
-            phase: phase.into(),
-            ahead_of,
-        };
-        phases.event(&testing("rename", Vec::new()), now);
-        phases.event(&testing("feature", vec!["rename".into()]), now);
+        for (phase, ahead_of) in [("rename", Vec::new()), ("feature", vec!["rename".into()])] {
+            let testing = WorkflowEvent::MergeTesting {
+                phase: phase.into(),
+                ahead_of,
+            };
+            phases.event(&testing, now);
+        }
         assert_eq!(phases.rows[1].state, PhaseState::TestingMerge);
         let later = now + Duration::from_secs(3);
         phases.event(
             &WorkflowEvent::MergeTested {
                 phase: "rename".into(),
+                combined: true,
                 outcome: Outcome::Passed,
                 summary: "python3 -m unittest: exit 0, 2 passed, 0.3 s".into(),
                 elapsed_ms: 3000,
@@ -916,6 +925,7 @@ mod tests {
         phases.event(
             &WorkflowEvent::MergeTested {
                 phase: "feature".into(),
+                combined: true,
                 outcome: Outcome::Failed,
                 summary: "python3 -m unittest: exit 1, 1 failed, 0.3 s".into(),
                 elapsed_ms: 3000,
@@ -925,6 +935,7 @@ mod tests {
         phases.event(
             &WorkflowEvent::SentBack {
                 phase: "feature".into(),
+                own_tree: true,
                 attempt: 1,
                 allowed: 2,
                 failing: vec!["test_shout (test_feature.FeatureTest)".into()],
@@ -962,6 +973,12 @@ mod tests {
                 && lines[4].ends_with("(7s)"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn the_runs_verdict_on_its_branch_shows_below_the_phases() {
+        let now = Instant::now();
+        let mut phases = two_queued(now);
         phases.event(
             &WorkflowEvent::BranchVerdict {
                 verdict: cp_orchestrate::BranchVerdict {
@@ -974,10 +991,10 @@ mod tests {
                 },
                 cost: cp_orchestrate::QueueCost::default(),
             },
-            later,
+            now,
         );
         let mut buf = Buffer::empty(Rect::new(0, 0, 120, 8));
-        phases.render(buf.area, &mut buf, later, 0);
+        phases.render(buf.area, &mut buf, now, 0);
         assert!(
             text(&buf).contains("branch main is green at fedcba987654"),
             "{}",

@@ -170,6 +170,14 @@ impl Engine<'_> {
         self.prompter.on_event(&event);
     }
 
+    /// Phase `index`'s work is set aside (its input changed): a candidate holding it must
+    /// never land, so every candidate goes and is made again without it.
+    pub(super) fn unqueue(&mut self, index: usize) {
+        if self.queue.candidates.iter().any(|c| c.index == index) {
+            self.requeue();
+        }
+    }
+
     /// Stops every test of the queue (Ctrl-C, an abort, an error): nothing more lands.
     pub(super) fn stop_queue(&mut self) {
         self.queue.clear();

@@ -23,6 +23,30 @@ use util::scripted::{EchoDriver, ListPrompter};
 use util::tester::ShellTester;
 use util::writers::{Writers, no_leftovers, options, workflow};
 
+/// Runs `file` with the scripted writers (one file per phase) and `tester`, the person
+/// answering `answers`; returns the outcome, the prompter and the factory.
+fn run_queued(
+    repo: &Repo,
+    file: &std::path::Path,
+    tester: Arc<ShellTester>,
+    answers: &[(&str, Option<&str>)],
+) -> (cp_orchestrate::WorkflowOutcome, ListPrompter, Arc<Writers>) {
+    let project = repo.project();
+    let factory = Arc::new(Writers::default());
+    let mut run_options = options(factory.clone());
+    run_options.tester = Some(tester);
+    let mut prompter = ListPrompter::new(answers);
+    let outcome = run_workflow(
+        &project,
+        file,
+        &mut EchoDriver::new(&project),
+        &mut prompter,
+        &run_options,
+    )
+    .unwrap();
+    (outcome, prompter, factory)
+}
+
 const THREE: &str = "\
 name: queue
 speculative_merges: 3
@@ -47,19 +71,9 @@ fn a_red_head_throws_away_the_tests_ahead_of_it_and_can_be_kept_aside() {
     let file = workflow(&repo, THREE);
     let project = repo.project();
     let start = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    let factory = Arc::new(Writers::default());
     let tester = Arc::new(ShellTester::new("test ! -f work/a.txt").meeting(3));
-    let mut run_options = options(factory.clone());
-    run_options.tester = Some(tester.clone());
-    let mut prompter = ListPrompter::new(&[("Keep it aside", None)]);
-    let outcome = run_workflow(
-        &project,
-        &file,
-        &mut EchoDriver::new(&project),
-        &mut prompter,
-        &run_options,
-    )
-    .unwrap();
+    let (outcome, prompter, factory) =
+        run_queued(&repo, &file, tester.clone(), &[("Keep it aside", None)]);
     let lines = prompter.lines().join("\n");
     assert_eq!(*tester.met.lock().unwrap(), Some(true), "{lines}");
     assert_eq!(outcome.status, RunStatus::Completed, "{lines}");
@@ -145,20 +159,13 @@ fn at_the_red_gate_abort_ends_the_run_with_the_branch_green() {
         &repo,
         "name: two\nmax_merge_attempts: 1\nphases:\n  - id: a\n    depends_on: []\n    prompt: A.\n  - id: b\n    depends_on: []\n    prompt: B.\n",
     );
-    let project = repo.project();
     let start = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    let factory = Arc::new(Writers::default());
-    let mut run_options = options(factory.clone());
-    run_options.tester = Some(Arc::new(ShellTester::new("test ! -f work/b.txt")));
-    let mut prompter = ListPrompter::new(&[("Send it back again", None), ("Abort", None)]);
-    let outcome = run_workflow(
-        &project,
+    let (outcome, prompter, factory) = run_queued(
+        &repo,
         &file,
-        &mut EchoDriver::new(&project),
-        &mut prompter,
-        &run_options,
-    )
-    .unwrap();
+        Arc::new(ShellTester::new("test ! -f work/b.txt")),
+        &[("Send it back again", None), ("Abort", None)],
+    );
     let lines = prompter.lines().join("\n");
     assert_eq!(outcome.status, RunStatus::Aborted, "{lines}");
     assert_eq!(outcome.exit_code(), 2);

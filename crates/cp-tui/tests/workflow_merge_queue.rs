@@ -192,25 +192,31 @@ fn an_agent_that_never_fixes_it_ends_at_the_gate_with_exit_3_and_the_branch_gree
     assert_clean(&root, &shown);
 }
 
+/// Serves [`TWO`]: api writes `api.py`, ui writes `ui.py`; no conflict, semantic or not.
+fn serve_api_ui(server: &LlmServer) {
+    let script = Script {
+        phases: vec![
+            ("api", vec![write("api.py", "def api():\n    return 1\n")]),
+            ("ui", vec![write("ui.py", "def ui():\n    return 2\n")]),
+        ],
+    };
+    serve_back(
+        server,
+        script,
+        Vec::new(),
+        Arc::default(),
+        None,
+        Arc::default(),
+    );
+}
+
 /// Phases with no conflict still run at once and land, each merge tested, and the run says
 /// how the branch was found green.
 #[test]
 fn phases_without_a_conflict_run_at_once_and_land_tested() {
     let (_repo, root) = semantic_project(TWO, json!({}), &[]);
     let server = LlmServer::start().unwrap();
-    serve_back(
-        &server,
-        Script {
-            phases: vec![
-                ("api", vec![write("api.py", "def api():\n    return 1\n")]),
-                ("ui", vec![write("ui.py", "def ui():\n    return 2\n")]),
-            ],
-        },
-        Vec::new(),
-        Arc::default(),
-        None,
-        Arc::default(),
-    );
+    serve_api_ui(&server);
     let out = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
         .output()
         .unwrap();
@@ -244,19 +250,7 @@ fn resume_after_sigkill_while_the_combined_tree_is_tested_lands_nothing_red_and_
     let (_repo, root) = semantic_project(TWO, json!({}), &[("test_gate.py", &suite)]);
     let start = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
     let server = LlmServer::start().unwrap();
-    serve_back(
-        &server,
-        Script {
-            phases: vec![
-                ("api", vec![write("api.py", "def api():\n    return 1\n")]),
-                ("ui", vec![write("ui.py", "def ui():\n    return 2\n")]),
-            ],
-        },
-        Vec::new(),
-        Arc::default(),
-        None,
-        Arc::default(),
-    );
+    serve_api_ui(&server);
     let mut first = command(&root, &server, &[".context-pilot/workflows/wf.yaml"]);
     first.stdout(Stdio::null()).stderr(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut first, 0);

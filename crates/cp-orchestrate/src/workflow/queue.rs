@@ -434,16 +434,14 @@ impl Engine<'_> {
                 self.state.run_id
             )),
         );
-        self.state.verdict = Some(BranchVerdict {
-            branch: target,
-            commit: proof.commit.clone(),
-            tree: proof.tree.clone(),
-            outcome: proof.outcome,
-            how: format!(
+        self.establish(
+            target,
+            &proof,
+            format!(
                 "the merge of phase {id} was tested on this tree before it landed: {}",
                 proof.test.summary()
             ),
-        });
+        );
         let record = self.record(index);
         record.sent_back = None;
         let branch = record.branch.clone().unwrap_or_default();
@@ -471,6 +469,18 @@ impl Engine<'_> {
                 .flatten()
         });
         self.merged(repo, index, commit)
+    }
+
+    /// The run's branch, named `branch`, is now at `proof`'s commit: its verdict is what that
+    /// test found, established as `how` says.
+    pub(super) fn establish(&mut self, branch: String, proof: &MergeProof, how: String) {
+        self.state.verdict = Some(BranchVerdict {
+            branch,
+            commit: proof.commit.clone(),
+            tree: proof.tree.clone(),
+            outcome: proof.outcome,
+            how,
+        });
     }
 
     /// Writes `text` as the git note of `commit` (a failure is logged: the proof is in

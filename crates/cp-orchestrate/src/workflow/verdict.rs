@@ -99,16 +99,14 @@ impl Engine<'_> {
                 None => Verified::Again,
             });
         }
-        self.state.verdict = Some(BranchVerdict {
-            branch: target,
-            commit: proof.commit.clone(),
-            tree: proof.tree.clone(),
-            outcome: proof.outcome,
-            how: format!(
+        self.establish(
+            target,
+            &proof,
+            format!(
                 "the tree phase {id} left was tested after it: {}",
                 proof.test.summary()
             ),
-        });
+        );
         let record = self.record(index);
         record.proof = Some(proof);
         record.sent_back = None;
@@ -141,16 +139,14 @@ impl Engine<'_> {
                 self.state.run_id
             )),
         );
-        self.state.verdict = Some(BranchVerdict {
-            branch: target.clone(),
-            commit: proof.commit.clone(),
-            tree: proof.tree.clone(),
-            outcome: proof.outcome,
-            how: format!(
+        self.establish(
+            target.clone(),
+            &proof,
+            format!(
                 "the merge of phase {id}, its conflicts resolved, was tested after: {}",
                 proof.test.summary()
             ),
-        });
+        );
         let red = proof.outcome == Outcome::Failed;
         let failing = proof.test.failing();
         self.record(index).proof = Some(proof);

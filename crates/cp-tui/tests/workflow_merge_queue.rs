@@ -190,6 +190,48 @@ fn an_agent_that_never_fixes_it_ends_at_the_gate_with_exit_3_and_the_branch_gree
     );
     assert!(shown.contains("branch main is green at"), "{shown}");
     assert_clean(&root, &shown);
+
+    // `--resume` asks again; kept aside, the run completes with the branch as it was and
+    // feature's work on its branch, every commit kept.
+    let tip = git(&root, &["rev-parse", branch]).trim().to_owned();
+    let answers = root.join("../answers.yaml");
+    std::fs::write(&answers, "- {phase: feature, option: Keep it aside}\n").unwrap();
+    let run_id = record["run_id"].as_str().unwrap();
+    let answers_arg = answers.to_string_lossy();
+    let out = command(
+        &root,
+        &server,
+        &["--resume", run_id, "--answers", &answers_arg],
+    )
+    .output()
+    .unwrap();
+    let shown = util::agent_run::shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("phase feature: kept aside"), "{shown}");
+    let record = run_record(&root).unwrap();
+    assert_eq!(
+        record["phase_runs"]["feature"]["status"], "kept_aside",
+        "{record:#}"
+    );
+    assert_eq!(git(&root, &["rev-parse", branch]).trim(), tip);
+    assert_eq!(assert_every_commit_green(&root, &start, &shown), 1);
+    assert_nothing_left_but(&root, branch, &shown);
+    assert_clean(&root, &shown);
+}
+
+/// No worktree is left and the only phase branch is `kept`.
+fn assert_nothing_left_but(root: &std::path::Path, kept: &str, shown: &str) {
+    let worktrees = git(root, &["worktree", "list"]);
+    assert_eq!(worktrees.lines().count(), 1, "{worktrees}\n{shown}");
+    assert_eq!(
+        git(
+            root,
+            &["branch", "--list", "cp/*", "--format=%(refname:short)"]
+        )
+        .trim(),
+        kept,
+        "{shown}"
+    );
 }
 
 /// Serves [`TWO`]: api writes `api.py`, ui writes `ui.py`; no conflict, semantic or not.

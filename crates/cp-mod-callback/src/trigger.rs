@@ -116,6 +116,8 @@ pub struct Matcher {
     set: GlobSet,
     slots: Vec<Slot>,
     callbacks: Vec<CallbackId>,
+    /// Whether any rule is directory-only (`dir/`), so a file's own hits need filtering.
+    any_dir_only: bool,
     /// Callbacks whose patterns did not compile (a hand-edited config), with the reason.
     invalid: Vec<(CallbackId, PatternError)>,
 }
@@ -126,6 +128,7 @@ impl Default for Matcher {
             set: GlobSet::empty(),
             slots: Vec::new(),
             callbacks: Vec::new(),
+            any_dir_only: false,
             invalid: Vec::new(),
         }
     }
@@ -171,6 +174,7 @@ impl Matcher {
         match builder.build() {
             Ok(set) => Self {
                 set,
+                any_dir_only: slots.iter().any(|s| s.dir_only),
                 slots,
                 callbacks: ids,
                 invalid,
@@ -217,21 +221,28 @@ impl Matcher {
     }
 
     fn match_chunk(&self, paths: &[&str]) -> Vec<Vec<CallbackId>> {
-        let mut dirs: HashMap<&str, Vec<usize>> = HashMap::new();
+        // Per path, beyond the set lookup itself, only what the rules need: the parent's
+        // ancestor hits (computed once per directory, found again with a fast hash) and one
+        // merge of two sorted lists, without allocating.
+        let mut dirs: HashMap<&str, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
         let mut hits = Vec::new();
         paths
             .iter()
             .map(|path| {
                 let mut out = Vec::new();
-                let path = path.trim_start_matches("./");
+                let path = strip_dot_slash(path);
                 let parent = path.rfind('/').map_or("", |i| &path[..i]);
                 let dir_hits = dirs
                     .entry(parent)
                     .or_insert_with(|| self.ancestor_hits(parent));
                 self.set
                     .matches_candidate_into(&Candidate::new(path), &mut hits);
-                hits.retain(|&i| self.slots.get(i).is_some_and(|s| !s.dir_only));
-                self.decide(dir_hits, &hits, &mut out);
+                if self.any_dir_only {
+                    hits.retain(|&i| self.slots.get(i).is_some_and(|s| !s.dir_only));
+                }
+                if !dir_hits.is_empty() || !hits.is_empty() {
+                    self.decide(dir_hits, &hits, &mut out);
+                }
                 out
             })
             .collect()
@@ -264,11 +275,6 @@ impl Matcher {
     /// Glob indices grow with (callback, rule order), so walking the merged indices in order
     /// visits each callback's rules contiguously, latest last.
     fn decide(&self, dir_hits: &[usize], path_hits: &[usize], out: &mut Vec<CallbackId>) {
-        let mut merged: Vec<usize> = Vec::with_capacity(dir_hits.len() + path_hits.len());
-        merged.extend_from_slice(dir_hits);
-        merged.extend_from_slice(path_hits);
-        merged.sort_unstable();
-        merged.dedup();
         let mut current: Option<(usize, bool)> = None;
         let flush = |state: Option<(usize, bool)>, out: &mut Vec<CallbackId>| {
             if let Some((cb, false)) = state
@@ -277,7 +283,7 @@ impl Matcher {
                 out.push(*id);
             }
         };
-        for index in merged {
+        for index in merge_sorted(dir_hits, path_hits) {
             let Some(slot) = self.slots.get(index) else {
                 continue;
             };
@@ -288,6 +294,32 @@ impl Matcher {
         }
         flush(current, out);
     }
+}
+
+/// `path` without any leading `./`.
+fn strip_dot_slash(mut path: &str) -> &str {
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    path
+}
+
+/// The union of two sorted, duplicate-free lists, in order, without duplicates and without
+/// allocating.
+fn merge_sorted<'a>(left: &'a [usize], right: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+    let (mut at_left, mut at_right) = (0, 0);
+    std::iter::from_fn(move || {
+        let next = match (left.get(at_left), right.get(at_right)) {
+            (Some(&l), Some(&r)) => l.min(r),
+            (Some(&l), None) => l,
+            (None, Some(&r)) => r,
+            (None, None) => return None,
+        };
+        // Step past `next` in both lists (it may be in each once).
+        at_left += usize::from(left.get(at_left) == Some(&next));
+        at_right += usize::from(right.get(at_right) == Some(&next));
+        Some(next)
+    })
 }
 
 #[cfg(test)]
@@ -365,6 +397,29 @@ mod tests {
             validate_patterns(&["!*.rs".into()]).unwrap_err(),
             PatternError::OnlyExclusions { .. }
         ));
+    }
+
+    #[test]
+    fn merging_sorted_lists_keeps_order_and_drops_duplicates() {
+        let merged: Vec<usize> = merge_sorted(&[1, 4, 6], &[2, 4, 7, 9]).collect();
+        assert_eq!(merged, vec![1, 2, 4, 6, 7, 9]);
+        assert_eq!(merge_sorted(&[], &[3]).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(merge_sorted(&[3], &[]).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(strip_dot_slash("././a/b.rs"), "a/b.rs");
+    }
+
+    #[test]
+    fn paths_of_one_folder_in_any_order_get_their_folders_rules() {
+        let m = matcher(&["docs/", "!docs/private/"]);
+        let got = m.match_all([
+            "docs/a.md",
+            "x.md",
+            "docs/private/b.md",
+            "docs/c.md",
+            "./docs/d.md",
+        ]);
+        let hit: Vec<bool> = got.iter().map(|ids| !ids.is_empty()).collect();
+        assert_eq!(hit, vec![true, false, false, true, true]);
     }
 
     #[test]

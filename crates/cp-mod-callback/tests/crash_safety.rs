@@ -39,6 +39,7 @@ const WRITER_ENV: &str = "CP_CALLBACK_CRASH_WRITER";
 /// Writer mode: as worker `w{k}`, create callbacks `w{k}-{j}` and switch each off again,
 /// forever, printing an acknowledgement after each tool call returned successfully.
 #[test]
+#[ignore = "helper process, started by name by the crash-safety tests"]
 fn writer_child() {
     let Ok(spec) = std::env::var(WRITER_ENV) else {
         return;
@@ -76,7 +77,13 @@ fn writer_child() {
 
 fn spawn_writer(root: &Path, k: u64) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "writer_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(WRITER_ENV, format!("{}|{k}", root.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

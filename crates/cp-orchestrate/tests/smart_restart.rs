@@ -791,6 +791,7 @@ const NO_GIT_CHILD: &str = "CP_CHECKPOINT_TEST_NO_GIT";
 
 /// Child mode for the test below: preflight with a `PATH` that holds no git.
 #[test]
+#[ignore = "helper process, started by name by the test below"]
 fn no_git_child() {
     let Ok(dir) = std::env::var(NO_GIT_CHILD) else {
         return;
@@ -807,7 +808,13 @@ fn without_git_auto_commit_fails_with_a_clear_error() {
     let repo = repo();
     let empty_path = tempfile::tempdir().unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "no_git_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "no_git_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(NO_GIT_CHILD, repo.root())
         .env("PATH", empty_path.path())
         .output()

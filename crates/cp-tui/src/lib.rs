@@ -30,6 +30,8 @@
 
 mod alerts;
 pub mod cli;
+#[cfg(test)]
+mod cli_reference;
 pub mod doctor;
 mod headless_out;
 pub mod hook;
@@ -40,6 +42,8 @@ pub mod mcp;
 mod merge_tests;
 pub mod models;
 mod phase_trust;
+#[cfg(test)]
+mod reference_page;
 pub mod run;
 mod run_external;
 mod run_interrupt;

@@ -16,6 +16,8 @@ pub use action::{Action, KeyContext, ReviewKey};
 use binding::{ALT, CTRL, SHIFT, Scope};
 pub use binding::{Binding, Command, Key};
 pub use table::BINDINGS;
+#[cfg(test)]
+mod reference;
 
 /// Maps a key press to an action in `context`.
 pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {

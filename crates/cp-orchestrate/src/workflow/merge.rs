@@ -26,24 +26,46 @@ impl Engine<'_> {
         index: usize,
         commit: Option<String>,
     ) -> Result<(), WorkflowError> {
+        self.record_merged(index, commit)?;
+        self.tidy_merged(repo, index)
+    }
+
+    /// Records phase `index` as merged (by `commit`) and says so; its worktree stays until
+    /// [`tidy_merged`](Self::tidy_merged).
+    pub(super) fn record_merged(
+        &mut self,
+        index: usize,
+        commit: Option<String>,
+    ) -> Result<(), WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
-        let keep = self.parallel.keep_worktrees;
         let record = self.record(index);
         record.status = PhaseStatus::Merged;
         record.merge_commit.clone_from(&commit);
         record.error = None;
         let branch = record.branch.clone().unwrap_or_default();
-        let tree = record.worktree.clone();
         self.save()?;
         self.prompter.on_event(&WorkflowEvent::Merged {
             phase: id,
-            branch: branch.clone(),
+            branch,
             commit,
         });
-        if !keep && let Some(tree) = tree {
-            self.remove_tree(repo, index, &tree, &branch)?;
-        }
         Ok(())
+    }
+
+    /// Removes merged phase `index`'s worktree and branch, unless `--keep-worktrees`.
+    pub(super) fn tidy_merged(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+    ) -> Result<(), WorkflowError> {
+        let record = self.record(index).clone();
+        if self.parallel.keep_worktrees {
+            return Ok(());
+        }
+        match (record.worktree, record.branch) {
+            (Some(tree), Some(branch)) => self.remove_tree(repo, index, &tree, &branch),
+            _ => Ok(()),
+        }
     }
 
     /// Removes merged phase `index`'s worktree (`tree`, below the project) and `branch`,
@@ -68,10 +90,14 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// On a resume: the worktrees and branches of phases already merged that are still there
-    /// go now. A run killed between saving a merge and removing them (the merge commit is on
+    /// On a resume: a merge that landed without its git note (a run killed just after) gets
+    /// it, and the worktrees and branches of phases already merged that are still there go
+    /// now. A run killed between saving a merge and removing them (the merge commit is on
     /// the run's branch, the record says merged) would otherwise leave them for good.
     pub(super) fn clear_merged(&mut self, repo: &Repository) -> Result<(), WorkflowError> {
+        for index in 0..self.workflow.phases.len() {
+            self.note_landed(repo, index, true);
+        }
         if self.parallel.keep_worktrees {
             return Ok(());
         }

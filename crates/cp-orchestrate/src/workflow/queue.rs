@@ -36,6 +36,8 @@ pub(super) struct MergeQueue {
     /// Candidates thrown away while their test still ran, by id with their phase: the phase's
     /// worktree is not used again until the test has stopped.
     draining: Vec<(u64, usize)>,
+    /// Phases landed whose note and worktree removal wait until the next tests have started.
+    landed: Vec<usize>,
     next_id: u64,
 }
 
@@ -98,7 +100,26 @@ impl Engine<'_> {
     /// the person after its last try), then makes and starts testing candidates for the
     /// phases queued behind, up to `speculative_merges` at once. Merges land in the file's
     /// order: a phase still at work holds back the merges of the phases listed below it.
+    /// What landed gets its git note and loses its worktree last, while the next tests run.
     pub(super) fn advance_queue<'scope>(
+        &mut self,
+        repo: &Repository,
+        scope: &'scope Scope<'scope, '_>,
+        tx: &Sender<Report>,
+    ) -> Result<Stop, WorkflowError> {
+        let moved = self.move_queue(repo, scope, tx);
+        let mut tidied = Ok(());
+        for index in std::mem::take(&mut self.queue.landed) {
+            self.note_landed(repo, index, false);
+            if tidied.is_ok() {
+                tidied = self.tidy_merged(repo, index);
+            }
+        }
+        let stop = moved?;
+        tidied.map(|()| stop)
+    }
+
+    fn move_queue<'scope>(
         &mut self,
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
@@ -426,14 +447,6 @@ impl Engine<'_> {
         repo.fast_forward(&proof.commit)
             .map_err(|e| self.git_error(index, e))?;
         let target = run_branch(repo);
-        self.note(
-            repo,
-            &proof.commit,
-            &proof.note_text(&format!(
-                "merge of phase {id} of workflow run {}, tested before it landed on {target}",
-                self.state.run_id
-            )),
-        );
         self.establish(
             target,
             &proof,
@@ -451,7 +464,42 @@ impl Engine<'_> {
             // Kept: back on its branch, as the person will find it.
             let _ = Repository::at(self.project.root().join(tree)).checkout(&branch);
         }
-        self.merged(repo, index, Some(proof.commit))
+        self.record_merged(index, Some(proof.commit))?;
+        self.queue.landed.push(index);
+        Ok(())
+    }
+
+    /// Writes the git note of phase `index`'s landed merge from its proof; `if_missing`: only
+    /// when the commit has none (a resume after a run killed before it wrote it).
+    pub(super) fn note_landed(&self, repo: &Repository, index: usize, if_missing: bool) {
+        let id = &self.workflow.phases[index].id;
+        let Some(record) = self.state.phase_runs.get(id) else {
+            return;
+        };
+        // A phase of its own branch; one that worked in the project's tree has its note.
+        let (PhaseStatus::Merged, Some(proof), Some(_)) =
+            (record.status, &record.proof, &record.branch)
+        else {
+            return;
+        };
+        if record.merge_commit.as_ref() != Some(&proof.commit)
+            || (if_missing && repo.note(&proof.commit).ok().flatten().is_some())
+        {
+            return;
+        }
+        let target = self
+            .state
+            .verdict
+            .as_ref()
+            .map_or_else(|| run_branch(repo), |v| v.branch.clone());
+        self.note(
+            repo,
+            &proof.commit,
+            &proof.note_text(&format!(
+                "merge of phase {id} of workflow run {}, tested before it landed on {target}",
+                self.state.run_id
+            )),
+        );
     }
 
     /// The phase's branch has nothing the run's branch lacks: merged already (a run killed

@@ -127,6 +127,32 @@ impl Repository {
         self.git(&["branch", "-D", branch]).map(drop)
     }
 
+    /// Removes the work trees at `trees` (whatever they hold) and deletes their branches, any
+    /// of which may be gone already: one `git worktree remove` each, then one prune and one
+    /// `git branch -D` for all, so removing several costs little more than removing one.
+    pub fn remove_worktrees(&self, trees: &[(&Path, &str)]) -> Result<(), WorktreeError> {
+        for (path, _) in trees {
+            if path.exists() {
+                let shown = path.to_string_lossy();
+                self.git(&["worktree", "remove", "--force", &shown])?;
+            }
+        }
+        self.git(&["worktree", "prune"])?;
+        let listed = self.git(&["branch", "--list", "--format=%(refname:short)"])?;
+        let existing: Vec<&str> = listed.lines().collect();
+        let mut delete = vec!["branch", "-D"];
+        delete.extend(
+            trees
+                .iter()
+                .map(|(_, branch)| *branch)
+                .filter(|branch| existing.contains(branch)),
+        );
+        if delete.len() > 2 {
+            self.git(&delete)?;
+        }
+        Ok(())
+    }
+
     /// Removes the work tree at `path` (whatever it holds); its branch stays.
     pub fn drop_worktree(&self, path: &Path) -> Result<(), WorktreeError> {
         let shown = path.to_string_lossy();
@@ -429,8 +455,11 @@ mod tests {
         assert_eq!(repo.merge_commit_named("Merge phase").unwrap(), None);
 
         repo.remove_worktree(&api, "cp/run/api").unwrap();
-        repo.remove_worktree(&ui, "cp/run/ui").unwrap();
-        assert!(!api.exists() && !repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
+        // Several at once, one of them gone already.
+        repo.remove_worktrees(&[(&ui, "cp/run/ui"), (&api, "cp/run/api")])
+            .unwrap();
+        assert!(!api.exists() && !ui.exists());
+        assert!(!repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
         assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
     }
 

@@ -58,33 +58,55 @@ impl Engine<'_> {
         repo: &Repository,
         index: usize,
     ) -> Result<(), WorkflowError> {
-        let record = self.record(index).clone();
+        self.tidy_all_merged(repo, &[index])
+    }
+
+    /// Removes the worktrees and branches of the merged phases `indices`, unless
+    /// `--keep-worktrees`: what their hosts left running (their console servers) is ended
+    /// for all of them at once, each waiting for its own to go, then git removes them one
+    /// after the other (git's locks do not take them at once).
+    pub(super) fn tidy_all_merged(
+        &mut self,
+        repo: &Repository,
+        indices: &[usize],
+    ) -> Result<(), WorkflowError> {
         if self.parallel.keep_worktrees {
             return Ok(());
         }
-        match (record.worktree, record.branch) {
-            (Some(tree), Some(branch)) => self.remove_tree(repo, index, &tree, &branch),
-            _ => Ok(()),
+        let mut trees = Vec::new();
+        for &index in indices {
+            let record = self.record(index).clone();
+            if let (Some(tree), Some(branch)) = (record.worktree, record.branch) {
+                trees.push((index, tree, branch));
+            }
         }
-    }
-
-    /// Removes merged phase `index`'s worktree (`tree`, below the project) and `branch`,
-    /// after ending what its host left running there (its console server).
-    fn remove_tree(
-        &self,
-        repo: &Repository,
-        index: usize,
-        tree: &Path,
-        branch: &str,
-    ) -> Result<(), WorkflowError> {
-        let path = self.project.root().join(tree);
+        if trees.is_empty() {
+            return Ok(());
+        }
         if let Some(drivers) = &self.parallel.drivers {
-            drivers.release(&project_in(repo, &path));
+            let roots: Vec<std::path::PathBuf> = trees
+                .iter()
+                .map(|(_, tree, _)| project_in(repo, &self.project.root().join(tree)))
+                .collect();
+            std::thread::scope(|scope| {
+                for root in &roots {
+                    scope.spawn(|| drivers.release(root));
+                }
+            });
         }
-        repo.remove_worktree(&path, branch)
-            .map_err(|e| self.git_error(index, e))?;
+        let paths: Vec<(std::path::PathBuf, String)> = trees
+            .into_iter()
+            .map(|(_, tree, branch)| (self.project.root().join(tree), branch))
+            .collect();
+        let listed: Vec<(&Path, &str)> = paths
+            .iter()
+            .map(|(path, branch)| (path.as_path(), branch.as_str()))
+            .collect();
+        if let Err(e) = repo.remove_worktrees(&listed) {
+            return Err(self.git_error(indices.first().copied().unwrap_or(0), e));
+        }
         // The run's directory of worktrees goes once its last phase is merged.
-        if let Some(parent) = path.parent() {
+        if let Some(parent) = paths.first().and_then(|(path, _)| path.parent()) {
             let _ = std::fs::remove_dir(parent);
         }
         Ok(())
@@ -101,6 +123,7 @@ impl Engine<'_> {
         if self.parallel.keep_worktrees {
             return Ok(());
         }
+        let mut left = Vec::new();
         for index in 0..self.workflow.phases.len() {
             let record = self.record(index).clone();
             let (PhaseStatus::Merged, Some(tree), Some(branch)) =
@@ -110,10 +133,10 @@ impl Engine<'_> {
             };
             if self.project.root().join(&tree).exists() || repo.has_branch(&branch) {
                 tracing::info!(phase = %self.workflow.phases[index].id, "removing the worktree and branch a killed run left after the merge");
-                self.remove_tree(repo, index, &tree, &branch)?;
+                left.push(index);
             }
         }
-        Ok(())
+        self.tidy_all_merged(repo, &left)
     }
 
     /// A merge that conflicted (already aborted): the person chooses between an agent that

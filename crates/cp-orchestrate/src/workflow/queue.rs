@@ -100,7 +100,8 @@ impl Engine<'_> {
     /// the person after its last try), then makes and starts testing candidates for the
     /// phases queued behind, up to `speculative_merges` at once. Merges land in the file's
     /// order: a phase still at work holds back the merges of the phases listed below it.
-    /// What landed gets its git note and loses its worktree last, while the next tests run.
+    /// What landed gets its git note and loses its worktree once no test is in flight, so
+    /// that work never holds up a test's result.
     pub(super) fn advance_queue<'scope>(
         &mut self,
         repo: &Repository,
@@ -108,15 +109,22 @@ impl Engine<'_> {
         tx: &Sender<Report>,
     ) -> Result<Stop, WorkflowError> {
         let moved = self.move_queue(repo, scope, tx);
-        let mut tidied = Ok(());
-        for index in std::mem::take(&mut self.queue.landed) {
-            self.note_landed(repo, index, false);
-            if tidied.is_ok() {
-                tidied = self.tidy_merged(repo, index);
-            }
-        }
+        let tidied = if self.queue.in_flight() == 0 {
+            self.tidy_landed(repo)
+        } else {
+            Ok(())
+        };
         let stop = moved?;
         tidied.map(|()| stop)
+    }
+
+    /// The landed merges' notes, and their worktrees and branches removed.
+    pub(super) fn tidy_landed(&mut self, repo: &Repository) -> Result<(), WorkflowError> {
+        let landed = std::mem::take(&mut self.queue.landed);
+        for &index in &landed {
+            self.note_landed(repo, index, false);
+        }
+        self.tidy_all_merged(repo, &landed)
     }
 
     fn move_queue<'scope>(
@@ -464,6 +472,7 @@ impl Engine<'_> {
             // Kept: back on its branch, as the person will find it.
             let _ = Repository::at(self.project.root().join(tree)).checkout(&branch);
         }
+        tracing::info!(phase = %id, commit = %proof.commit, "landed");
         self.record_merged(index, Some(proof.commit))?;
         self.queue.landed.push(index);
         Ok(())

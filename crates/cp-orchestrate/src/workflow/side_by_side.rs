@@ -69,6 +69,8 @@ impl Engine<'_> {
                         Ok(ended) => stop = ended,
                         Err(e) => {
                             self.stop_queue();
+                            // What landed is tidied; a failure here is the resume's to finish.
+                            let _ = self.tidy_landed(repo);
                             return Err(e);
                         }
                     }
@@ -136,6 +138,7 @@ impl Engine<'_> {
             }
             failure.map_or(Ok(()), Err)
         })?;
+        self.tidy_landed(repo)?;
         if stop.is_none() && self.interrupted() {
             // Interrupted while the last phases were finishing: the run is resumable.
             self.state.error = Some(format!(

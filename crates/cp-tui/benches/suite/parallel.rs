@@ -25,7 +25,7 @@ const REQUESTS_PER_PHASE: usize = 3;
 const MODEL_TIME: Duration = Duration::from_millis(2000 / REQUESTS_PER_PHASE as u64);
 
 fn workflow(phases: usize) -> String {
-    let mut yaml = String::from("name: bench\nphases:\n");
+    let mut yaml = String::from("name: bench\nspeculative_merges: 4\nphases:\n");
     for i in 0..phases {
         let _ = writeln!(
             yaml,

@@ -7,6 +7,8 @@
 # - the Python MCP SDK (pinned) goes into a venv under target/test-venv, where the tests find it;
 # - tmux and ps come from the system package manager when missing (root or sudo needed once);
 # - the pinned Claude Code and Gemini CLI go under target/agents (npm), where the tests find them;
+# - the stop gate's real runners: pytest wheels under target/pytest-wheels, jest and vitest
+#   under target/node-tools;
 # - commits made by tests get an identity from the environment when git has none;
 # - as root (as in CI), the tests that drive the real agent CLIs run as the unprivileged user
 #   cp-tests (made here once), as a person would run the agents: see step 5.
@@ -71,6 +73,26 @@ if ! command -v npm >/dev/null 2>&1; then
   fi
 fi
 sh scripts/install-agents.sh
+
+# 3b. The test runners the stop gate's tests drive for real (crates/cp-mod-checkpoint/tests):
+#     pytest as wheels under target/pytest-wheels (each test makes its own venv from them),
+#     jest and vitest under target/node-tools (the list is NODE_TOOLS_PACKAGE in the tests'
+#     util/mod.rs; keep both the same).
+wheels="$root/target/pytest-wheels"
+if ! ls "$wheels"/pytest-*.whl >/dev/null 2>&1; then
+  say "downloading pytest wheels into $wheels"
+  rm -rf "$wheels.partial"
+  python3 -m pip download --quiet --disable-pip-version-check pytest -d "$wheels.partial"
+  mv "$wheels.partial" "$wheels"
+fi
+node_tools="$root/target/node-tools"
+if [ ! -x "$node_tools/node_modules/.bin/jest" ] || [ ! -x "$node_tools/node_modules/.bin/vitest" ]; then
+  say "installing jest and vitest into $node_tools"
+  mkdir -p "$node_tools"
+  printf '%s\n' '{"name": "cp-node-tools", "private": true, "devDependencies": {"jest": "29.7.0", "vitest": "3.2.4"}}' \
+    > "$node_tools/package.json"
+  (cd "$node_tools" && npm install --no-audit --no-fund --loglevel=error)
+fi
 
 # 4. A git identity for the commits tests make, without touching the user's configuration.
 if ! git config user.email >/dev/null 2>&1; then

@@ -51,8 +51,9 @@ pub use module::{CheckpointModule, HANDOFF_TOOL};
 pub use panel::StopGatePanel;
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
-    DEFAULT_TEST_TIMEOUT_SECS, ProcessGroupRunner, ProjectStopGate, STATE_FILE, StopGate,
-    StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule, TEST_SESSION_LABEL,
-    TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun, TestRunner,
-    TestSpec, TestSummary, TreeTests, parse_test_output, suggest_commit_message,
+    DEFAULT_TEST_TIMEOUT_SECS, MissingTool, PlannedTests, ProcessGroupRunner, ProjectStopGate,
+    RunnerCounts, STATE_FILE, StopGate, StopGateConfig, StopOutcome, StopPhase, StopReport,
+    StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework,
+    TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests,
+    parse_test_output, suggest_commit_message,
 };

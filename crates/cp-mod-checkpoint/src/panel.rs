@@ -244,7 +244,11 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             ),
         ]));
     } else {
-        let why = format!("FAILED ({})", crate::stop::failure_reason(tests));
+        let why = format!(
+            "{} ({})",
+            crate::stop::headline(tests),
+            crate::stop::failure_reason(tests)
+        );
         out.push(Line::from(vec![
             Span::styled(
                 format!("{label} ✗ "),
@@ -256,6 +260,13 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
                 Style::default().fg(Color::DarkGray),
             ),
         ]));
+        if let Some(missing) = &tests.missing {
+            let install = missing.install.as_deref().unwrap_or("install it");
+            out.push(Line::styled(
+                format!("  not installed: {} — {install}", missing.tool),
+                Style::default().fg(Color::Yellow),
+            ));
+        }
         for line in &tests.tail {
             out.push(Line::styled(
                 format!("  {line}"),

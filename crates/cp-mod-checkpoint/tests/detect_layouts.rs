@@ -9,13 +9,11 @@
 
 mod util;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use cp_base::Project;
 use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestOutcome};
-use util::{Repo, reason, stop_in};
+use util::{Repo, make_venv, reason, stop_in};
 
 /// The test outcome of a stop that must have run the tests of one project.
 fn tests_of(outcome: &StopOutcome) -> &TestOutcome {
@@ -123,62 +121,6 @@ fn on_path(program: &str) -> bool {
 }
 
 // ---------------------------------------------------------------- Python
-
-/// pytest and its dependencies as wheels, downloaded once into `target/pytest-wheels`.
-fn pytest_wheels() -> Option<&'static Path> {
-    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    WHEELS
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
-            let has_pytest = |dir: &Path| {
-                std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
-                })
-            };
-            if !has_pytest(&dir) {
-                // Download beside it, then move into place, so a half-done download is
-                // never taken for a cache.
-                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-                let ok = Command::new("python3")
-                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
-                    .arg(&partial)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
-                    eprintln!("pytest wheels could not be downloaded from PyPI");
-                    return None;
-                }
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
-
-/// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
-/// message) when python3 or the wheels are missing.
-fn make_venv(root: &Path) -> Option<()> {
-    let wheels = pytest_wheels()?;
-    let venv = Command::new("python3")
-        .args(["-m", "venv", ".venv"])
-        .current_dir(root)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !venv {
-        eprintln!("python3 -m venv failed; Python fixtures check detection only");
-        return None;
-    }
-    let installed = Command::new(root.join(".venv/bin/python"))
-        .args(["-m", "pip", "install", "-q", "--no-index", "--find-links"])
-        .arg(wheels)
-        .arg("pytest")
-        .current_dir(root)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(installed, "pip install pytest from {}", wheels.display());
-    Some(())
-}
 
 const PY_IGNORE: &str = ".venv/\n__pycache__/\n.pytest_cache/\n";
 const PY_TESTS_PASS: &str = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_more():\n    assert add(2, 2) == 4\n";
@@ -295,26 +237,7 @@ fn python_plain_pyproject_uses_python3() {
     if make_venv(env.path()).is_none() {
         return;
     }
-    // A wrapper, not a symlink: a venv's interpreter finds its pyvenv.cfg beside the path
-    // it was started by.
-    let bin = tempfile::tempdir().unwrap();
-    let python3 = bin.path().join("python3");
-    let venv_python = env.path().join(".venv/bin/python");
-    std::fs::write(
-        &python3,
-        format!("#!/bin/sh\nexec '{}' \"$@\"\n", venv_python.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &python3,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin.path().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let (_bin, path) = util::python3_running(&env.path().join(".venv/bin/python"));
     let project = repo.project();
     repo.write("calc/__init__.py", "def add(a, b):\n    return a + b\n");
     assert_passed(
@@ -328,13 +251,18 @@ fn python_plain_pyproject_uses_python3() {
         "python3 -m pytest",
         "tests/test_calc.py::test_add_more",
     );
-    // No test at all: pytest's "no tests ran" is an error, not a pass or a failure.
+    // No test at all: pytest's "no tests ran" is never a pass, nor a failure.
     repo.remove("tests/test_calc.py");
     repo.write("tests/README.md", "tests go here\n");
-    assert_error(
-        &check_with_path(&repo, &project, &path),
-        "python3 -m pytest",
-        "no tests ran",
+    let none = check_with_path(&repo, &project, &path);
+    let tests = tests_of(&none);
+    assert_eq!(tests.verdict(), cp_mod_checkpoint::TestVerdict::NoTests);
+    let msg = reason(&none);
+    assert!(msg.contains("Tests ran NO TESTS (exit code 5)"), "{msg}");
+    assert!(msg.contains("zero tests is not a pass"), "{msg}");
+    assert!(
+        !msg.contains("FAILED") && !msg.contains("Fix failing tests"),
+        "{msg}"
     );
 }
 
@@ -435,7 +363,7 @@ fn node_placeholder_script_is_not_detected() {
         "{:?}",
         outcome.report.tests
     );
-    assert!(reason(&outcome).contains("none detected"));
+    assert!(reason(&outcome).contains("none declared or detected"));
 }
 
 // ---------------------------------------------------------------- Rust
@@ -465,7 +393,7 @@ fn rust_workspace() -> Repo {
 fn rust_workspace_root() {
     let repo = rust_workspace();
     let project = repo.project();
-    let command = "cargo test --workspace";
+    let command = "cargo test --workspace --no-fail-fast";
     repo.write("crates/calc/src/lib.rs", RS_LIB_PASS);
     assert_passed(&check(&repo, &project), command, "2 passed");
     repo.write(
@@ -484,7 +412,7 @@ fn rust_member_crate() {
     let project = Project::at(repo.root().join("crates/calc"));
     repo.write("crates/calc/src/lib.rs", RS_LIB_PASS);
     let outcome = check(&repo, &project);
-    assert_passed(&outcome, "cargo test", "2 passed");
+    assert_passed(&outcome, "cargo test --no-fail-fast", "2 passed");
     assert!(
         repo.root().join("target").is_dir(),
         "the workspace's target/"
@@ -493,7 +421,11 @@ fn rust_member_crate() {
         "crates/calc/src/lib.rs",
         &RS_LIB_PASS.replace("add(1, 2), 3", "add(1, 2), 0"),
     );
-    assert_failed(&check(&repo, &project), "cargo test", "tests::adds");
+    assert_failed(
+        &check(&repo, &project),
+        "cargo test --no-fail-fast",
+        "tests::adds",
+    );
 }
 
 // ---------------------------------------------------------------- Go
@@ -726,7 +658,7 @@ fn a_root_project_stays_one_project() {
     let tests = tests_of(&outcome);
     assert_eq!(
         (tests.command.as_str(), tests.project.as_deref()),
-        ("cargo test --workspace", None)
+        ("cargo test --workspace --no-fail-fast", None)
     );
     assert!(reason(&outcome).contains("Tests passed: 2 passed"));
 }

@@ -37,7 +37,7 @@ fn our_checkpoint_rules_load_and_ask_for_a_reload_after_tui_changes() {
     );
     assert!(tui.gated);
     let tests = config.tests.as_ref().unwrap();
-    assert!(tests.command.contains("cargo test"));
+    assert!(tests.command.as_deref().unwrap().contains("cargo test"));
 }
 
 #[test]

@@ -368,3 +368,80 @@ fn half_wiring_fails_and_agent_command_from_config_is_what_is_checked() {
         "{out}"
     );
 }
+
+/// Issue 41: doctor says which test command the stop gate will run here and why, whether
+/// its runner is installed (with the install command when not), and that git works in the
+/// project: a repository git refuses switches the gate off, and doctor says so.
+#[test]
+fn the_stop_gate_group_names_the_test_command_its_runner_and_git() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(root.join("Makefile"), "test:\n\tpython3 -m unittest\n").unwrap();
+    let (_, out) = doctor(&root, &[], &[]);
+    assert!(
+        has_line(&out, "✓ git works here (repository ", &[]),
+        "{out}"
+    );
+    assert!(
+        has_line(
+            &out,
+            "✓ tests: `make test` in ",
+            &[
+                "the project declares it: Makefile's `test` target",
+                "limit 30s",
+                "its runner is installed"
+            ]
+        ),
+        "{out}"
+    );
+
+    std::fs::remove_file(root.join("Makefile")).unwrap();
+    std::fs::write(
+        root.join("package.json"),
+        r#"{"scripts": {"test": "jest"}, "devDependencies": {"jest": "29.7.0"}}"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("package-lock.json"), "{}").unwrap();
+    let (code, out) = doctor(&root, &[], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        has_line(
+            &out,
+            "✗ tests: `npm test` in ",
+            &["not installed: node_modules", "— fix: `npm ci`"]
+        ),
+        "{out}"
+    );
+
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "a repository owned by another user needs root; under CI this fails"
+        );
+        eprintln!("not root: the dubious-ownership check is skipped");
+        return;
+    }
+    let chowned = Command::new("chown")
+        .args(["-R", "nobody"])
+        .arg(&root)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(chowned);
+    let (code, out) = doctor(&root, &[], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        has_line(
+            &out,
+            "✗ git refuses this project (fatal: detected dubious ownership",
+            &[
+                "the stop gate is off",
+                &format!(
+                    "git config --global --add safe.directory {}",
+                    root.display()
+                )
+            ]
+        ),
+        "{out}"
+    );
+}

@@ -498,3 +498,36 @@ fn an_invalid_hooks_section_is_told_and_shell_edits_stay_on() {
     assert!(told.contains("config.json 'hooks'"), "{reply}");
     assert!(out.stdout.contains("checked src/greet.sh"), "{out:?}");
 }
+
+/// Issue 41 item 9: a repository git refuses ("dubious ownership": owned by another user)
+/// switched the gate off with an empty reply; now the person gets a `systemMessage` saying
+/// the gate is off and how to fix it, and the agent may still stop.
+#[test]
+fn a_repository_git_refuses_is_told_to_the_person() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "a repository owned by another user needs root; under CI this fails"
+        );
+        eprintln!("not root: skipped");
+        return;
+    }
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(root.join("run.sh"), "echo v1\n").unwrap();
+    let chowned = std::process::Command::new("chown")
+        .args(["-R", "nobody"])
+        .arg(&root)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(chowned);
+    let reply = stop(&root, "claude_stop.json", "stop");
+    assert_eq!(reply.code, Some(0), "{reply:?}");
+    let json = reply.json();
+    assert!(json.get("decision").is_none(), "the agent may stop: {json}");
+    let message = json["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("the stop gate is OFF"), "{json}");
+    assert!(message.contains("dubious ownership"), "{json}");
+    assert!(message.contains("safe.directory"), "{json}");
+}

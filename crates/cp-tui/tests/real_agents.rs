@@ -237,6 +237,90 @@ fn claude_code_that_commits_ends_cleanly() {
     assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
 }
 
+/// Issue 36 items 2 and 3 end to end: Claude Code breaks a function and stops; the stop gate
+/// runs the project's declared `make test`, which draws a cargo-style progress bar (erased
+/// with `\r` and `ESC[K`) and then runs Python's unittest. What the model reads in its next
+/// request is what a terminal would show: unittest's honest counts and no remnant of the bar.
+#[test]
+fn claude_code_gets_unittest_counts_and_no_progress_bar_remnant() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(
+        root.join("Makefile"),
+        "test:\n\t@sh progress.sh\n\tpython3 -m unittest\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("progress.sh"),
+        "printf '    Building [=====>    ] 2/3: regex-syntax, regex-syntax(test)'\n\
+         printf '\\r\\033[K   Compiled calc\\n'\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        root.join("test_calc.py"),
+        "import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(calc.add(0, 0), 0)\n",
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitignore"), "__pycache__/\n").unwrap();
+    // One block, then the stop the limit lets through: the test reads the one verdict.
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({"checkpoint": {"max_blocks": 1}}).to_string(),
+    )
+    .unwrap();
+    let init = Command::new(binary_path())
+        .args(["init", "claude"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "init claude: {init:?}");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+
+    let home = tempfile::tempdir().unwrap();
+    let server = claude_server();
+    // Claude Code's Write needs a Read of an existing file first; its shell edits as well.
+    let edit = json!({"command": "sed -i 's/return a + b/return a + b + (a == 1)/' calc.py",
+        "description": "Change add"})
+    .to_string();
+    server.push(anthropic::tool_use_turn(&[("toolu_01Bash", "Bash", &edit)]));
+    for said in ["Done.", "Still done."] {
+        server.push(anthropic::text_turn(said));
+    }
+    let out = claude(&root, home.path(), &server);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "one tool turn, one blocked stop, the stop let through:\n{}\nreport: {}",
+        text(&out.stdout),
+        saved_report(&root)
+    );
+    // The block reason reaches the model as the next request's user content.
+    let told = &requests[2].raw_body;
+    assert!(told.contains("Stop gate: verify"), "{told}");
+    assert!(told.contains("1 failed, 1 passed"), "{told}");
+    assert!(told.contains("(unittest)"), "{told}");
+    assert!(
+        told.contains("failing: test_calc.TestCalc.test_add"),
+        "{told}"
+    );
+    assert!(told.contains("Compiled calc"), "{told}");
+    assert!(
+        !told.contains("regex-syntax"),
+        "a remnant of the progress bar: {told}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Gemini CLI
 
@@ -552,7 +636,9 @@ fn codex_callbacks_fire_on_apply_patch_and_sed_and_a_model_that_never_commits_en
     let server = LlmServer::start().unwrap();
     let home = trusting_codex_home(&server, &root);
     server.push(responses::items_turn(&[create_callback_call()]));
-    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n";
+    // A script beside the note: code the gate asks to commit (the callback itself is Context
+    // Pilot's own config, and the note is docs: neither is).
+    let patch = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** Add File: src/run.sh\n+echo run\n*** End Patch\n";
     server.push(responses::items_turn(&[responses::Item::apply_patch(
         "call_patch",
         patch,

@@ -197,10 +197,9 @@ fn sigusr2_during_a_blocking_callback_reloads_after_the_batch_and_delivers_once(
         r#"{"file_path": "slow.txt", "content": "x\n"}"#,
     )]));
     server.push(anthropic::text_turn("Written."));
-    // The checkpoint and then the commit gate (twice, its limit) answer the end of the turn.
-    for text in ["Understood.", "Done.", "Still done."] {
-        server.push(anthropic::text_turn(text));
-    }
+    // The checkpoint says once what changed (a note and Context Pilot's own config: no code,
+    // nothing to commit), and the turn ends.
+    server.push(anthropic::text_turn("Understood."));
     let repo = git_repo();
     let url = server.url();
     let env = [
@@ -228,7 +227,7 @@ fn sigusr2_during_a_blocking_callback_reloads_after_the_batch_and_delivers_once(
     wait_reloads(repo.path(), 1);
     // The reload waited for the batch: the write's result, with the blocking callback's output,
     // reaches the model exactly once (checked below), from the same pid.
-    tui.wait_turn_end(repo.path(), "Still done.", WAIT).unwrap();
+    tui.wait_turn_end(repo.path(), "Understood.", WAIT).unwrap();
     let requests = server.requests();
     let second = &requests[1].raw_body;
     assert_eq!(

@@ -234,13 +234,7 @@ mod tests {
     #[test]
     fn builtin_rules_treat_docs_as_non_code_and_the_rest_as_gated_code() {
         let config = StopGateConfig::default();
-        for code in [
-            "src/main.rs",
-            "Makefile",
-            "a/b/c.py",
-            "docsy/x.rs",
-            ".context-pilot/config.json",
-        ] {
+        for code in ["src/main.rs", "Makefile", "a/b/c.py", "docsy/x.rs"] {
             let f = categorize(&config, code);
             assert!(f.code && f.gated && f.triggers_tests, "{code}: {f:?}");
             assert_eq!(f.categories, ["code"]);
@@ -254,6 +248,15 @@ mod tests {
         ] {
             let f = categorize(&config, doc);
             assert!(!f.code && !f.gated && !f.triggers_tests, "{doc}: {f:?}");
+        }
+        // Context Pilot's own configuration: listed as such, neither code nor gated.
+        for own in [
+            ".context-pilot/config.json",
+            ".context-pilot/scripts/lint.sh",
+        ] {
+            let f = categorize(&config, own);
+            assert!(!f.code && !f.gated && !f.triggers_tests, "{own}: {f:?}");
+            assert_eq!(f.categories, ["context-pilot config"]);
         }
     }
 

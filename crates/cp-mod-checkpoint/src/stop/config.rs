@@ -13,17 +13,22 @@ pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 /// How many times in a row the stop gate may block one agent session by default.
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 
+/// The built-in category of Context Pilot's own configuration files.
+const CONTEXT_PILOT_CONFIG: &str = "context-pilot config";
+
 /// Key of the stop gate section in `config.json`.
 pub const CONFIG_KEY: &str = "checkpoint";
 
 /// How the stop gate sorts changed files, which tests it runs, and what it says.
 ///
 /// Every field is optional. With no section at all the stop gate still works: every changed
-/// file except documentation (`*.md`, `*.txt`, `docs/**`) counts as code and is gated, and the
-/// test command is detected from the project (`Cargo.toml` → `cargo test`, `package.json` →
-/// `npm test`, `pyproject.toml`/`setup.py` or a `tests/` folder of pytest files → `pytest`,
-/// `go.mod` → `go test ./...`); in a repository whose root is no project, from each changed
-/// file's nearest project, whose tests run on their own.
+/// file except documentation (`*.md`, `*.txt`, `docs/**`) and Context Pilot's own
+/// configuration counts as code and is gated, and the test command is what the project
+/// declares (a Makefile's `test` target, `package.json`'s `test` script, tox's commands, a
+/// nox `tests` session, `runtests.py`), else a guess from its manifest (`Cargo.toml` →
+/// `cargo test --no-fail-fast`, `pyproject.toml`/`setup.py` or a `tests/` folder of pytest
+/// files → `pytest`, `go.mod` → `go test ./...`); in a repository whose root is no project,
+/// from each changed file's nearest project, whose tests run on their own.
 ///
 /// Patterns are gitignore-style: a pattern without `/` (`*.py`) matches at any depth, one
 /// with `/` (`src/**/*.py`) is anchored at the repository root, and a directory pattern
@@ -67,15 +72,18 @@ pub struct StopRule {
     pub gated: bool,
 }
 
-/// When and how tests run.
+/// When and how tests run. Every key is optional on its own: `{"timeout_secs": 120}` keeps
+/// the detected command and only raises its limit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestConfig {
     /// Changed files that trigger the run. Empty means any code-related change.
     #[serde(default)]
     pub include: Vec<String>,
-    /// Shell command (`sh -c`) run in the project root. Empty disables the test run.
-    pub command: String,
+    /// Shell command (`sh -c`) run in the project root. Absent: detected from the project.
+    /// Empty: no test run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// Limit for the run; on expiry the whole process group is killed.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
@@ -136,11 +144,23 @@ impl StopGateConfig {
 
     /// The rules used when none are configured: documentation is not code, the rest is
     /// code and gated. Host records (`.context-pilot/handoffs/`, `runs/`) are not code.
+    /// Context Pilot's own configuration (`.context-pilot/config.json`, `scripts/`,
+    /// `workflows/`) is listed in a category of its own, neither code (it runs no tests) nor
+    /// gated: it is the person's setup, often changed through Context Pilot's tools (a
+    /// callback the agent made), and the person decides when to commit it.
     pub fn builtin_rules() -> Vec<StopRule> {
         let docs: Vec<String> = ["*.md", "*.txt", "docs/"]
             .into_iter()
             .map(String::from)
             .collect();
+        let own_config: Vec<String> = [
+            ".context-pilot/config.json",
+            ".context-pilot/scripts/",
+            ".context-pilot/workflows/",
+        ]
+        .into_iter()
+        .map(|p| format!("**/{p}"))
+        .collect();
         let mut not_code = docs.clone();
         not_code.extend(
             [
@@ -151,6 +171,7 @@ impl StopGateConfig {
             .into_iter()
             .map(|p| format!("**/{p}")),
         );
+        not_code.extend(own_config.iter().cloned());
         vec![
             StopRule {
                 name: "code".into(),
@@ -162,6 +183,13 @@ impl StopGateConfig {
             StopRule {
                 name: "docs".into(),
                 include: docs,
+                exclude: Vec::new(),
+                instruction: None,
+                gated: false,
+            },
+            StopRule {
+                name: CONTEXT_PILOT_CONFIG.into(),
+                include: own_config,
                 exclude: Vec::new(),
                 instruction: None,
                 gated: false,
@@ -233,7 +261,7 @@ impl StopGateConfig {
             ],
             tests: Some(TestConfig {
                 include: vec!["*.py".into()],
-                command: "pytest tests/unit/ -x -q".into(),
+                command: Some("pytest tests/unit/ -x -q".into()),
                 timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
             }),
             capture_only_message: default_capture_only_message(),
@@ -260,6 +288,61 @@ mod tests {
         let tests: TestConfig = serde_json::from_str(r#"{"command": "make test"}"#).unwrap();
         assert_eq!(tests.timeout_secs, 30);
         assert!(tests.include.is_empty());
+    }
+
+    /// Every key of the section, from a value with all of them set.
+    fn every_key() -> Vec<String> {
+        let mut config = StopGateConfig::example_preset();
+        config.rules[0].exclude = vec!["x".into()];
+        config.rules[0].instruction = Some("x".into());
+        let value = serde_json::to_value(&config).unwrap();
+        let mut keys = Vec::new();
+        for (key, inner) in value.as_object().unwrap() {
+            keys.push(key.clone());
+            let nested = match inner {
+                serde_json::Value::Array(items) => items.first().and_then(|i| i.as_object()),
+                other => other.as_object(),
+            };
+            let sep = if inner.is_array() { "[]." } else { "." };
+            for sub in nested.into_iter().flat_map(|o| o.keys()) {
+                keys.push(format!("{key}{sep}{sub}"));
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn the_readme_names_every_setting_with_its_default() {
+        let readme = include_str!("../../../../README.md");
+        let section = readme
+            .split("## The stop gate\n")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap();
+        let keys = every_key();
+        assert!(keys.len() >= 11, "{keys:?}");
+        for key in keys {
+            let row = format!("| `{key}` | ");
+            assert!(
+                section.contains(&row),
+                "README's stop gate settings lack {row}"
+            );
+        }
+        assert!(section.contains(&format!("| `{DEFAULT_TEST_TIMEOUT_SECS}` |")));
+        assert!(section.contains(&format!("| `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})")));
+    }
+
+    #[test]
+    fn each_test_key_is_optional_on_its_own() {
+        // Issue 41: this alone switched the whole stop gate off ("missing field `command`").
+        let parsed: StopGateConfig =
+            serde_json::from_str(r#"{"tests": {"timeout_secs": 120}}"#).unwrap();
+        let tests = parsed.tests.unwrap();
+        assert_eq!((tests.command, tests.timeout_secs), (None, 120));
+        let include: TestConfig = serde_json::from_str(r#"{"include": ["*.py"]}"#).unwrap();
+        assert_eq!((include.command, include.timeout_secs), (None, 30));
+        let off: TestConfig = serde_json::from_str(r#"{"command": ""}"#).unwrap();
+        assert_eq!(off.command.as_deref(), Some(""));
     }
 
     #[test]

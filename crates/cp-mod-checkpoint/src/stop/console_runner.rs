@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use cp_base::CancelToken;
 use cp_mod_console::{
     ConsoleClient, ConsoleError, ConsoleHandle, ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec,
-    plain_text, proctree, signal_number,
+    proctree, signal_number,
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
+use super::test_output::terminal_text;
 
 /// Label of the stop gate's test sessions in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
@@ -25,7 +26,8 @@ const KILL_REPORT_SLACK: Duration = Duration::from_secs(30);
 /// project's console server, with the spec's timeout (the server kills the process group
 /// when it runs out: TERM, grace period, KILL). The whole output is read back from the
 /// session's log (cargo's counts are summed over every test binary, so the parser needs all
-/// of it), with escape sequences and `\r` redraws resolved to plain text.
+/// of it) and rendered as the console's terminal would show it (a VT100 screen of the PTY's
+/// size), so redrawn progress bars leave no remnants.
 ///
 /// When the console server cannot be started or reached, the run falls back to
 /// [`ProcessGroupRunner`] (same timeout and group kill, without a console) and
@@ -77,7 +79,7 @@ impl ConsoleTestRunner {
     }
 
     /// The session's output from the log, at most `max_output` bytes from the end, as text.
-    fn output(&self, session: &ConsoleHandle, len: u64) -> io::Result<String> {
+    fn output(&self, session: &ConsoleHandle, len: u64, size: (u16, u16)) -> io::Result<String> {
         let start = len.saturating_sub(self.max_output as u64);
         let mut bytes = Vec::new();
         let mut offset = start;
@@ -94,13 +96,14 @@ impl ConsoleTestRunner {
             let cut = bytes.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
             bytes.drain(..cut);
         }
-        Ok(plain_text(&bytes))
+        Ok(terminal_text(&bytes, size))
     }
 }
 
 impl TestRunner for ConsoleTestRunner {
     fn run(&self, spec: &TestSpec) -> io::Result<TestRun> {
         let console = Self::spawn_spec(spec)?;
+        let size = (console.rows, console.cols);
         let started = Instant::now();
         let session = match self.client.spawn(console) {
             Ok(session) => session,
@@ -161,7 +164,7 @@ impl TestRunner for ConsoleTestRunner {
         };
         Ok(TestRun {
             exit,
-            output: self.output(&session, info.output_len)?,
+            output: self.output(&session, info.output_len, size)?,
             elapsed,
             note: None,
         })

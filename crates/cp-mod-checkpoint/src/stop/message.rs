@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
-use super::report::{StopReport, TestOutcome};
+use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::TestExit;
-use cp_git::{ListedFile, write_bounded};
+use cp_git::{GitError, ListedFile, write_bounded};
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
@@ -29,16 +29,34 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
         }
         out.push('\n');
     }
-    let error = report.tests.iter().any(TestOutcome::is_error);
-    let failed = report.tests.iter().any(|t| !t.passed && !t.is_error());
+    let verdicts: Vec<TestVerdict> = report.tests.iter().map(TestOutcome::verdict).collect();
+    let any = |v: TestVerdict| verdicts.contains(&v);
     files_section(&mut out, &report.files);
-    if error {
+    if any(TestVerdict::MissingTool) {
+        out.push_str(
+            "\nThe tests did not run because something is not installed: install it with the \
+             command given above, then stop again. There is no test to fix yet.\n",
+        );
+    }
+    if any(TestVerdict::TimedOut) {
+        out.push_str(
+            "\nThe tests did not finish in time, which says nothing about whether they pass: \
+             raise the limit as shown above (or make the suite faster), then stop again.\n",
+        );
+    }
+    if any(TestVerdict::Error) || any(TestVerdict::NoTests) {
         out.push_str(
             "\nThe tests did not run: fix the error shown above (or the test command) before \
              proceeding.\n",
         );
     }
-    if failed {
+    if any(TestVerdict::OtherFailure) {
+        out.push_str(
+            "\nThe tests passed, but the test command failed on something else, named above: \
+             fix that before proceeding.\n",
+        );
+    }
+    if any(TestVerdict::Failed) {
         out.push_str("\nFix failing tests before proceeding.\n");
     }
     if !report.instructions.is_empty() {
@@ -71,7 +89,21 @@ pub(crate) fn tests_label(tests: &TestOutcome) -> String {
     }
 }
 
-/// One test results line, plus the output tail when the run did not pass.
+/// The headline word of a run's result: `passed`, `FAILED`, `ERROR`, `TIMED OUT`, …
+pub(crate) fn headline(tests: &TestOutcome) -> &'static str {
+    match tests.verdict() {
+        TestVerdict::Passed => "passed",
+        TestVerdict::Failed | TestVerdict::OtherFailure => "FAILED",
+        TestVerdict::Error => "ERROR",
+        TestVerdict::NoTests => "ran NO TESTS",
+        TestVerdict::TimedOut => "TIMED OUT",
+        TestVerdict::MissingTool => "NOT RUN",
+        TestVerdict::Stopped => "STOPPED",
+    }
+}
+
+/// One test results line (with why this command ran), plus what the result means and the
+/// output tail when the run did not pass.
 pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     let summary = tests
         .summary
@@ -79,27 +111,38 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
         .map(super::test_output::TestSummary::describe);
     let time = format!("{:.1}s", duration_secs(tests.elapsed_ms));
     let label = tests_label(tests);
-    if tests.passed {
-        let detail = summary.unwrap_or_else(|| format!("exit code 0 in {time}"));
+    let verdict = tests.verdict();
+    if verdict == TestVerdict::Passed {
+        let detail = summary.unwrap_or_else(|| {
+            format!("exit code 0 in {time}; no test summary line recognised in the output")
+        });
         let _ = writeln!(out, "{label} passed: {detail} — `{}`", tests.command);
+        why_line(out, tests);
         note_line(out, tests);
         return;
     }
     let why = failure_reason(tests);
-    let headline = if tests.is_error() { "ERROR" } else { "FAILED" };
-    let _ = write!(out, "{label} {headline} ({why}) — `{}`", tests.command);
-    match summary {
-        Some(summary) => {
+    let _ = write!(
+        out,
+        "{label} {} ({why}) — `{}`",
+        headline(tests),
+        tests.command
+    );
+    match (&summary, verdict) {
+        (_, TestVerdict::MissingTool | TestVerdict::TimedOut) => {}
+        (Some(summary), _) => {
             let _ = write!(out, ": {summary}");
         }
         // Only the exit status is known: say so, and let the tail show what happened.
-        None if matches!(tests.exit, Some(TestExit::Code { .. })) => {
+        (None, _) if matches!(tests.exit, Some(TestExit::Code { .. })) => {
             out.push_str(": no test summary line recognised in the output");
         }
-        None => {}
+        (None, _) => {}
     }
     out.push('\n');
+    why_line(out, tests);
     note_line(out, tests);
+    meaning(out, tests, verdict);
     if !tests.tail.is_empty() {
         let _ = writeln!(out, "Last {} lines of output:", tests.tail.len());
         for line in &tests.tail {
@@ -108,12 +151,89 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     }
 }
 
-/// Why a run did not pass, e.g. `exit code 1` or `timed out after 30s and was stopped`.
+/// `(Chosen: …)`: where the command came from.
+fn why_line(out: &mut String, tests: &TestOutcome) {
+    if let Some(why) = &tests.why {
+        let _ = writeln!(out, "(Test command: {why}.)");
+    }
+}
+
+/// What a result that is not a plain failure means, and what to do.
+fn meaning(out: &mut String, tests: &TestOutcome, verdict: TestVerdict) {
+    match verdict {
+        TestVerdict::MissingTool => {
+            if let Some(missing) = &tests.missing {
+                let _ = writeln!(
+                    out,
+                    "Not installed: {} (`{}`).",
+                    missing.tool, missing.evidence
+                );
+                match &missing.install {
+                    Some(install) => {
+                        let _ = writeln!(out, "To install it: {install}; then stop again.");
+                    }
+                    None => out.push_str("Install it, then stop again.\n"),
+                }
+            }
+        }
+        TestVerdict::TimedOut => {
+            let limit = match tests.exit {
+                Some(TestExit::TimedOut { after_secs }) => after_secs,
+                _ => 0,
+            };
+            match tests.usual_ms {
+                Some(ms) => {
+                    let _ = writeln!(
+                        out,
+                        "The suite usually takes about {:.0}s (its last complete run).",
+                        duration_secs(ms).ceil()
+                    );
+                }
+                None => out.push_str(
+                    "No earlier run of this command finished, so how long it takes is not known.\n",
+                ),
+            }
+            let suggested = tests
+                .usual_ms
+                .map_or(limit.saturating_mul(4), |ms| {
+                    (ms / 1000 + 1).saturating_mul(2)
+                })
+                .max(limit + 30);
+            let _ = writeln!(
+                out,
+                "Raise the limit in .context-pilot/config.json: \
+                 {{\"checkpoint\": {{\"tests\": {{\"timeout_secs\": {suggested}}}}}}} \
+                 (now {limit}s; the default is {}s).",
+                super::DEFAULT_TEST_TIMEOUT_SECS
+            );
+        }
+        TestVerdict::NoTests => out.push_str(
+            "No test ran, and zero tests is not a pass: check that the command finds the tests.\n",
+        ),
+        TestVerdict::OtherFailure => {
+            let others = tests
+                .summary
+                .as_ref()
+                .map(|s| s.other_failures.clone())
+                .unwrap_or_default();
+            if others.is_empty() {
+                out.push_str(
+                    "Every test that ran passed: what failed is another step of the test \
+                     command (see the output below).\n",
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Why a run did not pass, e.g. `exit code 1` or `after 30s; the whole run was stopped`.
 pub(crate) fn failure_reason(tests: &TestOutcome) -> String {
     match (&tests.exit, &tests.error) {
         (Some(TestExit::TimedOut { after_secs }), _) => {
-            format!("timed out after {after_secs}s and was stopped")
+            format!("after {after_secs}s; the whole run was stopped")
         }
+        _ if tests.missing.is_some() => "a tool is not installed".to_owned(),
         (Some(TestExit::Code { code }), _) => format!("exit code {code}"),
         (Some(TestExit::Signal { signal }), _) => format!("killed by signal {signal}"),
         (Some(TestExit::Stopped { reason }), _) => format!("stopped before it finished: {reason}"),
@@ -149,4 +269,37 @@ pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
         })
         .collect();
     write_bounded(out, &listed, "  ");
+}
+
+/// What the person is told when git cannot read the repository and the stop gate is off:
+/// `None` only outside a repository, where there is nothing to gate.
+pub(crate) fn gate_off_notice(error: &GitError) -> Option<String> {
+    match error {
+        GitError::NotARepository(_) => None,
+        GitError::Missing(e) => Some(format!(
+            "Context Pilot: the stop gate is OFF: git cannot be started ({e}). Install git \
+             (e.g. `apt-get install git`); until then no change is checked or tested when \
+             the agent stops."
+        )),
+        GitError::Failed { dir, stderr, .. } if stderr.contains("dubious ownership") => {
+            // Git names the repository's top: `… dubious ownership in repository at '/x'`.
+            let at = stderr
+                .split_once("repository at '")
+                .and_then(|(_, rest)| rest.split_once('\''))
+                .map_or_else(|| dir.display().to_string(), |(path, _)| path.to_owned());
+            Some(format!(
+                "Context Pilot: the stop gate is OFF in {}: git refuses the repository \
+                 (\"dubious ownership\": it belongs to another user). Until that is fixed, no \
+                 change is checked or tested when the agent stops. If you trust it, run \
+                 `git config --global --add safe.directory {at}`.",
+                dir.display(),
+            ))
+        }
+        GitError::Failed { dir, stderr, .. } => Some(format!(
+            "Context Pilot: the stop gate is OFF in {}: git failed: {}. Until that is fixed, \
+             no change is checked or tested when the agent stops.",
+            dir.display(),
+            stderr.lines().next().unwrap_or("no message")
+        )),
+    }
 }

@@ -14,6 +14,7 @@ mod commit_message;
 mod config;
 mod console_runner;
 mod detect;
+mod durations;
 mod gate;
 mod message;
 mod project_gate;
@@ -21,12 +22,11 @@ mod report;
 mod runner;
 mod state;
 mod test_output;
+mod testing;
 mod tree;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use cp_base::{CancelToken, Project, WorkerId};
 use cp_git::Git;
@@ -39,15 +39,15 @@ pub use config::{
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
-pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome};
+pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
-pub use test_output::{TestFramework, TestSummary, parse_test_output};
+pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
+pub use testing::PlannedTests;
 pub use tree::TreeTests;
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
-use detect::{detect_test_command, nearest_projects};
-pub(crate) use message::{failure_reason, tests_label};
+pub(crate) use message::{failure_reason, headline, tests_label};
 use state::{LastTests, StateFile, fingerprint, fingerprint_files};
 
 /// Lines of test output shown when tests fail.
@@ -64,7 +64,8 @@ pub struct StopOutcome {
     /// Structured data for the Checkpoint panel.
     pub report: StopReport,
     /// For the person, not the agent: set when the block limit let the agent stop with
-    /// work left (uncommitted files, red tests). Same text as `report.gave_up`.
+    /// work left (uncommitted files, red tests; the same text as `report.gave_up`), or when
+    /// git refuses the repository and the gate is off.
     pub notice: Option<String>,
 }
 
@@ -198,10 +199,12 @@ impl StopGate {
             Err(e) => {
                 tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
                 report.skipped = Some(e.to_string());
+                // Off without a word only outside a repository; git refusing one is said.
+                let notice = message::gate_off_notice(&e);
                 return StopOutcome {
                     decision: Decision::Pass,
                     report,
-                    notice: None,
+                    notice,
                 };
             }
         };
@@ -246,7 +249,7 @@ impl StopGate {
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
             Some(message::compose(&report, &self.config.capture_only_message))
         } else if gate && input.gate_commits && !report.uncommitted_gated.is_empty() {
-            Some(gate::gate_message(&report.uncommitted_gated))
+            Some(gate::gate_message(&report))
         } else {
             report.unchanged = !gate && !report.files.is_empty();
             None
@@ -275,160 +278,4 @@ impl StopGate {
             report,
         }
     }
-
-    /// Runs the configured or detected test commands; the caller decides whether they are
-    /// due. `before` is the last run, whose red projects run again even when their files
-    /// are no longer among the changes.
-    fn run_tests(
-        &self,
-        input: &StopInput,
-        repo: &Path,
-        before: &[TestOutcome],
-        report: &mut StopReport,
-    ) {
-        let runs = match &self.config.tests {
-            Some(tests) if tests.command.trim().is_empty() => return,
-            // A configured command is the repository's code: it runs only in a trusted
-            // project. Detected commands (`cargo test`, …) are the project's own build.
-            Some(_) if !input.project.is_trusted() => {
-                report.tests_note = Some(
-                    "configured test command not run: this project is not trusted \
-                     (run `context-pilot trust --show`, then `context-pilot trust`)"
-                        .into(),
-                );
-                return;
-            }
-            Some(tests) => vec![PlannedRun {
-                project: None,
-                command: tests.command.clone(),
-                cwd: input.project.root().to_path_buf(),
-                timeout_secs: tests.timeout_secs,
-            }],
-            None => self.detect_runs(input, repo, before, report),
-        };
-        if runs.is_empty() {
-            report.tests_note = Some(
-                "no test command configured in .context-pilot/config.json \
-                 (checkpoint.tests.command) and none detected"
-                    .into(),
-            );
-            return;
-        }
-        report.tests = runs.into_iter().map(|run| self.run_one(run)).collect();
-    }
-
-    /// The detected test commands: the project's own (its root's, else the repository
-    /// root's), as one run; when neither root is a project, one run for each nearest
-    /// project of a changed file that triggers tests, or of a project that was red.
-    fn detect_runs(
-        &self,
-        input: &StopInput,
-        repo: &Path,
-        before: &[TestOutcome],
-        report: &StopReport,
-    ) -> Vec<PlannedRun> {
-        let path_env = self.git.path_env.as_deref();
-        if let Some(found) = detect_test_command(&[input.project.root(), repo], path_env) {
-            return vec![PlannedRun {
-                project: None,
-                command: found.command,
-                cwd: found.dir,
-                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
-            }];
-        }
-        let changed = report
-            .files
-            .iter()
-            .filter(|f| f.triggers_tests)
-            .filter_map(|f| Path::new(&f.file.path).parent());
-        let red = before
-            .iter()
-            .filter(|t| !t.passed)
-            .filter_map(|t| t.project.as_deref().map(Path::new));
-        nearest_projects(repo, changed.chain(red), path_env)
-            .into_iter()
-            .map(|found| PlannedRun {
-                project: Some(
-                    found
-                        .dir
-                        .strip_prefix(repo)
-                        .unwrap_or(&found.dir)
-                        .display()
-                        .to_string(),
-                ),
-                command: found.command,
-                cwd: found.dir,
-                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
-            })
-            .collect()
-    }
-
-    /// Runs one project's tests and reads the result.
-    fn run_one(&self, run: PlannedRun) -> TestOutcome {
-        let PlannedRun {
-            project,
-            command,
-            cwd,
-            timeout_secs,
-        } = run;
-        let spec = TestSpec {
-            command: command.clone(),
-            cwd,
-            timeout: Duration::from_secs(timeout_secs),
-            env: self
-                .git
-                .path_env
-                .iter()
-                .map(|p| (OsString::from("PATH"), p.clone()))
-                .collect(),
-            cancel: self.cancel.clone(),
-        };
-        tracing::info!(command = %command, project = ?project, "stop gate: running tests");
-        match self.runner.run(&spec) {
-            Ok(run) => {
-                let passed = run.exit.success();
-                let tail = if passed {
-                    Vec::new()
-                } else {
-                    let clean = test_output::strip_ansi(&run.output);
-                    let lines: Vec<&str> = clean.lines().collect();
-                    lines[lines.len().saturating_sub(TEST_TAIL_LINES)..]
-                        .iter()
-                        .map(|l| (*l).to_owned())
-                        .collect()
-                };
-                TestOutcome {
-                    project,
-                    command,
-                    passed,
-                    summary: parse_test_output(&run.output),
-                    exit: Some(run.exit),
-                    error: None,
-                    elapsed_ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
-                    tail,
-                    note: run.note,
-                }
-            }
-            Err(e) => TestOutcome {
-                project,
-                command,
-                passed: false,
-                exit: None,
-                error: Some(e.to_string()),
-                summary: None,
-                elapsed_ms: 0,
-                tail: Vec::new(),
-                note: None,
-            },
-        }
-    }
-}
-
-/// One test command to run: where, for how long, and for which project.
-struct PlannedRun {
-    /// The project's directory relative to the repository root, for a monorepo's projects.
-    project: Option<String>,
-    command: String,
-    cwd: PathBuf,
-    timeout_secs: u64,
 }

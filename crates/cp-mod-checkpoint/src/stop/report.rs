@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::categorize::{CategorizedFile, Categorizer};
 use super::runner::TestExit;
-use super::test_output::TestSummary;
+use super::test_output::{MissingTool, TestSummary};
 
 /// Which stop this was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +57,40 @@ pub struct TestOutcome {
     /// How the run went, when that needs saying (e.g. it ran outside the console server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why this command: configured, what the project declares (a Makefile's `test`
+    /// target…), or the manifest it was guessed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Set when the tests never ran because a tool or the dependencies are not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<MissingTool>,
+    /// How long the last complete run of the same command took, in milliseconds: the
+    /// suite's usual duration, said when this run timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usual_ms: Option<u64>,
+}
+
+/// What a test run's result means, for the headline and what the agent is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestVerdict {
+    /// Exit code 0 and at least one test ran (or no runner's summary was recognised).
+    Passed,
+    /// Tests failed.
+    Failed,
+    /// The tests could not run: a collection, import or build error, a crash before any
+    /// test, or a command that could not start.
+    Error,
+    /// The run executed no test. Never a pass.
+    NoTests,
+    /// The time limit ran out; the whole process group was killed.
+    TimedOut,
+    /// A tool or the project's dependencies are not installed; nothing was tested.
+    MissingTool,
+    /// Every test that ran passed, but the command failed on something else (a coverage
+    /// threshold, a type check, a step after the tests).
+    OtherFailure,
+    /// Stopped from outside: cancelled (Esc), killed from its console, its server gone.
+    Stopped,
 }
 
 impl TestOutcome {
@@ -68,15 +102,35 @@ impl TestOutcome {
     /// Output with no summary line we know says nothing of the kind: a `make test` running a
     /// script that prints `boom` and exits 1 has failed, not crashed before its tests.
     pub fn is_error(&self) -> bool {
-        if self.passed {
-            return false;
+        matches!(self.verdict(), TestVerdict::Error | TestVerdict::NoTests)
+    }
+
+    /// What the result means. Only [`TestVerdict::Passed`] is a pass ([`TestOutcome::passed`]).
+    pub fn verdict(&self) -> TestVerdict {
+        if self.missing.is_some() {
+            return TestVerdict::MissingTool;
         }
-        match (&self.summary, &self.exit) {
-            (Some(summary), _) => summary.is_error(),
-            // The command could not start.
-            (None, None) => true,
-            // An exit code, a timeout, a kill: the reason says what happened.
-            (None, Some(_)) => false,
+        let summary = self.summary.as_ref();
+        match &self.exit {
+            None => TestVerdict::Error,
+            Some(TestExit::TimedOut { .. }) => TestVerdict::TimedOut,
+            Some(TestExit::Stopped { .. }) => TestVerdict::Stopped,
+            Some(exit) if exit.success() => {
+                if summary.is_some_and(TestSummary::ran_nothing) {
+                    TestVerdict::NoTests
+                } else {
+                    TestVerdict::Passed
+                }
+            }
+            Some(_) => match summary {
+                Some(s) if s.failed.unwrap_or(0) > 0 => TestVerdict::Failed,
+                Some(s) if s.ran_nothing() => TestVerdict::NoTests,
+                Some(s) if s.is_error() => TestVerdict::Error,
+                // Every test passed, yet the command failed.
+                Some(s) if s.tests_ran() > 0 => TestVerdict::OtherFailure,
+                Some(s) if !s.other_failures.is_empty() => TestVerdict::OtherFailure,
+                _ => TestVerdict::Failed,
+            },
         }
     }
 }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use cp_base::CancelToken;
 use cp_mod_console::proctree;
+
+use super::test_output::{DEFAULT_SIZE, terminal_text};
 use serde::{Deserialize, Serialize};
 
 /// What to run.
@@ -69,7 +71,8 @@ impl TestExit {
 pub struct TestRun {
     /// How it ended.
     pub exit: TestExit,
-    /// stdout and stderr interleaved as written (at most the last `max_output` bytes).
+    /// stdout and stderr interleaved as written (at most the last `max_output` bytes), as a
+    /// terminal shows them: escape sequences and redraws resolved to plain lines.
     pub output: String,
     /// Wall time.
     pub elapsed: Duration,
@@ -196,7 +199,8 @@ impl TestRunner for ProcessGroupRunner {
             .clone();
         Ok(TestRun {
             exit,
-            output: String::from_utf8_lossy(&bytes).into_owned(),
+            // What a terminal would show: `\r` redraws and erased lines resolved.
+            output: terminal_text(&bytes, DEFAULT_SIZE),
             elapsed,
             note: None,
         })

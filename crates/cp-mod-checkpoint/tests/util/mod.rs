@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{
@@ -208,7 +208,7 @@ pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
         ],
         tests: Some(TestConfig {
             include: vec!["*.py".into()],
-            command: command.into(),
+            command: Some(command.into()),
             timeout_secs,
         }),
         ..StopGateConfig::default()
@@ -303,4 +303,155 @@ impl Drop for Tagged {
                 .status();
         }
     }
+}
+
+// ---------------------------------------------------------------- real tools
+
+/// pytest and its dependencies as wheels, downloaded once into `target/pytest-wheels`.
+pub fn pytest_wheels() -> Option<&'static Path> {
+    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
+    WHEELS
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
+            let has_pytest = |dir: &Path| {
+                std::fs::read_dir(dir).is_ok_and(|entries| {
+                    entries
+                        .flatten()
+                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
+                })
+            };
+            if !has_pytest(&dir) {
+                // Download beside it, then move into place, so a half-done download is
+                // never taken for a cache.
+                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
+                let ok = Command::new("python3")
+                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
+                    .arg(&partial)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
+                    eprintln!("pytest wheels could not be downloaded from PyPI");
+                    return None;
+                }
+            }
+            Some(dir)
+        })
+        .as_deref()
+}
+
+/// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
+/// message) when python3 or the wheels are missing.
+pub fn make_venv(root: &Path) -> Option<()> {
+    let wheels = pytest_wheels()?;
+    let venv = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(root)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !venv {
+        eprintln!("python3 -m venv failed; Python fixtures check detection only");
+        return None;
+    }
+    let installed = Command::new(root.join(".venv/bin/python"))
+        .args(["-m", "pip", "install", "-q", "--no-index", "--find-links"])
+        .arg(wheels)
+        .arg("pytest")
+        .current_dir(root)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(installed, "pip install pytest from {}", wheels.display());
+    Some(())
+}
+
+/// Whether a tool a test needs is there. When it is not, the test says so and is skipped,
+/// except under CI, where a missing tool fails the test: `scripts/test.sh` installs them.
+pub fn require(present: bool, what: &str) -> bool {
+    if present {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} is missing; under CI that fails the test (scripts/test.sh installs it)"
+    );
+    eprintln!("{what} is missing: this check is skipped (it fails under CI)");
+    false
+}
+
+/// Pinned npm tools (jest, vitest) installed once under `target/node-tools` (scripts/test.sh
+/// installs them; a test installs them itself when they are missing). Returns their
+/// `node_modules`.
+pub fn node_tools() -> Option<&'static Path> {
+    static TOOLS: OnceLock<Option<PathBuf>> = OnceLock::new();
+    TOOLS
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/node-tools");
+            let modules = dir.join("node_modules");
+            let ready = |m: &Path| m.join(".bin/jest").exists() && m.join(".bin/vitest").exists();
+            if !ready(&modules) {
+                std::fs::create_dir_all(&dir).ok()?;
+                std::fs::write(dir.join("package.json"), NODE_TOOLS_PACKAGE).ok()?;
+                let ok = Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                    .current_dir(&dir)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok || !ready(&modules) {
+                    eprintln!("npm could not install {}", dir.display());
+                    return None;
+                }
+            }
+            std::fs::canonicalize(modules).ok()
+        })
+        .as_deref()
+}
+
+/// What `target/node-tools` holds; the same list is in scripts/test.sh.
+pub const NODE_TOOLS_PACKAGE: &str = r#"{"name": "cp-node-tools", "private": true, "devDependencies": {"jest": "29.7.0", "vitest": "3.2.4"}}"#;
+
+/// A directory holding a `python3` that runs `interpreter`, and `PATH` with it first. A
+/// wrapper, not a symlink: a venv's interpreter finds its pyvenv.cfg beside the path it was
+/// started by.
+pub fn python3_running(interpreter: &Path) -> (tempfile::TempDir, std::ffi::OsString) {
+    let bin = tempfile::tempdir().unwrap();
+    let python3 = bin.path().join("python3");
+    std::fs::write(
+        &python3,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", interpreter.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &python3,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    (bin, path)
+}
+
+/// A fresh virtualenv without pytest, and `PATH` whose `python3` is its interpreter: a
+/// machine whose Python has no test runner.
+pub fn bare_python3() -> Option<(tempfile::TempDir, tempfile::TempDir, std::ffi::OsString)> {
+    let env = tempfile::tempdir().unwrap();
+    let made = Command::new("python3")
+        .args(["-m", "venv", "env"])
+        .current_dir(env.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return None;
+    }
+    let (bin, path) = python3_running(&env.path().join("env/bin/python"));
+    Some((env, bin, path))
+}
+
+/// Whether the system has a user named `name`.
+pub fn user_exists(name: &str) -> bool {
+    Command::new("id")
+        .args(["-u", name])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

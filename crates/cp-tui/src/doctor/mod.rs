@@ -4,7 +4,9 @@
 //! One file a group of checks: `tools` (git, bash), `agents` (each agent CLI, on `PATH` or
 //! at config's `agent.command`, against its minimum version), `wiring` (whether `init` wired each agent into the project
 //! and the binary it names still runs, and what the agent itself must trust), `trust` (the
-//! project's trust and what it would let run), `provider` (key, model list, model), `console`
+//! project's trust and what it would let run), `gate` (git works in the project, the test
+//! command the stop gate will run and whether its runner is installed), `provider` (key,
+//! model list, model), `console`
 //! (the console server), `modes` (`run/`, `logs/`, `state/`), `hook_log` (the last hook
 //! errors). Doctor only reads: it creates no `.context-pilot/`, starts no server.
 //!
@@ -18,6 +20,7 @@
 
 mod agents;
 mod console;
+mod gate;
 mod hook_log;
 mod modes;
 mod provider;
@@ -145,6 +148,7 @@ pub fn run(project: &Project) -> Report {
     checks.extend(agents::checks(&presence, configured.as_ref()));
     checks.extend(wiring::checks(project));
     checks.extend(trust::checks(project));
+    checks.extend(gate::checks(project));
     checks.extend(provider::checks(project, &presence));
     checks.extend(console::checks(project));
     checks.extend(modes::checks(project));

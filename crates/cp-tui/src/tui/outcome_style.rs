@@ -78,7 +78,15 @@ fn report_outcome(line: &str) -> Option<Outcome> {
         };
     }
     if let Some(rest) = line.strip_prefix("Tests ") {
-        return if rest.starts_with("FAILED") || rest.starts_with("ERROR") {
+        // `Tests (web) FAILED …`: one project's tests among several.
+        let rest = match rest.strip_prefix('(') {
+            Some(labelled) => labelled.split_once(") ").map_or(rest, |(_, after)| after),
+            None => rest,
+        };
+        let failed = ["FAILED", "ERROR", "NOT RUN", "ran NO TESTS"];
+        return if rest.starts_with("TIMED OUT") || rest.starts_with("STOPPED") {
+            Some(Outcome::Interrupted)
+        } else if failed.iter().any(|f| rest.starts_with(f)) {
             Some(
                 if rest.contains("timed out") || rest.contains("stopped before") {
                     Outcome::Interrupted
@@ -219,6 +227,27 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
             ))),
             Outcome::Failed
         );
+        for (line, outcome) in [
+            (
+                "Tests (web) FAILED (exit code 1) — `npm test`",
+                Outcome::Failed,
+            ),
+            (
+                "Tests NOT RUN (a tool is not installed) — `npm test`",
+                Outcome::Failed,
+            ),
+            (
+                "Tests ran NO TESTS (exit code 5) — `pytest`",
+                Outcome::Failed,
+            ),
+            (
+                "Tests TIMED OUT (after 30s; the whole run was stopped)",
+                Outcome::Interrupted,
+            ),
+            ("Tests (api) passed: 3 passed (pytest)", Outcome::Passed),
+        ] {
+            assert_eq!(Outcome::of(Some(&ToolResult::ok(line))), outcome, "{line}");
+        }
         // A file that merely mentions FAILED is not a failure.
         let read = "1\tprint('FAILED tests')\n2\tCallback 'x' FAILED";
         assert_eq!(Outcome::of(Some(&ToolResult::ok(read))), Outcome::Passed);

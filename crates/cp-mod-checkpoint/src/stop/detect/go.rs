@@ -1,9 +1,12 @@
 //! Go: a module (`go.mod`) tests every package below it.
 
+use super::Found;
 use super::probe::Probe;
 
-pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
-    probe.has_file("go.mod").then(|| "go test ./...".to_owned())
+pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {
+    probe
+        .has_file("go.mod")
+        .then(|| Found::new("go test ./...", "go.mod (no test command declared)"))
 }
 
 #[cfg(test)]

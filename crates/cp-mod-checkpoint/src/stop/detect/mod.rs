@@ -1,8 +1,10 @@
-//! Guessing the test command when none is configured, one file per ecosystem.
+//! Finding the test command when none is configured, one file per ecosystem.
 //!
-//! Each directory given (project root first, then the repository root) is asked in turn;
-//! within a directory the most specific manifest wins: Rust, Node, Python, Go, and a
-//! Makefile's `test` target only when nothing more specific applies. The command uses the
+//! Each directory given (project root first, then the repository root) is asked in turn.
+//! Within a directory, what the project declares wins over a guess from a manifest: a
+//! Makefile's `test` target, then `package.json`'s `test` script, then tox's commands, a nox
+//! `tests` session or a `runtests.py`; only then Rust (with the Python tests of a crate that
+//! has them), Python (pytest), Go. Every result says why it was chosen. The command uses the
 //! project's own tools (its virtualenv, its lockfile's package manager) so it runs the way
 //! the project's developers run it.
 //!
@@ -10,6 +12,7 @@
 //! projects), [`nearest_projects`] finds each changed file's own project instead.
 
 mod go;
+mod install;
 mod make;
 mod nearest;
 mod node;
@@ -20,6 +23,7 @@ mod rust;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+pub(crate) use install::{install_hint, missing_before_run, venv_bin};
 pub(crate) use nearest::nearest_projects;
 use probe::Probe;
 
@@ -29,26 +33,48 @@ pub(crate) struct Detected {
     /// Shell command, run with `sh -c` in `dir`.
     pub(crate) command: String,
     pub(crate) dir: PathBuf,
+    /// Why this command: what the project declares, or which manifest it was guessed from.
+    pub(crate) why: String,
 }
 
-/// Looks in each of `dirs` in turn for a manifest that names the test runner. `path_env`
+/// What one directory's files say: the command and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) command: String,
+    pub(crate) why: String,
+}
+
+impl Found {
+    fn new(command: impl Into<String>, why: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            why: why.into(),
+        }
+    }
+}
+
+/// Looks in each of `dirs` in turn for what declares or suggests the tests. `path_env`
 /// replaces `PATH` when deciding whether a tool (uv, poetry, pnpm…) is installed.
 pub(crate) fn detect_test_command(dirs: &[&Path], path_env: Option<&OsStr>) -> Option<Detected> {
     dirs.iter().find_map(|dir| {
         let probe = Probe::new(dir, path_env);
-        detect_in(&probe).map(|command| Detected {
-            command,
+        detect_in(&probe).map(|found| Detected {
+            command: found.command,
             dir: dir.to_path_buf(),
+            why: found.why,
         })
     })
 }
 
-fn detect_in(probe: &Probe<'_>) -> Option<String> {
-    rust::detect(probe)
+fn detect_in(probe: &Probe<'_>) -> Option<Found> {
+    // Declared first.
+    make::detect(probe)
         .or_else(|| node::detect(probe))
+        .or_else(|| python::declared(probe))
+        // Then guesses from the manifest.
+        .or_else(|| rust::detect(probe))
         .or_else(|| python::detect(probe))
         .or_else(|| go::detect(probe))
-        .or_else(|| make::detect(probe))
 }
 
 #[cfg(test)]
@@ -65,6 +91,17 @@ pub(super) mod tests {
             std::fs::write(file, content).unwrap();
         }
         detect_test_command(&[dir.path()], Some(path)).map(|d| d.command)
+    }
+
+    /// Why the command for `files` was chosen.
+    pub(crate) fn why(files: &[(&str, &str)]) -> Option<String> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            let file = dir.path().join(name);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, content).unwrap();
+        }
+        detect_test_command(&[dir.path()], Some(OsStr::new(""))).map(|d| d.why)
     }
 
     /// Detects with an empty `PATH`: no optional tool is installed.
@@ -90,10 +127,16 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn the_specific_manifest_wins_over_a_makefile() {
+    fn what_the_project_declares_wins_over_a_manifest_and_says_so() {
+        let files = [("Makefile", "test:\n\tpytest\n"), ("go.mod", "module x\n")];
+        assert_eq!(detect(&files).as_deref(), Some("make test"));
         assert_eq!(
-            detect(&[("Makefile", "test:\n\tpytest\n"), ("go.mod", "module x\n")]).as_deref(),
-            Some("go test ./...")
+            why(&files).as_deref(),
+            Some("the project declares it: Makefile's `test` target")
+        );
+        assert_eq!(
+            why(&[("go.mod", "module x\n")]).as_deref(),
+            Some("go.mod (no test command declared)")
         );
     }
 

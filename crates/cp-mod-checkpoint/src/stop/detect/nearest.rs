@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::{Detected, detect_in, probe::Probe};
+use super::{Detected, Found, detect_in, probe::Probe};
 
 /// Folders that hold a project's tests rather than a project: a `tests/conftest.py` belongs
 /// to the project above it, so the walk never stops at them.
@@ -23,8 +23,8 @@ pub(crate) fn nearest_projects<'a>(
 ) -> Vec<Detected> {
     // What each directory turned out to be, so ten thousand changed files cost one probe of
     // each directory above them.
-    let mut seen: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
-    let mut found: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let mut seen: BTreeMap<PathBuf, Option<Found>> = BTreeMap::new();
+    let mut found: BTreeMap<PathBuf, Found> = BTreeMap::new();
     for start in starts {
         let mut dir = Some(start);
         while let Some(rel) = dir.filter(|d| !d.as_os_str().is_empty()) {
@@ -46,9 +46,10 @@ pub(crate) fn nearest_projects<'a>(
     }
     found
         .into_iter()
-        .map(|(rel, command)| Detected {
-            command,
+        .map(|(rel, found)| Detected {
+            command: found.command,
             dir: repo.join(rel),
+            why: found.why,
         })
         .collect()
 }

@@ -1,8 +1,9 @@
-//! Node: `package.json` with a real `scripts.test`, run by the package manager its lockfile
+//! Node: `package.json` with a real `scripts.test` (the project's declared command), run by the package manager its lockfile
 //! names (pnpm, yarn, bun, npm). When that manager is not installed, npm runs the same script.
 
 use std::path::Path;
 
+use super::Found;
 use super::probe::Probe;
 
 /// Lockfile → the command that runs the package's `test` script. `bun test` would run bun's
@@ -15,7 +16,7 @@ const MANAGERS: &[(&str, &str, &str)] = &[
     ("package-lock.json", "npm", "npm test"),
 ];
 
-pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
+pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {
     if !has_test_script(&probe.dir.join("package.json")) {
         return None;
     }
@@ -23,7 +24,10 @@ pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
         .iter()
         .find(|(lockfile, program, _)| probe.has_file(lockfile) && probe.on_path(program))
         .map_or("npm test", |(_, _, command)| command);
-    Some(command.to_owned())
+    Some(Found::new(
+        command,
+        "the project declares it: package.json's `test` script",
+    ))
 }
 
 /// `npm init` writes a test script that always fails ("no test specified"); that is not a

@@ -13,6 +13,7 @@
 
 use std::path::Path;
 
+use super::Found;
 use super::probe::Probe;
 
 /// Files that make a directory a Python project.
@@ -33,22 +34,140 @@ const TEST_DIRS: &[&str] = &["tests", "test"];
 /// How deep below a test folder pytest files are looked for (`tests/unit/api/test_x.py`).
 const TEST_DIR_DEPTH: usize = 3;
 
-pub(super) fn detect(probe: &Probe<'_>) -> Option<String> {
-    let venv = [".venv", "venv"]
+/// The project's venv (`.venv` or `venv`), when it has an interpreter.
+pub(super) fn venv(probe: &Probe<'_>) -> Option<&'static str> {
+    [".venv", "venv"]
         .into_iter()
-        .find(|v| probe.has_file(&format!("{v}/bin/python")));
-    if !MARKERS.iter().any(|m| probe.has_file(m)) {
-        return detect_without_manifest(probe, venv);
+        .find(|v| probe.has_file(&format!("{v}/bin/python")))
+}
+
+/// Whether a project file says the directory is a Python project.
+pub(super) fn is_python_project(probe: &Probe<'_>) -> bool {
+    ["pyproject.toml", "setup.py", "setup.cfg"]
+        .iter()
+        .any(|m| probe.has_file(m))
+}
+
+/// The interpreter of the project: its venv's, else `python3`.
+fn python(probe: &Probe<'_>) -> String {
+    venv(probe).map_or_else(|| "python3".to_owned(), |v| format!("{v}/bin/python"))
+}
+
+/// What the project declares: tox's `[testenv]` commands (run in the project's own
+/// environment, as its developers run them day to day, instead of building tox's), a nox
+/// `tests` session when nox is installed, or its own `runtests.py`.
+pub(super) fn declared(probe: &Probe<'_>) -> Option<Found> {
+    if let Some(commands) = probe
+        .read("tox.ini")
+        .and_then(|t| tox_commands(&t, venv(probe).is_some()))
+    {
+        let env = venv(probe).map_or_else(|| "python3".to_owned(), |v| format!("its {v}"));
+        return Some(Found::new(
+            commands,
+            format!("the project declares it: tox.ini's [testenv] commands, run with {env}"),
+        ));
     }
-    Some(if let Some(venv) = venv {
-        format!("{venv}/bin/python -m pytest")
-    } else if probe.has_file("uv.lock") && probe.on_path("uv") {
-        "uv run python -m pytest".to_owned()
-    } else if probe.has_file("poetry.lock") && probe.on_path("poetry") {
-        "poetry run python -m pytest".to_owned()
-    } else {
-        "python3 -m pytest".to_owned()
-    })
+    if let Some(text) = probe.read("noxfile.py") {
+        let session = ["tests", "test"]
+            .into_iter()
+            .find(|s| text.contains(&format!("def {s}(")));
+        let nox = venv(probe)
+            .map(|v| format!("{v}/bin/nox"))
+            .filter(|n| probe.has_file(n))
+            .or_else(|| probe.on_path("nox").then(|| "nox".to_owned()));
+        if let (Some(session), Some(nox)) = (session, nox) {
+            return Some(Found::new(
+                format!("{nox} -r -s {session}"),
+                format!("the project declares it: noxfile.py's `{session}` session"),
+            ));
+        }
+    }
+    if probe.has_file("runtests.py") {
+        return Some(Found::new(
+            format!("{} runtests.py", python(probe)),
+            "the project declares it: its runtests.py",
+        ));
+    }
+    None
+}
+
+/// tox.ini's `[testenv]` `commands`, joined with `&&`, with tox's substitutions made for a
+/// run outside tox; `None` when there are none or one cannot be made.
+fn tox_commands(ini: &str, has_venv: bool) -> Option<String> {
+    let mut in_testenv = false;
+    let mut in_commands = false;
+    let mut lines = Vec::new();
+    for line in ini.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_testenv = trimmed == "[testenv]";
+            in_commands = false;
+            continue;
+        }
+        if !in_testenv || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        let continued = line.starts_with([' ', '\t']);
+        if let Some((key, value)) = trimmed.split_once('=').filter(|_| !continued) {
+            in_commands = key.trim() == "commands";
+            if in_commands && !value.trim().is_empty() {
+                lines.push(value.trim().to_owned());
+            }
+        } else if in_commands && continued && !trimmed.is_empty() {
+            lines.push(trimmed.to_owned());
+        }
+    }
+    let python = if has_venv { "python" } else { "python3" };
+    let mut out = Vec::new();
+    for line in lines {
+        let line = line.trim_start_matches('-').trim();
+        let mut line = line
+            .replace("{envpython}", python)
+            .replace("{toxinidir}/", "")
+            .replace("{toxinidir}", ".")
+            .replace("{envbindir}/", "");
+        // `{posargs}` is empty; `{posargs:tests}` is its default.
+        while let Some(start) = line.find("{posargs") {
+            let end = start + line[start..].find('}')?;
+            let default = line[start..end]
+                .strip_prefix("{posargs:")
+                .unwrap_or("")
+                .to_owned();
+            line.replace_range(start..=end, &default);
+        }
+        if line.contains('{') {
+            return None;
+        }
+        if let Some(rest) = line.strip_prefix("python ") {
+            line = format!("{python} {rest}");
+        }
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !line.is_empty() {
+            out.push(line);
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" && "))
+}
+
+pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {
+    let venv = venv(probe);
+    if !MARKERS.iter().any(|m| probe.has_file(m)) {
+        return detect_without_manifest(probe, venv)
+            .map(|c| Found::new(c, "pytest files in a tests folder (no project file)"));
+    }
+    let why = "a Python project file (no test command declared): pytest";
+    Some(Found::new(
+        if let Some(venv) = venv {
+            format!("{venv}/bin/python -m pytest")
+        } else if probe.has_file("uv.lock") && probe.on_path("uv") {
+            "uv run python -m pytest".to_owned()
+        } else if probe.has_file("poetry.lock") && probe.on_path("poetry") {
+            "poetry run python -m pytest".to_owned()
+        } else {
+            "python3 -m pytest".to_owned()
+        },
+        why,
+    ))
 }
 
 /// No project file: pytest files in a test folder, and a pytest to run them.
@@ -146,6 +265,59 @@ mod tests {
             Some("poetry run python -m pytest")
         );
         assert_eq!(detect(&poetry).as_deref(), Some("python3 -m pytest"));
+    }
+
+    #[test]
+    fn tox_commands_run_in_the_project_environment() {
+        let ini = "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\ncommands =\n    {envpython} -m unittest {posargs}\n    - python -m doctest README.rst\n\n[testenv:lint]\ncommands = ruff check\n";
+        let venv = [
+            ("tox.ini", ini),
+            ("pyproject.toml", PYPROJECT),
+            (".venv/bin/python", ""),
+        ];
+        assert_eq!(
+            detect(&venv).as_deref(),
+            Some("python -m unittest && python -m doctest README.rst")
+        );
+        assert_eq!(
+            detect(&[("tox.ini", "[testenv]\ncommands = pytest {posargs:tests}\n")]).as_deref(),
+            Some("pytest tests")
+        );
+        // What cannot be translated is not guessed at.
+        assert_eq!(
+            detect(&[
+                ("tox.ini", "[testenv]\ncommands = {env:RUNNER} x\n"),
+                ("setup.py", "")
+            ])
+            .as_deref(),
+            Some("python3 -m pytest")
+        );
+    }
+
+    #[test]
+    fn nox_when_installed_and_runtests() {
+        let bin = tools(&["nox"]);
+        let nox = [
+            (
+                "noxfile.py",
+                "import nox\n\n@nox.session\ndef tests(session):\n    pass\n",
+            ),
+            ("pyproject.toml", PYPROJECT),
+        ];
+        assert_eq!(
+            detect_with_path(&nox, bin.path().as_os_str()).as_deref(),
+            Some("nox -r -s tests")
+        );
+        assert_eq!(detect(&nox).as_deref(), Some("python3 -m pytest"));
+        assert_eq!(
+            detect(&[
+                ("runtests.py", ""),
+                ("setup.py", ""),
+                ("venv/bin/python", "")
+            ])
+            .as_deref(),
+            Some("venv/bin/python runtests.py")
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! `cargo test` (libtest's `test result:` line, summed over every test binary) and
 //! `cargo nextest run` (its `Summary` line).
 //!
+//! With `--no-fail-fast` every target runs and prints its own line, doctests included; their
+//! names hold spaces (`src/lib.rs - add (line 19)`).
+//!
 //! A build that fails prints no `test result:` line; its ``error: could not compile `calc` ``
 //! lines make it an error (no test could run) naming the crates that did not build.
 
@@ -16,7 +19,8 @@ static RESULT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NOT_BUILT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^error: could not compile `([^`]+)`"));
-static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^test (\S+) \.\.\. FAILED\s*$"));
+// Doctests are named after their file and line, with spaces: `src/lib.rs - add (line 19)`.
+static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^test (\S.*?) \.\.\. FAILED\s*$"));
 static NEXTEST: LazyLock<Regex> =
     LazyLock::new(|| re(r"Summary \[\s*([0-9.]+)s\]\s+\d+ tests? run: (\d+) passed(.*)"));
 static NEXTEST_FAIL: LazyLock<Regex> =
@@ -118,6 +122,15 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         assert_eq!((s.passed, s.failed, s.errors), (None, None, Some(1)));
         assert!(s.is_error());
         assert_eq!(s.describe(), "1 error (cargo test); errors in: calc");
+    }
+
+    #[test]
+    fn doctest_names_keep_their_spaces() {
+        let s = summary(
+            "running 1 test\ntest tests::adds ... FAILED\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n   Doc-tests calc\n\nrunning 2 tests\ntest src/lib.rs - add (line 3) ... FAILED\ntest src/lib.rs - sub (line 9) ... ok\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.20s\n",
+        );
+        assert_eq!((s.passed, s.failed), (Some(1), Some(2)));
+        assert_eq!(s.failing, ["tests::adds", "src/lib.rs - add (line 3)"]);
     }
 
     #[test]

@@ -38,20 +38,25 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
         }
         add(caps.get(1));
     }
-    let mut summary = TestSummary::new(TestFramework::GoTest);
-    if passed + failed + errors > 0 {
-        summary.passed = Some(passed);
-        summary.failed = Some(failed);
-        summary.errors = (errors > 0).then_some(errors);
-        summary.seconds = seconds;
-    } else if !PASS.is_match(text) {
-        // A single package run with `go test` in its directory may print only PASS.
+    if passed + failed + errors == 0 {
         return None;
     }
+    let mut summary = TestSummary::new(TestFramework::GoTest);
+    summary.passed = Some(passed);
+    summary.failed = Some(failed);
+    summary.errors = (errors > 0).then_some(errors);
+    summary.seconds = seconds;
     for caps in FAILED_TEST.captures_iter(text) {
         push_unique(&mut summary.failing, caps.get(1).map_or("", |m| m.as_str()));
     }
     Some(summary)
+}
+
+/// A single package run with `go test` in its directory may print only `PASS`; asked only
+/// when no runner's summary was found.
+pub(super) fn parse_pass_only(text: &str) -> Option<TestSummary> {
+    PASS.is_match(text)
+        .then(|| TestSummary::new(TestFramework::GoTest))
 }
 
 #[cfg(test)]
@@ -72,7 +77,7 @@ mod tests {
             (Some(2), Some(0), Some(0.003))
         );
         assert_eq!(s.describe(), "2 packages passed in 0.00s (go test)");
-        let pass_only = summary("PASS\n");
+        let pass_only = super::super::parse_test_output("PASS\n").unwrap();
         assert_eq!((pass_only.passed, pass_only.seconds), (None, None));
     }
 

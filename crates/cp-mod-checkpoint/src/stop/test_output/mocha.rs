@@ -9,32 +9,33 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{num, push_unique, re};
-use super::summary::{TestFramework, TestSummary};
+use super::scan::{num, push_unique, re, seconds};
+use super::summary::{TestFramework, TestSummary, add};
 
 static PASSING: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?m)^\s*(\d+) passing(?: \((\d+)(ms|s)\))?\s*$"));
-static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*(\d+) failing\s*$"));
+    LazyLock::new(|| re(r"^\s*(\d+) passing(?: \((\d+)(ms|s)\))?\s*$"));
+static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) failing\s*$"));
 static FAILURE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s{2}\d+\) (.+?)\s*$"));
 
+/// Every run's `N passing` with the `N failing` that follows it, summed.
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
-    let passing = PASSING.captures_iter(text).last()?;
     let mut summary = TestSummary::new(TestFramework::Mocha);
-    summary.passed = num(passing.get(1));
-    summary.failed = Some(
-        FAILING
-            .captures_iter(text)
-            .last()
-            .and_then(|c| num(c.get(1)))
-            .unwrap_or(0),
-    );
-    summary.seconds = num::<f64>(passing.get(2)).map(|v| {
-        if passing.get(3).is_some_and(|u| u.as_str() == "ms") {
-            v / 1000.0
-        } else {
-            v
-        }
-    });
+    let all: Vec<&str> = text.lines().collect();
+    for (i, line) in all.iter().enumerate() {
+        let Some(passing) = PASSING.captures(line) else {
+            continue;
+        };
+        summary.passed = add(summary.passed, num(passing.get(1)));
+        let failing = all
+            .iter()
+            .skip(i + 1)
+            .take(3)
+            .find_map(|l| FAILING.captures(l))
+            .and_then(|c| num(c.get(1)));
+        summary.failed = add(summary.failed, Some(failing.unwrap_or(0)));
+        summary.seconds = add(summary.seconds, seconds(passing.get(2), passing.get(3)));
+    }
+    summary.passed?;
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         let Some(caps) = FAILURE.captures(line) else {

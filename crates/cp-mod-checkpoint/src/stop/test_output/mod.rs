@@ -1,37 +1,56 @@
 //! Reading counts, times and failing test names out of common test runners' output.
 //!
-//! The exit status decides pass or fail; the summary line of the runner says how many tests
-//! passed, failed or could not run, and which ones failed. Output no parser recognizes is
-//! fine: the message then reports the exit status and the output tail. Each runner has its
-//! own file; `samples/` holds outputs captured from the real tools, which the tests read.
+//! The exit status decides pass or fail; the summary lines of the runners say how many tests
+//! passed, failed or could not run, and which ones failed. One output may hold several
+//! runners' summaries (`npm test --workspaces`, a Makefile running two suites, a Rust crate
+//! with Python tests): every one is counted, and the totals are their sums. What failed that
+//! is not a test (a coverage threshold, a type check) is named as what it is
+//! ([`problems`]). Output no parser recognizes is fine: the message then reports the exit
+//! status and the output tail. Each runner has its own file; `samples/` holds outputs
+//! captured from the real tools, which the tests read.
 
 mod cargo;
 mod go;
 mod jest;
+mod missing;
 mod mocha;
 mod node;
+mod problems;
 mod pytest;
 mod scan;
 mod summary;
+mod terminal;
+mod unittest;
 mod vitest;
 
+pub use missing::MissingTool;
+pub(crate) use missing::missing_tool;
 pub(crate) use scan::strip_ansi;
-pub use summary::{TestFramework, TestSummary};
+pub use summary::{RunnerCounts, TestFramework, TestSummary};
+pub(crate) use terminal::{DEFAULT_SIZE, bounded_line, terminal_text};
 
 /// Recognizes the output of cargo test, cargo nextest, jest, vitest, node's test runner,
-/// mocha, go test or pytest.
+/// mocha, go test, pytest and unittest, each as often as it appears, summed.
 pub fn parse_test_output(output: &str) -> Option<TestSummary> {
     let text = strip_ansi(output);
-    // Order matters: cargo's "finished in Xs" would also satisfy the pytest pattern, and
-    // jest's "Tests:" line is more specific than vitest's.
-    cargo::parse_nextest(&text)
-        .or_else(|| cargo::parse(&text))
-        .or_else(|| jest::parse(&text))
-        .or_else(|| vitest::parse(&text))
-        .or_else(|| node::parse(&text))
-        .or_else(|| mocha::parse(&text))
-        .or_else(|| go::parse(&text))
-        .or_else(|| pytest::parse(&text))
+    let parts: Vec<TestSummary> = [
+        cargo::parse_nextest(&text).or_else(|| cargo::parse(&text)),
+        jest::parse(&text),
+        vitest::parse(&text),
+        node::parse(&text),
+        mocha::parse(&text),
+        go::parse(&text),
+        pytest::parse(&text),
+        unittest::parse(&text),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let other_failures = problems::scan(&text);
+    // A single package run with `go test` in its directory may print only PASS.
+    let mut summary = TestSummary::combine(parts).or_else(|| go::parse_pass_only(&text))?;
+    summary.other_failures = other_failures;
+    Some(summary)
 }
 
 #[cfg(test)]

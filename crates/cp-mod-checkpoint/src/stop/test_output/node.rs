@@ -10,29 +10,29 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::scan::{num, push_unique, re};
-use super::summary::{TestFramework, TestSummary};
+use super::summary::{TestFramework, TestSummary, add};
 
 static FOOTER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^(?:#|ℹ) (tests|pass|fail|duration_ms) ([0-9.]+)\s*$"));
 static TAP_NOT_OK: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*not ok \d+ - (.+?)\s*$"));
 static SPEC_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*✖ (.+?) \([0-9.]+m?s\)\s*$"));
 
+/// Every run's footer (`npm test --workspaces` runs node's runner once a package), summed.
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
     let mut summary = TestSummary::new(TestFramework::NodeTest);
-    let mut seen = false;
     for caps in FOOTER.captures_iter(text) {
-        seen = true;
         let value = caps.get(2);
         match caps.get(1).map(|m| m.as_str()) {
             Some("tests") => {}
-            Some("pass") => summary.passed = num(value),
-            Some("fail") => summary.failed = num(value),
-            _ => summary.seconds = num::<f64>(value).map(|ms| ms / 1000.0),
+            Some("pass") => summary.passed = add(summary.passed, num(value)),
+            Some("fail") => summary.failed = add(summary.failed, num(value)),
+            _ => {
+                let seconds = num::<f64>(value).map(|ms| ms / 1000.0);
+                summary.seconds = add(summary.seconds, seconds);
+            }
         }
     }
-    if !seen || summary.passed.is_none() {
-        return None;
-    }
+    summary.passed?;
     let mut crashed_files = Vec::new();
     tap_failures(text, &mut summary.failing, &mut crashed_files);
     spec_failures(text, &mut summary.failing, &mut crashed_files);
@@ -135,6 +135,14 @@ mod tests {
         assert_eq!((s.passed, s.failed, s.errors), (Some(0), Some(0), Some(1)));
         assert!(s.is_error());
         assert_eq!(s.failing, ["/tmp/nodefix/test/calc.test.js"]);
+    }
+
+    #[test]
+    fn every_run_is_summed() {
+        let one = include_str!("samples/node_fail.txt");
+        let two = include_str!("samples/node_pass.txt");
+        let s = summary(&format!("{one}\n{two}"));
+        assert_eq!((s.passed, s.failed), (Some(3), Some(1)));
     }
 
     #[test]

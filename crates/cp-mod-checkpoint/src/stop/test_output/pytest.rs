@@ -9,25 +9,52 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::scan::{counts, num, push_unique, re};
-use super::summary::{TestFramework, TestSummary};
+use super::summary::{TestFramework, TestSummary, add as sum};
 
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?m)^=*\s*((?:\d+ [a-z]+|no tests ran)(?:, \d+ [a-z]+)*) in ([0-9.]+)s\b")
 });
-static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^(?:FAILED|ERROR) (\S+)"));
+static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^(?:FAILED|ERROR) (\S.*?)\s*$"));
 
+/// Every run's summary line (tox, nox or a Makefile may run pytest more than once), summed.
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
-    let caps = SUMMARY.captures_iter(text).last()?;
-    let (passed, failed, errors) = counts(caps.get(1).map_or("", |m| m.as_str()));
     let mut summary = TestSummary::new(TestFramework::Pytest);
-    summary.passed = Some(passed.unwrap_or(0));
-    summary.failed = failed;
-    summary.errors = errors;
-    summary.seconds = num(caps.get(2));
+    let mut found = false;
+    for caps in SUMMARY.captures_iter(text) {
+        found = true;
+        let (passed, failed, errors) = counts(caps.get(1).map_or("", |m| m.as_str()));
+        summary.passed = Some(summary.passed.unwrap_or(0) + passed.unwrap_or(0));
+        summary.failed = sum(summary.failed, failed);
+        summary.errors = sum(summary.errors, errors);
+        summary.seconds = sum(summary.seconds, num(caps.get(2)));
+    }
+    if !found {
+        return None;
+    }
     for caps in FAILED.captures_iter(text) {
-        push_unique(&mut summary.failing, caps.get(1).map_or("", |m| m.as_str()));
+        push_unique(
+            &mut summary.failing,
+            node_id(caps.get(1).map_or("", |m| m.as_str())),
+        );
     }
     Some(summary)
+}
+
+/// The test id of a short summary line, `path::test[params] - message`: parameters may
+/// hold spaces and ` - ` themselves (`test_evaluates[extra == 'a b']`), so an id with
+/// parameters ends at the first `]` that the message separator or the line's end follows.
+fn node_id(line: &str) -> &str {
+    let head = line.split(" - ").next().unwrap_or(line);
+    if let Some(open) = head.find('[') {
+        for (i, _) in line[open..].match_indices(']') {
+            let end = open + i + 1;
+            let after = &line[end..];
+            if after.trim().is_empty() || after.starts_with(" - ") {
+                return &line[..end];
+            }
+        }
+    }
+    head.trim_end()
 }
 
 #[cfg(test)]
@@ -73,6 +100,30 @@ mod tests {
         let s = summary(include_str!("samples/pytest_no_tests.txt"));
         assert!(s.ran_nothing() && s.is_error());
         assert_eq!(s.describe(), "no tests ran in 0.01s (pytest)");
+    }
+
+    #[test]
+    fn ids_with_spaces_are_kept_whole() {
+        let s = summary(
+            "FAILED tests/test_m.py::test_evaluates[extra == 'security'] - AssertionError: no\nFAILED tests/test_m.py::test_evaluates[extra == 'security-fix'] - assert 1\nFAILED tests/test_m.py::test_evaluates[a - b] - x\nFAILED tests/test_m.py::test_plain - y\nFAILED tests/test_m.py::test_no_message[one two]\nERROR tests/test_broken.py - ModuleNotFoundError\n==== 5 failed, 3 passed, 1 error in 0.40s ====\n",
+        );
+        assert_eq!(
+            s.failing,
+            [
+                "tests/test_m.py::test_evaluates[extra == 'security']",
+                "tests/test_m.py::test_evaluates[extra == 'security-fix']",
+                "tests/test_m.py::test_evaluates[a - b]",
+                "tests/test_m.py::test_plain",
+                "tests/test_m.py::test_no_message[one two]",
+                "tests/test_broken.py",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_run_is_counted() {
+        let s = summary("=== 2 passed in 0.10s ===\n...\n=== 1 failed, 3 passed in 0.20s ===\n");
+        assert_eq!((s.passed, s.failed), (Some(5), Some(1)));
     }
 
     #[test]

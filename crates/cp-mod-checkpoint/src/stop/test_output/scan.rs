@@ -25,6 +25,19 @@ pub(super) fn num<T: std::str::FromStr>(m: Option<regex::Match<'_>>) -> Option<T
     m.and_then(|m| m.as_str().parse().ok())
 }
 
+/// A time the runner printed as a number and a unit (`850` `ms`, `1.2` `s`), in seconds.
+pub(super) fn seconds(
+    value: Option<regex::Match<'_>>,
+    unit: Option<regex::Match<'_>>,
+) -> Option<f64> {
+    let value: f64 = num(value)?;
+    Some(if unit.is_some_and(|u| u.as_str() == "ms") {
+        value / 1000.0
+    } else {
+        value
+    })
+}
+
 /// Counts in a list like `1 failed, 4 passed, 2 errors`: (passed, failed, errors).
 pub(super) fn counts(list: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
     let (mut passed, mut failed, mut errors) = (None, None, None::<u64>);

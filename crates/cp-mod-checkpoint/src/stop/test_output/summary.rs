@@ -25,6 +25,8 @@ pub enum TestFramework {
     NodeTest,
     /// `mocha`.
     Mocha,
+    /// Python's `unittest` (`python -m unittest`, also through a Makefile or tox).
+    Unittest,
 }
 
 impl TestFramework {
@@ -38,6 +40,7 @@ impl TestFramework {
             Self::Vitest => "vitest",
             Self::NodeTest => "node --test",
             Self::Mocha => "mocha",
+            Self::Unittest => "unittest",
         }
     }
 }
@@ -63,6 +66,61 @@ pub struct TestSummary {
     /// Names of the failing tests (or erroring files), as the tool prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failing: Vec<String>,
+    /// Each runner's own counts when the output held summaries of more than one
+    /// (`npm test --workspaces` running jest in one package and node's runner in another);
+    /// the counts above are their sums and `framework` is the first of them. Empty for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunnerCounts>,
+    /// What failed that was not a test, in the tool's words: a coverage threshold, a type
+    /// check, a linter (`coverage threshold not met: …`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_failures: Vec<String>,
+}
+
+/// One runner's counts, for a summary of several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerCounts {
+    /// The runner.
+    pub framework: TestFramework,
+    /// Passed tests.
+    pub passed: Option<u64>,
+    /// Failed tests.
+    pub failed: Option<u64>,
+    /// Errors outside any test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
+    /// Time the runner reports, in seconds.
+    pub seconds: Option<f64>,
+}
+
+impl RunnerCounts {
+    fn of(summary: &TestSummary) -> Self {
+        Self {
+            framework: summary.framework,
+            passed: summary.passed,
+            failed: summary.failed,
+            errors: summary.errors,
+            seconds: summary.seconds,
+        }
+    }
+
+    /// `8 failed, 42 passed in 1.20s (jest)`.
+    fn describe(&self) -> String {
+        let mut one = TestSummary::new(self.framework);
+        one.passed = self.passed;
+        one.failed = self.failed;
+        one.errors = self.errors;
+        one.seconds = self.seconds;
+        one.describe()
+    }
+}
+
+/// Adds two optional counts: absent only when both are.
+pub(super) fn add<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
 }
 
 impl TestSummary {
@@ -74,7 +132,38 @@ impl TestSummary {
             errors: None,
             seconds: None,
             failing: Vec::new(),
+            runs: Vec::new(),
+            other_failures: Vec::new(),
         }
+    }
+
+    /// One summary of every runner's: counts and times summed, names of all, and each
+    /// runner's own counts in [`TestSummary::runs`] when there is more than one.
+    pub(crate) fn combine(parts: Vec<Self>) -> Option<Self> {
+        let mut parts = parts.into_iter();
+        let mut total = parts.next()?;
+        let mut runs = vec![RunnerCounts::of(&total)];
+        for part in parts {
+            runs.push(RunnerCounts::of(&part));
+            total.passed = add(total.passed, part.passed);
+            total.failed = add(total.failed, part.failed);
+            total.errors = add(total.errors, part.errors);
+            total.seconds = add(total.seconds, part.seconds);
+            for name in part.failing {
+                if !total.failing.contains(&name) {
+                    total.failing.push(name);
+                }
+            }
+        }
+        if runs.len() > 1 {
+            total.runs = runs;
+        }
+        Some(total)
+    }
+
+    /// Tests the output says ran: passed, failed and errored ones.
+    pub fn tests_ran(&self) -> u64 {
+        self.passed.unwrap_or(0) + self.failed.unwrap_or(0)
     }
 
     /// True when no test failed but the run had errors, or ran no test at all: a
@@ -122,7 +211,12 @@ impl TestSummary {
         if let Some(seconds) = self.seconds {
             let _ = write!(text, " in {seconds:.2}s");
         }
-        let _ = write!(text, " ({})", self.framework.label());
+        if self.runs.len() > 1 {
+            let each: Vec<String> = self.runs.iter().map(RunnerCounts::describe).collect();
+            let _ = write!(text, ": {}", each.join("; "));
+        } else {
+            let _ = write!(text, " ({})", self.framework.label());
+        }
         if !self.failing.is_empty() {
             let shown: Vec<&str> = self
                 .failing
@@ -140,6 +234,9 @@ impl TestSummary {
             if more > 0 {
                 let _ = write!(text, " and {more} more");
             }
+        }
+        if !self.other_failures.is_empty() {
+            let _ = write!(text, "; also failed: {}", self.other_failures.join("; "));
         }
         text
     }

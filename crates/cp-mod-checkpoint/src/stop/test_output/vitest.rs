@@ -2,39 +2,36 @@
 //! ` FAIL  file > suite > test` per failure.
 //!
 //! A file that cannot load is listed as ` FAIL  file [ file ]` under "Failed Suites" and the
-//! Tests line reads `no tests`: an error. Written from vitest's documented output (vitest was
-//! not installed).
+//! Tests line reads `no tests`: an error.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, num, push_unique, re};
-use super::summary::{TestFramework, TestSummary};
+use super::scan::{counts, num, push_unique, re, seconds};
+use super::summary::{TestFramework, TestSummary, add};
 
 static TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Tests\s{2,}(.+?)\s*$"));
 static ERRORS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Errors\s{2,}(\d+) errors?"));
 static DURATION: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Duration\s{2,}([0-9.]+)(ms|s)\b"));
 static FAILED: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*FAIL\s+(.+?)\s*$"));
 
+/// Every run's `Tests` line, summed (a Makefile or a workspace may run vitest twice).
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
-    let caps = TESTS.captures_iter(text).last()?;
-    let list = caps.get(1).map_or("", |m| m.as_str());
-    if !(list == "no tests" || list.ends_with(')')) {
-        return None;
-    }
-    let (passed, failed, _) = counts(list);
     let mut summary = TestSummary::new(TestFramework::Vitest);
-    summary.passed = Some(passed.unwrap_or(0));
-    summary.failed = Some(failed.unwrap_or(0));
-    summary.seconds = DURATION.captures_iter(text).last().and_then(|t| {
-        let value: f64 = num(t.get(1))?;
-        Some(if t.get(2)?.as_str() == "ms" {
-            value / 1000.0
-        } else {
-            value
-        })
-    });
+    for caps in TESTS.captures_iter(text) {
+        let list = caps.get(1).map_or("", |m| m.as_str());
+        if !(list == "no tests" || list.ends_with(')')) {
+            continue;
+        }
+        let (passed, failed, _) = counts(list);
+        summary.passed = add(summary.passed, Some(passed.unwrap_or(0)));
+        summary.failed = add(summary.failed, Some(failed.unwrap_or(0)));
+    }
+    summary.passed?;
+    for t in DURATION.captures_iter(text) {
+        summary.seconds = add(summary.seconds, seconds(t.get(1), t.get(2)));
+    }
     let mut errors: u64 = ERRORS
         .captures_iter(text)
         .last()
@@ -42,6 +39,11 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
         .unwrap_or(0);
     for caps in FAILED.captures_iter(text) {
         let name = caps.get(1).map_or("", |m| m.as_str());
+        if name.starts_with("Tests failed.") {
+            // Watch mode's status line (`FAIL  Tests failed. Watching for file changes...`),
+            // not a test; the gate runs vitest as CI does, where it never prints it.
+            continue;
+        }
         if name.contains(" > ") {
             push_unique(&mut summary.failing, name);
         } else {

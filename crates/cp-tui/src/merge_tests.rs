@@ -5,7 +5,7 @@
 //! run's Ctrl-C.
 
 use cp_base::Project;
-use cp_mod_checkpoint::{StopGate, TestExit, TestOutcome};
+use cp_mod_checkpoint::{StopGate, TestExit, TestOutcome, TestVerdict};
 use cp_orchestrate::{CommandRun, TreeTest, TreeTester, TreeUnderTest};
 
 use crate::run_phases::PhaseDrivers;
@@ -59,7 +59,8 @@ fn command_run(outcome: &TestOutcome) -> CommandRun {
         command: outcome.command.clone(),
         exit,
         exit_code,
-        passed: outcome.passed,
+        // A run that tested nothing, or could not, is never a pass (the gate's own verdict).
+        passed: outcome.verdict() == TestVerdict::Passed,
         tests_passed: summary.and_then(|s| s.passed),
         tests_failed: summary.and_then(|s| s.failed),
         errors: summary.and_then(|s| s.errors),

@@ -128,9 +128,27 @@ impl Repository {
     }
 
     /// Removes the work trees at `trees` (whatever they hold) and deletes their branches, any
-    /// of which may be gone already: one `git worktree remove` each, then one prune and one
-    /// `git branch -D` for all, so removing several costs little more than removing one.
+    /// of which may be gone already. A linked work tree (its `.git` a file) is deleted as a
+    /// directory, all of them at once, then one `git worktree prune` forgets them and one
+    /// `git branch -D` deletes the branches, so removing several costs little more than
+    /// removing one. Anything else, or one still there, goes through `git worktree remove`,
+    /// which refuses the repository's main work tree.
     pub fn remove_worktrees(&self, trees: &[(&Path, &str)]) -> Result<(), WorktreeError> {
+        let linked: Vec<&Path> = trees
+            .iter()
+            .map(|(path, _)| *path)
+            .filter(|path| is_linked_worktree(path))
+            .collect();
+        // One that stays (a permission, a failure) goes through git below, which says why.
+        std::thread::scope(|scope| {
+            for path in &linked {
+                let spawned = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || std::fs::remove_dir_all(path));
+                if spawned.is_err() {
+                    let _ = std::fs::remove_dir_all(path);
+                }
+            }
+        });
         for (path, _) in trees {
             if path.exists() {
                 let shown = path.to_string_lossy();
@@ -401,6 +419,19 @@ impl Repository {
     }
 }
 
+/// Whether `path` is a linked work tree: its `.git` is a file naming an entry under a
+/// repository's `worktrees/` (not a main work tree, not a submodule's checkout).
+fn is_linked_worktree(path: &Path) -> bool {
+    std::fs::read_to_string(path.join(".git")).is_ok_and(|text| {
+        text.strip_prefix("gitdir:").is_some_and(|dir| {
+            Path::new(dir.trim())
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|name| name == "worktrees")
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -455,12 +486,22 @@ mod tests {
         assert_eq!(repo.merge_commit_named("Merge phase").unwrap(), None);
 
         repo.remove_worktree(&api, "cp/run/api").unwrap();
-        // Several at once, one of them gone already.
+        // Several at once, one of them gone already, one holding work nobody committed.
+        std::fs::write(ui.join("left.txt"), "untracked\n").unwrap();
         repo.remove_worktrees(&[(&ui, "cp/run/ui"), (&api, "cp/run/api")])
             .unwrap();
         assert!(!api.exists() && !ui.exists());
         assert!(!repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
         assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
+        assert!(repo.git(&["worktree", "list"]).unwrap().lines().count() == 1);
+    }
+
+    #[test]
+    fn removing_worktrees_never_deletes_the_main_one() {
+        let (dir, repo) = repo();
+        assert!(repo.remove_worktrees(&[(dir.path(), "main")]).is_err());
+        assert!(dir.path().join("shared.txt").exists() && dir.path().join(".git").is_dir());
+        assert!(repo.has_branch("main"));
     }
 
     #[test]

@@ -83,6 +83,7 @@ impl Engine<'_> {
         if trees.is_empty() {
             return Ok(());
         }
+        let started = std::time::Instant::now();
         if let Some(drivers) = &self.parallel.drivers {
             let roots: Vec<std::path::PathBuf> = trees
                 .iter()
@@ -94,6 +95,7 @@ impl Engine<'_> {
                 }
             });
         }
+        let released = started.elapsed();
         let paths: Vec<(std::path::PathBuf, String)> = trees
             .into_iter()
             .map(|(_, tree, branch)| (self.project.root().join(tree), branch))
@@ -105,6 +107,12 @@ impl Engine<'_> {
         if let Err(e) = repo.remove_worktrees(&listed) {
             return Err(self.git_error(indices.first().copied().unwrap_or(0), e));
         }
+        tracing::debug!(
+            trees = listed.len(),
+            released_ms = released.as_millis(),
+            removed_ms = (started.elapsed() - released).as_millis(),
+            "merged phases' worktrees removed"
+        );
         // The run's directory of worktrees goes once its last phase is merged.
         if let Some(parent) = paths.first().and_then(|(path, _)| path.parent()) {
             let _ = std::fs::remove_dir(parent);

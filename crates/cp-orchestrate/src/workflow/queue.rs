@@ -121,8 +121,16 @@ impl Engine<'_> {
     /// The landed merges' notes, and their worktrees and branches removed.
     pub(super) fn tidy_landed(&mut self, repo: &Repository) -> Result<(), WorkflowError> {
         let landed = std::mem::take(&mut self.queue.landed);
+        let started = Instant::now();
         for &index in &landed {
             self.note_landed(repo, index, false);
+        }
+        if !landed.is_empty() {
+            tracing::debug!(
+                notes = landed.len(),
+                elapsed_ms = started.elapsed().as_millis(),
+                "landed merges' notes written"
+            );
         }
         self.tidy_all_merged(repo, &landed)
     }

@@ -36,8 +36,11 @@ pub(super) struct MergeQueue {
     /// Candidates thrown away while their test still ran, by id with their phase: the phase's
     /// worktree is not used again until the test has stopped.
     draining: Vec<(u64, usize)>,
-    /// Phases landed whose note and worktree removal wait until the next tests have started.
+    /// Phases landed whose note and worktree removal wait until no test is in flight.
     landed: Vec<usize>,
+    /// Phases whose green test's thread is still ending what the test left running in their
+    /// worktree (its console server): the worktree is not used or removed until it is done.
+    releasing: Vec<usize>,
     next_id: u64,
 }
 
@@ -71,13 +74,33 @@ enum Built {
 }
 
 impl MergeQueue {
-    /// Tests running (or stopping) now: the run waits for them before it ends.
+    /// Tests running (or stopping) now, and green ones still ending what they left running in
+    /// their worktrees: the run waits for them before it ends.
     pub(super) fn in_flight(&self) -> usize {
         self.candidates
             .iter()
             .filter(|c| c.result.is_none())
             .count()
             + self.draining.len()
+            + self.releasing.len()
+    }
+
+    /// Tests running (or stopping) now, not counting the ends of green ones (what they left
+    /// running in their worktrees being stopped).
+    pub(super) fn testing(&self) -> usize {
+        self.in_flight() - self.releasing.len()
+    }
+
+    /// Whether phase `index`'s worktree still hosts a test, or what one left running.
+    pub(super) fn busy_in(&self, index: usize) -> bool {
+        self.releasing.contains(&index) || self.draining.iter().any(|(_, i)| *i == index)
+    }
+
+    /// Phase `index`'s worktree is free again (its green test's thread is done).
+    pub(super) fn released(&mut self, index: usize) {
+        if let Some(at) = self.releasing.iter().position(|&i| i == index) {
+            self.releasing.remove(at);
+        }
     }
 
     /// Stops every test and forgets every candidate (the run stops, or its branch moved).
@@ -184,6 +207,20 @@ impl Engine<'_> {
     pub(super) fn tested(&mut self, id: u64, test: TreeTest, elapsed: Duration) {
         let ms = millis(elapsed);
         self.state.merge_queue.test_ms = self.state.merge_queue.test_ms.saturating_add(ms);
+        let index = self
+            .queue
+            .candidates
+            .iter()
+            .map(|c| (c.id, c.index))
+            .chain(self.queue.draining.iter().copied())
+            .find_map(|(c, index)| (c == id).then_some(index));
+        if let Some(index) = index
+            && Outcome::of(&test) != Outcome::Failed
+            && self.parallel.drivers.is_some()
+        {
+            // Its thread now ends what the test left running in the worktree (start_test).
+            self.queue.releasing.push(index);
+        }
         if let Some(at) = self.queue.draining.iter().position(|(d, _)| *d == id) {
             self.queue.draining.remove(at);
             let cost = &mut self.state.merge_queue;
@@ -280,8 +317,8 @@ impl Engine<'_> {
                 PhaseStatus::Finished | PhaseStatus::Conflict => {}
                 _ => continue,
             }
-            if self.queue.draining.iter().any(|(_, i)| *i == index) {
-                // Its worktree still hosts a test being stopped.
+            if self.queue.busy_in(index) {
+                // Its worktree still hosts a test being stopped, or what a test left running.
                 return Ok(None);
             }
             let base = match self.queue.candidates.last() {
@@ -413,6 +450,7 @@ impl Engine<'_> {
         let tree = self.record(index).worktree.clone().unwrap_or_default();
         let root = project_in(repo, &self.project.root().join(tree));
         let tester = self.parallel.tester.clone();
+        let drivers = self.parallel.drivers.clone();
         let cancel = candidate.cancel.clone();
         let report = candidate.id;
         let tx = tx.clone();
@@ -438,11 +476,20 @@ impl Engine<'_> {
                     }),
                     None => untested(),
                 };
+                let green = Outcome::of(&test) != Outcome::Failed;
                 let _ = tx.send(Report::Tested {
                     id: report,
                     test,
                     elapsed: started.elapsed(),
                 });
+                // A green tree lands (or is made again): what its test left running in the
+                // worktree (its console server) is ended now, after the result went out and
+                // beside the other tests, rather than at the end of the run. A red one's
+                // phase works there again.
+                if green && let Some(drivers) = drivers {
+                    drivers.release(&root);
+                    let _ = tx.send(Report::Released { index });
+                }
             })
             .map_err(|e| self.agent_error(index, &format!("cannot start its merge test: {e}")))?;
         Ok(())

@@ -37,6 +37,8 @@ pub(super) enum Report {
         test: TreeTest,
         elapsed: Duration,
     },
+    /// What a green test left running in phase `index`'s worktree has ended.
+    Released { index: usize },
 }
 
 impl Engine<'_> {
@@ -85,7 +87,7 @@ impl Engine<'_> {
                     // The phases merges made ready, and those sent back, start now beside
                     // the others; when nothing runs and nothing is tested, the next wave is
                     // chosen afresh (one alone runs in the project's tree).
-                    let busy = running + self.queue.in_flight();
+                    let busy = running + self.queue.testing();
                     if busy > 0 {
                         let room = self.parallel.max.saturating_sub(running);
                         start = self.sent_back(deps, room);
@@ -99,6 +101,10 @@ impl Engine<'_> {
                             self.record(index).status,
                             PhaseStatus::Running | PhaseStatus::Waiting
                         ) {
+                            continue;
+                        }
+                        if self.queue.busy_in(index) {
+                            // Chosen again once its worktree is free (the next report).
                             continue;
                         }
                         match self.launch(repo, index) {
@@ -125,6 +131,10 @@ impl Engine<'_> {
                     }
                     Report::Tested { id, test, elapsed } => {
                         self.tested(id, test, elapsed);
+                        continue;
+                    }
+                    Report::Released { index } => {
+                        self.queue.released(index);
                         continue;
                     }
                     Report::Done {

@@ -105,8 +105,6 @@ fn run_once(opts: &Options, phases: usize) -> Measured {
         String::from_utf8_lossy(&out.stderr)
     );
     let queue = merge_queue(dir);
-    eprintln!("KEPT {} {phases}", dir.display());
-    std::mem::forget(repo);
     Measured {
         wall_ms: elapsed.as_secs_f64() * 1000.0,
         requests: server.side_requests().len(),

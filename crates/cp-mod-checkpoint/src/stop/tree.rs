@@ -37,11 +37,7 @@ impl StopGate {
         };
         let files = changed
             .iter()
-            .map(|path| ChangedFile {
-                path: path.clone(),
-                status: FileStatus::Modified,
-                renamed_from: None,
-            })
+            .map(|path| ChangedFile::new(path.clone(), FileStatus::Modified))
             .collect();
         let mut report = StopReport::new(StopPhase::First);
         report.set_files(self.categorizer.categorize(files), &self.categorizer);
@@ -58,6 +54,8 @@ impl StopGate {
             worker: WorkerId::default(),
             session: String::new(),
             gate_commits: false,
+            // The tree is tested whole; what changed is given above.
+            base: None,
         };
         self.run_tests(&input, &repo, &[], &mut report);
         TreeTests {

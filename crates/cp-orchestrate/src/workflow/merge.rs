@@ -110,7 +110,7 @@ impl Engine<'_> {
         tracing::debug!(
             trees = listed.len(),
             released_ms = released.as_millis(),
-            removed_ms = (started.elapsed() - released).as_millis(),
+            removed_ms = started.elapsed().saturating_sub(released).as_millis(),
             "merged phases' worktrees removed"
         );
         // The run's directory of worktrees goes once its last phase is merged.

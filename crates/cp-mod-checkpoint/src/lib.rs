@@ -57,6 +57,6 @@ pub use stop::{
     DEFAULT_TEST_TIMEOUT_SECS, MissingTool, PlannedTests, ProcessGroupRunner, ProjectStopGate,
     RunnerCounts, SESSIONS_FILE, STATE_FILE, SessionStarts, StopGate, StopGateConfig, StopOutcome,
     StopPhase, StopReport, StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit,
-    TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict,
+    TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests,
     parse_test_output, suggest_commit_message,
 };

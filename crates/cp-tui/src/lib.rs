@@ -39,6 +39,7 @@ pub mod host;
 pub mod init;
 mod logging;
 pub mod mcp;
+mod merge_tests;
 pub mod models;
 #[cfg(test)]
 mod reference_page;

@@ -113,6 +113,7 @@ impl RunCommand {
                 drivers: None,
                 alerter: None,
                 agent: None,
+                tester: None,
             },
         })
     }
@@ -136,7 +137,7 @@ impl RunCommand {
 }
 
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
-/// by a merge conflict of parallel phases, 1 failed).
+/// by a merge conflict or a red merge of parallel phases, 1 failed or red at the end).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     // Read first: a malformed `notify` section stops the run before anything is recorded.
     let alerts = TerminalAlerts::from_user_config()?;
@@ -155,13 +156,15 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     if kind != AgentKind::Builtin {
         if headless {
             // A phase with `agent: builtin` needs the provider; the others do not.
-            args.options.drivers = Some(Arc::new(PhaseDrivers {
+            let drivers = Arc::new(PhaseDrivers {
                 default: kind,
                 provider: AgentState::from_config(host.project()).provider,
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
-            }));
+            });
+            args.options.drivers = Some(drivers.clone());
+            args.options.tester = Some(drivers);
             let code = crate::run_external::run(&host, &args, kind);
             settle_interrupts();
             return code;
@@ -182,13 +185,15 @@ pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             eprintln!("{}", trust.advice(host.project().root()));
         }
         let provider = checked_provider(provider);
-        args.options.drivers = Some(Arc::new(PhaseDrivers {
+        let drivers = Arc::new(PhaseDrivers {
             default: kind,
             provider: Some(Arc::clone(&provider)),
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
-        }));
+        });
+        args.options.drivers = Some(drivers.clone());
+        args.options.tester = Some(drivers);
         let line = LineState::default();
         let printer = line.clone();
         let sink: EventSink = Arc::new(move |event| print_progress(&printer, event));

@@ -28,6 +28,7 @@ mod session_start;
 mod state;
 mod test_output;
 mod testing;
+mod tree;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -49,6 +50,7 @@ pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
+pub use tree::TreeTests;
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;

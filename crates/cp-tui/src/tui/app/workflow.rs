@@ -92,7 +92,7 @@ impl App {
             .clone()
             .or_else(|| AgentState::from_config(self.host.project()).provider);
         let tx = self.tx.clone();
-        options.drivers = Some(Arc::new(PhaseDrivers {
+        let drivers = Arc::new(PhaseDrivers {
             default,
             provider,
             project: self.host.project().clone(),
@@ -103,7 +103,10 @@ impl App {
                     news,
                 }));
             })),
-        }));
+        });
+        options.drivers = Some(drivers.clone());
+        // The merge queue tests with the stop gate, as the phases' agents are tested.
+        options.tester = Some(drivers);
         let tx = self.tx.clone();
         let alerts = TerminalAlerts::from_user_config()?.with_tui(move |alert| {
             let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Alert(
@@ -187,7 +190,17 @@ impl App {
             WorkflowMsg::Finished(result) => {
                 let text = match &result {
                     Ok(0) => "Workflow finished. Ctrl-C quits.".to_owned(),
-                    Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
+                    Ok(code @ cp_orchestrate::EXIT_ABORTED) => {
+                        format!("Workflow aborted (exit code {code}). Ctrl-C quits.")
+                    }
+                    Ok(code @ cp_orchestrate::EXIT_INTERRUPTED) => format!(
+                        "Workflow interrupted (exit code {code}); --resume continues it. Ctrl-C \
+                         quits."
+                    ),
+                    Ok(code) => format!(
+                        "Workflow ended unfinished (exit code {code}); the run's last line says \
+                         why. Ctrl-C quits."
+                    ),
                     Err(e) => format!("Workflow failed: {e}"),
                 };
                 let level = if matches!(result, Ok(0)) {

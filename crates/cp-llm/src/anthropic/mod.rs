@@ -9,6 +9,8 @@
 mod decode;
 mod request;
 
+use std::sync::{Mutex, PoisonError};
+
 use super::config::ProviderConfig;
 use super::error::LlmError;
 use super::provider::Provider;
@@ -16,6 +18,7 @@ use super::transport::{HttpRequest, Transport};
 use super::types::{Request, Response, StreamEvent};
 use cp_base::CancelToken;
 use decode::Decoder;
+use request::BodyCache;
 pub(super) use request::request_body;
 
 /// API version sent in `anthropic-version`.
@@ -25,13 +28,19 @@ const API_VERSION: &str = "2023-06-01";
 pub(super) struct Anthropic {
     config: ProviderConfig,
     transport: Transport,
+    /// The messages serialized for earlier requests, reused while they are unchanged.
+    bodies: Mutex<BodyCache>,
 }
 
 impl Anthropic {
     /// A provider for `config` (whose kind is Anthropic).
     pub(super) fn new(config: ProviderConfig) -> Self {
         let transport = Transport::new(&config);
-        Self { config, transport }
+        Self {
+            config,
+            transport,
+            bodies: Mutex::default(),
+        }
     }
 
     fn http_request(&self, request: &Request) -> Result<HttpRequest, LlmError> {
@@ -43,10 +52,17 @@ impl Anthropic {
         if let Some(key) = &self.config.api_key {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        let body = request_body(request).map_err(|e| LlmError::Connection {
-            provider: self.config.label(),
-            message: format!("the request body could not be encoded as JSON: {e}"),
-        })?;
+        let body = self
+            .bodies
+            .lock()
+            // The cache checks every entry against its message before use, so one left by a
+            // panicking thread is as good as any.
+            .unwrap_or_else(PoisonError::into_inner)
+            .body(request)
+            .map_err(|e| LlmError::Connection {
+                provider: self.config.label(),
+                message: format!("the request body could not be encoded as JSON: {e}"),
+            })?;
         Ok(HttpRequest {
             url: format!("{}/v1/messages", self.config.base_url),
             headers,

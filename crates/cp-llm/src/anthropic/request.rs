@@ -462,3 +462,58 @@ mod tests {
         }
     }
 }
+
+/// Not a test but a measurement, run under callgrind for instruction counts that a busy
+/// machine does not move (BENCHMARKS.md, "The request body at 10,000 entries"): `TURNS`
+/// requests on a history of `PAIRS` user/assistant pairs (the `day` bench's shape), each after
+/// a new user message, built from scratch (`PROBE=scratch`), with a [`BodyCache`]
+/// (`PROBE=cached`) or not at all (`PROBE=none`, the set-up alone).
+#[cfg(test)]
+mod body_cost {
+    use super::*;
+
+    fn var(name: &str, default: usize) -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    #[test]
+    #[ignore = "a measurement for callgrind, see the module's doc"]
+    fn request_bodies_of_a_long_history() {
+        let mode = std::env::var("PROBE").unwrap_or_default();
+        let mut request = Request {
+            model: "claude-test".into(),
+            system: "Be brief.".into(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_output_tokens: 256,
+            context: "<panels>console tail</panels>".into(),
+        };
+        for i in 0..var("PAIRS", 3_334) {
+            request.messages.push(Message::user_text(format!(
+                "Step {i}: add the next check to the parser, please."
+            )));
+            request.messages.push(Message::assistant_text(format!(
+                "Done with step {i}: the parser now rejects empty input, and `cargo test` passes."
+            )));
+        }
+        let mut cache = BodyCache::default();
+        let mut bytes = 0;
+        for turn in 0..var("TURNS", 11) {
+            request
+                .messages
+                .push(Message::user_text(format!("write t{turn}")));
+            bytes += match mode.as_str() {
+                "scratch" => request_body(&request).unwrap().len(),
+                "cached" => cache.body(&request).unwrap().len(),
+                _ => 0,
+            };
+            request
+                .messages
+                .push(Message::assistant_text(format!("Wrote t{turn}.")));
+        }
+        std::hint::black_box(bytes);
+    }
+}

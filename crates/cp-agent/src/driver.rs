@@ -126,6 +126,7 @@ impl BuiltinDriver {
             cancel: self.cancel.clone(),
             stop: stop.clone(),
             stop_gate: mode,
+            base: control.base().cloned(),
         };
         // Calls of the batch in flight, by id, to pair them with their results.
         let pending: Mutex<HashMap<String, (String, String)>> = Mutex::new(HashMap::new());

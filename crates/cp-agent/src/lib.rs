@@ -64,6 +64,7 @@
 //!     cancel: CancelToken::new(),
 //!     stop: StopControl::default(),
 //!     stop_gate: StopGateMode::Off,
+//!     base: None,
 //! };
 //! let (messages, end) = run_turn(&ctx, vec![Message::user_text("Greet Ada.")], &|_event| {});
 //! assert_eq!(end, TurnEnd::Done);
@@ -83,6 +84,7 @@ pub use driver::{BuiltinDriver, EventSink};
 pub use inbox::AgentInbox;
 pub use prompt::{panel_context, system_prompt};
 pub use turn::{
-    AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
+    AgentEvent, STOP_GATE_RUNNING, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd,
+    run_turn, spawn_turn,
 };
 pub use usage::UsageMeter;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
+use cp_git::{Git, Head};
 use cp_orchestrate::{Decision, MAX_MAX_BLOCKS, StopCheck, StopInput, StopVerdict};
 
 use super::inbox::AgentInbox;
@@ -23,8 +24,10 @@ pub enum AgentEvent {
     /// Results of the batch, by call id.
     ToolResults(Vec<(String, ToolResult)>),
     Usage(Usage),
-    /// A short status line (retrying, running the stop gate…).
+    /// A short status line (retrying, …), for the person.
     Status(String),
+    /// The stop gate started checking the end of the turn (its tests may run now).
+    StopGateRunning,
     /// The stop gate blocked the end of the turn with this message.
     StopGateBlocked(String),
     /// The stop gate's block limit let the agent stop with work left; for the person.
@@ -43,6 +46,9 @@ pub enum AgentEvent {
     /// The turn is over.
     Finished(TurnEnd),
 }
+
+/// How [`AgentEvent::StopGateRunning`] reads in a status line.
+pub const STOP_GATE_RUNNING: &str = "running the stop gate…";
 
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +102,10 @@ pub struct TurnContext {
     pub stop: StopControl,
     /// What the stop gate does when the model ends its turn.
     pub stop_gate: StopGateMode,
+    /// Where HEAD was when the session began (a workflow phase: before its first session);
+    /// `None`: the turn is the session, and HEAD is read when it starts. The stop gate checks
+    /// what was committed since as well as what is not.
+    pub base: Option<Head>,
 }
 
 /// How the stop gate takes part in a turn, and which stop gate it is (the host gives the
@@ -214,6 +224,11 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
     let mut gate_blocks = 0;
     // Each turn is one agent session for the stop gate's block count.
     let session = turn_session_id();
+    let base = match (&ctx.base, ctx.stop_gate.check()) {
+        (Some(base), _) => Some(base.clone()),
+        (None, Some(_)) => head_now(&ctx.env.project),
+        (None, None) => None,
+    };
     loop {
         deliver_inbox(&ctx.inbox, history);
         request.messages = std::mem::take(&mut history.messages);
@@ -252,7 +267,7 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
             if gate_blocks > MAX_MAX_BLOCKS {
                 return TurnEnd::Done;
             }
-            let Some(outcome) = run_stop_gate(ctx, check, &session, sink) else {
+            let Some(outcome) = run_stop_gate(ctx, check, &session, base.as_ref(), sink) else {
                 return TurnEnd::Done;
             };
             // Esc during the stop gate's test run killed it: its verdict means nothing.
@@ -360,14 +375,16 @@ fn run_stop_gate(
     ctx: &TurnContext,
     check: &dyn StopCheck,
     session: &str,
+    base: Option<&Head>,
     sink: &dyn Fn(AgentEvent),
 ) -> Option<StopVerdict> {
-    sink(AgentEvent::Status("running the stop gate…".into()));
+    sink(AgentEvent::StopGateRunning);
     let input = StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
         session: session.to_owned(),
         gate_commits: matches!(ctx.stop_gate, StopGateMode::Full(_)),
+        base: base.cloned(),
     };
     match check.check(&input, &ctx.cancel) {
         Ok(verdict) => Some(verdict),
@@ -377,6 +394,16 @@ fn run_stop_gate(
             None
         }
     }
+}
+
+/// Where HEAD of the project's repository is now; `None` without git or a repository (the
+/// stop gate then says why it was skipped).
+fn head_now(project: &cp_base::Project) -> Option<Head> {
+    let git = Git { path_env: None };
+    git.repo_root(project.root())
+        .and_then(|repo| git.head_state(&repo))
+        .map_err(|e| tracing::debug!("where HEAD is, unknown: {e}"))
+        .ok()
 }
 
 /// A session id for one TUI turn, unique across turns and processes.

@@ -104,7 +104,9 @@ pub use restart::{
     RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionDriver,
     SessionEnd, StopHandle, ToolRecord, restart_prompt,
 };
-pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
+pub use stop_check::{
+    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopCheck, StopCheckError, StopInput, StopVerdict,
+};
 pub use workflow::{
     APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
     ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cp_base::{ToolCall, ToolResult};
+use cp_git::Head;
 use serde::{Deserialize, Serialize};
 
 use super::error::DriverError;
@@ -130,6 +131,8 @@ pub struct SessionControl {
     attempt: u32,
     stop: StopHandle,
     tracked: Mutex<Tracked>,
+    /// HEAD when the phase began (before its first session).
+    base: Option<Head>,
 }
 
 impl SessionControl {
@@ -145,7 +148,22 @@ impl SessionControl {
                 history: Vec::new(),
                 tokens: 0,
             }),
+            base: None,
         }
+    }
+
+    /// The same control, knowing where HEAD was when the phase began.
+    #[must_use]
+    pub fn with_base(mut self, base: Option<Head>) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// Where HEAD was when the phase began, before its first session: the stop gate checks
+    /// what was committed since (a restart's auto-commit included) as well as what is not.
+    /// `None` when it is not known (no git, or a control made without it).
+    pub fn base(&self) -> Option<&Head> {
+        self.base.as_ref()
     }
 
     /// The phase being run.

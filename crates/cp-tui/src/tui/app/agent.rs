@@ -53,6 +53,8 @@ impl App {
                 cancel: turn.cancel.clone(),
                 stop: turn.stop.clone(),
                 stop_gate: StopGateMode::Full(self.host.stop_gate()),
+                // The turn is the session: it reads HEAD when it starts.
+                base: None,
             };
             let job = PlainTurnJob {
                 ctx,
@@ -160,6 +162,10 @@ impl App {
             }
             AgentEvent::Status(status) => {
                 self.agent.status = Some(status);
+                self.agent.status_since = Some(std::time::Instant::now());
+            }
+            AgentEvent::StopGateRunning => {
+                self.agent.status = Some(cp_agent::STOP_GATE_RUNNING.to_owned());
                 self.agent.status_since = Some(std::time::Instant::now());
             }
             AgentEvent::Restart(text) => {

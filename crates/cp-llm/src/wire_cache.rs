@@ -8,9 +8,65 @@
 //! the speed of `memcmp`, which is a small part of escaping it all into JSON. A message that
 //! changed in any way is serialized again: a stale body cannot be sent.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde_json::Value;
 
 use crate::types::{ContentBlock, Message, ToolCall, ToolInput};
+
+/// Caches kept by a [`CachePool`]: one per conversation a provider serves at a time (parallel
+/// workflow phases share their provider), beyond which the least recently used goes.
+const POOL_SIZE: usize = 8;
+
+/// The caches of the conversations a provider serves, so that parallel conversations do not
+/// take turns overwriting one cache (each request would serialize its whole history again),
+/// nor wait for each other: a cache is taken out of the pool while a body is built with it.
+pub(crate) struct CachePool<C> {
+    /// Least recently used first.
+    caches: Mutex<Vec<C>>,
+}
+
+impl<C> Default for CachePool<C> {
+    fn default() -> Self {
+        Self {
+            caches: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// How a cache relates to a request, for [`CachePool::with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// It was made for this conversation (its first message is the request's).
+    Mine,
+    /// It holds nothing that says which conversation it was made for.
+    Unclaimed,
+    /// It belongs to another conversation.
+    Other,
+}
+
+impl<C: Default> CachePool<C> {
+    /// Runs `f` with the most recently used cache that `claim` calls [`Claim::Mine`], else one
+    /// [`Claim::Unclaimed`], else a new one, and keeps it afterwards.
+    pub(crate) fn with<R>(&self, claim: impl Fn(&C) -> Claim, f: impl FnOnce(&mut C) -> R) -> R {
+        let mut cache = {
+            // A cache checks every entry against its message before use, so the pool left by
+            // a panicking thread is as good as any.
+            let mut caches = self.caches.lock().unwrap_or_else(PoisonError::into_inner);
+            let position = [Claim::Mine, Claim::Unclaimed]
+                .into_iter()
+                .find_map(|wanted| caches.iter().rposition(|c| claim(c) == wanted));
+            position.map_or_else(C::default, |i| caches.remove(i))
+        };
+        let result = f(&mut cache);
+        let mut caches = self.caches.lock().unwrap_or_else(PoisonError::into_inner);
+        caches.push(cache);
+        if caches.len() > POOL_SIZE {
+            caches.remove(0);
+        }
+        result
+    }
+}
 
 /// One message's wire form, and the message it was made from.
 struct Entry<W> {
@@ -32,6 +88,13 @@ impl<W> Default for WireCache<W> {
 }
 
 impl<W> WireCache<W> {
+    /// Whether this cache was made for a conversation that starts with `first` (`None` when
+    /// it holds no first message to tell).
+    pub(crate) fn starts_with(&self, first: Option<&Message>) -> Option<bool> {
+        let kept = self.entries.first()?.as_ref()?;
+        Some(first.is_some_and(|first| same_message(&kept.message, first)))
+    }
+
     /// The wire form of every message of `messages` for which `keep` holds (`None` for the
     /// others): the kept one where it was made from that very message, else a new one made
     /// with `make` and kept. Entries past the end of `messages` are dropped.
@@ -242,6 +305,70 @@ mod tests {
             assert!(!same_message(a, b), "{a:?} / {b:?}");
             assert!(same_message(a, &a.clone()));
         }
+    }
+
+    /// A stand-in cache: the conversation it was made for, if any, and its number.
+    #[derive(Default)]
+    struct Fake {
+        of: Option<&'static str>,
+        number: usize,
+    }
+
+    fn claim(conversation: &'static str) -> impl Fn(&Fake) -> Claim {
+        move |cache: &Fake| match cache.of {
+            Some(of) if of == conversation => Claim::Mine,
+            Some(_) => Claim::Other,
+            None => Claim::Unclaimed,
+        }
+    }
+
+    #[test]
+    fn a_pool_gives_each_conversation_its_own_cache() {
+        let pool: CachePool<Fake> = CachePool::default();
+        let made = std::cell::Cell::new(0);
+        let serve = |conversation: &'static str| {
+            pool.with(claim(conversation), |cache| {
+                if cache.of.is_none() {
+                    made.set(made.get() + 1);
+                    *cache = Fake {
+                        of: Some(conversation),
+                        number: made.get(),
+                    };
+                }
+                cache.number
+            })
+        };
+        // Two conversations taking turns keep their caches.
+        let (a, b) = (serve("a"), serve("b"));
+        assert_ne!(a, b);
+        for _ in 0..3 {
+            assert_eq!(serve("a"), a);
+            assert_eq!(serve("b"), b);
+        }
+        // Past the pool's size the least recently used goes: "a" was used before "b".
+        for i in 0..POOL_SIZE - 1 {
+            let name: &'static str = Box::leak(format!("c{i}").into_boxed_str());
+            serve(name);
+        }
+        assert_eq!(serve("b"), b);
+        assert_ne!(serve("a"), a, "a was dropped");
+        // An unclaimed cache is taken before a new one is made.
+        let before = made.get();
+        pool.with(claim("x"), |cache| cache.of = None);
+        assert_eq!(made.get(), before);
+        serve("y");
+        assert_eq!(made.get(), before + 1);
+        assert_eq!(pool.caches.lock().unwrap().len(), POOL_SIZE);
+    }
+
+    #[test]
+    fn a_cache_in_use_is_not_given_to_another_request() {
+        let pool: CachePool<Fake> = CachePool::default();
+        pool.with(claim("a"), |cache| cache.of = Some("a"));
+        pool.with(claim("a"), |outer| {
+            assert_eq!(outer.of, Some("a"));
+            pool.with(claim("a"), |inner| assert_eq!(inner.of, None, "a new one"));
+        });
     }
 
     #[test]

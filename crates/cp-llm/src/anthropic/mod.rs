@@ -9,13 +9,12 @@
 mod decode;
 mod request;
 
-use std::sync::{Mutex, PoisonError};
-
 use super::config::ProviderConfig;
 use super::error::LlmError;
 use super::provider::Provider;
 use super::transport::{HttpRequest, Transport};
 use super::types::{Request, Response, StreamEvent};
+use super::wire_cache::CachePool;
 use cp_base::CancelToken;
 use decode::Decoder;
 use request::BodyCache;
@@ -28,8 +27,9 @@ const API_VERSION: &str = "2023-06-01";
 pub(super) struct Anthropic {
     config: ProviderConfig,
     transport: Transport,
-    /// The messages serialized for earlier requests, reused while they are unchanged.
-    bodies: Mutex<BodyCache>,
+    /// The messages serialized for earlier requests, reused while they are unchanged: a
+    /// cache per conversation (parallel workflow phases share a provider).
+    bodies: CachePool<BodyCache>,
 }
 
 impl Anthropic {
@@ -39,7 +39,7 @@ impl Anthropic {
         Self {
             config,
             transport,
-            bodies: Mutex::default(),
+            bodies: CachePool::default(),
         }
     }
 
@@ -54,11 +54,7 @@ impl Anthropic {
         }
         let body = self
             .bodies
-            .lock()
-            // The cache checks every entry against its message before use, so one left by a
-            // panicking thread is as good as any.
-            .unwrap_or_else(PoisonError::into_inner)
-            .body(request)
+            .with(|cache| cache.claim(request), |cache| cache.body(request))
             .map_err(|e| LlmError::Connection {
                 provider: self.config.label(),
                 message: format!("the request body could not be encoded as JSON: {e}"),

@@ -8,9 +8,11 @@
 //! the bytes are those the body had when it was built as a `Value` (the cached prefix is
 //! byte-stable across versions too; a test checks it).
 //!
-//! A provider builds its bodies with a [`BodyCache`]: each message without a breakpoint or
-//! the context is serialized once and its bytes kept (see [`WireCache`]), so a request costs
-//! serializing what changed, and copying the rest. The bytes are those [`request_body`]
+//! A provider builds its bodies with a [`BodyCache`] per conversation (a
+//! [`CachePool`](crate::wire_cache::CachePool) of them: parallel workflow phases share their
+//! provider): each message without a breakpoint or the context is serialized once and its
+//! bytes kept (see [`WireCache`]), so a request costs serializing what changed, and copying
+//! the rest. The bytes are those [`request_body`]
 //! writes from scratch (a test checks it over changing histories).
 
 use serde::Serialize;
@@ -18,7 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::types::{ContentBlock, Message, Request, Role, ToolDefinition, ToolInput};
-use crate::wire_cache::WireCache;
+use crate::wire_cache::{Claim, WireCache};
 
 /// The JSON body for `request`, with prompt-cache breakpoints (at most 4, the API's limit):
 /// on the last tool definition, on the system prompt, on the last block of the latest message
@@ -42,6 +44,16 @@ pub(crate) struct BodyCache {
 }
 
 impl BodyCache {
+    /// Whether this cache was made for `request`'s conversation, for a
+    /// [`CachePool`](crate::wire_cache::CachePool).
+    pub(crate) fn claim(&self, request: &Request) -> Claim {
+        match self.messages.starts_with(request.messages.first()) {
+            Some(true) => Claim::Mine,
+            Some(false) => Claim::Other,
+            None => Claim::Unclaimed,
+        }
+    }
+
     /// The body [`request_body`] writes for `request`, reusing the bytes of every message
     /// serialized for an earlier request that is still the same, without a breakpoint or the
     /// context.
@@ -355,6 +367,7 @@ mod tests {
 
     use super::*;
     use crate::types::ToolCall;
+    use crate::wire_cache::CachePool;
 
     fn call(id: &str, input: ToolInput) -> ContentBlock {
         ContentBlock::ToolUse(ToolCall {
@@ -434,6 +447,44 @@ mod tests {
             Box::new(|r| r.messages.clear()),
             Box::new(|r| r.messages.push(Message::user_text("again"))),
         ]
+    }
+
+    #[test]
+    fn conversations_sharing_a_provider_keep_their_own_cache() {
+        let pool: CachePool<BodyCache> = CachePool::default();
+        let conversation = |name: &str| Request {
+            model: "claude-test".into(),
+            system: String::new(),
+            messages: (0..20)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        Message::user_text(format!("{name} {i}"))
+                    } else {
+                        Message::assistant_text(format!("{name} {i}"))
+                    }
+                })
+                .collect(),
+            tools: Vec::new(),
+            max_output_tokens: 256,
+            context: "<panels/>".into(),
+        };
+        let (mut a, mut b) = (conversation("a"), conversation("b"));
+        for step in 0..4 {
+            for request in [&mut a, &mut b] {
+                request
+                    .messages
+                    .push(Message::user_text(format!("step {step}")));
+                let body = pool
+                    .with(|c| c.claim(request), |c| c.body(request))
+                    .unwrap();
+                assert_eq!(body, request_body(request).unwrap());
+                request.messages.push(Message::assistant_text("ok"));
+            }
+        }
+        for request in [&a, &b] {
+            let claim = pool.with(|c| c.claim(request), |c| c.claim(request));
+            assert_eq!(claim, Claim::Mine);
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! One agent turn, from a user message to the model's final answer, on a worker thread.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
 use cp_git::{Git, Head};
-use cp_orchestrate::{Decision, MAX_MAX_BLOCKS, StopCheck, StopInput, StopVerdict};
+use cp_orchestrate::{
+    Decision, MAX_MAX_BLOCKS, StopCheck, StopHandle, StopInput, StopReason, StopVerdict,
+};
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
@@ -63,35 +65,6 @@ pub enum TurnEnd {
     Stopped(StopReason),
 }
 
-/// Why a graceful stop was requested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Restart = 1,
-    Reload = 2,
-}
-
-/// Lets the host ask a running turn to stop after its current tool batch.
-#[derive(Debug, Clone, Default)]
-pub struct StopControl(Arc<AtomicU8>);
-
-impl StopControl {
-    pub fn request(&self, reason: StopReason) {
-        self.0.store(reason as u8, Ordering::SeqCst);
-    }
-
-    pub fn requested(&self) -> Option<StopReason> {
-        match self.0.load(Ordering::SeqCst) {
-            1 => Some(StopReason::Restart),
-            2 => Some(StopReason::Reload),
-            _ => None,
-        }
-    }
-
-    pub fn clear(&self) {
-        self.0.store(0, Ordering::SeqCst);
-    }
-}
-
 /// Everything a turn needs.
 pub struct TurnContext {
     pub provider: Arc<dyn Provider>,
@@ -99,7 +72,7 @@ pub struct TurnContext {
     pub env: ToolEnv,
     pub inbox: AgentInbox,
     pub cancel: CancelToken,
-    pub stop: StopControl,
+    pub stop: StopHandle,
     /// What the stop gate does when the model ends its turn.
     pub stop_gate: StopGateMode,
     /// Where HEAD was when the session began (a workflow phase: before its first session);

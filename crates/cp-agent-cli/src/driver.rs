@@ -11,7 +11,7 @@ use cp_orchestrate::{
 };
 
 use crate::binary::AgentBinary;
-use crate::interactive::CliRunner;
+use crate::interactive::InteractiveDriver;
 use crate::kind::AgentKind;
 use crate::progress::Progress;
 use crate::session::CliSession;
@@ -69,7 +69,7 @@ impl CliDriver {
     }
 }
 
-impl CliRunner for CliDriver {
+impl InteractiveDriver for CliDriver {
     fn continue_session(&mut self) {
         self.session.continuing = true;
     }

@@ -6,7 +6,7 @@ use cp_orchestrate::SessionDriver;
 use cp_base::CancelToken;
 
 /// An agent CLI driver driven turn by turn.
-pub trait CliRunner: SessionDriver + Send {
+pub trait InteractiveDriver: SessionDriver + Send {
     /// The next [`SessionDriver::run`] resumes the latest session (`--resume`) instead of
     /// starting a fresh one; later runs of the same turn (after a smart restart) are fresh.
     fn continue_session(&mut self);

@@ -112,7 +112,7 @@ pub use error::AgentError;
 pub use hook_reply::{EventKind, Reply, with_system_message};
 pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
 pub use installed::{Found, Presence, look_for, look_for_agents};
-pub use interactive::CliRunner;
+pub use interactive::InteractiveDriver;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
 pub use project_settings::{

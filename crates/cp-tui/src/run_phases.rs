@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink, TurnEnd};
 use cp_agent_cli::{
-    AgentConfig, AgentKind, CliDriver, CliRunner as _, Progress, ProgressEvent, WiringSpec,
+    AgentConfig, AgentKind, CliDriver, InteractiveDriver as _, Progress, ProgressEvent, WiringSpec,
 };
 use cp_base::{CancelToken, Level, Project, ToolResult};
 use cp_llm::Provider;

@@ -6,7 +6,7 @@
 //! run WF --agent claude|gemini|codex`).
 //!
 //! The driver outlives the turns (it knows the session to resume): it waits in a slot between
-//! turns and is lent ([`LentRunner`]) to the turn's or the workflow's thread, which gives it
+//! turns and is lent ([`LentDriver`]) to the turn's or the workflow's thread, which gives it
 //! back when done. The driver's progress goes to whichever turn is running, through a second
 //! slot.
 
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use cp_agent::{AgentEvent, TurnEnd};
 use cp_agent_cli::{
-    AgentConfig, AgentError, AgentKind, CliDriver, CliRunner, Progress, ProgressEvent,
+    AgentConfig, AgentError, AgentKind, CliDriver, InteractiveDriver, Progress, ProgressEvent,
 };
 use cp_llm::{CancelToken, Message};
 use cp_orchestrate::{
@@ -92,7 +92,7 @@ pub struct CliAgent {
     window: u64,
     /// The time the agent gets to exit after SIGINT.
     grace: Duration,
-    driver: Slot<Box<dyn CliRunner>>,
+    driver: Slot<Box<dyn InteractiveDriver>>,
     sink: Slot<TurnSink>,
     /// Looking for the idle agent's background results ([`CliAgent::poll_waiting`]): set
     /// while a look runs, and when the last one started.
@@ -126,7 +126,7 @@ impl CliAgent {
         let driver = CliDriver::new(kind, config, wiring_spec_of(project, worker), progress)?;
         let window = driver.configured_window().unwrap_or(0);
         let version = driver.binary().version.clone();
-        let mut driver: Box<dyn CliRunner> = Box::new(driver);
+        let mut driver: Box<dyn InteractiveDriver> = Box::new(driver);
         if let Some(id) = cli_session_file::load(project, worker, name) {
             tracing::info!(session = %id, "the conversation continues {name}'s saved session");
             driver.resume_session(id);
@@ -187,7 +187,7 @@ impl CliAgent {
         &self,
         cancel: &CancelToken,
         tx: Sender<AppEvent>,
-    ) -> Result<LentRunner, CliTurnError> {
+    ) -> Result<LentDriver, CliTurnError> {
         let mut driver = lock(&self.driver)
             .take()
             .ok_or(CliTurnError::Busy(self.name))?;
@@ -196,7 +196,7 @@ impl CliAgent {
             tx,
             text: String::new(),
         });
-        Ok(LentRunner {
+        Ok(LentDriver {
             driver: Some(driver),
             slot: Arc::clone(&self.driver),
             sink: Arc::clone(&self.sink),
@@ -308,7 +308,7 @@ struct CliTurnJob {
     prompt: String,
     /// The length of the UI's history when the turn started: the agent's answer follows it.
     held: usize,
-    driver: LentRunner,
+    driver: LentDriver,
     restart_loop: RestartLoop,
     cancel: CancelToken,
 }
@@ -358,15 +358,15 @@ impl Job for CliTurnJob {
 
 /// The agent CLI's driver, lent to one turn or one workflow run. Dropping it (however the run
 /// ends, a panic included) puts the driver back in its slot and stops its events.
-pub struct LentRunner {
+pub struct LentDriver {
     /// `Some` until given back.
-    driver: Option<Box<dyn CliRunner>>,
-    slot: Slot<Box<dyn CliRunner>>,
+    driver: Option<Box<dyn InteractiveDriver>>,
+    slot: Slot<Box<dyn InteractiveDriver>>,
     sink: Slot<TurnSink>,
 }
 
-impl LentRunner {
-    fn driver(&mut self) -> Result<&mut Box<dyn CliRunner>, DriverError> {
+impl LentDriver {
+    fn driver(&mut self) -> Result<&mut Box<dyn InteractiveDriver>, DriverError> {
         self.driver
             .as_mut()
             .ok_or_else(|| DriverError::new("the agent CLI's driver was already given back"))
@@ -396,7 +396,7 @@ impl LentRunner {
     }
 }
 
-impl SessionDriver for LentRunner {
+impl SessionDriver for LentDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         match self.driver() {
             Ok(driver) => driver.run(prompt, control),
@@ -413,7 +413,7 @@ impl SessionDriver for LentRunner {
     }
 }
 
-impl Drop for LentRunner {
+impl Drop for LentDriver {
     fn drop(&mut self) {
         self.put_back();
     }

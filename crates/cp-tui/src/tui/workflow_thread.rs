@@ -12,7 +12,7 @@ use cp_orchestrate::{
 };
 
 use super::background::{self, Job, Reporter};
-use super::cli_agent::LentRunner;
+use super::cli_agent::LentDriver;
 use super::events::{AppEvent, NotStarted, WorkflowFailure, WorkflowMsg};
 use super::running_turn::RunningTurn;
 use crate::host::Host;
@@ -87,7 +87,7 @@ impl WorkflowAgent for BuiltinDriver {
 }
 
 /// An agent CLI's session is not paused for a reload: the reload waits for the run.
-impl WorkflowAgent for LentRunner {}
+impl WorkflowAgent for LentDriver {}
 
 /// The built-in agent loop over `provider`, streaming into the conversation; `turn` cancels
 /// (Esc) and stops (reload) it.

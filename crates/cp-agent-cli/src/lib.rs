@@ -121,7 +121,8 @@ pub use project_settings::{
 };
 pub use settings_json::Json;
 pub use spec::{
-    AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, HookMatcher, SessionLogSpec, Version,
+    AgentSpec, EditArgumentsError, EditPaths, EditTool, EditedPath, HookEventSpec, HookMatcher,
+    SessionLogSpec, Version,
 };
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

@@ -165,7 +165,21 @@ pub enum EditPaths {
 }
 
 /// Reads the edited files from an edit tool's arguments, or says what is wrong with them.
-pub type ParsePaths = fn(&serde_json::Map<String, Value>) -> Result<Vec<EditedPath>, String>;
+pub type ParsePaths =
+    fn(&serde_json::Map<String, Value>) -> Result<Vec<EditedPath>, EditArgumentsError>;
+
+/// Why an edit tool's arguments name no files that can be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditArgumentsError {
+    /// None of the argument keys that hold what the tool edited is there.
+    #[error("'{key}' is missing; expected {expected}")]
+    Missing {
+        /// The key the tool documents.
+        key: &'static str,
+        /// What it should hold, in words.
+        expected: &'static str,
+    },
+}
 
 /// One file an edit tool's arguments name, and what the edit did to it (`None`: the caller
 /// tells from the file system).

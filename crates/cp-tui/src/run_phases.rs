@@ -15,7 +15,7 @@ use cp_agent_cli::{
 use cp_base::{CancelToken, Level, Project, ToolResult};
 use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
-use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
+use cp_orchestrate::{DriverError, DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
 use crate::host::Host;
 use crate::init::program;
@@ -97,9 +97,11 @@ impl PhaseDrivers {
 }
 
 impl DriverFactory for PhaseDrivers {
-    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String> {
+    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, DriverError> {
         let kind = match spec.agent {
-            Some(name) => name.parse::<AgentKind>().map_err(|e| e.to_string())?,
+            Some(name) => name
+                .parse::<AgentKind>()
+                .map_err(DriverError::from_source)?,
             None => self.default,
         };
         if let PhaseOutput::News(receive) = &self.output {
@@ -110,12 +112,13 @@ impl DriverFactory for PhaseDrivers {
         let cancel = self.cancel.joined(spec.stop);
         let tree = Project::at(spec.root);
         let host = Host::new(tree, spec.worker.clone())
-            .map_err(|e| format!("{}: {e}", spec.root.display()))?;
+            .map_err(|e| DriverError::new(format!("{}: {e}", spec.root.display())))?;
         if kind == AgentKind::Builtin {
             let provider = self.provider.clone().ok_or_else(|| {
-                "the built-in agent needs an LLM provider: set ANTHROPIC_API_KEY, or \
-                 OPENAI_API_KEY / OPENAI_BASE_URL"
-                    .to_owned()
+                DriverError::new(
+                    "the built-in agent needs an LLM provider: set ANTHROPIC_API_KEY, or \
+                     OPENAI_API_KEY / OPENAI_BASE_URL",
+                )
             })?;
             let window = provider.config().context_window;
             return Ok(Box::new(
@@ -132,7 +135,7 @@ impl DriverFactory for PhaseDrivers {
         // The `agent` section is for the run's agent (or its `kind`): a phase with another
         // agent is not handed that one's model, binary or permission mode.
         let config = AgentConfig::load(host.project())
-            .map_err(|e| e.to_string())?
+            .map_err(DriverError::from_source)?
             .for_agent(kind, self.default);
         let wiring = WiringSpec {
             program: program(),
@@ -145,7 +148,7 @@ impl DriverFactory for PhaseDrivers {
             wiring,
             cli_progress(spec.phase, self.output.clone()),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(DriverError::from_source)?;
         driver.set_cancel(Some(cancel));
         Ok(Box::new(driver))
     }

@@ -12,15 +12,20 @@
 use cp_base::ChangeKind;
 use serde_json::{Map, Value};
 
-use crate::spec::EditedPath;
+use crate::spec::{EditArgumentsError, EditedPath};
 
 /// The edited files of an `apply_patch` call's arguments, in patch order, each once.
-pub(super) fn edited_paths(input: &Map<String, Value>) -> Result<Vec<EditedPath>, String> {
+pub(super) fn edited_paths(
+    input: &Map<String, Value>,
+) -> Result<Vec<EditedPath>, EditArgumentsError> {
     let Some(patch) = ["command", "input", "patch"]
         .iter()
         .find_map(|key| input.get(*key).and_then(Value::as_str))
     else {
-        return Err("'command' is missing; expected the patch text of apply_patch".into());
+        return Err(EditArgumentsError::Missing {
+            key: "command",
+            expected: "the patch text of apply_patch",
+        });
     };
     Ok(paths_in(patch))
 }
@@ -103,6 +108,6 @@ mod tests {
         let paths = edited_paths(input.as_object().unwrap()).unwrap();
         assert_eq!(paths, [edited("a", ChangeKind::Created)]);
         let err = edited_paths(json!({"cmd": 1}).as_object().unwrap()).unwrap_err();
-        assert!(err.contains("'command' is missing"), "{err}");
+        assert!(err.to_string().contains("'command' is missing"), "{err}");
     }
 }

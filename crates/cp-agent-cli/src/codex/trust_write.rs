@@ -56,13 +56,12 @@ pub fn trust_in_codex(root: &Path, project_config: &str) -> Result<CodexTrustEdi
             });
         }
     };
-    let after =
-        trusted(root, project_config, before.as_deref().unwrap_or("")).map_err(|message| {
-            AgentError::CodexConfig {
-                path: path.display().to_string(),
-                message,
-            }
-        })?;
+    let after = trusted(root, project_config, before.as_deref().unwrap_or("")).map_err(|e| {
+        AgentError::CodexConfig {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
+    })?;
     Ok(CodexTrustEdit {
         path,
         before,
@@ -70,19 +69,45 @@ pub fn trust_in_codex(root: &Path, project_config: &str) -> Result<CodexTrustEdi
     })
 }
 
+/// Why the person's Codex config cannot be given the project's trust.
+#[derive(Debug, thiserror::Error)]
+enum TrustEditError {
+    /// The person's config does not parse.
+    #[error("is not valid TOML ({0}); fix it")]
+    InvalidToml(String),
+    /// The project's own `.codex/config.toml` does not parse.
+    #[error("{0} is not valid TOML; fix it")]
+    InvalidProjectConfig(String),
+    /// A key that must be a table is something else.
+    #[error("{0}; fix it")]
+    Shape(#[from] crate::project_settings::ShapeError),
+    /// The person said the project is not trusted: that is theirs to change.
+    #[error(
+        "says trust_level = \"{level}\" for {project}; --trust-in-codex does not overrule \
+         your own choice: change it there (or answer Codex's trust prompt in the project) \
+         and run init again"
+    )]
+    Refused {
+        /// The level the person set.
+        level: String,
+        /// The project's path.
+        project: String,
+    },
+}
+
 /// `config` (the person's Codex config) with the project at `root` and our hooks in
 /// `project_config` trusted; what is wrong otherwise.
-fn trusted(root: &Path, project_config: &str, config: &str) -> Result<String, String> {
+fn trusted(root: &Path, project_config: &str, config: &str) -> Result<String, TrustEditError> {
     let mut doc = config
         .parse::<DocumentMut>()
-        .map_err(|e| format!("is not valid TOML ({}); fix it", e.message().trim()))?;
+        .map_err(|e| TrustEditError::InvalidToml(e.message().trim().to_owned()))?;
     let source = root
         .join(".codex")
         .join("config.toml")
         .display()
         .to_string();
     let hooks = our_project_hooks(project_config, &source)
-        .ok_or_else(|| format!("{source} is not valid TOML; fix it"))?;
+        .ok_or_else(|| TrustEditError::InvalidProjectConfig(source.clone()))?;
     let project = root.display().to_string();
     let projects = subtable(doc.as_table_mut(), "projects", "projects")?;
     let trust = subtable(projects, &project, &format!("projects.\"{project}\""))?;
@@ -90,11 +115,10 @@ fn trusted(root: &Path, project_config: &str, config: &str) -> Result<String, St
     if let Some(level) = trust.get("trust_level").and_then(Item::as_str)
         && level != "trusted"
     {
-        return Err(format!(
-            "says trust_level = \"{level}\" for {project}; --trust-in-codex does not overrule \
-             your own choice: change it there (or answer Codex's trust prompt in the project) \
-             and run init again"
-        ));
+        return Err(TrustEditError::Refused {
+            level: level.to_owned(),
+            project,
+        });
     }
     trust.insert("trust_level", value("trusted"));
     let hooks_table = subtable(doc.as_table_mut(), "hooks", "hooks")?;
@@ -107,8 +131,12 @@ fn trusted(root: &Path, project_config: &str, config: &str) -> Result<String, St
 }
 
 /// The table `key` of `parent` ([`toml_table`]); what is wrong otherwise, with what to do.
-fn subtable<'a>(parent: &'a mut Table, key: &str, path: &str) -> Result<&'a mut Table, String> {
-    toml_table(parent, key, path).map_err(|e| format!("{e}; fix it"))
+fn subtable<'a>(
+    parent: &'a mut Table,
+    key: &str,
+    path: &str,
+) -> Result<&'a mut Table, TrustEditError> {
+    Ok(toml_table(parent, key, path)?)
 }
 
 #[cfg(test)]
@@ -169,7 +197,7 @@ mod tests {
         let root = Path::new("/work/app");
         let project = project_config();
         let mine = "[projects.\"/work/app\"]\ntrust_level = \"untrusted\"\n";
-        let err = trusted(root, &project, mine).unwrap_err();
+        let err = trusted(root, &project, mine).unwrap_err().to_string();
         assert!(
             err.contains("trust_level = \"untrusted\" for /work/app"),
             "{err}"
@@ -194,9 +222,11 @@ mod tests {
         let after = trusted(root, &project, stale).unwrap();
         assert!(!after.contains("sha256:old"), "{after}");
         assert!(after.contains("enabled = true"), "{after}");
-        let err = trusted(root, &project, "projects = 1\n").unwrap_err();
+        let err = trusted(root, &project, "projects = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'projects' is not a table; fix it"), "{err}");
-        let err = trusted(root, &project, "[[[").unwrap_err();
+        let err = trusted(root, &project, "[[[").unwrap_err().to_string();
         assert!(err.contains("is not valid TOML"), "{err}");
     }
 }

@@ -71,23 +71,30 @@ fn uncommitted(root: &Path) -> String {
     }
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+/// Why git could not say what is uncommitted.
+#[derive(Debug, thiserror::Error)]
+enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(#[from] std::io::Error),
+    #[error("`git {args}` failed: {stderr}")]
+    Failed { args: String, stderr: String },
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, GitError> {
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
         .args(args)
         .stdin(Stdio::null())
         .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .output()?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!(
-            "`git {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(GitError::Failed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
     }
 }
 

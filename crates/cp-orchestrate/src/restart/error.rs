@@ -105,6 +105,11 @@ impl DriverError {
         }
     }
 
+    /// A failure that is `source` itself: its words are the message, and it stays the source.
+    pub fn from_source(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::with_source(source.to_string(), source)
+    }
+
     /// A failure described by `message`, caused by `source`.
     pub fn with_source(
         message: impl Into<String>,

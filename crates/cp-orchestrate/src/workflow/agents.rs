@@ -7,7 +7,7 @@ use std::path::Path;
 
 use cp_base::{CancelToken, WorkerId};
 
-use crate::restart::SessionDriver;
+use crate::restart::{DriverError, SessionDriver};
 
 /// What the agent of one phase is made for.
 #[derive(Debug, Clone, Copy)]
@@ -31,7 +31,7 @@ pub struct PhaseAgent<'a> {
 /// phase's own thread.
 pub trait DriverFactory: Send + Sync {
     /// A fresh driver for `spec`, or why there cannot be one (e.g. an unknown agent name).
-    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String>;
+    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, DriverError>;
 
     /// Whether the person interrupted the run (Ctrl-C, SIGTERM): the drivers made here stop
     /// their sessions, and the engine starts nothing more. The default: never.

@@ -61,15 +61,11 @@ impl Engine<'_> {
                 // Nothing runs beside it: no change can come from under it.
                 stop: &CancelToken::new(),
             };
-            own = Some(
-                drivers
-                    .driver(&spec)
-                    .map_err(|message| WorkflowError::Agent {
-                        run_id: self.state.run_id.clone(),
-                        phase: id.clone(),
-                        message,
-                    })?,
-            );
+            own = Some(drivers.driver(&spec).map_err(|e| WorkflowError::Agent {
+                run_id: self.state.run_id.clone(),
+                phase: id.clone(),
+                message: e.to_string(),
+            })?);
         }
         let started = Instant::now();
         let prompter = &mut *self.prompter;

@@ -75,10 +75,10 @@ impl Engine<'_> {
                 message: "no driver factory".into(),
             })?
             .driver(&spec)
-            .map_err(|message| WorkflowError::Agent {
+            .map_err(|e| WorkflowError::Agent {
                 run_id: run_id.clone(),
                 phase: id.clone(),
-                message,
+                message: e.to_string(),
             })?;
         let prompt = self.phase_prompt(index)?;
         // From here on the phase runs on its thread, which a stop of its own can end.

@@ -124,7 +124,10 @@ pub struct Writers {
 }
 
 impl DriverFactory for Writers {
-    fn driver(&self, spec: &PhaseAgent<'_>) -> Result<Box<dyn SessionDriver + Send>, String> {
+    fn driver(
+        &self,
+        spec: &PhaseAgent<'_>,
+    ) -> Result<Box<dyn SessionDriver + Send>, cp_orchestrate::DriverError> {
         self.workers
             .lock()
             .unwrap()

@@ -125,7 +125,7 @@ pub enum PayloadError {
     #[error("'tool_input' must be an object, got {0}")]
     ToolInput(&'static str),
     #[error("the edit tool's arguments do not say which files it edited: {0}")]
-    Paths(String),
+    Paths(#[from] cp_agent_cli::EditArgumentsError),
 }
 
 impl HookPayload {

@@ -215,32 +215,10 @@ pub fn handle(
     worker: Option<&str>,
     input: &str,
 ) -> HookOutput {
-    let payload = match HookPayload::parse(input) {
-        Ok(p) => p,
-        Err(e) => return failure(event, project, &format!("ignored a malformed payload: {e}")),
+    let (payload, project, worker) = match locate(event, project, worker, input) {
+        Ok(found) => found,
+        Err(out) => return out,
     };
-    let start = project
-        .map(Path::to_path_buf)
-        .or_else(|| payload.cwd.clone())
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
-    // Outside any project a hook has nothing to do, and must leave no `.context-pilot/`.
-    let Some(project) = find_project(&start) else {
-        return reply_only(event, &Reply::Nothing);
-    };
-    let worker = match WorkerId::from_flag_or_env(worker) {
-        Ok(w) => w,
-        Err(e) => return failure(event, Some(project.root()), &e.to_string()),
-    };
-    crate::logging::init(&project.logs_dir());
-    tracing::info!(
-        event = event.cli_name(),
-        session = payload.session_id.as_deref().unwrap_or("-"),
-        tool = payload.call.tool_name.as_deref().unwrap_or("-"),
-        worker = %worker,
-        "hook"
-    );
-
     let session = payload.session_key(NO_SESSION);
     // The agent's calls that changed files, as the payload names them.
     let mut edits = match named_edits(event, &payload, &project) {
@@ -263,15 +241,14 @@ pub fn handle(
     let snapshots = hooks_config
         .shell_edits
         .then(|| ShellSnapshots::new(&project, host.worker()));
-    if let Some(snapshots) = &snapshots
-        && let Some(shell) = shell_tool_ran(event, &payload)
-    {
-        add_shell_edits(snapshots, &payload, &project, &session, shell, &mut edits);
-    }
-    if payload.subagent().is_some() {
-        let changed: Vec<_> = edits.iter().flat_map(|e| e.changes.clone()).collect();
-        subagent::SubagentEdits::new(&project, host.worker()).record(&session, &changed);
-    }
+    add_other_edits(
+        event,
+        &payload,
+        &host,
+        &session,
+        snapshots.as_ref(),
+        &mut edits,
+    );
     // A broken callbacks config must never silently turn callbacks off: say so every time.
     let mut config_problems = cp_mod_callback::config_problems(&project);
     config_problems.extend(hooks_problem);
@@ -292,12 +269,75 @@ pub fn handle(
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.
     let problems = carried.suspend(&host);
-    let mut out = match outcome {
+    let out = match outcome {
         Ok(reply) => reply_only(event, &reply),
         Err(problem) => failure(event, Some(project.root()), &problem.to_string()),
     };
-    // An untrusted project's callbacks and test command stayed off: tell the person, once.
-    if let Some(advice) = crate::trust::notice_once(&project) {
+    with_notices(event, &project, out, &problems, &config_problems)
+}
+
+/// The payload, the project it is about and the worker; or the whole answer, when the payload
+/// is malformed, names no project, or the worker is invalid.
+fn locate(
+    event: HookEvent,
+    project: Option<&Path>,
+    worker: Option<&str>,
+    input: &str,
+) -> Result<(HookPayload, Project, WorkerId), HookOutput> {
+    let payload = HookPayload::parse(input)
+        .map_err(|e| failure(event, project, &format!("ignored a malformed payload: {e}")))?;
+    let start = project
+        .map(Path::to_path_buf)
+        .or_else(|| payload.cwd.clone())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    // Outside any project a hook has nothing to do, and must leave no `.context-pilot/`.
+    let project = find_project(&start).ok_or_else(|| reply_only(event, &Reply::Nothing))?;
+    let worker = WorkerId::from_flag_or_env(worker)
+        .map_err(|e| failure(event, Some(project.root()), &e.to_string()))?;
+    crate::logging::init(&project.logs_dir());
+    tracing::info!(
+        event = event.cli_name(),
+        session = payload.session_id.as_deref().unwrap_or("-"),
+        tool = payload.call.tool_name.as_deref().unwrap_or("-"),
+        worker = %worker,
+        "hook"
+    );
+    Ok((payload, project, worker))
+}
+
+/// Adds to `edits` what the payload does not name: the files a shell command changed (when
+/// shell edits are watched), and records a subagent's edits for its own stop.
+fn add_other_edits(
+    event: HookEvent,
+    payload: &HookPayload,
+    host: &Host,
+    session: &str,
+    snapshots: Option<&ShellSnapshots>,
+    edits: &mut Vec<AgentEdit>,
+) {
+    let project = host.project();
+    if let Some(snapshots) = snapshots
+        && let Some(shell) = shell_tool_ran(event, payload)
+    {
+        add_shell_edits(snapshots, payload, project, session, shell, edits);
+    }
+    if payload.subagent().is_some() {
+        let changed: Vec<_> = edits.iter().flat_map(|e| e.changes.clone()).collect();
+        subagent::SubagentEdits::new(project, host.worker()).record(session, &changed);
+    }
+}
+
+/// `out` with what the person must hear beside the agent's answer: an untrusted project's
+/// callbacks off (once), the hook's own problems, a broken callbacks config (every time).
+fn with_notices(
+    event: HookEvent,
+    project: &Project,
+    mut out: HookOutput,
+    problems: &[String],
+    config_problems: &[String],
+) -> HookOutput {
+    if let Some(advice) = crate::trust::notice_once(project) {
         out.stdout = crate::trust::with_system_message(out.stdout.take(), &advice);
         out.reports.push(event.report(HookVerdict::Notice, advice));
     }
@@ -309,7 +349,7 @@ pub fn handle(
         out.stderr = Some(all.join("\n"));
     }
     if !config_problems.is_empty() {
-        tell_person(event, &mut out, &config_problems);
+        tell_person(event, &mut out, config_problems);
     }
     out
 }

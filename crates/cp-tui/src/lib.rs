@@ -32,6 +32,8 @@ mod alerts;
 pub mod cli;
 #[cfg(test)]
 mod cli_reference;
+#[cfg(test)]
+mod docs_check;
 pub mod doctor;
 mod headless_out;
 pub mod hook;

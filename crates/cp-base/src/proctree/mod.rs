@@ -26,7 +26,7 @@
 //! Why not a cgroup: the machines this runs on (developer containers, CI) mostly offer no
 //! writable cgroup v2 hierarchy to an unprivileged process, and the marker scan works on any
 //! Linux with `/proc`. The one process it cannot find is one that both cleared its
-//! environment and lost its parent before the kill (documented in the README).
+//! environment and lost its parent before the kill (documented in docs/guide/state.md).
 
 mod abrupt;
 

@@ -18,8 +18,8 @@ const GROUP: &str = "provider";
 const LIST_LIMIT: Duration = Duration::from_secs(5);
 
 const HOW: &str = "set ANTHROPIC_API_KEY, or OPENAI_API_KEY and/or OPENAI_BASE_URL, or the \
-                   `llm` section of ~/.config/context-pilot/config.json (see the README's \
-                   \"Connecting a model\")";
+                   `llm` section of ~/.config/context-pilot/config.json (see \
+                   docs/guide/models.md)";
 
 pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
     let section = match cp_llm::llm_section(project) {

@@ -83,27 +83,25 @@ pub(crate) fn lower_priority(pgid: u32, nice: u8) {
             .open(&path)
             .and_then(|mut f| io::Write::write_all(&mut f, nice.to_string().as_bytes()))
     };
-    match set() {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-            let retry = std::thread::Builder::new()
-                .name("autogroup-nice".into())
-                .spawn(move || {
-                    let deadline = std::time::Instant::now() + AUTOGROUP_RETRY;
-                    while std::time::Instant::now() < deadline {
-                        std::thread::sleep(std::time::Duration::from_millis(20));
-                        match set() {
-                            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-                            _ => return,
-                        }
+    // Other failures: no autogroup support in this kernel, or the console is already gone.
+    if let Err(e) = set()
+        && e.raw_os_error() == Some(libc::EAGAIN)
+    {
+        let retry = std::thread::Builder::new()
+            .name("autogroup-nice".into())
+            .spawn(move || {
+                let deadline = std::time::Instant::now() + AUTOGROUP_RETRY;
+                while std::time::Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    match set() {
+                        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                        _ => return,
                     }
-                });
-            if let Err(e) = retry {
-                tracing::warn!("console group {pgid}: cannot retry its autogroup niceness: {e}");
-            }
+                }
+            });
+        if let Err(e) = retry {
+            tracing::warn!("console group {pgid}: cannot retry its autogroup niceness: {e}");
         }
-        // No autogroup support in this kernel, or the console is already gone.
-        Err(_) => {}
     }
 }
 

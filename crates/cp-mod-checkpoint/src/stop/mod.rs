@@ -34,7 +34,8 @@ use cp_orchestrate::{Decision, StopInput};
 pub use categorize::CategorizedFile;
 pub use commit_message::suggest_commit_message;
 pub use config::{
-    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig,
+    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS,
+    MAX_LEARNED_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig, WarmConfig,
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;

@@ -72,6 +72,50 @@ pub fn merge_toml(apply: &ApplyToml, before: Option<&str>) -> Result<String, Tom
     Ok(doc.to_string())
 }
 
+/// The table under `key` in `parent`, made (without a header of its own, so an empty one is
+/// not written) when missing. An inline table (`mcp_servers = { other = {…} }`) is the same
+/// table to TOML: it becomes a `[key]` section holding the same keys, so ours can join
+/// them. Anything else under `key` is a [`ShapeError`] naming `path`.
+pub fn toml_table<'a>(
+    parent: &'a mut toml_edit::Table,
+    key: &str,
+    path: &str,
+) -> Result<&'a mut toml_edit::Table, ShapeError> {
+    let item = parent.entry(key).or_insert_with(|| {
+        let mut table = toml_edit::Table::new();
+        table.set_implicit(true);
+        toml_edit::Item::Table(table)
+    });
+    if let Some(inline) = item.as_inline_table().cloned() {
+        *item = toml_edit::Item::Table(inline.into_table());
+    }
+    item.as_table_mut()
+        .ok_or_else(|| ShapeError::new(path.to_owned(), "a table"))
+}
+
+/// The array of tables under `key` in `parent`, made when missing; an inline array of
+/// tables (`Stop = [{ hooks = […] }]`) becomes `[[key]]` sections holding the same.
+pub fn toml_array_of_tables<'a>(
+    parent: &'a mut toml_edit::Table,
+    key: &str,
+    path: &str,
+) -> Result<&'a mut toml_edit::ArrayOfTables, ShapeError> {
+    let item = parent
+        .entry(key)
+        .or_insert_with(|| toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+    if item
+        .as_array()
+        .is_some_and(|a| a.iter().all(toml_edit::Value::is_inline_table))
+    {
+        let taken = std::mem::take(item);
+        *item = taken
+            .into_array_of_tables()
+            .map_or_else(|same| same, toml_edit::Item::ArrayOfTables);
+    }
+    item.as_array_of_tables_mut()
+        .ok_or_else(|| ShapeError::new(path.to_owned(), "an array of tables"))
+}
+
 /// The shell command of a hook: the program (quoted when it needs it) and the event.
 pub fn hook_command(program: &str, event: &str) -> String {
     format!("{} hook {event}", cp_base::shell_word(program))

@@ -6,8 +6,10 @@
 //! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run).
 //!
 //! For a person reviewing the agent's work: the uncommitted diff as files → hunks → lines
-//! ([`Git::diff`]), and reverting a hunk or a file or committing everything, all through `git`
-//! ([`Git::revert_hunk`], [`Git::revert_file`], [`Git::commit_all`]).
+//! ([`Git::diff`], [`Git::review`]: byte for byte, an untracked file read again only when it
+//! changed), and reverting a hunk or a file or committing exactly the listed files, all
+//! through `git` ([`Git::revert_hunk`], [`Git::revert_file`], [`Git::commit_files`]: a refused
+//! commit leaves the index as it was).
 //!
 //! The stop gate, smart restart's fallback handoff and auto-commit, and the restart prompt
 //! all read the work tree through this crate, so they agree on what "changed" means.
@@ -29,20 +31,28 @@
 //! assert_eq!(out, "  src/lib.rs\n  notes.md\n");
 //! ```
 
+mod binary;
+mod commit;
 mod diff;
 mod file_list;
 mod locks;
+mod parse;
 mod review;
 mod snapshot;
 mod status;
+mod untracked;
 mod worktree;
 
+pub use binary::HEX_ROWS;
+pub use commit::{CommitMessage, Pending};
 pub use diff::{
-    ChangeKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, Summary,
-    parse_diff,
+    ChangeKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, ReadOptions,
+    Review, Summary,
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use parse::parse_diff;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
 pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};
+pub use untracked::{KEPT_BYTES, READ_PER_READING};
 pub use worktree::{MergeOutcome, Repository, WorktreeError};

@@ -1,13 +1,19 @@
-//! Acting on a reviewed diff: revert one hunk, revert a whole file, commit everything.
+//! Acting on a reviewed diff: revert one hunk, revert a whole file.
 //!
-//! All of it goes through `git` itself, so the person's hooks and signing apply. A hunk is
-//! reverted with `git apply --reverse` of its own patch, checked first with `--check`, so a
-//! hunk that no longer applies changes nothing.
+//! All of it goes through `git` itself. A hunk is reverted with `git apply --reverse` of the
+//! very bytes git printed for it (a CRLF ending, a byte that is not UTF-8, a last line
+//! without a newline all come back), under paths quoted so any name is read back exactly;
+//! it is checked first with `--check`, so a hunk that no longer applies changes nothing.
+//! When the index holds the hunk too (it was staged), it is taken out of the index as well.
+//!
+//! Paths are given to git through standard input (`--pathspec-from-file`, NUL-separated,
+//! `--literal-pathspecs`), so a name that is not UTF-8 or looks like a glob names that file
+//! and no other.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::diff::{ChangeKind, FileDiff, Hunk};
+use crate::parse::quote;
 use crate::status::{Git, GitError};
 
 /// Why a review action did nothing.
@@ -28,6 +34,29 @@ pub enum ReviewError {
     /// The commit message is empty.
     #[error("the commit message is empty; type one, e.g. `Fix the parser's line numbers`")]
     EmptyMessage,
+    /// The index holds unresolved merge conflicts.
+    #[error(
+        "unresolved conflicts in {}: resolve them (edit, then `git add`) or abort \
+         (`git merge --abort`, `git rebase --abort`, `git cherry-pick --abort`) first; \
+         nothing was committed",
+        .0.join(", ")
+    )]
+    Unmerged(Vec<String>),
+    /// The file has an unresolved merge conflict: reverting it would pick a side silently.
+    #[error(
+        "{0} has an unresolved merge conflict: resolve it, or take one side with \
+         `git checkout --ours|--theirs -- {0}`; nothing was reverted"
+    )]
+    Conflicted(String),
+    /// A submodule's changes are inside it: this repository only records its commit.
+    #[error(
+        "{0} is a submodule: its changes are made inside it; to go back to the commit this \
+         repository records, run `git submodule update -- {0}`; nothing was reverted"
+    )]
+    Submodule(String),
+    /// Nothing to commit: no file is listed.
+    #[error("nothing to commit")]
+    NothingToCommit,
 }
 
 impl From<GitError> for ReviewError {
@@ -43,55 +72,93 @@ impl From<GitError> for ReviewError {
     }
 }
 
-/// The patch of one hunk of `file`, as `git apply` reads it.
-pub fn hunk_patch(file: &FileDiff, hunk: &Hunk) -> String {
-    let old = file.old_path.as_deref().unwrap_or(&file.path);
-    let mut out = format!("diff --git a/{old} b/{}\n", file.path);
-    let _ = writeln!(out, "--- a/{old}");
-    let _ = writeln!(out, "+++ b/{}", file.path);
-    let _ = writeln!(
-        out,
-        "@@ -{},{} +{},{} @@",
-        hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count
-    );
-    for line in &hunk.lines {
-        out.push(line.kind.marker());
-        out.push_str(&line.text);
-        out.push('\n');
-        if line.no_newline {
-            out.push_str("\\ No newline at end of file\n");
-        }
+/// The patch of one hunk of `file`, as `git apply` reads it: the hunk's own bytes under a
+/// header naming the file in quotes (any name reads back exactly, a tab included).
+pub fn hunk_patch(file: &FileDiff, hunk: &Hunk) -> Vec<u8> {
+    let old = file.old_path_bytes.as_deref().unwrap_or(&file.path_bytes);
+    let (a, b) = (quote(b"a/", old), quote(b"b/", &file.path_bytes));
+    let mut out = Vec::with_capacity(hunk.raw.len() + 3 * (a.len() + b.len()) + 32);
+    for part in [
+        &b"diff --git "[..],
+        &a,
+        b" ",
+        &b,
+        b"\n--- ",
+        &a,
+        b"\n+++ ",
+        &b,
+        b"\n",
+    ] {
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(&hunk.raw);
+    out
+}
+
+/// NUL-separated paths, for `--pathspec-from-file=- --pathspec-file-nul`.
+pub(crate) fn pathspec_input<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.extend_from_slice(path);
+        out.push(0);
     }
     out
 }
 
 impl Git {
-    /// Reverts one hunk of `file` in the work tree of the repository at `root`. A hunk of a
-    /// new file, or one that is the whole file, reverts the whole file (see
-    /// [`Git::revert_file`]).
+    /// Reverts one hunk of `file` in the work tree of the repository at `root` (and in the
+    /// index when it was staged). A hunk of a new, deleted, renamed or binary file reverts
+    /// the whole file (see [`Git::revert_file`]).
     pub fn revert_hunk(
         &self,
         root: &Path,
         file: &FileDiff,
         hunk: &Hunk,
     ) -> Result<(), ReviewError> {
-        if file.untracked || file.kind != ChangeKind::Modified {
-            return self.revert_file_to(root, file, None);
+        self.revert_hunk_to(root, file, hunk, None)
+    }
+
+    /// Like [`Git::revert_hunk`], for a diff against commit `base` when given (a workflow
+    /// phase's start): the work tree goes back to `base` there, and the index, which holds
+    /// what was committed since, is left alone.
+    pub fn revert_hunk_to(
+        &self,
+        root: &Path,
+        file: &FileDiff,
+        hunk: &Hunk,
+        base: Option<&str>,
+    ) -> Result<(), ReviewError> {
+        refuse_unrevertable(file)?;
+        if file.untracked || file.kind != ChangeKind::Modified || hunk.raw.is_empty() {
+            return self.revert_file_to(root, file, base);
         }
         let patch = hunk_patch(file, hunk);
-        let args = ["apply", "--reverse", "--whitespace=nowarn", "-"];
-        self.run_with_input(
-            root,
-            &["apply", "--check", "--reverse", "--whitespace=nowarn", "-"],
-            Some(patch.as_bytes()),
-        )?;
-        self.run_with_input(root, &args, Some(patch.as_bytes()))?;
+        let apply = ["apply", "--reverse", "--whitespace=nowarn", "-"];
+        let check = ["apply", "--check", "--reverse", "--whitespace=nowarn", "-"];
+        self.run_with_input(root, &check, Some(&patch))?;
+        let check_index = [
+            "apply",
+            "--cached",
+            "--check",
+            "--reverse",
+            "--whitespace=nowarn",
+            "-",
+        ];
+        let staged = base.is_none()
+            && self
+                .run_with_input(root, &check_index, Some(&patch))
+                .is_ok();
+        self.run_with_input(root, &apply, Some(&patch))?;
+        if staged {
+            let apply_index = ["apply", "--cached", "--reverse", "--whitespace=nowarn", "-"];
+            self.run_with_input(root, &apply_index, Some(&patch))?;
+        }
         Ok(())
     }
 
-    /// Reverts `file` to the last commit: a tracked file is checked out from `HEAD`, a new
-    /// file is deleted (and dropped from the index), a renamed one comes back under its old
-    /// name.
+    /// Reverts `file` to the last commit: a tracked file is checked out from `HEAD` (a
+    /// file that became a symlink comes back as the file), a new file is deleted (and
+    /// dropped from the index), a renamed one comes back under its old name.
     pub fn revert_file(&self, root: &Path, file: &FileDiff) -> Result<(), ReviewError> {
         self.revert_file_to(root, file, None)
     }
@@ -104,53 +171,77 @@ impl Git {
         file: &FileDiff,
         base: Option<&str>,
     ) -> Result<(), ReviewError> {
+        refuse_unrevertable(file)?;
         let base = base.unwrap_or("HEAD");
         match file.kind {
-            ChangeKind::Modified | ChangeKind::Deleted => {
-                self.run(root, &["checkout", base, "--", &file.path])?;
+            ChangeKind::Modified | ChangeKind::Deleted | ChangeKind::TypeChanged => {
+                self.checkout(root, base, [file.path_bytes.as_slice()])?;
             }
             ChangeKind::New => {
                 if !file.untracked {
-                    self.run(root, &["rm", "--cached", "-q", "-f", "--", &file.path])?;
+                    self.untrack(root, [file.path_bytes.as_slice()])?;
                 }
-                delete(&root.join(&file.path))?;
+                delete(&file.full_path(root))?;
             }
             ChangeKind::Renamed => {
-                if let Some(old) = &file.old_path {
-                    self.run(root, &["checkout", base, "--", old])?;
+                if let Some(old) = &file.old_path_bytes {
+                    self.checkout(root, base, [old.as_slice()])?;
                 }
-                self.run(
-                    root,
-                    &[
-                        "rm",
-                        "--cached",
-                        "-q",
-                        "-f",
-                        "--ignore-unmatch",
-                        "--",
-                        &file.path,
-                    ],
-                )?;
-                delete(&root.join(&file.path))?;
+                self.untrack(root, [file.path_bytes.as_slice()])?;
+                delete(&file.full_path(root))?;
             }
         }
         Ok(())
     }
 
-    /// Commits every change (`git add -A`, then `git commit -m message`); returns git's
-    /// summary line, e.g. `[main 1a2b3c4] Fix the parser`.
-    pub fn commit_all(&self, root: &Path, message: &str) -> Result<String, ReviewError> {
-        if message.trim().is_empty() {
-            return Err(ReviewError::EmptyMessage);
-        }
-        self.run(root, &["add", "-A"])?;
-        let out = self.run(root, &["commit", "-q", "-m", message])?;
-        let said = String::from_utf8_lossy(&out).trim().to_owned();
-        let head = self
-            .run(root, &["log", "-1", "--format=%h %s"])
-            .map_or(said, |o| String::from_utf8_lossy(&o).trim().to_owned());
-        Ok(head)
+    /// `git checkout base -- paths`, the paths given exactly.
+    fn checkout<'a>(
+        &self,
+        root: &Path,
+        base: &str,
+        paths: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), ReviewError> {
+        let args = [
+            "--literal-pathspecs",
+            "checkout",
+            base,
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ];
+        self.run_with_input(root, &args, Some(&pathspec_input(paths)))?;
+        Ok(())
     }
+
+    /// Drops `paths` from the index (the files stay).
+    fn untrack<'a>(
+        &self,
+        root: &Path,
+        paths: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), ReviewError> {
+        let args = [
+            "--literal-pathspecs",
+            "rm",
+            "--cached",
+            "-q",
+            "-f",
+            "--ignore-unmatch",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ];
+        self.run_with_input(root, &args, Some(&pathspec_input(paths)))?;
+        Ok(())
+    }
+}
+
+/// A conflicted file or a submodule is not reverted from the panel: say why.
+fn refuse_unrevertable(file: &FileDiff) -> Result<(), ReviewError> {
+    if file.conflicted {
+        return Err(ReviewError::Conflicted(file.path.clone()));
+    }
+    if file.submodule {
+        return Err(ReviewError::Submodule(file.path.clone()));
+    }
+    Ok(())
 }
 
 fn delete(path: &Path) -> Result<(), ReviewError> {
@@ -161,183 +252,5 @@ fn delete(path: &Path) -> Result<(), ReviewError> {
             path: path.to_path_buf(),
             source,
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::fmt::Write as _;
-    use std::process::Command;
-
-    use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "{args:?}: {ok:?}");
-    }
-
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        git(dir.path(), &["init", "-q"]);
-        git(dir.path(), &["config", "user.name", "t"]);
-        git(dir.path(), &["config", "user.email", "t@t.invalid"]);
-        git(dir.path(), &["config", "commit.gpgsign", "false"]);
-        let text: String = (1..=30).fold(String::new(), |mut t, i| {
-            let _ = writeln!(t, "line {i}");
-            t
-        });
-        std::fs::write(dir.path().join("a.txt"), text).unwrap();
-        std::fs::write(dir.path().join("b.txt"), "keep\n").unwrap();
-        git(dir.path(), &["add", "-A"]);
-        git(dir.path(), &["commit", "-q", "-m", "first"]);
-        dir
-    }
-
-    const G: Git = Git { path_env: None };
-
-    #[test]
-    fn the_diff_lists_tracked_and_untracked_changes_with_numbers() {
-        let dir = repo();
-        let root = dir.path();
-        let text: String = (1..=30)
-            .map(|i| match i {
-                3 => "line three\n".to_owned(),
-                25 => "line 25\nline 25b\n".to_owned(),
-                n => format!("line {n}\n"),
-            })
-            .collect();
-        std::fs::write(root.join("a.txt"), text).unwrap();
-        std::fs::remove_file(root.join("b.txt")).unwrap();
-        std::fs::write(root.join("new.rs"), "fn main() {}\nfn two() {}").unwrap();
-        std::fs::write(root.join("blob.bin"), [0u8, 1, 2]).unwrap();
-        let files = G.diff(root).unwrap();
-        let names: Vec<(&str, ChangeKind, usize, usize)> = files
-            .iter()
-            .map(|f| (f.path.as_str(), f.kind, f.added, f.removed))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("a.txt", ChangeKind::Modified, 2, 1),
-                ("b.txt", ChangeKind::Deleted, 0, 1),
-                ("blob.bin", ChangeKind::New, 0, 0),
-                ("new.rs", ChangeKind::New, 2, 0),
-            ]
-        );
-        assert_eq!(files[0].hunks.len(), 2);
-        assert_eq!(files[2].summary, Some(crate::Summary::Binary));
-        assert!(files[3].untracked);
-        assert_eq!(files[3].hunks[0].lines[1].new, Some(2));
-        assert!(files[3].hunks[0].lines[1].no_newline);
-    }
-
-    #[test]
-    fn reverting_one_hunk_leaves_the_other_and_a_stale_hunk_changes_nothing() {
-        let dir = repo();
-        let root = dir.path();
-        let text: String = (1..=30)
-            .map(|i| match i {
-                3 => "line three\n".to_owned(),
-                25 => "line twenty-five\n".to_owned(),
-                n => format!("line {n}\n"),
-            })
-            .collect();
-        std::fs::write(root.join("a.txt"), &text).unwrap();
-        let files = G.diff(root).unwrap();
-        let file = &files[0];
-        G.revert_hunk(root, file, &file.hunks[1]).unwrap();
-        let now = std::fs::read_to_string(root.join("a.txt")).unwrap();
-        assert!(now.contains("line three\n"), "{now}");
-        assert!(
-            now.contains("line 25\n") && !now.contains("twenty-five"),
-            "{now}"
-        );
-        // The same hunk again no longer applies: git says so, and nothing changes.
-        let err = G.revert_hunk(root, file, &file.hunks[1]).unwrap_err();
-        assert!(matches!(err, ReviewError::Git { .. }), "{err}");
-        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), now);
-    }
-
-    #[test]
-    fn reverting_files_restores_or_deletes_them() {
-        let dir = repo();
-        let root = dir.path();
-        std::fs::remove_file(root.join("b.txt")).unwrap();
-        std::fs::write(root.join("new.txt"), "x\n").unwrap();
-        for file in G.diff(root).unwrap() {
-            G.revert_file(root, &file).unwrap();
-        }
-        assert_eq!(
-            std::fs::read_to_string(root.join("b.txt")).unwrap(),
-            "keep\n"
-        );
-        assert!(!root.join("new.txt").exists());
-        assert!(G.diff(root).unwrap().is_empty());
-    }
-
-    #[test]
-    fn commit_takes_everything_and_a_failing_hook_is_reported_with_its_words() {
-        let dir = repo();
-        let root = dir.path();
-        std::fs::write(root.join("new.txt"), "x\n").unwrap();
-        assert!(matches!(
-            G.commit_all(root, "  "),
-            Err(ReviewError::EmptyMessage)
-        ));
-        let head = G.commit_all(root, "Add new.txt").unwrap();
-        assert!(head.ends_with("Add new.txt"), "{head}");
-        assert!(G.diff(root).unwrap().is_empty());
-
-        let hook = root.join(".git/hooks/pre-commit");
-        std::fs::write(&hook, "#!/bin/sh\necho 'lint says no' >&2\nexit 1\n").unwrap();
-        let mut perms = std::fs::metadata(&hook).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-        std::fs::set_permissions(&hook, perms).unwrap();
-        std::fs::write(root.join("other.txt"), "y\n").unwrap();
-        let err = G.commit_all(root, "Add other").unwrap_err();
-        assert!(err.to_string().contains("lint says no"), "{err}");
-    }
-
-    #[test]
-    fn a_diff_from_a_base_includes_what_was_committed_since() {
-        let dir = repo();
-        let root = dir.path();
-        let base = G.head(root).unwrap();
-        std::fs::write(root.join("b.txt"), "changed\n").unwrap();
-        git(root, &["commit", "-q", "-am", "phase"]);
-        std::fs::write(root.join("c.txt"), "new\n").unwrap();
-        assert_eq!(G.diff(root).unwrap().len(), 1, "only c.txt is uncommitted");
-        let files = G.diff_from(root, Some(&base)).unwrap();
-        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["b.txt", "c.txt"]);
-        G.revert_file_to(root, &files[0], Some(&base)).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(root.join("b.txt")).unwrap(),
-            "keep\n"
-        );
-    }
-
-    #[test]
-    fn a_repository_without_commits_shows_everything_as_new() {
-        let dir = tempfile::tempdir().unwrap();
-        git(dir.path(), &["init", "-q"]);
-        std::fs::write(dir.path().join("x.txt"), "1\n2\n").unwrap();
-        git(dir.path(), &["add", "x.txt"]);
-        std::fs::write(dir.path().join("y.txt"), "3\n").unwrap();
-        let files = G.diff(dir.path()).unwrap();
-        let kinds: Vec<(&str, ChangeKind, usize)> = files
-            .iter()
-            .map(|f| (f.path.as_str(), f.kind, f.added))
-            .collect();
-        assert_eq!(
-            kinds,
-            [("x.txt", ChangeKind::New, 2), ("y.txt", ChangeKind::New, 1)]
-        );
     }
 }

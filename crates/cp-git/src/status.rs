@@ -127,6 +127,18 @@ impl Git {
         args: &[&str],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, GitError> {
+        self.run_with_index(dir, args, input, None)
+    }
+
+    /// Like [`Git::run_with_input`], with git's index file replaced by `index` when given (a
+    /// commit built aside, so a refused one leaves the real index as it was).
+    pub(crate) fn run_with_index(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: Option<&[u8]>,
+        index: Option<&Path>,
+    ) -> Result<Vec<u8>, GitError> {
         let mut cmd = Command::new("git");
         cmd.arg("-C")
             .arg(dir)
@@ -147,6 +159,9 @@ impl Git {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE");
+        if let Some(index) = index {
+            cmd.env("GIT_INDEX_FILE", index);
+        }
         if let Some(path) = &self.path_env {
             cmd.env("PATH", path);
         }

@@ -194,8 +194,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::ConsoleServer) => run_console_server(host.project()),
         Some(Command::Tool { name, args }) => {
-            let arguments = crate::tui::parse_arguments(&args.join(" "))
-                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            let arguments =
+                crate::tui::parse_argv(&args).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
             let call = cp_base::ToolCall::new("cli-1", name, arguments);
             let results = cp_base::run_batch(host.registry(), &[call], host.env());
             let result = results.into_iter().next().unwrap_or_default();

@@ -356,3 +356,87 @@ fn codex_trust_in_codex_records_exactly_our_trust_and_doctor_checks_its_hash() {
         "{out}"
     );
 }
+
+/// The mode bits of `path` (following links).
+fn mode(path: &Path) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path).unwrap().permissions()) & 0o777
+}
+
+#[test]
+fn a_symlinked_settings_file_is_written_through_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let top = canonical(dir.path());
+    let root = top.join("app");
+    std::fs::create_dir_all(root.join(".codex")).unwrap();
+    std::fs::create_dir_all(top.join("shared")).unwrap();
+    let mcp = top.join("shared/mcp.json");
+    let secret = "{\n  \"mcpServers\": {\n    \"pg\": {\n      \"command\": \"pg-mcp\",\n      \"env\": {\"PGPASSWORD\": \"hunter2\"}\n    }\n  }\n}\n";
+    std::fs::write(&mcp, secret).unwrap();
+    std::fs::set_permissions(&mcp, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("../shared/mcp.json", root.join(".mcp.json")).unwrap();
+    let codex = top.join("shared/codex.toml");
+    std::fs::write(&codex, "# mine\nmodel = \"gpt-5.5\"\n").unwrap();
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("../../shared/codex.toml", root.join(".codex/config.toml")).unwrap();
+
+    for agent in ["claude", "codex"] {
+        let (ok, stdout, stderr) = init(&root, &[agent]);
+        assert!(ok, "{stdout}{stderr}");
+        assert!(stdout.contains("(through the link, in "), "{stdout}");
+    }
+    for (link, target, bits) in [
+        (".mcp.json", &mcp, 0o600),
+        (".codex/config.toml", &codex, 0o640),
+    ] {
+        let meta = std::fs::symlink_metadata(root.join(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link} is still a link");
+        assert_eq!(mode(target), bits, "{} keeps its mode", target.display());
+    }
+    let shared = read_json(&mcp);
+    assert_eq!(shared["mcpServers"]["pg"]["env"]["PGPASSWORD"], "hunter2");
+    assert_eq!(
+        shared["mcpServers"]["context-pilot"]["command"],
+        json!(program())
+    );
+    let toml = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        toml.starts_with("# mine\n") && toml.contains("[mcp_servers.context-pilot]"),
+        "{toml}"
+    );
+
+    // A link to nothing is refused, and nothing is written.
+    std::fs::remove_file(root.join(".mcp.json")).unwrap();
+    std::os::unix::fs::symlink("../shared/gone.json", root.join(".mcp.json")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), "{}\n").unwrap();
+    let (ok, stdout, stderr) = init(&root, &["claude"]);
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains(".mcp.json is a symlink to ../shared/gone.json"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!top.join("shared/gone.json").exists());
+}
+
+#[test]
+fn trust_in_codex_never_turns_an_explicit_untrusted_into_trusted() {
+    let repo = cp_e2e::git_repo();
+    let root = canonical(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let config = canonical(home.path()).join("config.toml");
+    let mine = format!(
+        "[projects.\"{}\"]\ntrust_level = \"untrusted\"\n",
+        root.display()
+    );
+    std::fs::write(&config, &mine).unwrap();
+    let (ok, out) = with_codex_home(&root, home.path(), &["init", "codex", "--trust-in-codex"]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("does not overrule your own choice"), "{out}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+    assert!(!root.join(".codex").exists(), "nothing was written");
+}

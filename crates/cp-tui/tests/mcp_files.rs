@@ -1,6 +1,6 @@
 //! The file tools through real `context-pilot mcp` processes: a write that fails because the
 //! file size limit is hit (standing in for a full disk), a server killed mid-write, and two
-//! servers editing one file at once.
+//! servers editing one file at once; and `context-pilot tool` typed in a shell.
 
 #![allow(
     clippy::unwrap_used,
@@ -357,4 +357,30 @@ fn two_servers_editing_one_file_lose_no_edit() {
     let done = text.lines().filter(|l| l.contains(": done by ")).count();
     assert_eq!(done, 2 * EDITS, "edits were lost:\n{text}");
     assert_eq!(names(&root), ["shared.txt"]);
+}
+
+/// `context-pilot tool`'s own example of `key=value` arguments works as typed in a shell
+/// (the shell takes the quotes off `content="hello world"`).
+#[test]
+fn the_tool_command_takes_key_values_as_a_shell_passes_them() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    let line = format!(
+        "'{}' tool File_write file_path=notes.txt content=\"hello world\"",
+        util::binary().display()
+    );
+    let mut shell = Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(&line)
+        .current_dir(&root)
+        .env_remove("CP_WORKER")
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home());
+    let out = shell.output().unwrap();
+    assert!(out.status.success(), "{line}: {out:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+        "hello world"
+    );
+    stop_console_server(&root);
 }

@@ -1,7 +1,9 @@
 //! End to end: the Changes panel with the real binary in a PTY and the scripted model
 //! server. The agent writes files and the panel shows their diff; a comment on a line goes
 //! to the model's next request with its `path:line`; `r` reverts exactly one hunk (checked
-//! on disk); `C` commits, and the agent's next stop passes at once.
+//! on disk); `C` commits, and the agent's next stop passes at once. A commit a hook refuses
+//! leaves a partly staged index exactly as it was; `l` on a binary file shows its sizes and
+//! its changed bytes.
 
 #![allow(
     clippy::unwrap_used,
@@ -178,15 +180,19 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
         "only the second hunk was reverted"
     );
 
-    // `C` commits with the suggested message; the tree is clean afterwards.
+    // `C` commits with the suggested message exactly the files the dialog lists; only the
+    // host's own file is left (never committed from the panel).
     tui.type_text("C");
-    tui.wait_for("Commit message", WAIT).unwrap();
+    tui.wait_for("Commits exactly these 3 file(s)", WAIT)
+        .unwrap();
     tui.send(b"\r");
     wait_until(&tui, "the commit is made", || commits(root) == 2);
     let message = git(root, &["log", "-1", "--format=%s"]);
     assert!(message.starts_with("Update"), "{message}");
+    let committed = git(root, &["show", "--format=", "--name-only", "HEAD"]);
+    assert_eq!(committed, "notes/plan.md\nsrc/app.py\nsrc/app.txt\n");
     let status = git(root, &["status", "--porcelain"]);
-    assert!(status.trim().is_empty(), "left uncommitted: {status}");
+    assert_eq!(status, "?? .context-pilot/.gitignore\n", "left uncommitted");
     // The stop gate's state follows at once: nothing is left uncommitted.
     wait_until(
         &tui,
@@ -281,4 +287,133 @@ fn run_statuses(root: &Path) -> Vec<String> {
         .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .map(|run| run["status"].as_str().unwrap_or_default().to_owned())
         .collect()
+}
+
+/// `git status --porcelain=v2` and `git ls-files -s`: the index and work tree as git sees them.
+fn repository_state(root: &Path) -> (String, String) {
+    (
+        git(root, &["status", "--porcelain=v2", "--untracked-files=all"]),
+        git(root, &["ls-files", "-s"]),
+    )
+}
+
+/// The TUI on `root` (a scripted server that is never asked anything), with the Changes
+/// panel shown and given the keys.
+fn tui_on_changes(root: &Path, server: &LlmServer) -> TuiSession {
+    let url = server.url();
+    let env = [
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "k"),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let mut tui = TuiSession::start(root, &[], &env).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    let screen = tui.wait_for("Changes", WAIT).unwrap();
+    let digit = changes_digit(&screen);
+    tui.send(b"\t");
+    tui.send(&[digit]);
+    tui.send(b"\r"); // Enter gives the panel the keys
+    tui
+}
+
+#[test]
+fn a_commit_a_hook_refuses_leaves_a_partly_staged_index_exactly_as_it_was() {
+    let repo = git_repo();
+    let root = repo.path();
+    std::fs::write(root.join("app.txt"), numbered(|i| format!("line {i}"))).unwrap();
+    std::fs::write(root.join("b.txt"), "b\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "first"]);
+    // app.txt: one hunk staged, another edited after; b.txt edited; c.txt new.
+    let staged = numbered(|i| {
+        if i == 3 {
+            "line three".into()
+        } else {
+            format!("line {i}")
+        }
+    });
+    std::fs::write(root.join("app.txt"), staged).unwrap();
+    git(root, &["add", "app.txt"]);
+    let both = numbered(|i| match i {
+        3 => "line three".into(),
+        25 => "line twenty-five".into(),
+        n => format!("line {n}"),
+    });
+    std::fs::write(root.join("app.txt"), both).unwrap();
+    std::fs::write(root.join("b.txt"), "B\n").unwrap();
+    std::fs::write(root.join("c.txt"), "new\n").unwrap();
+    let marker = root.join("hook-ran");
+    let hook = root.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'lint says no' >&2\nexit 1\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).unwrap();
+    let head = git(root, &["rev-parse", "HEAD"]);
+
+    let server = LlmServer::start().unwrap();
+    let mut tui = tui_on_changes(root, &server);
+    tui.wait_for("+line twenty-five", WAIT).unwrap();
+    // Taken once the host is up (it writes its own .context-pilot/.gitignore at start).
+    let before = repository_state(root);
+    tui.type_text("C");
+    tui.wait_for("Commit message", WAIT).unwrap();
+    tui.send(b"\r");
+    wait_until(&tui, "the pre-commit hook ran", || marker.exists());
+    tui.wait_for("lint says no", WAIT).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(
+        git(root, &["rev-parse", "HEAD"]),
+        head,
+        "nothing was committed"
+    );
+    assert_eq!(
+        repository_state(root),
+        before,
+        "staged stays staged, unstaged stays unstaged"
+    );
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn l_on_a_binary_file_shows_its_sizes_and_its_changed_bytes() {
+    let repo = git_repo();
+    let root = repo.path();
+    let old: Vec<u8> = (0..=255u8).cycle().take(600).collect();
+    std::fs::write(root.join("logo.bin"), &old).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "first"]);
+    let mut new = old;
+    new[300] = b'Z';
+    new.extend_from_slice(b"tail");
+    std::fs::write(root.join("logo.bin"), &new).unwrap();
+
+    let server = LlmServer::start().unwrap();
+    let mut tui = tui_on_changes(root, &server);
+    tui.wait_for(
+        "binary file not shown · l shows its sizes and changed bytes",
+        WAIT,
+    )
+    .unwrap();
+    tui.type_text("l");
+    tui.wait_for(
+        "600 bytes → 604 bytes · bytes differ from offset 0x12c",
+        WAIT,
+    )
+    .unwrap();
+    // The row of the changed byte, before and after, in hex and as text.
+    tui.wait_for(
+        "00000120  20 21 22 23 24 25 26 27  28 29 2a 2b 5a 2d 2e 2f",
+        WAIT,
+    )
+    .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }

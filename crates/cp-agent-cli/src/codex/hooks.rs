@@ -19,6 +19,7 @@ use super::SPEC;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::{
     Apply, HOOK_TIMEOUT_SECS, SettingsFile, ShapeError, hook_command, is_our_command,
+    toml_array_of_tables, toml_table,
 };
 use crate::wiring::MCP_SERVER;
 
@@ -98,21 +99,10 @@ pub(super) fn trust_steps(root: &Path) -> String {
     )
 }
 
-/// The table under `key` in `parent`, created (without a header of its own) when missing.
-fn table_at<'a>(parent: &'a mut Table, key: &str, path: &str) -> Result<&'a mut Table, ShapeError> {
-    let item = parent.entry(key).or_insert_with(|| {
-        let mut table = Table::new();
-        table.set_implicit(true);
-        Item::Table(table)
-    });
-    item.as_table_mut()
-        .ok_or_else(|| ShapeError::new(path.to_owned(), "a table"))
-}
-
 /// `[mcp_servers.context-pilot]` runs `<program> mcp`; its other keys and other servers stay.
 fn set_server(doc: &mut DocumentMut, program: &str) -> Result<(), ShapeError> {
-    let servers = table_at(doc.as_table_mut(), "mcp_servers", "mcp_servers")?;
-    let entry = table_at(servers, MCP_SERVER, &format!("mcp_servers.{MCP_SERVER}"))?;
+    let servers = toml_table(doc.as_table_mut(), "mcp_servers", "mcp_servers")?;
+    let entry = toml_table(servers, MCP_SERVER, &format!("mcp_servers.{MCP_SERVER}"))?;
     entry.set_implicit(false);
     if entry.get("command").and_then(Item::as_str) != Some(program) {
         entry.insert("command", value(program));
@@ -135,12 +125,8 @@ fn ensure_hook(
     command: &str,
     cli_event: &str,
 ) -> Result<(), ShapeError> {
-    let hooks = table_at(doc.as_table_mut(), "hooks", "hooks")?;
-    let groups = hooks
-        .entry(event)
-        .or_insert_with(|| Item::ArrayOfTables(ArrayOfTables::new()))
-        .as_array_of_tables_mut()
-        .ok_or_else(|| ShapeError::new(format!("hooks.{event}"), "an array of tables"))?;
+    let hooks = toml_table(doc.as_table_mut(), "hooks", "hooks")?;
+    let groups = toml_array_of_tables(hooks, event, &format!("hooks.{event}"))?;
     let mut found = false;
     for group in groups.iter_mut() {
         let Some(items) = group
@@ -254,6 +240,29 @@ mod tests {
             moved.contains("command = \"context-pilot hook codex-stop\""),
             "{moved}"
         );
+    }
+
+    #[test]
+    fn inline_tables_are_tables_too() {
+        let mine = "mcp_servers = { other = { command = \"other\", args = [\"x\"] } }\n\
+                    hooks = { Stop = [{ hooks = [{ type = \"command\", command = \"echo ran\" }] }] }\n";
+        let once = merged(Some(mine), "context-pilot");
+        let doc: toml_edit::DocumentMut = once.parse().unwrap();
+        assert_eq!(
+            doc["mcp_servers"]["other"]["command"].as_str(),
+            Some("other")
+        );
+        assert_eq!(
+            doc["mcp_servers"]["context-pilot"]["command"].as_str(),
+            Some("context-pilot")
+        );
+        let stop = doc["hooks"]["Stop"].as_array_of_tables().unwrap();
+        assert_eq!(stop.len(), 2, "{once}");
+        assert_eq!(
+            stop.get(0).unwrap()["hooks"][0]["command"].as_str(),
+            Some("echo ran")
+        );
+        assert_eq!(merged(Some(&once), "context-pilot"), once, "idempotent");
     }
 
     #[test]

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item, Table, value};
 
+use crate::project_settings::toml_table;
+
 use super::hook_trust::our_project_hooks;
 use super::user_trust::user_config;
 use crate::AgentError;
@@ -82,29 +84,31 @@ fn trusted(root: &Path, project_config: &str, config: &str) -> Result<String, St
     let hooks = our_project_hooks(project_config, &source)
         .ok_or_else(|| format!("{source} is not valid TOML; fix it"))?;
     let project = root.display().to_string();
-    let trust = subtable(subtable(doc.as_table_mut(), "projects")?, &project)?;
+    let projects = subtable(doc.as_table_mut(), "projects", "projects")?;
+    let trust = subtable(projects, &project, &format!("projects.\"{project}\""))?;
+    // The person's own "no" is never turned into a yes.
+    if let Some(level) = trust.get("trust_level").and_then(Item::as_str)
+        && level != "trusted"
+    {
+        return Err(format!(
+            "says trust_level = \"{level}\" for {project}; --trust-in-codex does not overrule \
+             your own choice: change it there (or answer Codex's trust prompt in the project) \
+             and run init again"
+        ));
+    }
     trust.insert("trust_level", value("trusted"));
-    let hooks_table = subtable(doc.as_table_mut(), "hooks")?;
-    let state = subtable(hooks_table, "state")?;
+    let hooks_table = subtable(doc.as_table_mut(), "hooks", "hooks")?;
+    let state = subtable(hooks_table, "state", "hooks.state")?;
     for hook in hooks {
-        subtable(state, &hook.key)?.insert("trusted_hash", value(hook.hash));
+        let path = format!("hooks.state.\"{}\"", hook.key);
+        subtable(state, &hook.key, &path)?.insert("trusted_hash", value(hook.hash));
     }
     Ok(doc.to_string())
 }
 
-/// The table `key` of `parent`, made (implicit, so an empty header is not written) when
-/// missing; an error when `key` holds something else.
-fn subtable<'a>(parent: &'a mut Table, key: &str) -> Result<&'a mut Table, String> {
-    let item = parent.entry(key).or_insert_with(|| {
-        let mut table = Table::new();
-        table.set_implicit(true);
-        Item::Table(table)
-    });
-    if let Some(inline) = item.as_inline_table().cloned() {
-        *item = Item::Table(inline.into_table());
-    }
-    item.as_table_mut()
-        .ok_or_else(|| format!("`{key}` is not a table; fix it"))
+/// The table `key` of `parent` ([`toml_table`]); what is wrong otherwise, with what to do.
+fn subtable<'a>(parent: &'a mut Table, key: &str, path: &str) -> Result<&'a mut Table, String> {
+    toml_table(parent, key, path).map_err(|e| format!("{e}; fix it"))
 }
 
 #[cfg(test)]
@@ -157,6 +161,27 @@ mod tests {
     }
 
     #[test]
+    fn an_explicit_untrusted_is_never_turned_into_trusted() {
+        let root = Path::new("/work/app");
+        let project = project_config();
+        let mine = "[projects.\"/work/app\"]\ntrust_level = \"untrusted\"\n";
+        let err = trusted(root, &project, mine).unwrap_err();
+        assert!(
+            err.contains("trust_level = \"untrusted\" for /work/app"),
+            "{err}"
+        );
+        assert!(err.contains("does not overrule"), "{err}");
+        // An inline table of projects is read the same way, and one already trusted is kept.
+        let inline = "projects = { \"/work/app\" = { trust_level = \"trusted\" } }\n";
+        let after = trusted(root, &project, inline).unwrap();
+        let doc: DocumentMut = after.parse().unwrap();
+        assert_eq!(
+            doc["projects"]["/work/app"]["trust_level"].as_str(),
+            Some("trusted")
+        );
+    }
+
+    #[test]
     fn a_changed_hook_gets_its_new_hash_and_a_broken_config_is_refused() {
         let root = Path::new("/work/app");
         let project = project_config();
@@ -166,7 +191,7 @@ mod tests {
         assert!(!after.contains("sha256:old"), "{after}");
         assert!(after.contains("enabled = true"), "{after}");
         let err = trusted(root, &project, "projects = 1\n").unwrap_err();
-        assert!(err.contains("`projects` is not a table"), "{err}");
+        assert!(err.contains("'projects' is not a table; fix it"), "{err}");
         let err = trusted(root, &project, "[[[").unwrap_err();
         assert!(err.contains("is not valid TOML"), "{err}");
     }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::report::StopReport;
-use cp_git::{LISTED_FILES, ListedFile, thousands, write_bounded};
+use cp_git::{FileStatus, LISTED_FILES, ListedFile, thousands, write_bounded};
 
 /// Uncommitted paths as a bounded list's entries.
 fn uncommitted(paths: &[String]) -> Vec<ListedFile> {
@@ -18,11 +18,36 @@ fn uncommitted(paths: &[String]) -> Vec<ListedFile> {
         .collect()
 }
 
-/// The message that blocks a second stop while gated files are uncommitted.
-pub(crate) fn gate_message(uncommitted_gated: &[String]) -> String {
-    let mut out = format!(
+/// The message that blocks a second stop while gated files are uncommitted. During a merge
+/// with unresolved conflicts, resolving comes first: a commit cannot be made until then.
+pub(crate) fn gate_message(report: &StopReport) -> String {
+    let uncommitted_gated = &report.uncommitted_gated;
+    let conflicted: Vec<String> = report
+        .files
+        .iter()
+        .filter(|f| f.file.status == FileStatus::Conflicted)
+        .map(|f| f.file.display_path())
+        .collect();
+    let mut out = String::new();
+    if !conflicted.is_empty() {
+        let _ = writeln!(
+            out,
+            "Resolve the merge conflicts before stopping: {} file(s) still have unresolved \
+             conflicts:",
+            conflicted.len()
+        );
+        write_bounded(&mut out, &uncommitted(&conflicted), "  ");
+        out.push_str(
+            "Edit each to settle its conflict markers and `git add` it (or abort the merge); \
+             then commit (during a merge `git commit --no-edit` keeps git's prepared \
+             message) and stop again.\n",
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
         "Commit your changes before stopping. {} file(s) that must be committed are still \
-         uncommitted:\n",
+         uncommitted:",
         uncommitted_gated.len()
     );
     write_bounded(&mut out, &uncommitted(uncommitted_gated), "  ");
@@ -67,9 +92,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lists_every_file() {
-        let msg = gate_message(&["src/a.py".into(), "config.yml".into()]);
+    fn lists_every_file_and_during_a_conflict_says_to_resolve_first() {
+        use crate::stop::categorize::CategorizedFile;
+        use cp_git::ChangedFile;
+        let file = |path: &str, status| CategorizedFile {
+            file: ChangedFile {
+                path: path.into(),
+                status,
+                renamed_from: None,
+            },
+            categories: Vec::new(),
+            gated: true,
+            code: true,
+            triggers_tests: false,
+        };
+        let mut report = StopReport::new(super::super::report::StopPhase::Second);
+        report.files = vec![
+            file("src/a.py", FileStatus::Modified),
+            file("config.yml", FileStatus::Added),
+        ];
+        report.uncommitted_gated = vec!["src/a.py".into(), "config.yml".into()];
+        let msg = gate_message(&report);
         assert!(msg.starts_with("Commit your changes before stopping."));
         assert!(msg.contains("\n  src/a.py\n  config.yml\n"));
+
+        report.files[0].file.status = FileStatus::Conflicted;
+        let msg = gate_message(&report);
+        assert!(
+            msg.starts_with("Resolve the merge conflicts before stopping"),
+            "{msg}"
+        );
+        assert!(msg.contains("\n  src/a.py\n"), "{msg}");
+        assert!(!msg.contains("Commit them"), "{msg}");
     }
 }

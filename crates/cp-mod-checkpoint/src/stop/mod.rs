@@ -248,7 +248,7 @@ impl StopGate {
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
             Some(message::compose(&report, &self.config.capture_only_message))
         } else if gate && input.gate_commits && !report.uncommitted_gated.is_empty() {
-            Some(gate::gate_message(&report.uncommitted_gated))
+            Some(gate::gate_message(&report))
         } else {
             report.unchanged = !gate && !report.files.is_empty();
             None

@@ -61,7 +61,7 @@ pub fn changes_panel(opts: &Options) -> Vec<Row> {
     // Load the grammars and the theme first (the TUI does it at start, in the background).
     drop(ChangesSnapshot::new(
         PathBuf::from("/bench"),
-        cp_git::parse_diff(&diff_text(20)),
+        cp_git::parse_diff(diff_text(20)),
     ));
     let t = Instant::now();
     let files = cp_git::parse_diff(&text);
@@ -86,7 +86,7 @@ pub fn changes_panel(opts: &Options) -> Vec<Row> {
     changes.move_by(isize::try_from(changes.rows.len() / 2).unwrap_or(0));
     let middle: Vec<f64> = (0..frames).map(|_| frame(&changes)).collect();
     let label = format!("a {shown}-line diff");
-    vec![
+    let mut rows = vec![
         Row::new(format!("{label}: parse and highlight"), "ms", vec![read])
             .note("off the UI thread, when the diff changed"),
         Row::new(
@@ -103,5 +103,59 @@ pub fn changes_panel(opts: &Options) -> Vec<Row> {
         .note("on the UI thread, once per reading"),
         Row::new(format!("{label}: frame at the top"), "ms", top),
         Row::new(format!("{label}: frame in the middle"), "ms", middle),
+    ];
+    rows.extend(untracked_tree(opts));
+    rows
+}
+
+/// A repository with a `node_modules/` of many small untracked files (not ignored): the
+/// first reading of the panel, then a reading of the unchanged tree (what each 2 s
+/// refresh costs while the panel is shown).
+fn untracked_tree(opts: &Options) -> Vec<Row> {
+    let count = if opts.quick { 2_000 } else { 60_000 };
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["-c", "user.name=b", "-c", "user.email=b@b.invalid"])
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(root.join("README.md"), "bench\n").expect("write");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "first"]);
+    for i in 0..count {
+        let dir = root.join(format!("node_modules/pkg{}/lib", i % 600));
+        if i < 600 {
+            std::fs::create_dir_all(&dir).expect("mkdir");
+        }
+        let body =
+            format!("'use strict';\nmodule.exports = function f{i}(a) {{ return a + {i}; }};\n");
+        std::fs::write(dir.join(format!("f{i}.js")), body).expect("write");
+    }
+    let git = cp_git::Git { path_env: None };
+    let read = |previous: &ChangesSnapshot| {
+        let options = cp_git::ReadOptions {
+            previous: &previous.files,
+            ..cp_git::ReadOptions::default()
+        };
+        let t = Instant::now();
+        let review = git.review(root, &options).expect("a reading");
+        let snapshot = ChangesSnapshot::of_review(root.to_path_buf(), review, previous, None);
+        (ms(t.elapsed()), snapshot)
+    };
+    let (first, snapshot) = read(&ChangesSnapshot::default());
+    let again: Vec<f64> = (0..5).map(|_| read(&snapshot).0).collect();
+    let label = format!("{} untracked files", cp_git::thousands(count));
+    vec![
+        Row::new(format!("{label}: first reading"), "ms", vec![first])
+            .note("off the UI thread: git, a stat each, a bounded read and highlight"),
+        Row::new(format!("{label}: reading again, unchanged"), "ms", again)
+            .note("each timed refresh: nothing read or highlighted again"),
     ]
 }

@@ -88,6 +88,16 @@ pub enum InitError {
     Agent(#[from] cp_agent_cli::AgentError),
     #[error("--trust-in-codex is for `init codex` only; {0} keeps its trust elsewhere")]
     TrustNotCodex(&'static str),
+    #[error(
+        "{path} is a symlink to {}, which init will not write through: {reason}; point the \
+         link at the settings file, or remove it, and run init again — nothing was written",
+        target.display()
+    )]
+    Link {
+        path: PathBuf,
+        target: PathBuf,
+        reason: String,
+    },
 }
 
 /// One settings file to write: its text before (if it exists) and after.
@@ -197,12 +207,42 @@ pub fn hook_settings(agent: &dyn AgentCli, program: &str) -> serde_json::Value {
     hooks_of(agent.project_settings(program))
 }
 
-/// Writes the planned changes (each file atomically).
-pub fn apply(root: &Path, changes: &[Change]) -> Result<(), InitError> {
-    for change in changes {
-        write_atomic(&root.join(&change.path), change.after.as_bytes())?;
+/// Writes the planned changes (each file atomically, keeping its mode). A settings file that
+/// is a symlink (to a shared or dotfiles copy) is written where it points, so the link
+/// stays a link and the file it names keeps its mode; a link to nothing, or to something
+/// that is not a file, is refused before anything is written. Returns where each went.
+pub fn apply(root: &Path, changes: &[Change]) -> Result<Vec<PathBuf>, InitError> {
+    let targets = changes
+        .iter()
+        .map(|change| write_target(&root.join(&change.path)))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (change, target) in changes.iter().zip(&targets) {
+        write_atomic(target, change.after.as_bytes())?;
     }
-    Ok(())
+    Ok(targets)
+}
+
+/// Where the bytes of the settings file at `path` go: the file itself, or for a symlink the
+/// file at the end of its chain.
+fn write_target(path: &Path) -> Result<PathBuf, InitError> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(path.to_path_buf());
+    }
+    let link = std::fs::read_link(path).unwrap_or_default();
+    let refuse = |reason: String| InitError::Link {
+        path: path.to_path_buf(),
+        target: link.clone(),
+        reason,
+    };
+    match std::fs::canonicalize(path) {
+        Ok(target) if target.is_file() => Ok(target),
+        Ok(target) => Err(refuse(format!("{} is not a file", target.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(refuse("it does not exist".to_owned()))
+        }
+        Err(e) => Err(refuse(format!("it cannot be followed ({e})"))),
+    }
 }
 
 /// How the agents should start Context Pilot: `context-pilot` when that name on `PATH` is
@@ -291,14 +331,18 @@ pub fn run(
         }
         return Ok(out);
     }
-    apply(root, &changes)?;
-    for change in &changes {
+    let targets = apply(root, &changes)?;
+    for (change, target) in changes.iter().zip(&targets) {
         let verb = if change.before.is_some() {
             "Updated"
         } else {
             "Created"
         };
-        let _ = writeln!(out, "{verb} {}", change.path.display());
+        let _ = write!(out, "{verb} {}", change.path.display());
+        if *target != root.join(&change.path) && *target != change.path {
+            let _ = write!(out, " (through the link, in {})", target.display());
+        }
+        out.push('\n');
     }
     let _ = writeln!(
         out,

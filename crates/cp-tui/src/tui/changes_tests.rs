@@ -112,6 +112,96 @@ fn cell_of<'a>(buffer: &'a Buffer, needle: &str, column_of: &str) -> &'a ratatui
     panic!("no row with {needle:?}:\n{}", text(buffer));
 }
 
+/// The row holding `needle`.
+fn row_text(buffer: &Buffer, needle: &str) -> String {
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .find(|row| row.contains(needle))
+        .unwrap_or_else(|| panic!("no row with {needle:?}:\n{}", text(buffer)))
+}
+
+/// An app showing `diff` whose reading is changed by `edit` first.
+fn review_app_with(diff: &str, edit: impl FnOnce(&mut Snapshot)) -> App {
+    let mut app = review_app(diff);
+    let mut snapshot = Snapshot::new(PathBuf::from("/home/dev/demo"), cp_git::parse_diff(diff));
+    edit(&mut snapshot);
+    app.changes.set_snapshot(Arc::new(snapshot));
+    app
+}
+
+#[test]
+fn the_commit_dialog_lists_exactly_the_files_it_commits_and_what_it_leaves_out() {
+    let mut app = review_app_with(DIFF, |s| s.nested = vec!["vendor".into(), "wt".into()]);
+    keys(&mut app, "C");
+    let buffer = frame(&app);
+    let screen = text(&buffer);
+    assert!(
+        screen.contains("Commits exactly these 2 file(s)"),
+        "{screen}"
+    );
+    assert!(row_text(&buffer, "src/lib.rs").contains("modified src/lib.rs"));
+    assert!(row_text(&buffer, "  new      notes.md").contains("notes.md"));
+    assert!(screen.contains("Not committed: vendor/, wt/"), "{screen}");
+    assert!(!screen.contains("git add -A"), "{screen}");
+}
+
+#[test]
+fn during_a_merge_the_dialog_offers_git_s_message_and_conflicts_are_refused_by_name() {
+    let pending = cp_git::Pending {
+        operation: "merge",
+        message: Some("Merge branch 'other'\n\n# Conflicts:\n#\tsrc/lib.rs\n".into()),
+        message_file: PathBuf::from("/home/dev/demo/.git/MERGE_MSG"),
+    };
+    let mut app = review_app_with(DIFF, |s| s.pending = Some(pending.clone()));
+    keys(&mut app, "C");
+    let screen = text(&frame(&app));
+    assert!(screen.contains("Merge branch 'other'"), "{screen}");
+    assert!(
+        screen.contains("git's message for the merge (MERGE_MSG)"),
+        "{screen}"
+    );
+    app.apply(Action::Back);
+
+    let mut app = review_app_with(DIFF, |s| {
+        s.pending = Some(pending);
+        s.files[0].conflicted = true;
+    });
+    keys(&mut app, "C");
+    assert!(app.changes.prompt.is_none(), "no commit dialog");
+    let buffer = frame(&app);
+    let row = row_text(&buffer, "git:");
+    assert!(row.contains("unresolved conflicts in src/lib.rs"), "{row}");
+    assert!(row_text(&buffer, "conflicted").contains("conflicted src/lib.rs"));
+    // Nor is a conflicted file reverted: the panel says why and asks nothing.
+    keys(&mut app, "r");
+    assert!(app.changes.pending.is_none());
+    let row = row_text(&frame(&app), "git:");
+    assert!(row.contains("unresolved merge conflict"), "{row}");
+}
+
+#[test]
+fn a_binary_file_says_what_l_shows_and_then_its_sizes_and_bytes() {
+    let diff = "diff --git a/logo.png b/logo.png
+index 1111111..2222222 100644
+Binary files a/logo.png and b/logo.png differ
+";
+    let mut app = review_app(diff);
+    let screen = text(&frame(&app));
+    assert!(
+        screen.contains("binary file not shown · l shows its sizes and changed bytes"),
+        "{screen}"
+    );
+    keys(&mut app, "l");
+    assert!(app.changes.loaded.contains("logo.png"));
+    assert!(app.changes.refresh.wanted || app.changes.refresh.running.is_some());
+    assert!(text(&frame(&app)).contains("binary file · reading…"));
+}
+
 #[test]
 fn the_panel_lists_the_files_and_shows_the_diff_in_colour() {
     let app = review_app(DIFF);
@@ -338,13 +428,22 @@ fn a_failing_git_shows_its_words_in_red_at_the_top_of_the_panel() {
     let mut app = review_app(DIFF);
     app.handle(super::AppEvent::Changes(
         super::changes::msg::ChangesMsg::Done {
-            action: super::changes::msg::Action::Commit("x".into()),
-            result: Err("`git commit -q -m x` failed: lint says no".into()),
+            action: super::changes::msg::Action::Commit {
+                message: cp_git::CommitMessage::Typed("x".into()),
+                files: Vec::new(),
+            },
+            result: Err("`git commit -q` failed: lint says no\nsee the hook's log".into()),
         },
     ));
     let buffer = frame(&app);
     let cell = cell_of(&buffer, "lint says no", "git:");
     assert_eq!(cell.fg, Color::Red);
+    // Git's lines stay apart on the one row.
+    assert!(
+        row_text(&buffer, "git:").contains("lint says no · see the hook's log"),
+        "{}",
+        row_text(&buffer, "git:")
+    );
     assert!(!app.changes.acting);
 }
 
@@ -463,4 +562,35 @@ fn right_in_the_diff_scrolls_a_long_line_and_left_scrolls_back_then_leaves() {
     }
     key(&mut app, KeyCode::Left);
     assert_eq!(app.changes.pane, Pane::List);
+}
+
+#[test]
+fn a_reading_highlights_a_bounded_number_of_new_lines_the_selected_file_first() {
+    let file = |name: &str| {
+        let mut out = format!(
+            "diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n@@ -0,0 +1,3000 @@\n"
+        );
+        for i in 0..3_000 {
+            let _ = writeln!(out, "+let x{i} = {i};");
+        }
+        out
+    };
+    let diff = format!("{}{}{}", file("a.rs"), file("b.rs"), file("c.rs"));
+    let review = |previous: &Snapshot, selected| {
+        let reading = cp_git::Review {
+            files: cp_git::parse_diff(&diff),
+            ..cp_git::Review::default()
+        };
+        Snapshot::of_review(PathBuf::from("/x"), reading, previous, selected)
+    };
+    let done = |s: &Snapshot| s.styled.iter().map(Option::is_some).collect::<Vec<_>>();
+    let first = review(&Snapshot::default(), Some("c.rs"));
+    assert_eq!(done(&first), [false, false, true]);
+    let second = review(&first, Some("c.rs"));
+    assert_eq!(done(&second), [true, false, true]);
+    assert!(std::sync::Arc::ptr_eq(
+        second.styled[2].as_ref().unwrap(),
+        first.styled[2].as_ref().unwrap()
+    ));
+    assert_eq!(done(&review(&second, None)), [true, true, true]);
 }

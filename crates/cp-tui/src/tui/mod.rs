@@ -75,7 +75,7 @@ pub use keymap::{Action, KeyContext, map_key, map_mouse};
 /// Whether long code blocks are being highlighted in the background (the bench waits on it).
 pub use markdown::highlighting;
 pub use navigation::{Focus, SidebarEntry};
-pub use palette::parse_arguments;
+pub use palette::{parse_arguments, parse_argv};
 pub use reexec::remember_exe;
 pub use saved_state::SavedState;
 

@@ -203,6 +203,45 @@ fn kind_of(spec: &Value) -> String {
     }
 }
 
+/// Parses the arguments of `context-pilot tool NAME ARGS…` as a shell passed them: one JSON
+/// object (maybe split into several words), or one `key=value` pair per word. The shell has
+/// already taken the quotes off, so `content="hello world"` arrives as the one word
+/// `content=hello world`, and its value is everything after the first `=`. A value is JSON
+/// when it parses (`limit=5`, `p=["*.rs"]`), else a string; one still in quotes (typed as
+/// `n='"5"'`) is that string.
+pub fn parse_argv(args: &[String]) -> Result<Value, PaletteError> {
+    if args
+        .first()
+        .is_some_and(|a| a.trim_start().starts_with('{'))
+    {
+        return parse_arguments(&args.join(" "));
+    }
+    let mut map = Map::new();
+    for arg in args {
+        let Some((key, raw)) = arg.split_once('=') else {
+            return Err(PaletteError::NotKeyValue(arg.clone()));
+        };
+        if key.is_empty() {
+            return Err(PaletteError::EmptyKey(arg.clone()));
+        }
+        let value = match raw.chars().next() {
+            Some(q @ ('"' | '\'')) => match quoted(raw, q) {
+                Ok((value, used)) if used == raw.len() => value,
+                _ => Value::String(raw.to_owned()),
+            },
+            Some('[' | '{') => {
+                serde_json::from_str(raw).map_err(|source| PaletteError::ValueJson {
+                    key: key.to_owned(),
+                    source,
+                })?
+            }
+            _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+        };
+        map.insert(key.to_owned(), value);
+    }
+    Ok(Value::Object(map))
+}
+
 /// Parses arguments given as a JSON object or as `key=value` pairs.
 pub fn parse_arguments(text: &str) -> Result<Value, PaletteError> {
     let text = text.trim();
@@ -323,6 +362,33 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_command_line_takes_one_pair_a_word_as_the_shell_split_them() {
+        // `context-pilot tool File_write file_path=notes.txt content="hello world" n='"5"'`
+        let argv = |words: &[&str]| words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        let v = parse_argv(&argv(&[
+            "file_path=notes.txt",
+            "content=hello world",
+            "n=\"5\"",
+            "limit=5",
+            "p=[\"*.rs\", \"a b\"]",
+            "eq=a=b",
+        ]))
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"file_path": "notes.txt", "content": "hello world", "n": "5", "limit": 5,
+                   "p": ["*.rs", "a b"], "eq": "a=b"})
+        );
+        assert_eq!(
+            parse_argv(&argv(&["{\"a\":", "1}"])).unwrap(),
+            json!({"a": 1})
+        );
+        assert_eq!(parse_argv(&[]).unwrap(), json!({}));
+        let err = parse_argv(&argv(&["oops"])).unwrap_err();
+        assert!(err.to_string().contains("'oops' is not key=value"), "{err}");
+    }
 
     #[test]
     fn parses_key_values_with_json_and_quotes() {

@@ -61,7 +61,11 @@ impl App {
             ReviewKey::ToList => c.left(),
             ReviewKey::ToDiff => c.right(),
             ReviewKey::Fold => c.toggle_fold(),
-            ReviewKey::Load => c.load_anyway(),
+            ReviewKey::Load => {
+                if c.load_anyway() {
+                    self.changes_may_have_changed();
+                }
+            }
             ReviewKey::Search => {
                 c.prompt = Some(Prompt {
                     kind: PromptKind::Search,
@@ -198,7 +202,16 @@ impl App {
                 }
                 self.keep_review_cursor_visible();
             }
-            PromptKind::Commit => self.start_git(GitAction::Commit(text)),
+            PromptKind::Commit => {
+                let prepared = self.changes.prepared_subject.take();
+                let message = if prepared.as_deref() == Some(text.as_str()) {
+                    cp_git::CommitMessage::Prepared
+                } else {
+                    cp_git::CommitMessage::Typed(text)
+                };
+                let files = self.changes.snapshot.files.clone();
+                self.start_git(GitAction::Commit { message, files });
+            }
         }
     }
 
@@ -300,18 +313,34 @@ impl App {
         let Some(file) = c.selected_file().cloned() else {
             return;
         };
+        // A conflict or a submodule is not the panel's to revert: say why, ask nothing.
+        let refused = if file.conflicted {
+            Some(cp_git::ReviewError::Conflicted(file.path.clone()))
+        } else if file.submodule {
+            Some(cp_git::ReviewError::Submodule(file.path.clone()))
+        } else {
+            None
+        };
+        if let Some(refused) = refused {
+            self.changes.done = None;
+            self.changes.error = Some(refused.to_string());
+            return;
+        }
         let hunk = match c.pane {
             Pane::Diff => c.cursor_hunk(),
             Pane::List => None,
         };
-        let single_hunk =
-            file.hunks.len() == 1 && !file.untracked && file.kind == cp_git::ChangeKind::Modified;
+        // A hunk of git's own (not a binary file's bytes) of a modified tracked file.
+        let by_hunk = !file.untracked
+            && file.kind == cp_git::ChangeKind::Modified
+            && file.hunks.iter().all(|h| !h.raw.is_empty());
+        let single_hunk = file.hunks.len() == 1 && by_hunk;
         let (action, question) = match hunk {
-            Some(h) if !file.untracked && file.kind == cp_git::ChangeKind::Modified => {
+            Some(h) if by_hunk => {
                 let lost = lost_lines(file.hunks[h].lines.iter());
                 (
                     GitAction::RevertHunk {
-                        file: file.clone(),
+                        file: Box::new(file.clone()),
                         hunk: h,
                     },
                     format!(
@@ -329,7 +358,7 @@ impl App {
                     _ => format!("Revert every change to {}?", file.path),
                 };
                 (
-                    GitAction::RevertFile(file.clone()),
+                    GitAction::RevertFile(Box::new(file.clone())),
                     format!("{what} These changes will be lost:\n\n{lost}"),
                 )
             }
@@ -346,14 +375,37 @@ impl App {
         }
     }
 
-    /// `C`: the commit dialog, with the stop gate's suggested message.
+    /// `C`: the commit dialog, with the stop gate's suggested message, or during a merge,
+    /// rebase or cherry-pick git's own. Unresolved conflicts are refused, named.
     fn open_commit(&mut self) {
-        if self.changes.snapshot.files.is_empty() {
+        let files = &self.changes.snapshot.files;
+        if files.is_empty() {
             self.ui.flash = Some("Nothing to commit.".into());
             return;
         }
+        let conflicted: Vec<String> = files
+            .iter()
+            .filter(|f| f.conflicted)
+            .map(|f| f.path.clone())
+            .collect();
+        if !conflicted.is_empty() {
+            self.changes.done = None;
+            self.changes.error = Some(cp_git::ReviewError::Unmerged(conflicted).to_string());
+            return;
+        }
+        let prepared = self
+            .changes
+            .snapshot
+            .pending
+            .as_ref()
+            .and_then(|p| p.subject().map(str::to_owned));
         let mut edit = LineEdit::default();
-        edit.set(self.suggested_commit_message());
+        edit.set(
+            prepared
+                .clone()
+                .unwrap_or_else(|| self.suggested_commit_message()),
+        );
+        self.changes.prepared_subject = prepared;
         self.changes.prompt = Some(Prompt {
             kind: PromptKind::Commit,
             edit,
@@ -398,6 +450,8 @@ impl App {
         // At an approval gate the diff is the phase's; once the gate is answered, HEAD's.
         self.changes.scoped &= self.modal.dialog.is_some();
         let (dir, base) = self.review_scope();
+        let load = self.changes.loaded.iter().cloned().collect();
+        let selected = self.changes.selected_file().map(|f| f.path.clone());
         let refresh = &mut self.changes.refresh;
         refresh.generation += 1;
         let job = Refresh {
@@ -405,6 +459,8 @@ impl App {
             generation: refresh.generation,
             previous: std::sync::Arc::clone(&self.changes.snapshot),
             base,
+            load,
+            selected,
         };
         refresh.wanted = false;
         refresh.last = Some(std::time::Instant::now());
@@ -441,6 +497,9 @@ impl App {
             ChangesMsg::Loaded { generation, result } => {
                 if self.changes.refresh.running == Some(generation) {
                     self.changes.refresh.running = None;
+                    if let Some(started) = self.changes.refresh.last {
+                        self.changes.refresh.took = started.elapsed();
+                    }
                 }
                 match result {
                     Ok(snapshot) => {
@@ -470,7 +529,7 @@ impl App {
                 match result {
                     Ok(done) => {
                         self.changes.error = None;
-                        if matches!(action, GitAction::Commit(_)) {
+                        if matches!(action, GitAction::Commit { .. }) {
                             self.committed(&done);
                         }
                         self.ui.flash = Some(done.clone());

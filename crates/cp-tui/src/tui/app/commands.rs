@@ -302,7 +302,7 @@ pub static COMMANDS: &[Command] = &[
     },
     Command {
         name: "changes_load",
-        doc: "show a binary, long or large file's diff anyway",
+        doc: "show a long or large file's diff anyway, a binary file's sizes and changed bytes",
         fun: review,
     },
     Command {

@@ -8,9 +8,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use super::rows::Row;
+use super::snapshot::kind_word;
 use super::{Changes, Pane, PromptKind, visible_from};
 use crate::tui::hit_map::{HitMap, Target};
 
@@ -49,7 +50,16 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool, hits: 
         .map(|_| bottom - 1);
     let end = prompt_row.unwrap_or(bottom);
     if let Some(error) = &changes.error {
-        let line = Line::styled(format!("git: {error}"), Style::default().fg(Color::Red));
+        // Git's lines stay apart on the one row.
+        let words: Vec<&str> = error
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let line = Line::styled(
+            format!("git: {}", words.join(" · ")),
+            Style::default().fg(Color::Red),
+        );
         buf.set_line(area.x, y, &line, area.width);
         y += 1;
     } else if let Some(done) = &changes.done {
@@ -135,6 +145,7 @@ fn render_list(
     hits: &mut HitMap,
 ) -> u16 {
     let files = &changes.snapshot.files;
+    let kind_width = changes.snapshot.kind_width;
     let height = list_height(files.len(), area.height).min(area.height);
     let first = visible_from(0, changes.file, usize::from(height));
     for (row, (index, file)) in files
@@ -169,7 +180,7 @@ fn render_list(
         let mut spans = vec![
             Span::styled(fold, base),
             Span::styled(
-                format!("{:<9}", file.kind.word()),
+                format!("{:<width$} ", kind_word(file), width = kind_width),
                 base.fg(kind_colour(file, selected)),
             ),
             Span::styled(display_path(file), base),
@@ -203,14 +214,38 @@ fn render_list(
     area.y + height
 }
 
+/// The one row a summarised file shows: what it is and what `l` does, or, once asked for,
+/// that it is being read (or cannot be).
+fn summary_text(file: &FileDiff, loaded: bool) -> String {
+    let Some(summary) = file.summary else {
+        return String::new();
+    };
+    let what = summary.describe();
+    match (summary, loaded) {
+        (cp_git::Summary::Binary, false) => {
+            format!("{what} not shown · l shows its sizes and changed bytes")
+        }
+        (cp_git::Summary::Unread, false) => format!("{what} · l reads it"),
+        (cp_git::Summary::Binary | cp_git::Summary::Unread, true) => format!("{what} · reading…"),
+        (_, true) => format!("{what}: too large to read here"),
+        (_, false) => format!("{what} not shown · l shows it anyway"),
+    }
+}
+
 fn kind_colour(file: &FileDiff, selected: bool) -> Color {
     if selected {
         return Color::Black;
     }
+    if file.conflicted {
+        return Color::LightRed;
+    }
+    if file.submodule {
+        return Color::Blue;
+    }
     match file.kind {
         cp_git::ChangeKind::New => Color::Green,
         cp_git::ChangeKind::Deleted => Color::Red,
-        cp_git::ChangeKind::Renamed => Color::Magenta,
+        cp_git::ChangeKind::Renamed | cp_git::ChangeKind::TypeChanged => Color::Magenta,
         cp_git::ChangeKind::Modified => Color::Yellow,
     }
 }
@@ -227,7 +262,7 @@ fn title_line(file: &FileDiff, width: u16) -> Line<'static> {
     let text = format!(
         "── {} · {} · +{} −{} ",
         display_path(file),
-        file.kind.word(),
+        kind_word(file),
         file.added,
         file.removed
     );
@@ -260,6 +295,7 @@ fn render_diff(
             ),
             Row::Line(h, l) => {
                 let code = styled
+                    .and_then(Option::as_deref)
                     .and_then(|s| s.get(h))
                     .and_then(|s| s.get(l))
                     .filter(|spans| !spans.is_empty());
@@ -271,12 +307,7 @@ fn render_diff(
                 Style::default().fg(Color::DarkGray),
             ),
             Row::Summary => Line::styled(
-                format!(
-                    "{} not shown · l shows it anyway",
-                    file.summary
-                        .map(cp_git::Summary::describe)
-                        .unwrap_or_default()
-                ),
+                summary_text(file, changes.loaded.contains(&file.path)),
                 Style::default().fg(Color::Yellow),
             ),
             Row::Empty => {
@@ -398,7 +429,11 @@ fn comment_line(changes: &Changes, index: usize) -> Line<'static> {
     ])
 }
 
-/// The commit dialog over `area`: the message, and what Enter and Esc do.
+/// Files the commit dialog names before it says how many more.
+const COMMIT_LISTED: usize = 8;
+
+/// The commit dialog over `area`: the message, exactly the files the commit takes, what it
+/// leaves out, and what Enter and Esc do.
 fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = changes
         .prompt
@@ -407,8 +442,66 @@ fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
     else {
         return;
     };
+    let dim = Style::default().fg(Color::DarkGray);
+    let snapshot = &changes.snapshot;
+    let files = &snapshot.files;
+    let mut text = vec![Line::from(vec![
+        Span::raw(prompt.edit.text().to_owned()),
+        Span::styled("▏", Style::default().fg(Color::Cyan)),
+    ])];
+    if let (Some(subject), Some(pending)) = (&changes.prepared_subject, &snapshot.pending)
+        && prompt.edit.text() == subject
+    {
+        text.push(Line::styled(
+            format!(
+                "git's message for the {} (MERGE_MSG); Enter commits it whole",
+                pending.operation
+            ),
+            dim,
+        ));
+    }
+    text.push(Line::default());
+    text.push(Line::styled(
+        format!(
+            "Commits exactly these {} file(s), as the work tree has them (hooks run):",
+            files.len()
+        ),
+        dim,
+    ));
+    let width = snapshot.kind_width;
+    for file in files.iter().take(COMMIT_LISTED) {
+        text.push(Line::from(vec![
+            Span::styled(
+                format!("  {:<width$} ", kind_word(file)),
+                Style::default().fg(kind_colour(file, false)),
+            ),
+            Span::raw(display_path(file)),
+        ]));
+    }
+    if files.len() > COMMIT_LISTED {
+        text.push(Line::styled(
+            format!("  … and {} more", files.len() - COMMIT_LISTED),
+            dim,
+        ));
+    }
+    if !snapshot.nested.is_empty() {
+        text.push(Line::styled(
+            format!(
+                "Not committed: {} (a repository of its own)",
+                snapshot
+                    .nested
+                    .iter()
+                    .map(|n| format!("{n}/"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            dim,
+        ));
+    }
+    text.push(Line::styled("Enter commits · Esc cancels", dim));
     let width = area.width.saturating_sub(8).clamp(20, 90).min(area.width);
-    let height = 7.min(area.height);
+    let wanted = u16::try_from(text.len() + 2).unwrap_or(u16::MAX);
+    let height = wanted.min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
@@ -416,24 +509,7 @@ fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
         height,
     };
     Clear.render(popup, buf);
-    let files = changes.snapshot.files.len();
-    let text = vec![
-        Line::from(vec![
-            Span::raw(prompt.edit.text().to_owned()),
-            Span::styled("▏", Style::default().fg(Color::Cyan)),
-        ]),
-        Line::default(),
-        Line::styled(
-            format!("{files} file(s) · git add -A, then git commit (hooks run)"),
-            Style::default().fg(Color::DarkGray),
-        ),
-        Line::styled(
-            "Enter commits · Esc cancels",
-            Style::default().fg(Color::DarkGray),
-        ),
-    ];
     Paragraph::new(text)
-        .wrap(Wrap { trim: false })
         .block(
             Block::default()
                 .borders(Borders::ALL)

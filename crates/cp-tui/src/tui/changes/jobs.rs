@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cp_git::Git;
+use cp_git::{Git, ReadOptions};
 
 use crate::tui::background::{Job, Reporter};
 use crate::tui::events::AppEvent;
@@ -17,10 +17,15 @@ use super::snapshot::Snapshot;
 pub struct Refresh {
     pub dir: PathBuf,
     pub generation: u64,
-    /// The last reading, whose highlighting is reused for files that did not change.
+    /// The last reading: its untracked files that did not change are not read again, and
+    /// the highlighting of files that did not change is reused.
     pub previous: Arc<Snapshot>,
     /// Diff against this commit instead of `HEAD` (a workflow phase's start).
     pub base: Option<String>,
+    /// Files the person asked to see in full (`l`).
+    pub load: Vec<String>,
+    /// The selected file, highlighted first.
+    pub selected: Option<String>,
 }
 
 impl Job for Refresh {
@@ -34,13 +39,20 @@ impl Job for Refresh {
 
     fn run(self, _progress: &Reporter) -> Option<AppEvent> {
         let git = Git { path_env: None };
-        let base = self.base.as_deref();
+        let options = ReadOptions {
+            base: self.base.as_deref(),
+            previous: &self.previous.files,
+            load: &self.load,
+        };
         let result = git
             .repo_root(&self.dir)
-            .and_then(|root| Ok((git.diff_from(&root, base)?, root)))
-            .map(|(files, root)| {
-                let mut snapshot = Snapshot::reusing(root, files, &self.previous);
+            .and_then(|root| Ok((git.review(&root, &options)?, root)))
+            .map(|(review, root)| {
+                let pending = git.pending_operation(&root);
+                let mut snapshot =
+                    Snapshot::of_review(root, review, &self.previous, self.selected.as_deref());
                 snapshot.base.clone_from(&self.base);
+                snapshot.pending = pending;
                 Arc::new(snapshot)
             })
             .map_err(|e| {
@@ -97,15 +109,15 @@ impl Job for Act {
         let result = match &self.action {
             Action::RevertHunk { file, hunk } => match file.hunks.get(*hunk) {
                 Some(h) => git
-                    .revert_hunk(&self.root, file, h)
+                    .revert_hunk_to(&self.root, file, h, self.base.as_deref())
                     .map(|()| self.action.describe()),
                 None => Ok(String::new()),
             },
             Action::RevertFile(file) => git
                 .revert_file_to(&self.root, file, self.base.as_deref())
                 .map(|()| self.action.describe()),
-            Action::Commit(message) => git
-                .commit_all(&self.root, message)
+            Action::Commit { message, files } => git
+                .commit_files(&self.root, files, message)
                 .map(|head| format!("committed {head}")),
         };
         Some(AppEvent::Changes(ChangesMsg::Done {

@@ -32,6 +32,10 @@ pub const HSCROLL_STEP: usize = 8;
 /// While the agent works (or the panel is shown), the changes are read again this often.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
 
+/// A reading that took long waits this many times as long before the next timed one, so
+/// reading a huge tree never takes more than a tenth of a core.
+const SLOW_READING_FACTOR: u32 = 10;
+
 /// Which half of the panel has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pane {
@@ -68,7 +72,10 @@ pub struct RefreshState {
     /// Something changed since that reading started: read again when it ends.
     pub wanted: bool,
     pub generation: u64,
+    /// When the last reading started.
     pub last: Option<Instant>,
+    /// How long the last reading took.
+    pub took: Duration,
 }
 
 impl Default for RefreshState {
@@ -78,7 +85,15 @@ impl Default for RefreshState {
             wanted: true,
             generation: 0,
             last: None,
+            took: Duration::ZERO,
         }
+    }
+}
+
+impl RefreshState {
+    /// The time between timed readings: [`REFRESH_EVERY`], longer after a slow reading.
+    pub fn interval(&self) -> Duration {
+        REFRESH_EVERY.max(self.took * SLOW_READING_FACTOR)
     }
 }
 
@@ -127,6 +142,9 @@ pub struct Changes {
     pub send_queued: bool,
     /// A revert waiting for the person's yes.
     pub pending: Option<msg::Action>,
+    /// The commit dialog offers git's prepared message (a merge's): its first line, which
+    /// Enter left unchanged commits with git's whole message.
+    pub prepared_subject: Option<String>,
     /// A git action runs.
     pub acting: bool,
     /// The commit `HEAD` named when the workflow's current phase started.
@@ -326,12 +344,21 @@ impl Changes {
         self.relayout();
     }
 
-    /// Shows a summarised file's diff anyway.
-    pub fn load_anyway(&mut self) {
-        if let Some(path) = self.selected_file().map(|f| f.path.clone()) {
-            self.loaded.insert(path);
-            self.relayout();
-        }
+    /// Shows a summarised file's diff anyway; returns whether it must be read first (a
+    /// binary file's bytes, a new file not read yet).
+    pub fn load_anyway(&mut self) -> bool {
+        let Some(file) = self.selected_file() else {
+            return false;
+        };
+        let path = file.path.clone();
+        let read = file.hunks.is_empty()
+            && matches!(
+                file.summary,
+                Some(cp_git::Summary::Binary | cp_git::Summary::Unread)
+            );
+        self.loaded.insert(path);
+        self.relayout();
+        read
     }
 
     /// Moves to the next place that contains `query` (case-insensitive), after the cursor
@@ -396,7 +423,7 @@ impl Changes {
                     && self
                         .refresh
                         .last
-                        .is_none_or(|t| t.elapsed() >= REFRESH_EVERY)))
+                        .is_none_or(|t| t.elapsed() >= self.refresh.interval())))
     }
 }
 

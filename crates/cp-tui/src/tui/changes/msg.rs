@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cp_git::FileDiff;
+use cp_git::{CommitMessage, FileDiff};
 
 use super::snapshot::Snapshot;
 
@@ -28,9 +28,16 @@ pub enum ChangesMsg {
 /// A git action the person confirmed.
 #[derive(Debug, Clone)]
 pub enum Action {
-    RevertHunk { file: FileDiff, hunk: usize },
-    RevertFile(FileDiff),
-    Commit(String),
+    RevertHunk {
+        file: Box<FileDiff>,
+        hunk: usize,
+    },
+    RevertFile(Box<FileDiff>),
+    /// Commit exactly `files` (the list the commit dialog showed).
+    Commit {
+        message: CommitMessage,
+        files: Vec<FileDiff>,
+    },
 }
 
 impl Action {
@@ -41,7 +48,7 @@ impl Action {
                 format!("reverted hunk {} of {}", hunk + 1, file.path)
             }
             Self::RevertFile(file) => format!("reverted {}", file.path),
-            Self::Commit(_) => "committed".to_owned(),
+            Self::Commit { .. } => "committed".to_owned(),
         }
     }
 }

@@ -23,6 +23,7 @@ mod runner;
 mod state;
 mod test_output;
 mod testing;
+mod warm;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -43,6 +44,10 @@ pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict}
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
+pub use warm::{
+    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,
+    current_warm_run, warm_record_path, warm_run,
+};
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
@@ -224,7 +229,13 @@ impl StopGate {
         let quiet_turn = !gate && !changed_since_told && !last_failed;
         if !quiet_turn && (last_failed || (triggers && !tested_this_tree)) {
             let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
-            self.run_tests(input, &repo, failed_before.unwrap_or_default(), &mut report);
+            self.run_tests_warm(
+                input,
+                &repo,
+                failed_before.unwrap_or_default(),
+                &current,
+                &mut report,
+            );
             if !report.tests.is_empty() {
                 // Tests may touch tracked files (lock files, snapshots); those are not the
                 // agent's changes, so remember the tree as it is after the run.

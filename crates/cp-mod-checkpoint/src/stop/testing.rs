@@ -288,6 +288,7 @@ impl StopGate {
             why: Some(why),
             missing: None,
             usual_ms: durations.usual_ms(&command, &cwd),
+            warm: None,
         };
         if let Some(evidence) = missing_before_run(&cwd) {
             outcome.missing = Some(MissingTool {

@@ -2,8 +2,7 @@
 //! gate's panel.
 
 use cp_base::{
-    BatchChanges, BatchResponse, Module, Tool, ToolDef, ToolEnv, ToolOutcome, ToolResult,
-    ToolTable,
+    BatchChanges, BatchResponse, Module, Tool, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,7 +50,8 @@ impl CheckpointModule {
     /// Reloads the panel when the stop gate state file or the warm-run record changed (a
     /// hook process, the agent loop or a warm run wrote it). Returns whether it changed.
     fn refresh(&mut self, env: &ToolEnv) -> bool {
-        let modified = |path: &std::path::Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let modified =
+            |path: &std::path::Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
         let state = modified(&env.project.state_dir(&env.worker).join(STATE_FILE));
         let warm = modified(&warm_record_path(&env.project));
         let mut changed = false;

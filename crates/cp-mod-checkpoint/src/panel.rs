@@ -45,7 +45,10 @@ impl StopGatePanel {
     /// A time in milliseconds since the Unix epoch, as local time of day.
     fn clock(&self, ms: u64) -> String {
         const FORMAT: &str = "%H:%M:%S";
-        let Some(at) = i64::try_from(ms).ok().and_then(DateTime::from_timestamp_millis) else {
+        let Some(at) = i64::try_from(ms)
+            .ok()
+            .and_then(DateTime::from_timestamp_millis)
+        else {
             return String::new();
         };
         match self.utc_offset {
@@ -89,13 +92,14 @@ impl StopGatePanel {
             WarmPhase::Cancelled { why } => (format!("ended: {why}"), dim),
         };
         let mut out = vec![Line::from(vec![
-            Span::styled(
-                "Warm run: ",
-                Style::default().add_modifier(Modifier::BOLD),
-            ),
+            Span::styled("Warm run: ", Style::default().add_modifier(Modifier::BOLD)),
             Span::styled(state, style),
             Span::styled(
-                format!(" · after {} at {}", warm.change, self.clock(warm.requested_at_ms)),
+                format!(
+                    " · after {} at {}",
+                    warm.change,
+                    self.clock(warm.requested_at_ms)
+                ),
                 dim,
             ),
         ])];

@@ -2,6 +2,7 @@
 //! test commands.
 
 mod util;
+mod warm;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -499,7 +500,7 @@ fn tests_disabled_by_an_empty_command() {
 #[test]
 fn invalid_config_is_rejected_with_a_clear_error() {
     let mut config = preset("true", 10);
-    config.tests.as_mut().unwrap().timeout_secs = 0;
+    config.tests.as_mut().unwrap().timeout_secs = Some(0);
     let err = StopGate::new(config).unwrap_err().to_string();
     assert!(err.contains("timeout_secs"), "{err}");
 }

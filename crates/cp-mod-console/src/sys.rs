@@ -105,6 +105,30 @@ pub(crate) fn lower_priority(pgid: u32, nice: u8) {
     }
 }
 
+/// Puts the session led by `pgid` back to normal priority (see [`lower_priority`]): its
+/// autogroup, which any process of the user may set back to 0 (the kernel takes one change
+/// every 100 ms, so a refused one is retried for a moment), and the group's own niceness
+/// when this process may raise priority (otherwise that is left as it is).
+pub(crate) fn restore_priority(pgid: u32) {
+    let path = format!("/proc/{pgid}/autogroup");
+    for _ in 0..10 {
+        let set = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| io::Write::write_all(&mut f, b"0"));
+        match set {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            _ => break,
+        }
+    }
+    let who: libc::id_t = pgid;
+    // SAFETY: setpriority takes plain integers and touches no memory. EACCES (no privilege to
+    // raise priority) leaves the niceness as it was, which is all this can do then.
+    let _ = unsafe { libc::setpriority(libc::PRIO_PGRP, who, 0) };
+}
+
 /// How a reaped child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RawExit {

@@ -513,6 +513,25 @@ fn a_niced_console_and_everything_it_starts_run_at_low_priority() {
     if autogroups {
         assert!(out.ends_with(" nice 19"), "{out}");
     }
+    // Someone waits for it now: back to normal priority, as far as the user may (the
+    // session's autogroup always).
+    let s = p
+        .client
+        .spawn(
+            SpawnSpec::new(
+                "while [ ! -e go ]; do sleep 0.05; done; cat /proc/self/autogroup",
+                &p.root,
+            )
+            .nice(19),
+        )
+        .unwrap();
+    s.restore_priority().unwrap();
+    std::fs::write(p.root.join("go"), "").unwrap();
+    s.wait_exit(LONG).unwrap();
+    if autogroups {
+        let out = s.tail(1).unwrap();
+        assert!(out.ends_with(" nice 0"), "{out}");
+    }
     // Without the field, normal priority.
     let s = p.spawn("ps -o ni= -p $$ | tr -d ' '");
     s.wait_exit(LONG).unwrap();

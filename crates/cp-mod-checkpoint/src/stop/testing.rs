@@ -109,9 +109,7 @@ impl StopGate {
             return configured;
         }
         let learned = usual_ms.map_or(0, |ms| ms.div_ceil(1000).saturating_mul(2));
-        learned
-            .min(MAX_LEARNED_TIMEOUT_SECS)
-            .max(DEFAULT_TEST_TIMEOUT_SECS)
+        learned.clamp(DEFAULT_TEST_TIMEOUT_SECS, MAX_LEARNED_TIMEOUT_SECS)
     }
 
     /// Runs the configured or detected test commands; the caller decides whether they are

@@ -59,8 +59,17 @@ impl StopGate {
         };
         let tree = stop_tree(self, repo, changed_set);
         let key = run_key(&tree, &runs, |cwd| self.run_env(cwd));
-        let limit = runs.iter().map(|r| r.timeout_secs).max().unwrap_or_default();
-        match self.find(&file, input.project.root(), &key, Duration::from_secs(limit)) {
+        let limit = runs
+            .iter()
+            .map(|r| r.timeout_secs)
+            .max()
+            .unwrap_or_default();
+        match self.find(
+            &file,
+            input.project.root(),
+            &key,
+            Duration::from_secs(limit),
+        ) {
             Found::Verdict(mut outcomes, used) => {
                 for outcome in &mut outcomes {
                     outcome.warm = Some(used.clone());
@@ -133,6 +142,10 @@ impl StopGate {
         };
         let started = Instant::now();
         tracing::info!("stop gate: waiting for the warm run of this tree (console {console})");
+        // The agent waits for it now: it no longer yields the CPU.
+        if let Err(e) = handle.restore_priority() {
+            tracing::debug!("warm run console {console}: priority not restored: {e}");
+        }
         let waited = console_runner::wait_or_cancel(&handle, limit, &self.cancel);
         match waited {
             Ok((_, true)) => Found::Cancelled,
@@ -143,8 +156,7 @@ impl StopGate {
                 Some(verdict) => Found::Verdict(
                     verdict.outcomes.clone(),
                     WarmUse::Waited {
-                        waited_ms: u64::try_from(started.elapsed().as_millis())
-                            .unwrap_or(u64::MAX),
+                        waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                     },
                 ),
                 // It ended without a verdict (the tree changed under it, it was cut off).

@@ -196,7 +196,9 @@ pub fn cancel_warm_run(project: &Project, why: &str) {
         if !current.phase.is_active() {
             return None;
         }
-        current.phase = WarmPhase::Cancelled { why: why.to_owned() };
+        current.phase = WarmPhase::Cancelled {
+            why: why.to_owned(),
+        };
         current.console.clone()
     });
     if let Some(console) = console {
@@ -244,10 +246,21 @@ mod tests {
         };
         assert_eq!(describe(&batch), "File_edit src/a.py");
         let batch = BatchChanges {
-            calls: vec![call("Edit a.py", 1), call("Write b.py", 2), call("Edit c.py", 1)],
+            calls: vec![
+                call("Edit a.py", 1),
+                call("Write b.py", 2),
+                call("Edit c.py", 1),
+            ],
         };
         assert_eq!(describe(&batch), "Edit a.py and 2 more");
         let long = "x".repeat(500);
-        assert_eq!(describe(&BatchChanges { calls: vec![call(&long, 1)] }).chars().count(), 120);
+        assert_eq!(
+            describe(&BatchChanges {
+                calls: vec![call(&long, 1)]
+            })
+            .chars()
+            .count(),
+            120
+        );
     }
 }

@@ -98,12 +98,11 @@ pub fn warm_run(
             return Ok(());
         }
         match run.once(&gate) {
-            Ok(Attempt::Finished) => return Ok(()),
             Ok(Attempt::TreeChanged) if attempt == 0 => {
                 println!("The tree changed while the tests ran; once more on the tree as it is.");
                 std::thread::sleep(quiet);
             }
-            Ok(Attempt::TreeChanged) => return Ok(()),
+            Ok(Attempt::Finished | Attempt::TreeChanged) => return Ok(()),
             Err(why) => {
                 println!("No warm run: {why}");
                 run.set_phase(WarmPhase::Skipped { why });
@@ -257,9 +256,10 @@ impl Run<'_> {
             .collect();
         let elapsed = started.elapsed();
         let after = self.listing(gate).map(|l| l.tree);
-        if let Some(cut) = outcomes.iter().find(|o| {
-            matches!(o.verdict(), TestVerdict::TimedOut | TestVerdict::Stopped)
-        }) {
+        if let Some(cut) = outcomes
+            .iter()
+            .find(|o| matches!(o.verdict(), TestVerdict::TimedOut | TestVerdict::Stopped))
+        {
             let why = format!(
                 "`{}` did not finish ({}); what it built stays built",
                 cut.command,
@@ -296,7 +296,10 @@ impl Run<'_> {
             "Warm run done in {:.1} s: {} (HEAD {}).",
             elapsed.as_secs_f64(),
             if passed { "passed" } else { "not passed" },
-            listing.head.as_deref().map_or("none", |h| &h[..h.len().min(7)]),
+            listing
+                .head
+                .as_deref()
+                .map_or("none", |h| &h[..h.len().min(7)]),
         );
         Ok(Attempt::Finished)
     }

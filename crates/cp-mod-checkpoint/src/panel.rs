@@ -448,10 +448,14 @@ mod tests {
     use crate::stop::CategoryFiles;
 
     fn draw(panel: &StopGatePanel) -> String {
+        draw_wide(panel, 80)
+    }
+
+    fn draw_wide(panel: &StopGatePanel, width: u16) -> String {
         let panel = panel
             .clone()
             .with_utc_offset(FixedOffset::east_opt(3600).unwrap());
-        let mut terminal = Terminal::new(TestBackend::new(80, 20)).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(width, 20)).unwrap();
         terminal
             .draw(|f| panel.render(f.area(), f.buffer_mut(), &PanelView::default()))
             .unwrap();
@@ -539,6 +543,44 @@ mod tests {
         assert!(text.contains("earlier run"), "{text}");
         // 03:00 UTC shown at UTC+1.
         assert!(text.contains("2026-11-22 04:00:00"), "{text}");
+    }
+
+    #[test]
+    fn the_warm_run_is_shown_running_then_done_and_reused() {
+        // 2026-11-22 03:00:00 UTC, shown at UTC+1.
+        let at = 1_795_316_400_000;
+        let mut panel = StopGatePanel::new(Some(report()));
+        assert!(!draw(&panel).contains("Warm run"));
+        let mut warm = WarmRun {
+            console: None,
+            change: "Edit src/app.py".into(),
+            requested_at_ms: at,
+            phase: WarmPhase::Running {
+                key: "k".into(),
+                commands: vec!["pytest -q".into()],
+                started_at_ms: at + 1_000,
+            },
+            used: None,
+        };
+        panel.set_warm(Some(warm.clone()));
+        let text = draw_wide(&panel, 120);
+        assert!(
+            text.contains("Warm run: running `pytest -q` since 04:00:01 (low priority)"),
+            "{text}"
+        );
+        assert!(text.contains("after Edit src/app.py at 04:00:00"), "{text}");
+        warm.phase = WarmPhase::Done {
+            key: "k".into(),
+            passed: true,
+            elapsed_ms: 6_200,
+        };
+        warm.used = Some(WarmUse::Reused {
+            finished_at_ms: at + 7_200,
+        });
+        panel.set_warm(Some(warm));
+        let text = draw_wide(&panel, 120);
+        assert!(text.contains("Warm run: done, passed in 6.2s"), "{text}");
+        assert!(text.contains("the stop took its verdict"), "{text}");
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub fn warm_record_path(project: &Project) -> PathBuf {
 #[derive(Debug)]
 pub struct WarmLauncher {
     exe: PathBuf,
+    /// Variables set for the warm run over what this process has (see [`PASSED_ENV`]).
+    env: Vec<(String, String)>,
     /// The last project's client, kept so a long-lived host connects once.
     client: Mutex<Option<ConsoleClient>>,
 }
@@ -80,8 +82,17 @@ impl WarmLauncher {
     pub fn new(exe: impl Into<PathBuf>) -> Self {
         Self {
             exe: exe.into(),
+            env: Vec::new(),
             client: Mutex::new(None),
         }
+    }
+
+    /// Sets `name` to `value` for the warm runs, over what this process has: a host whose
+    /// edits run in another environment than its own (a benchmark's own trust store).
+    #[must_use]
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
     }
 
     /// After `batch` changed files of `project` (made by `worker`'s agent), asks the console
@@ -135,6 +146,9 @@ impl WarmLauncher {
             if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
                 spec = spec.env(name, value);
             }
+        }
+        for (name, value) in &self.env {
+            spec = spec.env(name.clone(), value.clone());
         }
         let client = self.client_for(root)?;
         client.spawn(spec).map(drop)

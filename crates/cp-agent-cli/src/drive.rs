@@ -10,11 +10,12 @@ use cp_orchestrate::{SessionControl, SessionEnd, ToolRecord};
 use crate::hook_report::ReportReader;
 use crate::item::{Item, input_paths};
 use crate::process::{AgentProcess, Next};
-use crate::progress::{Progress, ProgressEvent, shorten};
+use crate::progress::{Progress, ProgressEvent};
 use crate::session_log::SessionLog;
 use crate::transcript::Transcript;
 use crate::wired::{WiredCheck, unwired_message};
 use cp_base::CancelToken;
+use cp_base::text::fit_end;
 
 /// How often the driver looks at the stop flag while the agent is quiet.
 const POLL: Duration = Duration::from_millis(100);
@@ -194,7 +195,7 @@ pub fn drive(mut inv: Invocation<'_>, progress: &mut Progress) -> Outcome {
             "{} exited ({}) before finishing its turn: {}",
             inv.agent,
             status.map_or_else(|| "killed".to_owned(), |s| s.to_string()),
-            shorten(inv.process.stderr_excerpt().trim(), 2000)
+            fit_end(inv.process.stderr_excerpt().trim(), 2000)
         )),
     };
     Outcome {
@@ -285,7 +286,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             progress(&ProgressEvent::ToolCall {
                 id: id.clone(),
                 name: name.clone(),
-                summary: shorten(&input.to_string(), 100),
+                summary: fit_end(&input.to_string(), 100),
             });
             if let Some(control) = inv.control {
                 let paths = input_paths(&input)
@@ -301,7 +302,7 @@ fn handle(inv: &mut Invocation<'_>, watch: &mut Watch, item: Item, progress: &mu
             progress(&ProgressEvent::ToolResult {
                 id,
                 is_error,
-                summary: shorten(text.lines().next().unwrap_or(""), 100),
+                summary: fit_end(text.lines().next().unwrap_or(""), 100),
                 text,
             });
         }
@@ -396,7 +397,7 @@ fn api_refusal(agent: &str, message: &str) -> Option<String> {
         .unwrap_or("");
     Some(format!(
         "{agent}'s request was refused by the model's API (HTTP {code} {status}: {})",
-        shorten(said.trim(), 300)
+        fit_end(said.trim(), 300)
     ))
 }
 

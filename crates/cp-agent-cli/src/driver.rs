@@ -6,7 +6,9 @@
 //! tool boundary, the resume and the handoff turn are the same for every agent.
 
 use cp_base::CancelToken;
-use cp_orchestrate::{DriverError, Handoff, SessionControl, SessionDriver, SessionEnd};
+use cp_orchestrate::{
+    DriverError, Handoff, SESSION_BASE_ENV, SessionControl, SessionDriver, SessionEnd,
+};
 
 use crate::binary::AgentBinary;
 use crate::interactive::CliRunner;
@@ -88,9 +90,16 @@ impl CliRunner for CliDriver {
 impl SessionDriver for CliDriver {
     fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
         let (prompt, session_args) = self.session.fresh_or_resumed(prompt);
-        let command = self
+        let mut command = self
             .agent
             .session_command(&self.session, &prompt, &session_args);
+        // The stop gate behind the agent's hooks checks what the phase committed since it
+        // began, a restart's auto-commit included.
+        if let Some(base) = control.base()
+            && let Ok(json) = serde_json::to_string(base)
+        {
+            command.env(SESSION_BASE_ENV, json);
+        }
         self.session.run(command, control)
     }
 

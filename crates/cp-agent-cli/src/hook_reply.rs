@@ -6,13 +6,16 @@
 
 use serde_json::{Value, json};
 
-/// The two kinds of hook event.
+/// The kinds of hook event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     /// After a file edit tool: fire callbacks.
     AfterEdit,
     /// The agent ends its turn: run the stop gate.
     Stop,
+    /// The agent's session begins: record where HEAD is, so the stop gate checks what the
+    /// session commits as well as what it leaves uncommitted. Nothing is said to the agent.
+    SessionStart,
 }
 
 /// The decision of a hook, before formatting.

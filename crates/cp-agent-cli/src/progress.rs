@@ -89,17 +89,6 @@ impl fmt::Display for ProgressEvent {
 /// Receives [`ProgressEvent`]s as they happen (from the thread running the session).
 pub type Progress = Box<dyn FnMut(&ProgressEvent) + Send>;
 
-/// Shortens `text` to `max` characters with an ellipsis.
-pub fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    format!(
-        "{}…",
-        text.chars().take(max.saturating_sub(1)).collect::<String>()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +100,5 @@ mod tests {
             window: Some(20_000),
         };
         assert_eq!(usage.to_string(), "context 95.0% (19000/20000 tokens)");
-        assert_eq!(shorten("abcdef", 4), "abc…");
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use crate::progress::shorten;
+use cp_base::text::fit_end;
 
 /// How much of the conversation is kept, in characters of its entries: the oldest go first.
 const KEEP_CHARS: usize = 24_000;
@@ -61,7 +61,7 @@ impl Transcript {
 
     /// Records a prompt sent to the agent.
     pub fn prompt(&mut self, text: &str) {
-        self.push(Entry::Prompt(shorten(text.trim(), TEXT_CHARS)));
+        self.push(Entry::Prompt(fit_end(text.trim(), TEXT_CHARS)));
     }
 
     /// Records a piece of the agent's text; pieces streamed one after another join.
@@ -80,7 +80,7 @@ impl Transcript {
     pub fn tool_call(&mut self, name: &str, input: &serde_json::Value) {
         self.push(Entry::ToolCall {
             name: name.to_owned(),
-            input: shorten(&input.to_string(), TOOL_CHARS),
+            input: fit_end(&input.to_string(), TOOL_CHARS),
         });
     }
 
@@ -88,7 +88,7 @@ impl Transcript {
     pub fn tool_result(&mut self, is_error: bool, text: &str) {
         self.push(Entry::ToolResult {
             is_error,
-            text: shorten(text.trim(), TOOL_CHARS),
+            text: fit_end(text.trim(), TOOL_CHARS),
         });
     }
 

@@ -8,14 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cp_base::{Registry, ToolEnv};
 use cp_orchestrate::{
-    DriverError, Handoff, SessionControl, SessionDriver, SessionEnd, StopCheck, ToolRecord,
+    DriverError, Handoff, SessionControl, SessionDriver, SessionEnd, StopCheck, StopHandle,
+    StopReason, ToolRecord,
 };
 use serde_json::Value;
 
 use super::inbox::AgentInbox;
-use super::turn::{
-    AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn,
-};
+use super::turn::{AgentEvent, StopGateMode, TurnContext, TurnEnd, run_turn};
 use cp_llm::{CancelToken, Message, Provider};
 
 /// Where a driver's turn events go: the TUI's channel, or progress lines on a terminal.
@@ -28,7 +27,7 @@ pub struct BuiltinDriver {
     env: ToolEnv,
     sink: EventSink,
     cancel: CancelToken,
-    stop: StopControl,
+    stop: StopHandle,
     stop_gate: StopGateMode,
     messages: Vec<Message>,
     /// The first session continues `messages` instead of starting from the prompt.
@@ -53,7 +52,7 @@ impl BuiltinDriver {
             env,
             sink,
             cancel: CancelToken::new(),
-            stop: StopControl::default(),
+            stop: StopHandle::default(),
             stop_gate: StopGateMode::VerifyOnly(stop_gate),
             messages: Vec::new(),
             continuing: false,
@@ -87,7 +86,7 @@ impl BuiltinDriver {
 
     /// Shares the UI's cancel token (Esc) and stop control (reload).
     #[must_use]
-    pub fn with_controls(mut self, cancel: CancelToken, stop: StopControl) -> Self {
+    pub fn with_controls(mut self, cancel: CancelToken, stop: StopHandle) -> Self {
         self.cancel = cancel;
         self.stop = stop;
         self
@@ -126,6 +125,7 @@ impl BuiltinDriver {
             cancel: self.cancel.clone(),
             stop: stop.clone(),
             stop_gate: mode,
+            base: control.base().cloned(),
         };
         // Calls of the batch in flight, by id, to pair them with their results.
         let pending: Mutex<HashMap<String, (String, String)>> = Mutex::new(HashMap::new());

@@ -13,7 +13,8 @@
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
-//! use cp_agent::{AgentInbox, StopGateMode, StopControl, TurnContext, TurnEnd, run_turn};
+//! use cp_agent::{AgentInbox, StopGateMode, TurnContext, TurnEnd, run_turn};
+//! use cp_orchestrate::StopHandle;
 //! use cp_base::{Module, Notifier, Project, Registry, ToolDef, ToolEnv, ToolOutcome, ToolResult,
 //!               WorkerId};
 //! use cp_llm::{CancelToken, ContentBlock, LlmError, Message, Provider, ProviderConfig, Request,
@@ -62,8 +63,9 @@
 //!     env: ToolEnv::new(Project::at("/tmp"), WorkerId::default(), Notifier::new()),
 //!     inbox: AgentInbox::default(),
 //!     cancel: CancelToken::new(),
-//!     stop: StopControl::default(),
+//!     stop: StopHandle::default(),
 //!     stop_gate: StopGateMode::Off,
+//!     base: None,
 //! };
 //! let (messages, end) = run_turn(&ctx, vec![Message::user_text("Greet Ada.")], &|_event| {});
 //! assert_eq!(end, TurnEnd::Done);
@@ -83,6 +85,6 @@ pub use driver::{BuiltinDriver, EventSink};
 pub use inbox::AgentInbox;
 pub use prompt::{panel_context, system_prompt};
 pub use turn::{
-    AgentEvent, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn, spawn_turn,
+    AgentEvent, STOP_GATE_RUNNING, StopGateMode, TurnContext, TurnEnd, run_turn, spawn_turn,
 };
 pub use usage::UsageMeter;

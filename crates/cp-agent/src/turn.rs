@@ -1,10 +1,13 @@
 //! One agent turn, from a user message to the model's final answer, on a worker thread.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cp_base::{Registry, ToolEnv, ToolResult};
-use cp_orchestrate::{Decision, MAX_MAX_BLOCKS, StopCheck, StopInput, StopVerdict};
+use cp_git::{Git, Head};
+use cp_orchestrate::{
+    Decision, MAX_MAX_BLOCKS, StopCheck, StopHandle, StopInput, StopReason, StopVerdict,
+};
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
@@ -23,8 +26,10 @@ pub enum AgentEvent {
     /// Results of the batch, by call id.
     ToolResults(Vec<(String, ToolResult)>),
     Usage(Usage),
-    /// A short status line (retrying, running the stop gate…).
+    /// A short status line (retrying, …), for the person.
     Status(String),
+    /// The stop gate started checking the end of the turn (its tests may run now).
+    StopGateRunning,
     /// The stop gate blocked the end of the turn with this message.
     StopGateBlocked(String),
     /// The stop gate's block limit let the agent stop with work left; for the person.
@@ -44,6 +49,9 @@ pub enum AgentEvent {
     Finished(TurnEnd),
 }
 
+/// How [`AgentEvent::StopGateRunning`] reads in a status line.
+pub const STOP_GATE_RUNNING: &str = "running the stop gate…";
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnEnd {
@@ -57,35 +65,6 @@ pub enum TurnEnd {
     Stopped(StopReason),
 }
 
-/// Why a graceful stop was requested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    Restart = 1,
-    Reload = 2,
-}
-
-/// Lets the host ask a running turn to stop after its current tool batch.
-#[derive(Debug, Clone, Default)]
-pub struct StopControl(Arc<AtomicU8>);
-
-impl StopControl {
-    pub fn request(&self, reason: StopReason) {
-        self.0.store(reason as u8, Ordering::SeqCst);
-    }
-
-    pub fn requested(&self) -> Option<StopReason> {
-        match self.0.load(Ordering::SeqCst) {
-            1 => Some(StopReason::Restart),
-            2 => Some(StopReason::Reload),
-            _ => None,
-        }
-    }
-
-    pub fn clear(&self) {
-        self.0.store(0, Ordering::SeqCst);
-    }
-}
-
 /// Everything a turn needs.
 pub struct TurnContext {
     pub provider: Arc<dyn Provider>,
@@ -93,9 +72,13 @@ pub struct TurnContext {
     pub env: ToolEnv,
     pub inbox: AgentInbox,
     pub cancel: CancelToken,
-    pub stop: StopControl,
+    pub stop: StopHandle,
     /// What the stop gate does when the model ends its turn.
     pub stop_gate: StopGateMode,
+    /// Where HEAD was when the session began (a workflow phase: before its first session);
+    /// `None`: the turn is the session, and HEAD is read when it starts. The stop gate checks
+    /// what was committed since as well as what is not.
+    pub base: Option<Head>,
 }
 
 /// How the stop gate takes part in a turn, and which stop gate it is (the host gives the
@@ -214,6 +197,11 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
     let mut gate_blocks = 0;
     // Each turn is one agent session for the stop gate's block count.
     let session = turn_session_id();
+    let base = match (&ctx.base, ctx.stop_gate.check()) {
+        (Some(base), _) => Some(base.clone()),
+        (None, Some(_)) => head_now(&ctx.env.project),
+        (None, None) => None,
+    };
     loop {
         deliver_inbox(&ctx.inbox, history);
         request.messages = std::mem::take(&mut history.messages);
@@ -252,7 +240,7 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
             if gate_blocks > MAX_MAX_BLOCKS {
                 return TurnEnd::Done;
             }
-            let Some(outcome) = run_stop_gate(ctx, check, &session, sink) else {
+            let Some(outcome) = run_stop_gate(ctx, check, &session, base.as_ref(), sink) else {
                 return TurnEnd::Done;
             };
             // Esc during the stop gate's test run killed it: its verdict means nothing.
@@ -360,14 +348,16 @@ fn run_stop_gate(
     ctx: &TurnContext,
     check: &dyn StopCheck,
     session: &str,
+    base: Option<&Head>,
     sink: &dyn Fn(AgentEvent),
 ) -> Option<StopVerdict> {
-    sink(AgentEvent::Status("running the stop gate…".into()));
+    sink(AgentEvent::StopGateRunning);
     let input = StopInput {
         project: ctx.env.project.clone(),
         worker: ctx.env.worker.clone(),
         session: session.to_owned(),
         gate_commits: matches!(ctx.stop_gate, StopGateMode::Full(_)),
+        base: base.cloned(),
     };
     match check.check(&input, &ctx.cancel) {
         Ok(verdict) => Some(verdict),
@@ -377,6 +367,16 @@ fn run_stop_gate(
             None
         }
     }
+}
+
+/// Where HEAD of the project's repository is now; `None` without git or a repository (the
+/// stop gate then says why it was skipped).
+fn head_now(project: &cp_base::Project) -> Option<Head> {
+    let git = Git { path_env: None };
+    git.repo_root(project.root())
+        .and_then(|repo| git.head_state(&repo))
+        .map_err(|e| tracing::debug!("where HEAD is, unknown: {e}"))
+        .ok()
 }
 
 /// A session id for one TUI turn, unique across turns and processes.

@@ -70,6 +70,7 @@ mod project;
 mod registry;
 mod schema;
 mod store;
+pub mod text;
 mod tool;
 mod tool_table;
 mod trust;

@@ -275,30 +275,7 @@ impl Git {
             None if self.head(root).is_some() => "HEAD",
             None => EMPTY_TREE,
         };
-        let out = self.run(
-            root,
-            &[
-                "-c",
-                "core.quotePath=false",
-                "-c",
-                "diff.noprefix=false",
-                "-c",
-                "diff.mnemonicPrefix=false",
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-relative",
-                "--full-index",
-                "--submodule=short",
-                "--ignore-submodules=dirty",
-                "-M",
-                "--src-prefix=a/",
-                "--dst-prefix=b/",
-                base,
-                "--",
-            ],
-        )?;
+        let out = self.run_diff(root, &[base])?;
         let mut review = Review {
             files: crate::parse::parse_diff(&out),
             ..Review::default()
@@ -383,4 +360,41 @@ fn summary_of(root: &Path, file: &FileDiff) -> Option<Summary> {
     }
     let bytes = std::fs::symlink_metadata(file.full_path(root)).map_or(0, |m| m.len());
     (bytes > MAX_SHOWN_BYTES).then_some(Summary::LargeFile(bytes))
+}
+
+impl Git {
+    /// `git diff` with the settings a reading relies on whatever the person's config says
+    /// (prefixes, no colour, no external diff or textconv, full blob ids, renames), then
+    /// `args` (what to compare) and `--`.
+    fn run_diff(&self, root: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        let mut all = vec![
+            "-c",
+            "core.quotePath=false",
+            "-c",
+            "diff.noprefix=false",
+            "-c",
+            "diff.mnemonicPrefix=false",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-relative",
+            "--full-index",
+            "--submodule=short",
+            "--ignore-submodules=dirty",
+            "-M",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+        ];
+        all.extend_from_slice(args);
+        all.push("--");
+        self.run(root, &all)
+    }
+
+    /// What is staged: the index against `HEAD`, read as [`Git::diff`] reads the work tree.
+    pub fn staged(&self, root: &Path) -> Result<Vec<FileDiff>, GitError> {
+        Ok(crate::parse::parse_diff(
+            self.run_diff(root, &["--cached", "HEAD"])?,
+        ))
+    }
 }

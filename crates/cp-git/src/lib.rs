@@ -1,5 +1,7 @@
-//! Git as Context Pilot reads it: which files changed in a work tree ([`Git::changed_files`],
-//! one `git status -z` call, the host's own runtime files left out), which changed between two
+//! Git as Context Pilot reads it: which files changed in a work tree and where HEAD is
+//! ([`Git::status`], one `git status --porcelain=v2 -z` call, the host's own runtime files left
+//! out, nested repositories, worktrees and submodules named for what they are), what a session
+//! committed since it began ([`Git::committed_since`]), which files were edited between two
 //! moments ([`WorkTreeSnapshot`], for edits made through a shell), and how to show a long list
 //! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
 //! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named),
@@ -15,16 +17,24 @@
 //! all read the work tree through this crate, so they agree on what "changed" means.
 //!
 //! ```
-//! use cp_git::{FileStatus, ListedFile, parse_porcelain_z, write_bounded};
+//! use cp_git::{EntryKind, FileStatus, ListedFile, parse_porcelain_v2, write_bounded};
 //!
-//! // `git status --porcelain=v1 -z` output: one modified file, one new one.
-//! let files = parse_porcelain_z(b" M src/lib.rs\0?? notes.md\0");
+//! // `git status --porcelain=v2 -z --branch` output: one modified file, one new one, and a
+//! // directory with a repository of its own.
+//! let (head, files) = parse_porcelain_v2(
+//!     b"# branch.oid (initial)\0# branch.head main\0\
+//!       1 .M N... 100644 100644 100644 0a0a 0a0a src/lib.rs\0? notes.md\0? vendor/\0",
+//! );
+//! assert_eq!((head.commit, head.branch.as_deref()), (None, Some("main")));
 //! assert_eq!(files[0].status, FileStatus::Modified);
 //! assert_eq!(files[1].status, FileStatus::Untracked);
+//! // `Git::status` looks into `vendor/`: with a `.git` of its own it is a nested repository,
+//! // never the project's own new file.
+//! assert_eq!(files[0].kind, EntryKind::File);
 //!
-//! let listed: Vec<ListedFile> = files
+//! let listed: Vec<ListedFile> = files[..2]
 //!     .iter()
-//!     .map(|f| ListedFile { path: f.path.clone(), kind: f.status.word(), line: f.display_path() })
+//!     .map(|f| ListedFile { path: f.path.clone(), kind: f.word(), line: f.display_path() })
 //!     .collect();
 //! let mut out = String::new();
 //! write_bounded(&mut out, &listed, "  ");
@@ -33,26 +43,35 @@
 
 mod binary;
 mod commit;
+mod committed;
 mod diff;
 mod file_list;
+mod head;
 mod locks;
 mod parse;
 mod review;
 mod snapshot;
 mod status;
+#[cfg(test)]
+mod test_repo;
 mod untracked;
 mod worktree;
 
 pub use binary::HEX_ROWS;
 pub use commit::{CommitMessage, Pending};
+pub use committed::Committed;
 pub use diff::{
     ChangeKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, ReadOptions,
     Review, Summary,
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use head::Head;
 pub use parse::parse_diff;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
-pub use status::{ChangedFile, FileStatus, Git, GitError, parse_porcelain_z};
+pub use status::{
+    ChangedFile, EntryKind, FileStatus, Git, GitError, SubmoduleChange, WorkTreeStatus,
+    parse_porcelain_v2,
+};
 pub use untracked::{KEPT_BYTES, READ_PER_READING};
 pub use worktree::{MergeOutcome, Repository, WorktreeError};

@@ -95,6 +95,14 @@ pub fn hunk_patch(file: &FileDiff, hunk: &Hunk) -> Vec<u8> {
     out
 }
 
+/// A hunk's lines without its `@@` header (which says where they sit).
+fn hunk_body(hunk: &Hunk) -> &[u8] {
+    hunk.raw
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(&[][..], |end| &hunk.raw[end + 1..])
+}
+
 /// NUL-separated paths, for `--pathspec-from-file=- --pathspec-file-nul`.
 pub(crate) fn pathspec_input<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
     let mut out = Vec::new();
@@ -136,6 +144,13 @@ impl Git {
         let apply = ["apply", "--reverse", "--whitespace=nowarn", "-"];
         let check = ["apply", "--check", "--reverse", "--whitespace=nowarn", "-"];
         self.run_with_input(root, &check, Some(&patch))?;
+        // The index is changed only when it holds this very hunk (staged whole, as the
+        // work tree has it). Whether the reverse patch merely applies to the index is no
+        // proof: with repeated lines it applies at an offset to an index that never held it.
+        let staged = match base {
+            None => self.staged_patch(root, file, hunk)?,
+            Some(_) => None,
+        };
         let check_index = [
             "apply",
             "--cached",
@@ -144,16 +159,38 @@ impl Git {
             "--whitespace=nowarn",
             "-",
         ];
-        let staged = base.is_none()
-            && self
-                .run_with_input(root, &check_index, Some(&patch))
-                .is_ok();
+        let staged = staged.filter(|staged| {
+            self.run_with_input(root, &check_index, Some(staged))
+                .is_ok()
+        });
         self.run_with_input(root, &apply, Some(&patch))?;
-        if staged {
+        if let Some(staged) = staged {
             let apply_index = ["apply", "--cached", "--reverse", "--whitespace=nowarn", "-"];
-            self.run_with_input(root, &apply_index, Some(&patch))?;
+            self.run_with_input(root, &apply_index, Some(&staged))?;
         }
         Ok(())
+    }
+
+    /// The hunk of what is staged (the index against `HEAD`) with the same lines as `hunk`,
+    /// as a patch against the index; none when the index does not hold that change whole.
+    fn staged_patch(
+        &self,
+        root: &Path,
+        file: &FileDiff,
+        hunk: &Hunk,
+    ) -> Result<Option<Vec<u8>>, ReviewError> {
+        let staged = self.staged(root)?;
+        let Some(staged_file) = staged
+            .iter()
+            .find(|f| f.path_bytes == file.path_bytes && f.kind == ChangeKind::Modified)
+        else {
+            return Ok(None);
+        };
+        Ok(staged_file
+            .hunks
+            .iter()
+            .find(|h| hunk_body(h) == hunk_body(hunk))
+            .map(|h| hunk_patch(staged_file, h)))
     }
 
     /// Reverts `file` to the last commit: a tracked file is checked out from `HEAD` (a

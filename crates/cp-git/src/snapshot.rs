@@ -1,10 +1,19 @@
-//! What the work tree looked like at one moment, cheaply: every path `git status` lists, with
-//! its status, size and modification time. Two snapshots tell which files changed between
-//! them even when no edit tool was used — an agent's `sed -i` or `cat > f` through its shell.
+//! What the work tree looked like at one moment, cheaply: every file `git status` lists, with
+//! its status and what `lstat` says of it (size, modification and change times, inode). Two
+//! snapshots tell which files were edited between them even when no edit tool was used — an
+//! agent's `sed -i` or `cat > f` through its shell.
 //!
-//! A clean tracked file that a command edits shows up in `git status`; a file already
-//! modified that is edited again keeps its status but changes size or mtime; a file put back
-//! as committed leaves the list. Each of these is a change. Files git ignores are not seen.
+//! An edit is a change of a file's content, never a change of its git status alone:
+//! - a clean tracked file that a command edits shows up in `git status`: an edit, unless the
+//!   file was not written since the earlier snapshot (`git reset --soft`, `git rm --cached`
+//!   list files whose content did not change);
+//! - a listed file edited again keeps its status but changes size, times or inode: an edit;
+//!   staged or unstaged, its status alone changing is not;
+//! - a file that leaves the list is an edit when it is not as it was (put back as committed);
+//!   one that is exactly as it was was committed (`git add -A && git commit`), not edited.
+//!
+//! Files git ignores are not seen, nor the insides of submodules, nested repositories and
+//! worktrees.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +23,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::status::{FileStatus, Git, GitError};
 
-/// One listed path's state.
+/// File times come from the kernel's coarse clock, which may lag the precise one by a tick:
+/// a file whose change time is older than a snapshot by at least this much was not written
+/// after it.
+const CLOCK_SLACK_NS: u128 = 20_000_000;
+
+/// One listed file's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     /// How it differs from the last commit.
@@ -23,55 +37,113 @@ pub struct Stamp {
     pub size: Option<u64>,
     /// Its modification time in nanoseconds since the epoch, when known.
     pub mtime_ns: Option<u128>,
+    /// Its change time in nanoseconds since the epoch (no tool can set it back), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctime_ns: Option<u128>,
+    /// Its inode (`sed -i` writes a new file), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inode: Option<u64>,
 }
 
-/// The state of every uncommitted path of a repository, by repository-relative path.
+impl Stamp {
+    /// What `lstat` says of `path` now, with `status`.
+    fn of(path: &Path, status: FileStatus) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path).ok();
+        let ctime = meta.as_ref().and_then(|m| {
+            let secs = u128::try_from(m.ctime()).ok()?;
+            let nanos = u128::try_from(m.ctime_nsec()).ok()?;
+            Some(secs * 1_000_000_000 + nanos)
+        });
+        Self {
+            status,
+            size: meta.as_ref().map(std::fs::Metadata::len),
+            mtime_ns: meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos()),
+            ctime_ns: ctime,
+            inode: meta.as_ref().map(MetadataExt::ino),
+        }
+    }
+
+    /// Whether the two stamps are of the same content: same size and times, and the same
+    /// inode and change time where both know them. The status is not compared.
+    fn same_content(&self, other: &Self) -> bool {
+        let agree = |a: Option<u128>, b: Option<u128>| a.is_none() || b.is_none() || a == b;
+        self.size == other.size
+            && self.mtime_ns == other.mtime_ns
+            && agree(self.ctime_ns, other.ctime_ns)
+            && agree(self.inode.map(u128::from), other.inode.map(u128::from))
+    }
+}
+
+/// The state of every uncommitted file of a repository, by repository-relative path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkTreeSnapshot {
     entries: BTreeMap<String, Stamp>,
+    /// When it was taken, in nanoseconds since the epoch (absent in snapshots saved before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    taken_at_ns: Option<u128>,
 }
 
 impl WorkTreeSnapshot {
     /// The snapshot of the repository at `repo_root` now: one `git status`, then one
-    /// `stat` per listed path.
+    /// `lstat` per listed file.
     pub fn take(git: &Git, repo_root: &Path) -> Result<Self, GitError> {
+        let taken_at_ns = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_nanos());
         let files = git.changed_files(repo_root)?;
         let entries = files
             .into_iter()
+            .filter(|file| file.kind.is_file())
             .map(|file| {
-                let meta = std::fs::symlink_metadata(repo_root.join(&file.path)).ok();
-                let stamp = Stamp {
-                    status: file.status,
-                    size: meta.as_ref().map(std::fs::Metadata::len),
-                    mtime_ns: meta
-                        .and_then(|m| m.modified().ok())
-                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                        .map(|d| d.as_nanos()),
-                };
+                let stamp = Stamp::of(&repo_root.join(&file.path), file.status);
                 (file.path, stamp)
             })
             .collect();
-        Ok(Self { entries })
+        Ok(Self {
+            entries,
+            taken_at_ns,
+        })
     }
 
-    /// The paths whose state differs from `earlier`: listed in one and not the other, or
-    /// listed in both with another status, size or mtime. Sorted.
-    pub fn changed_since(&self, earlier: &Self) -> Vec<String> {
+    /// The files of the repository at `repo_root` whose content changed since `earlier`
+    /// (see the module's documentation), sorted.
+    pub fn changed_since(&self, earlier: &Self, repo_root: &Path) -> Vec<String> {
         let mut changed: Vec<String> = self
             .entries
             .iter()
-            .filter(|(path, stamp)| earlier.entries.get(*path) != Some(stamp))
+            .filter(|(path, stamp)| match earlier.entries.get(*path) {
+                Some(before) => !stamp.same_content(before),
+                None => earlier.written_since(stamp),
+            })
             .map(|(path, _)| path.clone())
             .collect();
         changed.extend(
             earlier
                 .entries
-                .keys()
-                .filter(|path| !self.entries.contains_key(*path))
-                .cloned(),
+                .iter()
+                .filter(|(path, before)| {
+                    !self.entries.contains_key(*path)
+                        && !Stamp::of(&repo_root.join(path), before.status).same_content(before)
+                })
+                .map(|(path, _)| path.clone()),
         );
         changed.sort();
         changed
+    }
+
+    /// Whether a file newly listed with `stamp` was written (or removed) after this snapshot
+    /// was taken; without the time it was taken, it counts as written.
+    fn written_since(&self, stamp: &Stamp) -> bool {
+        match (self.taken_at_ns, stamp.ctime_ns) {
+            (Some(taken), Some(ctime)) if stamp.size.is_some() => ctime + CLOCK_SLACK_NS >= taken,
+            _ => true,
+        }
     }
 
     /// The state of `path`, when it is listed (uncommitted).
@@ -92,32 +164,8 @@ impl WorkTreeSnapshot {
 
 #[cfg(test)]
 mod tests {
-
-    use std::process::Command;
-
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
-
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        git(dir.path(), &["init", "-q"]);
-        git(dir.path(), &["config", "user.name", "T"]);
-        git(dir.path(), &["config", "user.email", "t@example.invalid"]);
-        std::fs::write(dir.path().join("clean.txt"), "one\n").unwrap();
-        std::fs::write(dir.path().join("edited.txt"), "one\n").unwrap();
-        git(dir.path(), &["add", "-A"]);
-        git(dir.path(), &["commit", "-qm", "init"]);
-        dir
-    }
+    use crate::test_repo::{commit_all, git, repo};
 
     fn snap(dir: &Path) -> WorkTreeSnapshot {
         WorkTreeSnapshot::take(&Git { path_env: None }, dir).unwrap()
@@ -143,15 +191,65 @@ mod tests {
         std::fs::write(root.join("new.txt"), "x").unwrap();
         let after = snap(root);
         assert_eq!(
-            after.changed_since(&before),
+            after.changed_since(&before, root),
             ["clean.txt", "edited.txt", "new.txt"]
         );
-        assert!(after.changed_since(&after).is_empty());
+        assert!(after.changed_since(&after, root).is_empty());
 
         // Putting a file back as committed is a change too.
         std::fs::write(root.join("clean.txt"), "one\n").unwrap();
         let reverted = snap(root);
-        assert_eq!(reverted.changed_since(&after), ["clean.txt"]);
+        assert_eq!(reverted.changed_since(&after, root), ["clean.txt"]);
+    }
+
+    #[test]
+    fn a_change_of_git_status_alone_is_not_an_edit() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("edited.txt"), "two\n").unwrap();
+        std::fs::write(root.join("new.txt"), "x").unwrap();
+        std::fs::remove_file(root.join("clean.txt")).unwrap();
+        let edited = snap(root);
+
+        // Staged: the same files, another status.
+        git(root, &["add", "-A"]);
+        let staged = snap(root);
+        assert!(staged.changed_since(&edited, root).is_empty(), "{staged:?}");
+
+        // Committed: every file leaves the list as it was.
+        git(root, &["commit", "-qm", "work"]);
+        let committed = snap(root);
+        assert!(committed.is_empty());
+        assert!(committed.changed_since(&edited, root).is_empty());
+
+        // Uncommitted again without a write (`git reset --soft`): listed, not edited.
+        git(root, &["reset", "-q", "--soft", "HEAD~1"]);
+        let soft = snap(root);
+        assert_eq!(soft.len(), 3);
+        // The hook's snapshot is taken well after the agent's last write (a model turn lies
+        // between), as if a second later here.
+        let quiet = WorkTreeSnapshot {
+            taken_at_ns: committed.taken_at_ns.map(|t| t + 1_000_000_000),
+            ..committed.clone()
+        };
+        // No `lstat` dates a deletion: a deleted file listed again counts as edited.
+        assert_eq!(soft.changed_since(&quiet, root), ["clean.txt"], "{soft:?}");
+
+        // A file written after the snapshot is an edit, whatever git says of it.
+        std::fs::write(root.join("edited.txt"), "three\n").unwrap();
+        commit_all(root, "again");
+        let clean = snap(root);
+        assert_eq!(clean.changed_since(&soft, root), ["edited.txt"]);
+    }
+
+    #[test]
+    fn nested_repositories_are_not_snapshotted() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("vendor")).unwrap();
+        git(&root.join("vendor"), &["init", "-q"]);
+        std::fs::write(root.join("vendor/x"), "x").unwrap();
+        assert!(snap(root).is_empty());
     }
 
     #[test]
@@ -162,6 +260,12 @@ mod tests {
         let json = serde_json::to_string(&snapshot).unwrap();
         let back: WorkTreeSnapshot = serde_json::from_str(&json).unwrap();
         assert_eq!(back, snapshot);
-        assert!(back.changed_since(&snapshot).is_empty());
+        assert!(back.changed_since(&snapshot, dir.path()).is_empty());
+        // One saved before change times were kept reads, and compares on what it has.
+        let old: WorkTreeSnapshot = serde_json::from_str(
+            r#"{"entries":{"clean.txt":{"status":"deleted","size":null,"mtime_ns":null}}}"#,
+        )
+        .unwrap();
+        assert!(snapshot.changed_since(&old, dir.path()).is_empty());
     }
 }

@@ -1,14 +1,26 @@
-//! Which files changed: `git status` of the whole repository, parsed from `-z` output.
+//! Which files changed: `git status` of the whole repository, in one `--porcelain=v2 -z
+//! --branch` call.
 //!
-//! `git status --porcelain=v1 -z --untracked-files=all` gives in one call what the stop gate asks
-//! for (`git diff --name-only HEAD` plus untracked, non-ignored files), also works in a
-//! repository without commits, reports renames with both paths, and never quotes paths.
+//! That one call gives what the stop gate asks for (changes against HEAD, staged or not, plus
+//! untracked files that are not ignored), where HEAD is ([`Head`]: its commit, none before the
+//! first, and its branch), and what each entry is ([`EntryKind`]): a file, a submodule and how
+//! it differs, or a directory with a repository of its own (a nested repository, or a worktree)
+//! that git never looks into. It works in a repository without commits, reports renames with
+//! both paths, and never quotes paths.
+//!
+//! The repository's own settings decide what counts as a change: `status.showUntrackedFiles`
+//! (`no` lists no untracked file; with `normal`, git's default, a new directory is one entry,
+//! which one `git ls-files` call opens), `submodule.<name>.ignore`, `diff.ignoreSubmodules` and
+//! the ignore files.
 
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
+
+use crate::head::Head;
 
 /// How a file differs from the last commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +77,53 @@ impl FileStatus {
     }
 }
 
-/// One uncommitted change. Paths are relative to the repository root with `/` separators.
+/// What a listed path is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A file (or symlink) of the repository: the project's own change.
+    #[default]
+    File,
+    /// A submodule, and how it differs.
+    Submodule(SubmoduleChange),
+    /// An untracked directory with a repository of its own (`vendor/` with its own `.git`).
+    /// Git does not look into it, and committing it here would record a broken gitlink.
+    NestedRepository,
+    /// An untracked directory that is a worktree (`git worktree add wt`, Claude Code's
+    /// `.claude/worktrees/agent-…`): another checkout, committed on its own branch.
+    Worktree,
+}
+
+impl EntryKind {
+    /// Whether this is a plain file.
+    pub fn is_file(&self) -> bool {
+        matches!(self, Self::File)
+    }
+}
+
+/// How a submodule differs, as `git status` says (`S<c><m><u>`).
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "git's independent flags of a submodule, each a fact of its own"
+)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmoduleChange {
+    /// Its checked-out commit is not the one recorded here (a commit here records it).
+    #[serde(default)]
+    pub new_commits: bool,
+    /// Files git tracks inside it changed (commit inside it first, then here).
+    #[serde(default)]
+    pub modified_content: bool,
+    /// Untracked files inside it; no commit of this repository can record them.
+    #[serde(default)]
+    pub untracked_content: bool,
+    /// This repository's index already holds a change for it (`git add sub`).
+    #[serde(default)]
+    pub staged: bool,
+}
+
+/// One uncommitted change. Paths are relative to the repository root with `/` separators
+/// (a nested repository or worktree without its trailing `/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangedFile {
     /// The file's current path (for a deletion, the path it had).
@@ -75,16 +133,91 @@ pub struct ChangedFile {
     /// The previous path of a rename or copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_from: Option<String>,
+    /// What the path is: a file, a submodule, a nested repository or a worktree.
+    #[serde(default, skip_serializing_if = "EntryKind::is_file")]
+    pub kind: EntryKind,
 }
 
 impl ChangedFile {
-    /// `path` or `old → new` for messages.
-    pub fn display_path(&self) -> String {
-        match &self.renamed_from {
-            Some(from) => format!("{from} → {}", self.path),
-            None => self.path.clone(),
+    /// A file at `path` with `status`.
+    pub fn new(path: impl Into<String>, status: FileStatus) -> Self {
+        Self {
+            path: path.into(),
+            status,
+            renamed_from: None,
+            kind: EntryKind::File,
         }
     }
+
+    /// `path` or `old → new` for messages; a nested repository or worktree ends with `/`.
+    pub fn display_path(&self) -> String {
+        match (&self.renamed_from, self.kind) {
+            (Some(from), _) => format!("{from} → {}", self.path),
+            (None, EntryKind::NestedRepository | EntryKind::Worktree) => format!("{}/", self.path),
+            (None, _) => self.path.clone(),
+        }
+    }
+
+    /// Whether this is a change of the repository itself, one a commit here records: a file,
+    /// or a submodule whose commit or tracked content changed. A nested repository, a
+    /// worktree, and a submodule with only untracked files inside are not.
+    pub fn is_own(&self) -> bool {
+        match self.kind {
+            EntryKind::File => true,
+            EntryKind::Submodule(sub) => {
+                sub.staged
+                    || sub.new_commits
+                    || sub.modified_content
+                    || self.status != FileStatus::Modified
+            }
+            EntryKind::NestedRepository | EntryKind::Worktree => false,
+        }
+    }
+
+    /// The change in words, by kind: the status's word for a file (`modified`, `new`, …),
+    /// else `submodule`, `nested repository` or `worktree`.
+    pub fn word(&self) -> &'static str {
+        match self.kind {
+            EntryKind::File => self.status.word(),
+            EntryKind::Submodule(_) => "submodule",
+            EntryKind::NestedRepository => "nested repository",
+            EntryKind::Worktree => "worktree",
+        }
+    }
+
+    /// What the entry is and how it changed, for lists: `modified src/a.rs`, `submodule lib
+    /// (new commits, untracked files inside)`, `nested repository vendor/`, `worktree wt/`.
+    pub fn describe(&self) -> String {
+        let mut line = format!("{} {}", self.word(), self.display_path());
+        if let EntryKind::Submodule(sub) = self.kind {
+            let mut how = Vec::new();
+            if self.status != FileStatus::Modified {
+                how.push(self.status.word());
+            }
+            if sub.new_commits {
+                how.push("new commits");
+            }
+            if sub.modified_content {
+                how.push("modified content: commit inside it first");
+            }
+            if sub.untracked_content {
+                how.push("untracked files inside");
+            }
+            if !how.is_empty() {
+                let _ = write!(line, " ({})", how.join(", "));
+            }
+        }
+        line
+    }
+}
+
+/// What `git status` says of a work tree: where HEAD is, and every uncommitted change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkTreeStatus {
+    /// HEAD's commit and branch.
+    pub head: Head,
+    /// The changes, sorted by path, the host's own runtime files left out.
+    pub files: Vec<ChangedFile>,
 }
 
 /// Why git could not tell us what changed. The stop gate fails open on all of these.
@@ -108,6 +241,10 @@ pub enum GitError {
     },
 }
 
+/// Above this many new directories to open, `git ls-files` lists every untracked file
+/// rather than take each directory as an argument.
+const OPEN_DIRS_BY_NAME: usize = 256;
+
 /// Runs git with a clean, predictable environment.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -118,6 +255,21 @@ pub struct Git {
 impl Git {
     pub(crate) fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
         self.run_with_input(dir, args, None)
+    }
+
+    /// Runs a git command whose exit code 1 means "no" (`merge-base --is-ancestor`,
+    /// `rev-parse -q --verify`, `symbolic-ref -q`): `None` then; any other failure is an error.
+    pub(crate) fn run_answer(
+        &self,
+        dir: &Path,
+        args: &[&str],
+    ) -> Result<Option<Vec<u8>>, GitError> {
+        let out = self.output(dir, args, None, None)?;
+        match out.status.code() {
+            Some(0) => Ok(Some(out.stdout)),
+            Some(1) if out.stderr.is_empty() => Ok(None),
+            _ => Err(failed(dir, args, &out.stderr)),
+        }
     }
 
     /// Runs git with `input` on its standard input (none: `/dev/null`).
@@ -139,6 +291,22 @@ impl Git {
         input: Option<&[u8]>,
         index: Option<&Path>,
     ) -> Result<Vec<u8>, GitError> {
+        let out = self.output(dir, args, input, index)?;
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            Err(failed(dir, args, &out.stderr))
+        }
+    }
+
+    /// Runs git and returns what it did, whatever its exit status.
+    fn output(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: Option<&[u8]>,
+        index: Option<&Path>,
+    ) -> Result<std::process::Output, GitError> {
         let mut cmd = Command::new("git");
         cmd.arg("-C")
             .arg(dir)
@@ -170,16 +338,7 @@ impl Git {
             // A git that exits early closes the pipe; its status says why.
             let _ = std::io::Write::write_all(&mut stdin, input);
         }
-        let out = child.wait_with_output().map_err(GitError::Missing)?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(GitError::Failed {
-                args: args.join(" "),
-                dir: dir.to_path_buf(),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            })
-        }
+        child.wait_with_output().map_err(GitError::Missing)
     }
 
     /// The top of the work tree containing `dir`.
@@ -197,66 +356,189 @@ impl Git {
     }
 
     /// Every uncommitted change in the repository at `root`, minus the host's own runtime
-    /// files, sorted by path.
+    /// files, sorted by path (see [`Git::status`]).
     pub fn changed_files(&self, root: &Path) -> Result<Vec<ChangedFile>, GitError> {
+        self.status(root).map(|status| status.files)
+    }
+
+    /// Where HEAD is and every uncommitted change in the repository at `root` (its top
+    /// directory): one `git status`, and one `git ls-files` when a new directory must be
+    /// opened. The host's own runtime files are left out; the rest is sorted by path.
+    pub fn status(&self, root: &Path) -> Result<WorkTreeStatus, GitError> {
         let out = self.run(
             root,
             &[
                 "-c",
                 "core.quotePath=false",
                 "status",
-                "--porcelain=v1",
+                "--porcelain=v2",
                 "-z",
-                "--untracked-files=all",
-                "--ignore-submodules=none",
+                "--branch",
+                "--no-ahead-behind",
             ],
         )?;
-        let mut files: Vec<ChangedFile> = parse_porcelain_z(&out)
-            .into_iter()
-            .filter(|f| !is_host_runtime(&f.path))
-            .collect();
+        let (head, entries) = parse_porcelain_v2(&out);
+        let mut files = Vec::with_capacity(entries.len());
+        let mut to_open = Vec::new();
+        for file in entries {
+            match file.path.strip_suffix('/') {
+                Some(dir) if file.status == FileStatus::Untracked => match repository_at(root, dir)
+                {
+                    Some(kind) => files.push(ChangedFile {
+                        path: dir.to_owned(),
+                        kind,
+                        ..file
+                    }),
+                    None => to_open.push(file.path),
+                },
+                _ => files.push(file),
+            }
+        }
+        if !to_open.is_empty() {
+            files.extend(self.untracked_in(root, &to_open)?);
+        }
+        files.retain(|f| !is_host_runtime(&f.path));
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(files)
+        Ok(WorkTreeStatus { head, files })
+    }
+
+    /// The untracked files in the directories `dirs` (each ending with `/`), which `git
+    /// status` listed as one entry each: files, and the repositories nested in them.
+    fn untracked_in(&self, root: &Path, dirs: &[String]) -> Result<Vec<ChangedFile>, GitError> {
+        let mut args = vec![
+            "--literal-pathspecs",
+            "-c",
+            "core.quotePath=false",
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+        ];
+        let by_name = dirs.len() <= OPEN_DIRS_BY_NAME;
+        if by_name {
+            args.push("--");
+            args.extend(dirs.iter().map(String::as_str));
+        }
+        let out = self.run(root, &args)?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .filter(|path| by_name || dirs.iter().any(|d| path.starts_with(d.as_str())))
+            .map(|path| match path.strip_suffix('/') {
+                Some(dir) => ChangedFile {
+                    kind: repository_at(root, dir).unwrap_or(EntryKind::NestedRepository),
+                    ..ChangedFile::new(dir, FileStatus::Untracked)
+                },
+                None => ChangedFile::new(path, FileStatus::Untracked),
+            })
+            .collect())
     }
 }
 
-/// Parses `git status --porcelain=v1 -z`: records `XY path\0`, and for renames and copies
-/// `XY new\0old\0`.
-pub fn parse_porcelain_z(out: &[u8]) -> Vec<ChangedFile> {
+fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
+    GitError::Failed {
+        args: args.join(" "),
+        dir: dir.to_path_buf(),
+        stderr: String::from_utf8_lossy(stderr).trim().to_owned(),
+    }
+}
+
+/// What the untracked directory `dir` holds when it has a `.git` of its own: a worktree (its
+/// `.git` file points into a repository's `worktrees/`) or a nested repository.
+fn repository_at(root: &Path, dir: &str) -> Option<EntryKind> {
+    let dot_git = root.join(dir).join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(EntryKind::NestedRepository);
+    }
+    let text = std::fs::read_to_string(&dot_git).unwrap_or_default();
+    let worktree = text
+        .strip_prefix("gitdir:")
+        .is_some_and(|to| to.trim().rsplit('/').nth(1) == Some("worktrees"));
+    Some(if worktree {
+        EntryKind::Worktree
+    } else {
+        EntryKind::NestedRepository
+    })
+}
+
+/// Parses `git status --porcelain=v2 -z --branch`: the `# branch.oid` and `# branch.head`
+/// headers, and the records `1 XY sub mH mI mW hH hI path`, `2 XY sub … Xscore path\0orig`,
+/// `u XY sub … path` and `? path`. An untracked directory keeps its trailing `/`.
+pub fn parse_porcelain_v2(out: &[u8]) -> (Head, Vec<ChangedFile>) {
+    let mut head = Head {
+        commit: None,
+        branch: None,
+    };
     let mut records = out.split(|b| *b == 0).filter(|r| !r.is_empty());
     let mut files = Vec::new();
     while let Some(record) = records.next() {
-        if record.len() < 4 || record[2] != b' ' {
-            // Not a status record; skip rather than misread the rest.
-            tracing::debug!(record = %String::from_utf8_lossy(record), "unexpected git status record");
+        let text = String::from_utf8_lossy(record);
+        if let Some(header) = text.strip_prefix("# ") {
+            if let Some(oid) = header.strip_prefix("branch.oid ") {
+                head.commit = (oid != "(initial)").then(|| oid.to_owned());
+            } else if let Some(branch) = header.strip_prefix("branch.head ") {
+                head.branch = (branch != "(detached)").then(|| branch.to_owned());
+            }
             continue;
         }
-        let (x, y) = (record[0], record[1]);
-        let path = String::from_utf8_lossy(&record[3..]).into_owned();
-        let moved = matches!(x, b'R' | b'C') || matches!(y, b'R' | b'C');
-        let renamed_from = if moved {
-            records
-                .next()
-                .map(|old| String::from_utf8_lossy(old).into_owned())
+        let parsed = match text.as_bytes().first() {
+            Some(b'?') => text
+                .strip_prefix("? ")
+                .map(|path| ChangedFile::new(path, FileStatus::Untracked)),
+            Some(b'1') => tracked(&text, 8, None),
+            Some(b'2') => {
+                let from = records
+                    .next()
+                    .map(|old| String::from_utf8_lossy(old).into_owned());
+                tracked(&text, 9, from)
+            }
+            Some(b'u') => tracked(&text, 10, None),
+            // `!` (ignored) is never asked for; anything else is not a record we know.
+            _ => None,
+        };
+        if let Some(file) = parsed {
+            files.push(file);
         } else {
-            None
-        };
-        let Some(status) = status_of(x, y) else {
-            continue;
-        };
-        files.push(ChangedFile {
-            path,
-            status,
-            renamed_from,
-        });
+            tracing::debug!(record = %text, "unexpected git status record");
+        }
     }
-    files
+    (head, files)
 }
 
-fn status_of(x: u8, y: u8) -> Option<FileStatus> {
-    Some(match (x, y) {
-        (b'!', b'!') => return None,
-        (b'?', b'?') => FileStatus::Untracked,
+/// A tracked entry: `fields` space-separated fields, then the path (which may hold spaces).
+fn tracked(text: &str, fields: usize, renamed_from: Option<String>) -> Option<ChangedFile> {
+    let mut parts = text.splitn(fields + 1, ' ');
+    let kind_of_record = parts.next()?;
+    let xy = parts.next()?.as_bytes();
+    let sub = parts.next()?.as_bytes();
+    let path = parts.nth(fields - 3)?;
+    let (&index, &tree) = (xy.first()?, xy.get(1)?);
+    let status = if kind_of_record == "u" {
+        FileStatus::Conflicted
+    } else {
+        status_of(index, tree)
+    };
+    let kind = match sub {
+        [b'S', commit, modified, untracked] => EntryKind::Submodule(SubmoduleChange {
+            new_commits: *commit == b'C',
+            modified_content: *modified == b'M',
+            untracked_content: *untracked == b'U',
+            staged: index != b'.',
+        }),
+        _ => EntryKind::File,
+    };
+    Some(ChangedFile {
+        path: path.to_owned(),
+        status,
+        renamed_from,
+        kind,
+    })
+}
+
+fn status_of(x: u8, y: u8) -> FileStatus {
+    match (x, y) {
         (b'U', _) | (_, b'U') | (b'A', b'A') | (b'D', b'D') => FileStatus::Conflicted,
         (b'R', _) | (_, b'R') => FileStatus::Renamed,
         (b'C', _) | (_, b'C') => FileStatus::Copied,
@@ -264,7 +546,7 @@ fn status_of(x: u8, y: u8) -> Option<FileStatus> {
         (b'A', _) => FileStatus::Added,
         (b'T', _) | (_, b'T') => FileStatus::TypeChanged,
         _ => FileStatus::Modified,
-    })
+    }
 }
 
 /// The host's own files are not the agent's changes: per-machine state
@@ -292,8 +574,25 @@ mod tests {
 
     #[test]
     fn parses_every_record_kind_without_quoting() {
-        let raw = b" M src/a b.rs\0R  new name.py\0old name.py\0?? d\xc3\xa9j\xc3\xa0.txt\0 D gone.rs\0A  added.rs\0UU both.rs\0MD half.rs\0 T link\0";
-        let files = parse_porcelain_z(raw);
+        let raw = b"# branch.oid 1111111111111111111111111111111111111111\0# branch.head main\0\
+1 .M N... 100644 100644 100644 aaaa aaaa src/a b.rs\0\
+2 R. N... 100644 100644 100644 aaaa aaaa R100 new name.py\0old name.py\0\
+? d\xc3\xa9j\xc3\xa0.txt\0\
+1 .D N... 100644 100644 000000 aaaa aaaa gone.rs\0\
+1 A. N... 000000 100644 100644 0000 aaaa added.rs\0\
+u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.rs\0\
+1 MD N... 100644 100644 000000 aaaa bbbb half.rs\0\
+1 .T N... 100644 100644 120000 aaaa aaaa link\0\
+1 .M S..U 160000 160000 160000 cccc cccc lib/sub\0\
+? vendor/\0";
+        let (head, files) = parse_porcelain_v2(raw);
+        assert_eq!(
+            head,
+            Head {
+                commit: Some("1111111111111111111111111111111111111111".into()),
+                branch: Some("main".into())
+            }
+        );
         let got: Vec<(&str, FileStatus, Option<&str>)> = files
             .iter()
             .map(|f| (f.path.as_str(), f.status, f.renamed_from.as_deref()))
@@ -309,13 +608,50 @@ mod tests {
                 ("both.rs", FileStatus::Conflicted, None),
                 ("half.rs", FileStatus::Deleted, None),
                 ("link", FileStatus::TypeChanged, None),
+                ("lib/sub", FileStatus::Modified, None),
+                ("vendor/", FileStatus::Untracked, None),
             ]
         );
+        let sub = &files[8];
+        assert_eq!(
+            sub.kind,
+            EntryKind::Submodule(SubmoduleChange {
+                untracked_content: true,
+                ..SubmoduleChange::default()
+            })
+        );
+        assert!(
+            !sub.is_own(),
+            "only untracked files inside: no commit here records them"
+        );
+        assert_eq!(sub.describe(), "submodule lib/sub (untracked files inside)");
+        assert!(files[..8].iter().all(ChangedFile::is_own));
     }
 
     #[test]
-    fn skips_malformed_records() {
-        assert!(parse_porcelain_z(b"garbage\0\0").is_empty());
+    fn an_unborn_or_detached_head_and_malformed_records() {
+        let (head, files) =
+            parse_porcelain_v2(b"# branch.oid (initial)\0# branch.head (detached)\0garbage\0\0");
+        assert_eq!(
+            head,
+            Head {
+                commit: None,
+                branch: None
+            }
+        );
+        assert!(files.is_empty());
+    }
+
+    #[test]
+    fn a_submodule_with_new_commits_is_a_change_of_this_repository() {
+        let (_, files) = parse_porcelain_v2(b"1 .M SC.U 160000 160000 160000 a a sub\0");
+        assert!(files[0].is_own());
+        assert_eq!(
+            files[0].describe(),
+            "submodule sub (new commits, untracked files inside)"
+        );
+        let (_, staged) = parse_porcelain_v2(b"1 M. S..U 160000 160000 160000 a b sub\0");
+        assert!(staged[0].is_own(), "the index records a change");
     }
 
     #[test]

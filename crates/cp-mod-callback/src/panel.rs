@@ -236,7 +236,7 @@ fn fit_row(row: &[String; 6], widths: &[usize; 6]) -> String {
         if i > 0 {
             out.push_str("  ");
         }
-        let text = truncate(cell, w);
+        let text = cp_base::text::fit_end(cell, w);
         let pad = w.saturating_sub(text.chars().count());
         out.push_str(&text);
         if i + 1 < row.len() {
@@ -244,18 +244,6 @@ fn fit_row(row: &[String; 6], widths: &[usize; 6]) -> String {
         }
     }
     out
-}
-
-fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_owned()
-    } else if width == 0 {
-        String::new()
-    } else {
-        let mut t: String = s.chars().take(width - 1).collect();
-        t.push('…');
-        t
-    }
 }
 
 fn md_cell(s: &str) -> String {

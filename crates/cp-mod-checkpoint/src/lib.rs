@@ -20,6 +20,8 @@
 //!     worker: WorkerId::default(),
 //!     session: "claude-session-1".into(),
 //!     gate_commits: true,
+//!     // Where HEAD was when the session began (`SessionStarts` records it for hooks).
+//!     base: None,
 //! });
 //! // Not a git repository: the stop gate fails open and says why.
 //! assert_eq!(outcome.decision, Decision::Pass);
@@ -27,11 +29,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! - **Stop gate**: when the agent ends its turn, [`StopGate::evaluate`] lists the uncommitted
-//!   changes, sorts them by the configured [`StopRule`]s, runs the tests when a triggering
-//!   file changed, and blocks the stop with a message saying exactly what to verify; on the
-//!   following stops it insists that gated files are committed and the tests pass, up to
-//!   `max_blocks` blocks in a row per agent session. The [`StopReport`] carries the same
+//! - **Stop gate**: when the agent ends its turn, [`StopGate::evaluate`] lists the session's
+//!   work (what it committed since it began, and what is uncommitted), sorts it by the
+//!   configured [`StopRule`]s, runs the tests when a triggering file is in it, and blocks the
+//!   stop with a message saying exactly what to verify; on the following stops it insists
+//!   that gated files are committed and the tests pass, up to `max_blocks` blocks in a row per
+//!   agent session. [`SessionStarts`] records where each agent session began, for the hooks. The [`StopReport`] carries the same
 //!   facts for the [`StopGatePanel`] (titled "Checkpoint" in the sidebar).
 //!   [`ProjectStopGate`] is the stop gate as an agent loop asks it
 //!   ([`cp_orchestrate::StopCheck`]).
@@ -56,10 +59,10 @@ pub use panel::StopGatePanel;
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
     DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS, MAX_LEARNED_TIMEOUT_SECS, MissingTool,
-    PlannedTests, ProcessGroupRunner, ProjectStopGate, RunnerCounts, STATE_FILE, StopGate,
-    StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule, TEST_SESSION_LABEL,
-    TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun, TestRunner,
-    TestSpec, TestSummary, TestVerdict, WARM_LABEL, WARM_SUBCOMMAND, WarmConfig, WarmLauncher,
-    WarmPhase, WarmRun, WarmUse, cancel_warm_run, current_warm_run, parse_test_output,
-    suggest_commit_message, warm_record_path, warm_run,
+    PlannedTests, ProcessGroupRunner, ProjectStopGate, RunnerCounts, SESSIONS_FILE, STATE_FILE,
+    SessionStarts, StopGate, StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule,
+    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
+    TestRunner, TestSpec, TestSummary, TestVerdict, WARM_LABEL, WARM_SUBCOMMAND, WarmConfig,
+    WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run, current_warm_run,
+    parse_test_output, suggest_commit_message, warm_record_path, warm_run,
 };

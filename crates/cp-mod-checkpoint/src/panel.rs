@@ -186,23 +186,16 @@ impl StopGatePanel {
             ));
         }
         out.push(Line::default());
-        if report.tests.is_empty() {
-            out.push(Line::styled(
-                report
-                    .tests_note
-                    .clone()
-                    .unwrap_or_else(|| "Tests: not run".into()),
-                dim,
-            ));
-        }
-        for tests in &report.tests {
-            out.extend(test_lines(tests));
-        }
-        if report.tests_reused {
-            out.push(Line::styled("  (earlier run; nothing changed since)", dim));
-        }
+        out.extend(runs_lines(report));
         out.push(Line::default());
-        out.push(Line::styled("Changed files", bold));
+        out.push(Line::styled(
+            if report.committed.is_empty() {
+                "Changed files"
+            } else {
+                "Not committed"
+            },
+            bold,
+        ));
         for category in &report.categories {
             let gate = if category.gated { " · gated" } else { "" };
             out.push(Line::from(vec![
@@ -216,6 +209,7 @@ impl StopGatePanel {
                 out.push(Line::from(format!("    {file}")));
             }
         }
+        out.extend(scope_lines(report));
         if !report.instructions.is_empty() {
             out.push(Line::default());
             out.push(Line::styled("Instructions", bold));
@@ -255,6 +249,60 @@ fn warm_use(used: &WarmUse) -> String {
              takes its verdict"
         ),
     }
+}
+
+/// The test runs, or why none ran.
+fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut out = Vec::new();
+    if report.tests.is_empty() {
+        out.push(Line::styled(
+            report
+                .tests_note
+                .clone()
+                .unwrap_or_else(|| "Tests: not run".into()),
+            dim,
+        ));
+    }
+    for tests in &report.tests {
+        out.extend(test_lines(tests));
+    }
+    if report.tests_reused {
+        out.push(Line::styled("  (earlier run; nothing changed since)", dim));
+    }
+    out
+}
+
+/// What the session committed since it began, and what git lists that is not this
+/// repository's change (nested repositories, worktrees, untracked-only submodules).
+fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let dim = Style::default().fg(Color::DarkGray);
+    let mut out = Vec::new();
+    if !report.committed.is_empty() || report.scope_note.is_some() {
+        out.push(Line::default());
+        out.push(Line::styled(
+            format!("Committed in this session ({})", report.committed.len()),
+            bold,
+        ));
+        if let Some(note) = &report.scope_note {
+            out.push(Line::styled(format!("  {note}"), dim));
+        }
+        for file in &report.committed {
+            out.push(Line::from(format!("  {}", file.file.describe())));
+        }
+    }
+    if !report.outside.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled(
+            "Not counted (not this repository's own files)",
+            bold,
+        ));
+        for entry in &report.outside {
+            out.push(Line::styled(format!("  {}", entry.describe()), dim));
+        }
+    }
+    out
 }
 
 /// How many files changed, by category, and that every one is listed below (a long list,
@@ -529,6 +577,30 @@ mod tests {
     }
 
     #[test]
+    fn committed_work_and_what_is_not_counted_are_shown_apart() {
+        let mut report = report();
+        report.committed = vec![crate::stop::CategorizedFile {
+            file: cp_git::ChangedFile::new("src/lexer.rs", cp_git::FileStatus::Modified),
+            categories: vec!["code".into()],
+            gated: true,
+            code: true,
+            triggers_tests: true,
+        }];
+        report.outside = vec![cp_git::ChangedFile {
+            kind: cp_git::EntryKind::Worktree,
+            ..cp_git::ChangedFile::new("wt", cp_git::FileStatus::Untracked)
+        }];
+        let panel = StopGatePanel::new(Some(report));
+        let text: Vec<String> = panel.lines().iter().map(ToString::to_string).collect();
+        let at = |line: &str| text.iter().position(|l| l == line);
+        let committed = at("Committed in this session (1)").unwrap();
+        assert_eq!(text[committed + 1], "  modified src/lexer.rs");
+        assert!(at("Not committed").unwrap() < committed, "{text:?}");
+        let outside = at("Not counted (not this repository's own files)").unwrap();
+        assert_eq!(text[outside + 1], "  worktree wt/");
+    }
+
+    #[test]
     fn a_passed_earlier_run_is_shown_until_the_next_one() {
         let mut report = report();
         let tests = report.tests.first_mut().unwrap();
@@ -590,11 +662,7 @@ mod tests {
         report.files = files
             .iter()
             .map(|path| crate::stop::CategorizedFile {
-                file: cp_git::ChangedFile {
-                    path: path.clone(),
-                    status: cp_git::FileStatus::Added,
-                    renamed_from: None,
-                },
+                file: cp_git::ChangedFile::new(path.clone(), cp_git::FileStatus::Added),
                 categories: vec!["docs".into()],
                 gated: false,
                 code: false,

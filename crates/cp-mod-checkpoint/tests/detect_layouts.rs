@@ -13,7 +13,7 @@ use std::process::Command;
 
 use cp_base::Project;
 use cp_mod_checkpoint::{StopGateConfig, StopOutcome, TestOutcome};
-use util::{Repo, make_venv, reason, stop_in};
+use util::{Repo, make_venv, reason, require, stop_in};
 
 /// The test outcome of a stop that must have run the tests of one project.
 fn tests_of(outcome: &StopOutcome) -> &TestOutcome {
@@ -331,8 +331,7 @@ fn node_pass_fail_error(repo: &Repo, command: &str) {
 // `node --test` through npm, chosen by package-lock.json.
 #[test]
 fn node_test_runner_through_npm() {
-    if !on_path("node") || !on_path("npm") {
-        eprintln!("node or npm is not installed: skipped");
+    if !require(on_path("node") && on_path("npm"), "node and npm") {
         return;
     }
     let package = r#"{"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test"}}"#;
@@ -496,8 +495,7 @@ fn go_module() {
 // A Makefile's test target, when no manifest says more: here it runs node's test runner.
 #[test]
 fn makefile_test_target() {
-    if !on_path("make") || !on_path("node") {
-        eprintln!("make or node is not installed: skipped");
+    if !require(on_path("make") && on_path("node"), "make and node") {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -516,8 +514,7 @@ fn makefile_test_target() {
 // at a build or collection error.
 #[test]
 fn make_test_without_a_known_summary() {
-    if !on_path("make") {
-        eprintln!("make is not installed: skipped");
+    if !require(on_path("make"), "make") {
         return;
     }
     let repo = Repo::with_commit(&[
@@ -568,8 +565,7 @@ const NODE_PACKAGE: &str =
 // directory with its environment, and reported on its own line.
 #[test]
 fn monorepo_tests_each_project_with_changes() {
-    if !on_path("node") || !on_path("npm") {
-        eprintln!("node or npm is not installed: skipped");
+    if !require(on_path("node") && on_path("npm"), "node and npm") {
         return;
     }
     let repo = Repo::with_commit(&[

@@ -7,7 +7,7 @@ mod util;
 
 use cp_base::WorkerId;
 use cp_mod_checkpoint::{StopGate, StopGateConfig, StopOutcome, StopPhase};
-use util::{Repo, Suite, is_pass, preset, reason};
+use util::{Repo, Suite, is_pass, preset, reason, status_suite};
 
 fn app() -> Repo {
     Repo::with_commit(&[
@@ -20,16 +20,6 @@ fn app() -> Repo {
 fn stop(repo: &Repo, config: &StopGateConfig, session: &str) -> StopOutcome {
     let checkpoint = repo.checkpoint(&repo.project(), config.clone());
     util::stop_in(&checkpoint, &repo.project(), session)
-}
-
-/// Passes while `repo/status.txt` says `green`, fails otherwise (pytest-like output).
-fn status_suite(suite: &Suite, repo: &Repo) -> String {
-    suite.script(&format!(
-        "if grep -q green '{}/status.txt'; then echo '3 passed in 0.01s'; exit 0; fi\n\
-         echo 'FAILED tests/test_core.py::test_run - assert 1 == 2'\n\
-         echo '1 failed, 2 passed in 0.01s'\nexit 1",
-        repo.root().display()
-    ))
 }
 
 #[test]
@@ -218,6 +208,7 @@ fn without_the_commit_gate_only_red_tests_hold_the_stop() {
             worker: WorkerId::new("w1").unwrap(),
             session: "phase".into(),
             gate_commits: false,
+            base: None,
         })
     };
     repo.write("src/app/core.py", "def run():\n    return 2\n");

@@ -1,6 +1,7 @@
 //! Seed 000's success criteria and the git edge cases, against real repositories and real
 //! test commands.
 
+mod scope;
 mod util;
 mod warm;
 
@@ -280,6 +281,7 @@ fn unchanged_turn_passes_at_once_and_a_new_edit_checkpoints_again() {
         worker: cp_base::WorkerId::new("w2").unwrap(),
         session: "s1".into(),
         gate_commits: true,
+        base: None,
     });
     assert!(!is_pass(&other));
 
@@ -494,7 +496,12 @@ fn tests_disabled_by_an_empty_command() {
     repo.write("src/app/core.py", "z = 1\n");
     let outcome = stop(&checkpoint, &repo.project());
     assert!(outcome.report.tests.is_empty());
-    assert!(!reason(&outcome).contains("Tests"));
+    let msg = reason(&outcome);
+    assert!(
+        msg.contains("Tests: not run (tests are off: checkpoint.tests.command is empty"),
+        "{msg}"
+    );
+    assert!(!msg.contains("passed") && !msg.contains("FAILED"), "{msg}");
 }
 
 #[test]

@@ -102,9 +102,11 @@ pub use restart::{
     ContextEstimator, DriverError, HANDOFF_REQUEST, HandoffSource, PROGRESS_LINES, PhaseReport,
     RESTART_CONFIG_KEY, RESTART_HELP, RestartConfig, RestartContext, RestartError, RestartEvent,
     RestartLoop, RestartObserver, RestartOverrides, RestartTrigger, SessionControl, SessionDriver,
-    SessionEnd, StopHandle, ToolRecord, restart_prompt,
+    SessionEnd, StopHandle, StopReason, ToolRecord, restart_prompt,
 };
-pub use stop_check::{Decision, MAX_MAX_BLOCKS, StopCheck, StopCheckError, StopInput, StopVerdict};
+pub use stop_check::{
+    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopCheck, StopCheckError, StopInput, StopVerdict,
+};
 pub use workflow::{
     APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
     ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,

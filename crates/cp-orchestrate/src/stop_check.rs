@@ -1,12 +1,20 @@
 //! The contract between an agent loop and the stop gate: when the agent ends its turn, the
 //! loop asks a [`StopCheck`] whether it may stop, and either ends the turn or gives the agent
-//! the [`Decision::Block`] reason and goes on.
+//! the [`Decision::Block`] reason and goes on. The loop says where its session began
+//! ([`StopInput::base`]), so what the agent committed is checked as well as what it did not.
 //!
 //! The stop gate itself (what changed, the tests, the message, the commit gate) lives in the
 //! checkpoint module, which implements this trait; the agent crates see only the contract, so
 //! a crate that drives agents does not depend on a crate that draws panels.
 
 use cp_base::{CancelToken, Project, WorkerId};
+use cp_git::Head;
+
+/// Set by a driver of an agent CLI (`context-pilot run --agent …`) for the agent it starts,
+/// and so for the hooks the agent runs: where HEAD was when the phase began, as the JSON of a
+/// [`Head`]. The stop gate behind the hooks then checks what the phase committed (a restart's
+/// auto-commit included), not only what the agent's current session did.
+pub const SESSION_BASE_ENV: &str = "CP_SESSION_BASE";
 
 /// The most blocks in a row a stop gate may be configured to give (`max_blocks`); an agent
 /// loop also uses it as its own bound, should the gate's count be lost.
@@ -25,6 +33,10 @@ pub struct StopInput {
     /// Whether uncommitted gated files hold the stop (the commit gate). False where the
     /// caller commits the work itself (workflow phases); red tests still hold it.
     pub gate_commits: bool,
+    /// Where HEAD was when the session began: what it committed since is the session's work
+    /// too, tested and listed with what is uncommitted. `None` when that is not known (only
+    /// uncommitted work is in scope).
+    pub base: Option<Head>,
 }
 
 /// Whether the agent may stop.

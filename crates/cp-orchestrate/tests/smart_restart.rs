@@ -761,6 +761,32 @@ fn runtime_files_are_never_auto_committed() {
     assert_eq!(files.trim(), "src/x.rs");
 }
 
+/// Issue 42, item 6: a directory with a repository of its own (a vendored project, or a
+/// worktree made inside the project) is never auto-committed as a gitlink.
+#[test]
+fn nested_repositories_and_worktrees_are_never_auto_committed() {
+    let repo = repo();
+    repo.write("vendor/lib/x.rs", "x");
+    repo.git(&["-C", "vendor/lib", "init", "-q"]);
+    repo.git(&["worktree", "add", "-q", "wt"]);
+    let config = RestartConfig {
+        allow_dirty: true,
+        ..config()
+    };
+    let mut driver = ScriptedDriver::new(
+        &repo.project(),
+        vec![Session::new(vec![
+            turn(1_000, WINDOW, vec![write("src/x.rs", "x")]),
+            Step::Finish,
+        ])],
+    );
+    run(&repo, config, &mut driver).0.unwrap();
+    let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "src/x.rs");
+    let index = repo.git(&["ls-files", "-s"]);
+    assert!(!index.contains("160000"), "{index}");
+}
+
 #[test]
 fn outside_a_repository_auto_commit_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! Seed 004: workflows with human checkpoints, run through the restart loop against real git
+//! Seed 004: workflows with approval gates, run through the restart loop against real git
 //! repositories, with a scripted driver and scripted answers; and a run killed mid-phase and
 //! resumed.
 

@@ -142,79 +142,57 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if matches!(cli.command, Some(Command::ModelUsage)) {
-        // Run for every chunk the model streams: before anything else.
-        return Ok(crate::hook::model_usage::main());
-    }
-    if matches!(cli.command, Some(Command::WiringProbe)) {
-        return Ok(crate::hook::wiring_probe::main());
-    }
-    if let Some(Command::Completions { shell }) = cli.command {
-        // Needs no project: it describes the command line only.
-        clap_complete::generate(
-            shell,
-            &mut Cli::command(),
-            "context-pilot",
-            &mut std::io::stdout(),
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(Command::Hook { event }) = &cli.command {
-        // A hook finds its project from the payload's `cwd` and never fails the agent.
-        return Ok(crate::hook::main(
-            *event,
-            cli.project.as_deref(),
-            cli.worker.as_deref(),
-        ));
-    }
-    let start = match &cli.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir()?,
-    };
-    let project = Project::discover(&start)?;
-    if matches!(cli.command, Some(Command::ConsoleServer)) {
-        return run_console_server(&project);
-    }
-    if let Some(Command::WarmRun {
-        change,
-        asked_at_ms,
-    }) = &cli.command
-    {
-        let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
-        crate::logging::init(&project.logs_dir());
-        cp_mod_checkpoint::warm_run(&project, &worker, change, *asked_at_ms)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(Command::Trust { show, revoke }) = &cli.command {
-        print!("{}", crate::trust::command(&project, *show, *revoke)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if matches!(cli.command, Some(Command::Models)) {
-        return Ok(ExitCode::from(crate::models::run(&project)?));
-    }
-    if let Some(Command::Init {
-        agent,
-        dry_run,
-        yes,
-        trust_in_codex,
-    }) = &cli.command
-    {
-        return Ok(init(*agent, &project, *dry_run, *yes, *trust_in_codex)?);
-    }
-    if let Some(Command::Doctor { json }) = &cli.command {
-        return Ok(doctor(&project, *json));
-    }
-    let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
-    crate::logging::init(&project.logs_dir());
-    let host = Host::new(project, worker)?;
+    let project_flag = cli.project.as_deref();
     match cli.command {
+        // Run for every chunk the model streams: before anything else.
+        Some(Command::ModelUsage) => Ok(crate::hook::model_usage::main()),
+        Some(Command::WiringProbe) => Ok(crate::hook::wiring_probe::main()),
+        Some(Command::Completions { shell }) => {
+            // Needs no project: it describes the command line only.
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "context-pilot",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        // A hook finds its project from the payload's `cwd` and never fails the agent.
+        Some(Command::Hook { event }) => Ok(crate::hook::main(
+            event,
+            project_flag,
+            cli.worker.as_deref(),
+        )),
+        Some(Command::ConsoleServer) => run_console_server(&discover(project_flag)?),
+        Some(Command::Trust { show, revoke }) => {
+            let project = discover(project_flag)?;
+            print!("{}", crate::trust::command(&project, show, revoke)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Models) => Ok(ExitCode::from(crate::models::run(&discover(
+            project_flag,
+        )?)?)),
+        Some(Command::Init {
+            agent,
+            dry_run,
+            yes,
+            trust_in_codex,
+        }) => Ok(init(
+            agent,
+            &discover(project_flag)?,
+            dry_run,
+            yes,
+            trust_in_codex,
+        )?),
+        Some(Command::Doctor { json }) => Ok(doctor(&discover(project_flag)?, json)),
         None => {
+            let host = open_host(project_flag, cli.worker.as_deref())?;
             let agent = tui_agent(&host, cli.agent)?;
             crate::tui::run(host, agent, cli.resume)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::ConsoleServer) => run_console_server(host.project()),
         Some(Command::Tool { name, args }) => {
+            let host = open_host(project_flag, cli.worker.as_deref())?;
             let arguments =
                 crate::tui::parse_argv(&args).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
             let call = cp_base::ToolCall::new("cli-1", name, arguments);
@@ -228,25 +206,43 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Some(Command::Run(command)) => {
+            let host = open_host(project_flag, cli.worker.as_deref())?;
             let code = crate::run::run(host, &command)?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Some(Command::Mcp) => {
-            crate::mcp::serve(host)?;
+            crate::mcp::serve(open_host(project_flag, cli.worker.as_deref())?)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(
-            Command::Hook { .. }
-            | Command::WarmRun { .. }
-            | Command::ModelUsage
-            | Command::WiringProbe
-            | Command::Init { .. }
-            | Command::Doctor { .. }
-            | Command::Completions { .. }
-            | Command::Trust { .. }
-            | Command::Models,
-        ) => Ok(ExitCode::SUCCESS),
+        Some(Command::WarmRun {
+            change,
+            asked_at_ms,
+        }) => {
+            let project = discover(project_flag)?;
+            let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
+            crate::logging::init(&project.logs_dir());
+            cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// The project `--project` names, else the one around the current directory.
+fn discover(flag: Option<&std::path::Path>) -> anyhow::Result<Project> {
+    let start = match flag {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir()?,
+    };
+    Ok(Project::discover(&start)?)
+}
+
+/// The host of the commands that run modules (the TUI, `tool`, `run`, `mcp`): the project,
+/// the worker, logging.
+fn open_host(flag: Option<&std::path::Path>, worker: Option<&str>) -> anyhow::Result<Host> {
+    let project = discover(flag)?;
+    let worker = WorkerId::from_flag_or_env(worker)?;
+    crate::logging::init(&project.logs_dir());
+    Ok(Host::new(project, worker)?)
 }
 
 /// `context-pilot init [AGENT]`.

@@ -51,14 +51,6 @@ impl<W: Write> Write for OwnLines<W> {
     }
 }
 
-/// `text` cut to `max` characters, with `…` when it was longer.
-pub(crate) fn short(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    format!("{}…", text.chars().take(max - 1).collect::<String>())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,13 +14,14 @@ use cp_orchestrate::{
 };
 
 use crate::alerts::TerminalAlerts;
-use crate::headless_out::{LineState, OwnLines, short};
+use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
 use crate::phase_trust::LentTrust;
 use crate::run_interrupt::{interrupt_on_signals, settle_interrupts};
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::{AgentState, CliAgent};
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
+use cp_base::text::fit_end;
 use cp_llm::{Provider, check_model, connect, list_models};
 
 /// The arguments of `context-pilot run`.
@@ -36,10 +37,10 @@ pub struct RunCommand {
     /// Continue the run with this id (see `.context-pilot/runs/`), e.g. after a crash.
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
-    /// Print progress and ask at checkpoints on the terminal instead of opening the TUI.
+    /// Print progress and ask at approval gates on the terminal instead of opening the TUI.
     #[arg(long)]
     pub headless: bool,
-    /// Answer checkpoints from this file (YAML or JSON list), for unattended runs.
+    /// Answer approval gates from this file (YAML or JSON list), for unattended runs.
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
     /// Set a workflow variable, e.g. `--var output_dir=docs/plan`.
@@ -282,20 +283,20 @@ fn print_progress(line: &LineState, event: AgentEvent) {
     let _ = match event {
         AgentEvent::ToolCalls(calls) => calls
             .iter()
-            .try_for_each(|(_, name, args)| writeln!(out, "  → {name} {}", short(args, 100))),
+            .try_for_each(|(_, name, args)| writeln!(out, "  → {name} {}", fit_end(args, 100))),
         AgentEvent::ToolResults(results) => results.iter().try_for_each(|(_, r)| {
             let mark = if r.is_error { "✗" } else { "✓" };
             writeln!(
                 out,
                 "    {mark} {}",
-                short(r.text.lines().next().unwrap_or(""), 100)
+                fit_end(r.text.lines().next().unwrap_or(""), 100)
             )
         }),
         AgentEvent::StopGateBlocked(reason) => {
             writeln!(
                 out,
-                "  checkpoint: {}",
-                short(reason.lines().next().unwrap_or(""), 100)
+                "  {}",
+                fit_end(reason.lines().next().unwrap_or(""), 100)
             )
         }
         AgentEvent::StopGateGaveUp(notice) => {
@@ -304,6 +305,7 @@ fn print_progress(line: &LineState, event: AgentEvent) {
             Ok(())
         }
         AgentEvent::Status(status) => writeln!(out, "  … {status}"),
+        AgentEvent::StopGateRunning => writeln!(out, "  … {}", cp_agent::STOP_GATE_RUNNING),
         AgentEvent::Restart(text) => writeln!(out, "  ↻ {text}"),
         // A request's end (`Usage`) ended the text's line above.
         AgentEvent::Text(_)

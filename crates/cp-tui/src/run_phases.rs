@@ -17,10 +17,10 @@ use cp_llm::Provider;
 use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
-use crate::headless_out::short;
 use crate::host::Host;
 use crate::init::program;
 use crate::phase_trust::LentTrust;
+use cp_base::text::fit_end;
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
 pub(crate) struct PhaseDrivers {
@@ -232,7 +232,7 @@ fn builtin_lines(lines: Lines) -> EventSink {
         AgentEvent::ToolCalls(calls) => {
             lines.flush();
             for (_, name, args) in &calls {
-                lines.line(&format!("  → {name} {}", short(args, 100)));
+                lines.line(&format!("  → {name} {}", fit_end(args, 100)));
             }
         }
         AgentEvent::ToolResults(results) => {
@@ -240,15 +240,15 @@ fn builtin_lines(lines: Lines) -> EventSink {
                 let mark = if r.is_error { "✗" } else { "✓" };
                 lines.line(&format!(
                     "    {mark} {}",
-                    short(r.text.lines().next().unwrap_or(""), 100)
+                    fit_end(r.text.lines().next().unwrap_or(""), 100)
                 ));
             }
         }
         AgentEvent::StopGateBlocked(reason) => {
             lines.flush();
             lines.line(&format!(
-                "  checkpoint: {}",
-                short(reason.lines().next().unwrap_or(""), 100)
+                "  {}",
+                fit_end(reason.lines().next().unwrap_or(""), 100)
             ));
         }
         AgentEvent::StopGateGaveUp(notice) => {
@@ -256,6 +256,9 @@ fn builtin_lines(lines: Lines) -> EventSink {
             lines.warning(&notice.trim_end().replace('\n', " "));
         }
         AgentEvent::Status(status) => lines.line(&format!("  … {status}")),
+        AgentEvent::StopGateRunning => {
+            lines.line(&format!("  … {}", cp_agent::STOP_GATE_RUNNING));
+        }
         AgentEvent::Restart(text) => lines.line(&format!("  ↻ {text}")),
         AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
@@ -288,9 +291,7 @@ fn builtin_news(event: AgentEvent, window: u64) -> Vec<PhaseNews> {
                 text,
             }]
         }
-        AgentEvent::Status(status) if status.starts_with("running the stop gate") => {
-            vec![PhaseNews::Testing]
-        }
+        AgentEvent::StopGateRunning => vec![PhaseNews::Testing],
         AgentEvent::Restart(text) => vec![PhaseNews::Notice {
             level: Level::Info,
             text: format!("↻ {text}"),

@@ -389,6 +389,37 @@ fn a_full_context_restarts_the_session_with_a_handoff() {
     );
 }
 
+/// A trusted repository with `src/app.sh` (`echo v1`) committed, whose stop gate runs
+/// `command` (a configured test command runs only in a trusted project) and blocks at most
+/// `max_blocks` times in a row.
+fn app_with_tests(max_blocks: u32, command: &str) -> tempfile::TempDir {
+    let repo = git_repo();
+    let config = serde_json::json!({"checkpoint": {"max_blocks": max_blocks,
+        "tests": {"command": command}}});
+    std::fs::create_dir_all(repo.path().join(".context-pilot")).unwrap();
+    std::fs::write(
+        repo.path().join(".context-pilot/config.json"),
+        config.to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(repo.path().join("src/app.sh"), "echo v1\n").unwrap();
+    cp_e2e::git(repo.path(), &["add", "."]);
+    cp_e2e::git(repo.path(), &["commit", "-qm", "init"]);
+    cp_e2e::trust(repo.path());
+    repo
+}
+
+/// The TUI on `repo` against `server`, asked to "change the app".
+fn change_the_app(repo: &tempfile::TempDir, server: &LlmServer) -> TuiSession {
+    let url = server.url();
+    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
+    tui.wait_for("Conversation", WAIT).unwrap();
+    tui.type_text("change the app");
+    tui.send(b"\r");
+    tui
+}
+
 /// Issue 15: red tests are not forgotten. The model writes code, then keeps saying it is
 /// done: every stop runs the (failing) tests again, and after `max_blocks` blocks the turn
 /// ends with the Checkpoint panel marked failed (✗) and the failure saved for it.
@@ -400,33 +431,14 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     for text in ["Done.", "All good, the tests are fine.", "Really done."] {
         server.push(anthropic::text_turn(text));
     }
-    let repo = git_repo();
     let suite = tempfile::tempdir().unwrap();
     let runs = suite.path().join("runs");
     let command = format!(
         "echo run >> '{}'; echo 'FAILED tests/test_app.py::test_v2 - assert 1 == 2'; echo '==== 1 failed, 2 passed in 0.05s ===='; exit 1",
         runs.display()
     );
-    let config =
-        serde_json::json!({"checkpoint": {"max_blocks": 2, "tests": {"command": command}}});
-    std::fs::create_dir_all(repo.path().join(".context-pilot")).unwrap();
-    std::fs::write(
-        repo.path().join(".context-pilot/config.json"),
-        config.to_string(),
-    )
-    .unwrap();
-    std::fs::create_dir_all(repo.path().join("src")).unwrap();
-    std::fs::write(repo.path().join("src/app.sh"), "echo v1\n").unwrap();
-    cp_e2e::git(repo.path(), &["add", "."]);
-    cp_e2e::git(repo.path(), &["commit", "-qm", "init"]);
-    // The configured test command runs only in a trusted project.
-    cp_e2e::trust(repo.path());
-
-    let url = server.url();
-    let mut tui = TuiSession::start(repo.path(), &[], &anthropic_env(&url)).unwrap();
-    tui.wait_for("Conversation", WAIT).unwrap();
-    tui.type_text("change the app");
-    tui.send(b"\r");
+    let repo = app_with_tests(2, &command);
+    let tui = change_the_app(&repo, &server);
     let requests = server.wait_for_requests(4, WAIT);
     assert_eq!(requests.len(), 4);
     let state_path = repo
@@ -468,4 +480,38 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     tui.wait_for("stop gate ✗ work left", WAIT).unwrap();
     // Nothing more was asked of the model.
     assert_eq!(server.requests().len(), 4);
+}
+
+/// Issue 36: the built-in agent's stop gate checks what the turn committed as well as what it
+/// did not. The model changes the app and commits it with its shell, then says it is done:
+/// the red tests hold it, and the message lists the commit, not a file to commit.
+#[test]
+fn red_work_the_builtin_agent_commits_is_held_with_the_failing_test() {
+    let server = LlmServer::start().unwrap();
+    let commit = serde_json::json!({"command":
+        "printf 'echo v2\\n' > src/app.sh && git add -A && git commit -qm 'app v2'"})
+    .to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "b1",
+        "console_easy_bash",
+        &commit,
+    )]));
+    for text in ["Done.", "Really done."] {
+        server.push(anthropic::text_turn(text));
+    }
+    let repo = app_with_tests(
+        1,
+        "grep -q v1 src/app.sh || { echo 'FAILED tests/test_app.py::test_v1'; exit 1; }",
+    );
+    let tui = change_the_app(&repo, &server);
+    let requests = server.wait_for_requests(3, WAIT);
+    let log = cp_e2e::git(repo.path(), &["log", "--format=%s"]);
+    assert!(log.contains("app v2"), "the agent committed: {log}");
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Tests FAILED"), "{held}");
+    assert!(held.contains("Committed in this session"), "{held}");
+    assert!(held.contains("modified src/app.sh"), "{held}");
+    assert!(!held.contains("Then commit your changes"), "{held}");
+    tui.wait_for("stop gate ✗ work left", WAIT).unwrap();
+    assert_eq!(server.requests().len(), 3);
 }

@@ -499,6 +499,86 @@ fn an_invalid_hooks_section_is_told_and_shell_edits_stay_on() {
     assert!(out.stdout.contains("checked src/greet.sh"), "{out:?}");
 }
 
+/// A committed project whose Makefile's `test` target (detected by the gate) passes while
+/// `run.sh` says `v1`.
+fn project_with_make_test() -> (tempfile::TempDir, std::path::PathBuf) {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(root.join("run.sh"), "echo v1\n").unwrap();
+    std::fs::write(
+        root.join("Makefile"),
+        "test:\n\tgrep -q v1 run.sh || { echo 'FAILED test_run'; exit 1; }\n",
+    )
+    .unwrap();
+    // The first hook call lays out `.context-pilot/`; commit it with the code.
+    let _ = stop(&root, "claude_stop.json", "stop");
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    (repo, root)
+}
+
+/// Issue 36: where a session began is recorded at its first event (here Gemini CLI's
+/// `AfterTool`, as no session-start hook is wired for it), and what the session commits after
+/// that is tested at its stop and listed as committed.
+#[test]
+fn a_commit_after_the_sessions_first_event_is_tested_at_its_stop() {
+    let (_repo, root) = project_with_make_test();
+    let session = "4f0c2a57-7c1e-4d55-9d1b-2a6b1f3e8c90";
+    let look = json!({"session_id": session, "cwd": root, "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}})
+    .to_string();
+    assert_eq!(hook("after-tool", &root, &look).code, Some(0));
+    std::fs::write(root.join("run.sh"), "echo v2\n").unwrap();
+    git(&root, &["commit", "-qam", "v2"]);
+    let out = stop(&root, "gemini_after_agent.json", "after-agent");
+    let reply = out.json();
+    assert_eq!(reply["decision"], "deny", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(reason.contains("Tests FAILED"), "{reason}");
+    assert!(reason.contains("Committed in this session"), "{reason}");
+    assert!(reason.contains("modified run.sh"), "{reason}");
+    // Another session that began after the commit has nothing of its own to be held for.
+    let other = fixture("gemini_after_agent.json", &root, &root).replace(session, "other");
+    let passed = hook("after-agent", &root, &other);
+    assert!(!passed.stdout.contains("deny"), "{passed:?}");
+    stop_console_server(&root);
+}
+
+/// Claude Code's `SessionStart` records where the session began and says nothing; a driver's
+/// `CP_SESSION_BASE` (where its phase began) comes first.
+#[test]
+fn session_start_records_the_base_and_a_drivers_base_comes_first() {
+    let (_repo, root) = project_with_make_test();
+    let before = git(&root, &["rev-parse", "HEAD"]);
+    std::fs::write(root.join("run.sh"), "echo v2\n").unwrap();
+    git(&root, &["commit", "-qam", "v2 before the session"]);
+    let start = json!({"session_id": "s-1", "cwd": root, "hook_event_name": "SessionStart",
+        "source": "startup"})
+    .to_string();
+    let started = hook("session-start", &root, &start);
+    assert_eq!(
+        (started.code, started.stdout.as_str()),
+        (Some(0), ""),
+        "{started:?}"
+    );
+    let payload = fixture("claude_stop.json", &root, &root)
+        .replace("eb5b0174-0555-4601-804e-672d68069c89", "s-1");
+    // The session began after the red commit: nothing of its own to hold it for.
+    let own = hook("stop", &root, &payload);
+    assert_eq!(own.stdout, "", "{own:?}");
+    // Its driver says the phase began before it.
+    let base = json!({"commit": before.trim(), "branch": "main"}).to_string();
+    let env = [(cp_orchestrate::SESSION_BASE_ENV, Path::new(&base))];
+    let driven = hook_with_env("stop", &root, &payload, &env);
+    stop_console_server(&root);
+    let reply = driven.json();
+    assert_eq!(reply["decision"], "block", "{reply}");
+    assert!(
+        reply["reason"].as_str().unwrap().contains("Tests FAILED"),
+        "{reply}"
+    );
+}
+
 /// Issue 41 item 9: a repository git refuses ("dubious ownership": owned by another user)
 /// switched the gate off with an empty reply; now the person gets a `systemMessage` saying
 /// the gate is off and how to fix it, and the agent may still stop.

@@ -370,7 +370,7 @@ fn a_reload_during_a_tui_workflow_resumes_the_run() {
     server.push(anthropic::tool_use_turn(&[(
         "b1",
         "console_easy_bash",
-        r#"{"command": "sleep 2; echo slept"}"#,
+        r#"{"command": "echo tool-started; sleep 2; echo slept"}"#,
     )]));
     server.push(anthropic::text_turn("Did the only thing."));
     let url = server.url();
@@ -382,7 +382,8 @@ fn a_reload_during_a_tui_workflow_resumes_the_run() {
     let mut tui =
         TuiSession::start(dir, &["run", ".context-pilot/workflows/tiny.yaml"], &env).unwrap();
     server.wait_for_requests(1, WAIT);
-    std::thread::sleep(Duration::from_millis(300));
+    // The reload comes while the phase's tool runs: its console has begun.
+    wait_log(dir, "tool-started");
     let pid = tui.pid().unwrap();
     signal(pid, libc::SIGUSR2);
     wait_reloads(dir, 1);

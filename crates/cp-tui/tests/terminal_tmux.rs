@@ -49,6 +49,7 @@ fn start_session(socket: &str, session: &str, script: &str) -> TmuxServer {
     TmuxServer(socket.to_owned())
 }
 
+/// Waits for `path`, which the script writes aside and renames, so it appears whole.
 fn wait_file(path: &Path) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !path.exists() {
@@ -59,7 +60,6 @@ fn wait_file(path: &Path) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(200));
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn quitting_restores_stty_exactly() {
     let socket = socket.to_str().unwrap();
     let bin = env!("CARGO_BIN_EXE_context-pilot");
     let script = format!(
-        "cd {d}; export XDG_CONFIG_HOME={c}; stty -a > {d}/before.txt; {bin}; stty -a > {d}/after.txt; sleep 30",
+        "cd {d}; export XDG_CONFIG_HOME={c}; stty -a > {d}/before.txt; {bin}; stty -a > {d}/after.tmp; mv {d}/after.tmp {d}/after.txt; sleep 30",
         d = dir.display(),
         c = cp_e2e::config_home().display()
     );

@@ -161,11 +161,10 @@ fn aborting_at_a_checkpoint_exits_with_code_2() {
     std::fs::remove_file(answers).ok();
 }
 
-/// Issue 15: in a headless run, red tests hold a phase's stop too (the run commits the work
-/// itself, so there is no commit gate), and when `max_blocks` lets the agent stop anyway the
-/// person reads what is left on stderr.
-#[test]
-fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
+/// A trusted repository with `src/build.sh` (`echo v1`) and the one-phase workflow
+/// `one.yaml` committed, whose stop gate runs `command` (a configured test command runs only in
+/// a trusted project) and blocks at most `max_blocks` times in a row.
+fn one_phase_project(max_blocks: u32, command: &str) -> tempfile::TempDir {
     let repo = git_repo();
     let dir = repo.path();
     std::fs::create_dir_all(dir.join(".context-pilot/workflows")).unwrap();
@@ -174,22 +173,33 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
         "name: one\nphases:\n  - id: build\n    prompt: Build it.\n",
     )
     .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/build.sh"), "echo v1\n").unwrap();
+    std::fs::write(
+        dir.join(".context-pilot/config.json"),
+        serde_json::json!({"checkpoint": {"max_blocks": max_blocks, "tests": {"command": command}}})
+            .to_string(),
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+    cp_e2e::trust(dir);
+    repo
+}
+
+/// Issue 15: in a headless run, red tests hold a phase's stop too (the run commits the work
+/// itself, so there is no commit gate), and when `max_blocks` lets the agent stop anyway the
+/// person reads what is left on stderr.
+#[test]
+fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
     let suite = tempfile::tempdir().unwrap();
     let runs = suite.path().join("runs");
     let command = format!(
         "echo run >> '{}'; echo 'FAILED tests/test_x.py::test_build - assert 1 == 2'; echo '==== 1 failed, 2 passed in 0.05s ===='; exit 1",
         runs.display()
     );
-    std::fs::write(
-        dir.join(".context-pilot/config.json"),
-        serde_json::json!({"checkpoint": {"max_blocks": 2, "tests": {"command": command}}})
-            .to_string(),
-    )
-    .unwrap();
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "initial"]);
-    // The configured test command runs only in a trusted project.
-    cp_e2e::trust(dir);
+    let repo = one_phase_project(2, &command);
+    let dir = repo.path();
     let server = LlmServer::start().unwrap();
     let write = r#"{"file_path": "src/build.sh", "content": "echo build\n"}"#;
     server.push(anthropic::tool_use_turn(&[("w1", "File_write", write)]));
@@ -215,6 +225,46 @@ fn headless_red_tests_rerun_and_the_limit_is_told_on_stderr() {
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(stderr.contains("Tests FAILED (exit code 1)"), "{stderr}");
+}
+
+/// Issue 36: a phase's stop gate checks what the phase committed since it began, not only
+/// what is uncommitted: a model that commits red work with its shell is held by the tests.
+#[test]
+fn a_phase_that_commits_red_work_is_held_by_the_tests() {
+    let command =
+        "grep -q v1 src/build.sh || { echo 'FAILED tests/test_x.py::test_build'; exit 1; }";
+    let repo = one_phase_project(1, command);
+    let dir = repo.path();
+    let server = LlmServer::start().unwrap();
+    let commit = serde_json::json!({"command":
+        "printf 'echo v2\\n' > src/build.sh && git add -A && git commit -qm 'build v2'"})
+    .to_string();
+    server.push(anthropic::tool_use_turn(&[(
+        "b1",
+        "console_easy_bash",
+        &commit,
+    )]));
+    for said in ["Built.", "Done, really."] {
+        server.push(anthropic::text_turn(said));
+    }
+    let args = [".context-pilot/workflows/one.yaml", "--headless"];
+    let out = headless(dir, &server, &cp_e2e::config_home(), &args)
+        .args(["--max-restarts", "0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{stdout}\n{stderr}");
+    assert!(git(dir, &["log", "--format=%s"]).contains("build v2"));
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Tests FAILED"), "{held}");
+    assert!(held.contains("Committed in this session"), "{held}");
+    assert!(held.contains("modified src/build.sh"), "{held}");
+    assert!(
+        stderr.contains("the agent stopped with work left"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }
 
 /// Issue 19: a headless run asks the model list before the first request, as the TUI does: with

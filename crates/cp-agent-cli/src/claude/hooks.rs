@@ -1,5 +1,6 @@
 //! Claude Code's hooks: what `init` writes into a project (`.mcp.json`, and in
-//! `.claude/settings.json` a `PostToolUse` hook for the edit tools and a `Stop` hook), and
+//! `.claude/settings.json` a `PostToolUse` hook for the edit tools, a `Stop` hook and a
+//! `SessionStart` hook, which records where the session began and prints nothing), and
 //! what a hook answers, in Claude Code's documented format:
 //!
 //! - `PostToolUse`: `hookSpecificOutput.additionalContext` adds text for the model;
@@ -21,7 +22,9 @@ use crate::settings_json::Json;
 /// The stdout of a hook, if any.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     let value: Option<Value> = match (kind, reply) {
-        (_, Reply::Nothing) | (EventKind::Stop, Reply::Context(_)) => None,
+        (_, Reply::Nothing) | (EventKind::Stop | EventKind::SessionStart, Reply::Context(_)) => {
+            None
+        }
         (EventKind::AfterEdit, Reply::Context(text)) => Some(json!({
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),

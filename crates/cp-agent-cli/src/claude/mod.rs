@@ -52,6 +52,11 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
             name: "Stop",
             kind: EventKind::Stop,
         },
+        HookEventSpec {
+            cli_name: "session-start",
+            name: "SessionStart",
+            kind: EventKind::SessionStart,
+        },
     ],
     edit_tools: &[
         EditTool {

@@ -30,7 +30,10 @@ const FAILURE_NOTICE: &str =
 /// The stdout of a hook, if any.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     let value: Option<Value> = match (kind, reply) {
-        (_, Reply::Nothing) | (EventKind::Stop, Reply::Context(_)) => None,
+        // Not wired at a session's start here; were it, nothing is said to the agent then.
+        (_, Reply::Nothing)
+        | (EventKind::Stop, Reply::Context(_))
+        | (EventKind::SessionStart, Reply::Context(_) | Reply::Block(_)) => None,
         (EventKind::AfterEdit, Reply::Context(text)) => Some(json!({
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),

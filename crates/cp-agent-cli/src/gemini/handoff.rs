@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 
 use cp_orchestrate::ToolRecord;
 
-use crate::progress::shorten;
 use crate::transcript::Transcript;
+use cp_base::text::fit_end;
 
 /// Most of the diff a handoff prompt carries, in characters.
 const DIFF_CHARS: usize = 16_000;
@@ -65,7 +65,7 @@ fn uncommitted(root: &Path) -> String {
         (Ok(status), Ok(diff)) => format!(
             "```\n{}\n```\n\n```diff\n{}\n```\n",
             status.trim_end(),
-            shorten(diff.trim_end(), DIFF_CHARS)
+            fit_end(diff.trim_end(), DIFF_CHARS)
         ),
         (Err(e), _) | (_, Err(e)) => format!("(git could not say: {e})\n"),
     }

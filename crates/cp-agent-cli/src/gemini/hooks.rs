@@ -27,7 +27,10 @@ const FAILURE_NOTICE: &str =
 /// The stdout of a hook: always a JSON object.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> String {
     let value = match (kind, reply) {
-        (_, Reply::Nothing) | (EventKind::Stop, Reply::Context(_)) => json!({}),
+        // Not wired at a session's start here; were it, nothing is said to the agent then.
+        (_, Reply::Nothing)
+        | (EventKind::Stop, Reply::Context(_))
+        | (EventKind::SessionStart, Reply::Context(_) | Reply::Block(_)) => json!({}),
         (EventKind::AfterEdit, Reply::Context(text)) => json!({
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": text}
         }),
@@ -56,6 +59,10 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                         "Context Pilot: run file-edit callbacks",
                     ),
                     EventKind::Stop => ("context-pilot-checkpoint", "Context Pilot: stop gate"),
+                    EventKind::SessionStart => (
+                        "context-pilot-session",
+                        "Context Pilot: where the session began, for the stop gate",
+                    ),
                 };
                 let hook = Json::object([
                     ("name", Json::str(name)),

@@ -242,3 +242,18 @@ fn with_autocrlf_a_hunk_reverts_to_the_checked_out_bytes() {
     assert_eq!(std::fs::read(root.join("w.txt")).unwrap(), head);
     assert!(files(root).is_empty());
 }
+
+/// With repeated lines, the reverse of the work tree's hunk also applies to an index that
+/// never held it (at another offset): the index must stay as it was.
+#[test]
+fn reverting_an_unstaged_hunk_of_repeated_lines_leaves_the_index_alone() {
+    let head = b"a\na\nb\nb\na\nb\na\na\nb\na\nb\n";
+    let dir = repo(&[("f.txt", head)]);
+    let root = dir.path();
+    let clean = state(root);
+    write(root, "f.txt", b"a\na\nb\nb\na\nb\na\na\nb\nb\na\nb\n");
+    let f = file(root, "f.txt");
+    G.revert_hunk(root, &f, &f.hunks[0]).unwrap();
+    assert_eq!(std::fs::read(root.join("f.txt")).unwrap(), head);
+    assert_eq!(state(root), clean, "the index was changed");
+}

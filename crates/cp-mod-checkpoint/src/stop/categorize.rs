@@ -195,14 +195,17 @@ impl Categorizer {
             .collect()
     }
 
-    /// Instructions of every category that matched, each given once, in rule order.
-    pub(crate) fn instructions(&self, files: &[CategorizedFile]) -> Vec<String> {
+    /// Instructions of every category that matched in any of `sets`, each given once, in
+    /// rule order.
+    pub(crate) fn instructions(&self, sets: &[&[CategorizedFile]]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for rule in self.rules() {
             let Some(instruction) = &rule.instruction else {
                 continue;
             };
-            let matched = files.iter().any(|f| f.categories.contains(&rule.name));
+            let matched = sets
+                .iter()
+                .any(|files| files.iter().any(|f| f.categories.contains(&rule.name)));
             if matched && !out.contains(instruction) {
                 out.push(instruction.clone());
             }
@@ -217,11 +220,7 @@ mod tests {
     use cp_git::FileStatus;
 
     fn file(path: &str) -> ChangedFile {
-        ChangedFile {
-            path: path.into(),
-            status: FileStatus::Modified,
-            renamed_from: None,
-        }
+        ChangedFile::new(path, FileStatus::Modified)
     }
 
     fn categorize(config: &StopGateConfig, path: &str) -> CategorizedFile {
@@ -297,7 +296,7 @@ mod tests {
             file("README.md"),
         ]);
         assert_eq!(
-            c.instructions(&files),
+            c.instructions(&[&files]),
             [
                 "Run `make restart` then `make status`",
                 "Reload the TUI: run `pkill -SIGUSR2 -f -- '-m app.cli.tui$'`",
@@ -309,9 +308,8 @@ mod tests {
     fn rename_counts_under_both_paths() {
         let c = Categorizer::new(&StopGateConfig::example_preset()).unwrap();
         let moved = ChangedFile {
-            path: "attic/old_core.txt".into(),
-            status: FileStatus::Renamed,
             renamed_from: Some("src/app/core.py".into()),
+            ..ChangedFile::new("attic/old_core.txt", FileStatus::Renamed)
         };
         let f = c.categorize(vec![moved]).remove(0);
         assert!(f.gated);

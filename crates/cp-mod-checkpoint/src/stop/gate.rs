@@ -96,11 +96,7 @@ mod tests {
         use crate::stop::categorize::CategorizedFile;
         use cp_git::ChangedFile;
         let file = |path: &str, status| CategorizedFile {
-            file: ChangedFile {
-                path: path.into(),
-                status,
-                renamed_from: None,
-            },
+            file: ChangedFile::new(path, status),
             categories: Vec::new(),
             gated: true,
             code: true,

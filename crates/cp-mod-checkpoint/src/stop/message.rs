@@ -3,11 +3,10 @@
 
 use std::fmt::Write;
 
-use super::categorize::CategorizedFile;
 use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::TestExit;
 use super::warm::WarmUse;
-use cp_git::{GitError, ListedFile, write_bounded};
+use cp_git::GitError;
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
 pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
@@ -16,7 +15,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     if !report.code_changed && !red {
         out.push_str(capture_only);
         out.push_str("\n\n");
-        files_section(&mut out, &report.files);
+        super::listing::scope(&mut out, report);
         return out;
     }
     out.push_str("Stop gate: verify this turn's changes before you stop.\n\n");
@@ -32,7 +31,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
     }
     let verdicts: Vec<TestVerdict> = report.tests.iter().map(TestOutcome::verdict).collect();
     let any = |v: TestVerdict| verdicts.contains(&v);
-    files_section(&mut out, &report.files);
+    super::listing::scope(&mut out, report);
     if any(TestVerdict::MissingTool) {
         out.push_str(
             "\nThe tests did not run because something is not installed: install it with the \
@@ -281,28 +280,6 @@ fn duration_secs(ms: u64) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "milliseconds of a test run")]
     let secs = ms as f64 / 1000.0;
     secs
-}
-
-/// `Changed files (n):` and one line per file with its change in words and categories, at
-/// most [`LISTED_FILES`](cp_git::LISTED_FILES) of them and the rest counted by
-/// directory.
-pub(crate) fn files_section(out: &mut String, files: &[CategorizedFile]) {
-    let _ = writeln!(out, "Changed files ({}):", files.len());
-    let listed: Vec<ListedFile> = files
-        .iter()
-        .map(|f| {
-            let mut line = format!("{} {}", f.file.status.word(), f.file.display_path());
-            if !f.categories.is_empty() {
-                let _ = write!(line, "  [{}]", f.categories.join(", "));
-            }
-            ListedFile {
-                path: f.file.path.clone(),
-                kind: f.file.status.word(),
-                line,
-            }
-        })
-        .collect();
-    write_bounded(out, &listed, "  ");
 }
 
 /// What the person is told when git cannot read the repository and the stop gate is off:

@@ -1,12 +1,15 @@
 //! The stop gate: when the agent ends its turn, tell it exactly what to
 //! verify, based on what changed; on the following stops, insist on a commit and green tests.
 //!
-//! [`StopGate::evaluate`] lists the uncommitted changes with git, sorts them into the
-//! configured categories, runs the tests when a triggering file changed or the last run
-//! failed, and blocks the stop with a message. A turn that changed nothing since the last
-//! stop gate passes at once. Blocks are counted per agent session in the worker's state
-//! file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the agent
-//! may stop and the person is told what is left. Without git, or outside a repository, it
+//! [`StopGate::evaluate`] takes the session's work from git: what it committed since it began
+//! ([`StopInput::base`], recorded per session by [`SessionStarts`] for agents behind hooks) and
+//! what is uncommitted. It sorts both into the configured categories, runs the tests when a
+//! triggering file is among them or the last run failed, and blocks the stop with a message
+//! that lists what was committed and what was not. Only uncommitted files are asked to be
+//! committed; work committed with green tests passes at once. A turn that changed nothing since
+//! the last stop gate passes at once. Blocks are counted per agent session in the worker's
+//! state file (never from the agent's `stop_hook_active`); after `max_blocks` in a row the
+//! agent may stop and the person is told what is left. Without git, or outside a repository, it
 //! passes and says why.
 
 mod categorize;
@@ -16,20 +19,23 @@ mod console_runner;
 mod detect;
 mod durations;
 mod gate;
+mod listing;
 mod message;
 mod project_gate;
 mod report;
 mod runner;
+mod session_start;
 mod state;
 mod test_output;
 mod testing;
 mod warm;
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
 
 use cp_base::{CancelToken, Project, WorkerId};
-use cp_git::Git;
+use cp_git::{ChangedFile, Git};
 use cp_orchestrate::{Decision, StopInput};
 
 pub use categorize::CategorizedFile;
@@ -42,6 +48,7 @@ pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
 pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
+pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
 pub use warm::{
@@ -197,8 +204,8 @@ impl StopGate {
         let listed = self
             .git
             .repo_root(root)
-            .and_then(|repo| Ok((self.git.changed_files(&repo)?, repo)));
-        let (files, repo) = match listed {
+            .and_then(|repo| Ok((self.git.status(&repo)?, repo)));
+        let (status, repo) = match listed {
             Ok(listed) => listed,
             Err(e) => {
                 tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
@@ -213,47 +220,26 @@ impl StopGate {
             }
         };
         report.repo_root = Some(repo.clone());
-        let files = self.categorizer.categorize(files);
-        let mut current = fingerprint(&repo, &files);
+        let head = status.head.commit.clone();
+        let (own, outside): (Vec<_>, Vec<_>) =
+            status.files.into_iter().partition(ChangedFile::is_own);
+        report.outside = outside;
+        let committed = self.committed(input, &repo, &status.head, &mut report);
+        let files = self.categorizer.categorize(own);
+        let mut current = fingerprint(&repo, head.as_deref(), &files);
         report.set_files(files, &self.categorizer);
-        let changed_since_told = state.fingerprint != current;
+        report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
+        let changed_since_told = state.fingerprint != told(&current, input);
 
-        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
-        let tested_this_tree = state
-            .last_tests
-            .as_ref()
-            .is_some_and(|t| t.fingerprint == current);
-        let triggers = report.code_changed && report.files.iter().any(|f| f.triggers_tests);
-        // A red run is never forgotten: it runs again until it passes (or the limit ends
-        // the loop), whatever the agent says.
-        let quiet_turn = !gate && !changed_since_told && !last_failed;
-        if !quiet_turn && (last_failed || (triggers && !tested_this_tree)) {
-            let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
-            self.run_tests_warm(
-                input,
-                &repo,
-                failed_before.unwrap_or_default(),
-                &current,
-                &mut report,
-            );
-            if !report.tests.is_empty() {
-                // Tests may touch tracked files (lock files, snapshots); those are not the
-                // agent's changes, so remember the tree as it is after the run.
-                if let Ok(after) = self.git.changed_files(&repo) {
-                    current = fingerprint_files(&repo, after.iter());
-                }
-                state.last_tests = Some(LastTests {
-                    fingerprint: current.clone(),
-                    outcomes: report.tests.clone(),
-                });
-            }
-        }
-        if report.tests.is_empty()
-            && let Some(last) = &state.last_tests
-        {
-            report.tests.clone_from(&last.outcomes);
-            report.tests_reused = true;
-        }
+        self.tests_step(
+            input,
+            &repo,
+            gate,
+            changed_since_told,
+            &mut state,
+            &mut report,
+            &mut current,
+        );
         let red = !report.tests_reused && report.tests.iter().any(|t| !t.passed);
 
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
@@ -279,7 +265,7 @@ impl StopGate {
             None => Decision::Pass,
         };
         state.set_blocks(&input.session, report.blocks, &report.created_at);
-        state.fingerprint = current;
+        state.fingerprint = told(&current, input);
         state.last_report = Some(report.clone());
         state_file.save(&state);
         StopOutcome {
@@ -288,4 +274,103 @@ impl StopGate {
             report,
         }
     }
+
+    /// Runs the tests when they are due, or shows the last run again when it tested this very
+    /// tree; `current` becomes the tree's fingerprint after a run (which may touch files).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one step of evaluate, on its locals; a struct would only rename them"
+    )]
+    fn tests_step(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        gate: bool,
+        changed_since_told: bool,
+        state: &mut state::CheckpointState,
+        report: &mut StopReport,
+        current: &mut String,
+    ) {
+        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
+        let tested_this_tree = state
+            .last_tests
+            .as_ref()
+            .is_some_and(|t| t.fingerprint == *current);
+        // The session's work, committed or not: a commit does not take code past the tests.
+        let triggers = report.triggers_tests();
+        // A red run is never forgotten while there is work: it runs again until it passes (or
+        // the limit ends the loop), whatever the agent says. A new session with no work of its
+        // own is not held for what another left.
+        let has_work = !report.files.is_empty() || !report.committed.is_empty();
+        let red_again = last_failed && (gate || has_work);
+        let quiet_turn = !gate && !changed_since_told && !last_failed;
+        if !quiet_turn && (red_again || (triggers && !tested_this_tree)) {
+            let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
+            let tree = current.clone();
+            self.run_tests_warm(
+                input,
+                repo,
+                failed_before.unwrap_or_default(),
+                &tree,
+                report,
+            );
+            if !report.tests.is_empty() {
+                // Tests may touch tracked files (lock files, snapshots); those are not the
+                // agent's changes, so remember the tree as it is after the run.
+                if let Ok(after) = self.git.status(repo) {
+                    let own = after.files.iter().filter(|f| f.is_own());
+                    *current = fingerprint_files(repo, after.head.commit.as_deref(), own);
+                }
+                state.last_tests = Some(LastTests {
+                    fingerprint: current.clone(),
+                    outcomes: report.tests.clone(),
+                });
+            }
+        } else if let Some(last) = state.last_tests.as_ref().filter(|_| tested_this_tree) {
+            // A verdict belongs to the tree it tested: shown again for that tree only, never
+            // for another, and never when the tests were due but could not run.
+            report.tests.clone_from(&last.outcomes);
+            report.tests_reused = true;
+        }
+    }
+
+    /// What the session committed since it began ([`StopInput::base`]); nothing when that
+    /// is not known. How HEAD moved, when that needs saying, goes into the report.
+    fn committed(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        now: &cp_git::Head,
+        report: &mut StopReport,
+    ) -> Vec<ChangedFile> {
+        let Some(base) = &input.base else {
+            return Vec::new();
+        };
+        match self.git.committed_since(repo, base, now) {
+            Ok(committed) => {
+                report.since = committed.since;
+                report.scope_note = committed.note;
+                committed.files
+            }
+            Err(e) => {
+                tracing::warn!("stop gate: what the session committed is unknown: {e}");
+                report.scope_note = Some(format!(
+                    "what this session committed is unknown ({e}); only uncommitted files are \
+                     listed"
+                ));
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// What the worker was told about at a stop: the tree (`tree`, its fingerprint), and where
+/// the session whose work it was began.
+fn told(tree: &str, input: &StopInput) -> String {
+    let base = input
+        .base
+        .as_ref()
+        .map(cp_git::Head::short)
+        .unwrap_or_default();
+    format!("{tree}:{base}")
 }

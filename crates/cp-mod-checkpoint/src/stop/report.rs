@@ -166,8 +166,23 @@ pub struct StopReport {
     pub created_at: String,
     /// The repository's top directory; `None` when git was unavailable.
     pub repo_root: Option<PathBuf>,
-    /// Every uncommitted change with its categories.
+    /// Every uncommitted change of the repository's own with its categories.
     pub files: Vec<CategorizedFile>,
+    /// What the session committed since it began (see [`cp_orchestrate::StopInput::base`]),
+    /// with its categories: tested with `files`, never asked to be committed again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub committed: Vec<CategorizedFile>,
+    /// The commit the session's commits were compared with (where it began, or where it
+    /// switched branches); `None` when that is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// How HEAD moved when it did not simply move forward (a rebase, a branch switch, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_note: Option<String>,
+    /// What `git status` lists that is not this repository's change: nested repositories,
+    /// worktrees, submodules with only untracked files inside. Never gated, never tested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<cp_git::ChangedFile>,
     /// The same files grouped by category, in rule order (a file may be in several).
     pub categories: Vec<CategoryFiles>,
     /// Whether any change is code-related.
@@ -209,6 +224,10 @@ impl StopReport {
             created_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             repo_root: None,
             files: Vec::new(),
+            committed: Vec::new(),
+            since: None,
+            scope_note: None,
+            outside: Vec::new(),
             categories: Vec::new(),
             code_changed: false,
             tests: Vec::new(),
@@ -261,7 +280,27 @@ impl StopReport {
             .filter(|f| f.gated)
             .map(|f| f.file.display_path())
             .collect();
-        self.instructions = categorizer.instructions(&files);
+        self.instructions = categorizer.instructions(&[&files]);
         self.files = files;
+    }
+
+    /// Adds what the session committed: its code counts as changed code, and its
+    /// categories' instructions are given too.
+    pub(crate) fn set_committed(
+        &mut self,
+        committed: Vec<CategorizedFile>,
+        categorizer: &Categorizer,
+    ) {
+        self.code_changed |= committed.iter().any(|f| f.code);
+        self.instructions = categorizer.instructions(&[&committed, &self.files]);
+        self.committed = committed;
+    }
+
+    /// Whether any file of the session's work, committed or not, triggers the tests.
+    pub(crate) fn triggers_tests(&self) -> bool {
+        self.files
+            .iter()
+            .chain(&self.committed)
+            .any(|f| f.triggers_tests)
     }
 }

@@ -75,17 +75,26 @@ impl CheckpointState {
                 at: at.to_owned(),
             },
         );
-        while self.sessions.len() > MAX_SESSIONS {
-            let oldest = self
-                .sessions
-                .iter()
-                .min_by(|a, b| a.1.at.cmp(&b.1.at))
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(key) => self.sessions.remove(&key),
-                None => break,
-            };
-        }
+        forget_oldest(&mut self.sessions, MAX_SESSIONS, |s| &s.at);
+    }
+}
+
+/// Keeps the `max` entries of `map` whose `at` (an RFC 3339 time, which orders as text) is
+/// the latest: the oldest sessions are forgotten first.
+pub(crate) fn forget_oldest<V>(
+    map: &mut BTreeMap<String, V>,
+    max: usize,
+    at: impl Fn(&V) -> &String,
+) {
+    while map.len() > max {
+        let oldest = map
+            .iter()
+            .min_by(|a, b| at(a.1).cmp(at(b.1)))
+            .map(|(key, _)| key.clone());
+        match oldest {
+            Some(key) => map.remove(&key),
+            None => break,
+        };
     }
 }
 
@@ -171,14 +180,20 @@ pub(super) fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// spreads its own (`core.preloadIndex`).
 const PARALLEL_FROM: usize = 2048;
 
-/// A digest of the changed set: each path, its status and the file's current state (see
-/// [`content_digest`]). Equal digests mean the agent changed nothing since.
-pub(crate) fn fingerprint(repo_root: &Path, files: &[CategorizedFile]) -> String {
-    fingerprint_files(repo_root, files.iter().map(|f| &f.file))
+/// A digest of the tree: HEAD's commit, and of the uncommitted set each path, its status and
+/// the file's current state (see [`content_digest`]). Equal digests mean the agent changed
+/// nothing since, committed or not: a test verdict belongs to the tree with its digest.
+pub(crate) fn fingerprint(
+    repo_root: &Path,
+    head: Option<&str>,
+    files: &[CategorizedFile],
+) -> String {
+    fingerprint_files(repo_root, head, files.iter().map(|f| &f.file))
 }
 
 pub(crate) fn fingerprint_files<'a>(
     repo_root: &Path,
+    head: Option<&str>,
     files: impl Iterator<Item = &'a ChangedFile>,
 ) -> String {
     let files: Vec<&ChangedFile> = files.collect();
@@ -206,6 +221,8 @@ pub(crate) fn fingerprint_files<'a>(
         })
     };
     let mut hash = Fnv::new();
+    hash.write(head.unwrap_or("unborn").as_bytes());
+    hash.write(&[0]);
     for digest in digests {
         hash.write(&digest.to_le_bytes());
     }
@@ -278,11 +295,7 @@ mod tests {
     use cp_git::FileStatus;
 
     fn changed(path: &str) -> ChangedFile {
-        ChangedFile {
-            path: path.into(),
-            status: FileStatus::Modified,
-            renamed_from: None,
-        }
+        ChangedFile::new(path, FileStatus::Modified)
     }
 
     #[test]
@@ -290,14 +303,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "one").unwrap();
         let files = [changed("a.rs")];
-        let first = fingerprint_files(dir.path(), files.iter());
-        assert_eq!(first, fingerprint_files(dir.path(), files.iter()));
+        let first = fingerprint_files(dir.path(), None, files.iter());
+        assert_eq!(first, fingerprint_files(dir.path(), None, files.iter()));
         std::fs::write(dir.path().join("a.rs"), "two").unwrap();
-        assert_ne!(first, fingerprint_files(dir.path(), files.iter()));
+        assert_ne!(first, fingerprint_files(dir.path(), None, files.iter()));
         std::fs::remove_file(dir.path().join("a.rs")).unwrap();
-        let gone = fingerprint_files(dir.path(), files.iter());
+        let gone = fingerprint_files(dir.path(), None, files.iter());
         assert_ne!(first, gone);
-        assert_ne!(gone, fingerprint_files(dir.path(), std::iter::empty()));
+        assert_ne!(
+            gone,
+            fingerprint_files(dir.path(), None, std::iter::empty())
+        );
+        // A commit changes the tree even when nothing is uncommitted.
+        assert_ne!(
+            fingerprint_files(dir.path(), Some("aaaa"), std::iter::empty()),
+            fingerprint_files(dir.path(), Some("bbbb"), std::iter::empty())
+        );
     }
 
     #[test]
@@ -309,12 +330,15 @@ mod tests {
         for f in &files {
             std::fs::write(dir.path().join(&f.path), "x").unwrap();
         }
-        let first = fingerprint_files(dir.path(), files.iter());
-        assert_eq!(first, fingerprint_files(dir.path(), files.iter()));
+        let first = fingerprint_files(dir.path(), None, files.iter());
+        assert_eq!(first, fingerprint_files(dir.path(), None, files.iter()));
         // The order of files is part of the digest; so is every file's state.
-        assert_ne!(first, fingerprint_files(dir.path(), files.iter().rev()));
+        assert_ne!(
+            first,
+            fingerprint_files(dir.path(), None, files.iter().rev())
+        );
         std::fs::write(dir.path().join("f2000.rs"), "y").unwrap();
-        assert_ne!(first, fingerprint_files(dir.path(), files.iter()));
+        assert_ne!(first, fingerprint_files(dir.path(), None, files.iter()));
     }
 
     #[test]

@@ -21,6 +21,9 @@ use super::{
     DEFAULT_TEST_TIMEOUT_SECS, MAX_LEARNED_TIMEOUT_SECS, StopGate, TEST_TAIL_LINES, TestRunner,
 };
 
+/// Why no test ran when the configured command is empty.
+const OFF_NOTE: &str = "tests are off: checkpoint.tests.command is empty";
+
 /// Characters of one output line shown to the agent; the rest is counted.
 const TAIL_LINE_CHARS: usize = 400;
 
@@ -59,9 +62,7 @@ impl StopGate {
     pub fn planned_tests(&self, project: &Project, repo: &Path) -> Result<PlannedTests, String> {
         let timeout_secs = self.timeout_secs();
         match self.configured_command() {
-            Some(command) if command.trim().is_empty() => {
-                Err("tests are off: checkpoint.tests.command is empty".into())
-            }
+            Some(command) if command.trim().is_empty() => Err(OFF_NOTE.into()),
             Some(_) if !project.is_trusted() => Err(untrusted_note()),
             Some(command) => Ok(PlannedTests {
                 command: command.to_owned(),
@@ -143,7 +144,8 @@ impl StopGate {
     ) -> Result<Vec<PlannedRun>, Option<String>> {
         let durations = Durations::new(&input.project);
         let runs = match self.configured_command() {
-            Some(command) if command.trim().is_empty() => return Err(None),
+            // Due but off: said, so no earlier verdict is taken for this tree's (issue 41).
+            Some(command) if command.trim().is_empty() => return Err(Some(OFF_NOTE.into())),
             // A configured command is the repository's code: it runs only in a trusted
             // project. Detected commands (`cargo test`, …) are the project's own build.
             Some(_) if !input.project.is_trusted() => return Err(Some(untrusted_note())),

@@ -15,6 +15,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use cp_base::{Project, WorkerId};
+use cp_git::Head;
 use cp_mod_checkpoint::{
     ConsoleTestRunner, StopGate, StopGateConfig, StopOutcome, StopRule, TestConfig,
 };
@@ -114,6 +115,13 @@ impl Repo {
         self.git(&["commit", "-q", "-m", message]);
     }
 
+    /// Where HEAD is now, as a session beginning now records it.
+    pub fn head(&self) -> Head {
+        cp_git::Git { path_env: None }
+            .head_state(&self.root())
+            .unwrap()
+    }
+
     pub fn project(&self) -> Project {
         Project::at(self.root())
     }
@@ -179,6 +187,17 @@ impl Suite {
     }
 }
 
+/// A suite that passes while `repo/status.txt` says `green` and fails otherwise
+/// (pytest-like output naming `test_run`).
+pub fn status_suite(suite: &Suite, repo: &Repo) -> String {
+    suite.script(&format!(
+        "if grep -q green '{}/status.txt'; then echo '3 passed in 0.01s'; exit 0; fi\n\
+         echo 'FAILED tests/test_core.py::test_run - assert 1 == 2'\n\
+         echo '1 failed, 2 passed in 0.01s'\nexit 1",
+        repo.root().display()
+    ))
+}
+
 /// A generic preset: service code → restart, TUI code → SIGUSR2,
 /// tests gated, docs neither; any `.py` change runs `command`.
 pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
@@ -220,13 +239,25 @@ pub fn stop(checkpoint: &StopGate, project: &Project) -> StopOutcome {
     stop_in(checkpoint, project, "s1")
 }
 
-/// A stop of agent session `session` of worker `w1`.
+/// A stop of agent session `session` of worker `w1`, where the session's start is not known
+/// (only uncommitted work is in scope).
 pub fn stop_in(checkpoint: &StopGate, project: &Project, session: &str) -> StopOutcome {
+    stop_since(checkpoint, project, session, None)
+}
+
+/// A stop of agent session `session` of worker `w1` that began with HEAD at `base`.
+pub fn stop_since(
+    checkpoint: &StopGate,
+    project: &Project,
+    session: &str,
+    base: Option<&Head>,
+) -> StopOutcome {
     checkpoint.evaluate(&StopInput {
         project: project.clone(),
         worker: WorkerId::new("w1").unwrap(),
         session: session.into(),
         gate_commits: true,
+        base: base.cloned(),
     })
 }
 
@@ -342,14 +373,20 @@ pub fn pytest_wheels() -> Option<&'static Path> {
 /// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
 /// message) when python3 or the wheels are missing.
 pub fn make_venv(root: &Path) -> Option<()> {
-    let wheels = pytest_wheels()?;
+    let wheels = pytest_wheels();
+    if !require(
+        wheels.is_some(),
+        "pytest (wheels under target/pytest-wheels)",
+    ) {
+        return None;
+    }
+    let wheels = wheels?;
     let venv = Command::new("python3")
         .args(["-m", "venv", ".venv"])
         .current_dir(root)
         .status()
         .is_ok_and(|s| s.success());
-    if !venv {
-        eprintln!("python3 -m venv failed; Python fixtures check detection only");
+    if !require(venv, "python3 with venv") {
         return None;
     }
     let installed = Command::new(root.join(".venv/bin/python"))

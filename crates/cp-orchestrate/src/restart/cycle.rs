@@ -11,7 +11,9 @@ use super::error::RestartError;
 use super::estimator::ContextEstimator;
 use super::event::{HandoffSource, RestartEvent, RestartObserver};
 use super::fallback::fallback_handoff;
-use super::git::{changed_files, commit_all, commit_identity, ensure_clean, repo_relative};
+use super::git::{
+    changed_files, commit_all, commit_identity, ensure_clean, head_state, repo_relative,
+};
 use super::prompt::{RestartContext, restart_prompt};
 use super::session::{HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd};
 use crate::handoff::{Handoff, HandoffStore};
@@ -130,10 +132,14 @@ impl RestartLoop {
         };
         let mut current_prompt = prompt.to_owned();
         let mut attempt = 0u32;
+        // Every session of the phase is checked against where the phase began, so what a
+        // restart auto-committed is still the phase's work.
+        let base = head_state(&self.project);
         loop {
             let known: HashSet<PathBuf> = store.list()?.into_iter().collect();
             let control =
-                SessionControl::new(phase_id, attempt, ContextEstimator::new(&self.config));
+                SessionControl::new(phase_id, attempt, ContextEstimator::new(&self.config))
+                    .with_base(base.clone());
             tracing::info!(phase = phase_id, attempt, "starting session");
             observer.on_event(&RestartEvent::SessionStarted {
                 phase: phase_id.to_owned(),

@@ -67,11 +67,7 @@ mod tests {
 
     #[test]
     fn changed_files_and_written_paths_are_listed_reads_and_failures_are_not() {
-        let changed = [ChangedFile {
-            path: "src/a.rs".into(),
-            status: FileStatus::Modified,
-            renamed_from: None,
-        }];
+        let changed = [ChangedFile::new("src/a.rs", FileStatus::Modified)];
         let history = [
             ToolRecord::new("File_edit", ["src/a.rs"]),
             ToolRecord::new("File_edit", ["src/a.rs"]),

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use cp_base::Project;
 
 use super::error::RestartError;
-use cp_git::{ChangedFile, Git, GitError};
+use cp_git::{ChangedFile, EntryKind, Git, GitError, Head};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
 /// even in a project whose `.context-pilot/.gitignore` was not written yet.
@@ -34,12 +34,25 @@ pub(crate) fn changed_files(
     let files = git.changed_files(&repo).map_err(map_git_error)?;
     Ok(files
         .into_iter()
+        // A nested repository, a worktree, a submodule with only untracked files inside:
+        // not the project's changes.
+        .filter(ChangedFile::is_own)
         .filter(|f| {
             !ignore
                 .iter()
                 .any(|prefix| f.path.starts_with(prefix.as_str()))
         })
         .collect())
+}
+
+/// Where HEAD of the project's repository is now; `None` without git or a repository
+/// (logged: the stop gate then checks only what is uncommitted).
+pub(crate) fn head_state(project: &Project) -> Option<Head> {
+    let git = Git { path_env: None };
+    git.repo_root(project.root())
+        .and_then(|repo| git.head_state(&repo))
+        .map_err(|e| tracing::info!("where HEAD is, unknown: {e}"))
+        .ok()
 }
 
 /// The repository-relative form of a project-relative path prefix, for [`changed_files`].
@@ -158,7 +171,20 @@ pub(crate) fn commit_all(
     identity: Identity,
 ) -> Result<Option<String>, RestartError> {
     let root = project.root();
-    git_ok(root, &["add", "-A", "--", ":/"])?;
+    // A directory with a repository of its own (a vendored project, a worktree made inside the
+    // project) stays out: `add -A` would record it as a gitlink no clone can fill, or fail on
+    // one without a commit.
+    let nested: Vec<String> = Git { path_env: None }
+        .repo_root(root)
+        .and_then(|repo| Git { path_env: None }.changed_files(&repo))
+        .map_err(map_git_error)?
+        .into_iter()
+        .filter(|f| matches!(f.kind, EntryKind::NestedRepository | EntryKind::Worktree))
+        .map(|f| format!(":(top,exclude){}", f.path))
+        .collect();
+    let mut add = vec!["add", "-A", "--", ":/"];
+    add.extend(nested.iter().map(String::as_str));
+    git_ok(root, &add)?;
     // Unstage the runtime directories in case no .gitignore hides them. (Excluding them with
     // `:(exclude)` pathspecs instead makes git fail when they *are* ignored, the usual case.)
     let runtime: Vec<String> = RUNTIME_EXCLUDES

@@ -51,5 +51,5 @@ pub use event::{HandoffSource, RestartEvent, RestartObserver};
 pub(crate) use git::{changed_files, commit_all, commit_identity};
 pub use prompt::{PROGRESS_LINES, RestartContext, restart_prompt};
 pub use session::{
-    HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd, StopHandle, ToolRecord,
+    HANDOFF_REQUEST, SessionControl, SessionDriver, SessionEnd, StopHandle, StopReason, ToolRecord,
 };

@@ -115,11 +115,7 @@ mod tests {
                 calls: 25,
                 threshold: 25,
             }),
-            changed_files: vec![ChangedFile {
-                path: "f1.rs".into(),
-                status: FileStatus::Modified,
-                renamed_from: None,
-            }],
+            changed_files: vec![ChangedFile::new("f1.rs", FileStatus::Modified)],
             commit: Some("0123456789abcdef0123".into()),
             history,
         };

@@ -1,10 +1,11 @@
 //! The seam between the restart loop and an agent loop: [`SessionDriver`] runs sessions,
 //! [`SessionControl`] is what the driver reports to and checks for a stop request.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cp_base::{ToolCall, ToolResult};
+use cp_git::Head;
 use serde::{Deserialize, Serialize};
 
 use super::error::DriverError;
@@ -88,23 +89,47 @@ impl ToolRecord {
     }
 }
 
-/// A cloneable, thread-safe handle that asks a session to stop after its current tool batch
-/// (for a key press in the TUI, a reload, or the estimator).
+/// Why a graceful stop was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// A fresh session continues the work (a threshold, a key press, a workflow's restart).
+    Restart = 1,
+    /// The host reloads itself and resumes the work afterwards.
+    Reload = 2,
+}
+
+/// A cloneable, thread-safe handle that asks a session (or one turn of the built-in agent) to
+/// stop after its current tool batch, and says why: for a key press in the TUI, a reload, or
+/// the estimator. The one stop request of the code base.
 #[derive(Debug, Clone, Default)]
 pub struct StopHandle {
-    flag: Arc<AtomicBool>,
+    reason: Arc<AtomicU8>,
 }
 
 impl StopHandle {
     /// Requests a graceful stop: the driver finishes the tool batch in progress, then returns
-    /// [`SessionEnd::Stopped`].
-    pub fn request_stop(&self) {
-        self.flag.store(true, Ordering::SeqCst);
+    /// [`SessionEnd::Stopped`]. A later request replaces the reason.
+    pub fn request(&self, reason: StopReason) {
+        self.reason.store(reason as u8, Ordering::SeqCst);
+    }
+
+    /// The reason of the stop requested, if one was.
+    pub fn requested(&self) -> Option<StopReason> {
+        match self.reason.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Restart),
+            2 => Some(StopReason::Reload),
+            _ => None,
+        }
     }
 
     /// Whether a stop was requested.
     pub fn stop_requested(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
+        self.requested().is_some()
+    }
+
+    /// Forgets the request (a new turn begins).
+    pub fn clear(&self) {
+        self.reason.store(0, Ordering::SeqCst);
     }
 }
 
@@ -130,6 +155,8 @@ pub struct SessionControl {
     attempt: u32,
     stop: StopHandle,
     tracked: Mutex<Tracked>,
+    /// HEAD when the phase began (before its first session).
+    base: Option<Head>,
 }
 
 impl SessionControl {
@@ -145,7 +172,22 @@ impl SessionControl {
                 history: Vec::new(),
                 tokens: 0,
             }),
+            base: None,
         }
+    }
+
+    /// The same control, knowing where HEAD was when the phase began.
+    #[must_use]
+    pub fn with_base(mut self, base: Option<Head>) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// Where HEAD was when the phase began, before its first session: the stop gate checks
+    /// what was committed since (a restart's auto-commit included) as well as what is not.
+    /// `None` when it is not known (no git, or a control made without it).
+    pub fn base(&self) -> Option<&Head> {
+        self.base.as_ref()
     }
 
     /// The phase being run.
@@ -177,7 +219,7 @@ impl SessionControl {
 
     /// Requests a graceful stop after the current tool batch.
     pub fn request_stop(&self) {
-        self.stop.request_stop();
+        self.stop.request(StopReason::Restart);
     }
 
     /// Whether the driver should stop once its current tool batch is done.
@@ -225,7 +267,7 @@ impl SessionControl {
                 "restart threshold reached: {trigger}; stopping after the current tool batch"
             );
             tracked.trigger = Some(trigger);
-            self.stop.request_stop();
+            self.stop.request(StopReason::Restart);
         }
     }
 
@@ -299,7 +341,7 @@ mod tests {
     fn a_stop_handle_from_another_thread_reaches_the_session() {
         let c = control(0);
         let handle = c.stop_handle();
-        std::thread::spawn(move || handle.request_stop())
+        std::thread::spawn(move || handle.request(StopReason::Restart))
             .join()
             .unwrap();
         assert!(c.stop_requested());

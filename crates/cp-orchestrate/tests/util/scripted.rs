@@ -199,7 +199,7 @@ impl SessionDriver for ScriptedDriver {
                             Action::Read(path) => {
                                 control.record_tool_call(ToolRecord::new("File_read", [*path]));
                             }
-                            Action::RequestStop => control.stop_handle().request_stop(),
+                            Action::RequestStop => control.request_stop(),
                         }
                     }
                     self.journal

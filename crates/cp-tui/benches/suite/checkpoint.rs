@@ -27,6 +27,8 @@ pub fn stop_gate(opts: &Options) -> Vec<Row> {
     }
     let project = Project::at(&root);
     project.ensure_layout().unwrap();
+    // The session began at HEAD and committed nothing: the usual stop.
+    let base = cp_git::Git { path_env: None }.head_state(&root).unwrap();
     std::fs::write(
         root.join(".context-pilot/config.json"),
         r#"{"checkpoint": {"tests": {"command": ""}}}"#,
@@ -48,6 +50,7 @@ pub fn stop_gate(opts: &Options) -> Vec<Row> {
                 worker,
                 session: "bench".into(),
                 gate_commits: true,
+                base: Some(base.clone()),
             });
         let checkpoint = ms(started.elapsed());
         assert!(

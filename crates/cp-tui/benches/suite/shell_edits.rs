@@ -51,7 +51,7 @@ pub fn shell_edits(opts: &Options) -> Vec<Row> {
         let previous: WorkTreeSnapshot =
             serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
         let now = WorkTreeSnapshot::take(&git, &root).unwrap();
-        let changed = now.changed_since(&previous);
+        let changed = now.changed_since(&previous, &root);
         cp_base::write_atomic(&saved, serde_json::to_string(&now).unwrap().as_bytes()).unwrap();
         let took = ms(started.elapsed());
         assert_eq!(changed, [format!("src/d1/f{}.rs", 100 + round)]);

@@ -142,6 +142,7 @@ impl Bench {
             worker,
             session: "bench".into(),
             gate_commits: false,
+            base: None,
         });
         let took = ms(started.elapsed());
         let tests = outcome.report.tests.first();
@@ -167,16 +168,17 @@ impl Bench {
                 return;
             }
             if Instant::now() > deadline {
-                let record = std::fs::read_to_string(cp_mod_checkpoint::warm_record_path(
-                    &self.project,
-                ))
-                .unwrap_or_default();
+                let record =
+                    std::fs::read_to_string(cp_mod_checkpoint::warm_record_path(&self.project))
+                        .unwrap_or_default();
                 let consoles = self.client.list().unwrap_or_default();
                 let tails: Vec<String> = consoles
                     .iter()
                     .filter_map(|c| self.client.attach(c.id).ok()?.tail(20).ok())
                     .collect();
-                panic!("warm run stuck: {phase:?}\nrecord: {record}\nconsoles: {consoles:?}\n{tails:#?}");
+                panic!(
+                    "warm run stuck: {phase:?}\nrecord: {record}\nconsoles: {consoles:?}\n{tails:#?}"
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }

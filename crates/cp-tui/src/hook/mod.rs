@@ -8,8 +8,13 @@
 //! | `stop` | Claude Code `Stop` | runs the stop gate |
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
 //! | `codex-stop` | Codex CLI `Stop` | runs the stop gate |
+//! | `session-start` | Claude Code `SessionStart` | records where the session began |
 //!
 //! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
+//! Every event of a session records where HEAD was at the session's first event
+//! ([`SessionStarts`]), and the stop gate checks what the session committed since as well as
+//! what it did not; a driver that started the agent says where its phase began instead
+//! ([`SESSION_BASE_ENV`]).
 //! After a shell tool call, the files the command changed fire callbacks too ([`ShellSnapshots`];
 //! off with `{"hooks": {"shell_edits": false}}` in config.json).
 //!
@@ -53,6 +58,9 @@ use std::process::ExitCode;
 
 use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookVerdict};
 use cp_base::{Project, WorkerId};
+use cp_git::Head;
+use cp_mod_checkpoint::SessionStarts;
+use cp_orchestrate::SESSION_BASE_ENV;
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use cp_agent_cli::{EventKind, Reply};
@@ -133,6 +141,7 @@ impl HookEvent {
                 let does = match event.kind {
                     EventKind::AfterEdit => "fire callbacks for the edited files",
                     EventKind::Stop => "run the stop gate",
+                    EventKind::SessionStart => "record where the session began",
                 };
                 let value = clap::builder::PossibleValue::new(event.cli_name)
                     .help(format!("{} `{}`: {does}", spec.display_name, event.name));
@@ -238,7 +247,7 @@ pub fn handle(
                 );
             }
         },
-        EventKind::Stop => Vec::new(),
+        EventKind::Stop | EventKind::SessionStart => Vec::new(),
     };
     let host = match Host::new(project.clone(), worker) {
         Ok(h) => h,
@@ -269,14 +278,7 @@ pub fn handle(
     // Runs that earlier hook processes left in flight: report those that ended meanwhile.
     let carried = Carried::resume(&host);
     carried.settle(&host);
-    let outcome = match event.kind() {
-        EventKind::AfterEdit => Ok(edit::after_edit(
-            &host,
-            payload.tool_name.as_deref().unwrap_or_default(),
-            changes,
-        )),
-        EventKind::Stop => stop::at_stop(&host, session),
-    };
+    let outcome = act(event, &host, &payload, changes);
     // The work tree as this call leaves it (callbacks may have changed files too): what the
     // session's next shell call is compared with.
     if let Some(snapshots) = &snapshots
@@ -307,6 +309,43 @@ pub fn handle(
         tell_person(event, &mut out, &config_problems);
     }
     out
+}
+
+/// What the event does, under the worker's lock (so the first events of one session, arriving
+/// at once, record where it began once): fire callbacks for `changes`, or run the stop gate.
+fn act(
+    event: HookEvent,
+    host: &Host,
+    payload: &HookPayload,
+    changes: Vec<cp_base::FileChange>,
+) -> Result<Reply, stop::StopSkipped> {
+    let base = session_base(host, payload.session_id.as_deref());
+    match event.kind() {
+        EventKind::AfterEdit => Ok(edit::after_edit(
+            host,
+            payload.tool_name.as_deref().unwrap_or_default(),
+            changes,
+        )),
+        EventKind::Stop => {
+            let session = payload.session_id.as_deref().unwrap_or(NO_SESSION);
+            stop::at_stop(host, session, base)
+        }
+        EventKind::SessionStart => Ok(Reply::Nothing),
+    }
+}
+
+/// Where the agent's session began: as its driver says ([`SESSION_BASE_ENV`]), else as
+/// recorded at the session's first event (this one, if it is the first). Without a session id
+/// nothing can be recorded: only uncommitted work is then checked.
+fn session_base(host: &Host, session: Option<&str>) -> Option<Head> {
+    if let Some(json) = std::env::var_os(SESSION_BASE_ENV).filter(|v| !v.is_empty()) {
+        match serde_json::from_str::<Head>(&json.to_string_lossy()) {
+            Ok(head) => return Some(head),
+            Err(e) => tracing::warn!("ignoring {SESSION_BASE_ENV}: {e}"),
+        }
+    }
+    let session = session?;
+    SessionStarts::new(host.project(), host.worker()).begin(session)
 }
 
 /// The project a hook started in `start` acts on: the git work tree around it, or the nearest
@@ -347,7 +386,8 @@ fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
         (Reply::Nothing | Reply::Context(_), EventKind::Stop) => {
             Some(event.report(HookVerdict::Passed, String::new()))
         }
-        (Reply::Nothing, EventKind::AfterEdit) => None,
+        (Reply::Nothing, EventKind::AfterEdit)
+        | (Reply::Nothing | Reply::Context(_), EventKind::SessionStart) => None,
         (Reply::Context(text), EventKind::AfterEdit) => {
             Some(event.report(HookVerdict::Context, text.clone()))
         }

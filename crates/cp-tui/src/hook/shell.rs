@@ -5,8 +5,10 @@
 //! atomically. After a shell tool call (the descriptor's `shell_tools`: Claude Code's `Bash`,
 //! Gemini CLI's `run_shell_command`, Codex CLI's shell) the hook compares the work tree with
 //! the session's saved snapshot, and the files that changed fire callbacks as if an edit tool
-//! had changed them. The first shell call of a session has nothing to compare with and fires
-//! nothing. Context Pilot's own `.context-pilot/` is never reported.
+//! had changed them. Only a change of a file's content counts: `git add -A && git commit` after
+//! a `sed -i` changes what git says of the file, not the file, and fires nothing again. The
+//! first shell call of a session has nothing to compare with and fires nothing. Context
+//! Pilot's own `.context-pilot/` is never reported.
 //!
 //! It is on by default; `{"hooks": {"shell_edits": false}}` in `config.json` turns it off.
 
@@ -110,7 +112,7 @@ impl ShellSnapshots {
     /// The files that changed between `earlier` and `now`, as edits (created, modified or
     /// deleted, by what is on disk now), without Context Pilot's own state.
     pub fn changes(&self, earlier: &WorkTreeSnapshot, now: &WorkTreeSnapshot) -> Vec<FileChange> {
-        now.changed_since(earlier)
+        now.changed_since(earlier, &self.root)
             .into_iter()
             .filter(|path| !path.starts_with(&format!("{STATE_DIR}/")) && path != STATE_DIR)
             .map(|path| {
@@ -147,16 +149,10 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
-    #[test]
-    fn each_session_compares_with_its_own_previous_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        git(&root, &["init", "-q"]);
-        std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        std::fs::write(root.join("b.txt"), "one\n").unwrap();
-        git(&root, &["add", "."]);
+    fn commit_all(root: &std::path::Path) {
+        git(root, &["add", "-A"]);
         git(
-            &root,
+            root,
             &[
                 "-c",
                 "user.name=t",
@@ -164,9 +160,19 @@ mod tests {
                 "user.email=t@t",
                 "commit",
                 "-qm",
-                "init",
+                "work",
             ],
         );
+    }
+
+    #[test]
+    fn each_session_compares_with_its_own_previous_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(root.join("b.txt"), "one\n").unwrap();
+        commit_all(&root);
         let project = Project::at(&root);
         let snaps = ShellSnapshots::new(&project, &WorkerId::default());
 
@@ -219,6 +225,17 @@ mod tests {
             "{s2:?}"
         );
         assert!(snaps.file("s/../2").starts_with(&snaps.dir));
+
+        // Committing what was edited is no edit.
+        snaps.save("s1", &later);
+        commit_all(&root);
+        let committed = snaps.take().unwrap();
+        assert!(committed.is_empty());
+        assert_eq!(
+            snaps.changes(&snaps.previous("s1").unwrap(), &committed),
+            [],
+            "a commit is not an edit"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! When the agent ends its turn: the stop gate, plus any failure still undelivered.
 
+use cp_git::Head;
 use cp_mod_checkpoint::{CheckpointError, StopGate, StopPhase};
 use cp_orchestrate::{Decision, StopInput};
 
@@ -12,7 +13,8 @@ use cp_agent_cli::Reply;
 #[error("stop gate skipped: {0}")]
 pub struct StopSkipped(#[from] CheckpointError);
 
-/// Runs the stop gate for the agent session `session` (the payload's `session_id`).
+/// Runs the stop gate for the agent session `session` (the payload's `session_id`), which
+/// began with HEAD at `base` when that is known.
 /// The checkpoint counts the session's blocks itself, in its state file, so it never relies
 /// on the agent's `stop_hook_active`. When its limit lets the agent stop with work left, the
 /// person gets a [`Reply::Notice`].
@@ -21,7 +23,7 @@ pub struct StopSkipped(#[from] CheckpointError);
 /// failed background callback wakes an idle agent). Other notifications stay in the outbox
 /// for the next call. Errors (a broken checkpoint config) are returned for the caller to
 /// report; the agent is never blocked because of them.
-pub fn at_stop(host: &Host, session: &str) -> Result<Reply, StopSkipped> {
+pub fn at_stop(host: &Host, session: &str, base: Option<Head>) -> Result<Reply, StopSkipped> {
     host.registry().tick(host.env());
     let checkpoint = StopGate::for_project(host.project())?;
     let outcome = checkpoint.evaluate(&StopInput {
@@ -29,6 +31,7 @@ pub fn at_stop(host: &Host, session: &str) -> Result<Reply, StopSkipped> {
         worker: host.worker().clone(),
         session: session.to_owned(),
         gate_commits: true,
+        base,
     });
     let first_stop = outcome.report.phase == StopPhase::First;
     if let Some(why) = &outcome.report.skipped {

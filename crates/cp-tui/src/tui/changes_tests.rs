@@ -394,7 +394,7 @@ fn comments_sent_while_the_agent_works_wait_for_its_turn_to_end_and_the_status_b
     *agent = super::AgentState::new(Some(provider), None);
     agent.turn = Some(super::running_turn::RunningTurn {
         cancel: cp_llm::CancelToken::new(),
-        stop: cp_agent::StopControl::default(),
+        stop: cp_orchestrate::StopHandle::default(),
     });
     keys(&mut app, "S");
     assert!(app.changes.send_queued);

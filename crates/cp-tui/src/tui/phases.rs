@@ -12,6 +12,7 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::text::fit_end;
 use cp_orchestrate::{Action, WorkflowEvent};
 
 use super::phase_conversation::PhaseConversation;
@@ -349,7 +350,7 @@ impl Phases {
             };
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("{mark}{:<14} {agent:<9} ", clip(&row.id, 14)),
+                    format!("{mark}{:<14} {agent:<9} ", fit_end(&row.id, 14)),
                     style,
                 ),
                 Span::styled(
@@ -415,16 +416,6 @@ fn clock(d: Duration) -> String {
         format!("{}m{:02}s", s / 60, s % 60)
     } else {
         format!("{s}s")
-    }
-}
-
-fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_owned()
-    } else {
-        let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-        out.push('…');
-        out
     }
 }
 

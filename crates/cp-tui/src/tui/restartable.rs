@@ -79,7 +79,7 @@ impl Job for RestartTurnJob {
         let paused = self.driver.paused_for_reload();
         let end = match result {
             Ok(_) => TurnEnd::Done,
-            Err(_) if paused => TurnEnd::Stopped(cp_agent::StopReason::Reload),
+            Err(_) if paused => TurnEnd::Stopped(cp_orchestrate::StopReason::Reload),
             Err(_) if self.cancel.is_cancelled() => TurnEnd::Cancelled,
             Err(e) => TurnEnd::Failed(e.to_string()),
         };

@@ -346,7 +346,7 @@ fn status_bar_shows_how_long_the_stop_gate_has_run() {
     let agent = app.parts_for_test().2;
     agent.turn = Some(super::running_turn::RunningTurn {
         cancel: cp_llm::CancelToken::new(),
-        stop: cp_agent::StopControl::default(),
+        stop: cp_orchestrate::StopHandle::default(),
     });
     agent.status = Some("running the stop gate…".into());
     agent.status_since = std::time::Instant::now().checked_sub(std::time::Duration::from_secs(8));

@@ -21,6 +21,7 @@ use super::record::{RecordFile, WarmPhase, WarmRun, WarmVerdict};
 use super::tree::{head_commit, racy, tree_fingerprint};
 use super::{WARM_LABEL, bounded};
 use crate::error::CheckpointError;
+use cp_git::ChangedFile;
 
 /// The least a warm run's tests may take before they are cut off: a cold build of a compiled
 /// project runs here, at low priority, while nobody waits.
@@ -183,14 +184,21 @@ impl Run<'_> {
             .map_err(|e| e.to_string())?;
         for _ in 0..RACY_TRIES {
             let taken = SystemTime::now();
-            let changed = gate.git.changed_files(&repo).map_err(|e| e.to_string())?;
-            let head = head_commit(&gate.git, &repo).map_err(|e| e.to_string())?;
+            // The project's own files, as the stop lists them: not nested repositories,
+            // worktrees or submodules.
+            let status = gate.git.status(&repo).map_err(|e| e.to_string())?;
+            let head = status.head.commit;
+            let changed: Vec<ChangedFile> = status
+                .files
+                .into_iter()
+                .filter(ChangedFile::is_own)
+                .collect();
             if racy(&repo, taken, changed.iter()) {
                 std::thread::sleep(RACY_PAUSE);
                 continue;
             }
             let files = gate.categorizer.categorize(changed);
-            let changed_set = fingerprint(&repo, &files);
+            let changed_set = fingerprint(&repo, head.as_deref(), &files);
             let tree = tree_fingerprint(&changed_set, head.as_deref());
             return Ok(Listing {
                 repo,
@@ -224,6 +232,7 @@ impl Run<'_> {
             worker: self.worker.clone(),
             session: String::new(),
             gate_commits: false,
+            base: None,
         };
         let runs = gate
             .plan_runs(&input, &listing.repo, before, &report)

@@ -91,11 +91,7 @@ mod tests {
     fn a_file_written_just_now_is_racy_and_one_written_earlier_is_not() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x").unwrap();
-        let files = [ChangedFile {
-            path: "a.py".into(),
-            status: FileStatus::Untracked,
-            renamed_from: None,
-        }];
+        let files = [ChangedFile::new("a.py", FileStatus::Untracked)];
         assert!(racy(dir.path(), SystemTime::now(), files.iter()));
         let later = SystemTime::now() + Duration::from_secs(2);
         assert!(!racy(dir.path(), later, files.iter()));

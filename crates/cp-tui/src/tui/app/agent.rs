@@ -2,10 +2,9 @@
 
 use cp_base::Level;
 
-use cp_agent::{
-    AgentEvent, AgentInbox, StopControl, StopGateMode, StopReason, TurnContext, TurnEnd, run_turn,
-};
+use cp_agent::{AgentEvent, AgentInbox, StopGateMode, TurnContext, TurnEnd, run_turn};
 use cp_llm::{CancelToken, Message};
+use cp_orchestrate::{StopHandle, StopReason};
 
 use cp_orchestrate::RestartConfig;
 
@@ -29,7 +28,7 @@ impl App {
         };
         let turn = RunningTurn {
             cancel: CancelToken::new(),
-            stop: StopControl::default(),
+            stop: StopHandle::default(),
         };
         self.agent.usage.start_turn();
         self.agent.streaming_entry = None;
@@ -53,6 +52,8 @@ impl App {
                 cancel: turn.cancel.clone(),
                 stop: turn.stop.clone(),
                 stop_gate: StopGateMode::Full(self.host.stop_gate()),
+                // The turn is the session: it reads HEAD when it starts.
+                base: None,
             };
             let job = PlainTurnJob {
                 ctx,
@@ -162,6 +163,10 @@ impl App {
                 self.agent.status = Some(status);
                 self.agent.status_since = Some(std::time::Instant::now());
             }
+            AgentEvent::StopGateRunning => {
+                self.agent.status = Some(cp_agent::STOP_GATE_RUNNING.to_owned());
+                self.agent.status_since = Some(std::time::Instant::now());
+            }
             AgentEvent::Restart(text) => {
                 self.conversation.push_system(format!("↻ {text}"));
                 self.agent.status = Some(text);
@@ -245,8 +250,8 @@ impl Job for PlainTurnJob {
 
 #[cfg(test)]
 mod tests {
-    use cp_agent::StopControl;
     use cp_llm::CancelToken;
+    use cp_orchestrate::StopHandle;
 
     use crate::tui::running_turn::RunningTurn;
     use crate::tui::workflow_thread::WorkflowRun;
@@ -258,7 +263,7 @@ mod tests {
         app.workflow = Some(WorkflowRun {
             turn: Some(RunningTurn {
                 cancel: cancel.clone(),
-                stop: StopControl::default(),
+                stop: StopHandle::default(),
             }),
             ..WorkflowRun::default()
         });
@@ -269,7 +274,7 @@ mod tests {
         if let Some(run) = app.workflow.as_mut() {
             run.turn = Some(RunningTurn {
                 cancel: waiting.clone(),
-                stop: StopControl::default(),
+                stop: StopHandle::default(),
             });
         }
         app.modal.dialog = Some(crate::tui::dialog::ApprovalDialog::new(

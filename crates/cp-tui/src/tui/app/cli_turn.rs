@@ -1,8 +1,9 @@
 //! Starting a turn of the person's own agent CLI (`--agent claude|gemini|codex`); its events are
 //! applied as the built-in agent's are (`App::apply_agent`).
 
-use cp_agent::{AgentInbox, StopControl};
+use cp_agent::AgentInbox;
 use cp_base::Level;
+use cp_orchestrate::StopHandle;
 use std::time::Duration;
 
 use cp_llm::CancelToken;
@@ -60,7 +61,7 @@ impl App {
         }
         let turn = RunningTurn {
             cancel: CancelToken::new(),
-            stop: StopControl::default(),
+            stop: StopHandle::default(),
         };
         let restart = self.restart_config();
         // What came in the background since the last turn goes first (the built-in agent

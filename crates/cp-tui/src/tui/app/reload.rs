@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use cp_base::Level;
 
-use cp_agent::StopReason;
+use cp_orchestrate::StopReason;
 
 use crate::tui::conversation::Entry;
 

@@ -2,8 +2,8 @@
 
 use cp_base::Level;
 
-use cp_agent::StopControl;
 use cp_llm::CancelToken;
+use cp_orchestrate::StopHandle;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,7 +32,7 @@ impl App {
     pub fn start_workflow(&mut self, mut args: RunArgs) {
         let turn = RunningTurn {
             cancel: CancelToken::new(),
-            stop: StopControl::default(),
+            stop: StopHandle::default(),
         };
         let driver: Box<dyn WorkflowAgent> = if let Some(provider) = self.agent.provider.clone() {
             Box::new(builtin_agent(&self.host, provider, &turn, self.tx.clone()))

@@ -5,6 +5,7 @@
 //! Below [`COMPACT`] columns it takes two rows: the usage on the first, the rest on the
 //! second, so an 80×24 terminal still shows every figure and the keys.
 
+use cp_base::text::{fit_end, fit_start};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -110,7 +111,7 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     }
     if let Some(run) = app.workflow.filter(|w| w.exit.is_none()) {
         spans.push(Span::styled(
-            format!("│ {} ", clip(&run.status, 50)),
+            format!("│ {} ", fit_end(&run.status, 50)),
             base.fg(Color::LightCyan),
         ));
     }
@@ -121,9 +122,12 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
             (Some(status), Some(since)) => {
                 let (spinner, time) =
                     super::progress::spinner_and_time(since, std::time::Instant::now());
-                format!("│ agent working · {spinner} {} · {time} ", clip(status, 40))
+                format!(
+                    "│ agent working · {spinner} {} · {time} ",
+                    fit_end(status, 40)
+                )
             }
-            (Some(status), None) => format!("│ agent working · {} ", clip(status, 40)),
+            (Some(status), None) => format!("│ agent working · {} ", fit_end(status, 40)),
             (None, _) => "│ agent working… Esc cancels ".to_owned(),
         };
         spans.push(Span::styled(text, base.fg(Color::Yellow)));
@@ -172,7 +176,7 @@ fn usage_spans(
 fn whereabouts(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     let project = &app.project;
     vec![
-        Span::styled(format!("│ {} ", shorten(project, 40)), base),
+        Span::styled(format!("│ {} ", fit_start(project, 40)), base),
         Span::styled(format!("│ worker {} ", app.worker), base),
     ]
 }
@@ -195,21 +199,4 @@ fn key_hints(app: &ViewModel<'_>) -> &'static str {
     } else {
         "F1 help · Ctrl-P palette"
     }
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    format!("{}…", text.chars().take(max - 1).collect::<String>())
-}
-
-/// Keeps the end of a long path, which is the part that tells projects apart.
-fn shorten(path: &str, max: usize) -> String {
-    let count = path.chars().count();
-    if count <= max {
-        return path.to_owned();
-    }
-    let tail: String = path.chars().skip(count - (max - 1)).collect();
-    format!("…{tail}")
 }

@@ -1,7 +1,12 @@
 //! Warm runs against real repositories: the warm run itself ([`warm_run`], as the
 //! `context-pilot warm-run` console runs it) and the stop that follows. The console side (an
 //! edit starting it, a new edit ending it, a stop waiting for it) is tested with the real
-//! binary in cp-tui's hook tests.
+//! binary in cp-tui's `tests/warm_hooks.rs` and, with real Claude Code, `tests/warm_runs.rs`.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
 
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{StopGateConfig, WarmPhase, WarmUse, current_warm_run, warm_run};

@@ -5,9 +5,9 @@
 # what is already installed at the pinned version.
 set -eu
 
-CLAUDE_CODE_VERSION=2.1.330
+CLAUDE_CODE_VERSION=2.1.332
 GEMINI_CLI_VERSION=0.61.0
-CODEX_CLI_VERSION=0.169.0
+CODEX_CLI_VERSION=0.171.0
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix="$root/target/agents"

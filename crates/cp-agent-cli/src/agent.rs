@@ -5,7 +5,8 @@
 //! names an agent:
 //!
 //! - what it is: [`AgentSpec`] (names, binary, minimum version, install hint, when `--resume`
-//!   is safe, hook events, edit tools, stream parser and model table);
+//!   is safe, hook events and the versions wired with each, edit tools, stream parser and
+//!   model table);
 //! - what its hooks answer: [`AgentCli::hook_reply`];
 //! - how `context-pilot init` wires it into a project: [`AgentCli::project_settings`];
 //! - how a run wires it for one invocation, and the commands of a session and of its handoff
@@ -24,7 +25,7 @@ use crate::AgentError;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::{SettingsFile, hooks_of};
 use crate::session::CliSession;
-use crate::spec::AgentSpec;
+use crate::spec::{AgentSpec, Version};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// One thing an agent must allow before it uses a project's wiring, and whether it does.
@@ -48,8 +49,10 @@ pub trait AgentCli: Sync + std::fmt::Debug {
     fn hook_reply(&self, kind: EventKind, reply: &Reply) -> Option<String>;
 
     /// The project settings files `context-pilot init` merges Context Pilot into (the MCP
-    /// server running `program mcp`, and the hooks running `program hook …`).
-    fn project_settings(&self, program: &str) -> Vec<SettingsFile>;
+    /// server running `program mcp`, and the hooks running `program hook …`), for the
+    /// agent's `version` (`None`: not known, the newest release's wiring). Hooks of ours for
+    /// events that version's wiring lacks are removed.
+    fn project_settings(&self, program: &str, version: Option<Version>) -> Vec<SettingsFile>;
 
     /// What `context-pilot init` tells the person after wiring the project at `root`, beyond
     /// what it changed (e.g. steps to take in the agent itself).
@@ -64,10 +67,10 @@ pub trait AgentCli: Sync + std::fmt::Debug {
         Vec::new()
     }
 
-    /// The hooks (`{"hooks": {…}}`) a run passes for one invocation: by default those `init`
-    /// writes.
-    fn run_hooks(&self, program: &str) -> Value {
-        hooks_of(self.project_settings(program))
+    /// The hooks (`{"hooks": {…}}`) a run passes for one invocation of `version`: by default
+    /// those `init` writes.
+    fn run_hooks(&self, program: &str, version: Option<Version>) -> Value {
+        hooks_of(self.project_settings(program, version))
     }
 
     /// Writes one run's wiring (the MCP server of `spec`, and `hooks`, which hold the probe

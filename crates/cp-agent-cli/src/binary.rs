@@ -21,8 +21,15 @@ impl AgentSpec {
 pub struct AgentBinary {
     /// The executable.
     pub path: PathBuf,
-    /// The version it reported, e.g. `2.1.330`.
+    /// The version it reported, e.g. `2.1.332`.
     pub version: String,
+}
+
+impl AgentBinary {
+    /// The version as numbers, e.g. `(2, 1, 332)`.
+    pub fn parsed_version(&self) -> Option<crate::Version> {
+        parse_version(&self.version)
+    }
 }
 
 impl AgentSpec {
@@ -90,8 +97,8 @@ fn version_output(path: &Path) -> std::io::Result<std::process::Output> {
     }
 }
 
-/// The first `X.Y.Z` in `text`.
-fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+/// The first `X.Y.Z` in `text`, e.g. `(2, 1, 332)` in `2.1.332 (Claude Code)`.
+pub fn parse_version(text: &str) -> Option<crate::Version> {
     text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find_map(|word| {
             let mut parts = word.split('.').map(str::parse::<u64>);

@@ -133,7 +133,10 @@ fn start(
         "using {}",
         cli.display_name
     );
-    let hooks = spec.hooks_with_probe(agent.run_hooks(&spec.program), cli.probe_event);
+    let hooks = spec.hooks_with_probe(
+        agent.run_hooks(&spec.program, binary.parsed_version()),
+        cli.probe_event,
+    );
     let wiring = agent.wire(&spec, &hooks)?;
     Ok(CliSession::new(cli, binary, config, spec, wiring, progress))
 }

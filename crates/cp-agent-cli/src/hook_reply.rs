@@ -6,16 +6,50 @@
 
 use serde_json::{Value, json};
 
-/// The kinds of hook event.
+/// What Context Pilot does at a hook event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
-    /// After a file edit tool: fire callbacks.
+    /// After one file edit tool (or shell tool): fire callbacks for its files.
     AfterEdit,
+    /// After every tool call of a batch resolved, before the next model request: fire
+    /// callbacks once for the files of the whole batch, as the built-in agent does.
+    AfterBatch,
     /// The agent ends its turn: run the stop gate.
     Stop,
-    /// The agent's session begins: record where HEAD is, so the stop gate checks what the
-    /// session commits as well as what it leaves uncommitted. Nothing is said to the agent.
+    /// A subagent ends: hold it while its own edits are untested, red, or (in a worktree)
+    /// uncommitted; never a subagent that edited nothing, nor the agent's compaction.
+    SubagentStop,
+    /// The agent's session begins, or begins again after a compaction: record where HEAD is
+    /// at the session's first event, so the stop gate checks what the session commits as well
+    /// as what it leaves uncommitted; after a compaction (source `compact`) also put the latest
+    /// handoff and the stop gate's open items back into the context.
     SessionStart,
+}
+
+impl EventKind {
+    /// Whether it decides if an agent (or a subagent) may stop.
+    pub fn is_stop(self) -> bool {
+        matches!(self, Self::Stop | Self::SubagentStop)
+    }
+
+    /// Whether it fires callbacks for edited files.
+    pub fn fires_callbacks(self) -> bool {
+        matches!(self, Self::AfterEdit | Self::AfterBatch)
+    }
+
+    /// What it does, for help texts: "fire callbacks for the edited files".
+    pub fn does(self) -> &'static str {
+        match self {
+            Self::AfterEdit => "fire callbacks for the edited files",
+            Self::AfterBatch => "fire callbacks once for the files of the whole tool batch",
+            Self::Stop => "run the stop gate",
+            Self::SubagentStop => "run the stop gate for a subagent that edited files",
+            Self::SessionStart => {
+                "record where the session began; after compaction, put the latest handoff and \
+                 the stop gate's open items back"
+            }
+        }
+    }
 }
 
 /// The decision of a hook, before formatting.

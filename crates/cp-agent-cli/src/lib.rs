@@ -104,7 +104,7 @@ mod wired;
 mod wiring;
 
 pub use agent::{AgentCli, AgentTrust};
-pub use binary::AgentBinary;
+pub use binary::{AgentBinary, parse_version};
 pub use codex::{CodexTrustEdit, trust_in_codex};
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
@@ -120,6 +120,8 @@ pub use project_settings::{
     merge_toml,
 };
 pub use settings_json::Json;
-pub use spec::{AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, SessionLogSpec};
+pub use spec::{
+    AgentSpec, EditPaths, EditTool, EditedPath, HookEventSpec, HookMatcher, SessionLogSpec, Version,
+};
 pub use wired::{MCP_WIRED, PROBE_COMMAND};
 pub use wiring::{MCP_SERVER, WiringSpec};

@@ -251,6 +251,48 @@ pub fn ensure_hook(
     Ok(())
 }
 
+/// Removes Context Pilot's hooks for `cli_event` from `hooks.<event>`, with a group (and the
+/// event) they leave empty; every other hook stays as the user left it. For an event the
+/// installed version's wiring no longer has (e.g. `PostToolUse` once `PostToolBatch` fires
+/// the callbacks).
+pub fn remove_hook(doc: &mut Json, event: &str, cli_event: &str) -> Result<(), ShapeError> {
+    let Json::Object(top) = doc else {
+        return Err(ShapeError::new("the top level", "an object"));
+    };
+    let Some(hooks) = top.get_mut("hooks") else {
+        return Ok(());
+    };
+    let Json::Object(hooks) = hooks else {
+        return Err(ShapeError::new("hooks", "an object"));
+    };
+    let Some(Json::Array(groups)) = hooks.get_mut(event) else {
+        return Ok(());
+    };
+    let mut removed = false;
+    groups.retain_mut(|group| {
+        let Json::Object(group) = group else {
+            return true;
+        };
+        let Some(Json::Array(items)) = group.get_mut("hooks") else {
+            return true;
+        };
+        let before = items.len();
+        items.retain(|item| {
+            !item
+                .get("command")
+                .and_then(Json::as_str)
+                .is_some_and(|c| is_our_command(c, cli_event))
+        });
+        let ours = items.len() != before;
+        removed |= ours;
+        !(ours && items.is_empty())
+    });
+    if removed && groups.is_empty() {
+        hooks.shift_remove(event);
+    }
+    Ok(())
+}
+
 /// `… context-pilot hook <event>` with any path to the binary, quoted or not.
 pub(crate) fn is_our_command(command: &str, cli_event: &str) -> bool {
     let Some(program) = command.trim().strip_suffix(&format!(" hook {cli_event}")) else {
@@ -289,6 +331,29 @@ mod tests {
         assert_eq!(groups.len(), 2);
         assert_eq!(groups[0]["matcher"], "Bash");
         assert_eq!(groups[1]["matcher"], "Write|Edit|Bash");
+    }
+
+    #[test]
+    fn removing_our_hook_keeps_the_users_and_drops_what_it_empties() {
+        let mut doc: Json = serde_json::from_str(
+            r#"{"hooks": {"PostToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran"},
+                    {"type": "command", "command": "context-pilot hook post-tool-use"}]},
+                {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "/x/context-pilot hook post-tool-use"}]}
+            ], "Stop": [{"hooks": [{"type": "command", "command": "context-pilot hook stop"}]}]}}"#,
+        )
+        .unwrap();
+        remove_hook(&mut doc, "PostToolUse", "post-tool-use").unwrap();
+        remove_hook(&mut doc, "SessionStart", "session-start-compact").unwrap();
+        let value = serde_json::to_value(&doc).unwrap();
+        assert_eq!(
+            value["hooks"]["PostToolUse"],
+            serde_json::json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran"}]}])
+        );
+        remove_hook(&mut doc, "Stop", "stop").unwrap();
+        let value = serde_json::to_value(&doc).unwrap();
+        assert!(value["hooks"].get("Stop").is_none(), "{value}");
+        assert!(remove_hook(&mut Json::Object(IndexMap::new()), "Stop", "stop").is_ok());
     }
 
     #[test]

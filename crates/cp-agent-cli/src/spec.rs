@@ -62,6 +62,24 @@ pub struct SessionLogSpec {
 }
 
 impl AgentSpec {
+    /// The events the wiring of `version` has (`None`: the newest release's).
+    pub fn wired_events(
+        &self,
+        version: Option<Version>,
+    ) -> impl Iterator<Item = &'static HookEventSpec> + use<> {
+        let events: &'static [HookEventSpec] = self.hook_events;
+        events.iter().filter(move |event| event.wired_for(version))
+    }
+
+    /// The matcher of `event`'s hook group, if it has one.
+    pub fn matcher_of(&self, event: &HookEventSpec) -> Option<String> {
+        match event.matcher {
+            HookMatcher::All => None,
+            HookMatcher::EditTools => Some(self.edit_matcher()),
+            HookMatcher::Exact(value) => Some(value.to_owned()),
+        }
+    }
+
     /// The edit tools and the shell tools as a hook matcher, e.g.
     /// `Write|Edit|MultiEdit|NotebookEdit|Bash`.
     pub fn edit_matcher(&self) -> String {
@@ -74,7 +92,17 @@ impl AgentSpec {
     }
 }
 
-/// One hook event of an agent that `context-pilot hook` handles.
+/// An agent CLI's version, `(major, minor, patch)`.
+pub type Version = (u64, u64, u64);
+
+/// One hook event of an agent that `context-pilot hook` handles, and the versions whose
+/// wiring has it.
+///
+/// Agent CLIs grow new events every few weeks, and a newer event may take over an older
+/// one's job (Claude Code's `PostToolBatch` fires callbacks once per batch where
+/// `PostToolUse` fired them once per edit): each event says from which version it is wired
+/// (`since`) and from which version it no longer is (`until`), so an older version keeps the
+/// wiring it had. `context-pilot hook` answers every event of the table, whatever the version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookEventSpec {
     /// The name on our command line, e.g. `post-tool-use`.
@@ -84,6 +112,37 @@ pub struct HookEventSpec {
     pub name: &'static str,
     /// What Context Pilot does at it.
     pub kind: EventKind,
+    /// Which of the event's firings run our hook.
+    pub matcher: HookMatcher,
+    /// The first version wired with it (`None`: every supported version).
+    pub since: Option<Version>,
+    /// The first version no longer wired with it (`None`: still wired in the newest).
+    pub until: Option<Version>,
+}
+
+impl HookEventSpec {
+    /// Whether the wiring of `version` has this event; an unknown version (`None`, e.g. an
+    /// agent not installed yet) gets the newest release's wiring.
+    pub fn wired_for(&self, version: Option<Version>) -> bool {
+        match version {
+            None => self.until.is_none(),
+            Some(v) => {
+                self.since.is_none_or(|since| v >= since)
+                    && self.until.is_none_or(|until| v < until)
+            }
+        }
+    }
+}
+
+/// Which firings of an event run our hook: the hook group's `matcher`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookMatcher {
+    /// Every firing (no matcher).
+    All,
+    /// The agent's edit and shell tools ([`AgentSpec::edit_matcher`]).
+    EditTools,
+    /// Exactly this value, e.g. `compact` for a `SessionStart` after compaction.
+    Exact(&'static str),
 }
 
 /// A tool of an agent that edits files.

@@ -13,7 +13,9 @@
 //! - [`Project`]: the root and its `.context-pilot/` layout; [`ConfigFile`] and [`JsonFile`]
 //!   give atomic, locked, change-aware JSON documents.
 //! - Trust ([`TrustStore`], [`Grant`], [`Project::trust_state`]): a project's callbacks, test
-//!   command and `llm.base_url` take effect only once the person trusts the project.
+//!   command and `llm.base_url` take effect only once the person trusts the project; a
+//!   linked worktree of a trusted repository ([`repository_of_worktree`]) is trusted as it is
+//!   while its configuration is the same.
 //! - [`WorkerId`] and the [`Notifier`] queue.
 //! - Small shared helpers: [`now_ms`] (wall-clock milliseconds for records on disk),
 //!   [`json_kind`] (what kind of JSON value a message should name) and [`find_program`]
@@ -75,6 +77,7 @@ mod tool;
 mod tool_table;
 mod trust;
 mod trust_verdict;
+mod trust_worktree;
 mod view;
 mod worker;
 
@@ -99,6 +102,7 @@ pub use tool::{
 };
 pub use tool_table::{Tool, ToolTable};
 pub use trust::{Grant, GrantCallback, TrustError, TrustState, TrustStore, user_config_dir};
+pub use trust_worktree::repository_of_worktree;
 pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 

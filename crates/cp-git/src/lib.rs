@@ -5,7 +5,8 @@
 //! moments ([`WorkTreeSnapshot`], for edits made through a shell), and how to show a long list
 //! of them without flooding an agent's context ([`write_bounded`]); and the worktrees and
 //! merges of phases that run side by side ([`Repository`]: a conflict is aborted and named),
-//! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run).
+//! and the lock files a killed git left ([`Repository::clear_stale_locks`], for a resumed run);
+//! and the proof a merge keeps as a git note ([`Repository::add_note`], under [`NOTES_REF`]).
 //!
 //! For a person reviewing the agent's work: the uncommitted diff as files → hunks → lines
 //! ([`Git::diff`], [`Git::review`]: byte for byte, an untracked file read again only when it
@@ -48,6 +49,7 @@ mod diff;
 mod file_list;
 mod head;
 mod locks;
+mod notes;
 mod parse;
 mod review;
 mod snapshot;
@@ -66,6 +68,7 @@ pub use diff::{
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
 pub use head::Head;
+pub use notes::NOTES_REF;
 pub use parse::parse_diff;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};

@@ -224,13 +224,13 @@ pub struct WorkTreeStatus {
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     /// The `git` program could not be started.
-    #[error("git is not available ({0}); the stop gate was skipped")]
+    #[error("git is not available ({0})")]
     Missing(std::io::Error),
     /// The project is not inside a git work tree.
-    #[error("{0} is not inside a git work tree; the stop gate was skipped")]
+    #[error("{0} is not inside a git work tree")]
     NotARepository(PathBuf),
     /// Git ran but failed.
-    #[error("`git {args}` failed in {dir}: {stderr}; the stop gate was skipped")]
+    #[error("`git {args}` failed in {dir}: {stderr}")]
     Failed {
         /// The arguments given.
         args: String,

@@ -127,6 +127,50 @@ impl Repository {
         self.git(&["branch", "-D", branch]).map(drop)
     }
 
+    /// Removes the work trees at `trees` (whatever they hold) and deletes their branches, any
+    /// of which may be gone already. A linked work tree (its `.git` a file) is deleted as a
+    /// directory, all of them at once, then one `git worktree prune` forgets them and one
+    /// `git branch -D` deletes the branches, so removing several costs little more than
+    /// removing one. Anything else, or one still there, goes through `git worktree remove`,
+    /// which refuses the repository's main work tree.
+    pub fn remove_worktrees(&self, trees: &[(&Path, &str)]) -> Result<(), WorktreeError> {
+        let linked: Vec<&Path> = trees
+            .iter()
+            .map(|(path, _)| *path)
+            .filter(|path| is_linked_worktree(path))
+            .collect();
+        // One that stays (a permission, a failure) goes through git below, which says why.
+        std::thread::scope(|scope| {
+            for path in &linked {
+                let spawned = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || std::fs::remove_dir_all(path));
+                if spawned.is_err() {
+                    let _ = std::fs::remove_dir_all(path);
+                }
+            }
+        });
+        for (path, _) in trees {
+            if path.exists() {
+                let shown = path.to_string_lossy();
+                self.git(&["worktree", "remove", "--force", &shown])?;
+            }
+        }
+        self.git(&["worktree", "prune"])?;
+        let listed = self.git(&["branch", "--list", "--format=%(refname:short)"])?;
+        let existing: Vec<&str> = listed.lines().collect();
+        let mut delete = vec!["branch", "-D"];
+        delete.extend(
+            trees
+                .iter()
+                .map(|(_, branch)| *branch)
+                .filter(|branch| existing.contains(branch)),
+        );
+        if delete.len() > 2 {
+            self.git(&delete)?;
+        }
+        Ok(())
+    }
+
     /// Removes the work tree at `path` (whatever it holds); its branch stays.
     pub fn drop_worktree(&self, path: &Path) -> Result<(), WorktreeError> {
         let shown = path.to_string_lossy();
@@ -150,6 +194,74 @@ impl Repository {
             "--quiet",
             &format!("{rev}^{{commit}}"),
         ])
+    }
+
+    /// The tree commit `rev` holds (its `^{tree}` hash): what a test of that commit tested,
+    /// the same for every commit with the same files.
+    pub fn tree_of(&self, rev: &str) -> Result<String, WorktreeError> {
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{tree}}"),
+        ])
+    }
+
+    /// The best common ancestor of `a` and `b`: where a branch and the branch it merges into
+    /// parted.
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, WorktreeError> {
+        self.git(&["merge-base", a, b])
+    }
+
+    /// Checks out `rev` without a branch (a detached `HEAD`), so a merge made here moves no
+    /// branch.
+    pub fn checkout_detached(&self, rev: &str) -> Result<(), WorktreeError> {
+        self.git(&["checkout", "--quiet", "--detach", rev])
+            .map(drop)
+    }
+
+    /// Checks out `branch` in this work tree.
+    pub fn checkout(&self, branch: &str) -> Result<(), WorktreeError> {
+        self.git(&["checkout", "--quiet", branch]).map(drop)
+    }
+
+    /// Moves the branch checked out here forward to `commit`, a descendant of its tip, and the
+    /// tree with it; nothing new is made. Untracked files in the way that hold exactly what
+    /// `commit` has are removed first (nothing is lost); any other refusal is an error and
+    /// leaves everything as it was.
+    pub fn fast_forward(&self, commit: &str) -> Result<(), WorktreeError> {
+        let attempt = self.git(&["merge", "--ff-only", "--quiet", commit]);
+        match attempt {
+            Err(WorktreeError::Failed { stderr, .. })
+                if self.clear_identical_untracked(&stderr, commit) =>
+            {
+                self.git(&["merge", "--ff-only", "--quiet", commit])
+                    .map(drop)
+            }
+            other => other.map(drop),
+        }
+    }
+
+    /// The commits on `to`'s first-parent line that `from` lacks, newest first, one line each
+    /// (`<short hash> <subject>`), at most `max` of them and then a line counting the rest.
+    pub fn short_log(
+        &self,
+        from: &str,
+        to: &str,
+        max: usize,
+    ) -> Result<Vec<String>, WorktreeError> {
+        let out = self.git(&[
+            "log",
+            "--first-parent",
+            "--format=%h %s",
+            &format!("{from}..{to}"),
+        ])?;
+        let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+        let mut shown: Vec<String> = lines.iter().take(max).map(|l| (*l).to_owned()).collect();
+        if lines.len() > max {
+            shown.push(format!("… and {} more", lines.len() - max));
+        }
+        Ok(shown)
     }
 
     /// Whether `branch` exists.
@@ -307,6 +419,19 @@ impl Repository {
     }
 }
 
+/// Whether `path` is a linked work tree: its `.git` is a file naming an entry under a
+/// repository's `worktrees/` (not a main work tree, not a submodule's checkout).
+fn is_linked_worktree(path: &Path) -> bool {
+    std::fs::read_to_string(path.join(".git")).is_ok_and(|text| {
+        text.strip_prefix("gitdir:").is_some_and(|dir| {
+            Path::new(dir.trim())
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|name| name == "worktrees")
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -361,9 +486,90 @@ mod tests {
         assert_eq!(repo.merge_commit_named("Merge phase").unwrap(), None);
 
         repo.remove_worktree(&api, "cp/run/api").unwrap();
-        repo.remove_worktree(&ui, "cp/run/ui").unwrap();
-        assert!(!api.exists() && !repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
+        // Several at once, one of them gone already, one holding work nobody committed.
+        std::fs::write(ui.join("left.txt"), "untracked\n").unwrap();
+        repo.remove_worktrees(&[(&ui, "cp/run/ui"), (&api, "cp/run/api")])
+            .unwrap();
+        assert!(!api.exists() && !ui.exists());
+        assert!(!repo.has_branch("cp/run/api") && !repo.has_branch("cp/run/ui"));
         assert_eq!(repo.current_branch().unwrap().as_deref(), Some("main"));
+        assert!(repo.git(&["worktree", "list"]).unwrap().lines().count() == 1);
+    }
+
+    #[test]
+    fn removing_worktrees_never_deletes_the_main_one() {
+        let (dir, repo) = repo();
+        assert!(repo.remove_worktrees(&[(dir.path(), "main")]).is_err());
+        assert!(dir.path().join("shared.txt").exists() && dir.path().join(".git").is_dir());
+        assert!(repo.has_branch("main"));
+    }
+
+    #[test]
+    fn a_merge_made_on_a_detached_head_lands_by_fast_forward_only_when_asked() {
+        let (dir, repo) = repo();
+        let base = repo.head().unwrap();
+        let trees = tempfile::tempdir().unwrap();
+        let (a, b) = (trees.path().join("a"), trees.path().join("b"));
+        repo.add_worktree(&a, "cp/r/a", &base).unwrap();
+        repo.add_worktree(&b, "cp/r/b", &base).unwrap();
+        commit_in(&a, "a.txt", "a\n");
+        commit_in(&b, "b.txt", "b\n");
+        // The candidate: main with a merged, made in a's worktree without moving any branch.
+        let tree_a = Repository::at(&a);
+        tree_a.checkout_detached(&base).unwrap();
+        let first = tree_a.merge("cp/r/a", "Merge phase a").unwrap();
+        let MergeOutcome::Merged { commit: first } = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(
+            repo.head().unwrap(),
+            base,
+            "main moved before the candidate landed"
+        );
+        assert!(repo.has_branch("cp/r/a"));
+        // The next candidate is built on the first, in b's worktree.
+        let tree_b = Repository::at(&b);
+        tree_b.checkout_detached(&first).unwrap();
+        let MergeOutcome::Merged { commit: second } =
+            tree_b.merge("cp/r/b", "Merge phase b").unwrap()
+        else {
+            panic!("b did not merge")
+        };
+        assert_eq!(
+            repo.short_log(&base, &second, 10).unwrap().len(),
+            2,
+            "one line per merge on the first-parent line"
+        );
+        let shown = repo.short_log(&base, &second, 1).unwrap();
+        assert!(
+            shown[0].ends_with("Merge phase b") && shown[1] == "… and 1 more",
+            "{shown:?}"
+        );
+        repo.fast_forward(&first).unwrap();
+        repo.fast_forward(&second).unwrap();
+        assert_eq!(repo.head().unwrap(), second);
+        assert_eq!(
+            repo.tree_of("HEAD").unwrap(),
+            repo.tree_of(&second).unwrap()
+        );
+        assert!(dir.path().join("a.txt").exists() && dir.path().join("b.txt").exists());
+        assert_eq!(
+            repo.merge_base("cp/r/b", "HEAD").unwrap(),
+            repo.resolve("cp/r/b").unwrap()
+        );
+        // Not a descendant: refused, nothing moved.
+        assert!(
+            repo.fast_forward(&base).is_ok(),
+            "an ancestor is already contained"
+        );
+        tree_a.checkout("cp/r/a").unwrap();
+        commit_in(&a, "late.txt", "late\n");
+        let late = tree_a.head().unwrap();
+        commit_in(dir.path(), "main.txt", "main\n");
+        let before = repo.head().unwrap();
+        assert!(repo.fast_forward(&late).is_err());
+        assert_eq!(repo.head().unwrap(), before);
+        assert_eq!(repo.git(&["status", "--porcelain"]).unwrap(), "");
     }
 
     #[test]

@@ -71,6 +71,7 @@ mod sse;
 pub mod test_support;
 mod transport;
 mod types;
+mod wire_cache;
 
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderKind, RetryPolicy, Timeouts,

@@ -739,3 +739,47 @@ fn two_thousand_new_files_are_listed_as_fifty_and_counted_by_directory() {
     );
     assert!(gate.lines().count() < 60, "{gate}");
 }
+
+// Issue 37: a workflow run's merge queue asks the gate to test a whole tree outside any
+// agent's turn: the same command with the same output reading, only when a changed file
+// triggers the tests, and nothing of any session's state read or written.
+#[test]
+fn a_tree_is_tested_as_the_gate_would_test_it_outside_any_turn() {
+    let repo = committed_app();
+    let suite = Suite::new();
+    let project = repo.project();
+    let gate = repo.checkpoint(&project, preset(&suite.failing(), 10));
+    let red = gate.test_tree(&project, &["src/app/core.py".to_owned()]);
+    let [run] = red.runs.as_slice() else {
+        panic!("expected one run: {red:?}");
+    };
+    assert!(!run.passed, "{run:?}");
+    assert_eq!(
+        run.summary.as_ref().and_then(|s| s.failed),
+        Some(1),
+        "{run:?}"
+    );
+    assert!(
+        run.tail.iter().any(|l| l.contains("test_add")),
+        "{:?}",
+        run.tail
+    );
+    // A change no rule sends to the tests: nothing runs, and the note says why.
+    let docs = gate.test_tree(&project, &["README.md".to_owned()]);
+    assert!(docs.runs.is_empty(), "{docs:?}");
+    assert_eq!(
+        docs.note.as_deref(),
+        Some("no changed file triggers the tests")
+    );
+    assert_eq!(suite.runs(), 1);
+    let green = repo.checkpoint(&project, preset(&suite.passing(), 10));
+    let passed = green.test_tree(&project, &["src/app/core.py".to_owned()]);
+    assert!(passed.runs.iter().all(|r| r.passed) && passed.runs.len() == 1);
+    // No worker's stop-gate state was written.
+    assert!(
+        !project
+            .state_dir(&cp_base::WorkerId::default())
+            .join(cp_mod_checkpoint::STATE_FILE)
+            .exists()
+    );
+}

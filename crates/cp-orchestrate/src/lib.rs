@@ -20,6 +20,10 @@
 //!   branches are merged back in the file's order, a conflict is aborted and named
 //!   ([`EXIT_CONFLICT`] when no one answers), each phase's [`PhaseRecord`] is saved with the
 //!   run, and an [`Alerter`] is told when the run needs the person.
+//! - **The merge queue**: before the run's branch moves, the combined tree is tested by the
+//!   front-end's [`TreeTester`] (the stop gate's planning); a red merge goes back to its phase,
+//!   after `max_merge_attempts` to the person ([`RedMerge`], exit code 3 unanswered); every
+//!   merge keeps its [`MergeProof`], and the run ends with a [`BranchVerdict`].
 //! - **The stop-gate contract**: an agent loop asks a [`StopCheck`] whether the agent may
 //!   end its turn; the stop gate in the checkpoint module answers.
 //!
@@ -110,11 +114,14 @@ pub use stop_check::{
 pub use workflow::{
     APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
     ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
-    ApprovalRequest, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice,
-    ConditionError, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED,
-    EXIT_INTERRUPTED, MergeConflict, OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent,
-    PhaseCounters, PhaseRecord, PhaseStatus, Position, PromptError, RESERVED_CONTEXT_KEYS,
-    RUN_FILE, RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, Stage,
-    SupersededRun, TerminalPrompter, UnknownPlaceholder, Workflow, WorkflowError, WorkflowEvent,
-    WorkflowOutcome, evaluate_condition, resume_workflow, run_headless, run_workflow,
+    ApprovalRequest, BranchVerdict, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE,
+    Choice, CommandRun, ConditionError, DEFAULT_MAX_MERGE_ATTEMPTS, DEFAULT_MAX_PARALLEL,
+    DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED,
+    MAX_SPECULATIVE_MERGES, MergeConflict, MergeProof, OnSelect, OptionProblem, Outcome,
+    PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord, PhaseStatus, Position,
+    PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge, RunArgs, RunContext,
+    RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage, SupersededRun,
+    TerminalPrompter, TreeTest, TreeTester, TreeUnderTest, UnknownPlaceholder, Workflow,
+    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
+    run_headless, run_workflow,
 };

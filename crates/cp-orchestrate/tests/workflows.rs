@@ -437,7 +437,8 @@ fn bad_workflows_fail_before_anything_runs_with_the_file_and_phase_named() {
 fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
     let repo = repo();
     let file = workflow(&repo, "three", THREE);
-    // A finished run leaves its (uncommitted) final context behind; that is fine.
+    // A finished run leaves its final context behind, kept out of git status (issue 37: a
+    // run leaves nothing in the project's tree the person did not change).
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
     run(
         &repo,
@@ -446,7 +447,8 @@ fn a_dirty_tree_is_refused_but_earlier_run_records_are_not_dirt() {
         &mut prompter,
     )
     .unwrap();
-    assert!(!repo.git(&["status", "--porcelain"]).is_empty());
+    assert!(repo.project().runs_dir().exists());
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
     run(
         &repo,

@@ -39,8 +39,8 @@ pub mod host;
 pub mod init;
 mod logging;
 pub mod mcp;
+mod merge_tests;
 pub mod models;
-mod phase_trust;
 #[cfg(test)]
 mod reference_page;
 pub mod run;

@@ -16,7 +16,6 @@ use cp_orchestrate::{
 use crate::alerts::TerminalAlerts;
 use crate::headless_out::{LineState, OwnLines};
 use crate::host::Host;
-use crate::phase_trust::LentTrust;
 use crate::run_interrupt::{interrupt_on_signals, settle_interrupts};
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::{AgentState, CliAgent};
@@ -114,6 +113,7 @@ impl RunCommand {
                 drivers: None,
                 alerter: None,
                 agent: None,
+                tester: None,
             },
         })
     }
@@ -137,7 +137,7 @@ impl RunCommand {
 }
 
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
-/// by a merge conflict of parallel phases, 1 failed).
+/// by a merge conflict or a red merge of parallel phases, 1 failed or red at the end).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     let project = host.project().clone();
     let code = run_phases(host, command);
@@ -164,14 +164,15 @@ fn run_phases(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     if kind != AgentKind::Builtin {
         if headless {
             // A phase with `agent: builtin` needs the provider; the others do not.
-            args.options.drivers = Some(Arc::new(PhaseDrivers {
+            let drivers = Arc::new(PhaseDrivers {
                 default: kind,
                 provider: AgentState::from_config(host.project()).provider,
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
-                trust: LentTrust::default(),
-            }));
+            });
+            args.options.drivers = Some(drivers.clone());
+            args.options.tester = Some(drivers);
             let code = crate::run_external::run(&host, &args, kind);
             settle_interrupts();
             return code;
@@ -192,14 +193,15 @@ fn run_phases(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
             eprintln!("{}", trust.advice(host.project().root()));
         }
         let provider = checked_provider(provider);
-        args.options.drivers = Some(Arc::new(PhaseDrivers {
+        let drivers = Arc::new(PhaseDrivers {
             default: kind,
             provider: Some(Arc::clone(&provider)),
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
-            trust: LentTrust::default(),
-        }));
+        });
+        args.options.drivers = Some(drivers.clone());
+        args.options.tester = Some(drivers);
         let line = LineState::default();
         let printer = line.clone();
         let sink: EventSink = Arc::new(move |event| print_progress(&printer, event));

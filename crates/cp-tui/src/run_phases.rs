@@ -19,7 +19,6 @@ use cp_orchestrate::{DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
 use crate::host::Host;
 use crate::init::program;
-use crate::phase_trust::LentTrust;
 use cp_base::text::fit_end;
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
@@ -28,7 +27,8 @@ pub(crate) struct PhaseDrivers {
     pub(crate) default: AgentKind,
     /// The built-in agent's provider, when one is configured.
     pub(crate) provider: Option<Arc<dyn Provider>>,
-    /// The project the run started in (whose trust a phase's worktree may share).
+    /// The project the run started in (a phase's worktree, a linked worktree of it, is
+    /// trusted as it is while its configuration is the same: `cp_base::TrustState`).
     pub(crate) project: Project,
     /// Set by Ctrl-C / SIGTERM ([`interrupt_on_signals`](crate::run_interrupt::interrupt_on_signals)): every phase's driver shares it, so
     /// the built-in agent stops its request and the agent CLIs get SIGINT (their process
@@ -36,8 +36,6 @@ pub(crate) struct PhaseDrivers {
     pub(crate) cancel: CancelToken,
     /// Where the phases' progress lines go.
     pub(crate) output: PhaseOutput,
-    /// The project's trust, lent to the phases' worktrees while they run.
-    pub(crate) trust: LentTrust,
 }
 
 /// Where the progress lines of the phases' agents go.
@@ -111,7 +109,6 @@ impl DriverFactory for PhaseDrivers {
         // The run's Ctrl-C stops every phase; the phase's own stop, this one alone.
         let cancel = self.cancel.joined(spec.stop);
         let tree = Project::at(spec.root);
-        self.trust.lend(&self.project, &tree);
         let host = Host::new(tree, spec.worker.clone())
             .map_err(|e| format!("{}: {e}", spec.root.display()))?;
         if kind == AgentKind::Builtin {
@@ -158,7 +155,6 @@ impl DriverFactory for PhaseDrivers {
     }
 
     fn release(&self, root: &Path) {
-        self.trust.take_back(root);
         // The phase's consoles belong to its worktree: they end with it.
         let stopped = ConsoleClient::for_project(root).and_then(|c| c.shutdown_server());
         if let Err(e) = stopped {

@@ -28,6 +28,10 @@ pub fn command(project: &Project, show: bool, revoke: bool) -> anyhow::Result<St
         let state = match project.trust_state() {
             TrustState::NothingToTrust => "needs no trust".to_owned(),
             TrustState::Trusted => "is trusted".to_owned(),
+            TrustState::TrustedWorktree { repository } => format!(
+                "is a worktree of {}, trusted as it is while its configuration is the same",
+                repository.display()
+            ),
             TrustState::Untrusted => "is not trusted".to_owned(),
             TrustState::Changed => {
                 "was trusted, but changed outside Context Pilot since; not trusted".to_owned()
@@ -52,11 +56,36 @@ pub fn command(project: &Project, show: bool, revoke: bool) -> anyhow::Result<St
 
 /// The advice for the person when the project is not trusted and it was not given yet for
 /// the project as it is now; remembers that it was given.
+///
+/// A worktree of a repository (an agent's, a workflow phase's) is a folder the person may
+/// never have seen: when the repository itself is not trusted, the advice is the
+/// repository's, said once for both; when the repository is trusted and the worktree's
+/// configuration differs, the advice names both.
 pub fn notice_once(project: &Project) -> Option<String> {
     let state = project.trust_state();
     if state.allows() {
         return None;
     }
+    if let Some(repository) = project.worktree_of() {
+        let main = Project::at(&repository).with_trust_store(project.trust_store().clone());
+        let main_state = main.trust_state();
+        if !main_state.allows() {
+            return said_once(&main, &main_state, main_state.advice(main.root()));
+        }
+        let advice = format!(
+            "Context Pilot: {} is a worktree of {}, which you trusted, but its              .context-pilot/ allows something else (callbacks, test command or              llm.base_url changed outside Context Pilot), so they are off there; review it              with `context-pilot trust --show --project {}`.",
+            project.root().display(),
+            repository.display(),
+            project.root().display()
+        );
+        return said_once(project, &state, advice);
+    }
+    let advice = state.advice(project.root());
+    said_once(project, &state, advice)
+}
+
+/// `advice` unless it was said for `project` in `state` with its grant as it is now.
+fn said_once(project: &Project, state: &TrustState, advice: String) -> Option<String> {
     let key = match Grant::of(project) {
         Ok(grant) => format!("{:?} {}", state, grant.hash()),
         Err(e) => format!("{state:?} {e}"),
@@ -68,7 +97,7 @@ pub fn notice_once(project: &Project) -> Option<String> {
     if let Err(e) = write_atomic(&marker, key.as_bytes()) {
         tracing::warn!("cannot remember the trust notice: {e}");
     }
-    Some(state.advice(project.root()))
+    Some(advice)
 }
 
 /// `stdout` (a hook's JSON reply, or none) with `message` as its `systemMessage`, which both

@@ -32,7 +32,7 @@ const HANDOFF_MARK: &str = "Submit your handoff now via Checkpoint_handoff";
 /// The call that crosses the context threshold.
 const STOP_CALL: &str = "call_stop";
 const TASK: &str = "PHASE-TASK: add src/a.sh, then src/b.sh.";
-/// 85 % of the window Codex 0.169.0 reports for `gpt-5.5` in its session file (258,400):
+/// 85 % of the window Codex 0.169.0 and 0.171.0 report for `gpt-5.5` in its session file (258,400):
 /// past the 80 % threshold, below Codex's own compaction (about 90 %).
 const STOP_TOKENS: u64 = 219_640;
 const HANDOFF_ARGS: &str = r#"{"reason": "threshold_critical",

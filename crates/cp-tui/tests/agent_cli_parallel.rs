@@ -2,8 +2,9 @@
 //! under `target/agents/`) against the scripted model server: workflows whose phases run at
 //! once, each agent in its own git worktree. Claude Code's phases overlap and both merge; a
 //! dependent sees both results; a conflict exits 3 with a clean tree; `--resume` after
-//! `SIGKILL` mid-wave keeps every commit; and a phase with `agent: gemini` runs beside a
-//! Claude Code phase.
+//! `SIGKILL` mid-wave keeps every commit; a phase with `agent: gemini` runs beside a
+//! Claude Code phase; and (issue 37) a merge that is red on the combined tree goes back to
+//! Claude Code, which fixes it.
 //!
 //! The phases' requests interleave, so the scripted model answers by phase (`util::phases`):
 //! each prompt carries a marker, the first turn makes the phase's tool calls (Context Pilot's
@@ -28,9 +29,14 @@ use util::agent_run::{
     RUN_LIMIT, agent_command, claude_config, claude_endpoint, gemini_endpoint, shown, wait_output,
 };
 use util::agents::{assert_none_under, console_servers_under};
+use util::merge_queue::{
+    SEMANTIC, assert_every_commit_green, assert_proof, feature_calls, feature_fix, rename_calls,
+    semantic_project,
+};
 use util::phases::{
-    CLASH, FEATURE, Seen, TWO, assert_clash_stopped, assert_nothing_left, clash_script,
-    feature_script, marker, phase_branch_gone, run_record, serve, serve_script,
+    CLASH, FEATURE, SENT_BACK, Script, Seen, TWO, assert_clash_stopped, assert_clean,
+    assert_nothing_left, clash_script, feature_script, marker, phase_branch_gone, run_record,
+    serve, serve_back, serve_script,
 };
 
 /// How long a killed agent may take to disappear from `/proc`.
@@ -359,4 +365,52 @@ fn a_gemini_cli_phase_runs_beside_a_claude_code_phase_and_both_merge() {
     assert_none_under(&root, "gemini", GONE_LIMIT);
     let consoles = console_servers_under(&root.join(".context-pilot/worktrees"));
     assert!(consoles.is_empty(), "console servers left: {consoles:?}");
+}
+
+/// Issue 37 with Claude Code as both phases' agent: rename turns `lib.greet` into
+/// `lib.hello`, feature calls `lib.greet`; each passes its stop gate in its worktree, the
+/// merge queue finds the combined tree red, and the failure goes back to feature's Claude
+/// Code, in its worktree on its branch brought up to date, which fixes the call. Every
+/// commit the run made on the branch is green, and both merges carry their proof.
+#[test]
+fn a_red_merge_goes_back_to_claude_code_which_fixes_it() {
+    let config = json!({"checkpoint": {"max_blocks": 1}, "agent": claude_config()});
+    let (_repo, root) = semantic_project(SEMANTIC, config, &[]);
+    let start = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
+    let server = LlmServer::start().unwrap();
+    let seen = Arc::new(Seen::default());
+    serve_back(
+        &server,
+        Script {
+            phases: vec![
+                ("rename", rename_calls()),
+                ("feature", feature_calls(false)),
+            ],
+        },
+        vec![("feature", feature_fix())],
+        Arc::clone(&seen),
+        None,
+        Arc::default(),
+    );
+    let all = run(&root, &server);
+    assert!(all.starts_with("exit Some(0)"), "{all}");
+    let told: Vec<String> = seen
+        .bodies("feature")
+        .into_iter()
+        .filter(|b| b.contains(SENT_BACK))
+        .collect();
+    assert!(
+        told.iter().any(|b| b.contains("AttributeError")),
+        "Claude Code was never told the failure\n{all}"
+    );
+    let feature = std::fs::read_to_string(root.join("feature.py")).unwrap();
+    assert!(feature.contains("lib.hello"), "{feature}\n{all}");
+    assert_eq!(assert_every_commit_green(&root, &start, &all), 2, "{all}");
+    assert_proof(&root, "rename", &all);
+    assert_proof(&root, "feature", &all);
+    assert_merged(&root, &[("rename", "claude"), ("feature", "claude")], &all);
+    assert!(all.contains("branch main is green at"), "{all}");
+    assert_nothing_left(&root, &all);
+    assert_clean(&root, &all);
+    assert_none_under(&root, "claude", GONE_LIMIT);
 }

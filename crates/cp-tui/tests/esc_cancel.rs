@@ -15,7 +15,9 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo, wait_saved_session};
+use cp_e2e::{
+    LlmServer, TuiSession, anthropic, eventually, eventually_some, git_repo, wait_saved_session,
+};
 use serde_json::{Value, json};
 use util::{canonical, create_callback, stop_console_server, trust};
 
@@ -49,20 +51,11 @@ fn group_members(group: u32) -> Vec<u32> {
 
 /// Waits until `path` holds a pid.
 fn wait_pid_file(path: &Path) -> u32 {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path)
+    eventually_some("the callback's pid", WAIT, || {
+        std::fs::read_to_string(path)
             .ok()
             .and_then(|t| t.trim().parse().ok())
-        {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the callback never wrote its pid"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    })
 }
 
 /// Every `tool_use` id of an Anthropic request and every `tool_result`'s `tool_use_id`.
@@ -149,26 +142,18 @@ fn esc_kills_a_blocking_callback_and_answers_every_tool_call() {
         "the result does not say cancelled: {conversation}"
     );
     // Killed as a group and reaped: neither the script nor its sleep is left.
-    let deadline = Instant::now() + WAIT;
-    while !group_members(group).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "processes of the callback's group are left: {:?}",
-            group_members(group)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually("the callback's process group to be gone", WAIT, || {
+        group_members(group).is_empty()
+    });
     assert!(group_of(pid).is_none(), "the script still runs");
 
     // The next request answers every tool call of the cancelled batch.
     let before = server.requests().len();
     tui.type_text("go on");
     tui.send(b"\r");
-    let deadline = Instant::now() + WAIT;
-    while server.requests().len() <= before {
-        assert!(Instant::now() < deadline, "no request after the cancel");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    eventually("a request after the cancel", WAIT, || {
+        server.requests().len() > before
+    });
     let next = &server.requests()[before];
     let (uses, results) = tool_ids(&next.body);
     assert!(

@@ -79,11 +79,20 @@ fn claude_dry_run_prints_a_diff_and_writes_nothing_then_init_merges() {
     let stop = merged["hooks"]["Stop"].as_array().unwrap();
     assert_eq!(stop.len(), 2, "{merged}");
     assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
-    let post = &merged["hooks"]["PostToolUse"][0];
-    assert_eq!(post["matcher"], "Write|Edit|MultiEdit|NotebookEdit|Bash");
+    // No Claude Code on PATH here: the newest release's wiring, callbacks once per batch.
+    let batch = &merged["hooks"]["PostToolBatch"][0];
+    assert!(batch.get("matcher").is_none(), "{merged}");
     assert_eq!(
-        post["hooks"][0]["command"],
-        format!("{} hook post-tool-use", program())
+        batch["hooks"][0]["command"],
+        format!("{} hook post-tool-batch", program())
+    );
+    assert!(merged["hooks"].get("PostToolUse").is_none(), "{merged}");
+    // Every start of a session (compaction included: the handoff back) runs session-start.
+    let start = &merged["hooks"]["SessionStart"][0];
+    assert!(start.get("matcher").is_none(), "{merged}");
+    assert_eq!(
+        start["hooks"][0]["command"],
+        format!("{} hook session-start", program())
     );
     // Key order of the user's file is kept: "model" still comes first.
     let text = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
@@ -312,7 +321,9 @@ fn codex_trust_in_codex_records_exactly_our_trust_and_doctor_checks_its_hash() {
         keys,
         [
             format!("{source}:post_tool_use:0:0"),
-            format!("{source}:stop:0:0")
+            format!("{source}:session_start:0:0"),
+            format!("{source}:stop:0:0"),
+            format!("{source}:subagent_stop:0:0"),
         ],
         "{written}"
     );
@@ -336,7 +347,7 @@ fn codex_trust_in_codex_records_exactly_our_trust_and_doctor_checks_its_hash() {
     );
     assert!(
         out.contains(&format!(
-            "✓ Codex CLI trusts Context Pilot's 2 hook(s) in {source}, as written"
+            "✓ Codex CLI trusts Context Pilot's 4 hook(s) in {source}, as written"
         )),
         "{out}"
     );
@@ -351,7 +362,7 @@ fn codex_trust_in_codex_records_exactly_our_trust_and_doctor_checks_its_hash() {
     assert!(!ok, "{out}");
     assert!(
         out.lines()
-            .any(|l| l.starts_with("✗ 2 of Context Pilot's 2 hook(s)")
+            .any(|l| l.starts_with("✗ 4 of Context Pilot's 4 hook(s)")
                 && l.contains("changed since you trusted them")),
         "{out}"
     );

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{TuiSession, git_repo};
+use cp_e2e::{TuiSession, eventually, git_repo};
 use cp_mod_callback::{CONFIG_KEY, CallbackId, CallbackSection};
 use serde_json::{Value, json};
 use util::{canonical, context_pilot, stop_console_server};
@@ -265,11 +265,9 @@ fn quit_all_and_check_orphans(root: &Path, tuis: Vec<TuiFront>, mut mcp: McpFron
         assert_eq!(tui.0.quit(WAIT).unwrap(), 0);
     }
     drop(mcp.stdin);
-    let deadline = Instant::now() + WAIT;
-    while mcp.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "the MCP server did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually("the MCP server to exit", WAIT, || {
+        mcp.child.try_wait().unwrap().is_some()
+    });
     // The console server outlives its clients by design, and the scan must see it.
     assert!(
         processes_in(root)

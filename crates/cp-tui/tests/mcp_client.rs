@@ -11,9 +11,9 @@ mod util;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cp_e2e::git_repo;
+use cp_e2e::{eventually_some, git_repo};
 use util::{binary, canonical, context_pilot, stop_console_server};
 
 /// The Python that has the MCP SDK: `CP_TEST_PYTHON` if set, else the venv that
@@ -106,17 +106,11 @@ fn the_server_answers_initialize_and_exits_cleanly_on_stdin_eof() {
         "{reply}"
     );
     drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the server did not exit on stdin EOF"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = eventually_some(
+        "the server to exit on stdin EOF",
+        Duration::from_secs(20),
+        || child.try_wait().unwrap(),
+    );
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "exit {status}: {stderr}");

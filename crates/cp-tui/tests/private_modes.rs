@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, TuiSession, anthropic, git, git_repo};
+use cp_e2e::{LlmServer, TuiSession, anthropic, eventually, git, git_repo};
 use serde_json::{Value, json};
 use util::{binary, canonical, fixture, stop_console_server};
 
@@ -67,15 +67,11 @@ fn run(dir: &Path, args: &[&str], stdin: &str) -> String {
 /// Waits until a console server answers on the project's socket.
 fn wait_for_server(root: &Path) {
     let socket = cp_mod_console::RunPaths::new(root).socket().to_path_buf();
-    let deadline = Instant::now() + WAIT;
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "no console server on {}",
-            socket.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually(
+        &format!("a console server on {}", socket.display()),
+        WAIT,
+        || std::os::unix::net::UnixStream::connect(&socket).is_ok(),
+    );
 }
 
 /// A few tool calls over `context-pilot mcp`: a file write (a lock under `run/locks/`) and a

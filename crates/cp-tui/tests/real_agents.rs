@@ -8,7 +8,9 @@
 //!
 //! For each CLI: a model that edits a file and never commits ends its session after
 //! `max_blocks` gate blocks with exit status 0, and the person gets the `systemMessage`; a
-//! model that commits (with the CLI's own shell tool) ends cleanly. For Codex CLI also: the
+//! model that commits (with the CLI's own shell tool) ends cleanly. For Claude Code also
+//! (`real_agents/claude_hooks.rs`): callbacks once per batch, a subagent in a worktree of its
+//! own, the stop gate at a subagent's end, and the handoff put back after it compacts. For Codex CLI also: the
 //! hooks `init codex --trust-in-codex` trusted run without `--dangerously-bypass-hook-trust`,
 //! and did not before.
 
@@ -110,11 +112,23 @@ fn text(bytes: &[u8]) -> String {
 // Claude Code
 
 fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    claude_with(root, home, server, "Add src/new.sh.", &[])
+}
+
+/// `claude -p PROMPT` in `root` with a test `HOME`, against the scripted `server`, with `env`
+/// added.
+fn claude_with(
+    root: &Path,
+    home: &Path,
+    server: &LlmServer,
+    prompt: &str,
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = Command::new(agent_bin("claude"));
     command
         .args([
             "-p",
-            "Add src/new.sh.",
+            prompt,
             "--output-format",
             "stream-json",
             "--verbose",
@@ -132,6 +146,9 @@ fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
         .env_remove("CONTEXT_PILOT_WORKER");
+    for (key, value) in env {
+        command.env(key, value);
+    }
     run(command)
 }
 
@@ -236,6 +253,96 @@ fn claude_code_that_commits_ends_cleanly() {
     assert!(report["gave_up"].is_null(), "{report}");
     assert!(report["uncommitted_gated"].as_array().unwrap().is_empty());
 }
+
+/// A project of [`python_project`] and the file its callback appends to.
+struct PythonProject {
+    _repo: tempfile::TempDir,
+    /// The project's canonical root.
+    root: PathBuf,
+    _runs_dir: tempfile::TempDir,
+    runs: PathBuf,
+}
+
+impl PythonProject {
+    /// The lines the callback `check` appended, one a run.
+    fn runs(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.runs)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// `context-pilot tool NAME ARGS` in `root`, as an agent's MCP call would run it; must succeed.
+fn cp_tool(root: &Path, name: &str, args: &Value) {
+    let out = Command::new(binary_path())
+        .args(["tool", name, &args.to_string()])
+        .current_dir(root)
+        .env("XDG_CONFIG_HOME", cp_e2e::config_home())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {out:?}");
+}
+
+/// A project wired to `agent` whose checkpoint allows one block in a row and runs
+/// `python3 -m unittest` (a test of `calc.py`, green as committed), with the blocking
+/// `once_per_batch` callback `check` on `pattern`, which prints what it saw and where, and
+/// appends that line to a file outside the project ([`PythonProject::runs`]). Trusted, and
+/// committed.
+fn python_project(agent: &str, pattern: &str) -> PythonProject {
+    let runs_dir = tempfile::tempdir().unwrap();
+    let runs = runs_dir.path().join("runs.log");
+    let repo = project(agent);
+    let root = canonical(repo.path());
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        root.join("test_calc.py"),
+        "import unittest\n\nfrom calc import add\n\n\nclass Add(unittest.TestCase):\n    \
+         def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n",
+    )
+    .unwrap();
+    let config = root.join(".context-pilot/config.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    doc["checkpoint"] = json!({"max_blocks": 1, "tests": {"command": "python3 -m unittest -q"}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let script = format!(
+        "line=\"check saw: $(printf '%s' \"$CP_CHANGED_FILES\" | tr '\\n' ' ') in $CP_PROJECT_ROOT\"\n\
+         echo \"$line\"\necho \"$line\" >> {}\n",
+        runs.display()
+    );
+    let create = json!({"action": "create", "name": "check", "description": "echo the batch",
+        "pattern": pattern, "script_content": script, "blocking": true,
+        "once_per_batch": true, "timeout": 30});
+    cp_tool(&root, "Callback_upsert", &create);
+    cp_e2e::trust(&root);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "python project and its callback"]);
+    PythonProject {
+        _repo: repo,
+        root,
+        _runs_dir: runs_dir,
+        runs,
+    }
+}
+
+/// A new test module that fails.
+const FAILING_TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass Sub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(add(2, 2), 5)\n";
+
+/// Saves a handoff for `root` as the agent submits it with `Checkpoint_handoff`: its
+/// remaining work says `HANDOFF-MARK restore addition`, its decision `keep calc.py free of
+/// imports`.
+fn save_handoff(root: &Path) {
+    let handoff = json!({"reason": "task_complete",
+        "remaining": [{"file": "calc.py", "description": "HANDOFF-MARK restore addition",
+                       "priority": "high"}],
+        "decisions": ["keep calc.py free of imports"]});
+    cp_tool(root, "Checkpoint_handoff", &handoff);
+}
+
+// Claude Code's batch, subagent and compaction hooks: in their own file.
+#[path = "real_agents/claude_hooks.rs"]
+mod claude_hooks;
 
 /// Issue 36 items 2 and 3 end to end: Claude Code breaks a function and stops; the stop gate
 /// runs the project's declared `make test`, which draws a cargo-style progress bar (erased
@@ -708,6 +815,10 @@ fn codex_cli_takes_the_scripted_responses_stream_apply_patch_and_shell_calls_inc
     }
 }
 
+// Codex CLI's subagent and compaction hooks: in their own file.
+#[path = "real_agents/codex_hooks.rs"]
+mod codex_hooks;
+
 // ---------------------------------------------------------------------------------------
 // Codex CLI wired with `context-pilot init codex`: its hooks and Context Pilot's MCP server.
 
@@ -734,6 +845,11 @@ fn trusting_codex_home(server: &LlmServer, root: &Path) -> tempfile::TempDir {
 /// (`--dangerously-bypass-hook-trust`): what is tested is what the hooks do, and trusting them
 /// for real means reviewing them in Codex's `/hooks` screen.
 fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
+    codex_with(root, home, &[], prompt)
+}
+
+/// `codex exec --json ARGS PROMPT` in `root`, as [`codex`] runs it.
+fn codex_with(root: &Path, home: &Path, args: &[&str], prompt: &str) -> Output {
     let mut command = Command::new(agent_bin("codex"));
     command
         .args([
@@ -741,8 +857,9 @@ fn codex(root: &Path, home: &Path, prompt: &str) -> Output {
             "--json",
             "--dangerously-bypass-approvals-and-sandbox",
             "--dangerously-bypass-hook-trust",
-            prompt,
         ])
+        .args(args)
+        .arg(prompt)
         .current_dir(root)
         .env("CODEX_HOME", home)
         .env("CP_SCRIPTED_KEY", "sk-scripted")
@@ -855,7 +972,7 @@ fn codex_callbacks_fire_on_apply_patch_and_sed_and_a_model_that_never_commits_en
         config.contains("txt-check"),
         "the MCP call made the callback: {config}"
     );
-    // Measured on 0.169.0: MCP tools are deferred, not in the request's tools (the model finds
+    // Measured on 0.169.0 and 0.171.0: MCP tools are deferred, not in the request's tools (the model finds
     // them with `tool_search`), yet a call naming the namespace `mcp__context_pilot` reaches
     // Context Pilot's server directly.
     let first: Value = serde_json::from_str(&server.requests()[0].raw_body).unwrap();
@@ -1024,11 +1141,17 @@ fn codex_runs_the_hooks_init_trust_in_codex_trusted_without_bypassing_hook_trust
     let requests = server.requests();
     assert!(requests.len() >= 5, "patch, a blocked stop, a stop:\n{all}");
     let blocked = &requests[4].raw_body;
+    // Codex names the run `stop:<the handler's place among the hooks>:<its source>`.
+    let run_id = blocked
+        .split("hook_run_id=\\\"stop:")
+        .nth(1)
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(_, source)| source);
     assert!(
-        blocked.contains(&format!(
-            "hook_run_id=\\\"stop:1:{}/.codex/config.toml\\\">Stop gate",
+        run_id.is_some_and(|source| source.starts_with(&format!(
+            "{}/.codex/config.toml\\\">Stop gate",
             root.display()
-        )),
+        ))),
         "{all}"
     );
 }

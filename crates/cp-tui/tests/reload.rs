@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cp_e2e::{LlmServer, TuiSession, anthropic, git_repo};
+use cp_e2e::{LlmServer, TuiSession, anthropic, eventually, git_repo};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -33,20 +33,16 @@ fn reload_count(repo: &Path) -> usize {
 
 /// Waits until a console log of the project holds `needle`.
 fn wait_log(repo: &Path, needle: &str) {
-    let deadline = Instant::now() + WAIT;
-    while !console_logs(repo).contains(needle) {
-        assert!(Instant::now() < deadline, "no console log holds {needle:?}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    eventually(&format!("a console log holding {needle:?}"), WAIT, || {
+        console_logs(repo).contains(needle)
+    });
 }
 
 /// Waits until the console logs hold at least `n` ticks.
 fn wait_ticks(repo: &Path, n: usize) {
-    let deadline = Instant::now() + WAIT;
-    while ticks(repo).len() < n {
-        assert!(Instant::now() < deadline, "fewer than {n} ticks logged");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    eventually(&format!("{n} ticks logged"), WAIT, || {
+        ticks(repo).len() >= n
+    });
 }
 
 /// Every console log of the project, concatenated.
@@ -61,11 +57,7 @@ fn console_logs(repo: &Path) -> String {
 }
 
 fn wait_reloads(repo: &Path, n: usize) {
-    let deadline = Instant::now() + WAIT;
-    while reload_count(repo) < n {
-        assert!(Instant::now() < deadline, "reload {n} did not happen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually(&format!("reload {n}"), WAIT, || reload_count(repo) >= n);
 }
 
 /// Lines `tick N` in the console's log, which must count up without a gap.
@@ -217,11 +209,7 @@ fn sigusr2_during_a_blocking_callback_reloads_after_the_batch_and_delivers_once(
     tui.type_text("write slow.txt");
     tui.send(b"\r");
     // The write has started and its blocking callback is running.
-    let deadline = Instant::now() + WAIT;
-    while !repo.path().join("slow.txt").exists() {
-        assert!(Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually("slow.txt", WAIT, || repo.path().join("slow.txt").exists());
     let pid = tui.pid().unwrap();
     signal(pid, libc::SIGUSR2);
     wait_reloads(repo.path(), 1);
@@ -321,11 +309,7 @@ fn sigusr2_leaves_the_console_server_running() {
     );
     tui.wait_for("sleeper", WAIT).unwrap();
     let pid_file = repo.path().join(".context-pilot/run/console-server.pid");
-    let deadline = Instant::now() + WAIT;
-    while !pid_file.exists() {
-        assert!(Instant::now() < deadline, "no console server pid file");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually("the console server's pid file", WAIT, || pid_file.exists());
     let server: u32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()

@@ -51,15 +51,9 @@ fn start_session(socket: &str, session: &str, script: &str) -> TmuxServer {
 
 /// Waits for `path`, which the script writes aside and renames, so it appears whole.
 fn wait_file(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    cp_e2e::eventually(&path.display().to_string(), Duration::from_secs(60), || {
+        path.exists()
+    });
 }
 
 #[test]

@@ -229,9 +229,10 @@ fn two_turns_run_in_one_claude_session_and_the_callback_result_shows() {
         conversation.contains("\"name\":\"Write\""),
         "{conversation}"
     );
-    // The callback fired on the agent's edit, and its result is in the Conversation panel.
+    // The callback fired on the agent's edit (once for its batch, at Claude Code's
+    // PostToolBatch), and its result is in the Conversation panel.
     assert!(
-        conversation.contains("PostToolUse hook: Callback 'sh-check' passed"),
+        conversation.contains("PostToolBatch hook: Callback 'sh-check' passed"),
         "{conversation}"
     );
     // The stop gate's verdict reached the person too.
@@ -426,7 +427,7 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
             "workflow: ",
             "\"name\":\"Write\"",
             "WF-WROTE src/a.sh.",
-            "PostToolUse hook: Callback 'sh-check' passed",
+            "PostToolBatch hook: Callback 'sh-check' passed",
             // The callback's report in full: its output ends it.
             "checked src/a.sh",
             "Workflow finished",

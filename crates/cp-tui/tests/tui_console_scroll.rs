@@ -12,9 +12,9 @@
 )]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cp_e2e::{TuiSession, git_repo, wait_saved_session};
+use cp_e2e::{TuiSession, eventually, git_repo, wait_saved_session};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -75,11 +75,9 @@ fn console_scrolling_is_bounded_and_home_end_jump_to_the_ends() {
         r#"console_create command="for i in $(seq 1 300); do echo row-$i; done; echo all-rows-out" description=rows"#,
     );
     tui.send(b"\r");
-    let deadline = Instant::now() + WAIT;
-    while !console_logs(repo.path()).contains("all-rows-out") {
-        assert!(Instant::now() < deadline, "the console never finished");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    eventually("the console to finish", WAIT, || {
+        console_logs(repo.path()).contains("all-rows-out")
+    });
     // Select the console panel (the last sidebar entry); keys stay in the sidebar.
     tui.send(b"\t");
     for _ in 0..9 {

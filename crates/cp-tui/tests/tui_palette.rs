@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use cp_e2e::{TuiSession, git_repo};
+use cp_e2e::{TuiSession, eventually, git_repo};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -167,14 +167,9 @@ fn console_logs(project: &std::path::Path) -> String {
 
 /// Waits until a console log holds `needle`: output on disk, which nothing scrolls away.
 fn wait_log(project: &std::path::Path, needle: &str) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while !console_logs(project).contains(needle) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no console log holds {needle:?}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    eventually(&format!("a console log holding {needle:?}"), WAIT, || {
+        console_logs(project).contains(needle)
+    });
 }
 
 #[test]

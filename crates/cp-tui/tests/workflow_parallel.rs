@@ -206,8 +206,9 @@ fn a_conflict_exits_3_naming_the_file_and_both_phases_and_leaves_the_tree_clean(
     assert_clash_stopped(dir, &shown);
 }
 
-/// A trusted project's test command runs in each phase's worktree (the worktree shares the
-/// project's trust while its configuration is the same), and the phases still merge.
+/// A trusted project's test command runs in each phase's worktree (a linked worktree of a
+/// trusted repository is trusted as it is while its configuration is the same), and the
+/// phases still merge.
 #[test]
 fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
     let repo = git_repo();
@@ -248,7 +249,7 @@ fn the_stop_gate_runs_the_tests_in_each_phases_worktree() {
     }
     assert!(dir.join("src/api.rs").exists() && dir.join("src/ui.rs").exists());
     assert_nothing_left(dir, &shown);
-    // The trust lent to the worktrees was taken back: the person's store names none of them.
+    // The worktrees were trusted without a record of their own: the person's store names none.
     let store =
         std::fs::read_to_string(cp_e2e::config_home().join("context-pilot/trust.json")).unwrap();
     let root = dir.canonicalize().unwrap();

@@ -182,9 +182,11 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         std::thread::sleep(Duration::from_millis(100));
     }
     // The TUI has the run's end (so Ctrl-C quits at once, with nothing running).
-    tui.wait_until("both phases show done", PATIENCE, |s| {
-        row_shows(s, "api", "done")
-            && row_shows(s, "ui", "done")
+    // Each landed through the merge queue: merged, its tested merge under its row.
+    tui.wait_until("both phases show merged", PATIENCE, |s| {
+        row_shows(s, "api", "merged")
+            && row_shows(s, "ui", "merged")
+            && s.contains("↳ merged ")
             && s.contains("Workflow finished.")
     })
     .unwrap();
@@ -282,7 +284,7 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
     // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
     // quits at once (no run is left to ask about), with the run's code (130: interrupted,
     // to be resumed).
-    tui.wait_for("Workflow aborted", PATIENCE).unwrap();
+    tui.wait_for("Workflow interrupted", PATIENCE).unwrap();
     tui.type_text("still here");
     tui.wait_for("still here", PATIENCE).unwrap();
     tui.send(b"\x03");

@@ -38,12 +38,14 @@
 //! tui.wait_exit(Duration::from_secs(5)).unwrap();
 //! ```
 
+mod eventually;
 mod frames;
 pub mod llm_server;
 mod pty;
 mod repo;
 mod saved;
 
+pub use eventually::{eventually, eventually_some};
 pub use llm_server::{
     ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai, responses,
 };

@@ -1,13 +1,19 @@
 //! Codex CLI's hooks: what `init` merges into the project's `.codex/config.toml` (the MCP
-//! server under `[mcp_servers.context-pilot]`, and `[[hooks.PostToolUse]]` and
-//! `[[hooks.Stop]]` groups, each with one `[[hooks.X.hooks]]` command), the trust steps Codex
-//! needs before it runs them, and what a hook answers. The replies have Claude Code's shape:
+//! server under `[mcp_servers.context-pilot]`, and a `[[hooks.<Event>]]` group for each event
+//! of the installed version's wiring — `PostToolUse`, `Stop`, `SubagentStop`, `SessionStart`
+//! with `matcher = "compact"` — each with one `[[hooks.X.hooks]]` command), the trust steps
+//! Codex needs before it runs them, and what a hook answers. The replies have Claude Code's
+//! shape:
 //!
 //! - `PostToolUse`: `hookSpecificOutput.additionalContext` reaches the model as a developer
 //!   message. A failed callback is said the same way, with a `systemMessage` for the person:
 //!   Codex's `decision: block` there would *replace* the tool's output.
-//! - `Stop`: `{"decision": "block", "reason": …}` becomes the model's next user message. Codex
-//!   has no cap of its own on these, so the stop gate's `max_blocks` is all that bounds it.
+//! - `Stop` and `SubagentStop`: `{"decision": "block", "reason": …}` becomes the (sub)agent's
+//!   next user message. Codex has no cap of its own on these, so the stop gate's `max_blocks`
+//!   is all that bounds it.
+//! - `SessionStart` (source `compact`): `hookSpecificOutput.additionalContext` reaches the
+//!   first request after the compaction as a developer message. (`PreCompact` and
+//!   `PostCompact` take no context for the model.)
 //! - `{"systemMessage": …}` without a decision lets it stop and shows the text to the user.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +27,7 @@ use crate::project_settings::{
     Apply, HOOK_TIMEOUT_SECS, SettingsFile, ShapeError, hook_command, is_our_command,
     toml_array_of_tables, toml_table,
 };
+use crate::spec::Version;
 use crate::wiring::MCP_SERVER;
 
 /// Shown with a failed callback's result, which reaches the model as context.
@@ -30,18 +37,20 @@ const FAILURE_NOTICE: &str =
 /// The stdout of a hook, if any.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     let value: Option<Value> = match (kind, reply) {
-        // Not wired at a session's start here; were it, nothing is said to the agent then.
         (_, Reply::Nothing)
-        | (EventKind::Stop, Reply::Context(_))
-        | (EventKind::SessionStart, Reply::Context(_) | Reply::Block(_)) => None,
-        (EventKind::AfterEdit, Reply::Context(text)) => Some(json!({
+        | (EventKind::Stop | EventKind::SubagentStop, Reply::Context(_))
+        | (EventKind::SessionStart, Reply::Block(_)) => None,
+        (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Context(text)) => Some(json!({
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),
-        (EventKind::AfterEdit, Reply::Block(text)) => Some(json!({
+        (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Block(text)) => Some(json!({
             "systemMessage": FAILURE_NOTICE,
             "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}
         })),
-        (EventKind::Stop, Reply::Block(reason)) => {
+        (EventKind::SessionStart, Reply::Context(text)) => Some(json!({
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}
+        })),
+        (EventKind::Stop | EventKind::SubagentStop, Reply::Block(reason)) => {
             Some(json!({"decision": "block", "reason": reason}))
         }
         (_, Reply::Notice(text)) => Some(json!({"systemMessage": text})),
@@ -49,40 +58,48 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> Option<String> {
     value.map(|v| v.to_string())
 }
 
-/// `.codex/config.toml` gets the MCP server and the hooks. The `PostToolUse` hook has no
-/// matcher: it runs after every tool, so edits through the shell are seen too.
-pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
+/// `.codex/config.toml` gets the MCP server and the hooks of `version`'s wiring (ours of
+/// other events are removed). The `PostToolUse` hook has no matcher: it runs after every
+/// tool, so edits through the shell are seen too.
+pub(super) fn project_settings(program: &str, version: Option<Version>) -> Vec<SettingsFile> {
     let program = program.to_owned();
     vec![SettingsFile {
         path: PathBuf::from(".codex/config.toml"),
         apply: Apply::Toml(Box::new(move |doc| {
             set_server(doc, &program)?;
             for event in SPEC.hook_events {
-                ensure_hook(
-                    doc,
-                    event.name,
-                    &hook_command(&program, event.cli_name),
-                    event.cli_name,
-                )?;
+                if event.wired_for(version) {
+                    ensure_hook(
+                        doc,
+                        event.name,
+                        SPEC.matcher_of(event).as_deref(),
+                        &hook_command(&program, event.cli_name),
+                        event.cli_name,
+                    )?;
+                } else {
+                    remove_hook(doc, event.name, event.cli_name)?;
+                }
             }
             Ok(())
         })),
     }]
 }
 
-/// The hooks a run passes with `-c` (`{"hooks": {"PostToolUse": [{"hooks": [{"type":
-/// "command", "command": …, "timeout": …}]}], "Stop": …}}`): the ones `init` writes.
-pub(super) fn run_hooks(program: &str) -> Value {
+/// The hooks a run of `version` passes with `-c` (`{"hooks": {"PostToolUse": [{"hooks":
+/// [{"type": "command", "command": …, "timeout": …}]}], "SessionStart": [{"matcher":
+/// "compact", …}], …}}`): the ones `init` writes.
+pub(super) fn run_hooks(program: &str, version: Option<Version>) -> Value {
     let mut hooks = serde_json::Map::new();
-    for event in SPEC.hook_events {
-        hooks.insert(
-            event.name.to_owned(),
-            json!([{"hooks": [{
-                "type": "command",
-                "command": hook_command(program, event.cli_name),
-                "timeout": HOOK_TIMEOUT_SECS,
-            }]}]),
-        );
+    for event in SPEC.wired_events(version) {
+        let mut group = json!({"hooks": [{
+            "type": "command",
+            "command": hook_command(program, event.cli_name),
+            "timeout": HOOK_TIMEOUT_SECS,
+        }]});
+        if let Some(matcher) = SPEC.matcher_of(event) {
+            group["matcher"] = json!(matcher);
+        }
+        hooks.insert(event.name.to_owned(), json!([group]));
     }
     json!({ "hooks": hooks })
 }
@@ -90,6 +107,8 @@ pub(super) fn run_hooks(program: &str) -> Value {
 /// What the person must do in Codex before it reads `.codex/` in `root` and runs the hooks.
 pub(super) fn trust_steps(root: &Path) -> String {
     let root = root.display();
+    let events: Vec<&str> = SPEC.wired_events(None).map(|event| event.name).collect();
+    let events = events.join(", ");
     format!(
         "Codex CLI needs two trust steps before it uses this (Context Pilot never writes into ~/.codex/):\n\
          1. Trust the project, or Codex ignores its whole .codex/ folder (it only prints a warning): \
@@ -97,8 +116,8 @@ pub(super) fn trust_steps(root: &Path) -> String {
          \x20    [projects.\"{root}\"]\n\
          \x20    trust_level = \"trusted\"\n\
          2. Review and trust the hooks, or Codex skips them silently: in Codex type `/hooks`, \
-         review Context Pilot's PostToolUse and Stop hooks (`… hook codex-post-tool-use`, \
-         `… hook codex-stop`) and trust them. Codex asks again whenever a hook's command changes.\n"
+         review Context Pilot's hooks ({events}: `… hook codex-…`) and trust them. Codex asks \
+         again whenever a hook's command changes.\n"
     )
 }
 
@@ -120,11 +139,13 @@ fn set_server(doc: &mut DocumentMut, program: &str) -> Result<(), ShapeError> {
     Ok(())
 }
 
-/// A `[[hooks.<event>]]` group with our command, unless one of ours is there already; then
-/// that one gets `command` (the binary may have moved) and all else stays.
+/// A `[[hooks.<event>]]` group (with `matcher`, if any) with our command, unless one of ours
+/// is there already; then that one gets `command` (the binary may have moved), its group the
+/// matcher, and all else stays.
 fn ensure_hook(
     doc: &mut DocumentMut,
     event: &str,
+    matcher: Option<&str>,
     command: &str,
     cli_event: &str,
 ) -> Result<(), ShapeError> {
@@ -138,18 +159,26 @@ fn ensure_hook(
         else {
             continue;
         };
+        let mut in_group = false;
         for item in items.iter_mut() {
             let ours = item
                 .get("command")
                 .and_then(Item::as_str)
                 .is_some_and(|c| is_our_command(c, cli_event));
             if ours {
-                found = true;
+                in_group = true;
                 if item.get("command").and_then(Item::as_str) != Some(command) {
                     item.insert("command", value(command));
                 }
             }
         }
+        if in_group
+            && let Some(matcher) = matcher
+            && group.get("matcher").and_then(Item::as_str) != Some(matcher)
+        {
+            group.insert("matcher", value(matcher));
+        }
+        found |= in_group;
     }
     if !found {
         let mut hook = Table::new();
@@ -162,8 +191,64 @@ fn ensure_hook(
         let mut items = ArrayOfTables::new();
         items.push(hook);
         let mut group = Table::new();
+        if let Some(matcher) = matcher {
+            group.insert("matcher", value(matcher));
+        }
         group.insert("hooks", Item::ArrayOfTables(items));
         groups.push(group);
+    }
+    Ok(())
+}
+
+/// Removes our command for `cli_event` from `[[hooks.<event>]]`, with a group (and the
+/// event) it leaves empty; other hooks stay.
+fn remove_hook(doc: &mut DocumentMut, event: &str, cli_event: &str) -> Result<(), ShapeError> {
+    let Some(hooks) = doc.get_mut("hooks") else {
+        return Ok(());
+    };
+    let hooks = hooks
+        .as_table_mut()
+        .ok_or_else(|| ShapeError::new("hooks", "a table"))?;
+    let Some(groups) = hooks.get_mut(event).and_then(Item::as_array_of_tables_mut) else {
+        return Ok(());
+    };
+    let mut removed = false;
+    groups.retain(|group| {
+        let Some(items) = group.get("hooks").and_then(Item::as_array_of_tables) else {
+            return true;
+        };
+        let ours = items.iter().any(|item| {
+            item.get("command")
+                .and_then(Item::as_str)
+                .is_some_and(|c| is_our_command(c, cli_event))
+        });
+        if !ours {
+            return true;
+        }
+        removed = true;
+        // A group with commands of the user's keeps them (see below).
+        items.iter().any(|item| {
+            !item
+                .get("command")
+                .and_then(Item::as_str)
+                .is_some_and(|c| is_our_command(c, cli_event))
+        })
+    });
+    for group in groups.iter_mut() {
+        if let Some(items) = group
+            .get_mut("hooks")
+            .and_then(Item::as_array_of_tables_mut)
+        {
+            items.retain(|item| {
+                !item
+                    .get("command")
+                    .and_then(Item::as_str)
+                    .is_some_and(|c| is_our_command(c, cli_event))
+            });
+        }
+    }
+    if removed && groups.is_empty() {
+        hooks.remove(event);
     }
     Ok(())
 }
@@ -195,7 +280,7 @@ mod tests {
     }
 
     fn merged(before: Option<&str>, program: &str) -> String {
-        let file = project_settings(program).pop().unwrap();
+        let file = project_settings(program, None).pop().unwrap();
         let Apply::Toml(apply) = file.apply else {
             panic!("Codex's settings are TOML")
         };

@@ -32,7 +32,9 @@ use crate::agent::{AgentCli, AgentTrust};
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
-use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec, SessionLogSpec};
+use crate::spec::{
+    AgentSpec, EditPaths, EditTool, HookEventSpec, HookMatcher, SessionLogSpec, Version,
+};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Codex CLI's descriptor.
@@ -45,7 +47,7 @@ pub struct Codex;
 /// tests `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file,
 /// the handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
 /// run, the repository's not) and `--test tui_agent_cli_codex`: both pass on 0.141.0, 0.142.0,
-/// 0.143.0, 0.145.0, 0.150.0, 0.160.0 and the pinned 0.169.0; on 0.135.0, 0.138.0 and 0.140.0
+/// 0.143.0, 0.145.0, 0.150.0, 0.160.0, 0.169.0 and the pinned 0.171.0; on 0.135.0, 0.138.0 and 0.140.0
 /// everything passes but the run test's last check, that the repository's hook would have run
 /// with `--dangerously-bypass-hook-trust`: those releases run no hook from a project's
 /// `.codex/config.toml` at all. On 0.134.0 (and 0.132.0, 0.130.0) the handoff turn's call of
@@ -54,6 +56,14 @@ pub struct Codex;
 /// `codex` runs, therefore need 0.141.0 (`--test real_agents` passes from 0.143.0; 0.141.0
 /// and 0.142.0 offer MCP tools in the request rather than through `tool_search`, which that
 /// test checks).
+/// The first release that runs `SessionStart` hooks with source `compact` after a
+/// compaction (measured with the scripted server: 0.144.6 does not, 0.145.0 does).
+const COMPACT_SESSION_START: Version = (0, 145, 0);
+
+/// The first release that runs `SubagentStop` hooks when a subagent (`spawn_agent`) ends,
+/// with its `agent_id` (measured with the scripted server: 0.142.5 runs none, 0.143.0 does).
+const SUBAGENT_STOP: Version = (0, 143, 0);
+
 pub(crate) const SPEC: AgentSpec = AgentSpec {
     name: "codex",
     display_name: "Codex CLI",
@@ -67,18 +77,46 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
             cli_name: "codex-post-tool-use",
             name: "PostToolUse",
             kind: EventKind::AfterEdit,
+            matcher: HookMatcher::All,
+            since: None,
+            until: None,
         },
         HookEventSpec {
             cli_name: "codex-stop",
             name: "Stop",
             kind: EventKind::Stop,
+            matcher: HookMatcher::All,
+            since: None,
+            until: None,
+        },
+        // A subagent (`spawn_agent`, the `multi_agent_v2` feature) ending: its payload names
+        // `agent_id` and `agent_type`, as its tool events do.
+        HookEventSpec {
+            cli_name: "codex-subagent-stop",
+            name: "SubagentStop",
+            kind: EventKind::SubagentStop,
+            matcher: HookMatcher::All,
+            since: Some(SUBAGENT_STOP),
+            until: None,
+        },
+        // From 0.145.0 a compaction ends with `SessionStart` (source `compact`), whose
+        // `additionalContext` reaches the next request as a developer message; 0.144.6 runs
+        // `PreCompact` and `PostCompact` only, whose output never reaches the model. Wired
+        // for compaction only: where a session began is recorded at its first event.
+        HookEventSpec {
+            cli_name: "codex-session-start-compact",
+            name: "SessionStart",
+            kind: EventKind::SessionStart,
+            matcher: HookMatcher::Exact("compact"),
+            since: Some(COMPACT_SESSION_START),
+            until: None,
         },
     ],
     edit_tools: &[EditTool {
         name: "apply_patch",
         paths: EditPaths::Parse(patch::edited_paths),
     }],
-    // Its `exec_command` shell tool arrives in the hook payload as `Bash` (measured on 0.169.0);
+    // Its `exec_command` shell tool arrives in the hook payload as `Bash` (measured on 0.169.0 and 0.171.0);
     // MCP tools as `mcp__context_pilot__<tool>`, whose File_* edits fire callbacks in the MCP
     // server itself.
     shell_tools: &["Bash"],
@@ -100,8 +138,8 @@ impl AgentCli for Codex {
         hooks::reply(kind, reply)
     }
 
-    fn project_settings(&self, program: &str) -> Vec<SettingsFile> {
-        hooks::project_settings(program)
+    fn project_settings(&self, program: &str, version: Option<Version>) -> Vec<SettingsFile> {
+        hooks::project_settings(program, version)
     }
 
     fn init_notes(&self, root: &Path) -> Option<String> {
@@ -112,8 +150,8 @@ impl AgentCli for Codex {
         user_trust::checks(root)
     }
 
-    fn run_hooks(&self, program: &str) -> Value {
-        hooks::run_hooks(program)
+    fn run_hooks(&self, program: &str, version: Option<Version>) -> Value {
+        hooks::run_hooks(program, version)
     }
 
     fn wire(&self, spec: &WiringSpec, hooks: &Value) -> Result<Wiring, AgentError> {
@@ -126,9 +164,11 @@ impl AgentCli for Codex {
         prompt: &str,
         session_args: &[String; 2],
     ) -> Command {
-        let hooks = session
-            .spec
-            .hooks_with_probe(self.run_hooks(&session.spec.program), SPEC.probe_event);
+        let version = session.binary.parsed_version();
+        let hooks = session.spec.hooks_with_probe(
+            self.run_hooks(&session.spec.program, version),
+            SPEC.probe_event,
+        );
         run::session_command(session, prompt, session_args, &hooks)
     }
 

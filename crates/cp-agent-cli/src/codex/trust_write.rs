@@ -119,7 +119,7 @@ mod tests {
 
     fn project_config() -> String {
         let file = super::super::Codex
-            .project_settings("/opt/cp/context-pilot")
+            .project_settings("/opt/cp/context-pilot", None)
             .into_iter()
             .next()
             .unwrap();
@@ -145,7 +145,11 @@ mod tests {
         let state = doc["hooks"]["state"].as_table().unwrap();
         let source = "/work/app/.codex/config.toml";
         let ours = our_project_hooks(&project, source).unwrap();
-        assert_eq!(ours.len(), 2, "{ours:?}");
+        assert_eq!(
+            ours.len(),
+            4,
+            "PostToolUse, Stop, SubagentStop, SessionStart: {ours:?}"
+        );
         for hook in &ours {
             assert_eq!(state[&hook.key]["trusted_hash"].as_str(), Some(&*hook.hash));
         }

@@ -146,7 +146,7 @@ fn hook_trust(doc: &DocumentMut, root: &Path) -> AgentTrust {
         }
     }
     let fix = Some(
-        "in Codex type `/hooks`, review Context Pilot's PostToolUse and Stop hooks and trust \
+        "in Codex type `/hooks`, review Context Pilot's hooks (`… hook codex-…`) and trust \
          them, or run `context-pilot init codex --trust-in-codex`"
             .to_owned(),
     );
@@ -196,7 +196,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let mut text = None;
-        for file in super::super::Codex.project_settings("/opt/cp/context-pilot") {
+        for file in super::super::Codex.project_settings("/opt/cp/context-pilot", None) {
             let Apply::Toml(apply) = file.apply else {
                 panic!("Codex's settings are TOML")
             };
@@ -253,12 +253,16 @@ mod tests {
             &root.join(".codex/config.toml").display().to_string(),
         )
         .unwrap();
-        assert_eq!(hooks.len(), 2, "PostToolUse and Stop: {hooks:?}");
+        assert_eq!(
+            hooks.len(),
+            4,
+            "PostToolUse, Stop, SubagentStop, SessionStart: {hooks:?}"
+        );
 
         let exact = hook_trust(&user_config_trusting(&root, &text, str::to_owned), &root);
         assert!(exact.ok, "{exact:?}");
         assert!(
-            exact.what.contains("trusts Context Pilot's 2 hook(s)"),
+            exact.what.contains("trusts Context Pilot's 4 hook(s)"),
             "{exact:?}"
         );
 
@@ -280,7 +284,7 @@ mod tests {
         let untrusted = hook_trust(&elsewhere, &root);
         assert!(!untrusted.ok);
         assert!(
-            untrusted.what.contains("has not trusted 2"),
+            untrusted.what.contains("has not trusted 4"),
             "{untrusted:?}"
         );
 

@@ -17,9 +17,11 @@ use serde_json::{Value, json};
 use super::SPEC;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::{
-    Apply, HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, hooks_of, set_server,
+    Apply, HOOK_TIMEOUT_SECS, SettingsFile, ensure_hook, hook_command, hooks_of, remove_hook,
+    set_server,
 };
 use crate::settings_json::Json;
+use crate::spec::Version;
 
 const FAILURE_NOTICE: &str =
     "Context Pilot: a callback failed after this edit; the details were added to the tool result.";
@@ -27,18 +29,21 @@ const FAILURE_NOTICE: &str =
 /// The stdout of a hook: always a JSON object.
 pub(super) fn reply(kind: EventKind, reply: &Reply) -> String {
     let value = match (kind, reply) {
-        // Not wired at a session's start here; were it, nothing is said to the agent then.
+        // No session-start event is wired here (its `SessionStart` never follows a
+        // compression); were one, nothing would be said to the agent then.
         (_, Reply::Nothing)
-        | (EventKind::Stop, Reply::Context(_))
+        | (EventKind::Stop | EventKind::SubagentStop, Reply::Context(_))
         | (EventKind::SessionStart, Reply::Context(_) | Reply::Block(_)) => json!({}),
-        (EventKind::AfterEdit, Reply::Context(text)) => json!({
+        (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Context(text)) => json!({
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": text}
         }),
-        (EventKind::AfterEdit, Reply::Block(text)) => json!({
+        (EventKind::AfterEdit | EventKind::AfterBatch, Reply::Block(text)) => json!({
             "systemMessage": FAILURE_NOTICE,
             "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": text}
         }),
-        (EventKind::Stop, Reply::Block(reason)) => json!({"decision": "deny", "reason": reason}),
+        (EventKind::Stop | EventKind::SubagentStop, Reply::Block(reason)) => {
+            json!({"decision": "deny", "reason": reason})
+        }
         (_, Reply::Notice(text)) => json!({"systemMessage": text}),
     };
     value.to_string()
@@ -46,19 +51,25 @@ pub(super) fn reply(kind: EventKind, reply: &Reply) -> String {
 
 /// `.gemini/settings.json` gets the MCP server and the hooks, each with Gemini CLI's `name`
 /// and `description` (and a timeout in milliseconds).
-pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
+pub(super) fn project_settings(program: &str, version: Option<Version>) -> Vec<SettingsFile> {
     let program = program.to_owned();
     vec![SettingsFile {
         path: PathBuf::from(".gemini/settings.json"),
         apply: Apply::Json(Box::new(move |doc| {
             set_server(doc, &program)?;
             for event in SPEC.hook_events {
+                if !event.wired_for(version) {
+                    remove_hook(doc, event.name, event.cli_name)?;
+                    continue;
+                }
                 let (name, description) = match event.kind {
-                    EventKind::AfterEdit => (
+                    EventKind::AfterEdit | EventKind::AfterBatch => (
                         "context-pilot-callbacks",
                         "Context Pilot: run file-edit callbacks",
                     ),
-                    EventKind::Stop => ("context-pilot-checkpoint", "Context Pilot: stop gate"),
+                    EventKind::Stop | EventKind::SubagentStop => {
+                        ("context-pilot-checkpoint", "Context Pilot: stop gate")
+                    }
                     EventKind::SessionStart => (
                         "context-pilot-session",
                         "Context Pilot: where the session began, for the stop gate",
@@ -71,7 +82,7 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
                     ("description", Json::str(description)),
                     ("timeout", Json::Number((HOOK_TIMEOUT_SECS * 1000).into())),
                 ]);
-                let matcher = (event.kind == EventKind::AfterEdit).then(|| SPEC.edit_matcher());
+                let matcher = SPEC.matcher_of(event);
                 ensure_hook(doc, event.name, matcher.as_deref(), event.cli_name, hook)?;
             }
             Ok(())
@@ -83,8 +94,8 @@ pub(super) fn project_settings(program: &str) -> Vec<SettingsFile> {
 /// response's prompt size to the run, which Gemini CLI's stream does not say. `init` does not
 /// write that one: outside a run nobody reads it, and Gemini CLI runs it for every streamed
 /// chunk.
-pub(super) fn run_hooks(program: &str) -> Value {
-    let mut doc = hooks_of(project_settings(program));
+pub(super) fn run_hooks(program: &str, version: Option<Version>) -> Value {
+    let mut doc = hooks_of(project_settings(program, version));
     doc["hooks"]["AfterModel"] = usage_hook(program);
     doc
 }
@@ -131,13 +142,13 @@ mod tests {
 
     #[test]
     fn a_run_adds_the_usage_hook_init_does_not_write() {
-        let run = run_hooks("context-pilot");
+        let run = run_hooks("context-pilot", None);
         assert_eq!(
             run["hooks"]["AfterModel"][0]["hooks"][0]["command"],
             "context-pilot model-usage"
         );
         assert!(
-            hooks_of(project_settings("context-pilot"))["hooks"]
+            hooks_of(project_settings("context-pilot", None))["hooks"]
                 .get("AfterModel")
                 .is_none()
         );

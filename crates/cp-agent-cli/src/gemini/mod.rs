@@ -16,7 +16,7 @@ use crate::agent::AgentCli;
 use crate::hook_reply::{EventKind, Reply};
 use crate::project_settings::SettingsFile;
 use crate::session::CliSession;
-use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec};
+use crate::spec::{AgentSpec, EditPaths, EditTool, HookEventSpec, HookMatcher, Version};
 use crate::wiring::{Wiring, WiringSpec};
 
 /// Gemini CLI's descriptor.
@@ -49,12 +49,22 @@ pub(crate) const SPEC: AgentSpec = AgentSpec {
             cli_name: "after-tool",
             name: "AfterTool",
             kind: EventKind::AfterEdit,
+            matcher: HookMatcher::EditTools,
+            since: None,
+            until: None,
         },
         HookEventSpec {
             cli_name: "after-agent",
             name: "AfterAgent",
             kind: EventKind::Stop,
+            matcher: HookMatcher::All,
+            since: None,
+            until: None,
         },
+        // Nothing else serves the gate or the callbacks up to 0.61.0: it has no batch event,
+        // no subagent stop, and `PreCompress` runs before every compression check (also when
+        // nothing is compressed) with its output ignored; no event follows a compression
+        // (`SessionStart` has the sources `startup`, `resume` and `clear` only).
     ],
     edit_tools: &[
         EditTool {
@@ -82,12 +92,12 @@ impl AgentCli for Gemini {
         Some(hooks::reply(kind, reply))
     }
 
-    fn project_settings(&self, program: &str) -> Vec<SettingsFile> {
-        hooks::project_settings(program)
+    fn project_settings(&self, program: &str, version: Option<Version>) -> Vec<SettingsFile> {
+        hooks::project_settings(program, version)
     }
 
-    fn run_hooks(&self, program: &str) -> Value {
-        hooks::run_hooks(program)
+    fn run_hooks(&self, program: &str, version: Option<Version>) -> Value {
+        hooks::run_hooks(program, version)
     }
 
     fn wire(&self, spec: &WiringSpec, hooks: &Value) -> Result<Wiring, AgentError> {

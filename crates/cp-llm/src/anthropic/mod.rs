@@ -14,8 +14,10 @@ use super::error::LlmError;
 use super::provider::Provider;
 use super::transport::{HttpRequest, Transport};
 use super::types::{Request, Response, StreamEvent};
+use super::wire_cache::CachePool;
 use cp_base::CancelToken;
 use decode::Decoder;
+use request::BodyCache;
 pub(super) use request::request_body;
 
 /// API version sent in `anthropic-version`.
@@ -25,13 +27,20 @@ const API_VERSION: &str = "2023-06-01";
 pub(super) struct Anthropic {
     config: ProviderConfig,
     transport: Transport,
+    /// The messages serialized for earlier requests, reused while they are unchanged: a
+    /// cache per conversation (parallel workflow phases share a provider).
+    bodies: CachePool<BodyCache>,
 }
 
 impl Anthropic {
     /// A provider for `config` (whose kind is Anthropic).
     pub(super) fn new(config: ProviderConfig) -> Self {
         let transport = Transport::new(&config);
-        Self { config, transport }
+        Self {
+            config,
+            transport,
+            bodies: CachePool::default(),
+        }
     }
 
     fn http_request(&self, request: &Request) -> Result<HttpRequest, LlmError> {
@@ -43,10 +52,13 @@ impl Anthropic {
         if let Some(key) = &self.config.api_key {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        let body = request_body(request).map_err(|e| LlmError::Connection {
-            provider: self.config.label(),
-            message: format!("the request body could not be encoded as JSON: {e}"),
-        })?;
+        let body = self
+            .bodies
+            .with(|cache| cache.claim(request), |cache| cache.body(request))
+            .map_err(|e| LlmError::Connection {
+                provider: self.config.label(),
+                message: format!("the request body could not be encoded as JSON: {e}"),
+            })?;
         Ok(HttpRequest {
             url: format!("{}/v1/messages", self.config.base_url),
             headers,

@@ -28,6 +28,7 @@ mod session_start;
 mod state;
 mod test_output;
 mod testing;
+mod tree;
 mod warm;
 
 use std::ffi::OsString;
@@ -51,6 +52,7 @@ pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
+pub use tree::TreeTests;
 pub use warm::{
     WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,
     current_warm_run, warm_record_path, warm_run,
@@ -209,7 +211,7 @@ impl StopGate {
             Ok(listed) => listed,
             Err(e) => {
                 tracing::warn!(project = %root.display(), "stop gate fails open: {e}");
-                report.skipped = Some(e.to_string());
+                report.skipped = Some(format!("{e}; the stop gate was skipped"));
                 // Off without a word only outside a repository; git refusing one is said.
                 let notice = message::gate_off_notice(&e);
                 return StopOutcome {

@@ -12,8 +12,9 @@ use super::error::RestartError;
 use cp_git::{ChangedFile, EntryKind, Git, GitError, Head};
 
 /// Paths under `.context-pilot/` that belong to this machine and never go into a commit,
-/// even in a project whose `.context-pilot/.gitignore` was not written yet.
-const RUNTIME_EXCLUDES: [&str; 3] = ["run", "state", "logs"];
+/// even in a project whose `.context-pilot/.gitignore` was not written yet; `runs` holds the
+/// records a workflow run keeps writing (a commit of them would be left modified).
+const RUNTIME_EXCLUDES: [&str; 4] = ["run", "state", "logs", "runs"];
 
 fn map_git_error(e: GitError) -> RestartError {
     match e {

@@ -1,5 +1,7 @@
 //! A phase of a graph that runs alone (nothing else running or ready): in the project's own
-//! tree, as a plain sequence runs it, with its own agent when the host gives a factory.
+//! tree, as a plain sequence runs it, with its own agent when the host gives a factory. What
+//! it leaves is tested before anything depends on it (`verdict.rs`); a red tree sends it back
+//! to work there.
 
 use std::time::Instant;
 
@@ -12,16 +14,39 @@ use super::error::WorkflowError;
 use super::phase_record::PhaseStatus;
 use super::prompter::WorkflowEvent;
 use super::store::RunStatus;
+use super::verdict::Verified;
 use super::waves::{Stop, millis};
 use crate::restart::{RestartEvent, SessionDriver};
 
 impl Engine<'_> {
-    /// A phase alone in the project's tree, as a plain sequence runs it.
+    /// A phase alone in the project's tree, as a plain sequence runs it; again while its
+    /// tree is red and tries are left.
     pub(super) fn run_alone(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+        let repo = Repository::at(self.project.root());
+        let base = repo.head().ok();
+        loop {
+            if let Some(stop) = self.work_alone(index, base.as_deref())? {
+                return Ok(Some(stop));
+            }
+            match self.verify_alone(&repo, index, base.as_deref())? {
+                Verified::Done => break,
+                Verified::Again => {}
+                Verified::Stop(status) => return Ok(Some(status)),
+            }
+        }
+        // Its work is on the run's branch, tested: its dependents may start from it.
+        self.record(index).status = PhaseStatus::Merged;
+        self.save()?;
+        Ok(self.gate(index)?.then_some(RunStatus::Aborted))
+    }
+
+    /// One run of phase `index`'s agent in the project's tree, which was at `base` before the
+    /// phase's first run.
+    fn work_alone(&mut self, index: usize, base: Option<&str>) -> Result<Stop, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let id = phase.id.clone();
         let repo = Repository::at(self.project.root());
-        let base = repo.head().ok();
+        let base = base.map(str::to_owned);
         self.begin(index)?;
         let prompt = self.phase_prompt(index)?;
         // With a factory, every phase of a graph gets its own agent (its `agent:`, its progress
@@ -85,13 +110,12 @@ impl Engine<'_> {
         let record = self.record(index);
         record.tokens = record.tokens.saturating_add(report.tokens);
         record.commits = commits;
-        record.status = PhaseStatus::Merged;
         self.state.pending_feedback = None;
         self.save()?;
         self.prompter.on_event(&WorkflowEvent::PhaseCompleted {
             phase: id,
             restarts: report.restarts,
         });
-        Ok(self.gate(index)?.then_some(RunStatus::Aborted))
+        Ok(None)
     }
 }

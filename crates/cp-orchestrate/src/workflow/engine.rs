@@ -12,8 +12,10 @@ use super::agents::DriverFactory;
 use super::alert::{Alert, Alerter};
 use super::error::WorkflowError;
 use super::prompter::{ApprovalPrompter, WorkflowEvent};
+use super::queue::MergeQueue;
 use super::schema::{Action, Workflow};
 use super::store::{Position, RunState, RunStatus, RunStore, Stage};
+use super::tester::TreeTester;
 use crate::restart::{RestartConfig, RestartEvent, RestartLoop, SessionDriver};
 
 pub(super) struct Engine<'a> {
@@ -30,6 +32,8 @@ pub(super) struct Engine<'a> {
     pub(super) gate_note: Option<String>,
     /// The stop of each phase running on a thread of its own, by index.
     pub(super) phase_stops: HashMap<usize, CancelToken>,
+    /// The merge queue's candidates and the tests in flight.
+    pub(super) queue: MergeQueue,
 }
 
 /// How phases of a graph run side by side.
@@ -46,6 +50,11 @@ pub(super) struct Parallel {
     pub(super) alerter: Option<Arc<dyn Alerter>>,
     /// The run's agent, recorded for phases without their own.
     pub(super) agent: Option<String>,
+    /// Tests combined trees for the merge queue and the run's end; `None`: nothing is tested
+    /// (merges land as before, their proof says so).
+    pub(super) tester: Option<Arc<dyn TreeTester>>,
+    /// How many combined trees the queue tests at once.
+    pub(super) speculate: usize,
 }
 
 impl Engine<'_> {

@@ -93,6 +93,10 @@ pub enum WorkflowError {
     /// aborted, the tree is as before, and the branch is kept for a merge by hand.
     #[error("{0}")]
     MergeConflict(Box<MergeConflict>),
+    /// A phase's merge stayed red after every try and no one said what to do; its branch is
+    /// kept, and the run's branch holds only what passed.
+    #[error("{0}")]
+    RedMerge(Box<RedMerge>),
     /// Git failed while making, merging or removing a phase's worktree.
     #[error("run {run_id}, phase '{phase}': {source}")]
     Worktree {
@@ -218,11 +222,11 @@ pub enum OptionProblem {
 }
 
 impl WorkflowError {
-    /// The exit code of `context-pilot run` for this error: 3 for a merge conflict no one
-    /// answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
+    /// The exit code of `context-pilot run` for this error: 3 for a merge conflict or a red
+    /// merge no one answered ([`EXIT_CONFLICT`](super::EXIT_CONFLICT)), else 1.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::MergeConflict(_) => super::exit::EXIT_CONFLICT,
+            Self::MergeConflict(_) | Self::RedMerge(_) => super::exit::EXIT_CONFLICT,
             _ => super::exit::EXIT_FAILED,
         }
     }
@@ -245,4 +249,35 @@ pub struct MergeConflict {
     pub other: String,
     /// The conflicting files, repository-relative.
     pub files: Vec<String>,
+}
+
+/// The facts of a merge that stayed red, as the person needs them: the phase, its branch, the
+/// failing tests, and what landed under it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "run {run_id}: phase '{phase}' passes its tests alone but fails them merged with {target} \
+     after {attempts} tr{}: {}; merged under it: {}. The run's branch holds only what passed; \
+     the phase's work is kept on {branch}. --resume {run_id} to send it back again, keep it \
+     aside or abort",
+    if *attempts == 1 { "y" } else { "ies" },
+    failing.join(", "),
+    if under.is_empty() { "nothing".to_owned() } else { under.join(", ") }
+)]
+pub struct RedMerge {
+    /// The run.
+    pub run_id: String,
+    /// The phase whose merge is red.
+    pub phase: String,
+    /// Where its work is: its branch, or the run's branch for a phase that worked in the
+    /// project's tree.
+    pub branch: String,
+    /// The run's branch.
+    pub target: String,
+    /// Its tries.
+    pub attempts: u32,
+    /// The failing tests (or commands).
+    pub failing: Vec<String>,
+    /// What landed on the run's branch since the phase's branch parted from it: the phases
+    /// merged, else the commits.
+    pub under: Vec<String>,
 }

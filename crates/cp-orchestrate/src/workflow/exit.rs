@@ -1,6 +1,7 @@
 //! The exit codes of `context-pilot run`: a leaf that the engine and the errors both name.
 
-/// Exit code of a run stopped by a merge conflict no one answered.
+/// Exit code of a run stopped by a merge conflict, or a merge still red after its last try,
+/// that no one answered.
 pub const EXIT_CONFLICT: i32 = 3;
 
 /// Exit code of a run interrupted by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it);

@@ -263,8 +263,8 @@ pub struct RunArgs {
 
 /// Runs `context-pilot run --headless`: prompts on `input`/`output` (or answers from
 /// `--answers`), prints progress to `output`, and returns the process exit code: 0 completed,
-/// 2 aborted at an approval gate, 3 stopped by a merge conflict no one answered, 1 on any
-/// other error (printed with what to do). A workflow with `depends_on` ends with one summary
+/// 2 aborted at an approval gate, 3 stopped by a merge conflict or a red merge no one
+/// answered, 1 on any other error (printed with what to do) or a red branch at the end. A workflow with `depends_on` ends with one summary
 /// line per phase.
 pub fn run_headless(
     project: &Project,
@@ -312,8 +312,13 @@ pub fn run_headless(
             code
         }
         Err(e) => {
-            if let WorkflowError::MergeConflict(conflict) = &e
-                && let Ok(state) = RunStore::new(project).load(&conflict.run_id)
+            let stopped = match &e {
+                WorkflowError::MergeConflict(conflict) => Some(&conflict.run_id),
+                WorkflowError::RedMerge(red) => Some(&red.run_id),
+                _ => None,
+            };
+            if let Some(run_id) = stopped
+                && let Ok(state) = RunStore::new(project).load(run_id)
             {
                 for (phase, record) in &state.phase_runs {
                     let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));

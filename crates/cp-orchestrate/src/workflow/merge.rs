@@ -1,10 +1,11 @@
-//! Bringing a wave's work home: each finished phase's branch is merged into the run's branch
-//! (in the file's order), its worktree and branch removed; a merge that conflicts is aborted
-//! and put to the person, who may let an agent resolve it in the project's tree.
+//! Bringing a wave's work home once the merge queue (`queue.rs`) lands it: the phase is
+//! recorded as merged, its worktree and branch removed; a merge that conflicts is aborted and
+//! put to the person, who may let an agent resolve it in the project's tree (whose result is
+//! tested before anything depends on it).
 
 use std::path::Path;
 
-use cp_git::{MergeOutcome, Repository};
+use cp_git::Repository;
 
 use super::engine::Engine;
 use super::error::{MergeConflict, WorkflowError};
@@ -17,89 +18,120 @@ use super::waves::Stop;
 use crate::restart::RestartEvent;
 
 impl Engine<'_> {
-    /// Merges phase `index`'s branch into the run's branch; a conflict goes to the person.
-    pub(super) fn merge(&mut self, repo: &Repository, index: usize) -> Result<Stop, WorkflowError> {
-        let id = self.workflow.phases[index].id.clone();
-        let record = self.record(index).clone();
-        let branch = record.branch.clone().unwrap_or_default();
-        let message = format!(
-            "Merge phase {id} of workflow run {} ({branch})",
-            self.state.run_id
-        );
-        let outcome = repo
-            .merge(&branch, &message)
-            .map_err(|e| self.git_error(index, e))?;
-        match outcome {
-            MergeOutcome::Merged { commit } => {
-                self.merged(repo, index, Some(commit))?;
-                Ok(None)
-            }
-            MergeOutcome::UpToDate => {
-                // Merged already (a run killed before it recorded the merge): its commit is
-                // found by the message the merge gave it.
-                let commit = repo.merge_commit_named(&message).unwrap_or_default();
-                self.merged(repo, index, commit)?;
-                Ok(None)
-            }
-            MergeOutcome::Conflict { files } => self.conflict(repo, index, &files),
-        }
-    }
-
-    fn merged(
+    /// Records phase `index` as merged (by `commit`, `None` when its branch had nothing new)
+    /// and removes its worktree and branch unless `--keep-worktrees`.
+    pub(super) fn merged(
         &mut self,
         repo: &Repository,
         index: usize,
         commit: Option<String>,
     ) -> Result<(), WorkflowError> {
+        self.record_merged(index, commit)?;
+        self.tidy_merged(repo, index)
+    }
+
+    /// Records phase `index` as merged (by `commit`) and says so; its worktree stays until
+    /// [`tidy_merged`](Self::tidy_merged).
+    pub(super) fn record_merged(
+        &mut self,
+        index: usize,
+        commit: Option<String>,
+    ) -> Result<(), WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
-        let keep = self.parallel.keep_worktrees;
         let record = self.record(index);
         record.status = PhaseStatus::Merged;
         record.merge_commit.clone_from(&commit);
         record.error = None;
         let branch = record.branch.clone().unwrap_or_default();
-        let tree = record.worktree.clone();
         self.save()?;
         self.prompter.on_event(&WorkflowEvent::Merged {
             phase: id,
-            branch: branch.clone(),
+            branch,
             commit,
         });
-        if !keep && let Some(tree) = tree {
-            self.remove_tree(repo, index, &tree, &branch)?;
-        }
         Ok(())
     }
 
-    /// Removes merged phase `index`'s worktree (`tree`, below the project) and `branch`,
-    /// after ending what its host left running there (its console server).
-    fn remove_tree(
-        &self,
+    /// Removes merged phase `index`'s worktree and branch, unless `--keep-worktrees`.
+    pub(super) fn tidy_merged(
+        &mut self,
         repo: &Repository,
         index: usize,
-        tree: &Path,
-        branch: &str,
     ) -> Result<(), WorkflowError> {
-        let path = self.project.root().join(tree);
-        if let Some(drivers) = &self.parallel.drivers {
-            drivers.release(&project_in(repo, &path));
+        self.tidy_all_merged(repo, &[index])
+    }
+
+    /// Removes the worktrees and branches of the merged phases `indices`, unless
+    /// `--keep-worktrees`: what their hosts left running (their console servers) is ended
+    /// for all of them at once, each waiting for its own to go, then git removes them one
+    /// after the other (git's locks do not take them at once).
+    pub(super) fn tidy_all_merged(
+        &mut self,
+        repo: &Repository,
+        indices: &[usize],
+    ) -> Result<(), WorkflowError> {
+        if self.parallel.keep_worktrees {
+            return Ok(());
         }
-        repo.remove_worktree(&path, branch)
-            .map_err(|e| self.git_error(index, e))?;
+        let mut trees = Vec::new();
+        for &index in indices {
+            let record = self.record(index).clone();
+            if let (Some(tree), Some(branch)) = (record.worktree, record.branch) {
+                trees.push((index, tree, branch));
+            }
+        }
+        if trees.is_empty() {
+            return Ok(());
+        }
+        let started = std::time::Instant::now();
+        if let Some(drivers) = &self.parallel.drivers {
+            let roots: Vec<std::path::PathBuf> = trees
+                .iter()
+                .map(|(_, tree, _)| project_in(repo, &self.project.root().join(tree)))
+                .collect();
+            std::thread::scope(|scope| {
+                for root in &roots {
+                    scope.spawn(|| drivers.release(root));
+                }
+            });
+        }
+        let released = started.elapsed();
+        let paths: Vec<(std::path::PathBuf, String)> = trees
+            .into_iter()
+            .map(|(_, tree, branch)| (self.project.root().join(tree), branch))
+            .collect();
+        let listed: Vec<(&Path, &str)> = paths
+            .iter()
+            .map(|(path, branch)| (path.as_path(), branch.as_str()))
+            .collect();
+        if let Err(e) = repo.remove_worktrees(&listed) {
+            return Err(self.git_error(indices.first().copied().unwrap_or(0), e));
+        }
+        tracing::debug!(
+            trees = listed.len(),
+            released_ms = released.as_millis(),
+            removed_ms = started.elapsed().saturating_sub(released).as_millis(),
+            "merged phases' worktrees removed"
+        );
         // The run's directory of worktrees goes once its last phase is merged.
-        if let Some(parent) = path.parent() {
+        if let Some(parent) = paths.first().and_then(|(path, _)| path.parent()) {
             let _ = std::fs::remove_dir(parent);
         }
         Ok(())
     }
 
-    /// On a resume: the worktrees and branches of phases already merged that are still there
-    /// go now. A run killed between saving a merge and removing them (the merge commit is on
+    /// On a resume: a merge that landed without its git note (a run killed just after) gets
+    /// it, and the worktrees and branches of phases already merged that are still there go
+    /// now. A run killed between saving a merge and removing them (the merge commit is on
     /// the run's branch, the record says merged) would otherwise leave them for good.
     pub(super) fn clear_merged(&mut self, repo: &Repository) -> Result<(), WorkflowError> {
+        for index in 0..self.workflow.phases.len() {
+            self.note_landed(repo, index, true);
+        }
         if self.parallel.keep_worktrees {
             return Ok(());
         }
+        let mut left = Vec::new();
         for index in 0..self.workflow.phases.len() {
             let record = self.record(index).clone();
             let (PhaseStatus::Merged, Some(tree), Some(branch)) =
@@ -109,15 +141,15 @@ impl Engine<'_> {
             };
             if self.project.root().join(&tree).exists() || repo.has_branch(&branch) {
                 tracing::info!(phase = %self.workflow.phases[index].id, "removing the worktree and branch a killed run left after the merge");
-                self.remove_tree(repo, index, &tree, &branch)?;
+                left.push(index);
             }
         }
-        Ok(())
+        self.tidy_all_merged(repo, &left)
     }
 
     /// A merge that conflicted (already aborted): the person chooses between an agent that
     /// resolves it in the project's tree and abort. No answer stops the run with exit code 3.
-    fn conflict(
+    pub(super) fn conflict(
         &mut self,
         repo: &Repository,
         index: usize,
@@ -215,6 +247,7 @@ impl Engine<'_> {
         let mut forward = |event: &RestartEvent| {
             prompter.on_event(&WorkflowEvent::Restart(event.clone()));
         };
+        let before = repo.head().ok();
         let result = self
             .restart
             .run_phase(&resolve_id, &prompt, &mut *self.driver, &mut forward);
@@ -230,7 +263,8 @@ impl Engine<'_> {
         if repo.is_ancestor(branch, "HEAD") {
             let head = repo.head().ok();
             self.merged(repo, index, head)?;
-            return Ok(None);
+            // What the agent merged is tested before anything depends on it.
+            return self.verify_resolved(repo, index, before.as_deref());
         }
         Err(WorkflowError::MergeConflict(Box::new(MergeConflict {
             run_id: self.state.run_id.clone(),

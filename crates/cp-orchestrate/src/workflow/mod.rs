@@ -10,6 +10,10 @@
 //! - A workflow with `depends_on` runs as a graph: phases ready together run at once, each in
 //!   its own git worktree with its own agent (from a [`DriverFactory`]), and their branches are
 //!   merged back in file order (`waves`); each phase's [`PhaseRecord`] is saved in the run.
+//! - Every merge goes through a merge queue (`queue.rs`): the combined tree is tested with a
+//!   [`TreeTester`] before the run's branch moves, a red merge goes back to its phase
+//!   (`sent_back.rs`), and each merge keeps its [`MergeProof`] in `context.json` and as a git
+//!   note; the run ends with its [`BranchVerdict`] (`verdict.rs`).
 //! - [`run_headless`] is the terminal front-end ([`TerminalPrompter`], [`AnswersPrompter`]).
 
 mod agents;
@@ -29,12 +33,17 @@ mod phase_record;
 mod phase_tree;
 mod prompter;
 mod prompts;
+mod proof;
+mod queue;
 mod run;
 mod schema;
+mod sent_back;
 mod side_by_side;
 mod store;
 mod supersede;
 mod template;
+mod tester;
+mod verdict;
 mod waves;
 
 pub use agents::{DriverFactory, PhaseAgent};
@@ -43,22 +52,24 @@ pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };
 pub use context::{ApprovalRecord, PhaseCounters, RunContext};
-pub use error::{ApprovalProblem, MergeConflict, OptionProblem, WorkflowError};
+pub use error::{ApprovalProblem, MergeConflict, OptionProblem, RedMerge, WorkflowError};
 pub use exit::{EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED};
 pub use gate::APPROVAL_PROMPT;
 pub use headless::{
     Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
 };
-pub use phase_record::{PhaseRecord, PhaseStatus, SupersededRun};
+pub use phase_record::{PhaseRecord, PhaseStatus, SentBack, SupersededRun};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
+pub use proof::{BranchVerdict, MergeProof, Outcome, QueueCost};
 pub use run::{RunOptions, WorkflowOutcome, resume_workflow, run_workflow};
 pub use schema::{
-    Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_PARALLEL, OnSelect, Phase,
-    RESERVED_CONTEXT_KEYS, Workflow,
+    Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_MERGE_ATTEMPTS,
+    DEFAULT_MAX_PARALLEL, MAX_SPECULATIVE_MERGES, OnSelect, Phase, RESERVED_CONTEXT_KEYS, Workflow,
 };
 pub use store::{
     PendingFeedback, Position, RUN_FILE, RunLock, RunState, RunStatus, RunStore, Stage,
 };
 pub use template::UnknownPlaceholder;
+pub use tester::{CommandRun, TreeTest, TreeTester, TreeUnderTest};

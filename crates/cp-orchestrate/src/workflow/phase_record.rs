@@ -1,10 +1,13 @@
-//! What `context.json` records of each phase of a workflow with `depends_on`: its status, and
-//! where its work is (branch, worktree, base commit, merge commit), so a resumed run finds it.
+//! What `context.json` records of each phase of a workflow with `depends_on`: its status,
+//! where its work is (branch, worktree, base commit, merge commit), so a resumed run finds it,
+//! and the merge queue's proof of its merge (and of its red tries).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+use super::proof::MergeProof;
 
 /// Where a phase of a graph workflow stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +32,13 @@ pub enum PhaseStatus {
     /// Its agent was stopped by Ctrl-C (or SIGTERM); its worktree and branch are kept and
     /// `--resume` continues it.
     Interrupted,
+    /// Its branch passes its tests alone but fails them merged with the run's branch, after
+    /// every try `max_merge_attempts` allows: the person decides (send it back again, keep it
+    /// aside, abort); its worktree and branch are kept.
+    Red,
+    /// The person kept it aside after its merge stayed red: its branch is kept, its work is
+    /// not on the run's branch, and the phases that depend on it do not run.
+    KeptAside,
 }
 
 impl PhaseStatus {
@@ -43,6 +53,8 @@ impl PhaseStatus {
             Self::Conflict => "conflict",
             Self::Skipped => "skipped",
             Self::Interrupted => "interrupted",
+            Self::Red => "red",
+            Self::KeptAside => "kept_aside",
         }
     }
 
@@ -92,6 +104,43 @@ pub struct PhaseRecord {
     /// their branches, kept with every commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub superseded: Vec<SupersededRun>,
+    /// The proof of its merge: the combined tree tested before the run's branch moved to it
+    /// (for a phase that worked in the project's tree, that tree after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<MergeProof>,
+    /// Its tries whose combined tree failed the tests, oldest first, each with the failing
+    /// output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_merges: Vec<MergeProof>,
+    /// Tries granted beyond `max_merge_attempts` ("Send it back again").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub extra_attempts: u32,
+    /// Set while it works again because its merge was red: what it is told, and what its
+    /// branch is brought up to date with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_back: Option<SentBack>,
+}
+
+/// A phase sent back by the merge queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentBack {
+    /// The commit of the run's branch its branch is brought up to date with (merged into it
+    /// before its agent starts again).
+    pub onto: String,
+    /// What landed on the run's branch since its branch parted from it, one commit a line
+    /// (`<short hash> <subject>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<String>,
+    /// It works in a worktree of its own (else in the project's tree).
+    pub own_tree: bool,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An earlier run of a phase, stopped or set aside because a phase it depends on ran again.
@@ -127,6 +176,10 @@ impl PhaseRecord {
             if self.commits == 1 { "" } else { "s" },
             self.tokens
         );
+        if !self.red_merges.is_empty() {
+            let n = self.red_merges.len();
+            let _ = write!(line, ", {n} red merge{}", if n == 1 { "" } else { "s" });
+        }
         if let Some(branch) = &self.branch
             && !matches!(self.status, PhaseStatus::Merged | PhaseStatus::Skipped)
         {

@@ -1,6 +1,7 @@
 //! A phase's own git worktree: `.context-pilot/worktrees/<run>/<phase>/` on branch
 //! `cp/<run>/<phase>`, made from the run's branch when the phase starts (or found again on a
-//! resume), with the agent, worker id and restart loop that work in it.
+//! resume, or, for a phase sent back by the merge queue, brought up to date with the run's
+//! branch), with the agent, worker id and restart loop that work in it.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,10 @@ impl Engine<'_> {
             // The branch survived but its worktree was removed: check it out again.
             repo.checkout_worktree(&path, &branch)
                 .map_err(|e| self.git_error(index, e))?;
+        }
+        if let Some(back) = self.record(index).sent_back.clone().filter(|b| b.own_tree) {
+            // Back from a red merge: it works on its branch with the run's branch merged in.
+            self.bring_up_to_date(index, &path, &branch, &back)?;
         }
         let relative = relative_to(&path, self.project.root());
         let record = self.record(index);

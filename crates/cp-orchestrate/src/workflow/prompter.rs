@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::proof::{BranchVerdict, Outcome, QueueCost};
 use super::schema::Action;
 use super::store::RunStatus;
 use crate::restart::RestartEvent;
@@ -156,6 +157,74 @@ pub enum WorkflowEvent {
         /// The conflicting files.
         files: Vec<String>,
     },
+    /// The merge queue tests the run's branch with this phase merged (and the phases queued
+    /// before it, when it is tested ahead of its turn).
+    MergeTesting {
+        /// The phase.
+        phase: String,
+        /// The phases queued before it whose merges are in the tree too (not landed yet).
+        ahead_of: Vec<String>,
+    },
+    /// A combined tree's test ended (or, for a phase that worked in the project's tree, the
+    /// test of that tree after it).
+    MergeTested {
+        /// The phase whose merge it was.
+        phase: String,
+        /// The run's branch with the phase merged in (else the project's tree after it).
+        #[serde(default = "yes")]
+        combined: bool,
+        /// What the test said.
+        outcome: Outcome,
+        /// Each command with its exit and counts.
+        summary: String,
+        /// How long it took, in milliseconds.
+        elapsed_ms: u64,
+    },
+    /// A phase's merge was red: the phase works again on its branch brought up to date, with
+    /// the failure.
+    SentBack {
+        /// The phase.
+        phase: String,
+        /// It works in a worktree of its own (its merge was red); else in the project's tree
+        /// (the tree it left was red).
+        #[serde(default = "yes")]
+        own_tree: bool,
+        /// The try that failed (1 for the first).
+        attempt: u32,
+        /// The tries allowed.
+        allowed: u32,
+        /// The failing tests (or commands).
+        failing: Vec<String>,
+    },
+    /// Tests of merges queued behind a red one were thrown away: their trees held it.
+    MergesRequeued {
+        /// The phases whose merges are tested again.
+        phases: Vec<String>,
+    },
+    /// A phase's merge stayed red after its last try; the person decides.
+    MergeRed {
+        /// The phase.
+        phase: String,
+        /// Its tries.
+        attempts: u32,
+        /// The failing tests (or commands).
+        failing: Vec<String>,
+    },
+    /// The person kept a phase aside: its branch is kept, its work not merged.
+    KeptAside {
+        /// The phase.
+        phase: String,
+        /// Its branch.
+        branch: String,
+    },
+    /// The run's last word on its branch: green or not, and how that was established; with
+    /// what the merge queue cost.
+    BranchVerdict {
+        /// The verdict.
+        verdict: BranchVerdict,
+        /// The merge queue's cost.
+        cost: QueueCost,
+    },
     /// The run ended.
     RunFinished {
         /// The run.
@@ -232,9 +301,107 @@ impl fmt::Display for WorkflowEvent {
                 "phase {phase}: merge conflict with {other} in {}",
                 files.join(", ")
             ),
+            Self::MergeTesting { .. }
+            | Self::MergeTested { .. }
+            | Self::SentBack { .. }
+            | Self::MergesRequeued { .. }
+            | Self::MergeRed { .. }
+            | Self::KeptAside { .. }
+            | Self::BranchVerdict { .. } => self.fmt_queue(f),
             Self::RunFinished { run_id, status } => {
                 write!(f, "run {run_id} {}", status.as_str())
             }
+        }
+    }
+}
+
+/// Serde's default for flags that were always true before they were recorded.
+fn yes() -> bool {
+    true
+}
+
+impl WorkflowEvent {
+    /// The merge queue's events and the run's last word, in words.
+    fn fmt_queue(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MergeTesting { phase, ahead_of } => {
+                if ahead_of.is_empty() {
+                    write!(f, "phase {phase}: testing the combined tree")
+                } else {
+                    write!(
+                        f,
+                        "phase {phase}: testing the combined tree ahead of its turn (on {})",
+                        ahead_of.join(", ")
+                    )
+                }
+            }
+            Self::MergeTested {
+                phase,
+                combined,
+                outcome,
+                summary,
+                elapsed_ms,
+            } => {
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "milliseconds shown as seconds with one decimal"
+                )]
+                let seconds = *elapsed_ms as f64 / 1000.0;
+                write!(
+                    f,
+                    "phase {phase}: {} {} in {seconds:.1} s ({summary})",
+                    if *combined {
+                        "combined tree"
+                    } else {
+                        "the tree it left"
+                    },
+                    outcome.word()
+                )
+            }
+            Self::SentBack {
+                phase,
+                own_tree,
+                attempt,
+                allowed,
+                failing,
+            } => write!(
+                f,
+                "phase {phase}: sent back (try {attempt} of {allowed}): {}: {}",
+                if *own_tree {
+                    "it passes alone but fails merged with the run's branch"
+                } else {
+                    "the tests fail on the run's branch after it"
+                },
+                failing.join(", ")
+            ),
+            Self::MergesRequeued { phases } => write!(
+                f,
+                "phases {}: their tests ahead of their turn were thrown away (a merge under \
+                 them failed); they are tested again",
+                phases.join(", ")
+            ),
+            Self::MergeRed {
+                phase,
+                attempts,
+                failing,
+            } => write!(
+                f,
+                "phase {phase}: still red merged after {attempts} tr{} ({}); the person decides",
+                if *attempts == 1 { "y" } else { "ies" },
+                failing.join(", ")
+            ),
+            Self::KeptAside { phase, branch } => write!(
+                f,
+                "phase {phase}: kept aside; its work is on {branch}, not merged"
+            ),
+            Self::BranchVerdict { verdict, cost } => {
+                write!(f, "{verdict}")?;
+                if !cost.is_empty() {
+                    write!(f, "; {cost}")?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 }

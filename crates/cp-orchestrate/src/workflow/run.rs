@@ -17,8 +17,10 @@ use super::exit::{EXIT_ABORTED, EXIT_FAILED, EXIT_INTERRUPTED};
 use super::phase_record::PhaseRecord;
 use super::prompter::{ApprovalPrompter, WorkflowEvent};
 use super::prompts::check_placeholders;
+use super::queue::MergeQueue;
 use super::schema::{DEFAULT_MAX_PARALLEL, Workflow, stored_path};
 use super::store::{Position, RunState, RunStatus, RunStore, Stage, now};
+use super::tester::TreeTester;
 use crate::restart::{RestartConfig, RestartLoop, RestartOverrides, SessionDriver};
 
 /// Options of a run besides the workflow file.
@@ -44,6 +46,10 @@ pub struct RunOptions {
     pub alerter: Option<Arc<dyn Alerter>>,
     /// The run's agent (`builtin`, `claude`, …), recorded for phases without their own.
     pub agent: Option<String>,
+    /// Tests a tree as the stop gate would: the merge queue's combined trees, the tree a
+    /// phase left in the project's tree, the run's branch at its end. Without it nothing is
+    /// tested, and the run's proof and last word say so.
+    pub tester: Option<Arc<dyn TreeTester>>,
 }
 
 /// How a run ended (errors aside).
@@ -60,6 +66,8 @@ pub struct WorkflowOutcome {
     /// Workflows with `depends_on`: each phase's record (status, branch, merge commit, …),
     /// in the file's order.
     pub phases: Vec<(String, PhaseRecord)>,
+    /// Whether the run's branch is green as the run leaves it, and how that was established.
+    pub verdict: Option<super::proof::BranchVerdict>,
 }
 
 impl WorkflowOutcome {
@@ -119,6 +127,9 @@ pub fn run_workflow(
         updated_at: String::new(),
         context,
         phase_runs: BTreeMap::new(),
+        started_from: cp_git::Repository::at(project.root()).head().ok(),
+        verdict: None,
+        merge_queue: super::proof::QueueCost::default(),
     };
     check_placeholders(&workflow, &state, workflow_path)?;
     let restart =
@@ -127,6 +138,7 @@ pub fn run_workflow(
     let runs = format!("{STATE_DIR}/runs/");
     restart.preflight(&[runs.as_str()])?;
     let _lock = store.lock(&state.run_id)?;
+    keep_records_out_of_git(project);
     store.save(&mut state)?;
     let parallel = Parallel::from_options(&workflow, options);
     let mut engine = Engine {
@@ -141,6 +153,7 @@ pub fn run_workflow(
         parallel,
         gate_note: None,
         phase_stops: HashMap::new(),
+        queue: MergeQueue::default(),
     };
     engine.start(false)
 }
@@ -200,6 +213,7 @@ pub fn resume_workflow(
         RestartLoop::new(project.clone(), config.clone()).with_worker(options.worker.clone());
     state.status = RunStatus::Running;
     state.error = None;
+    keep_records_out_of_git(project);
     store.save(&mut state)?;
     clear_stale_locks(project);
     let parallel = Parallel::from_options(&workflow, options);
@@ -215,6 +229,7 @@ pub fn resume_workflow(
         parallel,
         gate_note: None,
         phase_stops: HashMap::new(),
+        queue: MergeQueue::default(),
     };
     engine.start(true)
 }
@@ -232,6 +247,8 @@ impl Parallel {
             worker: options.worker.clone(),
             alerter: options.alerter.clone(),
             agent: options.agent.clone(),
+            tester: options.tester.clone(),
+            speculate: workflow.speculative_merges(),
         }
     }
 }
@@ -246,7 +263,30 @@ impl Engine<'_> {
             resumed,
             run_dir: run_dir.clone(),
         });
-        let status = self.drive(resumed)?;
+        let driven = self.drive(resumed);
+        let status = match driven {
+            Ok(RunStatus::Completed) => match self.conclude(true)? {
+                // A red branch is no completed run: `--resume` tests it again.
+                Some(v) if v.outcome == super::proof::Outcome::Failed => RunStatus::Failed,
+                _ => RunStatus::Completed,
+            },
+            Ok(status) => {
+                if status != RunStatus::Running {
+                    self.conclude(false)?;
+                }
+                status
+            }
+            Err(e) => {
+                if matches!(
+                    e,
+                    WorkflowError::RedMerge(_) | WorkflowError::MergeConflict(_)
+                ) {
+                    // The branch holds only what passed: say so beside the error.
+                    let _ = self.conclude(false);
+                }
+                return Err(e);
+            }
+        };
         self.prompter.on_event(&WorkflowEvent::RunFinished {
             run_id: self.state.run_id.clone(),
             status,
@@ -265,7 +305,22 @@ impl Engine<'_> {
                     Some((p.id.clone(), record.clone()))
                 })
                 .collect(),
+            verdict: self.state.verdict.clone(),
         })
+    }
+}
+
+/// The run's records (`.context-pilot/runs/`) are the host's, written all through the run:
+/// kept out of `git status` through the repository's own exclude file (never committed,
+/// shared by its worktrees), so a run leaves nothing in the project's tree the person did not
+/// change. Outside a repository there is nothing to do.
+fn keep_records_out_of_git(project: &Project) {
+    let repo = cp_git::Repository::at(project.root());
+    let Ok(prefix) = repo.prefix() else {
+        return;
+    };
+    if let Err(e) = repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/runs/")) {
+        tracing::warn!("cannot keep the run's records out of git status: {e}");
     }
 }
 

@@ -63,6 +63,16 @@ pub struct Workflow {
     /// overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_parallel: Option<usize>,
+    /// How many times a phase's merge is tried before the person decides (a red combined
+    /// tree sends the phase back until then), unless the phase sets its own. Default
+    /// [`DEFAULT_MAX_MERGE_ATTEMPTS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_merge_attempts: Option<u32>,
+    /// How many combined trees the merge queue tests at once: the phase at its head and the
+    /// ones queued behind it, each on the candidates before it (1: one at a time). Default:
+    /// the machine's cores, at most [`MAX_SPECULATIVE_MERGES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speculative_merges: Option<usize>,
     /// The phases, run in order.
     pub phases: Vec<Phase>,
 }
@@ -73,6 +83,13 @@ pub const DEFAULT_MAX_PARALLEL: usize = 4;
 /// How many times a phase may run when neither it nor the workflow says: enough for real
 /// rework, and a stop for a `repeat_phase` answered in a loop.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
+
+/// How many times a phase's merge is tried when neither it nor the workflow says: the first,
+/// and once more after its agent saw the failure.
+pub const DEFAULT_MAX_MERGE_ATTEMPTS: u32 = 2;
+
+/// The most combined trees the merge queue tests at once when the workflow does not say.
+pub const MAX_SPECULATIVE_MERGES: usize = 4;
 
 /// One phase: a prompt for the agent, and an optional approval gate after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,6 +114,10 @@ pub struct Phase {
     /// workflow's `max_iterations`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
+    /// How many times this phase's merge is tried before the person decides; overrides the
+    /// workflow's `max_merge_attempts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_merge_attempts: Option<u32>,
 }
 
 /// An approval gate: `approval_required: true` (Continue / Abort), or custom options.
@@ -204,6 +225,28 @@ impl Workflow {
             .unwrap_or(DEFAULT_MAX_ITERATIONS)
     }
 
+    /// How many times phase `id`'s merge is tried before the person decides.
+    pub fn max_merge_attempts(&self, id: &str) -> u32 {
+        self.phases
+            .iter()
+            .find(|p| p.id == id)
+            .and_then(|p| p.max_merge_attempts)
+            .or(self.max_merge_attempts)
+            .unwrap_or(DEFAULT_MAX_MERGE_ATTEMPTS)
+    }
+
+    /// How many combined trees the merge queue tests at once: `speculative_merges`, else the
+    /// machine's cores up to [`MAX_SPECULATIVE_MERGES`].
+    pub fn speculative_merges(&self) -> usize {
+        self.speculative_merges
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map_or(1, std::num::NonZeroUsize::get)
+                    .min(MAX_SPECULATIVE_MERGES)
+            })
+            .max(1)
+    }
+
     /// The index of phase `id`.
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.phases.iter().position(|p| p.id == id)
@@ -270,19 +313,7 @@ impl Workflow {
                 format!("'context.{key}' is kept by the run itself; rename that field"),
             ));
         }
-        if self.max_iterations == Some(0) {
-            return Err(invalid(
-                None,
-                "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
-            ));
-        }
-        if self.max_parallel == Some(0) {
-            return Err(invalid(
-                None,
-                "'max_parallel' is 0; give at least 1 (1 runs the phases one at a time), e.g. 4"
-                    .into(),
-            ));
-        }
+        self.check_limits(&invalid)?;
         let ids: Vec<&str> = self.phases.iter().map(|p| p.id.as_str()).collect();
         let mut seen = HashSet::new();
         for phase in &self.phases {
@@ -332,6 +363,13 @@ impl Workflow {
                     "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
                 ));
             }
+            if phase.max_merge_attempts == Some(0) {
+                return Err(invalid(
+                    Some(id),
+                    "'max_merge_attempts' is 0; give at least 1 (the first try counts), e.g. 2"
+                        .into(),
+                ));
+            }
             if let Some(approval) = &phase.approval {
                 validate_approval(approval, &ids).map_err(|source| {
                     WorkflowError::InvalidApproval {
@@ -344,6 +382,40 @@ impl Workflow {
         }
         if let Err(problem) = graph::run_order(&self.graph_nodes()) {
             return Err(invalid(Some(problem.phase()), problem.message(&ids)));
+        }
+        Ok(())
+    }
+
+    /// The workflow-wide limits: each, when given, at least 1.
+    fn check_limits(
+        &self,
+        invalid: &dyn Fn(Option<&str>, String) -> WorkflowError,
+    ) -> Result<(), WorkflowError> {
+        if self.max_iterations == Some(0) {
+            return Err(invalid(
+                None,
+                "'max_iterations' is 0; give at least 1 (the first run counts), e.g. 10".into(),
+            ));
+        }
+        if self.max_merge_attempts == Some(0) {
+            return Err(invalid(
+                None,
+                "'max_merge_attempts' is 0; give at least 1 (the first try counts), e.g. 2".into(),
+            ));
+        }
+        if self.speculative_merges == Some(0) {
+            return Err(invalid(
+                None,
+                "'speculative_merges' is 0; give at least 1 (1 tests one merge at a time), e.g. 2"
+                    .into(),
+            ));
+        }
+        if self.max_parallel == Some(0) {
+            return Err(invalid(
+                None,
+                "'max_parallel' is 0; give at least 1 (1 runs the phases one at a time), e.g. 4"
+                    .into(),
+            ));
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! Phases that run side by side, each in its worktree on a thread of its own: as each
-//! finishes, its approval gate is asked and the finished branches are merged in the file's
-//! order, up to the first phase still running, so the result does not depend on timing; the
-//! phases those merges made ready start while the others still run.
+//! finishes, its approval gate is asked and it joins the merge queue (`queue.rs`), which
+//! tests each combined tree before the run's branch moves and lands the merges in the file's
+//! order, so the result does not depend on timing; the phases those merges made ready start
+//! while the others still run, and a phase whose merge was red works again beside them.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -15,12 +16,13 @@ use super::phase_record::PhaseStatus;
 use super::phase_tree::{Launched, WORKTREES, project_in};
 use super::prompter::WorkflowEvent;
 use super::store::RunStatus;
+use super::tester::TreeTest;
 use super::waves::{Stop, millis};
 use crate::restart::changed_files;
 use crate::restart::{PhaseReport, RestartError, RestartEvent};
 
-/// What a phase's thread tells the engine's thread.
-enum Report {
+/// What a phase's thread, or a merge test's, tells the engine's thread.
+pub(super) enum Report {
     /// A step of its restart loop, for the prompter.
     Event(WorkflowEvent),
     /// It is done.
@@ -29,31 +31,21 @@ enum Report {
         result: Result<PhaseReport, RestartError>,
         elapsed: Duration,
     },
+    /// A combined tree's test ended (candidate `id` of the merge queue).
+    Tested {
+        id: u64,
+        test: TreeTest,
+        elapsed: Duration,
+    },
+    /// What a green test left running in phase `index`'s worktree has ended.
+    Released { index: usize },
 }
 
 impl Engine<'_> {
-    /// Merges the finished phases in the file's order, up to the first phase still running:
-    /// a phase listed earlier holds back the merge of later ones, so the result does not
-    /// depend on which finished first.
-    pub(super) fn merge_in_order(&mut self, repo: &Repository) -> Result<Stop, WorkflowError> {
-        for index in 0..self.workflow.phases.len() {
-            match self.record(index).status {
-                PhaseStatus::Running | PhaseStatus::Interrupted => return Ok(None),
-                PhaseStatus::Finished | PhaseStatus::Conflict => {
-                    if let Some(status) = self.merge(repo, index)? {
-                        return Ok(Some(status));
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(None)
-    }
-
     /// The phases of the wave in their worktrees, each on its own thread. As each finishes,
-    /// its approval gate is asked and the finished phases are merged in order; a phase whose
-    /// dependencies are merged then starts at once (up to `max_parallel`), while the others
-    /// still run. Returns how the run ended, when it did.
+    /// its approval gate is asked and it joins the merge queue; a phase whose dependencies
+    /// have landed then starts at once (up to `max_parallel`), while the others still run.
+    /// Returns how the run ended, when it did.
     pub(super) fn run_side_by_side(
         &mut self,
         repo: &Repository,
@@ -66,19 +58,53 @@ impl Engine<'_> {
         repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
             .map_err(|source| self.git_error(wave[0], source))?;
         let (tx, rx) = mpsc::channel::<Report>();
-        // Work an earlier process finished but did not merge goes home first.
-        let mut stop = self.merge_in_order(repo)?;
+        let mut stop = None;
         std::thread::scope(|scope| -> Result<(), WorkflowError> {
             let mut running = 0usize;
             let mut failure = None;
-            let mut start = wave.to_vec();
+            // Work an earlier process finished but did not merge goes home first.
+            let mut start = Vec::new();
+            let mut first = Some(wave.to_vec());
             loop {
+                if stop.is_none() && !self.interrupted() {
+                    match self.advance_queue(repo, scope, &tx) {
+                        Ok(ended) => stop = ended,
+                        Err(e) => {
+                            self.stop_queue();
+                            // What landed is tidied; a failure here is the resume's to finish.
+                            let _ = self.tidy_landed(repo);
+                            return Err(e);
+                        }
+                    }
+                }
+                if stop.is_some() || self.interrupted() {
+                    // Nothing more lands: the tests in progress are stopped.
+                    self.stop_queue();
+                }
+                if let Some(wave) = first.take() {
+                    start = wave;
+                } else if stop.is_none() && failure.is_none() && !self.interrupted() {
+                    // The phases merges made ready, and those sent back, start now beside
+                    // the others; when nothing runs and nothing is tested, the next wave is
+                    // chosen afresh (one alone runs in the project's tree).
+                    let busy = running + self.queue.testing();
+                    if busy > 0 {
+                        let room = self.parallel.max.saturating_sub(running);
+                        start = self.sent_back(deps, room);
+                        let room = room.saturating_sub(start.len());
+                        start.extend(self.ready(deps, room)?);
+                    }
+                }
                 if stop.is_none() && failure.is_none() && !self.interrupted() {
                     for index in std::mem::take(&mut start) {
                         if !matches!(
                             self.record(index).status,
                             PhaseStatus::Running | PhaseStatus::Waiting
                         ) {
+                            continue;
+                        }
+                        if self.queue.busy_in(index) {
+                            // Chosen again once its worktree is free (the next report).
                             continue;
                         }
                         match self.launch(repo, index) {
@@ -94,59 +120,35 @@ impl Engine<'_> {
                         }
                     }
                 }
-                if running == 0 {
+                if running == 0 && self.queue.in_flight() == 0 {
                     break;
                 }
                 let Ok(report) = rx.recv() else { break };
-                let Report::Done {
-                    index,
-                    result,
-                    elapsed,
-                } = report
-                else {
-                    if let Report::Event(event) = report {
+                let (index, result, elapsed) = match report {
+                    Report::Event(event) => {
                         self.prompter.on_event(&event);
+                        continue;
                     }
-                    continue;
+                    Report::Tested { id, test, elapsed } => {
+                        self.tested(id, test, elapsed);
+                        continue;
+                    }
+                    Report::Released { index } => {
+                        self.queue.released(index);
+                        continue;
+                    }
+                    Report::Done {
+                        index,
+                        result,
+                        elapsed,
+                    } => (index, result, elapsed),
                 };
                 running -= 1;
-                self.phase_stops.remove(&index);
-                if self.record(index).superseding {
-                    // Stopped because its input changed: its work is set aside, and it waits
-                    // to run again from the new base.
-                    let record = self.record(index);
-                    record.elapsed_ms = record.elapsed_ms.saturating_add(millis(elapsed));
-                    if let Ok(report) = &result {
-                        record.tokens = record.tokens.saturating_add(report.tokens);
-                    }
-                    let reason = record.error.clone().unwrap_or_default();
-                    self.supersede(index, &reason)?;
-                } else if result.is_err() && self.interrupted() {
-                    // Ctrl-C: the others are stopping too; nothing more starts or merges.
-                    self.interrupt(index)?;
-                    self.release(repo, index);
-                    stop = stop.or(Some(RunStatus::Running));
-                    continue;
-                } else if self.finished(repo, index, result, elapsed)? && stop.is_none() {
-                    self.state.status = RunStatus::Aborted;
-                    self.save()?;
-                    stop = Some(RunStatus::Aborted);
-                }
-                if stop.is_none() && !self.interrupted() {
-                    stop = self.merge_in_order(repo)?;
-                }
-                // With others still running, the phases their merges made ready start now;
-                // when none runs, the next wave is chosen afresh (one alone runs in the
-                // project's tree).
-                if stop.is_none() && failure.is_none() && running > 0 {
-                    let room = self.parallel.max.saturating_sub(running);
-                    start = self.sent_back(deps, room);
-                    let room = room.saturating_sub(start.len());
-                    start.extend(self.ready(deps, room)?);
-                }
+                self.phase_done(repo, index, result, elapsed, &mut stop)?;
             }
             failure.map_or(Ok(()), Err)
         })?;
+        self.tidy_landed(repo)?;
         if stop.is_none() && self.interrupted() {
             // Interrupted while the last phases were finishing: the run is resumable.
             self.state.error = Some(format!(
@@ -157,6 +159,41 @@ impl Engine<'_> {
             stop = Some(RunStatus::Running);
         }
         Ok(stop)
+    }
+
+    /// Phase `index`'s thread ended with `result`: its work is set aside (its input
+    /// changed), recorded as interrupted (Ctrl-C), or finished and its gate asked; `stop`
+    /// is set when the run ends with it.
+    fn phase_done(
+        &mut self,
+        repo: &Repository,
+        index: usize,
+        result: Result<PhaseReport, RestartError>,
+        elapsed: Duration,
+        stop: &mut Stop,
+    ) -> Result<(), WorkflowError> {
+        self.phase_stops.remove(&index);
+        if self.record(index).superseding {
+            // Stopped because its input changed: its work is set aside, and it waits to run
+            // again from the new base.
+            let record = self.record(index);
+            record.elapsed_ms = record.elapsed_ms.saturating_add(millis(elapsed));
+            if let Ok(report) = &result {
+                record.tokens = record.tokens.saturating_add(report.tokens);
+            }
+            let reason = record.error.clone().unwrap_or_default();
+            self.supersede(index, &reason)?;
+        } else if result.is_err() && self.interrupted() {
+            // Ctrl-C: the others are stopping too; nothing more starts or merges.
+            self.interrupt(index)?;
+            self.release(repo, index);
+            *stop = stop.or(Some(RunStatus::Running));
+        } else if self.finished(repo, index, result, elapsed)? && stop.is_none() {
+            self.state.status = RunStatus::Aborted;
+            self.save()?;
+            *stop = Some(RunStatus::Aborted);
+        }
+        Ok(())
     }
 
     /// Phases a `repeat_phase` sent back while others run (recorded as running, with no
@@ -276,6 +313,11 @@ impl Engine<'_> {
                     phase: id.clone(),
                     restarts,
                 });
+                if !self.record(index).red_merges.is_empty() {
+                    // Back from a red merge: its gate was answered for this work already;
+                    // the queue tests it again.
+                    return Ok(false);
+                }
                 if self.workflow.phases[index].approval.is_some() {
                     self.gate_note = repo
                         .diff_stat(&base, &branch)

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::context::RunContext;
 use super::error::WorkflowError;
 use super::phase_record::PhaseRecord;
+use super::proof::{BranchVerdict, QueueCost};
 
 /// Name of the run file inside `runs/<id>/`.
 pub const RUN_FILE: &str = "context.json";
@@ -109,6 +110,16 @@ pub struct RunState {
     /// Workflows with `depends_on`: each phase's status and where its work is.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub phase_runs: BTreeMap<String, PhaseRecord>,
+    /// The commit the run's branch was at when the run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
+    /// The run's branch as last established: set when a tested merge lands, when the tree a
+    /// phase left in the project's tree is tested, and at the run's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<BranchVerdict>,
+    /// What the merge queue's tests cost.
+    #[serde(default, skip_serializing_if = "QueueCost::is_empty")]
+    pub merge_queue: QueueCost,
 }
 
 /// Holds the run's lock; dropping it (or the process dying) releases it.
@@ -268,6 +279,9 @@ mod tests {
             updated_at: String::new(),
             context: RunContext::default(),
             phase_runs: BTreeMap::new(),
+            started_from: None,
+            verdict: None,
+            merge_queue: QueueCost::default(),
         }
     }
 

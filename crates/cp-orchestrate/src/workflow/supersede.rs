@@ -38,6 +38,7 @@ impl Engine<'_> {
     /// on its branch when the run auto-commits, its consoles end, its worktree goes, its
     /// branch is kept as `<branch>@<iteration>`, and it waits to run again.
     pub(super) fn supersede(&mut self, index: usize, reason: &str) -> Result<(), WorkflowError> {
+        self.unqueue(index);
         let id = self.workflow.phases[index].id.clone();
         let record = self.record(index).clone();
         let (Some(branch), Some(tree)) = (record.branch.clone(), record.worktree.clone()) else {

@@ -76,7 +76,12 @@ impl Engine<'_> {
             .workflow
             .phases
             .iter()
-            .filter(|p| !self.status_of(&p.id).lets_dependents_run())
+            // A phase the person kept aside is their decision, not a phase left undone; the
+            // phases that depend on it are.
+            .filter(|p| {
+                let status = self.status_of(&p.id);
+                !status.lets_dependents_run() && status != PhaseStatus::KeptAside
+            })
             .map(|p| format!("{} ({})", p.id, self.status_of(&p.id).as_str()))
             .collect();
         if stuck.is_empty() {
@@ -143,6 +148,7 @@ impl Engine<'_> {
                         | PhaseStatus::Interrupted
                         | PhaseStatus::Finished
                         | PhaseStatus::Conflict
+                        | PhaseStatus::Red
                 )
             })
             .collect();

@@ -10,6 +10,7 @@
 )]
 
 pub mod scripted;
+pub mod tester;
 pub mod writers;
 
 use std::path::PathBuf;

@@ -146,7 +146,7 @@ pub fn run(project: &Project) -> Report {
     checks.extend(config_check);
     let presence = agents::look_for(configured.as_ref());
     checks.extend(agents::checks(&presence, configured.as_ref()));
-    checks.extend(wiring::checks(project));
+    checks.extend(wiring::checks(project, &presence));
     checks.extend(trust::checks(project));
     checks.extend(gate::checks(project));
     checks.extend(provider::checks(project, &presence));

@@ -32,6 +32,14 @@ pub(super) fn checks(project: &Project) -> Vec<Check> {
             GROUP,
             format!("project is trusted; these take effect: {allows}"),
         ),
+        TrustState::TrustedWorktree { repository } => Check::ok(
+            GROUP,
+            format!(
+                "project is a worktree of {}, trusted as it is (the same configuration); \
+                 these take effect: {allows}",
+                repository.display()
+            ),
+        ),
         TrustState::Untrusted => Check::fail(
             GROUP,
             format!("project is not trusted, so these are off: {allows}"),

@@ -1,22 +1,35 @@
 //! For each agent: whether `context-pilot init` wired it into this project (its MCP server
-//! entry and its hooks, both), whether the binary they run still exists, and what the agent itself must trust before it uses
-//! them (the descriptor's [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
+//! entry and its hooks, both), whether the binary they run still exists, whether the hook
+//! events wired are the ones the installed version sends (its descriptor's
+//! [`AgentSpec::wired_events`](cp_agent_cli::AgentSpec::wired_events): an upgrade to Claude
+//! Code 2.1.118 wants `PostToolBatch` instead of `PostToolUse`, a downgrade the reverse), and
+//! what the agent itself must trust before it uses them (the descriptor's
+//! [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
 
 use std::path::{Path, PathBuf};
 
-use cp_agent_cli::{AGENT_CLIS, AgentCli};
+use cp_agent_cli::{AgentCli, Presence};
 use cp_base::Project;
 
 use super::Check;
 
 const GROUP: &str = "wiring";
 
-pub(super) fn checks(project: &Project) -> Vec<Check> {
+/// The checks of every agent of `presence` (what `doctor` found of each).
+pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
     let mut checks = Vec::new();
-    for agent in AGENT_CLIS {
-        let check = wired(*agent, project.root());
+    for found in presence {
+        let agent = found.agent;
+        let check = wired(agent, project.root());
         let is_wired = check.status != super::Status::Info;
+        let is_ok = check.status == super::Status::Ok;
         checks.push(check);
+        if is_ok
+            && let Some(binary) = found.found.usable()
+            && let Some(check) = events_check(agent, project.root(), binary)
+        {
+            checks.push(check);
+        }
         if is_wired {
             checks.extend(agent.trust_checks(project.root()).into_iter().map(
                 |trust| match trust.fix {
@@ -43,11 +56,7 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
     let spec = agent.spec();
     let name = spec.display_name;
     let init = format!("context-pilot init {}", spec.name);
-    let files: Vec<PathBuf> = agent
-        .project_settings("context-pilot")
-        .into_iter()
-        .map(|file| file.path)
-        .collect();
+    let files = settings_files(agent);
     let events: Vec<&str> = spec.hook_events.iter().map(|e| e.cli_name).collect();
     let mut written = Vec::new();
     for file in &files {
@@ -118,6 +127,72 @@ fn wired(agent: &dyn AgentCli, root: &Path) -> Check {
     )
 }
 
+/// The project settings files `init` writes for `agent`.
+fn settings_files(agent: &dyn AgentCli) -> Vec<PathBuf> {
+    agent
+        .project_settings("context-pilot", None)
+        .into_iter()
+        .map(|file| file.path)
+        .collect()
+}
+
+/// Whether the hook events wired into the project are those `binary`'s version sends; `None`
+/// when they are.
+fn events_check(
+    agent: &dyn AgentCli,
+    root: &Path,
+    binary: &cp_agent_cli::AgentBinary,
+) -> Option<Check> {
+    let spec = agent.spec();
+    let version = binary.parsed_version()?;
+    let text: String = settings_files(agent)
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(root.join(file)).ok())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let wired = |cli_name: &str| !hook_programs(&text, &[cli_name]).is_empty();
+    let missing: Vec<String> = spec
+        .wired_events(Some(version))
+        .filter(|event| !wired(event.cli_name))
+        .map(|event| format!("{} ({})", event.name, event.kind.does()))
+        .collect();
+    let stale: Vec<&str> = spec
+        .hook_events
+        .iter()
+        .filter(|event| !event.wired_for(Some(version)) && wired(event.cli_name))
+        .map(|event| event.name)
+        .collect();
+    if missing.is_empty() && stale.is_empty() {
+        return None;
+    }
+    let name = spec.display_name;
+    let mut what = Vec::new();
+    if !missing.is_empty() {
+        what.push(format!("lack {}", missing.join(", ")));
+    }
+    if !stale.is_empty() {
+        what.push(format!(
+            "have {}, which {} {} does not send as wired (its callbacks or gate would run \
+             twice or never)",
+            stale.join(", "),
+            name,
+            binary.version
+        ));
+    }
+    Some(Check::fail(
+        GROUP,
+        format!(
+            "{name} {}: the project's hooks {}",
+            binary.version,
+            what.join(" and ")
+        ),
+        format!(
+            "run `context-pilot init {}` again: it wires the events of the installed version",
+            spec.name
+        ),
+    ))
+}
+
 /// The programs of the hook commands in a settings file's text: the quoted string that ends
 /// in ` hook EVENT` for one of `events`, up to ` hook` (the program as `init` wrote it, quotes
 /// of a shell word removed).
@@ -156,6 +231,44 @@ fn runs(program: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project wired by `init claude` for Claude Code `version`.
+    fn wired_for(version: cp_agent_cli::Version) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = cp_agent_cli::AGENT_CLIS[0];
+        let changes =
+            crate::init::plan_for(claude, dir.path(), "context-pilot", Some(version)).unwrap();
+        crate::init::apply(dir.path(), &changes).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_events_wired_must_be_those_the_installed_version_sends() {
+        let claude = cp_agent_cli::AGENT_CLIS[0];
+        let binary = |version: &str| cp_agent_cli::AgentBinary {
+            path: PathBuf::from("/usr/bin/claude"),
+            version: version.to_owned(),
+        };
+        let old = wired_for((2, 1, 117));
+        assert_eq!(events_check(claude, old.path(), &binary("2.1.117")), None);
+        let upgraded = events_check(claude, old.path(), &binary("2.1.332")).unwrap();
+        assert_eq!(upgraded.status, crate::doctor::Status::Fail);
+        assert!(
+            upgraded
+                .what
+                .contains("lack PostToolBatch (fire callbacks once"),
+            "{upgraded:?}"
+        );
+        assert!(upgraded.what.contains("have PostToolUse"), "{upgraded:?}");
+        assert!(upgraded.fix.unwrap().contains("context-pilot init claude"));
+        let new = wired_for((2, 1, 332));
+        assert_eq!(events_check(claude, new.path(), &binary("2.1.332")), None);
+        let downgraded = events_check(claude, new.path(), &binary("2.1.100")).unwrap();
+        assert!(
+            downgraded.what.contains("have PostToolBatch"),
+            "{downgraded:?}"
+        );
+    }
 
     #[test]
     fn the_program_is_read_from_json_and_toml_hook_commands() {

@@ -2,21 +2,31 @@
 //!
 //! | event | agent | what it does |
 //! |---|---|---|
-//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`) | fires callbacks |
+//! | `post-tool-use` | Claude Code `PostToolUse` (`Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`), before 2.1.118 | fires callbacks |
+//! | `post-tool-batch` | Claude Code `PostToolBatch`, from 2.1.118 | fires callbacks once for the whole batch |
 //! | `after-tool` | Gemini CLI `AfterTool` (`write_file`, `replace`, `run_shell_command`) | fires callbacks |
 //! | `codex-post-tool-use` | Codex CLI `PostToolUse` (every file of an `apply_patch`; its shell) | fires callbacks |
 //! | `stop` | Claude Code `Stop` | runs the stop gate |
 //! | `after-agent` | Gemini CLI `AfterAgent` | runs the stop gate |
 //! | `codex-stop` | Codex CLI `Stop` | runs the stop gate |
-//! | `session-start` | Claude Code `SessionStart` | records where the session began |
+//! | `subagent-stop`, `codex-subagent-stop` | `SubagentStop` | runs the stop gate for a subagent that changed files ([`subagent`]) |
+//! | `session-start` | Claude Code `SessionStart` | records where the session began; with source `compact`, puts the latest handoff and the gate's open items back ([`compacted`]) |
+//! | `codex-session-start-compact` | Codex CLI `SessionStart` with source `compact` | puts the latest handoff and the gate's open items back |
 //!
-//! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`).
-//! Every event of a session records where HEAD was at the session's first event
-//! ([`SessionStarts`]), and the stop gate checks what the session committed since as well as
-//! what it did not; a driver that started the agent says where its phase began instead
-//! ([`SESSION_BASE_ENV`]).
-//! After a shell tool call, the files the command changed fire callbacks too ([`ShellSnapshots`];
-//! off with `{"hooks": {"shell_edits": false}}` in config.json).
+//! The events are those the agents' descriptors list (`cp_agent_cli::AgentSpec::hook_events`);
+//! which of them `init` wires depends on the agent's version. Every event of a session records
+//! where HEAD was at the session's first event ([`SessionStarts`]), and the stop gate checks
+//! what the session committed since as well as what it did not; a driver that started the
+//! agent says where its phase began instead ([`SESSION_BASE_ENV`]). After a shell tool call (or
+//! a batch with one), the files the command changed fire callbacks too ([`ShellSnapshots`]; off
+//! with `{"hooks": {"shell_edits": false}}` in config.json).
+//!
+//! Inside a subagent (the payload names its `agent_id`) the hook counts in a session of the
+//! subagent's own (`<session>.agent-<id>`): its shell snapshots, its edits (for its
+//! `SubagentStop`), where it began and its stop gate blocks. A subagent in a worktree of its
+//! own (Claude Code's `isolation: "worktree"`) runs its hooks there: the worktree is the
+//! project, its callbacks run in it, and it is trusted as its repository is while its
+//! `.context-pilot/` is the same (`cp_base::TrustState::TrustedWorktree`).
 //!
 //! The payload comes on stdin ([`HookPayload`]). An edit outside the project is ignored.
 //! Blocking callback results go back to the agent at once. Background runs keep going in the
@@ -43,12 +53,14 @@
 //! ```
 
 mod carry;
+pub mod compacted;
 mod edit;
 pub mod model_usage;
 mod outbox;
 mod payload;
 mod shell;
 mod stop;
+pub mod subagent;
 mod waiting;
 pub mod wiring_probe;
 
@@ -64,8 +76,9 @@ use cp_orchestrate::SESSION_BASE_ENV;
 
 pub use carry::{Carried, LOCK_FILE, MODULES_FILE, SETTLE_CAP};
 pub use cp_agent_cli::{EventKind, Reply};
+pub use edit::AgentEdit;
 pub use outbox::{Collected, Deliveries, OUTBOX_FILE, Outbox, render as render_notes};
-pub use payload::{HookPayload, PayloadError};
+pub use payload::{HookPayload, PayloadError, ToolCallPayload};
 pub use shell::{HOOKS_CONFIG_KEY, HooksConfig, ShellSnapshots};
 pub use waiting::collect_waiting;
 
@@ -138,11 +151,7 @@ impl HookEvent {
                 spec.hook_events.iter().map(move |event| (spec, event))
             })
             .map(|(spec, event)| {
-                let does = match event.kind {
-                    EventKind::AfterEdit => "fire callbacks for the edited files",
-                    EventKind::Stop => "run the stop gate",
-                    EventKind::SessionStart => "record where the session began",
-                };
+                let does = event.kind.does();
                 let value = clap::builder::PossibleValue::new(event.cli_name)
                     .help(format!("{} `{}`: {does}", spec.display_name, event.name));
                 if aliased.insert(event.name) {
@@ -227,47 +236,41 @@ pub fn handle(
     tracing::info!(
         event = event.cli_name(),
         session = payload.session_id.as_deref().unwrap_or("-"),
-        tool = payload.tool_name.as_deref().unwrap_or("-"),
+        tool = payload.call.tool_name.as_deref().unwrap_or("-"),
         worker = %worker,
         "hook"
     );
 
-    let mut changes = match event.kind() {
-        EventKind::AfterEdit => match payload.edited_files(&project) {
-            Ok(changes) if changes.is_empty() && payload.is_edit_tool() => {
-                // An edit outside the project is none of our business.
-                return reply_only(event, &Reply::Nothing);
-            }
-            Ok(changes) => changes,
-            Err(e) => {
-                return failure(
-                    event,
-                    Some(project.root()),
-                    &format!("ignored a malformed payload: {e}"),
-                );
-            }
-        },
-        EventKind::Stop | EventKind::SessionStart => Vec::new(),
+    let session = payload.session_key(NO_SESSION);
+    // The agent's calls that changed files, as the payload names them.
+    let mut edits = match named_edits(event, &payload, &project) {
+        Ok(Some(edits)) => edits,
+        // An edit outside the project is none of our business.
+        Ok(None) => return reply_only(event, &Reply::Nothing),
+        Err(e) => {
+            return failure(
+                event,
+                Some(project.root()),
+                &format!("ignored a malformed payload: {e}"),
+            );
+        }
     };
     let host = match Host::new(project.clone(), worker) {
         Ok(h) => h,
         Err(e) => return failure(event, Some(project.root()), &format!("cannot start: {e}")),
     };
-    let session = payload.session_id.as_deref().unwrap_or(NO_SESSION);
     let (hooks_config, hooks_problem) = HooksConfig::load(&project);
     let snapshots = hooks_config
         .shell_edits
         .then(|| ShellSnapshots::new(&project, host.worker()));
     if let Some(snapshots) = &snapshots
-        && event.kind() == EventKind::AfterEdit
-        && payload.is_shell_tool(event.agent)
-        && let (Some(before), Some(now)) = (snapshots.previous(session), snapshots.take())
+        && let Some(shell) = shell_tool_ran(event, &payload)
     {
-        for change in snapshots.changes(&before, &now) {
-            if !changes.iter().any(|c| c.path == change.path) {
-                changes.push(change);
-            }
-        }
+        add_shell_edits(snapshots, &payload, &project, &session, shell, &mut edits);
+    }
+    if payload.subagent().is_some() {
+        let changed: Vec<_> = edits.iter().flat_map(|e| e.changes.clone()).collect();
+        subagent::SubagentEdits::new(&project, host.worker()).record(&session, &changed);
     }
     // A broken callbacks config must never silently turn callbacks off: say so every time.
     let mut config_problems = cp_mod_callback::config_problems(&project);
@@ -278,13 +281,13 @@ pub fn handle(
     // Runs that earlier hook processes left in flight: report those that ended meanwhile.
     let carried = Carried::resume(&host);
     carried.settle(&host);
-    let outcome = act(event, &host, &payload, changes);
+    let outcome = decide(event, &host, &payload, &session, edits);
     // The work tree as this call leaves it (callbacks may have changed files too): what the
     // session's next shell call is compared with.
     if let Some(snapshots) = &snapshots
         && let Some(now) = snapshots.take()
     {
-        snapshots.save(session, &now);
+        snapshots.save(&session, &now);
     }
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.
@@ -311,27 +314,136 @@ pub fn handle(
     out
 }
 
-/// What the event does, under the worker's lock (so the first events of one session, arriving
-/// at once, record where it began once): fire callbacks for `changes`, or run the stop gate.
-fn act(
+/// What the hook answers at `event`: callbacks fired for `edits`, a stop gate's verdict, or
+/// the context to put back after a compaction. Runs under the worker's lock, so the first
+/// events of one session, arriving at once, record where it began once.
+fn decide(
     event: HookEvent,
     host: &Host,
     payload: &HookPayload,
-    changes: Vec<cp_base::FileChange>,
+    session: &str,
+    edits: Vec<AgentEdit>,
 ) -> Result<Reply, stop::StopSkipped> {
-    let base = session_base(host, payload.session_id.as_deref());
+    let base = match payload.subagent() {
+        // A subagent's work is what it did since its own first event (a driver's base is its
+        // main session's).
+        Some(_) => SessionStarts::new(host.project(), host.worker()).begin(session),
+        None => session_base(host, payload.session_id.as_deref()),
+    };
     match event.kind() {
-        EventKind::AfterEdit => Ok(edit::after_edit(
+        EventKind::AfterEdit | EventKind::AfterBatch => Ok(edit::after_edits(host, edits)),
+        EventKind::Stop => stop::at_stop(host, session, base),
+        EventKind::SubagentStop => subagent::at_subagent_stop(
             host,
-            payload.tool_name.as_deref().unwrap_or_default(),
-            changes,
-        )),
-        EventKind::Stop => {
-            let session = payload.session_id.as_deref().unwrap_or(NO_SESSION);
-            stop::at_stop(host, session, base)
+            &subagent::EndingSubagent {
+                agent_id: payload.subagent(),
+                agent_type: payload.agent_type.as_deref(),
+                key: session,
+                base,
+            },
+        ),
+        EventKind::SessionStart if payload.source.as_deref() == Some("compact") => {
+            Ok(compacted::after_compaction(host))
         }
         EventKind::SessionStart => Ok(Reply::Nothing),
     }
+}
+
+/// The agent's calls that changed files, as the payload of `event` names them (an edit tool's
+/// files, every edit call of a batch); empty for events that edit nothing. `None` when the one
+/// edit tool of a `PostToolUse` edited a file outside the project.
+fn named_edits(
+    event: HookEvent,
+    payload: &HookPayload,
+    project: &Project,
+) -> Result<Option<Vec<AgentEdit>>, PayloadError> {
+    Ok(Some(match event.kind() {
+        EventKind::AfterEdit => {
+            let changes = payload.edited_files(project)?;
+            if changes.is_empty() && payload.call.is_edit_tool() {
+                return Ok(None);
+            }
+            vec![AgentEdit {
+                tool: payload.call.tool_name.clone().unwrap_or_default(),
+                changes,
+            }]
+        }
+        EventKind::AfterBatch => payload
+            .batch_edits(project)?
+            .into_iter()
+            .map(|(tool, changes)| AgentEdit { tool, changes })
+            .collect(),
+        EventKind::Stop | EventKind::SubagentStop | EventKind::SessionStart => Vec::new(),
+    }))
+}
+
+/// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is
+/// compared with the session's last snapshot.
+fn shell_tool_ran(event: HookEvent, payload: &HookPayload) -> Option<String> {
+    let is_shell = |call: &&ToolCallPayload| call.is_shell_tool(event.agent);
+    let call = match event.kind() {
+        EventKind::AfterEdit => Some(&payload.call).filter(is_shell),
+        EventKind::AfterBatch => payload.tool_calls.iter().flatten().find(is_shell),
+        _ => None,
+    };
+    call.and_then(|call| call.tool_name.clone())
+}
+
+/// Adds to `edits` the files the shell tool `shell` changed since the session's previous
+/// hook call that no edit of `edits` names.
+fn add_shell_edits(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+    shell: String,
+    edits: &mut Vec<AgentEdit>,
+) {
+    let before = base_snapshot(snapshots, payload, project, session);
+    let (Some(before), Some(now)) = (before, snapshots.take()) else {
+        return;
+    };
+    let named: Vec<&str> = edits
+        .iter()
+        .flat_map(|e| e.changes.iter().map(|c| c.path.as_str()))
+        .collect();
+    let by_shell: Vec<_> = snapshots
+        .changes(&before, &now)
+        .into_iter()
+        .filter(|change| !named.contains(&change.path.as_str()))
+        .collect();
+    if !by_shell.is_empty() {
+        edits.push(AgentEdit {
+            tool: shell,
+            changes: by_shell,
+        });
+    }
+}
+
+/// What the work tree was at the session's previous hook call. A subagent's first call
+/// compares with its main session's last snapshot in the same tree, or, in the fresh
+/// worktree Claude Code made for it (`…/agent-<id>`), with the clean checkout.
+fn base_snapshot(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    if let Some(earlier) = snapshots.previous(session) {
+        return Some(earlier);
+    }
+    let agent = payload.subagent()?;
+    if let Some(main) = payload.session_id.as_deref()
+        && let Some(earlier) = snapshots.previous(main)
+    {
+        return Some(earlier);
+    }
+    let own_worktree = project.worktree_of().is_some()
+        && project
+            .root()
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy() == format!("agent-{agent}"));
+    own_worktree.then(cp_git::WorkTreeSnapshot::default)
 }
 
 /// Where the agent's session began: as its driver says ([`SESSION_BASE_ENV`]), else as
@@ -383,14 +495,11 @@ fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
     let report = match (reply, event.kind()) {
-        (Reply::Nothing | Reply::Context(_), EventKind::Stop) => {
+        (Reply::Nothing | Reply::Context(_), kind) if kind.is_stop() => {
             Some(event.report(HookVerdict::Passed, String::new()))
         }
-        (Reply::Nothing, EventKind::AfterEdit)
-        | (Reply::Nothing | Reply::Context(_), EventKind::SessionStart) => None,
-        (Reply::Context(text), EventKind::AfterEdit) => {
-            Some(event.report(HookVerdict::Context, text.clone()))
-        }
+        (Reply::Nothing, _) => None,
+        (Reply::Context(text), _) => Some(event.report(HookVerdict::Context, text.clone())),
         (Reply::Block(text), _) => Some(event.report(HookVerdict::Blocked, text.clone())),
         (Reply::Notice(text), _) => Some(event.report(HookVerdict::Notice, text.clone())),
     };

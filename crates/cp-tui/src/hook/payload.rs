@@ -3,10 +3,14 @@
 //!
 //! Both agents send `session_id`, `transcript_path`, `cwd` and `hook_event_name`. Tool events
 //! add `tool_name`, `tool_input` and `tool_response` (Claude's `PostToolUse`, Gemini's
-//! `AfterTool`); stop events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`),
-//! which the stop gate does not trust: Claude Code resets it after any tool call and
-//! Gemini CLI does not send it reliably, so blocks are counted per `session_id` instead.
-//! Fields we do not use are ignored, so newer agent versions keep working.
+//! `AfterTool`); Claude Code's `PostToolBatch` sends `tool_calls`, each with the same three
+//! fields (its `tool_response` is the text the model got, not `PostToolUse`'s object). Stop
+//! events add `stop_hook_active` (Claude's `Stop`, Gemini's `AfterAgent`), which the stop gate
+//! does not trust: Claude Code resets it after any tool call and Gemini CLI does not send it
+//! reliably, so blocks are counted per `session_id` instead. Inside a subagent, Claude Code
+//! and Codex CLI add `agent_id` and `agent_type` (the compaction agent's `agent_type` is
+//! empty); `SessionStart` adds `source` (`compact` after a compaction). Fields we do not use
+//! are ignored, so newer agent versions keep working.
 
 use std::path::{Path, PathBuf};
 
@@ -24,14 +28,87 @@ pub struct HookPayload {
     pub cwd: Option<PathBuf>,
     #[serde(default)]
     pub hook_event_name: Option<String>,
+    /// The tool call of a tool event (`PostToolUse`, `AfterTool`).
+    #[serde(flatten)]
+    pub call: ToolCallPayload,
+    #[serde(default)]
+    pub stop_hook_active: Option<bool>,
+    /// Claude Code's `PostToolBatch`: every tool call of the batch.
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallPayload>>,
+    /// Set when the hook fires inside a subagent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The subagent's type (`general-purpose`, Codex's `default`); empty for Claude Code's
+    /// compaction agent.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// `SessionStart`'s reason: `startup`, `resume`, `clear`, `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// One tool call: the one of a tool event, or one of a batch.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ToolCallPayload {
     #[serde(default)]
     pub tool_name: Option<String>,
     #[serde(default)]
     pub tool_input: Option<Value>,
     #[serde(default)]
     pub tool_response: Option<Value>,
-    #[serde(default)]
-    pub stop_hook_active: Option<bool>,
+}
+
+/// How Claude Code opens the result of a tool call that failed (the model gets it as an
+/// error result), e.g. `<tool_use_error>File has not been read yet…`.
+const TOOL_ERROR: &str = "<tool_use_error>";
+
+impl ToolCallPayload {
+    /// Checks what a tool event needs: the tool's name and an object of arguments.
+    pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
+        let name = self
+            .tool_name
+            .as_deref()
+            .ok_or(PayloadError::Missing("tool_name", "tool event"))?;
+        match &self.tool_input {
+            Some(Value::Object(map)) => Ok((name, map)),
+            Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
+            None => Err(PayloadError::Missing("tool_input", "tool event")),
+        }
+    }
+
+    /// Whether `tool_name` is one of the agents' file edit tools.
+    pub fn is_edit_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .and_then(cp_agent_cli::edit_tool)
+            .is_some()
+    }
+
+    /// Whether `tool_name` is one of the shell tools of `agent`, which may change any file.
+    pub fn is_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
+    }
+
+    /// Claude's Write reports `"type": "create"` for a new file.
+    fn created(&self) -> bool {
+        self.tool_response
+            .as_ref()
+            .and_then(|r| r.get("type"))
+            .and_then(Value::as_str)
+            == Some("create")
+    }
+
+    /// Whether the call failed, so it changed nothing: its result is Claude Code's error
+    /// text. (`PostToolUse` never fires for a failed call; `PostToolBatch` lists it.)
+    pub fn failed(&self) -> bool {
+        self.tool_response
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|text| text.trim_start().starts_with(TOOL_ERROR))
+    }
 }
 
 /// Why a payload was not usable.
@@ -60,24 +137,61 @@ impl HookPayload {
         serde_json::from_value(value).map_err(PayloadError::Shape)
     }
 
-    /// Checks what a tool event needs: the tool's name and an object of arguments.
-    pub fn require_tool(&self) -> Result<(&str, &serde_json::Map<String, Value>), PayloadError> {
-        let name = self
-            .tool_name
-            .as_deref()
-            .ok_or(PayloadError::Missing("tool_name", "tool event"))?;
-        match &self.tool_input {
-            Some(Value::Object(map)) => Ok((name, map)),
-            Some(other) => Err(PayloadError::ToolInput(json_kind(other))),
-            None => Err(PayloadError::Missing("tool_input", "tool event")),
+    /// The session the hook counts this call in: the agent's `session_id`, or inside a
+    /// subagent that session and the subagent's id (its own blocks, shell snapshots and
+    /// edits).
+    pub fn session_key(&self, fallback: &str) -> String {
+        let session = self.session_id.as_deref().unwrap_or(fallback);
+        match self.subagent() {
+            Some(agent) => format!("{session}.agent-{agent}"),
+            None => session.to_owned(),
         }
+    }
+
+    /// The subagent the hook fires in, if any (its `agent_id`).
+    pub fn subagent(&self) -> Option<&str> {
+        self.agent_id.as_deref().filter(|id| !id.is_empty())
     }
 
     /// The files an agent's edit tool changed, if `tool_name` is one of them, that lie inside
     /// `project` (one for most tools; every file of a Codex `apply_patch`). Relative paths are
     /// resolved against the payload's `cwd`.
     pub fn edited_files(&self, project: &Project) -> Result<Vec<FileChange>, PayloadError> {
-        let (tool, input) = self.require_tool()?;
+        let (tool, input) = self.call.require_tool()?;
+        self.files_of(project, tool, input, self.call.created())
+    }
+
+    /// The tool calls of a `PostToolBatch` payload, each with the files it edited inside
+    /// `project` (none for a tool that edits no file). A call whose arguments are malformed
+    /// is an error, as at `PostToolUse`.
+    pub fn batch_edits(
+        &self,
+        project: &Project,
+    ) -> Result<Vec<(String, Vec<FileChange>)>, PayloadError> {
+        let calls = self
+            .tool_calls
+            .as_deref()
+            .ok_or(PayloadError::Missing("tool_calls", "tool batch"))?;
+        let mut edits = Vec::new();
+        for call in calls.iter().filter(|call| !call.failed()) {
+            let (tool, input) = call.require_tool()?;
+            // The batch's `tool_response` is the model's text, which does not say whether a
+            // file is new; that does not change which callbacks fire (a deleted file is told
+            // from the disk).
+            let files = self.files_of(project, tool, input, false)?;
+            edits.push((tool.to_owned(), files));
+        }
+        Ok(edits)
+    }
+
+    /// The files edit tool `tool` changed with arguments `input`, inside `project`.
+    fn files_of(
+        &self,
+        project: &Project,
+        tool: &str,
+        input: &serde_json::Map<String, Value>,
+        created: bool,
+    ) -> Result<Vec<FileChange>, PayloadError> {
         let Some(edit_tool) = cp_agent_cli::edit_tool(tool) else {
             return Ok(Vec::new());
         };
@@ -112,7 +226,7 @@ impl HookPayload {
                 ChangeKind::Deleted
             } else if let Some(kind) = edited.kind {
                 kind
-            } else if self.created() {
+            } else if created {
                 ChangeKind::Created
             } else {
                 ChangeKind::Modified
@@ -120,30 +234,6 @@ impl HookPayload {
             changes.push(FileChange::new(rel, kind));
         }
         Ok(changes)
-    }
-
-    /// Whether `tool_name` is one of the agents' file edit tools.
-    pub fn is_edit_tool(&self) -> bool {
-        self.tool_name
-            .as_deref()
-            .and_then(cp_agent_cli::edit_tool)
-            .is_some()
-    }
-
-    /// Whether `tool_name` is one of the shell tools of `agent`, which may change any file.
-    pub fn is_shell_tool(&self, agent: &dyn cp_agent_cli::AgentCli) -> bool {
-        self.tool_name
-            .as_deref()
-            .is_some_and(|tool| agent.spec().shell_tools.contains(&tool))
-    }
-
-    /// Claude's Write reports `"type": "create"` for a new file.
-    fn created(&self) -> bool {
-        self.tool_response
-            .as_ref()
-            .and_then(|r| r.get("type"))
-            .and_then(Value::as_str)
-            == Some("create")
     }
 }
 
@@ -264,6 +354,41 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_names_the_files_of_its_edit_calls_and_skips_failed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a.txt"), "a").unwrap();
+        std::fs::write(root.join("b.txt"), "b").unwrap();
+        let project = Project::at(&root);
+        let batch = payload(json!({"cwd": root, "hook_event_name": "PostToolBatch",
+        "tool_calls": [
+            {"tool_name": "Write", "tool_input": {"file_path": root.join("a.txt")},
+             "tool_response": "File created successfully at: a.txt"},
+            {"tool_name": "Edit", "tool_input": {"file_path": root.join("b.txt")},
+             "tool_response": "<tool_use_error>File has not been read yet.</tool_use_error>"},
+            {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "a.txt"},
+            {"tool_name": "Agent", "tool_input": {"prompt": "x"},
+             "tool_response": [{"type": "text", "text": "done"}]}
+        ]}));
+        assert_eq!(
+            batch.batch_edits(&project).unwrap(),
+            [
+                (
+                    "Write".to_owned(),
+                    vec![FileChange::new("a.txt", ChangeKind::Modified)]
+                ),
+                ("Bash".to_owned(), vec![]),
+                ("Agent".to_owned(), vec![]),
+            ]
+        );
+        let sub = payload(json!({"session_id": "s1", "agent_id": "a7", "agent_type": ""}));
+        assert_eq!(sub.session_key("-"), "s1.agent-a7");
+        assert_eq!(payload(json!({"session_id": "s1"})).session_key("-"), "s1");
+        let no_calls = payload(json!({"hook_event_name": "PostToolBatch"}));
+        assert!(no_calls.batch_edits(&project).is_err());
+    }
+
+    #[test]
     fn malformed_payloads_name_what_is_wrong() {
         assert!(matches!(HookPayload::parse(" "), Err(PayloadError::Empty)));
         assert!(matches!(
@@ -276,12 +401,12 @@ mod tests {
         ));
         let no_input = payload(json!({"tool_name": "Write"}));
         assert_eq!(
-            no_input.require_tool().unwrap_err().to_string(),
+            no_input.call.require_tool().unwrap_err().to_string(),
             "the payload has no 'tool_input'; expected a tool event payload"
         );
         let bad_input = payload(json!({"tool_name": "Write", "tool_input": "x"}));
         assert_eq!(
-            bad_input.require_tool().unwrap_err().to_string(),
+            bad_input.call.require_tool().unwrap_err().to_string(),
             "'tool_input' must be an object, got a string"
         );
         let no_path = payload(json!({"tool_name": "Edit", "tool_input": {}}));

@@ -30,7 +30,7 @@ struct Found {
 /// it (e.g. `.claude` for `.claude/settings.json`).
 fn settings_folder(agent: &dyn AgentCli) -> Option<PathBuf> {
     agent
-        .project_settings("context-pilot")
+        .project_settings("context-pilot", None)
         .into_iter()
         .find_map(|file| {
             let parent = file.path.parent()?;

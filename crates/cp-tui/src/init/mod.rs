@@ -39,7 +39,7 @@ pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = &'static d
     let values = AGENT_CLIS.iter().map(|agent| {
         let spec = agent.spec();
         let files: Vec<String> = agent
-            .project_settings("context-pilot")
+            .project_settings("context-pilot", None)
             .iter()
             .map(|file| format!("`{}`", file.path.display()))
             .collect();
@@ -132,9 +132,20 @@ impl Change {
 }
 
 /// The files that `init` would change under `root`, running `program` for the server and
-/// the hooks. Files already up to date are not listed.
+/// the hooks, for the newest release of the agent. Files already up to date are not listed.
 pub fn plan(agent: &dyn AgentCli, root: &Path, program: &str) -> Result<Vec<Change>, InitError> {
-    let targets = agent.project_settings(program);
+    plan_for(agent, root, program, None)
+}
+
+/// [`plan`] for the agent at `version` (`None`: its newest release): the hook events that
+/// version sends, as its descriptor says.
+pub fn plan_for(
+    agent: &dyn AgentCli,
+    root: &Path,
+    program: &str,
+    version: Option<cp_agent_cli::Version>,
+) -> Result<Vec<Change>, InitError> {
+    let targets = agent.project_settings(program, version);
     let mut changes = Vec::new();
     for target in targets {
         let full = root.join(&target.path);
@@ -204,7 +215,7 @@ pub fn plan(agent: &dyn AgentCli, root: &Path, program: &str) -> Result<Vec<Chan
 /// same builders as `init`, for passing per invocation instead of writing them into the
 /// project.
 pub fn hook_settings(agent: &dyn AgentCli, program: &str) -> serde_json::Value {
-    hooks_of(agent.project_settings(program))
+    hooks_of(agent.project_settings(program, None))
 }
 
 /// Writes the planned changes (each file atomically, keeping its mode). A settings file that
@@ -297,7 +308,8 @@ pub fn run(
         return Err(InitError::TrustNotCodex(name));
     }
     let program = program();
-    let mut changes = plan(agent, root, &program)?;
+    let installed = installed_version(agent, root);
+    let mut changes = plan_for(agent, root, &program, installed.as_ref().map(|(v, _)| *v))?;
     if trust_in_codex && let Some(change) = codex_trust_change(root, &changes)? {
         changes.push(change);
     }
@@ -348,8 +360,51 @@ pub fn run(
         out,
         "{name} now runs `{program} mcp` as an MCP server and calls `{program} hook …` after edits and at stops. Restart {name} to pick it up."
     );
+    let _ = writeln!(out, "{}", wired_events(agent, installed.as_ref()));
     out.push_str(&notes);
     Ok(out)
+}
+
+/// The version of `agent` the project runs (config's `agent.command` when `agent.kind` names
+/// it, else the program on `PATH`), and how it was found; `None` when it is not installed.
+fn installed_version(agent: &dyn AgentCli, root: &Path) -> Option<(cp_agent_cli::Version, String)> {
+    let config = cp_agent_cli::AgentConfig::load(&cp_base::Project::at(root)).ok();
+    let command = config
+        .filter(|c| {
+            c.kind
+                .and_then(cp_agent_cli::AgentKind::cli)
+                .is_some_and(|k| k.spec().name == agent.spec().name)
+        })
+        .and_then(|c| c.command);
+    let binary = agent.spec().locate(command.as_deref()).ok()?;
+    let version = binary.parsed_version()?;
+    Some((version, binary.version))
+}
+
+/// Which of the agent's hook events `init` wired, and for which version: "Hooks for Claude
+/// Code 2.1.332: `PostToolBatch`, Stop, `SubagentStop`, `SessionStart` (compact)."
+fn wired_events(
+    agent: &dyn AgentCli,
+    installed: Option<&(cp_agent_cli::Version, String)>,
+) -> String {
+    let spec = agent.spec();
+    let events: Vec<String> = spec
+        .wired_events(installed.map(|(v, _)| *v))
+        .map(|event| match spec.matcher_of(event) {
+            Some(matcher) if event.matcher != cp_agent_cli::HookMatcher::EditTools => {
+                format!("{} ({matcher})", event.name)
+            }
+            _ => event.name.to_owned(),
+        })
+        .collect();
+    let which = match installed {
+        Some((_, version)) => format!("{} {version}", spec.display_name),
+        None => format!(
+            "{}'s newest release (it is not installed here)",
+            spec.display_name
+        ),
+    };
+    format!("Hooks for {which}: {}.", events.join(", "))
 }
 
 #[cfg(test)]
@@ -372,9 +427,11 @@ mod tests {
             claude["hooks"]["Stop"][0]["hooks"][0]["command"],
             "/opt/cp/context-pilot hook stop"
         );
+        // The newest release fires callbacks once per batch.
+        assert!(claude["hooks"].get("PostToolUse").is_none(), "{claude}");
         assert_eq!(
-            claude["hooks"]["PostToolUse"][0]["matcher"],
-            CLAUDE_EDIT_MATCHER
+            claude["hooks"]["PostToolBatch"][0]["hooks"][0]["command"],
+            "/opt/cp/context-pilot hook post-tool-batch"
         );
         let gemini = hook_settings(agent("gemini"), "context-pilot");
         assert!(gemini.get("mcpServers").is_none(), "{gemini}");
@@ -399,7 +456,10 @@ mod tests {
 }
 "#;
         std::fs::write(root.join(".claude/settings.json"), mine).unwrap();
-        let changes = plan(agent("claude"), root, "/opt/cp/context-pilot").unwrap();
+        // Claude Code 2.1.117, the last release with callbacks at `PostToolUse`.
+        let old = Some((2, 1, 117));
+        let plan = |program: &str| plan_for(agent("claude"), root, program, old);
+        let changes = plan("/opt/cp/context-pilot").unwrap();
         assert_eq!(changes.len(), 2);
         apply(root, &changes).unwrap();
         let settings: serde_json::Value = serde_json::from_str(
@@ -419,19 +479,30 @@ mod tests {
             settings["hooks"]["Stop"][0]["hooks"][0]["command"],
             "/opt/cp/context-pilot hook stop"
         );
-        assert!(
-            plan(agent("claude"), root, "/opt/cp/context-pilot")
-                .unwrap()
-                .is_empty()
-        );
+        assert!(plan("/opt/cp/context-pilot").unwrap().is_empty());
 
         // The binary moved: our entries follow it, nothing is duplicated.
-        let moved = plan(agent("claude"), root, "context-pilot").unwrap();
+        let moved = plan("context-pilot").unwrap();
         assert_eq!(moved.len(), 2);
         apply(root, &moved).unwrap();
         let settings = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
         assert_eq!(settings.matches("hook post-tool-use").count(), 1);
         assert!(settings.contains("\"context-pilot hook stop\""));
+
+        // Claude Code is upgraded: init moves the callbacks to PostToolBatch and keeps mine.
+        let upgraded = plan_for(agent("claude"), root, "context-pilot", Some((2, 1, 332))).unwrap();
+        apply(root, &upgraded).unwrap();
+        let settings: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+        )
+        .unwrap();
+        let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 1, "{settings}");
+        assert_eq!(post[0]["hooks"][0]["command"], "echo ran");
+        assert_eq!(
+            settings["hooks"]["PostToolBatch"][0]["hooks"][0]["command"],
+            "context-pilot hook post-tool-batch"
+        );
     }
 
     #[test]

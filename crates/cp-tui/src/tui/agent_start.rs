@@ -54,9 +54,9 @@ pub type StartedSlot = Arc<Mutex<Option<StartedAgent>>>;
 pub struct StartedAgent {
     pub kind: AgentKind,
     /// The agent, or why it cannot start.
-    pub cli: Result<CliAgent, String>,
+    pub cli: Result<CliAgent, cp_agent_cli::AgentError>,
     /// With F6: the file the choice was written to, or why it was not.
-    pub remembered: Option<Result<PathBuf, String>>,
+    pub remembered: Option<Result<PathBuf, remembered_agent::RememberError>>,
 }
 
 impl std::fmt::Debug for StartedAgent {
@@ -79,10 +79,9 @@ impl Job for StartAgent {
     }
 
     fn run(self, _progress: &Reporter) -> Option<AppEvent> {
-        let cli =
-            CliAgent::start(&self.project, &self.worker, self.kind).map_err(|e| e.to_string());
-        let remembered = (self.remember && cli.is_ok())
-            .then(|| remembered_agent::remember(self.kind).map_err(|e| e.to_string()));
+        let cli = CliAgent::start(&self.project, &self.worker, self.kind);
+        let remembered =
+            (self.remember && cli.is_ok()).then(|| remembered_agent::remember(self.kind));
         *self
             .slot
             .lock()

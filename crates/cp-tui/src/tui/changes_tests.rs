@@ -432,7 +432,10 @@ fn a_failing_git_shows_its_words_in_red_at_the_top_of_the_panel() {
                 message: cp_git::CommitMessage::Typed("x".into()),
                 files: Vec::new(),
             },
-            result: Err("`git commit -q` failed: lint says no\nsee the hook's log".into()),
+            result: Err(cp_git::ReviewError::Git {
+                args: "commit -q".into(),
+                stderr: "lint says no\nsee the hook's log".into(),
+            }),
         },
     ));
     let buffer = frame(&app);

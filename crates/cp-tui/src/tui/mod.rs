@@ -129,15 +129,40 @@ pub fn run_workflow(
     })
 }
 
-/// The event loop; `setup` runs once the app exists (e.g. to start a workflow).
+/// The TUI's life: start, the event loop, teardown. `setup` runs once the app exists (e.g. to
+/// start a workflow).
 fn run_app(
     host: Host,
     agent: AgentState,
     resume: bool,
     setup: impl FnOnce(&mut App),
 ) -> anyhow::Result<App> {
+    // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
+    let reloaded = resume || reexec::elapsed_since_request().is_some();
     let (tx, rx) = mpsc::channel();
     events::spawn_signal_thread(tx.clone())?;
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let input = events::spawn_input_thread(tx.clone());
+    let mut app = start(host, agent, resume, reloaded, tx);
+    setup(&mut app);
+    // First start in an untrusted project with something to trust: ask (not after a reload).
+    if !reloaded {
+        app.ask_trust_if_needed();
+    }
+    tracing::info!(project = %app.host().project().root().display(), "TUI started");
+    event_loop(&mut app, &mut guard, &rx, &input, reloaded)?;
+    finish(&mut app, guard);
+    Ok(app)
+}
+
+/// The app, with its background helpers started and its saved state restored.
+fn start(
+    host: Host,
+    agent: AgentState,
+    resume: bool,
+    reloaded: bool,
+    tx: mpsc::Sender<AppEvent>,
+) -> App {
     let waker = tx.clone();
     host.notifier().set_waker(move || {
         let _ = waker.send(AppEvent::Notice);
@@ -147,8 +172,6 @@ fn run_app(
     markdown::set_highlight_waker(move || {
         let _ = waker.send(AppEvent::Highlighted);
     });
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let input = events::spawn_input_thread(tx.clone());
     if let Some(provider) = &agent.provider {
         app::models::spawn_model_check(provider.config().clone(), &tx);
     }
@@ -158,53 +181,37 @@ fn run_app(
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);
-    // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
-    if resume || reexec::elapsed_since_request().is_some() {
+    if reloaded {
         app.note_reloaded(reexec::elapsed_since_request());
     }
     app.tick();
     app.drain_notices();
-    setup(&mut app);
-    // First start in an untrusted project with something to trust: ask (not after a reload).
-    if !resume && reexec::elapsed_since_request().is_none() {
-        app.ask_trust_if_needed();
-    }
-    tracing::info!(project = %app.host().project().root().display(), "TUI started");
+    app
+}
 
+/// Draws when something changed, routes events, ticks, and carries out what the app asks of
+/// the terminal (an external editor, a reload), until the app quits.
+fn event_loop(
+    app: &mut App,
+    guard: &mut terminal::TerminalGuard,
+    rx: &mpsc::Receiver<AppEvent>,
+    input: &events::InputGate,
+    reloaded: bool,
+) -> anyhow::Result<()> {
     let mut last_tick = Instant::now();
     let mut dirty = true;
     let mut first_frame = true;
     while !app.should_quit() {
         if dirty {
-            let mut hits = hit_map::HitMap::default();
-            let screen = guard
-                .terminal
-                .draw(|frame| hits = render_and_map(&app, frame))?
-                .area;
-            // Clicks are resolved against what this frame drew; scrolling is bounded by it.
-            app.set_hit_map(hits);
-            app.set_screen(screen);
+            draw(app, guard)?;
             dirty = false;
-            // Started by a reload (also into `run --resume`, which has no --resume flag of its own).
-            if std::mem::take(&mut first_frame)
-                && (resume || reexec::elapsed_since_request().is_some())
-            {
-                record_reload_time(&app);
+            if std::mem::take(&mut first_frame) && reloaded {
+                record_reload_time(app);
             }
         }
         let wait = TICK.saturating_sub(last_tick.elapsed());
         match rx.recv_timeout(wait) {
-            Ok(event) => {
-                dirty |= dispatch(&mut app, event);
-                // Drain whatever else is queued before the next frame.
-                let frame_end = Instant::now() + FRAME;
-                while let Ok(event) = rx.try_recv() {
-                    dirty |= dispatch(&mut app, event);
-                    if Instant::now() > frame_end {
-                        break;
-                    }
-                }
-            }
+            Ok(event) => dirty |= dispatch_queued(app, event, rx),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
@@ -213,19 +220,51 @@ fn run_app(
             last_tick = Instant::now();
         }
         if let Some(edit) = app.take_external_edit() {
-            let edited = edit_externally(&mut guard, &input, &edit)?;
+            let edited = edit_externally(guard, input, &edit)?;
             app.finish_external_edit(&edit, edited);
             dirty = true;
         }
         dirty |= app.poll_reload_request();
         if let Some(requested_at) = app.reload_due() {
             // Returns only when the reload failed; on success this process is replaced.
-            let why = reload_now(&mut app, &mut guard, requested_at);
+            let why = reload_now(app, guard, requested_at);
             tracing::warn!("reload failed: {why}");
             app.reload_failed(&why.to_string());
             dirty = true;
         }
     }
+    Ok(())
+}
+
+/// One frame; clicks are resolved against what it drew, and scrolling is bounded by it.
+fn draw(app: &mut App, guard: &mut terminal::TerminalGuard) -> anyhow::Result<()> {
+    let mut hits = hit_map::HitMap::default();
+    let screen = guard
+        .terminal
+        .draw(|frame| hits = render_and_map(app, frame))?
+        .area;
+    app.set_hit_map(hits);
+    app.set_screen(screen);
+    Ok(())
+}
+
+/// Routes `first` and whatever else is queued, for at most a frame's time, so a flood of
+/// events makes one frame. Returns whether the screen needs a redraw.
+fn dispatch_queued(app: &mut App, first: AppEvent, rx: &mpsc::Receiver<AppEvent>) -> bool {
+    let mut dirty = dispatch(app, first);
+    let frame_end = Instant::now() + FRAME;
+    while let Ok(event) = rx.try_recv() {
+        dirty |= dispatch(app, event);
+        if Instant::now() > frame_end {
+            break;
+        }
+    }
+    dirty
+}
+
+/// Winds the app down (its last frame drawn), saves its state and gives the terminal back;
+/// then prints the session's token use and estimated cost.
+fn finish(app: &mut App, mut guard: terminal::TerminalGuard) {
     app.wind_down(|app| {
         let _ = guard.terminal.draw(|frame| {
             render_and_map(app, frame);
@@ -236,11 +275,9 @@ fn run_app(
     // The session is over: no warm run of its tests is wanted any more.
     cp_mod_checkpoint::cancel_warm_run(app.host().project(), "the TUI ended");
     tracing::info!("TUI exited");
-    // The session's token use and estimated cost, once the terminal is back to normal.
     if app.agent().provider.is_some() && app.agent().usage.total_in > 0 {
         println!("context-pilot {}", app.agent().usage.session_summary());
     }
-    Ok(app)
 }
 
 /// Routes one event into the app. Returns whether the screen needs a redraw.

@@ -1,8 +1,11 @@
 //! The Phases panel of a workflow run: one row per phase (its agent, status, context use and
-//! tokens, elapsed time) and, below, the selected phase's own conversation (drawn as the
-//! Conversation panel is, see `phase_conversation.rs`), when the phase has an agent of its
-//! own; a phase run by the TUI's agent shows its work in the Conversation panel. Kept from
-//! the run's events on the UI thread; drawing reads only this state.
+//! tokens, elapsed time), under a phase in the merge queue a line saying where its merge
+//! stands (waiting for its turn, testing the combined tree, sent back with the failing test,
+//! merged, each with its time), the run's verdict on its branch, and, below, the selected
+//! phase's own conversation (drawn as the Conversation panel is, see
+//! `phase_conversation.rs`), when the phase has an agent of its own; a phase run by the TUI's
+//! agent shows its work in the Conversation panel. Kept from the run's events on the UI
+//! thread; drawing reads only this state.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +16,7 @@ use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::ratatui::widgets::{Paragraph, Widget};
 use cp_base::text::fit_end;
-use cp_orchestrate::{Action, WorkflowEvent};
+use cp_orchestrate::{Action, Outcome, WorkflowEvent};
 
 use super::phase_conversation::PhaseConversation;
 use crate::run_phases::PhaseNews;
@@ -30,10 +33,18 @@ pub enum PhaseState {
     Testing,
     /// The stop gate sent the agent back to work.
     Blocked,
-    /// An approval gate (or a merge conflict) waits for the person.
+    /// An approval gate (or a merge conflict, or a merge still red) waits for the person.
     Approval,
-    /// Finished in its worktree; its branch is merged once the wave ends.
-    Merging,
+    /// Finished in its worktree; its merge waits for its turn in the merge queue.
+    Queued,
+    /// The merge queue tests the run's branch with its merge.
+    TestingMerge,
+    /// Its merge was red: it goes back to work.
+    SentBack,
+    /// Its merge landed, tested.
+    Merged,
+    /// Its merge stayed red and the person kept it aside.
+    KeptAside,
     Done,
     Skipped,
     Failed,
@@ -47,7 +58,11 @@ impl PhaseState {
             Self::Testing => "testing",
             Self::Blocked => "blocked by the gate",
             Self::Approval => "approval",
-            Self::Merging => "merging",
+            Self::Queued => "queued to merge",
+            Self::TestingMerge => "testing merge",
+            Self::SentBack => "sent back",
+            Self::Merged => "merged",
+            Self::KeptAside => "kept aside",
             Self::Done => "done",
             Self::Skipped => "skipped",
             Self::Failed => "failed",
@@ -56,10 +71,10 @@ impl PhaseState {
 
     fn color(self) -> Color {
         match self {
-            Self::Waiting | Self::Skipped => Color::DarkGray,
-            Self::Running | Self::Testing | Self::Merging => Color::Cyan,
-            Self::Blocked | Self::Approval => Color::Yellow,
-            Self::Done => Color::Green,
+            Self::Waiting | Self::Skipped | Self::KeptAside => Color::DarkGray,
+            Self::Running | Self::Testing | Self::Queued | Self::TestingMerge => Color::Cyan,
+            Self::Blocked | Self::Approval | Self::SentBack => Color::Yellow,
+            Self::Done | Self::Merged => Color::Green,
             Self::Failed => Color::Red,
         }
     }
@@ -91,6 +106,32 @@ pub struct PhaseRow {
     pub own_tree: bool,
     /// Its agent's conversation, when it has an agent of its own.
     pub conversation: PhaseConversation,
+    /// Where its merge stands in the merge queue, shown under its row.
+    pub queue: Option<QueueNote>,
+    /// The last test of its combined tree: what it said, and how long it took.
+    last_test: Option<(String, Duration)>,
+}
+
+/// A line under a phase's row: where its merge stands, since when (and until when, once
+/// that is over).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueNote {
+    pub text: String,
+    pub since: Instant,
+    pub until: Option<Instant>,
+    /// Shown in red: a red merge.
+    pub red: bool,
+}
+
+impl QueueNote {
+    fn new(text: String, now: Instant) -> Self {
+        Self {
+            text,
+            since: now,
+            until: None,
+            red: false,
+        }
+    }
 }
 
 impl PhaseRow {
@@ -106,6 +147,8 @@ impl PhaseRow {
             own_agent: false,
             own_tree: false,
             conversation: PhaseConversation::default(),
+            queue: None,
+            last_test: None,
         }
     }
 
@@ -142,6 +185,8 @@ pub struct Phases {
     pub selected: usize,
     /// How the run ended, once it has.
     pub ended: Option<String>,
+    /// The run's last word on its branch (green or not, and how), once said.
+    pub verdict: Option<String>,
 }
 
 impl Phases {
@@ -155,6 +200,7 @@ impl Phases {
                 .collect(),
             selected: 0,
             ended: None,
+            verdict: None,
         }
     }
 
@@ -181,12 +227,12 @@ impl Phases {
             WorkflowEvent::PhaseSkipped { phase } => self.row(phase).set(PhaseState::Skipped, now),
             WorkflowEvent::PhaseCompleted { phase, .. } => {
                 let row = self.row(phase);
-                let next = if row.own_tree {
-                    PhaseState::Merging
+                if row.own_tree {
+                    row.set(PhaseState::Queued, now);
+                    row.queue = Some(QueueNote::new("waiting for its turn to merge".into(), now));
                 } else {
-                    PhaseState::Done
-                };
-                row.set(next, now);
+                    row.set(PhaseState::Done, now);
+                }
             }
             WorkflowEvent::PhaseFailed { phase, .. } => {
                 self.row(phase).set(PhaseState::Failed, now);
@@ -194,21 +240,142 @@ impl Phases {
             WorkflowEvent::MergeConflict { phase, .. } => {
                 self.row(phase).set(PhaseState::Approval, now);
             }
-            WorkflowEvent::Merged { phase, .. } => self.row(phase).set(PhaseState::Done, now),
+            WorkflowEvent::Merged { phase, commit, .. } => {
+                let row = self.row(phase);
+                let state = if row.own_tree {
+                    PhaseState::Merged
+                } else {
+                    PhaseState::Done
+                };
+                row.set(state, now);
+                let short = commit
+                    .as_deref()
+                    .map_or("nothing new", |c| c.get(..12).unwrap_or(c));
+                row.queue = Some(match row.last_test.take() {
+                    Some((summary, took)) => QueueNote {
+                        text: format!("merged {short}, tested: {summary}"),
+                        since: now.checked_sub(took).unwrap_or(now),
+                        until: Some(now),
+                        red: false,
+                    },
+                    None => QueueNote {
+                        until: Some(now),
+                        ..QueueNote::new(format!("merged {short}"), now)
+                    },
+                });
+            }
             // Its work is set aside; it waits for the phase that runs again.
             WorkflowEvent::PhaseSuperseded { phase, .. } => {
-                self.row(phase).set(PhaseState::Waiting, now);
+                let row = self.row(phase);
+                row.set(PhaseState::Waiting, now);
+                row.queue = None;
             }
             WorkflowEvent::Decision { phase, action, .. } => {
                 let row = self.row(phase);
                 if row.state == PhaseState::Approval {
                     let next = match action {
                         Action::Abort => PhaseState::Failed,
-                        _ if row.own_tree => PhaseState::Merging,
+                        _ if row.own_tree => PhaseState::Queued,
                         _ => PhaseState::Done,
                     };
                     row.set(next, now);
                 }
+            }
+            WorkflowEvent::BranchVerdict { .. } => self.verdict = Some(event.to_string()),
+            _ => self.queue_event(event, now),
+        }
+    }
+
+    /// An event of the merge queue.
+    fn queue_event(&mut self, event: &WorkflowEvent, now: Instant) {
+        match event {
+            WorkflowEvent::MergeTesting { phase, ahead_of } => {
+                let row = self.row(phase);
+                row.set(PhaseState::TestingMerge, now);
+                let text = if ahead_of.is_empty() {
+                    "testing the combined tree".to_owned()
+                } else {
+                    format!(
+                        "testing the combined tree ahead of its turn, on {}",
+                        ahead_of.join(", ")
+                    )
+                };
+                row.queue = Some(QueueNote::new(text, now));
+            }
+            WorkflowEvent::MergeTested {
+                phase,
+                combined,
+                outcome,
+                summary,
+                elapsed_ms,
+            } => {
+                let row = self.row(phase);
+                let took = Duration::from_millis(*elapsed_ms);
+                row.last_test = Some((summary.clone(), took));
+                let tree = if *combined {
+                    "combined tree"
+                } else {
+                    "the tree it left"
+                };
+                row.queue = Some(QueueNote {
+                    text: format!("{tree} {}: {summary}", outcome.word()),
+                    since: now.checked_sub(took).unwrap_or(now),
+                    until: Some(now),
+                    red: *outcome == Outcome::Failed,
+                });
+            }
+            WorkflowEvent::MergesRequeued { phases } => {
+                for phase in phases {
+                    let row = self.row(phase);
+                    row.set(PhaseState::Queued, now);
+                    row.queue = Some(QueueNote::new(
+                        "to be tested again: a merge under it failed".into(),
+                        now,
+                    ));
+                }
+            }
+            WorkflowEvent::SentBack {
+                phase,
+                attempt,
+                allowed,
+                failing,
+                ..
+            } => {
+                let row = self.row(phase);
+                row.set(PhaseState::SentBack, now);
+                row.queue = Some(QueueNote {
+                    red: true,
+                    ..QueueNote::new(
+                        format!(
+                            "sent back after try {attempt} of {allowed}: {}",
+                            failing.join(", ")
+                        ),
+                        now,
+                    )
+                });
+            }
+            WorkflowEvent::MergeRed {
+                phase,
+                attempts,
+                failing,
+            } => {
+                let row = self.row(phase);
+                row.set(PhaseState::Approval, now);
+                row.queue = Some(QueueNote {
+                    red: true,
+                    ..QueueNote::new(
+                        format!("still red after {attempts} tries: {}", failing.join(", ")),
+                        now,
+                    )
+                });
+            }
+            WorkflowEvent::KeptAside { phase, branch } => {
+                let row = self.row(phase);
+                row.set(PhaseState::KeptAside, now);
+                row.queue = Some(QueueNote {
+                    until: Some(now),
+                    ..QueueNote::new(format!("kept aside on {branch}"), now)
+                });
             }
             _ => {}
         }
@@ -312,9 +479,13 @@ impl Phases {
             })
     }
 
-    /// Rows the table takes: its header, a row per phase, the run's end, the rule.
+    /// Rows the table takes: its header, a row per phase and its queue line, the run's
+    /// verdict and end, the rule.
     fn table_height(&self) -> usize {
-        2 + self.rows.len() + usize::from(self.ended.is_some())
+        2 + self.rows.len()
+            + self.rows.iter().filter(|r| r.queue.is_some()).count()
+            + usize::from(self.verdict.is_some())
+            + usize::from(self.ended.is_some())
     }
 
     /// The table of phases, and the rule above the selected phase's conversation.
@@ -362,6 +533,27 @@ impl Phases {
                     clock(row.elapsed_at(now))
                 )),
             ]));
+            if let Some(note) = &row.queue {
+                let took = note
+                    .until
+                    .unwrap_or(now)
+                    .saturating_duration_since(note.since);
+                let color = if note.red {
+                    Color::Red
+                } else {
+                    Color::DarkGray
+                };
+                lines.push(Line::styled(
+                    format!("      ↳ {} ({})", note.text, clock(took)),
+                    Style::default().fg(color),
+                ));
+            }
+        }
+        if let Some(verdict) = &self.verdict {
+            lines.push(Line::styled(
+                verdict.clone(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
         }
         if let Some(ended) = &self.ended {
             lines.push(Line::styled(
@@ -448,6 +640,7 @@ mod tests {
             ],
             selected: 1,
             ended: None,
+            verdict: None,
         };
         let started = |phase: &str| WorkflowEvent::PhaseStarted {
             phase: phase.into(),
@@ -644,7 +837,7 @@ mod tests {
             },
             now,
         );
-        assert_eq!(phases.rows[1].state, PhaseState::Merging);
+        assert_eq!(phases.rows[1].state, PhaseState::Queued);
         phases.event(
             &WorkflowEvent::Merged {
                 phase: "api".into(),
@@ -653,6 +846,150 @@ mod tests {
             },
             now,
         );
-        assert_eq!(phases.rows[1].state, PhaseState::Done);
+        assert_eq!(phases.rows[1].state, PhaseState::Merged);
+    }
+
+    /// Phases rename and feature, each finished in its worktree, queued to merge.
+    fn two_queued(now: Instant) -> Phases {
+        let mut phases = Phases {
+            rows: vec![
+                PhaseRow::new("rename", "builtin"),
+                PhaseRow::new("feature", "builtin"),
+            ],
+            ..Phases::default()
+        };
+        for phase in ["rename", "feature"] {
+            phases.event(
+                &WorkflowEvent::PhaseStarted {
+                    phase: phase.into(),
+                    iteration: 1,
+                },
+                now,
+            );
+            phases.news(phase, PhaseNews::Started { worktree: true }, now);
+            phases.event(
+                &WorkflowEvent::PhaseCompleted {
+                    phase: phase.into(),
+                    restarts: 0,
+                },
+                now,
+            );
+        }
+        phases
+    }
+
+    /// Issue 37: the queue under each phase: waiting for its turn, testing the combined tree,
+    /// sent back with the failing test, merged with its test, each with its time; and the
+    /// run's verdict on its branch.
+    #[test]
+    fn the_merge_queue_shows_under_each_phase_with_its_time() {
+        let now = Instant::now();
+        let mut phases = two_queued(now);
+        assert_eq!(phases.rows[1].state, PhaseState::Queued);
+        for (phase, ahead_of) in [("rename", Vec::new()), ("feature", vec!["rename".into()])] {
+            let testing = WorkflowEvent::MergeTesting {
+                phase: phase.into(),
+                ahead_of,
+            };
+            phases.event(&testing, now);
+        }
+        assert_eq!(phases.rows[1].state, PhaseState::TestingMerge);
+        let later = now + Duration::from_secs(3);
+        phases.event(
+            &WorkflowEvent::MergeTested {
+                phase: "rename".into(),
+                combined: true,
+                outcome: Outcome::Passed,
+                summary: "python3 -m unittest: exit 0, 2 passed, 0.3 s".into(),
+                elapsed_ms: 3000,
+            },
+            later,
+        );
+        phases.event(
+            &WorkflowEvent::Merged {
+                phase: "rename".into(),
+                branch: "cp/r/rename".into(),
+                commit: Some("0123456789abcdef".into()),
+            },
+            later,
+        );
+        phases.event(
+            &WorkflowEvent::MergeTested {
+                phase: "feature".into(),
+                combined: true,
+                outcome: Outcome::Failed,
+                summary: "python3 -m unittest: exit 1, 1 failed, 0.3 s".into(),
+                elapsed_ms: 3000,
+            },
+            later,
+        );
+        phases.event(
+            &WorkflowEvent::SentBack {
+                phase: "feature".into(),
+                own_tree: true,
+                attempt: 1,
+                allowed: 2,
+                failing: vec!["test_shout (test_feature.FeatureTest)".into()],
+            },
+            later,
+        );
+        phases.event(
+            &WorkflowEvent::PhaseStarted {
+                phase: "feature".into(),
+                iteration: 1,
+            },
+            later,
+        );
+        let mut buf = Buffer::empty(Rect::new(0, 0, 100, 8));
+        phases.render(buf.area, &mut buf, later + Duration::from_secs(7), 0);
+        let shown = text(&buf);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(
+            lines[1].contains("rename") && lines[1].contains("merged"),
+            "{shown}"
+        );
+        assert!(
+            lines[2]
+                .contains("↳ merged 0123456789ab, tested: python3 -m unittest: exit 0, 2 passed")
+                && lines[2].ends_with("(3s)"),
+            "{shown}"
+        );
+        assert!(
+            lines[3].contains("feature") && lines[3].contains("running"),
+            "{shown}"
+        );
+        assert!(
+            lines[4]
+                .contains("↳ sent back after try 1 of 2: test_shout (test_feature.FeatureTest)")
+                && lines[4].ends_with("(7s)"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_runs_verdict_on_its_branch_shows_below_the_phases() {
+        let now = Instant::now();
+        let mut phases = two_queued(now);
+        phases.event(
+            &WorkflowEvent::BranchVerdict {
+                verdict: cp_orchestrate::BranchVerdict {
+                    branch: "main".into(),
+                    commit: "fedcba9876543210".into(),
+                    tree: "t".into(),
+                    outcome: Outcome::Passed,
+                    how: "the merge of phase feature was tested on this tree before it landed"
+                        .into(),
+                },
+                cost: cp_orchestrate::QueueCost::default(),
+            },
+            now,
+        );
+        let mut buf = Buffer::empty(Rect::new(0, 0, 120, 8));
+        phases.render(buf.area, &mut buf, now, 0);
+        assert!(
+            text(&buf).contains("branch main is green at fedcba987654"),
+            "{}",
+            text(&buf)
+        );
     }
 }

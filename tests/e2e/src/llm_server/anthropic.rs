@@ -159,3 +159,26 @@ pub fn rate_limited(retry_after_seconds: u64) -> Reply {
 pub fn overloaded() -> Reply {
     error(529, "overloaded_error", "Overloaded")
 }
+
+/// The directory Claude Code says the conversation of `request` works in ("Primary working
+/// directory: …" in its system prompt or first message): for a subagent with `isolation:
+/// "worktree"`, the worktree it made.
+pub fn working_directory(request: &super::RecordedRequest) -> Option<std::path::PathBuf> {
+    const MARK: &str = "Primary working directory: ";
+    fn find(value: &Value) -> Option<String> {
+        match value {
+            Value::String(text) => {
+                let at = text.find(MARK)? + MARK.len();
+                let rest = &text[at..];
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                Some(rest[..end].to_owned())
+            }
+            Value::Array(items) => items.iter().find_map(find),
+            Value::Object(map) => map.values().find_map(find),
+            _ => None,
+        }
+    }
+    find(&request.body["system"])
+        .or_else(|| find(&request.body["messages"]))
+        .map(std::path::PathBuf::from)
+}

@@ -37,8 +37,15 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// held, so a responder may wait for another request (to prove two are in flight at once).
 type SideResponder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
 
+/// A queued answer: a reply written in advance, or one built from the request it answers
+/// (e.g. a tool call naming a directory the client chose at run time).
+enum Scripted {
+    Fixed(Reply),
+    Built(Box<dyn Fn(&RecordedRequest) -> Reply + Send>),
+}
+
 struct Shared {
-    replies: Mutex<VecDeque<Reply>>,
+    replies: Mutex<VecDeque<Scripted>>,
     side: Mutex<Option<SideResponder>>,
     side_requests: Mutex<Vec<RecordedRequest>>,
     /// Requests refused for breaking the wire format's rules (Gemini's pairing rule).
@@ -110,7 +117,14 @@ impl LlmServer {
     /// Queues a reply; requests are answered in queue order. With the queue empty a request
     /// gets a 500 naming the problem.
     pub fn push(&self, reply: Reply) {
-        lock(&self.shared.replies).push_back(reply);
+        lock(&self.shared.replies).push_back(Scripted::Fixed(reply));
+    }
+
+    /// Queues a reply that `build` writes from the request it answers, in queue order with
+    /// [`LlmServer::push`]'s: for a turn that names what the client chose at run time, such
+    /// as the worktree a subagent works in (read from the request's system prompt).
+    pub fn push_with(&self, build: impl Fn(&RecordedRequest) -> Reply + Send + 'static) {
+        lock(&self.shared.replies).push_back(Scripted::Built(Box::new(build)));
     }
 
     /// Answers the requests `responder` recognizes (it returns `Some`) with its reply instead
@@ -252,7 +266,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
         let _ = write_reply(stream, &reply, &shared.stop);
         return;
     }
-    let reply = lock(&shared.replies).pop_front();
+    let scripted = lock(&shared.replies).pop_front();
+    let reply = scripted.map(|scripted| match scripted {
+        Scripted::Fixed(reply) => reply,
+        Scripted::Built(build) => build(&request),
+    });
     let number = {
         let mut requests = lock(&shared.requests);
         requests.push(request);

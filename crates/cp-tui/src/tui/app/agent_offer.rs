@@ -110,7 +110,7 @@ impl App {
             Err(e) => {
                 self.conversation.push(Entry::Notice {
                     level: Level::Error,
-                    text: e,
+                    text: e.to_string(),
                 });
                 return;
             }

@@ -537,7 +537,7 @@ impl App {
                     }
                     Err(e) => {
                         self.changes.done = None;
-                        self.changes.error = Some(e);
+                        self.changes.error = Some(e.to_string());
                     }
                 }
                 self.changes_may_have_changed();

@@ -11,7 +11,6 @@ use std::time::Instant;
 use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 
 use crate::alerts::{NotifyConfigError, TerminalAlerts};
-use crate::phase_trust::LentTrust;
 use crate::run_phases::{PhaseDrivers, PhaseOutput};
 use crate::tui::agent_state::AgentState;
 use crate::tui::events::AppEvent;
@@ -93,19 +92,21 @@ impl App {
             .clone()
             .or_else(|| AgentState::from_config(self.host.project()).provider);
         let tx = self.tx.clone();
-        options.drivers = Some(Arc::new(PhaseDrivers {
+        let drivers = Arc::new(PhaseDrivers {
             default,
             provider,
             project: self.host.project().clone(),
             cancel: cancel.clone(),
-            trust: LentTrust::default(),
             output: PhaseOutput::News(Arc::new(move |phase: &str, news| {
                 let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Phase {
                     phase: phase.to_owned(),
                     news,
                 }));
             })),
-        }));
+        });
+        options.drivers = Some(drivers.clone());
+        // The merge queue tests with the stop gate, as the phases' agents are tested.
+        options.tester = Some(drivers);
         let tx = self.tx.clone();
         let alerts = TerminalAlerts::from_user_config()?.with_tui(move |alert| {
             let _ = tx.send(AppEvent::Workflow(WorkflowMsg::Alert(
@@ -189,7 +190,17 @@ impl App {
             WorkflowMsg::Finished(result) => {
                 let text = match &result {
                     Ok(0) => "Workflow finished. Ctrl-C quits.".to_owned(),
-                    Ok(code) => format!("Workflow aborted (exit code {code}). Ctrl-C quits."),
+                    Ok(code @ cp_orchestrate::EXIT_ABORTED) => {
+                        format!("Workflow aborted (exit code {code}). Ctrl-C quits.")
+                    }
+                    Ok(code @ cp_orchestrate::EXIT_INTERRUPTED) => format!(
+                        "Workflow interrupted (exit code {code}); --resume continues it. Ctrl-C \
+                         quits."
+                    ),
+                    Ok(code) => format!(
+                        "Workflow ended unfinished (exit code {code}); the run's last line says \
+                         why. Ctrl-C quits."
+                    ),
                     Err(e) => format!("Workflow failed: {e}"),
                 };
                 let level = if matches!(result, Ok(0)) {

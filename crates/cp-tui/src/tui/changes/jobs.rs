@@ -54,11 +54,6 @@ impl Job for Refresh {
                 snapshot.base.clone_from(&self.base);
                 snapshot.pending = pending;
                 Arc::new(snapshot)
-            })
-            .map_err(|e| {
-                let text = e.to_string();
-                text.trim_end_matches("; the stop gate was skipped")
-                    .to_owned()
             });
         Some(AppEvent::Changes(ChangesMsg::Loaded {
             generation: self.generation,
@@ -122,7 +117,7 @@ impl Job for Act {
         };
         Some(AppEvent::Changes(ChangesMsg::Done {
             action: self.action,
-            result: result.map_err(|e| e.to_string()),
+            result,
         }))
     }
 }

@@ -14,14 +14,14 @@ pub enum ChangesMsg {
     /// A reading of the changes (request `generation`), or why git could not give one.
     Loaded {
         generation: u64,
-        result: Result<Arc<Snapshot>, String>,
+        result: Result<Arc<Snapshot>, cp_git::GitError>,
     },
     /// The commit `HEAD` named when a workflow phase started (its diff's base).
     PhaseBase(Option<String>),
     /// A git action ended: what was done, or git's words on why not.
     Done {
         action: Action,
-        result: Result<String, String>,
+        result: Result<String, cp_git::ReviewError>,
     },
 }
 

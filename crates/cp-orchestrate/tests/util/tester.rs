@@ -1,0 +1,103 @@
+//! A [`TreeTester`] for the merge queue's tests: runs a real shell command in the tree it is
+//! given (the front-end's tester runs the stop gate's commands the same way), and can hold
+//! its first tests until several run at once, so a test sees candidates tested ahead of
+//! their turn for certain, not by timing.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test setup: a failed step must fail the test loudly"
+)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use cp_orchestrate::{CommandRun, TreeTest, TreeTester, TreeUnderTest};
+
+/// Runs `sh -c command` in each tree; exit 0 passes.
+pub struct ShellTester {
+    pub command: String,
+    /// The first this-many tests wait (at most a minute) until all of them run at once.
+    pub meet: usize,
+    arrived: Mutex<usize>,
+    all_here: Condvar,
+    /// Whether the first `meet` tests did run at once.
+    pub met: Mutex<Option<bool>>,
+    /// The trees tested, in order.
+    pub trees: Mutex<Vec<PathBuf>>,
+}
+
+impl ShellTester {
+    pub fn new(command: &str) -> Self {
+        Self {
+            command: command.to_owned(),
+            meet: 0,
+            arrived: Mutex::new(0),
+            all_here: Condvar::new(),
+            met: Mutex::new(None),
+            trees: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The first `n` tests run at once.
+    pub fn meeting(mut self, n: usize) -> Self {
+        self.meet = n;
+        self
+    }
+
+    fn wait_for_the_others(&self) {
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived += 1;
+        if *arrived > self.meet {
+            return;
+        }
+        self.all_here.notify_all();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while *arrived < self.meet {
+            let now = Instant::now();
+            if now >= deadline {
+                *self.met.lock().unwrap() = Some(false);
+                return;
+            }
+            arrived = self
+                .all_here
+                .wait_timeout(arrived, deadline - now)
+                .unwrap()
+                .0;
+        }
+        self.met.lock().unwrap().get_or_insert(true);
+    }
+}
+
+impl TreeTester for ShellTester {
+    fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
+        self.trees.lock().unwrap().push(tree.root.to_path_buf());
+        self.wait_for_the_others();
+        let started = Instant::now();
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .current_dir(tree.root)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let code = out.status.code();
+        TreeTest {
+            runs: vec![CommandRun {
+                command: self.command.clone(),
+                exit: code.map_or_else(|| "killed".into(), |c| format!("exit {c}")),
+                exit_code: code,
+                passed: out.status.success(),
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap(),
+                tail: text.lines().map(str::to_owned).collect(),
+                ..CommandRun::default()
+            }],
+            note: None,
+        }
+    }
+}

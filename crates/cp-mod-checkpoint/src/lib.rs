@@ -38,6 +38,10 @@
 //!   facts for the [`StopGatePanel`] (titled "Checkpoint" in the sidebar).
 //!   [`ProjectStopGate`] is the stop gate as an agent loop asks it
 //!   ([`cp_orchestrate::StopCheck`]).
+//! - **Warm runs**: once the agent's edits settle, the same tests run in the background
+//!   ([`WarmLauncher`], [`warm_run`]), niced, one at a time per project, through the console
+//!   server; a stop on the very same tree (same fingerprint, commands and environment) takes
+//!   their verdict without waiting, and never one of another tree.
 //! - **Handoff tool**: `Checkpoint_handoff` of [`CheckpointModule`] validates the agent's
 //!   summary and saves it as a [`cp_orchestrate::Handoff`] in the project's handoff store.
 //!
@@ -54,9 +58,11 @@ pub use module::{CheckpointModule, HANDOFF_TOOL};
 pub use panel::StopGatePanel;
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
-    DEFAULT_TEST_TIMEOUT_SECS, MissingTool, PlannedTests, ProcessGroupRunner, ProjectStopGate,
-    RunnerCounts, SESSIONS_FILE, STATE_FILE, SessionStarts, StopGate, StopGateConfig, StopOutcome,
-    StopPhase, StopReport, StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit,
-    TestFramework, TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests,
-    parse_test_output, suggest_commit_message,
+    DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS, MAX_LEARNED_TIMEOUT_SECS, MissingTool,
+    PlannedTests, ProcessGroupRunner, ProjectStopGate, RunnerCounts, SESSIONS_FILE, STATE_FILE,
+    SessionStarts, StopGate, StopGateConfig, StopOutcome, StopPhase, StopReport, StopRule,
+    TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework, TestOutcome, TestRun,
+    TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests, WARM_LABEL, WARM_SUBCOMMAND,
+    WarmConfig, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run, current_warm_run,
+    parse_test_output, suggest_commit_message, warm_record_path, warm_run,
 };

@@ -1,7 +1,9 @@
 //! The checkpoint module as the host sees it: the `Checkpoint_handoff` tool and the stop
 //! gate's panel.
 
-use cp_base::{Module, Tool, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable};
+use cp_base::{
+    BatchChanges, BatchResponse, Module, Tool, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -11,19 +13,25 @@ use std::time::SystemTime;
 use cp_base::Panel;
 
 use crate::panel::StopGatePanel;
-use crate::stop::{STATE_FILE, StopGate};
+use crate::stop::{STATE_FILE, StopGate, WarmLauncher, current_warm_run, warm_record_path};
 use cp_orchestrate::{HandoffStore, HandoffSummary, validate_size};
 
 /// Public name of the handoff tool.
 pub const HANDOFF_TOOL: &str = "Checkpoint_handoff";
 
 /// Offers `Checkpoint_handoff`, which records the agent's structured handoff under
-/// `.context-pilot/handoffs/`, and the Checkpoint panel ([`StopGatePanel`]) with the stop gate's last report.
+/// `.context-pilot/handoffs/`, and the Checkpoint panel ([`StopGatePanel`]) with the stop
+/// gate's last report and the project's warm run. With a [`WarmLauncher`], every batch that
+/// changed files asks for a warm run.
 #[derive(Debug, Default)]
 pub struct CheckpointModule {
     panel: StopGatePanel,
     /// Modification time of the state file the panel was loaded from.
     loaded: Option<SystemTime>,
+    /// Modification time of the warm-run record the panel was loaded from.
+    warm_loaded: Option<SystemTime>,
+    /// Starts warm runs after edits; none in a host that cannot run `warm-run`.
+    warm: Option<WarmLauncher>,
 }
 
 impl CheckpointModule {
@@ -32,18 +40,33 @@ impl CheckpointModule {
         Self::default()
     }
 
-    /// Reloads the panel when the stop gate state file changed (a hook process or the
-    /// agent loop ran the stop gate). Returns whether it changed.
+    /// Starts warm runs with `launcher` after every batch that changed files.
+    #[must_use]
+    pub fn with_warm_runs(mut self, launcher: WarmLauncher) -> Self {
+        self.warm = Some(launcher);
+        self
+    }
+
+    /// Reloads the panel when the stop gate state file or the warm-run record changed (a
+    /// hook process, the agent loop or a warm run wrote it). Returns whether it changed.
     fn refresh(&mut self, env: &ToolEnv) -> bool {
-        let path = env.project.state_dir(&env.worker).join(STATE_FILE);
-        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
-        if modified == self.loaded {
-            return false;
+        let modified =
+            |path: &std::path::Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let state = modified(&env.project.state_dir(&env.worker).join(STATE_FILE));
+        let warm = modified(&warm_record_path(&env.project));
+        let mut changed = false;
+        if state != self.loaded {
+            self.loaded = state;
+            self.panel
+                .set_report(StopGate::last_report(&env.project, &env.worker));
+            changed = true;
         }
-        self.loaded = modified;
-        self.panel
-            .set_report(StopGate::last_report(&env.project, &env.worker));
-        true
+        if warm != self.warm_loaded {
+            self.warm_loaded = warm;
+            self.panel.set_warm(current_warm_run(&env.project));
+            changed = true;
+        }
+        changed
     }
 }
 
@@ -147,6 +170,13 @@ impl Module for CheckpointModule {
 
     fn panels(&self) -> Vec<Arc<dyn Panel>> {
         vec![Arc::new(self.panel.clone())]
+    }
+
+    fn on_batch(&mut self, batch: &BatchChanges, env: &ToolEnv) -> BatchResponse {
+        if let Some(warm) = &self.warm {
+            warm.request_for_batch(&env.project, &env.worker, batch);
+        }
+        BatchResponse::default()
     }
 
     fn on_tick(&mut self, env: &ToolEnv) -> bool {

@@ -16,12 +16,14 @@ use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
 
 use chrono::{DateTime, FixedOffset, Local};
 
-use crate::stop::{StopPhase, StopReport, TestOutcome};
+use crate::stop::{StopPhase, StopReport, TestOutcome, WarmPhase, WarmRun, WarmUse};
 
-/// Shows the most recent [`StopReport`] of this worker until the next one.
+/// Shows the most recent [`StopReport`] of this worker until the next one, and the project's
+/// warm run.
 #[derive(Debug, Clone, Default)]
 pub struct StopGatePanel {
     report: Option<StopReport>,
+    warm: Option<WarmRun>,
     /// Shows times at this offset instead of the machine's local time (for tests).
     utc_offset: Option<FixedOffset>,
 }
@@ -30,8 +32,81 @@ impl StopGatePanel {
     pub fn new(report: Option<StopReport>) -> Self {
         Self {
             report,
+            warm: None,
             utc_offset: None,
         }
+    }
+
+    /// Shows `warm` as the project's newest warm run.
+    pub fn set_warm(&mut self, warm: Option<WarmRun>) {
+        self.warm = warm;
+    }
+
+    /// A time in milliseconds since the Unix epoch, as local time of day.
+    fn clock(&self, ms: u64) -> String {
+        const FORMAT: &str = "%H:%M:%S";
+        let Some(at) = i64::try_from(ms)
+            .ok()
+            .and_then(DateTime::from_timestamp_millis)
+        else {
+            return String::new();
+        };
+        match self.utc_offset {
+            Some(offset) => at.with_timezone(&offset).format(FORMAT).to_string(),
+            None => at.with_timezone(&Local).format(FORMAT).to_string(),
+        }
+    }
+
+    /// The warm run's line: on which change, and where it is.
+    fn warm_lines(&self) -> Vec<Line<'static>> {
+        let Some(warm) = &self.warm else {
+            return Vec::new();
+        };
+        let dim = Style::default().fg(Color::DarkGray);
+        let (state, style) = match &warm.phase {
+            WarmPhase::Waiting => ("waiting for the edits to settle".to_owned(), dim),
+            WarmPhase::Running {
+                commands,
+                started_at_ms,
+                ..
+            } => (
+                format!(
+                    "running `{}` since {} (low priority)",
+                    commands.join("; "),
+                    self.clock(*started_at_ms)
+                ),
+                Style::default().fg(Color::Cyan),
+            ),
+            WarmPhase::Done {
+                passed, elapsed_ms, ..
+            } => (
+                format!(
+                    "done, {} in {:.1}s",
+                    if *passed { "passed" } else { "not passed" },
+                    Duration::from_millis(*elapsed_ms).as_secs_f64()
+                ),
+                Style::default().fg(if *passed { Color::Green } else { Color::Red }),
+            ),
+            WarmPhase::NoVerdict { why } => (format!("no verdict: {why}"), dim),
+            WarmPhase::Skipped { why } => (format!("nothing to run: {why}"), dim),
+            WarmPhase::Cancelled { why } => (format!("ended: {why}"), dim),
+        };
+        let mut out = vec![Line::from(vec![
+            Span::styled("Warm run: ", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(state, style),
+            Span::styled(
+                format!(
+                    " · after {} at {}",
+                    warm.change,
+                    self.clock(warm.requested_at_ms)
+                ),
+                dim,
+            ),
+        ])];
+        if let Some(used) = &warm.used {
+            out.push(Line::styled(format!("  {}", warm_use(used)), dim));
+        }
+        out
     }
 
     /// Shows times at a fixed offset from UTC instead of local time.
@@ -62,6 +137,15 @@ impl StopGatePanel {
     }
 
     fn lines(&self) -> Vec<Line<'static>> {
+        let mut out = self.warm_lines();
+        if !out.is_empty() {
+            out.push(Line::default());
+        }
+        out.extend(self.report_lines());
+        out
+    }
+
+    fn report_lines(&self) -> Vec<Line<'static>> {
         let Some(report) = &self.report else {
             return vec![
                 Line::styled(
@@ -149,6 +233,21 @@ impl StopGatePanel {
             }
         }
         out
+    }
+}
+
+/// How a stop used the warm run, for people.
+fn warm_use(used: &WarmUse) -> String {
+    match used {
+        WarmUse::Reused { .. } => "the stop took its verdict: this very tree, no wait".into(),
+        WarmUse::Waited { waited_ms } => format!(
+            "the stop waited {:.1}s for it: this very tree",
+            Duration::from_millis(*waited_ms).as_secs_f64()
+        ),
+        WarmUse::StillRunning { waited_secs } => format!(
+            "still running after the stop waited {waited_secs}s; the next stop on this tree \
+             takes its verdict"
+        ),
     }
 }
 
@@ -322,6 +421,12 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             ));
         }
     }
+    if let Some(used) = &tests.warm {
+        out.push(Line::styled(
+            format!("  (warm run: {})", warm_use(used)),
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
     out
 }
 
@@ -391,10 +496,14 @@ mod tests {
     use crate::stop::CategoryFiles;
 
     fn draw(panel: &StopGatePanel) -> String {
+        draw_wide(panel, 80)
+    }
+
+    fn draw_wide(panel: &StopGatePanel, width: u16) -> String {
         let panel = panel
             .clone()
             .with_utc_offset(FixedOffset::east_opt(3600).unwrap());
-        let mut terminal = Terminal::new(TestBackend::new(80, 20)).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(width, 20)).unwrap();
         terminal
             .draw(|f| panel.render(f.area(), f.buffer_mut(), &PanelView::default()))
             .unwrap();
@@ -506,6 +615,44 @@ mod tests {
         assert!(text.contains("earlier run"), "{text}");
         // 03:00 UTC shown at UTC+1.
         assert!(text.contains("2026-11-22 04:00:00"), "{text}");
+    }
+
+    #[test]
+    fn the_warm_run_is_shown_running_then_done_and_reused() {
+        // 2026-11-22 03:00:00 UTC, shown at UTC+1.
+        let at = 1_795_316_400_000;
+        let mut panel = StopGatePanel::new(Some(report()));
+        assert!(!draw(&panel).contains("Warm run"));
+        let mut warm = WarmRun {
+            console: None,
+            change: "Edit src/app.py".into(),
+            requested_at_ms: at,
+            phase: WarmPhase::Running {
+                key: "k".into(),
+                commands: vec!["pytest -q".into()],
+                started_at_ms: at + 1_000,
+            },
+            used: None,
+        };
+        panel.set_warm(Some(warm.clone()));
+        let text = draw_wide(&panel, 120);
+        assert!(
+            text.contains("Warm run: running `pytest -q` since 04:00:01 (low priority)"),
+            "{text}"
+        );
+        assert!(text.contains("after Edit src/app.py at 04:00:00"), "{text}");
+        warm.phase = WarmPhase::Done {
+            key: "k".into(),
+            passed: true,
+            elapsed_ms: 6_200,
+        };
+        warm.used = Some(WarmUse::Reused {
+            finished_at_ms: at + 7_200,
+        });
+        panel.set_warm(Some(warm));
+        let text = draw_wide(&panel, 120);
+        assert!(text.contains("Warm run: done, passed in 6.2s"), "{text}");
+        assert!(text.contains("the stop took its verdict"), "{text}");
     }
 
     #[test]

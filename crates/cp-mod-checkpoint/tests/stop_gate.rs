@@ -3,6 +3,7 @@
 
 mod scope;
 mod util;
+mod warm;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -506,7 +507,7 @@ fn tests_disabled_by_an_empty_command() {
 #[test]
 fn invalid_config_is_rejected_with_a_clear_error() {
     let mut config = preset("true", 10);
-    config.tests.as_mut().unwrap().timeout_secs = 0;
+    config.tests.as_mut().unwrap().timeout_secs = Some(0);
     let err = StopGate::new(config).unwrap_err().to_string();
     assert!(err.contains("timeout_secs"), "{err}");
 }

@@ -40,6 +40,16 @@ pub struct SpawnSpec {
     pub label: Option<String>,
     /// Kill the whole process group after this long.
     pub timeout: Option<Duration>,
+    /// Run at low priority: the niceness (1 to 19) of the console's processes, and of its
+    /// session's scheduling group where the kernel groups sessions (autogroup), so work no
+    /// one waits for yields the CPU. A server that predates this field ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<u8>,
+    /// At most one console with this spec's `label` runs: starting this one ends every
+    /// running console with the same label first (each whole process tree, as a kill does,
+    /// in the background). A server that predates this field ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
 }
 
 impl SpawnSpec {
@@ -55,6 +65,8 @@ impl SpawnSpec {
             description: None,
             label: None,
             timeout: None,
+            nice: None,
+            exclusive: false,
         }
     }
     /// A spec that runs `argv[0]` (looked up in `PATH` unless it holds a `/`) with the rest
@@ -105,6 +117,18 @@ impl SpawnSpec {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+    /// Runs the console at niceness `nice` (clamped to 1..=19; see [`SpawnSpec::nice`]).
+    #[must_use]
+    pub fn nice(mut self, nice: u8) -> Self {
+        self.nice = Some(nice.clamp(1, 19));
+        self
+    }
+    /// Makes this the only running console with its label (see [`SpawnSpec::exclusive`]).
+    #[must_use]
+    pub fn exclusive(mut self) -> Self {
+        self.exclusive = true;
         self
     }
 }

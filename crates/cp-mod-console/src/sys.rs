@@ -56,6 +56,79 @@ pub(crate) fn become_subreaper() {
     }
 }
 
+/// How long a niced console's autogroup setting is retried: the kernel takes one such
+/// change every 100 ms from an unprivileged process and refuses others with `EAGAIN`.
+const AUTOGROUP_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Lowers the priority of the process group `pgid` (a console that leads its own session) to
+/// niceness `nice`, and that of its session's autogroup. Where the kernel groups sessions
+/// (`/proc/sys/kernel/sched_autogroup_enabled`), it shares the CPU between sessions first and
+/// only then by niceness within one, so a niced console in a session of its own would still
+/// get a whole session's share: the autogroup's own niceness is what yields to the agent's
+/// work. Failures are logged; the console then runs at normal priority.
+pub(crate) fn lower_priority(pgid: u32, nice: u8) {
+    let who: libc::id_t = pgid;
+    // SAFETY: setpriority takes plain integers and touches no memory.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PGRP, who, libc::c_int::from(nice)) };
+    if rc != 0 {
+        tracing::warn!(
+            "console group {pgid}: cannot lower its priority to nice {nice}: {}",
+            io::Error::last_os_error()
+        );
+    }
+    let path = format!("/proc/{pgid}/autogroup");
+    let set = move || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| io::Write::write_all(&mut f, nice.to_string().as_bytes()))
+    };
+    // Other failures: no autogroup support in this kernel, or the console is already gone.
+    if let Err(e) = set()
+        && e.raw_os_error() == Some(libc::EAGAIN)
+    {
+        let retry = std::thread::Builder::new()
+            .name("autogroup-nice".into())
+            .spawn(move || {
+                let deadline = std::time::Instant::now() + AUTOGROUP_RETRY;
+                while std::time::Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    match set() {
+                        Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                        _ => return,
+                    }
+                }
+            });
+        if let Err(e) = retry {
+            tracing::warn!("console group {pgid}: cannot retry its autogroup niceness: {e}");
+        }
+    }
+}
+
+/// Puts the session led by `pgid` back to normal priority (see [`lower_priority`]): its
+/// autogroup, which any process of the user may set back to 0 (the kernel takes one change
+/// every 100 ms, so a refused one is retried for a moment), and the group's own niceness
+/// when this process may raise priority (otherwise that is left as it is).
+pub(crate) fn restore_priority(pgid: u32) {
+    let path = format!("/proc/{pgid}/autogroup");
+    for _ in 0..10 {
+        let set = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| io::Write::write_all(&mut f, b"0"));
+        match set {
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            _ => break,
+        }
+    }
+    let who: libc::id_t = pgid;
+    // SAFETY: setpriority takes plain integers and touches no memory. EACCES (no privilege to
+    // raise priority) leaves the niceness as it was, which is all this can do then.
+    let _ = unsafe { libc::setpriority(libc::PRIO_PGRP, who, 0) };
+}
+
 /// How a reaped child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RawExit {

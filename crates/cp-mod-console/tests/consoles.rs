@@ -488,3 +488,91 @@ fn the_raw_tail_starts_at_a_line_and_says_how_much_came_before() {
     let all = s.raw_tail(1 << 20).unwrap();
     assert_eq!((all.skipped, all.bytes.len() as u64), (0, total));
 }
+
+#[test]
+fn a_niced_console_and_everything_it_starts_run_at_low_priority() {
+    let p = Project::new();
+    // The niceness of bash, of a child it forks, and (where the kernel groups sessions) of the
+    // console's session.
+    let s = p
+        .client
+        .spawn(
+            SpawnSpec::new(
+                "sleep 0.2; echo \"nice=$(ps -o ni= -p $$ | tr -d ' ') \
+                 child=$(sh -c 'ps -o ni= -p $$' | tr -d ' ')\"; cat /proc/self/autogroup",
+                &p.root,
+            )
+            .nice(19),
+        )
+        .unwrap();
+    s.wait_exit(LONG).unwrap();
+    let out = s.tail(2).unwrap();
+    assert!(out.starts_with("nice=19 child=19\n"), "{out}");
+    let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .is_ok_and(|v| v.trim() == "1");
+    if autogroups {
+        assert!(out.ends_with(" nice 19"), "{out}");
+    }
+    // Someone waits for it now: back to normal priority, as far as the user may (the
+    // session's autogroup always).
+    let s = p
+        .client
+        .spawn(
+            SpawnSpec::new(
+                "while [ ! -e go ]; do sleep 0.05; done; cat /proc/self/autogroup",
+                &p.root,
+            )
+            .nice(19),
+        )
+        .unwrap();
+    s.restore_priority().unwrap();
+    std::fs::write(p.root.join("go"), "").unwrap();
+    s.wait_exit(LONG).unwrap();
+    if autogroups {
+        let out = s.tail(1).unwrap();
+        assert!(out.ends_with(" nice 0"), "{out}");
+    }
+    // Without the field, normal priority.
+    let s = p.spawn("ps -o ni= -p $$ | tr -d ' '");
+    s.wait_exit(LONG).unwrap();
+    assert_eq!(s.tail(1).unwrap(), "0");
+    let err = p
+        .client
+        .spawn(SpawnSpec::new("true", &p.root).exclusive())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("'exclusive' needs a 'label'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_exclusive_console_ends_the_running_one_with_its_label() {
+    let p = Project::new();
+    let stray = util::Stray::new();
+    let spec = |command: &str| SpawnSpec::new(command, &p.root).label("warm").exclusive();
+    let first = p.client.spawn(spec(&stray.script())).unwrap();
+    let other = p
+        .client
+        .spawn(SpawnSpec::new("sleep 100", &p.root).label("other"))
+        .unwrap();
+    assert!(eventually(LONG, || stray.daemon_running()));
+    let second = p.client.spawn(spec("echo second; sleep 100")).unwrap();
+    let done = first.wait_exit(LONG).unwrap();
+    assert_eq!(
+        done.info.status,
+        ConsoleStatus::Killed {
+            cause: KillCause::Request
+        }
+    );
+    // Its whole tree, the daemon that left the session included.
+    assert!(
+        eventually(LONG, || stray.pids().is_empty()),
+        "{:?}",
+        stray.pids()
+    );
+    assert_eq!(second.status().unwrap(), ConsoleStatus::Running);
+    assert_eq!(other.status().unwrap(), ConsoleStatus::Running);
+    second.kill().unwrap();
+    other.kill().unwrap();
+}

@@ -36,7 +36,7 @@
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
-//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`).
+//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`, `warm`, `hook-http`).
 
 #![allow(
     clippy::unwrap_used,
@@ -77,6 +77,8 @@ mod stats;
 mod tui;
 #[path = "suite/usage_hook.rs"]
 mod usage_hook;
+#[path = "suite/warm.rs"]
+mod warm;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -152,6 +154,8 @@ pub fn run(opts: &Options) -> String {
         group("shell-edits", &|| shell_edits::shell_edits(opts));
         group("changes", &|| changes::changes_panel(opts));
         group("parallel", &|| parallel::parallel_phases(opts));
+        group("warm", &|| warm::warm_runs(opts));
+        group("hook-http", &|| warm::hook_per_edit(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

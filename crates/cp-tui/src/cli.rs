@@ -40,6 +40,17 @@ pub enum Command {
     /// Internal: the per-project console server that owns PTYs. Clients start it on demand.
     #[command(hide = true)]
     ConsoleServer,
+    /// Internal: one warm run of the stop gate's tests, in a console the edit paths ask the
+    /// console server for.
+    #[command(hide = true, name = cp_mod_checkpoint::WARM_SUBCOMMAND)]
+    WarmRun {
+        /// The edit that asked for it, for the Checkpoint panel.
+        #[arg(long)]
+        change: String,
+        /// When it was asked for, in milliseconds since the Unix epoch.
+        #[arg(long)]
+        asked_at_ms: u64,
+    },
     /// Run one tool without the TUI and print its result, e.g.
     /// `context-pilot tool File_write file_path=a.txt content=hi`.
     Tool {
@@ -201,6 +212,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Mcp) => {
             crate::mcp::serve(open_host(project_flag, cli.worker.as_deref())?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::WarmRun {
+            change,
+            asked_at_ms,
+        }) => {
+            let project = discover(project_flag)?;
+            let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
+            crate::logging::init(&project.logs_dir());
+            cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms)?;
             Ok(ExitCode::SUCCESS)
         }
     }

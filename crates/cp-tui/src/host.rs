@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cp_base::{Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
-use cp_mod_checkpoint::{CheckpointModule, ProjectStopGate};
+use cp_mod_checkpoint::{CheckpointModule, ProjectStopGate, WarmLauncher};
 use cp_mod_console::ConsoleModule;
 use cp_orchestrate::StopCheck;
 
@@ -34,6 +34,16 @@ pub enum HostError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Module(#[from] cp_base::DuplicateTool),
+}
+
+/// The checkpoint module, with warm runs when this process is the `context-pilot` binary
+/// (which has the `warm-run` subcommand the warm consoles run); a library caller (a test, a
+/// benchmark) builds its own.
+fn checkpoint_module() -> CheckpointModule {
+    match crate::tui::binary_path() {
+        Some(exe) => CheckpointModule::new().with_warm_runs(WarmLauncher::new(exe)),
+        None => CheckpointModule::new(),
+    }
 }
 
 /// Builds a [`Host`]: modules in sidebar order, and the side channels (the reload flag, the
@@ -89,7 +99,7 @@ impl Host {
             .module(Box::new(FilesModule))?
             .module(Box::new(CallbackModule::new(project, worker)))?
             .module(Box::new(ConsoleModule::new()))?
-            .module(Box::new(CheckpointModule::new()))?
+            .module(Box::new(checkpoint_module()))?
             .side_channel_modules()?
             .build())
     }

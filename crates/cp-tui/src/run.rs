@@ -139,6 +139,14 @@ impl RunCommand {
 /// Runs the command; returns the process exit code (0 done, 2 aborted by the user, 3 stopped
 /// by a merge conflict or a red merge of parallel phases, 1 failed or red at the end).
 pub fn run(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
+    let project = host.project().clone();
+    let code = run_phases(host, command);
+    // The run is over: no warm run of its tests is wanted any more.
+    cp_mod_checkpoint::cancel_warm_run(&project, "the run ended");
+    code
+}
+
+fn run_phases(host: Host, command: &RunCommand) -> anyhow::Result<i32> {
     // Read first: a malformed `notify` section stops the run before anything is recorded.
     let alerts = TerminalAlerts::from_user_config()?;
     let mut args = command.run_args(&host)?;

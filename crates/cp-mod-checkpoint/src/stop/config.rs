@@ -10,6 +10,13 @@ use crate::error::CheckpointError;
 /// Default limit for one test run, in seconds (30 s).
 pub const DEFAULT_TEST_TIMEOUT_SECS: u64 = 30;
 
+/// The most a learned limit grows to, in seconds (10 minutes): without a configured
+/// `timeout_secs`, a run may take twice the suite's usual time, up to this.
+pub const MAX_LEARNED_TIMEOUT_SECS: u64 = 600;
+
+/// Default quiet time before a warm run starts, in milliseconds.
+pub const DEFAULT_WARM_QUIET_MS: u64 = 500;
+
 /// How many times in a row the stop gate may block one agent session by default.
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 
@@ -49,6 +56,39 @@ pub struct StopGateConfig {
     /// tests, commit gate). Then the agent may stop and the person is told what is left.
     #[serde(default = "default_max_blocks")]
     pub max_blocks: u32,
+    /// Warm runs: the tests start in the background once the agent's edits settle, and a stop
+    /// on the very same tree takes their verdict without waiting.
+    #[serde(default)]
+    pub warm: WarmConfig,
+}
+
+/// When warm runs start. Every key is optional on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarmConfig {
+    /// Whether edits start warm runs (on by default).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// How long no edit must come before a warm run starts, in milliseconds.
+    #[serde(default = "default_quiet_ms")]
+    pub quiet_ms: u64,
+}
+
+impl Default for WarmConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            quiet_ms: DEFAULT_WARM_QUIET_MS,
+        }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_quiet_ms() -> u64 {
+    DEFAULT_WARM_QUIET_MS
 }
 
 /// One category of files, with what the agent must do when such a file changed.
@@ -84,13 +124,10 @@ pub struct TestConfig {
     /// Empty: no test run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// Limit for the run; on expiry the whole process group is killed.
-    #[serde(default = "default_timeout_secs")]
-    pub timeout_secs: u64,
-}
-
-fn default_timeout_secs() -> u64 {
-    DEFAULT_TEST_TIMEOUT_SECS
+    /// Limit for the run; on expiry the whole process group is killed. Absent: 30 s, or
+    /// twice the suite's usual time when that is longer (at most 10 minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
 }
 
 fn default_max_blocks() -> u32 {
@@ -111,6 +148,7 @@ impl Default for StopGateConfig {
             tests: None,
             capture_only_message: default_capture_only_message(),
             max_blocks: DEFAULT_MAX_BLOCKS,
+            warm: WarmConfig::default(),
         }
     }
 }
@@ -126,7 +164,7 @@ impl StopGateConfig {
     /// Checks the values serde cannot: the test timeout and the block limit.
     pub fn validate(&self) -> Result<(), CheckpointError> {
         if let Some(tests) = &self.tests
-            && tests.timeout_secs == 0
+            && tests.timeout_secs == Some(0)
         {
             return Err(CheckpointError::InvalidConfig(
                 "tests.timeout_secs is 0; give the limit in seconds, e.g. 30".into(),
@@ -262,10 +300,11 @@ impl StopGateConfig {
             tests: Some(TestConfig {
                 include: vec!["*.py".into()],
                 command: Some("pytest tests/unit/ -x -q".into()),
-                timeout_secs: DEFAULT_TEST_TIMEOUT_SECS,
+                timeout_secs: Some(DEFAULT_TEST_TIMEOUT_SECS),
             }),
             capture_only_message: default_capture_only_message(),
             max_blocks: DEFAULT_MAX_BLOCKS,
+            warm: WarmConfig::default(),
         }
     }
 }
@@ -286,7 +325,7 @@ mod tests {
         let parsed: StopGateConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(parsed, StopGateConfig::default());
         let tests: TestConfig = serde_json::from_str(r#"{"command": "make test"}"#).unwrap();
-        assert_eq!(tests.timeout_secs, 30);
+        assert_eq!(tests.timeout_secs, None);
         assert!(tests.include.is_empty());
     }
 
@@ -315,7 +354,7 @@ mod tests {
     fn the_guide_names_every_setting_with_its_default() {
         let guide = include_str!("../../../../docs/guide/stop-gate.md");
         let keys = every_key();
-        assert!(keys.len() >= 11, "{keys:?}");
+        assert!(keys.len() >= 14, "{keys:?}");
         for key in keys {
             let item = format!("\n- `{key}`\n  - default: ");
             assert!(
@@ -323,7 +362,11 @@ mod tests {
                 "docs/guide/stop-gate.md's settings lack `{key}` with its default"
             );
         }
-        assert!(guide.contains(&format!("default: `{DEFAULT_TEST_TIMEOUT_SECS}`\n")));
+        assert!(guide.contains(&format!(
+            "default: `{DEFAULT_TEST_TIMEOUT_SECS}`, or twice"
+        )));
+        assert!(guide.contains(&format!("default: `{DEFAULT_WARM_QUIET_MS}`
+")));
         assert!(guide.contains(&format!(
             "default: `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})"
         )));
@@ -335,9 +378,20 @@ mod tests {
         let parsed: StopGateConfig =
             serde_json::from_str(r#"{"tests": {"timeout_secs": 120}}"#).unwrap();
         let tests = parsed.tests.unwrap();
-        assert_eq!((tests.command, tests.timeout_secs), (None, 120));
+        assert_eq!((tests.command, tests.timeout_secs), (None, Some(120)));
         let include: TestConfig = serde_json::from_str(r#"{"include": ["*.py"]}"#).unwrap();
-        assert_eq!((include.command, include.timeout_secs), (None, 30));
+        assert_eq!((include.command, include.timeout_secs), (None, None));
+        let warm: StopGateConfig = serde_json::from_str(r#"{"warm": {"quiet_ms": 900}}"#).unwrap();
+        assert_eq!(
+            warm.warm,
+            WarmConfig {
+                enabled: true,
+                quiet_ms: 900
+            }
+        );
+        let off: StopGateConfig = serde_json::from_str(r#"{"warm": {"enabled": false}}"#).unwrap();
+        assert!(!off.warm.enabled);
+        assert_eq!(off.warm.quiet_ms, DEFAULT_WARM_QUIET_MS);
         let off: TestConfig = serde_json::from_str(r#"{"command": ""}"#).unwrap();
         assert_eq!(off.command.as_deref(), Some(""));
     }
@@ -365,7 +419,7 @@ mod tests {
         )
         .unwrap();
         let config = StopGateConfig::load(&project).unwrap();
-        assert_eq!(config.tests.unwrap().timeout_secs, 5);
+        assert_eq!(config.tests.unwrap().timeout_secs, Some(5));
         std::fs::write(project.config().path(), r#"{"checkpoint": {"rules": 3}}"#).unwrap();
         let err = StopGateConfig::load(&project).unwrap_err().to_string();
         assert!(

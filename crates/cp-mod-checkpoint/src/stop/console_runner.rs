@@ -177,7 +177,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(100);
 /// Waits up to `limit` for `session` to end, in short rounds so `cancel` (Esc) is seen at
 /// once; returns its last status and whether the cancel cut it short (the session is then
 /// killed as a group).
-fn wait_or_cancel(
+pub(super) fn wait_or_cancel(
     session: &ConsoleHandle,
     limit: Duration,
     cancel: &CancelToken,

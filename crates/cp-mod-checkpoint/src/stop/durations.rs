@@ -1,11 +1,12 @@
 //! How long each test command's last complete run took, so a timeout can say how long the
-//! suite usually takes. Kept per worker in `.context-pilot/state/<worker>/test-durations.json`
-//! (a cache: a lost file only loses that sentence), a few dozen commands at most.
+//! suite usually takes and a limit nobody configured can fit the suite. Kept for the project
+//! (whichever agent or warm run ran it) in `.context-pilot/state/test-durations.json`, a cache:
+//! a lost file only loses that knowledge. A few dozen commands at most.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cp_base::{Project, WorkerId};
+use cp_base::{FileLock, Project};
 use serde::{Deserialize, Serialize};
 
 const FILE: &str = "test-durations.json";
@@ -20,15 +21,17 @@ struct Saved {
     runs: BTreeMap<String, (u64, u64)>,
 }
 
-/// The durations file of one worker.
+/// The durations file of a project.
 pub(crate) struct Durations {
     path: PathBuf,
+    lock: PathBuf,
 }
 
 impl Durations {
-    pub(crate) fn new(project: &Project, worker: &WorkerId) -> Self {
+    pub(crate) fn new(project: &Project) -> Self {
         Self {
-            path: project.state_dir(worker).join(FILE),
+            path: project.dir().join("state").join(FILE),
+            lock: project.locks_dir().join(FILE),
         }
     }
 
@@ -50,6 +53,9 @@ impl Durations {
 
     /// Records a run that finished (passed or not) in `ms`.
     pub(crate) fn record(&self, command: &str, dir: &Path, ms: u64) {
+        // A warm run and a stop may record at once.
+        let _lock = FileLock::acquire(&self.lock)
+            .inspect_err(|e| tracing::warn!("test durations recorded without a lock: {e}"));
         let mut saved = self.load();
         let next = saved.runs.values().map(|r| r.1).max().map_or(0, |n| n + 1);
         saved.runs.insert(Self::key(command, dir), (ms, next));
@@ -86,7 +92,7 @@ mod tests {
     fn the_last_complete_run_is_remembered_and_old_commands_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let project = Project::at(dir.path());
-        let durations = Durations::new(&project, &WorkerId::new("w").unwrap());
+        let durations = Durations::new(&project);
         let here = Path::new("/p");
         assert_eq!(durations.usual_ms("make test", here), None);
         durations.record("make test", here, 33_000);

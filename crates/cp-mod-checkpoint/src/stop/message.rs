@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::TestExit;
+use super::warm::WarmUse;
 use cp_git::GitError;
 
 /// The full first-stop message: test line, changed files, follow-up instructions.
@@ -37,7 +38,14 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
              command given above, then stop again. There is no test to fix yet.\n",
         );
     }
-    if any(TestVerdict::TimedOut) {
+    let still_running = |t: &TestOutcome| matches!(t.warm, Some(WarmUse::StillRunning { .. }));
+    if report.tests.iter().any(still_running) {
+        out.push_str(
+            "\nThe tests have not finished yet, which says nothing about whether they pass: \
+             they go on in the background on this very tree, and stopping again without \
+             changing anything takes their verdict (or raise the limit as shown above).\n",
+        );
+    } else if any(TestVerdict::TimedOut) {
         out.push_str(
             "\nThe tests did not finish in time, which says nothing about whether they pass: \
              raise the limit as shown above (or make the suite faster), then stop again.\n",
@@ -77,6 +85,27 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
 fn note_line(out: &mut String, tests: &TestOutcome) {
     if let Some(note) = &tests.note {
         let _ = writeln!(out, "(The tests {note}.)");
+    }
+    match &tests.warm {
+        Some(WarmUse::Reused { .. }) => {
+            out.push_str("(A warm run tested this very tree while you worked: no wait.)\n");
+        }
+        Some(WarmUse::Waited { waited_ms }) => {
+            let _ = writeln!(
+                out,
+                "(A warm run was testing this very tree when you stopped; the stop waited \
+                 {:.1}s for the rest.)",
+                duration_secs(*waited_ms)
+            );
+        }
+        Some(WarmUse::StillRunning { waited_secs }) => {
+            let _ = writeln!(
+                out,
+                "(A warm run of this very tree still runs at low priority after {waited_secs}s; \
+                 the next stop on the same tree takes its verdict.)"
+            );
+        }
+        None => {}
     }
 }
 
@@ -229,6 +258,11 @@ fn meaning(out: &mut String, tests: &TestOutcome, verdict: TestVerdict) {
 /// Why a run did not pass, e.g. `exit code 1` or `after 30s; the whole run was stopped`.
 pub(crate) fn failure_reason(tests: &TestOutcome) -> String {
     match (&tests.exit, &tests.error) {
+        (Some(TestExit::TimedOut { after_secs }), _)
+            if matches!(tests.warm, Some(WarmUse::StillRunning { .. })) =>
+        {
+            format!("after {after_secs}s of waiting; it goes on in the background")
+        }
         (Some(TestExit::TimedOut { after_secs }), _) => {
             format!("after {after_secs}s; the whole run was stopped")
         }

@@ -29,6 +29,7 @@ mod state;
 mod test_output;
 mod testing;
 mod tree;
+mod warm;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -41,7 +42,8 @@ use cp_orchestrate::{Decision, StopInput};
 pub use categorize::CategorizedFile;
 pub use commit_message::suggest_commit_message;
 pub use config::{
-    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig,
+    CONFIG_KEY, DEFAULT_MAX_BLOCKS, DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS,
+    MAX_LEARNED_TIMEOUT_SECS, StopGateConfig, StopRule, TestConfig, WarmConfig,
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
@@ -51,6 +53,10 @@ pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::PlannedTests;
 pub use tree::TreeTests;
+pub use warm::{
+    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,
+    current_warm_run, warm_record_path, warm_run,
+};
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
@@ -302,7 +308,14 @@ impl StopGate {
         let quiet_turn = !gate && !changed_since_told && !last_failed;
         if !quiet_turn && (red_again || (triggers && !tested_this_tree)) {
             let failed_before = state.last_tests.as_ref().map(|t| t.outcomes.as_slice());
-            self.run_tests(input, repo, failed_before.unwrap_or_default(), report);
+            let tree = current.clone();
+            self.run_tests_warm(
+                input,
+                repo,
+                failed_before.unwrap_or_default(),
+                &tree,
+                report,
+            );
             if !report.tests.is_empty() {
                 // Tests may touch tracked files (lock files, snapshots); those are not the
                 // agent's changes, so remember the tree as it is after the run.

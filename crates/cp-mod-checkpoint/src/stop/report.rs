@@ -68,6 +68,9 @@ pub struct TestOutcome {
     /// suite's usual duration, said when this run timed out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usual_ms: Option<u64>,
+    /// Set when a warm run of this very tree gave the verdict (or is still giving it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm: Option<super::warm::WarmUse>,
 }
 
 /// What a test run's result means, for the headline and what the agent is asked to do.

@@ -102,6 +102,9 @@ pub struct ProcessGroupRunner {
     pub grace: Duration,
     /// Output kept, in bytes, counted from the end.
     pub max_output: usize,
+    /// Also copy the output to this process's stdout as it arrives (a warm run, whose
+    /// stdout is its console, shows the tests there as they run).
+    pub echo: bool,
 }
 
 impl Default for ProcessGroupRunner {
@@ -109,6 +112,7 @@ impl Default for ProcessGroupRunner {
         Self {
             grace: Duration::from_secs(2),
             max_output: 2 * 1024 * 1024,
+            echo: false,
         }
     }
 }
@@ -143,6 +147,7 @@ impl TestRunner for ProcessGroupRunner {
         {
             let buffer = Arc::clone(&buffer);
             let max = self.max_output;
+            let echo = self.echo;
             let spawned = thread::Builder::new()
                 .name("test-output".into())
                 .spawn(move || {
@@ -151,6 +156,12 @@ impl TestRunner for ProcessGroupRunner {
                         match reader.read(&mut chunk) {
                             Ok(0) | Err(_) => break,
                             Ok(n) => {
+                                if echo {
+                                    let mut out = std::io::stdout().lock();
+                                    // Only a view of the run: a closed stdout loses nothing.
+                                    let _ = std::io::Write::write_all(&mut out, &chunk[..n]);
+                                    let _ = std::io::Write::flush(&mut out);
+                                }
                                 let mut buf = buffer.lock().unwrap_or_else(PoisonError::into_inner);
                                 buf.extend_from_slice(&chunk[..n]);
                                 if buf.len() > max {

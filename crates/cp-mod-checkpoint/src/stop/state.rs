@@ -152,7 +152,7 @@ impl StateFile {
 /// is a per-machine cache (a lost or empty file is moved aside by [`StateFile::load`] and
 /// costs one extra stop gate message), and syncing megabytes on every stop of a big change
 /// set was a large part of the stop gate's time (issue 15).
-fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     // Under `state/`: private, whatever the umask (see `cp_base::private`).
     cp_base::private::create_dir_all(dir)?;
@@ -272,19 +272,19 @@ fn content_digest(path: &Path, hash: &mut Fnv) {
 
 /// 64-bit FNV-1a: tiny, stable across Rust versions (unlike `DefaultHasher`), and plenty to
 /// tell one working tree state from the next. Not used for anything security-related.
-struct Fnv(u64);
+pub(super) struct Fnv(u64);
 
 impl Fnv {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
     }
-    fn write(&mut self, bytes: &[u8]) {
+    pub(super) fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    fn finish(&self) -> u64 {
+    pub(super) fn finish(&self) -> u64 {
         self.0
     }
 }

@@ -17,7 +17,9 @@ use super::durations::Durations;
 use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::{TestExit, TestSpec};
 use super::test_output::{self, MissingTool, missing_tool, parse_test_output};
-use super::{DEFAULT_TEST_TIMEOUT_SECS, StopGate, TEST_TAIL_LINES};
+use super::{
+    DEFAULT_TEST_TIMEOUT_SECS, MAX_LEARNED_TIMEOUT_SECS, StopGate, TEST_TAIL_LINES, TestRunner,
+};
 
 /// Why no test ran when the configured command is empty.
 const OFF_NOTE: &str = "tests are off: checkpoint.tests.command is empty";
@@ -29,6 +31,7 @@ const TAIL_LINE_CHARS: usize = 400;
 const TIMEOUT_TAIL_LINES: usize = 8;
 
 /// One test command to run: where, for how long, for which project, and why this one.
+#[derive(Debug, Clone)]
 pub(super) struct PlannedRun {
     /// The project's directory relative to the repository root, for a monorepo's projects.
     pub(super) project: Option<String>,
@@ -89,11 +92,25 @@ impl StopGate {
             .and_then(|t| t.command.as_deref())
     }
 
+    /// The configured limit, else the default (`doctor`'s figure: a run's own limit may be
+    /// longer, learned from the suite's usual time; see [`StopGate::limit_secs`]).
     fn timeout_secs(&self) -> u64 {
         self.config
             .tests
             .as_ref()
-            .map_or(DEFAULT_TEST_TIMEOUT_SECS, |t| t.timeout_secs)
+            .and_then(|t| t.timeout_secs)
+            .unwrap_or(DEFAULT_TEST_TIMEOUT_SECS)
+    }
+
+    /// The limit of a run whose last complete run took `usual_ms`: the configured one, else
+    /// the default or twice the usual time when that is longer, at most
+    /// [`MAX_LEARNED_TIMEOUT_SECS`].
+    pub(super) fn limit_secs(&self, usual_ms: Option<u64>) -> u64 {
+        if let Some(configured) = self.config.tests.as_ref().and_then(|t| t.timeout_secs) {
+            return configured;
+        }
+        let learned = usual_ms.map_or(0, |ms| ms.div_ceil(1000).saturating_mul(2));
+        learned.clamp(DEFAULT_TEST_TIMEOUT_SECS, MAX_LEARNED_TIMEOUT_SECS)
     }
 
     /// Runs the configured or detected test commands; the caller decides whether they are
@@ -106,40 +123,66 @@ impl StopGate {
         before: &[TestOutcome],
         report: &mut StopReport,
     ) {
+        let runs = match self.plan_runs(input, repo, before, report) {
+            Ok(runs) => runs,
+            Err(note) => {
+                report.tests_note = note;
+                return;
+            }
+        };
+        report.tests = self.run_planned(runs, &Durations::new(&input.project));
+    }
+
+    /// The runs a stop would start now, in order; `Err` with what to say when there are
+    /// none (nothing when the tests are turned off).
+    pub(super) fn plan_runs(
+        &self,
+        input: &StopInput,
+        repo: &Path,
+        before: &[TestOutcome],
+        report: &StopReport,
+    ) -> Result<Vec<PlannedRun>, Option<String>> {
+        let durations = Durations::new(&input.project);
         let runs = match self.configured_command() {
             // Due but off: said, so no earlier verdict is taken for this tree's (issue 41).
-            Some(command) if command.trim().is_empty() => {
-                report.tests_note = Some(OFF_NOTE.into());
-                return;
-            }
+            Some(command) if command.trim().is_empty() => return Err(Some(OFF_NOTE.into())),
             // A configured command is the repository's code: it runs only in a trusted
             // project. Detected commands (`cargo test`, …) are the project's own build.
-            Some(_) if !input.project.is_trusted() => {
-                report.tests_note = Some(untrusted_note());
-                return;
-            }
+            Some(_) if !input.project.is_trusted() => return Err(Some(untrusted_note())),
             Some(command) => vec![PlannedRun {
                 project: None,
                 command: command.to_owned(),
                 cwd: input.project.root().to_path_buf(),
-                timeout_secs: self.timeout_secs(),
+                timeout_secs: 0,
                 why: "configured in .context-pilot/config.json (checkpoint.tests.command)".into(),
             }],
             None => self.detect_runs(input, repo, before, report),
         };
         if runs.is_empty() {
-            report.tests_note = Some(
+            return Err(Some(
                 "no test command configured in .context-pilot/config.json \
                  (checkpoint.tests.command) and none declared or detected"
                     .into(),
-            );
-            return;
+            ));
         }
-        let durations = Durations::new(&input.project, &input.worker);
-        report.tests = runs
+        Ok(runs
             .into_iter()
-            .map(|run| self.run_one(run, &durations))
-            .collect();
+            .map(|mut run| {
+                run.timeout_secs = self.limit_secs(durations.usual_ms(&run.command, &run.cwd));
+                run
+            })
+            .collect())
+    }
+
+    /// Runs `runs` one after the other with this gate's runner.
+    pub(super) fn run_planned(
+        &self,
+        runs: Vec<PlannedRun>,
+        durations: &Durations,
+    ) -> Vec<TestOutcome> {
+        runs.into_iter()
+            .map(|run| self.run_one(run, durations, self.runner.as_ref()))
+            .collect()
     }
 
     /// The detected test commands: the project's own (its root's, else the repository
@@ -153,7 +196,8 @@ impl StopGate {
         report: &StopReport,
     ) -> Vec<PlannedRun> {
         let path_env = self.git.path_env.as_deref();
-        let timeout_secs = self.timeout_secs();
+        // Each run's own limit is set once the runs are known (see `plan_runs`).
+        let timeout_secs = 0;
         if let Some(found) = detect_test_command(&[input.project.root(), repo], path_env) {
             return vec![PlannedRun {
                 project: None,
@@ -192,9 +236,10 @@ impl StopGate {
     }
 
     /// The environment of a run: CI's (`CI=true`: watch modes off, no interactive
-    /// reporters), the project's venv first on `PATH` as if activated, and the gate's
-    /// `PATH` when one was given.
-    fn run_env(&self, cwd: &Path) -> Vec<(OsString, OsString)> {
+    /// reporters), and `PATH`: the gate's when one was given, else this process's, with the
+    /// project's venv first as if activated. Always set, so a run started from a console
+    /// server (whose own `PATH` may be another's) and a warm run see the same one.
+    pub(super) fn run_env(&self, cwd: &Path) -> Vec<(OsString, OsString)> {
         let mut env = vec![(OsString::from("CI"), OsString::from("true"))];
         let path = self
             .git
@@ -211,14 +256,18 @@ impl StopGate {
                     env.push(("VIRTUAL_ENV".into(), venv.as_os_str().to_owned()));
                 }
             }
-            None if self.git.path_env.is_some() => env.push(("PATH".into(), path)),
-            None => {}
+            None => env.push(("PATH".into(), path)),
         }
         env
     }
 
-    /// Runs one project's tests and reads the result.
-    fn run_one(&self, run: PlannedRun, durations: &Durations) -> TestOutcome {
+    /// Runs one project's tests with `runner` and reads the result.
+    pub(super) fn run_one(
+        &self,
+        run: PlannedRun,
+        durations: &Durations,
+        runner: &dyn TestRunner,
+    ) -> TestOutcome {
         let PlannedRun {
             project,
             command,
@@ -239,6 +288,7 @@ impl StopGate {
             why: Some(why),
             missing: None,
             usual_ms: durations.usual_ms(&command, &cwd),
+            warm: None,
         };
         if let Some(evidence) = missing_before_run(&cwd) {
             outcome.missing = Some(MissingTool {
@@ -256,7 +306,7 @@ impl StopGate {
             cancel: self.cancel.clone(),
         };
         tracing::info!(command = %command, project = ?outcome.project, "stop gate: running tests");
-        let run = match self.runner.run(&spec) {
+        let run = match runner.run(&spec) {
             Ok(run) => run,
             Err(e) => {
                 outcome.error = Some(e.to_string());

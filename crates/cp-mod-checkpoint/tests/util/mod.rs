@@ -228,7 +228,7 @@ pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
         tests: Some(TestConfig {
             include: vec!["*.py".into()],
             command: Some(command.into()),
-            timeout_secs,
+            timeout_secs: Some(timeout_secs),
         }),
         ..StopGateConfig::default()
     }

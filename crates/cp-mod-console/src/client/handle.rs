@@ -295,6 +295,19 @@ impl ConsoleHandle {
         self.ask(&Request::Kill { id: self.id })
     }
 
+    /// Puts a console started niced ([`SpawnSpec::nice`](crate::SpawnSpec)) back to normal
+    /// priority, as far as this user may: its session's autogroup always (what counts
+    /// between sessions where the kernel groups them), its processes' own niceness only
+    /// with the privilege to raise priority. For work someone now waits for. A console that
+    /// is no longer running is left alone.
+    pub fn restore_priority(&self) -> Result<(), ConsoleError> {
+        let info = self.info()?;
+        if let (true, Some(pid)) = (info.status.is_running(), info.pid) {
+            crate::sys::restore_priority(pid);
+        }
+        Ok(())
+    }
+
     fn gone(&self) -> ConsoleError {
         match self.info_from_disk() {
             Ok(info) => ConsoleError::NotRunning {

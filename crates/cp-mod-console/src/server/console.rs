@@ -85,6 +85,18 @@ fn validate(spec: &SpawnSpec) -> Result<(), ConsoleError> {
             spec.cwd.display()
         )));
     }
+    if spec.nice.is_some_and(|n| !(1..=19).contains(&n)) {
+        return Err(ConsoleError::InvalidSpec(format!(
+            "'nice' is {}; give a niceness from 1 (a little lower) to 19 (the lowest)",
+            spec.nice.unwrap_or_default()
+        )));
+    }
+    if spec.exclusive && spec.label.as_deref().is_none_or(str::is_empty) {
+        return Err(ConsoleError::InvalidSpec(
+            "'exclusive' needs a 'label': the running consoles with that label are ended first"
+                .into(),
+        ));
+    }
     if spec.rows == 0 || spec.cols == 0 {
         return Err(ConsoleError::InvalidSpec(format!(
             "PTY size {}x{} must be at least 1x1",

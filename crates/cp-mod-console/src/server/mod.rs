@@ -395,6 +395,30 @@ impl Server {
         });
     }
 
+    /// Ends every running console labelled `label`, each in a thread of its own, so the
+    /// spawn that replaces them does not wait out a grace period (its command can wait for
+    /// them itself).
+    fn end_same_label(&self, label: &str) {
+        let replaced: Vec<Arc<Console>> = self
+            .consoles()
+            .values()
+            .filter(|c| c.is_running() && c.info().label.as_deref() == Some(label))
+            .cloned()
+            .collect();
+        for console in replaced {
+            let spawned = std::thread::Builder::new().name("replace".into()).spawn({
+                let console = Arc::clone(&console);
+                move || {
+                    console.kill(KillCause::Request);
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!("no thread to end a replaced console ({e}); ending it here");
+                console.kill(KillCause::Request);
+            }
+        }
+    }
+
     /// Serves one client connection until it closes.
     fn serve(&self, stream: UnixStream) {
         let Ok(read_half) = stream.try_clone() else {
@@ -464,6 +488,9 @@ impl Server {
                     .spawn_gate
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
+                if spec.exclusive {
+                    self.end_same_label(spec.label.as_deref().unwrap_or_default());
+                }
                 let running = self.consoles().values().filter(|s| s.is_running()).count();
                 if running >= self.opts.max_consoles {
                     return Err(ConsoleError::Server(format!(

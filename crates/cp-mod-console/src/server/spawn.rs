@@ -74,6 +74,11 @@ pub(super) fn spawn_child(
         let pid = sys::spawn_on_tty(&spawn).map_err(|e| spawn_err(e.to_string()))?;
         Ok::<_, ConsoleError>(((), pid))
     })?;
+    if let Some(nice) = spec.nice {
+        // The child has only just exec'd: its group (it leads a new session) is niced before
+        // it can start much, and the session's autogroup with it.
+        sys::lower_priority(pid, nice);
+    }
     Ok((pid, exit_rx))
 }
 

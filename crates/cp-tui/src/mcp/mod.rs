@@ -79,6 +79,8 @@ pub fn serve(host: Host) -> anyhow::Result<()> {
     for problem in carried.suspend(server.host()) {
         eprintln!("context-pilot mcp: {problem}");
     }
+    // The agent's session is over: no warm run of its tests is wanted any more.
+    cp_mod_checkpoint::cancel_warm_run(server.host().project(), "the agent's MCP session ended");
     // Tool calls still running on the blocking pool are abandoned, not awaited: stdin is
     // closed, so nobody could read their results.
     runtime.shutdown_background();

@@ -76,7 +76,7 @@ pub use keymap::{Action, KeyContext, map_key, map_mouse};
 pub use markdown::highlighting;
 pub use navigation::{Focus, SidebarEntry};
 pub use palette::{parse_arguments, parse_argv};
-pub use reexec::remember_exe;
+pub use reexec::{binary_path, remember_exe};
 pub use saved_state::SavedState;
 
 use crate::host::Host;
@@ -272,6 +272,8 @@ fn finish(app: &mut App, mut guard: terminal::TerminalGuard) {
     });
     app.save_state_now();
     drop(guard);
+    // The session is over: no warm run of its tests is wanted any more.
+    cp_mod_checkpoint::cancel_warm_run(app.host().project(), "the TUI ended");
     tracing::info!("TUI exited");
     if app.agent().provider.is_some() && app.agent().usage.total_in > 0 {
         println!("context-pilot {}", app.agent().usage.session_summary());

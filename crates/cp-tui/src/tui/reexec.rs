@@ -56,6 +56,11 @@ pub fn remember_exe() {
     }
 }
 
+/// The `context-pilot` binary's path, when this process is it (its `main` remembered it).
+pub fn binary_path() -> Option<PathBuf> {
+    EXE.get().cloned()
+}
+
 /// The path to exec on reload.
 pub fn exe_path() -> Option<PathBuf> {
     EXE.get().cloned().or_else(|| std::env::current_exe().ok())

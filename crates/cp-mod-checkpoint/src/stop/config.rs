@@ -362,11 +362,11 @@ mod tests {
                 "docs/guide/stop-gate.md's settings lack `{key}` with its default"
             );
         }
+        assert!(guide.contains(&format!("default: `{DEFAULT_TEST_TIMEOUT_SECS}`, or twice")));
         assert!(guide.contains(&format!(
-            "default: `{DEFAULT_TEST_TIMEOUT_SECS}`, or twice"
+            "default: `{DEFAULT_WARM_QUIET_MS}`
+"
         )));
-        assert!(guide.contains(&format!("default: `{DEFAULT_WARM_QUIET_MS}`
-")));
         assert!(guide.contains(&format!(
             "default: `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})"
         )));

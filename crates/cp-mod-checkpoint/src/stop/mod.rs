@@ -51,7 +51,7 @@ pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict}
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
-pub use testing::PlannedTests;
+pub use testing::{NoPlannedTests, PlannedTests};
 pub use tree::TreeTests;
 pub use warm::{
     WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,

@@ -54,16 +54,37 @@ pub struct PlannedTests {
     pub timeout_secs: u64,
 }
 
+/// Why a stop would run no one test command for the whole project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoPlannedTests {
+    /// `checkpoint.tests.command` is empty.
+    #[error("{OFF_NOTE}")]
+    Off,
+    /// A command is configured, and the project is not trusted to run it.
+    #[error("{}", untrusted_note())]
+    Untrusted,
+    /// Nothing at the root: each changed file's nearest project is tested on its own.
+    #[error(
+        "no test command declared or detected at the project's root; each changed file's \
+         nearest project is tested on its own"
+    )]
+    PerChangedFile,
+}
+
 impl StopGate {
     /// The tests a stop would run in `project` (its root's, else its repository's), with
     /// why; `Err` says why none would (disabled, untrusted, nothing found). A repository
     /// whose root is no project tests each changed file's nearest project instead, which
     /// depends on the changes: that is what the `Err` says then.
-    pub fn planned_tests(&self, project: &Project, repo: &Path) -> Result<PlannedTests, String> {
+    pub fn planned_tests(
+        &self,
+        project: &Project,
+        repo: &Path,
+    ) -> Result<PlannedTests, NoPlannedTests> {
         let timeout_secs = self.timeout_secs();
         match self.configured_command() {
-            Some(command) if command.trim().is_empty() => Err(OFF_NOTE.into()),
-            Some(_) if !project.is_trusted() => Err(untrusted_note()),
+            Some(command) if command.trim().is_empty() => Err(NoPlannedTests::Off),
+            Some(_) if !project.is_trusted() => Err(NoPlannedTests::Untrusted),
             Some(command) => Ok(PlannedTests {
                 command: command.to_owned(),
                 dir: project.root().to_path_buf(),
@@ -77,11 +98,7 @@ impl StopGate {
                     why: found.why,
                     timeout_secs,
                 })
-                .ok_or_else(|| {
-                    "no test command declared or detected at the project's root; each changed \
-                     file's nearest project is tested on its own"
-                        .to_owned()
-                }),
+                .ok_or(NoPlannedTests::PerChangedFile),
         }
     }
 

@@ -246,113 +246,164 @@ pub(crate) struct TtySpawn<'a> {
 /// session's terminal. Descriptors need no closing: everything the server opens is
 /// close-on-exec (see [`cloexec_inherited_fds`]).
 pub(crate) fn spawn_on_tty(spawn: &TtySpawn<'_>) -> io::Result<u32> {
-    /// Destroys the attributes and file actions on every way out.
-    struct Spawn {
-        attr: libc::posix_spawnattr_t,
-        actions: libc::posix_spawn_file_actions_t,
+    let mut plan = SpawnPlan::new()?;
+    plan.new_session_with_default_signals()?;
+    plan.on_tty(spawn.cwd, spawn.tty)?;
+    plan.spawn(spawn.program, spawn.argv, spawn.envp)
+}
+
+/// The signals the server handles itself, which a console's command gets back at their
+/// defaults.
+const SERVER_SIGNALS: [libc::c_int; 7] = [
+    libc::SIGCHLD,
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGALRM,
+    libc::SIGPIPE,
+];
+
+/// A `posix_spawn`'s attributes and file actions, destroyed on every way out.
+struct SpawnPlan {
+    attr: libc::posix_spawnattr_t,
+    actions: libc::posix_spawn_file_actions_t,
+}
+
+/// An `errno`-style return code as a result.
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(rc))
     }
-    impl Drop for Spawn {
-        fn drop(&mut self) {
-            // SAFETY: both were initialised before this guard was built and are destroyed
-            // once, here.
-            unsafe {
-                libc::posix_spawn_file_actions_destroy(&raw mut self.actions);
-                libc::posix_spawnattr_destroy(&raw mut self.attr);
-            }
-        }
-    }
-    let check = |rc: libc::c_int| {
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::from_raw_os_error(rc))
-        }
-    };
-    let pointers = |strings: &[CString]| -> Vec<*mut libc::c_char> {
-        strings
-            .iter()
-            .map(|s| s.as_ptr().cast_mut())
-            .chain(std::iter::once(std::ptr::null_mut()))
-            .collect()
-    };
-    let (argv, envp) = (pointers(spawn.argv), pointers(spawn.envp));
-    // SAFETY: plain C structs, initialised by their `_init` functions before any other use;
-    // the guard destroys them. Every pointer passed below points into a C string that
-    // outlives the call, and `argv`/`envp` are null-terminated arrays of such pointers,
-    // which posix_spawn only reads.
+}
+
+/// An empty signal set.
+fn empty_sigset() -> libc::sigset_t {
+    // SAFETY: `sigset_t` is a plain C struct for which all zeroes is a valid value, and
+    // `sigemptyset` only writes the set it is given.
     unsafe {
-        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-        check(libc::posix_spawnattr_init(&raw mut attr))?;
-        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-        if let Err(e) = check(libc::posix_spawn_file_actions_init(&raw mut actions)) {
-            libc::posix_spawnattr_destroy(&raw mut attr);
-            return Err(e);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut set);
+        set
+    }
+}
+
+impl SpawnPlan {
+    /// Attributes and file actions, both initialised and empty.
+    fn new() -> io::Result<Self> {
+        // SAFETY: plain C structs, zeroed, then initialised by their `_init` functions
+        // before any other use; an attribute set whose actions fail to initialise is
+        // destroyed here, and from then on `Drop` destroys both exactly once.
+        unsafe {
+            let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+            check(libc::posix_spawnattr_init(&raw mut attr))?;
+            let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+            if let Err(e) = check(libc::posix_spawn_file_actions_init(&raw mut actions)) {
+                libc::posix_spawnattr_destroy(&raw mut attr);
+                return Err(e);
+            }
+            Ok(Self { attr, actions })
         }
-        let mut s = Spawn { attr, actions };
+    }
+
+    /// The child starts a new session (`setsid`), with no signal blocked and the server's
+    /// signals back at their defaults.
+    fn new_session_with_default_signals(&mut self) -> io::Result<()> {
         // The libc crate types the flags apart (SETSID as c_short, the others as c_int);
         // all fit a c_short, which is what setflags takes.
         let flags = i32::from(libc::POSIX_SPAWN_SETSID)
             | libc::POSIX_SPAWN_SETSIGMASK
             | libc::POSIX_SPAWN_SETSIGDEF;
-        check(libc::posix_spawnattr_setflags(
-            &raw mut s.attr,
-            libc::c_short::try_from(flags)
-                .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
-        ))?;
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&raw mut none);
-        check(libc::posix_spawnattr_setsigmask(
-            &raw mut s.attr,
-            &raw const none,
-        ))?;
-        let mut defaults: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&raw mut defaults);
-        for signo in [
-            libc::SIGCHLD,
-            libc::SIGHUP,
-            libc::SIGINT,
-            libc::SIGQUIT,
-            libc::SIGTERM,
-            libc::SIGALRM,
-            libc::SIGPIPE,
-        ] {
-            libc::sigaddset(&raw mut defaults, signo);
+        let flags = libc::c_short::try_from(flags)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let none = empty_sigset();
+        let mut defaults = empty_sigset();
+        for signo in SERVER_SIGNALS {
+            // SAFETY: adds a valid signal number to an initialised set.
+            unsafe { libc::sigaddset(&raw mut defaults, signo) };
         }
-        check(libc::posix_spawnattr_setsigdefault(
-            &raw mut s.attr,
-            &raw const defaults,
-        ))?;
-        check(libc::posix_spawn_file_actions_addchdir_np(
-            &raw mut s.actions,
-            spawn.cwd.as_ptr(),
-        ))?;
-        check(libc::posix_spawn_file_actions_addopen(
-            &raw mut s.actions,
-            0,
-            spawn.tty.as_ptr(),
-            libc::O_RDWR,
-            0,
-        ))?;
-        check(libc::posix_spawn_file_actions_adddup2(
-            &raw mut s.actions,
-            0,
-            1,
-        ))?;
-        check(libc::posix_spawn_file_actions_adddup2(
-            &raw mut s.actions,
-            0,
-            2,
-        ))?;
+        // SAFETY: `self.attr` was initialised in `new`; the sets are initialised and only
+        // read during the calls.
+        unsafe {
+            check(libc::posix_spawnattr_setflags(&raw mut self.attr, flags))?;
+            check(libc::posix_spawnattr_setsigmask(
+                &raw mut self.attr,
+                &raw const none,
+            ))?;
+            check(libc::posix_spawnattr_setsigdefault(
+                &raw mut self.attr,
+                &raw const defaults,
+            ))
+        }
+    }
+
+    /// The child starts in `cwd` with the PTY slave `tty` as stdin, stdout and stderr;
+    /// opened without `O_NOCTTY` after `setsid`, it becomes the session's terminal.
+    fn on_tty(&mut self, cwd: &CStr, tty: &CStr) -> io::Result<()> {
+        // SAFETY: `self.actions` was initialised in `new`; glibc copies the paths, which
+        // are valid C strings for the duration of each call.
+        unsafe {
+            check(libc::posix_spawn_file_actions_addchdir_np(
+                &raw mut self.actions,
+                cwd.as_ptr(),
+            ))?;
+            check(libc::posix_spawn_file_actions_addopen(
+                &raw mut self.actions,
+                0,
+                tty.as_ptr(),
+                libc::O_RDWR,
+                0,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &raw mut self.actions,
+                0,
+                1,
+            ))?;
+            check(libc::posix_spawn_file_actions_adddup2(
+                &raw mut self.actions,
+                0,
+                2,
+            ))
+        }
+    }
+
+    /// Starts `program` with `argv` and `envp` as planned; returns its pid.
+    fn spawn(&self, program: &CStr, argv: &[CString], envp: &[CString]) -> io::Result<u32> {
+        let pointers = |strings: &[CString]| -> Vec<*mut libc::c_char> {
+            strings
+                .iter()
+                .map(|s| s.as_ptr().cast_mut())
+                .chain(std::iter::once(std::ptr::null_mut()))
+                .collect()
+        };
+        let (argv, envp) = (pointers(argv), pointers(envp));
         let mut pid: libc::pid_t = 0;
-        check(libc::posix_spawn(
-            &raw mut pid,
-            spawn.program.as_ptr(),
-            &raw const s.actions,
-            &raw const s.attr,
-            argv.as_ptr(),
-            envp.as_ptr(),
-        ))?;
+        // SAFETY: the attributes and actions are initialised; `program` and every pointer
+        // of `argv`/`envp` point into C strings that outlive the call, and both arrays are
+        // null-terminated; posix_spawn only reads them.
+        check(unsafe {
+            libc::posix_spawn(
+                &raw mut pid,
+                program.as_ptr(),
+                &raw const self.actions,
+                &raw const self.attr,
+                argv.as_ptr(),
+                envp.as_ptr(),
+            )
+        })?;
         u32::try_from(pid).map_err(|_| io::Error::other("posix_spawn returned no pid"))
+    }
+}
+
+impl Drop for SpawnPlan {
+    fn drop(&mut self) {
+        // SAFETY: both were initialised in `new` and are destroyed once, here.
+        unsafe {
+            libc::posix_spawn_file_actions_destroy(&raw mut self.actions);
+            libc::posix_spawnattr_destroy(&raw mut self.attr);
+        }
     }
 }
 

@@ -363,10 +363,7 @@ mod tests {
             );
         }
         assert!(guide.contains(&format!("default: `{DEFAULT_TEST_TIMEOUT_SECS}`, or twice")));
-        assert!(guide.contains(&format!(
-            "default: `{DEFAULT_WARM_QUIET_MS}`
-"
-        )));
+        assert!(guide.contains(&format!("default: `{DEFAULT_WARM_QUIET_MS}`\n")));
         assert!(guide.contains(&format!(
             "default: `{DEFAULT_MAX_BLOCKS}` (1 to {MAX_MAX_BLOCKS})"
         )));

@@ -106,12 +106,34 @@ pub fn warm_run(
             Ok(Attempt::Finished | Attempt::TreeChanged) => return Ok(()),
             Err(why) => {
                 println!("No warm run: {why}");
-                run.set_phase(WarmPhase::Skipped { why });
+                run.set_phase(WarmPhase::Skipped {
+                    why: why.to_string(),
+                });
                 return Ok(());
             }
         }
     }
     Ok(())
+}
+
+/// Why a warm run tests nothing (the panel shows it).
+#[derive(Debug, thiserror::Error)]
+enum NoWarmRun {
+    /// Git could not list the tree.
+    #[error(transparent)]
+    Git(#[from] cp_git::GitError),
+    /// The files changed each time they were listed.
+    #[error("files keep changing; the stop will test the tree")]
+    KeepsChanging,
+    /// Nothing changed that runs the tests.
+    #[error("no change that runs the tests")]
+    NothingToTest,
+    /// The last stop's verdict is of this very tree.
+    #[error("the last stop already tested this tree")]
+    AlreadyTested,
+    /// The stop gate would run no tests (its note says why, when it has one).
+    #[error("{}", .0.as_deref().unwrap_or("the tests are off"))]
+    NotPlanned(Option<String>),
 }
 
 /// How one attempt ended.
@@ -177,16 +199,13 @@ impl Run<'_> {
     }
 
     /// Lists the tree once no file is racy; `Err` says why it could not.
-    fn listing(&self, gate: &StopGate) -> Result<Listing, String> {
-        let repo = gate
-            .git
-            .repo_root(self.project.root())
-            .map_err(|e| e.to_string())?;
+    fn listing(&self, gate: &StopGate) -> Result<Listing, NoWarmRun> {
+        let repo = gate.git.repo_root(self.project.root())?;
         for _ in 0..RACY_TRIES {
             let taken = SystemTime::now();
             // The project's own files, as the stop lists them: not nested repositories,
             // worktrees or submodules.
-            let status = gate.git.status(&repo).map_err(|e| e.to_string())?;
+            let status = gate.git.status(&repo)?;
             let head = status.head.commit;
             let changed: Vec<ChangedFile> = status
                 .files
@@ -208,23 +227,23 @@ impl Run<'_> {
                 tree,
             });
         }
-        Err("files keep changing; the stop will test the tree".into())
+        Err(NoWarmRun::KeepsChanging)
     }
 
     /// One attempt: list, plan, key, run, check the tree again.
-    fn once(&self, gate: &StopGate) -> Result<Attempt, String> {
+    fn once(&self, gate: &StopGate) -> Result<Attempt, NoWarmRun> {
         let listing = self.listing(gate)?;
         let mut report = StopReport::new(StopPhase::First);
         report.set_files(listing.files.clone(), &gate.categorizer);
         if !(report.code_changed && report.files.iter().any(|f| f.triggers_tests)) {
-            return Err("no change that runs the tests".into());
+            return Err(NoWarmRun::NothingToTest);
         }
         let state = StateFile::new(self.project.state_dir(self.worker).join(STATE_FILE))
             .load()
             .unwrap_or_default();
         let last = state.last_tests.as_ref();
         if last.is_some_and(|t| t.fingerprint == listing.changed_set && !LastTests::failed(t)) {
-            return Err("the last stop already tested this tree".into());
+            return Err(NoWarmRun::AlreadyTested);
         }
         let before: &[TestOutcome] = last.map(|t| t.outcomes.as_slice()).unwrap_or_default();
         let input = StopInput {
@@ -236,7 +255,7 @@ impl Run<'_> {
         };
         let runs = gate
             .plan_runs(&input, &listing.repo, before, &report)
-            .map_err(|note| note.unwrap_or_else(|| "the tests are off".into()))?;
+            .map_err(NoWarmRun::NotPlanned)?;
         let key = run_key(&listing.tree, &runs, |cwd| gate.run_env(cwd));
         if let Some(known) = self.file.load().verdict(&key) {
             self.set_phase(done(&key, &known.outcomes));
@@ -278,7 +297,7 @@ impl Run<'_> {
             self.set_phase(WarmPhase::NoVerdict { why });
             return Ok(Attempt::Finished);
         }
-        if after.as_deref() != Ok(listing.tree.as_str()) {
+        if after.as_ref().ok().map(String::as_str) != Some(listing.tree.as_str()) {
             self.set_phase(WarmPhase::NoVerdict {
                 why: "the tree changed while the tests ran: no verdict for either tree".into(),
             });

@@ -51,11 +51,13 @@ impl Bench {
         let repo = cp_e2e::git_repo();
         let root = repo.path().canonicalize().unwrap();
         std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
-        // Both cores busy for `suite_secs` of wall time, then the verdict from calc.py.
+        // Both cores busy for `suite_secs` of wall time (and while the ignored file `hold`
+        // exists), then the verdict from calc.py.
         std::fs::write(
             root.join("busy.py"),
             format!(
-                "import time\nend = time.time() + {suite_secs}\nwhile time.time() < end:\n    pass\n"
+                "import os, time\nend = time.time() + {suite_secs}\n\
+                 while time.time() < end or os.path.exists('hold'):\n    pass\n"
             ),
         )
         .unwrap();
@@ -66,7 +68,7 @@ impl Bench {
              echo 'FAILED test_calc.py::test_add'; echo '1 failed'; exit 1\n",
         )
         .unwrap();
-        std::fs::write(root.join(".gitignore"), "__pycache__/\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "__pycache__/\nhold\n").unwrap();
         std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
         std::fs::write(
             root.join(".context-pilot/config.json"),
@@ -293,8 +295,11 @@ pub fn warm_runs(opts: &Options) -> Vec<Row> {
         right_after.push(t);
         r_after.push(t / base);
 
-        // The agent's own CPU-bound work, alone and while a warm run tests.
+        // The agent's own CPU-bound work, alone and while a warm run tests. The warm run's
+        // suite is held busy until the tool call is done, however short the suite.
         alone.push(tool_call());
+        let hold = bench.root.join("hold");
+        std::fs::write(&hold, "").unwrap();
         let since = cp_base::now_ms();
         let worker = bench.edit(true);
         bench.wait_phase(since, |p| matches!(p, WarmPhase::Running { .. }));
@@ -306,6 +311,7 @@ pub fn warm_runs(opts: &Options) -> Vec<Row> {
             ),
             "the warm run ended before the tool call did: the figure means nothing"
         );
+        std::fs::remove_file(&hold).unwrap();
         // Its stop settles it (it waits for its verdict).
         bench.stop(&warm, worker);
         suite.push(base);

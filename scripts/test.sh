@@ -129,5 +129,6 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
 fi
 
-say "cargo test --workspace $*"
-exec cargo test --workspace "$@"
+# --no-fail-fast: one failing test binary must not hide the others' results.
+say "cargo test --workspace --no-fail-fast $*"
+exec cargo test --workspace --no-fail-fast "$@"

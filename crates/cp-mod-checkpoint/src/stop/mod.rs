@@ -318,8 +318,11 @@ impl StopGate {
             );
             if !report.tests.is_empty() {
                 // Tests may touch tracked files (lock files, snapshots); those are not the
-                // agent's changes, so remember the tree as it is after the run.
-                if let Ok(after) = self.git.status(repo) {
+                // agent's changes, so remember the tree as it is after the run. A run that
+                // started nothing (tests off, untrusted, a missing tool) touched nothing, and
+                // listing the tree again would cost a second `git status`.
+                let ran = report.tests.iter().any(|t| t.exit.is_some());
+                if ran && let Ok(after) = self.git.status(repo) {
                     let own = after.files.iter().filter(|f| f.is_own());
                     *current = fingerprint_files(repo, after.head.commit.as_deref(), own);
                 }

@@ -56,6 +56,9 @@ pub(super) struct Console {
     changed: Condvar,
     writer: Mutex<Option<Box<dyn Write + Send>>>,
     master: Mutex<Option<Box<dyn MasterPty + Send>>>,
+    /// Held while the record is written, so two writes never share its temp file and the
+    /// one that writes last writes the console as it is then.
+    record: Mutex<()>,
 }
 
 /// Checks a spawn request before anything is started.
@@ -168,7 +171,7 @@ impl Console {
             rows: spec.rows,
             cols: spec.cols,
         };
-        meta::write_meta(paths, &info)?;
+        // Its record is written once the spawn is answered ([`Console::save_record`]).
         let console = Arc::new(Self {
             id,
             paths: paths.clone(),
@@ -186,6 +189,7 @@ impl Console {
             changed: Condvar::new(),
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(pair.master)),
+            record: Mutex::new(()),
         });
         // Without its threads the console would run unwatched: end it and say why.
         let abandon = |what: &str, e: std::io::Error| {
@@ -236,7 +240,18 @@ impl Console {
             changed: Condvar::new(),
             writer: Mutex::new(None),
             master: Mutex::new(None),
+            record: Mutex::new(()),
         })
+    }
+
+    /// Writes the console's record as it is now (see `meta`): after its spawn is answered,
+    /// and when it ended. A client asks the running server, which answers from memory; the
+    /// record is for when no server runs. A failure is logged: the console runs on.
+    pub(super) fn save_record(&self) {
+        let _writing = self.record.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = meta::write_meta(&self.paths, &self.info()) {
+            tracing::error!("console {}: {e}", self.id);
+        }
     }
 
     /// The current metadata, with the live output length.
@@ -333,7 +348,6 @@ impl Console {
         };
         st.info.ended_at_ms = Some(now_ms());
         st.info.output_len = st.log_len;
-        let info = st.info.clone();
         drop(st);
         // Waiters hear of the end at once: clients ask this server, which answers from
         // memory, so the record on disk (for when the server is gone) need not come first.
@@ -341,9 +355,7 @@ impl Console {
         self.changed.notify_all();
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         *self.master.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        if let Err(e) = meta::write_meta(&self.paths, &info) {
-            tracing::error!("console {}: {e}", self.id);
-        }
+        self.save_record();
     }
 
     /// SIGTERM to every process of the console (its group, and whatever left the group but

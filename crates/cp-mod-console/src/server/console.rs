@@ -139,8 +139,6 @@ impl Console {
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
-        let log = RunPaths::private_file(&log_path, false)
-            .map_err(ConsoleError::io("creating console log", &log_path))?;
         let pty_out = pair
             .master
             .try_clone_reader()
@@ -149,13 +147,23 @@ impl Console {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (pid, exit_rx) =
-            spawn_child(spec, id, pair.master.as_ref(), reaper).inspect_err(|_| {
-                let _ = fs::remove_file(&log_path);
-            })?;
+        let (pid, exit_rx) = spawn_child(spec, id, pair.master.as_ref(), reaper)?;
         // The child opened the slave itself; ours would keep the PTY open after the child
         // exits and hide the end of output (EIO).
         drop(pair.slave);
+        // The child is a session leader (see `spawn_child`), so its pid is its group id.
+        let group = i32::try_from(pid).unwrap_or(0);
+        // The log is created while the command starts (its output waits in the PTY until the
+        // reader runs): creating a file can take a tenth of a millisecond, which the command
+        // need not wait for. A log that cannot be created ends the command at once, and the
+        // spawn fails as when nothing had started.
+        let log = match RunPaths::private_file(&log_path, false) {
+            Ok(log) => log,
+            Err(e) => {
+                proctree::kill_tree(group, &id.to_string(), Duration::ZERO);
+                return Err(ConsoleError::io("creating console log", &log_path)(e));
+            }
+        };
         let info = ConsoleInfo {
             id,
             command: spec.command.clone(),
@@ -175,8 +183,7 @@ impl Console {
         let console = Arc::new(Self {
             id,
             paths: paths.clone(),
-            // The child is a session leader (see `spawn_child`), so its pid is its group id.
-            pgid: i32::try_from(pid).unwrap_or(0),
+            pgid: group,
             kill_grace,
             state: Mutex::new(State {
                 info,

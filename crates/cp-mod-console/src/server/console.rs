@@ -9,10 +9,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_base::now_ms;
-use portable_pty::{MasterPty, PtySize, native_pty_system};
+use portable_pty::{MasterPty, PtySize};
 use uuid::Uuid;
 
-use super::log::{BoundedLog, LogLimits};
+use super::ServerOptions;
+use super::log::BoundedLog;
+use super::pty::Ptys;
 use super::reaper::Reaper;
 use super::spawn::spawn_child;
 use super::tail::Tail;
@@ -122,22 +124,18 @@ impl Console {
         spec: &SpawnSpec,
         instance: Uuid,
         reaper: &Reaper,
-        tail_bytes: usize,
-        kill_grace: Duration,
-        log_limits: LogLimits,
+        ptys: &Ptys,
+        opts: &ServerOptions,
     ) -> Result<Arc<Self>, ConsoleError> {
         validate(spec)?;
         let spawn_err = |reason: String| ConsoleError::Spawn {
             command: spec.command.clone(),
             reason,
         };
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: spec.rows,
-                cols: spec.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
+        let (tail_bytes, kill_grace, log_limits) =
+            (opts.tail_bytes, opts.kill_grace, opts.log_limits);
+        let pair = ptys
+            .take(spec.rows, spec.cols)
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);

@@ -87,7 +87,9 @@ pub use models::{
 };
 pub use price::Price;
 pub use provider::Provider;
-pub use sources::{LlmSection, ignored_base_url_error, llm_section};
+pub use sources::{
+    LlmSection, ProviderSetupError, configured_provider, ignored_base_url_error, llm_section,
+};
 pub use types::{
     ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,

@@ -29,7 +29,7 @@ fn our_checkpoint_rules_load_and_ask_for_a_reload_after_tui_changes() {
         .rules
         .iter()
         .find(|r| r.name == "tui code")
-        .expect("a rule for cp-tui code");
+        .expect("a rule for the TUI's code");
     let instruction = tui.instruction.as_deref().unwrap();
     assert!(
         instruction.contains("SIGUSR2") || instruction.contains("-USR2"),

@@ -13,7 +13,7 @@ use crate::frames::FrameLog;
 /// The `context-pilot` binary that `cargo test` built next to the test executables.
 ///
 /// Integration tests live in `target/<profile>/deps/`; the binary is one level up. Cargo
-/// builds it before running any test because `cp-tui` has integration tests.
+/// builds it before running any test because `context-pilot` has integration tests.
 pub fn binary_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let profile_dir = exe

@@ -44,7 +44,7 @@ pub struct Codex;
 /// Codex CLI.
 ///
 /// 0.135.0 is the oldest release runs and the TUI were measured to work with, with the e2e
-/// tests `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file,
+/// tests `context-pilot --test agent_cli_codex` (a run with a restart measured from the session file,
 /// the handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
 /// run, the repository's not) and `--test tui_agent_cli_codex`: both pass on 0.141.0, 0.142.0,
 /// 0.143.0, 0.145.0, 0.150.0, 0.160.0, 0.169.0 and the pinned 0.171.0; on 0.135.0, 0.138.0 and 0.140.0

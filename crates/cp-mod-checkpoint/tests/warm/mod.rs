@@ -1,7 +1,7 @@
 //! Warm runs against real repositories: the warm run itself ([`warm_run`], as the
 //! `context-pilot warm-run` console runs it) and the stop that follows. The console side (an
 //! edit starting it, a new edit ending it, a stop waiting for it) is tested with the real
-//! binary in cp-tui's `tests/warm_hooks.rs` and, with real Claude Code, `tests/warm_runs.rs`.
+//! binary in context-pilot's `tests/warm_hooks.rs` and, with real Claude Code, `tests/warm_runs.rs`.
 
 #![allow(
     clippy::unwrap_used,

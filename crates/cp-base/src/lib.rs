@@ -107,4 +107,5 @@ pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 
 /// Re-exported so modules render with the same ratatui types as the host.
+#[cfg(feature = "draw")]
 pub use ratatui;

@@ -6,13 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::style::{Color, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
-use cp_base::{
-    Module, Panel, PanelView, ScrollExtent, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable,
-};
+use cp_base::{Module, Panel, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 use serde_json::Value;
 
 /// Longest file shown; the rest is cut with a note, so a huge file cannot stall rendering.
@@ -49,10 +53,12 @@ impl Panel for FileView {
         self.path.clone()
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         ScrollExtent::top(ScrollExtent::overflow(self.lines.len(), area.height))
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let width = self.lines.len().to_string().len();
         for (row, (n, line)) in self

@@ -4,12 +4,19 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
-use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+use cp_base::{Panel, PanelKind};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 
 use crate::model::{CallbackDef, CallbackSection};
 use crate::script::numbered;
@@ -41,6 +48,7 @@ pub struct CallbacksPanel {
     pub failing: Vec<String>,
 }
 
+#[cfg(feature = "draw")]
 fn pattern_text(def: &CallbackDef) -> String {
     def.pattern.join(" ")
 }
@@ -98,6 +106,7 @@ impl CallbacksPanel {
         ]
     }
 
+    #[cfg(feature = "draw")]
     fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let dim = Style::default().fg(Color::DarkGray);
@@ -196,6 +205,7 @@ impl CallbacksPanel {
     }
 }
 
+#[cfg(feature = "draw")]
 const EMPTY_HELP: &[&str] = &[
     "A callback runs a script after the agent edits matching files,",
     "e.g. cargo check after *.rs edits. Create one with Callback_upsert:",
@@ -209,6 +219,7 @@ fn yes_no(b: bool) -> &'static str {
 
 /// Column widths that fit `total`: every column gets its natural width; when that is too
 /// wide, Description and Pattern give up space first.
+#[cfg(feature = "draw")]
 fn column_widths(header: &[&str; 6], rows: &[[String; 6]], total: usize) -> [usize; 6] {
     let mut widths = header.map(|h| h.chars().count());
     for row in rows {
@@ -230,6 +241,7 @@ fn column_widths(header: &[&str; 6], rows: &[[String; 6]], total: usize) -> [usi
     widths
 }
 
+#[cfg(feature = "draw")]
 fn fit_row(row: &[String; 6], widths: &[usize; 6]) -> String {
     let mut out = String::new();
     for (i, (cell, &w)) in row.iter().zip(widths).enumerate() {
@@ -283,11 +295,13 @@ impl Panel for CallbacksPanel {
         Some(badge)
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let rows = ScrollExtent::wrapped_rows(&self.lines(area.width), area.width);
         ScrollExtent::top(ScrollExtent::overflow(rows, area.height))
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
         Paragraph::new(self.lines(area.width))

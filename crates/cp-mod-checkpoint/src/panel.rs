@@ -5,18 +5,30 @@
 //! every one (scroll for them), under a summary of the counts by category on top.
 
 use std::fmt::Write as _;
+#[cfg(feature = "draw")]
 use std::time::Duration;
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
-use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+use cp_base::{Panel, PanelKind};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 
-use chrono::{DateTime, FixedOffset, Local};
+use chrono::FixedOffset;
+#[cfg(feature = "draw")]
+use chrono::{DateTime, Local};
 
-use crate::stop::{StopPhase, StopReport, TestOutcome, WarmPhase, WarmRun, WarmUse};
+#[cfg(feature = "draw")]
+use crate::stop::{StopPhase, TestOutcome, WarmPhase, WarmUse};
+use crate::stop::{StopReport, WarmRun};
 
 /// Shows the most recent [`StopReport`] of this worker until the next one, and the project's
 /// warm run.
@@ -43,6 +55,7 @@ impl StopGatePanel {
     }
 
     /// A time in milliseconds since the Unix epoch, as local time of day.
+    #[cfg(feature = "draw")]
     fn clock(&self, ms: u64) -> String {
         const FORMAT: &str = "%H:%M:%S";
         let Some(at) = i64::try_from(ms)
@@ -58,6 +71,7 @@ impl StopGatePanel {
     }
 
     /// The warm run's line: on which change, and where it is.
+    #[cfg(feature = "draw")]
     fn warm_lines(&self) -> Vec<Line<'static>> {
         let Some(warm) = &self.warm else {
             return Vec::new();
@@ -117,6 +131,7 @@ impl StopGatePanel {
     }
 
     /// `created_at` (RFC 3339, UTC) as local date and time; the raw text if it does not parse.
+    #[cfg(feature = "draw")]
     fn time(&self, created_at: &str) -> String {
         const FORMAT: &str = "%Y-%m-%d %H:%M:%S";
         let Ok(at) = DateTime::parse_from_rfc3339(created_at) else {
@@ -136,6 +151,7 @@ impl StopGatePanel {
         self.report = report;
     }
 
+    #[cfg(feature = "draw")]
     fn lines(&self) -> Vec<Line<'static>> {
         let mut out = self.warm_lines();
         if !out.is_empty() {
@@ -145,6 +161,7 @@ impl StopGatePanel {
         out
     }
 
+    #[cfg(feature = "draw")]
     fn report_lines(&self) -> Vec<Line<'static>> {
         let Some(report) = &self.report else {
             return vec![
@@ -237,6 +254,7 @@ impl StopGatePanel {
 }
 
 /// How a stop used the warm run, for people.
+#[cfg(feature = "draw")]
 fn warm_use(used: &WarmUse) -> String {
     match used {
         WarmUse::Reused { .. } => "the stop took its verdict: this very tree, no wait".into(),
@@ -252,6 +270,7 @@ fn warm_use(used: &WarmUse) -> String {
 }
 
 /// The test runs, or why none ran.
+#[cfg(feature = "draw")]
 fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
     let dim = Style::default().fg(Color::DarkGray);
     let mut out = Vec::new();
@@ -275,6 +294,7 @@ fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
 
 /// What the session committed since it began, and what git lists that is not this
 /// repository's change (nested repositories, worktrees, untracked-only submodules).
+#[cfg(feature = "draw")]
 fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let dim = Style::default().fg(Color::DarkGray);
@@ -307,6 +327,7 @@ fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
 
 /// How many files changed, by category, and that every one is listed below (a long list,
 /// which the stop gate's message bounds).
+#[cfg(feature = "draw")]
 fn summary_line(report: &StopReport) -> Line<'static> {
     let counts: Vec<String> = report
         .categories
@@ -337,6 +358,7 @@ fn summary_line(report: &StopReport) -> Line<'static> {
 }
 
 /// The block count, or the failure when the limit let the agent stop with work left.
+#[cfg(feature = "draw")]
 fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
@@ -363,6 +385,7 @@ fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
     out
 }
 
+#[cfg(feature = "draw")]
 fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let seconds = tests
@@ -456,11 +479,13 @@ impl Panel for StopGatePanel {
         }
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let rows = ScrollExtent::wrapped_rows(&self.lines(), area.width);
         ScrollExtent::top(ScrollExtent::overflow(rows, area.height))
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
         Paragraph::new(self.lines())

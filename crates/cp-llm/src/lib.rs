@@ -91,7 +91,7 @@ pub use sources::{
     LlmSection, ProviderSetupError, configured_provider, ignored_base_url_error, llm_section,
 };
 pub use types::{
-    ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
+    ApiKey, ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
 };
 

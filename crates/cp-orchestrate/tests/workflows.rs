@@ -82,10 +82,10 @@ fn approval_continue_runs_every_phase_and_records_the_decision() {
     let labels: Vec<&str> = request.choices.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(labels, ["Continue", "Abort"]);
     let ctx = &outcome.context;
-    assert_eq!(ctx.checkpoints.len(), 1);
-    assert_eq!(ctx.checkpoints[0].phase, "plan");
-    assert_eq!(ctx.checkpoints[0].decision, Action::Continue);
-    assert!(humantime::parse_rfc3339(&ctx.checkpoints[0].timestamp).is_ok());
+    assert_eq!(ctx.approvals.len(), 1);
+    assert_eq!(ctx.approvals[0].phase, "plan");
+    assert_eq!(ctx.approvals[0].decision, Action::Continue);
+    assert!(humantime::parse_rfc3339(&ctx.approvals[0].timestamp).is_ok());
     // The saved run says the same, and it is finished.
     let state = saved(&repo.project(), &outcome.run_id);
     assert_eq!(state.status, RunStatus::Completed);
@@ -119,7 +119,7 @@ fn abort_stops_the_run_with_exit_code_2_and_it_cannot_be_resumed() {
     assert_eq!(outcome.exit_code(), EXIT_ABORTED);
     assert_eq!(outcome.exit_code(), 2);
     assert_eq!(driver.phases(), ["plan"]);
-    assert_eq!(outcome.context.checkpoints[0].decision, Action::Abort);
+    assert_eq!(outcome.context.approvals[0].decision, Action::Abort);
     let state = saved(&repo.project(), &outcome.run_id);
     assert_eq!(state.status, RunStatus::Aborted);
     let err = resume_workflow(
@@ -180,7 +180,7 @@ fn repeat_current_reruns_the_phase_counts_it_and_passes_the_feedback_once() {
     assert_eq!(counts["plan"], 2);
     assert_eq!(counts["implement"], 1);
     assert_eq!(counts["review"], 1);
-    let record = &outcome.context.checkpoints[0];
+    let record = &outcome.context.approvals[0];
     assert_eq!(record.decision, Action::RepeatPhase);
     assert_eq!(record.target.as_deref(), Some("plan"));
     assert_eq!(
@@ -226,7 +226,7 @@ fn repeat_to_an_earlier_phase_jumps_back_and_reruns_what_follows() {
     );
     let decisions: Vec<(String, Action, Option<String>)> = outcome
         .context
-        .checkpoints
+        .approvals
         .iter()
         .map(|r| (r.phase.clone(), r.decision, r.target.clone()))
         .collect();
@@ -274,7 +274,7 @@ fn skip_phases_are_not_run_and_are_recorded() {
     let outcome = run(&repo, &file, &mut driver, &mut prompter).unwrap();
     assert_eq!(driver.phases(), ["plan", "implement", "release"]);
     assert_eq!(outcome.context.skip_phases, ["docs", "polish"]);
-    let record = &outcome.context.checkpoints[0];
+    let record = &outcome.context.approvals[0];
     assert_eq!(record.decision, Action::SkipPhases);
     assert_eq!(
         record.skipped.as_deref(),
@@ -330,7 +330,7 @@ fn conditions_true_false_and_failing() {
     // Only the true condition asked.
     assert_eq!(prompter.requests.len(), 1);
     assert_eq!(prompter.requests[0].prompt, "Backend review?");
-    assert_eq!(outcome.context.checkpoints.len(), 1);
+    assert_eq!(outcome.context.approvals.len(), 1);
     assert!(
         prompter
             .events
@@ -556,7 +556,7 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     .unwrap();
     assert_eq!(driver.phases(), ["implement", "review"]);
     assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
-    assert_eq!(outcome.context.checkpoints.len(), 1);
+    assert_eq!(outcome.context.approvals.len(), 1);
 }
 
 #[test]
@@ -729,7 +729,7 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
     );
     assert_eq!(crashed.context.phases.iteration_counts["plan"], 1);
     assert_eq!(crashed.context.phases.iteration_counts["implement"], 1);
-    assert_eq!(crashed.context.checkpoints.len(), 1);
+    assert_eq!(crashed.context.approvals.len(), 1);
 
     let mut driver = EchoDriver::new(&repo.project());
     let args = RunArgs {
@@ -753,7 +753,7 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
         (counts["plan"], counts["implement"], counts["review"]),
         (1, 1, 1)
     );
-    assert_eq!(done.context.checkpoints.len(), 1);
+    assert_eq!(done.context.approvals.len(), 1);
     // The killed session's partial write and the re-run are both in the phase's commit.
     let implement = repo.git(&["show", "HEAD~1:work/implement.txt"]);
     assert_eq!(implement.lines().count(), 2, "{implement}");

@@ -27,7 +27,7 @@ use super::proof::{BranchVerdict, MergeProof, Outcome};
 use super::side_by_side::Report;
 use super::store::now;
 use super::tester::{CommandRun, TreeTest, TreeUnderTest};
-use super::waves::{Stop, millis};
+use super::waves::{EarlyEnd, millis};
 
 /// The merge queue of a run: its candidates, head first.
 #[derive(Default)]
@@ -130,7 +130,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let moved = self.move_queue(repo, scope, tx);
         let tidied = if self.queue.in_flight() == 0 {
             self.tidy_landed(repo)
@@ -163,7 +163,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         while let Some(head) = self.queue.candidates.first() {
             if head.result.is_none() {
                 break;
@@ -290,7 +290,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let depth = self.parallel.speculate.max(1);
         for index in 0..self.workflow.phases.len() {
             if self.queue.candidates.len() >= depth {

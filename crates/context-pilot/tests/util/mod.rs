@@ -1,5 +1,5 @@
-//! Shared helpers for the integration tests of the `context-pilot` binary: the real binary, hook payload fixtures,
-//! callbacks created through the real CLI.
+//! Shared helpers for the integration tests of the `context-pilot` binary: the real binary,
+//! hook payload fixtures, callbacks created through the real CLI.
 
 #![allow(
     dead_code,

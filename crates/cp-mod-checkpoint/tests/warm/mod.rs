@@ -11,7 +11,7 @@
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{StopGateConfig, WarmPhase, WarmUse, current_warm_run, warm_run};
 
-use super::util::{Repo, Suite, preset, reason, stop, stop_in};
+use crate::util::{Repo, Suite, preset, reason, stop, stop_in};
 
 const CORE: &str = "src/app/core.py";
 
@@ -212,7 +212,7 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
                 cp_base::now_ms(),
             )
         });
-        assert!(super::util::wait_until(|| started.exists()));
+        assert!(crate::util::wait_until(|| started.exists()));
         scene.repo.write(CORE, "def run():\n    return 3\n");
         std::fs::write(&go, "").unwrap();
         warm.join().unwrap()

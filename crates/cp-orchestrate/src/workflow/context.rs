@@ -83,7 +83,7 @@ impl RunContext {
 
     /// The context as JSON (what conditions get as `context`). The approval gate decisions
     /// are there under their old name `checkpoints` too, so conditions written before the
-    /// rename (`context.checkpoints.some(…)`) keep their meaning.
+    /// rename (`context.approvals.some(…)`) keep their meaning.
     pub fn to_value(&self) -> Value {
         let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value

@@ -109,3 +109,5 @@ pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid
 /// Re-exported so modules render with the same ratatui types as the host.
 #[cfg(feature = "draw")]
 pub use ratatui;
+#[cfg(feature = "draw")]
+pub mod theme;

@@ -2,6 +2,8 @@
 //! workflow checkpoint lists for review). A view follows its file: when the file's size or
 //! modification time changes on disk, the next tick reads it again.
 
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -11,7 +13,7 @@ use cp_base::ratatui::buffer::Buffer;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
 #[cfg(feature = "draw")]
-use cp_base::ratatui::style::{Color, Style};
+use cp_base::ratatui::style::Style;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
 use cp_base::{Module, Panel, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable};
@@ -73,7 +75,7 @@ impl Panel for FileView {
             let text = Line::from(vec![
                 Span::styled(
                     format!("{:>width$} ", n + 1),
-                    Style::default().fg(Color::DarkGray),
+                    Style::default().fg(theme::MUTED),
                 ),
                 Span::raw(line.clone()),
             ]);

@@ -2,6 +2,8 @@
 //! editor below it when one is open. Rendering works on a snapshot the module refreshes, so
 //! it does no I/O.
 
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use std::fmt::Write as _;
 
 #[cfg(feature = "draw")]
@@ -9,7 +11,7 @@ use cp_base::ratatui::buffer::Buffer;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
 #[cfg(feature = "draw")]
-use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::style::{Modifier, Style};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
 #[cfg(feature = "draw")]
@@ -109,12 +111,12 @@ impl CallbacksPanel {
     #[cfg(feature = "draw")]
     fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let mut lines = Vec::new();
         if let Some(problem) = &self.problem {
             lines.push(Line::styled(
                 problem.clone(),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
             lines.push(Line::default());
         }
@@ -129,7 +131,7 @@ impl CallbacksPanel {
         if self.section.is_paused(&self.worker) {
             lines.push(Line::styled(
                 format!("All callbacks are paused for worker {}.", self.worker),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
         }
         if !self.failing.is_empty() {
@@ -138,7 +140,9 @@ impl CallbacksPanel {
                     "✗ Latest run failed: {} (its run panel shows the output)",
                     self.failing.join(", ")
                 ),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme::FAILURE)
+                    .add_modifier(Modifier::BOLD),
             ));
         }
         let header = ["ID", "Name", "Description", "Pattern", "Blocking", "Active"];
@@ -174,7 +178,7 @@ impl CallbacksPanel {
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("Editor: {} {}", editor.def.id, editor.def.name),
-                    bold.fg(Color::Cyan),
+                    bold.fg(theme::ACCENT),
                 ),
                 // The TUI's key on this panel (cp-tui keymap), for a person reading it.
                 Span::styled("  (e: edit the script in $EDITOR)", dim),
@@ -197,7 +201,7 @@ impl CallbacksPanel {
                 }
                 None => lines.push(Line::styled(
                     "(script file missing: recreate it with script_content)",
-                    Style::default().fg(Color::Red),
+                    Style::default().fg(theme::FAILURE),
                 )),
             }
         }

@@ -3,6 +3,8 @@
 //! The runner thread fills the shared state when the run ends; rendering only reads it. The
 //! full log stays in the console server's log file (`.context-pilot/run/consoles/`).
 
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 #[cfg(feature = "draw")]
@@ -10,7 +12,7 @@ use cp_base::ratatui::buffer::Buffer;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
 #[cfg(feature = "draw")]
-use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::style::{Modifier, Style};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::Line;
 #[cfg(feature = "draw")]
@@ -95,12 +97,14 @@ impl RunPanel {
     fn header(&self, v: &RunView) -> Vec<Line<'static>> {
         let mut lines = vec![Line::styled(
             format!("Callback '{}' run {}: {}", v.name, self.run_id, v.status),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            Style::default()
+                .fg(theme::FAILURE)
+                .add_modifier(Modifier::BOLD),
         )];
         if let Some(console) = v.console {
             lines.push(Line::styled(
                 format!("console {console}"),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         // Output left out (more than the panel draws, or than its scrollback keeps) is said
@@ -110,7 +114,7 @@ impl RunPanel {
             .as_ref()
             .and_then(|screen| lock_screen(screen).dropped_notice())
         {
-            lines.push(Line::styled(notice, Style::default().fg(Color::DarkGray)));
+            lines.push(Line::styled(notice, Style::default().fg(theme::MUTED)));
         }
         lines
     }

@@ -4,6 +4,8 @@
 //! The stop gate's message lists at most [`cp_git::LISTED_FILES`] files; this panel lists
 //! every one (scroll for them), under a summary of the counts by category on top.
 
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use std::fmt::Write as _;
 #[cfg(feature = "draw")]
 use std::time::Duration;
@@ -13,7 +15,7 @@ use cp_base::ratatui::buffer::Buffer;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
 #[cfg(feature = "draw")]
-use cp_base::ratatui::style::{Color, Modifier, Style};
+use cp_base::ratatui::style::{Modifier, Style};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
 #[cfg(feature = "draw")]
@@ -76,7 +78,7 @@ impl StopGatePanel {
         let Some(warm) = &self.warm else {
             return Vec::new();
         };
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let (state, style) = match &warm.phase {
             WarmPhase::Waiting => ("waiting for the edits to settle".to_owned(), dim),
             WarmPhase::Running {
@@ -89,7 +91,7 @@ impl StopGatePanel {
                     commands.join("; "),
                     self.clock(*started_at_ms)
                 ),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(theme::ACCENT),
             ),
             WarmPhase::Done {
                 passed, elapsed_ms, ..
@@ -99,7 +101,11 @@ impl StopGatePanel {
                     if *passed { "passed" } else { "not passed" },
                     Duration::from_millis(*elapsed_ms).as_secs_f64()
                 ),
-                Style::default().fg(if *passed { Color::Green } else { Color::Red }),
+                Style::default().fg(if *passed {
+                    theme::SUCCESS
+                } else {
+                    theme::FAILURE
+                }),
             ),
             WarmPhase::NoVerdict { why } => (format!("no verdict: {why}"), dim),
             WarmPhase::Skipped { why } => (format!("nothing to run: {why}"), dim),
@@ -165,17 +171,14 @@ impl StopGatePanel {
     fn report_lines(&self) -> Vec<Line<'static>> {
         let Some(report) = &self.report else {
             return vec![
-                Line::styled(
-                    "No stop gate run yet.",
-                    Style::default().fg(Color::DarkGray),
-                ),
+                Line::styled("No stop gate run yet.", Style::default().fg(theme::MUTED)),
                 Line::default(),
                 Line::from("When the agent ends its turn, the stop gate lists what changed,"),
                 Line::from("runs the tests when code changed, and says what to verify."),
             ];
         };
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let phase = match report.phase {
             StopPhase::First => "first stop",
             StopPhase::Second => "later stop (commit gate)",
@@ -192,7 +195,7 @@ impl StopGatePanel {
         if let Some(skipped) = &report.skipped {
             out.push(Line::styled(
                 format!("Skipped (fail-open): {skipped}"),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
             return out;
         }
@@ -218,7 +221,7 @@ impl StopGatePanel {
             out.push(Line::from(vec![
                 Span::styled(
                     format!("  {}", category.name),
-                    Style::default().fg(Color::Cyan),
+                    Style::default().fg(theme::ACCENT),
                 ),
                 Span::styled(format!(" ({}{gate})", category.files.len()), dim),
             ]));
@@ -242,7 +245,7 @@ impl StopGatePanel {
                     report.uncommitted_gated.len()
                 ),
                 Style::default()
-                    .fg(Color::Yellow)
+                    .fg(theme::ATTENTION)
                     .add_modifier(Modifier::BOLD),
             ));
             for file in &report.uncommitted_gated {
@@ -272,7 +275,7 @@ fn warm_use(used: &WarmUse) -> String {
 /// The test runs, or why none ran.
 #[cfg(feature = "draw")]
 fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let mut out = Vec::new();
     if report.tests.is_empty() {
         out.push(Line::styled(
@@ -297,7 +300,7 @@ fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
 #[cfg(feature = "draw")]
 fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let mut out = Vec::new();
     if !report.committed.is_empty() || report.scope_note.is_some() {
         out.push(Line::default());
@@ -352,7 +355,7 @@ fn summary_line(report: &StopReport) -> Line<'static> {
                 " · the agent's message lists {}; every file is below (scroll)",
                 cp_git::LISTED_FILES
             ),
-            Style::default().fg(Color::DarkGray),
+            Style::default().fg(theme::MUTED),
         ),
     ])
 }
@@ -361,7 +364,9 @@ fn summary_line(report: &StopReport) -> Line<'static> {
 #[cfg(feature = "draw")]
 fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+    let red = Style::default()
+        .fg(theme::FAILURE)
+        .add_modifier(Modifier::BOLD);
     if let Some(notice) = &report.gave_up {
         out.push(Line::styled(
             format!(
@@ -373,13 +378,13 @@ fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
         for line in notice.lines().skip(1) {
             out.push(Line::styled(
                 format!("  {line}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
         }
     } else if report.blocks > 0 {
         out.push(Line::styled(
             format!("Stop blocked ({} of {})", report.blocks, report.max_blocks),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(theme::ATTENTION),
         ));
     }
     out
@@ -404,13 +409,13 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             Span::styled(
                 format!("{label} ✓ "),
                 Style::default()
-                    .fg(Color::Green)
+                    .fg(theme::SUCCESS)
                     .add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!("{count} in {seconds:.1}s")),
             Span::styled(
                 format!(" · {}", tests.command),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ),
         ]));
     } else {
@@ -422,32 +427,34 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
         out.push(Line::from(vec![
             Span::styled(
                 format!("{label} ✗ "),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme::FAILURE)
+                    .add_modifier(Modifier::BOLD),
             ),
             Span::raw(why),
             Span::styled(
                 format!(" · {}", tests.command),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ),
         ]));
         if let Some(missing) = &tests.missing {
             let install = missing.install.as_deref().unwrap_or("install it");
             out.push(Line::styled(
                 format!("  not installed: {} — {install}", missing.tool),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
         }
         for line in &tests.tail {
             out.push(Line::styled(
                 format!("  {line}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
         }
     }
     if let Some(used) = &tests.warm {
         out.push(Line::styled(
             format!("  (warm run: {})", warm_use(used)),
-            Style::default().fg(Color::DarkGray),
+            Style::default().fg(theme::MUTED),
         ));
     }
     out

@@ -7,11 +7,13 @@ use cp_base::ratatui::buffer::Buffer;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
 #[cfg(feature = "draw")]
-use cp_base::ratatui::style::{Color, Style};
+use cp_base::ratatui::style::Style;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::Line;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Anchor, ScrollExtent};
 #[cfg(feature = "draw")]
 use tui_term::widget::Cell as _;
@@ -245,7 +247,7 @@ impl TermScreen {
 
 #[cfg(feature = "draw")]
 fn notice_line(notice: String) -> Paragraph<'static> {
-    Paragraph::new(Line::styled(notice, Style::default().fg(Color::DarkGray)))
+    Paragraph::new(Line::styled(notice, Style::default().fg(theme::MUTED)))
 }
 
 /// `12345` → `12,345`.
@@ -277,6 +279,7 @@ fn size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cp_base::ratatui::style::Color;
 
     fn lines(from: usize, to: usize) -> Vec<u8> {
         (from..to)

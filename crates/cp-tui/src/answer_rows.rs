@@ -10,9 +10,9 @@
 //! last; a changed width or a text that no longer starts with the kept part starts the
 //! answer over.
 
+use cp_base::theme;
 use std::sync::Arc;
 
-use cp_base::ratatui::style::Color;
 use cp_base::ratatui::text::{Line, Span};
 
 use super::conversation_layout::EntryRows;
@@ -240,7 +240,7 @@ fn piece(
             line.spans.insert(0, Span::raw("  "));
         }
     } else if !lines.is_empty() || last {
-        labelled(&mut out, "agent", Color::Green, lines);
+        labelled(&mut out, "agent", theme::SUCCESS, lines);
     }
     if last {
         out.push(Line::default());
@@ -258,7 +258,7 @@ mod tests {
     fn whole(text: &str, width: u16) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         let body = markdown::render(text, width.saturating_sub(INDENT));
-        labelled(&mut out, "agent", Color::Green, body);
+        labelled(&mut out, "agent", theme::SUCCESS, body);
         out.push(Line::default());
         wrap_lines(out, width)
     }

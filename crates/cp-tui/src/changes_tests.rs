@@ -1,6 +1,7 @@
 //! Screen tests of the Changes panel: the file list, the diff with its colours, a folded
 //! file, a summarised large diff, a comment (marked, counted, saved), and the keys.
 
+use cp_base::theme;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,7 +10,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
 
 use super::changes::draw::{ADDED_BG, REMOVED_BG};
 use super::changes::snapshot::Snapshot;
@@ -209,13 +209,13 @@ fn the_panel_lists_the_files_and_shows_the_diff_in_colour() {
     insta::assert_snapshot!(text(&buffer));
     // Added lines: a green marker on a green background; removed: red on red.
     let plus = cell_of(&buffer, "let count", "+");
-    assert_eq!(plus.fg, Color::Green);
+    assert_eq!(plus.fg, theme::SUCCESS);
     assert_eq!(plus.bg, ADDED_BG);
     let code = cell_of(&buffer, "let count", "count");
     assert_eq!(code.bg, ADDED_BG);
-    assert_ne!(code.fg, Color::Green, "the code keeps its syntax colour");
+    assert_ne!(code.fg, theme::SUCCESS, "the code keeps its syntax colour");
     let minus = cell_of(&buffer, "let x", "-");
-    assert_eq!(minus.fg, Color::Red);
+    assert_eq!(minus.fg, theme::FAILURE);
     assert_eq!(minus.bg, REMOVED_BG);
     // The sidebar counts the changed files.
     assert!(
@@ -440,7 +440,7 @@ fn a_failing_git_shows_its_words_in_red_at_the_top_of_the_panel() {
     ));
     let buffer = frame(&app);
     let cell = cell_of(&buffer, "lint says no", "git:");
-    assert_eq!(cell.fg, Color::Red);
+    assert_eq!(cell.fg, theme::FAILURE);
     // Git's lines stay apart on the one row.
     assert!(
         row_text(&buffer, "git:").contains("lint says no · see the hook's log"),

@@ -1,13 +1,13 @@
 //! The Conversation panel: what the user said, what the agent answered, the tool calls with
 //! their results, and notifications.
 
+use cp_base::theme;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
-use cp_base::ratatui::style::Color;
 use cp_base::ratatui::text::Line;
 use cp_base::{Level, Panel, PanelKind, PanelView, ScrollExtent, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -264,20 +264,20 @@ impl Conversation {
             return out;
         };
         match entry {
-            Entry::User(text) => block(&mut out, "you", Color::Cyan, text),
+            Entry::User(text) => block(&mut out, "you", theme::ACCENT, text),
             Entry::Assistant(text) => {
                 let body = markdown::render(text, width.saturating_sub(INDENT));
-                labelled(&mut out, "agent", Color::Green, body);
+                labelled(&mut out, "agent", theme::SUCCESS, body);
             }
             Entry::System(text) => {
-                report_block(&mut out, "·", Color::DarkGray, text, false);
+                report_block(&mut out, "·", theme::MUTED, text, false);
             }
             Entry::Notice { level, text } => {
                 let color = match level {
-                    Level::Error => Color::Red,
-                    Level::Warning => Color::Yellow,
-                    Level::Success => Color::Green,
-                    Level::Info => Color::Blue,
+                    Level::Error => theme::FAILURE,
+                    Level::Warning => theme::ATTENTION,
+                    Level::Success => theme::SUCCESS,
+                    Level::Info => theme::INFO,
                 };
                 let bad = matches!(level, Level::Error | Level::Warning);
                 report_block(&mut out, "notice", color, text, bad);
@@ -563,23 +563,23 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         let buf = draw(&conversation, 72, 22);
         // The failed edit: a red ✗, never a green ✓, and its FAILED lines red.
         let (x, y) = find(&buf, "✗ File_edit");
-        assert_eq!(buf[(x, y)].fg, Color::Red);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::FAILURE);
         let (x, y) = find(&buf, "Callback 'pytest' FAILED");
-        assert_eq!(buf[(x, y)].fg, Color::Red);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::FAILURE);
         let (x, y) = find(&buf, "FAILED tests/test_calc.py");
-        assert_eq!(buf[(x, y)].fg, Color::Red);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::FAILURE);
         // Collapsed, it still shows the failure summary and the first error.
         find(&buf, "E       assert 3 == 4");
         find(&buf, "1 failed, 1 passed");
         // The passing edit is green; the timed-out one yellow.
         let (x, y) = find(&buf, "✓ File_edit");
-        assert_eq!(buf[(x, y)].fg, Color::Green);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::SUCCESS);
         let (x, y) = find(&buf, "Callback 'pytest' passed");
-        assert_eq!(buf[(x, y)].fg, Color::Green);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::SUCCESS);
         let (x, y) = find(&buf, "⚠ File_edit");
-        assert_eq!(buf[(x, y)].fg, Color::Yellow);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::ATTENTION);
         let (x, y) = find(&buf, "Callback 'slow' TIMED OUT");
-        assert_eq!(buf[(x, y)].fg, Color::Yellow);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::ATTENTION);
         insta::assert_debug_snapshot!(buf);
     }
 
@@ -705,10 +705,10 @@ Full output: panel `cb` (opened). The edit itself was applied.",
         });
         let buf = draw(&conversation, 60, 8);
         let (x, y) = find(&buf, "Tests FAILED");
-        assert_eq!(buf[(x, y)].fg, Color::Red);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::FAILURE);
         let (x, y) = find(&buf, "FAILED tests/");
-        assert_eq!(buf[(x, y)].fg, Color::Red);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::FAILURE);
         let (x, y) = find(&buf, "Callback 'lint' passed");
-        assert_eq!(buf[(x, y)].fg, Color::Green);
+        assert_eq!(buf[(x, y)].fg, cp_base::theme::SUCCESS);
     }
 }

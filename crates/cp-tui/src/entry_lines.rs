@@ -3,6 +3,7 @@
 //! collapsed results and file changes. The Conversation panel (`conversation.rs`) keeps the
 //! entries and their view state; this file only draws one entry at a time.
 
+use cp_base::theme;
 use std::time::Instant;
 
 use cp_base::ToolResult;
@@ -115,7 +116,7 @@ pub(super) fn tool_lines(
             name.to_owned(),
             Style::default().add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!(" {args}"), Style::default().fg(Color::DarkGray)),
+        Span::styled(format!(" {args}"), Style::default().fg(theme::MUTED)),
     ]));
     let Some(result) = result else {
         match progress {
@@ -128,7 +129,7 @@ pub(super) fn tool_lines(
                 if !waiting_for.is_empty() {
                     line.spans.push(Span::styled(
                         format!(" · {}", waiting_for.join(", ")),
-                        Style::default().fg(Color::Yellow),
+                        Style::default().fg(theme::ATTENTION),
                     ));
                 }
                 line.spans.insert(0, Span::raw("  "));
@@ -137,12 +138,12 @@ pub(super) fn tool_lines(
             // Restored from a saved session: when it started is not known.
             None => out.push(Line::styled(
                 "  running…",
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             )),
         }
         return;
     };
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let lines: Vec<&str> = result.text.lines().collect();
     let (shown, hidden) = if expanded {
         ((0..lines.len()).collect(), 0)
@@ -157,7 +158,7 @@ pub(super) fn tool_lines(
         next = index + 1;
         let line = lines[index];
         let style = if result.is_error {
-            Style::default().fg(Color::Red)
+            Style::default().fg(theme::FAILURE)
         } else {
             line_style(line, outcome)
         };
@@ -178,7 +179,7 @@ pub(super) fn tool_lines(
     {
         out.push(Line::styled(
             format!("  {} {}", change.kind, change.path),
-            Style::default().fg(Color::Blue),
+            Style::default().fg(theme::INFO),
         ));
     }
 }

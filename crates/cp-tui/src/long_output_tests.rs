@@ -1,6 +1,7 @@
 //! Long output is shown right, not just fast (the bench group `long-output` times it): a
 //! 1 MB tool result, a 5,000-line code block, scrolled to the end, the middle and the top.
 
+use cp_base::theme;
 use std::fmt::Write as _;
 
 use cp_base::ratatui::buffer::Buffer;
@@ -174,7 +175,7 @@ fn a_long_code_block_is_drawn_plain_at_once_then_in_colour() {
     let plain = code_colours(&first);
     assert_eq!(
         plain,
-        std::collections::HashSet::from([cp_base::ratatui::style::Color::LightYellow]),
+        std::collections::HashSet::from([theme::CODE]),
         "shown in plain code colour until highlighted"
     );
     // The background thread colours it; the next frame lays the entry out again.
@@ -200,7 +201,7 @@ fn drawn_in_colour(conversation: &Conversation, mut seen: u64) -> Buffer {
 
     loop {
         let buf = drawn(conversation);
-        if !code_colours(&buf).contains(&cp_base::ratatui::style::Color::LightYellow) {
+        if !code_colours(&buf).contains(&theme::CODE) {
             return buf;
         }
         markdown::wait_for_highlight_past(seen);

@@ -8,6 +8,7 @@
 use cp_base::ToolResult;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::Span;
+use cp_base::theme;
 
 /// What happened to a tool call, worst first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,9 +40,9 @@ impl Outcome {
 
     pub fn color(self) -> Color {
         match self {
-            Self::Failed => Color::Red,
-            Self::Interrupted | Self::Running => Color::Yellow,
-            Self::Passed => Color::Green,
+            Self::Failed => theme::FAILURE,
+            Self::Interrupted | Self::Running => theme::ATTENTION,
+            Self::Passed => theme::SUCCESS,
         }
     }
 
@@ -108,11 +109,11 @@ fn report_outcome(line: &str) -> Option<Outcome> {
 /// (`✓`, `✔`), yellow for anything else (counts, running, needs attention).
 pub fn badge_color(badge: &str) -> Color {
     if badge.contains(['✗', '✘']) || badge.contains("FAIL") || badge.contains("fail") {
-        Color::Red
+        theme::FAILURE
     } else if badge.contains(['✓', '✔']) {
-        Color::Green
+        theme::SUCCESS
     } else {
-        Color::Yellow
+        theme::ATTENTION
     }
 }
 
@@ -145,14 +146,18 @@ pub fn is_key_line(line: &str) -> bool {
 /// outcome's colour; in a failed or interrupted result, key lines red.
 pub fn line_style(line: &str, outcome: Outcome) -> Style {
     match report_outcome(line) {
-        Some(Outcome::Passed) => return Style::default().fg(Color::Green),
-        Some(Outcome::Interrupted) => return Style::default().fg(Color::Yellow),
-        Some(_) => return Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        Some(Outcome::Passed) => return Style::default().fg(theme::SUCCESS),
+        Some(Outcome::Interrupted) => return Style::default().fg(theme::ATTENTION),
+        Some(_) => {
+            return Style::default()
+                .fg(theme::FAILURE)
+                .add_modifier(Modifier::BOLD);
+        }
         None => {}
     }
     match outcome {
         Outcome::Failed | Outcome::Interrupted if is_key_line(line) => {
-            Style::default().fg(Color::Red)
+            Style::default().fg(theme::FAILURE)
         }
         _ => Style::default(),
     }
@@ -220,7 +225,7 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
             Outcome::of(Some(&ToolResult::ok(cancelled))),
             Outcome::Interrupted
         );
-        assert_eq!(Outcome::Interrupted.color(), Color::Yellow);
+        assert_eq!(Outcome::Interrupted.color(), theme::ATTENTION);
         assert_eq!(
             Outcome::of(Some(&ToolResult::ok(
                 "Tests FAILED (exit code 1) — `pytest`"
@@ -260,15 +265,15 @@ Full output: panel `cb-run` (opened). The edit itself was applied.";
 
     #[test]
     fn badges_say_failure_in_red_and_success_in_green() {
-        assert_eq!(badge_color("✗"), Color::Red);
-        assert_eq!(badge_color("✘"), Color::Red);
-        assert_eq!(badge_color("1 failed"), Color::Red);
+        assert_eq!(badge_color("✗"), theme::FAILURE);
+        assert_eq!(badge_color("✘"), theme::FAILURE);
+        assert_eq!(badge_color("1 failed"), theme::FAILURE);
         // The Callbacks panel's badge with a failing callback (cp-mod-callback `panel.rs`).
-        assert_eq!(badge_color("2/3 ✗1 (1 running)"), Color::Red);
-        assert_eq!(badge_color("✓"), Color::Green);
-        assert_eq!(badge_color("✔"), Color::Green);
-        assert_eq!(badge_color("2/3"), Color::Yellow);
-        assert_eq!(badge_color("●"), Color::Yellow);
+        assert_eq!(badge_color("2/3 ✗1 (1 running)"), theme::FAILURE);
+        assert_eq!(badge_color("✓"), theme::SUCCESS);
+        assert_eq!(badge_color("✔"), theme::SUCCESS);
+        assert_eq!(badge_color("2/3"), theme::ATTENTION);
+        assert_eq!(badge_color("●"), theme::ATTENTION);
     }
 
     #[test]

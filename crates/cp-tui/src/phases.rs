@@ -7,6 +7,7 @@
 //! agent shows its work in the Conversation panel. Kept from the run's events on the UI
 //! thread; drawing reads only this state.
 
+use cp_base::theme;
 use std::time::{Duration, Instant};
 
 use cp_base::ScrollExtent;
@@ -71,11 +72,11 @@ impl PhaseState {
 
     fn color(self) -> Color {
         match self {
-            Self::Waiting | Self::Skipped | Self::KeptAside => Color::DarkGray,
-            Self::Running | Self::Testing | Self::Queued | Self::TestingMerge => Color::Cyan,
-            Self::Blocked | Self::Approval | Self::SentBack => Color::Yellow,
-            Self::Done | Self::Merged => Color::Green,
-            Self::Failed => Color::Red,
+            Self::Waiting | Self::Skipped | Self::KeptAside => theme::MUTED,
+            Self::Running | Self::Testing | Self::Queued | Self::TestingMerge => theme::ACCENT,
+            Self::Blocked | Self::Approval | Self::SentBack => theme::ATTENTION,
+            Self::Done | Self::Merged => theme::SUCCESS,
+            Self::Failed => theme::FAILURE,
         }
     }
 
@@ -462,7 +463,7 @@ impl Phases {
         } else {
             Paragraph::new(Line::styled(
                 "It runs alone, in the project's tree: its work shows in the conversation.",
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ))
             .render(below, buf);
         }
@@ -539,9 +540,9 @@ impl Phases {
                     .unwrap_or(now)
                     .saturating_duration_since(note.since);
                 let color = if note.red {
-                    Color::Red
+                    theme::FAILURE
                 } else {
-                    Color::DarkGray
+                    theme::MUTED
                 };
                 lines.push(Line::styled(
                     format!("      ↳ {} ({})", note.text, clock(took)),
@@ -567,7 +568,7 @@ impl Phases {
             .map_or_else(String::new, |row| {
                 format!("── {} ── ([ ] another phase, PgUp/PgDn scroll)", row.id)
             });
-        lines.push(Line::styled(rule, Style::default().fg(Color::DarkGray)));
+        lines.push(Line::styled(rule, Style::default().fg(theme::MUTED)));
         lines
     }
 }

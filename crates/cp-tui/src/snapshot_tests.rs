@@ -1,5 +1,6 @@
 //! Snapshot tests of whole screens, rendered with ratatui's `TestBackend`.
 
+use cp_base::theme;
 use std::sync::{Arc, mpsc};
 
 use cp_base::ratatui::buffer::Buffer;
@@ -470,7 +471,6 @@ fn ctrl_w_in_the_message_deletes_a_word_and_closes_nothing() {
 
 #[test]
 fn palette_shows_each_parameter_and_which_are_left_to_type() {
-    use ratatui::style::Color;
     let mut app = app(false);
     app.apply(Action::OpenPalette);
     for c in "File_edit file_path=a.txt ".chars() {
@@ -490,7 +490,7 @@ fn palette_shows_each_parameter_and_which_are_left_to_type() {
         panic!("{needle:?} not shown:\n{}", terminal.backend());
     };
     // Typed already: dim. Still to type and required: cyan. Types and need are spelled out.
-    assert_eq!(cell_of("file_path   string").fg, Color::DarkGray);
-    assert_eq!(cell_of("old_string  string · required").fg, Color::Cyan);
-    assert_eq!(cell_of("replace_all boolean · optional").fg, Color::Cyan);
+    assert_eq!(cell_of("file_path   string").fg, theme::MUTED);
+    assert_eq!(cell_of("old_string  string · required").fg, theme::ACCENT);
+    assert_eq!(cell_of("replace_all boolean · optional").fg, theme::ACCENT);
 }

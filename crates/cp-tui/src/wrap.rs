@@ -95,8 +95,7 @@ mod tests {
 
     #[test]
     fn a_line_that_fits_is_the_row_its_cells_would_give() {
-        use cp_base::ratatui::style::Color;
-        let red = Style::default().fg(Color::Red);
+        let red = Style::default().fg(cp_base::theme::FAILURE);
         let line = Line::from(vec![
             Span::raw(""),
             Span::styled("ab", red),
@@ -105,7 +104,7 @@ mod tests {
             Span::raw("é漢"),
             Span::styled("", red),
         ])
-        .style(Style::default().fg(Color::Blue));
+        .style(Style::default().fg(cp_base::theme::INFO));
         let cells: Vec<(char, Style)> = line
             .spans
             .iter()

@@ -14,6 +14,7 @@ mod util;
 mod agent_loop;
 mod completions;
 mod config_safety;
+mod crate_map;
 mod doctor;
 mod esc_cancel;
 mod git_identity;

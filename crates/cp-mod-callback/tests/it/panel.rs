@@ -115,7 +115,7 @@ fn a_callback_whose_latest_run_failed_shows_in_the_badge_and_the_panel() {
         .draw(|frame| panel.render(frame.area(), frame.buffer_mut(), &PanelView::default()))
         .unwrap();
     let buf = terminal.backend().buffer();
-    assert_eq!(buf[(0, 0)].fg, cp_base::ratatui::style::Color::Red);
+    assert_eq!(buf[(0, 0)].fg, cp_base::theme::FAILURE);
     // Passing again clears it.
     assert_eq!(sample().badge().as_deref(), Some("2/3"));
 }

@@ -2,6 +2,8 @@
 //! runtime. A feeder thread (see `panel_feed.rs`) keeps its screen current; rendering only
 //! reads that state.
 
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -162,12 +164,12 @@ fn status_look(status: &ConsoleStatus) -> (&'static str, String) {
 #[cfg(feature = "draw")]
 fn status_colour(status: &ConsoleStatus) -> Color {
     match status {
-        ConsoleStatus::Running => Color::Yellow,
-        ConsoleStatus::Exited { code: 0 } => Color::Green,
+        ConsoleStatus::Running => theme::ATTENTION,
+        ConsoleStatus::Exited { code: 0 } => theme::SUCCESS,
         ConsoleStatus::Exited { .. }
         | ConsoleStatus::Signaled { .. }
-        | ConsoleStatus::Killed { .. } => Color::Red,
-        ConsoleStatus::Lost { .. } => Color::Magenta,
+        | ConsoleStatus::Killed { .. } => theme::FAILURE,
+        ConsoleStatus::Lost { .. } => theme::ASK,
     }
 }
 
@@ -218,18 +220,20 @@ impl Panel for ConsolePanel {
             spans.push(Span::raw(" "));
             spans.push(Span::styled(
                 "[typing → console]",
-                Style::default().fg(Color::Black).bg(Color::Yellow),
+                Style::default()
+                    .fg(theme::ON_HIGHLIGHT)
+                    .bg(theme::ATTENTION),
             ));
         } else if view.focused && st.info.status.is_running() {
             spans.push(Span::styled(
                 " [keys → host]",
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         if view.scroll > 0 {
             spans.push(Span::styled(
                 format!(" [scrolled up {}]", view.scroll),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(theme::ACCENT),
             ));
         }
         spans.push(Span::raw(format!(" · {runtime} · ")));
@@ -240,7 +244,7 @@ impl Panel for ConsolePanel {
         if let Some(d) = &st.info.description {
             spans.push(Span::styled(
                 format!(" — {d}"),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         Paragraph::new(Line::from(spans)).render(Rect { height: 1, ..area }, buf);
@@ -254,7 +258,7 @@ impl Panel for ConsolePanel {
         {
             Paragraph::new(Line::styled(
                 format!("⚠ {err}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ))
             .render(Rect { height: 1, ..body }, buf);
             body.y += 1;

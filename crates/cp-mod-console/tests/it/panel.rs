@@ -154,7 +154,7 @@ fn scrolling_is_bounded_by_the_retained_lines_and_dropped_ones_are_announced() {
     );
     insta::assert_snapshot!(top.backend());
     // The notice is drawn dim, apart from the output.
-    assert_eq!(top.backend().buffer()[(0, 1)].fg, Color::DarkGray);
+    assert_eq!(top.backend().buffer()[(0, 1)].fg, cp_base::theme::MUTED);
     let text = top.backend().to_string();
     assert!(text.contains("… 45 earlier lines dropped"), "{text}");
     assert!(

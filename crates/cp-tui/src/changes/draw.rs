@@ -3,6 +3,7 @@
 //! numbers, comments under their lines), the prompt at its foot, and the commit dialog.
 //! Only the rows on screen are drawn; their layout is made when the state changes.
 
+use cp_base::theme;
 use cp_git::{FileDiff, LineKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -15,10 +16,7 @@ use super::snapshot::kind_word;
 use super::{Changes, Pane, PromptKind, visible_from};
 use crate::hit_map::{HitMap, Target};
 
-/// Background of an added line.
-pub const ADDED_BG: Color = Color::Rgb(0, 55, 0);
-/// Background of a removed line.
-pub const REMOVED_BG: Color = Color::Rgb(70, 0, 0);
+pub use cp_base::theme::{ADDED_BG, REMOVED_BG};
 /// Columns of the line-number gutter.
 const GUTTER: usize = 6;
 
@@ -58,19 +56,19 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool, hits: 
             .collect();
         let line = Line::styled(
             format!("git: {}", words.join(" · ")),
-            Style::default().fg(Color::Red),
+            Style::default().fg(theme::FAILURE),
         );
         buf.set_line(area.x, y, &line, area.width);
         y += 1;
     } else if let Some(done) = &changes.done {
-        let line = Line::styled(done.clone(), Style::default().fg(Color::Green));
+        let line = Line::styled(done.clone(), Style::default().fg(theme::SUCCESS));
         buf.set_line(area.x, y, &line, area.width);
         y += 1;
     } else if let Some(base) = &changes.snapshot.base {
         let short: String = base.chars().take(7).collect();
         let line = Line::styled(
             format!("The phase's changes since {short} (committed or not)"),
-            Style::default().fg(Color::Cyan),
+            Style::default().fg(theme::ACCENT),
         );
         buf.set_line(area.x, y, &line, area.width);
         y += 1;
@@ -86,7 +84,7 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool, hits: 
             buf.set_line(
                 area.x,
                 y,
-                &Line::styled(text, Style::default().fg(Color::DarkGray)),
+                &Line::styled(text, Style::default().fg(theme::MUTED)),
                 area.width,
             );
         }
@@ -122,9 +120,9 @@ fn render(changes: &Changes, area: Rect, buf: &mut Buffer, focused: bool, hits: 
             }
         };
         let line = Line::from(vec![
-            Span::styled(label, Style::default().fg(Color::Cyan)),
+            Span::styled(label, Style::default().fg(theme::ACCENT)),
             Span::raw(prompt.edit.text().to_owned()),
-            Span::styled("▏", Style::default().fg(Color::Cyan)),
+            Span::styled("▏", Style::default().fg(theme::ACCENT)),
         ]);
         buf.set_line(area.x, row, &line, area.width);
     }
@@ -158,11 +156,11 @@ fn render_list(
         let selected = index == changes.file;
         let base = if selected {
             Style::default()
-                .fg(Color::Black)
+                .fg(theme::ON_HIGHLIGHT)
                 .bg(if focused && changes.pane == Pane::List {
-                    Color::Cyan
+                    theme::ACCENT
                 } else {
-                    Color::Gray
+                    theme::SUBDUED
                 })
         } else {
             Style::default()
@@ -186,20 +184,28 @@ fn render_list(
             Span::styled(display_path(file), base),
             Span::styled(
                 format!("  +{}", file.added),
-                base.fg(if selected { Color::Black } else { Color::Green }),
+                base.fg(if selected {
+                    theme::ON_HIGHLIGHT
+                } else {
+                    theme::SUCCESS
+                }),
             ),
             Span::styled(
                 format!(" −{}", file.removed),
-                base.fg(if selected { Color::Black } else { Color::Red }),
+                base.fg(if selected {
+                    theme::ON_HIGHLIGHT
+                } else {
+                    theme::FAILURE
+                }),
             ),
         ];
         if comments > 0 {
             spans.push(Span::styled(
                 format!("  {comments}✎"),
                 base.fg(if selected {
-                    Color::Black
+                    theme::ON_HIGHLIGHT
                 } else {
-                    Color::Yellow
+                    theme::ATTENTION
                 }),
             ));
         }
@@ -234,19 +240,19 @@ fn summary_text(file: &FileDiff, loaded: bool) -> String {
 
 fn kind_colour(file: &FileDiff, selected: bool) -> Color {
     if selected {
-        return Color::Black;
+        return theme::ON_HIGHLIGHT;
     }
     if file.conflicted {
-        return Color::LightRed;
+        return theme::CONFLICT;
     }
     if file.submodule {
-        return Color::Blue;
+        return theme::INFO;
     }
     match file.kind {
-        cp_git::ChangeKind::New => Color::Green,
-        cp_git::ChangeKind::Deleted => Color::Red,
-        cp_git::ChangeKind::Renamed | cp_git::ChangeKind::TypeChanged => Color::Magenta,
-        cp_git::ChangeKind::Modified => Color::Yellow,
+        cp_git::ChangeKind::New => theme::SUCCESS,
+        cp_git::ChangeKind::Deleted => theme::FAILURE,
+        cp_git::ChangeKind::Renamed | cp_git::ChangeKind::TypeChanged => theme::ASK,
+        cp_git::ChangeKind::Modified => theme::ATTENTION,
     }
 }
 
@@ -269,7 +275,7 @@ fn title_line(file: &FileDiff, width: u16) -> Line<'static> {
     let rule = usize::from(width).saturating_sub(text.chars().count());
     Line::styled(
         format!("{text}{}", "─".repeat(rule)),
-        Style::default().fg(Color::DarkGray),
+        Style::default().fg(theme::MUTED),
     )
 }
 
@@ -291,7 +297,7 @@ fn render_diff(
         let line = match *row {
             Row::Header(h) => Line::styled(
                 file.hunks[h].header.clone(),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(theme::ACCENT),
             ),
             Row::Line(h, l) => {
                 let code = styled
@@ -304,15 +310,13 @@ fn render_diff(
             Row::Comment(i) => comment_line(changes, i),
             Row::Folded => Line::styled(
                 format!("▸ folded ({} lines) · Enter unfolds", file.line_count()),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ),
             Row::Summary => Line::styled(
                 summary_text(file, changes.loaded.contains(&file.path)),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ),
-            Row::Empty => {
-                Line::styled("(no content changes)", Style::default().fg(Color::DarkGray))
-            }
+            Row::Empty => Line::styled("(no content changes)", Style::default().fg(theme::MUTED)),
         };
         buf.set_line(area.x, y, &line, area.width);
         hits.push(Rect::new(area.x, y, area.width, 1), Target::DiffRow(index));
@@ -336,9 +340,9 @@ fn diff_line(
 ) -> Line<'static> {
     let line = &file.hunks[h].lines[l];
     let (colour, bg) = match line.kind {
-        LineKind::Added => (Color::Green, Some(ADDED_BG)),
-        LineKind::Removed => (Color::Red, Some(REMOVED_BG)),
-        LineKind::Context => (Color::DarkGray, None),
+        LineKind::Added => (theme::SUCCESS, Some(ADDED_BG)),
+        LineKind::Removed => (theme::FAILURE, Some(REMOVED_BG)),
+        LineKind::Context => (theme::MUTED, None),
     };
     let number = line
         .new
@@ -350,8 +354,8 @@ fn diff_line(
         .map(|c| c.sent)
         .min();
     let (mark, mark_style) = match mark {
-        Some(false) => ("●", Style::default().fg(Color::Yellow)),
-        Some(true) => ("✓", Style::default().fg(Color::DarkGray)),
+        Some(false) => ("●", Style::default().fg(theme::ATTENTION)),
+        Some(true) => ("✓", Style::default().fg(theme::MUTED)),
         None => (" ", Style::default()),
     };
     let mut spans = vec![
@@ -419,9 +423,9 @@ fn comment_line(changes: &Changes, index: usize) -> Line<'static> {
         return Line::default();
     };
     let (label, style) = if comment.sent {
-        ("✓ sent: ", Style::default().fg(Color::DarkGray))
+        ("✓ sent: ", Style::default().fg(theme::MUTED))
     } else {
-        ("● ", Style::default().fg(Color::Yellow))
+        ("● ", Style::default().fg(theme::ATTENTION))
     };
     Line::from(vec![
         Span::raw(" ".repeat(GUTTER + 1)),
@@ -442,12 +446,12 @@ fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
     else {
         return;
     };
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let snapshot = &changes.snapshot;
     let files = &snapshot.files;
     let mut text = vec![Line::from(vec![
         Span::raw(prompt.edit.text().to_owned()),
-        Span::styled("▏", Style::default().fg(Color::Cyan)),
+        Span::styled("▏", Style::default().fg(theme::ACCENT)),
     ])];
     if let (Some(subject), Some(pending)) = (&changes.prepared_subject, &snapshot.pending)
         && prompt.edit.text() == subject
@@ -513,7 +517,7 @@ fn render_commit(changes: &Changes, area: Rect, buf: &mut Buffer) {
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .border_style(Style::default().fg(Color::Cyan))
+                .border_style(Style::default().fg(theme::ACCENT))
                 .title(" Commit message "),
         )
         .render(popup, buf);

@@ -15,6 +15,7 @@
 //! moves on and the waker set by [`set_waker`] is called; the caller lays out again what it
 //! showed plain (it learns which through [`take_shown_plain`]), now in colour.
 
+use cp_base::theme;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,7 +33,7 @@ use syntect::util::LinesWithEndings;
 const THEME: &str = "base16-ocean.dark";
 
 /// Colour of code that is not highlighted (unknown language, no language).
-pub const PLAIN_CODE: Style = Style::new().fg(Color::LightYellow);
+pub const PLAIN_CODE: Style = Style::new().fg(theme::CODE);
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 static THEME_SET: LazyLock<Theme> = LazyLock::new(|| {

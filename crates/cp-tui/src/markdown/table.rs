@@ -1,6 +1,7 @@
 //! Markdown tables laid out as aligned columns: `a │ b`, a rule under the header row.
 
-use ratatui::style::{Color, Modifier, Style};
+use cp_base::theme;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use unicode_width::UnicodeWidthStr;
 
@@ -39,7 +40,7 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
-        let border = Style::default().fg(Color::DarkGray);
+        let border = Style::default().fg(theme::MUTED);
         let mut out = Vec::new();
         for (r, row) in self.rows.iter().enumerate() {
             let header = r < self.header_rows;

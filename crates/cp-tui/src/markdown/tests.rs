@@ -1,6 +1,7 @@
 //! Markdown rendered into a buffer: snapshots of the styled cells, plus direct checks of the
 //! styles a reader relies on.
 
+use cp_base::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
@@ -69,9 +70,9 @@ fn markdown_renders_styled_blocks() {
     assert!(cell(&buf, "Plan").modifier.contains(Modifier::BOLD));
     assert!(cell(&buf, "broken").modifier.contains(Modifier::BOLD));
     assert!(cell(&buf, "one").modifier.contains(Modifier::ITALIC));
-    assert_eq!(cell(&buf, "sleep").fg, Color::LightYellow);
-    assert_eq!(cell(&buf, "1. Read").fg, Color::DarkGray);
-    assert_eq!(cell(&buf, "• keep").fg, Color::DarkGray);
+    assert_eq!(cell(&buf, "sleep").fg, theme::CODE);
+    assert_eq!(cell(&buf, "1. Read").fg, theme::MUTED);
+    assert_eq!(cell(&buf, "• keep").fg, theme::MUTED);
     // Code is highlighted: the keyword and the comment differ in colour from each other.
     let keyword = cell(&buf, "def").fg;
     let comment = cell(&buf, "# sum").fg;

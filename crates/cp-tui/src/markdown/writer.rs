@@ -2,8 +2,9 @@
 //! headings, lists, quotes, code, tables, rules) becomes lines and prefixes, the inline
 //! structure (bold, italics, code, links) becomes span styles.
 
+use cp_base::theme;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::highlight::{highlight, highlight_from};
@@ -15,11 +16,11 @@ pub(super) const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
     .union(Options::ENABLE_TASKLISTS);
 
 /// Colour of `inline code`.
-const INLINE_CODE: Style = Style::new().fg(Color::LightYellow);
+const INLINE_CODE: Style = Style::new().fg(theme::CODE);
 /// Two columns of indent set code apart from prose without a frame to copy along.
 const CODE_INDENT: &str = "  ";
 /// Bullets, numbers, quote bars, rules, link targets.
-const DIM: Style = Style::new().fg(Color::DarkGray);
+const DIM: Style = Style::new().fg(theme::MUTED);
 
 /// Renders markdown `text` as styled lines for a `width`-column area. Long lines are left for
 /// the caller to wrap; `width` sizes horizontal rules.
@@ -196,7 +197,7 @@ impl Writer {
             Tag::Link { dest_url, .. } => {
                 self.push_style(
                     Style::new()
-                        .fg(Color::LightBlue)
+                        .fg(theme::LINK)
                         .add_modifier(Modifier::UNDERLINED),
                 );
                 self.link = Some((dest_url.into_string(), String::new()));
@@ -424,11 +425,9 @@ impl Writer {
 fn heading_style(level: HeadingLevel) -> Style {
     let bold = Style::new().add_modifier(Modifier::BOLD);
     match level {
-        HeadingLevel::H1 => bold
-            .fg(Color::LightMagenta)
-            .add_modifier(Modifier::UNDERLINED),
-        HeadingLevel::H2 => bold.fg(Color::LightMagenta),
-        HeadingLevel::H3 => bold.fg(Color::LightCyan),
+        HeadingLevel::H1 => bold.fg(theme::HEADING).add_modifier(Modifier::UNDERLINED),
+        HeadingLevel::H2 => bold.fg(theme::HEADING),
+        HeadingLevel::H3 => bold.fg(theme::SUBHEADING),
         _ => bold,
     }
 }

@@ -1,8 +1,9 @@
 //! The workflow's approval dialog.
 
+use cp_base::theme;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
@@ -51,16 +52,16 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut
     );
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(Color::Magenta))
+        .border_style(Style::default().fg(theme::ASK))
         .title(title);
     let inner = block.inner(popup);
     frame.render_widget(block, popup);
 
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let highlight = Style::default()
-        .fg(Color::Black)
-        .bg(Color::Magenta)
+        .fg(theme::ON_HIGHLIGHT)
+        .bg(theme::ASK)
         .add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::styled(request.prompt.clone(), bold), Line::default()];
     // Which line shows which file or option, for the hit map.
@@ -106,7 +107,7 @@ pub fn render(dialog: &ApprovalDialog, area: Rect, frame: &mut Frame, hits: &mut
         lines.push(Line::default());
         lines.push(Line::styled("Feedback (passed into the next phase):", dim));
         let style = if dialog.focus == DialogFocus::Feedback {
-            Style::default().fg(Color::Magenta)
+            Style::default().fg(theme::ASK)
         } else {
             Style::default()
         };
@@ -178,8 +179,8 @@ fn footer(dialog: &ApprovalDialog, dim: Style) -> Line<'static> {
         Line::styled(
             format!("“{label}” aborts the workflow run. Enter confirms · any other key goes back"),
             Style::default()
-                .fg(Color::White)
-                .bg(Color::Red)
+                .fg(theme::STRONG)
+                .bg(theme::FAILURE)
                 .add_modifier(Modifier::BOLD),
         )
     } else {

@@ -1,9 +1,10 @@
 //! The help overlay: every key of the current focus, from the keymap's table with the
 //! commands' docs (the view model carries the rows).
 
+use cp_base::theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
@@ -36,10 +37,10 @@ pub fn render(help: &Help, rows: &[(&str, &str)], area: Rect, frame: &mut Frame)
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(Color::Cyan))
+        .border_style(Style::default().fg(theme::ACCENT))
         .title(format!(" Keys: {focus} · Esc closes{more} "));
     let key_style = Style::default()
-        .fg(Color::Cyan)
+        .fg(theme::ACCENT)
         .add_modifier(Modifier::BOLD);
     let lines: Vec<Line> = rows
         .iter()

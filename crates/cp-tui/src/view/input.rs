@@ -1,8 +1,9 @@
 //! The input line at the bottom of the main area.
 
+use cp_base::theme;
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::navigation::Focus;
@@ -18,11 +19,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     let focused = app.focus == Focus::Input && app.palette.is_none() && app.confirm.is_none();
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(if focused {
-            Color::Cyan
-        } else {
-            Color::DarkGray
-        }))
+        .border_style(Style::default().fg(if focused { theme::ACCENT } else { theme::MUTED }))
         .title(" Message (Enter send · Alt-Enter newline) ");
     let inner = block.inner(area);
     let text = app.input.text();

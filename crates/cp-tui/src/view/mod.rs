@@ -11,6 +11,7 @@ mod sidebar;
 mod status;
 
 use cp_base::Panel as _;
+use cp_base::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -126,11 +127,7 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame, hits: &mut H
         .find(|e| e.id == app.selected)
         .map_or_else(|| app.selected.to_owned(), |e| e.title.clone());
     let focused = app.focus == Focus::Sidebar;
-    let border = if focused {
-        Color::Cyan
-    } else {
-        Color::DarkGray
-    };
+    let border = if focused { theme::ACCENT } else { theme::MUTED };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(Style::default().fg(border))
@@ -162,7 +159,7 @@ fn render_panel(app: &ViewModel<'_>, area: Rect, frame: &mut Frame, hits: &mut H
 
 fn render_gone(inner: Rect, frame: &mut Frame) {
     let gone = Paragraph::new("This panel is gone. Pick another one in the sidebar.")
-        .style(Style::default().fg(Color::DarkGray));
+        .style(Style::default().fg(theme::MUTED));
     frame.render_widget(gone, inner);
 }
 
@@ -225,8 +222,8 @@ fn render_revert(what: &str, area: Rect, frame: &mut Frame) {
         .lines()
         .map(|line| {
             let colour = match line.chars().next() {
-                Some('+') => Color::Green,
-                Some('-') => Color::Red,
+                Some('+') => theme::SUCCESS,
+                Some('-') => theme::FAILURE,
                 _ => Color::Reset,
             };
             ratatui::text::Line::styled(line, Style::default().fg(colour))
@@ -236,7 +233,7 @@ fn render_revert(what: &str, area: Rect, frame: &mut Frame) {
         Paragraph::new(text).block(
             Block::default()
                 .borders(Borders::ALL)
-                .border_style(Style::default().fg(Color::Red))
+                .border_style(Style::default().fg(theme::FAILURE))
                 .title(" Revert? (y = revert, n = keep) "),
         ),
         popup,

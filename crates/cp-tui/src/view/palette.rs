@@ -1,8 +1,9 @@
 //! The command palette popup: the query line, matching tools with descriptions, and errors.
 
+use cp_base::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
@@ -20,30 +21,30 @@ fn param_lines(params: &[Param], palette: &Palette) -> Vec<Line<'static>> {
             let done = typed.contains(&format!("{}=", p.name))
                 || typed.contains(&format!("\"{}\"", p.name));
             let name_style = match (done, p.required) {
-                (true, _) => Style::default().fg(Color::DarkGray),
+                (true, _) => Style::default().fg(theme::MUTED),
                 (false, true) => Style::default()
-                    .fg(Color::Cyan)
+                    .fg(theme::ACCENT)
                     .add_modifier(Modifier::BOLD),
-                (false, false) => Style::default().fg(Color::Cyan),
+                (false, false) => Style::default().fg(theme::ACCENT),
             };
             let need = if p.required { "required" } else { "optional" };
             let mut spans = vec![
                 Span::styled(format!("  {:<width$} ", p.name), name_style),
                 Span::styled(
                     format!("{} · {need}", p.kind),
-                    Style::default().fg(Color::Gray),
+                    Style::default().fg(theme::SUBDUED),
                 ),
             ];
             if !p.choices.is_empty() {
                 spans.push(Span::styled(
                     format!(" · one of {}", p.choices.join("|")),
-                    Style::default().fg(Color::Yellow),
+                    Style::default().fg(theme::ATTENTION),
                 ));
             }
             if !p.summary.is_empty() {
                 spans.push(Span::styled(
                     format!(" — {}", p.summary),
-                    Style::default().fg(Color::DarkGray),
+                    Style::default().fg(theme::MUTED),
                 ));
             }
             Line::from(spans)
@@ -81,7 +82,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, frame: &mut Frame) {
     .areas(inner);
     render_query(palette, query_area, frame);
     if let Some(error) = &palette.error {
-        let line = Line::styled(format!("✗ {error}"), Style::default().fg(Color::Red));
+        let line = Line::styled(format!("✗ {error}"), Style::default().fg(theme::FAILURE));
         frame.render_widget(line, error_area);
     }
     render_list(&matches, selected, list_area, frame);
@@ -98,7 +99,7 @@ fn popup(area: Rect, frame: &mut Frame) -> Option<Rect> {
     frame.render_widget(Clear, popup);
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(Color::Cyan))
+        .border_style(Style::default().fg(theme::ACCENT))
         .title(" Command palette — ToolName key=value … or ToolName {json} ");
     let inner = block.inner(popup);
     frame.render_widget(block, popup);
@@ -108,7 +109,7 @@ fn popup(area: Rect, frame: &mut Frame) -> Option<Rect> {
 /// The query line, with the cursor where the person types.
 fn render_query(palette: &Palette, area: Rect, frame: &mut Frame) {
     let query = Line::from(vec![
-        Span::styled("› ", Style::default().fg(Color::Cyan)),
+        Span::styled("› ", Style::default().fg(theme::ACCENT)),
         Span::raw(palette.query.text().replace('\n', " ")),
     ]);
     frame.render_widget(query, area);
@@ -125,7 +126,7 @@ fn render_query(palette: &Palette, area: Rect, frame: &mut Frame) {
 /// The matching tools, one a row, scrolled so the highlighted one shows.
 fn render_list(matches: &[&cp_base::ToolDef], selected: usize, area: Rect, frame: &mut Frame) {
     if matches.is_empty() {
-        let line = Line::styled("no matching tool", Style::default().fg(Color::DarkGray));
+        let line = Line::styled("no matching tool", Style::default().fg(theme::MUTED));
         frame.render_widget(line, area);
         return;
     }
@@ -139,8 +140,8 @@ fn render_list(matches: &[&cp_base::ToolDef], selected: usize, area: Rect, frame
         .map(|(i, tool)| {
             let style = if i == selected {
                 Style::default()
-                    .fg(Color::Black)
-                    .bg(Color::Cyan)
+                    .fg(theme::ON_HIGHLIGHT)
+                    .bg(theme::ACCENT)
                     .add_modifier(Modifier::BOLD)
             } else {
                 Style::default()
@@ -148,7 +149,7 @@ fn render_list(matches: &[&cp_base::ToolDef], selected: usize, area: Rect, frame
             let summary = tool.description.split(". ").next().unwrap_or_default();
             Line::from(vec![
                 Span::styled(format!("{:<22}", tool.name), style),
-                Span::styled(format!(" {summary}"), Style::default().fg(Color::Gray)),
+                Span::styled(format!(" {summary}"), Style::default().fg(theme::SUBDUED)),
             ])
         })
         .collect();
@@ -166,7 +167,7 @@ fn render_detail(params: &[Line<'static>], description: &str, area: Rect, frame:
     frame.render_widget(
         Paragraph::new(description)
             .wrap(Wrap { trim: true })
-            .style(Style::default().fg(Color::DarkGray)),
+            .style(Style::default().fg(theme::MUTED)),
         description_area,
     );
 }

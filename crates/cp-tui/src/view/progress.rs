@@ -4,9 +4,10 @@
 //! the start and the current time, so it is drawn from a snapshot like everything else; the
 //! event loop redraws each second while something runs.
 
+use cp_base::theme;
 use std::time::Instant;
 
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Spinner frames; one per 100 ms of elapsed time.
@@ -32,15 +33,15 @@ pub fn line(name: &str, started: Instant, now: Instant) -> Line<'static> {
         Span::styled(
             format!("{spinner} "),
             Style::default()
-                .fg(Color::Yellow)
+                .fg(theme::ATTENTION)
                 .add_modifier(Modifier::BOLD),
         ),
-        Span::styled("running ", Style::default().fg(Color::DarkGray)),
+        Span::styled("running ", Style::default().fg(theme::MUTED)),
         Span::styled(
             name.to_owned(),
             Style::default().add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!(" · {time}"), Style::default().fg(Color::Yellow)),
+        Span::styled(format!(" · {time}"), Style::default().fg(theme::ATTENTION)),
     ])
 }
 
@@ -65,7 +66,7 @@ mod tests {
         let start = Instant::now();
         let at = |ms| draw(line("pytest", start, start + Duration::from_millis(ms)));
         let eight = at(8_250);
-        assert_eq!(eight[(0, 0)].fg, Color::Yellow);
+        assert_eq!(eight[(0, 0)].fg, theme::ATTENTION);
         assert!(eight[(10, 0)].modifier.contains(Modifier::BOLD));
         insta::assert_debug_snapshot!(eight);
         // The spinner turns and the seconds count.

@@ -1,9 +1,10 @@
 //! The `/` search on screen: the prompt on the panel's last row, and the query highlighted
 //! wherever the panel drew it.
 
+use cp_base::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::search::Search;
@@ -27,7 +28,7 @@ pub fn render(search: &Search, area: Rect, buf: &mut Buffer) {
         "  n next · N previous · Esc forget"
     };
     let mut spans = vec![
-        Span::styled("/", Style::default().fg(Color::Cyan)),
+        Span::styled("/", Style::default().fg(theme::ACCENT)),
         Span::raw(search.query.text().to_owned()),
     ];
     if search.editing {
@@ -36,15 +37,17 @@ pub fn render(search: &Search, area: Rect, buf: &mut Buffer) {
             Style::default().add_modifier(Modifier::REVERSED),
         ));
     }
-    spans.push(Span::styled(hint, Style::default().fg(Color::DarkGray)));
-    buf.set_style(row, Style::default().bg(Color::Black));
+    spans.push(Span::styled(hint, Style::default().fg(theme::MUTED)));
+    buf.set_style(row, Style::default().bg(theme::BAR));
     buf.set_line(row.x, row.y, &Line::from(spans), row.width);
 }
 
 /// Marks every on-screen occurrence of `query` (case-insensitive, cell by cell).
 fn highlight(buf: &mut Buffer, area: Rect, query: &str) {
     let needle: Vec<String> = query.chars().map(|c| c.to_lowercase().collect()).collect();
-    let style = Style::default().fg(Color::Black).bg(Color::Yellow);
+    let style = Style::default()
+        .fg(theme::ON_HIGHLIGHT)
+        .bg(theme::ATTENTION);
     for y in area.top()..area.bottom() {
         let cells: Vec<String> = (area.left()..area.right())
             .map(|x| buf[(x, y)].symbol().to_lowercase())
@@ -79,10 +82,14 @@ mod tests {
             search.apply(Action::Char(c));
         }
         render(&search, area, &mut buf);
-        assert_eq!(buf[(3, 0)].bg, Color::Yellow, "case-insensitive");
-        assert_eq!(buf[(7, 0)].bg, Color::Yellow);
-        assert_eq!(buf[(8, 0)].bg, Color::Reset, "the comma after it is not");
-        assert_eq!(buf[(15, 0)].bg, Color::Yellow);
+        assert_eq!(buf[(3, 0)].bg, theme::ATTENTION, "case-insensitive");
+        assert_eq!(buf[(7, 0)].bg, theme::ATTENTION);
+        assert_eq!(
+            buf[(8, 0)].bg,
+            cp_base::ratatui::style::Color::Reset,
+            "the comma after it is not"
+        );
+        assert_eq!(buf[(15, 0)].bg, theme::ATTENTION);
         let prompt: String = (0..30).map(|x| buf[(x, 2)].symbol()).collect();
         assert!(prompt.starts_with("/error   Enter find"), "{prompt}");
     }

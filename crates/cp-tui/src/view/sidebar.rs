@@ -1,8 +1,9 @@
 //! The sidebar: one row per panel, fixed ones first, each with its badge.
 
+use cp_base::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
@@ -15,11 +16,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitM
     let focused = app.focus == Focus::Sidebar;
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(if focused {
-            Color::Cyan
-        } else {
-            Color::DarkGray
-        }))
+        .border_style(Style::default().fg(if focused { theme::ACCENT } else { theme::MUTED }))
         .title(" Panels ");
     let inner = block.inner(area);
     block.render(area, buf);
@@ -37,7 +34,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitM
                 y,
                 &Line::styled(
                     "─".repeat(usize::from(inner.width)),
-                    Style::default().fg(Color::DarkGray),
+                    Style::default().fg(theme::MUTED),
                 ),
                 inner.width,
             );
@@ -47,8 +44,12 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitM
         let selected = entry.id == app.selected;
         let style = if selected {
             Style::default()
-                .fg(Color::Black)
-                .bg(if focused { Color::Cyan } else { Color::Gray })
+                .fg(theme::ON_HIGHLIGHT)
+                .bg(if focused {
+                    theme::ACCENT
+                } else {
+                    theme::SUBDUED
+                })
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::default()
@@ -61,7 +62,7 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitM
         let badge_color = entry
             .badge
             .as_deref()
-            .map_or(Color::Yellow, crate::outcome_style::badge_color);
+            .map_or(theme::ATTENTION, crate::outcome_style::badge_color);
         let badge = entry
             .badge
             .as_deref()
@@ -74,15 +75,19 @@ pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer, hits: &mut HitM
             Span::styled(
                 number,
                 style.fg(if selected {
-                    Color::Black
+                    theme::ON_HIGHLIGHT
                 } else {
-                    Color::DarkGray
+                    theme::MUTED
                 }),
             ),
             Span::styled(format!("{title}{pad}"), style),
             Span::styled(
                 badge,
-                style.fg(if selected { Color::Black } else { badge_color }),
+                style.fg(if selected {
+                    theme::ON_HIGHLIGHT
+                } else {
+                    badge_color
+                }),
             ),
         ]);
         buf.set_line(inner.x, y, &line, inner.width);

@@ -6,9 +6,10 @@
 //! second, so an 80×24 terminal still shows every figure and the keys.
 
 use cp_base::text::{fit_end, fit_start};
+use cp_base::theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
@@ -26,11 +27,11 @@ pub fn height(width: u16) -> u16 {
 }
 
 pub fn render(app: &ViewModel<'_>, area: Rect, buf: &mut Buffer) {
-    let base = Style::default().bg(Color::DarkGray).fg(Color::White);
+    let base = Style::default().bg(theme::MUTED).fg(theme::STRONG);
     buf.set_style(area, base);
-    let label = Span::styled(" cp ", base.fg(Color::Black).bg(Color::Cyan));
+    let label = Span::styled(" cp ", base.fg(theme::ON_HIGHLIGHT).bg(theme::ACCENT));
     let (model, usage) = usage_spans(app, area.width, base);
-    let keys = Span::styled(format!(" {} ", key_hints(app)), base.fg(Color::Gray));
+    let keys = Span::styled(format!(" {} ", key_hints(app)), base.fg(theme::SUBDUED));
     if area.height >= 2 {
         let first = Rect { height: 1, ..area };
         let second = Rect {
@@ -83,7 +84,7 @@ fn right_aligned(buf: &mut Buffer, row: Rect, spans: Vec<Span<'_>>, keys: &Span<
 /// What needs attention: a pending reload, a hidden approval gate, work left, the flash, the
 /// workflow's and the agent's activity.
 fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
-    let urgent = base.fg(Color::LightMagenta);
+    let urgent = base.fg(theme::URGENT);
     let mut spans = Vec::new();
     if app.reload_pending {
         spans.push(Span::styled("│ reload pending ", urgent));
@@ -94,7 +95,7 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
     if let Some(left) = &app.agent.work_left {
         spans.push(Span::styled(
             format!("│ {left} "),
-            base.fg(Color::White).bg(Color::Red),
+            base.fg(theme::STRONG).bg(theme::FAILURE),
         ));
     }
     if app.review_queued {
@@ -104,15 +105,12 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
         ));
     }
     if let Some(flash) = app.flash {
-        spans.push(Span::styled(
-            format!("│ {flash} "),
-            base.fg(Color::LightYellow),
-        ));
+        spans.push(Span::styled(format!("│ {flash} "), base.fg(theme::FLASH)));
     }
     if let Some(run) = app.workflow.filter(|w| w.exit.is_none()) {
         spans.push(Span::styled(
             format!("│ {} ", fit_end(&run.status, 50)),
-            base.fg(Color::LightCyan),
+            base.fg(theme::LABEL),
         ));
     }
     if app.agent.running() {
@@ -130,12 +128,12 @@ fn urgent_spans(app: &ViewModel<'_>, base: Style) -> Vec<Span<'static>> {
             (Some(status), None) => format!("│ agent working · {} ", fit_end(status, 40)),
             (None, _) => "│ agent working… Esc cancels ".to_owned(),
         };
-        spans.push(Span::styled(text, base.fg(Color::Yellow)));
+        spans.push(Span::styled(text, base.fg(theme::ATTENTION)));
     }
     if app.running_jobs > 0 {
         spans.push(Span::styled(
             format!("│ {} running ", app.running_jobs),
-            base.fg(Color::Yellow),
+            base.fg(theme::ATTENTION),
         ));
     }
     spans
@@ -151,7 +149,7 @@ fn usage_spans(
         (Some(provider), _) => provider.config().model.clone(),
         (None, Some(cli)) => cli.label(),
         (None, None) => {
-            let none = Span::styled("│ no model configured ", base.fg(Color::Gray));
+            let none = Span::styled("│ no model configured ", base.fg(theme::SUBDUED));
             return (None, none);
         }
     };
@@ -168,7 +166,7 @@ fn usage_spans(
         app.agent.usage.summary()
     };
     let usage = Span::styled(format!("│ {usage} "), base);
-    let model = Span::styled(format!("│ {model} "), base.fg(Color::LightCyan));
+    let model = Span::styled(format!("│ {model} "), base.fg(theme::LABEL));
     (Some(model), usage)
 }
 

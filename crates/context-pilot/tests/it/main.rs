@@ -36,6 +36,7 @@ mod tui_long_day;
 mod tui_mouse_editor;
 mod tui_palette;
 mod warm_hooks;
+mod warm_tui;
 mod workflow_headless;
 mod workflow_merge_queue;
 mod workflow_parallel;

@@ -7,103 +7,27 @@
 //! again for that tree. Then a red edit and at once "Done.": the verdict names the failing
 //! test (a warm run of an older tree never stands for the red one).
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cp_e2e::{LlmServer, RecordedRequest, TuiSession, anthropic, git, git_repo};
-use serde_json::{Value, json};
+use cp_e2e::{LlmServer, TuiSession, anthropic, git, git_repo};
+use serde_json::json;
 
-/// How long the suite's one test takes: long enough that a stop which ran it could not pass
-/// for one that took a warm run's verdict.
-const SUITE_SECS: u64 = 3;
-/// How long the scripted model "thinks" at most, waiting for the warm run's verdict.
-const THINK_LIMIT: Duration = Duration::from_secs(120);
+use crate::util::warm::{
+    GREEN_TOOL, RED_TOOL, SUITE_SECS, answers, calc, runs, think_until_warm_verdict,
+    told_by_the_gate, warm_record, write_suite,
+};
+
 const WAIT: Duration = Duration::from_secs(180);
 
-const GREEN_TOOL: &str = "toolu_01Green";
-const RED_TOOL: &str = "toolu_02Red";
-
-/// A committed, trusted Python project: `calc.py` and a unittest suite that logs, at its
-/// start, the line of `calc.py` it tests (to `runs.log`, ignored by git).
+/// A committed, trusted Python project: [`write_suite`]'s.
 fn project() -> tempfile::TempDir {
     let repo = git_repo();
     let root = std::fs::canonicalize(repo.path()).unwrap();
-    std::fs::write(root.join("calc.py"), calc("a + b")).unwrap();
-    std::fs::write(
-        root.join("test_calc.py"),
-        format!(
-            "import time\nimport unittest\n\nimport calc\n\n\n\
-             class TestCalc(unittest.TestCase):\n    \
-             def test_add(self):\n        \
-             with open('calc.py') as src, open('runs.log', 'a') as log:\n            \
-             log.write(src.read().splitlines()[1].strip() + '\\n')\n        \
-             time.sleep({SUITE_SECS})\n        \
-             self.assertEqual(calc.add(2, 3), 5)\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(root.join(".gitignore"), "__pycache__/\nruns.log\n").unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"max_blocks": 2, "tests": {"command": "python3 -m unittest"}}})
-            .to_string(),
-    )
-    .unwrap();
+    write_suite(&root);
     cp_e2e::trust(&root);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "init"]);
     repo
-}
-
-/// `calc.py` whose `add` returns `expression`.
-fn calc(expression: &str) -> String {
-    format!("def add(a, b):\n    return {expression}\n")
-}
-
-/// The lines of `calc.py` the suite's runs tested, in order.
-fn runs(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("runs.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The project's warm-run record.
-fn warm_record(root: &Path) -> Value {
-    std::fs::read_to_string(root.join(".context-pilot/state/warm-run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
-}
-
-/// The last message of a request holds the result of the tool call `id`.
-fn answers(request: &RecordedRequest, id: &str) -> bool {
-    request.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .is_some_and(|blocks| {
-            blocks
-                .iter()
-                .any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-        })
-}
-
-/// What the stop gate just told the model: the last message of a request, as JSON text,
-/// without the panels' context the built-in agent sends along (which shows the previous
-/// stop's Checkpoint panel).
-fn told_by_the_gate(request: &RecordedRequest) -> String {
-    let last = request.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default();
-    match last.split_once("<panels>") {
-        Some((gate, _)) => gate.to_owned(),
-        None => last,
-    }
 }
 
 /// The built-in agent's `File_write` of `calc.py` with `add` returning `expression`.
@@ -120,16 +44,8 @@ fn the_built_in_agent_stops_on_the_warm_verdict_and_a_red_edit_right_before_a_st
     {
         let root = root.clone();
         server.answer_side_requests(move |request| {
-            // The model thinks after the green edit until the warm run kept its verdict; the
-            // script's next reply ("Done.") then goes out.
-            if answers(request, GREEN_TOOL) {
-                let deadline = Instant::now() + THINK_LIMIT;
-                while warm_record(&root)["current"]["phase"]["phase"] != "done"
-                    && Instant::now() < deadline
-                {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-            }
+            // The script's next reply ("Done.") goes out once the warm run kept its verdict.
+            think_until_warm_verdict(&root, request);
             None
         });
     }

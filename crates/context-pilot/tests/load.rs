@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
-use cp_e2e::{TuiSession, eventually, git_repo};
+use cp_e2e::{TuiSession, eventually, eventually_with, git_repo};
 use cp_mod_callback::{CONFIG_KEY, CallbackId, CallbackSection};
 use serde_json::{Value, json};
 use util::{canonical, context_pilot, stop_console_server};
@@ -277,13 +277,12 @@ fn quit_all_and_check_orphans(root: &Path, tuis: Vec<TuiFront>, mut mcp: McpFron
         processes_in(root)
     );
     stop_console_server(root);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut left = processes_in(root);
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-        left = processes_in(root);
-    }
-    assert!(left.is_empty(), "orphaned processes: {left:?}");
+    eventually_with(
+        "every process of the project to end",
+        Duration::from_secs(10),
+        || processes_in(root).is_empty(),
+        || format!("orphaned processes: {:?}", processes_in(root)),
+    );
 }
 
 fn start_tui(root: &Path, worker: &str) -> TuiFront {

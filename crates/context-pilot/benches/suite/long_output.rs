@@ -3,7 +3,7 @@
 //! or parses what is new) and the frames after it, at the end and in the middle.
 
 use std::fmt::Write as _;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
@@ -240,8 +240,7 @@ fn streaming_into_code_block(lines: usize, frames: usize) -> Vec<Row> {
 
 /// Waits (5 ms polls, at most a minute) until no code block is being highlighted.
 fn wait_for_colours() {
-    let start = Instant::now();
-    while cp_tui::highlighting() && start.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let _idle = cp_e2e::within_every(Duration::from_secs(60), Duration::from_millis(5), || {
+        (!cp_tui::highlighting()).then_some(())
+    });
 }

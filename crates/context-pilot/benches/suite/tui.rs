@@ -208,11 +208,9 @@ pub fn reload(opts: &Options) -> Vec<Row> {
         // SAFETY: kill(2) on the child process we started.
         let rc = unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGUSR2) };
         assert_eq!(rc, 0);
-        let deadline = Instant::now() + WAIT;
-        while reload_times(repo.path()).len() < n {
-            assert!(Instant::now() < deadline, "reload {n} did not happen");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        cp_e2e::eventually(&format!("reload {n}"), WAIT, || {
+            reload_times(repo.path()).len() >= n
+        });
         tui.wait_for("Conversation", WAIT).unwrap();
     }
     assert_eq!(tui.pid(), Some(pid), "a reload keeps the pid");

@@ -161,15 +161,16 @@ impl Bench {
 
     /// Waits until the warm run asked for at `since_ms` or later is in a phase `is`.
     fn wait_phase(&self, since_ms: u64, is: impl Fn(&WarmPhase) -> bool) {
-        let deadline = Instant::now() + PHASE_LIMIT;
-        loop {
-            let phase = current_warm_run(&self.project)
+        let phase = || {
+            current_warm_run(&self.project)
                 .filter(|r| r.requested_at_ms >= since_ms)
-                .map(|r| r.phase);
-            if phase.as_ref().is_some_and(&is) {
-                return;
-            }
-            if Instant::now() > deadline {
+                .map(|r| r.phase)
+        };
+        cp_e2e::eventually_with(
+            "the warm run's phase",
+            PHASE_LIMIT,
+            || phase().as_ref().is_some_and(&is),
+            || {
                 let record =
                     std::fs::read_to_string(cp_mod_checkpoint::warm_record_path(&self.project))
                         .unwrap_or_default();
@@ -178,12 +179,12 @@ impl Bench {
                     .iter()
                     .filter_map(|c| self.client.attach(c.id).ok()?.tail(20).ok())
                     .collect();
-                panic!(
-                    "warm run stuck: {phase:?}\nrecord: {record}\nconsoles: {consoles:?}\n{tails:#?}"
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+                format!(
+                    "warm run stuck: {:?}\nrecord: {record}\nconsoles: {consoles:?}\n{tails:#?}",
+                    phase()
+                )
+            },
+        );
     }
 }
 

@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::agent_run::{agent_command, text, wait_output};
 use crate::util::agents::{agent_processes, agents_path, assert_no_agent_left};
@@ -184,18 +184,18 @@ fn bodies(server: &LlmServer) -> String {
 /// No context-pilot process (the MCP servers, the hooks) is left in `root` but the project's
 /// console server.
 fn assert_only_the_console_server_left(root: &Path) {
-    let deadline = Instant::now() + GONE_LIMIT;
-    loop {
-        let left: Vec<String> = agent_processes(root, "context-pilot", None)
+    let left = || -> Vec<String> {
+        agent_processes(root, "context-pilot", None)
             .into_iter()
             .filter(|p| !p.contains("console-server"))
-            .collect();
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            .collect()
+    };
+    cp_e2e::eventually_with(
+        "only the console server left",
+        GONE_LIMIT,
+        || left().is_empty(),
+        || format!("left behind: {:?}", left()),
+    );
 }
 
 /// The repository's hook is loaded and would have run had Codex been told to run every hook

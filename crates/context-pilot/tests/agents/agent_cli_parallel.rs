@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::agent_run::{
     RUN_LIMIT, agent_command, claude_config, claude_endpoint, gemini_endpoint, shown, wait_output,
@@ -270,31 +270,30 @@ fn resume_after_sigkill_of_a_claude_code_run_mid_wave_keeps_every_commit() {
     let mut child = killed.spawn().unwrap();
     // A failure before the kill must not leave the run (and its agents) running.
     let mut guard = GroupGuard(i32::try_from(child.id()).ok());
-    let deadline = Instant::now() + RUN_LIMIT;
-    let record = loop {
-        if let Some(record) = run_record(&root)
-            && record["phase_runs"]["api"]["status"] == "merged"
-            && record["phase_runs"]["ui"]["status"] == "running"
-            && phase_branch_gone(&root, "api")
-            && seen
-                .bodies("ui")
-                .iter()
-                .any(|b| b.contains("\"tool_result\""))
-        {
-            break record;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the awaited state\n{}",
-            first()
-        );
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for the run record\n{}",
-            first()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let record = cp_e2e::eventually_some_with(
+        "the run record: api merged, ui at work",
+        RUN_LIMIT,
+        || {
+            if let Some(record) = run_record(&root)
+                && record["phase_runs"]["api"]["status"] == "merged"
+                && record["phase_runs"]["ui"]["status"] == "running"
+                && phase_branch_gone(&root, "api")
+                && seen
+                    .bodies("ui")
+                    .iter()
+                    .any(|b| b.contains("\"tool_result\""))
+            {
+                return Some(record);
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before the awaited state\n{}",
+                first()
+            );
+            None
+        },
+        first,
+    );
     let run_id = record["run_id"].as_str().unwrap().to_owned();
     let merge = record["phase_runs"]["api"]["merge_commit"]
         .as_str()

@@ -23,7 +23,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_e2e::{LlmServer, anthropic, binary_path, gemini, git, git_repo, responses};
 use serde_json::{Value, json};
@@ -53,22 +53,16 @@ fn run(mut command: Command) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command.spawn().unwrap();
-    let deadline = Instant::now() + RUN_LIMIT;
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{command:?} ran longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if cp_e2e::within(RUN_LIMIT, || child.try_wait().unwrap()).is_none() {
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "{command:?} ran longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
+    child.wait_with_output().unwrap()
 }
 
 /// A committed project wired to `agent` with `context-pilot init`, whose checkpoint allows

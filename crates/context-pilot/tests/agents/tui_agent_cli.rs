@@ -14,7 +14,7 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::agents::{agent_processes, agents_path, assert_no_agent_left};
 use crate::util::{assert_all_shown, canonical, create_callback, stop_console_server, trust};
@@ -169,25 +169,22 @@ fn start_workflow_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSessio
 
 /// Waits until the workflow run recorded under `root` has `status`.
 fn wait_run_status(root: &Path, status: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let statuses: Vec<String> = std::fs::read_dir(root.join(".context-pilot/runs"))
+    let statuses = || -> Vec<String> {
+        std::fs::read_dir(root.join(".context-pilot/runs"))
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|run| std::fs::read_to_string(run.path().join("context.json")).ok())
             .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
             .map(|run| run["status"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        if statuses.iter().any(|s| s == status) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no run reached {status:?}: {statuses:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .collect()
+    };
+    cp_e2e::eventually_with(
+        &format!("a run {status:?}"),
+        WAIT,
+        || statuses().iter().any(|s| s == status),
+        || format!("the runs: {:?}", statuses()),
+    );
 }
 
 /// Processes other than `except` running in `root` whose command line names `claude`.
@@ -861,18 +858,12 @@ fn review_comments_from_the_changes_panel_start_the_next_claude_turn() {
     tui.send(b"\r");
     tui.type_text("S");
     // Claude Code's next turn carries the comment with its location: the request log says so.
-    let deadline = Instant::now() + WAIT;
-    let request = loop {
-        let found = server
+    let request = cp_e2e::eventually_some("a request carrying the comment", WAIT, || {
+        server
             .requests()
             .into_iter()
-            .find(|r| r.raw_body.contains("REVIEW-NOTE use printf"));
-        if let Some(request) = found {
-            break request;
-        }
-        assert!(Instant::now() < deadline, "no request carried the comment");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+            .find(|r| r.raw_body.contains("REVIEW-NOTE use printf"))
+    });
     assert!(
         request.raw_body.contains("src/a.sh:1"),
         "location missing: {}",

@@ -444,20 +444,22 @@ fn red_tests_run_again_on_every_stop_until_the_limit_marks_the_checkpoint_failed
     let state_path = repo
         .path()
         .join(".context-pilot/state/main/checkpoint.json");
-    let deadline = std::time::Instant::now() + WAIT;
-    let state = loop {
-        let state: serde_json::Value = std::fs::read_to_string(&state_path)
+    let state = || -> serde_json::Value {
+        std::fs::read_to_string(&state_path)
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
-        if state["last_report"]["gave_up"].is_string() || std::time::Instant::now() > deadline {
-            break state;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+            .unwrap_or_default()
     };
-    let notice = state["last_report"]["gave_up"].as_str().unwrap_or_else(|| {
-        panic!("the limit was not reached: {state}");
-    });
+    let notice = cp_e2e::eventually_some_with(
+        "the stop gate to give up",
+        WAIT,
+        || {
+            state()["last_report"]["gave_up"]
+                .as_str()
+                .map(str::to_owned)
+        },
+        || format!("the limit was not reached: {}", state()),
+    );
     assert!(
         notice.contains("Uncommitted files (1): src/app.sh"),
         "{notice}"

@@ -71,25 +71,25 @@ const RELEASE: &str = ".context-pilot/run/release-slow-check";
 fn let_the_run_end(root: &Path) {
     std::fs::write(root.join(RELEASE), "").unwrap();
     let consoles = root.join(".context-pilot/run/consoles");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let metas: Vec<String> = std::fs::read_dir(&consoles)
+    let metas = || -> Vec<String> {
+        std::fs::read_dir(&consoles)
             .map(|d| {
                 d.flatten()
                     .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
                     .filter_map(|e| std::fs::read_to_string(e.path()).ok())
                     .collect()
             })
-            .unwrap_or_default();
-        if !metas.is_empty() && metas.iter().all(|m| !m.contains("\"running\"")) {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the background run did not end: {metas:?}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+            .unwrap_or_default()
+    };
+    cp_e2e::eventually_with(
+        "the background run to end",
+        Duration::from_secs(60),
+        || {
+            let metas = metas();
+            !metas.is_empty() && metas.iter().all(|m| !m.contains("\"running\""))
+        },
+        || format!("the consoles: {:?}", metas()),
+    );
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::{canonical, context_pilot, stop_console_server};
 use cp_e2e::git_repo;
@@ -95,12 +95,9 @@ impl Server {
 
     fn stop(mut self) {
         drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if cp_e2e::within(Duration::from_secs(60), || self.child.try_wait().unwrap()).is_none() {
+            let _ = self.child.kill();
+            self.child.wait().unwrap();
         }
     }
 }
@@ -274,16 +271,13 @@ fn a_server_killed_mid_write_leaves_the_old_or_the_new_file() {
     );
     // Kill the server as soon as the write has visibly begun: a temp file appeared beside
     // the target, or the target itself changed.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    // No pause between looks: the write is caught while it is under way.
+    let began = cp_e2e::within_every(Duration::from_secs(60), Duration::ZERO, || {
         let began = names(&root).len() > 1
             || std::fs::metadata(&target).map_or(true, |m| m.len() != old.len() as u64);
-        if began {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the write never began");
-        std::thread::yield_now();
-    }
+        began.then_some(())
+    });
+    assert!(began.is_some(), "the write never began");
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     stop_console_server(&root);

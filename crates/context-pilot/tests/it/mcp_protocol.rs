@@ -11,8 +11,8 @@
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::Duration;
 
 use crate::util::{canonical, context_pilot, stop_console_server};
 use cp_e2e::git_repo;
@@ -74,20 +74,24 @@ impl Client {
 
     /// The next message whose id is `id` (other messages, e.g. notifications, are skipped).
     fn reply_with_id(&self, id: &Value) -> Value {
-        let deadline = Instant::now() + REPLY_WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no reply with id {id}: {e}"));
-            let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
-                panic!("the server wrote a line that is not JSON ({e}): {line}")
-            });
-            if value.get("id") == Some(id) {
-                return value;
+        cp_e2e::eventually_some(&format!("a reply with id {id}"), REPLY_WAIT, || {
+            // Every line written so far, up to the reply.
+            loop {
+                let line = match self.lines.try_recv() {
+                    Ok(line) => line,
+                    Err(TryRecvError::Empty) => return None,
+                    Err(TryRecvError::Disconnected) => {
+                        panic!("no reply with id {id}: the server's output ended")
+                    }
+                };
+                let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the server wrote a line that is not JSON ({e}): {line}")
+                });
+                if value.get("id") == Some(id) {
+                    return Some(value);
+                }
             }
-        }
+        })
     }
 
     fn request(&mut self, message: &Value) -> Value {
@@ -112,14 +116,9 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         drop(self.stdin.take());
-        let deadline = Instant::now() + REPLY_WAIT;
-        while self.child.try_wait().ok().flatten().is_none() {
-            if Instant::now() >= deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if cp_e2e::within(REPLY_WAIT, || self.child.try_wait().ok().flatten()).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
     }
 }

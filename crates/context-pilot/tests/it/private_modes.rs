@@ -14,7 +14,7 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::{binary, canonical, fixture, stop_console_server};
 use cp_e2e::{LlmServer, TuiSession, anthropic, eventually, git, git_repo};
@@ -120,12 +120,8 @@ fn mcp_session(root: &Path) {
     assert_eq!(bash["result"]["isError"], json!(false), "{bash}");
     assert!(bash.to_string().contains("from-mcp"), "{bash}");
     drop(stdin);
-    let deadline = Instant::now() + WAIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if cp_e2e::within(WAIT, || child.try_wait().unwrap()).is_none() {
+        let _ = child.kill();
     }
     let _ = child.wait();
 }

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn tmux(args: &[&str]) -> String {
     let out = Command::new("tmux")
@@ -70,15 +70,16 @@ fn quitting_restores_stty_exactly() {
         c = cp_e2e::config_home().display()
     );
     let _tmux = start_session(socket, &session, &script);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let screen = tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
-        if screen.contains("Conversation") && screen.contains("worker main") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the TUI did not open:\n{screen}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let screen = || tmux(&["-S", socket, "capture-pane", "-p", "-t", &session]);
+    cp_e2e::eventually_with(
+        "the TUI to open",
+        Duration::from_secs(60),
+        || {
+            let screen = screen();
+            screen.contains("Conversation") && screen.contains("worker main")
+        },
+        || format!("the screen:\n{}", screen()),
+    );
     tmux(&["-S", socket, "send-keys", "-t", &session, "C-c"]);
     wait_file(&dir.join("after.txt"));
     let before = std::fs::read_to_string(dir.join("before.txt")).unwrap();
@@ -170,18 +171,12 @@ impl TitledRun {
         tmux(&args);
     }
 
-    /// Waits until `done` holds, failing with `what` and the screen after two minutes.
+    /// Waits until `done` holds, failing with `what`, the title and the screen after two
+    /// minutes.
     fn wait(&self, what: &str, done: &dyn Fn() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !done() {
-            let screen = self.screen();
-            assert!(
-                Instant::now() < deadline,
-                "{what}; title {:?}\n{screen}",
-                self.title()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        cp_e2e::eventually_with(what, Duration::from_secs(120), done, || {
+            format!("title {:?}\n{}", self.title(), self.screen())
+        });
     }
 
     fn screen(&self) -> String {
@@ -212,14 +207,14 @@ fn the_title_an_alert_changed_is_given_back_when_the_run_ends_and_at_exit() {
         "name: failing\nphases:\n  - id: only\n    prompt: Do it.\n",
         true,
     );
-    run.wait("no alert of the failed phase", &|| run.alerted());
-    run.wait("the run's end did not give the title back", &|| {
+    run.wait("an alert of the failed phase", &|| run.alerted());
+    run.wait("the run's end to give the title back", &|| {
         run.title() == "title-before-cp"
     });
     assert!(!run.exited(), "the TUI exited");
     // The run is over: Ctrl-C quits at once.
     run.keys(&["C-c"]);
-    run.wait("the TUI did not exit", &|| run.exited());
+    run.wait("the TUI to exit", &|| run.exited());
     assert_eq!(run.title(), "title-before-cp");
     drop(run.config);
 }
@@ -232,18 +227,18 @@ fn quitting_while_an_alert_shows_restores_the_terminals_title() {
         "name: gated\nphases:\n  - id: only\n    prompt: Do it.\n    approval:\n      approval_required: true\n",
         false,
     );
-    run.wait("no alert of the approval gate", &|| run.alerted());
-    run.wait("the alert did not set the title", &|| {
+    run.wait("an alert of the approval gate", &|| run.alerted());
+    run.wait("the alert to set the title", &|| {
         run.title().starts_with("Context Pilot: ")
     });
     // Ctrl-C at the gate asks whether to quit while the run waits (the question stays on
     // screen until answered); y quits.
     run.keys(&["C-c"]);
-    run.wait("the TUI did not ask whether to quit", &|| {
+    run.wait("the TUI to ask whether to quit", &|| {
         run.screen().contains("Quit anyway? (y/n)")
     });
     run.keys(&["y"]);
-    run.wait("the TUI did not exit", &|| run.exited());
+    run.wait("the TUI to exit", &|| run.exited());
     assert_eq!(run.title(), "title-before-cp");
     drop(run.config);
 }

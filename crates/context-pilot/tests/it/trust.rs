@@ -320,11 +320,12 @@ fn the_tui_asks_on_first_start_and_trusts_on_yes() {
         .unwrap();
     assert!(!shown_trusted(&root));
     tui.send(b"y");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !shown_trusted(&root) {
-        assert!(std::time::Instant::now() < deadline, "{}", tui.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        "the project to be trusted",
+        Duration::from_secs(60),
+        || shown_trusted(&root),
+        || tui.screen(),
+    );
     tui.send(b"\x03");
     tui.wait_exit(Duration::from_secs(60)).unwrap();
     stop_console_server(&root);

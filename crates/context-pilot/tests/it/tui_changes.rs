@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_e2e::{LlmServer, TuiSession, anthropic, git, git_repo};
 
@@ -44,15 +44,7 @@ fn changes_digit(screen: &str) -> u8 {
 /// Polls `check` until it holds (a durable fact on disk), or fails with `what` and the
 /// screen.
 fn wait_until(tui: &TuiSession, what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !check() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting until {what}; screen:\n{}",
-            tui.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    cp_e2e::eventually_with(what, WAIT, check, || format!("screen:\n{}", tui.screen()));
 }
 
 /// The gated files the stop gate's last report lists as uncommitted (its saved state).
@@ -166,7 +158,7 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     tui.wait_for("Revert?", WAIT).unwrap();
     tui.type_text("y");
     let app = root.join("src/app.txt");
-    wait_until(&tui, "the second hunk is reverted on disk", || {
+    wait_until(&tui, "the second hunk to be reverted on disk", || {
         std::fs::read_to_string(&app).is_ok_and(|t| t.contains("line 25\n"))
     });
     let now = std::fs::read_to_string(&app).unwrap();
@@ -186,7 +178,12 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     tui.wait_for("Commits exactly these 3 file(s)", WAIT)
         .unwrap();
     tui.send(b"\r");
-    wait_until(&tui, "the commit is made", || commits(root) == 2);
+    // The commit is made in an index of its own; the real index takes the committed files a
+    // moment after `HEAD` moves: the commit is done once both happened.
+    wait_until(&tui, "the commit, and the index updated after it", || {
+        commits(root) == 2
+            && git(root, &["status", "--porcelain"]) == "?? .context-pilot/.gitignore\n"
+    });
     let message = git(root, &["log", "-1", "--format=%s"]);
     assert!(message.starts_with("Update"), "{message}");
     let committed = git(root, &["show", "--format=", "--name-only", "HEAD"]);
@@ -196,7 +193,7 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     // The stop gate's state follows at once: nothing is left uncommitted.
     wait_until(
         &tui,
-        "the stop gate's report has no uncommitted file",
+        "the stop gate's report to have no uncommitted file",
         || uncommitted_gated(root).is_empty(),
     );
 
@@ -269,11 +266,15 @@ fn at_an_approval_gate_review_comments_repeat_the_phase_with_them_as_feedback() 
     assert!(body.contains("notes.md:2"), "{body}");
     tui.wait_for("┌ Approval gate · phase write", WAIT).unwrap();
     tui.send(b"\r"); // Continue
-    wait_until(&tui, "the run is completed", || {
+    wait_until(&tui, "the run to be completed", || {
         run_statuses(root).iter().any(|s| s == "completed")
     });
-    // The run is saved as completed a moment before the TUI hears of its end; until then
-    // Ctrl-C asks first, which `quit` answers.
+    // The run is saved as completed a moment before the TUI hears of its end; a quit before
+    // that would be asked about and end the TUI with 1 (a run it never saw end), so the test
+    // waits for the TUI's own notice in the conversation (Alt-1 shows it; a frame drawn since
+    // that key cannot be missed).
+    tui.send(b"\x1b1");
+    tui.wait_for("Workflow finished.", WAIT).unwrap();
     assert_eq!(tui.quit(WAIT).unwrap(), 0);
 }
 
@@ -365,7 +366,7 @@ fn a_commit_a_hook_refuses_leaves_a_partly_staged_index_exactly_as_it_was() {
     tui.type_text("C");
     tui.wait_for("Commit message", WAIT).unwrap();
     tui.send(b"\r");
-    wait_until(&tui, "the pre-commit hook ran", || marker.exists());
+    wait_until(&tui, "the pre-commit hook to run", || marker.exists());
     tui.wait_for("lint says no", WAIT).unwrap();
     std::fs::remove_file(&marker).unwrap();
     assert_eq!(

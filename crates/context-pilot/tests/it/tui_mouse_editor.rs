@@ -9,7 +9,7 @@
 )]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_e2e::{TuiSession, git_repo, saved_session};
 
@@ -35,19 +35,13 @@ fn click(tui: &mut TuiSession, (column, row): (usize, usize)) {
 
 /// Polls until `path` holds `needle` (the durable fact that the change was applied).
 fn wait_file_contains(path: &Path, needle: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        if text.contains(needle) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never held {needle:?}; it holds:\n{text}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    let text = || std::fs::read_to_string(path).unwrap_or_default();
+    cp_e2e::eventually_with(
+        &format!("{} to hold {needle:?}", path.display()),
+        WAIT,
+        || text().contains(needle),
+        || format!("it holds:\n{}", text()),
+    );
 }
 
 #[test]

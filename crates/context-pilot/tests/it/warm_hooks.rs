@@ -14,10 +14,10 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::{canonical, fixture, hook, stop_console_server};
-use cp_e2e::{git, git_repo};
+use cp_e2e::{eventually, git, git_repo};
 use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -96,15 +96,6 @@ fn warm_phase(root: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Waits until `done` holds, failing with `what` after [`LIMIT`].
-fn wait(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + LIMIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "waited in vain for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn stop_reason(root: &Path, payload: &str) -> String {
     let out = hook("stop", root, &fixture(payload, root, root));
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -118,17 +109,23 @@ fn an_edit_starts_a_warm_run_a_new_edit_ends_it_and_the_stop_takes_the_verdict()
     let (_repo, root) = project(&json!({"tests": {"command": "sh suite.sh"},
         "warm": {"quiet_ms": 50}}));
     write_greet(&root, "echo hello\n");
-    wait("the first warm run's suite", || started(&root).len() == 1);
+    eventually("the first warm run's suite", LIMIT, || {
+        started(&root).len() == 1
+    });
     let first = started(&root)[0];
     assert_eq!(warm_phase(&root), "running");
 
     // A new edit before it finished: that run is ended, its whole tree, and the new tree is
     // tested.
     write_greet(&root, "echo hello again\n");
-    wait("the first run's suite to be ended", || !alive(first));
-    wait("the second warm run's suite", || started(&root).len() == 2);
+    eventually("the first run's suite to be ended", LIMIT, || !alive(first));
+    eventually("the second warm run's suite", LIMIT, || {
+        started(&root).len() == 2
+    });
     std::fs::write(root.join("log/go"), "").unwrap();
-    wait("the warm run's verdict", || warm_phase(&root) == "done");
+    eventually("the warm run's verdict", LIMIT, || {
+        warm_phase(&root) == "done"
+    });
 
     let reason = stop_reason(&root, "claude_stop.json");
     assert!(reason.contains("Tests passed"), "{reason}");
@@ -151,7 +148,7 @@ fn a_first_stop_slower_than_its_limit_leaves_the_warm_run_going_and_the_next_sto
         "warm": {"quiet_ms": 50}}),
     );
     write_greet(&root, "echo hello\n");
-    wait("the warm run's suite", || started(&root).len() == 1);
+    eventually("the warm run's suite", LIMIT, || started(&root).len() == 1);
     let suite = started(&root)[0];
 
     let reason = stop_reason(&root, "claude_stop.json");
@@ -161,7 +158,9 @@ fn a_first_stop_slower_than_its_limit_leaves_the_warm_run_going_and_the_next_sto
     assert!(alive(suite), "the stop cut the warm run off");
 
     std::fs::write(root.join("log/go"), "").unwrap();
-    wait("the warm run's verdict", || warm_phase(&root) == "done");
+    eventually("the warm run's verdict", LIMIT, || {
+        warm_phase(&root) == "done"
+    });
     // The tests passed (the warm run's verdict): what is left is the commit.
     let reason = stop_reason(&root, "claude_stop_active.json");
     assert!(reason.contains("Commit your changes"), "{reason}");
@@ -204,10 +203,8 @@ fn a_run_phase_of_the_built_in_agent_stops_on_the_warm_verdict() {
                 .and_then(|m| m["content"].as_array())
                 .is_some_and(|b| b.iter().any(|b| b["tool_use_id"] == "w1"));
             if answers_w1 {
-                let deadline = Instant::now() + LIMIT;
-                while warm_phase(&root) != "done" && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
+                // The reply goes out at the limit either way; the test then says what is wrong.
+                let _done = cp_e2e::within(LIMIT, || (warm_phase(&root) == "done").then_some(()));
             }
             None
         });

@@ -15,7 +15,6 @@
 
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crate::util::agent_run::shown;
 use crate::util::merge_queue::{
@@ -296,12 +295,12 @@ fn resume_after_sigkill_while_the_combined_tree_is_tested_lands_nothing_red_and_
     std::os::unix::process::CommandExt::process_group(&mut first, 0);
     let mut child = first.spawn().unwrap();
     // A combined tree's test is under way: the durable fact the suite leaves.
-    let deadline = Instant::now() + PATIENCE;
-    while !signal.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
-        assert!(Instant::now() < deadline, "no combined tree was tested");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    cp_e2e::eventually("a combined tree's test", PATIENCE, || {
+        signal.exists() || {
+            assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+            false
+        }
+    });
     let pid = i32::try_from(child.id()).unwrap();
     // SAFETY: SIGKILL to the process group this test started.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
@@ -340,13 +339,11 @@ fn resume_after_sigkill_while_the_combined_tree_is_tested_lands_nothing_red_and_
     assert_clean(&root, &shown);
     // No process of the run's worktrees is left (their console servers, the tests in them).
     let trees = root.join(".context-pilot/worktrees");
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let left = processes_with(&trees.to_string_lossy());
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "left running: {left:?}\n{shown}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let left = || processes_with(&trees.to_string_lossy());
+    cp_e2e::eventually_with(
+        "every process of the run's worktrees to end",
+        PATIENCE,
+        || left().is_empty(),
+        || format!("left running: {:?}\n{shown}", left()),
+    );
 }

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use crate::util::agent_run::shown;
 use crate::util::phase_runs::{PATIENCE, command, prepare, run, start_tui};
@@ -29,23 +28,16 @@ use serde_json::Value;
 
 /// Waits until `check` holds for the run's record.
 fn wait_record(dir: &Path, child: &mut Child, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = run_record(dir)
-            && check(&value)
-        {
-            return value;
+    cp_e2e::eventually_some("the awaited run record", PATIENCE, || {
+        let record = run_record(dir).filter(&check);
+        if record.is_none() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before the awaited state"
+            );
         }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the awaited state"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for the run record"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        record
+    })
 }
 
 #[test]
@@ -261,15 +253,12 @@ fn a_second_ctrl_c_ends_the_run_at_once_and_leaves_no_process() {
     // Both phases are at work at once, their consoles running: each sent its second request
     // (after the tool results), which the server holds.
     for phase in ["api", "ui"] {
-        let deadline = Instant::now() + PATIENCE;
-        while seen.bodies(phase).len() < 2 {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            assert!(
-                Instant::now() < deadline,
-                "{phase} never sent its second request"
-            );
-            seen.wait_for("never-a-phase", Duration::from_millis(50));
-        }
+        cp_e2e::eventually(&format!("{phase}'s second request"), PATIENCE, || {
+            seen.bodies(phase).len() >= 2 || {
+                assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+                false
+            }
+        });
     }
     let record = run_record(dir).unwrap();
     let run_id = record["run_id"].as_str().unwrap().to_owned();

@@ -12,7 +12,6 @@
 
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 use crate::util::phase_runs::{PATIENCE, prepare, start_run_tui};
 use crate::util::phases::{
@@ -88,15 +87,12 @@ fn in_the_tui_phases_run_at_once_and_f3_at_a_parallel_gate_shows_the_phases_bran
     tui.wait_for("┌ Approval gate · phase api", PATIENCE)
         .unwrap();
     tui.send(b"\r");
-    let deadline = Instant::now() + PATIENCE;
-    let record = loop {
-        let record = run_record(dir).unwrap();
-        if record["status"] == "completed" {
-            break record;
-        }
-        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let record = cp_e2e::eventually_some_with(
+        "the run to complete",
+        PATIENCE,
+        || Some(run_record(dir).unwrap()).filter(|r| r["status"] == "completed"),
+        || format!("{:#}\n{}", run_record(dir).unwrap(), tui.screen()),
+    );
     for phase in ["api", "ui"] {
         assert_eq!(
             record["phase_runs"][phase]["status"], "merged",
@@ -174,11 +170,12 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
         *open.lock().unwrap() = true;
         opened.notify_all();
     }
-    let deadline = Instant::now() + PATIENCE;
-    while run_record(dir).unwrap()["status"] != "completed" {
-        assert!(Instant::now() < deadline, "{}", tui.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        "the run to complete",
+        PATIENCE,
+        || run_record(dir).unwrap()["status"] == "completed",
+        || tui.screen(),
+    );
     // The TUI has the run's end (so Ctrl-C quits at once, with nothing running).
     // Each landed through the merge queue: merged, its tested merge under its row.
     tui.wait_until("both phases show merged", PATIENCE, |s| {
@@ -235,49 +232,44 @@ fn esc_in_the_tui_stops_every_running_phase_and_leaves_nothing_behind() {
         );
     }
     // Each phase's console runs its command (seen in /proc once its shell has started it).
-    let deadline = Instant::now() + PATIENCE;
-    let mut consoles = processes_with(&tag);
-    while consoles.len() != 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        consoles = processes_with(&tag);
-    }
-    assert_eq!(consoles.len(), 2, "{consoles:?}");
+    cp_e2e::eventually_with(
+        "both phases' console commands",
+        PATIENCE,
+        || processes_with(&tag).len() == 2,
+        || format!("{:?}", processes_with(&tag)),
+    );
     let pid = i32::try_from(tui.pid().unwrap()).unwrap();
     let started: Vec<i32> = descendants_of(pid);
     // The phases' console servers and their commands.
     assert!(started.len() >= 4, "{started:?}");
     tui.send(b"\x1b");
     // The run records both phases as interrupted (and itself, to be resumed).
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let record = run_record(dir).unwrap();
-        let stopped = ["api", "ui"]
-            .iter()
-            .all(|p| record["phase_runs"][p]["status"] == "interrupted");
-        let ended = record["error"]
-            .as_str()
-            .is_some_and(|e| e.starts_with("interrupted"));
-        if stopped && ended {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{record:#}\n{}", tui.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        "the run and both phases recorded as interrupted",
+        PATIENCE,
+        || {
+            let record = run_record(dir).unwrap();
+            let stopped = ["api", "ui"]
+                .iter()
+                .all(|p| record["phase_runs"][p]["status"] == "interrupted");
+            let ended = record["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("interrupted"));
+            stopped && ended
+        },
+        || format!("{:#}\n{}", run_record(dir).unwrap(), tui.screen()),
+    );
     // Nothing of the phases is left: their consoles' commands, console servers, git.
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let left = processes_with(&tag);
-        let alive: Vec<i32> = started.iter().copied().filter(|&p| running(p)).collect();
-        if left.is_empty() && alive.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "left running: {left:?} {alive:?}\n{}",
-            tui.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let alive = || -> Vec<i32> { started.iter().copied().filter(|&p| running(p)).collect() };
+    cp_e2e::eventually_with(
+        "every process of the phases to end",
+        PATIENCE,
+        || processes_with(&tag).is_empty() && alive().is_empty(),
+        || {
+            let left = processes_with(&tag);
+            format!("left running: {left:?} {:?}\n{}", alive(), tui.screen())
+        },
+    );
     assert_no_worktree_locked(dir);
     // The TUI is alive and takes keys: typed text shows on its input line, and Ctrl-C
     // quits at once (no run is left to ask about), with the run's code (130: interrupted,
@@ -322,11 +314,12 @@ fn in_the_tui_a_phase_the_tuis_agent_runs_shows_its_context_and_tokens() {
         anthropic::side_reply(request).or_else(|| Some(anthropic::text_turn("Done.")))
     });
     let mut tui = start_run_tui(dir, &server);
-    let deadline = Instant::now() + PATIENCE;
-    while !run_completed(dir) {
-        assert!(Instant::now() < deadline, "{}", tui.screen());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        "the run to complete",
+        PATIENCE,
+        || run_completed(dir),
+        || tui.screen(),
+    );
     tui.send(b"\t");
     tui.send(b"]");
     // The row: `only builtin done <context>% <tokens> <time>`, no `–` left.

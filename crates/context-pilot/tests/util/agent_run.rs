@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_e2e::{LlmServer, binary_path};
 use serde_json::{Value, json};
@@ -74,18 +74,14 @@ pub fn claude_config() -> Value {
 
 /// Waits for `child` to end (at most [`RUN_LIMIT`], then kills it and fails with its output).
 pub fn wait_output(mut child: Child) -> Output {
-    let deadline = Instant::now() + RUN_LIMIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "context-pilot took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if cp_e2e::within(RUN_LIMIT, || child.try_wait().unwrap()).is_none() {
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "context-pilot took longer than {RUN_LIMIT:?}\nstdout:\n{}\nstderr:\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
     }
     child.wait_with_output().unwrap()
 }

@@ -2,7 +2,7 @@
 //! and which of their processes are still running in a project.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `target/agents/node_modules/.bin`, holding `claude` and `gemini` (fails the test with how
 /// to install them when they are missing).
@@ -74,33 +74,20 @@ fn processes(name: &str, except: Option<u32>, place: impl Fn(&Path) -> bool) -> 
 
 /// Waits up to `limit` until no `name` process other than `except` runs in `root`.
 pub fn assert_no_agent_left(root: &Path, name: &str, except: Option<u32>, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = agent_processes(root, name, except);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name} processes left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        &format!("the {name} processes to end"),
+        limit,
+        || agent_processes(root, name, except).is_empty(),
+        || format!("left behind: {:?}", agent_processes(root, name, except)),
+    );
 }
 
 /// Waits up to `limit` until no `name` process runs in `root` or below it.
 pub fn assert_none_under(root: &Path, name: &str, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = processes_under(root, name);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{name} processes left in {} or below: {left:?}",
-            root.display()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    cp_e2e::eventually_with(
+        &format!("the {name} processes in {} or below to end", root.display()),
+        limit,
+        || processes_under(root, name).is_empty(),
+        || format!("left: {:?}", processes_under(root, name)),
+    );
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_e2e::{LlmServer, RecordedRequest, Reply, anthropic, gemini, git};
 use serde_json::{Value, json};
@@ -159,16 +159,14 @@ impl Seen {
 
     /// Waits until `phase` sent `count` requests; false after the timeout.
     pub fn wait_requests(&self, phase: &str, count: usize, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut seen = self.by_phase.lock().unwrap();
-        while seen.get(phase).is_none_or(|bodies| bodies.len() < count) {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            seen = self.arrived.wait_timeout(seen, deadline - now).unwrap().0;
-        }
-        true
+        let seen = self.by_phase.lock().unwrap();
+        let (_seen, waited) = self
+            .arrived
+            .wait_timeout_while(seen, timeout, |seen| {
+                seen.get(phase).is_none_or(|bodies| bodies.len() < count)
+            })
+            .unwrap();
+        !waited.timed_out()
     }
 }
 

@@ -176,14 +176,11 @@ fn blocking_timeout_ends_a_daemon_the_script_started_with_setsid() {
     let (_, held) = f.fire(&edit(&["a.rs"]));
     assert!(held[0].text.contains("TIMED OUT"), "{}", held[0].text);
     // Safety limit only: the kill is complete before the run reports.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !tag.pids().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(
-        tag.pids(),
-        Vec::<u32>::new(),
-        "processes of the run survive"
+    cp_e2e::eventually_with(
+        "the run's processes to end",
+        std::time::Duration::from_secs(60),
+        || tag.pids().is_empty(),
+        || format!("processes of the run survive: {:?}", tag.pids()),
     );
 }
 
@@ -549,11 +546,12 @@ fn a_running_blocking_callback_is_named_in_the_panels_activity() {
         f.registry.tick(&f.env);
         f.registry.views().activity()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !(f.root.join("started").exists() && activity() == ["callback slow"]) {
-        assert!(std::time::Instant::now() < deadline, "{:?}", activity());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    cp_e2e::eventually_with(
+        "the activity to name the running callback",
+        std::time::Duration::from_secs(60),
+        || f.root.join("started").exists() && activity() == ["callback slow"],
+        || format!("the activity: {:?}", activity()),
+    );
     f.write("release", "");
     let (_, held) = firing.join().unwrap();
     assert!(held[0].text.contains("Callback 'slow' passed"), "{held:?}");

@@ -11,7 +11,7 @@
     reason = "test helpers outside #[test] fns also fail loudly on any unexpected error"
 )]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::{Fixture, console_config, edit, run_id};
 use cp_base::{Level, Module, Notice, Notification, Notifier, Panel, ToolEnv, WorkerId};
@@ -62,11 +62,12 @@ impl Host {
 
     /// Waits (up to a safety limit) until every watched run has delivered its result.
     fn settle(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.module.watched_runs() > 0 {
-            assert!(Instant::now() < deadline, "runs still watched after 60 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        cp_e2e::eventually_with(
+            "every watched run to deliver its result",
+            Duration::from_secs(60),
+            || self.module.watched_runs() == 0,
+            || format!("runs still watched: {}", self.module.watched_runs()),
+        );
     }
 
     /// Everything posted so far: notifications and panels asked to open.
@@ -112,11 +113,11 @@ fn status_of(f: &Fixture, console: Uuid) -> ConsoleStatus {
 }
 
 fn wait_until_ended(f: &Fixture, console: Uuid) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while status_of(f, console).is_running() {
-        assert!(Instant::now() < deadline, "console {console} still runs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    cp_e2e::eventually(
+        &format!("console {console} to end"),
+        Duration::from_secs(60),
+        || !status_of(f, console).is_running(),
+    );
 }
 
 #[test]
@@ -273,15 +274,16 @@ fn a_run_lost_with_its_console_server_is_a_clear_failure() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while ConsoleClient::new(console_config(&f.root))
-        .unwrap()
-        .server_pid()
-        .is_some()
-    {
-        assert!(Instant::now() < deadline, "the killed server still answers");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    cp_e2e::eventually(
+        "the killed server to stop answering",
+        Duration::from_secs(30),
+        || {
+            ConsoleClient::new(console_config(&f.root))
+                .unwrap()
+                .server_pid()
+                .is_none()
+        },
+    );
 
     let new = Host::resume(&f, &saved);
     new.settle();

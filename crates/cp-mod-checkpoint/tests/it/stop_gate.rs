@@ -184,9 +184,10 @@ fn hanging_tests_time_out_and_leave_no_orphans() {
         .trim()
         .parse()
         .unwrap();
-    assert!(
-        crate::util::wait_until(|| crate::util::process_dead(pid)),
-        "background child {pid} outlived the timeout"
+    cp_e2e::eventually(
+        &format!("the background child {pid} to end with the timeout"),
+        crate::util::SOON,
+        || crate::util::process_dead(pid),
     );
 }
 
@@ -208,10 +209,11 @@ fn a_timeout_ends_a_daemon_the_tests_started_with_setsid() {
         outcome.report.tests.first().unwrap().exit,
         Some(TestExit::TimedOut { after_secs: 2 })
     );
-    assert!(
-        crate::util::wait_until(|| tag.pids().is_empty()),
-        "processes of the timed-out tests survive: {:?}",
-        tag.pids()
+    cp_e2e::eventually_with(
+        "the timed-out tests' processes to end",
+        crate::util::SOON,
+        || tag.pids().is_empty(),
+        || format!("they survive: {:?}", tag.pids()),
     );
 }
 
@@ -569,9 +571,11 @@ fn a_cancelled_test_run_is_killed_and_reported_stopped() {
     let watcher = {
         let pid_file = pid_file.clone();
         std::thread::spawn(move || {
-            while !pid_file.exists() {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
+            cp_e2e::eventually(
+                "the tests' pid file",
+                std::time::Duration::from_secs(120),
+                || pid_file.exists(),
+            );
             cancel.cancel();
         })
     };

@@ -212,7 +212,9 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
                 cp_base::now_ms(),
             )
         });
-        assert!(crate::util::wait_until(|| started.exists()));
+        cp_e2e::eventually("the warm run's suite to start", crate::util::SOON, || {
+            started.exists()
+        });
         scene.repo.write(CORE, "def run():\n    return 3\n");
         std::fs::write(&go, "").unwrap();
         warm.join().unwrap()

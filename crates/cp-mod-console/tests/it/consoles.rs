@@ -10,7 +10,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{Project, eventually, group_members, process_alive, status_kb};
+use crate::util::{Project, group_members, process_alive, status_kb};
+use cp_e2e::{eventually, eventually_with};
 use cp_mod_console::{ConsoleClient, ConsoleError, ConsoleStatus, KillCause, SpawnSpec};
 
 const LONG: Duration = Duration::from_secs(30);
@@ -60,10 +61,11 @@ fn kill_takes_down_the_whole_process_group() {
     let p = Project::new();
     let s = p.spawn("sleep 100 & sleep 100");
     let pgid = s.info().unwrap().pid.unwrap();
-    assert!(
-        eventually(LONG, || group_members(pgid).len() >= 3),
-        "bash and both sleeps should run: {:?}",
-        group_members(pgid)
+    eventually_with(
+        "bash and both sleeps to run",
+        LONG,
+        || group_members(pgid).len() >= 3,
+        || format!("the group: {:?}", group_members(pgid)),
     );
     let info = s.kill().unwrap();
     assert_eq!(
@@ -229,7 +231,7 @@ fn a_killed_server_leaves_lost_consoles_and_a_new_one_starts_on_demand() {
         .args(["-KILL", &old.to_string()])
         .status()
         .unwrap();
-    assert!(eventually(LONG, || !process_alive(old)));
+    eventually("the old server to end", LONG, || !process_alive(old));
     assert!(
         p.client.paths().socket().exists(),
         "the stale socket stays behind"
@@ -247,7 +249,9 @@ fn a_killed_server_leaves_lost_consoles_and_a_new_one_starts_on_demand() {
     let err = s.send(b"x").unwrap_err();
     assert!(err.to_string().contains("lost"), "{err}");
     // The PTY closed with the server, so the console's processes got SIGHUP.
-    assert!(eventually(LONG, || group_members(pgid).is_empty()));
+    eventually("the console's group to end", LONG, || {
+        group_members(pgid).is_empty()
+    });
 
     let s2 = p.spawn("echo fresh");
     let new = p.client.server_pid().unwrap();
@@ -312,10 +316,7 @@ fn the_server_exits_when_idle() {
     let paths = client.paths().clone();
     drop(s);
     drop(client);
-    assert!(
-        eventually(LONG, || !process_alive(pid)),
-        "server still runs"
-    );
+    eventually("the server to end", LONG, || !process_alive(pid));
     assert!(!paths.socket().exists());
     assert!(!paths.pid_file().exists());
 }
@@ -435,7 +436,7 @@ fn waits_reuse_connections_and_survive_a_server_restart() {
         .args(["-KILL", &old.to_string()])
         .status()
         .unwrap();
-    assert!(eventually(LONG, || !process_alive(old)));
+    eventually("the old server to end", LONG, || !process_alive(old));
     let s = p.spawn("exit 4");
     assert_ne!(p.client.server_pid().unwrap(), old);
     let done = s.wait_exit(LONG).unwrap();
@@ -554,7 +555,9 @@ fn an_exclusive_console_ends_the_running_one_with_its_label() {
         .client
         .spawn(SpawnSpec::new("sleep 100", &p.root).label("other"))
         .unwrap();
-    assert!(eventually(LONG, || stray.daemon_running()));
+    eventually("the setsid daemon to start", LONG, || {
+        stray.daemon_running()
+    });
     let second = p.client.spawn(spec("echo second; sleep 100")).unwrap();
     let done = first.wait_exit(LONG).unwrap();
     assert_eq!(
@@ -564,10 +567,11 @@ fn an_exclusive_console_ends_the_running_one_with_its_label() {
         }
     );
     // Its whole tree, the daemon that left the session included.
-    assert!(
-        eventually(LONG, || stray.pids().is_empty()),
-        "{:?}",
-        stray.pids()
+    eventually_with(
+        "the console's tree to end",
+        LONG,
+        || stray.pids().is_empty(),
+        || format!("still running: {:?}", stray.pids()),
     );
     assert_eq!(second.status().unwrap(), ConsoleStatus::Running);
     assert_eq!(other.status().unwrap(), ConsoleStatus::Running);

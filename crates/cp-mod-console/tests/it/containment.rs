@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use crate::util::{Project, Stray, eventually};
+use crate::util::{Project, Stray};
+use cp_e2e::{eventually, eventually_with};
 use cp_mod_console::{ConsoleStatus, KillCause, SpawnSpec};
 
 const LONG: Duration = Duration::from_secs(60);
@@ -29,10 +30,11 @@ fn a_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
             cause: KillCause::Timeout
         }
     );
-    assert!(
-        eventually(LONG, || stray.pids().is_empty()),
-        "processes of the timed-out console survive: {:?}",
-        stray.pids()
+    eventually_with(
+        "the timed-out console's processes to end",
+        LONG,
+        || stray.pids().is_empty(),
+        || format!("they survive: {:?}", stray.pids()),
     );
 }
 
@@ -41,10 +43,9 @@ fn a_kill_ends_a_daemon_that_left_the_group_with_setsid() {
     let p = Project::new();
     let stray = Stray::new();
     let s = p.spawn(&stray.script());
-    assert!(
-        eventually(LONG, || stray.daemon_running()),
-        "the setsid daemon never started"
-    );
+    eventually("the setsid daemon to start", LONG, || {
+        stray.daemon_running()
+    });
     let info = s.kill().unwrap();
     assert_eq!(
         info.status,
@@ -52,10 +53,11 @@ fn a_kill_ends_a_daemon_that_left_the_group_with_setsid() {
             cause: KillCause::Request
         }
     );
-    assert!(
-        eventually(LONG, || stray.pids().is_empty()),
-        "processes of the killed console survive: {:?}",
-        stray.pids()
+    eventually_with(
+        "the killed console's processes to end",
+        LONG,
+        || stray.pids().is_empty(),
+        || format!("they survive: {:?}", stray.pids()),
     );
 }
 
@@ -238,10 +240,9 @@ fn a_server_at_its_client_limit_says_so() {
     // connection may hold one for a moment, hence the retry).
     p.spawn("true");
     let second = p.new_client();
-    assert!(
-        eventually(LONG, || second.server_pid().is_some()),
-        "the second client was never served"
-    );
+    eventually("the second client to be served", LONG, || {
+        second.server_pid().is_some()
+    });
     let msg = p.new_client().list().unwrap_err().to_string();
     assert!(
         msg.contains("at its limit of 2 connected clients"),

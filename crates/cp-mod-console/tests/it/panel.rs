@@ -7,11 +7,12 @@
 
 use std::time::Duration;
 
-use crate::util::{Project, eventually};
+use crate::util::Project;
 use cp_base::ratatui::Terminal;
 use cp_base::ratatui::backend::TestBackend;
 use cp_base::ratatui::style::Color;
 use cp_base::{Notifier, Panel, PanelView};
+use cp_e2e::eventually;
 use cp_mod_console::{ConsoleInfo, ConsolePanel, ConsoleStatus, SpawnSpec};
 
 fn info(status: ConsoleStatus) -> ConsoleInfo {
@@ -120,14 +121,16 @@ fn a_panel_follows_a_real_console_to_its_end() {
         .unwrap();
     let notifier = Notifier::new();
     let panel = ConsolePanel::open(s.clone(), s.info().unwrap(), notifier.clone());
-    assert!(eventually(Duration::from_secs(30), || panel
-        .screen_text()
-        .contains("warming")));
+    eventually(
+        "the panel to show \"warming\"",
+        Duration::from_secs(30),
+        || panel.screen_text().contains("warming"),
+    );
     assert!(panel.accepts_input());
     s.send(b"ok\n").unwrap();
-    assert!(eventually(Duration::from_secs(30), || {
+    eventually("the panel to show the end", Duration::from_secs(30), || {
         !panel.info().status.is_running() && panel.screen_text().contains("done ok")
-    }));
+    });
     assert_eq!(panel.info().status, ConsoleStatus::Exited { code: 0 });
     assert!(
         !notifier.drain().is_empty(),

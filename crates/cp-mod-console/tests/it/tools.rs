@@ -8,10 +8,11 @@
 
 use std::time::Duration;
 
-use crate::util::{eventually, group_members};
+use crate::util::group_members;
 use cp_base::{
     Module, Notice, Notifier, Project, Registry, ToolCall, ToolEnv, ToolResult, WorkerId,
 };
+use cp_e2e::{eventually, eventually_with};
 use cp_mod_console::ConsoleModule;
 use serde_json::{Value, json};
 
@@ -176,10 +177,10 @@ fn watch_notifies_when_the_console_exits() {
     let r = h.call("console_watch", json!({"id": id, "mode": "exit"}));
     assert!(r.text.starts_with("Watching console"), "{}", r.text);
     let mut seen = Vec::new();
-    assert!(eventually(LONG, || {
+    eventually("the watch's notification", LONG, || {
         seen.extend(h.env.notifier.drain());
         seen.iter().any(|n| matches!(n, Notice::Notify(_)))
-    }));
+    });
     let text = seen
         .iter()
         .find_map(|n| match n {
@@ -206,7 +207,9 @@ fn kill_takes_down_background_children() {
         .unwrap()
         .pid
         .unwrap();
-    assert!(eventually(LONG, || group_members(pid).len() >= 3));
+    eventually("the console's three processes", LONG, || {
+        group_members(pid).len() >= 3
+    });
     let r = h.call("console_kill", json!({"id": id}));
     assert!(r.text.contains("killed on request"), "{}", r.text);
     assert_eq!(group_members(pid), vec![]);
@@ -268,7 +271,8 @@ fn easy_bash_kills_the_group_on_timeout() {
 fn cancel_when(h: &Host, ready: impl Fn() -> bool + Send + 'static) -> std::thread::JoinHandle<()> {
     let cancel = h.env.cancel.clone();
     std::thread::spawn(move || {
-        eventually(LONG, ready);
+        // Cancels at the limit too, so a test that never got ready ends rather than hangs.
+        let _ready = cp_e2e::within(LONG, || ready().then_some(()));
         cancel.cancel();
     })
 }
@@ -336,10 +340,11 @@ fn easy_bash_timeout_ends_a_daemon_that_left_the_group_with_setsid() {
     let stray = crate::util::Stray::new();
     let r = h.call("console_easy_bash", json!({"command": stray.script()}));
     assert!(r.text.starts_with("timed out after"), "{}", r.text);
-    assert!(
-        eventually(LONG, || stray.pids().is_empty()),
-        "processes of the timed-out command survive: {:?}",
-        stray.pids()
+    eventually_with(
+        "the timed-out command's processes to end",
+        LONG,
+        || stray.pids().is_empty(),
+        || format!("they survive: {:?}", stray.pids()),
     );
 }
 
@@ -348,16 +353,16 @@ fn console_kill_ends_a_daemon_that_left_the_group_with_setsid() {
     let h = Host::new();
     let stray = crate::util::Stray::new();
     let id = h.create(&stray.script());
-    assert!(
-        eventually(LONG, || stray.daemon_running()),
-        "the setsid daemon never started"
-    );
+    eventually("the setsid daemon to start", LONG, || {
+        stray.daemon_running()
+    });
     let r = h.call("console_kill", json!({"id": id}));
     assert!(r.text.contains("killed on request"), "{}", r.text);
-    assert!(
-        eventually(LONG, || stray.pids().is_empty()),
-        "processes of the killed console survive: {:?}",
-        stray.pids()
+    eventually_with(
+        "the killed console's processes to end",
+        LONG,
+        || stray.pids().is_empty(),
+        || format!("they survive: {:?}", stray.pids()),
     );
 }
 
@@ -475,9 +480,9 @@ fn a_restarted_host_reattaches_and_shows_output_printed_meanwhile() {
     fresh.load_state(&saved, &h.env);
     assert_eq!(fresh.console_ids(), vec![id.parse::<uuid::Uuid>().unwrap()]);
     let panels = fresh.panels();
-    assert!(eventually(LONG, || {
+    eventually("the panel to show \"after meanwhile\"", LONG, || {
         panels[0].llm_context().contains("after meanwhile")
-    }));
+    });
     assert!(panels[0].llm_context().contains("before"));
 }
 
@@ -492,11 +497,17 @@ fn quick_commands_that_passed_leave_no_panel_and_failures_keep_theirs() {
     );
     assert!(bad.text.starts_with("exit code 3"), "{}", bad.text);
     // The panels learn the exit from their feeders; ticks drop the passed one.
-    let settled = eventually(LONG, || {
-        h.registry.tick(&h.env);
-        let panels = h.panels();
-        panels.len() == 1 && panels[0].title() == "echo broken; exit 3"
-    });
-    let titles: Vec<String> = h.panels().iter().map(|p| p.title()).collect();
-    assert!(settled, "{titles:?}");
+    eventually_with(
+        "only the failed console's panel",
+        LONG,
+        || {
+            h.registry.tick(&h.env);
+            let panels = h.panels();
+            panels.len() == 1 && panels[0].title() == "echo broken; exit 3"
+        },
+        || {
+            let titles: Vec<String> = h.panels().iter().map(|p| p.title()).collect();
+            format!("the panels: {titles:?}")
+        },
+    );
 }

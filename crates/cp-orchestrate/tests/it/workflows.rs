@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::util::Repo;
 use crate::util::scripted::{EchoDriver, ListPrompter};
@@ -698,15 +698,16 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
         .spawn()
         .unwrap();
     // Safety limit only: the child reaches the marker in well under a second.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !marker.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "child never reached the implement phase"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "child exited early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    cp_e2e::eventually(
+        "the child to reach the implement phase",
+        Duration::from_secs(60),
+        || {
+            marker.exists() || {
+                assert!(child.try_wait().unwrap().is_none(), "child exited early");
+                false
+            }
+        },
+    );
     child.kill().unwrap(); // SIGKILL, mid-phase
     child.wait().unwrap();
 

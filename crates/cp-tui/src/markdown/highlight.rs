@@ -261,16 +261,16 @@ fn work() {
 /// Waits until the generation is past `seen` (tests: the background block is done).
 #[cfg(test)]
 pub fn wait_past(seen: u64) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let mut slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
-    while generation() <= seen {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        assert!(!left.is_zero(), "the highlighting thread did not finish");
-        slot = SIGNAL
-            .wait_timeout(slot, left)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-    }
+    let slot = REQUEST.lock().unwrap_or_else(PoisonError::into_inner);
+    let (_slot, waited) = SIGNAL
+        .wait_timeout_while(slot, std::time::Duration::from_secs(120), |_| {
+            generation() <= seen
+        })
+        .unwrap_or_else(PoisonError::into_inner);
+    assert!(
+        !waited.timed_out(),
+        "the highlighting thread did not finish"
+    );
 }
 
 /// One line's spans, moving the states on.

@@ -73,30 +73,39 @@ impl Git {
         index: Option<&Path>,
     ) -> Result<Vec<u8>, GitError> {
         let out = self.output(dir, args, input, index)?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(failed(dir, args, &out.stderr))
-        }
+        succeeded(dir, args, out)
     }
 
     /// Runs git and returns what it did, whatever its exit status.
-    fn output(
+    pub(crate) fn output(
         &self,
         dir: &Path,
         args: &[&str],
         input: Option<&[u8]>,
         index: Option<&Path>,
     ) -> Result<std::process::Output, GitError> {
+        let mut cmd = self.command(dir, args, input.is_some(), index);
+        let mut child = cmd.spawn().map_err(GitError::Missing)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // A git that exits early closes the pipe; its status says why.
+            let _ = std::io::Write::write_all(&mut stdin, input);
+        }
+        child.wait_with_output().map_err(GitError::Missing)
+    }
+
+    /// The git command for `args` in `dir`, its output captured.
+    pub(crate) fn command(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        input: bool,
+        index: Option<&Path>,
+    ) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("-C")
             .arg(dir)
             .args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
+            .stdin(if input { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             // Never take the index lock: an agent may be committing at the same moment.
@@ -114,26 +123,42 @@ impl Git {
         if let Some(path) = &self.path_env {
             cmd.env("PATH", path);
         }
-        let mut child = cmd.spawn().map_err(GitError::Missing)?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            // A git that exits early closes the pipe; its status says why.
-            let _ = std::io::Write::write_all(&mut stdin, input);
-        }
-        child.wait_with_output().map_err(GitError::Missing)
+        cmd
     }
 
     /// The top of the work tree containing `dir`.
     pub fn repo_root(&self, dir: &Path) -> Result<PathBuf, GitError> {
-        match self.run(dir, &["rev-parse", "--show-toplevel"]) {
-            Ok(out) => {
-                let text = String::from_utf8_lossy(&out);
-                Ok(PathBuf::from(text.trim_end_matches(['\n', '\r'])))
-            }
-            Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
-                Err(GitError::NotARepository(dir.to_path_buf()))
-            }
-            Err(e) => Err(e),
+        top_of(dir, self.run(dir, &TOP))
+    }
+}
+
+/// `git rev-parse --show-toplevel`.
+pub(crate) const TOP: [&str; 2] = ["rev-parse", "--show-toplevel"];
+
+/// What `git rev-parse --show-toplevel` in `dir` said, as the top's path.
+pub(crate) fn top_of(dir: &Path, said: Result<Vec<u8>, GitError>) -> Result<PathBuf, GitError> {
+    match said {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out);
+            Ok(PathBuf::from(text.trim_end_matches(['\n', '\r'])))
         }
+        Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
+            Err(GitError::NotARepository(dir.to_path_buf()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The standard output of a git that succeeded, else its failure.
+pub(crate) fn succeeded(
+    dir: &Path,
+    args: &[&str],
+    out: std::process::Output,
+) -> Result<Vec<u8>, GitError> {
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(failed(dir, args, &out.stderr))
     }
 }
 

@@ -71,6 +71,7 @@ mod program;
 mod project;
 mod registry;
 mod schema;
+pub mod scratch;
 mod store;
 pub mod text;
 mod tool;

@@ -12,7 +12,8 @@ pub const LISTED_FILES: usize = 50;
 const LISTED_GROUPS: usize = 20;
 
 /// One file of a list: its path (for grouping), the word for its change (`new`,
-/// `modified`, …, for the counts) and its line as listed.
+/// `modified`, …, for the counts) and its line as listed (read for the first
+/// [`LISTED_FILES`] only: the others may leave it empty).
 pub struct ListedFile {
     pub path: String,
     pub kind: &'static str,
@@ -70,11 +71,20 @@ fn group_by<'a>(
     files: &'a [ListedFile],
     dir_of: impl Fn(&'a str) -> Option<&'a str>,
 ) -> Groups<'a> {
+    let dir = |file: &'a ListedFile| dir_of(&file.path).unwrap_or(".");
     let mut groups = Groups::new();
-    for file in files {
-        let group = groups.entry(dir_of(&file.path).unwrap_or(".")).or_default();
-        group.0 += 1;
-        *group.1.entry(file.kind).or_default() += 1;
+    // A directory's files mostly come one after another (lists are sorted by path): each
+    // run of them is looked up in the map once.
+    let mut files = files.iter().peekable();
+    while let Some(first) = files.next() {
+        let name = dir(first);
+        let group = groups.entry(name).or_default();
+        for file in std::iter::once(first).chain(std::iter::from_fn(|| {
+            files.next_if(|next| dir(next) == name)
+        })) {
+            group.0 += 1;
+            *group.1.entry(file.kind).or_default() += 1;
+        }
     }
     groups
 }
@@ -138,5 +148,35 @@ mod tests {
         assert!(out.ends_with("  30 more directories: 30 files\n"), "{out}");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(12), "12");
+    }
+
+    #[test]
+    fn a_directory_split_by_another_is_one_group() {
+        // Sorted by path, `a/c/` comes between `a/`'s own files, and the unsorted tail
+        // returns to `a/`: each directory is still counted once, all its files together.
+        let mut files: Vec<ListedFile> = (0..LISTED_FILES)
+            .map(|i| file(&format!("first/f{i:02}.rs"), "new"))
+            .collect();
+        for (path, kind) in [
+            ("a/b.rs", "modified"),
+            ("a/c/d.rs", "new"),
+            ("a/e.rs", "new"),
+            ("z.rs", "new"),
+            ("a/f.rs", "deleted"),
+        ] {
+            files.push(file(path, kind));
+        }
+        let mut out = String::new();
+        write_bounded(&mut out, &files, "");
+        let rest: Vec<&str> = out.lines().skip(LISTED_FILES + 1).collect();
+        assert_eq!(
+            rest,
+            [
+                "  (top level): 1 new",
+                "  a/: 1 deleted, 1 modified, 1 new",
+                "  a/c/: 1 new",
+            ],
+            "{out}"
+        );
     }
 }

@@ -13,13 +13,12 @@
 //! which one `git ls-files` call opens), `submodule.<name>.ignore`, `diff.ignoreSubmodules` and
 //! the ignore files.
 
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
+use crate::git::{Git, GitError, TOP, succeeded, top_of};
 use crate::head::Head;
 
 /// How a file differs from the last commit.
@@ -220,139 +219,28 @@ pub struct WorkTreeStatus {
     pub files: Vec<ChangedFile>,
 }
 
-/// Why git could not tell us what changed. The stop gate fails open on all of these.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    /// The `git` program could not be started.
-    #[error("git is not available ({0})")]
-    Missing(std::io::Error),
-    /// The project is not inside a git work tree.
-    #[error("{0} is not inside a git work tree")]
-    NotARepository(PathBuf),
-    /// Git ran but failed.
-    #[error("`git {args}` failed in {dir}: {stderr}")]
-    Failed {
-        /// The arguments given.
-        args: String,
-        /// Where it ran.
-        dir: PathBuf,
-        /// What git said.
-        stderr: String,
-    },
-}
-
 /// Above this many new directories to open, `git ls-files` lists every untracked file
 /// rather than take each directory as an argument.
 const OPEN_DIRS_BY_NAME: usize = 256;
 
-/// Runs git with a clean, predictable environment.
-#[derive(Debug, Clone)]
-pub struct Git {
-    /// Replaces `PATH` for git (and lets tests hide git).
-    pub path_env: Option<OsString>,
-}
-
 impl Git {
-    pub(crate) fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        self.run_with_input(dir, args, None)
-    }
-
-    /// Runs a git command whose exit code 1 means "no" (`merge-base --is-ancestor`,
-    /// `rev-parse -q --verify`, `symbolic-ref -q`): `None` then; any other failure is an error.
-    pub(crate) fn run_answer(
-        &self,
-        dir: &Path,
-        args: &[&str],
-    ) -> Result<Option<Vec<u8>>, GitError> {
-        let out = self.output(dir, args, None, None)?;
-        match out.status.code() {
-            Some(0) => Ok(Some(out.stdout)),
-            Some(1) if out.stderr.is_empty() => Ok(None),
-            _ => Err(failed(dir, args, &out.stderr)),
-        }
-    }
-
-    /// Runs git with `input` on its standard input (none: `/dev/null`).
-    pub(crate) fn run_with_input(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-    ) -> Result<Vec<u8>, GitError> {
-        self.run_with_index(dir, args, input, None)
-    }
-
-    /// Like [`Git::run_with_input`], with git's index file replaced by `index` when given (a
-    /// commit built aside, so a refused one leaves the real index as it was).
-    pub(crate) fn run_with_index(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-        index: Option<&Path>,
-    ) -> Result<Vec<u8>, GitError> {
-        let out = self.output(dir, args, input, index)?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(failed(dir, args, &out.stderr))
-        }
-    }
-
-    /// Runs git and returns what it did, whatever its exit status.
-    fn output(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-        index: Option<&Path>,
-    ) -> Result<std::process::Output, GitError> {
-        let mut cmd = Command::new("git");
-        cmd.arg("-C")
-            .arg(dir)
-            .args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Never take the index lock: an agent may be committing at the same moment.
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            // English messages, so "not a git repository" can be recognized.
-            .env("LC_ALL", "C")
-            .env("LANGUAGE", "C")
-            // Inherited repository overrides (from a git hook, say) would point `-C` elsewhere.
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE");
-        if let Some(index) = index {
-            cmd.env("GIT_INDEX_FILE", index);
-        }
-        if let Some(path) = &self.path_env {
-            cmd.env("PATH", path);
-        }
-        let mut child = cmd.spawn().map_err(GitError::Missing)?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            // A git that exits early closes the pipe; its status says why.
-            let _ = std::io::Write::write_all(&mut stdin, input);
-        }
-        child.wait_with_output().map_err(GitError::Missing)
-    }
-
-    /// The top of the work tree containing `dir`.
-    pub fn repo_root(&self, dir: &Path) -> Result<PathBuf, GitError> {
-        match self.run(dir, &["rev-parse", "--show-toplevel"]) {
-            Ok(out) => {
-                let text = String::from_utf8_lossy(&out);
-                Ok(PathBuf::from(text.trim_end_matches(['\n', '\r'])))
-            }
-            Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
-                Err(GitError::NotARepository(dir.to_path_buf()))
-            }
-            Err(e) => Err(e),
-        }
+    /// The top of the work tree containing `dir` and [`Git::status`] of that work tree, both
+    /// asked of git at once: the status does not wait for the top to be found (its paths are
+    /// relative to the top wherever git runs). An error is the top's first, as when asked one
+    /// after the other.
+    pub fn repo_status(&self, dir: &Path) -> Result<(PathBuf, WorkTreeStatus), GitError> {
+        let top = self
+            .command(dir, &TOP, false, None)
+            .spawn()
+            .map_err(GitError::Missing)?;
+        let status = self.command(dir, &STATUS, false, None).spawn();
+        // Both are waited for whatever happens, so neither is left a zombie.
+        let top = top.wait_with_output().map_err(GitError::Missing);
+        let status = status.and_then(std::process::Child::wait_with_output);
+        let root = top_of(dir, top.and_then(|out| succeeded(dir, &TOP, out)))?;
+        let out = succeeded(dir, &STATUS, status.map_err(GitError::Missing)?)?;
+        let status = self.work_tree_status(&root, &out)?;
+        Ok((root, status))
     }
 
     /// Every uncommitted change in the repository at `root`, minus the host's own runtime
@@ -365,19 +253,14 @@ impl Git {
     /// directory): one `git status`, and one `git ls-files` when a new directory must be
     /// opened. The host's own runtime files are left out; the rest is sorted by path.
     pub fn status(&self, root: &Path) -> Result<WorkTreeStatus, GitError> {
-        let out = self.run(
-            root,
-            &[
-                "-c",
-                "core.quotePath=false",
-                "status",
-                "--porcelain=v2",
-                "-z",
-                "--branch",
-                "--no-ahead-behind",
-            ],
-        )?;
-        let (head, entries) = parse_porcelain_v2(&out);
+        let out = self.run(root, &STATUS)?;
+        self.work_tree_status(root, &out)
+    }
+
+    /// What `git status` (with [`STATUS`]) wrote, read: untracked directories opened,
+    /// nested repositories and worktrees told apart, the host's runtime files left out.
+    fn work_tree_status(&self, root: &Path, out: &[u8]) -> Result<WorkTreeStatus, GitError> {
+        let (head, entries) = parse_porcelain_v2(out);
         let mut files = Vec::with_capacity(entries.len());
         let mut to_open = Vec::new();
         for file in entries {
@@ -436,13 +319,16 @@ impl Git {
     }
 }
 
-fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
-    GitError::Failed {
-        args: args.join(" "),
-        dir: dir.to_path_buf(),
-        stderr: String::from_utf8_lossy(stderr).trim().to_owned(),
-    }
-}
+/// The one `git status` of a work tree: every change and where HEAD is, paths unquoted.
+const STATUS: [&str; 7] = [
+    "-c",
+    "core.quotePath=false",
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",
+    "--no-ahead-behind",
+];
 
 /// What the untracked directory `dir` holds when it has a `.git` of its own: a worktree (its
 /// `.git` file points into a repository's `worktrees/`) or a nested repository.
@@ -471,11 +357,13 @@ pub fn parse_porcelain_v2(out: &[u8]) -> (Head, Vec<ChangedFile>) {
         commit: None,
         branch: None,
     };
-    let mut records = out.split(|b| *b == 0).filter(|r| !r.is_empty());
+    // Records are read as bytes: only a path becomes text (a record of a tracked file is
+    // mostly object names, and there may be tens of thousands of records).
+    let mut records = nul_separated(out);
     let mut files = Vec::new();
     while let Some(record) = records.next() {
-        let text = String::from_utf8_lossy(record);
-        if let Some(header) = text.strip_prefix("# ") {
+        if let Some(header) = record.strip_prefix(b"# ") {
+            let header = String::from_utf8_lossy(header);
             if let Some(oid) = header.strip_prefix("branch.oid ") {
                 head.commit = (oid != "(initial)").then(|| oid.to_owned());
             } else if let Some(branch) = header.strip_prefix("branch.head ") {
@@ -483,39 +371,70 @@ pub fn parse_porcelain_v2(out: &[u8]) -> (Head, Vec<ChangedFile>) {
             }
             continue;
         }
-        let parsed = match text.as_bytes().first() {
-            Some(b'?') => text
-                .strip_prefix("? ")
-                .map(|path| ChangedFile::new(path, FileStatus::Untracked)),
-            Some(b'1') => tracked(&text, 8, None),
+        let parsed = match record.first() {
+            Some(b'?') => record
+                .strip_prefix(b"? ")
+                .map(|path| ChangedFile::new(text(path), FileStatus::Untracked)),
+            Some(b'1') => tracked::<8>(record, None),
             Some(b'2') => {
-                let from = records
-                    .next()
-                    .map(|old| String::from_utf8_lossy(old).into_owned());
-                tracked(&text, 9, from)
+                let from = records.next().map(text);
+                tracked::<9>(record, from)
             }
-            Some(b'u') => tracked(&text, 10, None),
+            Some(b'u') => tracked::<10>(record, None),
             // `!` (ignored) is never asked for; anything else is not a record we know.
             _ => None,
         };
         if let Some(file) = parsed {
             files.push(file);
         } else {
-            tracing::debug!(record = %text, "unexpected git status record");
+            tracing::debug!(record = %String::from_utf8_lossy(record), "unexpected git status record");
         }
     }
     (head, files)
 }
 
-/// A tracked entry: `fields` space-separated fields, then the path (which may hold spaces).
-fn tracked(text: &str, fields: usize, renamed_from: Option<String>) -> Option<ChangedFile> {
-    let mut parts = text.splitn(fields + 1, ' ');
-    let kind_of_record = parts.next()?;
-    let xy = parts.next()?.as_bytes();
-    let sub = parts.next()?.as_bytes();
-    let path = parts.nth(fields - 3)?;
+/// The non-empty records of NUL-separated output.
+fn nul_separated(out: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = out;
+    std::iter::from_fn(move || {
+        while !rest.is_empty() {
+            let end = memchr::memchr(0, rest).unwrap_or(rest.len());
+            let record = rest.get(..end).unwrap_or_default();
+            rest = rest.get(end + 1..).unwrap_or_default();
+            if !record.is_empty() {
+                return Some(record);
+            }
+        }
+        None
+    })
+}
+
+/// The first `n` space-separated fields of `record`, and the rest (which may hold spaces).
+fn fields<const N: usize>(record: &[u8]) -> Option<([&[u8]; N], &[u8])> {
+    let mut fields: [&[u8]; N] = [&[]; N];
+    let mut rest = record;
+    for field in &mut fields {
+        let end = memchr::memchr(b' ', rest)?;
+        *field = rest.get(..end)?;
+        rest = rest.get(end + 1..)?;
+    }
+    Some((fields, rest))
+}
+
+/// A path as git wrote it, as text (bytes that are not UTF-8 become U+FFFD).
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A tracked entry: `N` space-separated fields (the kind of record, `XY`, the submodule
+/// state, then modes and object names), then the path (which may hold spaces).
+fn tracked<const N: usize>(record: &[u8], renamed_from: Option<String>) -> Option<ChangedFile> {
+    let (fields, path) = fields::<N>(record)?;
+    let [kind_of_record, xy, sub, ..] = fields.as_slice() else {
+        return None;
+    };
     let (&index, &tree) = (xy.first()?, xy.get(1)?);
-    let status = if kind_of_record == "u" {
+    let status = if *kind_of_record == b"u" {
         FileStatus::Conflicted
     } else {
         status_of(index, tree)
@@ -530,7 +449,7 @@ fn tracked(text: &str, fields: usize, renamed_from: Option<String>) -> Option<Ch
         _ => EntryKind::File,
     };
     Some(ChangedFile {
-        path: path.to_owned(),
+        path: text(path),
         status,
         renamed_from,
         kind,
@@ -554,18 +473,30 @@ fn status_of(x: u8, y: u8) -> FileStatus {
 /// first start, and the records it keeps itself (`runs/`, `handoffs/`), even where no
 /// `.gitignore` hides them.
 pub(crate) fn is_host_runtime(path: &str) -> bool {
-    let parts: Vec<&str> = path.split('/').collect();
-    parts.windows(2).any(|w| {
-        w[0] == cp_base::STATE_DIR
+    // Every changed path goes through here: most never name the host's directory.
+    if memchr::memmem::find(path.as_bytes(), cp_base::STATE_DIR.as_bytes()).is_none() {
+        return false;
+    }
+    let mut parts = path.split('/');
+    let Some(mut before) = parts.next() else {
+        return false;
+    };
+    for part in parts {
+        if before == cp_base::STATE_DIR
             && (matches!(
-                w[1],
+                part,
                 "state" | "run" | "logs" | ".gitignore" | "runs" | "handoffs"
-            ) || (w[1].starts_with('.')
-                && std::path::Path::new(w[1])
+            ) || (part.starts_with('.')
+                && std::path::Path::new(part)
                     .extension()
                     .is_some_and(|ext| ext == "lock"))
-                || (w[1].starts_with('.') && w[1].contains(".tmp")))
-    })
+                || (part.starts_with('.') && part.contains(".tmp")))
+        {
+            return true;
+        }
+        before = part;
+    }
+    false
 }
 
 #[cfg(test)]

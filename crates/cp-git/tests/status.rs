@@ -219,3 +219,34 @@ fn where_head_is_comes_with_the_same_call() {
     );
     assert!(born.files.is_empty());
 }
+
+#[test]
+fn the_top_and_the_status_asked_at_once_are_those_asked_one_after_the_other() {
+    let dir = project();
+    let root = dir.path().canonicalize().unwrap();
+    write(&root, "notes/todo.py", "t = 1\n");
+    write(&root, "src/deep/x.py", "x = 1\n");
+    write(&root, "app.py", "print(2)\n");
+    let git = Git { path_env: None };
+    let one_by_one = (git.repo_root(&root).unwrap(), git.status(&root).unwrap());
+    // From the top and from a directory inside: paths are the top's either way.
+    for dir in [root.clone(), root.join("src/deep")] {
+        let (top, status) = git.repo_status(&dir).unwrap();
+        assert_eq!(top, one_by_one.0);
+        assert_eq!(status, one_by_one.1);
+    }
+    assert_eq!(
+        listed(&one_by_one.1.files),
+        [
+            ("app.py".to_owned(), "modified", true),
+            ("notes/todo.py".to_owned(), "new", true),
+            ("src/deep/x.py".to_owned(), "new", true),
+        ]
+    );
+    // Outside any repository: said as such, as `repo_root` says it.
+    let outside = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        git.repo_status(outside.path()),
+        Err(cp_git::GitError::NotARepository(_))
+    ));
+}

@@ -2,8 +2,6 @@
 //! workflow checkpoint lists for review). A view follows its file: when the file's size or
 //! modification time changes on disk, the next tick reads it again.
 
-#[cfg(feature = "draw")]
-use cp_base::theme;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -16,6 +14,8 @@ use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::style::Style;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Module, Panel, ToolDef, ToolEnv, ToolOutcome, ToolResult, ToolTable};
 #[cfg(feature = "draw")]
 use cp_base::{PanelView, ScrollExtent};

@@ -83,5 +83,5 @@ pub use report::{NOTE_TAIL_LINES, RunOutcome, RunReport};
 pub use run_panel::RunPanel;
 pub use script::{SCRIPT_HEADER, SHEBANG, script_path, with_header};
 pub use tools::{CLOSE_EDITOR, OPEN_EDITOR, TOGGLE, UPSERT};
-pub use trigger::{Matcher, PatternError, validate_patterns};
+pub use trigger::{Matcher, Matches, PatternError, validate_patterns};
 pub use validate::{Loaded, config_problems, load, resolve_cwd, validate_def};

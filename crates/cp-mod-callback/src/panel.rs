@@ -2,8 +2,6 @@
 //! editor below it when one is open. Rendering works on a snapshot the module refreshes, so
 //! it does no I/O.
 
-#[cfg(feature = "draw")]
-use cp_base::theme;
 use std::fmt::Write as _;
 
 #[cfg(feature = "draw")]
@@ -16,6 +14,8 @@ use cp_base::ratatui::style::{Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Panel, PanelKind};
 #[cfg(feature = "draw")]
 use cp_base::{PanelView, ScrollExtent};

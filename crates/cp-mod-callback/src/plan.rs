@@ -55,9 +55,9 @@ pub fn plan(
     let hits = matcher.match_all(paths.iter().map(|(p, _)| *p));
     // Per definition: indices into `paths` of the files it matched.
     let mut per_def: Vec<Vec<usize>> = vec![Vec::new(); section.definitions.len()];
-    for (path_index, ids) in hits.into_iter().enumerate() {
+    for (path_index, ids) in hits.iter().enumerate() {
         for id in ids {
-            if let Some(&def_index) = firing.get(&id) {
+            if let Some(&def_index) = firing.get(id) {
                 per_def[def_index].push(path_index);
             }
         }

@@ -3,8 +3,6 @@
 //! The runner thread fills the shared state when the run ends; rendering only reads it. The
 //! full log stays in the console server's log file (`.context-pilot/run/consoles/`).
 
-#[cfg(feature = "draw")]
-use cp_base::theme;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 #[cfg(feature = "draw")]
@@ -17,6 +15,8 @@ use cp_base::ratatui::style::{Modifier, Style};
 use cp_base::ratatui::text::Line;
 #[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Panel, PanelKind};
 #[cfg(feature = "draw")]
 use cp_base::{PanelView, ScrollExtent};

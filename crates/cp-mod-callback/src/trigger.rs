@@ -10,7 +10,8 @@
 //!
 //! Every rule of every callback goes into one compiled [`GlobSet`], built once per callback
 //! set (the module rebuilds it only when `config.json` changed), so matching a path costs one
-//! set lookup per path component however many callbacks there are.
+//! set lookup however many callbacks there are, plus one for each folder the first time a
+//! batch meets it. The answer ([`Matches`]) is one list for all paths, not one per path.
 
 use std::collections::HashMap;
 
@@ -206,75 +207,50 @@ impl Matcher {
 
     /// The callbacks `path` (relative, `/`-separated) triggers.
     pub fn matches(&self, path: &str) -> Vec<CallbackId> {
-        self.match_all([path]).pop().unwrap_or_default()
+        self.match_all([path]).get(0).to_vec()
     }
 
-    /// For each path, the callbacks it triggers (same order as `paths`). The rules matching
-    /// a directory and its ancestors are computed once per directory, so many files in one
-    /// folder cost little more than one.
-    pub fn match_all<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Vec<Vec<CallbackId>> {
-        let paths: Vec<&str> = paths.into_iter().collect();
+    /// For each path, the callbacks it triggers (same order as `paths`). Each folder is
+    /// looked up once, so many files in one folder cost little more than one.
+    pub fn match_all<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Matches {
+        let paths = paths.into_iter();
+        let mut matches = Matches::with_capacity(paths.size_hint().0);
         if self.callbacks.is_empty() {
-            return vec![Vec::new(); paths.len()];
-        }
-        self.match_chunk(&paths)
-    }
-
-    fn match_chunk(&self, paths: &[&str]) -> Vec<Vec<CallbackId>> {
-        // Per path, beyond the set lookup itself, only what the rules need: the parent's
-        // ancestor hits (computed once per directory, found again with a fast hash) and one
-        // merge of two sorted lists, without allocating.
-        let mut dirs: HashMap<&str, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
-        let mut hits = Vec::new();
-        paths
-            .iter()
-            .map(|path| {
-                let mut out = Vec::new();
-                let path = strip_dot_slash(path);
-                let parent = path.rfind('/').map_or("", |i| &path[..i]);
-                let dir_hits = dirs
-                    .entry(parent)
-                    .or_insert_with(|| self.ancestor_hits(parent));
-                self.set
-                    .matches_candidate_into(&Candidate::new(path), &mut hits);
-                if self.any_dir_only {
-                    hits.retain(|&i| self.slots.get(i).is_some_and(|s| !s.dir_only));
-                }
-                if !dir_hits.is_empty() || !hits.is_empty() {
-                    self.decide(dir_hits, &hits, &mut out);
-                }
-                out
-            })
-            .collect()
-    }
-
-    /// Rules matching `dir` or any directory above it, sorted, without duplicates.
-    fn ancestor_hits(&self, dir: &str) -> Vec<usize> {
-        let mut all = Vec::new();
-        if dir.is_empty() {
-            return all;
-        }
-        let ends = dir
-            .match_indices('/')
-            .map(|(i, _)| i)
-            .chain(std::iter::once(dir.len()));
-        for end in ends {
-            let ancestor = &dir[..end];
-            if !ancestor.is_empty() {
-                all.extend(self.set.matches_candidate(&Candidate::new(ancestor)));
+            for _ in paths {
+                matches.end_path();
             }
+            return matches;
         }
-        all.sort_unstable();
-        all.dedup();
-        all
+        // Per path, beyond the set lookup itself, only what the rules need: the rules that
+        // match its folder or one above (looked up once per folder) and one walk over the
+        // hits. Nothing is allocated per path: every path's callbacks go into one list.
+        let mut folders = Folders::default();
+        let mut hits = Vec::new();
+        for path in paths {
+            let path = strip_dot_slash(path);
+            let above = folders.hits(self, parent_of(path));
+            self.set
+                .matches_candidate_into(&Candidate::new(path), &mut hits);
+            if self.any_dir_only {
+                hits.retain(|&i| self.slots.get(i).is_some_and(|s| !s.dir_only));
+            }
+            if above.is_empty() {
+                self.decide(hits.iter().copied(), &mut matches.ids);
+            } else {
+                self.decide(merge_sorted(above, &hits), &mut matches.ids);
+            }
+            matches.end_path();
+        }
+        matches
     }
 
-    /// Picks, per callback, the last matching rule among `a` and `b` (both sorted); a
-    /// callback whose last matching rule is positive is triggered.
+    /// Picks, per callback, the last matching rule among `indices` (sorted: the path's own
+    /// hits merged with its folders'); a callback whose last matching rule is positive is
+    /// triggered, into `out`.
     ///
-    /// Glob indices grow with (callback, rule order), so walking the merged indices in order
-    /// visits each callback's rules contiguously, latest last.
-    fn decide(&self, dir_hits: &[usize], path_hits: &[usize], out: &mut Vec<CallbackId>) {
+    /// Glob indices grow with (callback, rule order), so walking the indices in order visits
+    /// each callback's rules contiguously, latest last.
+    fn decide(&self, indices: impl Iterator<Item = usize>, out: &mut Vec<CallbackId>) {
         let mut current: Option<(usize, bool)> = None;
         let flush = |state: Option<(usize, bool)>, out: &mut Vec<CallbackId>| {
             if let Some((cb, false)) = state
@@ -283,7 +259,7 @@ impl Matcher {
                 out.push(*id);
             }
         };
-        for index in merge_sorted(dir_hits, path_hits) {
+        for index in indices {
             let Some(slot) = self.slots.get(index) else {
                 continue;
             };
@@ -294,6 +270,132 @@ impl Matcher {
         }
         flush(current, out);
     }
+}
+
+/// The rules matching each folder met so far or one above it, sorted, without duplicates.
+/// Each folder costs one set lookup, once: its own hits are added to its parent's.
+struct Folders<'p> {
+    /// Where each folder's rules are in `hits`; the root (`""`) is always there, with none.
+    index: HashMap<&'p str, usize, foldhash::fast::RandomState>,
+    hits: Vec<Vec<usize>>,
+    /// The folder asked for last: files of one folder often come one after another.
+    last: Option<(&'p str, usize)>,
+}
+
+impl Default for Folders<'_> {
+    fn default() -> Self {
+        let mut index = HashMap::default();
+        index.insert("", 0);
+        Self {
+            index,
+            hits: vec![Vec::new()],
+            last: None,
+        }
+    }
+}
+
+impl<'p> Folders<'p> {
+    /// The rules matching `dir` or a folder above it.
+    fn hits(&mut self, matcher: &Matcher, dir: &'p str) -> &[usize] {
+        let at = match self.last {
+            Some((last, at)) if last == dir => at,
+            _ => {
+                let at = self.find_or_add(matcher, dir);
+                self.last = Some((dir, at));
+                at
+            }
+        };
+        self.hits.get(at).map_or(&[], Vec::as_slice)
+    }
+
+    fn find_or_add(&mut self, matcher: &Matcher, dir: &'p str) -> usize {
+        if let Some(&at) = self.index.get(dir) {
+            return at;
+        }
+        // Up to the nearest folder already known (the root at worst), then down again.
+        let mut missing = vec![dir];
+        let mut at = loop {
+            let up = parent_of(missing.last().copied().unwrap_or_default());
+            match self.index.get(up) {
+                Some(&at) => break at,
+                None => missing.push(up),
+            }
+        };
+        let mut own = Vec::new();
+        while let Some(folder) = missing.pop() {
+            matcher
+                .set
+                .matches_candidate_into(&Candidate::new(folder), &mut own);
+            let mut all = self.hits.get(at).cloned().unwrap_or_default();
+            all.extend_from_slice(&own);
+            all.sort_unstable();
+            all.dedup();
+            self.hits.push(all);
+            at = self.hits.len() - 1;
+            self.index.insert(folder, at);
+        }
+        at
+    }
+}
+
+/// For each of a list of paths, the callbacks it triggers ([`Matcher::match_all`]): one list
+/// of callbacks for all paths, and where each path's part of it ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matches {
+    ids: Vec<CallbackId>,
+    /// Per path, the end of its callbacks in `ids` (its start is the path before's end).
+    ends: Vec<usize>,
+}
+
+impl Matches {
+    fn with_capacity(paths: usize) -> Self {
+        Self {
+            ids: Vec::new(),
+            ends: Vec::with_capacity(paths),
+        }
+    }
+
+    /// Closes the current path's callbacks.
+    fn end_path(&mut self) {
+        self.ends.push(self.ids.len());
+    }
+
+    /// How many paths.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are no paths.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The callbacks the path at `index` triggers (none for an index past the end).
+    pub fn get(&self, index: usize) -> &[CallbackId] {
+        let start = index
+            .checked_sub(1)
+            .and_then(|i| self.ends.get(i))
+            .copied()
+            .unwrap_or(0);
+        let end = self.ends.get(index).copied().unwrap_or(start);
+        self.ids.get(start..end).unwrap_or_default()
+    }
+
+    /// Each path's callbacks, in the order of the paths.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[CallbackId]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// The directory holding `path` (`""` at the root): what comes before its last `/`.
+fn parent_of(path: &str) -> &str {
+    // The name is short, so a byte walk from the end beats a general search.
+    let bytes = path.as_bytes();
+    bytes
+        .iter()
+        .rposition(|&b| b == b'/')
+        .and_then(|i| path.get(..i))
+        .unwrap_or("")
 }
 
 /// `path` without any leading `./`.
@@ -434,8 +536,9 @@ mod tests {
         ]);
         assert_eq!(m.invalid().len(), 1);
         let got = m.match_all(["docs/a.rs", "docs/private/b.md", "x.md", "docs/c.md"]);
+        assert_eq!(got.len(), 4);
         assert_eq!(
-            got,
+            got.iter().map(<[CallbackId]>::to_vec).collect::<Vec<_>>(),
             vec![
                 vec![CallbackId(1), CallbackId(2)],
                 vec![],
@@ -443,5 +546,121 @@ mod tests {
                 vec![CallbackId(2)]
             ]
         );
+    }
+
+    /// What a callback's rules decide for `path`, the slow way: each rule on its own, on the
+    /// path and on every folder above it, the last rule that applies winning.
+    fn triggered_by_rules(rules: &[String], path: &str) -> bool {
+        let path = strip_dot_slash(path);
+        let folders: Vec<&str> = path
+            .match_indices('/')
+            .map(|(i, _)| &path[..i])
+            .filter(|f| !f.is_empty())
+            .collect();
+        let mut triggered = false;
+        for (i, raw) in rules.iter().enumerate() {
+            let rule = parse_rule(i, raw).unwrap();
+            let glob = build_glob(&rule, raw).unwrap().compile_matcher();
+            let applies =
+                (!rule.dir_only && glob.is_match(path)) || folders.iter().any(|f| glob.is_match(f));
+            if applies {
+                triggered = !rule.negated;
+            }
+        }
+        triggered
+    }
+
+    #[test]
+    fn one_set_for_many_callbacks_decides_as_each_rule_alone() {
+        let rules = [
+            "*.rs",
+            "!target/",
+            "src/",
+            "!src/gen/**",
+            "docs/*.md",
+            "/Cargo.toml",
+            "**/tests/**",
+            "!*.lock",
+            "a/b",
+            "b",
+            "!b/",
+            "*",
+            "!docs/",
+            "src/**/*.rs",
+        ];
+        let paths = [
+            "a.rs",
+            "src/a.rs",
+            "src/gen/x.rs",
+            "src/gen/deep/y.rs",
+            "target/debug/a.rs",
+            "x/target/y.md",
+            "docs/a.md",
+            "docs/x/a.md",
+            "Cargo.toml",
+            "c/Cargo.toml",
+            "a/b",
+            "a/b/c.rs",
+            "x/a/b/c",
+            "b",
+            "b/c",
+            "tests/x.py",
+            "q/tests/r/s.txt",
+            "Cargo.lock",
+            "./src/main.rs",
+            "src.rs/x",
+            "target",
+            "src/target/z.rs",
+            "docs",
+        ];
+        // Every ordered pair and every third rule after it: hundreds of callbacks in one set.
+        let mut defs: Vec<Vec<String>> = Vec::new();
+        for a in rules {
+            for b in rules {
+                defs.push(vec![a.to_owned(), b.to_owned()]);
+                for c in rules.iter().step_by(3) {
+                    defs.push(vec![a.to_owned(), b.to_owned(), (*c).to_owned()]);
+                }
+            }
+        }
+        let valid: Vec<(CallbackId, &Vec<String>)> = defs
+            .iter()
+            .filter(|d| validate_patterns(d).is_ok())
+            .zip(1..)
+            .map(|(d, id)| (CallbackId(id), d))
+            .collect();
+        let m = Matcher::new(valid.iter().map(|(id, d)| (*id, d.as_slice())));
+        assert!(m.invalid().is_empty());
+        // In order and shuffled, so no path leans on the folder of the path before.
+        let mut shuffled = paths.to_vec();
+        shuffled.reverse();
+        shuffled.rotate_left(7);
+        for list in [paths.to_vec(), shuffled] {
+            let got = m.match_all(list.iter().copied());
+            assert_eq!(got.len(), list.len());
+            for (path, ids) in list.iter().zip(got.iter()) {
+                let want: Vec<CallbackId> = valid
+                    .iter()
+                    .filter(|(_, d)| triggered_by_rules(d, path))
+                    .map(|(id, _)| *id)
+                    .collect();
+                assert_eq!(ids, want.as_slice(), "{path}");
+            }
+        }
+    }
+
+    #[test]
+    fn matches_hands_out_each_paths_part() {
+        let m = matcher(&["*.rs"]);
+        let got = m.match_all(["a.rs", "b.md", "c.rs"]);
+        assert_eq!(got.len(), 3);
+        assert!(!got.is_empty());
+        assert_eq!(got.get(0), [CallbackId(1)]);
+        assert!(got.get(1).is_empty());
+        assert_eq!(got.get(2), [CallbackId(1)]);
+        assert!(got.get(3).is_empty(), "past the end: nothing, no panic");
+        let none = Matcher::default().match_all(["a.rs", "b.rs"]);
+        assert_eq!(none.len(), 2);
+        assert!(none.iter().all(<[CallbackId]>::is_empty));
     }
 }

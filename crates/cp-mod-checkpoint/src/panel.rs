@@ -4,8 +4,6 @@
 //! The stop gate's message lists at most [`cp_git::LISTED_FILES`] files; this panel lists
 //! every one (scroll for them), under a summary of the counts by category on top.
 
-#[cfg(feature = "draw")]
-use cp_base::theme;
 use std::fmt::Write as _;
 #[cfg(feature = "draw")]
 use std::time::Duration;
@@ -20,6 +18,8 @@ use cp_base::ratatui::style::{Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Panel, PanelKind};
 #[cfg(feature = "draw")]
 use cp_base::{PanelView, ScrollExtent};

@@ -22,8 +22,8 @@ pub(crate) fn lost_reason(paths: &RunPaths, id: Uuid) -> String {
 /// Writes `info` to its metadata file: temp file, then rename, so readers see the old or
 /// the new record, never half of one.
 ///
-/// No fsync, on purpose: this runs twice per console on the spawn and exit paths, where an
-/// fsync costs 1–30 ms on a busy disk (it flushes the filesystem journal, including other
+/// No fsync, on purpose: this runs twice per console (once its spawn is answered, and when it
+/// ended), close to the spawn and exit paths, where an fsync costs 1–30 ms on a busy disk (it flushes the filesystem journal, including other
 /// processes' writes), which dominated the latency of short commands. Durability buys
 /// nothing here: the record only matters while the server runs or after it ended normally
 /// (both see the page cache). After a power loss or kernel crash every process of the

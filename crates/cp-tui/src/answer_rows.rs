@@ -10,10 +10,10 @@
 //! last; a changed width or a text that no longer starts with the kept part starts the
 //! answer over.
 
-use cp_base::theme;
 use std::sync::Arc;
 
 use cp_base::ratatui::text::{Line, Span};
+use cp_base::theme;
 
 use super::conversation_layout::EntryRows;
 use super::entry_lines::{INDENT, labelled};

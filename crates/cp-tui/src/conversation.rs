@@ -1,7 +1,6 @@
 //! The Conversation panel: what the user said, what the agent answered, the tool calls with
 //! their results, and notifications.
 
-use cp_base::theme;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -9,6 +8,7 @@ use std::time::Instant;
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::text::Line;
+use cp_base::theme;
 use cp_base::{Level, Panel, PanelKind, PanelView, ScrollExtent, ToolResult};
 use serde::{Deserialize, Serialize};
 

@@ -3,12 +3,12 @@
 //! collapsed results and file changes. The Conversation panel (`conversation.rs`) keeps the
 //! entries and their view state; this file only draws one entry at a time.
 
-use cp_base::theme;
 use std::time::Instant;
 
 use cp_base::ToolResult;
 use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
+use cp_base::theme;
 
 use super::outcome_style::{Outcome, collapsed, line_style};
 use super::tabs::expand_tabs;

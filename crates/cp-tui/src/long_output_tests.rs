@@ -1,11 +1,11 @@
 //! Long output is shown right, not just fast (the bench group `long-output` times it): a
 //! 1 MB tool result, a 5,000-line code block, scrolled to the end, the middle and the top.
 
-use cp_base::theme;
 use std::fmt::Write as _;
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
+use cp_base::theme;
 use cp_base::{Panel, PanelView, ToolResult};
 
 use super::conversation::{Conversation, Entry};

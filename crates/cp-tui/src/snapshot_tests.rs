@@ -1,11 +1,11 @@
 //! Snapshot tests of whole screens, rendered with ratatui's `TestBackend`.
 
-use cp_base::theme;
 use std::sync::{Arc, mpsc};
 
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::theme;
 use cp_base::{
     Module, Notifier, Panel, PanelKind, PanelView, Project, ToolDef, ToolEnv, ToolOutcome,
     ToolResult, WorkerId,

@@ -20,45 +20,18 @@ use std::time::Duration;
 
 use crate::util::agent_run::{text, wait_output};
 use crate::util::agents::agents_bin;
-use cp_e2e::{LlmServer, RecordedRequest, anthropic, binary_path, git, git_repo};
-use serde_json::{Value, json};
+use crate::util::warm::{
+    GREEN_TOOL, RED_TOOL, SUITE_SECS, answers, runs, think_until_warm_verdict, told_by_the_gate,
+    warm_record, write_suite,
+};
+use cp_e2e::{LlmServer, anthropic, binary_path, git, git_repo};
+use serde_json::json;
 
-/// How long the suite's one test takes: long enough that a stop which ran it could not pass
-/// for one that took a warm run's verdict.
-const SUITE_SECS: u64 = 3;
-/// How long the scripted model "thinks" at most, waiting for the warm run's verdict.
-const THINK_LIMIT: Duration = Duration::from_secs(120);
-
-const GREEN_TOOL: &str = "toolu_01Green";
-const RED_TOOL: &str = "toolu_02Red";
-
-/// A committed Python project wired with `init claude`: `calc.py` and a unittest suite that
-/// logs, at its start, the line of `calc.py` it tests (to `runs.log`, ignored by git).
+/// A committed Python project ([`write_suite`]'s) wired with `init claude`.
 fn project() -> tempfile::TempDir {
     let repo = git_repo();
     let root = std::fs::canonicalize(repo.path()).unwrap();
-    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
-    std::fs::write(
-        root.join("test_calc.py"),
-        format!(
-            "import time\nimport unittest\n\nimport calc\n\n\n\
-             class TestCalc(unittest.TestCase):\n    \
-             def test_add(self):\n        \
-             with open('calc.py') as src, open('runs.log', 'a') as log:\n            \
-             log.write(src.read().splitlines()[1].strip() + '\\n')\n        \
-             time.sleep({SUITE_SECS})\n        \
-             self.assertEqual(calc.add(2, 3), 5)\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(root.join(".gitignore"), "__pycache__/\nruns.log\n").unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"max_blocks": 2, "tests": {"command": "python3 -m unittest"}}})
-            .to_string(),
-    )
-    .unwrap();
+    write_suite(&root);
     let init = Command::new(binary_path())
         .args(["init", "claude"])
         .current_dir(&root)
@@ -70,45 +43,6 @@ fn project() -> tempfile::TempDir {
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "init"]);
     repo
-}
-
-/// The lines of `calc.py` the suite's runs tested, in order.
-fn runs(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("runs.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The project's warm-run record.
-fn warm_record(root: &Path) -> Value {
-    std::fs::read_to_string(root.join(".context-pilot/state/warm-run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
-}
-
-/// The last message of a request holds the result of the tool call `id`.
-fn answers(request: &RecordedRequest, id: &str) -> bool {
-    request.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .is_some_and(|blocks| {
-            blocks
-                .iter()
-                .any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-        })
-}
-
-/// The last message of a request (what the model was just told), as JSON text.
-fn last_message(request: &RecordedRequest) -> String {
-    request.body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default()
 }
 
 fn claude(root: &Path, home: &Path, server: &LlmServer) -> Output {
@@ -160,14 +94,8 @@ fn claude_code_stops_on_the_warm_verdict_and_a_red_edit_right_before_a_stop_is_c
             if let Some(reply) = anthropic::side_reply(request) {
                 return Some(reply);
             }
-            // The model thinks after the green edit until the warm run kept its verdict; the
-            // script's next reply ("Done.") then goes out.
-            if answers(request, GREEN_TOOL) {
-                // The reply goes out at the limit either way; the test then says what is wrong.
-                let _done = cp_e2e::within(THINK_LIMIT, || {
-                    (warm_record(&root)["current"]["phase"]["phase"] == "done").then_some(())
-                });
-            }
+            // The script's next reply ("Done.") goes out once the warm run kept its verdict.
+            think_until_warm_verdict(&root, request);
             None
         });
     }
@@ -195,7 +123,7 @@ fn claude_code_stops_on_the_warm_verdict_and_a_red_edit_right_before_a_stop_is_c
     // The stop after the green change: the warm run's verdict, and the suite ran once for
     // the green tree.
     assert!(answers(&requests[2], GREEN_TOOL));
-    let told = &last_message(&requests[3]);
+    let told = &told_by_the_gate(&requests[3]);
     assert!(told.contains("Stop gate: verify"), "{told}");
     assert!(told.contains("Tests passed"), "{told}");
     assert!(
@@ -217,7 +145,7 @@ fn claude_code_stops_on_the_warm_verdict_and_a_red_edit_right_before_a_stop_is_c
 
     // The red edit and at once "Done.": the red tree's own verdict, naming the failing test.
     assert!(answers(&requests[4], RED_TOOL));
-    let told = &last_message(&requests[5]);
+    let told = &told_by_the_gate(&requests[5]);
     assert!(told.contains("Stop gate: verify"), "{told}");
     assert!(told.contains("test_calc.TestCalc.test_add"), "{told}");
     assert!(!told.contains("Tests passed"), "{told}");

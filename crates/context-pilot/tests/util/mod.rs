@@ -18,6 +18,7 @@ pub mod merge_queue;
 pub mod phase_runs;
 pub mod phases;
 pub mod processes;
+pub mod warm;
 
 /// The `context-pilot` binary cargo built for these tests.
 pub fn binary() -> PathBuf {

@@ -2,12 +2,16 @@
 //! the batch goes back to the agent; each result goes to the call whose edit triggered it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use cp_base::{CallNote, CancelToken};
 use uuid::Uuid;
 
+use super::active::ActiveRun;
+use super::lifecycle::{run_here, start_thread};
+use super::runtime::Runtime;
 use crate::report::RunReport;
 
 /// A blocking run the batch waits for.
@@ -26,6 +30,40 @@ pub(super) struct BlockingWait {
     pub(super) behind: Option<Uuid>,
     /// The turn's cancel flag (Esc): the wait ends soon after it is set.
     pub(super) cancel: CancelToken,
+    /// The run itself, when it is the hold's to start (it was not queued).
+    pub(super) start: Option<PendingRun>,
+}
+
+/// A blocking run not started yet: the hold runs it on its own thread. Every run starts: one
+/// whose hold is dropped uncalled starts on a thread of its own then, as it would have at once.
+pub(super) struct PendingRun(Option<(Arc<Runtime>, Box<ActiveRun>)>);
+
+impl PendingRun {
+    pub(super) fn new(runtime: &Arc<Runtime>, run: ActiveRun) -> Self {
+        Self(Some((Arc::clone(runtime), Box::new(run))))
+    }
+
+    /// Starts the run on a thread of its own.
+    fn start_thread(mut self) {
+        if let Some((runtime, run)) = self.0.take() {
+            start_thread(&runtime, *run);
+        }
+    }
+
+    /// Runs it on this thread, until it is reported.
+    fn run_here(mut self) {
+        if let Some((runtime, run)) = self.0.take() {
+            run_here(&runtime, *run);
+        }
+    }
+}
+
+impl Drop for PendingRun {
+    fn drop(&mut self) {
+        if let Some((runtime, run)) = self.0.take() {
+            start_thread(&runtime, *run);
+        }
+    }
 }
 
 /// How often the wait looks at the cancel flag.
@@ -34,9 +72,19 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// period). Past it the call is answered anyway, so the turn ends promptly.
 const AFTER_CANCEL: Duration = Duration::from_secs(3);
 
-/// Waits for every blocking run and turns the results into notes.
-pub(super) fn hold(waits: Vec<BlockingWait>, labels: &HashMap<usize, String>) -> Vec<CallNote> {
+/// Runs the batch's blocking runs, waits for every one, and turns the results into notes.
+/// They run side by side as ever: all but one on threads of their own, the last on this
+/// thread, which would otherwise only wait.
+pub(super) fn hold(mut waits: Vec<BlockingWait>, labels: &HashMap<usize, String>) -> Vec<CallNote> {
     let started = Instant::now();
+    let mut pending: Vec<PendingRun> = waits.iter_mut().filter_map(|w| w.start.take()).collect();
+    let here = pending.pop();
+    for run in pending {
+        run.start_thread();
+    }
+    if let Some(run) = here {
+        run.run_here();
+    }
     waits
         .into_iter()
         .flat_map(|wait| wait.notes(started, labels))
@@ -126,6 +174,7 @@ mod tests {
             limit: Duration::from_secs(3600),
             behind: None,
             cancel: cancel.clone(),
+            start: None,
         }
     }
 

@@ -52,33 +52,46 @@ pub(super) fn start_thread(runtime: &Arc<Runtime>, run: ActiveRun) -> bool {
 
 /// Runs `run`, then whatever got queued behind it for the same callback.
 fn run_in_turn(runtime: &Runtime, mut run: ActiveRun) {
-    loop {
-        if run.def.blocking {
-            runtime.running.begin(run.run_id, &run.def.name);
-        }
-        let report = match run.reattach.take() {
-            Some(from) => reattach(runtime, &run, &from),
-            None => execute(runtime, &run),
-        };
-        // Delivering and moving on to the queued run happen in one step against a save.
-        let finished = run.run_id;
-        let next = runtime.watched.settle(run.run_id, || {
-            runtime.running.end(run.run_id);
-            deliver(runtime, &run, &report);
-            if !run.def.one_at_a_time {
-                return None;
-            }
-            runtime
-                .queue
-                .finish(run.def.id)
-                .map(|queued| ActiveRun::after(&run, queued))
-        });
-        // The run's file list goes once it is reported: a blocking edit need not wait for
-        // the unlink.
-        crate::env::remove_nul_list(&crate::env::nul_list_path(&runtime.project, finished));
-        match next {
-            Some(next) => run = next,
-            None => return,
-        }
+    while let Some(next) = run_one(runtime, run) {
+        run = next;
     }
+}
+
+/// Runs a blocking run on the thread that waits for it (the batch's hold), which would
+/// otherwise only wait: no thread to start, and no hand-over of the report between threads
+/// before the hold sees it. A run queued behind it goes on on a thread of its own, so the
+/// hold waits for its own run only.
+pub(super) fn run_here(runtime: &Arc<Runtime>, run: ActiveRun) {
+    if let Some(next) = run_one(runtime, run) {
+        start_thread(runtime, next);
+    }
+}
+
+/// Runs `run` (or picks it up again after a reload) and reports it; returns the run of the
+/// same callback queued behind it, now due.
+fn run_one(runtime: &Runtime, mut run: ActiveRun) -> Option<ActiveRun> {
+    if run.def.blocking {
+        runtime.running.begin(run.run_id, &run.def.name);
+    }
+    let report = match run.reattach.take() {
+        Some(from) => reattach(runtime, &run, &from),
+        None => execute(runtime, &run),
+    };
+    // Delivering and moving on to the queued run happen in one step against a save.
+    let finished = run.run_id;
+    let next = runtime.watched.settle(run.run_id, || {
+        runtime.running.end(run.run_id);
+        deliver(runtime, &run, &report);
+        if !run.def.one_at_a_time {
+            return None;
+        }
+        runtime
+            .queue
+            .finish(run.def.id)
+            .map(|queued| ActiveRun::after(&run, queued))
+    });
+    // The run's file list goes once it is reported: a blocking edit need not wait for
+    // the unlink.
+    crate::env::remove_nul_list(&crate::env::nul_list_path(&runtime.project, finished));
+    next
 }

@@ -4,8 +4,10 @@
 //!
 //! 1. **queued or started** ([`start`]): a `one_at_a_time` run that finds one of its callback
 //!    going waits in the [`RunQueue`](crate::RunQueue) as a [`QueuedRun`](crate::QueuedRun);
-//!    any other run becomes an [`active::ActiveRun`] on a thread of its own
-//!    ([`lifecycle`]). Background runs are recorded in [`watch::WatchedRuns`] until reported.
+//!    any other run becomes an [`active::ActiveRun`]: a background run on a thread of its own
+//!    ([`lifecycle`]), a blocking run on the thread of the batch's hold, which waits for it
+//!    anyway ([`hold`]). Background runs are recorded in [`watch::WatchedRuns`] until
+//!    reported.
 //! 2. **finished, timed out or not started** ([`execute`]): the script runs in a console
 //!    session (the console server owns the process, so the output survives this process),
 //!    and its end becomes a [`RunReport`](crate::RunReport).

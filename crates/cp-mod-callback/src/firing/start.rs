@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::active::{ActiveRun, Requester};
 use super::execute::{FALLBACK_TIMEOUT_SECS, REPORT_GRACE};
-use super::hold::BlockingWait;
+use super::hold::{BlockingWait, PendingRun};
 use super::lifecycle::start_thread;
 use super::runtime::Runtime;
 use crate::plan::PlannedRun;
@@ -63,6 +63,7 @@ pub(super) fn start(
         panel: panel.clone(),
         reply,
     };
+    let mut here = None;
     let placement = match admit(runtime, run, run_id, &triggers, requester) {
         Admission::Start(requester) => {
             let active = ActiveRun {
@@ -76,7 +77,18 @@ pub(super) fn start(
                 reattach: None,
                 cancel: run.def.blocking.then(|| env.cancel.clone()),
             };
-            launch(runtime, active)
+            if run.def.blocking {
+                // The batch's hold runs it (see `PendingRun`).
+                here = Some(PendingRun::new(runtime, active));
+                Placement {
+                    run_id,
+                    behind: None,
+                    note: String::new(),
+                    own_panel: true,
+                }
+            } else {
+                launch(runtime, active)
+            }
         }
         Admission::Queued {
             behind,
@@ -90,7 +102,7 @@ pub(super) fn start(
         },
     };
     let reply = match rx {
-        Some(rx) => BatchReply::Wait(blocking_wait(run, &placement, rx, &env.cancel)),
+        Some(rx) => BatchReply::Wait(blocking_wait(run, &placement, rx, &env.cancel, here)),
         None => BatchReply::Note(CallNote {
             call_index: last_call,
             text: placement.note,
@@ -182,6 +194,7 @@ fn blocking_wait(
     placement: &Placement,
     rx: Receiver<RunReport>,
     cancel: &CancelToken,
+    start: Option<PendingRun>,
 ) -> BlockingWait {
     let timeout = Duration::from_secs(run.def.timeout.unwrap_or(FALLBACK_TIMEOUT_SECS));
     // A queued run may first wait for the whole run ahead of it.
@@ -194,5 +207,6 @@ fn blocking_wait(
         limit: timeout.saturating_add(REPORT_GRACE).saturating_mul(rounds),
         behind: placement.behind,
         cancel: cancel.clone(),
+        start,
     }
 }

@@ -285,6 +285,59 @@ fn per_file_callbacks_run_once_per_file() {
 }
 
 #[test]
+fn the_blocking_runs_of_one_batch_run_side_by_side() {
+    let f = Fixture::new();
+    // Each run waits (up to 20 s) until all three have started: it passes only if they
+    // overlap, as they did when each started on a thread of its own.
+    f.create(
+        "each",
+        json!("*.rs"),
+        "mkdir -p started; touch \"started/$CP_CHANGED_FILES\"\n\
+         for _ in $(seq 200); do [ \"$(ls started | wc -l)\" -ge 3 ] && exit 0; sleep 0.1; done\n\
+         echo alone; exit 1",
+        json!({"blocking": true, "timeout": 60, "once_per_batch": false}),
+    );
+    for p in ["a.rs", "b.rs", "c.rs"] {
+        f.write(p, "");
+    }
+    let (_, held) = f.fire(&edit(&["a.rs", "b.rs", "c.rs"]));
+    assert_eq!(held.len(), 3);
+    for note in &held {
+        assert!(
+            note.text.starts_with("Callback 'each' passed"),
+            "{}",
+            note.text
+        );
+    }
+}
+
+#[test]
+fn a_blocking_run_whose_hold_is_dropped_still_runs() {
+    let f = Fixture::new();
+    f.create(
+        "check",
+        json!("*.rs"),
+        "echo ran > ran.out",
+        json!({"blocking": true, "timeout": 60}),
+    );
+    f.write("a.rs", "");
+    let response = f
+        .registry
+        .with_module("callback", |m| m.on_batch(&edit(&["a.rs"]), &f.env))
+        .unwrap();
+    assert!(response.hold.is_some());
+    drop(response);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while f.read("ran.out").trim() != "ran" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn one_at_a_time_never_overlaps_and_coalesces_queued_triggers() {
     let f = Fixture::new();
     let script = "if ! mkdir lock.d 2>/dev/null; then echo overlap >> overlap.out; fi\n\

@@ -1,6 +1,6 @@
 //! Sorting changed files into the configured categories.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::config::{StopGateConfig, StopRule};
@@ -22,12 +22,41 @@ pub struct CategorizedFile {
     pub triggers_tests: bool,
 }
 
-/// A set of gitignore-style patterns compiled once.
+/// What the rules say of one changed file ([`Categorizer::classify`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Class {
+    categories: Vec<String>,
+    gated: bool,
+    code: bool,
+    triggers_tests: bool,
+}
+
+/// `files` with what the rules say of each (`classes`, in the same order).
+pub(crate) fn with_classes(files: Vec<ChangedFile>, classes: Vec<Class>) -> Vec<CategorizedFile> {
+    files
+        .into_iter()
+        .zip(classes)
+        .map(|(file, class)| CategorizedFile {
+            file,
+            categories: class.categories,
+            gated: class.gated,
+            code: class.code,
+            triggers_tests: class.triggers_tests,
+        })
+        .collect()
+}
+
+/// The gitignore-style patterns of one part of the config (a rule, or the test trigger),
+/// each checked on its own; the [`Categorizer`] matches them all in one set.
 #[derive(Debug, Clone)]
 pub(crate) struct Patterns {
-    include: GlobSet,
-    exclude: GlobSet,
-    empty: bool,
+    include: Vec<Glob>,
+    exclude: Vec<Glob>,
+    /// An include pattern matches every path (`*`, the built-in code rule's): the others
+    /// need not be asked.
+    everything: bool,
+    /// The include list as written, for errors.
+    written: String,
 }
 
 impl Patterns {
@@ -38,48 +67,55 @@ impl Patterns {
         include: &[String],
         exclude: &[String],
     ) -> Result<Self, CheckpointError> {
-        let mut inc = GlobSetBuilder::new();
-        let mut exc = GlobSetBuilder::new();
-        let mut empty = true;
+        let mut patterns = Self {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            everything: false,
+            written: include.join(", "),
+        };
         for pattern in include {
             if let Some(negated) = pattern.strip_prefix('!') {
-                add(&mut exc, owner, negated)?;
+                add(&mut patterns.exclude, owner, negated)?;
             } else {
-                add(&mut inc, owner, pattern)?;
-                empty = false;
+                add(&mut patterns.include, owner, pattern)?;
+                patterns.everything |= matches_every_path(pattern);
             }
         }
         for pattern in exclude {
-            add(&mut exc, owner, pattern)?;
+            add(&mut patterns.exclude, owner, pattern)?;
         }
-        let build = |b: GlobSetBuilder| {
-            b.build().map_err(|source| CheckpointError::InvalidGlob {
-                owner: owner.to_owned(),
-                pattern: include.join(", "),
-                source,
-            })
-        };
-        Ok(Self {
-            include: build(inc)?,
-            exclude: build(exc)?,
-            empty,
-        })
+        Ok(patterns)
     }
 
     /// True when no include pattern was given.
     pub(crate) fn is_empty(&self) -> bool {
-        self.empty
+        self.include.is_empty()
     }
 
-    /// Whether `path` (relative to the repository root, `/`-separated) is matched.
-    pub(crate) fn matches(&self, path: &str) -> bool {
-        self.include.is_match(path) && !self.exclude.is_match(path)
+    /// This part's patterns in a set of their own, as the set of all parts would hold them.
+    fn set_alone(&self) -> Result<GlobSet, globset::Error> {
+        let mut builder = GlobSetBuilder::new();
+        for glob in self.include.iter().chain(&self.exclude) {
+            builder.add(glob.clone());
+        }
+        builder.build()
     }
+}
+
+/// Whether `pattern`, as [`add`] reads it, matches every path: `*` (with its `*/**`, every
+/// name and everything beneath one), `**` or `**/*`, anchored or not.
+fn matches_every_path(pattern: &str) -> bool {
+    let trimmed = pattern.trim();
+    let body = trimmed.strip_prefix("./").unwrap_or(trimmed);
+    matches!(
+        body.trim_start_matches('/').trim_end_matches('/'),
+        "*" | "**" | "**/*"
+    )
 }
 
 /// Adds `pattern` with gitignore meaning: unanchored without `/`, and a match of a directory
 /// covers everything below it.
-fn add(set: &mut GlobSetBuilder, owner: &str, pattern: &str) -> Result<(), CheckpointError> {
+fn add(globs: &mut Vec<Glob>, owner: &str, pattern: &str) -> Result<(), CheckpointError> {
     let trimmed = pattern.trim();
     let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
     let anchored = trimmed.starts_with('/');
@@ -103,23 +139,110 @@ fn add(set: &mut GlobSetBuilder, owner: &str, pattern: &str) -> Result<(), Check
                 pattern: pattern.to_owned(),
                 source,
             })?;
-        set.add(compiled);
+        globs.push(compiled);
     }
     Ok(())
 }
 
+/// What a glob of the set belongs to: a part of the config (a rule, by index, or the test
+/// trigger after the rules), as an include or an exclude.
+#[derive(Debug, Clone, Copy)]
+struct Owner {
+    part: usize,
+    exclude: bool,
+}
+
+/// Every part's patterns in one `GlobSet`, so a path is matched against all of them in one
+/// pass (the rules' sets one by one cost several passes over every changed path).
 #[derive(Debug, Clone)]
-pub(crate) struct CompiledRule {
-    pub(crate) rule: StopRule,
-    patterns: Patterns,
+struct AllPatterns {
+    set: GlobSet,
+    owners: Vec<Owner>,
+    /// Per part, whether it includes every path (its includes are then not in the set).
+    everything: Vec<bool>,
+}
+
+impl AllPatterns {
+    /// `parts` with their names for errors. A set too large to build is blamed on the part
+    /// too large alone, as when each part had a set of its own.
+    fn new(parts: &[(String, &Patterns)]) -> Result<Self, CheckpointError> {
+        let mut builder = GlobSetBuilder::new();
+        let mut owners = Vec::new();
+        for (part, (_, patterns)) in parts.iter().enumerate() {
+            let include: &[Glob] = if patterns.everything {
+                &[]
+            } else {
+                &patterns.include
+            };
+            for (globs, exclude) in [(include, false), (&patterns.exclude[..], true)] {
+                for glob in globs {
+                    builder.add(glob.clone());
+                    owners.push(Owner { part, exclude });
+                }
+            }
+        }
+        let set = builder.build().map_err(|all| {
+            let (owner, patterns, source) = parts
+                .iter()
+                .find_map(|(owner, patterns)| {
+                    patterns
+                        .set_alone()
+                        .err()
+                        .map(|source| (owner.clone(), *patterns, source))
+                })
+                .map_or_else(
+                    || ("rules and test trigger together".to_owned(), None, all),
+                    |(owner, patterns, source)| (owner, Some(patterns), source),
+                );
+            let pattern = patterns.map(|p| p.written.clone()).unwrap_or_default();
+            CheckpointError::InvalidGlob {
+                owner,
+                pattern,
+                source,
+            }
+        })?;
+        Ok(Self {
+            set,
+            owners,
+            everything: parts.iter().map(|(_, p)| p.everything).collect(),
+        })
+    }
+
+    /// Sets `matched[part]` for each part that matches `path` (an include and no exclude).
+    /// `hits` and `seen` are scratch space, kept between calls.
+    fn mark(
+        &self,
+        path: &Candidate<'_>,
+        matched: &mut [bool],
+        hits: &mut Vec<usize>,
+        seen: &mut Vec<(bool, bool)>,
+    ) {
+        self.set.matches_candidate_into(path, hits);
+        seen.clear();
+        seen.extend(self.everything.iter().map(|&all| (all, false)));
+        for owner in hits.iter().filter_map(|&i| self.owners.get(i)) {
+            if let Some((included, excluded)) = seen.get_mut(owner.part) {
+                if owner.exclude {
+                    *excluded = true;
+                } else {
+                    *included = true;
+                }
+            }
+        }
+        for (flag, (included, excluded)) in matched.iter_mut().zip(seen.iter()) {
+            *flag |= *included && !*excluded;
+        }
+    }
 }
 
 /// The rules and test trigger, compiled.
 #[derive(Debug, Clone)]
 pub(crate) struct Categorizer {
-    rules: Vec<CompiledRule>,
-    /// `None`: every code-related file triggers the tests.
-    test_trigger: Option<Patterns>,
+    rules: Vec<StopRule>,
+    /// The rules' patterns, then the test trigger's when there is one.
+    patterns: AllPatterns,
+    /// `false`: every code-related file triggers the tests.
+    test_trigger: bool,
 }
 
 impl Categorizer {
@@ -129,8 +252,8 @@ impl Categorizer {
         } else {
             config.rules.clone()
         };
-        let mut compiled = Vec::with_capacity(rules.len());
-        for rule in rules {
+        let mut parts = Vec::with_capacity(rules.len() + 1);
+        for rule in &rules {
             if rule.name.trim().is_empty() {
                 return Err(CheckpointError::InvalidConfig(
                     "a rule has an empty 'name'; example: {\"name\": \"daemon code\", \
@@ -140,7 +263,7 @@ impl Categorizer {
             }
             let owner = format!("rule '{}'", rule.name);
             let patterns = Patterns::compile(&owner, &rule.include, &rule.exclude)?;
-            compiled.push(CompiledRule { rule, patterns });
+            parts.push((owner, patterns));
         }
         let test_trigger = match &config.tests {
             Some(tests) => {
@@ -149,43 +272,56 @@ impl Categorizer {
             }
             None => None,
         };
+        let has_trigger = test_trigger.is_some();
+        parts.extend(test_trigger.map(|p| ("tests.include".to_owned(), p)));
+        let named: Vec<(String, &Patterns)> =
+            parts.iter().map(|(owner, p)| (owner.clone(), p)).collect();
         Ok(Self {
-            rules: compiled,
-            test_trigger,
+            patterns: AllPatterns::new(&named)?,
+            rules,
+            test_trigger: has_trigger,
         })
     }
 
     pub(crate) fn rules(&self) -> impl Iterator<Item = &StopRule> {
-        self.rules.iter().map(|r| &r.rule)
+        self.rules.iter()
     }
 
     /// Sorts `files` into categories. A rename counts under its old and its new path, so
     /// moving code out of a gated place is still gated.
     pub(crate) fn categorize(&self, files: Vec<ChangedFile>) -> Vec<CategorizedFile> {
+        let classes = self.classify(&files);
+        with_classes(files, classes)
+    }
+
+    /// What the rules say of each of `files`, in order (see [`Categorizer::categorize`]).
+    pub(crate) fn classify(&self, files: &[ChangedFile]) -> Vec<Class> {
+        let (mut hits, mut seen) = (Vec::new(), Vec::new());
+        let mut matched = vec![false; self.patterns.everything.len()];
         files
-            .into_iter()
+            .iter()
             .map(|file| {
-                let paths: Vec<&str> = std::iter::once(file.path.as_str())
-                    .chain(file.renamed_from.as_deref())
-                    .collect();
-                let hit = |p: &Patterns| paths.iter().any(|path| p.matches(path));
+                matched.fill(false);
+                let paths = std::iter::once(file.path.as_str()).chain(file.renamed_from.as_deref());
+                for path in paths {
+                    self.patterns
+                        .mark(&Candidate::new(path), &mut matched, &mut hits, &mut seen);
+                }
                 let mut categories = Vec::new();
                 let mut gated = false;
                 let mut instructed = false;
-                for rule in &self.rules {
-                    if hit(&rule.patterns) {
-                        categories.push(rule.rule.name.clone());
-                        gated |= rule.rule.gated;
-                        instructed |= rule.rule.instruction.is_some();
-                    }
+                for (rule, _) in self.rules.iter().zip(&matched).filter(|(_, hit)| **hit) {
+                    categories.push(rule.name.clone());
+                    gated |= rule.gated;
+                    instructed |= rule.instruction.is_some();
                 }
                 let code_by_rules = gated || instructed;
-                let triggers_tests = match &self.test_trigger {
-                    Some(trigger) => hit(trigger),
-                    None => code_by_rules,
+                let triggers_tests = if self.test_trigger {
+                    matched.get(self.rules.len()).copied().unwrap_or(false)
+                } else {
+                    code_by_rules
                 };
-                CategorizedFile {
-                    file,
+                Class {
                     categories,
                     gated,
                     code: code_by_rules || triggers_tests,
@@ -351,5 +487,28 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("example"), "{err}");
+    }
+
+    #[test]
+    fn a_rule_of_every_path_still_has_its_exclusions() {
+        for every in ["*", "**", "**/*", "/*", "./*", "*/"] {
+            let config = StopGateConfig {
+                rules: vec![StopRule {
+                    name: "all".into(),
+                    include: vec![every.into(), "!gen/".into()],
+                    exclude: vec!["*.lock".into()],
+                    instruction: None,
+                    gated: true,
+                }],
+                ..StopGateConfig::default()
+            };
+            for path in ["a", ".hidden", "src/deep/x.rs", "a b/c d", "x/gen.rs"] {
+                assert!(categorize(&config, path).gated, "{every}: {path}");
+            }
+            for path in ["gen/x.rs", "Cargo.lock", "sub/yarn.lock"] {
+                assert!(!categorize(&config, path).gated, "{every}: {path}");
+            }
+        }
+        assert!(!matches_every_path("*.rs") && !matches_every_path("src/*"));
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::categorize::CategorizedFile;
 use super::report::StopReport;
-use cp_git::{ChangedFile, ListedFile, write_bounded};
+use cp_git::{ChangedFile, LISTED_FILES, ListedFile, write_bounded};
 
 /// Entries of the "not counted" line before the rest are counted.
 const OUTSIDE_SHOWN: usize = 10;
@@ -42,10 +42,15 @@ fn files(out: &mut String, heading: &str, files: &[CategorizedFile]) {
     let _ = writeln!(out, "{heading} ({}):", files.len());
     let listed: Vec<ListedFile> = files
         .iter()
-        .map(|f| {
-            let mut line = f.file.describe();
-            if !f.categories.is_empty() {
-                let _ = write!(line, "  [{}]", f.categories.join(", "));
+        .enumerate()
+        .map(|(i, f)| {
+            // Only the first files get a line of their own; the rest are counted.
+            let mut line = String::new();
+            if i < LISTED_FILES {
+                line = f.file.describe();
+                if !f.categories.is_empty() {
+                    let _ = write!(line, "  [{}]", f.categories.join(", "));
+                }
             }
             ListedFile {
                 path: f.file.path.clone(),

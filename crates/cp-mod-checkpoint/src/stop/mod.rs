@@ -63,7 +63,7 @@ use categorize::Categorizer;
 pub(crate) use message::failure_reason;
 #[cfg(feature = "draw")]
 pub(crate) use message::{headline, tests_label};
-use state::{LastTests, StateFile, fingerprint, fingerprint_files};
+use state::{LastTests, StateFile, fingerprint_files, fingerprint_while};
 
 /// Lines of test output shown when tests fail.
 pub const TEST_TAIL_LINES: usize = 30;
@@ -207,8 +207,8 @@ impl StopGate {
         let root = input.project.root();
         let listed = self
             .git
-            .repo_root(root)
-            .and_then(|repo| Ok((self.git.status(&repo)?, repo)));
+            .repo_status(root)
+            .map(|(repo, status)| (status, repo));
         let (status, repo) = match listed {
             Ok(listed) => listed,
             Err(e) => {
@@ -229,8 +229,11 @@ impl StopGate {
             status.files.into_iter().partition(ChangedFile::is_own);
         report.outside = outside;
         let committed = self.committed(input, &repo, &status.head, &mut report);
-        let files = self.categorizer.categorize(own);
-        let mut current = fingerprint(&repo, head.as_deref(), &files);
+        // The rules sort the files while their `lstat`s are taken.
+        let (mut current, classes) = fingerprint_while(&repo, head.as_deref(), &own, || {
+            self.categorizer.classify(&own)
+        });
+        let files = categorize::with_classes(own, classes);
         report.set_files(files, &self.categorizer);
         report.set_committed(self.categorizer.categorize(committed), &self.categorizer);
         let changed_since_told = state.fingerprint != told(&current, input);
@@ -270,8 +273,7 @@ impl StopGate {
         };
         state.set_blocks(&input.session, report.blocks, &report.created_at);
         state.fingerprint = told(&current, input);
-        state.last_report = Some(report.clone());
-        state_file.save(&state);
+        state_file.save_with_report(&state, &report);
         StopOutcome {
             decision,
             notice: report.gave_up.clone(),

@@ -17,7 +17,7 @@ use cp_git::ChangedFile;
 /// Sessions remembered at most; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 64;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct CheckpointState {
     /// Fingerprint of the changed set when the worker last stopped.
     pub(crate) fingerprint: String,
@@ -137,14 +137,63 @@ impl StateFile {
     /// Saves the state; failure is logged, since a lost fingerprint only costs one extra
     /// stop gate message.
     pub(crate) fn save(&self, state: &CheckpointState) {
+        self.write(&Saved::of(state, state.last_report.as_ref()));
+    }
+
+    /// Saves the state with `report` as its last report, which the caller keeps: a report
+    /// of thousands of files is not copied to be saved.
+    pub(crate) fn save_with_report(&self, state: &CheckpointState, report: &StopReport) {
+        self.write(&Saved::of(state, Some(report)));
+    }
+
+    fn write(&self, saved: &Saved<'_>) {
         // Compact: with thousands of changed files the pretty form is several times larger.
-        let result = serde_json::to_vec(state)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| write_replace(&self.path, &bytes).map_err(|e| e.to_string()));
+        // Written as it is serialized: a state of thousands of files is never a buffer whole.
+        let result = write_replace_with(&self.path, |file| {
+            serde_json::to_writer(file, saved).map_err(std::io::Error::from)
+        })
+        .map_err(|e| e.to_string());
         if let Err(e) = result {
             tracing::warn!(path = %self.path.display(), "cannot save checkpoint state: {e}");
         }
     }
+}
+
+/// What a [`CheckpointState`] is saved as, its last report borrowed: the one shape written
+/// (read back as a `CheckpointState`).
+#[derive(Serialize)]
+struct Saved<'a> {
+    fingerprint: &'a str,
+    last_report: Option<&'a StopReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_tests: Option<&'a LastTests>,
+    #[serde(skip_serializing_if = "no_sessions")]
+    sessions: &'a BTreeMap<String, SessionBlocks>,
+}
+
+impl<'a> Saved<'a> {
+    fn of(state: &'a CheckpointState, last_report: Option<&'a StopReport>) -> Self {
+        let CheckpointState {
+            fingerprint,
+            last_report: _,
+            last_tests,
+            sessions,
+        } = state;
+        Self {
+            fingerprint,
+            last_report,
+            last_tests: last_tests.as_ref(),
+            sessions,
+        }
+    }
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes the field by reference"
+)]
+fn no_sessions(sessions: &&BTreeMap<String, SessionBlocks>) -> bool {
+    sessions.is_empty()
 }
 
 /// Replaces `path` through a temporary file and a rename, so a reader sees the old or the
@@ -153,6 +202,14 @@ impl StateFile {
 /// costs one extra stop gate message), and syncing megabytes on every stop of a big change
 /// set was a large part of the stop gate's time (issue 15).
 pub(super) fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_replace_with(path, |file| std::io::Write::write_all(file, bytes))
+}
+
+/// [`write_replace`] with the content written by `write`, through a buffer.
+fn write_replace_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     // Under `state/`: private, whatever the umask (see `cp_base::private`).
     cp_base::private::create_dir_all(dir)?;
@@ -168,7 +225,11 @@ pub(super) fn write_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, bytes))
+        .and_then(|file| {
+            let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, file);
+            write(&mut buffered)?;
+            std::io::Write::flush(&mut buffered)
+        })
         .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -202,21 +263,27 @@ pub(crate) fn fingerprint_files<'a>(
         files.iter().map(|f| file_digest(repo_root, f)).collect()
     } else {
         let chunk = files.len().div_ceil(threads);
+        let digest_all = |part: &[&ChangedFile]| -> Vec<u64> {
+            part.iter().map(|f| file_digest(repo_root, f)).collect()
+        };
         std::thread::scope(|scope| {
             let handles: Vec<_> = files
                 .chunks(chunk)
                 .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|f| file_digest(repo_root, f))
-                            .collect::<Vec<u64>>()
-                    })
+                    let thread = std::thread::Builder::new()
+                        .name("fingerprint".into())
+                        .spawn_scoped(scope, move || digest_all(part));
+                    (part, thread)
                 })
                 .collect();
             handles
                 .into_iter()
-                // A panicking digest thread loses only the fingerprint's precision.
-                .flat_map(|h| h.join().unwrap_or_default())
+                .flat_map(|(part, thread)| match thread {
+                    // A panicking digest thread loses only the fingerprint's precision.
+                    Ok(thread) => thread.join().unwrap_or_default(),
+                    // No thread to be had: this one does that part.
+                    Err(_) => digest_all(part),
+                })
                 .collect()
         })
     };
@@ -227,6 +294,33 @@ pub(crate) fn fingerprint_files<'a>(
         hash.write(&digest.to_le_bytes());
     }
     format!("{:016x}", hash.finish())
+}
+
+/// [`fingerprint_files`] of `files`, taken on other threads while `work` runs on this one
+/// when there are many (their `lstat` calls are then the longest part of a stop); one after
+/// the other when there are few.
+pub(crate) fn fingerprint_while<T>(
+    repo_root: &Path,
+    head: Option<&str>,
+    files: &[ChangedFile],
+    work: impl FnOnce() -> T,
+) -> (String, T) {
+    if files.len() < PARALLEL_FROM {
+        let done = work();
+        return (fingerprint_files(repo_root, head, files.iter()), done);
+    }
+    std::thread::scope(|scope| {
+        let taken = std::thread::Builder::new()
+            .name("fingerprint".into())
+            .spawn_scoped(scope, || fingerprint_files(repo_root, head, files.iter()));
+        let done = work();
+        let fingerprint = match taken.map(std::thread::ScopedJoinHandle::join) {
+            Ok(Ok(fingerprint)) => fingerprint,
+            // No thread, or it panicked: taken here instead.
+            _ => fingerprint_files(repo_root, head, files.iter()),
+        };
+        (fingerprint, done)
+    })
 }
 
 /// One file's path, status and state.
@@ -376,5 +470,46 @@ mod tests {
         let mut loaded = loaded;
         loaded.set_blocks("s69", 0, "");
         assert_eq!(loaded.blocks("s69"), 0);
+    }
+
+    #[test]
+    fn a_report_saved_beside_the_state_is_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path().join("checkpoint.json"));
+        let mut state = CheckpointState {
+            fingerprint: "tree:base".into(),
+            last_tests: Some(LastTests {
+                fingerprint: "tree".into(),
+                outcomes: Vec::new(),
+            }),
+            ..CheckpointState::default()
+        };
+        state.set_blocks("s1", 2, "2026-01-01T00:00:00Z");
+        let mut report = StopReport::new(super::super::report::StopPhase::Second);
+        report.message = Some("Commit your changes".into());
+        report.uncommitted_gated = vec!["a.rs".into()];
+        // An older report in the state is replaced by the one given.
+        state.last_report = Some(StopReport::new(super::super::report::StopPhase::First));
+        file.save_with_report(&state, &report);
+        let loaded = file.load().unwrap();
+        assert_eq!(loaded.fingerprint, "tree:base");
+        assert_eq!(loaded.blocks("s1"), 2);
+        assert_eq!(
+            loaded.last_tests.map(|t| t.fingerprint).as_deref(),
+            Some("tree")
+        );
+        let saved = loaded.last_report.unwrap();
+        assert_eq!(
+            serde_json::to_value(&saved).unwrap(),
+            serde_json::to_value(&report).unwrap()
+        );
+        // Saved as the state itself, the same bytes.
+        state.last_report = Some(report.clone());
+        let with = std::fs::read(dir.path().join("checkpoint.json")).unwrap();
+        file.save(&state);
+        assert_eq!(
+            std::fs::read(dir.path().join("checkpoint.json")).unwrap(),
+            with
+        );
     }
 }

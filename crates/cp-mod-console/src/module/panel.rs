@@ -2,8 +2,6 @@
 //! runtime. A feeder thread (see `panel_feed.rs`) keeps its screen current; rendering only
 //! reads that state.
 
-#[cfg(feature = "draw")]
-use cp_base::theme;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -17,6 +15,8 @@ use cp_base::ratatui::style::{Color, Modifier, Style};
 use cp_base::ratatui::text::{Line, Span};
 #[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Notifier, Panel, now_ms};
 #[cfg(feature = "draw")]
 use cp_base::{PanelView, ScrollExtent};

@@ -56,6 +56,9 @@ pub(super) struct Console {
     changed: Condvar,
     writer: Mutex<Option<Box<dyn Write + Send>>>,
     master: Mutex<Option<Box<dyn MasterPty + Send>>>,
+    /// Held while the record is written, so two writes never share its temp file and the
+    /// one that writes last writes the console as it is then.
+    record: Mutex<()>,
 }
 
 /// Checks a spawn request before anything is started.
@@ -136,8 +139,6 @@ impl Console {
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
-        let log = RunPaths::private_file(&log_path, false)
-            .map_err(ConsoleError::io("creating console log", &log_path))?;
         let pty_out = pair
             .master
             .try_clone_reader()
@@ -146,13 +147,23 @@ impl Console {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (pid, exit_rx) =
-            spawn_child(spec, id, pair.master.as_ref(), reaper).inspect_err(|_| {
-                let _ = fs::remove_file(&log_path);
-            })?;
+        let (pid, exit_rx) = spawn_child(spec, id, pair.master.as_ref(), reaper)?;
         // The child opened the slave itself; ours would keep the PTY open after the child
         // exits and hide the end of output (EIO).
         drop(pair.slave);
+        // The child is a session leader (see `spawn_child`), so its pid is its group id.
+        let group = i32::try_from(pid).unwrap_or(0);
+        // The log is created while the command starts (its output waits in the PTY until the
+        // reader runs): creating a file can take a tenth of a millisecond, which the command
+        // need not wait for. A log that cannot be created ends the command at once, and the
+        // spawn fails as when nothing had started.
+        let log = match RunPaths::private_file(&log_path, false) {
+            Ok(log) => log,
+            Err(e) => {
+                proctree::kill_tree(group, &id.to_string(), Duration::ZERO);
+                return Err(ConsoleError::io("creating console log", &log_path)(e));
+            }
+        };
         let info = ConsoleInfo {
             id,
             command: spec.command.clone(),
@@ -168,12 +179,11 @@ impl Console {
             rows: spec.rows,
             cols: spec.cols,
         };
-        meta::write_meta(paths, &info)?;
+        // Its record is written once the spawn is answered ([`Console::save_record`]).
         let console = Arc::new(Self {
             id,
             paths: paths.clone(),
-            // The child is a session leader (see `spawn_child`), so its pid is its group id.
-            pgid: i32::try_from(pid).unwrap_or(0),
+            pgid: group,
             kill_grace,
             state: Mutex::new(State {
                 info,
@@ -186,6 +196,7 @@ impl Console {
             changed: Condvar::new(),
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(pair.master)),
+            record: Mutex::new(()),
         });
         // Without its threads the console would run unwatched: end it and say why.
         let abandon = |what: &str, e: std::io::Error| {
@@ -236,7 +247,18 @@ impl Console {
             changed: Condvar::new(),
             writer: Mutex::new(None),
             master: Mutex::new(None),
+            record: Mutex::new(()),
         })
+    }
+
+    /// Writes the console's record as it is now (see `meta`): after its spawn is answered,
+    /// and when it ended. A client asks the running server, which answers from memory; the
+    /// record is for when no server runs. A failure is logged: the console runs on.
+    pub(super) fn save_record(&self) {
+        let _writing = self.record.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = meta::write_meta(&self.paths, &self.info()) {
+            tracing::error!("console {}: {e}", self.id);
+        }
     }
 
     /// The current metadata, with the live output length.
@@ -333,7 +355,6 @@ impl Console {
         };
         st.info.ended_at_ms = Some(now_ms());
         st.info.output_len = st.log_len;
-        let info = st.info.clone();
         drop(st);
         // Waiters hear of the end at once: clients ask this server, which answers from
         // memory, so the record on disk (for when the server is gone) need not come first.
@@ -341,9 +362,7 @@ impl Console {
         self.changed.notify_all();
         *self.writer.lock().unwrap_or_else(PoisonError::into_inner) = None;
         *self.master.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        if let Err(e) = meta::write_meta(&self.paths, &info) {
-            tracing::error!("console {}: {e}", self.id);
-        }
+        self.save_record();
     }
 
     /// SIGTERM to every process of the console (its group, and whatever left the group but

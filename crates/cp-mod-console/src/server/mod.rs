@@ -457,10 +457,17 @@ impl Server {
                 }
             };
             let shutdown = matches!(request, Request::Shutdown);
+            let mut started = None;
             let response = self
-                .handle(request)
+                .handle(request, &mut started)
                 .unwrap_or_else(|e| Response::from_error(&e));
-            if write_line(&mut writer, &response).is_err() || shutdown {
+            let answered = write_line(&mut writer, &response).is_ok();
+            // A new console's record is written once its spawn is answered: the client goes
+            // on (to wait for it, say) while it is written.
+            if let Some(console) = started {
+                console.save_record();
+            }
+            if !answered || shutdown {
                 return;
             }
         }
@@ -477,7 +484,12 @@ impl Server {
         Ok(Arc::clone(self.consoles().entry(id).or_insert(loaded)))
     }
 
-    fn handle(&self, request: Request) -> Result<Response, ConsoleError> {
+    /// Answers `request`; a console it started is put in `started`.
+    fn handle(
+        &self,
+        request: Request,
+        started: &mut Option<Arc<Console>>,
+    ) -> Result<Response, ConsoleError> {
         Ok(match request {
             Request::Hello { .. } => Response::Hello {
                 version: PROTOCOL_VERSION,
@@ -510,7 +522,8 @@ impl Server {
                     self.opts.log_limits,
                 )?;
                 let info = console.info();
-                self.consoles().insert(info.id, console);
+                self.consoles().insert(info.id, Arc::clone(&console));
+                *started = Some(console);
                 Response::Console { info }
             }
             Request::List => {

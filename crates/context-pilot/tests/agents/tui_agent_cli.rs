@@ -410,6 +410,9 @@ fn a_workflow_run_with_claude_code_streams_into_the_tui_and_waits_at_its_checkpo
     wait_run_status(&root, "completed");
     let pid = tui.pid();
     assert_no_claude_left(&root, pid);
+    // The run is saved as completed a moment before the TUI hears of its end; a quit before
+    // that would be asked about and end with 1, so the test waits for the TUI's notice.
+    tui.wait_for("Workflow finished.", WAIT).unwrap();
     assert_eq!(tui.quit(WAIT).unwrap(), 0, "the run's exit code");
 
     // What the Conversation panel showed, as saved when the TUI quit: the phase, Claude

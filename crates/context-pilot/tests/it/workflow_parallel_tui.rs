@@ -139,14 +139,10 @@ fn in_the_tui_the_phases_panel_shows_two_phases_running_at_once_then_done() {
             return anthropic::side_reply(request);
         };
         let (open, opened) = &*held;
-        let mut open = open.lock().unwrap();
-        while !*open {
-            let (guard, timeout) = opened.wait_timeout(open, PATIENCE).unwrap();
-            open = guard;
-            if timeout.timed_out() {
-                break;
-            }
-        }
+        // At the limit the reply goes out anyway; the test then says what is wrong.
+        let _open = opened
+            .wait_timeout_while(open.lock().unwrap(), PATIENCE, |open| !*open)
+            .unwrap();
         if request.raw_body.contains("\"tool_result\"") {
             return Some(anthropic::text_turn("Done."));
         }

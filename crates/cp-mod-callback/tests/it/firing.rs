@@ -327,14 +327,9 @@ fn a_blocking_run_whose_hold_is_dropped_still_runs() {
         .unwrap();
     assert!(response.hold.is_some());
     drop(response);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while f.read("ran.out").trim() != "ran" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    cp_e2e::eventually("the run", std::time::Duration::from_secs(60), || {
+        f.read("ran.out").trim() == "ran"
+    });
 }
 
 #[test]

@@ -2,7 +2,7 @@
 # Installs what the benchmark suite compares against and a machine may lack, under
 # target/bench-tools/, at pinned versions, without touching the system: ripgrep (`rg`), the
 # baseline of the `search` group (`File_grep` against `rg`). The suite runs this itself when
-# the tool is missing (crates/cp-tui/benches/suite/search.rs), so the ratio is measured on a
+# the tool is missing (crates/context-pilot/benches/suite/search.rs), so the ratio is measured on a
 # fresh machine too. Needs cargo (as the suite does) and access to crates.io. Safe to run
 # again: nothing happens when the pinned version is already there.
 set -eu

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cargo's runner for test binaries when scripts/test.sh runs as root: the binaries named in
-# CP_UNPRIVILEGED_TESTS (target names, e.g. `agent_cli`) run as the user CP_TEST_USER, with
+# CP_UNPRIVILEGED_TESTS (target names, e.g. `agents`) run as the user CP_TEST_USER, with
 # that user's HOME, a trust store of its own (CP_TEST_CONFIG_HOME) and no runtime directory
 # of root's; every other binary runs as it is.
 #

@@ -5,9 +5,9 @@
 //!
 //! | target | what it feeds | entry points exercised |
 //! |---|---|---|
-//! | [`validate_args`] | a schema and arguments, or arguments for a real tool's schema | `cp_base::validate_args`, `cp_tui::tui::parse_arguments` |
+//! | [`validate_args`] | a schema and arguments, or arguments for a real tool's schema | `cp_base::validate_args`, `cp_tui::parse_arguments` |
 //! | [`config`] | the bytes of `.context-pilot/config.json` | `ConfigFile::section` for `callbacks`, `checkpoint` and `llm`, then what each module builds from its section |
-//! | [`hook_payload`] | a hook payload on stdin | `cp_tui::hook::handle` for all four events |
+//! | [`hook_payload`] | a hook payload on stdin | `cp_hook::handle` for all four events |
 //! | [`workflow`] | a workflow YAML file | `Workflow::parse` (YAML, then validation), placeholders, `evaluate_condition` on each checkpoint's condition |
 //!
 //! The same functions run two ways:

@@ -5,11 +5,11 @@ use std::path::Path;
 use cp_base::ratatui::buffer::Buffer;
 use cp_base::ratatui::layout::Rect;
 use cp_base::{ConfigFile, Module, Notifier, PanelView, Project, ToolEnv, WorkerId};
+use cp_hook::HookEvent;
 use cp_llm::ProviderConfig;
 use cp_mod_callback::{CallbackModule, CallbackSection, Matcher};
 use cp_mod_checkpoint::{StopGate, StopGateConfig};
 use cp_orchestrate::{Workflow, evaluate_condition};
-use cp_tui::hook::HookEvent;
 use serde_json::Value;
 
 /// A project in a temp dir (removed on drop) and the schemas of every real tool.
@@ -44,7 +44,7 @@ impl Fixture {
             .args(["init", "-q"])
             .current_dir(&root)
             .status();
-        let host = cp_tui::host::Host::new(project.clone(), WorkerId::default())
+        let host = cp_host::Host::new(project.clone(), WorkerId::default())
             .unwrap_or_else(|e| panic!("cannot build a host: {e}"));
         let schemas = host
             .registry()
@@ -94,7 +94,7 @@ pub fn validate_args(fixture: &Fixture, data: &[u8]) {
         let (name, schema) = &fixture.schemas[usize::from(mode / 2) % fixture.schemas.len()];
         let args = serde_json::from_str::<Value>(&text)
             .ok()
-            .or_else(|| cp_tui::tui::parse_arguments(&text).ok());
+            .or_else(|| cp_tui::parse_arguments(&text).ok());
         if let Some(args) = args {
             check_one(name, schema, &args);
         }
@@ -106,7 +106,7 @@ pub fn validate_args(fixture: &Fixture, data: &[u8]) {
     };
     let args = serde_json::from_str::<Value>(args_text)
         .ok()
-        .or_else(|| cp_tui::tui::parse_arguments(args_text).ok());
+        .or_else(|| cp_tui::parse_arguments(args_text).ok());
     if let Some(args) = args {
         check_one("Fuzz_tool", &schema, &args);
     }
@@ -193,7 +193,7 @@ pub fn config(fixture: &Fixture, data: &[u8]) {
 pub fn hook_payload(fixture: &Fixture, data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     for event in HookEvent::all() {
-        let out = cp_tui::hook::handle(event, Some(fixture.root()), Some("fuzz"), &text);
+        let out = cp_hook::handle(event, Some(fixture.root()), Some("fuzz"), &text);
         // Whatever happened, the reply is valid JSON for the agent (or nothing).
         if let Some(stdout) = out.stdout {
             assert!(

@@ -18,7 +18,7 @@
 //! use cp_base::{Module, Notifier, Project, Registry, ToolDef, ToolEnv, ToolOutcome, ToolResult,
 //!               WorkerId};
 //! use cp_llm::{CancelToken, ContentBlock, LlmError, Message, Provider, ProviderConfig, Request,
-//!              Response, StopReason, StreamEvent, ToolCall, ToolInput, Usage};
+//!              Response, FinishReason, StreamEvent, ToolCall, ToolInput, Usage};
 //! use serde_json::{Value, json};
 //!
 //! /// A model that plays back its replies in order.
@@ -47,12 +47,12 @@
 //!
 //! let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "unused".to_owned());
 //! let config = ProviderConfig::resolve(&env, None).unwrap().unwrap();
-//! let reply = |content, stop_reason| Response { content, stop_reason, usage: Usage::default() };
+//! let reply = |content, finish_reason| Response { content, finish_reason, usage: Usage::default() };
 //! let model = Scripted { config, replies: Mutex::new(vec![
 //!     reply(vec![ContentBlock::ToolUse(ToolCall {
 //!         id: "call_1".into(), name: "greet".into(), input: ToolInput::Valid(json!({"name": "Ada"})),
-//!     })], StopReason::ToolUse),
-//!     reply(vec![ContentBlock::Text { text: "I greeted Ada.".into() }], StopReason::EndTurn),
+//!     })], FinishReason::ToolUse),
+//!     reply(vec![ContentBlock::Text { text: "I greeted Ada.".into() }], FinishReason::EndTurn),
 //! ]) };
 //!
 //! let mut registry = Registry::new();

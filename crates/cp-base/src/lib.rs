@@ -108,4 +108,7 @@ pub use view::{ModuleView, Views};
 pub use worker::{DEFAULT_WORKER, InvalidWorkerId, WORKER_ENV, WorkerId, is_valid_name};
 
 /// Re-exported so modules render with the same ratatui types as the host.
+#[cfg(feature = "draw")]
 pub use ratatui;
+#[cfg(feature = "draw")]
+pub mod theme;

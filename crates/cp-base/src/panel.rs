@@ -1,6 +1,12 @@
 //! The panel contract: what the sidebar lists, the main area draws, and the model reads.
+//!
+//! Drawing (`render`, `scroll_extent`, `find`) exists with the `draw` feature only: a front-end
+//! that draws nothing (the hook, MCP, a headless run) still lists panels and reads their
+//! `llm_context()`, without linking ratatui.
 
+#[cfg(feature = "draw")]
 use ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use ratatui::layout::Rect;
 
 /// Fixed panels are always listed first and never close; dynamic ones come and go.
@@ -56,6 +62,7 @@ impl ScrollExtent {
         }
     }
 
+    #[cfg(feature = "draw")]
     /// Rows `lines` take in a word-wrapping paragraph `width` columns wide. Word wrapping
     /// can need a row more than the characters do, so a wrapped line counts one extra: the
     /// estimate may leave a blank row at the end, never hide the last line.
@@ -130,11 +137,13 @@ pub trait Panel: Send + Sync {
     fn activity(&self) -> Vec<String> {
         Vec::new()
     }
+    #[cfg(feature = "draw")]
     /// Draws into `buf` within `area`. Must not do I/O or change state.
     ///
     /// `view.scroll` is at most [`Panel::scroll_extent`]'s `max` for the same area: the host
     /// clamps it.
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView);
+    #[cfg(feature = "draw")]
     /// How far the panel scrolls when drawn in `area`, and from which end. The host clamps
     /// [`PanelView::scroll`] to it, so an offset never grows past the content (Page Down then
     /// moves back at once), and Home/End jump to the first and last line. The default is
@@ -143,6 +152,7 @@ pub trait Panel: Send + Sync {
         let _ = area;
         ScrollExtent::bottom(usize::MAX)
     }
+    #[cfg(feature = "draw")]
     /// The scroll offsets (as in [`PanelView::scroll`], ascending, no repeats) that bring
     /// each line holding `query` into view when drawn in `area`: `/` search in the panel.
     /// Empty when nothing matches, or the panel cannot be searched (the default).

@@ -351,6 +351,7 @@ mod tests {
         fn badge(&self) -> Option<String> {
             Some(self.0.to_string())
         }
+        #[cfg(feature = "draw")]
         fn render(
             &self,
             _: ratatui::layout::Rect,

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::diff::{ChangeKind, DiffLine, FileDiff, Hunk, LineKind};
-use crate::status::Git;
+use crate::git::Git;
 use crate::untracked::MAX_READ_BYTES;
 
 /// Rows of hex the view shows of each side.

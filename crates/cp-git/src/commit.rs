@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::diff::{EMPTY_TREE, FileDiff};
+use crate::git::Git;
 use crate::review::{ReviewError, pathspec_input};
-use crate::status::Git;
 
 /// A merge, rebase or cherry-pick waiting for its commit, and the message git prepared.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,8 +13,9 @@
 
 use std::path::Path;
 
+use crate::git::{Git, GitError};
 use crate::head::Head;
-use crate::status::{ChangedFile, EntryKind, FileStatus, Git, GitError, SubmoduleChange};
+use crate::status::{ChangedFile, EntryKind, FileStatus, SubmoduleChange};
 
 /// HEAD's reflog entries read when looking for a branch switch.
 const REFLOG_ENTRIES: &str = "200";

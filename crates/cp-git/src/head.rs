@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::status::{Git, GitError};
+use crate::git::{Git, GitError};
 
 /// HEAD at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

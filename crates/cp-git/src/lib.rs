@@ -46,7 +46,9 @@ mod binary;
 mod commit;
 mod committed;
 mod diff;
+mod diff_read;
 mod file_list;
+mod git;
 mod head;
 mod locks;
 mod notes;
@@ -67,14 +69,14 @@ pub use diff::{
     Review, Summary,
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};
+pub use git::{Git, GitError};
 pub use head::Head;
 pub use notes::NOTES_REF;
 pub use parse::parse_diff;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
 pub use status::{
-    ChangedFile, EntryKind, FileStatus, Git, GitError, SubmoduleChange, WorkTreeStatus,
-    parse_porcelain_v2,
+    ChangedFile, EntryKind, FileStatus, SubmoduleChange, WorkTreeStatus, parse_porcelain_v2,
 };
 pub use untracked::{KEPT_BYTES, READ_PER_READING};
 pub use worktree::{MergeOutcome, Repository, WorktreeError};

@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::diff::{ChangeKind, FileDiff, Hunk};
+use crate::git::{Git, GitError};
 use crate::parse::quote;
-use crate::status::{Git, GitError};
 
 /// Why a review action did nothing.
 #[derive(Debug, thiserror::Error)]

@@ -13,13 +13,12 @@
 //! which one `git ls-files` call opens), `submodule.<name>.ignore`, `diff.ignoreSubmodules` and
 //! the ignore files.
 
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
+use crate::git::{Git, GitError, TOP, succeeded, top_of};
 use crate::head::Head;
 
 /// How a file differs from the last commit.
@@ -220,130 +219,11 @@ pub struct WorkTreeStatus {
     pub files: Vec<ChangedFile>,
 }
 
-/// Why git could not tell us what changed. The stop gate fails open on all of these.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    /// The `git` program could not be started.
-    #[error("git is not available ({0})")]
-    Missing(std::io::Error),
-    /// The project is not inside a git work tree.
-    #[error("{0} is not inside a git work tree")]
-    NotARepository(PathBuf),
-    /// Git ran but failed.
-    #[error("`git {args}` failed in {dir}: {stderr}")]
-    Failed {
-        /// The arguments given.
-        args: String,
-        /// Where it ran.
-        dir: PathBuf,
-        /// What git said.
-        stderr: String,
-    },
-}
-
 /// Above this many new directories to open, `git ls-files` lists every untracked file
 /// rather than take each directory as an argument.
 const OPEN_DIRS_BY_NAME: usize = 256;
 
-/// Runs git with a clean, predictable environment.
-#[derive(Debug, Clone)]
-pub struct Git {
-    /// Replaces `PATH` for git (and lets tests hide git).
-    pub path_env: Option<OsString>,
-}
-
 impl Git {
-    pub(crate) fn run(&self, dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        self.run_with_input(dir, args, None)
-    }
-
-    /// Runs a git command whose exit code 1 means "no" (`merge-base --is-ancestor`,
-    /// `rev-parse -q --verify`, `symbolic-ref -q`): `None` then; any other failure is an error.
-    pub(crate) fn run_answer(
-        &self,
-        dir: &Path,
-        args: &[&str],
-    ) -> Result<Option<Vec<u8>>, GitError> {
-        let out = self.output(dir, args, None, None)?;
-        match out.status.code() {
-            Some(0) => Ok(Some(out.stdout)),
-            Some(1) if out.stderr.is_empty() => Ok(None),
-            _ => Err(failed(dir, args, &out.stderr)),
-        }
-    }
-
-    /// Runs git with `input` on its standard input (none: `/dev/null`).
-    pub(crate) fn run_with_input(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-    ) -> Result<Vec<u8>, GitError> {
-        self.run_with_index(dir, args, input, None)
-    }
-
-    /// Like [`Git::run_with_input`], with git's index file replaced by `index` when given (a
-    /// commit built aside, so a refused one leaves the real index as it was).
-    pub(crate) fn run_with_index(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-        index: Option<&Path>,
-    ) -> Result<Vec<u8>, GitError> {
-        let out = self.output(dir, args, input, index)?;
-        succeeded(dir, args, out)
-    }
-
-    /// Runs git and returns what it did, whatever its exit status.
-    fn output(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        input: Option<&[u8]>,
-        index: Option<&Path>,
-    ) -> Result<std::process::Output, GitError> {
-        let mut cmd = self.command(dir, args, input.is_some(), index);
-        let mut child = cmd.spawn().map_err(GitError::Missing)?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            // A git that exits early closes the pipe; its status says why.
-            let _ = std::io::Write::write_all(&mut stdin, input);
-        }
-        child.wait_with_output().map_err(GitError::Missing)
-    }
-
-    /// The git command for `args` in `dir`, its output captured.
-    fn command(&self, dir: &Path, args: &[&str], input: bool, index: Option<&Path>) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.arg("-C")
-            .arg(dir)
-            .args(args)
-            .stdin(if input { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Never take the index lock: an agent may be committing at the same moment.
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            // English messages, so "not a git repository" can be recognized.
-            .env("LC_ALL", "C")
-            .env("LANGUAGE", "C")
-            // Inherited repository overrides (from a git hook, say) would point `-C` elsewhere.
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE");
-        if let Some(index) = index {
-            cmd.env("GIT_INDEX_FILE", index);
-        }
-        if let Some(path) = &self.path_env {
-            cmd.env("PATH", path);
-        }
-        cmd
-    }
-
-    /// The top of the work tree containing `dir`.
-    pub fn repo_root(&self, dir: &Path) -> Result<PathBuf, GitError> {
-        top_of(dir, self.run(dir, &TOP))
-    }
-
     /// The top of the work tree containing `dir` and [`Git::status`] of that work tree, both
     /// asked of git at once: the status does not wait for the top to be found (its paths are
     /// relative to the top wherever git runs). An error is the top's first, as when asked one
@@ -511,9 +391,6 @@ fn new_directories(root: &Path, out: &[u8]) -> Vec<(String, Option<EntryKind>)> 
     dirs
 }
 
-/// `git rev-parse --show-toplevel`.
-const TOP: [&str; 2] = ["rev-parse", "--show-toplevel"];
-
 /// The one `git status` of a work tree: every change and where HEAD is, paths unquoted.
 const STATUS: [&str; 7] = [
     "-c",
@@ -524,37 +401,6 @@ const STATUS: [&str; 7] = [
     "--branch",
     "--no-ahead-behind",
 ];
-
-/// What `git rev-parse --show-toplevel` in `dir` said, as the top's path.
-fn top_of(dir: &Path, said: Result<Vec<u8>, GitError>) -> Result<PathBuf, GitError> {
-    match said {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out);
-            Ok(PathBuf::from(text.trim_end_matches(['\n', '\r'])))
-        }
-        Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
-            Err(GitError::NotARepository(dir.to_path_buf()))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The standard output of a git that succeeded, else its failure.
-fn succeeded(dir: &Path, args: &[&str], out: std::process::Output) -> Result<Vec<u8>, GitError> {
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(failed(dir, args, &out.stderr))
-    }
-}
-
-fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
-    GitError::Failed {
-        args: args.join(" "),
-        dir: dir.to_path_buf(),
-        stderr: String::from_utf8_lossy(stderr).trim().to_owned(),
-    }
-}
 
 /// What the untracked directory `dir` holds when it has a `.git` of its own: a worktree (its
 /// `.git` file points into a repository's `worktrees/`) or a nested repository.

@@ -87,9 +87,11 @@ pub use models::{
 };
 pub use price::Price;
 pub use provider::Provider;
-pub use sources::{LlmSection, ignored_base_url_error, llm_section};
+pub use sources::{
+    LlmSection, ProviderSetupError, configured_provider, ignored_base_url_error, llm_section,
+};
 pub use types::{
-    ApiKey, ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall,
+    ApiKey, ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolCall,
     ToolDefinition, ToolInput, Usage,
 };
 

@@ -20,7 +20,7 @@ use super::provider::Provider;
 use super::sse::{EventDecoder, Flow, SseEvent};
 use super::transport::{HttpRequest, Transport};
 use super::types::{
-    ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolInput,
+    ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolCall, ToolInput,
     Usage,
 };
 use cp_base::CancelToken;
@@ -458,15 +458,15 @@ impl EventDecoder for Decoder {
                 input,
             }));
         }
-        let stop_reason = match self.finish_reason.as_deref() {
-            Some("length") => StopReason::MaxTokens,
-            _ if has_tools => StopReason::ToolUse,
-            Some("stop") | None => StopReason::EndTurn,
-            Some(other) => StopReason::Other(other.to_owned()),
+        let finish_reason = match self.finish_reason.as_deref() {
+            Some("length") => FinishReason::MaxTokens,
+            _ if has_tools => FinishReason::ToolUse,
+            Some("stop") | None => FinishReason::EndTurn,
+            Some(other) => FinishReason::Other(other.to_owned()),
         };
         Ok(Response {
             content,
-            stop_reason,
+            finish_reason,
             usage: self.usage,
         })
     }
@@ -661,7 +661,7 @@ mod tests {
                 ("b", ToolInput::Valid(json!({"path": "y"})))
             ]
         );
-        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.finish_reason, FinishReason::ToolUse);
     }
 
     #[test]
@@ -673,7 +673,7 @@ mod tests {
         // finish_reason seen but no [DONE]: complete (usage may be missing).
         let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"length\"}]}\n\n";
         let response = decode_chunks(&[stream.as_bytes()], &mut |_| {}).unwrap();
-        assert_eq!(response.stop_reason, StopReason::MaxTokens);
+        assert_eq!(response.finish_reason, FinishReason::MaxTokens);
         assert_eq!(response.text(), "hi");
     }
 

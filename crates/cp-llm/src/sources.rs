@@ -71,3 +71,47 @@ pub fn ignored_base_url_error(url: &str, project: &Project, env_var: &str) -> St
         root = project.root().display()
     )
 }
+
+/// Why no provider could be set up from the environment and config.json.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderSetupError {
+    /// A config file with an `llm` section could not be read or parsed.
+    #[error(transparent)]
+    Config(#[from] StoreError),
+    /// The project's own `base_url` was ignored (untrusted) and nothing else names a server:
+    /// refused rather than silently sending the conversation and the key elsewhere.
+    #[error("{0}")]
+    IgnoredBaseUrl(String),
+    /// The settings name no usable provider.
+    #[error("LLM provider: {0}")]
+    Invalid(#[from] crate::ConfigError),
+}
+
+/// The provider the environment and the `llm` sections of config.json configure, connected;
+/// `Ok(None)` when nothing names one (the TUI then explains how to set one up).
+pub fn configured_provider(
+    project: &Project,
+) -> Result<Option<std::sync::Arc<dyn crate::Provider>>, ProviderSetupError> {
+    let LlmSection {
+        section,
+        ignored_base_url,
+    } = llm_section(project)?;
+    let resolved = crate::ProviderConfig::resolve(&crate::process_env, section.as_ref());
+    if let Some(url) = ignored_base_url {
+        let fallback = match &resolved {
+            Ok(Some(config)) => config.base_url == config.kind.default_base_url(),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if fallback {
+            let var = match &resolved {
+                Ok(Some(config)) => config.kind.base_url_var(),
+                _ => "OPENAI_BASE_URL",
+            };
+            return Err(ProviderSetupError::IgnoredBaseUrl(ignored_base_url_error(
+                &url, project, var,
+            )));
+        }
+    }
+    Ok(resolved?.map(|config| std::sync::Arc::from(crate::connect(config))))
+}

@@ -189,7 +189,7 @@ impl ToolInput {
 
 /// Why the model stopped generating.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopReason {
+pub enum FinishReason {
     /// The model finished its turn.
     EndTurn,
     /// The model wants tool results before it continues.
@@ -265,7 +265,7 @@ pub struct Response {
     /// Content blocks in order: text and tool calls.
     pub content: Vec<ContentBlock>,
     /// Why generation stopped.
-    pub stop_reason: StopReason,
+    pub finish_reason: FinishReason,
     /// Final usage of the turn.
     pub usage: Usage,
 }

@@ -4,12 +4,21 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
-use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
+use cp_base::ratatui::style::{Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
-use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+#[cfg(feature = "draw")]
+use cp_base::theme;
+use cp_base::{Panel, PanelKind};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 
 use crate::model::{CallbackDef, CallbackSection};
 use crate::script::numbered;
@@ -41,6 +50,7 @@ pub struct CallbacksPanel {
     pub failing: Vec<String>,
 }
 
+#[cfg(feature = "draw")]
 fn pattern_text(def: &CallbackDef) -> String {
     def.pattern.join(" ")
 }
@@ -98,14 +108,15 @@ impl CallbacksPanel {
         ]
     }
 
+    #[cfg(feature = "draw")]
     fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let mut lines = Vec::new();
         if let Some(problem) = &self.problem {
             lines.push(Line::styled(
                 problem.clone(),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
             lines.push(Line::default());
         }
@@ -120,7 +131,7 @@ impl CallbacksPanel {
         if self.section.is_paused(&self.worker) {
             lines.push(Line::styled(
                 format!("All callbacks are paused for worker {}.", self.worker),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
         }
         if !self.failing.is_empty() {
@@ -129,7 +140,9 @@ impl CallbacksPanel {
                     "✗ Latest run failed: {} (its run panel shows the output)",
                     self.failing.join(", ")
                 ),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme::FAILURE)
+                    .add_modifier(Modifier::BOLD),
             ));
         }
         let header = ["ID", "Name", "Description", "Pattern", "Blocking", "Active"];
@@ -165,7 +178,7 @@ impl CallbacksPanel {
             lines.push(Line::from(vec![
                 Span::styled(
                     format!("Editor: {} {}", editor.def.id, editor.def.name),
-                    bold.fg(Color::Cyan),
+                    bold.fg(theme::ACCENT),
                 ),
                 // The TUI's key on this panel (cp-tui keymap), for a person reading it.
                 Span::styled("  (e: edit the script in $EDITOR)", dim),
@@ -188,7 +201,7 @@ impl CallbacksPanel {
                 }
                 None => lines.push(Line::styled(
                     "(script file missing: recreate it with script_content)",
-                    Style::default().fg(Color::Red),
+                    Style::default().fg(theme::FAILURE),
                 )),
             }
         }
@@ -196,6 +209,7 @@ impl CallbacksPanel {
     }
 }
 
+#[cfg(feature = "draw")]
 const EMPTY_HELP: &[&str] = &[
     "A callback runs a script after the agent edits matching files,",
     "e.g. cargo check after *.rs edits. Create one with Callback_upsert:",
@@ -209,6 +223,7 @@ fn yes_no(b: bool) -> &'static str {
 
 /// Column widths that fit `total`: every column gets its natural width; when that is too
 /// wide, Description and Pattern give up space first.
+#[cfg(feature = "draw")]
 fn column_widths(header: &[&str; 6], rows: &[[String; 6]], total: usize) -> [usize; 6] {
     let mut widths = header.map(|h| h.chars().count());
     for row in rows {
@@ -230,6 +245,7 @@ fn column_widths(header: &[&str; 6], rows: &[[String; 6]], total: usize) -> [usi
     widths
 }
 
+#[cfg(feature = "draw")]
 fn fit_row(row: &[String; 6], widths: &[usize; 6]) -> String {
     let mut out = String::new();
     for (i, (cell, &w)) in row.iter().zip(widths).enumerate() {
@@ -283,11 +299,13 @@ impl Panel for CallbacksPanel {
         Some(badge)
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let rows = ScrollExtent::wrapped_rows(&self.lines(area.width), area.width);
         ScrollExtent::top(ScrollExtent::overflow(rows, area.height))
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
         Paragraph::new(self.lines(area.width))

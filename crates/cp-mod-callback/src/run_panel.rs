@@ -5,16 +5,26 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
-use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
+use cp_base::ratatui::style::{Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::Line;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
-use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+#[cfg(feature = "draw")]
+use cp_base::theme;
+use cp_base::{Panel, PanelKind};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 use cp_mod_console::TermScreen;
 use uuid::Uuid;
 
 /// The terminal view's lock; drawing works even if a thread panicked holding it.
+#[cfg(feature = "draw")]
 fn lock_screen(screen: &Mutex<TermScreen>) -> MutexGuard<'_, TermScreen> {
     screen.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -83,15 +93,18 @@ impl RunPanel {
     }
 
     /// Header rows above the output.
+    #[cfg(feature = "draw")]
     fn header(&self, v: &RunView) -> Vec<Line<'static>> {
         let mut lines = vec![Line::styled(
             format!("Callback '{}' run {}: {}", v.name, self.run_id, v.status),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            Style::default()
+                .fg(theme::FAILURE)
+                .add_modifier(Modifier::BOLD),
         )];
         if let Some(console) = v.console {
             lines.push(Line::styled(
                 format!("console {console}"),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         // Output left out (more than the panel draws, or than its scrollback keeps) is said
@@ -101,7 +114,7 @@ impl RunPanel {
             .as_ref()
             .and_then(|screen| lock_screen(screen).dropped_notice())
         {
-            lines.push(Line::styled(notice, Style::default().fg(Color::DarkGray)));
+            lines.push(Line::styled(notice, Style::default().fg(theme::MUTED)));
         }
         lines
     }
@@ -130,6 +143,7 @@ impl Panel for RunPanel {
         Some(if v.finished { "failed" } else { "running" }.to_owned())
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let v = self.view();
         let header = u16::try_from(self.header(&v).len()).unwrap_or(u16::MAX);
@@ -141,6 +155,7 @@ impl Panel for RunPanel {
         ScrollExtent::bottom(max)
     }
 
+    #[cfg(feature = "draw")]
     fn find(&self, area: Rect, query: &str) -> Vec<usize> {
         let v = self.view();
         let header = u16::try_from(self.header(&v).len()).unwrap_or(u16::MAX);
@@ -156,6 +171,7 @@ impl Panel for RunPanel {
         }
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let v = self.view();
         let header = self.header(&v);

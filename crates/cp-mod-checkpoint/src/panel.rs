@@ -5,18 +5,32 @@
 //! every one (scroll for them), under a summary of the counts by category on top.
 
 use std::fmt::Write as _;
+#[cfg(feature = "draw")]
 use std::time::Duration;
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
-use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
+use cp_base::ratatui::style::{Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget, Wrap};
-use cp_base::{Panel, PanelKind, PanelView, ScrollExtent};
+#[cfg(feature = "draw")]
+use cp_base::theme;
+use cp_base::{Panel, PanelKind};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 
-use chrono::{DateTime, FixedOffset, Local};
+use chrono::FixedOffset;
+#[cfg(feature = "draw")]
+use chrono::{DateTime, Local};
 
-use crate::stop::{StopPhase, StopReport, TestOutcome, WarmPhase, WarmRun, WarmUse};
+#[cfg(feature = "draw")]
+use crate::stop::{StopPhase, TestOutcome, WarmPhase, WarmUse};
+use crate::stop::{StopReport, WarmRun};
 
 /// Shows the most recent [`StopReport`] of this worker until the next one, and the project's
 /// warm run.
@@ -43,6 +57,7 @@ impl StopGatePanel {
     }
 
     /// A time in milliseconds since the Unix epoch, as local time of day.
+    #[cfg(feature = "draw")]
     fn clock(&self, ms: u64) -> String {
         const FORMAT: &str = "%H:%M:%S";
         let Some(at) = i64::try_from(ms)
@@ -58,11 +73,12 @@ impl StopGatePanel {
     }
 
     /// The warm run's line: on which change, and where it is.
+    #[cfg(feature = "draw")]
     fn warm_lines(&self) -> Vec<Line<'static>> {
         let Some(warm) = &self.warm else {
             return Vec::new();
         };
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let (state, style) = match &warm.phase {
             WarmPhase::Waiting => ("waiting for the edits to settle".to_owned(), dim),
             WarmPhase::Running {
@@ -75,7 +91,7 @@ impl StopGatePanel {
                     commands.join("; "),
                     self.clock(*started_at_ms)
                 ),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(theme::ACCENT),
             ),
             WarmPhase::Done {
                 passed, elapsed_ms, ..
@@ -85,7 +101,11 @@ impl StopGatePanel {
                     if *passed { "passed" } else { "not passed" },
                     Duration::from_millis(*elapsed_ms).as_secs_f64()
                 ),
-                Style::default().fg(if *passed { Color::Green } else { Color::Red }),
+                Style::default().fg(if *passed {
+                    theme::SUCCESS
+                } else {
+                    theme::FAILURE
+                }),
             ),
             WarmPhase::NoVerdict { why } => (format!("no verdict: {why}"), dim),
             WarmPhase::Skipped { why } => (format!("nothing to run: {why}"), dim),
@@ -117,6 +137,7 @@ impl StopGatePanel {
     }
 
     /// `created_at` (RFC 3339, UTC) as local date and time; the raw text if it does not parse.
+    #[cfg(feature = "draw")]
     fn time(&self, created_at: &str) -> String {
         const FORMAT: &str = "%Y-%m-%d %H:%M:%S";
         let Ok(at) = DateTime::parse_from_rfc3339(created_at) else {
@@ -136,6 +157,7 @@ impl StopGatePanel {
         self.report = report;
     }
 
+    #[cfg(feature = "draw")]
     fn lines(&self) -> Vec<Line<'static>> {
         let mut out = self.warm_lines();
         if !out.is_empty() {
@@ -145,20 +167,18 @@ impl StopGatePanel {
         out
     }
 
+    #[cfg(feature = "draw")]
     fn report_lines(&self) -> Vec<Line<'static>> {
         let Some(report) = &self.report else {
             return vec![
-                Line::styled(
-                    "No stop gate run yet.",
-                    Style::default().fg(Color::DarkGray),
-                ),
+                Line::styled("No stop gate run yet.", Style::default().fg(theme::MUTED)),
                 Line::default(),
                 Line::from("When the agent ends its turn, the stop gate lists what changed,"),
                 Line::from("runs the tests when code changed, and says what to verify."),
             ];
         };
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let dim = Style::default().fg(Color::DarkGray);
+        let dim = Style::default().fg(theme::MUTED);
         let phase = match report.phase {
             StopPhase::First => "first stop",
             StopPhase::Second => "later stop (commit gate)",
@@ -175,7 +195,7 @@ impl StopGatePanel {
         if let Some(skipped) = &report.skipped {
             out.push(Line::styled(
                 format!("Skipped (fail-open): {skipped}"),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
             return out;
         }
@@ -201,7 +221,7 @@ impl StopGatePanel {
             out.push(Line::from(vec![
                 Span::styled(
                     format!("  {}", category.name),
-                    Style::default().fg(Color::Cyan),
+                    Style::default().fg(theme::ACCENT),
                 ),
                 Span::styled(format!(" ({}{gate})", category.files.len()), dim),
             ]));
@@ -225,7 +245,7 @@ impl StopGatePanel {
                     report.uncommitted_gated.len()
                 ),
                 Style::default()
-                    .fg(Color::Yellow)
+                    .fg(theme::ATTENTION)
                     .add_modifier(Modifier::BOLD),
             ));
             for file in &report.uncommitted_gated {
@@ -237,6 +257,7 @@ impl StopGatePanel {
 }
 
 /// How a stop used the warm run, for people.
+#[cfg(feature = "draw")]
 fn warm_use(used: &WarmUse) -> String {
     match used {
         WarmUse::Reused { .. } => "the stop took its verdict: this very tree, no wait".into(),
@@ -252,8 +273,9 @@ fn warm_use(used: &WarmUse) -> String {
 }
 
 /// The test runs, or why none ran.
+#[cfg(feature = "draw")]
 fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let mut out = Vec::new();
     if report.tests.is_empty() {
         out.push(Line::styled(
@@ -275,9 +297,10 @@ fn runs_lines(report: &StopReport) -> Vec<Line<'static>> {
 
 /// What the session committed since it began, and what git lists that is not this
 /// repository's change (nested repositories, worktrees, untracked-only submodules).
+#[cfg(feature = "draw")]
 fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let dim = Style::default().fg(Color::DarkGray);
+    let dim = Style::default().fg(theme::MUTED);
     let mut out = Vec::new();
     if !report.committed.is_empty() || report.scope_note.is_some() {
         out.push(Line::default());
@@ -307,6 +330,7 @@ fn scope_lines(report: &StopReport) -> Vec<Line<'static>> {
 
 /// How many files changed, by category, and that every one is listed below (a long list,
 /// which the stop gate's message bounds).
+#[cfg(feature = "draw")]
 fn summary_line(report: &StopReport) -> Line<'static> {
     let counts: Vec<String> = report
         .categories
@@ -331,15 +355,18 @@ fn summary_line(report: &StopReport) -> Line<'static> {
                 " · the agent's message lists {}; every file is below (scroll)",
                 cp_git::LISTED_FILES
             ),
-            Style::default().fg(Color::DarkGray),
+            Style::default().fg(theme::MUTED),
         ),
     ])
 }
 
 /// The block count, or the failure when the limit let the agent stop with work left.
+#[cfg(feature = "draw")]
 fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+    let red = Style::default()
+        .fg(theme::FAILURE)
+        .add_modifier(Modifier::BOLD);
     if let Some(notice) = &report.gave_up {
         out.push(Line::styled(
             format!(
@@ -351,18 +378,19 @@ fn limit_lines(report: &StopReport) -> Vec<Line<'static>> {
         for line in notice.lines().skip(1) {
             out.push(Line::styled(
                 format!("  {line}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
         }
     } else if report.blocks > 0 {
         out.push(Line::styled(
             format!("Stop blocked ({} of {})", report.blocks, report.max_blocks),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(theme::ATTENTION),
         ));
     }
     out
 }
 
+#[cfg(feature = "draw")]
 fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let seconds = tests
@@ -381,13 +409,13 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
             Span::styled(
                 format!("{label} ✓ "),
                 Style::default()
-                    .fg(Color::Green)
+                    .fg(theme::SUCCESS)
                     .add_modifier(Modifier::BOLD),
             ),
             Span::raw(format!("{count} in {seconds:.1}s")),
             Span::styled(
                 format!(" · {}", tests.command),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ),
         ]));
     } else {
@@ -399,32 +427,34 @@ fn test_lines(tests: &TestOutcome) -> Vec<Line<'static>> {
         out.push(Line::from(vec![
             Span::styled(
                 format!("{label} ✗ "),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Style::default()
+                    .fg(theme::FAILURE)
+                    .add_modifier(Modifier::BOLD),
             ),
             Span::raw(why),
             Span::styled(
                 format!(" · {}", tests.command),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ),
         ]));
         if let Some(missing) = &tests.missing {
             let install = missing.install.as_deref().unwrap_or("install it");
             out.push(Line::styled(
                 format!("  not installed: {} — {install}", missing.tool),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(theme::ATTENTION),
             ));
         }
         for line in &tests.tail {
             out.push(Line::styled(
                 format!("  {line}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ));
         }
     }
     if let Some(used) = &tests.warm {
         out.push(Line::styled(
             format!("  (warm run: {})", warm_use(used)),
-            Style::default().fg(Color::DarkGray),
+            Style::default().fg(theme::MUTED),
         ));
     }
     out
@@ -456,11 +486,13 @@ impl Panel for StopGatePanel {
         }
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, area: Rect) -> ScrollExtent {
         let rows = ScrollExtent::wrapped_rows(&self.lines(), area.width);
         ScrollExtent::top(ScrollExtent::overflow(rows, area.height))
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         let scroll = u16::try_from(view.scroll).unwrap_or(u16::MAX);
         Paragraph::new(self.lines())

@@ -2,12 +2,20 @@
 //! knows how many lines fell out of it, and draws any window of what it kept, colours and
 //! all. Console panels and callback failure panels both render through it.
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
-use cp_base::ratatui::style::{Color, Style};
+#[cfg(feature = "draw")]
+use cp_base::ratatui::style::Style;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::Line;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
+#[cfg(feature = "draw")]
+use cp_base::theme;
 use cp_base::{Anchor, ScrollExtent};
+#[cfg(feature = "draw")]
 use tui_term::widget::Cell as _;
 
 /// Raw terminal output parsed into a screen plus scrollback.
@@ -113,6 +121,7 @@ impl TermScreen {
     /// Draws the screen the way a terminal shows it, `scroll` rows back in its history
     /// (clamped), with the cursor when `cursor` is set. At the top of the history, the first
     /// row says how many earlier lines were dropped, if any.
+    #[cfg(feature = "draw")]
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, scroll: usize, cursor: bool) {
         let mut body = area;
         let history = self.scrollback_rows();
@@ -206,6 +215,7 @@ impl TermScreen {
     /// Draws finished output anchored at its last line, like a terminal's scrollback: the
     /// window ends `scroll` rows above the last row in use (clamped). Used for output that
     /// no longer changes, so the whole area is filled however tall the parsed screen was.
+    #[cfg(feature = "draw")]
     pub fn render_tail(&mut self, area: Rect, buf: &mut Buffer, scroll: usize) {
         let used = self.used_rows();
         let height = usize::from(area.height);
@@ -235,8 +245,9 @@ impl TermScreen {
     }
 }
 
+#[cfg(feature = "draw")]
 fn notice_line(notice: String) -> Paragraph<'static> {
-    Paragraph::new(Line::styled(notice, Style::default().fg(Color::DarkGray)))
+    Paragraph::new(Line::styled(notice, Style::default().fg(theme::MUTED)))
 }
 
 /// `12345` → `12,345`.
@@ -268,6 +279,7 @@ fn size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cp_base::ratatui::style::Color;
 
     fn lines(from: usize, to: usize) -> Vec<u8> {
         (from..to)

@@ -7,6 +7,9 @@
 //! - [`saved_session`], [`wait_saved_session`] and [`TuiSession::wait_turn_end`]: durable facts
 //!   to wait on (the session the TUI saves when a turn ends), never screen text that can scroll
 //!   away before the test looks.
+//! - [`eventually`], [`eventually_with`] (which adds what the test can tell at the timeout to
+//!   the failure) and [`within`] (for a wait whose end is no failure of its own): the one
+//!   polling loop of the workspace's tests, which every crate's wait helpers are built on.
 //! - [`config_home`] and [`trust`]: the isolated per-user config (trust store) of the tests.
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
@@ -45,7 +48,9 @@ mod pty;
 mod repo;
 mod saved;
 
-pub use eventually::{eventually, eventually_some};
+pub use eventually::{
+    eventually, eventually_some, eventually_some_with, eventually_with, within, within_every,
+};
 pub use llm_server::{
     ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai, responses,
 };

@@ -13,7 +13,7 @@ use crate::frames::FrameLog;
 /// The `context-pilot` binary that `cargo test` built next to the test executables.
 ///
 /// Integration tests live in `target/<profile>/deps/`; the binary is one level up. Cargo
-/// builds it before running any test because `cp-tui` has integration tests.
+/// builds it before running any test because `context-pilot` has integration tests.
 pub fn binary_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let profile_dir = exe
@@ -187,27 +187,22 @@ impl TuiSession {
     /// typed (text that scrolled away or was covered counts: it was drawn). Returns the screen
     /// it was found on; on timeout, the current screen in the error.
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> Result<String, String> {
-        let deadline = Instant::now() + timeout;
-        loop {
+        crate::within(timeout, || {
             let screen = self.screen();
             if screen.contains(needle) {
-                return Ok(screen);
+                return Some(screen);
             }
-            let drawn = self
-                .frames
+            self.frames
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .find_since_input(needle);
-            if let Some(screen) = drawn {
-                return Ok(screen);
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "timed out waiting for {needle:?}; screen:\n{screen}"
-                ));
-            }
-            thread::sleep(Duration::from_millis(25));
-        }
+                .find_since_input(needle)
+        })
+        .ok_or_else(|| {
+            format!(
+                "timed out waiting for {needle:?}; screen:\n{}",
+                self.screen()
+            )
+        })
     }
 
     /// Waits until `done(screen)` holds; on timeout returns the screen in the error.
@@ -217,17 +212,8 @@ impl TuiSession {
         timeout: Duration,
         done: impl Fn(&str) -> bool,
     ) -> Result<String, String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return Ok(screen);
-            }
-            if Instant::now() > deadline {
-                return Err(format!("timed out waiting until {what}; screen:\n{screen}"));
-            }
-            thread::sleep(Duration::from_millis(25));
-        }
+        crate::within(timeout, || Some(self.screen()).filter(|s| done(s)))
+            .ok_or_else(|| format!("timed out waiting until {what}; screen:\n{}", self.screen()))
     }
 
     /// Waits until the agent's turn has ended with `final_text` as its last reply, and returns
@@ -242,12 +228,12 @@ impl TuiSession {
         final_text: &str,
         timeout: Duration,
     ) -> Result<serde_json::Value, String> {
-        let deadline = Instant::now() + timeout;
+        let started = Instant::now();
         let session =
             crate::wait_saved_session(project, "the turn's last reply is saved", timeout, |s| {
                 crate::last_assistant_message(s).is_some_and(|m| m.contains(final_text))
             })?;
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = timeout.saturating_sub(started.elapsed());
         self.wait_until("the status bar shows the agent idle", left, |s| {
             !s.contains("agent working") && !s.contains("reload pending")
         })?;
@@ -259,26 +245,21 @@ impl TuiSession {
     /// returns the exit code.
     pub fn quit(&mut self, timeout: Duration) -> Result<u32, String> {
         self.send(b"\x03");
-        let deadline = Instant::now() + timeout;
         let mut confirmed = false;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return Ok(status.exit_code()),
-                Ok(None) => {}
-                Err(e) => return Err(format!("wait: {e}")),
-            }
-            if !confirmed && self.screen().contains("Quit anyway?") {
+        crate::within(timeout, || {
+            let exited = self.exit_code();
+            if exited.is_none() && !confirmed && self.screen().contains("Quit anyway?") {
                 self.send(b"y");
                 confirmed = true;
             }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "did not quit in {timeout:?}; screen:\n{}",
-                    self.screen()
-                ));
-            }
-            thread::sleep(Duration::from_millis(25));
-        }
+            exited
+        })
+        .unwrap_or_else(|| {
+            Err(format!(
+                "did not quit in {timeout:?}; screen:\n{}",
+                self.screen()
+            ))
+        })
     }
 
     /// Resizes the PTY.
@@ -302,19 +283,21 @@ impl TuiSession {
 
     /// Waits for the process to exit; returns its exit code.
     pub fn wait_exit(&mut self, timeout: Duration) -> Result<u32, String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return Ok(status.exit_code()),
-                Ok(None) if Instant::now() > deadline => {
-                    return Err(format!(
-                        "did not exit in {timeout:?}; screen:\n{}",
-                        self.screen()
-                    ));
-                }
-                Ok(None) => thread::sleep(Duration::from_millis(25)),
-                Err(e) => return Err(format!("wait: {e}")),
-            }
+        crate::within(timeout, || self.exit_code()).unwrap_or_else(|| {
+            Err(format!(
+                "did not exit in {timeout:?}; screen:\n{}",
+                self.screen()
+            ))
+        })
+    }
+
+    /// The exit code once the process has exited, or why it could not be waited for; `None`
+    /// while it runs.
+    fn exit_code(&mut self) -> Option<Result<u32, String>> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(Ok(status.exit_code())),
+            Ok(None) => None,
+            Err(e) => Some(Err(format!("wait: {e}"))),
         }
     }
 }

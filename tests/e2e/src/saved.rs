@@ -5,8 +5,7 @@
 //! together into one value, as an older `session.json` held them inline.
 
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -78,18 +77,10 @@ pub fn wait_saved_session(
     timeout: Duration,
     done: impl Fn(&Value) -> bool,
 ) -> Result<Value, String> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let session = saved_session(project);
-        if let Some(session) = session.as_ref().filter(|s| done(s)) {
-            return Ok(session.clone());
-        }
-        if Instant::now() > deadline {
-            return Err(format!(
-                "timed out waiting until {what}; saved session: {}",
-                session.map_or_else(|| "none".to_owned(), |s| s.to_string())
-            ));
-        }
-        thread::sleep(Duration::from_millis(25));
-    }
+    crate::within(timeout, || saved_session(project).filter(|s| done(s))).ok_or_else(|| {
+        format!(
+            "timed out waiting until {what}; saved session: {}",
+            saved_session(project).map_or_else(|| "none".to_owned(), |s| s.to_string())
+        )
+    })
 }

@@ -30,7 +30,7 @@ pub struct Claude;
 /// '--tools'", so no agent-written handoff is ever taken and every restart falls back to one
 /// built from git; everything else the driver uses (`--session-id`, `--resume`,
 /// `--settings` hooks, `--mcp-config`, the stream events) already works there.
-/// Measured with the e2e suites `cp-tui --test agent_cli` and `--test tui_agent_cli` against
+/// Measured with the e2e suites `context-pilot --test agents agent_cli::` and `--test agents tui_agent_cli::` against
 /// the scripted server: all Claude Code tests pass on 2.0.31; on 2.0.30 and 2.0.0 only the
 /// two handoff tests fail ("no handoff turn", "handoff missing").
 /// The first release that sends `PostToolBatch` (measured: 2.1.117 ignores the event in its

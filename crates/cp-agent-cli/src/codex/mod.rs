@@ -44,16 +44,16 @@ pub struct Codex;
 /// Codex CLI.
 ///
 /// 0.135.0 is the oldest release runs and the TUI were measured to work with, with the e2e
-/// tests `cp-tui --test agent_cli_codex` (a run with a restart measured from the session file,
+/// tests `context-pilot --test agents agent_cli_codex::` (a run with a restart measured from the session file,
 /// the handoff taken through `Checkpoint_handoff` in the resumed thread, our hooks trusted and
-/// run, the repository's not) and `--test tui_agent_cli_codex`: both pass on 0.141.0, 0.142.0,
+/// run, the repository's not) and `--test agents tui_agent_cli_codex::`: both pass on 0.141.0, 0.142.0,
 /// 0.143.0, 0.145.0, 0.150.0, 0.160.0, 0.169.0 and the pinned 0.171.0; on 0.135.0, 0.138.0 and 0.140.0
 /// everything passes but the run test's last check, that the repository's hook would have run
 /// with `--dangerously-bypass-hook-trust`: those releases run no hook from a project's
 /// `.codex/config.toml` at all. On 0.134.0 (and 0.132.0, 0.130.0) the handoff turn's call of
 /// `Checkpoint_handoff` never reaches the MCP server, so every restart falls back to a
 /// handoff built from git. The project hooks `init codex` writes, which the person's own
-/// `codex` runs, therefore need 0.141.0 (`--test real_agents` passes from 0.143.0; 0.141.0
+/// `codex` runs, therefore need 0.141.0 (`--test agents real_agents::` passes from 0.143.0; 0.141.0
 /// and 0.142.0 offer MCP tools in the request rather than through `tool_search`, which that
 /// test checks).
 /// The first release that runs `SessionStart` hooks with source `compact` after a

@@ -27,8 +27,8 @@ pub struct Gemini;
 ///
 /// 0.41.0 is the first release with `--session-id`, which every fresh session passes. 0.40.1
 /// exits with "Unknown arguments: session-id, sessionId" before any turn, so nothing works
-/// below it. Measured with the e2e suites `cp-tui --test agent_cli` and `--test
-/// tui_agent_cli` against the scripted server: both Gemini CLI tests pass on 0.41.0 and fail
+/// below it. Measured with the e2e suites `context-pilot --test agents agent_cli::` and `--test
+/// agents tui_agent_cli::` against the scripted server: both Gemini CLI tests pass on 0.41.0 and fail
 /// on 0.40.1 ("Gemini CLI exited (exit status: 1) before finishing its turn").
 ///
 /// Its `--resume` is not used: up to 0.61.0 at least, a resumed session sends every earlier

@@ -144,21 +144,11 @@ mod tests {
     }
 
     fn wait_for_pid(path: &std::path::Path) -> i32 {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(pid) = std::fs::read_to_string(path)
+        cp_e2e::eventually_some(&path.display().to_string(), Duration::from_secs(60), || {
+            std::fs::read_to_string(path)
                 .ok()
                 .and_then(|s| s.trim().parse().ok())
-            {
-                return pid;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} never written",
-                path.display()
-            );
-            std::thread::sleep(POLL);
-        }
+        })
     }
 
     /// A process that ignores SIGTERM, its child, and a grandchild in a session of its own:

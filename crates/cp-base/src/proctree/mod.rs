@@ -269,8 +269,7 @@ mod tests {
             .unwrap();
         let run_pid = i32::try_from(run.id()).unwrap();
         let shared = format!("{SHARED_ENV}=1");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let server = loop {
+        let server = cp_e2e::eventually_some("the shared server", Duration::from_secs(30), || {
             let found: Vec<i32> = fs::read_dir("/proc")
                 .unwrap()
                 .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
@@ -278,12 +277,11 @@ mod tests {
                     proc_info(pid, "-", &shared).is_some_and(|p| p.shared && p.ppid == run_pid)
                 })
                 .collect();
-            if let [server] = found[..] {
-                break server;
+            match found[..] {
+                [server] => Some(server),
+                _ => None,
             }
-            assert!(Instant::now() < deadline, "the shared server never started");
-            std::thread::sleep(POLL);
-        };
+        });
         assert!(!run_processes(0, &marker).contains(&server));
         assert_eq!(kill_tree(0, &marker, Duration::ZERO), TreeEnd::Gone);
         run.wait().unwrap();

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::error::{LlmError, abbreviate};
 use crate::sse::{EventDecoder, Flow, SseEvent};
-use crate::types::{ContentBlock, Response, StopReason, StreamEvent, ToolCall, ToolInput, Usage};
+use crate::types::{ContentBlock, FinishReason, Response, StreamEvent, ToolCall, ToolInput, Usage};
 
 /// A content block being streamed.
 enum Block {
@@ -27,7 +27,7 @@ pub(super) struct Decoder {
     label: String,
     blocks: BTreeMap<u64, Block>,
     usage: Usage,
-    stop_reason: Option<String>,
+    finish_reason: Option<String>,
     complete: bool,
 }
 
@@ -37,7 +37,7 @@ impl Decoder {
             label: label.to_owned(),
             blocks: BTreeMap::new(),
             usage: Usage::default(),
-            stop_reason: None,
+            finish_reason: None,
             complete: false,
         }
     }
@@ -167,7 +167,7 @@ impl EventDecoder for Decoder {
             "content_block_delta" => self.delta(&data, on_event)?,
             "message_delta" => {
                 if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop_reason = Some(reason.to_owned());
+                    self.finish_reason = Some(reason.to_owned());
                 }
                 if let Some(usage) = data.get("usage") {
                     merge_usage(&mut self.usage, usage);
@@ -229,18 +229,18 @@ impl EventDecoder for Decoder {
         let has_tools = content
             .iter()
             .any(|b| matches!(b, ContentBlock::ToolUse(_)));
-        let stop_reason = match self.stop_reason.as_deref() {
-            Some("end_turn") => StopReason::EndTurn,
-            Some("tool_use") => StopReason::ToolUse,
-            Some("max_tokens") => StopReason::MaxTokens,
-            Some("stop_sequence") => StopReason::StopSequence,
-            Some(other) => StopReason::Other(other.to_owned()),
-            None if has_tools => StopReason::ToolUse,
-            None => StopReason::EndTurn,
+        let finish_reason = match self.finish_reason.as_deref() {
+            Some("end_turn") => FinishReason::EndTurn,
+            Some("tool_use") => FinishReason::ToolUse,
+            Some("max_tokens") => FinishReason::MaxTokens,
+            Some("stop_sequence") => FinishReason::StopSequence,
+            Some(other) => FinishReason::Other(other.to_owned()),
+            None if has_tools => FinishReason::ToolUse,
+            None => FinishReason::EndTurn,
         };
         Ok(Response {
             content,
-            stop_reason,
+            finish_reason,
             usage: self.usage,
         })
     }

@@ -98,7 +98,7 @@ mod tests {
 
     use super::*;
     use crate::types::{
-        ContentBlock, Message, Role, StopReason, ToolCall, ToolDefinition, ToolInput, Usage,
+        ContentBlock, FinishReason, Message, Role, ToolCall, ToolDefinition, ToolInput, Usage,
     };
 
     /// The body as sent, parsed back.
@@ -283,7 +283,10 @@ mod tests {
             response.content,
             vec![ContentBlock::Text { text: "ok".into() }]
         );
-        assert_eq!(response.stop_reason, StopReason::Other("refusal".into()));
+        assert_eq!(
+            response.finish_reason,
+            FinishReason::Other("refusal".into())
+        );
         assert_eq!(
             (response.usage.input_tokens, response.usage.output_tokens),
             (3, 9)

@@ -117,7 +117,7 @@ fn assert_rich(response: &Response) {
             json!({"path": "a.rs", "old_string": "x = \"1\"\n", "new_string": "x = \"2\"\n"})
         )
     );
-    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.finish_reason, FinishReason::ToolUse);
     assert_eq!(
         response.usage,
         Usage {
@@ -490,7 +490,7 @@ fn invalid_tool_arguments_are_flagged_not_fatal() {
         assert_eq!(raw, r#"{"path": "src/main.rs", "#);
         assert!(error.contains("EOF"), "{error}");
         assert_eq!(calls[1].input, ToolInput::Valid(json!({"path": "b.rs"})));
-        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.finish_reason, FinishReason::ToolUse);
     }
 }
 

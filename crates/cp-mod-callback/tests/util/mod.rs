@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cp_base::{
     BatchChanges, CallChanges, CallNote, ChangeKind, FileChange, Notice, Notifier, Project,
@@ -132,21 +132,19 @@ impl Fixture {
 
     /// Waits (up to a safety limit) for a notification from background work.
     pub fn next_notification(&self) -> cp_base::Notification {
-        let deadline = Instant::now() + Duration::from_secs(60);
         let mut skipped = Vec::new();
-        loop {
+        cp_e2e::eventually_some("a notification", Duration::from_secs(60), || {
             for notice in self.env.notifier.drain() {
                 match notice {
                     Notice::Notify(n) => {
-                        self.env.notifier.restore(skipped);
-                        return n;
+                        self.env.notifier.restore(std::mem::take(&mut skipped));
+                        return Some(n);
                     }
                     other => skipped.push(other),
                 }
             }
-            assert!(Instant::now() < deadline, "no notification within 60 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            None
+        })
     }
 
     pub fn opened_panels(&self) -> Vec<String> {

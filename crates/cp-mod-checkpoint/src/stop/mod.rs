@@ -60,7 +60,9 @@ pub use warm::{
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
-pub(crate) use message::{failure_reason, headline, tests_label};
+pub(crate) use message::failure_reason;
+#[cfg(feature = "draw")]
+pub(crate) use message::{headline, tests_label};
 use state::{LastTests, StateFile, fingerprint_files, fingerprint_while};
 
 /// Lines of test output shown when tests fail.

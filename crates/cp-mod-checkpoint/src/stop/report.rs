@@ -70,7 +70,7 @@ pub struct TestOutcome {
     pub usual_ms: Option<u64>,
     /// Set when a warm run of this very tree gave the verdict (or is still giving it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warm: Option<super::warm::WarmUse>,
+    pub warm: Option<WarmUse>,
 }
 
 /// What a test run's result means, for the headline and what the agent is asked to do.
@@ -303,4 +303,26 @@ impl StopReport {
             .chain(&self.committed)
             .any(|f| f.triggers_tests)
     }
+}
+
+/// How a stop used a warm run of its very tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WarmUse {
+    /// Its verdict was ready: no wait.
+    Reused {
+        /// When the warm run finished, in milliseconds since the Unix epoch.
+        finished_at_ms: u64,
+    },
+    /// It was testing this tree when the stop came; the stop waited for the rest.
+    Waited {
+        /// How long the stop waited.
+        waited_ms: u64,
+    },
+    /// It was still testing this tree when the stop's limit ran out; it goes on at low
+    /// priority and the next stop on the same tree takes its verdict.
+    StillRunning {
+        /// How long the stop waited.
+        waited_secs: u64,
+    },
 }

@@ -282,16 +282,8 @@ pub fn process_dead(pid: u32) -> bool {
     }
 }
 
-pub fn wait_until(mut f: impl FnMut() -> bool) -> bool {
-    // Safety limit only; the condition normally holds at once.
-    for _ in 0..500 {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
-}
+/// The safety limit of a wait on a fact that normally holds at once.
+pub const SOON: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub fn path_without_git() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cp-no-git-{}", std::process::id()));

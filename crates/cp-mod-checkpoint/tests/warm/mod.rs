@@ -1,7 +1,7 @@
 //! Warm runs against real repositories: the warm run itself ([`warm_run`], as the
 //! `context-pilot warm-run` console runs it) and the stop that follows. The console side (an
 //! edit starting it, a new edit ending it, a stop waiting for it) is tested with the real
-//! binary in cp-tui's `tests/warm_hooks.rs` and, with real Claude Code, `tests/warm_runs.rs`.
+//! binary in context-pilot's `tests/warm_hooks.rs` and, with real Claude Code, `tests/warm_runs.rs`.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +11,7 @@
 use cp_base::{Project, WorkerId};
 use cp_mod_checkpoint::{StopGateConfig, WarmPhase, WarmUse, current_warm_run, warm_run};
 
-use super::util::{Repo, Suite, preset, reason, stop, stop_in};
+use crate::util::{Repo, Suite, preset, reason, stop, stop_in};
 
 const CORE: &str = "src/app/core.py";
 
@@ -212,7 +212,9 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
                 cp_base::now_ms(),
             )
         });
-        assert!(super::util::wait_until(|| started.exists()));
+        cp_e2e::eventually("the warm run's suite to start", crate::util::SOON, || {
+            started.exists()
+        });
         scene.repo.write(CORE, "def run():\n    return 3\n");
         std::fs::write(&go, "").unwrap();
         warm.join().unwrap()

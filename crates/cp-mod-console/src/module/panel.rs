@@ -5,12 +5,21 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+#[cfg(feature = "draw")]
 use cp_base::ratatui::buffer::Buffer;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::layout::Rect;
+#[cfg(feature = "draw")]
 use cp_base::ratatui::style::{Color, Modifier, Style};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::text::{Line, Span};
+#[cfg(feature = "draw")]
 use cp_base::ratatui::widgets::{Paragraph, Widget};
-use cp_base::{Notifier, Panel, PanelView, ScrollExtent, now_ms};
+#[cfg(feature = "draw")]
+use cp_base::theme;
+use cp_base::{Notifier, Panel, now_ms};
+#[cfg(feature = "draw")]
+use cp_base::{PanelView, ScrollExtent};
 use uuid::Uuid;
 
 use super::panel_feed::{self, PanelState, new_state};
@@ -132,13 +141,13 @@ fn short_duration(ms: u64) -> String {
     }
 }
 
-/// Symbol, text and colour of a status.
-fn status_look(status: &ConsoleStatus) -> (&'static str, String, Color) {
+/// Symbol and text of a status.
+fn status_look(status: &ConsoleStatus) -> (&'static str, String) {
     match status {
-        ConsoleStatus::Running => ("●", "running".into(), Color::Yellow),
-        ConsoleStatus::Exited { code: 0 } => ("✔", "exited 0".into(), Color::Green),
-        ConsoleStatus::Exited { code } => ("✘", format!("exited {code}"), Color::Red),
-        ConsoleStatus::Signaled { signal } => ("✘", format!("killed by {signal}"), Color::Red),
+        ConsoleStatus::Running => ("●", "running".into()),
+        ConsoleStatus::Exited { code: 0 } => ("✔", "exited 0".into()),
+        ConsoleStatus::Exited { code } => ("✘", format!("exited {code}")),
+        ConsoleStatus::Signaled { signal } => ("✘", format!("killed by {signal}")),
         ConsoleStatus::Killed { cause } => (
             "✘",
             match cause {
@@ -146,9 +155,21 @@ fn status_look(status: &ConsoleStatus) -> (&'static str, String, Color) {
                 KillCause::Timeout => "timed out, killed".into(),
                 KillCause::Shutdown => "killed at server shutdown".into(),
             },
-            Color::Red,
         ),
-        ConsoleStatus::Lost { .. } => ("⚠", "lost (console server died)".into(), Color::Magenta),
+        ConsoleStatus::Lost { .. } => ("⚠", "lost (console server died)".into()),
+    }
+}
+
+/// The colour a status is drawn in.
+#[cfg(feature = "draw")]
+fn status_colour(status: &ConsoleStatus) -> Color {
+    match status {
+        ConsoleStatus::Running => theme::ATTENTION,
+        ConsoleStatus::Exited { code: 0 } => theme::SUCCESS,
+        ConsoleStatus::Exited { .. }
+        | ConsoleStatus::Signaled { .. }
+        | ConsoleStatus::Killed { .. } => theme::FAILURE,
+        ConsoleStatus::Lost { .. } => theme::ASK,
     }
 }
 
@@ -175,12 +196,14 @@ impl Panel for ConsolePanel {
         Some(status_look(&self.lock().info.status).0.to_owned())
     }
 
+    #[cfg(feature = "draw")]
     fn render(&self, area: Rect, buf: &mut Buffer, view: &PanelView) {
         if area.height == 0 || area.width == 0 {
             return;
         }
         let mut st = self.lock();
-        let (symbol, text, colour) = status_look(&st.info.status);
+        let (symbol, text) = status_look(&st.info.status);
+        let colour = status_colour(&st.info.status);
         let runtime = short_duration(
             st.info
                 .runtime(now_ms())
@@ -197,18 +220,20 @@ impl Panel for ConsolePanel {
             spans.push(Span::raw(" "));
             spans.push(Span::styled(
                 "[typing → console]",
-                Style::default().fg(Color::Black).bg(Color::Yellow),
+                Style::default()
+                    .fg(theme::ON_HIGHLIGHT)
+                    .bg(theme::ATTENTION),
             ));
         } else if view.focused && st.info.status.is_running() {
             spans.push(Span::styled(
                 " [keys → host]",
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         if view.scroll > 0 {
             spans.push(Span::styled(
                 format!(" [scrolled up {}]", view.scroll),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(theme::ACCENT),
             ));
         }
         spans.push(Span::raw(format!(" · {runtime} · ")));
@@ -219,7 +244,7 @@ impl Panel for ConsolePanel {
         if let Some(d) = &st.info.description {
             spans.push(Span::styled(
                 format!(" — {d}"),
-                Style::default().fg(Color::DarkGray),
+                Style::default().fg(theme::MUTED),
             ));
         }
         Paragraph::new(Line::from(spans)).render(Rect { height: 1, ..area }, buf);
@@ -233,7 +258,7 @@ impl Panel for ConsolePanel {
         {
             Paragraph::new(Line::styled(
                 format!("⚠ {err}"),
-                Style::default().fg(Color::Red),
+                Style::default().fg(theme::FAILURE),
             ))
             .render(Rect { height: 1, ..body }, buf);
             body.y += 1;
@@ -247,12 +272,14 @@ impl Panel for ConsolePanel {
             .render(body, buf, view.scroll, view.passthrough && view.scroll == 0);
     }
 
+    #[cfg(feature = "draw")]
     fn scroll_extent(&self, _area: Rect) -> ScrollExtent {
         // The screen's rows plus its history: at the largest offset the top row is the first
         // retained line, whatever the panel's height.
         ScrollExtent::bottom(self.lock().screen.scrollback_rows())
     }
 
+    #[cfg(feature = "draw")]
     fn find(&self, _area: Rect, query: &str) -> Vec<usize> {
         self.lock().screen.find(query)
     }

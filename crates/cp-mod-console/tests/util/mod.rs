@@ -4,7 +4,6 @@
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use cp_mod_console::{ClientConfig, ConsoleClient, ConsoleHandle, SpawnSpec};
 
@@ -84,20 +83,6 @@ pub fn group_members(pgid: u32) -> Vec<(u32, char)> {
         }
     }
     out
-}
-
-/// Polls `cond` every 10 ms up to `limit` (a safety limit, not a timing assertion).
-pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Whether a process with this pid exists and is not a zombie.

@@ -15,13 +15,13 @@ use super::phase_record::PhaseStatus;
 use super::prompter::WorkflowEvent;
 use super::store::RunStatus;
 use super::verdict::Verified;
-use super::waves::{Stop, millis};
+use super::waves::{EarlyEnd, millis};
 use crate::restart::{RestartEvent, SessionDriver};
 
 impl Engine<'_> {
     /// A phase alone in the project's tree, as a plain sequence runs it; again while its
     /// tree is red and tries are left.
-    pub(super) fn run_alone(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+    pub(super) fn run_alone(&mut self, index: usize) -> Result<EarlyEnd, WorkflowError> {
         let repo = Repository::at(self.project.root());
         let base = repo.head().ok();
         loop {
@@ -42,7 +42,7 @@ impl Engine<'_> {
 
     /// One run of phase `index`'s agent in the project's tree, which was at `base` before the
     /// phase's first run.
-    fn work_alone(&mut self, index: usize, base: Option<&str>) -> Result<Stop, WorkflowError> {
+    fn work_alone(&mut self, index: usize, base: Option<&str>) -> Result<EarlyEnd, WorkflowError> {
         let phase = &self.workflow.phases[index];
         let id = phase.id.clone();
         let repo = Repository::at(self.project.root());

@@ -106,7 +106,7 @@ mod tests {
             "deliverables": [],
             "feature": {"flags": ["backend", "production"]},
             "phases": {"iteration_counts": {"plan": 1, "review": 3}},
-            "checkpoints": [{"phase": "plan", "decision": "continue"}],
+            "approvals": [{"phase": "plan", "decision": "continue"}],
         });
         evaluate_condition(expr, &context, &json!({"id": "review", "iteration": 3}))
     }
@@ -117,7 +117,7 @@ mod tests {
         assert!(eval("context.phases.iteration_counts[phase.id] > 1").unwrap());
         assert!(eval("context.feature.flags.includes('backend')").unwrap());
         assert!(eval("context.deliverables.length === 0").unwrap());
-        assert!(!eval("context.checkpoints.some(c => c.decision === 'abort')").unwrap());
+        assert!(!eval("context.approvals.some(c => c.decision === 'abort')").unwrap());
     }
 
     #[test]

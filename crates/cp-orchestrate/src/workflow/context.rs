@@ -8,7 +8,11 @@ use serde_json::{Map, Value};
 
 use super::schema::Action;
 
-/// One recorded approval gate decision (`context.checkpoints[]`).
+/// The context key of the approval gate decisions, and its name before the rename.
+const APPROVALS: &str = "approvals";
+const OLD_APPROVALS: &str = "checkpoints";
+
+/// One recorded approval gate decision (`context.approvals[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRecord {
     /// The phase whose approval gate it was.
@@ -39,9 +43,10 @@ pub struct PhaseCounters {
 /// The context of a run, as conditions see it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunContext {
-    /// Every approval gate decision, in order.
-    #[serde(default)]
-    pub checkpoints: Vec<ApprovalRecord>,
+    /// Every approval gate decision, in order. Saved runs from before the word "approval
+    /// gate" called it `checkpoints`, and still load.
+    #[serde(default, alias = "checkpoints")]
+    pub approvals: Vec<ApprovalRecord>,
     /// Phases that will not run.
     #[serde(default)]
     pub skip_phases: Vec<String>,
@@ -76,9 +81,17 @@ impl RunContext {
         *count = count.saturating_add(1);
     }
 
-    /// The context as JSON (what conditions get as `context`).
+    /// The context as JSON (what conditions get as `context`). The approval gate decisions
+    /// are there under their old name `checkpoints` too, so conditions written before the
+    /// rename (`context.approvals.some(…)`) keep their meaning.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value
+            && let Some(approvals) = map.get(APPROVALS).cloned()
+        {
+            map.insert(OLD_APPROVALS.to_owned(), approvals);
+        }
+        value
     }
 }
 
@@ -95,7 +108,7 @@ mod tests {
         ctx.bump("planning");
         ctx.skip_phases.push("docs".into());
         ctx.extra.insert("subagents_spawned".into(), json!(2));
-        ctx.checkpoints.push(ApprovalRecord {
+        ctx.approvals.push(ApprovalRecord {
             phase: "discovery".into(),
             decision: Action::SkipPhases,
             skipped: Some(vec!["documentation".into()]),
@@ -108,11 +121,35 @@ mod tests {
         assert_eq!(v["skip_phases"], json!(["docs"]));
         assert_eq!(v["subagents_spawned"], 2);
         assert_eq!(
-            v["checkpoints"][0],
+            v["approvals"][0],
             json!({"phase": "discovery", "decision": "skip_phases", "skipped": ["documentation"],
                    "feedback": "Not needed for MVP", "timestamp": "2025-10-31T14:00:00Z"})
         );
-        let back: RunContext = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            v["checkpoints"], v["approvals"],
+            "conditions may use the old name"
+        );
+        let saved = serde_json::to_value(&ctx).unwrap();
+        assert!(
+            saved.get("checkpoints").is_none(),
+            "saved under the new name only"
+        );
+        let back: RunContext = serde_json::from_value(saved).unwrap();
         assert_eq!(back, ctx);
+    }
+
+    #[test]
+    fn a_context_saved_with_the_old_name_loads() {
+        let old = json!({
+            "checkpoints": [{"phase": "plan", "decision": "continue",
+                             "timestamp": "2026-11-01T10:00:00Z"}],
+            "skip_phases": [],
+            "feature": "kept"
+        });
+        let ctx: RunContext = serde_json::from_value(old).unwrap();
+        assert_eq!(ctx.approvals.len(), 1);
+        assert_eq!(ctx.approvals[0].phase, "plan");
+        assert!(ctx.extra.get("checkpoints").is_none(), "{:?}", ctx.extra);
+        assert_eq!(ctx.extra["feature"], "kept");
     }
 }

@@ -12,7 +12,7 @@ use super::agents::DriverFactory;
 use super::alert::{Alert, Alerter};
 use super::error::WorkflowError;
 use super::prompter::{ApprovalPrompter, WorkflowEvent};
-use super::queue::MergeQueue;
+use super::queue_state::MergeQueue;
 use super::schema::{Action, Workflow};
 use super::store::{Position, RunState, RunStatus, RunStore, Stage};
 use super::tester::TreeTester;

@@ -75,7 +75,7 @@ impl Engine<'_> {
 
     /// Records an approval gate's decision in the context, and its feedback for the next prompt.
     pub(super) fn remember(&mut self, phase_id: &str, decided: &Decided) {
-        self.state.context.checkpoints.push(ApprovalRecord {
+        self.state.context.approvals.push(ApprovalRecord {
             phase: phase_id.to_owned(),
             decision: decided.action,
             skipped: (decided.action == Action::SkipPhases).then(|| decided.skipped.clone()),

@@ -14,7 +14,7 @@ use super::phase_tree::project_in;
 use super::prompter::{ApprovalRequest, Choice, WorkflowEvent};
 use super::schema::Action;
 use super::store::RunStatus;
-use super::waves::Stop;
+use super::waves::EarlyEnd;
 use crate::restart::RestartEvent;
 
 impl Engine<'_> {
@@ -154,7 +154,7 @@ impl Engine<'_> {
         repo: &Repository,
         index: usize,
         files: &[String],
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
         let branch = self.record(index).branch.clone().unwrap_or_default();
         let other = self.conflicting_phase(repo, index, files);
@@ -229,7 +229,7 @@ impl Engine<'_> {
         branch: &str,
         other: &str,
         files: &[String],
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
         let resolve_id = format!("resolve-{id}");
         let prompt = format!(

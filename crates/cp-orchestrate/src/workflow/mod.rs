@@ -35,6 +35,7 @@ mod prompter;
 mod prompts;
 mod proof;
 mod queue;
+mod queue_state;
 mod run;
 mod schema;
 mod sent_back;

@@ -24,99 +24,11 @@ use super::phase_record::PhaseStatus;
 use super::phase_tree::project_in;
 use super::prompter::WorkflowEvent;
 use super::proof::{BranchVerdict, MergeProof, Outcome};
+use super::queue_state::{Built, Candidate};
 use super::side_by_side::Report;
 use super::store::now;
 use super::tester::{CommandRun, TreeTest, TreeUnderTest};
-use super::waves::{Stop, millis};
-
-/// The merge queue of a run: its candidates, head first.
-#[derive(Default)]
-pub(super) struct MergeQueue {
-    candidates: Vec<Candidate>,
-    /// Candidates thrown away while their test still ran, by id with their phase: the phase's
-    /// worktree is not used again until the test has stopped.
-    draining: Vec<(u64, usize)>,
-    /// Phases landed whose note and worktree removal wait until no test is in flight.
-    landed: Vec<usize>,
-    /// Phases whose green test's thread is still ending what the test left running in their
-    /// worktree (its console server): the worktree is not used or removed until it is done.
-    releasing: Vec<usize>,
-    next_id: u64,
-}
-
-/// One combined tree: the run's branch (or the candidate before it) with a phase merged in.
-struct Candidate {
-    id: u64,
-    /// The phase.
-    index: usize,
-    /// The commit it was made on.
-    base: String,
-    /// The merge commit that lands if it is green.
-    commit: String,
-    /// Its tree.
-    tree: String,
-    /// Made on a candidate that had not landed.
-    ahead: bool,
-    /// Stops its test.
-    cancel: CancelToken,
-    /// Its test's result, once in, with its time.
-    result: Option<(TreeTest, Duration)>,
-}
-
-/// What making a candidate for a phase gave.
-enum Built {
-    /// A candidate, ready to test.
-    Candidate(Candidate, Vec<String>),
-    /// The phase's branch has nothing the base lacks.
-    Nothing,
-    /// The merge conflicts in these files (aborted; the worktree is back on its branch).
-    Conflict(Vec<String>),
-}
-
-impl MergeQueue {
-    /// Tests running (or stopping) now, and green ones still ending what they left running in
-    /// their worktrees: the run waits for them before it ends.
-    pub(super) fn in_flight(&self) -> usize {
-        self.candidates
-            .iter()
-            .filter(|c| c.result.is_none())
-            .count()
-            + self.draining.len()
-            + self.releasing.len()
-    }
-
-    /// Tests running (or stopping) now, not counting the ends of green ones (what they left
-    /// running in their worktrees being stopped).
-    pub(super) fn testing(&self) -> usize {
-        self.in_flight() - self.releasing.len()
-    }
-
-    /// Whether phase `index`'s worktree still hosts a test, or what one left running.
-    pub(super) fn busy_in(&self, index: usize) -> bool {
-        self.releasing.contains(&index) || self.draining.iter().any(|(_, i)| *i == index)
-    }
-
-    /// Phase `index`'s worktree is free again (its green test's thread is done).
-    pub(super) fn released(&mut self, index: usize) {
-        if let Some(at) = self.releasing.iter().position(|&i| i == index) {
-            self.releasing.remove(at);
-        }
-    }
-
-    /// Stops every test and forgets every candidate (the run stops, or its branch moved).
-    /// Returns the phases whose candidates were dropped.
-    fn clear(&mut self) -> Vec<usize> {
-        let mut dropped = Vec::new();
-        for candidate in self.candidates.drain(..) {
-            dropped.push(candidate.index);
-            if candidate.result.is_none() {
-                candidate.cancel.cancel();
-                self.draining.push((candidate.id, candidate.index));
-            }
-        }
-        dropped
-    }
-}
+use super::waves::{EarlyEnd, millis};
 
 impl Engine<'_> {
     /// Moves the queue on: lands the head while it is green, sends a red head back (or asks
@@ -130,7 +42,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let moved = self.move_queue(repo, scope, tx);
         let tidied = if self.queue.in_flight() == 0 {
             self.tidy_landed(repo)
@@ -163,7 +75,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         while let Some(head) = self.queue.candidates.first() {
             if head.result.is_none() {
                 break;
@@ -290,7 +202,7 @@ impl Engine<'_> {
         repo: &Repository,
         scope: &'scope Scope<'scope, '_>,
         tx: &Sender<Report>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let depth = self.parallel.speculate.max(1);
         for index in 0..self.workflow.phases.len() {
             if self.queue.candidates.len() >= depth {

@@ -17,7 +17,7 @@ use super::exit::{EXIT_ABORTED, EXIT_FAILED, EXIT_INTERRUPTED};
 use super::phase_record::PhaseRecord;
 use super::prompter::{ApprovalPrompter, WorkflowEvent};
 use super::prompts::check_placeholders;
-use super::queue::MergeQueue;
+use super::queue_state::MergeQueue;
 use super::schema::{DEFAULT_MAX_PARALLEL, Workflow, stored_path};
 use super::store::{Position, RunState, RunStatus, RunStore, Stage, now};
 use super::tester::TreeTester;

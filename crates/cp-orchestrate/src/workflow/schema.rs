@@ -34,7 +34,8 @@ use super::template::placeholders;
 pub const CURRENT_PHASE: &str = "current";
 
 /// Top-level context keys the engine owns; the file's `context` may not set them.
-pub const RESERVED_CONTEXT_KEYS: [&str; 4] = ["checkpoints", "skip_phases", "phases", "vars"];
+pub const RESERVED_CONTEXT_KEYS: [&str; 5] =
+    ["approvals", "checkpoints", "skip_phases", "phases", "vars"];
 
 /// A workflow file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

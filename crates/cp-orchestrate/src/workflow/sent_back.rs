@@ -19,7 +19,7 @@ use super::proof::MergeProof;
 use super::queue::run_branch;
 use super::schema::Action;
 use super::store::RunStatus;
-use super::waves::Stop;
+use super::waves::EarlyEnd;
 
 /// The commits of the run's branch listed for a phase sent back.
 const LOGGED_COMMITS: usize = 20;
@@ -32,7 +32,7 @@ impl Engine<'_> {
         repo: &Repository,
         index: usize,
         proof: MergeProof,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let record = self.record(index);
         record.red_merges.push(proof);
         let tries = record.red_merges.len();
@@ -151,7 +151,7 @@ impl Engine<'_> {
         &mut self,
         repo: &Repository,
         index: usize,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
         let record = self.record(index).clone();
         let own_tree = record.worktree.is_some();
@@ -254,7 +254,7 @@ impl Engine<'_> {
         repo: &Repository,
         index: usize,
         action: Action,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         match action {
             Action::RepeatPhase => {
                 let record = self.record(index);

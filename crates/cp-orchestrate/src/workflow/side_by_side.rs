@@ -17,7 +17,7 @@ use super::phase_tree::{Launched, WORKTREES, project_in};
 use super::prompter::WorkflowEvent;
 use super::store::RunStatus;
 use super::tester::TreeTest;
-use super::waves::{Stop, millis};
+use super::waves::{EarlyEnd, millis};
 use crate::restart::changed_files;
 use crate::restart::{PhaseReport, RestartError, RestartEvent};
 
@@ -41,6 +41,32 @@ pub(super) enum Report {
     Released { index: usize },
 }
 
+/// Where the side-by-side loop stands between two reports.
+struct Progress {
+    /// Phase threads still running.
+    running: usize,
+    /// A phase that could not launch: no more start, and the run reports it at the end.
+    failure: Option<WorkflowError>,
+    /// How the run ends, once that is known.
+    end: EarlyEnd,
+    /// The phases to start next.
+    start: Vec<usize>,
+    /// Before the first round: `start` is the wave itself.
+    first: bool,
+}
+
+impl Progress {
+    fn new(wave: &[usize]) -> Self {
+        Self {
+            running: 0,
+            failure: None,
+            end: None,
+            start: wave.to_vec(),
+            first: true,
+        }
+    }
+}
+
 impl Engine<'_> {
     /// The phases of the wave in their worktrees, each on its own thread. As each finishes,
     /// its approval gate is asked and it joins the merge queue; a phase whose dependencies
@@ -51,118 +77,141 @@ impl Engine<'_> {
         repo: &Repository,
         wave: &[usize],
         deps: &[Vec<usize>],
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         let prefix = repo
             .prefix()
             .map_err(|source| self.git_error(wave[0], source))?;
         repo.exclude_locally(&format!("/{prefix}{STATE_DIR}/{WORKTREES}/"))
             .map_err(|source| self.git_error(wave[0], source))?;
         let (tx, rx) = mpsc::channel::<Report>();
-        let mut stop = None;
+        let mut progress = Progress::new(wave);
         std::thread::scope(|scope| -> Result<(), WorkflowError> {
-            let mut running = 0usize;
-            let mut failure = None;
-            // Work an earlier process finished but did not merge goes home first.
-            let mut start = Vec::new();
-            let mut first = Some(wave.to_vec());
             loop {
-                if stop.is_none() && !self.interrupted() {
-                    match self.advance_queue(repo, scope, &tx) {
-                        Ok(ended) => stop = ended,
-                        Err(e) => {
-                            self.stop_queue();
-                            // What landed is tidied; a failure here is the resume's to finish.
-                            let _ = self.tidy_landed(repo);
-                            return Err(e);
-                        }
-                    }
-                }
-                if stop.is_some() || self.interrupted() {
-                    // Nothing more lands: the tests in progress are stopped.
-                    self.stop_queue();
-                }
-                if let Some(wave) = first.take() {
-                    start = wave;
-                } else if stop.is_none() && failure.is_none() && !self.interrupted() {
-                    // The phases merges made ready, and those sent back, start now beside
-                    // the others; when nothing runs and nothing is tested, the next wave is
-                    // chosen afresh (one alone runs in the project's tree).
-                    let busy = running + self.queue.testing();
-                    if busy > 0 {
-                        let room = self.parallel.max.saturating_sub(running);
-                        start = self.sent_back(deps, room);
-                        let room = room.saturating_sub(start.len());
-                        start.extend(self.ready(deps, room)?);
-                    }
-                }
-                if stop.is_none() && failure.is_none() && !self.interrupted() {
-                    for index in std::mem::take(&mut start) {
-                        if !matches!(
-                            self.record(index).status,
-                            PhaseStatus::Running | PhaseStatus::Waiting
-                        ) {
-                            continue;
-                        }
-                        if self.queue.busy_in(index) {
-                            // Chosen again once its worktree is free (the next report).
-                            continue;
-                        }
-                        match self.launch(repo, index) {
-                            Ok(launched) => {
-                                self.spawn(scope, &tx, index, launched)?;
-                                running += 1;
-                            }
-                            Err(e) => {
-                                // The phases already started finish; the run then reports this.
-                                failure = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                }
-                if running == 0 && self.queue.in_flight() == 0 {
+                self.advance_merges(repo, scope, &tx, &mut progress)?;
+                self.start_phases(repo, scope, &tx, deps, &mut progress)?;
+                if progress.running == 0 && self.queue.in_flight() == 0 {
                     break;
                 }
                 let Ok(report) = rx.recv() else { break };
-                let (index, result, elapsed) = match report {
-                    Report::Event(event) => {
-                        self.prompter.on_event(&event);
-                        continue;
-                    }
-                    Report::Tested { id, test, elapsed } => {
-                        self.tested(id, test, elapsed);
-                        continue;
-                    }
-                    Report::Released { index } => {
-                        self.queue.released(index);
-                        continue;
-                    }
-                    Report::Done {
-                        index,
-                        result,
-                        elapsed,
-                    } => (index, result, elapsed),
-                };
-                running -= 1;
-                self.phase_done(repo, index, result, elapsed, &mut stop)?;
+                self.on_report(repo, report, &mut progress)?;
             }
-            failure.map_or(Ok(()), Err)
+            progress.failure.take().map_or(Ok(()), Err)
         })?;
         self.tidy_landed(repo)?;
-        if stop.is_none() && self.interrupted() {
+        let mut end = progress.end;
+        if end.is_none() && self.interrupted() {
             // Interrupted while the last phases were finishing: the run is resumable.
             self.state.error = Some(format!(
                 "interrupted; continue it with: context-pilot run --resume {}",
                 self.state.run_id
             ));
             self.save()?;
-            stop = Some(RunStatus::Running);
+            end = Some(RunStatus::Running);
         }
-        Ok(stop)
+        Ok(end)
+    }
+
+    /// Moves the merge queue on, unless the run is ending; once it is, the tests in progress
+    /// are stopped, since nothing more lands.
+    fn advance_merges<'scope>(
+        &mut self,
+        repo: &Repository,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        tx: &mpsc::Sender<Report>,
+        progress: &mut Progress,
+    ) -> Result<(), WorkflowError> {
+        if progress.end.is_none() && !self.interrupted() {
+            match self.advance_queue(repo, scope, tx) {
+                Ok(ended) => progress.end = ended,
+                Err(e) => {
+                    self.stop_queue();
+                    // What landed is tidied; a failure here is the resume's to finish.
+                    let _ = self.tidy_landed(repo);
+                    return Err(e);
+                }
+            }
+        }
+        if progress.end.is_some() || self.interrupted() {
+            self.stop_queue();
+        }
+        Ok(())
+    }
+
+    /// Starts the phases that may run now: the wave at first; later, those that merges made
+    /// ready and those sent back, beside the ones still running. When nothing runs and nothing
+    /// is tested, none start here: the next wave is chosen afresh (one alone runs in the
+    /// project's tree). A phase that cannot launch stops further starts; the phases already
+    /// started finish, and the run then reports it.
+    fn start_phases<'scope>(
+        &mut self,
+        repo: &Repository,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        tx: &mpsc::Sender<Report>,
+        deps: &[Vec<usize>],
+        progress: &mut Progress,
+    ) -> Result<(), WorkflowError> {
+        let ending = progress.end.is_some() || progress.failure.is_some() || self.interrupted();
+        if !std::mem::take(&mut progress.first) && !ending {
+            progress.start.clear();
+            let busy = progress.running + self.queue.testing();
+            if busy > 0 {
+                let room = self.parallel.max.saturating_sub(progress.running);
+                progress.start = self.sent_back(deps, room);
+                let room = room.saturating_sub(progress.start.len());
+                progress.start.extend(self.ready(deps, room)?);
+            }
+        }
+        if ending {
+            return Ok(());
+        }
+        for index in std::mem::take(&mut progress.start) {
+            let startable = matches!(
+                self.record(index).status,
+                PhaseStatus::Running | PhaseStatus::Waiting
+            );
+            // A phase whose worktree is busy is chosen again once it is free (the next report).
+            if !startable || self.queue.busy_in(index) {
+                continue;
+            }
+            match self.launch(repo, index) {
+                Ok(launched) => {
+                    self.spawn(scope, tx, index, launched)?;
+                    progress.running += 1;
+                }
+                Err(e) => {
+                    progress.failure = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles one report of a phase's thread or a merge test's.
+    fn on_report(
+        &mut self,
+        repo: &Repository,
+        report: Report,
+        progress: &mut Progress,
+    ) -> Result<(), WorkflowError> {
+        match report {
+            Report::Event(event) => self.prompter.on_event(&event),
+            Report::Tested { id, test, elapsed } => self.tested(id, test, elapsed),
+            Report::Released { index } => self.queue.released(index),
+            Report::Done {
+                index,
+                result,
+                elapsed,
+            } => {
+                progress.running -= 1;
+                self.phase_done(repo, index, result, elapsed, &mut progress.end)?;
+            }
+        }
+        Ok(())
     }
 
     /// Phase `index`'s thread ended with `result`: its work is set aside (its input
-    /// changed), recorded as interrupted (Ctrl-C), or finished and its gate asked; `stop`
+    /// changed), recorded as interrupted (Ctrl-C), or finished and its gate asked; `end`
     /// is set when the run ends with it.
     fn phase_done(
         &mut self,
@@ -170,7 +219,7 @@ impl Engine<'_> {
         index: usize,
         result: Result<PhaseReport, RestartError>,
         elapsed: Duration,
-        stop: &mut Stop,
+        end: &mut EarlyEnd,
     ) -> Result<(), WorkflowError> {
         self.phase_stops.remove(&index);
         if self.record(index).superseding {
@@ -187,11 +236,11 @@ impl Engine<'_> {
             // Ctrl-C: the others are stopping too; nothing more starts or merges.
             self.interrupt(index)?;
             self.release(repo, index);
-            *stop = stop.or(Some(RunStatus::Running));
-        } else if self.finished(repo, index, result, elapsed)? && stop.is_none() {
+            *end = end.or(Some(RunStatus::Running));
+        } else if self.finished(repo, index, result, elapsed)? && end.is_none() {
             self.state.status = RunStatus::Aborted;
             self.save()?;
-            *stop = Some(RunStatus::Aborted);
+            *end = Some(RunStatus::Aborted);
         }
         Ok(())
     }

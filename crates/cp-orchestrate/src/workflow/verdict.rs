@@ -15,7 +15,7 @@ use super::proof::{BranchVerdict, MergeProof, Outcome};
 use super::queue::{attempt_of, run_branch, untested};
 use super::store::{RunStatus, now};
 use super::tester::TreeUnderTest;
-use super::waves::{Stop, millis};
+use super::waves::{EarlyEnd, millis};
 
 /// What the test of a phase that worked in the project's tree decided.
 pub(super) enum Verified {
@@ -121,7 +121,7 @@ impl Engine<'_> {
         repo: &Repository,
         index: usize,
         before: Option<&str>,
-    ) -> Result<Stop, WorkflowError> {
+    ) -> Result<EarlyEnd, WorkflowError> {
         if self.parallel.tester.is_none() {
             return Ok(None);
         }

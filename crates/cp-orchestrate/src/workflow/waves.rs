@@ -17,8 +17,8 @@ use super::phase_record::{PhaseRecord, PhaseStatus};
 use super::prompter::WorkflowEvent;
 use super::store::RunStatus;
 
-/// How a wave ended the run early.
-pub(super) type Stop = Option<RunStatus>;
+/// How a wave ended the run early (`None`: the run goes on).
+pub(super) type EarlyEnd = Option<RunStatus>;
 
 impl Engine<'_> {
     /// Runs a workflow with `depends_on`: waves until no phase is ready.
@@ -107,8 +107,9 @@ impl Engine<'_> {
             .is_some_and(|drivers| drivers.interrupted())
     }
 
-    /// Records phase `index` as interrupted and the run as resumable; `Stop` for the caller.
-    pub(super) fn interrupt(&mut self, index: usize) -> Result<Stop, WorkflowError> {
+    /// Records phase `index` as interrupted and the run as resumable; the [`EarlyEnd`] for the
+    /// caller.
+    pub(super) fn interrupt(&mut self, index: usize) -> Result<EarlyEnd, WorkflowError> {
         let id = self.workflow.phases[index].id.clone();
         tracing::info!(phase = %id, "phase interrupted");
         let record = self.record(index);
@@ -194,7 +195,7 @@ impl Engine<'_> {
 
     /// Runs one wave; `Some(status)` when the run ends with it (aborted at a gate, a
     /// conflict no one resolved).
-    fn run_wave(&mut self, wave: &[usize], deps: &[Vec<usize>]) -> Result<Stop, WorkflowError> {
+    fn run_wave(&mut self, wave: &[usize], deps: &[Vec<usize>]) -> Result<EarlyEnd, WorkflowError> {
         let in_worktrees =
             wave.len() > 1 || wave.iter().any(|&i| self.record(i).worktree.is_some());
         let own_trees = wave.iter().any(|&i| self.record(i).worktree.is_some());

@@ -53,18 +53,15 @@ impl ShellTester {
             return;
         }
         self.all_here.notify_all();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while *arrived < self.meet {
-            let now = Instant::now();
-            if now >= deadline {
-                *self.met.lock().unwrap() = Some(false);
-                return;
-            }
-            arrived = self
-                .all_here
-                .wait_timeout(arrived, deadline - now)
-                .unwrap()
-                .0;
+        let (_arrived, waited) = self
+            .all_here
+            .wait_timeout_while(arrived, Duration::from_secs(60), |arrived| {
+                *arrived < self.meet
+            })
+            .unwrap();
+        if waited.timed_out() {
+            *self.met.lock().unwrap() = Some(false);
+            return;
         }
         self.met.lock().unwrap().get_or_insert(true);
     }

@@ -54,14 +54,11 @@ impl Writer {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-qm", &format!("{phase}: first try")]);
         std::fs::write(self.root.join(format!("work/{phase}-wip.txt")), "half\n").unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        while !stop.is_cancelled() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{phase} was never stopped"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        cp_e2e::eventually(
+            &format!("{phase}'s stop"),
+            std::time::Duration::from_secs(120),
+            || stop.is_cancelled(),
+        );
         SessionEnd::Failed("stopped".into())
     }
 }
@@ -72,12 +69,11 @@ impl SessionDriver for Writer {
             return self.hold(control.phase_id(), stop);
         }
         if let Some((made, phase)) = &self.awaits_rerun {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            while made.lock().unwrap().iter().filter(|p| p == phase).count() < 2 {
-                if std::time::Instant::now() >= deadline {
-                    return SessionEnd::Failed(format!("{phase} never started again"));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            let again = cp_e2e::within(std::time::Duration::from_secs(60), || {
+                (made.lock().unwrap().iter().filter(|p| p == phase).count() >= 2).then_some(())
+            });
+            if again.is_none() {
+                return SessionEnd::Failed(format!("{phase} never started again"));
             }
         }
         if let Some(meet) = &self.meet {

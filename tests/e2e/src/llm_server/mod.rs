@@ -187,21 +187,13 @@ impl LlmServer {
     /// did. Copies nothing, so a benchmark waiting on large requests does not compete with the
     /// program it times.
     pub fn wait_for_count(&self, count: usize, timeout: Duration) -> usize {
-        let deadline = Instant::now() + timeout;
-        let mut requests = lock(&self.shared.requests);
-        while requests.len() < count {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            requests = self
-                .shared
-                .arrived
-                .wait_timeout(requests, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        requests.len()
+        let requests = lock(&self.shared.requests);
+        self.shared
+            .arrived
+            .wait_timeout_while(requests, timeout, |requests| requests.len() < count)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .len()
     }
 }
 

@@ -8,13 +8,14 @@ use cp_orchestrate::StopInput;
 use uuid::Uuid;
 
 use super::super::durations::Durations;
+use super::super::report::WarmUse;
 use super::super::report::{StopReport, TestOutcome};
 use super::super::runner::TestExit;
 use super::super::testing::PlannedRun;
 use super::super::{StopGate, console_runner};
 use super::end_console;
 use super::key::run_key;
-use super::record::{RecordFile, WarmPhase, WarmUse};
+use super::record::{RecordFile, WarmPhase};
 use super::run::stop_tree;
 
 /// What a warm run of this very tree gave the stop.

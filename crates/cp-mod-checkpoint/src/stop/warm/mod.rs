@@ -35,7 +35,8 @@ use cp_base::{BatchChanges, Project, WorkerId};
 use cp_mod_console::{ConsoleClient, SpawnSpec};
 use uuid::Uuid;
 
-pub use record::{WarmPhase, WarmRun, WarmUse};
+pub use super::report::WarmUse;
+pub use record::{WarmPhase, WarmRun};
 pub use run::warm_run;
 
 pub(crate) use record::RecordFile;

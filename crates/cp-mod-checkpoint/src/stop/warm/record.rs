@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use cp_base::{FileLock, Project};
 use serde::{Deserialize, Serialize};
 
-use super::super::report::TestOutcome;
+use super::super::report::{TestOutcome, WarmUse};
 use super::super::state::write_replace;
 
 const FILE: &str = "warm-run.json";
@@ -83,28 +83,6 @@ impl WarmPhase {
     pub fn is_active(&self) -> bool {
         matches!(self, Self::Waiting | Self::Running { .. })
     }
-}
-
-/// How a stop used a warm run of its very tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WarmUse {
-    /// Its verdict was ready: no wait.
-    Reused {
-        /// When the warm run finished, in milliseconds since the Unix epoch.
-        finished_at_ms: u64,
-    },
-    /// It was testing this tree when the stop came; the stop waited for the rest.
-    Waited {
-        /// How long the stop waited.
-        waited_ms: u64,
-    },
-    /// It was still testing this tree when the stop's limit ran out; it goes on at low
-    /// priority and the next stop on the same tree takes its verdict.
-    StillRunning {
-        /// How long the stop waited.
-        waited_secs: u64,
-    },
 }
 
 /// A finished warm run's verdict.

@@ -260,34 +260,50 @@ impl Git {
     /// What `git status` (with [`STATUS`]) wrote, read: untracked directories opened,
     /// nested repositories and worktrees told apart, the host's runtime files left out.
     fn work_tree_status(&self, root: &Path, out: &[u8]) -> Result<WorkTreeStatus, GitError> {
+        // The new directories are found first, so `git ls-files` opens them while the rest of
+        // the records is read (with tens of thousands of records, about as long).
+        let new_dirs = new_directories(root, out);
+        let to_open: Vec<String> = new_dirs
+            .iter()
+            .filter(|(_, kind)| kind.is_none())
+            .map(|(dir, _)| format!("{dir}/"))
+            .collect();
+        let opening = if to_open.is_empty() {
+            None
+        } else {
+            Some(self.untracked_in(root, &to_open)?)
+        };
         let (head, entries) = parse_porcelain_v2(out);
+        let mut kinds = new_dirs.into_iter().map(|(_, kind)| kind);
         let mut files = Vec::with_capacity(entries.len());
-        let mut to_open = Vec::new();
         for file in entries {
             match file.path.strip_suffix('/') {
-                Some(dir) if file.status == FileStatus::Untracked => match repository_at(root, dir)
-                {
-                    Some(kind) => files.push(ChangedFile {
-                        path: dir.to_owned(),
-                        kind,
-                        ..file
-                    }),
-                    None => to_open.push(file.path),
-                },
+                Some(dir) if file.status == FileStatus::Untracked => {
+                    // A repository of its own is listed as one entry; any other new directory
+                    // is opened by `git ls-files`.
+                    if let Some(kind) = kinds.next().flatten() {
+                        files.push(ChangedFile {
+                            path: dir.to_owned(),
+                            kind,
+                            ..file
+                        });
+                    }
+                }
                 _ => files.push(file),
             }
         }
-        if !to_open.is_empty() {
-            files.extend(self.untracked_in(root, &to_open)?);
+        if let Some(opening) = opening {
+            files.extend(opening.listed(root)?);
         }
         files.retain(|f| !is_host_runtime(&f.path));
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(WorkTreeStatus { head, files })
     }
 
-    /// The untracked files in the directories `dirs` (each ending with `/`), which `git
-    /// status` listed as one entry each: files, and the repositories nested in them.
-    fn untracked_in(&self, root: &Path, dirs: &[String]) -> Result<Vec<ChangedFile>, GitError> {
+    /// Starts listing the untracked files in the directories `dirs` (each ending with `/`),
+    /// which `git status` listed as one entry each: files, and the repositories nested in
+    /// them. [`Opening::listed`] waits for the list.
+    fn untracked_in(&self, root: &Path, dirs: &[String]) -> Result<Opening, GitError> {
         let mut args = vec![
             "--literal-pathspecs",
             "-c",
@@ -302,12 +318,40 @@ impl Git {
             args.push("--");
             args.extend(dirs.iter().map(String::as_str));
         }
-        let out = self.run(root, &args)?;
-        Ok(out
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
+        let child = self
+            .command(root, &args, false, None)
+            .spawn()
+            .map_err(GitError::Missing)?;
+        Ok(Opening {
+            child,
+            args: args.join(" "),
+            dirs: (!by_name).then(|| dirs.to_vec()),
+        })
+    }
+}
+
+/// A `git ls-files` opening new directories, under way ([`Git::untracked_in`]).
+struct Opening {
+    child: std::process::Child,
+    /// Its arguments, for an error.
+    args: String,
+    /// The directories asked for, when it lists every untracked file (too many to name):
+    /// only the files in them are kept.
+    dirs: Option<Vec<String>>,
+}
+
+impl Opening {
+    /// The files it listed, once it is done.
+    fn listed(self, root: &Path) -> Result<Vec<ChangedFile>, GitError> {
+        let out = self.child.wait_with_output().map_err(GitError::Missing)?;
+        let out = succeeded(root, &[self.args.as_str()], out)?;
+        let dirs = self.dirs;
+        Ok(nul_separated(&out)
             .map(|p| String::from_utf8_lossy(p).into_owned())
-            .filter(|path| by_name || dirs.iter().any(|d| path.starts_with(d.as_str())))
+            .filter(|path| {
+                dirs.as_ref()
+                    .is_none_or(|dirs| dirs.iter().any(|d| path.starts_with(d.as_str())))
+            })
             .map(|path| match path.strip_suffix('/') {
                 Some(dir) => ChangedFile {
                     kind: repository_at(root, dir).unwrap_or(EntryKind::NestedRepository),
@@ -317,6 +361,34 @@ impl Git {
             })
             .collect())
     }
+}
+
+/// The new directories `git status` (porcelain v2, `-z`) listed as one entry each, in the
+/// order of its records, each with what it is when it has a repository of its own (see
+/// [`repository_at`]). Read as [`parse_porcelain_v2`] reads the records, the path a rename
+/// came from included (never taken for a record of its own).
+fn new_directories(root: &Path, out: &[u8]) -> Vec<(String, Option<EntryKind>)> {
+    let mut records = nul_separated(out);
+    let mut dirs = Vec::new();
+    while let Some(record) = records.next() {
+        match record.first() {
+            Some(b'2') => {
+                records.next();
+            }
+            Some(b'?') => {
+                if let Some(dir) = record
+                    .strip_prefix(b"? ")
+                    .and_then(|path| path.strip_suffix(b"/"))
+                {
+                    let dir = text(dir);
+                    let kind = repository_at(root, &dir);
+                    dirs.push((dir, kind));
+                }
+            }
+            _ => {}
+        }
+    }
+    dirs
 }
 
 /// The one `git status` of a work tree: every change and where HEAD is, paths unquoted.
@@ -502,6 +574,25 @@ pub(crate) fn is_host_runtime(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_directories_are_found_as_the_records_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("vendor/lib/.git")).unwrap();
+        // A rename from a path that looks like a record of a new directory, which it is not.
+        let raw = b"# branch.oid (initial)\0? notes/\0\
+2 R. N... 100644 100644 100644 aaaa aaaa R100 moved.txt\0? fake/\0\
+? vendor/lib/\0? new.py\0";
+        assert_eq!(
+            new_directories(dir.path(), raw),
+            [
+                ("notes".to_owned(), None),
+                ("vendor/lib".to_owned(), Some(EntryKind::NestedRepository)),
+            ]
+        );
+        let (_, files) = parse_porcelain_v2(raw);
+        assert_eq!(files[1].renamed_from.as_deref(), Some("? fake/"));
+    }
 
     #[test]
     fn parses_every_record_kind_without_quoting() {

@@ -126,10 +126,14 @@ fn spawn_and_wait(
     ))
 }
 
-/// Takes the end of the run's output: plain text for the report, and the raw bytes (colours
-/// kept) for its panel.
-fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport) {
+/// Takes the end of the run's output: plain text for the report, and for a run that did not
+/// pass the raw bytes (colours kept) for its panel, the one place they show (a passing run's
+/// panel is never listed).
+fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport, passed: bool) {
     report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+    if passed {
+        return;
+    }
     match session.raw_tail(PANEL_RAW_BYTES) {
         Ok(raw) => run.show_terminal(&raw.bytes, raw.skipped),
         Err(e) => tracing::warn!("reading callback run {} output: {e}", run.run_id),
@@ -186,7 +190,7 @@ fn await_run(
                 if let Err(e) = session.kill() {
                     tracing::warn!("killing cancelled callback run {}: {e}", run.run_id);
                 }
-                take_output(session, run, report);
+                take_output(session, run, report, false);
                 return RunOutcome::Cancelled;
             }
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
@@ -200,14 +204,15 @@ fn await_run(
             }
             Ok(_) => {}
             Err(e) => {
-                take_output(session, run, report);
+                take_output(session, run, report, false);
                 return RunOutcome::Failed {
                     status: format!("lost track of it: {e}"),
                 };
             }
         }
     };
-    take_output(session, run, report);
+    let passed = status == ConsoleStatus::Exited { code: 0 };
+    take_output(session, run, report, passed);
     match status {
         ConsoleStatus::Exited { code: 0 } => RunOutcome::Passed,
         ConsoleStatus::Killed {

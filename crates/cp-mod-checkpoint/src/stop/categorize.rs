@@ -1,5 +1,7 @@
 //! Sorting changed files into the configured categories.
 
+use std::collections::HashMap;
+
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -50,8 +52,13 @@ pub(crate) fn with_classes(files: Vec<ChangedFile>, classes: Vec<Class>) -> Vec<
 /// each checked on its own; the [`Categorizer`] matches them all in one set.
 #[derive(Debug, Clone)]
 pub(crate) struct Patterns {
+    /// Each pattern's glob for the path itself; one that matches a folder covers everything
+    /// beneath it (see [`Folders`]).
     include: Vec<Glob>,
     exclude: Vec<Glob>,
+    /// The same patterns' `…/**` globs, checked like the others when the config is read,
+    /// and built into a set only to say which part is too large (see [`AllPatterns::new`]).
+    beneath: Vec<Glob>,
     /// An include pattern matches every path (`*`, the built-in code rule's): the others
     /// need not be asked.
     everything: bool,
@@ -70,19 +77,20 @@ impl Patterns {
         let mut patterns = Self {
             include: Vec::new(),
             exclude: Vec::new(),
+            beneath: Vec::new(),
             everything: false,
             written: include.join(", "),
         };
         for pattern in include {
             if let Some(negated) = pattern.strip_prefix('!') {
-                add(&mut patterns.exclude, owner, negated)?;
+                add(&mut patterns.exclude, &mut patterns.beneath, owner, negated)?;
             } else {
-                add(&mut patterns.include, owner, pattern)?;
+                add(&mut patterns.include, &mut patterns.beneath, owner, pattern)?;
                 patterns.everything |= matches_every_path(pattern);
             }
         }
         for pattern in exclude {
-            add(&mut patterns.exclude, owner, pattern)?;
+            add(&mut patterns.exclude, &mut patterns.beneath, owner, pattern)?;
         }
         Ok(patterns)
     }
@@ -95,7 +103,12 @@ impl Patterns {
     /// This part's patterns in a set of their own, as the set of all parts would hold them.
     fn set_alone(&self) -> Result<GlobSet, globset::Error> {
         let mut builder = GlobSetBuilder::new();
-        for glob in self.include.iter().chain(&self.exclude) {
+        for glob in self
+            .include
+            .iter()
+            .chain(&self.exclude)
+            .chain(&self.beneath)
+        {
             builder.add(glob.clone());
         }
         builder.build()
@@ -114,8 +127,14 @@ fn matches_every_path(pattern: &str) -> bool {
 }
 
 /// Adds `pattern` with gitignore meaning: unanchored without `/`, and a match of a directory
-/// covers everything below it.
-fn add(globs: &mut Vec<Glob>, owner: &str, pattern: &str) -> Result<(), CheckpointError> {
+/// covers everything below it. Its glob goes to `globs`, its `…/**` glob (the directory
+/// case, which [`Folders`] matches instead) to `beneath`.
+fn add(
+    globs: &mut Vec<Glob>,
+    beneath: &mut Vec<Glob>,
+    owner: &str,
+    pattern: &str,
+) -> Result<(), CheckpointError> {
     let trimmed = pattern.trim();
     let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
     let anchored = trimmed.starts_with('/');
@@ -130,17 +149,18 @@ fn add(globs: &mut Vec<Glob>, owner: &str, pattern: &str) -> Result<(), Checkpoi
     } else {
         format!("**/{body}")
     };
-    for glob in [base.clone(), format!("{base}/**")] {
-        let compiled = GlobBuilder::new(&glob)
+    let compile = |glob: &str| {
+        GlobBuilder::new(glob)
             .literal_separator(true)
             .build()
             .map_err(|source| CheckpointError::InvalidGlob {
                 owner: owner.to_owned(),
                 pattern: pattern.to_owned(),
                 source,
-            })?;
-        globs.push(compiled);
-    }
+            })
+    };
+    globs.push(compile(&base)?);
+    beneath.push(compile(&format!("{base}/**"))?);
     Ok(())
 }
 
@@ -208,19 +228,22 @@ impl AllPatterns {
         })
     }
 
-    /// Sets `matched[part]` for each part that matches `path` (an include and no exclude).
-    /// `hits` and `seen` are scratch space, kept between calls.
-    fn mark(
+    /// Sets `matched[part]` for each part that matches `path` (an include and no exclude),
+    /// the path itself or a folder above it. `hits` and `seen` are scratch space, kept
+    /// between calls.
+    fn mark<'p>(
         &self,
-        path: &Candidate<'_>,
+        path: &'p str,
+        folders: &mut Folders<'p>,
         matched: &mut [bool],
         hits: &mut Vec<usize>,
         seen: &mut Vec<(bool, bool)>,
     ) {
-        self.set.matches_candidate_into(path, hits);
+        self.set.matches_candidate_into(&Candidate::new(path), hits);
+        let above = folders.hits(&self.set, parent_of(path));
         seen.clear();
         seen.extend(self.everything.iter().map(|&all| (all, false)));
-        for owner in hits.iter().filter_map(|&i| self.owners.get(i)) {
+        for owner in hits.iter().chain(above).filter_map(|&i| self.owners.get(i)) {
             if let Some((included, excluded)) = seen.get_mut(owner.part) {
                 if owner.exclude {
                     *excluded = true;
@@ -233,6 +256,72 @@ impl AllPatterns {
             *flag |= *included && !*excluded;
         }
     }
+}
+
+/// The globs matching each folder met so far or one above it, sorted, without repeats: a
+/// pattern that matches a folder covers everything beneath it. Each folder is matched once
+/// (its own hits added to its parent's), however many of its files changed.
+struct Folders<'p> {
+    /// Where each folder's hits are in `hits`; the root (`""`) is always there, with none.
+    index: HashMap<&'p str, usize>,
+    hits: Vec<Vec<usize>>,
+    /// The folder asked for last: the files of one folder come one after another.
+    last: Option<(&'p str, usize)>,
+}
+
+impl<'p> Folders<'p> {
+    fn new() -> Self {
+        Self {
+            index: HashMap::from([("", 0)]),
+            hits: vec![Vec::new()],
+            last: None,
+        }
+    }
+
+    /// The globs of `set` matching `dir` or a folder above it.
+    fn hits(&mut self, set: &GlobSet, dir: &'p str) -> &[usize] {
+        let at = match self.last {
+            Some((last, at)) if last == dir => at,
+            _ => {
+                let at = self.find_or_add(set, dir);
+                self.last = Some((dir, at));
+                at
+            }
+        };
+        self.hits.get(at).map_or(&[], Vec::as_slice)
+    }
+
+    fn find_or_add(&mut self, set: &GlobSet, dir: &'p str) -> usize {
+        if let Some(&at) = self.index.get(dir) {
+            return at;
+        }
+        // Up to the nearest folder already known (the root at worst), then down again.
+        let mut missing = vec![dir];
+        let mut at = loop {
+            let up = parent_of(missing.last().copied().unwrap_or_default());
+            match self.index.get(up) {
+                Some(&at) => break at,
+                None => missing.push(up),
+            }
+        };
+        let mut own = Vec::new();
+        while let Some(folder) = missing.pop() {
+            set.matches_candidate_into(&Candidate::new(folder), &mut own);
+            let mut all = self.hits.get(at).cloned().unwrap_or_default();
+            all.extend_from_slice(&own);
+            all.sort_unstable();
+            all.dedup();
+            self.hits.push(all);
+            at = self.hits.len() - 1;
+            self.index.insert(folder, at);
+        }
+        at
+    }
+}
+
+/// The folder holding `path` (`""` at the top): what comes before its last `/`.
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// The rules and test trigger, compiled.
@@ -297,6 +386,7 @@ impl Categorizer {
     /// What the rules say of each of `files`, in order (see [`Categorizer::categorize`]).
     pub(crate) fn classify(&self, files: &[ChangedFile]) -> Vec<Class> {
         let (mut hits, mut seen) = (Vec::new(), Vec::new());
+        let mut folders = Folders::new();
         let mut matched = vec![false; self.patterns.everything.len()];
         files
             .iter()
@@ -305,7 +395,7 @@ impl Categorizer {
                 let paths = std::iter::once(file.path.as_str()).chain(file.renamed_from.as_deref());
                 for path in paths {
                     self.patterns
-                        .mark(&Candidate::new(path), &mut matched, &mut hits, &mut seen);
+                        .mark(path, &mut folders, &mut matched, &mut hits, &mut seen);
                 }
                 let mut categories = Vec::new();
                 let mut gated = false;
@@ -510,5 +600,98 @@ mod tests {
             }
         }
         assert!(!matches_every_path("*.rs") && !matches_every_path("src/*"));
+    }
+
+    /// Whether `path` is matched by `include` and not `exclude` the way each pattern was
+    /// first matched: its glob and its `…/**` glob, both tried on the whole path.
+    fn matched_by_whole_paths(include: &[&str], exclude: &[&str], path: &str) -> bool {
+        let set = |patterns: &[&str]| {
+            let mut builder = GlobSetBuilder::new();
+            for pattern in patterns {
+                let trimmed = pattern.trim();
+                let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
+                let anchored = trimmed.starts_with('/');
+                let body = trimmed.trim_start_matches('/').trim_end_matches('/');
+                let base = if anchored || body.contains('/') {
+                    body.to_owned()
+                } else {
+                    format!("**/{body}")
+                };
+                for glob in [base.clone(), format!("{base}/**")] {
+                    builder.add(
+                        GlobBuilder::new(&glob)
+                            .literal_separator(true)
+                            .build()
+                            .unwrap(),
+                    );
+                }
+            }
+            builder.build().unwrap()
+        };
+        set(include).is_match(path) && !set(exclude).is_match(path)
+    }
+
+    #[test]
+    fn folders_matched_once_decide_as_whole_paths_did() {
+        let patterns = [
+            "*.md",
+            "docs/",
+            "/build",
+            "src/**/*.py",
+            "**/gen",
+            "a/*/c",
+            "*",
+            "tests/unit/",
+            ".context-pilot/config.json",
+            "x.y/",
+            "**",
+        ];
+        let paths = [
+            "README.md",
+            "docs/a.txt",
+            "sub/docs/deep/b.rs",
+            "build/out.o",
+            "x/build/y",
+            "src/app/m.py",
+            "src/m.py",
+            "lib/gen/x.rs",
+            "gen",
+            "a/b/c",
+            "a/b/c/d.rs",
+            "a/c",
+            "tests/unit/test_x.py",
+            "tests/unitx/y.py",
+            ".context-pilot/config.json",
+            "p/.context-pilot/config.json/x",
+            "x.y/z",
+            "w/x.y/z.md",
+            "plain",
+        ];
+        for (i, include) in patterns.iter().enumerate() {
+            for exclude in patterns.iter().skip(i % 3).step_by(3) {
+                let config = StopGateConfig {
+                    rules: vec![StopRule {
+                        name: "r".into(),
+                        include: vec![(*include).into()],
+                        exclude: vec![(*exclude).into()],
+                        instruction: None,
+                        gated: true,
+                    }],
+                    ..StopGateConfig::default()
+                };
+                let c = Categorizer::new(&config).unwrap();
+                // In order and reversed, so no path leans on the folder of the one before.
+                for list in [paths.to_vec(), paths.iter().rev().copied().collect()] {
+                    let got = c.categorize(list.iter().map(|p| file(p)).collect());
+                    for (path, got) in list.iter().zip(got) {
+                        assert_eq!(
+                            got.gated,
+                            matched_by_whole_paths(&[include], &[exclude], path),
+                            "include {include}, exclude {exclude}: {path}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -259,13 +259,14 @@ pub(crate) fn fingerprint_files<'a>(
 ) -> String {
     let files: Vec<&ChangedFile> = files.collect();
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let digest_all = |part: &[&ChangedFile]| -> Vec<u64> {
+        let mut stats = DirStats::new(repo_root);
+        part.iter().map(|f| file_digest(&mut stats, f)).collect()
+    };
     let digests: Vec<u64> = if files.len() < PARALLEL_FROM || threads < 2 {
-        files.iter().map(|f| file_digest(repo_root, f)).collect()
+        digest_all(&files)
     } else {
         let chunk = files.len().div_ceil(threads);
-        let digest_all = |part: &[&ChangedFile]| -> Vec<u64> {
-            part.iter().map(|f| file_digest(repo_root, f)).collect()
-        };
         std::thread::scope(|scope| {
             let handles: Vec<_> = files
                 .chunks(chunk)
@@ -324,14 +325,14 @@ pub(crate) fn fingerprint_while<T>(
 }
 
 /// One file's path, status and state.
-fn file_digest(repo_root: &Path, file: &ChangedFile) -> u64 {
+fn file_digest(stats: &mut DirStats<'_>, file: &ChangedFile) -> u64 {
     let mut hash = Fnv::new();
     hash.write(file.path.as_bytes());
     hash.write(&[0]);
     hash.write(file.status.code().as_bytes());
     hash.write(file.renamed_from.as_deref().unwrap_or("").as_bytes());
     hash.write(&[0]);
-    content_digest(&repo_root.join(&file.path), &mut hash);
+    content_digest(stats, &file.path, &mut hash);
     hash.finish()
 }
 
@@ -340,27 +341,91 @@ fn file_digest(repo_root: &Path, file: &ChangedFile) -> u64 {
 /// this tells one state of the file from the next without reading it: with 10,000 changed
 /// files, reading each one cost more than `git status` itself (issue 15). A symlink is
 /// identified by its target.
-fn content_digest(path: &Path, hash: &mut Fnv) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+fn content_digest(stats: &mut DirStats<'_>, path: &str, hash: &mut Fnv) {
+    let Some(now) = stats.lstat(path) else {
         hash.write(b"absent");
         return;
     };
-    if meta.file_type().is_symlink()
-        && let Ok(target) = std::fs::read_link(path)
+    if now.symlink
+        && let Ok(target) = std::fs::read_link(stats.root.join(path))
     {
         hash.write(target.as_os_str().as_encoded_bytes());
     }
-    for field in [
-        meta.len(),
-        meta.ino(),
-        u64::from(meta.mode()),
-        meta.mtime().cast_unsigned(),
-        meta.mtime_nsec().cast_unsigned(),
-        meta.ctime().cast_unsigned(),
-        meta.ctime_nsec().cast_unsigned(),
-    ] {
+    for field in now.fields {
         hash.write(&field.to_le_bytes());
+    }
+}
+
+/// A file's state as [`content_digest`] takes it.
+struct FileState {
+    /// Size, inode, mode, mtime and its nanoseconds, ctime and its nanoseconds.
+    fields: [u64; 7],
+    symlink: bool,
+}
+
+/// `lstat`s files of a repository beside a descriptor of their directory, opened once for
+/// the files of one directory that come one after another (a changed set is sorted by path):
+/// the kernel then looks up one name a file instead of walking its whole path again, which is
+/// most of an `lstat`'s cost. The answers are those of `lstat` on the whole path.
+struct DirStats<'r> {
+    root: &'r Path,
+    /// The directory (relative to `root`) of the last file, and its descriptor (`None`: it
+    /// could not be opened, so neither can a file in it be found).
+    dir: Option<(String, Option<std::fs::File>)>,
+}
+
+impl<'r> DirStats<'r> {
+    fn new(root: &'r Path) -> Self {
+        Self { root, dir: None }
+    }
+
+    /// The state of the file at `path` (relative, `/`-separated), without following a final
+    /// symlink; `None` when it cannot be had (it is gone, say).
+    fn lstat(&mut self, path: &str) -> Option<FileState> {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if self.dir.as_ref().is_none_or(|(open, _)| open != dir) {
+            // O_PATH: a handle for lookups only, which needs no permission on the directory
+            // itself; the path to it is walked as `lstat` walks it (symlinks followed).
+            let opened = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(self.root.join(dir))
+                .ok();
+            self.dir = Some((dir.to_owned(), opened));
+        }
+        let fd = self.dir.as_ref()?.1.as_ref()?.as_raw_fd();
+        let name = std::ffi::CString::new(name).ok()?;
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `fd` is an open directory descriptor owned by `self.dir` for the whole
+        // call, `name` is a NUL-terminated string that outlives it, and `stat` is a writable
+        // `struct stat` that the call fills when it returns 0.
+        let rc = unsafe {
+            libc::fstatat(
+                fd,
+                name.as_ptr(),
+                stat.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: `fstatat` returned 0, so it initialised `stat`.
+        let stat = unsafe { stat.assume_init() };
+        Some(FileState {
+            fields: [
+                stat.st_size.cast_unsigned(),
+                stat.st_ino,
+                u64::from(stat.st_mode),
+                stat.st_mtime.cast_unsigned(),
+                stat.st_mtime_nsec.cast_unsigned(),
+                stat.st_ctime.cast_unsigned(),
+                stat.st_ctime_nsec.cast_unsigned(),
+            ],
+            symlink: stat.st_mode & libc::S_IFMT == libc::S_IFLNK,
+        })
     }
 }
 
@@ -511,5 +576,52 @@ mod tests {
             std::fs::read(dir.path().join("checkpoint.json")).unwrap(),
             with
         );
+    }
+
+    #[test]
+    fn a_file_seen_beside_its_directory_is_the_file_lstat_sees() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join("top.rs"), "a").unwrap();
+        std::fs::write(root.join("src/deep/x.rs"), "bb").unwrap();
+        std::fs::write(root.join("src/y.rs"), "ccc").unwrap();
+        std::os::unix::fs::symlink("deep/x.rs", root.join("src/link")).unwrap();
+        std::os::unix::fs::symlink("src/deep", root.join("via")).unwrap();
+        let mut stats = DirStats::new(root);
+        for path in [
+            "top.rs",
+            "src/deep/x.rs",
+            "src/y.rs",
+            "src/link",
+            "via/x.rs",
+            "src/deep",
+            "src/gone.rs",
+            "gone/x.rs",
+            "top.rs/x",
+        ] {
+            let seen = stats.lstat(path);
+            match std::fs::symlink_metadata(root.join(path)) {
+                Ok(meta) => {
+                    let seen = seen.unwrap_or_else(|| panic!("{path} not seen"));
+                    assert_eq!(
+                        seen.fields,
+                        [
+                            meta.len(),
+                            meta.ino(),
+                            u64::from(meta.mode()),
+                            meta.mtime().cast_unsigned(),
+                            meta.mtime_nsec().cast_unsigned(),
+                            meta.ctime().cast_unsigned(),
+                            meta.ctime_nsec().cast_unsigned(),
+                        ],
+                        "{path}"
+                    );
+                    assert_eq!(seen.symlink, meta.file_type().is_symlink(), "{path}");
+                }
+                Err(_) => assert!(seen.is_none(), "{path} seen but lstat fails"),
+            }
+        }
     }
 }

@@ -9,10 +9,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_base::now_ms;
-use portable_pty::{MasterPty, PtySize, native_pty_system};
+use portable_pty::{MasterPty, PtySize};
 use uuid::Uuid;
 
-use super::log::{BoundedLog, LogLimits};
+use super::ServerOptions;
+use super::log::BoundedLog;
+use super::pty::Ptys;
 use super::reaper::Reaper;
 use super::spawn::spawn_child;
 use super::tail::Tail;
@@ -40,6 +42,8 @@ struct State {
     info: ConsoleInfo,
     tail: Tail,
     reader_done: bool,
+    /// How the command ended, once the reaper said (the status waits for the output too).
+    exit: Option<RawExit>,
     /// Bytes in the log file (what clients can read).
     log_len: u64,
     kill_cause: Option<KillCause>,
@@ -120,22 +124,18 @@ impl Console {
         spec: &SpawnSpec,
         instance: Uuid,
         reaper: &Reaper,
-        tail_bytes: usize,
-        kill_grace: Duration,
-        log_limits: LogLimits,
+        ptys: &Ptys,
+        opts: &ServerOptions,
     ) -> Result<Arc<Self>, ConsoleError> {
         validate(spec)?;
         let spawn_err = |reason: String| ConsoleError::Spawn {
             command: spec.command.clone(),
             reason,
         };
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: spec.rows,
-                cols: spec.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
+        let (tail_bytes, kill_grace, log_limits) =
+            (opts.tail_bytes, opts.kill_grace, opts.log_limits);
+        let pair = ptys
+            .take(spec.rows, spec.cols)
             .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
@@ -147,7 +147,7 @@ impl Console {
             .master
             .take_writer()
             .map_err(|e| spawn_err(format!("opening the PTY writer: {e}")))?;
-        let (pid, exit_rx) = spawn_child(spec, id, pair.master.as_ref(), reaper)?;
+        let (pid, exit_rx, at_once) = spawn_child(spec, id, pair.master.as_ref(), reaper)?;
         // The child opened the slave itself; ours would keep the PTY open after the child
         // exits and hide the end of output (EIO).
         drop(pair.slave);
@@ -189,6 +189,7 @@ impl Console {
                 info,
                 tail: Tail::new(tail_bytes),
                 reader_done: false,
+                exit: None,
                 log_len: 0,
                 kill_cause: None,
                 log_error: None,
@@ -198,6 +199,14 @@ impl Console {
             master: Mutex::new(Some(pair.master)),
             record: Mutex::new(()),
         });
+        // The exit is heard on the reaper's thread: the console ends there when its output
+        // has ended too, without waking the supervisor first.
+        let heard = Arc::downgrade(&console);
+        let _ = at_once.set(Box::new(move |exit| {
+            if let Some(console) = heard.upgrade() {
+                console.exited(exit);
+            }
+        }));
         // Without its threads the console would run unwatched: end it and say why.
         let abandon = |what: &str, e: std::io::Error| {
             proctree::kill_tree(console.pgid, &id.to_string(), Duration::ZERO);
@@ -241,6 +250,7 @@ impl Console {
                 log_len: info.output_len,
                 info,
                 reader_done: true,
+                exit: None,
                 kill_cause: None,
                 log_error: None,
             }),
@@ -312,6 +322,22 @@ impl Console {
         }
         st.log_len = log.len();
         st.reader_done = true;
+        // The command ended before its output did: the console ends now.
+        if let Some(exit) = st.exit {
+            end(&mut st, Some(exit));
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// The reaper heard the command end: the console ends now if its output has ended too,
+    /// else when it does (the reader) or at the supervisor's drain limit.
+    fn exited(&self, exit: RawExit) {
+        let mut st = self.lock();
+        st.exit = Some(exit);
+        if st.reader_done {
+            end(&mut st, Some(exit));
+        }
         drop(st);
         self.changed.notify_all();
     }
@@ -332,7 +358,8 @@ impl Console {
         };
         let deadline = Instant::now() + DRAIN_AFTER_EXIT;
         let mut st = self.lock();
-        while !st.reader_done {
+        // The reaper or the reader may have ended the console already.
+        while !st.reader_done && st.info.status.is_running() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -343,18 +370,7 @@ impl Console {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        st.info.status = match (st.kill_cause, exit) {
-            (Some(cause), _) => ConsoleStatus::Killed { cause },
-            (None, Some(RawExit::Code(code))) => ConsoleStatus::Exited { code },
-            (None, Some(RawExit::Signal(sig))) => ConsoleStatus::Signaled {
-                signal: signal_name(sig),
-            },
-            (None, None) => ConsoleStatus::Lost {
-                reason: "the server lost track of the process".into(),
-            },
-        };
-        st.info.ended_at_ms = Some(now_ms());
-        st.info.output_len = st.log_len;
+        end(&mut st, exit);
         drop(st);
         // Waiters hear of the end at once: clients ask this server, which answers from
         // memory, so the record on disk (for when the server is gone) need not come first.
@@ -487,6 +503,27 @@ impl Console {
             }
         }
     }
+}
+
+/// Records how a console ended (`exit`, `None` when the server lost track of its command),
+/// unless it has already: whichever of the reaper, the reader and the supervisor comes last
+/// ends it, once.
+fn end(st: &mut State, exit: Option<RawExit>) {
+    if !st.info.status.is_running() {
+        return;
+    }
+    st.info.status = match (st.kill_cause, exit) {
+        (Some(cause), _) => ConsoleStatus::Killed { cause },
+        (None, Some(RawExit::Code(code))) => ConsoleStatus::Exited { code },
+        (None, Some(RawExit::Signal(sig))) => ConsoleStatus::Signaled {
+            signal: signal_name(sig),
+        },
+        (None, None) => ConsoleStatus::Lost {
+            reason: "the server lost track of the process".into(),
+        },
+    };
+    st.info.ended_at_ms = Some(now_ms());
+    st.info.output_len = st.log_len;
 }
 
 /// The last `max` bytes of a log file.

@@ -4,6 +4,7 @@
 mod console;
 mod log;
 mod prune;
+mod pty;
 mod reaper;
 mod spawn;
 mod tail;
@@ -25,6 +26,7 @@ use uuid::Uuid;
 use self::console::Console;
 pub use self::log::{DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES, LogLimits};
 pub use self::prune::{DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES};
+use self::pty::Ptys;
 use self::reaper::Reaper;
 use crate::console_info::KillCause;
 use crate::paths::RunPaths;
@@ -145,6 +147,8 @@ struct Server {
     consoles: Mutex<HashMap<Uuid, Arc<Console>>>,
     activity: Mutex<Activity>,
     reaper: Reaper,
+    /// The PTY the next spawn takes.
+    ptys: Ptys,
     stop_requested: AtomicBool,
     /// Held while a spawn checks the console limit and starts, so racing spawns cannot
     /// both take the last place.
@@ -211,6 +215,7 @@ pub fn run_server(opts: ServerOptions) -> Result<(), ConsoleError> {
             shutting_down: false,
         }),
         reaper: Reaper::default(),
+        ptys: Ptys::default(),
         stop_requested: AtomicBool::new(false),
         spawn_gate: Mutex::new(()),
     });
@@ -466,6 +471,7 @@ impl Server {
             // on (to wait for it, say) while it is written.
             if let Some(console) = started {
                 console.save_record();
+                self.ptys.open_ahead();
             }
             if !answered || shutdown {
                 return;
@@ -517,9 +523,8 @@ impl Server {
                     &spec,
                     self.instance,
                     &self.reaper,
-                    self.opts.tail_bytes,
-                    self.opts.kill_grace,
-                    self.opts.log_limits,
+                    &self.ptys,
+                    &self.opts,
                 )?;
                 let info = console.info();
                 self.consoles().insert(info.id, Arc::clone(&console));

@@ -9,7 +9,7 @@ use std::sync::mpsc::Receiver;
 use portable_pty::MasterPty;
 use uuid::Uuid;
 
-use super::reaper::Reaper;
+use super::reaper::{AtOnce, Reaper};
 use crate::ConsoleError;
 use crate::console_info::SpawnSpec;
 use crate::proctree::{RUN_MARKER_ENV, SHARED_ENV};
@@ -20,13 +20,14 @@ const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// Starts the spec's command (`bash -c COMMAND`, or its argv) on the slave side of
 /// `master`'s PTY: stdin, stdout and stderr, in a new session with the PTY as its
-/// controlling terminal. Returns the pid and the channel its exit arrives on.
+/// controlling terminal. Returns the pid, the channel its exit arrives on, and where to set
+/// what hears of it at once on the reaper's thread.
 pub(super) fn spawn_child(
     spec: &SpawnSpec,
     id: Uuid,
     master: &dyn MasterPty,
     reaper: &Reaper,
-) -> Result<(u32, Receiver<RawExit>), ConsoleError> {
+) -> Result<(u32, Receiver<RawExit>, AtOnce), ConsoleError> {
     let spawn_err = |reason: String| ConsoleError::Spawn {
         command: spec.command.clone(),
         reason,
@@ -70,7 +71,7 @@ pub(super) fn spawn_child(
         cwd: &cwd,
         tty: &tty,
     };
-    let ((), pid, exit_rx) = reaper.spawn_tracked(|| {
+    let ((), pid, exit_rx, at_once) = reaper.spawn_tracked(|| {
         let pid = sys::spawn_on_tty(&spawn).map_err(|e| spawn_err(e.to_string()))?;
         Ok::<_, ConsoleError>(((), pid))
     })?;
@@ -79,7 +80,7 @@ pub(super) fn spawn_child(
         // it can start much, and the session's autogroup with it.
         sys::lower_priority(pid, nice);
     }
-    Ok((pid, exit_rx))
+    Ok((pid, exit_rx, at_once))
 }
 
 /// The command's environment: the server's, `TERM` when it has none, the spec's variables,

@@ -60,6 +60,7 @@ mod batch;
 mod cancel;
 mod clock;
 mod external_edit;
+pub mod folder_globs;
 mod json;
 mod layout;
 mod module;

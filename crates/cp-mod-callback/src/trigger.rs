@@ -13,11 +13,10 @@
 //! set lookup however many callbacks there are, plus one for each folder the first time a
 //! batch meets it. The answer ([`Matches`]) is one list for all paths, not one per path.
 
-use std::collections::HashMap;
-
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::model::CallbackId;
+use cp_base::folder_globs::{FolderGlobs, parent_of};
 
 /// A rule that does not compile, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -224,11 +223,11 @@ impl Matcher {
         // Per path, beyond the set lookup itself, only what the rules need: the rules that
         // match its folder or one above (looked up once per folder) and one walk over the
         // hits. Nothing is allocated per path: every path's callbacks go into one list.
-        let mut folders = Folders::default();
+        let mut folders = FolderGlobs::default();
         let mut hits = Vec::new();
         for path in paths {
             let path = strip_dot_slash(path);
-            let above = folders.hits(self, parent_of(path));
+            let above = folders.hits(&self.set, parent_of(path));
             self.set
                 .matches_candidate_into(&Candidate::new(path), &mut hits);
             if self.any_dir_only {
@@ -269,72 +268,6 @@ impl Matcher {
             current = Some((slot.callback, slot.negated));
         }
         flush(current, out);
-    }
-}
-
-/// The rules matching each folder met so far or one above it, sorted, without duplicates.
-/// Each folder costs one set lookup, once: its own hits are added to its parent's.
-struct Folders<'p> {
-    /// Where each folder's rules are in `hits`; the root (`""`) is always there, with none.
-    index: HashMap<&'p str, usize, foldhash::fast::RandomState>,
-    hits: Vec<Vec<usize>>,
-    /// The folder asked for last: files of one folder often come one after another.
-    last: Option<(&'p str, usize)>,
-}
-
-impl Default for Folders<'_> {
-    fn default() -> Self {
-        let mut index = HashMap::default();
-        index.insert("", 0);
-        Self {
-            index,
-            hits: vec![Vec::new()],
-            last: None,
-        }
-    }
-}
-
-impl<'p> Folders<'p> {
-    /// The rules matching `dir` or a folder above it.
-    fn hits(&mut self, matcher: &Matcher, dir: &'p str) -> &[usize] {
-        let at = match self.last {
-            Some((last, at)) if last == dir => at,
-            _ => {
-                let at = self.find_or_add(matcher, dir);
-                self.last = Some((dir, at));
-                at
-            }
-        };
-        self.hits.get(at).map_or(&[], Vec::as_slice)
-    }
-
-    fn find_or_add(&mut self, matcher: &Matcher, dir: &'p str) -> usize {
-        if let Some(&at) = self.index.get(dir) {
-            return at;
-        }
-        // Up to the nearest folder already known (the root at worst), then down again.
-        let mut missing = vec![dir];
-        let mut at = loop {
-            let up = parent_of(missing.last().copied().unwrap_or_default());
-            match self.index.get(up) {
-                Some(&at) => break at,
-                None => missing.push(up),
-            }
-        };
-        let mut own = Vec::new();
-        while let Some(folder) = missing.pop() {
-            matcher
-                .set
-                .matches_candidate_into(&Candidate::new(folder), &mut own);
-            let mut all = self.hits.get(at).cloned().unwrap_or_default();
-            all.extend_from_slice(&own);
-            all.sort_unstable();
-            all.dedup();
-            self.hits.push(all);
-            at = self.hits.len() - 1;
-            self.index.insert(folder, at);
-        }
-        at
     }
 }
 
@@ -385,17 +318,6 @@ impl Matches {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[CallbackId]> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
-}
-
-/// The directory holding `path` (`""` at the root): what comes before its last `/`.
-fn parent_of(path: &str) -> &str {
-    // The name is short, so a byte walk from the end beats a general search.
-    let bytes = path.as_bytes();
-    bytes
-        .iter()
-        .rposition(|&b| b == b'/')
-        .and_then(|i| path.get(..i))
-        .unwrap_or("")
 }
 
 /// `path` without any leading `./`.

@@ -38,16 +38,22 @@ fn project(checkpoint: &Value) -> (tempfile::TempDir, PathBuf) {
     .unwrap();
     std::fs::write(root.join(".gitignore"), "log/\n").unwrap();
     std::fs::create_dir_all(root.join("log")).unwrap();
+    configure_commit_and_trust(&root, checkpoint);
+    (repo, root)
+}
+
+/// Writes `checkpoint` as the project's checkpoint section, commits everything, and trusts
+/// the project.
+fn configure_commit_and_trust(root: &Path, checkpoint: &Value) {
     std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
     std::fs::write(
         root.join(".context-pilot/config.json"),
         json!({ "checkpoint": checkpoint }).to_string(),
     )
     .unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    crate::util::trust(&root);
-    (repo, root)
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    crate::util::trust(root);
 }
 
 /// Claude Code's `Write` of `src/greet.sh` with `content`: the file, then the hook.
@@ -268,15 +274,10 @@ fn a_cold_cargo_build_at_the_first_stop_is_no_silent_timeout() {
     std::fs::write(root.join(".gitignore"), "target/\nCargo.lock\n").unwrap();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), slow_to_build_crate("hi")).unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"tests": {"timeout_secs": 1}, "warm": {"quiet_ms": 50}}}).to_string(),
-    )
-    .unwrap();
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    crate::util::trust(&root);
+    configure_commit_and_trust(
+        &root,
+        &json!({"tests": {"timeout_secs": 1}, "warm": {"quiet_ms": 50}}),
+    );
 
     // The agent's edit: `greet` now says what its test expects.
     std::fs::write(root.join("src/lib.rs"), slow_to_build_crate("hello")).unwrap();

@@ -1,12 +1,11 @@
 //! Sorting changed files into the configured categories.
 
-use std::collections::HashMap;
-
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::config::{StopGateConfig, StopRule};
 use crate::error::CheckpointError;
+use cp_base::folder_globs::{FolderGlobs, parent_of};
 use cp_git::ChangedFile;
 
 /// A changed file with the categories it falls in.
@@ -53,7 +52,7 @@ pub(crate) fn with_classes(files: Vec<ChangedFile>, classes: Vec<Class>) -> Vec<
 #[derive(Debug, Clone)]
 pub(crate) struct Patterns {
     /// Each pattern's glob for the path itself; one that matches a folder covers everything
-    /// beneath it (see [`Folders`]).
+    /// beneath it (see [`FolderGlobs`]).
     include: Vec<Glob>,
     exclude: Vec<Glob>,
     /// The same patterns' `…/**` globs, checked like the others when the config is read,
@@ -128,7 +127,7 @@ fn matches_every_path(pattern: &str) -> bool {
 
 /// Adds `pattern` with gitignore meaning: unanchored without `/`, and a match of a directory
 /// covers everything below it. Its glob goes to `globs`, its `…/**` glob (the directory
-/// case, which [`Folders`] matches instead) to `beneath`.
+/// case, which [`FolderGlobs`] matches instead) to `beneath`.
 fn add(
     globs: &mut Vec<Glob>,
     beneath: &mut Vec<Glob>,
@@ -234,7 +233,7 @@ impl AllPatterns {
     fn mark<'p>(
         &self,
         path: &'p str,
-        folders: &mut Folders<'p>,
+        folders: &mut FolderGlobs<'p>,
         matched: &mut [bool],
         hits: &mut Vec<usize>,
         seen: &mut Vec<(bool, bool)>,
@@ -256,72 +255,6 @@ impl AllPatterns {
             *flag |= *included && !*excluded;
         }
     }
-}
-
-/// The globs matching each folder met so far or one above it, sorted, without repeats: a
-/// pattern that matches a folder covers everything beneath it. Each folder is matched once
-/// (its own hits added to its parent's), however many of its files changed.
-struct Folders<'p> {
-    /// Where each folder's hits are in `hits`; the root (`""`) is always there, with none.
-    index: HashMap<&'p str, usize>,
-    hits: Vec<Vec<usize>>,
-    /// The folder asked for last: the files of one folder come one after another.
-    last: Option<(&'p str, usize)>,
-}
-
-impl<'p> Folders<'p> {
-    fn new() -> Self {
-        Self {
-            index: HashMap::from([("", 0)]),
-            hits: vec![Vec::new()],
-            last: None,
-        }
-    }
-
-    /// The globs of `set` matching `dir` or a folder above it.
-    fn hits(&mut self, set: &GlobSet, dir: &'p str) -> &[usize] {
-        let at = match self.last {
-            Some((last, at)) if last == dir => at,
-            _ => {
-                let at = self.find_or_add(set, dir);
-                self.last = Some((dir, at));
-                at
-            }
-        };
-        self.hits.get(at).map_or(&[], Vec::as_slice)
-    }
-
-    fn find_or_add(&mut self, set: &GlobSet, dir: &'p str) -> usize {
-        if let Some(&at) = self.index.get(dir) {
-            return at;
-        }
-        // Up to the nearest folder already known (the root at worst), then down again.
-        let mut missing = vec![dir];
-        let mut at = loop {
-            let up = parent_of(missing.last().copied().unwrap_or_default());
-            match self.index.get(up) {
-                Some(&at) => break at,
-                None => missing.push(up),
-            }
-        };
-        let mut own = Vec::new();
-        while let Some(folder) = missing.pop() {
-            set.matches_candidate_into(&Candidate::new(folder), &mut own);
-            let mut all = self.hits.get(at).cloned().unwrap_or_default();
-            all.extend_from_slice(&own);
-            all.sort_unstable();
-            all.dedup();
-            self.hits.push(all);
-            at = self.hits.len() - 1;
-            self.index.insert(folder, at);
-        }
-        at
-    }
-}
-
-/// The folder holding `path` (`""` at the top): what comes before its last `/`.
-fn parent_of(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// The rules and test trigger, compiled.
@@ -386,7 +319,7 @@ impl Categorizer {
     /// What the rules say of each of `files`, in order (see [`Categorizer::categorize`]).
     pub(crate) fn classify(&self, files: &[ChangedFile]) -> Vec<Class> {
         let (mut hits, mut seen) = (Vec::new(), Vec::new());
-        let mut folders = Folders::new();
+        let mut folders = FolderGlobs::default();
         let mut matched = vec![false; self.patterns.everything.len()];
         files
             .iter()

@@ -1,0 +1,112 @@
+//! Gemini CLI: the gate's blocks and the person's message, and a commit that ends cleanly.
+
+use super::*;
+
+/// A test `HOME` for Gemini CLI: API-key auth, and `root` trusted.
+fn gemini_home(root: &Path) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+    )
+    .unwrap();
+    let mut trusted = serde_json::Map::new();
+    trusted.insert(root.display().to_string(), json!("TRUST_FOLDER"));
+    std::fs::write(
+        dir.join("trustedFolders.json"),
+        Value::Object(trusted).to_string(),
+    )
+    .unwrap();
+    home
+}
+
+fn gemini_cli(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    let mut command = Command::new(agent_bin("gemini"));
+    command
+        .args(["-p", "Add src/new.sh.", "--yolo", "--output-format", "json"])
+        .current_dir(root)
+        .env("HOME", home)
+        .env("GEMINI_API_KEY", "scripted")
+        .env("GOOGLE_GEMINI_BASE_URL", server.url())
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env_remove("CONTEXT_PILOT_WORKER");
+    run(command)
+}
+
+fn gemini_server() -> LlmServer {
+    let server = LlmServer::start().unwrap();
+    server.answer_side_requests(gemini::side_reply);
+    server
+}
+
+#[test]
+fn gemini_cli_that_never_commits_stops_after_max_blocks_and_the_person_is_told() {
+    let repo = project("gemini");
+    let root = canonical(repo.path());
+    let home = gemini_home(&root);
+    let server = gemini_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    for said in ["Done.", "Everything is done.", "I am done."] {
+        server.push(gemini::text_turn(said));
+    }
+
+    let out = gemini_cli(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        root.join("src/new.sh").exists(),
+        "write_file ran:\n{stdout}\n{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "one tool turn, two blocked stops, the stop the limit lets through:\n{stdout}\n{stderr}"
+    );
+    assert!(requests[2].raw_body.contains("Stop gate: verify"));
+    assert!(
+        requests[3]
+            .raw_body
+            .contains("Commit your changes before stopping")
+    );
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        all.contains("the agent stopped with work left"),
+        "no systemMessage in Gemini CLI's output:\n{all}"
+    );
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_string(), "{report}");
+}
+
+#[test]
+fn gemini_cli_that_commits_ends_cleanly() {
+    let repo = project("gemini");
+    let root = canonical(repo.path());
+    let home = gemini_home(&root);
+    let server = gemini_server();
+    let write = json!({"file_path": root.join("src/new.sh"), "content": "echo new\n"}).to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &write)]));
+    let commit = json!({"command": "git add -A && git commit -qm 'Add src/new.sh'",
+        "description": "Commit the change"})
+    .to_string();
+    server.push(gemini::tool_call_turn(&[("run_shell_command", &commit)]));
+    server.push(gemini::text_turn("Committed and done."));
+
+    let out = gemini_cli(&root, home.path(), &server);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "no block after the commit:\n{stdout}\n{stderr}"
+    );
+    assert!(git(&root, &["log", "--format=%s"]).contains("Add src/new.sh"));
+    assert!(!stdout.contains("stopped with work left"), "{stdout}");
+    let report = saved_report(&root);
+    assert!(report["gave_up"].is_null(), "{report}");
+}

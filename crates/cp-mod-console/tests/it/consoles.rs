@@ -10,7 +10,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::util::{Project, group_members, process_alive, status_kb};
+use crate::util::{Project, assert_group_ended, group_members, process_alive, status_kb};
 use cp_e2e::{eventually, eventually_with};
 use cp_mod_console::{ConsoleClient, ConsoleError, ConsoleStatus, KillCause, SpawnSpec};
 
@@ -74,7 +74,7 @@ fn kill_takes_down_the_whole_process_group() {
             cause: KillCause::Request
         }
     );
-    assert_eq!(group_members(pgid), vec![], "processes of the group remain");
+    assert_group_ended(pgid);
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn timeout_kills_the_group_even_when_it_ignores_sigterm() {
             cause: KillCause::Timeout
         }
     );
-    assert_eq!(group_members(pgid), vec![], "processes of the group remain");
+    assert_group_ended(pgid);
 }
 
 #[test]

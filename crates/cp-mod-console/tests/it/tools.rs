@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::util::group_members;
+use crate::util::{assert_group_ended, group_members};
 use cp_base::{
     Module, Notice, Notifier, Project, Registry, ToolCall, ToolEnv, ToolResult, WorkerId,
 };
@@ -212,7 +212,7 @@ fn kill_takes_down_background_children() {
     });
     let r = h.call("console_kill", json!({"id": id}));
     assert!(r.text.contains("killed on request"), "{}", r.text);
-    assert_eq!(group_members(pid), vec![]);
+    assert_group_ended(pid);
     let r = h.call("console_kill", json!({"id": id}));
     assert!(r.text.contains("already ended"), "{}", r.text);
 }
@@ -264,7 +264,7 @@ fn easy_bash_kills_the_group_on_timeout() {
         .unwrap()
         .pid
         .unwrap();
-    assert_eq!(group_members(pgid), vec![]);
+    assert_group_ended(pgid);
 }
 
 /// Sets the host's cancel flag (Esc) once `ready` holds, from another thread.
@@ -302,7 +302,7 @@ fn easy_bash_is_killed_as_a_group_when_the_turn_is_cancelled() {
         .info()
         .unwrap();
     assert!(!info.status.is_running(), "{}", info.status);
-    assert_eq!(group_members(info.pid.unwrap()), vec![]);
+    assert_group_ended(info.pid.unwrap());
 }
 
 #[test]

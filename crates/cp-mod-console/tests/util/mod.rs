@@ -85,6 +85,24 @@ pub fn group_members(pgid: u32) -> Vec<(u32, char)> {
     out
 }
 
+/// Checks that a console which says it ended left nothing of its process group: no live
+/// member now (the kill, or the end, is complete once the status says so), and no zombie a
+/// moment later. The server's reaper reaps the group's orphans, one after another, and may
+/// report the console's end before it reaches the last of them.
+pub fn assert_group_ended(pgid: u32) {
+    let live: Vec<(u32, char)> = group_members(pgid)
+        .into_iter()
+        .filter(|(_, state)| *state != 'Z')
+        .collect();
+    assert_eq!(live, vec![], "processes of the group still run");
+    cp_e2e::eventually_with(
+        "the group's zombies to be reaped by the console server",
+        std::time::Duration::from_secs(10),
+        || group_members(pgid).is_empty(),
+        || format!("left: {:?}", group_members(pgid)),
+    );
+}
+
 /// Whether a process with this pid exists and is not a zombie.
 pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -18,6 +18,8 @@ mod cli;
 #[cfg(test)]
 mod cli_reference;
 #[cfg(test)]
+mod crate_graph;
+#[cfg(test)]
 mod docs_check;
 #[cfg(test)]
 mod reference_page;

@@ -14,6 +14,8 @@
 //! Its tests check what only the whole binary can: the checked-in reference pages, the docs,
 //! and (under `tests/`) every front-end end to end.
 
+#[cfg(test)]
+mod agent_table;
 mod cli;
 #[cfg(test)]
 mod cli_reference;

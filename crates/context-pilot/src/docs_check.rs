@@ -224,22 +224,66 @@ fn collect_rust(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `text` as one line of words, so that a phrase broken across lines is found: each line's
+/// comment marker (`//!`, `///`, `//`, `*`) or quote (`>`) and a string's line-continuation
+/// backslash are dropped, and every run of white space becomes one space. With it, the line
+/// number where each of its lines starts.
+fn flattened(text: &str) -> (String, Vec<(usize, usize)>) {
+    let mut flat = String::new();
+    let mut starts = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let mut line = line.trim();
+        for marker in ["//!", "///", "//", "*", ">"] {
+            if let Some(rest) = line.strip_prefix(marker) {
+                line = rest;
+                break;
+            }
+        }
+        let line = line.strip_suffix('\\').unwrap_or(line);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        if !flat.is_empty() {
+            flat.push(' ');
+        }
+        starts.push((flat.len(), n + 1));
+        flat.push_str(&words.join(" "));
+    }
+    (flat, starts)
+}
+
+/// The lines of `text` where `phrase` (lower case) begins, across line breaks.
+fn lines_with(text: &str, phrase: &str) -> Vec<usize> {
+    lines_of(&flattened(&text.to_lowercase()), phrase)
+}
+
+/// The lines where `phrase` begins in a text [`flattened`] once for all the phrases.
+fn lines_of((flat, starts): &(String, Vec<(usize, usize)>), phrase: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = flat
+        .match_indices(phrase)
+        .map(|(at, _)| {
+            let i = starts.partition_point(|(start, _)| *start <= at);
+            starts[i.saturating_sub(1)].1
+        })
+        .collect();
+    lines.dedup();
+    lines
+}
+
 #[test]
 fn glossary_words_are_kept() {
     let banned = banned_phrases();
     assert!(!banned.is_empty(), "docs/GLOSSARY.md lists no banned words");
     let mut problems = Vec::new();
     for file in worded_files() {
-        let text = read(&file).to_lowercase();
-        for (n, line) in text.lines().enumerate() {
-            for (phrase, instead) in &banned {
-                if line.contains(phrase.as_str()) {
-                    let n = n + 1;
-                    problems.push(format!(
-                        "{}:{n}: \"{phrase}\": say \"{instead}\"",
-                        display(&file)
-                    ));
-                }
+        let text = flattened(&read(&file).to_lowercase());
+        for (phrase, instead) in &banned {
+            for n in lines_of(&text, phrase) {
+                problems.push(format!(
+                    "{}:{n}: \"{phrase}\": say \"{instead}\"",
+                    display(&file)
+                ));
             }
         }
     }
@@ -248,6 +292,24 @@ fn glossary_words_are_kept() {
         "words the glossary bans:\n{}",
         problems.join("\n")
     );
+}
+
+#[test]
+fn a_banned_phrase_is_found_across_a_line_break() {
+    assert_eq!(lines_with("a green\ntree here", "green tree"), [1]);
+    assert_eq!(
+        lines_with("/// the green\n    /// Tree it ran", "green tree"),
+        [1]
+    );
+    assert_eq!(
+        lines_with("one\n\"a green \\\n     tree\"", "green tree"),
+        [2]
+    );
+    assert_eq!(
+        lines_with("green\n\nx tree", "green tree"),
+        Vec::<usize>::new()
+    );
+    assert_eq!(lines_with("a green tree\ngreen tree", "green tree"), [1, 2]);
 }
 
 #[test]

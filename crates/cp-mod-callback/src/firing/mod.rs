@@ -9,7 +9,7 @@
 //!    anyway ([`hold`]). Background runs are recorded in [`watch::WatchedRuns`] until
 //!    reported.
 //! 2. **finished, timed out or not started** ([`execute`]): the script runs in a console
-//!    session (the console server owns the process, so the output survives this process),
+//!    (the console server owns the process, so the output survives this process),
 //!    and its end becomes a [`RunReport`](crate::RunReport).
 //! 3. **reported** ([`deliver`]): to the run's panel, to the blocking batch waiting for it
 //!    (its [`hold::BlockingWait`]) or, for a background run, as a notification. Then the

@@ -71,17 +71,16 @@
 //! ```
 //!
 //! Files: `agent` (the descriptor), `kind` (the table and [`AgentKind`]), `driver` and
-//! `session` (one driver for every agent), `drive`, `process`, `item`, `progress`,
-//! `transcript`, `session_log` (one invocation), `wiring`, `wired`, `hook_report` (a run's wiring and its
-//! proof), `hook_reply`, `project_settings`, `settings_json` (hooks and `init`), `binary`,
-//! `installed` (which agent CLIs `PATH` holds), `config`, `error`.
+//! `session` (one driver for every agent), `invocation`, `process`, `item`, `progress`,
+//! `transcript`, `session_log` (one invocation of the CLI), `wiring`, `wired`, `hook_report` (a
+//! run's wiring and its proof), `hook_reply`, `project_settings`, `settings_json` (hooks and
+//! `init`), `binary`, `installed` (which agent CLIs `PATH` holds), `config`, `error`.
 
 mod agent;
 mod binary;
 mod claude;
 mod codex;
 mod config;
-mod drive;
 mod driver;
 mod error;
 mod gemini;
@@ -89,6 +88,7 @@ mod hook_reply;
 mod hook_report;
 mod installed;
 mod interactive;
+mod invocation;
 mod item;
 mod kind;
 mod process;

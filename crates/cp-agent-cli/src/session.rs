@@ -8,8 +8,8 @@ use cp_base::WORKER_ENV;
 use cp_orchestrate::{DriverError, SessionControl, SessionEnd};
 
 use crate::binary::AgentBinary;
-use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
+use crate::invocation::{Invocation, WindowSource, drive};
 use crate::process::AgentProcess;
 use crate::progress::Progress;
 use crate::session_log::SessionLog;

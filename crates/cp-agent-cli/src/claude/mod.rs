@@ -1,8 +1,8 @@
 //! Claude Code: everything Context Pilot knows about it, in one place ([`Claude`]).
 
-#[cfg(test)]
-mod drive_tests;
 mod hooks;
+#[cfg(test)]
+mod invocation_tests;
 mod run;
 mod stream;
 

@@ -8,10 +8,10 @@
 //! for that invocation only ([`hook_trust`]), measuring context use from Codex's session file
 //! ([`rollout`]).
 
-#[cfg(test)]
-mod drive_tests;
 mod hook_trust;
 mod hooks;
+#[cfg(test)]
+mod invocation_tests;
 mod patch;
 mod rollout;
 mod run;

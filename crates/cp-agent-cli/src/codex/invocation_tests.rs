@@ -10,8 +10,8 @@ use cp_orchestrate::{ContextEstimator, RestartConfig, SessionControl, SessionEnd
 use serde_json::json;
 
 use super::SPEC;
-use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::ReportReader;
+use crate::invocation::{Invocation, WindowSource, drive};
 use crate::process::AgentProcess;
 use crate::progress::{Progress, ProgressEvent};
 use crate::session_log::SessionLog;

@@ -8,8 +8,8 @@ use std::time::Duration;
 use cp_orchestrate::{ContextEstimator, RestartConfig, SessionControl, SessionEnd};
 
 use super::stream::parse_line;
-use crate::drive::{Invocation, WindowSource, drive};
 use crate::hook_report::{HOOK_REPORT_ENV, ReportReader};
+use crate::invocation::{Invocation, WindowSource, drive};
 use crate::process::AgentProcess;
 use crate::progress::{Progress, ProgressEvent};
 

@@ -3,7 +3,8 @@
 //! 1. Each call is validated and started in order, so two edits of one file apply in the order
 //!    the model wrote them. Deferred (waiting) work then runs in parallel, modules released.
 //! 2. The file changes the calls report are collected per call.
-//! 3. Every module's batch hook sees those changes and may add notes to the calls that caused
+//! 3. Every module's batch hook sees those changes ([`react_to_changes`], which a front-end
+//!    whose agent edited the files itself calls alone) and may add notes to the calls that caused
 //!    them, now or from work that holds the batch (blocking callbacks).
 //! 4. Only when all holds are done do the results go back, each with its notes appended.
 
@@ -32,13 +33,25 @@ pub fn run_batch(registry: &Registry, calls: &[ToolCall], env: &ToolEnv) -> Vec<
             })
             .collect(),
     };
-    if batch.is_empty() {
-        return results;
+    for note in react_to_changes(registry, &batch, env) {
+        if let Some(result) = results.get_mut(note.call_index) {
+            result.append(&note.text);
+        }
     }
+    results
+}
 
+/// Tells every module of `registry` that the calls of `batch` changed these files, and runs
+/// what that triggers (callbacks): returns the notes for each call once every blocking piece of
+/// work ended. [`run_batch`] calls it after its own tools; a front-end whose agent edited the
+/// files itself (an agent CLI's hook) calls it with the agent's calls.
+pub fn react_to_changes(registry: &Registry, batch: &BatchChanges, env: &ToolEnv) -> Vec<CallNote> {
+    if batch.is_empty() {
+        return Vec::new();
+    }
     let mut notes: Vec<CallNote> = Vec::new();
     let mut holds: Vec<BatchHold> = Vec::new();
-    for response in registry.on_batch(&batch, env) {
+    for response in registry.on_batch(batch, env) {
         notes.extend(response.notes);
         holds.extend(response.hold);
     }
@@ -48,12 +61,7 @@ pub fn run_batch(registry: &Registry, calls: &[ToolCall], env: &ToolEnv) -> Vec<
         // Held work changed modules from its own threads (a failed run shows its panel).
         registry.try_republish();
     }
-    for note in notes {
-        if let Some(result) = results.get_mut(note.call_index) {
-            result.append(&note.text);
-        }
-    }
-    results
+    notes
 }
 
 /// A short human label for a call, e.g. `File_edit src/main.rs`.

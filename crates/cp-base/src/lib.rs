@@ -85,7 +85,7 @@ mod worker;
 
 pub use args::Args;
 pub use atomic::write_atomic_in;
-pub use batch::{call_label, run_batch};
+pub use batch::{call_label, react_to_changes, run_batch};
 pub use cancel::CancelToken;
 pub use clock::now_ms;
 pub use external_edit::ExternalEdit;

@@ -1,19 +1,14 @@
 //! After an agent's file edits: fire the callbacks exactly as if the edits had been Context
 //! Pilot tool calls in one batch.
 //!
-//! The agent's calls that changed files are replayed through [`cp_base::run_batch`] as calls
-//! of tools named after the agent's own (`Edit`, `write_file`, …) whose results report the
-//! file changes the agent already made. Every module's batch hook then sees the same
-//! [`cp_base::BatchChanges`] it would see in the TUI: one call at `PostToolUse` (an edit, or
-//! what a shell command changed), every call of the batch at `PostToolBatch`, so a
-//! `once_per_batch` callback runs once with every matched file of the batch. Blocking
-//! callbacks hold the reply until they end, and the notes land on the calls, which the reply
-//! gives the agent together.
+//! The agent's calls that changed files become one [`cp_base::BatchChanges`], a call each, and
+//! go to [`Host::react_to_changes`]: every module's batch hook sees what it would see in the
+//! TUI. One call at `PostToolUse` (an edit, or what a shell command changed), every call of the
+//! batch at `PostToolBatch`, so a `once_per_batch` callback runs once with every matched file
+//! of the batch. Blocking callbacks hold the reply until they end, and the notes land on the
+//! calls, which the reply gives the agent together.
 
-use cp_base::{
-    FileChange, Module, Registry, ToolCall, ToolDef, ToolEnv, ToolOutcome, ToolResult, run_batch,
-};
-use serde_json::{Value, json};
+use cp_base::{BatchChanges, CallChanges, CallNote, FileChange};
 
 use cp_agent_cli::Reply;
 use cp_host::Host;
@@ -26,43 +21,14 @@ pub struct AgentEdit {
     pub changes: Vec<FileChange>,
 }
 
-/// The agent's calls, as tools that report their changes. A call's arguments name its index
-/// (`{"call": 1, …}`), since one tool may be called more than once in a batch.
-struct Replay {
-    names: Vec<String>,
-    edits: Vec<AgentEdit>,
-}
-
-impl Module for Replay {
-    fn id(&self) -> &'static str {
-        "hook-replay"
-    }
-
-    fn tools(&self) -> Vec<ToolDef> {
-        self.names
-            .iter()
-            .map(|name| {
-                ToolDef::new(
-                    name.clone(),
-                    "The agent's own edit, replayed for the batch hook.",
-                    json!({"type": "object"}),
-                )
-            })
-            .collect()
-    }
-
-    fn call_tool(&mut self, _name: &str, args: &Value, _env: &ToolEnv) -> ToolOutcome {
-        let index = args["call"].as_u64().and_then(|i| usize::try_from(i).ok());
-        let changes = index
-            .and_then(|i| self.edits.get(i))
-            .map(|edit| edit.changes.as_slice())
-            .unwrap_or_default();
-        changes
-            .iter()
-            .fold(ToolResult::ok(""), |result, change| {
-                result.with_change(change.clone())
-            })
-            .into()
+impl AgentEdit {
+    /// What messages call this edit: the agent's tool and its file, e.g. `Edit src/a.rs`, or
+    /// the tool alone when the call changed several files (a shell command, a patch).
+    fn label(&self) -> String {
+        match self.changes.as_slice() {
+            [one] => format!("{} {}", self.tool, one.path),
+            _ => self.tool.clone(),
+        }
     }
 }
 
@@ -80,43 +46,25 @@ pub fn after_edits(host: &Host, edits: Vec<AgentEdit>) -> Reply {
     reply(notes, &collected)
 }
 
-/// The name a replayed call of the agent's `tool` gets: its own, unless one of ours has it
-/// (ours never contain ':').
-fn replay_name(host: &Host, tool: &str) -> String {
-    if host.registry().tool_def(tool).is_some() {
-        format!("agent:{tool}")
-    } else {
-        tool.to_owned()
-    }
-}
-
 fn fire(host: &Host, edits: Vec<AgentEdit>) -> Option<String> {
-    let mut names: Vec<String> = Vec::new();
-    let mut calls = Vec::new();
-    for (index, edit) in edits.iter().enumerate() {
-        let name = replay_name(host, &edit.tool);
-        let paths: Vec<&str> = edit.changes.iter().map(|c| c.path.as_str()).collect();
-        let args = match paths.as_slice() {
-            [one] => json!({"call": index, "file_path": one}),
-            many => json!({"call": index, "file_paths": many}),
-        };
-        calls.push(ToolCall::new(
-            format!("hook-{}", index + 1),
-            name.clone(),
-            args,
-        ));
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    let mut registry: Registry = host.registry().clone();
-    if let Err(e) = registry.register(Box::new(Replay { names, edits })) {
-        tracing::error!("cannot replay the agent's edits: {e}");
-        return None;
-    }
-    let texts: Vec<String> = run_batch(&registry, &calls, host.env())
+    let batch = BatchChanges {
+        calls: edits
+            .into_iter()
+            .enumerate()
+            .map(|(call_index, edit)| CallChanges {
+                call_index,
+                label: edit.label(),
+                tool: edit.tool,
+                changes: edit.changes,
+            })
+            .collect(),
+    };
+    let mut notes: Vec<CallNote> = host.react_to_changes(&batch);
+    // The notes of one call stay together, in the order of the calls.
+    notes.sort_by_key(|note| note.call_index);
+    let texts: Vec<String> = notes
         .into_iter()
-        .map(|result| result.text.trim().to_owned())
+        .map(|note| note.text.trim().to_owned())
         .filter(|text| !text.is_empty())
         .collect();
     (!texts.is_empty()).then(|| texts.join("\n\n"))

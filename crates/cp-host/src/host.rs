@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cp_base::{Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId};
+use cp_base::{
+    BatchChanges, CallNote, Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId,
+};
 use cp_mod_callback::CallbackModule;
 use cp_mod_checkpoint::{CheckpointModule, ProjectStopGate, WarmLauncher};
 use cp_mod_console::ConsoleModule;
@@ -136,6 +138,13 @@ impl Host {
 
     pub fn notifier(&self) -> &Notifier {
         &self.env.notifier
+    }
+
+    /// Runs what the file changes of `batch` trigger (callbacks), as after a batch of this
+    /// host's own tools: for the edits an agent CLI made itself and reports through its hooks.
+    /// Returns each call's notes once every blocking callback ended.
+    pub fn react_to_changes(&self, batch: &BatchChanges) -> Vec<CallNote> {
+        cp_base::react_to_changes(&self.registry, batch, &self.env)
     }
 
     /// The stop gate the built-in agent's turns end through: the checkpoint module's, with

@@ -1,7 +1,7 @@
 //! When the agent ends its turn: the stop gate, plus any failure still undelivered.
 
 use cp_git::Head;
-use cp_mod_checkpoint::{CheckpointError, StopGate, StopPhase};
+use cp_mod_checkpoint::{CheckpointError, StopPhase};
 use cp_orchestrate::{Decision, StopInput};
 
 use cp_agent_cli::Reply;
@@ -25,14 +25,13 @@ pub struct StopSkipped(#[from] CheckpointError);
 /// report; the agent is never blocked because of them.
 pub fn at_stop(host: &Host, session: &str, base: Option<Head>) -> Result<Reply, StopSkipped> {
     host.registry().tick(host.env());
-    let checkpoint = StopGate::for_project(host.project())?;
-    let outcome = checkpoint.evaluate(&StopInput {
+    let outcome = host.judge_stop(&StopInput {
         project: host.project().clone(),
         worker: host.worker().clone(),
         session: session.to_owned(),
         gate_commits: true,
         base,
-    });
+    })?;
     let first_stop = outcome.report.phase == StopPhase::First;
     if let Some(why) = &outcome.report.skipped {
         tracing::info!("stop gate passed without checking: {why}");

@@ -20,7 +20,6 @@ use std::path::PathBuf;
 
 use cp_base::{FileChange, Project, WorkerId, write_atomic};
 use cp_git::Head;
-use cp_mod_checkpoint::StopGate;
 use cp_orchestrate::{Decision, StopInput};
 
 use crate::stop::StopSkipped;
@@ -128,14 +127,13 @@ pub fn at_subagent_stop(host: &Host, ending: &EndingSubagent<'_>) -> Result<Repl
         return Ok(Reply::Nothing);
     };
     let in_worktree = project.worktree_of().is_some();
-    let gate = StopGate::for_project(project)?;
-    let outcome = gate.evaluate(&StopInput {
+    let outcome = host.judge_stop(&StopInput {
         project: project.clone(),
         worker,
         session: ending.key.to_owned(),
         gate_commits: in_worktree,
         base: ending.base.clone(),
-    });
+    })?;
     let report = &outcome.report;
     if let Some(why) = &report.skipped {
         tracing::info!("subagent stop gate passed without checking: {why}");

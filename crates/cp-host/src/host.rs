@@ -7,12 +7,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cp_base::{
-    BatchChanges, CallNote, Module, Notifier, Project, Registry, StoreError, ToolEnv, WorkerId,
+    BatchChanges, CallNote, CancelToken, Module, Notifier, Project, Registry, StoreError, ToolEnv,
+    WorkerId,
 };
 use cp_mod_callback::CallbackModule;
-use cp_mod_checkpoint::{CheckpointModule, ProjectStopGate, WarmLauncher};
+use cp_mod_checkpoint::{
+    CheckpointError, CheckpointModule, ProjectStopGate, StopOutcome, WarmLauncher,
+};
 use cp_mod_console::ConsoleModule;
-use cp_orchestrate::StopCheck;
+use cp_orchestrate::{StopCheck, StopInput};
 
 use crate::system::SystemModule;
 use crate::viewer::{Viewer, ViewerModule};
@@ -145,6 +148,16 @@ impl Host {
     /// Returns each call's notes once every blocking callback ended.
     pub fn react_to_changes(&self, batch: &BatchChanges) -> Vec<CallNote> {
         cp_base::react_to_changes(&self.registry, batch, &self.env)
+    }
+
+    /// Judges the agent (or subagent) that stops: the project's stop gate, its configuration
+    /// read afresh, with the whole outcome (decision, report, the person's notice). The hooks
+    /// ask it here; the agent loops ask [`Host::stop_gate`], the same gate.
+    ///
+    /// # Errors
+    /// The project's checkpoint configuration cannot be used.
+    pub fn judge_stop(&self, input: &StopInput) -> Result<StopOutcome, CheckpointError> {
+        ProjectStopGate.judge(input, &CancelToken::new())
     }
 
     /// The stop gate the built-in agent's turns end through: the checkpoint module's, with

@@ -5,12 +5,31 @@
 use cp_base::CancelToken;
 use cp_orchestrate::{StopCheck, StopCheckError, StopInput, StopVerdict};
 
-use super::StopGate;
+use super::{StopGate, StopOutcome};
+use crate::CheckpointError;
 
 /// The stop gate of whichever project the stopping agent works in
 /// ([`StopGate::for_project`], tests on the project's console server).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProjectStopGate;
+
+impl ProjectStopGate {
+    /// Judges the agent that stops (`input`) with the whole outcome: the decision, the report
+    /// behind it and the person's notice. The one way every front-end reaches the stop gate:
+    /// the agent loops through [`StopCheck`], the hooks through the host.
+    ///
+    /// # Errors
+    /// The project's checkpoint configuration cannot be used (a broken `config.json`).
+    pub fn judge(
+        &self,
+        input: &StopInput,
+        cancel: &CancelToken,
+    ) -> Result<StopOutcome, CheckpointError> {
+        Ok(StopGate::for_project(&input.project)?
+            .with_cancel(cancel.clone())
+            .evaluate(input))
+    }
+}
 
 impl StopCheck for ProjectStopGate {
     fn check(
@@ -18,8 +37,7 @@ impl StopCheck for ProjectStopGate {
         input: &StopInput,
         cancel: &CancelToken,
     ) -> Result<StopVerdict, StopCheckError> {
-        let gate = StopGate::for_project(&input.project)?.with_cancel(cancel.clone());
-        let outcome = gate.evaluate(input);
+        let outcome = self.judge(input, cancel)?;
         Ok(StopVerdict {
             decision: outcome.decision,
             notice: outcome.notice,

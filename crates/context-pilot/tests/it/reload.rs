@@ -262,12 +262,22 @@ fn twenty_reloads_grow_no_fds_threads_or_memory() {
     signal(pid, libc::SIGUSR2);
     wait_reloads(repo.path(), 1);
     tui.wait_for("Conversation", WAIT).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let (fds, threads, rss) = (
-        fd_count(pid),
-        status_field(pid, "Threads:"),
-        status_field(pid, "VmRSS:"),
-    );
+    // The figures to compare with are those the reloaded process settles at: the same
+    // descriptors and threads in two readings in a row (a connection being set up comes and
+    // goes), and its memory then.
+    let settled = || {
+        let mut last = (fd_count(pid), status_field(pid, "Threads:"));
+        cp_e2e::eventually(
+            "the reloaded TUI's figures settle",
+            Duration::from_secs(10),
+            || {
+                let now = (fd_count(pid), status_field(pid, "Threads:"));
+                std::mem::replace(&mut last, now) == now
+            },
+        );
+        (last.0, last.1, status_field(pid, "VmRSS:"))
+    };
+    let (fds, threads, rss) = settled();
     for n in 2..=21 {
         signal(pid, libc::SIGUSR2);
         wait_reloads(repo.path(), n);

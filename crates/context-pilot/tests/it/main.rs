@@ -12,6 +12,7 @@
 mod util;
 
 mod agent_loop;
+mod base_verdict;
 mod completions;
 mod config_safety;
 mod crate_map;

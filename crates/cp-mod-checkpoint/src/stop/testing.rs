@@ -306,6 +306,7 @@ impl StopGate {
             missing: None,
             usual_ms: durations.usual_ms(&command, &cwd),
             warm: None,
+            predating: None,
         };
         if let Some(evidence) = missing_before_run(&cwd) {
             outcome.missing = Some(MissingTool {

@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 pub use super::report::WarmUse;
 pub use record::{WarmPhase, WarmRun};
-pub use run::warm_run;
+pub use run::{base_run, warm_run};
 
 pub(crate) use record::RecordFile;
 
@@ -113,8 +113,35 @@ impl WarmLauncher {
             }
         }
         let change = describe(batch);
-        if let Err(e) = self.request(project, worker, &change) {
+        if let Err(e) = self.request(project, worker, &change, false) {
             tracing::warn!("no warm run after {change}: {e}");
+        }
+    }
+
+    /// At the start of a session: asks for a base run ([`base_run`]), which tests the tree of
+    /// HEAD's commit when nothing is uncommitted and keeps each command's verdict for the
+    /// session's stops, so failures that predate the session are told from new ones. Does
+    /// nothing when warm runs are off or a warm run waits or runs (it is not ended for this).
+    /// Never fails the caller: problems are logged.
+    pub fn request_base(&self, project: &Project, worker: &WorkerId) {
+        match StopGateConfig::load(project) {
+            Ok(config) if config.warm.enabled => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::debug!("no base run: {e}");
+                return;
+            }
+        }
+        let busy = RecordFile::new(project)
+            .load()
+            .current
+            .is_some_and(|run| run.phase.is_active());
+        if busy {
+            tracing::debug!("no base run: a warm run is under way");
+            return;
+        }
+        if let Err(e) = self.request(project, worker, run::BASE_CHANGE, true) {
+            tracing::warn!("no base run: {e}");
         }
     }
 
@@ -123,6 +150,7 @@ impl WarmLauncher {
         project: &Project,
         worker: &WorkerId,
         change: &str,
+        base: bool,
     ) -> Result<(), cp_mod_console::ConsoleError> {
         let root = project.root();
         let mut argv: Vec<String> = vec![
@@ -137,6 +165,9 @@ impl WarmLauncher {
             "--asked-at-ms".into(),
             cp_base::now_ms().to_string(),
         ];
+        if base {
+            argv.push("--base".into());
+        }
         argv.shrink_to_fit();
         let mut spec = SpawnSpec::exec(argv, root)
             .label(WARM_LABEL)

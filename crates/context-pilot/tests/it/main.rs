@@ -26,6 +26,7 @@ mod mcp_files;
 mod mcp_protocol;
 mod mcp_search;
 mod models;
+mod orphan_stop;
 mod private_modes;
 mod reload;
 mod terminal_tmux;

@@ -26,6 +26,7 @@ mod report;
 mod runner;
 mod session_start;
 mod state;
+mod stop_run;
 mod test_output;
 mod testing;
 mod tree;

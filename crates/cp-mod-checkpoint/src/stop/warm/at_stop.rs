@@ -50,7 +50,9 @@ impl StopGate {
         if !self.config.warm.enabled {
             match self.plan_runs(input, repo, before, report) {
                 Ok(runs) => {
-                    report.tests = self.run_planned(runs.clone(), &Durations::new(&input.project));
+                    let tree = stop_tree(self, repo, changed_set);
+                    let key = run_key(&tree, &runs, |cwd| self.run_env(cwd));
+                    report.tests = self.run_fresh(&input.project, runs.clone(), &key);
                     self.mark_predating(&file, input, repo, &runs, &mut report.tests);
                 }
                 Err(note) => report.tests_note = note,
@@ -113,7 +115,7 @@ impl StopGate {
                 // Whatever warm run there is tests another tree, or has not begun: end it
                 // first, so the suite never runs twice at once.
                 settle(&file, input.project.root(), false);
-                report.tests = self.run_planned(runs.clone(), &Durations::new(&input.project));
+                report.tests = self.run_fresh(&input.project, runs.clone(), &key);
                 self.mark_predating(&file, input, repo, &runs, &mut report.tests);
             }
         }

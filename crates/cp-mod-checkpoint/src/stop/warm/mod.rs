@@ -182,6 +182,8 @@ impl WarmLauncher {
         for (name, value) in &self.env {
             spec = spec.env(name.clone(), value.clone());
         }
+        // The run of a stop that is gone tests a tree this edit changed: it ends now.
+        super::stop_run::end_orphan(project);
         let client = self.client_for(root)?;
         client.spawn(spec).map(drop)
     }
@@ -229,9 +231,10 @@ fn bounded(text: &str) -> String {
 }
 
 /// Ends the project's warm run, if one waits or runs (its whole process tree), and marks
-/// every warm run asked for until now as unwanted; `why` is shown in the panel. For the end
-/// of a session: the TUI, a `run`, an MCP server.
+/// every warm run asked for until now as unwanted; `why` is shown in the panel. Ends the test
+/// run of a stop that is gone too. For the end of a session: the TUI, a `run`, an MCP server.
 pub fn cancel_warm_run(project: &Project, why: &str) {
+    super::stop_run::end_orphan(project);
     let file = RecordFile::new(project);
     if !file.path().exists() {
         return;
@@ -253,7 +256,7 @@ pub fn cancel_warm_run(project: &Project, why: &str) {
 }
 
 /// Ends the console `id` of the project at `root` (its whole process tree), when it runs.
-fn end_console(root: &Path, id: &str) {
+pub(crate) fn end_console(root: &Path, id: &str) {
     let Ok(id) = Uuid::parse_str(id) else {
         return;
     };

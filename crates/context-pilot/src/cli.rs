@@ -50,6 +50,9 @@ pub enum Command {
         /// When it was asked for, in milliseconds since the Unix epoch.
         #[arg(long)]
         asked_at_ms: u64,
+        /// A base run: test the clean tree of HEAD's commit for the session that begins there.
+        #[arg(long)]
+        base: bool,
     },
     /// Run one tool without the TUI and print its result, e.g.
     /// `context-pilot tool File_write file_path=a.txt content=hi`.
@@ -215,11 +218,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::WarmRun {
             change,
             asked_at_ms,
+            base,
         }) => {
             let project = discover(project_flag)?;
             let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
             cp_host::logging::init(&project.logs_dir());
-            cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms)?;
+            if base {
+                cp_mod_checkpoint::base_run(&project, &worker, asked_at_ms)?;
+            } else {
+                cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

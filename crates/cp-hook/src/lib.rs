@@ -380,7 +380,17 @@ fn decide(
         EventKind::SessionStart if payload.source.as_deref() == Some("compact") => {
             Ok(compacted::after_compaction(host))
         }
-        EventKind::SessionStart => Ok(Reply::Nothing),
+        EventKind::SessionStart => {
+            // A new session on a clean tree: its base's verdict, so its stops can tell the
+            // failures it made from those it found.
+            if payload.source.as_deref() != Some("resume")
+                && let Some(exe) = cp_host::program::binary_path()
+            {
+                cp_mod_checkpoint::WarmLauncher::new(exe)
+                    .request_base(host.project(), host.worker());
+            }
+            Ok(Reply::Nothing)
+        }
     }
 }
 

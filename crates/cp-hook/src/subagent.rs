@@ -141,7 +141,7 @@ pub fn at_subagent_stop(host: &Host, ending: &EndingSubagent<'_>) -> Result<Repl
     Ok(match outcome.decision {
         Decision::Pass => outcome.notice.map_or(Reply::Nothing, Reply::Notice),
         Decision::Block { reason } => {
-            let red = !report.tests_reused && report.tests.iter().any(|t| !t.passed);
+            let red = !report.tests_reused && report.tests_hold();
             let uncommitted = in_worktree && !report.uncommitted_gated.is_empty();
             if red {
                 Reply::Block(reason)

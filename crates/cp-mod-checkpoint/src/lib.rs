@@ -58,11 +58,12 @@ pub use module::{CheckpointModule, HANDOFF_TOOL};
 pub use panel::StopGatePanel;
 pub use stop::{
     CONFIG_KEY, CategorizedFile, CategoryFiles, ConsoleTestRunner, DEFAULT_MAX_BLOCKS,
-    DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS, MAX_LEARNED_TIMEOUT_SECS, MissingTool,
-    NoPlannedTests, PlannedTests, ProcessGroupRunner, ProjectStopGate, RunnerCounts, SESSIONS_FILE,
-    STATE_FILE, SessionStarts, StopGate, StopGateConfig, StopOutcome, StopPhase, StopReport,
-    StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework,
+    DEFAULT_TEST_TIMEOUT_SECS, DEFAULT_WARM_QUIET_MS, ExistingFailures, MAX_LEARNED_TIMEOUT_SECS,
+    MissingTool, NoPlannedTests, PlannedTests, ProcessGroupRunner, ProjectStopGate, RunnerCounts,
+    SESSIONS_FILE, STATE_FILE, SessionStarts, StopGate, StopGateConfig, StopOutcome, StopPhase,
+    StopReport, StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework,
     TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests, WARM_LABEL,
-    WARM_SUBCOMMAND, WarmConfig, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,
-    current_warm_run, parse_test_output, suggest_commit_message, warm_record_path, warm_run,
+    WARM_SUBCOMMAND, WarmConfig, WarmLauncher, WarmPhase, WarmRun, WarmUse, base_run,
+    cancel_warm_run, current_warm_run, parse_test_output, suggest_commit_message, warm_record_path,
+    warm_run,
 };

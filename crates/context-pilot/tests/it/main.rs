@@ -12,6 +12,7 @@
 mod util;
 
 mod agent_loop;
+mod base_verdict;
 mod completions;
 mod config_safety;
 mod crate_map;
@@ -25,6 +26,7 @@ mod mcp_files;
 mod mcp_protocol;
 mod mcp_search;
 mod models;
+mod orphan_stop;
 mod private_modes;
 mod reload;
 mod terminal_tmux;

@@ -128,6 +128,11 @@ pub struct TestConfig {
     /// twice the suite's usual time when that is longer (at most 10 minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// Whether failures that were already failing at the session's base hold the agent too.
+    /// Off: when the base's verdict is known, only new failures hold it, and the old ones are
+    /// named "already failing before this session".
+    #[serde(default)]
+    pub hold_on_existing_failures: bool,
 }
 
 fn default_max_blocks() -> u32 {
@@ -154,6 +159,14 @@ impl Default for StopGateConfig {
 }
 
 impl StopGateConfig {
+    /// Whether failures already failing at the session's base hold the agent too
+    /// (`tests.hold_on_existing_failures`).
+    pub fn hold_on_existing_failures(&self) -> bool {
+        self.tests
+            .as_ref()
+            .is_some_and(|t| t.hold_on_existing_failures)
+    }
+
     /// Reads the `"checkpoint"` section of the project's `config.json`; missing means default.
     pub fn load(project: &Project) -> Result<Self, CheckpointError> {
         let config: Self = project.config().section(CONFIG_KEY)?;
@@ -301,6 +314,7 @@ impl StopGateConfig {
                 include: vec!["*.py".into()],
                 command: Some("pytest tests/unit/ -x -q".into()),
                 timeout_secs: Some(DEFAULT_TEST_TIMEOUT_SECS),
+                hold_on_existing_failures: false,
             }),
             capture_only_message: default_capture_only_message(),
             max_blocks: DEFAULT_MAX_BLOCKS,

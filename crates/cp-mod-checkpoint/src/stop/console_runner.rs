@@ -124,8 +124,45 @@ impl TestRunner for ConsoleTestRunner {
                 return Ok(run);
             }
         };
+        if let Some(file) = &spec.console_file
+            && let Err(e) = cp_base::write_atomic(file, session.id().to_string().as_bytes())
+        {
+            tracing::warn!("stop gate: the test console's id is not kept: {e}");
+        }
+        self.collect(&session, spec, started, size)
+    }
+
+    fn adopt(
+        &self,
+        console: &str,
+        spec: &TestSpec,
+        started_at_ms: u64,
+    ) -> Option<io::Result<TestRun>> {
+        let adopted = || {
+            let id = uuid::Uuid::parse_str(console)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            let session = self.client.attach(id).map_err(io::Error::other)?;
+            let ago = Duration::from_millis(cp_base::now_ms().saturating_sub(started_at_ms));
+            let started = Instant::now().checked_sub(ago).unwrap_or_else(Instant::now);
+            let size = Self::spawn_spec(spec).map(|c| (c.rows, c.cols))?;
+            self.collect(&session, spec, started, size)
+        };
+        Some(adopted())
+    }
+}
+
+impl ConsoleTestRunner {
+    /// Waits for the test console `session` (started at `started`) to end, within the spec's
+    /// limit, ends what it left behind, and reads its result.
+    fn collect(
+        &self,
+        session: &ConsoleHandle,
+        spec: &TestSpec,
+        started: Instant,
+        size: (u16, u16),
+    ) -> io::Result<TestRun> {
         let (mut info, cancelled) = wait_or_cancel(
-            &session,
+            session,
             spec.timeout.saturating_add(KILL_REPORT_SLACK),
             &spec.cancel,
         )?;
@@ -164,7 +201,7 @@ impl TestRunner for ConsoleTestRunner {
         };
         Ok(TestRun {
             exit,
-            output: self.output(&session, info.output_len, size)?,
+            output: self.output(session, info.output_len, size)?,
             elapsed,
             note: None,
         })

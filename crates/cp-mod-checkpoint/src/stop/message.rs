@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::report::{StopReport, TestOutcome, TestVerdict};
+use super::report::{ExistingFailures, StopReport, TestOutcome, TestVerdict};
 use super::runner::TestExit;
 use super::warm::WarmUse;
 use cp_git::GitError;
@@ -64,7 +64,7 @@ pub(crate) fn compose(report: &StopReport, capture_only: &str) -> String {
         );
     }
     if any(TestVerdict::Failed) {
-        out.push_str("\nFix failing tests before proceeding.\n");
+        out.push_str(failed_advice(report));
     }
     if !report.instructions.is_empty() {
         out.push_str(if red {
@@ -170,6 +170,7 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
     out.push('\n');
     why_line(out, tests);
     note_line(out, tests);
+    predating_lines(out, tests);
     meaning(out, tests, verdict);
     if !tests.tail.is_empty() {
         let _ = writeln!(out, "Last {} lines of output:", tests.tail.len());
@@ -177,6 +178,68 @@ pub(crate) fn test_section(out: &mut String, tests: &TestOutcome) {
             let _ = writeln!(out, "    {line}");
         }
     }
+}
+
+/// What to do about failed tests, as far as the session's base tells new failures from old.
+fn failed_advice(report: &StopReport) -> &'static str {
+    let failed = report
+        .tests
+        .iter()
+        .filter(|t| t.verdict() == TestVerdict::Failed);
+    let predating = failed
+        .clone()
+        .any(|t| t.predating.as_ref().is_some_and(|p| !p.is_empty()));
+    if !predating {
+        "\nFix failing tests before proceeding.\n"
+    } else if report.existing_failures == ExistingFailures::Hold {
+        "\nFix failing tests before proceeding, those already failing before this session too \
+         (checkpoint.tests.hold_on_existing_failures is on).\n"
+    } else if failed.clone().all(TestOutcome::only_predating) {
+        "\nEvery failing test was already failing before this session (named above): they do \
+         not hold your stop. Fix them only if your task asks for it.\n"
+    } else {
+        "\nFix the new failures before proceeding; the tests already failing before this \
+         session do not hold your stop.\n"
+    }
+}
+
+/// Which failures already failed at the session's base, and which are new, when the base's
+/// verdict is known and some did.
+fn predating_lines(out: &mut String, tests: &TestOutcome) {
+    let Some(predating) = tests.predating.as_ref().filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Already failing before this session ({}): {}.",
+        predating.len(),
+        bounded_names(predating.iter().map(String::as_str))
+    );
+    let new = tests.new_failures();
+    if !new.is_empty() {
+        let _ = writeln!(
+            out,
+            "New since this session began ({}): {}.",
+            new.len(),
+            bounded_names(new.iter().copied())
+        );
+    }
+}
+
+/// Up to ten names, then how many more.
+fn bounded_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 10;
+    let names: Vec<&str> = names.collect();
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        let _ = write!(text, " and {} more", names.len() - SHOWN);
+    }
+    text
 }
 
 /// `(Chosen: …)`: where the command came from.

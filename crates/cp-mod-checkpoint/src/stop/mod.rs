@@ -26,6 +26,7 @@ mod report;
 mod runner;
 mod session_start;
 mod state;
+mod stop_run;
 mod test_output;
 mod testing;
 mod tree;
@@ -47,15 +48,17 @@ pub use config::{
 };
 pub use console_runner::{ConsoleTestRunner, TEST_SESSION_LABEL};
 pub use project_gate::ProjectStopGate;
-pub use report::{CategoryFiles, StopPhase, StopReport, TestOutcome, TestVerdict};
+pub use report::{
+    CategoryFiles, ExistingFailures, StopPhase, StopReport, TestOutcome, TestVerdict,
+};
 pub use runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 pub use session_start::{SESSIONS_FILE, SessionStarts};
 pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, parse_test_output};
 pub use testing::{NoPlannedTests, PlannedTests};
 pub use tree::TreeTests;
 pub use warm::{
-    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, cancel_warm_run,
-    current_warm_run, warm_record_path, warm_run,
+    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, base_run,
+    cancel_warm_run, current_warm_run, warm_record_path, warm_run,
 };
 
 use crate::error::CheckpointError;
@@ -204,6 +207,9 @@ impl StopGate {
             StopPhase::First
         });
         report.max_blocks = self.config.max_blocks;
+        if self.config.hold_on_existing_failures() {
+            report.existing_failures = report::ExistingFailures::Hold;
+        }
         let root = input.project.root();
         let listed = self
             .git
@@ -247,7 +253,7 @@ impl StopGate {
             &mut report,
             &mut current,
         );
-        let red = !report.tests_reused && report.tests.iter().any(|t| !t.passed);
+        let red = !report.tests_reused && report.tests_hold();
 
         let reason = if red || (!gate && changed_since_told && !report.files.is_empty()) {
             Some(message::compose(&report, &self.config.capture_only_message))
@@ -297,7 +303,11 @@ impl StopGate {
         report: &mut StopReport,
         current: &mut String,
     ) {
-        let last_failed = state.last_tests.as_ref().is_some_and(LastTests::failed);
+        let hold_existing = self.config.hold_on_existing_failures();
+        let last_failed = state
+            .last_tests
+            .as_ref()
+            .is_some_and(|t| t.holds(hold_existing));
         let tested_this_tree = state
             .last_tests
             .as_ref()

@@ -71,6 +71,11 @@ pub struct TestOutcome {
     /// Set when a warm run of this very tree gave the verdict (or is still giving it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm: Option<WarmUse>,
+    /// Set when the verdict of the same command on the session's base tree is known: the
+    /// tests failing now that already failed there, by name (empty when none did). `None`
+    /// when the base's verdict is unknown: then nothing is said of what came before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predating: Option<Vec<String>>,
 }
 
 /// What a test run's result means, for the headline and what the agent is asked to do.
@@ -106,6 +111,40 @@ impl TestOutcome {
     /// script that prints `boom` and exits 1 has failed, not crashed before its tests.
     pub fn is_error(&self) -> bool {
         matches!(self.verdict(), TestVerdict::Error | TestVerdict::NoTests)
+    }
+
+    /// Whether every failure of this run was already failing at the session's base, as both
+    /// verdicts name it: the run failed tests only (no error, no other failure), every failing
+    /// test is named (as many names as failures), and each name failed at the base too.
+    pub fn only_predating(&self) -> bool {
+        let (Some(predating), Some(summary)) = (&self.predating, &self.summary) else {
+            return false;
+        };
+        self.verdict() == TestVerdict::Failed
+            && summary.errors.unwrap_or(0) == 0
+            && summary.other_failures.is_empty()
+            && !summary.failing.is_empty()
+            && summary.failed == u64::try_from(summary.failing.len()).ok()
+            && summary.failing.iter().all(|name| predating.contains(name))
+    }
+
+    /// The failing tests that did not fail at the session's base, when its verdict is known.
+    pub fn new_failures(&self) -> Vec<&str> {
+        let (Some(predating), Some(summary)) = (&self.predating, &self.summary) else {
+            return Vec::new();
+        };
+        summary
+            .failing
+            .iter()
+            .filter(|name| !predating.contains(name))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Whether this run holds the agent: it did not pass, and (unless `hold_existing`) not
+    /// every failure is [`TestOutcome::only_predating`].
+    pub fn holds(&self, hold_existing: bool) -> bool {
+        !self.passed && (hold_existing || !self.only_predating())
     }
 
     /// What the result means. Only [`TestVerdict::Passed`] is a pass ([`TestOutcome::passed`]).
@@ -215,6 +254,21 @@ pub struct StopReport {
     /// Set when the limit let the agent stop with work left: what the person is told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gave_up: Option<String>,
+    /// What failures already failing at the session's base do
+    /// (`checkpoint.tests.hold_on_existing_failures`).
+    #[serde(default)]
+    pub existing_failures: ExistingFailures,
+}
+
+/// What failures already failing at the session's base do at a stop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExistingFailures {
+    /// They are named, and only new failures hold the agent.
+    #[default]
+    Named,
+    /// They are named, and hold the agent as new ones do.
+    Hold,
 }
 
 impl StopReport {
@@ -241,7 +295,15 @@ impl StopReport {
             blocks: 0,
             max_blocks: 0,
             gave_up: None,
+            existing_failures: ExistingFailures::Named,
         }
+    }
+
+    /// Whether a test run holds the agent (see [`TestOutcome::holds`]).
+    pub fn tests_hold(&self) -> bool {
+        self.tests
+            .iter()
+            .any(|t| t.holds(self.existing_failures == ExistingFailures::Hold))
     }
 
     /// Fills the file-derived fields.
@@ -325,4 +387,59 @@ pub enum WarmUse {
         /// How long the stop waited.
         waited_secs: u64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stop::test_output::TestFramework;
+
+    fn red(failing: &[&str], failed: u64) -> TestOutcome {
+        let mut summary = TestSummary::new(TestFramework::Pytest);
+        summary.failed = Some(failed);
+        summary.passed = Some(3);
+        summary.failing = failing.iter().map(|n| (*n).to_owned()).collect();
+        TestOutcome {
+            project: None,
+            command: "pytest".into(),
+            passed: false,
+            exit: Some(TestExit::Code { code: 1 }),
+            error: None,
+            summary: Some(summary),
+            elapsed_ms: 10,
+            tail: Vec::new(),
+            note: None,
+            why: None,
+            missing: None,
+            usual_ms: None,
+            warm: None,
+            predating: None,
+        }
+    }
+
+    #[test]
+    fn only_failures_named_at_the_base_too_let_the_agent_go() {
+        let mut old = red(&["t::old"], 1);
+        assert!(old.holds(false), "an unknown base says nothing");
+        old.predating = Some(vec!["t::old".into()]);
+        assert!(old.only_predating());
+        assert!(!old.holds(false));
+        assert!(old.holds(true), "hold_on_existing_failures holds them too");
+
+        let mut both = red(&["t::old", "t::new"], 2);
+        both.predating = Some(vec!["t::old".into()]);
+        assert!(both.holds(false));
+        assert_eq!(both.new_failures(), ["t::new"]);
+
+        // A failure the output does not name might be new.
+        let mut unnamed = red(&["t::old"], 2);
+        unnamed.predating = Some(vec!["t::old".into()]);
+        assert!(unnamed.holds(false));
+
+        // An error besides the old failure holds.
+        let mut error = red(&["t::old"], 1);
+        error.predating = Some(vec!["t::old".into()]);
+        error.summary.as_mut().unwrap().errors = Some(1);
+        assert!(error.holds(false));
+    }
 }

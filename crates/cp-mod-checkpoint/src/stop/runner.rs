@@ -30,6 +30,9 @@ pub struct TestSpec {
     /// Set when the person cancels the turn (Esc): the console runner kills the run at once
     /// and reports it [`TestExit::Stopped`]. (The direct fallback runner lets it finish.)
     pub cancel: CancelToken,
+    /// Where a runner that starts the command in a console writes the console's id as soon as
+    /// it runs, so a later stop can find the run when this one is gone.
+    pub console_file: Option<PathBuf>,
 }
 
 /// How a test run ended.
@@ -88,6 +91,20 @@ pub struct TestRun {
 pub trait TestRunner: Send + Sync {
     /// Runs `spec`. `Err` only when the command could not be started at all.
     fn run(&self, spec: &TestSpec) -> std::io::Result<TestRun>;
+
+    /// Takes over the run of `spec` that an earlier stop started in the console `console`
+    /// (`started_at_ms` after the Unix epoch) and whose process is gone: waits for it to end
+    /// (up to the spec's limit) and reads its result, as [`TestRunner::run`] would have.
+    /// `None` when this runner starts no consoles.
+    fn adopt(
+        &self,
+        console: &str,
+        spec: &TestSpec,
+        started_at_ms: u64,
+    ) -> Option<std::io::Result<TestRun>> {
+        let _ = (console, spec, started_at_ms);
+        None
+    }
 }
 
 /// Runs the command in its own process group with plain pipes. On timeout: SIGTERM to every
@@ -238,6 +255,7 @@ mod tests {
             timeout,
             env: vec![("CP_TEST_VALUE".into(), "from-spec".into())],
             cancel: CancelToken::new(),
+            console_file: None,
         }
     }
 

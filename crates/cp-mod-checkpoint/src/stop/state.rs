@@ -46,6 +46,12 @@ impl LastTests {
     pub(crate) fn failed(&self) -> bool {
         self.outcomes.iter().any(|o| !o.passed)
     }
+
+    /// Whether any project's tests hold the agent ([`super::TestOutcome::holds`]): red, with a
+    /// failure that did not predate the session (or `hold_existing`).
+    pub(crate) fn holds(&self, hold_existing: bool) -> bool {
+        self.outcomes.iter().any(|o| o.holds(hold_existing))
+    }
 }
 
 /// How many stops of one session were blocked in a row.

@@ -285,6 +285,17 @@ impl StopGate {
         durations: &Durations,
         runner: &dyn TestRunner,
     ) -> TestOutcome {
+        self.run_one_via(run, durations, |spec| runner.run(spec))
+    }
+
+    /// Gets one project's run from `run_spec` (which runs it, or takes over a run of it) and
+    /// reads the result.
+    pub(super) fn run_one_via(
+        &self,
+        run: PlannedRun,
+        durations: &Durations,
+        run_spec: impl FnOnce(&TestSpec) -> std::io::Result<super::TestRun>,
+    ) -> TestOutcome {
         let PlannedRun {
             project,
             command,
@@ -306,6 +317,7 @@ impl StopGate {
             missing: None,
             usual_ms: durations.usual_ms(&command, &cwd),
             warm: None,
+            predating: None,
         };
         if let Some(evidence) = missing_before_run(&cwd) {
             outcome.missing = Some(MissingTool {
@@ -321,9 +333,10 @@ impl StopGate {
             timeout: Duration::from_secs(timeout_secs),
             env: self.run_env(&cwd),
             cancel: self.cancel.clone(),
+            console_file: None,
         };
         tracing::info!(command = %command, project = ?outcome.project, "stop gate: running tests");
-        let run = match runner.run(&spec) {
+        let run = match run_spec(&spec) {
             Ok(run) => run,
             Err(e) => {
                 outcome.error = Some(e.to_string());

@@ -567,6 +567,7 @@ fn a_cancelled_test_run_is_killed_and_reported_stopped() {
         timeout: std::time::Duration::from_secs(120),
         env: Vec::new(),
         cancel: cancel.clone(),
+        console_file: None,
     };
     let watcher = {
         let pid_file = pid_file.clone();

@@ -229,6 +229,7 @@ pub fn preset(command: &str, timeout_secs: u64) -> StopGateConfig {
             include: vec!["*.py".into()],
             command: Some(command.into()),
             timeout_secs: Some(timeout_secs),
+            hold_on_existing_failures: false,
         }),
         ..StopGateConfig::default()
     }

@@ -9,14 +9,15 @@ use uuid::Uuid;
 
 use super::super::durations::Durations;
 use super::super::report::WarmUse;
-use super::super::report::{StopReport, TestOutcome};
+use super::super::report::{StopReport, TestOutcome, TestVerdict};
 use super::super::runner::TestExit;
 use super::super::testing::PlannedRun;
 use super::super::{StopGate, console_runner};
 use super::end_console;
-use super::key::run_key;
+use super::key::{base_key, run_key};
 use super::record::{RecordFile, WarmPhase};
 use super::run::stop_tree;
+use super::tree::commit_tree;
 
 /// What a warm run of this very tree gave the stop.
 enum Found {
@@ -45,11 +46,19 @@ impl StopGate {
         changed_set: &str,
         report: &mut StopReport,
     ) {
+        let file = RecordFile::new(&input.project);
         if !self.config.warm.enabled {
-            self.run_tests(input, repo, before, report);
+            match self.plan_runs(input, repo, before, report) {
+                Ok(runs) => {
+                    let tree = stop_tree(self, repo, changed_set);
+                    let key = run_key(&tree, &runs, |cwd| self.run_env(cwd));
+                    report.tests = self.run_fresh(&input.project, runs.clone(), &key);
+                    self.mark_predating(&file, input, repo, &runs, &mut report.tests);
+                }
+                Err(note) => report.tests_note = note,
+            }
             return;
         }
-        let file = RecordFile::new(&input.project);
         let runs = match self.plan_runs(input, repo, before, report) {
             Ok(runs) => runs,
             Err(note) => {
@@ -76,6 +85,7 @@ impl StopGate {
                     outcome.warm = Some(used.clone());
                 }
                 tracing::info!("stop gate: the warm run's verdict of this tree ({used:?})");
+                self.mark_predating(&file, input, repo, &runs, &mut outcomes);
                 report.tests = outcomes;
                 file.update(|record| {
                     record.verdicts.retain(|v| v.key != key);
@@ -105,8 +115,56 @@ impl StopGate {
                 // Whatever warm run there is tests another tree, or has not begun: end it
                 // first, so the suite never runs twice at once.
                 settle(&file, input.project.root(), false);
-                report.tests = self.run_planned(runs, &Durations::new(&input.project));
+                report.tests = self.run_fresh(&input.project, runs.clone(), &key);
+                self.mark_predating(&file, input, repo, &runs, &mut report.tests);
             }
+        }
+    }
+
+    /// Names, in each red outcome of `runs`, the failures that already failed at the
+    /// session's base, when the same command's verdict of the base commit's tree is known
+    /// (a base run kept it). A base whose verdict is unknown, or was no plain failure of
+    /// named tests, says nothing.
+    fn mark_predating(
+        &self,
+        file: &RecordFile,
+        input: &StopInput,
+        repo: &Path,
+        runs: &[PlannedRun],
+        outcomes: &mut [TestOutcome],
+    ) {
+        if outcomes.iter().all(|o| o.passed) {
+            return;
+        }
+        let Some(commit) = input.base.as_ref().and_then(|b| b.commit.as_deref()) else {
+            return;
+        };
+        let Some(tree) = commit_tree(&self.git, repo, commit) else {
+            return;
+        };
+        let record = file.load();
+        for (run, outcome) in runs.iter().zip(outcomes.iter_mut()) {
+            if outcome.passed {
+                continue;
+            }
+            let key = base_key(&tree, run, |cwd| self.run_env(cwd));
+            let Some(base) = record.base(&key) else {
+                continue;
+            };
+            let base_failing: &[String] = match base.verdict() {
+                TestVerdict::Passed => &[],
+                TestVerdict::Failed => base.summary.as_ref().map_or(&[], |s| &s.failing),
+                // An error or a cut-off run at the base names no test: nothing is known.
+                _ => continue,
+            };
+            let failing = outcome.summary.as_ref().map_or(&[][..], |s| &s.failing);
+            outcome.predating = Some(
+                failing
+                    .iter()
+                    .filter(|name| base_failing.contains(name))
+                    .cloned()
+                    .collect(),
+            );
         }
     }
 
@@ -227,5 +285,6 @@ fn stopped(run: &PlannedRun, reason: &str) -> TestOutcome {
         missing: None,
         usual_ms: None,
         warm: None,
+        predating: None,
     }
 }

@@ -42,6 +42,22 @@ pub(crate) fn run_key(
     format!("{first:016x}{:016x}", hash.finish())
 }
 
+/// The key of one command `run` on the commit whose tree (its git tree hash) is
+/// `commit_tree`, with nothing uncommitted: what a session that begins there compares its
+/// failures with. The tree hash names the bytes, so another commit with the same content
+/// finds the same verdict, and no other content ever does.
+pub(crate) fn base_key(
+    commit_tree: &str,
+    run: &PlannedRun,
+    env: impl Fn(&Path) -> Vec<(OsString, OsString)>,
+) -> String {
+    run_key(
+        &format!("commit-tree:{commit_tree}"),
+        std::slice::from_ref(run),
+        env,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 pub use super::report::WarmUse;
 pub use record::{WarmPhase, WarmRun};
-pub use run::warm_run;
+pub use run::{base_run, warm_run};
 
 pub(crate) use record::RecordFile;
 
@@ -113,8 +113,35 @@ impl WarmLauncher {
             }
         }
         let change = describe(batch);
-        if let Err(e) = self.request(project, worker, &change) {
+        if let Err(e) = self.request(project, worker, &change, false) {
             tracing::warn!("no warm run after {change}: {e}");
+        }
+    }
+
+    /// At the start of a session: asks for a base run ([`base_run`]), which tests the tree of
+    /// HEAD's commit when nothing is uncommitted and keeps each command's verdict for the
+    /// session's stops, so failures that predate the session are told from new ones. Does
+    /// nothing when warm runs are off or a warm run waits or runs (it is not ended for this).
+    /// Never fails the caller: problems are logged.
+    pub fn request_base(&self, project: &Project, worker: &WorkerId) {
+        match StopGateConfig::load(project) {
+            Ok(config) if config.warm.enabled => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::debug!("no base run: {e}");
+                return;
+            }
+        }
+        let busy = RecordFile::new(project)
+            .load()
+            .current
+            .is_some_and(|run| run.phase.is_active());
+        if busy {
+            tracing::debug!("no base run: a warm run is under way");
+            return;
+        }
+        if let Err(e) = self.request(project, worker, run::BASE_CHANGE, true) {
+            tracing::warn!("no base run: {e}");
         }
     }
 
@@ -123,6 +150,7 @@ impl WarmLauncher {
         project: &Project,
         worker: &WorkerId,
         change: &str,
+        base: bool,
     ) -> Result<(), cp_mod_console::ConsoleError> {
         let root = project.root();
         let mut argv: Vec<String> = vec![
@@ -137,6 +165,9 @@ impl WarmLauncher {
             "--asked-at-ms".into(),
             cp_base::now_ms().to_string(),
         ];
+        if base {
+            argv.push("--base".into());
+        }
         argv.shrink_to_fit();
         let mut spec = SpawnSpec::exec(argv, root)
             .label(WARM_LABEL)
@@ -151,6 +182,8 @@ impl WarmLauncher {
         for (name, value) in &self.env {
             spec = spec.env(name.clone(), value.clone());
         }
+        // The run of a stop that is gone tests a tree this edit changed: it ends now.
+        super::stop_run::end_orphan(project);
         let client = self.client_for(root)?;
         client.spawn(spec).map(drop)
     }
@@ -198,9 +231,10 @@ fn bounded(text: &str) -> String {
 }
 
 /// Ends the project's warm run, if one waits or runs (its whole process tree), and marks
-/// every warm run asked for until now as unwanted; `why` is shown in the panel. For the end
-/// of a session: the TUI, a `run`, an MCP server.
+/// every warm run asked for until now as unwanted; `why` is shown in the panel. Ends the test
+/// run of a stop that is gone too. For the end of a session: the TUI, a `run`, an MCP server.
 pub fn cancel_warm_run(project: &Project, why: &str) {
+    super::stop_run::end_orphan(project);
     let file = RecordFile::new(project);
     if !file.path().exists() {
         return;
@@ -222,7 +256,7 @@ pub fn cancel_warm_run(project: &Project, why: &str) {
 }
 
 /// Ends the console `id` of the project at `root` (its whole process tree), when it runs.
-fn end_console(root: &Path, id: &str) {
+pub(crate) fn end_console(root: &Path, id: &str) {
     let Ok(id) = Uuid::parse_str(id) else {
         return;
     };

@@ -20,6 +20,9 @@ const FILE: &str = "warm-run.json";
 /// Verdicts kept at most; the oldest go first.
 const MAX_VERDICTS: usize = 8;
 
+/// Base verdicts kept at most (one a command and commit); the oldest go first.
+const MAX_BASES: usize = 16;
+
 /// The newest warm run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WarmRun {
@@ -110,6 +113,10 @@ pub(crate) struct WarmRecord {
     /// due), or the session ended.
     #[serde(default)]
     pub(crate) wanted_after_ms: u64,
+    /// Verdicts of commits' trees, one command each, oldest first: what sessions that begin
+    /// on such a commit compare their failures with ([`super::key::base_key`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) bases: Vec<WarmVerdict>,
 }
 
 impl WarmRecord {
@@ -124,6 +131,34 @@ impl WarmRecord {
         self.verdicts.push(verdict);
         let excess = self.verdicts.len().saturating_sub(MAX_VERDICTS);
         self.verdicts.drain(..excess);
+    }
+
+    /// The base verdict kept under `key` (one outcome).
+    pub(crate) fn base(&self, key: &str) -> Option<&TestOutcome> {
+        self.bases
+            .iter()
+            .rev()
+            .find(|v| v.key == key)
+            .and_then(|v| v.outcomes.first())
+    }
+
+    /// Keeps each of `outcomes` as a base verdict under its key of `keys` (in order).
+    pub(crate) fn keep_bases(&mut self, keys: &[String], outcomes: &[TestOutcome]) {
+        for (key, outcome) in keys.iter().zip(outcomes) {
+            self.keep_base(WarmVerdict {
+                key: key.clone(),
+                outcomes: vec![outcome.clone()],
+                finished_at_ms: cp_base::now_ms(),
+            });
+        }
+    }
+
+    /// Keeps a base verdict, replacing one with the same key; at most [`MAX_BASES`].
+    pub(crate) fn keep_base(&mut self, verdict: WarmVerdict) {
+        self.bases.retain(|v| v.key != verdict.key);
+        self.bases.push(verdict);
+        let excess = self.bases.len().saturating_sub(MAX_BASES);
+        self.bases.drain(..excess);
     }
 }
 

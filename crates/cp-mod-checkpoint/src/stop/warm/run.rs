@@ -15,10 +15,11 @@ use super::super::durations::Durations;
 use super::super::report::{StopPhase, StopReport, TestOutcome, TestVerdict};
 use super::super::runner::ProcessGroupRunner;
 use super::super::state::{LastTests, StateFile, fingerprint};
+use super::super::testing::PlannedRun;
 use super::super::{STATE_FILE, StopGate, StopGateConfig};
-use super::key::run_key;
+use super::key::{base_key, run_key};
 use super::record::{RecordFile, WarmPhase, WarmRun, WarmVerdict};
-use super::tree::{head_commit, racy, tree_fingerprint};
+use super::tree::{commit_tree, head_commit, racy, tree_fingerprint};
 use super::{WARM_LABEL, bounded};
 use crate::error::CheckpointError;
 use cp_git::ChangedFile;
@@ -54,6 +55,31 @@ pub fn warm_run(
     change: &str,
     asked_at_ms: u64,
 ) -> Result<(), CheckpointError> {
+    warm_run_as(project, worker, change, asked_at_ms, false)
+}
+
+/// What `context-pilot warm-run --base` does at the start of a session on a clean tree: the
+/// tests of HEAD's commit, as a stop would plan them, each verdict kept under the commit's
+/// tree hash ([`super::key::base_key`]) for the stops of sessions that begin there. Like any
+/// warm run it is ended by the next edit; a verdict is kept only when the tree stayed clean.
+pub fn base_run(
+    project: &Project,
+    worker: &WorkerId,
+    asked_at_ms: u64,
+) -> Result<(), CheckpointError> {
+    warm_run_as(project, worker, BASE_CHANGE, asked_at_ms, true)
+}
+
+/// What a base run says it runs after, in the panel.
+pub(crate) const BASE_CHANGE: &str = "the session's start (its base commit)";
+
+fn warm_run_as(
+    project: &Project,
+    worker: &WorkerId,
+    change: &str,
+    asked_at_ms: u64,
+    base: bool,
+) -> Result<(), CheckpointError> {
     let config = StopGateConfig::load(project)?;
     if !config.warm.enabled {
         return Ok(());
@@ -70,6 +96,7 @@ pub fn warm_run(
         file: &file,
         me: me.clone(),
         asked_at_ms,
+        base,
     };
     let registered = file.update(|record| {
         if record.wanted_after_ms > asked_at_ms {
@@ -131,6 +158,12 @@ enum NoWarmRun {
     /// The last stop's verdict is of this very tree.
     #[error("the last stop already tested this tree")]
     AlreadyTested,
+    /// A base run found uncommitted changes: the tree is not the commit's.
+    #[error("uncommitted changes: the tree is not its commit's, so it is no session's base")]
+    NotClean,
+    /// A base run found the base's verdict known already.
+    #[error("the verdict of this commit's tree is known already")]
+    BaseKnown,
     /// The stop gate would run no tests (its note says why, when it has one).
     #[error("{}", .0.as_deref().unwrap_or("the tests are off"))]
     NotPlanned(Option<String>),
@@ -152,6 +185,8 @@ struct Run<'a> {
     /// This run's console, when it runs in one.
     me: Option<String>,
     asked_at_ms: u64,
+    /// A base run: tests the clean tree of HEAD's commit, for later sessions' stops.
+    base: bool,
 }
 
 impl Run<'_> {
@@ -230,22 +265,62 @@ impl Run<'_> {
         Err(NoWarmRun::KeepsChanging)
     }
 
+    /// What a run whose tree is `listing` compares with (the last stop's outcomes), or why it
+    /// tests nothing. A base run tests a clean tree only, with nothing before it.
+    fn before<'a>(
+        &self,
+        listing: &Listing,
+        report: &StopReport,
+        last: Option<&'a LastTests>,
+    ) -> Result<&'a [TestOutcome], NoWarmRun> {
+        if self.base {
+            return if listing.files.is_empty() {
+                Ok(&[])
+            } else {
+                Err(NoWarmRun::NotClean)
+            };
+        }
+        if !(report.code_changed && report.files.iter().any(|f| f.triggers_tests)) {
+            return Err(NoWarmRun::NothingToTest);
+        }
+        if last.is_some_and(|t| t.fingerprint == listing.changed_set && !LastTests::failed(t)) {
+            return Err(NoWarmRun::AlreadyTested);
+        }
+        Ok(last.map(|t| t.outcomes.as_slice()).unwrap_or_default())
+    }
+
+    /// A base run's key for each of `runs` under the commit's tree hash; empty for a warm run.
+    fn base_keys(
+        &self,
+        gate: &StopGate,
+        listing: &Listing,
+        runs: &[PlannedRun],
+    ) -> Result<Vec<String>, NoWarmRun> {
+        if !self.base {
+            return Ok(Vec::new());
+        }
+        let head = listing.head.as_deref().ok_or(NoWarmRun::NotClean)?;
+        let tree = commit_tree(&gate.git, &listing.repo, head).ok_or(NoWarmRun::NotClean)?;
+        let keys: Vec<String> = runs
+            .iter()
+            .map(|run| base_key(&tree, run, |cwd| gate.run_env(cwd)))
+            .collect();
+        let record = self.file.load();
+        if keys.iter().all(|k| record.base(k).is_some()) {
+            return Err(NoWarmRun::BaseKnown);
+        }
+        Ok(keys)
+    }
+
     /// One attempt: list, plan, key, run, check the tree again.
     fn once(&self, gate: &StopGate) -> Result<Attempt, NoWarmRun> {
         let listing = self.listing(gate)?;
         let mut report = StopReport::new(StopPhase::First);
         report.set_files(listing.files.clone(), &gate.categorizer);
-        if !(report.code_changed && report.files.iter().any(|f| f.triggers_tests)) {
-            return Err(NoWarmRun::NothingToTest);
-        }
         let state = StateFile::new(self.project.state_dir(self.worker).join(STATE_FILE))
             .load()
             .unwrap_or_default();
-        let last = state.last_tests.as_ref();
-        if last.is_some_and(|t| t.fingerprint == listing.changed_set && !LastTests::failed(t)) {
-            return Err(NoWarmRun::AlreadyTested);
-        }
-        let before: &[TestOutcome] = last.map(|t| t.outcomes.as_slice()).unwrap_or_default();
+        let before = self.before(&listing, &report, state.last_tests.as_ref())?;
         let input = StopInput {
             project: self.project.clone(),
             worker: self.worker.clone(),
@@ -257,7 +332,10 @@ impl Run<'_> {
             .plan_runs(&input, &listing.repo, before, &report)
             .map_err(NoWarmRun::NotPlanned)?;
         let key = run_key(&listing.tree, &runs, |cwd| gate.run_env(cwd));
-        if let Some(known) = self.file.load().verdict(&key) {
+        let base_keys = self.base_keys(gate, &listing, &runs)?;
+        if !self.base
+            && let Some(known) = self.file.load().verdict(&key)
+        {
             self.set_phase(done(&key, &known.outcomes));
             println!("This tree's verdict is known already.");
             return Ok(Attempt::Finished);
@@ -312,6 +390,7 @@ impl Run<'_> {
                 outcomes: outcomes.clone(),
                 finished_at_ms: cp_base::now_ms(),
             });
+            record.keep_bases(&base_keys, &outcomes);
             if let Some(current) = record.current.as_mut()
                 && current.console == me
                 && current.requested_at_ms == asked_at_ms

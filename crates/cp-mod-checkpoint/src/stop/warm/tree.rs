@@ -40,6 +40,27 @@ pub(crate) fn head_commit(git: &Git, repo: &Path) -> Result<Option<String>, GitE
     Ok((out.status.success() && !commit.is_empty()).then_some(commit))
 }
 
+/// The git tree hash of `commit` in the repository at `repo`; `None` when git cannot say.
+pub(crate) fn commit_tree(git: &Git, repo: &Path, commit: &str) -> Option<String> {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("-C")
+        .arg(repo)
+        .args(["rev-parse", "-q", "--verify"])
+        .arg(format!("{commit}^{{tree}}"))
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if let Some(path) = &git.path_env {
+        cmd.env("PATH", path);
+    }
+    let out = cmd.output().ok()?;
+    let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !tree.is_empty()).then_some(tree)
+}
+
 /// The fingerprint of the whole tree: the changed set's (the stop gate's `fingerprint`) and HEAD's
 /// commit.
 pub(crate) fn tree_fingerprint(changed_set: &str, head: Option<&str>) -> String {

@@ -1,0 +1,178 @@
+//! A stop's test run whose session is gone (issue 48): the `context-pilot hook stop` process
+//! is killed (SIGKILL) while its suite runs in a console of the project's console server. The suite
+//! finishes once, nothing of its console is left after it, and the next stop on the same tree
+//! takes its verdict without running it again; a new edit ends such a run at once.
+//!
+//! The suite waits for a file the test writes (`log/go`), so what each step sees is decided
+//! by the test, never by timing.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::util::processes::running;
+use crate::util::{canonical, context_pilot, fixture, hook, stop_console_server};
+use cp_e2e::{eventually, git, git_repo};
+use serde_json::{Value, json};
+
+const LIMIT: Duration = Duration::from_secs(120);
+/// How long "at once" may take on a loaded machine: the run's TERM grace period and more.
+const AT_ONCE: Duration = Duration::from_secs(20);
+
+/// A repository whose suite logs its pid (`log/started-PID`) and the pid of a child it leaves
+/// in the background (`log/child-PID`), waits for `log/go`, and passes when `src/greet.sh` says
+/// hello.
+fn project(checkpoint: &Value) -> (tempfile::TempDir, PathBuf) {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::write(
+        root.join("suite.sh"),
+        "touch log/started-$$\n\
+         sleep 300 &\n\
+         touch log/child-$!\n\
+         while [ ! -e log/go ]; do sleep 0.05; done\n\
+         if grep -q hello src/greet.sh; then echo '1 passed'; exit 0; fi\n\
+         echo 'FAILED test_greet'; echo '1 failed'; exit 1\n",
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitignore"), "log/\n").unwrap();
+    std::fs::create_dir_all(root.join("log")).unwrap();
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({ "checkpoint": checkpoint }).to_string(),
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    crate::util::trust(&root);
+    (repo, root)
+}
+
+/// The pids logged as `log/<prefix>PID`.
+fn logged(root: &Path, prefix: &str) -> Vec<i32> {
+    std::fs::read_dir(root.join("log"))
+        .unwrap()
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()?
+                .strip_prefix(prefix)?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// The process group of `pid`, while it runs.
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+/// Whether a live process (not a zombie) of group `pgid` is left.
+fn group_alive(pgid: i32) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .any(|pid| group_of(pid) == Some(pgid) && running(pid))
+}
+
+/// A stop hook process fed Claude Code's `Stop`, killed with SIGKILL once its suite runs;
+/// returns the suite's pid and process group.
+fn stop_killed_mid_run(root: &Path) -> (i32, i32) {
+    let mut child = context_pilot(root)
+        .args(["hook", "stop"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(fixture("claude_stop.json", root, root).as_bytes())
+            .unwrap();
+    }
+    eventually("the stop's suite", LIMIT, || {
+        logged(root, "started-").len() == 1 && logged(root, "child-").len() == 1
+    });
+    let suite = logged(root, "started-")[0];
+    let pgid = group_of(suite).expect("the suite runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (suite, pgid)
+}
+
+fn write_greet(root: &Path, content: &str) {
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/greet.sh"), content).unwrap();
+}
+
+#[test]
+fn a_killed_stops_run_finishes_once_and_the_next_stop_takes_its_verdict() {
+    let (_repo, root) = project(&json!({"tests": {"command": "sh suite.sh"},
+        "warm": {"enabled": false}}));
+    write_greet(&root, "echo hello\n");
+    let (suite, pgid) = stop_killed_mid_run(&root);
+    assert!(
+        running(suite),
+        "the run may finish: it was cut off with its stop"
+    );
+
+    std::fs::write(root.join("log/go"), "").unwrap();
+    eventually("the suite to finish", LIMIT, || !running(suite));
+    let child = logged(&root, "child-")[0];
+    eventually("nothing of its console's group left", LIMIT, || {
+        !group_alive(pgid) && !running(child)
+    });
+
+    let out = hook("stop", &root, &fixture("claude_stop.json", &root, &root));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let reply = out.json();
+    let reason = reply["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("Tests passed"), "{reply}");
+    assert!(
+        reason.contains("session ended before the result"),
+        "{reply}"
+    );
+    assert_eq!(
+        logged(&root, "started-"),
+        vec![suite],
+        "the suite ran again"
+    );
+    stop_console_server(&root);
+}
+
+#[test]
+fn a_new_edit_ends_the_run_of_a_stop_that_is_gone_at_once() {
+    // A limit far past the test's wait: only the edit can end the run in time.
+    let (_repo, root) = project(
+        &json!({"tests": {"command": "sh suite.sh", "timeout_secs": 600},
+        "warm": {"quiet_ms": 60000}}),
+    );
+    write_greet(&root, "echo hello\n");
+    let (suite, pgid) = stop_killed_mid_run(&root);
+    assert!(running(suite));
+
+    // The agent's next edit: the orphaned run tests a tree that is no more.
+    write_greet(&root, "echo hello again\n");
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let child = logged(&root, "child-")[0];
+    eventually("the orphaned run's whole group to end", AT_ONCE, || {
+        !group_alive(pgid) && !running(suite) && !running(child)
+    });
+    assert!(!root.join("log/go").exists());
+    stop_console_server(&root);
+}

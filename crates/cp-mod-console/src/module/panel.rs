@@ -25,7 +25,7 @@ use uuid::Uuid;
 use super::panel_feed::{self, PanelState, new_state};
 use crate::client::ConsoleHandle;
 use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause};
-use crate::text::last_lines;
+use crate::terminal::last_lines;
 
 /// Most output an opening panel replays.
 const REPLAY_BYTES: u64 = 4 * 1024 * 1024;
@@ -287,7 +287,7 @@ impl Panel for ConsolePanel {
     fn llm_context(&self) -> String {
         let st = self.lock();
         let bytes: Vec<u8> = st.raw_tail.iter().copied().collect();
-        let mut tail = last_lines(&bytes, LLM_LINES);
+        let mut tail = last_lines(&bytes, (st.info.rows, st.info.cols), LLM_LINES);
         if tail.len() > LLM_CHARS {
             let cut = tail.len() - LLM_CHARS;
             let cut = (cut..tail.len())

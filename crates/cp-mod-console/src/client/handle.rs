@@ -233,8 +233,10 @@ impl ConsoleHandle {
         self.wait(WaitCondition::Exit, timeout)
     }
 
-    /// Waits up to `timeout` until the plain-text output (from the start) matches the
-    /// regular expression `pattern` (multi-line mode: `^`/`$` match at line ends).
+    /// Waits up to `timeout` until the output (from the start), read as a terminal shows it,
+    /// matches the regular expression `pattern` (multi-line mode: `^`/`$` match at line
+    /// ends). What a wait on a running console sees is said in `pattern.rs`: text on screen
+    /// when the wait looks is met even if erased later.
     pub fn wait_pattern(
         &self,
         pattern: &str,

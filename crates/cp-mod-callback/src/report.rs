@@ -33,7 +33,7 @@ pub struct RunReport {
     pub name: String,
     pub outcome: RunOutcome,
     pub elapsed: Duration,
-    /// The last lines of output, plain text.
+    /// The last lines of output, as a terminal shows them.
     pub tail: String,
     /// Files given to the run.
     pub files: Vec<String>,

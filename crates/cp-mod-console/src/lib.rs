@@ -48,7 +48,8 @@
 //! Layout, with dependencies pointing one way: `module/` (tools, panels) → `client/`
 //! (connection, handles, server launch) → `protocol` (wire types); `server/` (the daemon) →
 //! `protocol`. Both sides share `console_info` (what a console is), `meta` (its record on
-//! disk), `paths`, `pattern`, `text`, `signals`, `proctree` and `sys`.
+//! disk), `paths`, `pattern`, `terminal` (output read as a terminal shows it, which the stop gate
+//! reads test output with too), `signals`, `proctree` and `sys`.
 
 mod client;
 mod console_info;
@@ -64,9 +65,9 @@ mod screen;
 mod server;
 mod signals;
 mod sys;
+mod terminal;
 #[cfg(feature = "test-support")]
 mod test_support;
-mod text;
 
 pub use client::{
     ClientConfig, ConsoleClient, ConsoleHandle, Output, READ_CHUNK_MAX, RawTail, SERVER_EXE_ENV,
@@ -88,6 +89,6 @@ pub use server::{
     DEFAULT_TAIL_BYTES, LogLimits, ServerOptions, run_server,
 };
 pub use signals::{signal_name, signal_number};
+pub use terminal::{DEFAULT_SIZE, TerminalReader, last_lines, terminal_lines, terminal_text};
 #[cfg(feature = "test-support")]
 pub use test_support::server_exe_for_tests;
-pub use text::{last_lines, plain_text};

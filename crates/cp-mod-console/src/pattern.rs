@@ -2,8 +2,16 @@
 //! (checking a pattern, matching a finished console's log), the server (waits) and the
 //! tools (which fall back to literal text on a syntax error).
 //!
-//! Patterns match plain text (see [`crate::plain_text`]) in multi-line mode: `^` and `$`
-//! match at line ends.
+//! Patterns match the output as a terminal shows it (see [`crate::terminal_lines`]), in
+//! multi-line mode: `^` and `$` match at line ends.
+//!
+//! A wait on a running console looks each time output arrives, at the lines that scrolled
+//! off the screen (final) and at the screen as it is then. A pattern that was on screen when
+//! the wait looked is met, even if the program erases that line later: it appeared, as a
+//! person watching would have seen it. Text written and erased between two looks (the frames
+//! of a progress bar redrawn within one read) is never matched, and neither are escape
+//! sequences or the leftovers of a redraw. A finished console is matched once, on its final
+//! text.
 
 use regex::{Regex, RegexBuilder};
 

@@ -25,7 +25,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 pub(crate) enum WaitCondition {
     /// The console ends.
     Exit,
-    /// The plain-text output from byte `from_offset` on matches `regex`.
+    /// The output from byte `from_offset` on, read as a terminal shows it, matches `regex`.
     Pattern { regex: String, from_offset: u64 },
 }
 

@@ -56,6 +56,44 @@ fn claude_write_gets_the_blocking_callback_result_as_context() {
 }
 
 #[test]
+fn a_callbacks_erased_progress_bar_reaches_the_agent_as_a_terminal_shows_it() {
+    let repo = git_repo();
+    let root = canonical(repo.path());
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
+    // cargo's way: a coloured status, a progress bar, then `\r` and erase-to-end-of-line
+    // (`ESC[K`) before the next message.
+    let script = r"printf '\033[1;32m   Compiling\033[0m demo-crate v0.1.0\n'
+printf '\033[1;36m    Building\033[0m [=====>     ] 2/3: demo-crate, demo-crate(test)'
+printf '\r\033[K'
+printf 'note: checks done\n'";
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "cargo-like", "pattern": ["*.sh"],
+            "script_content": script, "blocking": true, "timeout": 60
+        }),
+    );
+    let out = hook(
+        "post-tool-use",
+        &root,
+        &fixture("claude_post_tool_use_write.json", &root, &root),
+    );
+    stop_console_server(&root);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let reply = out.json();
+    let context = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    // Exactly the two lines a terminal shows: no remnant of the bar, no escape sequence.
+    let shown =
+        "Last lines of output:\n```\n   Compiling demo-crate v0.1.0\nnote: checks done\n```";
+    assert!(context.contains(shown), "{context}");
+    assert!(!context.contains("Building"), "{context}");
+    assert!(!context.contains('\u{1b}'), "{context}");
+}
+
+#[test]
 fn the_verdicts_are_reported_to_the_runner_that_started_the_agent() {
     let (_repo, root) = project_with_callback(0);
     let reports = tempfile::NamedTempFile::new().unwrap();

@@ -126,7 +126,7 @@ fn spawn_and_wait(
     ))
 }
 
-/// Takes the end of the run's output: plain text for the report, and for a run that did not
+/// Takes the end of the run's output: as a terminal shows it for the report, and for a run that did not
 /// pass the raw bytes (colours kept) for its panel, the one place they show (a passing run's
 /// panel is never listed).
 fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport, passed: bool) {

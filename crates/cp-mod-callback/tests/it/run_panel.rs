@@ -15,7 +15,7 @@ fn failed_panel(output: &[u8]) -> RunPanel {
     {
         let mut v = panel.view();
         v.status = "FAILED (exited with code 1)".into();
-        v.output = cp_mod_console::plain_text(output);
+        v.output = cp_mod_console::terminal_text(output, cp_mod_console::DEFAULT_SIZE);
         v.console = Some(uuid::Uuid::from_u128(9));
         v.finished = true;
         v.visible = true;

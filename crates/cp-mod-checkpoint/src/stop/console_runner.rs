@@ -9,11 +9,10 @@ use std::time::{Duration, Instant};
 use cp_base::CancelToken;
 use cp_mod_console::{
     ConsoleClient, ConsoleError, ConsoleHandle, ConsoleInfo, ConsoleStatus, KillCause, SpawnSpec,
-    proctree, signal_number,
+    proctree, signal_number, terminal_text,
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
-use super::test_output::terminal_text;
 
 /// Label of the stop gate's test sessions in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";

@@ -11,9 +11,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use cp_base::CancelToken;
-use cp_mod_console::proctree;
+use cp_mod_console::{DEFAULT_SIZE, proctree, terminal_text};
 
-use super::test_output::{DEFAULT_SIZE, terminal_text};
 use serde::{Deserialize, Serialize};
 
 /// What to run.

@@ -372,10 +372,22 @@ impl StopGate {
             let all: Vec<&str> = clean.lines().collect();
             outcome.tail = all[all.len().saturating_sub(lines)..]
                 .iter()
-                .map(|l| test_output::bounded_line(l, TAIL_LINE_CHARS))
+                .map(|l| bounded_line(l, TAIL_LINE_CHARS))
                 .collect();
         }
         outcome
+    }
+}
+
+/// At most `max` characters of `line`, the rest counted: a minified bundle or a row of
+/// progress dots is not worth 100 KB of the agent's context.
+fn bounded_line(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
+        None => line.to_owned(),
+        Some((cut, _)) => {
+            let rest = line[cut..].chars().count();
+            format!("{} … ({rest} more characters)", &line[..cut])
+        }
     }
 }
 
@@ -451,5 +463,17 @@ impl PlannedTests {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_cut_with_a_count() {
+        assert_eq!(bounded_line("abcdef", 10), "abcdef");
+        assert_eq!(bounded_line("abcdef", 4), "abcd … (2 more characters)");
+        assert_eq!(bounded_line("ééééé", 2), "éé … (3 more characters)");
     }
 }

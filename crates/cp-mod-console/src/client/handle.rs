@@ -12,7 +12,8 @@ use uuid::Uuid;
 use super::transport::{Launch, Transport, unexpected};
 use crate::console_info::{ConsoleInfo, ConsoleStatus};
 use crate::protocol::{Request, Response, WaitCondition};
-use crate::{ConsoleError, meta, pattern, text};
+use crate::terminal::{self, DEFAULT_SIZE};
+use crate::{ConsoleError, meta, pattern};
 
 /// Most bytes one [`ConsoleHandle::read_since`] call returns.
 pub const READ_CHUNK_MAX: usize = 4 * 1024 * 1024;
@@ -104,8 +105,9 @@ impl ConsoleHandle {
         Ok(self.info()?.status)
     }
 
-    /// The last `lines` lines of output as plain text (escape sequences removed, `\r`
-    /// redraws collapsed to their final state).
+    /// The last `lines` lines of output as a terminal of the console's size shows them
+    /// ([`terminal_lines`](crate::terminal_lines)): lines that scrolled off the screen
+    /// included, a progress bar redrawn or erased in place left as its final state.
     pub fn tail(&self, lines: usize) -> Result<String, ConsoleError> {
         let path = self.log_path();
         let mut file = match File::open(&path) {
@@ -131,9 +133,18 @@ impl ConsoleHandle {
             // than lines asked for.
             let breaks = bytes.split(|&b| b == b'\n').count() - 1;
             if start == 0 || window >= TAIL_SCAN_MAX || breaks > lines {
-                return Ok(text::last_lines(&bytes, lines));
+                return Ok(terminal::last_lines(&bytes, self.size(), lines));
             }
             window *= 4;
+        }
+    }
+
+    /// The console's PTY size, from its record on disk (no request to the server), or the
+    /// default when there is no record.
+    fn size(&self) -> (u16, u16) {
+        match meta::read_meta(self.transport.paths(), self.id) {
+            Ok(Some(info)) => (info.rows, info.cols),
+            _ => DEFAULT_SIZE,
         }
     }
 
@@ -222,8 +233,10 @@ impl ConsoleHandle {
         self.wait(WaitCondition::Exit, timeout)
     }
 
-    /// Waits up to `timeout` until the plain-text output (from the start) matches the
-    /// regular expression `pattern` (multi-line mode: `^`/`$` match at line ends).
+    /// Waits up to `timeout` until the output (from the start), read as a terminal shows it,
+    /// matches the regular expression `pattern` (multi-line mode: `^`/`$` match at line
+    /// ends). What a wait on a running console sees is said in `pattern.rs`: text on screen
+    /// when the wait looks is met even if erased later.
     pub fn wait_pattern(
         &self,
         pattern: &str,
@@ -280,7 +293,7 @@ impl ConsoleHandle {
                             offset = chunk.next_offset;
                             bytes.extend(chunk.bytes);
                         }
-                        re.is_match(&text::plain_text(&bytes))
+                        re.is_match(&terminal::terminal_text(&bytes, (info.rows, info.cols)))
                     }
                 };
                 Ok(WaitOutcome { met, info })

@@ -144,3 +144,12 @@ fn passed_quick_command(info: &crate::console_info::ConsoleInfo) -> bool {
         && info.status.is_success()
         && info.output_len <= tools::INLINE_LIMIT as u64
 }
+
+/// `text` in a fenced block for a tool result, or `(no output)` when it is empty.
+fn fenced(text: &str) -> String {
+    if text.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        format!("```\n{text}\n```")
+    }
+}

@@ -25,7 +25,7 @@ use uuid::Uuid;
 use super::panel_feed::{self, PanelState, new_state};
 use crate::client::ConsoleHandle;
 use crate::console_info::{ConsoleInfo, ConsoleStatus, KillCause};
-use crate::text::last_lines;
+use crate::terminal::last_lines;
 
 /// Most output an opening panel replays.
 const REPLAY_BYTES: u64 = 4 * 1024 * 1024;
@@ -285,9 +285,13 @@ impl Panel for ConsolePanel {
     }
 
     fn llm_context(&self) -> String {
-        let st = self.lock();
-        let bytes: Vec<u8> = st.raw_tail.iter().copied().collect();
-        let mut tail = last_lines(&bytes, LLM_LINES);
+        // Copied out, so the feed is not held up while the bytes are read as a terminal.
+        let (bytes, info) = {
+            let st = self.lock();
+            let bytes: Vec<u8> = st.raw_tail.iter().copied().collect();
+            (bytes, st.info.clone())
+        };
+        let mut tail = last_lines(&bytes, (info.rows, info.cols), LLM_LINES);
         if tail.len() > LLM_CHARS {
             let cut = tail.len() - LLM_CHARS;
             let cut = (cut..tail.len())
@@ -296,15 +300,14 @@ impl Panel for ConsolePanel {
             tail = format!("…{}", &tail[cut..]);
         }
         let runtime = short_duration(
-            st.info
-                .runtime(now_ms())
+            info.runtime(now_ms())
                 .as_millis()
                 .try_into()
                 .unwrap_or(u64::MAX),
         );
         format!(
             "Console {} — `{}` — {} ({})\nLast lines:\n```\n{}\n```",
-            st.info.id, st.info.command, st.info.status, runtime, tail
+            info.id, info.command, info.status, runtime, tail
         )
     }
 

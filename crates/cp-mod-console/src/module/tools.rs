@@ -11,13 +11,14 @@ use uuid::Uuid;
 
 use super::cancellable::{Waited, wait_in_rounds};
 use super::consoles::ConsoleModule;
+use super::fenced;
 use super::keys::decode_keys;
 use super::watch::{Watch, start_watch};
 use crate::ConsoleError;
 use crate::client::{ConsoleClient, ConsoleHandle};
 use crate::console_info::{ConsoleInfo, ConsoleStatus, SpawnSpec};
 use crate::pattern;
-use crate::text::{fenced, plain_text};
+use crate::terminal::terminal_text;
 
 /// Default and limits of `console_wait`'s `max_wait`, in seconds.
 const DEFAULT_MAX_WAIT: f64 = 30.0;
@@ -577,7 +578,7 @@ fn easy_bash_result(
         offset = chunk.next_offset;
         bytes.extend(chunk.bytes);
     }
-    let text = plain_text(&bytes);
+    let text = terminal_text(&bytes, (info.rows, info.cols));
     let text = text.trim_end();
     if text.len() <= INLINE_LIMIT && offset >= info.output_len {
         return ToolResult::ok(format!("{head}\n{}", fenced(text)));

@@ -10,8 +10,8 @@ use cp_base::{Level, Notification, Notifier};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::fenced;
 use crate::client::ConsoleHandle;
-use crate::text::fenced;
 
 /// Longest single wait of a watch (it waits again until resolved).
 const WATCH_STEP: Duration = Duration::from_secs(600);

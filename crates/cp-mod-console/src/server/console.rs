@@ -25,14 +25,15 @@ use crate::proctree::{self, TreeEnd};
 use crate::protocol::WaitCondition;
 use crate::signals::signal_name;
 use crate::sys::RawExit;
-use crate::{meta, pattern, text};
+use crate::terminal::TerminalReader;
+use crate::{meta, pattern};
 
 /// How long to wait for the last output after the command exits. Output can lag the exit,
 /// and a leftover background process may hold the PTY open for much longer.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
-/// A pattern wait re-scans this much already-seen output, so a match split across two reads
-/// is still found.
-const PATTERN_OVERLAP: u64 = 4096;
+/// Lines that scrolled off the screen a pattern wait still matches with the next output, so a
+/// pattern spanning lines is found across two reads.
+const PATTERN_CONTEXT_LINES: usize = 64;
 /// Read buffer of the PTY reader thread.
 const READ_CHUNK: usize = 64 * 1024;
 /// After SIGKILL, how long to wait for the processes to vanish before giving up.
@@ -136,7 +137,7 @@ impl Console {
             (opts.tail_bytes, opts.kill_grace, opts.log_limits);
         let pair = ptys
             .take(spec.rows, spec.cols)
-            .map_err(|e| spawn_err(format!("opening a PTY: {e}")))?;
+            .map_err(|e| spawn_err(e.to_string()))?;
         let id = Uuid::new_v4();
         let log_path = paths.log_file(id);
         let pty_out = pair
@@ -476,23 +477,35 @@ impl Console {
             WaitCondition::Exit => Ok(self.wait_until(deadline, |st| !st.info.status.is_running())),
             WaitCondition::Pattern { regex, from_offset } => {
                 let re = pattern::compile(regex)?;
+                let size = {
+                    let st = self.lock();
+                    (st.info.rows, st.info.cols)
+                };
+                let mut reader = TerminalReader::new(size);
+                // The last lines that scrolled off, so a pattern spanning lines still meets
+                // the screen's top.
+                let mut scrolled: Vec<String> = Vec::new();
                 let mut next = *from_offset;
                 loop {
                     let (chunk, total, finished) = {
                         let st = self.lock();
-                        let from = next.saturating_sub(PATTERN_OVERLAP).max(*from_offset);
                         (
-                            st.tail.bytes_from(from),
+                            st.tail.bytes_from(next),
                             st.tail.total(),
                             !st.info.status.is_running(),
                         )
                     };
-                    if re.is_match(&text::plain_text(&chunk)) {
+                    reader.feed(&chunk);
+                    scrolled.extend(reader.take_scrolled());
+                    let screen = reader.screen_lines();
+                    let text = scrolled.iter().chain(&screen).map(String::as_str);
+                    if re.is_match(&text.collect::<Vec<_>>().join("\n")) {
                         return Ok(true);
                     }
                     if finished {
                         return Ok(false);
                     }
+                    scrolled.drain(..scrolled.len().saturating_sub(PATTERN_CONTEXT_LINES));
                     next = total;
                     if !self.wait_until(deadline, |st| {
                         st.tail.total() > total || !st.info.status.is_running()

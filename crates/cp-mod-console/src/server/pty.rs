@@ -8,6 +8,17 @@ use portable_pty::{PtyPair, PtySize, native_pty_system};
 
 use crate::console_info::{DEFAULT_COLS, DEFAULT_ROWS};
 
+/// No PTY could be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("opening a PTY of {rows}×{cols}: {source}")]
+pub(super) struct OpenPtyError {
+    rows: u16,
+    cols: u16,
+    /// portable-pty's reason (an `anyhow` error: the system's, with its context).
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
 /// The PTY opened ahead, if any.
 #[derive(Default)]
 pub(super) struct Ptys {
@@ -16,8 +27,8 @@ pub(super) struct Ptys {
 
 impl Ptys {
     /// A PTY of `rows` × `cols` for a new console: the one opened ahead, resized, when there
-    /// is one, else a new one. `Err` says why none could be opened.
-    pub(super) fn take(&self, rows: u16, cols: u16) -> Result<PtyPair, String> {
+    /// is one, else a new one.
+    pub(super) fn take(&self, rows: u16, cols: u16) -> Result<PtyPair, OpenPtyError> {
         let ahead = self
             .ahead
             .lock()
@@ -53,10 +64,14 @@ fn size(rows: u16, cols: u16) -> PtySize {
     }
 }
 
-fn open(rows: u16, cols: u16) -> Result<PtyPair, String> {
+fn open(rows: u16, cols: u16) -> Result<PtyPair, OpenPtyError> {
     native_pty_system()
         .openpty(size(rows, cols))
-        .map_err(|e| e.to_string())
+        .map_err(|e| OpenPtyError {
+            rows,
+            cols,
+            source: e.into(),
+        })
 }
 
 #[cfg(test)]

@@ -112,6 +112,28 @@ fn wait_pattern_times_out_and_reports_exit_without_match() {
     assert!(matches!(err, ConsoleError::InvalidPattern { .. }), "{err}");
 }
 
+#[test]
+fn pattern_waits_and_tails_read_the_output_as_a_terminal_shows_it() {
+    let p = Project::new();
+    // A bar on screen now is an event: the wait meets it while the console runs.
+    let s = p.spawn("printf '\\033[32mcompiling\\033[0m 10%%'; sleep 100");
+    assert!(s.wait_pattern("^compiling 10%$", LONG).unwrap().met);
+    s.kill().unwrap();
+    // A bar erased, then far more lines than the 40-row screen holds.
+    let s = p.spawn(
+        "printf 'step 1/3\\r\\033[Kstep 3/3 done\\n'; for i in $(seq 1 100); do echo \"row $i\"; done; \
+         echo READY",
+    );
+    assert!(s.wait_exit(LONG).unwrap().info.status.is_success());
+    // Lines that scrolled off are read, the erased frame is not, and escape sequences never.
+    assert!(s.wait_pattern("^step 3/3 done$", LONG).unwrap().met);
+    assert!(s.wait_pattern("^row 1$", LONG).unwrap().met);
+    assert!(s.wait_pattern("^row 50\nrow 51$", LONG).unwrap().met);
+    assert!(!s.wait_pattern("step 1/3", LONG).unwrap().met);
+    assert_eq!(s.tail(3).unwrap(), "row 99\nrow 100\nREADY");
+    assert_eq!(s.tail(200).unwrap().lines().count(), 102);
+}
+
 /// Streams `seq 1 n` through one PTY and checks the log byte for byte and the server's peak
 /// memory.
 fn bulk_output(n: u64, max_peak_kb: u64) {
@@ -197,7 +219,10 @@ fn a_killed_client_loses_no_output_and_a_new_client_reattaches() {
     let s = client.attach(id.parse().unwrap()).unwrap();
     let done = s.wait_exit(LONG).unwrap();
     assert_eq!(done.info.status, ConsoleStatus::Exited { code: 0 });
-    let text = cp_mod_console::plain_text(&s.read_since(0).unwrap().bytes);
+    let text = cp_mod_console::terminal_text(
+        &s.read_since(0).unwrap().bytes,
+        cp_mod_console::DEFAULT_SIZE,
+    );
     let expected: String = (1..=40).fold(String::new(), |acc, i| acc + &format!("line {i}\n"));
     assert_eq!(text, expected);
 }

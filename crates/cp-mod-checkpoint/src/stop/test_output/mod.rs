@@ -19,7 +19,6 @@ mod problems;
 mod pytest;
 mod scan;
 mod summary;
-mod terminal;
 mod unittest;
 mod vitest;
 
@@ -27,7 +26,6 @@ pub use missing::MissingTool;
 pub(crate) use missing::missing_tool;
 pub(crate) use scan::strip_ansi;
 pub use summary::{RunnerCounts, TestFramework, TestSummary};
-pub(crate) use terminal::{DEFAULT_SIZE, bounded_line, terminal_text};
 
 /// Recognizes the output of cargo test, cargo nextest, jest, vitest, node's test runner,
 /// mocha, go test, pytest and unittest, each as often as it appears, summed.

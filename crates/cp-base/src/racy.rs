@@ -103,6 +103,19 @@ pub fn content(path: &Path) -> Option<Vec<u8>> {
     }
 }
 
+/// A digest of [`content`] that stays the same across builds and machines (64-bit FNV-1a),
+/// for stat data kept on disk: `None` when the file cannot be read.
+#[must_use]
+pub fn content_digest(path: &Path) -> Option<u64> {
+    let bytes = content(path)?;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in (bytes.len() as u64).to_le_bytes().iter().chain(&bytes) {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    Some(hash)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +155,13 @@ mod tests {
         assert!(digest("l").is_some());
         assert_ne!(digest("l"), digest("a"));
         assert_eq!(digest("missing"), None);
+        assert_eq!(
+            content_digest(&dir.path().join("a")),
+            content_digest(&dir.path().join("a"))
+        );
+        assert_ne!(
+            content_digest(&dir.path().join("a")),
+            content_digest(&dir.path().join("l"))
+        );
     }
 }

@@ -70,6 +70,7 @@ pub mod private;
 pub mod proctree;
 mod program;
 mod project;
+pub mod racy;
 mod registry;
 mod schema;
 pub mod scratch;

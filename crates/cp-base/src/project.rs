@@ -11,8 +11,15 @@ use crate::trust::{Grant, TrustError, TrustState, TrustStore, script_paths};
 use crate::trust_verdict::{self, VerdictCache};
 use crate::worker::WorkerId;
 
-/// What `.context-pilot/.gitignore` keeps out of version control: per-machine state.
-const GITIGNORE: &str = "# Written by Context Pilot: per-machine state, not for version control.\nrun/\nstate/\nlogs/\n.*.lock\n";
+/// What `.context-pilot/.gitignore` keeps out of version control: per-machine state, and
+/// the file itself. It is written on every machine that runs Context Pilot, for state only
+/// that machine has; listed as a change, it would ask each person to commit a file none of
+/// them wrote, and left untracked it would keep `git status` from ever being clean.
+const GITIGNORE: &str = "# Written by Context Pilot: per-machine state, not for version control.\nrun/\nstate/\nlogs/\n.*.lock\n.gitignore\n";
+
+/// What earlier versions wrote there (without the file itself): replaced, since no one wrote
+/// it by hand.
+const GITIGNORE_BEFORE: &str = "# Written by Context Pilot: per-machine state, not for version control.\nrun/\nstate/\nlogs/\n.*.lock\n";
 
 struct Inner {
     root: PathBuf,
@@ -277,7 +284,8 @@ impl Project {
             secure_private_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
         let ignore = self.dir().join(".gitignore");
-        if !ignore.exists() {
+        let stale = || std::fs::read(&ignore).is_ok_and(|b| b == GITIGNORE_BEFORE.as_bytes());
+        if !ignore.exists() || stale() {
             write_atomic(&ignore, GITIGNORE.as_bytes())?;
         }
         Ok(())
@@ -359,9 +367,18 @@ mod tests {
         let p = Project::at(tmp.path());
         p.ensure_layout().unwrap();
         let ignore = std::fs::read_to_string(p.dir().join(".gitignore")).unwrap();
-        for line in ["run/", "state/", "logs/"] {
+        for line in ["run/", "state/", "logs/", ".gitignore"] {
             assert!(ignore.lines().any(|l| l == line));
         }
+        // What an earlier version wrote is brought up to date; a person's own is kept.
+        std::fs::write(p.dir().join(".gitignore"), GITIGNORE_BEFORE).unwrap();
+        p.ensure_layout().unwrap();
+        let ignore = std::fs::read_to_string(p.dir().join(".gitignore")).unwrap();
+        assert_eq!(ignore, GITIGNORE);
+        std::fs::write(p.dir().join(".gitignore"), "state/\n").unwrap();
+        p.ensure_layout().unwrap();
+        let ignore = std::fs::read_to_string(p.dir().join(".gitignore")).unwrap();
+        assert_eq!(ignore, "state/\n");
         assert!(p.scripts_dir().is_dir() && p.run_dir().is_dir());
         assert_eq!(
             p.relative(&tmp.path().join("src/a.rs")).unwrap(),

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diff::{EMPTY_TREE, FileDiff};
+use crate::diff::{EMPTY_TREE, FileDiff, os_path};
 use crate::git::Git;
 use crate::review::{ReviewError, pathspec_input};
 
@@ -153,12 +153,10 @@ impl Git {
     ) -> Result<String, ReviewError> {
         let real = self.git_path(root, "index");
         match real.filter(|p| p.exists()) {
-            Some(real) => {
-                std::fs::copy(&real, index).map_err(|e| ReviewError::Git {
-                    args: "commit".into(),
-                    stderr: format!("cannot copy the index {}: {e}", real.display()),
-                })?;
-            }
+            Some(real) => copy_index(&real, index).map_err(|e| ReviewError::Git {
+                args: "commit".into(),
+                stderr: format!("cannot copy the index {}: {e}", real.display()),
+            })?,
             None => {
                 let _ = std::fs::remove_file(index);
             }
@@ -174,6 +172,8 @@ impl Git {
             self.run_with_index(root, &["read-tree", "--reset", tree], None, aside)?;
         }
         let paths = pathspec_input(files.iter().flat_map(FileDiff::commit_paths));
+        // What the work tree holds now, before git looks: the commit must hold exactly that.
+        let expected = self.work_tree_blobs(root, files)?;
         let add = [
             "--literal-pathspecs",
             "add",
@@ -214,6 +214,122 @@ impl Git {
         ];
         self.run_with_input(root, &reset, Some(&paths))?;
         let head = self.run(root, &["log", "-1", "--format=%h %s"])?;
-        Ok(String::from_utf8_lossy(&head).trim().to_owned())
+        let head = String::from_utf8_lossy(&head).trim().to_owned();
+        let lacking = self.lacking_in_head(root, &expected)?;
+        if lacking.is_empty() {
+            Ok(head)
+        } else {
+            Err(ReviewError::Incomplete {
+                head,
+                files: lacking,
+            })
+        }
     }
+
+    /// Each listed path and what the work tree holds there now (see [`Expected`]).
+    fn work_tree_blobs(
+        &self,
+        root: &Path,
+        files: &[FileDiff],
+    ) -> Result<Vec<(Vec<u8>, Expected)>, ReviewError> {
+        let mut expected = Vec::new();
+        let mut to_hash = Vec::new();
+        for path in files.iter().flat_map(FileDiff::commit_paths) {
+            // `cat-file` and `hash-object` read one name a line: a name with a newline in it
+            // cannot be asked about (git itself writes such names quoted).
+            if path.contains(&b'\n') {
+                continue;
+            }
+            let what = match std::fs::symlink_metadata(root.join(os_path(path))) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Expected::Absent,
+                Ok(meta) if meta.is_file() => {
+                    to_hash.extend_from_slice(path);
+                    to_hash.push(b'\n');
+                    Expected::Blob(String::new())
+                }
+                // A symlink, a submodule, or a file that cannot be read: present.
+                _ => Expected::Present,
+            };
+            expected.push((path.to_vec(), what));
+        }
+        if !to_hash.is_empty() {
+            // `--stdin-paths` applies the file's attributes (`.gitattributes` filters, line
+            // endings) as `git add` does.
+            let out =
+                self.run_with_input(root, &["hash-object", "--stdin-paths"], Some(&to_hash))?;
+            let mut oids = out.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+            for (_, what) in &mut expected {
+                if let Expected::Blob(oid) = what {
+                    *oid = oids
+                        .next()
+                        .map(|l| String::from_utf8_lossy(l).into_owned())
+                        .unwrap_or_default();
+                }
+            }
+        }
+        Ok(expected)
+    }
+
+    /// The listed paths the new `HEAD` does not hold as `expected` says, named for a person.
+    fn lacking_in_head(
+        &self,
+        root: &Path,
+        expected: &[(Vec<u8>, Expected)],
+    ) -> Result<Vec<String>, ReviewError> {
+        if expected.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut input = Vec::new();
+        for (path, _) in expected {
+            input.extend_from_slice(b"HEAD:");
+            input.extend_from_slice(path);
+            input.push(0);
+        }
+        let args = ["cat-file", "--batch-check=%(objectname)", "-z"];
+        let out = self.run_with_input(root, &args, Some(&input))?;
+        let answers: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
+        let mut lacking = Vec::new();
+        for (i, (path, what)) in expected.iter().enumerate() {
+            let answer = answers.get(i).copied().unwrap_or_default();
+            let in_head = !answer.is_empty() && !answer.ends_with(b" missing");
+            let holds = match what {
+                Expected::Absent => !in_head,
+                Expected::Present => in_head,
+                Expected::Blob(oid) => in_head && answer == oid.as_bytes(),
+            };
+            if !holds {
+                lacking.push(String::from_utf8_lossy(path).into_owned());
+            }
+        }
+        Ok(lacking)
+    }
+}
+
+/// What the work tree holds at a listed path when the commit starts.
+#[derive(Debug)]
+enum Expected {
+    /// Nothing: the commit must not hold the path.
+    Absent,
+    /// A file with this blob (git's hash of its content, filters applied).
+    Blob(String),
+    /// Something git records but `hash-object` does not read (a symlink, a submodule).
+    Present,
+}
+
+/// Copies the real index to `to`, the copy keeping the real one's modification time.
+///
+/// Git trusts an index entry's stat data (same size, same modification time: unchanged)
+/// only when the entry is older than the index file itself; an entry whose file was written
+/// in the same second as the index (or later) is *racy*, and git reads that file's bytes.
+/// A copy with a fresh modification time would make every such entry look older than its
+/// index, so a file rewritten with the same size in the same second as the last commit
+/// would be taken as unchanged and left out of the commit. With the real index's time, the
+/// copy's bytes and time are exactly what git would judge in the real index, so git's
+/// answer for each entry is the one it would give there. (Refreshing the entries instead
+/// would hash every file of a large work tree.)
+fn copy_index(real: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(real, to)?;
+    let modified = std::fs::metadata(real)?.modified()?;
+    let copy = std::fs::OpenOptions::new().write(true).open(to)?;
+    copy.set_times(std::fs::FileTimes::new().set_modified(modified))
 }

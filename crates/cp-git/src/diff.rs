@@ -155,9 +155,10 @@ pub struct FileDiff {
     pub summary: Option<Summary>,
     /// The blob the file had at the base (the diff's `index` line), for its bytes.
     pub old_blob: Option<String>,
-    /// An untracked file's size and modification time when it was read: the next reading
-    /// takes it as it is when both are the same.
-    pub stamp: Option<(u64, i128)>,
+    /// An untracked file's size and modification and change times when it was read (none
+    /// when they were too recent to trust, see [`cp_base::racy`]): the next reading takes
+    /// it as it is when all three are the same.
+    pub stamp: Option<(u64, i128, i128)>,
 }
 
 impl FileDiff {
@@ -217,8 +218,9 @@ pub(crate) fn os_path(bytes: &[u8]) -> &Path {
 pub struct ReadOptions<'a> {
     /// Diff against this commit instead of `HEAD` (a workflow phase's start).
     pub base: Option<&'a str>,
-    /// The last reading's files: an untracked file whose size and modification time did not
-    /// change is taken from there instead of being read again.
+    /// The last reading's files: an untracked file whose size and modification and change
+    /// times did not change (and were not racy then) is taken from there instead of being
+    /// read again.
     pub previous: &'a [FileDiff],
     /// Paths the person asked to see in full (`l`): an unread new file is read, a binary file
     /// is shown as text when it is UTF-8, else as bytes.

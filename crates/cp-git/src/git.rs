@@ -21,7 +21,7 @@ pub enum GitError {
         args: String,
         /// Where it ran.
         dir: PathBuf,
-        /// What git said.
+        /// What git said: its standard error, then the end of its standard output.
         stderr: String,
     },
 }
@@ -49,7 +49,7 @@ impl Git {
         match out.status.code() {
             Some(0) => Ok(Some(out.stdout)),
             Some(1) if out.stderr.is_empty() => Ok(None),
-            _ => Err(failed(dir, args, &out.stderr)),
+            _ => Err(failed(dir, args, &out)),
         }
     }
 
@@ -158,14 +158,29 @@ pub(crate) fn succeeded(
     if out.status.success() {
         Ok(out.stdout)
     } else {
-        Err(failed(dir, args, &out.stderr))
+        Err(failed(dir, args, &out))
     }
 }
 
-fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
+/// At most this many of the last lines of a failed command's standard output are kept.
+const SAID_LINES: usize = 20;
+
+/// A failed git command, with its own words: standard error, then the end of standard output
+/// (some refusals are printed there: `git commit`'s "nothing to commit" is).
+fn failed(dir: &Path, args: &[&str], out: &std::process::Output) -> GitError {
+    let mut said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.trim().lines().collect();
+    let tail = lines[lines.len().saturating_sub(SAID_LINES)..].join("\n");
+    if !tail.is_empty() {
+        if !said.is_empty() {
+            said.push('\n');
+        }
+        said.push_str(&tail);
+    }
     GitError::Failed {
         args: args.join(" "),
         dir: dir.to_path_buf(),
-        stderr: String::from_utf8_lossy(stderr).trim().to_owned(),
+        stderr: said,
     }
 }

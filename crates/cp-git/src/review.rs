@@ -54,6 +54,14 @@ pub enum ReviewError {
          repository records, run `git submodule update -- {0}`; nothing was reverted"
     )]
     Submodule(String),
+    /// The commit was made, but it does not hold these listed files as the work tree had
+    /// them.
+    #[error(
+        "committed {head}, but without {} as the work tree has it: git left it out; \
+         review the changes and commit it again",
+        .files.join(", ")
+    )]
+    Incomplete { head: String, files: Vec<String> },
     /// Nothing to commit: no file is listed.
     #[error("nothing to commit")]
     NothingToCommit,

@@ -44,6 +44,10 @@ pub struct Stamp {
     /// Its inode (`sed -i` writes a new file), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inode: Option<u64>,
+    /// A digest of its bytes, taken when its times were too recent for the rest to tell a
+    /// later write apart ([`cp_base::racy`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<u64>,
 }
 
 impl Stamp {
@@ -66,7 +70,30 @@ impl Stamp {
                 .map(|d| d.as_nanos()),
             ctime_ns: ctime,
             inode: meta.as_ref().map(MetadataExt::ino),
+            content: None,
         }
+    }
+
+    /// [`Stamp::of`], with a digest of the bytes when the file is racy against `taken`.
+    fn taken(path: &Path, status: FileStatus, taken: std::time::SystemTime) -> Self {
+        let mut stamp = Self::of(path, status);
+        let racy = std::fs::symlink_metadata(path).is_ok_and(|meta| {
+            let (mtime, ctime) = cp_base::racy::Stamp::times(&meta);
+            cp_base::racy::is_racy(taken, mtime, ctime)
+        });
+        if racy {
+            stamp.content = cp_base::racy::content_digest(path);
+        }
+        stamp
+    }
+
+    /// Whether the file at `path`, now stamped `self`, holds what it held when `before`
+    /// was taken: the same stat data, and the same bytes when `before` was racy.
+    fn unchanged_since(&self, before: &Self, path: &Path) -> bool {
+        self.same_content(before)
+            && before
+                .content
+                .is_none_or(|old| cp_base::racy::content_digest(path) == Some(old))
     }
 
     /// Whether the two stamps are of the same content: same size and times, and the same
@@ -93,7 +120,8 @@ impl WorkTreeSnapshot {
     /// The snapshot of the repository at `repo_root` now: one `git status`, then one
     /// `lstat` per listed file.
     pub fn take(git: &Git, repo_root: &Path) -> Result<Self, GitError> {
-        let taken_at_ns = std::time::SystemTime::now()
+        let started = std::time::SystemTime::now();
+        let taken_at_ns = started
             .duration_since(UNIX_EPOCH)
             .ok()
             .map(|d| d.as_nanos());
@@ -102,7 +130,7 @@ impl WorkTreeSnapshot {
             .into_iter()
             .filter(|file| file.kind.is_file())
             .map(|file| {
-                let stamp = Stamp::of(&repo_root.join(&file.path), file.status);
+                let stamp = Stamp::taken(&repo_root.join(&file.path), file.status, started);
                 (file.path, stamp)
             })
             .collect();
@@ -119,7 +147,7 @@ impl WorkTreeSnapshot {
             .entries
             .iter()
             .filter(|(path, stamp)| match earlier.entries.get(*path) {
-                Some(before) => !stamp.same_content(before),
+                Some(before) => !stamp.unchanged_since(before, &repo_root.join(path)),
                 None => earlier.written_since(stamp),
             })
             .map(|(path, _)| path.clone())
@@ -129,8 +157,9 @@ impl WorkTreeSnapshot {
                 .entries
                 .iter()
                 .filter(|(path, before)| {
+                    let full = repo_root.join(path);
                     !self.entries.contains_key(*path)
-                        && !Stamp::of(&repo_root.join(path), before.status).same_content(before)
+                        && !Stamp::of(&full, before.status).unchanged_since(before, &full)
                 })
                 .map(|(path, _)| path.clone()),
         );
@@ -201,6 +230,35 @@ mod tests {
         std::fs::write(root.join("clean.txt"), "one\n").unwrap();
         let reverted = snap(root);
         assert_eq!(reverted.changed_since(&after, root), ["clean.txt"]);
+    }
+
+    #[test]
+    fn a_same_size_rewrite_that_keeps_every_stat_field_is_seen_by_its_bytes() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("edited.txt"), "uno\n").unwrap();
+        // A modification time not older than the snapshot: the file is racy, and its bytes
+        // are digested.
+        let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("edited.txt"))
+            .unwrap()
+            .set_modified(soon)
+            .unwrap();
+        let before = snap(root);
+        assert!(before.stamp("edited.txt").unwrap().content.is_some());
+        std::fs::write(root.join("edited.txt"), "two\n").unwrap();
+        // Every stat field as it was, as two writes in one tick of a coarse clock leave
+        // them (this kernel's change times would tell them apart).
+        let mut after = snap(root);
+        let mut same = *before.stamp("edited.txt").unwrap();
+        same.content = None;
+        after.entries.insert("edited.txt".into(), same);
+        assert_eq!(after.changed_since(&before, root), ["edited.txt"]);
+        // Put back: the same bytes, nothing changed.
+        std::fs::write(root.join("edited.txt"), "uno\n").unwrap();
+        assert!(after.changed_since(&before, root).is_empty());
     }
 
     #[test]

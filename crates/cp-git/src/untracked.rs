@@ -51,6 +51,7 @@ pub(crate) fn read(root: &Path, path: &[u8], budget: &mut UntrackedBudget<'_>) -
     file.kind = ChangeKind::New;
     file.untracked = true;
     let full = root.join(os_path(path));
+    let started = std::time::SystemTime::now();
     let meta = match std::fs::symlink_metadata(&full) {
         Ok(meta) => meta,
         Err(e) => {
@@ -61,6 +62,7 @@ pub(crate) fn read(root: &Path, path: &[u8], budget: &mut UntrackedBudget<'_>) -
     let stamp = (
         meta.len(),
         i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
     );
     if let Some(old) = budget.previous.get(path)
         && old.stamp == Some(stamp)
@@ -70,7 +72,10 @@ pub(crate) fn read(root: &Path, path: &[u8], budget: &mut UntrackedBudget<'_>) -
         return (*old).clone();
     }
     let wanted = budget.load.contains(&file.path);
-    file.stamp = Some(stamp);
+    // A racy file's stat data may stay as it is through its next write: it is read again
+    // next time ([`cp_base::racy`]).
+    let (mtime, ctime) = cp_base::racy::Stamp::times(&meta);
+    file.stamp = (!cp_base::racy::is_racy(started, mtime, ctime)).then_some(stamp);
     if meta.is_symlink() {
         let target = std::fs::read_link(&full)
             .map_or_else(|_| Vec::new(), |t| t.into_os_string().into_encoded_bytes());

@@ -172,8 +172,8 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
         "only the second hunk was reverted"
     );
 
-    // `C` commits with the suggested message exactly the files the dialog lists; only the
-    // host's own file is left (never committed from the panel).
+    // `C` commits with the suggested message exactly the files the dialog lists; the host's
+    // own `.context-pilot/.gitignore` ignores itself, so nothing is left.
     tui.type_text("C");
     tui.wait_for("Commits exactly these 3 file(s)", WAIT)
         .unwrap();
@@ -181,15 +181,17 @@ fn review_comment_revert_and_commit_from_the_changes_panel() {
     // The commit is made in an index of its own; the real index takes the committed files a
     // moment after `HEAD` moves: the commit is done once both happened.
     wait_until(&tui, "the commit, and the index updated after it", || {
-        commits(root) == 2
-            && git(root, &["status", "--porcelain"]) == "?? .context-pilot/.gitignore\n"
+        commits(root) == 2 && clean(root)
     });
     let message = git(root, &["log", "-1", "--format=%s"]);
     assert!(message.starts_with("Update"), "{message}");
     let committed = git(root, &["show", "--format=", "--name-only", "HEAD"]);
     assert_eq!(committed, "notes/plan.md\nsrc/app.py\nsrc/app.txt\n");
     let status = git(root, &["status", "--porcelain"]);
-    assert_eq!(status, "?? .context-pilot/.gitignore\n", "left uncommitted");
+    assert_eq!(
+        status, "",
+        "git status is clean: nothing listed was left out"
+    );
     // The stop gate's state follows at once: nothing is left uncommitted.
     wait_until(
         &tui,
@@ -415,6 +417,111 @@ fn l_on_a_binary_file_shows_its_sizes_and_its_changed_bytes() {
         WAIT,
     )
     .unwrap();
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+/// Whether `git status` lists nothing, asked without taking the index's lock (which the
+/// panel's own git commands may hold at that moment).
+fn clean(root: &Path) -> bool {
+    git(root, &["--no-optional-locks", "status", "--porcelain"]).is_empty()
+}
+
+/// Sets the modification time of `path` to `to`, to the nanosecond (`utimensat`).
+fn set_mtime(path: &Path, to: std::time::SystemTime) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_times(std::fs::FileTimes::new().set_modified(to))
+        .unwrap();
+}
+
+/// Rewrites `a.py` with `text`, of the size it had, so that git's stat data says it is
+/// unchanged: its modification time set back (to the nanosecond) to the one the index
+/// records, in the second the index was written, as when the last commit and this write fall
+/// in one second. `core.trustctime` is off in these repositories, so the change time (which
+/// no tool sets back) does not tell the writes apart either: only git's racy rule does.
+fn rewrite_in_the_commit_s_second(root: &Path, at: std::time::SystemTime, text: &str) {
+    let a = root.join("a.py");
+    assert_eq!(std::fs::metadata(&a).unwrap().len(), text.len() as u64);
+    set_mtime(&a, at);
+    // `git add` of a file whose bytes are as recorded records its stat data anew.
+    git(root, &["add", "--", "a.py"]);
+    set_mtime(&root.join(".git/index"), at);
+    std::fs::write(&a, text).unwrap();
+    set_mtime(&a, at);
+}
+
+/// A committed repository with `a.py` and `b.py`, its stat data trusted without the change
+/// time.
+fn racy_repo() -> tempfile::TempDir {
+    let repo = git_repo();
+    let root = repo.path();
+    git(root, &["config", "core.trustctime", "false"]);
+    std::fs::write(root.join("a.py"), "x = 10\n").unwrap();
+    std::fs::write(root.join("b.py"), "y = 10\n").unwrap();
+    cp_e2e::trust(root);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "first"]);
+    repo
+}
+
+#[test]
+fn a_same_size_rewrite_in_the_commit_s_second_is_committed_every_round() {
+    let repo = racy_repo();
+    let root = repo.path();
+    let server = LlmServer::start().unwrap();
+    let mut tui = tui_on_changes(root, &server);
+    let at = std::time::SystemTime::now() - Duration::from_secs(100);
+    for round in 11..31 {
+        let a = format!("x = {round}\n");
+        let b = format!("y = {round}, {round}\n");
+        rewrite_in_the_commit_s_second(root, at, &a);
+        std::fs::write(root.join("b.py"), &b).unwrap();
+        tui.wait_for(&format!("+x = {round}"), WAIT).unwrap();
+        tui.type_text("C");
+        tui.wait_for("Commits exactly these 2 file(s)", WAIT)
+            .unwrap();
+        tui.send(b"\r");
+        let expected = usize::try_from(round).unwrap() - 9;
+        wait_until(&tui, "the commit, and the index updated after it", || {
+            commits(root) == expected && clean(root)
+        });
+        assert_eq!(git(root, &["show", "HEAD:a.py"]), a, "round {round}");
+        assert_eq!(git(root, &["show", "HEAD:b.py"]), b, "round {round}");
+    }
+    tui.send(b"\x03");
+    assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
+}
+
+#[test]
+fn one_racy_file_is_committed_and_an_empty_commit_shows_git_s_words() {
+    let repo = racy_repo();
+    let root = repo.path();
+    let server = LlmServer::start().unwrap();
+    let mut tui = tui_on_changes(root, &server);
+    let at = std::time::SystemTime::now() - Duration::from_secs(100);
+    rewrite_in_the_commit_s_second(root, at, "x = 42\n");
+    tui.wait_for("+x = 42", WAIT).unwrap();
+    tui.type_text("C");
+    tui.wait_for("Commits exactly these 1 file(s)", WAIT)
+        .unwrap();
+    tui.send(b"\r");
+    wait_until(&tui, "the one file committed", || {
+        commits(root) == 2 && clean(root)
+    });
+    assert_eq!(git(root, &["show", "HEAD:a.py"]), "x = 42\n");
+    tui.wait_for("committed", WAIT).unwrap();
+
+    // Listed, then put back before the commit: git has nothing to commit, and says so on
+    // its standard output; the panel shows those words.
+    std::fs::write(root.join("a.py"), "x = 43\n").unwrap();
+    tui.wait_for("+x = 43", WAIT).unwrap();
+    tui.type_text("C");
+    tui.wait_for("Commits exactly these 1 file(s)", WAIT)
+        .unwrap();
+    std::fs::write(root.join("a.py"), "x = 42\n").unwrap();
+    tui.send(b"\r");
+    tui.wait_for("nothing to commit", WAIT).unwrap();
+    assert_eq!(commits(root), 2, "nothing was committed");
     tui.send(b"\x03");
     assert_eq!(tui.wait_exit(WAIT).unwrap(), 0);
 }

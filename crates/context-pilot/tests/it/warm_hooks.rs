@@ -145,6 +145,43 @@ fn an_edit_starts_a_warm_run_a_new_edit_ends_it_and_the_stop_takes_the_verdict()
     stop_console_server(&root);
 }
 
+/// After a green warm run, a formatter rewrites the file with the same size and sets its
+/// modification time back to the nanosecond (`utimensat`): the stop does not take the warm
+/// verdict for the new bytes, it runs the suite again and reports what it says now.
+#[test]
+fn a_same_size_rewrite_with_its_time_set_back_after_a_warm_run_is_tested_again() {
+    let (_repo, root) = project(&json!({"tests": {"command": "sh suite.sh"},
+        "warm": {"quiet_ms": 50}}));
+    std::fs::write(root.join("log/go"), "").unwrap();
+    write_greet(&root, "echo hello\n");
+    eventually("the warm run's verdict", LIMIT, || {
+        warm_phase(&root) == "done"
+    });
+    assert_eq!(started(&root).len(), 1);
+    let greet = root.join("src/greet.sh");
+    let modified = std::fs::metadata(&greet).unwrap().modified().unwrap();
+    std::fs::write(&greet, "echo jello\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&greet)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_modified(modified))
+        .unwrap();
+    assert_eq!(
+        std::fs::metadata(&greet).unwrap().modified().unwrap(),
+        modified
+    );
+
+    let reason = stop_reason(&root, "claude_stop.json");
+    assert!(reason.contains("FAILED test_greet"), "{reason}");
+    assert!(
+        !reason.contains("A warm run tested this very tree"),
+        "{reason}"
+    );
+    assert_eq!(started(&root).len(), 2, "the stop ran the suite again");
+    stop_console_server(&root);
+}
+
 /// A cold build slower than the stop's limit: the stop says the tests go on in the
 /// background (not a silent timeout), the warm run is not cut off, and the next stop takes
 /// its verdict; the suite ran once.

@@ -175,3 +175,76 @@ fn unresolved_conflicts_are_never_committed_and_git_s_merge_message_is_offered()
     assert!(G.pending_operation(root).is_none());
     assert_eq!(git(root, &["status", "--porcelain=v2"]), "");
 }
+
+/// Sets the modification time of `path` to `to`, to the nanosecond (`utimensat`).
+fn set_mtime(path: &Path, to: std::time::SystemTime) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_times(std::fs::FileTimes::new().set_modified(to))
+        .unwrap();
+}
+
+/// `a.py` and `b.py` committed; then `a.py` rewritten with the same size and, to the
+/// nanosecond, the modification time git recorded, in the same second as the index (its
+/// time set to the file's, as when the commit and the rewrite share a second). Git's stat
+/// data then says "unchanged"; only the racy rule makes it read the bytes. `core.trustctime`
+/// off: the change time, which no tool sets back, cannot tell the two writes apart either.
+fn racy_rewrite() -> tempfile::TempDir {
+    let dir = repo(&[("a.py", b"x = 1\n"), ("b.py", b"y = 1\n")]);
+    let root = dir.path();
+    git(root, &["config", "core.trustctime", "false"]);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+    set_mtime(&root.join("a.py"), past);
+    git(root, &["update-index", "--refresh"]);
+    set_mtime(&root.join(".git/index"), past);
+    write(root, "a.py", b"x = 2\n");
+    set_mtime(&root.join("a.py"), past);
+    dir
+}
+
+#[test]
+fn a_same_size_rewrite_in_the_index_s_second_is_committed() {
+    let dir = racy_rewrite();
+    let root = dir.path();
+    write(root, "b.py", b"y = 22\n");
+    let listed = files(root);
+    let names: Vec<&str> = listed.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(names, ["a.py", "b.py"]);
+    G.commit_files(root, &listed, &typed("Update a.py, b.py"))
+        .unwrap();
+    assert_eq!(git(root, &["show", "HEAD:a.py"]), "x = 2\n");
+    assert_eq!(git(root, &["show", "HEAD:b.py"]), "y = 22\n");
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn git_s_nothing_to_commit_on_stdout_is_shown() {
+    let dir = repo(&[("a.py", b"x = 1\n")]);
+    let root = dir.path();
+    write(root, "a.py", b"x = 2\n");
+    let listed = files(root);
+    // Put back before the commit: the listed change is gone.
+    write(root, "a.py", b"x = 1\n");
+    let err = G
+        .commit_files(root, &listed, &typed("Nothing"))
+        .unwrap_err();
+    assert!(err.to_string().contains("nothing to commit"), "{err}");
+}
+
+#[test]
+fn a_commit_that_lacks_a_listed_file_says_so_and_names_it() {
+    let dir = repo(&[("a.py", b"x = 1\n"), ("b.py", b"y = 1\n")]);
+    let root = dir.path();
+    write(root, "a.py", b"x = 2\n");
+    write(root, "b.py", b"y = 2\n");
+    // A hook that takes a.py back out of what is committed.
+    hook(root, "pre-commit", "git reset -q HEAD -- a.py");
+    let err = G
+        .commit_files(root, &files(root), &typed("Both"))
+        .unwrap_err();
+    assert!(
+        matches!(&err, ReviewError::Incomplete { files, .. } if files == &["a.py"]),
+        "{err}"
+    );
+    assert!(err.to_string().contains("without a.py"), "{err}");
+    assert_eq!(git(root, &["show", "HEAD:b.py"]), "y = 2\n");
+}

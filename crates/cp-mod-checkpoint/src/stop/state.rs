@@ -263,10 +263,22 @@ pub(crate) fn fingerprint_files<'a>(
     head: Option<&str>,
     files: impl Iterator<Item = &'a ChangedFile>,
 ) -> String {
+    // The fingerprint's own start: a file whose times are not older is read (see
+    // [`content_digest`]).
+    fingerprint_since(repo_root, head, files, std::time::SystemTime::now())
+}
+
+/// [`fingerprint_files`], started at `started`.
+fn fingerprint_since<'a>(
+    repo_root: &Path,
+    head: Option<&str>,
+    files: impl Iterator<Item = &'a ChangedFile>,
+    started: std::time::SystemTime,
+) -> String {
     let files: Vec<&ChangedFile> = files.collect();
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let digest_all = |part: &[&ChangedFile]| -> Vec<u64> {
-        let mut stats = DirStats::new(repo_root);
+        let mut stats = DirStats::new(repo_root, started);
         part.iter().map(|f| file_digest(&mut stats, f)).collect()
     };
     let digests: Vec<u64> = if files.len() < PARALLEL_FROM || threads < 2 {
@@ -347,13 +359,43 @@ fn file_digest(stats: &mut DirStats<'_>, file: &ChangedFile) -> u64 {
 /// this tells one state of the file from the next without reading it: with 10,000 changed
 /// files, reading each one cost more than `git status` itself (issue 15). A symlink is
 /// identified by its target.
+///
+/// The one gap is a write with the same size within the clock tick of the last one, which
+/// leaves every field as it was: a file whose modification or change time is not older than
+/// the fingerprint's start is *racy* ([`cp_base::racy`]), and its bytes are digested too.
+/// A later fingerprint, taken when the file is no longer racy, then differs from this one
+/// whatever it holds: a verdict is never kept for new bytes, at the cost of one more run.
 fn content_digest(stats: &mut DirStats<'_>, path: &str, hash: &mut Fnv) {
     let Some(now) = stats.lstat(path) else {
         hash.write(b"absent");
         return;
     };
+    let full = stats.root.join(path);
+    let target = || std::fs::read_link(&full).ok();
+    state_digest(&now, target, || cp_base::racy::content(&full), hash);
+}
+
+/// The digest of a file in state `now`: its stat fields, a symlink's `target`, and the
+/// `content` of a racy file.
+fn state_digest(
+    now: &FileState,
+    target: impl FnOnce() -> Option<std::path::PathBuf>,
+    content: impl FnOnce() -> Option<Vec<u8>>,
+    hash: &mut Fnv,
+) {
+    if now.racy {
+        match content() {
+            Some(bytes) => {
+                hash.write(b"racy");
+                hash.write(&(bytes.len() as u64).to_le_bytes());
+                hash.write(&bytes);
+            }
+            // Unreadable: a fingerprint no later one can equal.
+            None => hash.write(&now_nanos().to_le_bytes()),
+        }
+    }
     if now.symlink
-        && let Ok(target) = std::fs::read_link(stats.root.join(path))
+        && let Some(target) = target()
     {
         hash.write(target.as_os_str().as_encoded_bytes());
     }
@@ -367,6 +409,15 @@ struct FileState {
     /// Size, inode, mode, mtime and its nanoseconds, ctime and its nanoseconds.
     fields: [u64; 7],
     symlink: bool,
+    /// Whether the fields may not tell a write just after them apart.
+    racy: bool,
+}
+
+/// Nanoseconds since the epoch, now.
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
 }
 
 /// `lstat`s files of a repository beside a descriptor of their directory, opened once for
@@ -375,14 +426,20 @@ struct FileState {
 /// most of an `lstat`'s cost. The answers are those of `lstat` on the whole path.
 struct DirStats<'r> {
     root: &'r Path,
+    /// When the fingerprint began: what is not older is racy.
+    started: std::time::SystemTime,
     /// The directory (relative to `root`) of the last file, and its descriptor (`None`: it
     /// could not be opened, so neither can a file in it be found).
     dir: Option<(String, Option<std::fs::File>)>,
 }
 
 impl<'r> DirStats<'r> {
-    fn new(root: &'r Path) -> Self {
-        Self { root, dir: None }
+    fn new(root: &'r Path, started: std::time::SystemTime) -> Self {
+        Self {
+            root,
+            started,
+            dir: None,
+        }
     }
 
     /// The state of the file at `path` (relative, `/`-separated), without following a final
@@ -420,7 +477,14 @@ impl<'r> DirStats<'r> {
         }
         // SAFETY: `fstatat` returned 0, so it initialised `stat`.
         let stat = unsafe { stat.assume_init() };
+        let stamp = |secs: libc::time_t, nanos: i64| cp_base::racy::Stamp { secs, nanos };
+        let racy = cp_base::racy::is_racy(
+            self.started,
+            stamp(stat.st_mtime, stat.st_mtime_nsec),
+            stamp(stat.st_ctime, stat.st_ctime_nsec),
+        );
         Some(FileState {
+            racy,
             fields: [
                 stat.st_size.cast_unsigned(),
                 stat.st_ino,
@@ -463,26 +527,33 @@ mod tests {
         ChangedFile::new(path, FileStatus::Modified)
     }
 
+    /// The fingerprint as stat data alone takes it: begun long after every file's last write.
+    fn settled<'a>(
+        root: &Path,
+        head: Option<&str>,
+        files: impl Iterator<Item = &'a ChangedFile>,
+    ) -> String {
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        fingerprint_since(root, head, files, later)
+    }
+
     #[test]
     fn fingerprint_follows_content_not_just_names() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "one").unwrap();
         let files = [changed("a.rs")];
-        let first = fingerprint_files(dir.path(), None, files.iter());
-        assert_eq!(first, fingerprint_files(dir.path(), None, files.iter()));
+        let first = settled(dir.path(), None, files.iter());
+        assert_eq!(first, settled(dir.path(), None, files.iter()));
         std::fs::write(dir.path().join("a.rs"), "two").unwrap();
-        assert_ne!(first, fingerprint_files(dir.path(), None, files.iter()));
+        assert_ne!(first, settled(dir.path(), None, files.iter()));
         std::fs::remove_file(dir.path().join("a.rs")).unwrap();
-        let gone = fingerprint_files(dir.path(), None, files.iter());
+        let gone = settled(dir.path(), None, files.iter());
         assert_ne!(first, gone);
-        assert_ne!(
-            gone,
-            fingerprint_files(dir.path(), None, std::iter::empty())
-        );
+        assert_ne!(gone, settled(dir.path(), None, std::iter::empty()));
         // A commit changes the tree even when nothing is uncommitted.
         assert_ne!(
-            fingerprint_files(dir.path(), Some("aaaa"), std::iter::empty()),
-            fingerprint_files(dir.path(), Some("bbbb"), std::iter::empty())
+            settled(dir.path(), Some("aaaa"), std::iter::empty()),
+            settled(dir.path(), Some("bbbb"), std::iter::empty())
         );
     }
 
@@ -495,15 +566,109 @@ mod tests {
         for f in &files {
             std::fs::write(dir.path().join(&f.path), "x").unwrap();
         }
-        let first = fingerprint_files(dir.path(), None, files.iter());
-        assert_eq!(first, fingerprint_files(dir.path(), None, files.iter()));
+        let first = settled(dir.path(), None, files.iter());
+        assert_eq!(first, settled(dir.path(), None, files.iter()));
         // The order of files is part of the digest; so is every file's state.
-        assert_ne!(
-            first,
-            fingerprint_files(dir.path(), None, files.iter().rev())
-        );
+        assert_ne!(first, settled(dir.path(), None, files.iter().rev()));
         std::fs::write(dir.path().join("f2000.rs"), "y").unwrap();
-        assert_ne!(first, fingerprint_files(dir.path(), None, files.iter()));
+        assert_ne!(first, settled(dir.path(), None, files.iter()));
+    }
+
+    /// Sets the modification time of `path` to `to`, to the nanosecond (`utimensat`).
+    fn set_mtime(path: &Path, to: std::time::SystemTime) {
+        let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_modified(to))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_racy_file_is_told_apart_by_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.py");
+        let files = [changed("a.py")];
+        let stamp = std::time::SystemTime::now();
+        std::fs::write(&path, "x = 1\n").unwrap();
+        set_mtime(&path, stamp);
+        let before = fingerprint_since(dir.path(), None, files.iter(), stamp);
+        std::fs::write(&path, "x = 2\n").unwrap();
+        set_mtime(&path, stamp);
+        assert_ne!(
+            before,
+            fingerprint_since(dir.path(), None, files.iter(), stamp)
+        );
+        // Read twice while racy, the same bytes give the same fingerprint.
+        assert_eq!(
+            fingerprint_since(dir.path(), None, files.iter(), stamp),
+            fingerprint_since(dir.path(), None, files.iter(), stamp)
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+        /// Same-size rewrites at the same nanosecond: both modification times set with
+        /// `utimensat`, and the change time equal too, as a kernel whose file times come
+        /// from its coarse clock gives two writes within one tick (this one's multigrain
+        /// times would not). Every stat field is then as it was; the digest taken when the
+        /// file is racy still never takes the new bytes for the old.
+        #[test]
+        fn a_same_size_rewrite_at_the_same_nanosecond_is_never_taken_for_the_old_bytes(
+            old in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+            flips in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+            secs in 0i64..4_000_000_000,
+            nanos in 0i64..1_000_000_000,
+            started_after_ns in 0u64..40_000_000,
+        ) {
+            let new: Vec<u8> = old
+                .iter()
+                .zip(flips.iter().cycle())
+                .map(|(b, f)| b ^ f)
+                .collect();
+            proptest::prop_assume!(new != old);
+            let at = cp_base::racy::Stamp { secs, nanos };
+            // The fingerprint began within a tick of the writes' shared time.
+            let started = std::time::UNIX_EPOCH
+                + std::time::Duration::new(secs.cast_unsigned(), u32::try_from(nanos).unwrap())
+                + std::time::Duration::from_nanos(started_after_ns);
+            let state = FileState {
+                fields: [old.len() as u64, 7, 0o100_644, secs.cast_unsigned(), nanos.cast_unsigned(),
+                    secs.cast_unsigned(), nanos.cast_unsigned()],
+                symlink: false,
+                racy: cp_base::racy::is_racy(started, at, at),
+            };
+            let digest = |bytes: &[u8]| {
+                let mut hash = Fnv::new();
+                state_digest(&state, || None, || Some(bytes.to_vec()), &mut hash);
+                hash.finish()
+            };
+            proptest::prop_assert_ne!(digest(&old), digest(&new));
+        }
+
+        /// The same on real files, with whatever change times this kernel gives.
+        #[test]
+        fn a_same_size_rewrite_of_a_real_file_changes_the_fingerprint(
+            old in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+            flips in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..64),
+            at_secs in 0u64..4_000_000_000,
+            at_nanos in 0u32..1_000_000_000,
+        ) {
+            let new: Vec<u8> = old
+                .iter()
+                .zip(flips.iter().cycle())
+                .map(|(b, f)| b ^ f)
+                .collect();
+            proptest::prop_assume!(new != old);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f.rs");
+            let files = [changed("f.rs")];
+            let at = std::time::UNIX_EPOCH + std::time::Duration::new(at_secs, at_nanos);
+            std::fs::write(&path, &old).unwrap();
+            set_mtime(&path, at);
+            let before = fingerprint_files(dir.path(), None, files.iter());
+            std::fs::write(&path, &new).unwrap();
+            set_mtime(&path, at);
+            proptest::prop_assert_ne!(before, fingerprint_files(dir.path(), None, files.iter()));
+        }
     }
 
     #[test]
@@ -595,7 +760,7 @@ mod tests {
         std::fs::write(root.join("src/y.rs"), "ccc").unwrap();
         std::os::unix::fs::symlink("deep/x.rs", root.join("src/link")).unwrap();
         std::os::unix::fs::symlink("src/deep", root.join("via")).unwrap();
-        let mut stats = DirStats::new(root);
+        let mut stats = DirStats::new(root, std::time::SystemTime::now());
         for path in [
             "top.rs",
             "src/deep/x.rs",

@@ -10,15 +10,11 @@
 //! fingerprint. A fingerprint with no racy file is then changed by every later write.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use cp_git::{ChangedFile, Git, GitError};
 
 use super::super::state::Fnv;
-
-/// How far a file's change time may lag the clock on a file system with sub-second times:
-/// a few ticks of the kernel's coarse clock.
-const SUBSECOND_SLACK: Duration = Duration::from_millis(50);
 
 /// HEAD's commit in the repository at `repo`; `None` on a branch with no commit yet.
 pub(crate) fn head_commit(git: &Git, repo: &Path) -> Result<Option<String>, GitError> {
@@ -72,34 +68,19 @@ pub(crate) fn tree_fingerprint(changed_set: &str, head: Option<&str>) -> String 
 }
 
 /// Whether a file of `files` changed so recently (against `taken`, when the listing began)
-/// that a write in the same clock tick would leave its `lstat` as it is.
+/// that a write in the same clock tick would leave its `lstat` as it is ([`cp_base::racy`]).
+/// Only the change time is asked: waiting ages it, while a modification time set in the
+/// future never would (the fingerprint reads such a file's bytes instead).
 pub(crate) fn racy<'a>(
     repo: &Path,
     taken: SystemTime,
     files: impl Iterator<Item = &'a ChangedFile>,
 ) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(taken) = taken.duration_since(UNIX_EPOCH) else {
-        return true;
-    };
     files.into_iter().any(|file| {
-        let Ok(meta) = std::fs::symlink_metadata(repo.join(&file.path)) else {
-            return false;
-        };
-        let (Ok(secs), Ok(nanos)) = (
-            u64::try_from(meta.ctime()),
-            u32::try_from(meta.ctime_nsec()),
-        ) else {
-            return true;
-        };
-        let changed = Duration::new(secs, nanos);
-        // A file system that keeps whole seconds: the whole second is the tick.
-        let slack = if nanos == 0 {
-            Duration::from_secs(1)
-        } else {
-            SUBSECOND_SLACK
-        };
-        changed + slack >= taken
+        std::fs::symlink_metadata(repo.join(&file.path)).is_ok_and(|meta| {
+            let (_, ctime) = cp_base::racy::Stamp::times(&meta);
+            ctime.not_older_than(taken)
+        })
     })
 }
 
@@ -107,6 +88,7 @@ pub(crate) fn racy<'a>(
 mod tests {
     use super::*;
     use cp_git::FileStatus;
+    use std::time::Duration;
 
     #[test]
     fn a_file_written_just_now_is_racy_and_one_written_earlier_is_not() {

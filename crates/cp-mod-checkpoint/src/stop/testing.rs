@@ -39,6 +39,8 @@ pub(super) struct PlannedRun {
     pub(super) cwd: PathBuf,
     pub(super) timeout_secs: u64,
     pub(super) why: String,
+    /// The environment the project declares for the command (tox's `setenv`).
+    pub(super) env: Vec<(String, String)>,
 }
 
 /// The tests the stop gate would run in a project now, for `doctor`.
@@ -172,6 +174,7 @@ impl StopGate {
                 cwd: input.project.root().to_path_buf(),
                 timeout_secs: 0,
                 why: "configured in .context-pilot/config.json (checkpoint.tests.command)".into(),
+                env: Vec::new(),
             }],
             None => self.detect_runs(input, repo, before, report),
         };
@@ -222,6 +225,7 @@ impl StopGate {
                 cwd: found.dir,
                 timeout_secs,
                 why: found.why,
+                env: found.env,
             }];
         }
         let changed = report
@@ -248,6 +252,7 @@ impl StopGate {
                 cwd: found.dir,
                 timeout_secs,
                 why: found.why,
+                env: found.env,
             })
             .collect()
     }
@@ -291,6 +296,7 @@ impl StopGate {
             cwd,
             timeout_secs,
             why,
+            env: declared,
         } = run;
         let mut outcome = TestOutcome {
             project,
@@ -319,7 +325,11 @@ impl StopGate {
             command: command.clone(),
             cwd: cwd.clone(),
             timeout: Duration::from_secs(timeout_secs),
-            env: self.run_env(&cwd),
+            env: self
+                .run_env(&cwd)
+                .into_iter()
+                .chain(declared.into_iter().map(|(k, v)| (k.into(), v.into())))
+                .collect(),
             cancel: self.cancel.clone(),
         };
         tracing::info!(command = %command, project = ?outcome.project, "stop gate: running tests");

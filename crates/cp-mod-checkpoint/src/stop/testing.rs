@@ -14,6 +14,7 @@ use super::detect::{
     detect_test_command, install_hint, missing_before_run, nearest_projects, venv_bin,
 };
 use super::durations::Durations;
+use super::gate_files::GateFiles;
 use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::{TestExit, TestSpec};
 use super::test_output::{self, MissingTool, missing_tool, parse_test_output};
@@ -333,7 +334,12 @@ impl StopGate {
             cancel: self.cancel.clone(),
         };
         tracing::info!(command = %command, project = ?outcome.project, "stop gate: running tests");
-        let run = match runner.run(&spec) {
+        let before = GateFiles::before(&cwd);
+        let ran = runner.run(&spec);
+        if let Some(before) = &before {
+            durations.gate_files.record_run(before);
+        }
+        let run = match ran {
             Ok(run) => run,
             Err(e) => {
                 outcome.error = Some(e.to_string());

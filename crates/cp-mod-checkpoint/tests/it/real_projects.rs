@@ -1,0 +1,137 @@
+//! Issue 48: real projects no one here wrote, fetched from their registry, each with one line
+//! broken: the verdict is exact (counts and failing names), and what the gate's own run wrote
+//! (nyc's `.nyc_output/` and `coverage/`) is never listed as the agent's change.
+//!
+//! minimist 1.2.7 is the last release whose npm package ships its tape tests (1.2.8's has an
+//! empty `test/`); its `npm test` lints with eslint, then runs `nyc tape 'test/*.js'`. The
+//! package and its devDependencies are installed once under `target/real-projects` (about a
+//! minute the first time; later runs reuse it, and the test itself takes a few seconds).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::util::{Repo, reason, require, stop_in};
+use cp_mod_checkpoint::{StopGateConfig, TestFramework, TestVerdict};
+
+/// minimist 1.2.7 from npm, with its devDependencies installed: the package's directory.
+fn minimist() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/real-projects");
+        let package = base.join("minimist-1.2.7");
+        if package.join("node_modules/.bin/tape").exists() {
+            return Some(package);
+        }
+        let partial = base.join(format!("minimist-partial-{}", std::process::id()));
+        std::fs::create_dir_all(&partial).ok()?;
+        let run = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
+        let ok = run(Command::new("npm")
+            .args(["pack", "--silent", "minimist@1.2.7"])
+            .current_dir(&partial))
+            && run(Command::new("tar")
+                .args(["xzf", "minimist-1.2.7.tgz", "--strip-components=1"])
+                .current_dir(&partial))
+            && run(Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(&partial));
+        if !ok || std::fs::rename(&partial, &package).is_err() && !package.exists() {
+            eprintln!("minimist 1.2.7 could not be fetched and installed from npm");
+            return None;
+        }
+        Some(package)
+    })
+    .as_deref()
+}
+
+/// A repository holding the package's files (its `node_modules` linked, not copied).
+fn repo_of(package: &Path) -> Repo {
+    let repo = Repo::empty();
+    for entry in std::fs::read_dir(package).unwrap().flatten() {
+        let name = entry.file_name();
+        if name == "node_modules" || name == "minimist-1.2.7.tgz" {
+            continue;
+        }
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(entry.path())
+            .arg(repo.root())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "copy {}", entry.path().display());
+    }
+    std::os::unix::fs::symlink(
+        package.join("node_modules"),
+        repo.root().join("node_modules"),
+    )
+    .unwrap();
+    repo.write(".gitignore", "node_modules\n");
+    repo.commit_all("minimist 1.2.7 as published");
+    repo
+}
+
+#[test]
+fn minimist_tape_failures_are_counted_and_named_and_nyc_s_files_are_not_changes() {
+    let on_path = |p: &str| cp_base::find_program(p, std::env::var_os("PATH").as_deref()).is_some();
+    if !require(on_path("npm") && on_path("node"), "node and npm") {
+        return;
+    }
+    let package = minimist();
+    if !require(package.is_some(), "minimist 1.2.7 from npm") {
+        return;
+    }
+    let repo = repo_of(package.unwrap());
+    // One line broken: hexadecimal numbers are no longer numbers.
+    let index = std::fs::read_to_string(repo.root().join("index.js")).unwrap();
+    let broken = index.replace(
+        "if (/^0x[0-9a-f]+$/i.test(x)) return true;",
+        "if (/^0y[0-9a-f]+$/i.test(x)) return true;",
+    );
+    assert_ne!(
+        broken, index,
+        "the line to break is in minimist 1.2.7's index.js"
+    );
+    repo.write("index.js", &broken);
+    let project = repo.project();
+    let checkpoint = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
+    let outcome = stop_in(&checkpoint, &project, "minimist-1");
+    let tests = outcome.report.tests.first().unwrap();
+    assert_eq!(tests.command, "npm test");
+    assert_eq!(tests.verdict(), TestVerdict::Failed, "{tests:#?}");
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(summary.framework, TestFramework::Tap);
+    assert_eq!((summary.passed, summary.failed), (Some(146), Some(2)));
+    assert_eq!(
+        summary.failing,
+        [
+            "nums › should be deeply equivalent (#53)",
+            "nums › should be deeply equivalent (#58)"
+        ]
+    );
+    let msg = reason(&outcome);
+    assert!(
+        msg.contains(
+            "2 failed, 146 passed (TAP); failing: nums › should be deeply equivalent (#53), \
+             nums › should be deeply equivalent (#58)"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("modified index.js"), "{msg}");
+    // nyc wrote its files during the run: they are there, and not the agent's.
+    assert!(repo.root().join(".nyc_output").is_dir());
+    assert!(
+        !msg.contains(".nyc_output") && !msg.contains("coverage/"),
+        "{msg}"
+    );
+    // The agent fixes the line: the next stop lists index.js only, never nyc's files.
+    repo.write("index.js", &index);
+    let fixed = stop_in(&checkpoint, &project, "minimist-2");
+    let listed: Vec<&str> = fixed
+        .report
+        .files
+        .iter()
+        .map(|f| f.file.path.as_str())
+        .collect();
+    assert!(listed.is_empty(), "{listed:?}: {fixed:#?}");
+}

@@ -14,34 +14,45 @@ use std::sync::OnceLock;
 use crate::util::{Repo, reason, require, stop_in};
 use cp_mod_checkpoint::{StopGateConfig, TestFramework, TestVerdict};
 
-/// minimist 1.2.7 from npm, with its devDependencies installed: the package's directory.
-fn minimist() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
+/// minimist 1.2.7 (tape) and 1.2.6 (node-tap 0.4), from npm.
+fn minimist(version: &str) -> Option<&'static Path> {
+    static V127: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static V126: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let cell = if version == "1.2.7" { &V127 } else { &V126 };
+    cell.get_or_init(|| fetch_minimist(version)).as_deref()
+}
+
+/// `npm pack minimist@version`, unpacked, with its devDependencies installed: the package's
+/// directory.
+fn fetch_minimist(version: &str) -> Option<PathBuf> {
+    {
         let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/real-projects");
-        let package = base.join("minimist-1.2.7");
+        let package = base.join(format!("minimist-{version}"));
         if package.join("node_modules/.bin/tape").exists() {
             return Some(package);
         }
-        let partial = base.join(format!("minimist-partial-{}", std::process::id()));
+        let partial = base.join(format!("minimist-{version}-partial-{}", std::process::id()));
         std::fs::create_dir_all(&partial).ok()?;
         let run = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
         let ok = run(Command::new("npm")
-            .args(["pack", "--silent", "minimist@1.2.7"])
+            .args(["pack", "--silent", &format!("minimist@{version}")])
             .current_dir(&partial))
             && run(Command::new("tar")
-                .args(["xzf", "minimist-1.2.7.tgz", "--strip-components=1"])
+                .args([
+                    "xzf",
+                    &format!("minimist-{version}.tgz"),
+                    "--strip-components=1",
+                ])
                 .current_dir(&partial))
             && run(Command::new("npm")
                 .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
                 .current_dir(&partial));
         if !ok || std::fs::rename(&partial, &package).is_err() && !package.exists() {
-            eprintln!("minimist 1.2.7 could not be fetched and installed from npm");
+            eprintln!("minimist {version} could not be fetched and installed from npm");
             return None;
         }
         Some(package)
-    })
-    .as_deref()
+    }
 }
 
 /// A repository holding the package's files (its `node_modules` linked, not copied).
@@ -49,7 +60,7 @@ fn repo_of(package: &Path) -> Repo {
     let repo = Repo::empty();
     for entry in std::fs::read_dir(package).unwrap().flatten() {
         let name = entry.file_name();
-        if name == "node_modules" || name == "minimist-1.2.7.tgz" {
+        if name == "node_modules" || name.to_string_lossy().ends_with(".tgz") {
             continue;
         }
         let ok = Command::new("cp")
@@ -77,7 +88,7 @@ fn minimist_tape_failures_are_counted_and_named_and_nyc_s_files_are_not_changes(
     if !require(on_path("npm") && on_path("node"), "node and npm") {
         return;
     }
-    let package = minimist();
+    let package = minimist("1.2.7");
     if !require(package.is_some(), "minimist 1.2.7 from npm") {
         return;
     }
@@ -134,4 +145,52 @@ fn minimist_tape_failures_are_counted_and_named_and_nyc_s_files_are_not_changes(
         .map(|f| f.file.path.as_str())
         .collect();
     assert!(listed.is_empty(), "{listed:?}: {fixed:#?}");
+}
+
+// minimist 1.2.6's `npm test` is `tap test/*.js` (node-tap 0.4): its classic reporter prints
+// one line a file, the failing file's TAP indented below it, and a `total` line.
+#[test]
+fn minimist_node_tap_failures_are_counted_and_named() {
+    let on_path = |p: &str| cp_base::find_program(p, std::env::var_os("PATH").as_deref()).is_some();
+    if !require(on_path("npm") && on_path("node"), "node and npm") {
+        return;
+    }
+    let package = minimist("1.2.6");
+    if !require(package.is_some(), "minimist 1.2.6 from npm") {
+        return;
+    }
+    let repo = repo_of(package.unwrap());
+    let index = std::fs::read_to_string(repo.root().join("index.js")).unwrap();
+    let broken = index.replace("/^0x[0-9a-f]+$/i", "/^0y[0-9a-f]+$/i");
+    assert_ne!(
+        broken, index,
+        "the line to break is in minimist 1.2.6's index.js"
+    );
+    repo.write("index.js", &broken);
+    let project = repo.project();
+    let checkpoint = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
+    let outcome = stop_in(&checkpoint, &project, "minimist-tap-1");
+    let tests = outcome.report.tests.first().unwrap();
+    assert_eq!(tests.command, "npm test");
+    assert_eq!(tests.verdict(), TestVerdict::Failed, "{tests:#?}");
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(summary.framework, TestFramework::Tap);
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (Some(160), Some(3)),
+        "{tests:#?}"
+    );
+    assert_eq!(
+        summary.failing,
+        [
+            "test/num.js › should be equivalent (#1)",
+            "test/num.js › should be equivalent (#6)",
+            "test/num.js › test/num.js (#11)",
+        ]
+    );
+    let msg = reason(&outcome);
+    assert!(msg.contains("3 failed, 160 passed (TAP)"), "{msg}");
+    repo.write("index.js", &index);
+    let fixed = stop_in(&checkpoint, &project, "minimist-tap-2");
+    assert!(fixed.report.files.is_empty(), "{:#?}", fixed.report.files);
 }

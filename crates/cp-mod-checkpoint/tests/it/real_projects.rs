@@ -6,6 +6,8 @@
 //! empty `test/`); its `npm test` lints with eslint, then runs `nyc tape 'test/*.js'`. The
 //! package and its devDependencies are installed once under `target/real-projects` (about a
 //! minute the first time; later runs reuse it, and the test itself takes a few seconds).
+//! minimist 1.2.6 runs node-tap 0.4 (`tap test/*.js`); toolz 1.2.0's sdist comes from PyPI
+//! with pytest from the cached wheels (its test needs about 40 s: two pytest runs and a venv).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -192,5 +194,123 @@ fn minimist_node_tap_failures_are_counted_and_named() {
     assert!(msg.contains("3 failed, 160 passed (TAP)"), "{msg}");
     repo.write("index.js", &index);
     let fixed = stop_in(&checkpoint, &project, "minimist-tap-2");
+    assert!(fixed.report.files.is_empty(), "{:#?}", fixed.report.files);
+}
+
+/// toolz 1.2.0's source distribution from the Python Package Index, unpacked: its directory.
+fn toolz() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/real-projects");
+        let dir = base.join("toolz-1.2.0");
+        if dir.join("pyproject.toml").exists() {
+            return Some(dir);
+        }
+        let partial = base.join(format!("toolz-partial-{}", std::process::id()));
+        std::fs::create_dir_all(&partial).ok()?;
+        let run = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
+        let ok = run(Command::new("python3")
+            .args(["-m", "pip", "download", "-q", "--disable-pip-version-check"])
+            .args([
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "toolz==1.2.0",
+                "-d",
+                ".",
+            ])
+            .current_dir(&partial))
+            && run(Command::new("tar")
+                .args(["xzf", "toolz-1.2.0.tar.gz", "--strip-components=1"])
+                .current_dir(&partial));
+        if !ok || std::fs::rename(&partial, &dir).is_err() && !dir.exists() {
+            eprintln!("toolz 1.2.0 could not be fetched from PyPI");
+            return None;
+        }
+        Some(dir)
+    })
+    .as_deref()
+}
+
+// toolz declares its test dependencies as a PEP 735 group (`[dependency-groups] test`): the
+// install hint names the group, not an extra pip refuses. With pytest installed and one line
+// broken, the verdict counts the skipped test and names the four failures; once the
+// line is fixed the next stop lists nothing.
+#[test]
+fn toolz_dependency_group_hint_verdict_and_no_cache_listed() {
+    let Some(source) = toolz() else {
+        assert!(require(false, "toolz 1.2.0 from PyPI"));
+        return;
+    };
+    let Some((_env, _bin, bare)) = crate::util::bare_python3() else {
+        assert!(require(false, "python3 -m venv"));
+        return;
+    };
+    let repo = Repo::empty();
+    for entry in std::fs::read_dir(source).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".tar.gz") {
+            continue;
+        }
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(entry.path())
+            .arg(repo.root())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    repo.write(".gitignore", ".venv/\n");
+    repo.commit_all("toolz 1.2.0 as published");
+    let project = repo.project();
+    // No pytest anywhere: the hint installs the dependency group.
+    let gate = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
+    let planned = gate.planned_tests(&project, &repo.root()).unwrap();
+    assert_eq!(planned.command, "python3 -m pytest");
+    let missing = planned
+        .missing_runner(Some(&bare))
+        .expect("pytest is missing");
+    let install = missing.install.unwrap_or_default();
+    assert!(install.contains("install -e . --group test"), "{install}");
+    assert!(install.contains("`uv sync --group test`"), "{install}");
+    assert!(!install.contains(".[test]"), "{install}");
+    // With pytest in the project's venv, one line broken.
+    if crate::util::make_venv(&repo.root()).is_none() {
+        return;
+    }
+    let module = repo.root().join("toolz/itertoolz.py");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let broken = text.replacen(
+        "    next(seq)\n    return next(seq)\n",
+        "    next(seq)\n    return next(seq) + 1\n",
+        1,
+    );
+    assert_ne!(broken, text, "toolz 1.2.0's second() is as expected");
+    repo.write("toolz/itertoolz.py", &broken);
+    let outcome = stop_in(&gate, &project, "toolz-1");
+    let tests = outcome.report.tests.first().unwrap();
+    assert_eq!(tests.command, ".venv/bin/python -m pytest");
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(
+        (summary.passed, summary.failed, summary.skipped),
+        (Some(188), Some(4), Some(1)),
+        "{tests:#?}"
+    );
+    assert_eq!(
+        summary.failing,
+        [
+            "toolz/tests/test_itertoolz.py::test_second",
+            "toolz/tests/test_itertoolz.py::test_join",
+            "toolz/tests/test_itertoolz.py::test_join_double_repeats",
+            "toolz/tests/test_itertoolz.py::test_join_missing_element",
+        ]
+    );
+    assert!(
+        reason(&outcome).contains("4 failed, 188 passed, 1 skipped in "),
+        "{}",
+        reason(&outcome)
+    );
+    repo.write("toolz/itertoolz.py", &text);
+    let fixed = stop_in(&gate, &project, "toolz-2");
     assert!(fixed.report.files.is_empty(), "{:#?}", fixed.report.files);
 }

@@ -6,7 +6,7 @@
 //! empty `test/`); its `npm test` lints with eslint, then runs `nyc tape 'test/*.js'`. The
 //! package and its devDependencies are installed once under `target/real-projects` (about a
 //! minute the first time; later runs reuse it, and the test itself takes a few seconds).
-//! minimist 1.2.6 runs node-tap 0.4 (`tap test/*.js`); toolz 1.2.0's sdist comes from PyPI
+//! minimist 1.2.6 runs node-tap 0.4 (`tap test/*.js`); toolz 1.2.0's sdist comes from `PyPI`
 //! with pytest from the cached wheels (its test needs about 40 s: two pytest runs and a venv).
 
 use std::path::{Path, PathBuf};

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use cp_base::{FileLock, Project};
 use serde::{Deserialize, Serialize};
 
+use super::gate_files::GateFiles;
+
 const FILE: &str = "test-durations.json";
 
 /// Commands remembered at most; the oldest entries go first.
@@ -25,6 +27,8 @@ struct Saved {
 pub(crate) struct Durations {
     path: PathBuf,
     lock: PathBuf,
+    /// The files the project's test runs wrote, recorded by the same runs.
+    pub(crate) gate_files: GateFiles,
 }
 
 impl Durations {
@@ -32,6 +36,7 @@ impl Durations {
         Self {
             path: project.dir().join("state").join(FILE),
             lock: project.locks_dir().join(FILE),
+            gate_files: GateFiles::new(project),
         }
     }
 

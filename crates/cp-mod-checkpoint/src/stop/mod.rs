@@ -19,6 +19,7 @@ mod console_runner;
 mod detect;
 mod durations;
 mod gate;
+mod gate_files;
 mod listing;
 mod message;
 mod project_gate;
@@ -63,6 +64,7 @@ pub use warm::{
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
+use gate_files::GateFiles;
 pub(crate) use message::failure_reason;
 #[cfg(feature = "draw")]
 pub(crate) use message::{headline, tests_label};
@@ -234,6 +236,8 @@ impl StopGate {
         let (own, outside): (Vec<_>, Vec<_>) =
             status.files.into_iter().partition(ChangedFile::is_own);
         report.outside = outside;
+        // What the gate's own test runs wrote is not the agent's change.
+        let own = GateFiles::new(&input.project).without_gate_files(&repo, own);
         let committed = self.committed(input, &repo, &status.head, &mut report);
         // The rules sort the files while their `lstat`s are taken.
         let (mut current, classes) = fingerprint_while(&repo, head.as_deref(), &own, || {
@@ -337,8 +341,13 @@ impl StopGate {
                 // listing the tree again would cost a second `git status`.
                 let ran = report.tests.iter().any(|t| t.exit.is_some());
                 if ran && let Ok(after) = self.git.status(repo) {
-                    let own = after.files.iter().filter(|f| f.is_own());
-                    *current = fingerprint_files(repo, after.head.commit.as_deref(), own);
+                    let own: Vec<ChangedFile> = after
+                        .files
+                        .into_iter()
+                        .filter(ChangedFile::is_own)
+                        .collect();
+                    let own = GateFiles::new(&input.project).without_gate_files(repo, own);
+                    *current = fingerprint_files(repo, after.head.commit.as_deref(), own.iter());
                 }
                 state.last_tests = Some(LastTests {
                     fingerprint: current.clone(),

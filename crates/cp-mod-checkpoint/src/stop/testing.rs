@@ -14,6 +14,7 @@ use super::detect::{
     detect_test_command, install_hint, missing_before_run, nearest_projects, venv_bin,
 };
 use super::durations::Durations;
+use super::gate_files::GateFiles;
 use super::report::{StopReport, TestOutcome, TestVerdict};
 use super::runner::{TestExit, TestSpec};
 use super::test_output::{self, MissingTool, missing_tool, parse_test_output};
@@ -39,6 +40,8 @@ pub(super) struct PlannedRun {
     pub(super) cwd: PathBuf,
     pub(super) timeout_secs: u64,
     pub(super) why: String,
+    /// The environment the project declares for the command (tox's `setenv`).
+    pub(super) env: Vec<(String, String)>,
 }
 
 /// The tests the stop gate would run in a project now, for `doctor`.
@@ -172,6 +175,7 @@ impl StopGate {
                 cwd: input.project.root().to_path_buf(),
                 timeout_secs: 0,
                 why: "configured in .context-pilot/config.json (checkpoint.tests.command)".into(),
+                env: Vec::new(),
             }],
             None => self.detect_runs(input, repo, before, report),
         };
@@ -222,6 +226,7 @@ impl StopGate {
                 cwd: found.dir,
                 timeout_secs,
                 why: found.why,
+                env: found.env,
             }];
         }
         let changed = report
@@ -248,6 +253,7 @@ impl StopGate {
                 cwd: found.dir,
                 timeout_secs,
                 why: found.why,
+                env: found.env,
             })
             .collect()
     }
@@ -302,6 +308,7 @@ impl StopGate {
             cwd,
             timeout_secs,
             why,
+            env: declared,
         } = run;
         let mut outcome = TestOutcome {
             project,
@@ -331,12 +338,21 @@ impl StopGate {
             command: command.clone(),
             cwd: cwd.clone(),
             timeout: Duration::from_secs(timeout_secs),
-            env: self.run_env(&cwd),
+            env: self
+                .run_env(&cwd)
+                .into_iter()
+                .chain(declared.into_iter().map(|(k, v)| (k.into(), v.into())))
+                .collect(),
             cancel: self.cancel.clone(),
             console_file: None,
         };
         tracing::info!(command = %command, project = ?outcome.project, "stop gate: running tests");
-        let run = match run_spec(&spec) {
+        let before = GateFiles::before(&cwd);
+        let ran = run_spec(&spec);
+        if let Some(before) = &before {
+            durations.gate_files.record_run(before);
+        }
+        let run = match ran {
             Ok(run) => run,
             Err(e) => {
                 outcome.error = Some(e.to_string());

@@ -656,3 +656,53 @@ fn a_root_project_stays_one_project() {
     );
     assert!(reason(&outcome).contains("Tests passed: 2 passed"));
 }
+
+// Issue 48: tox.ini's `[testenv]` run as tox would run its plain environment: `setenv`'s
+// variables given to the run (python-dateutil sets `COVERAGE_FILE` and `PYTEST_ADDOPTS`
+// there), `{env:NAME:default}` made from them (pluggy's `{env:_PLUGGY_TOX_CMD:pytest}`), and
+// a line for another factor (`cov:`) left out. The test checks the variable from inside.
+#[test]
+fn tox_setenv_reaches_the_run_and_factor_lines_are_left_out() {
+    let on_path = |p: &str| cp_base::find_program(p, std::env::var_os("PATH").as_deref()).is_some();
+    if !require(on_path("python3"), "python3") {
+        return;
+    }
+    let repo = Repo::with_commit(&[
+        (
+            "tox.ini",
+            "[tox]\nenvlist = py3,cov\n\n[testenv]\nsetenv =\n    MARK_FILE={toxworkdir}/.mark.{envname}\n    cov: RUNNER=false\ncommands =\n    {env:RUNNER:python3} -m unittest {posargs:-q}\n    cov: python3 -c \"raise SystemExit(3)\"\n",
+        ),
+        (
+            "test_env.py",
+            "import os\nimport unittest\n\n\nclass Env(unittest.TestCase):\n    def test_mark_file(self):\n        self.assertEqual(os.environ.get(\"MARK_FILE\"), \".tox/.mark.py\")\n\n    def test_other(self):\n        self.assertTrue(True)\n",
+        ),
+        (".gitignore", "__pycache__/\n"),
+    ]);
+    repo.write(
+        "test_env.py",
+        &std::fs::read_to_string(repo.root().join("test_env.py"))
+            .unwrap()
+            .replace("True)", "1 == 1)"),
+    );
+    let project = repo.project();
+    let gate = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
+    let outcome = stop_in(&gate, &project, "tox-setenv");
+    let tests = tests_of(&outcome);
+    assert_eq!(tests.command, "python3 -m unittest -q");
+    assert!(
+        tests
+            .why
+            .as_deref()
+            .unwrap_or_default()
+            .ends_with("with its setenv (MARK_FILE)"),
+        "{tests:#?}"
+    );
+    assert!(tests.passed, "{tests:#?}");
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!((summary.passed, summary.failed), (Some(2), Some(0)));
+    assert!(
+        reason(&outcome).contains("2 passed"),
+        "{}",
+        reason(&outcome)
+    );
+}

@@ -11,6 +11,7 @@ mod util;
 
 mod detect_layouts;
 mod gate_policy;
+mod real_projects;
 mod real_runners;
 mod repo_config;
 mod stop_gate;

@@ -30,7 +30,7 @@ pub(crate) fn install_hint(dir: &Path, tool: &str) -> Option<String> {
     let python = PYTHON_RUNNERS.contains(&tool)
         || (!has("package.json") && (has("pyproject.toml") || has("setup.py")));
     if python {
-        return Some(format!("`{}`", python_install(dir, tool)));
+        return Some(python_install(dir, tool));
     }
     has("package.json").then(|| {
         let install = node_install(dir);
@@ -75,14 +75,47 @@ fn node_install(dir: &Path) -> String {
     .to_owned()
 }
 
-/// `uv sync`, `poetry install`, or a venv with the project and its test extras.
+/// Names declared in a TOML table of `pyproject` (`[dependency-groups]`,
+/// `[project.optional-dependencies]`): the keys of its `name = [` lines.
+fn table_keys(pyproject: &str, table: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut keys = Vec::new();
+    for line in pyproject.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') && !trimmed.starts_with("[[") && trimmed.ends_with(']') {
+            inside = trimmed == format!("[{table}]");
+            continue;
+        }
+        if inside && let Some((key, _)) = trimmed.split_once('=') {
+            keys.push(key.trim().trim_matches('"').to_owned());
+        }
+    }
+    keys
+}
+
+/// The test dependencies' name among `names`, by the usual spellings.
+fn test_name(names: &[String]) -> Option<&'static str> {
+    ["test", "tests", "testing", "dev"]
+        .into_iter()
+        .find(|n| names.iter().any(|name| name == n))
+}
+
+/// `uv sync`, `poetry install`, or a venv with the project and its test dependencies: a
+/// PEP 735 dependency group (`pip install --group`, pip 25.1 or later) or an extra
+/// (`.[test]`), as hint text with the commands in backticks.
 fn python_install(dir: &Path, tool: &str) -> String {
     let has = |name: &str| dir.join(name).is_file();
+    let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap_or_default();
+    let group = test_name(&table_keys(&pyproject, "dependency-groups"));
     if has("uv.lock") {
-        return "uv sync".into();
+        // uv installs the `dev` group by default; another group is asked for.
+        return match group {
+            Some(group) if group != "dev" => format!("`uv sync --group {group}`"),
+            _ => "`uv sync`".into(),
+        };
     }
     if has("poetry.lock") {
-        return "poetry install".into();
+        return "`poetry install`".into();
     }
     let pip = if has(".venv/bin/python") {
         ".venv/bin/pip".to_owned()
@@ -91,12 +124,7 @@ fn python_install(dir: &Path, tool: &str) -> String {
     } else {
         "python3 -m venv .venv && .venv/bin/pip".to_owned()
     };
-    let pyproject = std::fs::read_to_string(dir.join("pyproject.toml")).unwrap_or_default();
-    let extra = ["test", "tests", "testing", "dev"].into_iter().find(|e| {
-        pyproject
-            .lines()
-            .any(|l| l.trim_start().starts_with(&format!("{e} =")))
-    });
+    let extra = test_name(&table_keys(&pyproject, "project.optional-dependencies"));
     let requirements = [
         "requirements-test.txt",
         "requirements-dev.txt",
@@ -105,11 +133,18 @@ fn python_install(dir: &Path, tool: &str) -> String {
     .into_iter()
     .find(|r| has(r));
     let project = has("pyproject.toml") || has("setup.py");
-    match (extra, requirements) {
-        (Some(extra), _) if project => format!("{pip} install -e '.[{extra}]'"),
-        (_, Some(requirements)) => format!("{pip} install -r {requirements} {tool}"),
-        _ if project => format!("{pip} install -e . {tool}"),
-        _ => format!("{pip} install {tool}"),
+    match (group, extra, requirements) {
+        (Some(group), _, _) => {
+            let bare = pip.rsplit(" && ").next().unwrap_or(&pip);
+            format!(
+                "`{pip} install -U 'pip>=25.1' && {bare} install -e . --group {group}` \
+                 (dependency groups need pip 25.1 or later), or `uv sync --group {group}`"
+            )
+        }
+        (_, Some(extra), _) if project => format!("`{pip} install -e '.[{extra}]'`"),
+        (_, _, Some(requirements)) => format!("`{pip} install -r {requirements} {tool}`"),
+        _ if project => format!("`{pip} install -e . {tool}`"),
+        _ => format!("`{pip} install {tool}`"),
     }
 }
 
@@ -193,6 +228,34 @@ mod tests {
         assert_eq!(
             install_hint(extras.path(), "pytest").as_deref(),
             Some("`python3 -m venv .venv && .venv/bin/pip install -e '.[test]'`")
+        );
+        // toolz 1.2.0's pyproject.toml declares its test dependencies as a PEP 735 group:
+        // `pip install -e '.[test]'` fails there ("does not provide the extra 'test'").
+        let groups = dir_with(&[(
+            "pyproject.toml",
+            "[project]\nname = \"toolz\"\n\n[dependency-groups]\ntest = [\n  \"coverage\",\n  \"pytest\",\n]\n",
+        )]);
+        assert_eq!(
+            install_hint(groups.path(), "pytest").as_deref(),
+            Some(
+                "`python3 -m venv .venv && .venv/bin/pip install -U 'pip>=25.1' && \
+                 .venv/bin/pip install -e . --group test` (dependency groups need pip 25.1 or \
+                 later), or `uv sync --group test`"
+            )
+        );
+        std::fs::write(groups.path().join("uv.lock"), "").unwrap();
+        assert_eq!(
+            install_hint(groups.path(), "pytest").as_deref(),
+            Some("`uv sync --group test`")
+        );
+        // A `test =` line elsewhere (a tool's table) is not an extra.
+        let tool_table = dir_with(&[
+            ("pyproject.toml", "[tool.hatch.envs]\ntest = \"x\"\n"),
+            (".venv/bin/python", ""),
+        ]);
+        assert_eq!(
+            install_hint(tool_table.path(), "pytest").as_deref(),
+            Some("`.venv/bin/pip install -e . pytest`")
         );
         let plain = dir_with(&[("setup.py", ""), (".venv/bin/python", "")]);
         assert_eq!(

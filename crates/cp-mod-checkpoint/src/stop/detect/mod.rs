@@ -19,6 +19,7 @@ mod node;
 mod probe;
 mod python;
 mod rust;
+mod tox;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,10 @@ pub(crate) struct Detected {
     pub(crate) dir: PathBuf,
     /// Why this command: what the project declares, or which manifest it was guessed from.
     pub(crate) why: String,
+    /// The environment the project declares for the command where it declares it (tox's
+    /// `setenv`), given to the run. A Makefile's exports and npm's configuration need
+    /// nothing here: `make` and `npm` apply their own.
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// What one directory's files say: the command and why.
@@ -42,6 +47,7 @@ pub(crate) struct Detected {
 pub(crate) struct Found {
     pub(crate) command: String,
     pub(crate) why: String,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl Found {
@@ -49,6 +55,7 @@ impl Found {
         Self {
             command: command.into(),
             why: why.into(),
+            env: Vec::new(),
         }
     }
 }
@@ -62,6 +69,7 @@ pub(crate) fn detect_test_command(dirs: &[&Path], path_env: Option<&OsStr>) -> O
             command: found.command,
             dir: dir.to_path_buf(),
             why: found.why,
+            env: found.env,
         })
     })
 }

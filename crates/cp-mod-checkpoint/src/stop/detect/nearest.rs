@@ -50,6 +50,7 @@ pub(crate) fn nearest_projects<'a>(
             command: found.command,
             dir: repo.join(rel),
             why: found.why,
+            env: found.env,
         })
         .collect()
 }

@@ -11,6 +11,7 @@
 //! the project's venv's (`python -m pytest` through it), or a `pytest` on `PATH`, run as
 //! people run it there.
 
+use std::fmt::Write;
 use std::path::Path;
 
 use super::Found;
@@ -57,15 +58,25 @@ fn python(probe: &Probe<'_>) -> String {
 /// environment, as its developers run them day to day, instead of building tox's), a nox
 /// `tests` session when nox is installed, or its own `runtests.py`.
 pub(super) fn declared(probe: &Probe<'_>) -> Option<Found> {
-    if let Some(commands) = probe
+    let tox_python = if venv(probe).is_some() {
+        "python"
+    } else {
+        "python3"
+    };
+    if let Some(tox) = probe
         .read("tox.ini")
-        .and_then(|t| tox_commands(&t, venv(probe).is_some()))
+        .and_then(|t| super::tox::testenv(&t, tox_python))
     {
-        let env = venv(probe).map_or_else(|| "python3".to_owned(), |v| format!("its {v}"));
-        return Some(Found::new(
-            commands,
-            format!("the project declares it: tox.ini's [testenv] commands, run with {env}"),
-        ));
+        let run_with = venv(probe).map_or_else(|| "python3".to_owned(), |v| format!("its {v}"));
+        let mut why =
+            format!("the project declares it: tox.ini's [testenv] commands, run with {run_with}");
+        if !tox.env.is_empty() {
+            let names: Vec<&str> = tox.env.iter().map(|(k, _)| k.as_str()).collect();
+            let _ = write!(why, ", with its setenv ({})", names.join(", "));
+        }
+        let mut found = Found::new(tox.command, why);
+        found.env = tox.env;
+        return Some(found);
     }
     if let Some(text) = probe.read("noxfile.py") {
         let session = ["tests", "test"]
@@ -89,64 +100,6 @@ pub(super) fn declared(probe: &Probe<'_>) -> Option<Found> {
         ));
     }
     None
-}
-
-/// tox.ini's `[testenv]` `commands`, joined with `&&`, with tox's substitutions made for a
-/// run outside tox; `None` when there are none or one cannot be made.
-fn tox_commands(ini: &str, has_venv: bool) -> Option<String> {
-    let mut in_testenv = false;
-    let mut in_commands = false;
-    let mut lines = Vec::new();
-    for line in ini.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_testenv = trimmed == "[testenv]";
-            in_commands = false;
-            continue;
-        }
-        if !in_testenv || trimmed.starts_with('#') || trimmed.starts_with(';') {
-            continue;
-        }
-        let continued = line.starts_with([' ', '\t']);
-        if let Some((key, value)) = trimmed.split_once('=').filter(|_| !continued) {
-            in_commands = key.trim() == "commands";
-            if in_commands && !value.trim().is_empty() {
-                lines.push(value.trim().to_owned());
-            }
-        } else if in_commands && continued && !trimmed.is_empty() {
-            lines.push(trimmed.to_owned());
-        }
-    }
-    let python = if has_venv { "python" } else { "python3" };
-    let mut out = Vec::new();
-    for line in lines {
-        let line = line.trim_start_matches('-').trim();
-        let mut line = line
-            .replace("{envpython}", python)
-            .replace("{toxinidir}/", "")
-            .replace("{toxinidir}", ".")
-            .replace("{envbindir}/", "");
-        // `{posargs}` is empty; `{posargs:tests}` is its default.
-        while let Some(start) = line.find("{posargs") {
-            let end = start + line[start..].find('}')?;
-            let default = line[start..end]
-                .strip_prefix("{posargs:")
-                .unwrap_or("")
-                .to_owned();
-            line.replace_range(start..=end, &default);
-        }
-        if line.contains('{') {
-            return None;
-        }
-        if let Some(rest) = line.strip_prefix("python ") {
-            line = format!("{python} {rest}");
-        }
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        if !line.is_empty() {
-            out.push(line);
-        }
-    }
-    (!out.is_empty()).then(|| out.join(" && "))
 }
 
 pub(super) fn detect(probe: &Probe<'_>) -> Option<Found> {

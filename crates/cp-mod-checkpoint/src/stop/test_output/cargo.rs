@@ -11,11 +11,13 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{COUNT, num, push_unique, re};
+use super::scan::{COUNT, num, push_unique, re, skips};
 use super::summary::{TestFramework, TestSummary};
 
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;(?:.*?finished in ([0-9.]+)s)?")
+    re(
+        r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed;(?: (\d+) ignored;)?(?:.*?finished in ([0-9.]+)s)?",
+    )
 });
 static NOT_BUILT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^error: could not compile `([^`]+)`"));
@@ -28,12 +30,13 @@ static NEXTEST_FAIL: LazyLock<Regex> =
 
 pub(super) fn parse(text: &str) -> Option<TestSummary> {
     let mut found = false;
-    let (mut passed, mut failed, mut seconds) = (0u64, 0u64, None::<f64>);
+    let (mut passed, mut failed, mut ignored, mut seconds) = (0u64, 0u64, 0u64, None::<f64>);
     for caps in RESULT.captures_iter(text) {
         found = true;
         passed += num::<u64>(caps.get(1)).unwrap_or(0);
         failed += num::<u64>(caps.get(2)).unwrap_or(0);
-        if let Some(s) = num::<f64>(caps.get(3)) {
+        ignored += num::<u64>(caps.get(3)).unwrap_or(0);
+        if let Some(s) = num::<f64>(caps.get(4)) {
             seconds = Some(seconds.unwrap_or(0.0) + s);
         }
     }
@@ -48,6 +51,7 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
     if found {
         summary.passed = Some(passed);
         summary.failed = Some(failed);
+        summary.skipped = (ignored > 0).then_some(ignored);
         summary.seconds = seconds;
     }
     if !not_built.is_empty() {
@@ -71,6 +75,7 @@ pub(super) fn parse_nextest(text: &str) -> Option<TestSummary> {
     let mut summary = TestSummary::new(TestFramework::Nextest);
     summary.passed = num(caps.get(2));
     summary.failed = Some(failed);
+    summary.skipped = skips(rest).0.filter(|n| *n > 0);
     summary.seconds = num(caps.get(1));
     for caps in NEXTEST_FAIL.captures_iter(text) {
         push_unique(&mut summary.failing, caps.get(1).map_or("", |m| m.as_str()));
@@ -101,7 +106,8 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         assert_eq!(s.framework, TestFramework::Cargo);
         assert_eq!((s.passed, s.failed), (Some(6), Some(0)));
         assert!((s.seconds.unwrap() - 1.75).abs() < 1e-9);
-        assert_eq!(s.describe(), "6 passed in 1.75s (cargo test)");
+        // The one ignored test is counted as skipped.
+        assert_eq!(s.describe(), "6 passed, 1 skipped in 1.75s (cargo test)");
     }
 
     #[test]

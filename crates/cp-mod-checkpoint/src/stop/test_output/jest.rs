@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, push_unique, re, seconds};
+use super::scan::{counts, push_unique, re, seconds, skips};
 use super::summary::{TestFramework, TestSummary, add};
 
 static SUITES: LazyLock<Regex> = LazyLock::new(|| re(r"^Test Suites:\s+(.*\d+ total)"));
@@ -42,6 +42,8 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             }
         }
         let (passed, failed, _) = counts(tests.unwrap_or(""));
+        let (skipped, _) = skips(tests.unwrap_or(""));
+        summary.skipped = add(summary.skipped, skipped);
         summary.passed = add(summary.passed, Some(passed.unwrap_or(0)));
         summary.failed = add(summary.failed, Some(failed.unwrap_or(0)));
         if tests.is_none() {

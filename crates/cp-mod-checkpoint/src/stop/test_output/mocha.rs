@@ -15,6 +15,7 @@ use super::summary::{TestFramework, TestSummary, add};
 static PASSING: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s*(\d+) passing(?: \((\d+)(ms|s)\))?\s*$"));
 static FAILING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) failing\s*$"));
+static PENDING: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(\d+) pending\s*$"));
 static FAILURE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s{2}\d+\) (.+?)\s*$"));
 
 /// Every run's `N passing` with the `N failing` that follows it, summed.
@@ -33,6 +34,13 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             .find_map(|l| FAILING.captures(l))
             .and_then(|c| num(c.get(1)));
         summary.failed = add(summary.failed, Some(failing.unwrap_or(0)));
+        let pending = all
+            .iter()
+            .skip(i + 1)
+            .take(3)
+            .find_map(|l| PENDING.captures(l))
+            .and_then(|c| num(c.get(1)));
+        summary.skipped = add(summary.skipped, pending);
         summary.seconds = add(summary.seconds, seconds(passing.get(2), passing.get(3)));
     }
     summary.passed?;
@@ -80,6 +88,7 @@ mod tests {
     #[test]
     fn all_passing() {
         let s = parse("  Calc\n    ✔ adds\n\n  3 passing (1s)\n  1 pending\n").unwrap();
+        assert_eq!(s.skipped, Some(1));
         assert_eq!(
             (s.passed, s.failed, s.seconds),
             (Some(3), Some(0), Some(1.0))

@@ -19,6 +19,7 @@ mod problems;
 mod pytest;
 mod scan;
 mod summary;
+mod tap;
 mod unittest;
 mod vitest;
 
@@ -28,14 +29,25 @@ pub(crate) use scan::strip_ansi;
 pub use summary::{RunnerCounts, TestFramework, TestSummary};
 
 /// Recognizes the output of cargo test, cargo nextest, jest, vitest, node's test runner,
-/// mocha, go test, pytest and unittest, each as often as it appears, summed.
+/// mocha, go test, pytest, unittest, any TAP stream (tape, node-tap) and `prove`, each as
+/// often as it appears, summed.
 pub fn parse_test_output(output: &str) -> Option<TestSummary> {
     let text = strip_ansi(output);
+    // Node's runner prints TAP too, with its own footer and crash rules: read as node's.
+    let node = node::parse(&text);
+    let prove = tap::parse_prove(&text);
+    let tap = if node.is_none() && prove.is_none() {
+        tap::parse(&text)
+    } else {
+        None
+    };
     let parts: Vec<TestSummary> = [
         cargo::parse_nextest(&text).or_else(|| cargo::parse(&text)),
         jest::parse(&text),
         vitest::parse(&text),
-        node::parse(&text),
+        node,
+        tap,
+        prove,
         mocha::parse(&text),
         go::parse(&text),
         pytest::parse(&text),

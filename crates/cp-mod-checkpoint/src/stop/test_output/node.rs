@@ -13,7 +13,7 @@ use super::scan::{num, push_unique, re};
 use super::summary::{TestFramework, TestSummary, add};
 
 static FOOTER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?m)^(?:#|ℹ) (tests|pass|fail|duration_ms) ([0-9.]+)\s*$"));
+    LazyLock::new(|| re(r"(?m)^(?:#|ℹ) (tests|pass|fail|skipped|todo|duration_ms) ([0-9.]+)\s*$"));
 static TAP_NOT_OK: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*not ok \d+ - (.+?)\s*$"));
 static SPEC_FAIL: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*✖ (.+?) \([0-9.]+m?s\)\s*$"));
 
@@ -26,6 +26,10 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             Some("tests") => {}
             Some("pass") => summary.passed = add(summary.passed, num(value)),
             Some("fail") => summary.failed = add(summary.failed, num(value)),
+            Some("skipped" | "todo") => {
+                let n: Option<u64> = num(value);
+                summary.skipped = add(summary.skipped, n.filter(|n| *n > 0));
+            }
             _ => {
                 let seconds = num::<f64>(value).map(|ms| ms / 1000.0);
                 summary.seconds = add(summary.seconds, seconds);

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, num, push_unique, re};
+use super::scan::{counts, num, push_unique, re, skips};
 use super::summary::{TestFramework, TestSummary, add as sum};
 
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
@@ -22,7 +22,11 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
     let mut found = false;
     for caps in SUMMARY.captures_iter(text) {
         found = true;
-        let (passed, failed, errors) = counts(caps.get(1).map_or("", |m| m.as_str()));
+        let list = caps.get(1).map_or("", |m| m.as_str());
+        let (passed, failed, errors) = counts(list);
+        let (skipped, xfailed) = skips(list);
+        summary.skipped = sum(summary.skipped, skipped);
+        summary.xfailed = sum(summary.xfailed, xfailed);
         summary.passed = Some(summary.passed.unwrap_or(0) + passed.unwrap_or(0));
         summary.failed = sum(summary.failed, failed);
         summary.errors = sum(summary.errors, errors);
@@ -138,5 +142,25 @@ mod tests {
         assert!(e.is_error());
         let w = summary("== 1 failed, 4 passed, 2 warnings in 0.20s ==\n");
         assert_eq!((w.passed, w.failed), (Some(4), Some(1)));
+        assert_eq!((w.skipped, w.xfailed), (None, None));
+    }
+
+    #[test]
+    fn skipped_and_xfailed_are_counted_and_shown() {
+        let s = summary(
+            "FAILED tests/test_a.py::test_x - assert 0\n= 64 failed, 4999 passed, 264 skipped, 17 xfailed, 3 warnings in 81.20s (0:01:21) =\n",
+        );
+        assert_eq!(
+            (s.passed, s.failed, s.skipped, s.xfailed),
+            (Some(4999), Some(64), Some(264), Some(17))
+        );
+        assert_eq!(
+            s.describe(),
+            "64 failed, 4999 passed, 264 skipped, 17 xfailed in 81.20s (pytest); failing: \
+             tests/test_a.py::test_x"
+        );
+        // Everything skipped is not "no tests ran".
+        let all = summary("2 skipped in 0.01s\n");
+        assert!(!all.ran_nothing() && !all.is_error(), "{all:?}");
     }
 }

@@ -53,6 +53,23 @@ pub(super) fn counts(list: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
     (passed, failed, errors)
 }
 
+/// Skipped and expected-failure counts in a list like `3 passed, 2 skipped, 1 xfailed`
+/// (`pending` is mocha's and jest's word, `todo` jest's and node's).
+pub(super) fn skips(list: &str) -> (Option<u64>, Option<u64>) {
+    let (mut skipped, mut xfailed) = (None::<u64>, None::<u64>);
+    for c in COUNT.captures_iter(list) {
+        let n: u64 = num(c.get(1)).unwrap_or(0);
+        match c.get(2).map(|w| w.as_str()) {
+            Some("skipped" | "skip" | "pending" | "ignored" | "todo") => {
+                skipped = Some(skipped.unwrap_or(0) + n);
+            }
+            Some("xfailed") => xfailed = Some(xfailed.unwrap_or(0) + n),
+            _ => {}
+        }
+    }
+    (skipped, xfailed)
+}
+
 /// Adds `name` unless it is already listed (reporters often repeat failures at the end).
 pub(super) fn push_unique(names: &mut Vec<String>, name: &str) {
     let name = name.trim();

@@ -27,6 +27,10 @@ pub enum TestFramework {
     Mocha,
     /// Python's `unittest` (`python -m unittest`, also through a Makefile or tox).
     Unittest,
+    /// A TAP stream (Test Anything Protocol, versions 13 and 14): tape, node-tap and others.
+    Tap,
+    /// Perl's `prove` (`TAP::Harness`), whose summary counts the TAP of every test file.
+    Prove,
 }
 
 impl TestFramework {
@@ -41,6 +45,8 @@ impl TestFramework {
             Self::NodeTest => "node --test",
             Self::Mocha => "mocha",
             Self::Unittest => "unittest",
+            Self::Tap => "TAP",
+            Self::Prove => "prove",
         }
     }
 }
@@ -61,6 +67,14 @@ pub struct TestSummary {
     /// their tests ran, packages that did not build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<u64>,
+    /// Tests that did not run because they are marked so: pytest's and unittest's skipped,
+    /// cargo's ignored, mocha's pending, TAP's `# SKIP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+    /// Tests that failed as they are marked to: pytest's xfailed, unittest's expected
+    /// failures, TAP's `not ok … # TODO`. Not failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfailed: Option<u64>,
     /// Time the tool reports, in seconds.
     pub seconds: Option<f64>,
     /// Names of the failing tests (or erroring files), as the tool prints them.
@@ -89,6 +103,12 @@ pub struct RunnerCounts {
     /// Errors outside any test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<u64>,
+    /// Skipped tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+    /// Expected failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfailed: Option<u64>,
     /// Time the runner reports, in seconds.
     pub seconds: Option<f64>,
 }
@@ -100,6 +120,8 @@ impl RunnerCounts {
             passed: summary.passed,
             failed: summary.failed,
             errors: summary.errors,
+            skipped: summary.skipped,
+            xfailed: summary.xfailed,
             seconds: summary.seconds,
         }
     }
@@ -110,6 +132,8 @@ impl RunnerCounts {
         one.passed = self.passed;
         one.failed = self.failed;
         one.errors = self.errors;
+        one.skipped = self.skipped;
+        one.xfailed = self.xfailed;
         one.seconds = self.seconds;
         one.describe()
     }
@@ -130,6 +154,8 @@ impl TestSummary {
             passed: None,
             failed: None,
             errors: None,
+            skipped: None,
+            xfailed: None,
             seconds: None,
             failing: Vec::new(),
             runs: Vec::new(),
@@ -148,6 +174,8 @@ impl TestSummary {
             total.passed = add(total.passed, part.passed);
             total.failed = add(total.failed, part.failed);
             total.errors = add(total.errors, part.errors);
+            total.skipped = add(total.skipped, part.skipped);
+            total.xfailed = add(total.xfailed, part.xfailed);
             total.seconds = add(total.seconds, part.seconds);
             for name in part.failing {
                 if !total.failing.contains(&name) {
@@ -176,10 +204,14 @@ impl TestSummary {
 
     /// True when the tool says it ran no test.
     pub fn ran_nothing(&self) -> bool {
-        self.passed == Some(0) && self.failed.unwrap_or(0) == 0 && self.errors.unwrap_or(0) == 0
+        self.passed == Some(0)
+            && self.failed.unwrap_or(0) == 0
+            && self.errors.unwrap_or(0) == 0
+            && self.skipped.unwrap_or(0) == 0
+            && self.xfailed.unwrap_or(0) == 0
     }
 
-    /// e.g. `12 passed in 0.84s (cargo test)`, `1 failed, 4 passed in 0.20s (pytest);
+    /// e.g. `12 passed in 0.84s (cargo test)`, `1 failed, 4 passed, 2 skipped in 0.20s (pytest);
     /// failing: tests/test_x.py::test_b` or `1 error, 0 passed in 0.15s (pytest)`.
     pub fn describe(&self) -> String {
         let unit = if self.framework == TestFramework::GoTest {
@@ -202,6 +234,18 @@ impl TestSummary {
             .filter(|n| *n > 0 || self.failed.unwrap_or(0) > 0)
         {
             parts.push(format!("{passed}{unit} passed"));
+        }
+        if let Some(skipped) = self.skipped.filter(|n| *n > 0) {
+            parts.push(format!("{skipped} skipped"));
+        }
+        if let Some(xfailed) = self.xfailed.filter(|n| *n > 0) {
+            // TAP calls an expected failure a todo.
+            let word = if matches!(self.framework, TestFramework::Tap | TestFramework::Prove) {
+                "todo"
+            } else {
+                "xfailed"
+            };
+            parts.push(format!("{xfailed} {word}"));
         }
         let mut text = if parts.is_empty() {
             "finished".to_owned()

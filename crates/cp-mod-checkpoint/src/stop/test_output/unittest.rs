@@ -80,8 +80,10 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
         let failures = count("failures");
         let errors = count("errors");
         let unexpected = count("unexpected successes");
-        let not_passed =
-            failures + errors + count("skipped") + count("expected failures") + unexpected;
+        let (skipped, expected) = (count("skipped"), count("expected failures"));
+        let not_passed = failures + errors + skipped + expected + unexpected;
+        summary.skipped = add(summary.skipped, Some(skipped).filter(|n| *n > 0));
+        summary.xfailed = add(summary.xfailed, Some(expected).filter(|n| *n > 0));
         let in_tests = errors.saturating_sub(outside);
         summary.passed = add(summary.passed, Some(total.saturating_sub(not_passed)));
         summary.failed = add(summary.failed, Some(failures + in_tests + unexpected));
@@ -142,8 +144,9 @@ mod tests {
         );
         assert!(!s.is_error());
         assert!(
-            s.describe()
-                .starts_with("3 failed, 1 error, 1 passed in 0.08s (unittest)"),
+            s.describe().starts_with(
+                "3 failed, 1 error, 1 passed, 1 skipped, 1 xfailed in 0.08s (unittest)"
+            ),
             "{}",
             s.describe()
         );
@@ -157,6 +160,7 @@ mod tests {
         assert_eq!((s.passed, s.failed, s.errors), (Some(2), Some(0), None));
         let skipped = summary("Ran 3 tests in 0.1s\n\nOK (skipped=1)\n");
         assert_eq!(skipped.passed, Some(2));
+        assert_eq!((skipped.skipped, skipped.xfailed), (Some(1), None));
         let none = summary("Ran 0 tests in 0.000s\n\nOK\n");
         assert!(none.ran_nothing() && none.is_error());
         let none_312 = summary("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n");

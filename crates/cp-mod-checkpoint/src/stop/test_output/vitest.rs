@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::scan::{counts, num, push_unique, re, seconds};
+use super::scan::{counts, num, push_unique, re, seconds, skips};
 use super::summary::{TestFramework, TestSummary, add};
 
 static TESTS: LazyLock<Regex> = LazyLock::new(|| re(r"(?m)^\s*Tests\s{2,}(.+?)\s*$"));
@@ -25,6 +25,8 @@ pub(super) fn parse(text: &str) -> Option<TestSummary> {
             continue;
         }
         let (passed, failed, _) = counts(list);
+        let (skipped, _) = skips(list);
+        summary.skipped = add(summary.skipped, skipped);
         summary.passed = add(summary.passed, Some(passed.unwrap_or(0)));
         summary.failed = add(summary.failed, Some(failed.unwrap_or(0)));
     }

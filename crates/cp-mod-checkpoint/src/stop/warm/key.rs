@@ -29,6 +29,7 @@ pub(crate) fn run_key(
         field(run.command.as_bytes());
         field(run.cwd.as_os_str().as_encoded_bytes());
         let mut vars = env(&run.cwd);
+        vars.extend(run.env.iter().map(|(k, v)| (k.into(), v.into())));
         vars.sort();
         for (name, value) in vars {
             field(name.as_encoded_bytes());
@@ -69,6 +70,7 @@ mod tests {
             cwd: cwd.into(),
             timeout_secs: 30,
             why: String::new(),
+            env: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::super::categorize::CategorizedFile;
 use super::super::durations::Durations;
+use super::super::gate_files::GateFiles;
 use super::super::report::{StopPhase, StopReport, TestOutcome, TestVerdict};
 use super::super::runner::ProcessGroupRunner;
 use super::super::state::{LastTests, StateFile, fingerprint};
@@ -247,6 +248,8 @@ impl Run<'_> {
                 .into_iter()
                 .filter(ChangedFile::is_own)
                 .collect();
+            // Nor what the gate's own runs wrote: a run's `.coverage` changes no tree.
+            let changed = GateFiles::new(self.project).without_gate_files(&repo, changed);
             if racy(&repo, taken, changed.iter()) {
                 std::thread::sleep(RACY_PAUSE);
                 continue;

@@ -25,6 +25,7 @@ mod mcp_files;
 mod mcp_protocol;
 mod mcp_search;
 mod models;
+mod plugin_wiring;
 mod private_modes;
 mod reload;
 mod terminal_tmux;

@@ -1,10 +1,12 @@
 //! What this binary is and how it got here, for `context-pilot --version` and `doctor`: the
 //! version, the commit it was built from, and the channel that installed it.
 //!
-//! The channel is read from a marker file beside the binary ([`CHANNEL_MARKER`]), written by
-//! each package: the npm platform package and the wheel carry one saying `npm` or `pip`, the
-//! release script's tarball one saying `release`. A binary without one was built by cargo
-//! (`cargo install`, or a build of the checkout).
+//! The channel is read from a marker file each package puts next to the binary's folder
+//! ([`CHANNEL_MARKER`], `<prefix>/share/context-pilot/install-channel` for a binary in
+//! `<prefix>/bin/`): the npm packages and the wheel carry one saying `npm` or `pip`, the
+//! release script's tarball one saying `release`. It stays out of `bin/`, where pipx would
+//! offer it as a command. A binary without one was built by cargo (`cargo install`, or a
+//! build of the checkout).
 //!
 //! ```
 //! let about = cp_setup::about::About::of_this_binary();
@@ -13,8 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The file beside the binary that names the channel which installed it.
-pub const CHANNEL_MARKER: &str = ".context-pilot-install";
+/// The file that names the channel which installed the binary, relative to the folder above
+/// the binary's (`<prefix>/bin/context-pilot` → `<prefix>/share/context-pilot/install-channel`).
+pub const CHANNEL_MARKER: &str = "share/context-pilot/install-channel";
 
 /// The commit the binary was built from (`unknown` outside a git checkout).
 pub const COMMIT: &str = env!("CP_COMMIT");
@@ -96,12 +99,13 @@ impl About {
     }
 }
 
-/// The channel the marker beside `binary` names; [`Channel::Cargo`] without a marker (or with
-/// one that names no channel).
+/// The channel the marker of `binary` names; [`Channel::Cargo`] without a marker (or with one
+/// that names no channel).
 pub fn channel_beside(binary: &Path) -> Channel {
     binary
         .parent()
-        .and_then(|dir| std::fs::read_to_string(dir.join(CHANNEL_MARKER)).ok())
+        .and_then(Path::parent)
+        .and_then(|prefix| std::fs::read_to_string(prefix.join(CHANNEL_MARKER)).ok())
         .and_then(|text| Channel::parse(&text))
         .unwrap_or(Channel::Cargo)
 }
@@ -113,13 +117,15 @@ mod tests {
     #[test]
     fn the_marker_beside_the_binary_names_the_channel() {
         let dir = tempfile::tempdir().unwrap();
-        let binary = dir.path().join("context-pilot");
+        let binary = dir.path().join("bin/context-pilot");
         assert_eq!(channel_beside(&binary), Channel::Cargo);
-        std::fs::write(dir.path().join(CHANNEL_MARKER), "npm\n").unwrap();
+        let marker = dir.path().join(CHANNEL_MARKER);
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        std::fs::write(&marker, "npm\n").unwrap();
         assert_eq!(channel_beside(&binary), Channel::Npm);
-        std::fs::write(dir.path().join(CHANNEL_MARKER), "pip").unwrap();
+        std::fs::write(&marker, "pip").unwrap();
         assert_eq!(channel_beside(&binary), Channel::Pip);
-        std::fs::write(dir.path().join(CHANNEL_MARKER), "homebrew").unwrap();
+        std::fs::write(&marker, "homebrew").unwrap();
         assert_eq!(channel_beside(&binary), Channel::Cargo);
     }
 

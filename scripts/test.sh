@@ -137,7 +137,7 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 # 6. The whole run (no arguments) also packs the binary the tests built into the npm packages
 #    and the wheel, and installs and checks them as a person would (scripts/test-packages.sh:
 #    a local npm registry, a fresh venv, an ordinary user, no cargo on PATH). The release
-#    build against glibc 2.17 and its checks are the release script's (scripts/release.sh).
+#    build against an old glibc and its checks are not part of the tests.
 if [ $# -eq 0 ]; then
   say "bash scripts/test-packages.sh"
   bash scripts/test-packages.sh || status=1

@@ -131,4 +131,15 @@ fi
 
 # --no-fail-fast: one failing test binary must not hide the others' results.
 say "cargo test --workspace --no-fail-fast $*"
-exec cargo test --workspace --no-fail-fast "$@"
+status=0
+cargo test --workspace --no-fail-fast "$@" || status=$?
+
+# 6. The whole run (no arguments) also packs the binary the tests built into the npm packages
+#    and the wheel, and installs and checks them as a person would (scripts/test-packages.sh:
+#    a local npm registry, a fresh venv, an ordinary user, no cargo on PATH). The release
+#    build against an old glibc and its checks are not part of the tests.
+if [ $# -eq 0 ]; then
+  say "bash scripts/test-packages.sh"
+  bash scripts/test-packages.sh || status=1
+fi
+exit "$status"

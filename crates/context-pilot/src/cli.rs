@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches as _, Parser, Subcommand};
 use cp_base::{Project, WorkerId};
 
 use cp_host::Host;
@@ -74,6 +74,10 @@ pub enum Command {
     Hook {
         #[arg(value_parser = cp_hook::HookEvent::parser())]
         event: cp_hook::HookEvent,
+        /// Run by a plugin or extension: does nothing when `init` wired the same event into
+        /// the project too, so each hook runs once.
+        #[arg(long)]
+        plugin: bool,
     },
     /// Internal: Gemini CLI's `AfterModel` hook in runs Context Pilot drives; reports each
     /// response's prompt size to the run. Always exits 0.
@@ -134,7 +138,10 @@ pub enum Command {
 pub fn main() -> ExitCode {
     cp_host::program::remember_exe();
     ignore_reload_signal();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -142,6 +149,23 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line, with `--version` saying the commit and the install channel too
+/// (`context-pilot 0.1.0 (commit 0123abcd4567, installed with npm)`).
+fn parse() -> Result<Cli, clap::Error> {
+    let command = if std::env::args_os().any(|a| a == "--version" || a == "-V") {
+        // Leaked once, by the one process that prints it and exits.
+        let line: &'static str = Box::leak(
+            cp_setup::about::About::of_this_binary()
+                .version_line()
+                .into_boxed_str(),
+        );
+        Cli::command().version(line)
+    } else {
+        Cli::command()
+    };
+    Cli::from_arg_matches(&command.try_get_matches()?)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -161,7 +185,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         // A hook finds its project from the payload's `cwd` and never fails the agent.
-        Some(Command::Hook { event }) => {
+        Some(Command::Hook { event, plugin }) => {
+            if plugin && cp_setup::plugins::plugin_hook_defers(event.cli_name(), project_flag) {
+                return Ok(ExitCode::SUCCESS);
+            }
             Ok(cp_hook::main(event, project_flag, cli.worker.as_deref()))
         }
         Some(Command::ConsoleServer) => run_console_server(&discover(project_flag)?),

@@ -1,5 +1,6 @@
-//! Checked-in reference pages written by code (`docs/reference/*.md`): the test that keeps
-//! each one current, and the switch that writes it again.
+//! Checked-in files written by code (the reference pages `docs/reference/*.md`, the plugins
+//! under `plugins/` and `.claude-plugin/`): the test that keeps each one current, and the
+//! switch that writes it again.
 
 use std::path::PathBuf;
 
@@ -30,6 +31,15 @@ pub(crate) fn check(relative: &str, expected: &str) {
 
 #[cfg(test)]
 mod tests {
+    /// The plugins and the extension (`plugins/`, `.claude-plugin/`), written from the agent
+    /// descriptors `init` uses.
+    #[test]
+    fn reference_plugins_are_current() {
+        for file in cp_setup::plugins::files() {
+            super::check(&file.path, &file.text);
+        }
+    }
+
     #[test]
     fn reference_keys_page_is_current() {
         super::check(cp_tui::KEYS_PAGE, &cp_tui::keys_page());

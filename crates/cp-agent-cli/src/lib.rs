@@ -116,8 +116,8 @@ pub use interactive::InteractiveDriver;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};
 pub use progress::{Progress, ProgressEvent};
 pub use project_settings::{
-    Apply, SettingsFile, ShapeError, TomlMergeError, hook_command, hooks_of, mcp_server_program,
-    merge_toml,
+    Apply, HOOK_TIMEOUT_SECS, SettingsFile, ShapeError, TomlMergeError, has_our_hook, hook_command,
+    hooks_of, mcp_server_program, merge_toml,
 };
 pub use settings_json::Json;
 pub use spec::{

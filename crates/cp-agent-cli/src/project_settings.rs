@@ -293,6 +293,41 @@ pub fn remove_hook(doc: &mut Json, event: &str, cli_event: &str) -> Result<(), S
     Ok(())
 }
 
+/// Whether a settings file's `text` (JSON, or Codex CLI's TOML) holds a Context Pilot hook
+/// for `cli_event` that `init` wrote: a plugin's hook then leaves the event to it, so a project
+/// wired twice runs each hook once.
+pub fn has_our_hook(text: &str, cli_event: &str) -> bool {
+    fn json_has(value: &serde_json::Value, cli_event: &str) -> bool {
+        match value {
+            serde_json::Value::Object(map) => map.iter().any(|(key, v)| {
+                (key == "command" && v.as_str().is_some_and(|c| is_our_command(c, cli_event)))
+                    || json_has(v, cli_event)
+            }),
+            serde_json::Value::Array(items) => items.iter().any(|v| json_has(v, cli_event)),
+            _ => false,
+        }
+    }
+    fn toml_has(table: &dyn toml_edit::TableLike, cli_event: &str) -> bool {
+        table.iter().any(|(key, item)| match item {
+            toml_edit::Item::Value(toml_edit::Value::String(s)) => {
+                key == "command" && is_our_command(s.value(), cli_event)
+            }
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => toml_has(t, cli_event),
+            toml_edit::Item::Value(toml_edit::Value::Array(items)) => items
+                .iter()
+                .any(|v| v.as_inline_table().is_some_and(|t| toml_has(t, cli_event))),
+            toml_edit::Item::Table(t) => toml_has(t, cli_event),
+            toml_edit::Item::ArrayOfTables(tables) => tables.iter().any(|t| toml_has(t, cli_event)),
+            _ => false,
+        })
+    }
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(text) {
+        return json_has(&json, cli_event);
+    }
+    text.parse::<toml_edit::DocumentMut>()
+        .is_ok_and(|doc| toml_has(doc.as_table(), cli_event))
+}
+
 /// `… context-pilot hook <event>` with any path to the binary, quoted or not.
 pub(crate) fn is_our_command(command: &str, cli_event: &str) -> bool {
     let Some(program) = command.trim().strip_suffix(&format!(" hook {cli_event}")) else {
@@ -354,6 +389,25 @@ mod tests {
         let value = serde_json::to_value(&doc).unwrap();
         assert!(value["hooks"].get("Stop").is_none(), "{value}");
         assert!(remove_hook(&mut Json::Object(IndexMap::new()), "Stop", "stop").is_ok());
+    }
+
+    #[test]
+    fn a_hook_init_wrote_is_found_in_json_and_toml() {
+        let json = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command",
+            "command": "/opt/cp/context-pilot hook stop"}]}]}}"#;
+        assert!(has_our_hook(json, "stop"));
+        assert!(!has_our_hook(json, "post-tool-batch"));
+        let toml = "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\n\
+                    command = \"context-pilot hook codex-stop\"\n";
+        assert!(has_our_hook(toml, "codex-stop"));
+        assert!(!has_our_hook(toml, "stop"));
+        let plugin = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command",
+            "command": "exec context-pilot hook --plugin stop"}]}]}}"#;
+        assert!(
+            !has_our_hook(plugin, "stop"),
+            "a plugin's own hook is not init's"
+        );
+        assert!(!has_our_hook("[[[", "stop"));
     }
 
     #[test]

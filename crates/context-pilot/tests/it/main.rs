@@ -27,6 +27,7 @@ mod mcp_protocol;
 mod mcp_search;
 mod models;
 mod orphan_stop;
+mod plugin_wiring;
 mod private_modes;
 mod reload;
 mod terminal_tmux;

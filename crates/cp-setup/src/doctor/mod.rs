@@ -1,7 +1,8 @@
 //! `context-pilot doctor [--json]`: what is wrong with this machine and this project, one line
 //! a check, with the fix for each that fails. Exits 1 when any check fails.
 //!
-//! One file a group of checks: `tools` (git, bash), `agents` (each agent CLI, on `PATH` or
+//! One file a group of checks: `install` (this binary's version, commit and channel, as
+//! `--version` says), `tools` (git, bash), `agents` (each agent CLI, on `PATH` or
 //! at config's `agent.command`, against its minimum version), `wiring` (whether `init` wired each agent into the project
 //! and the binary it names still runs, and what the agent itself must trust), `trust` (the
 //! project's trust and what it would let run), `gate` (git works in the project, the test
@@ -22,6 +23,7 @@ mod agents;
 mod console;
 mod gate;
 mod hook_log;
+mod install;
 mod modes;
 mod provider;
 mod tools;
@@ -141,7 +143,8 @@ impl Report {
 
 /// Runs every check on `project` and this machine.
 pub fn run(project: &Project) -> Report {
-    let mut checks = tools::checks();
+    let mut checks = install::checks();
+    checks.extend(tools::checks());
     let (configured, config_check) = agents::configured_command(project);
     checks.extend(config_check);
     let presence = agents::look_for(configured.as_ref());

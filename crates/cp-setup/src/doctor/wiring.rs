@@ -3,7 +3,8 @@
 //! events wired are the ones the installed version sends (its descriptor's
 //! [`AgentSpec::wired_events`](cp_agent_cli::AgentSpec::wired_events): an upgrade to Claude
 //! Code 2.1.118 wants `PostToolBatch` instead of `PostToolUse`, a downgrade the reverse), and
-//! what the agent itself must trust before it uses them (the descriptor's
+//! whether Context Pilot's plugin wires it too (a project wired twice is named, with how to
+//! clear it), and what the agent itself must trust before it uses them (the descriptor's
 //! [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
 
 use std::path::{Path, PathBuf};
@@ -23,7 +24,22 @@ pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
         let check = wired(agent, project.root());
         let is_wired = check.status != super::Status::Info;
         let is_ok = check.status == super::Status::Ok;
-        checks.push(check);
+        let plugin = crate::plugins::installed_plugin(agent.spec().name, project.root());
+        match &plugin {
+            Some(plugin) if is_wired => checks.push(wired_twice(agent, plugin)),
+            Some(plugin) => checks.push(Check::ok(
+                GROUP,
+                format!(
+                    "{}: wired by Context Pilot's plugin ({})",
+                    agent.spec().display_name,
+                    plugin.recorded
+                ),
+            )),
+            None => {}
+        }
+        if plugin.is_none() || is_wired {
+            checks.push(check);
+        }
         if is_ok
             && let Some(binary) = found.found.usable()
             && let Some(check) = events_check(agent, project.root(), binary)
@@ -40,6 +56,29 @@ pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
         }
     }
     checks
+}
+
+/// A project wired by `init` and by the plugin: each hook runs once (the plugin's leave the
+/// events to `init`'s), but the agent starts two MCP servers and lists every tool twice.
+fn wired_twice(agent: &dyn AgentCli, plugin: &crate::plugins::InstalledPlugin) -> Check {
+    let name = agent.spec().display_name;
+    let files: Vec<String> = settings_files(agent)
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    let files = files.join(" and ");
+    Check::fail(
+        GROUP,
+        format!(
+            "{name}: wired twice, by `init` ({files}) and by Context Pilot's plugin ({}); each \
+             hook runs once, but every Context Pilot tool is listed twice",
+            plugin.recorded
+        ),
+        format!(
+            "keep one: `{}`, or remove Context Pilot's entries from {files}",
+            plugin.remove
+        ),
+    )
 }
 
 /// A program `init` wrote (in the MCP server entry or a hook command), and the file it is in.

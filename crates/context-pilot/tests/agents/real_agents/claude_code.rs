@@ -240,6 +240,21 @@ fn claude_code_gets_unittest_counts_and_no_progress_bar_remnant() {
 /// Makefile whose `test` target the gate detects; wired with `init claude`, the checkpoint
 /// blocking once.
 fn calc_project() -> tempfile::TempDir {
+    let repo = calc_project_unwired();
+    let root = repo.path();
+    let init = Command::new(binary_path())
+        .args(["init", "claude"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "init claude: {init:?}");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    repo
+}
+
+/// The calc project without any wiring, committed.
+fn calc_project_unwired() -> tempfile::TempDir {
     let repo = git_repo();
     let root = repo.path();
     std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
@@ -257,15 +272,9 @@ fn calc_project() -> tempfile::TempDir {
         json!({"checkpoint": {"max_blocks": 1}}).to_string(),
     )
     .unwrap();
-    let init = Command::new(binary_path())
-        .args(["init", "claude"])
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "init claude: {init:?}");
     std::fs::write(root.join(".gitignore"), "__pycache__/\n").unwrap();
     git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "init"]);
+    git(root, &["commit", "-qm", "project"]);
     repo
 }
 
@@ -342,6 +351,72 @@ fn claude_code_that_commits_red_work_is_held_with_the_failing_test() {
         report["committed"][0]["file"]["path"], "calc.py",
         "{report}"
     );
+}
+
+/// The Claude Code plugin, installed from this checkout's marketplace into the project
+/// (`claude plugin marketplace add`, `claude plugin install … --scope project`) with
+/// `context-pilot` on `PATH` and no `init`: red work is held at Stop with the failing test,
+/// as after `init claude`.
+#[test]
+fn claude_code_with_the_plugin_holds_red_work_as_after_init() {
+    let repo = calc_project_unwired();
+    let root = canonical(repo.path());
+    let home = tempfile::tempdir().unwrap();
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin_dir = binary_path().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for args in [
+        vec!["plugin", "marketplace", "add", checkout.to_str().unwrap()],
+        vec![
+            "plugin",
+            "install",
+            "context-pilot@context-pilot",
+            "--scope",
+            "project",
+        ],
+    ] {
+        let out = run({
+            let mut command = Command::new(agent_bin("claude"));
+            command
+                .args(&args)
+                .current_dir(&root)
+                .env("HOME", home.path());
+            command
+        });
+        assert!(out.status.success(), "claude {args:?}: {out:?}");
+    }
+    let settings = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
+    assert!(
+        !settings.contains("hook stop"),
+        "no init wiring: {settings}"
+    );
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "plugin"]);
+
+    let server = claude_server();
+    server.push(bash_turn(
+        "toolu_01Bash",
+        "sed -i 's/a + b/a - b/' calc.py && git commit -qam 'Simplify add'",
+    ));
+    server.push(anthropic::text_turn("Done."));
+    server.push(anthropic::text_turn("I am done."));
+    let out = claude_with(
+        &root,
+        home.path(),
+        &server,
+        "Add src/new.sh.",
+        &[("PATH", path.as_str())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "held once:\n{}", bodies(&server));
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Tests FAILED"), "{held}");
+    assert!(held.contains("test_add"), "{held}");
 }
 
 #[test]

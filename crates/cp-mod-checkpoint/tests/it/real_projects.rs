@@ -7,7 +7,8 @@
 //! package and its devDependencies are installed once under `target/real-projects` (about a
 //! minute the first time; later runs reuse it, and the test itself takes a few seconds).
 //! minimist 1.2.6 runs node-tap 0.4 (`tap test/*.js`); toolz 1.2.0's sdist comes from `PyPI`
-//! with pytest from the cached wheels (its test needs about 40 s: two pytest runs and a venv).
+//! with pytest from the cached wheels (its test needs about 40 s: two pytest runs and a venv);
+//! python-dateutil 4.0.0's sdist too, with its test requirements from `PyPI` (about 40 s).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -200,36 +201,69 @@ fn minimist_node_tap_failures_are_counted_and_named() {
 /// toolz 1.2.0's source distribution from the Python Package Index, unpacked: its directory.
 fn toolz() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/real-projects");
-        let dir = base.join("toolz-1.2.0");
-        if dir.join("pyproject.toml").exists() {
-            return Some(dir);
-        }
-        let partial = base.join(format!("toolz-partial-{}", std::process::id()));
-        std::fs::create_dir_all(&partial).ok()?;
-        let run = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
-        let ok = run(Command::new("python3")
-            .args(["-m", "pip", "download", "-q", "--disable-pip-version-check"])
+    DIR.get_or_init(|| fetch_sdist("toolz", "1.2.0")).as_deref()
+}
+
+fn dateutil() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| fetch_sdist("python_dateutil", "4.0.0"))
+        .as_deref()
+}
+
+/// `name==version`'s source distribution from `PyPI`, unpacked under `target/real-projects`
+/// (once; later runs reuse it): its directory.
+fn fetch_sdist(name: &str, version: &str) -> Option<PathBuf> {
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/real-projects");
+    let dir = base.join(format!("{name}-{version}"));
+    if dir.join("pyproject.toml").exists() {
+        return Some(dir);
+    }
+    let partial = base.join(format!("{name}-partial-{}", std::process::id()));
+    std::fs::create_dir_all(&partial).ok()?;
+    let run = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
+    let ok = run(Command::new("python3")
+        .args(["-m", "pip", "download", "-q", "--disable-pip-version-check"])
+        .args(["--no-deps", "--no-binary", ":all:"])
+        .arg(format!("{name}=={version}"))
+        .args(["-d", "."])
+        .current_dir(&partial))
+        && run(Command::new("tar")
             .args([
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "toolz==1.2.0",
-                "-d",
-                ".",
+                "xzf",
+                &format!("{name}-{version}.tar.gz"),
+                "--strip-components=1",
             ])
-            .current_dir(&partial))
-            && run(Command::new("tar")
-                .args(["xzf", "toolz-1.2.0.tar.gz", "--strip-components=1"])
-                .current_dir(&partial));
-        if !ok || std::fs::rename(&partial, &dir).is_err() && !dir.exists() {
-            eprintln!("toolz 1.2.0 could not be fetched from PyPI");
-            return None;
+            .current_dir(&partial));
+    if !ok || std::fs::rename(&partial, &dir).is_err() && !dir.exists() {
+        eprintln!("{name} {version} could not be fetched from PyPI");
+        return None;
+    }
+    Some(dir)
+}
+
+/// A repository holding the files of the unpacked sdist at `source` (not the archive), with
+/// `.venv/` ignored and everything committed.
+fn repo_of_sdist(source: &Path, what: &str) -> Repo {
+    let repo = Repo::empty();
+    for entry in std::fs::read_dir(source).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".tar.gz") {
+            continue;
         }
-        Some(dir)
-    })
-    .as_deref()
+        let ok = Command::new("cp")
+            .arg("-a")
+            .arg(entry.path())
+            .arg(repo.root())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    let ignore = std::fs::read_to_string(repo.root().join(".gitignore")).unwrap_or_default();
+    if !ignore.lines().any(|l| l.trim() == ".venv/") {
+        repo.write(".gitignore", &format!("{ignore}\n.venv/\n"));
+    }
+    repo.commit_all(what);
+    repo
 }
 
 // toolz declares its test dependencies as a PEP 735 group (`[dependency-groups] test`): the
@@ -246,22 +280,7 @@ fn toolz_dependency_group_hint_verdict_and_no_cache_listed() {
         assert!(require(false, "python3 -m venv"));
         return;
     };
-    let repo = Repo::empty();
-    for entry in std::fs::read_dir(source).unwrap().flatten() {
-        if entry.file_name().to_string_lossy().ends_with(".tar.gz") {
-            continue;
-        }
-        let ok = Command::new("cp")
-            .arg("-a")
-            .arg(entry.path())
-            .arg(repo.root())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-    repo.write(".gitignore", ".venv/\n");
-    repo.commit_all("toolz 1.2.0 as published");
+    let repo = repo_of_sdist(source, "toolz 1.2.0 as published");
     let project = repo.project();
     // No pytest anywhere: the hint installs the dependency group.
     let gate = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
@@ -313,4 +332,114 @@ fn toolz_dependency_group_hint_verdict_and_no_cache_listed() {
     repo.write("toolz/itertoolz.py", &text);
     let fixed = stop_in(&gate, &project, "toolz-2");
     assert!(fixed.report.files.is_empty(), "{:#?}", fixed.report.files);
+}
+
+// python-dateutil declares how it tests in tox.ini: `python -m pytest "{toxinidir}/tests" …`
+// with `setenv` giving `COVERAGE_FILE={toxworkdir}/.coverage.{envname}` and
+// `PYTEST_ADDOPTS=-n auto …`. Run without that environment, the suite writes `.coverage` at the
+// root, which the next stop then asked the agent to commit. With it, the coverage file lands in
+// `.tox/` (ignored by the project), the suite runs on xdist's workers, and a broken line gives
+// the exact verdict. The published suite takes minutes; the test keeps its relativedelta and
+// easter modules (256 tests, about 10 s), and the rest of the project as published.
+#[test]
+fn dateutil_tox_setenv_reaches_the_run_and_its_coverage_file_is_not_a_change() {
+    let Some(source) = dateutil() else {
+        assert!(require(false, "python-dateutil 4.0.0 from PyPI"));
+        return;
+    };
+    let repo = repo_of_sdist(source, "python-dateutil 4.0.0 as published");
+    let kept = [
+        "__init__.py",
+        "_common.py",
+        "conftest.py",
+        "test_easter.py",
+        "test_relativedelta.py",
+    ];
+    for entry in std::fs::read_dir(repo.root().join("tests"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !kept.contains(&name.as_str()) {
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+    repo.commit_all("a shorter suite");
+    // The project's test requirements, and the project itself, in its own venv.
+    let venv = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(repo.root())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !require(venv, "python3 with venv") {
+        return;
+    }
+    let installed = Command::new(repo.root().join(".venv/bin/python"))
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args([
+            "pytest",
+            "pytest-cov",
+            "pytest-xdist",
+            "freezegun",
+            "hypothesis",
+            "-e",
+            ".",
+        ])
+        .current_dir(repo.root())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        require(installed, "python-dateutil's test requirements from PyPI"),
+        "pip install failed"
+    );
+    let project = repo.project();
+    let gate = repo.checkpoint(&project, StopGateConfig::load(&project).unwrap());
+    let module = repo.root().join("src/dateutil/relativedelta.py");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let broken = text.replacen("days=-self.days,", "days=self.days,", 1);
+    assert_ne!(broken, text, "relativedelta.__neg__ is as expected");
+    repo.write("src/dateutil/relativedelta.py", &broken);
+    let outcome = stop_in(&gate, &project, "dateutil-1");
+    let tests = outcome.report.tests.first().unwrap();
+    assert!(
+        tests.command.contains("-m pytest") && tests.command.contains("--cov=dateutil"),
+        "{tests:#?}"
+    );
+    let why = tests.why.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("tox.ini") && why.contains("COVERAGE_FILE") && why.contains("PYTEST_ADDOPTS"),
+        "{why}"
+    );
+    let summary = tests.summary.as_ref().unwrap();
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (Some(255), Some(1)),
+        "{tests:#?}"
+    );
+    assert_eq!(
+        summary.failing,
+        ["tests/test_relativedelta.py::RelativeDeltaTest::testRightSubtractionFromDatetime"]
+    );
+    assert!(
+        reason(&outcome).contains("1 failed, 255 passed in "),
+        "{}",
+        reason(&outcome)
+    );
+    // setenv reached the run: the coverage file is where tox.ini puts it, none at the root.
+    assert!(repo.root().join(".tox/.coverage.py").exists());
+    assert!(!repo.root().join(".coverage").exists());
+    repo.write("src/dateutil/relativedelta.py", &text);
+    // Fixed, the tree is HEAD's again: nothing is listed, `.tox/`'s coverage file included.
+    let fixed = stop_in(&gate, &project, "dateutil-2");
+    assert!(fixed.report.files.is_empty(), "{:#?}", fixed.report.files);
+    assert!(
+        fixed.report.tests.iter().all(|t| t.passed),
+        "{:#?}",
+        fixed.report.tests
+    );
 }

@@ -1,7 +1,8 @@
 //! A stop's test run whose session is gone (issue 48): the `context-pilot hook stop` process
 //! is killed (SIGKILL) while its suite runs in a console of the project's console server. The suite
 //! finishes once, nothing of its console is left after it, and the next stop on the same tree
-//! takes its verdict without running it again; a new edit ends such a run at once.
+//! takes its verdict without running it again; a new edit, or the end of the agent's session
+//! (its `context-pilot mcp` server's stdin closing), ends such a run at once.
 //!
 //! The suite waits for a file the test writes (`log/go`), so what each step sees is decided
 //! by the test, never by timing.
@@ -173,6 +174,52 @@ fn a_new_edit_ends_the_run_of_a_stop_that_is_gone_at_once() {
     eventually("the orphaned run's whole group to end", AT_ONCE, || {
         !group_alive(pgid) && !running(suite) && !running(child)
     });
+    assert!(!root.join("log/go").exists());
+    stop_console_server(&root);
+}
+
+#[test]
+fn the_end_of_the_agents_session_ends_the_run_of_a_stop_that_is_gone_at_once() {
+    // An agent CLI wired by `init` (or a plugin) starts `context-pilot mcp` for its session and
+    // closes its stdin when the session ends, killed or not: that is when the run of a stop
+    // the agent never waited for is ended. The limit is far past the test's wait.
+    let (_repo, root) = project(
+        &json!({"tests": {"command": "sh suite.sh", "timeout_secs": 600},
+        "warm": {"enabled": false}}),
+    );
+    write_greet(&root, "echo hello\n");
+    let mut mcp = context_pilot(&root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    {
+        use std::io::{BufRead as _, Write as _};
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": "2.1.332"}}});
+        writeln!(stdin, "{initialize}").unwrap();
+        let mut answer = String::new();
+        std::io::BufReader::new(mcp.stdout.take().unwrap())
+            .read_line(&mut answer)
+            .unwrap();
+        assert!(answer.contains("\"id\":1"), "{answer}");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        writeln!(stdin, "{initialized}").unwrap();
+    }
+    let (suite, pgid) = stop_killed_mid_run(&root);
+    assert!(running(suite));
+
+    // The agent is gone: its MCP server's stdin closes.
+    drop(stdin);
+    let child = logged(&root, "child-")[0];
+    eventually("the orphaned run's whole group to end", AT_ONCE, || {
+        !group_alive(pgid) && !running(suite) && !running(child)
+    });
+    assert!(mcp.wait().unwrap().success());
     assert!(!root.join("log/go").exists());
     stop_console_server(&root);
 }

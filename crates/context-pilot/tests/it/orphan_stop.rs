@@ -164,6 +164,30 @@ fn a_new_edit_ends_the_run_of_a_stop_that_is_gone_at_once() {
 
     // The agent's next edit: the orphaned run tests a tree that is no more.
     write_greet(&root, "echo hello again\n");
+    edit_ends_the_orphan(&root, suite, pgid);
+}
+
+#[test]
+fn a_run_whose_stop_died_before_noting_its_console_is_ended_too() {
+    // The stop was killed after its suite started and before it wrote the console's id down
+    // (a moment a loaded machine widens): the run is found by the test console that started
+    // after it was recorded.
+    let (_repo, root) = project(
+        &json!({"tests": {"command": "sh suite.sh", "timeout_secs": 600},
+        "warm": {"quiet_ms": 60000}}),
+    );
+    write_greet(&root, "echo hello\n");
+    let (suite, pgid) = stop_killed_mid_run(&root);
+    assert!(running(suite));
+    std::fs::remove_file(root.join(".context-pilot/state/stop-run.console")).unwrap();
+    write_greet(&root, "echo hello again\n");
+    edit_ends_the_orphan(&root, suite, pgid);
+}
+
+/// The agent's edit (Claude Code's `PostToolUse` of a Write): the orphaned run, its suite
+/// `suite` in group `pgid`, ends at once, its background child too.
+fn edit_ends_the_orphan(root: &Path, suite: i32, pgid: i32) {
+    let root = root.to_path_buf();
     let out = hook(
         "post-tool-use",
         &root,

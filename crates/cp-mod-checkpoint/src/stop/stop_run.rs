@@ -16,6 +16,9 @@ use std::path::PathBuf;
 use cp_base::Project;
 use serde::{Deserialize, Serialize};
 
+use cp_mod_console::ConsoleClient;
+
+use super::TEST_SESSION_LABEL;
 use super::state::write_replace;
 
 const RECORD: &str = "stop-run.json";
@@ -37,6 +40,33 @@ pub(crate) struct Orphan {
     pub(crate) record: StopRunRecord,
     /// Its console, when it started one.
     pub(crate) console: Option<String>,
+}
+
+impl Orphan {
+    /// The orphan with its console found, when its stop was killed after the console started
+    /// but before it wrote the console's id down: the test console that started at or after
+    /// the run was recorded and still runs. Only one stop records a run at a time (the owner
+    /// lock), so such a console is that run's.
+    fn with_console_found(mut self, project: &Project) -> Self {
+        if self.console.is_none() {
+            self.console = ConsoleClient::for_project(project.root())
+                .and_then(|client| client.list())
+                .map_err(|e| tracing::debug!("stop gate: cannot list the consoles: {e}"))
+                .ok()
+                .and_then(|consoles| {
+                    consoles
+                        .into_iter()
+                        .filter(|c| {
+                            c.label.as_deref() == Some(TEST_SESSION_LABEL)
+                                && c.status.is_running()
+                                && c.started_at_ms >= self.record.started_at_ms
+                        })
+                        .min_by_key(|c| c.started_at_ms)
+                })
+                .map(|c| c.id.to_string());
+        }
+        self
+    }
 }
 
 /// The stop run's files in a project.
@@ -133,7 +163,7 @@ impl StopRunFiles {
 /// Ends the project's orphaned stop run, if there is one (its console's whole process group).
 pub(crate) fn end_orphan(project: &Project) {
     if let Some(orphan) = StopRunFiles::new(project).take_orphan()
-        && let Some(console) = orphan.console
+        && let Some(console) = orphan.with_console_found(project).console
     {
         tracing::info!("stop gate: ending the test run of a stop that is gone ({console})");
         super::warm::end_console(project.root(), &console);
@@ -157,6 +187,7 @@ impl super::StopGate {
         let durations = super::durations::Durations::new(project);
         let files = StopRunFiles::new(project);
         if let Some(orphan) = files.take_orphan() {
+            let orphan = orphan.with_console_found(project);
             match (orphan.record.key == key, runs.as_slice(), &orphan.console) {
                 (true, [run], Some(console)) => {
                     let started = orphan.record.started_at_ms;

@@ -44,9 +44,9 @@ pub(crate) struct Orphan {
 
 impl Orphan {
     /// The orphan with its console found, when its stop was killed after the console started
-    /// but before it wrote the console's id down: the test console that started at or after
-    /// the run was recorded and still runs. Only one stop records a run at a time (the owner
-    /// lock), so such a console is that run's.
+    /// but before it wrote the console's id down: the first test console that started at or
+    /// after the run was recorded, running or ended (its verdict may still be taken). Only one
+    /// stop records a run at a time (the owner lock), so that console is the run's.
     fn with_console_found(mut self, project: &Project) -> Self {
         if self.console.is_none() {
             self.console = ConsoleClient::for_project(project.root())
@@ -58,7 +58,6 @@ impl Orphan {
                         .into_iter()
                         .filter(|c| {
                             c.label.as_deref() == Some(TEST_SESSION_LABEL)
-                                && c.status.is_running()
                                 && c.started_at_ms >= self.record.started_at_ms
                         })
                         .min_by_key(|c| c.started_at_ms)

@@ -93,6 +93,10 @@ fn run_files_are_private_even_when_they_existed_with_loose_modes() {
         run.join("console-launch.lock"),
         run.join("console-server.log"),
     ] {
+        // The console's record is written as its end is answered, not before: wait for it.
+        eventually(&format!("{} to be written", file.display()), LONG, || {
+            file.exists()
+        });
         assert_eq!(mode(&file), 0o600, "{}", file.display());
     }
 }

@@ -443,8 +443,15 @@ fn rewrite_in_the_commit_s_second(root: &Path, at: std::time::SystemTime, text: 
     let a = root.join("a.py");
     assert_eq!(std::fs::metadata(&a).unwrap().len(), text.len() as u64);
     set_mtime(&a, at);
-    // `git add` of a file whose bytes are as recorded records its stat data anew.
-    git(root, &["add", "--", "a.py"]);
+    // `git add` of a file whose bytes are as recorded records its stat data anew. The panel's
+    // own git may hold the index lock a moment (its refresh): then it is asked again.
+    cp_e2e::eventually("git add of a.py, past the panel's index lock", WAIT, || {
+        std::process::Command::new("git")
+            .args(["add", "--", "a.py"])
+            .current_dir(root)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    });
     set_mtime(&root.join(".git/index"), at);
     std::fs::write(&a, text).unwrap();
     set_mtime(&a, at);

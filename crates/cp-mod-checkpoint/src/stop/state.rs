@@ -265,10 +265,27 @@ pub(crate) fn fingerprint_files<'a>(
 ) -> String {
     // The fingerprint's own start: a file whose times are not older is read (see
     // [`content_digest`]).
-    fingerprint_since(repo_root, head, files, std::time::SystemTime::now())
+    let files: Vec<&ChangedFile> = files.collect();
+    let (first, racy) = fingerprint_racy(repo_root, head, &files, std::time::SystemTime::now());
+    if !racy {
+        return first;
+    }
+    // A file was written within a tick of the start: its bytes went into this fingerprint,
+    // which a later one of the same bytes, settled, would not equal (the same tree taken for
+    // a changed one, its verdict not reused). Wait the tick out and take it again: settled,
+    // the file gives the digest every later fingerprint of the same state gives. A file still
+    // being written stays racy, and is told apart by its bytes as before.
+    std::thread::sleep(RACY_WAIT);
+    fingerprint_racy(repo_root, head, &files, std::time::SystemTime::now()).0
 }
 
+/// How long a stop waits for just-written files to settle before it fingerprints them again:
+/// past the racy rule's slack on file systems with sub-second times.
+const RACY_WAIT: std::time::Duration =
+    cp_base::racy::SUBSECOND_SLACK.saturating_add(std::time::Duration::from_millis(10));
+
 /// [`fingerprint_files`], started at `started`.
+#[cfg(test)]
 fn fingerprint_since<'a>(
     repo_root: &Path,
     head: Option<&str>,
@@ -276,13 +293,24 @@ fn fingerprint_since<'a>(
     started: std::time::SystemTime,
 ) -> String {
     let files: Vec<&ChangedFile> = files.collect();
+    fingerprint_racy(repo_root, head, &files, started).0
+}
+
+/// The fingerprint of `files` started at `started`, and whether any of them was racy.
+fn fingerprint_racy(
+    repo_root: &Path,
+    head: Option<&str>,
+    files: &[&ChangedFile],
+    started: std::time::SystemTime,
+) -> (String, bool) {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let digest_all = |part: &[&ChangedFile]| -> Vec<u64> {
+    let digest_all = |part: &[&ChangedFile]| -> (Vec<u64>, bool) {
         let mut stats = DirStats::new(repo_root, started);
-        part.iter().map(|f| file_digest(&mut stats, f)).collect()
+        let digests = part.iter().map(|f| file_digest(&mut stats, f)).collect();
+        (digests, stats.saw_racy)
     };
-    let digests: Vec<u64> = if files.len() < PARALLEL_FROM || threads < 2 {
-        digest_all(&files)
+    let (digests, racy): (Vec<u64>, bool) = if files.len() < PARALLEL_FROM || threads < 2 {
+        digest_all(files)
     } else {
         let chunk = files.len().div_ceil(threads);
         std::thread::scope(|scope| {
@@ -295,15 +323,19 @@ fn fingerprint_since<'a>(
                     (part, thread)
                 })
                 .collect();
-            handles
-                .into_iter()
-                .flat_map(|(part, thread)| match thread {
+            let mut all = Vec::with_capacity(files.len());
+            let mut racy = false;
+            for (part, thread) in handles {
+                let (digests, part_racy) = match thread {
                     // A panicking digest thread loses only the fingerprint's precision.
                     Ok(thread) => thread.join().unwrap_or_default(),
                     // No thread to be had: this one does that part.
                     Err(_) => digest_all(part),
-                })
-                .collect()
+                };
+                all.extend(digests);
+                racy |= part_racy;
+            }
+            (all, racy)
         })
     };
     let mut hash = Fnv::new();
@@ -312,7 +344,7 @@ fn fingerprint_since<'a>(
     for digest in digests {
         hash.write(&digest.to_le_bytes());
     }
-    format!("{:016x}", hash.finish())
+    (format!("{:016x}", hash.finish()), racy)
 }
 
 /// [`fingerprint_files`] of `files`, taken on other threads while `work` runs on this one
@@ -363,8 +395,8 @@ fn file_digest(stats: &mut DirStats<'_>, file: &ChangedFile) -> u64 {
 /// The one gap is a write with the same size within the clock tick of the last one, which
 /// leaves every field as it was: a file whose modification or change time is not older than
 /// the fingerprint's start is *racy* ([`cp_base::racy`]), and its bytes are digested too.
-/// A later fingerprint, taken when the file is no longer racy, then differs from this one
-/// whatever it holds: a verdict is never kept for new bytes, at the cost of one more run.
+/// A later fingerprint, taken when the file is no longer racy, would then differ from this one
+/// whatever it holds, so [`fingerprint_files`] waits a tick and takes it again first.
 fn content_digest(stats: &mut DirStats<'_>, path: &str, hash: &mut Fnv) {
     let Some(now) = stats.lstat(path) else {
         hash.write(b"absent");
@@ -431,6 +463,8 @@ struct DirStats<'r> {
     /// The directory (relative to `root`) of the last file, and its descriptor (`None`: it
     /// could not be opened, so neither can a file in it be found).
     dir: Option<(String, Option<std::fs::File>)>,
+    /// Whether a file found so far was racy.
+    saw_racy: bool,
 }
 
 impl<'r> DirStats<'r> {
@@ -439,6 +473,7 @@ impl<'r> DirStats<'r> {
             root,
             started,
             dir: None,
+            saw_racy: false,
         }
     }
 
@@ -483,6 +518,7 @@ impl<'r> DirStats<'r> {
             stamp(stat.st_mtime, stat.st_mtime_nsec),
             stamp(stat.st_ctime, stat.st_ctime_nsec),
         );
+        self.saw_racy |= racy;
         Some(FileState {
             racy,
             fields: [

@@ -105,7 +105,7 @@ mod wiring;
 
 pub use agent::{AgentCli, AgentTrust};
 pub use binary::{AgentBinary, parse_version};
-pub use codex::{CodexTrustEdit, trust_in_codex};
+pub use codex::{CodexTrustEdit, plugin_hook_trust, trust_in_codex};
 pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
 pub use error::AgentError;

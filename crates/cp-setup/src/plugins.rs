@@ -29,6 +29,10 @@ pub const PLUGIN_DIR: &str = "plugins/context-pilot";
 /// The folder of the Gemini CLI extension (`gemini extensions install <checkout>/plugins/gemini`).
 pub const GEMINI_DIR: &str = "plugins/gemini";
 
+/// The Codex plugin's hooks file, relative to the plugin's folder (Codex keys the hooks' trust
+/// by it).
+const CODEX_HOOKS_FILE: &str = "hooks/codex.json";
+
 /// How to get the binary, in the one line a hook prints when it is missing.
 pub const INSTALL_LINE: &str = "Context Pilot: `context-pilot` is not on PATH, so this hook did \
      nothing; install it with `npm install -g context-pilot` (or `pipx install context-pilot`, \
@@ -142,7 +146,7 @@ pub fn files() -> Vec<PluginFile> {
     ));
     out.push(file(
         format!("{PLUGIN_DIR}/.codex-plugin/plugin.json"),
-        &manifest("./hooks/codex.json"),
+        &manifest(&format!("./{CODEX_HOOKS_FILE}")),
     ));
     out.push(file(
         format!("{PLUGIN_DIR}/.mcp.json"),
@@ -150,7 +154,7 @@ pub fn files() -> Vec<PluginFile> {
     ));
     for (name, path) in [
         ("claude", format!("{PLUGIN_DIR}/hooks/claude-code.json")),
-        ("codex", format!("{PLUGIN_DIR}/hooks/codex.json")),
+        ("codex", format!("{PLUGIN_DIR}/{CODEX_HOOKS_FILE}")),
         ("gemini", format!("{GEMINI_DIR}/hooks/hooks.json")),
     ] {
         if let Some(agent) = agent(name) {
@@ -274,17 +278,19 @@ fn gemini_extension(_root: &Path, home: &Path) -> Option<InstalledPlugin> {
         })
 }
 
-/// Codex CLI: `[plugins."context-pilot@…"]` of the user's Codex config (`$CODEX_HOME`, else
-/// `~/.codex`), unless `enabled = false`.
-fn codex_plugin(_root: &Path, home: &Path) -> Option<InstalledPlugin> {
-    let codex_home = std::env::var_os("CODEX_HOME")
+/// The user's Codex home: `$CODEX_HOME`, else `~/.codex`.
+fn codex_home(home: &Path) -> std::path::PathBuf {
+    std::env::var_os("CODEX_HOME")
         .filter(|v| !v.is_empty())
-        .map_or_else(|| home.join(".codex"), std::path::PathBuf::from);
-    let path = codex_home.join("config.toml");
-    let doc = std::fs::read_to_string(&path)
-        .ok()?
-        .parse::<toml_edit::DocumentMut>()
-        .ok()?;
+        .map_or_else(|| home.join(".codex"), std::path::PathBuf::from)
+}
+
+/// Context Pilot's plugin as the user's Codex config records it: the config's path and text,
+/// and the plugin's id (`context-pilot@<marketplace>`), unless it is `enabled = false`.
+fn codex_plugin_record(home: &Path) -> Option<(std::path::PathBuf, String, String)> {
+    let path = codex_home(home).join("config.toml");
+    let text = std::fs::read_to_string(&path).ok()?;
+    let doc = text.parse::<toml_edit::DocumentMut>().ok()?;
     let (id, _) = doc
         .get("plugins")?
         .as_table_like()?
@@ -293,10 +299,70 @@ fn codex_plugin(_root: &Path, home: &Path) -> Option<InstalledPlugin> {
             id.starts_with(&format!("{PLUGIN}@"))
                 && entry.get("enabled").and_then(toml_edit::Item::as_bool) != Some(false)
         })?;
+    let id = id.to_owned();
+    Some((path, text, id))
+}
+
+/// Codex CLI: `[plugins."context-pilot@…"]` of the user's Codex config (`$CODEX_HOME`, else
+/// `~/.codex`), unless `enabled = false`.
+fn codex_plugin(_root: &Path, home: &Path) -> Option<InstalledPlugin> {
+    let (path, _, id) = codex_plugin_record(home)?;
     Some(InstalledPlugin {
         recorded: path.display().to_string(),
         remove: format!("codex plugin remove {id}"),
     })
+}
+
+/// The hooks of Context Pilot's Codex plugin `id` as Codex installed it: the hooks file its
+/// `.codex-plugin/plugin.json` names (relative to the plugin's root) and its JSON, read from
+/// the newest version under `<codex home>/plugins/cache/<marketplace>/<plugin>/`; else this
+/// binary's own plugin's.
+fn codex_plugin_hooks(codex_home: &Path, id: &str) -> (String, Value) {
+    let installed = id.split_once('@').and_then(|(plugin, marketplace)| {
+        let versions = codex_home
+            .join("plugins/cache")
+            .join(marketplace)
+            .join(plugin);
+        let newest = std::fs::read_dir(versions)
+            .ok()?
+            .filter_map(Result::ok)
+            .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+            .max()?
+            .1;
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(newest.join(".codex-plugin/plugin.json")).ok()?,
+        )
+        .ok()?;
+        let file = manifest["hooks"]
+            .as_str()?
+            .trim_start_matches("./")
+            .to_owned();
+        let hooks =
+            serde_json::from_str(&std::fs::read_to_string(newest.join(&file)).ok()?).ok()?;
+        Some((file, hooks))
+    });
+    installed.unwrap_or_else(|| {
+        let ours = agent("codex").map_or(Value::Null, plugin_hooks);
+        (CODEX_HOOKS_FILE.to_owned(), ours)
+    })
+}
+
+/// What the agent must trust before it runs the hooks of Context Pilot's plugin installed for
+/// it (Codex CLI: each hook, in `/hooks`); nothing for the others, or when it is not installed.
+pub fn plugin_trust_checks(agent: &str) -> Vec<cp_agent_cli::AgentTrust> {
+    if agent != "codex" {
+        return Vec::new();
+    }
+    let Some(home) = std::env::var_os("HOME").map(std::path::PathBuf::from) else {
+        return Vec::new();
+    };
+    let Some((path, text, id)) = codex_plugin_record(&home) else {
+        return Vec::new();
+    };
+    let (file, hooks) = codex_plugin_hooks(&codex_home(&home), &id);
+    vec![cp_agent_cli::plugin_hook_trust(
+        &text, &path, &id, &file, &hooks,
+    )]
 }
 
 /// Context Pilot's plugin for `agent`, when installed for the project at `root`.
@@ -388,5 +454,52 @@ mod tests {
         std::fs::create_dir_all(&ext).unwrap();
         std::fs::write(ext.join("gemini-extension.json"), "{}").unwrap();
         assert!(gemini_extension(root.path(), home.path()).is_some());
+    }
+
+    #[test]
+    fn the_codex_plugins_hooks_are_read_from_codexs_cache_else_from_this_binary() {
+        let codex_home = tempfile::tempdir().unwrap();
+        let id = "context-pilot@context-pilot";
+        let (file, hooks) = codex_plugin_hooks(codex_home.path(), id);
+        assert_eq!(file, "hooks/codex.json");
+        let ours = hooks.to_string();
+        assert!(ours.contains("hook --plugin codex-stop"), "{ours}");
+
+        let installed = codex_home
+            .path()
+            .join("plugins/cache/context-pilot/context-pilot/0.0.9");
+        std::fs::create_dir_all(installed.join(".codex-plugin")).unwrap();
+        std::fs::create_dir_all(installed.join("other")).unwrap();
+        std::fs::write(
+            installed.join(".codex-plugin/plugin.json"),
+            r#"{"hooks": "./other/h.json"}"#,
+        )
+        .unwrap();
+        std::fs::write(installed.join("other/h.json"), r#"{"hooks": {"Stop": []}}"#).unwrap();
+        let (file, hooks) = codex_plugin_hooks(codex_home.path(), id);
+        assert_eq!(file, "other/h.json");
+        assert_eq!(hooks, json!({"hooks": {"Stop": []}}));
+    }
+
+    #[test]
+    fn the_codex_plugins_stop_hook_has_the_key_and_hash_codex_0_171_reported() {
+        // Measured with Codex CLI 0.171.0 after `codex plugin marketplace add <checkout>` and
+        // `codex plugin add context-pilot@context-pilot`: its app server's `hooks/list` gave
+        // this key, and this hash before the `/` of its `currentHash`. A change of the hook's
+        // command (e.g. of INSTALL_LINE) changes the hash: measure it again then.
+        let hooks = agent("codex").map(plugin_hooks).unwrap();
+        let config = "[hooks.state.\"context-pilot@context-pilot:hooks/codex.json:stop:0:0\"]\n\
+             trusted_hash = \"sha256:6209adf1c176f81b6c0eb92b26da86ad609d349befd79d8298cc471661c8883f\"\n";
+        let trust = cp_agent_cli::plugin_hook_trust(
+            config,
+            Path::new("/c/config.toml"),
+            "context-pilot@context-pilot",
+            CODEX_HOOKS_FILE,
+            &hooks,
+        );
+        assert!(
+            trust.what.contains("has not trusted 3 of the 4"),
+            "only the stop hook is trusted: {trust:?}"
+        );
     }
 }

@@ -174,6 +174,61 @@ fn python_project(agent: &str, pattern: &str) -> PythonProject {
     }
 }
 
+/// The calc project without any wiring, committed.
+fn calc_project_unwired() -> tempfile::TempDir {
+    let repo = git_repo();
+    let root = repo.path();
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        root.join("test_calc.py"),
+        "import unittest\n\nfrom calc import add\n\n\nclass TestCalc(unittest.TestCase):\n    \
+         def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    \
+         def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("Makefile"), "test:\n\tpython3 -m unittest -q\n").unwrap();
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        json!({"checkpoint": {"max_blocks": 1}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitignore"), "__pycache__/\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "project"]);
+    repo
+}
+
+/// This checkout, whose `plugins/` and `.claude-plugin/` the plugin tests install from.
+fn checkout() -> PathBuf {
+    canonical(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+}
+
+/// `PATH` with the tested binary's folder first: a plugin runs `context-pilot` from `PATH`.
+fn path_with_binary() -> String {
+    let bin_dir = binary_path().parent().unwrap().to_path_buf();
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Adds to the project at `root` the blocking callback `py-check` on `*.py`, which prints
+/// `py-check saw <the changed files>` and appends them to `runs`; trusts and commits it.
+fn add_py_callback(root: &Path, runs: &Path) {
+    let create = json!({"action": "create", "name": "py-check", "pattern": ["*.py"],
+        "script_content": format!(
+            "echo \"$CP_CHANGED_FILES\" >> '{}'\necho \"py-check saw $CP_CHANGED_FILES\"",
+            runs.display()
+        ),
+        "blocking": true, "timeout": 30});
+    cp_tool(root, "Callback_upsert", &create);
+    cp_e2e::trust(root);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "callback"]);
+}
+
 /// A new test module that fails.
 const FAILING_TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass Sub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(add(2, 2), 5)\n";
 

@@ -48,7 +48,7 @@ pub(super) struct HookIdentity {
 /// The identity of every command hook of `events` (a `[hooks]` table as JSON: `{"Stop": [{
 /// "hooks": [{"type": "command", "command": …}]}], …}`) read from the config file `source`,
 /// keeping those `keep(event, command)` accepts.
-fn command_hooks(
+pub(super) fn command_hooks(
     source: &str,
     events: &Value,
     keep: impl Fn(&str, &str) -> bool,

@@ -20,6 +20,7 @@ mod trust_write;
 mod user_trust;
 
 pub use trust_write::{CodexTrustEdit, trust_in_codex};
+pub use user_trust::plugin_hook_trust;
 
 use std::path::Path;
 use std::process::Command;

@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{DocumentMut, Item};
 
-use super::hook_trust::{HookIdentity, our_project_hooks, project_config_sources};
+use super::SPEC;
+use super::hook_trust::{HookIdentity, command_hooks, our_project_hooks, project_config_sources};
 use crate::agent::AgentTrust;
 
 /// The user's Codex config file: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
@@ -182,6 +183,96 @@ fn hook_trust(doc: &DocumentMut, root: &Path) -> AgentTrust {
     }
 }
 
+/// How to trust the hooks of Context Pilot's Codex plugin, in one line.
+pub const PLUGIN_TRUST_FIX: &str = "start `codex`, type `/hooks` and trust the context-pilot \
+     plugin's hooks (`… hook --plugin codex-…`); docs/guide/agent-clis.md has a way without a \
+     terminal";
+
+/// Whether the person trusted the hooks of Context Pilot's Codex plugin `plugin_id`
+/// (`context-pilot@<marketplace>`), whose hooks file `hooks_file` (relative to the plugin's
+/// root, e.g. `hooks/codex.json`) holds `hooks` (`{"hooks": {"Stop": […], …}}`), in the user's
+/// Codex config `config` (its text; the path is for the message).
+///
+/// Codex keys a plugin's hook `<plugin id>:<hooks file>:<event>:<group>:<handler>` and records
+/// its trust as two hashes: `trusted_hash`, the hook's own (the same fingerprint as a project
+/// hook's), and `trusted_content_hash`, its fingerprint of the plugin's files (measured with
+/// Codex CLI 0.171.0: its app server's `hooks/list` reports the two joined by `/`; a record
+/// without the second counts as trusted, one whose second differs as modified). The first is
+/// checked exactly; the second is Codex's own undocumented fingerprint, not checked here
+/// (after an update of the plugin, Codex's `/hooks` shows the hooks as modified).
+pub fn plugin_hook_trust(
+    config: &str,
+    config_path: &Path,
+    plugin_id: &str,
+    hooks_file: &str,
+    hooks: &serde_json::Value,
+) -> AgentTrust {
+    let source = format!("{plugin_id}:{hooks_file}");
+    let ours = command_hooks(&source, &hooks["hooks"], |event, command| {
+        SPEC.hook_events.iter().any(|spec| {
+            spec.name == event && command.ends_with(&format!(" hook --plugin {}", spec.cli_name))
+        })
+    });
+    if ours.is_empty() {
+        return AgentTrust {
+            ok: false,
+            what: format!(
+                "Codex CLI's plugin {plugin_id} holds no Context Pilot hook in {hooks_file}"
+            ),
+            fix: Some(format!(
+                "reinstall it: `codex plugin remove {plugin_id}`, then `codex plugin add \
+                 {plugin_id}`"
+            )),
+        };
+    }
+    let doc = config.parse::<DocumentMut>().ok();
+    let state = doc
+        .as_ref()
+        .and_then(|doc| doc.get("hooks"))
+        .and_then(|hooks| hooks.get("state"))
+        .and_then(Item::as_table_like);
+    let (mut changed, mut untrusted) = (0, 0);
+    for hook in &ours {
+        let recorded = state
+            .and_then(|state| state.get(&hook.key))
+            .and_then(|entry| entry.get("trusted_hash"))
+            .and_then(Item::as_str);
+        match recorded {
+            Some(hash) if hash == hook.hash => {}
+            Some(_) => changed += 1,
+            None => untrusted += 1,
+        }
+    }
+    let shown = config_path.display();
+    let total = ours.len();
+    let fix = Some(PLUGIN_TRUST_FIX.to_owned());
+    if changed > 0 {
+        return AgentTrust {
+            ok: false,
+            what: format!(
+                "{changed} of the {total} hook(s) of Codex CLI's plugin {plugin_id} changed since \
+                 you trusted them ({shown}), so Codex skips them"
+            ),
+            fix,
+        };
+    }
+    if untrusted > 0 {
+        return AgentTrust {
+            ok: false,
+            what: format!(
+                "Codex CLI has not trusted {untrusted} of the {total} hook(s) of its plugin \
+                 {plugin_id} ({shown}), so it skips them silently"
+            ),
+            fix,
+        };
+    }
+    AgentTrust {
+        ok: true,
+        what: format!("Codex CLI trusts the {total} hook(s) of its plugin {plugin_id} ({shown})"),
+        fix: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::fmt::Write as _;
@@ -295,5 +386,66 @@ mod tests {
             unwired.fix.as_deref(),
             Some("run `context-pilot init codex`")
         );
+    }
+
+    #[test]
+    fn a_plugins_hooks_count_as_trusted_only_with_their_own_hash_under_the_plugins_key() {
+        let hooks = serde_json::json!({"hooks": {
+            "PostToolUse": [{"hooks": [{"type": "command", "timeout": 600,
+                "command": "exec context-pilot hook --plugin codex-post-tool-use"}]}],
+            "Stop": [{"hooks": [{"type": "command", "timeout": 600,
+                "command": "exec context-pilot hook --plugin codex-stop"}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo theirs"}]}],
+        }});
+        let id = "context-pilot@context-pilot";
+        let config = Path::new("/home/me/.codex/config.toml");
+        let ours = command_hooks(
+            &format!("{id}:hooks/codex.json"),
+            &hooks["hooks"],
+            |_, c| c.contains("--plugin"),
+        );
+        assert_eq!(
+            ours.iter().map(|h| h.key.as_str()).collect::<Vec<_>>(),
+            [
+                "context-pilot@context-pilot:hooks/codex.json:post_tool_use:0:0",
+                "context-pilot@context-pilot:hooks/codex.json:stop:0:0",
+            ]
+        );
+        let recording = |hash: &dyn Fn(&str) -> String, count: usize| {
+            ours.iter()
+                .take(count)
+                .fold(String::new(), |mut out, hook| {
+                    let _ = writeln!(
+                        out,
+                        "[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n\
+                     trusted_content_hash = \"sha256:1\"",
+                        hook.key,
+                        hash(&hook.hash)
+                    );
+                    out
+                })
+        };
+        let check = |text: &str| plugin_hook_trust(text, config, id, "hooks/codex.json", &hooks);
+
+        let none = check("");
+        assert!(!none.ok);
+        assert!(none.what.contains("has not trusted 2 of the 2"), "{none:?}");
+        assert_eq!(none.fix.as_deref(), Some(PLUGIN_TRUST_FIX));
+        assert_eq!(PLUGIN_TRUST_FIX.lines().count(), 1);
+
+        let half = check(&recording(&str::to_owned, 1));
+        assert!(half.what.contains("has not trusted 1 of the 2"), "{half:?}");
+
+        let all = check(&recording(&str::to_owned, 2));
+        assert!(all.ok, "{all:?}");
+        assert!(all.what.contains("trusts the 2 hook(s)"), "{all:?}");
+
+        let changed = check(&recording(&|_| "sha256:0".to_owned(), 2));
+        assert!(!changed.ok);
+        assert!(changed.what.contains("changed since"), "{changed:?}");
+
+        let empty = plugin_hook_trust("", config, id, "hooks/codex.json", &serde_json::json!({}));
+        assert!(!empty.ok);
+        assert!(empty.fix.unwrap().contains("codex plugin add"));
     }
 }

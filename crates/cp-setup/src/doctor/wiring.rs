@@ -5,7 +5,8 @@
 //! Code 2.1.118 wants `PostToolBatch` instead of `PostToolUse`, a downgrade the reverse), and
 //! whether Context Pilot's plugin wires it too (a project wired twice is named, with how to
 //! clear it), and what the agent itself must trust before it uses them (the descriptor's
-//! [`AgentCli::trust_checks`], e.g. Codex's project and hook trust).
+//! [`AgentCli::trust_checks`], e.g. Codex's project and hook trust, and for a plugin
+//! [`crate::plugins::plugin_trust_checks`], e.g. Codex's trust of the plugin's hooks).
 
 use std::path::{Path, PathBuf};
 
@@ -40,6 +41,13 @@ pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
         if plugin.is_none() || is_wired {
             checks.push(check);
         }
+        if plugin.is_some() {
+            checks.extend(
+                crate::plugins::plugin_trust_checks(agent.spec().name)
+                    .into_iter()
+                    .map(trust_check),
+            );
+        }
         if is_ok
             && let Some(binary) = found.found.usable()
             && let Some(check) = events_check(agent, project.root(), binary)
@@ -47,15 +55,23 @@ pub(super) fn checks(project: &Project, presence: &[Presence]) -> Vec<Check> {
             checks.push(check);
         }
         if is_wired {
-            checks.extend(agent.trust_checks(project.root()).into_iter().map(
-                |trust| match trust.fix {
-                    Some(fix) if !trust.ok => Check::fail(GROUP, trust.what, fix),
-                    _ => Check::ok(GROUP, trust.what),
-                },
-            ));
+            checks.extend(
+                agent
+                    .trust_checks(project.root())
+                    .into_iter()
+                    .map(trust_check),
+            );
         }
     }
     checks
+}
+
+/// An agent's trust as a check: ✓, or ✗ with how to give it.
+fn trust_check(trust: cp_agent_cli::AgentTrust) -> Check {
+    match trust.fix {
+        Some(fix) if !trust.ok => Check::fail(GROUP, trust.what, fix),
+        _ => Check::ok(GROUP, trust.what),
+    }
 }
 
 /// A project wired by `init` and by the plugin: each hook runs once (the plugin's leave the

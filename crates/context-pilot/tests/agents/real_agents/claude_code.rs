@@ -253,31 +253,6 @@ fn calc_project() -> tempfile::TempDir {
     repo
 }
 
-/// The calc project without any wiring, committed.
-fn calc_project_unwired() -> tempfile::TempDir {
-    let repo = git_repo();
-    let root = repo.path();
-    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
-    std::fs::write(
-        root.join("test_calc.py"),
-        "import unittest\n\nfrom calc import add\n\n\nclass TestCalc(unittest.TestCase):\n    \
-         def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    \
-         def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n",
-    )
-    .unwrap();
-    std::fs::write(root.join("Makefile"), "test:\n\tpython3 -m unittest -q\n").unwrap();
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({"checkpoint": {"max_blocks": 1}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(root.join(".gitignore"), "__pycache__/\n").unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "project"]);
-    repo
-}
-
 /// The scripted model runs `command` with Claude Code's Bash tool.
 fn bash_turn(id: &str, command: &str) -> cp_e2e::Reply {
     let args = json!({"command": command, "description": "Run it"}).to_string();

@@ -5,6 +5,7 @@
 use super::*;
 
 mod hooks;
+mod plugin;
 
 // Codex CLI: the scripted server's Responses API, checked against the real binary.
 

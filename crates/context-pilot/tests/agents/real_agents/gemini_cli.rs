@@ -1,9 +1,15 @@
-//! Gemini CLI: the gate's blocks and the person's message, and a commit that ends cleanly.
+//! Gemini CLI: the gate's blocks and the person's message, a commit that ends cleanly, and the
+//! extension of `plugins/gemini` installed with `gemini extensions install`.
 
 use super::*;
 
 /// A test `HOME` for Gemini CLI: API-key auth, and `root` trusted.
 fn gemini_home(root: &Path) -> tempfile::TempDir {
+    gemini_home_trusting(&[root])
+}
+
+/// A test `HOME` for Gemini CLI: API-key auth, and each of `folders` trusted.
+fn gemini_home_trusting(folders: &[&Path]) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
@@ -13,7 +19,9 @@ fn gemini_home(root: &Path) -> tempfile::TempDir {
     )
     .unwrap();
     let mut trusted = serde_json::Map::new();
-    trusted.insert(root.display().to_string(), json!("TRUST_FOLDER"));
+    for folder in folders {
+        trusted.insert(folder.display().to_string(), json!("TRUST_FOLDER"));
+    }
     std::fs::write(
         dir.join("trustedFolders.json"),
         Value::Object(trusted).to_string(),
@@ -23,7 +31,15 @@ fn gemini_home(root: &Path) -> tempfile::TempDir {
 }
 
 fn gemini_cli(root: &Path, home: &Path, server: &LlmServer) -> Output {
+    gemini_cli_with(root, home, server, &[])
+}
+
+/// `gemini -p …` in `root` with the test `home`, against `server`, with `env` added.
+fn gemini_cli_with(root: &Path, home: &Path, server: &LlmServer, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(agent_bin("gemini"));
+    for (key, value) in env {
+        command.env(key, value);
+    }
     command
         .args(["-p", "Add src/new.sh.", "--yolo", "--output-format", "json"])
         .current_dir(root)
@@ -109,4 +125,91 @@ fn gemini_cli_that_commits_ends_cleanly() {
     assert!(!stdout.contains("stopped with work left"), "{stdout}");
     let report = saved_report(&root);
     assert!(report["gave_up"].is_null(), "{report}");
+}
+
+/// `gemini ARGS` (an `extensions` subcommand) with the test `home`; must succeed. Its output.
+fn gemini_extensions(home: &Path, args: &[&str]) -> String {
+    let mut command = Command::new(agent_bin("gemini"));
+    command
+        .arg("extensions")
+        .args(args)
+        .env("HOME", home)
+        .env("GEMINI_CLI_NO_RELAUNCH", "true");
+    let out = run(command);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "gemini extensions {args:?}: {said}");
+    said
+}
+
+/// The extension of `plugins/gemini`, installed with `gemini extensions install` (its source
+/// folder trusted, `--consent` given for the prompt) and with `context-pilot` on `PATH`, in a
+/// project no `init` wired: a `write_file` that matches a callback gets the callback's output,
+/// and the red edit is held at `AfterAgent` with the failing test named, as after `init gemini`.
+#[test]
+fn gemini_cli_with_the_extension_runs_callbacks_and_holds_red_work_as_after_init() {
+    let repo = calc_project_unwired();
+    let root = canonical(repo.path());
+    let runs = tempfile::NamedTempFile::new().unwrap();
+    add_py_callback(&root, runs.path());
+    let extension = checkout().join("plugins/gemini");
+    // Gemini CLI installs an extension only from a folder the person trusts.
+    let home = gemini_home_trusting(&[&root, &extension]);
+    let source = extension.to_str().unwrap();
+    // Each starts node and loads the CLI for seconds: both at once.
+    let validated = std::thread::scope(|scope| {
+        let validate = scope.spawn(|| gemini_extensions(home.path(), &["validate", source]));
+        gemini_extensions(home.path(), &["install", source, "--consent"]);
+        validate.join().unwrap()
+    });
+    assert!(
+        !said_a_problem(&validated),
+        "`gemini extensions validate` is not clean: {validated}"
+    );
+    let installed = home.path().join(".gemini/extensions/context-pilot");
+    assert!(
+        installed.join("hooks/hooks.json").is_file(),
+        "the extension's hooks were installed"
+    );
+    assert!(
+        !root.join(".gemini").exists(),
+        "the extension wired nothing into the project"
+    );
+
+    let server = gemini_server();
+    let red = json!({"file_path": root.join("calc.py"),
+        "content": "def add(a, b):\n    return a - b\n"})
+    .to_string();
+    server.push(gemini::tool_call_turn(&[("write_file", &red)]));
+    server.push(gemini::text_turn("Done."));
+    server.push(gemini::text_turn("I am done."));
+    let path = path_with_binary();
+    let out = gemini_cli_with(&root, home.path(), &server, &[("PATH", path.as_str())]);
+    let all = bodies(&server);
+    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
+    let fired = std::fs::read_to_string(runs.path()).unwrap();
+    assert_eq!(fired.lines().collect::<Vec<_>>(), ["calc.py"], "{all}");
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the write, one held stop, the stop the limit lets through:\n{all}"
+    );
+    assert!(
+        requests[1].raw_body.contains("py-check saw calc.py"),
+        "the callback's output came with the write's result:\n{all}"
+    );
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Stop gate: verify"), "{all}");
+    assert!(held.contains("Tests FAILED"), "{all}");
+    assert!(held.contains("test_add"), "{all}");
+    let report = saved_report(&root);
+    assert_eq!(report["tests"][0]["passed"], false, "{report}");
+}
+
+/// Whether a CLI's report names a warning or an error.
+fn said_a_problem(said: &str) -> bool {
+    let lower = said.to_lowercase();
+    ["warn", "error", "invalid", "fail"]
+        .iter()
+        .any(|word| lower.contains(word))
 }

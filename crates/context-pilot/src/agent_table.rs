@@ -70,10 +70,59 @@ pub fn hook_events_table() -> String {
             wrap_item(&mut out, "- ", &what);
             wrap_item(&mut out, "  - ", &when);
         }
+        if let Some(file) = cp_setup::plugins::hooks_file(spec.name) {
+            wrap_item(&mut out, "- ", &plugin_line(*agent, &file));
+        }
     }
     out.push('\n');
     out.push_str(END);
     out
+}
+
+/// What Context Pilot's plugin for `agent` (its hooks in `file`) carries, by release: the
+/// generator ([`cp_setup::plugins::plugin_coverage`]) puts the newest release's events in it.
+fn plugin_line(agent: &dyn cp_agent_cli::AgentCli, file: &str) -> String {
+    let spec = agent.spec();
+    let coverage = cp_setup::plugins::plugin_coverage(agent);
+    let carried: Vec<String> = coverage
+        .carried
+        .iter()
+        .map(|(event, since)| match since {
+            Some(since) => format!("`{}` (sent from {})", event.name, version(*since)),
+            None => format!("`{}`", event.name),
+        })
+        .collect();
+    // Gemini CLI calls its plugins extensions.
+    let kind = if spec.name == "gemini" {
+        "extension"
+    } else {
+        "plugin"
+    };
+    let mut line = format!(
+        "The {kind} (`{file}`) holds one set of hooks for every release, the newest's: {}",
+        carried.join(", ")
+    );
+    if coverage.left_out.is_empty() {
+        let _ = write!(
+            line,
+            "; every supported release gets through it what `init {}` wires",
+            spec.name
+        );
+    }
+    for (event, until) in &coverage.left_out {
+        let _ = write!(
+            line,
+            "; `{}` is left out, so through the {kind} {} before {} does not {}: wire such a \
+             release with `context-pilot init {}`",
+            event.name,
+            spec.display_name,
+            version(*until),
+            event.kind.does(),
+            spec.name
+        );
+    }
+    line.push('.');
+    line
 }
 
 /// Writes `text` as a list item after `bullet`, wrapped at [`WIDTH`] columns, each further

@@ -72,6 +72,48 @@ pub fn hook_command(cli_event: &str) -> String {
     )
 }
 
+/// The file of `agent`'s plugin that holds its hooks, from the repository root.
+pub fn hooks_file(agent: &str) -> Option<String> {
+    match agent {
+        "claude" => Some(format!("{PLUGIN_DIR}/hooks/claude-code.json")),
+        "codex" => Some(format!("{PLUGIN_DIR}/{CODEX_HOOKS_FILE}")),
+        "gemini" => Some(format!("{GEMINI_DIR}/hooks/hooks.json")),
+        _ => None,
+    }
+}
+
+/// What `agent`'s plugin carries, by release. A plugin is one file for every release, so it
+/// holds the events `init` wires for the newest ([`plugin_hooks`]); `init` wires each release
+/// its own ([`cp_agent_cli::AgentSpec::wired_events`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginCoverage {
+    /// The events in the plugin, each with the first release that sends it (`None`: every
+    /// supported release).
+    pub carried: Vec<(
+        &'static cp_agent_cli::HookEventSpec,
+        Option<cp_agent_cli::Version>,
+    )>,
+    /// The events `init` wires for older releases only, left out of the plugin, each with the
+    /// release from which the agent no longer needs it: a release before that one gets less
+    /// through the plugin than through `init`.
+    pub left_out: Vec<(&'static cp_agent_cli::HookEventSpec, cp_agent_cli::Version)>,
+}
+
+/// [`PluginCoverage`] of `agent`, from its descriptor.
+pub fn plugin_coverage(agent: &dyn AgentCli) -> PluginCoverage {
+    let spec = agent.spec();
+    let carried = spec
+        .wired_events(None)
+        .map(|event| (event, event.since))
+        .collect();
+    let left_out = spec
+        .hook_events
+        .iter()
+        .filter_map(|event| Some((event, event.until?)))
+        .collect();
+    PluginCoverage { carried, left_out }
+}
+
 /// The hooks (`{"hooks": {…}}`) `init` writes for `agent`'s newest release, each command
 /// replaced by the plugin's [`hook_command`].
 fn plugin_hooks(agent: &dyn AgentCli) -> Value {
@@ -152,13 +194,9 @@ pub fn files() -> Vec<PluginFile> {
         format!("{PLUGIN_DIR}/.mcp.json"),
         &json!({"mcpServers": mcp_servers()}),
     ));
-    for (name, path) in [
-        ("claude", format!("{PLUGIN_DIR}/hooks/claude-code.json")),
-        ("codex", format!("{PLUGIN_DIR}/{CODEX_HOOKS_FILE}")),
-        ("gemini", format!("{GEMINI_DIR}/hooks/hooks.json")),
-    ] {
-        if let Some(agent) = agent(name) {
-            out.push(file(path, &plugin_hooks(agent)));
+    for agent in AGENT_CLIS {
+        if let Some(path) = hooks_file(agent.spec().name) {
+            out.push(file(path, &plugin_hooks(*agent)));
         }
     }
     out.push(file(
@@ -385,12 +423,8 @@ mod tests {
             let found = files.iter().find(|f| f.path == path).unwrap();
             serde_json::from_str::<Value>(&found.text).unwrap()
         };
-        for (name, path) in [
-            ("claude", format!("{PLUGIN_DIR}/hooks/claude-code.json")),
-            ("codex", format!("{PLUGIN_DIR}/hooks/codex.json")),
-            ("gemini", format!("{GEMINI_DIR}/hooks/hooks.json")),
-        ] {
-            let hooks = text(&path);
+        for name in ["claude", "codex", "gemini"] {
+            let hooks = text(&hooks_file(name).unwrap());
             let spec = agent(name).unwrap().spec();
             for event in spec.wired_events(None) {
                 let commands = hooks["hooks"][event.name].to_string();
@@ -501,5 +535,20 @@ mod tests {
             trust.what.contains("has not trusted 3 of the 4"),
             "only the stop hook is trusted: {trust:?}"
         );
+    }
+
+    #[test]
+    fn a_plugin_carries_the_newest_releases_events_and_names_what_older_ones_lack() {
+        let claude = plugin_coverage(agent("claude").unwrap());
+        let carried: Vec<&str> = claude.carried.iter().map(|(e, _)| e.name).collect();
+        assert_eq!(
+            carried,
+            ["PostToolBatch", "Stop", "SubagentStop", "SessionStart"]
+        );
+        let left: Vec<_> = claude.left_out.iter().map(|(e, v)| (e.name, *v)).collect();
+        assert_eq!(left, [("PostToolUse", (2, 1, 118))]);
+        let gemini = plugin_coverage(agent("gemini").unwrap());
+        assert!(gemini.left_out.is_empty());
+        assert!(gemini.carried.iter().all(|(_, since)| since.is_none()));
     }
 }

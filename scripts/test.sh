@@ -129,12 +129,20 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
 fi
 
+# 6. The whole run builds the console server with the tests (cp-mod-console has integration
+#    tests), with the features the whole workspace turns on: the other crates' tests use that
+#    one (cp_mod_console::server_exe_for_tests) instead of building it again with
+#    cp-mod-console's own features, which compiles cp-base and cp-mod-console twice.
+if [ $# -eq 0 ]; then
+  export CP_TEST_CONSOLE_SERVER="${CARGO_TARGET_DIR:-$root/target}/debug/cp-console-server"
+fi
+
 # --no-fail-fast: one failing test binary must not hide the others' results.
 say "cargo test --workspace --no-fail-fast $*"
 status=0
 cargo test --workspace --no-fail-fast "$@" || status=$?
 
-# 6. The whole run (no arguments) also packs the binary the tests built into the npm packages
+# 7. The whole run (no arguments) also packs the binary the tests built into the npm packages
 #    and the wheel, and installs and checks them as a person would (scripts/test-packages.sh:
 #    a local npm registry, a fresh venv, an ordinary user, no cargo on PATH). The release
 #    build against an old glibc and its checks are not part of the tests.

@@ -34,12 +34,33 @@ pub fn write_atomic_in(dir: &cap_std::fs::Dir, name: &OsStr, bytes: &[u8]) -> io
     write_in_mode(dir, name, bytes, Mode::KeepOr(0o666))
 }
 
+/// Whether a replacement is made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// fsync of the file before the rename and of the directory after it.
+    Synced,
+    /// Neither: still atomic for readers, but a crash of the machine may leave the old file,
+    /// or an empty one. For caches whose readers rebuild what they cannot read.
+    Unsynced,
+}
+
 /// [`write_atomic_in`], with the permission bits `mode` says.
 pub(crate) fn write_in_mode(
     dir: &cap_std::fs::Dir,
     name: &OsStr,
     bytes: &[u8],
     mode: Mode,
+) -> io::Result<()> {
+    write_as(dir, name, bytes, mode, Durability::Synced)
+}
+
+/// [`write_in_mode`], synced or not.
+pub(crate) fn write_as(
+    dir: &cap_std::fs::Dir,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: Mode,
+    durability: Durability,
 ) -> io::Result<()> {
     remove_stale_temps(dir);
     // The name part is shortened so a long file name still leaves room for the suffix.
@@ -72,6 +93,10 @@ pub(crate) fn write_in_mode(
             file.set_permissions(kept)?;
         }
         file.write_all(bytes)?;
+        if durability == Durability::Unsynced {
+            drop(file);
+            return dir.rename(&tmp, dir, name);
+        }
         file.sync_all()?;
         drop(file);
         dir.rename(&tmp, dir, name)?;

@@ -99,7 +99,9 @@ pub use program::{find_program, is_executable_file, shell_word};
 pub use project::Project;
 pub use registry::{Busy, DuplicateTool, Registry};
 pub use schema::{ArgError, ArgProblem, validate_args};
-pub use store::{ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic};
+pub use store::{
+    ConfigFile, FileLock, JsonFile, Stamp, StoreError, write_atomic, write_atomic_cache,
+};
 pub use tool::{
     ChangeKind, DeferredResult, FileChange, ToolCall, ToolDef, ToolOutcome, ToolResult,
 };

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::atomic::{Mode, remove_stale_temps, write_in_mode};
+use crate::atomic::{Durability, Mode, remove_stale_temps, write_as};
 use crate::private;
 
 /// Errors of the project store. Each names the file involved.
@@ -60,6 +60,19 @@ impl StoreError {
 /// Writes `bytes` to `path` atomically: a reader sees the old or the new file, never a mix.
 /// Temp files that killed writers of `path` left behind are removed first.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic_as(path, bytes, Durability::Synced)
+}
+
+/// [`write_atomic`] without its two fsyncs, for a cache: readers still see the old file or the
+/// new one, but a crash of the machine may leave the old one, or an empty one, which the
+/// cache's reader must take for none. An fsync costs from a fraction of a millisecond to
+/// several on a busy disk: more than a cache rebuilt from the work tree is worth on a hot
+/// path (the hook's work-tree snapshot, once per agent tool call).
+pub fn write_atomic_cache(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic_as(path, bytes, Durability::Unsynced)
+}
+
+fn write_atomic_as(path: &Path, bytes: &[u8], durability: Durability) -> Result<(), StoreError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -76,7 +89,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     } else {
         Mode::KeepOr(0o666)
     };
-    write_in_mode(&handle, name, bytes, mode).map_err(|e| StoreError::io(path, e))
+    write_as(&handle, name, bytes, mode, durability).map_err(|e| StoreError::io(path, e))
 }
 
 /// An exclusive advisory lock, released on drop (and by the OS if the process dies).
@@ -404,6 +417,20 @@ mod tests {
             fs::read_to_string(&path).unwrap(),
             r#"{"c": {"n": "many"}}"#
         );
+    }
+
+    #[test]
+    fn a_cache_is_replaced_whole_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/cache.json");
+        write_atomic_cache(&path, b"one").unwrap();
+        write_atomic_cache(&path, b"two, longer").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two, longer");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["cache.json"]);
     }
 
     #[test]

@@ -140,6 +140,37 @@ impl WorkTreeSnapshot {
         })
     }
 
+    /// This snapshot with the files at `paths` (repository-relative) stamped as they are now,
+    /// and the time it was taken moved to now: what [`WorkTreeSnapshot::take`] would say when
+    /// nothing but those files was written since this one was taken, without running
+    /// `git status`. For a hook call whose only writes are the edits the agent's tool named.
+    ///
+    /// A named file the earlier snapshot did not list keeps the status `Modified` (or
+    /// `Deleted`, gone from disk): only [`WorkTreeSnapshot::changed_since`]'s later snapshot's
+    /// statuses are read, and this one is always the earlier. A file git ignores is listed
+    /// until the next full snapshot, which is taken at the next shell call.
+    #[must_use]
+    pub fn restamped(mut self, repo_root: &Path, paths: &[&str]) -> Self {
+        let now = std::time::SystemTime::now();
+        for path in paths {
+            let full = repo_root.join(path);
+            let status = self.entries.get(*path).map_or_else(
+                || {
+                    if full.symlink_metadata().is_ok() {
+                        FileStatus::Modified
+                    } else {
+                        FileStatus::Deleted
+                    }
+                },
+                |stamp| stamp.status,
+            );
+            self.entries
+                .insert((*path).to_owned(), Stamp::taken(&full, status, now));
+        }
+        self.taken_at_ns = now.duration_since(UNIX_EPOCH).ok().map(|d| d.as_nanos());
+        self
+    }
+
     /// The files of the repository at `repo_root` whose content changed since `earlier`
     /// (see the module's documentation), sorted.
     pub fn changed_since(&self, earlier: &Self, repo_root: &Path) -> Vec<String> {
@@ -299,6 +330,34 @@ mod tests {
         commit_all(root, "again");
         let clean = snap(root);
         assert_eq!(clean.changed_since(&soft, root), ["edited.txt"]);
+    }
+
+    #[test]
+    fn a_snapshot_restamped_for_the_named_edits_is_as_good_as_a_new_one() {
+        let dir = repo();
+        let root = dir.path();
+        std::fs::write(root.join("edited.txt"), "two\n").unwrap();
+        let before = snap(root);
+        // An edit tool writes a listed file, a clean one, a new one, and deletes one.
+        std::fs::write(root.join("edited.txt"), "three\n").unwrap();
+        std::fs::write(root.join("clean.txt"), "uno\n").unwrap();
+        std::fs::write(root.join("new.txt"), "x").unwrap();
+        let restamped = before.restamped(root, &["edited.txt", "clean.txt", "new.txt"]);
+        assert_eq!(restamped.len(), 3);
+        // The next full snapshot sees nothing new since the restamped one...
+        let after = snap(root);
+        assert!(
+            after.changed_since(&restamped, root).is_empty(),
+            "{restamped:?}"
+        );
+        // ...and a later write through a shell, of a named file or another, is seen.
+        let restamped = after.clone().restamped(root, &["new.txt"]);
+        std::fs::write(root.join("new.txt"), "xy").unwrap();
+        std::fs::remove_file(root.join("edited.txt")).unwrap();
+        assert_eq!(
+            snap(root).changed_since(&restamped, root),
+            ["edited.txt", "new.txt"]
+        );
     }
 
     #[test]

@@ -32,21 +32,38 @@ impl AgentEdit {
     }
 }
 
+/// What the callbacks of some edits did.
+pub struct AfterEdits {
+    /// What the agent should hear.
+    pub reply: Reply,
+    /// Whether a module answered with notes (a blocking callback ran to its end and may have
+    /// written files): when not, the work tree holds nothing but the edits themselves.
+    pub noted: bool,
+}
+
 /// Fires callbacks for `edits` (the agent's calls that changed files: one, or a whole batch)
 /// and collects what the agent should hear: the blocking results of these edits and the
 /// notifications that are due.
-pub fn after_edits(host: &Host, edits: Vec<AgentEdit>) -> Reply {
+pub fn after_edits(host: &Host, edits: Vec<AgentEdit>) -> AfterEdits {
     let deliveries = Deliveries::new(host.project(), host.worker(), host.notifier());
     let edits: Vec<AgentEdit> = edits
         .into_iter()
         .filter(|e| !e.changes.is_empty())
         .collect();
-    let notes = (!edits.is_empty()).then(|| fire(host, edits)).flatten();
+    let (any_note, notes) = if edits.is_empty() {
+        (false, None)
+    } else {
+        fire(host, edits)
+    };
     let collected = deliveries.collect();
-    reply(notes, &collected)
+    AfterEdits {
+        reply: reply(notes, &collected),
+        noted: any_note,
+    }
 }
 
-fn fire(host: &Host, edits: Vec<AgentEdit>) -> Option<String> {
+/// Whether any note came back, and the notes' text.
+fn fire(host: &Host, edits: Vec<AgentEdit>) -> (bool, Option<String>) {
     let batch = BatchChanges {
         calls: edits
             .into_iter()
@@ -60,6 +77,7 @@ fn fire(host: &Host, edits: Vec<AgentEdit>) -> Option<String> {
             .collect(),
     };
     let mut notes: Vec<CallNote> = host.react_to_changes(&batch);
+    let any_note = !notes.is_empty();
     // The notes of one call stay together, in the order of the calls.
     notes.sort_by_key(|note| note.call_index);
     let texts: Vec<String> = notes
@@ -67,7 +85,7 @@ fn fire(host: &Host, edits: Vec<AgentEdit>) -> Option<String> {
         .map(|note| note.text.trim().to_owned())
         .filter(|text| !text.is_empty())
         .collect();
-    (!texts.is_empty()).then(|| texts.join("\n\n"))
+    (any_note, (!texts.is_empty()).then(|| texts.join("\n\n")))
 }
 
 fn reply(notes: Option<String>, collected: &Collected) -> Reply {

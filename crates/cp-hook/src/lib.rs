@@ -236,7 +236,10 @@ pub fn handle(
     let snapshots = hooks_config
         .shell_edits
         .then(|| ShellSnapshots::new(&project, host.worker()));
-    add_other_edits(
+    // The files the payload names, when they are all the agent's tools wrote (checked before
+    // the shell's changes join the edits).
+    let named = named_writes(&edits);
+    let shell_now = add_other_edits(
         event,
         &payload,
         &host,
@@ -256,16 +259,18 @@ pub fn handle(
     let outcome = decide(event, &host, &payload, &session, edits);
     // The work tree as this call leaves it (callbacks may have changed files too): what the
     // session's next shell call is compared with.
-    if let Some(snapshots) = &snapshots
-        && let Some(now) = snapshots.take()
-    {
-        snapshots.save(&session, &now);
+    if let Some(snapshots) = &snapshots {
+        let settled = outcome.as_ref().is_ok_and(|d| d.named_writes_only);
+        let now = next_snapshot(snapshots, &session, settled, shell_now, named.as_deref());
+        if let Some(now) = now {
+            snapshots.save(&session, &now);
+        }
     }
     // What is still running is saved for the next call, and whatever reported after the
     // reply was made waits for it in the outbox.
     let problems = carried.suspend(&host);
     let out = match outcome {
-        Ok(reply) => reply_only(event, &reply),
+        Ok(decided) => reply_only(event, &decided.reply),
         Err(problem) => failure(event, Some(project.root()), &problem.to_string()),
     };
     with_notices(event, &project, out, &problems, &config_problems)
@@ -302,7 +307,8 @@ fn locate(
 }
 
 /// Adds to `edits` what the payload does not name: the files a shell command changed (when
-/// shell edits are watched), and records a subagent's edits for its own stop.
+/// shell edits are watched), and records a subagent's edits for its own stop. Returns the
+/// work tree's snapshot taken after the shell command, if one ran.
 fn add_other_edits(
     event: HookEvent,
     payload: &HookPayload,
@@ -310,17 +316,63 @@ fn add_other_edits(
     session: &str,
     snapshots: Option<&ShellSnapshots>,
     edits: &mut Vec<AgentEdit>,
-) {
+) -> Option<cp_git::WorkTreeSnapshot> {
     let project = host.project();
+    let mut shell_now = None;
     if let Some(snapshots) = snapshots
         && let Some(shell) = shell_tool_ran(event, payload)
     {
-        add_shell_edits(snapshots, payload, project, session, shell, edits);
+        shell_now = add_shell_edits(snapshots, payload, project, session, shell, edits);
     }
     if payload.subagent().is_some() {
         let changed: Vec<_> = edits.iter().flat_map(|e| e.changes.clone()).collect();
         subagent::SubagentEdits::new(project, host.worker()).record(session, &changed);
     }
+    shell_now
+}
+
+/// The paths of `edits` (as the payload names them), when the tools that made them name
+/// every file they write: then nothing else of the tree changed by the agent's hand. `None`
+/// when a tool's edits are read from its arguments (Codex CLI's `apply_patch`, whose moves
+/// do not name the file moved away).
+fn named_writes(edits: &[AgentEdit]) -> Option<Vec<String>> {
+    let names_all = edits
+        .iter()
+        .filter(|edit| !edit.changes.is_empty())
+        .all(|edit| {
+            cp_agent_cli::edit_tool(&edit.tool)
+                .is_some_and(|tool| matches!(tool.paths, cp_agent_cli::EditPaths::Keys(_)))
+        });
+    names_all.then(|| {
+        edits
+            .iter()
+            .flat_map(|edit| edit.changes.iter().map(|change| change.path.clone()))
+            .collect()
+    })
+}
+
+/// The snapshot to save for the session's next shell call. When `settled` (no callback
+/// reported, so none of this call's blocking runs wrote files), the one a shell call just took
+/// is still true, and without a shell call the session's last one restamped for the `named`
+/// files is: no second `git status`. Otherwise (and for a session's first call) a new one.
+fn next_snapshot(
+    snapshots: &ShellSnapshots,
+    session: &str,
+    settled: bool,
+    shell_now: Option<cp_git::WorkTreeSnapshot>,
+    named: Option<&[String]>,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    if settled {
+        if let Some(now) = shell_now {
+            return Some(now);
+        }
+        if let Some(named) = named
+            && let Some(earlier) = snapshots.previous(session)
+        {
+            return Some(snapshots.restamp(earlier, named));
+        }
+    }
+    snapshots.take()
 }
 
 /// `out` with what the person must hear beside the agent's answer: an untrusted project's
@@ -349,6 +401,23 @@ fn with_notices(
     out
 }
 
+/// What [`decide`] answers.
+struct Decided {
+    reply: Reply,
+    /// No module answered the edits with notes, so no blocking callback wrote files: the tree
+    /// holds the agent's edits and nothing more. False for every event but edits.
+    named_writes_only: bool,
+}
+
+impl From<Reply> for Decided {
+    fn from(reply: Reply) -> Self {
+        Self {
+            reply,
+            named_writes_only: false,
+        }
+    }
+}
+
 /// What the hook answers at `event`: callbacks fired for `edits`, a stop gate's verdict, or
 /// the context to put back after a compaction. Runs under the worker's lock, so the first
 /// events of one session, arriving at once, record where it began once.
@@ -358,7 +427,7 @@ fn decide(
     payload: &HookPayload,
     session: &str,
     edits: Vec<AgentEdit>,
-) -> Result<Reply, stop::StopSkipped> {
+) -> Result<Decided, stop::StopSkipped> {
     let base = match payload.subagent() {
         // A subagent's work is what it did since its own first event (a driver's base is its
         // main session's).
@@ -366,8 +435,14 @@ fn decide(
         None => session_base(host, payload.session_id.as_deref()),
     };
     match event.kind() {
-        EventKind::AfterEdit | EventKind::AfterBatch => Ok(edit::after_edits(host, edits)),
-        EventKind::Stop => stop::at_stop(host, session, base),
+        EventKind::AfterEdit | EventKind::AfterBatch => {
+            let after = edit::after_edits(host, edits);
+            Ok(Decided {
+                reply: after.reply,
+                named_writes_only: !after.noted,
+            })
+        }
+        EventKind::Stop => stop::at_stop(host, session, base).map(Decided::from),
         EventKind::SubagentStop => subagent::at_subagent_stop(
             host,
             &subagent::EndingSubagent {
@@ -376,9 +451,10 @@ fn decide(
                 key: session,
                 base,
             },
-        ),
+        )
+        .map(Decided::from),
         EventKind::SessionStart if payload.source.as_deref() == Some("compact") => {
-            Ok(compacted::after_compaction(host))
+            Ok(compacted::after_compaction(host).into())
         }
         EventKind::SessionStart => {
             // A new session on a clean tree: its base's verdict, so its stops can tell the
@@ -389,7 +465,7 @@ fn decide(
                 cp_mod_checkpoint::WarmLauncher::new(exe)
                     .request_base(host.project(), host.worker());
             }
-            Ok(Reply::Nothing)
+            Ok(Reply::Nothing.into())
         }
     }
 }
@@ -443,10 +519,10 @@ fn add_shell_edits(
     session: &str,
     shell: String,
     edits: &mut Vec<AgentEdit>,
-) {
-    let before = base_snapshot(snapshots, payload, project, session);
-    let (Some(before), Some(now)) = (before, snapshots.take()) else {
-        return;
+) -> Option<cp_git::WorkTreeSnapshot> {
+    let now = snapshots.take()?;
+    let Some(before) = base_snapshot(snapshots, payload, project, session) else {
+        return Some(now);
     };
     let named: Vec<&str> = edits
         .iter()
@@ -463,6 +539,7 @@ fn add_shell_edits(
             changes: by_shell,
         });
     }
+    Some(now)
 }
 
 /// What the work tree was at the session's previous hook call. A subagent's first call

@@ -2,13 +2,18 @@
 //!
 //! Every hook call of a session saves a [`WorkTreeSnapshot`] (git's status, plus each listed
 //! file's size and mtime) under the worker's state dir, one file per session, written
-//! atomically. After a shell tool call (the descriptor's `shell_tools`: Claude Code's `Bash`,
+//! atomically (not synced: it is a cache). After a shell tool call (the descriptor's `shell_tools`: Claude Code's `Bash`,
 //! Gemini CLI's `run_shell_command`, Codex CLI's shell) the hook compares the work tree with
 //! the session's saved snapshot, and the files that changed fire callbacks as if an edit tool
 //! had changed them. Only a change of a file's content counts: `git add -A && git commit` after
 //! a `sed -i` changes what git says of the file, not the file, and fires nothing again. The
 //! first shell call of a session has nothing to compare with and fires nothing. Context
 //! Pilot's own `.context-pilot/` is never reported.
+//!
+//! One `git status` per hook call at most, and none after an edit tool's call that no blocking
+//! callback answered: the session's snapshot is then restamped for the files the payload
+//! names, which are all the agent wrote ([`ShellSnapshots::restamp`]); after a shell call the
+//! snapshot taken to compare is saved as it is.
 //!
 //! It is on by default; `{"hooks": {"shell_edits": false}}` in `config.json` turns it off.
 
@@ -90,6 +95,13 @@ impl ShellSnapshots {
             .ok()
     }
 
+    /// `earlier` with the files at `paths` (project-relative) stamped as they are now: the
+    /// work tree after edits that wrote those files and nothing else, without `git status`.
+    pub fn restamp(&self, earlier: WorkTreeSnapshot, paths: &[String]) -> WorkTreeSnapshot {
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        earlier.restamped(&self.root, &paths)
+    }
+
     /// The snapshot saved at the session's previous hook call.
     pub fn previous(&self, session: &str) -> Option<WorkTreeSnapshot> {
         let text = std::fs::read(self.file(session)).ok()?;
@@ -98,13 +110,14 @@ impl ShellSnapshots {
             .ok()
     }
 
-    /// Saves `now` as the session's latest snapshot, atomically.
+    /// Saves `now` as the session's latest snapshot, atomically but not synced: a snapshot a
+    /// crash took back or broke is read as none, which is what a session's first call has.
     pub fn save(&self, session: &str, now: &WorkTreeSnapshot) {
         let bytes = match serde_json::to_vec(now) {
             Ok(bytes) => bytes,
             Err(e) => return tracing::warn!("cannot encode the shell snapshot of {session}: {e}"),
         };
-        if let Err(e) = cp_base::write_atomic(&self.file(session), &bytes) {
+        if let Err(e) = cp_base::write_atomic_cache(&self.file(session), &bytes) {
             tracing::warn!("cannot save the shell snapshot of {session}: {e}");
         }
     }

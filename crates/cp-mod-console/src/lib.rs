@@ -91,4 +91,4 @@ pub use server::{
 pub use signals::{signal_name, signal_number};
 pub use terminal::{DEFAULT_SIZE, TerminalReader, last_lines, terminal_lines, terminal_text};
 #[cfg(feature = "test-support")]
-pub use test_support::server_exe_for_tests;
+pub use test_support::{TEST_SERVER_EXE_ENV, server_exe_for_tests};

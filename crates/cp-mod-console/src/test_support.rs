@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, PoisonError};
 
+/// The variable naming a `cp-console-server` the tests use as it is.
+pub const TEST_SERVER_EXE_ENV: &str = "CP_TEST_CONSOLE_SERVER";
+
 /// The `cp-console-server` binary of the calling test's or bench's build profile, built once
 /// per process with `cargo build -p cp-mod-console --bin cp-console-server` (`--release` for
 /// a release-profile caller).
@@ -18,11 +21,25 @@ use std::sync::{Mutex, PoisonError};
 /// config.server_exe = Some(cp_mod_console::server_exe_for_tests()?);
 /// # Ok::<(), std::io::Error>(())
 /// ```
+///
+/// With [`TEST_SERVER_EXE_ENV`] set to an existing file, that file is the server and nothing is
+/// built: `scripts/test.sh` sets it for a whole `cargo test --workspace`, which builds the
+/// server with the tests, with the features the whole workspace turns on. (`cargo build -p
+/// cp-mod-console` builds it with the crate's own features instead: `cp-base` and this crate
+/// a second time.)
 pub fn server_exe_for_tests() -> io::Result<PathBuf> {
     static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(exe) = built.as_ref() {
         return Ok(exe.clone());
+    }
+    if let Some(exe) = std::env::var_os(TEST_SERVER_EXE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|exe| exe.is_file())
+    {
+        *built = Some(exe.clone());
+        return Ok(exe);
     }
     let caller = std::env::current_exe()?;
     let profile_dir = caller

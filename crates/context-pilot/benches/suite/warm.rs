@@ -398,35 +398,41 @@ pub fn warm_runs(opts: &Options) -> Vec<Row> {
     ]
 }
 
-/// What an HTTP hook could save per edit: Claude Code's `PostToolUse` as it is served today
-/// (a `context-pilot hook` process per edit), the start of the binary alone, and the
-/// transport an HTTP hook would need at least (a fresh loopback connection posting the same
-/// payload to a server that answers at once).
+/// The hook process per edit, side by side with the binary's bare start (`--version`) and a
+/// loopback HTTP POST: Claude Code's `PostToolUse` for a `Write` with no callback and with one
+/// matching blocking callback (`true`), and its `PostToolBatch` of one `Write`, each in a
+/// project of its own (a repository with `src/greet.sh` committed, then rewritten), every
+/// round running each once in turn.
 pub fn hook_per_edit(opts: &Options) -> Vec<Row> {
     let rounds = if opts.quick { 3 } else { 30 };
-    let repo = cp_e2e::git_repo();
-    let root = repo.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
-    cp_e2e::git(&root, &["add", "-A"]);
-    cp_e2e::git(&root, &["commit", "-qm", "init"]);
-    std::fs::write(root.join("src/greet.sh"), "echo hello again\n").unwrap();
-    let payload = json!({
-        "session_id": "bench", "transcript_path": "/dev/null", "cwd": root,
-        "permission_mode": "acceptEdits", "hook_event_name": "PostToolUse",
-        "tool_name": "Write",
-        "tool_input": {"file_path": root.join("src/greet.sh"), "content": "echo hello again\n"},
-        "tool_response": {"type": "update", "filePath": root.join("src/greet.sh")},
-        "tool_use_id": "toolu_bench",
-    })
-    .to_string();
     let config_home = tempfile::tempdir().unwrap();
-    let run = |args: &[&str], input: &str| {
+    let project = || {
+        let repo = cp_e2e::git_repo();
+        let root = repo.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
+        cp_e2e::git(&root, &["add", "-A"]);
+        cp_e2e::git(&root, &["commit", "-qm", "init"]);
+        std::fs::write(root.join("src/greet.sh"), "echo hello again\n").unwrap();
+        (repo, root)
+    };
+    let write_call = |root: &Path| json!({"file_path": root.join("src/greet.sh"), "content": "echo hello again\n"});
+    let post_tool_use = |root: &Path| {
+        json!({
+            "session_id": "bench", "transcript_path": "/dev/null", "cwd": root,
+            "permission_mode": "acceptEdits", "hook_event_name": "PostToolUse",
+            "tool_name": "Write", "tool_input": write_call(root),
+            "tool_response": {"type": "update", "filePath": root.join("src/greet.sh")},
+            "tool_use_id": "toolu_bench",
+        })
+        .to_string()
+    };
+    let run = |args: &[&str], cwd: &Path, input: &str| {
         use std::io::Write as _;
         let started = Instant::now();
         let mut child = Command::new(&opts.exe)
             .args(args)
-            .current_dir(&root)
+            .current_dir(cwd)
             .env("XDG_CONFIG_HOME", config_home.path())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
@@ -442,31 +448,103 @@ pub fn hook_per_edit(opts: &Options) -> Vec<Row> {
         assert!(child.wait().unwrap().success());
         ms(started.elapsed())
     };
-    // The first call starts the project's console server and lays out its state.
-    run(&["hook", "post-tool-use"], &payload);
+    let (_plain_repo, plain) = project();
+    let (_batch_repo, batch) = project();
+    let (_callback_repo, callback) = project();
+    add_blocking_callback(opts, &callback, config_home.path());
+    let batch_payload = json!({
+        "session_id": "bench", "transcript_path": "/dev/null", "cwd": batch,
+        "hook_event_name": "PostToolBatch",
+        "tool_calls": [{"tool_name": "Write", "tool_input": write_call(&batch),
+            "tool_use_id": "toolu_bench"}],
+    })
+    .to_string();
+    let cases: [(&str, &Path, String); 3] = [
+        ("post-tool-use", &plain, post_tool_use(&plain)),
+        ("post-tool-batch", &batch, batch_payload),
+        ("post-tool-use", &callback, post_tool_use(&callback)),
+    ];
+    // The first calls start each project's console server and lay out its state.
+    for (event, root, payload) in &cases {
+        run(&["hook", event], root, payload);
+    }
     let server = http::Server::start();
-    let (mut hook, mut start, mut post) = (Vec::new(), Vec::new(), Vec::new());
+    let mut hooks: [Vec<f64>; 3] = Default::default();
+    let (mut start, mut post) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        hook.push(run(&["hook", "post-tool-use"], &payload));
-        start.push(run(&["--version"], ""));
-        post.push(server.post(&payload));
+        for ((event, root, payload), times) in cases.iter().zip(&mut hooks) {
+            times.push(run(&["hook", event], root, payload));
+        }
+        start.push(run(&["--version"], &plain, ""));
+        post.push(server.post(&cases[0].2));
     }
-    if let Ok(client) = ConsoleClient::for_project(&root) {
-        let _ = client.shutdown_server();
+    for (_, root, _) in &cases {
+        if let Ok(client) = ConsoleClient::for_project(root) {
+            let _ = client.shutdown_server();
+        }
     }
+    hook_rows(hooks, start, post)
+}
+
+/// Trusts the project at `root` and gives it a blocking callback on `*.sh` that runs `true`.
+fn add_blocking_callback(opts: &Options, root: &Path, config_home: &Path) {
+    let trusted = Command::new(&opts.exe)
+        .args(["trust", "--project"])
+        .arg(root)
+        .env("XDG_CONFIG_HOME", config_home)
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "context-pilot trust failed");
+    let upsert = json!({"action": "create", "name": "check", "pattern": ["*.sh"],
+        "script_content": "true", "blocking": true, "timeout": 60});
+    let created = Command::new(&opts.exe)
+        .args(["tool", "Callback_upsert", &upsert.to_string()])
+        .current_dir(root)
+        .env("XDG_CONFIG_HOME", config_home)
+        .output()
+        .unwrap();
+    assert!(
+        created.status.success(),
+        "Callback_upsert failed: {created:?}"
+    );
+}
+
+/// The rows of [`hook_per_edit`]: its three hook cases, the bare start and the POST.
+fn hook_rows(hooks: [Vec<f64>; 3], start: Vec<f64>, post: Vec<f64>) -> Vec<Row> {
     let median = |s: &[f64]| {
         let mut s = s.to_vec();
         s.sort_by(f64::total_cmp);
         s[s.len() / 2]
     };
-    let (h, p) = (median(&hook), median(&post));
+    let bare = median(&start);
+    let [plain_times, batch_times, callback_times] = hooks;
+    let ratio = |s: &[f64]| format!("{:.2}× the bare start (medians)", median(s) / bare);
+    let (h, p) = (median(&plain_times), median(&post));
     vec![
         Row::new(
             "Claude Code `PostToolUse` per edit: a `context-pilot hook` process",
             "ms",
-            hook,
+            plain_times.clone(),
         )
-        .note("a Write of a tracked file, no callback; shell-edit snapshot, warm-run request"),
+        .note(format!(
+            "a Write of a tracked file, no callback; snapshot restamped, warm-run request; {}",
+            ratio(&plain_times)
+        )),
+        Row::new(
+            "Claude Code `PostToolBatch` of one Write: a `context-pilot hook` process",
+            "ms",
+            batch_times.clone(),
+        )
+        .note(format!("no callback; {}", ratio(&batch_times))),
+        Row::new(
+            "Claude Code `PostToolUse` per edit, one matching blocking callback (`true`)",
+            "ms",
+            callback_times.clone(),
+        )
+        .note(format!(
+            "the callback runs in the console server; {}",
+            ratio(&callback_times)
+        )),
         Row::new("baseline: `context-pilot --version` (the binary's start)", "ms", start),
         Row::new(
             "loopback HTTP POST of the same payload, fresh connection, answered at once",

@@ -512,6 +512,91 @@ fn a_shell_edit_fires_callbacks_for_claude_and_gemini_and_can_be_turned_off() {
     );
 }
 
+/// A `git` on `PATH` that writes each command line to `log` and runs the real one.
+fn logging_git(dir: &Path, log: &Path) -> std::ffi::OsString {
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(dir);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap());
+    path
+}
+
+#[test]
+fn an_edit_no_blocking_callback_answers_runs_no_git_status_and_shell_edits_are_still_seen() {
+    let (_repo, root) = project_with_callback(0);
+    let config_path = root.join(".context-pilot/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["checkpoint"] = json!({"warm": {"enabled": false}});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("git.log");
+    let path = logging_git(bin.path(), &log);
+    let env = [("PATH", Path::new(&path))];
+    let statuses = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains(" status "))
+            .count()
+    };
+    let shell = || {
+        let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Bash",
+            "tool_input": {"command": "sed -i s/hello/bye/ src/greet.sh"}})
+        .to_string();
+        hook_with_env("post-tool-use", &root, &payload, &env)
+    };
+    let write = |file: &str, text: &str| {
+        std::fs::write(root.join(file), text).unwrap();
+        let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Write",
+            "tool_input": {"file_path": root.join(file), "content": text}})
+        .to_string();
+        hook_with_env("post-tool-use", &root, &payload, &env)
+    };
+    // The session's first call takes the work tree's snapshot.
+    let first = shell();
+    assert_eq!(first.code, Some(0), "{first:?}");
+    assert_eq!(statuses(), 1, "{first:?}");
+    // Edits no callback matches: their files are restamped, git is not asked.
+    for text in ["a\n", "ab\n"] {
+        let out = write("notes.txt", text);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(statuses(), 1, "{out:?}");
+    }
+    // A shell call that changed nothing fires nothing.
+    let quiet = shell();
+    assert!(!quiet.stdout.contains("checked"), "{quiet:?}");
+    assert_eq!(statuses(), 2, "one status for the shell call: {quiet:?}");
+    // What the shell changed after the edits is seen.
+    write("notes.txt", "abc\n");
+    std::fs::write(root.join("src/greet.sh"), "echo bye\n").unwrap();
+    let seen = shell();
+    assert!(seen.stdout.contains("checked src/greet.sh"), "{seen:?}");
+    // An edit a blocking callback answered (it may have written files): a full snapshot.
+    let before = statuses();
+    let answered = write("src/greet.sh", "echo again\n");
+    stop_console_server(&root);
+    assert!(
+        answered.stdout.contains("checked src/greet.sh"),
+        "{answered:?}"
+    );
+    assert_eq!(statuses(), before + 1, "{answered:?}");
+}
+
 #[test]
 fn an_invalid_hooks_section_is_told_and_shell_edits_stay_on() {
     let (_repo, root) = project_with_callback(0);

@@ -1,9 +1,11 @@
-//! The application state ([`App`], its fields grouped by what changes together) and what it
-//! shows. How it changes lives beside it, one job a file: `commands.rs` (the command table
-//! that actions dispatch through), `input_edit.rs` (the message line and the palette),
-//! `events.rs` (background events and ticks), `tools.rs` (tool batches from the palette),
-//! `trust.rs` (the trust prompt), and the agent, workflow, search, scroll, mouse, reload and
-//! saved-state files.
+//! The application state ([`App`], its fields grouped by what changes together) and the
+//! wiring: each feature keeps its state, its keys and its drawing in a folder of its own
+//! (`conversation/`, `changes/`, `search/`, …), and the files here apply actions and events
+//! to the whole app, one job a file: `commands.rs` (the command table that actions dispatch
+//! through), `event_handling.rs` (background events and ticks), `input_edit.rs` (the message
+//! line and the palette), `tools.rs` (tool batches from the palette), `offer_keys.rs` (the
+//! no-model screen), `save_restore.rs`, `keys_page.rs` (the key reference page), and the
+//! agent, changes, workflow, search, scroll, mouse, trust and reload files.
 //!
 //! Only the event loop touches an `App`. Slow work runs as background jobs and comes back as
 //! [`AppEvent`]s, so the UI thread never waits on I/O.
@@ -13,34 +15,36 @@ use std::time::SystemTime;
 
 use cp_base::{Level, PanelView};
 
-use super::agent_state::AgentState;
-use super::config_watch::ConfigWatch;
-use super::confirm::Confirm;
-use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
-use super::dialog::ApprovalDialog;
-use super::events::AppEvent;
-use super::keymap::{KeyContext, help_rows};
-use super::navigation::{Focus, Navigation, SidebarEntry, sidebar};
-use super::palette::Palette;
-use super::saved_state::{Autosave, OnDisk};
-use super::state_writer::StateWriter;
-use super::tool_jobs::ToolJobs;
-use super::view_model::ViewModel;
-use super::workflow_thread::WorkflowRun;
+use crate::agent::AgentState;
+use crate::app::config_watch::ConfigWatch;
+use crate::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
+use crate::events::AppEvent;
+use crate::keymap::{KeyContext, help_rows};
+use crate::palette::Palette;
+use crate::palette::tool_jobs::ToolJobs;
+use crate::panels::{Focus, Navigation, SidebarEntry, sidebar};
+use crate::popup::Confirm;
+use crate::saved_state::state_writer::StateWriter;
+use crate::saved_state::{Autosave, OnDisk};
+use crate::view_model::ViewModel;
+use crate::workflow::WorkflowRun;
+use crate::workflow::dialog::ApprovalDialog;
 use cp_host::Host;
 
 mod agent;
-mod agent_offer;
 mod changes;
 mod cli_turn;
 pub(crate) mod commands;
-mod events;
+pub(crate) mod config_watch;
+mod event_handling;
 mod external_edit;
 mod input_edit;
+pub(crate) mod keys_page;
 pub(crate) mod models;
 mod mouse;
+mod offer_keys;
 mod reload;
-mod saved_state;
+mod save_restore;
 mod scroll;
 mod search;
 mod tools;
@@ -51,20 +55,20 @@ mod workflow;
 pub struct App {
     host: Host,
     conversation: Conversation,
-    input: super::input::InputBox,
+    input: crate::input::InputBox,
     agent: AgentState,
     /// With no provider: the agent CLIs found, which F5/F6 start.
-    offer: Option<super::agent_offer::AgentOffer>,
+    offer: Option<crate::agent_offer::AgentOffer>,
     /// The agent F5/F6 started, which a live reload passes on as `--agent`.
     picked_agent: Option<cp_agent_cli::AgentKind>,
     /// Where the job F5/F6 start leaves the agent CLI it started.
-    started_agent: super::agent_start::StartedSlot,
+    started_agent: crate::agent_offer::agent_start::StartedSlot,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
     workflow: Option<WorkflowRun>,
     /// The Changes panel: the work tree's diff, review comments, the panel's prompt.
-    pub(crate) changes: super::changes::Changes,
+    pub(crate) changes: crate::changes::Changes,
     /// Where background jobs report (see `background::spawn`).
     tx: Sender<AppEvent>,
     /// What takes the keys before the main screen.
@@ -79,10 +83,10 @@ pub struct App {
 pub(crate) struct Modal {
     pub(crate) confirm: Option<Confirm>,
     /// The key help overlay, when open (F1, or `?` on an empty input).
-    pub(crate) help: Option<super::help::Help>,
+    pub(crate) help: Option<crate::help::Help>,
     pub(crate) palette: Option<Palette>,
     /// `/` search in the selected panel: the prompt, or the query last found.
-    pub(crate) search: Option<super::search::Search>,
+    pub(crate) search: Option<crate::search::Search>,
     /// A workflow approval waiting for the person.
     pub(crate) dialog: Option<ApprovalDialog>,
 }
@@ -94,7 +98,7 @@ pub(crate) struct Ui {
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
     /// Where the last frame drew what, for mouse clicks.
-    pub(crate) hits: super::hit_map::HitMap,
+    pub(crate) hits: crate::hit_map::HitMap,
     /// The terminal's size at the last frame: scrolling is bounded by what a panel shows.
     pub(crate) size: ratatui::layout::Rect,
 }
@@ -105,7 +109,7 @@ impl Default for Ui {
             focus: Focus::Input,
             nav: Navigation::default(),
             flash: None,
-            hits: super::hit_map::HitMap::default(),
+            hits: crate::hit_map::HitMap::default(),
             // Until the first frame reports the real size.
             size: ratatui::layout::Rect::new(0, 0, 80, 24),
         }
@@ -150,14 +154,14 @@ impl App {
         Self {
             host,
             conversation,
-            input: super::input::InputBox::default(),
+            input: crate::input::InputBox::default(),
             agent,
             offer: None,
-            started_agent: super::agent_start::StartedSlot::default(),
+            started_agent: crate::agent_offer::agent_start::StartedSlot::default(),
             picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,
-            changes: super::changes::Changes::default(),
+            changes: crate::changes::Changes::default(),
             tx,
             modal: Modal::default(),
             ui: Ui::default(),

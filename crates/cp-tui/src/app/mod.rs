@@ -2,10 +2,11 @@
 //! wiring: each feature keeps its state, its keys and its drawing in a folder of its own
 //! (`conversation/`, `changes/`, `search/`, …), and the files here apply actions and events
 //! to the whole app, one job a file: `commands.rs` (the command table that actions dispatch
-//! through), `event_handling.rs` (background events and ticks), `input_edit.rs` (the message
-//! line and the palette), `tools.rs` (tool batches from the palette), `offer_keys.rs` (the
-//! no-model screen), `save_restore.rs`, `keys_page.rs` (the key reference page), and the
-//! agent, changes, workflow, search, scroll, mouse, trust and reload files.
+//! through), `frame.rs` (what the next frame draws), `event_handling.rs` (background events
+//! and ticks), `input_edit.rs` (the message line and the palette), `tools.rs` (tool batches
+//! from the palette), `offer_keys.rs` (the no-model screen), `save_restore.rs`,
+//! `keys_page.rs` (the key reference page), and the agent, changes, workflow, search, scroll,
+//! mouse, trust and reload files.
 //!
 //! Only the event loop touches an `App`. Slow work runs as background jobs and comes back as
 //! [`AppEvent`]s, so the UI thread never waits on I/O.
@@ -16,19 +17,18 @@ use std::time::SystemTime;
 use cp_base::{Level, PanelView};
 
 use crate::agent::AgentState;
-use crate::app::config_watch::ConfigWatch;
 use crate::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
 use crate::events::AppEvent;
-use crate::keymap::{KeyContext, help_rows};
+use crate::keymap::KeyContext;
 use crate::palette::Palette;
 use crate::palette::tool_jobs::ToolJobs;
 use crate::panels::{Focus, Navigation, SidebarEntry, sidebar};
 use crate::popup::Confirm;
 use crate::saved_state::state_writer::StateWriter;
 use crate::saved_state::{Autosave, OnDisk};
-use crate::view_model::ViewModel;
 use crate::workflow::WorkflowRun;
 use crate::workflow::dialog::ApprovalDialog;
+use config_watch::ConfigWatch;
 use cp_host::Host;
 
 mod agent;
@@ -38,6 +38,7 @@ pub(crate) mod commands;
 pub(crate) mod config_watch;
 mod event_handling;
 mod external_edit;
+mod frame;
 mod input_edit;
 pub(crate) mod keys_page;
 pub(crate) mod models;
@@ -185,56 +186,6 @@ impl App {
     /// The workflow run this TUI drove, if any (after the event loop ends).
     pub fn into_workflow(self) -> Option<WorkflowRun> {
         self.workflow
-    }
-
-    /// What the next frame draws: this state and the modules' published panel snapshots.
-    pub fn view_model(&self) -> ViewModel<'_> {
-        let views = self.host.registry().views();
-        let selected = self.ui.nav.selected();
-        let mut model = ViewModel {
-            project: self.host.project().root().display().to_string(),
-            worker: self.host.worker().to_string(),
-            conversation: &self.conversation,
-            input: &self.input,
-            palette: self
-                .modal
-                .palette
-                .as_ref()
-                .map(|p| (p, self.host.registry().tool_defs())),
-            focus: self.ui.focus,
-            selected,
-            sidebar: sidebar(
-                &self.conversation,
-                &self.changes,
-                self.workflow.as_ref().map(|w| &w.phases),
-                &views,
-            ),
-            changes: &self.changes,
-            review_queued: self.changes.send_queued,
-            panel: views.panel(selected),
-            panel_view: self.view(selected),
-            confirm: self.modal.confirm.as_ref(),
-            dialog: self.modal.dialog.as_ref(),
-            agent: &self.agent,
-            workflow: self.workflow.as_ref(),
-            flash: self.ui.flash.as_deref(),
-            reload_pending: self.life.reload.is_some(),
-            running_jobs: self.jobs.running(),
-            help: self.modal.help.as_ref(),
-            help_rows: self
-                .modal
-                .help
-                .map(|h| help_rows(h.context, commands::doc))
-                .unwrap_or_default(),
-            search: self.modal.search.as_ref(),
-        };
-        // A module panel's content can shrink under a kept offset; never draw past it. (The
-        // conversation clamps while drawing, and its extent costs a full wrap.)
-        if model.panel.is_some() && model.panel_view.scroll > 0 {
-            let max = scroll::extent_in(&model, self.ui.size).max;
-            model.panel_view.scroll = model.panel_view.scroll.min(max);
-        }
-        model
     }
 
     /// Test access to the parts a screen test sets up directly.

@@ -28,7 +28,7 @@ mod view_model;
 mod workflow;
 
 #[cfg(test)]
-mod screen_tests;
+mod tests;
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};

@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn esc_cancels_the_running_workflow_phase_too() {
-        let mut app = crate::screen_tests::app(false);
+        let mut app = crate::tests::app(false);
         let cancel = CancelToken::new();
         app.workflow = Some(WorkflowRun {
             turn: Some(RunningTurn {
@@ -278,7 +278,7 @@ mod tests {
             });
         }
         app.modal.dialog = Some(crate::workflow::dialog::ApprovalDialog::new(
-            crate::screen_tests::approval_request(),
+            crate::tests::approval_request(),
             std::sync::mpsc::channel().0,
         ));
         if let Some(dialog) = app.modal.dialog.as_mut() {

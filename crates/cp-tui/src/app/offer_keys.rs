@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn the_offer_replaces_the_no_provider_help_and_f5_without_a_usable_agent_says_so() {
-        let mut app = crate::screen_tests::app(false);
+        let mut app = crate::tests::app(false);
         let claude = "claude".parse::<AgentKind>().unwrap().cli().unwrap();
         app.handle(AppEvent::AgentsFound(vec![Presence {
             agent: claude,
@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn alt_down_picks_the_next_agent_in_place_of_the_offer() {
-        let mut app = crate::screen_tests::app(false);
+        let mut app = crate::tests::app(false);
         let usable = |name: &str, version: &str| Presence {
             agent: name.parse::<AgentKind>().unwrap().cli().unwrap(),
             found: Found::Usable(cp_agent_cli::AgentBinary {

@@ -15,7 +15,7 @@ use crate::changes::changes_view::{ADDED_BG, REMOVED_BG};
 use crate::changes::snapshot::Snapshot;
 use crate::changes::{self, Pane};
 use crate::keymap::map_key;
-use crate::screen_tests::app;
+use crate::tests::app;
 use crate::{Action, App, render};
 
 const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs
@@ -284,7 +284,7 @@ fn a_comment_is_marked_counted_and_saved() {
     assert_eq!(app.changes.badge().as_deref(), Some("2 · 1✎"));
     // The comment is part of the saved state, so it survives a reload and a restart.
     assert_eq!(app.saved_state().review_comments.len(), 1);
-    let mut restored = crate::screen_tests::app(false);
+    let mut restored = crate::tests::app(false);
     restored.apply_saved_state(app.saved_state());
     assert_eq!(restored.changes.comments, app.changes.comments);
     // `x` on the line drops it.
@@ -357,7 +357,7 @@ fn at_an_approval_gate_f3_reviews_and_s_sends_the_comments_as_repeat_feedback() 
     app.changes.select_file(0);
     let (reply, answers) = std::sync::mpsc::channel();
     app.modal.dialog = Some(crate::workflow::dialog::ApprovalDialog::new(
-        crate::screen_tests::approval_request(),
+        crate::tests::approval_request(),
         reply,
     ));
     key(&mut app, KeyCode::F(3));

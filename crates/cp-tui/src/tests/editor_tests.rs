@@ -107,7 +107,7 @@ fn an_edit_the_tool_refuses_is_reported_and_the_old_script_kept() {
 
 #[test]
 fn e_without_an_open_callback_asks_for_no_edit() {
-    let mut app = crate::screen_tests::app(true);
+    let mut app = crate::tests::app(true);
     app.select("callbacks");
     app.apply(crate::Action::FocusNext);
     app.apply(crate::Action::EditExternally);

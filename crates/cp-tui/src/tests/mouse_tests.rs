@@ -7,7 +7,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
-use crate::screen_tests::{app, approval_request};
+use crate::tests::{app, approval_request};
 use crate::{Action, App, render_and_map};
 
 /// Draws `app` at 100×30, hands it the frame's hit map, and returns the drawn buffer.

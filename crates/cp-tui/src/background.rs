@@ -9,7 +9,7 @@
 
 use std::sync::mpsc::Sender;
 
-use super::events::{AppEvent, NotStarted};
+use crate::events::{AppEvent, NotStarted};
 
 /// Work that runs off the UI thread.
 pub trait Job: Send + 'static {
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn a_job_that_cannot_start_is_shown_as_an_error_in_the_conversation() {
-        let mut app = crate::snapshot_tests::app(false);
+        let mut app = crate::tests::app(false);
         app.handle(AppEvent::NotStarted(NotStarted {
             what: "the tool batch",
             reason: "Resource temporarily unavailable".into(),

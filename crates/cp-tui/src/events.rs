@@ -36,14 +36,14 @@ pub enum AppEvent {
     /// What the agent CLI's hooks left for it while it was idle (background results).
     Waiting(Vec<cp_base::Notification>),
     /// The agent CLIs on `PATH`, looked for at start when no provider is configured.
-    AgentsFound(super::agent_offer::AgentOffer),
+    AgentsFound(Vec<cp_agent_cli::Presence>),
     /// The agent picked on the no-model screen started (or could not).
     /// It is waiting in the slot the job was given (`agent_start::StartedSlot`).
     AgentStarted,
     /// Background work whose thread could not start (see `background::spawn`).
     NotStarted(NotStarted),
     /// The Changes panel's reading of the diff, or its git action, ended.
-    Changes(super::changes::msg::ChangesMsg),
+    Changes(crate::changes::msg::ChangesMsg),
 }
 
 /// A job whose thread could not start.

@@ -1,81 +1,55 @@
 //! The terminal UI: a sidebar of panels, the selected panel, an input line, a status bar and
 //! a command palette, driven by one event loop that owns the [`App`] state.
 
+mod agent;
 mod agent_offer;
-mod agent_start;
-mod agent_state;
-mod answer_rows;
 mod app;
 mod background;
 mod changes;
-mod cli_agent;
-mod cli_events;
-mod cli_session_file;
-mod config_watch;
-mod confirm;
 mod conversation;
-mod conversation_layout;
-mod dialog;
 mod editor;
-mod entry_lines;
 mod events;
 mod help;
 mod hit_map;
 mod input;
 mod keymap;
-mod line_edit;
 mod markdown;
-mod navigation;
-mod outcome_style;
 mod palette;
-mod phase_conversation;
+mod panels;
 mod phases;
+mod popup;
 mod reexec;
-pub mod remembered_agent;
-mod restartable;
-mod running_turn;
 mod saved_state;
 mod search;
-mod state_writer;
-mod tabs;
+mod status_bar;
 mod terminal;
-mod tool_jobs;
 mod view;
 mod view_model;
-mod workflow_thread;
-mod wrap;
+mod workflow;
 
 #[cfg(test)]
-mod busy_module_tests;
-#[cfg(test)]
-mod changes_tests;
-#[cfg(test)]
-mod editor_tests;
-#[cfg(test)]
-mod long_output_tests;
-#[cfg(test)]
-mod mouse_tests;
-#[cfg(test)]
-mod snapshot_tests;
+mod tests;
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 
-pub use agent_state::AgentState;
+pub use agent::AgentState;
+pub use agent::cli_agent::CliAgent;
+pub use agent_offer::remembered_agent;
 pub use app::App;
+pub use app::keys_page::{KEYS_PAGE, keys_page};
 pub use changes::snapshot::Snapshot as ChangesSnapshot;
 pub use changes::{Changes, Pane as ChangesPane};
-pub use cli_agent::CliAgent;
 pub use conversation::{Conversation, Entry};
 pub use events::{AppEvent, SignalKind};
 pub use hit_map::HitMap;
-pub use keymap::{Action, KEYS_PAGE, KeyContext, keys_page, map_key, map_mouse};
+pub use keymap::{Action, KeyContext, map_key, map_mouse};
 /// Whether long code blocks are being highlighted in the background (the bench waits on it).
 pub use markdown::highlighting;
-pub use navigation::{Focus, SidebarEntry};
 pub use palette::{parse_arguments, parse_argv};
+pub use panels::{Focus, SidebarEntry};
 pub use saved_state::SavedState;
 
 use cp_host::Host;
@@ -176,7 +150,7 @@ fn start(
     }
     if !agent.has_agent() {
         // Off the UI thread: each installed agent's `--version` runs.
-        let _ = background::spawn(agent_start::LookForAgents, &tx);
+        let _ = background::spawn(agent_offer::agent_start::LookForAgents, &tx);
     }
     let mut app = App::new(host, tx, agent);
     app.restore_saved_state(resume);

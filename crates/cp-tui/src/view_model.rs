@@ -1,25 +1,25 @@
 //! What one frame draws: a borrowed, read-only picture of the app's state plus the modules'
 //! published panel snapshots (built by `App::view_model`).
 //!
-//! The view layer (`tui/view/`) sees only a [`ViewModel`]. It holds no [`cp_host::Host`]
-//! and no [`cp_base::Registry`], so drawing cannot reach a module, let alone wait for one that
-//! a tool holds.
+//! Drawing sees only a [`ViewModel`]: `view.rs` lays the screen out from it and hands each
+//! feature's `*_view.rs` its part. It holds no [`cp_host::Host`] and no [`cp_base::Registry`],
+//! so drawing cannot reach a module, let alone wait for one that a tool holds.
 
 use std::sync::Arc;
 
 use cp_base::{Panel, PanelView, ToolDef};
 
-use super::agent_state::AgentState;
-use super::changes::Changes;
-use super::confirm::Confirm;
-use super::conversation::Conversation;
-use super::dialog::ApprovalDialog;
-use super::help::Help;
-use super::input::InputBox;
-use super::navigation::{Focus, SidebarEntry};
-use super::palette::Palette;
-use super::search::Search;
-use super::workflow_thread::WorkflowRun;
+use crate::agent::AgentState;
+use crate::changes::Changes;
+use crate::conversation::Conversation;
+use crate::help::Help;
+use crate::input::InputBox;
+use crate::palette::Palette;
+use crate::panels::{Focus, SidebarEntry};
+use crate::popup::Confirm;
+use crate::search::Search;
+use crate::workflow::WorkflowRun;
+use crate::workflow::dialog::ApprovalDialog;
 
 /// Everything a frame draws.
 pub struct ViewModel<'a> {

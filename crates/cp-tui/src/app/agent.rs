@@ -8,13 +8,13 @@ use cp_orchestrate::{StopHandle, StopReason};
 
 use cp_orchestrate::RestartConfig;
 
+use crate::agent::running_turn::RunningTurn;
 use crate::background::{self, Job, Reporter};
 use crate::conversation::Entry;
 use crate::events::AppEvent;
-use crate::running_turn::RunningTurn;
 
 use super::App;
-use crate::entry_lines::shorten_args;
+use crate::conversation::entry_lines::shorten_args;
 
 impl App {
     /// Starts an agent turn on the current history (which ends with a user message).
@@ -35,7 +35,7 @@ impl App {
         self.agent.work_left = None;
         let restart = self.restart_config();
         let started = if restart.restarts_enabled() {
-            crate::restartable::spawn(
+            crate::agent::restartable::spawn(
                 &self.host,
                 provider,
                 restart,
@@ -253,12 +253,12 @@ mod tests {
     use cp_llm::CancelToken;
     use cp_orchestrate::StopHandle;
 
-    use crate::running_turn::RunningTurn;
-    use crate::workflow_thread::WorkflowRun;
+    use crate::agent::running_turn::RunningTurn;
+    use crate::workflow::WorkflowRun;
 
     #[test]
     fn esc_cancels_the_running_workflow_phase_too() {
-        let mut app = crate::snapshot_tests::app(false);
+        let mut app = crate::tests::app(false);
         let cancel = CancelToken::new();
         app.workflow = Some(WorkflowRun {
             turn: Some(RunningTurn {
@@ -277,8 +277,8 @@ mod tests {
                 stop: StopHandle::default(),
             });
         }
-        app.modal.dialog = Some(crate::dialog::ApprovalDialog::new(
-            crate::snapshot_tests::approval_request(),
+        app.modal.dialog = Some(crate::workflow::dialog::ApprovalDialog::new(
+            crate::tests::approval_request(),
             std::sync::mpsc::channel().0,
         ));
         if let Some(dialog) = app.modal.dialog.as_mut() {

@@ -4,16 +4,17 @@
 
 use std::fmt::Write as _;
 
-use crate::background;
+use crate::background::{self, Job, Reporter};
 use crate::changes::comments::{self, ReviewComment};
 use crate::changes::jobs::{self, Act, Refresh};
 use crate::changes::msg::{Action as GitAction, ChangesMsg};
 use crate::changes::{self, Pane, Prompt, PromptKind};
-use crate::confirm::Confirm;
 use crate::conversation::Entry;
+use crate::events::AppEvent;
+use crate::input::line_edit::{EditOp, LineEdit};
 use crate::keymap::{Action, ReviewKey};
-use crate::line_edit::{EditOp, LineEdit};
-use crate::navigation::Focus;
+use crate::panels::Focus;
+use crate::popup::Confirm;
 
 use super::App;
 
@@ -84,7 +85,7 @@ impl App {
     fn keep_review_cursor_visible(&mut self) {
         let inner = crate::view::panel_inner_area(&self.view_model(), self.ui.size);
         let files = self.changes.snapshot.files.len();
-        let list = crate::changes::draw::list_height(files, inner.height);
+        let list = crate::changes::changes_view::list_height(files, inner.height);
         // The status row, the list, the file's title row (and a prompt row).
         let used =
             2 + list + u16::from(self.changes.error.is_some() || self.changes.done.is_some());
@@ -578,4 +579,49 @@ fn lost_lines<'a>(lines: impl Iterator<Item = &'a cp_git::DiffLine>) -> String {
     }
     out.push_str("\ny: revert · n: keep");
     out
+}
+
+// The Changes panel's work (`changes/jobs.rs`) as background jobs: each ends with its
+// `ChangesMsg`, carried to the event loop.
+
+impl Job for Refresh {
+    fn thread_name(&self) -> String {
+        format!("cp-changes-{}", self.generation)
+    }
+
+    fn what(&self) -> &'static str {
+        "reading the changes"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        Some(AppEvent::Changes(self.read()))
+    }
+}
+
+impl Job for jobs::PhaseBase {
+    fn thread_name(&self) -> String {
+        "cp-changes-base".to_owned()
+    }
+
+    fn what(&self) -> &'static str {
+        "reading the phase's base commit"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        Some(AppEvent::Changes(self.read()))
+    }
+}
+
+impl Job for Act {
+    fn thread_name(&self) -> String {
+        "cp-changes-git".to_owned()
+    }
+
+    fn what(&self) -> &'static str {
+        "the git action"
+    }
+
+    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+        Some(AppEvent::Changes(self.perform()))
+    }
 }

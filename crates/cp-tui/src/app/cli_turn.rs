@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use cp_llm::CancelToken;
 
-use crate::cli_agent::CliTurnError;
+use crate::agent::cli_agent::CliTurnError;
+use crate::agent::restartable::last_user_text;
+use crate::agent::running_turn::RunningTurn;
 use crate::conversation::Entry;
-use crate::restartable::last_user_text;
-use crate::running_turn::RunningTurn;
 
 use super::App;
 

@@ -7,8 +7,8 @@
 use super::App;
 use crate::help::Help;
 use crate::keymap::Action;
-use crate::navigation::{Close, Focus};
 use crate::palette::Palette;
+use crate::panels::{Close, Focus};
 
 /// One command: its name, what it does (for help), and how the app does it. The function
 /// gets the action, which carries the command's argument (a count, a character, an edit).
@@ -432,7 +432,7 @@ impl App {
 
     pub(super) fn request_quit(&mut self) {
         if self.busy() {
-            self.modal.confirm = Some(crate::confirm::Confirm::QuitWhileBusy);
+            self.modal.confirm = Some(crate::popup::Confirm::QuitWhileBusy);
         } else {
             self.life.quit = true;
         }

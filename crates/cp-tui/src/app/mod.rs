@@ -1,9 +1,12 @@
-//! The application state ([`App`], its fields grouped by what changes together) and what it
-//! shows. How it changes lives beside it, one job a file: `commands.rs` (the command table
-//! that actions dispatch through), `input_edit.rs` (the message line and the palette),
-//! `events.rs` (background events and ticks), `tools.rs` (tool batches from the palette),
-//! `trust.rs` (the trust prompt), and the agent, workflow, search, scroll, mouse, reload and
-//! saved-state files.
+//! The application state ([`App`], its fields grouped by what changes together) and the
+//! wiring: each feature keeps its state, its keys and its drawing in a folder of its own
+//! (`conversation/`, `changes/`, `search/`, …), and the files here apply actions and events
+//! to the whole app, one job a file: `commands.rs` (the command table that actions dispatch
+//! through), `frame.rs` (what the next frame draws), `event_handling.rs` (background events
+//! and ticks), `input_edit.rs` (the message line and the palette), `tools.rs` (tool batches
+//! from the palette), `offer_keys.rs` (the no-model screen), `save_restore.rs`,
+//! `keys_page.rs` (the key reference page), and the agent, changes, workflow, search, scroll,
+//! mouse, trust and reload files.
 //!
 //! Only the event loop touches an `App`. Slow work runs as background jobs and comes back as
 //! [`AppEvent`]s, so the UI thread never waits on I/O.
@@ -13,34 +16,36 @@ use std::time::SystemTime;
 
 use cp_base::{Level, PanelView};
 
-use super::agent_state::AgentState;
-use super::config_watch::ConfigWatch;
-use super::confirm::Confirm;
-use super::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
-use super::dialog::ApprovalDialog;
-use super::events::AppEvent;
-use super::keymap::{KeyContext, help_rows};
-use super::navigation::{Focus, Navigation, SidebarEntry, sidebar};
-use super::palette::Palette;
-use super::saved_state::{Autosave, OnDisk};
-use super::state_writer::StateWriter;
-use super::tool_jobs::ToolJobs;
-use super::view_model::ViewModel;
-use super::workflow_thread::WorkflowRun;
+use crate::agent::AgentState;
+use crate::conversation::{Conversation, Entry, NO_PROVIDER_HELP};
+use crate::events::AppEvent;
+use crate::keymap::KeyContext;
+use crate::palette::Palette;
+use crate::palette::tool_jobs::ToolJobs;
+use crate::panels::{Focus, Navigation, SidebarEntry, sidebar};
+use crate::popup::Confirm;
+use crate::saved_state::state_writer::StateWriter;
+use crate::saved_state::{Autosave, OnDisk};
+use crate::workflow::WorkflowRun;
+use crate::workflow::dialog::ApprovalDialog;
+use config_watch::ConfigWatch;
 use cp_host::Host;
 
 mod agent;
-mod agent_offer;
 mod changes;
 mod cli_turn;
 pub(crate) mod commands;
-mod events;
+pub(crate) mod config_watch;
+mod event_handling;
 mod external_edit;
+mod frame;
 mod input_edit;
+pub(crate) mod keys_page;
 pub(crate) mod models;
 mod mouse;
+mod offer_keys;
 mod reload;
-mod saved_state;
+mod save_restore;
 mod scroll;
 mod search;
 mod tools;
@@ -51,20 +56,20 @@ mod workflow;
 pub struct App {
     host: Host,
     conversation: Conversation,
-    input: super::input::InputBox,
+    input: crate::input::InputBox,
     agent: AgentState,
     /// With no provider: the agent CLIs found, which F5/F6 start.
-    offer: Option<super::agent_offer::AgentOffer>,
+    offer: Option<crate::agent_offer::AgentOffer>,
     /// The agent F5/F6 started, which a live reload passes on as `--agent`.
     picked_agent: Option<cp_agent_cli::AgentKind>,
     /// Where the job F5/F6 start leaves the agent CLI it started.
-    started_agent: super::agent_start::StartedSlot,
+    started_agent: crate::agent_offer::agent_start::StartedSlot,
     /// Tool batches started from the UI and not yet finished: job id → conversation entries.
     jobs: ToolJobs,
     /// The workflow run driven from this TUI, if any.
     workflow: Option<WorkflowRun>,
     /// The Changes panel: the work tree's diff, review comments, the panel's prompt.
-    pub(crate) changes: super::changes::Changes,
+    pub(crate) changes: crate::changes::Changes,
     /// Where background jobs report (see `background::spawn`).
     tx: Sender<AppEvent>,
     /// What takes the keys before the main screen.
@@ -79,10 +84,10 @@ pub struct App {
 pub(crate) struct Modal {
     pub(crate) confirm: Option<Confirm>,
     /// The key help overlay, when open (F1, or `?` on an empty input).
-    pub(crate) help: Option<super::help::Help>,
+    pub(crate) help: Option<crate::help::Help>,
     pub(crate) palette: Option<Palette>,
     /// `/` search in the selected panel: the prompt, or the query last found.
-    pub(crate) search: Option<super::search::Search>,
+    pub(crate) search: Option<crate::search::Search>,
     /// A workflow approval waiting for the person.
     pub(crate) dialog: Option<ApprovalDialog>,
 }
@@ -94,7 +99,7 @@ pub(crate) struct Ui {
     /// A short message in the status bar.
     pub(crate) flash: Option<String>,
     /// Where the last frame drew what, for mouse clicks.
-    pub(crate) hits: super::hit_map::HitMap,
+    pub(crate) hits: crate::hit_map::HitMap,
     /// The terminal's size at the last frame: scrolling is bounded by what a panel shows.
     pub(crate) size: ratatui::layout::Rect,
 }
@@ -105,7 +110,7 @@ impl Default for Ui {
             focus: Focus::Input,
             nav: Navigation::default(),
             flash: None,
-            hits: super::hit_map::HitMap::default(),
+            hits: crate::hit_map::HitMap::default(),
             // Until the first frame reports the real size.
             size: ratatui::layout::Rect::new(0, 0, 80, 24),
         }
@@ -150,14 +155,14 @@ impl App {
         Self {
             host,
             conversation,
-            input: super::input::InputBox::default(),
+            input: crate::input::InputBox::default(),
             agent,
             offer: None,
-            started_agent: super::agent_start::StartedSlot::default(),
+            started_agent: crate::agent_offer::agent_start::StartedSlot::default(),
             picked_agent: None,
             jobs: ToolJobs::default(),
             workflow: None,
-            changes: super::changes::Changes::default(),
+            changes: crate::changes::Changes::default(),
             tx,
             modal: Modal::default(),
             ui: Ui::default(),
@@ -181,56 +186,6 @@ impl App {
     /// The workflow run this TUI drove, if any (after the event loop ends).
     pub fn into_workflow(self) -> Option<WorkflowRun> {
         self.workflow
-    }
-
-    /// What the next frame draws: this state and the modules' published panel snapshots.
-    pub fn view_model(&self) -> ViewModel<'_> {
-        let views = self.host.registry().views();
-        let selected = self.ui.nav.selected();
-        let mut model = ViewModel {
-            project: self.host.project().root().display().to_string(),
-            worker: self.host.worker().to_string(),
-            conversation: &self.conversation,
-            input: &self.input,
-            palette: self
-                .modal
-                .palette
-                .as_ref()
-                .map(|p| (p, self.host.registry().tool_defs())),
-            focus: self.ui.focus,
-            selected,
-            sidebar: sidebar(
-                &self.conversation,
-                &self.changes,
-                self.workflow.as_ref().map(|w| &w.phases),
-                &views,
-            ),
-            changes: &self.changes,
-            review_queued: self.changes.send_queued,
-            panel: views.panel(selected),
-            panel_view: self.view(selected),
-            confirm: self.modal.confirm.as_ref(),
-            dialog: self.modal.dialog.as_ref(),
-            agent: &self.agent,
-            workflow: self.workflow.as_ref(),
-            flash: self.ui.flash.as_deref(),
-            reload_pending: self.life.reload.is_some(),
-            running_jobs: self.jobs.running(),
-            help: self.modal.help.as_ref(),
-            help_rows: self
-                .modal
-                .help
-                .map(|h| help_rows(h.context, commands::doc))
-                .unwrap_or_default(),
-            search: self.modal.search.as_ref(),
-        };
-        // A module panel's content can shrink under a kept offset; never draw past it. (The
-        // conversation clamps while drawing, and its extent costs a full wrap.)
-        if model.panel.is_some() && model.panel_view.scroll > 0 {
-            let max = scroll::extent_in(&model, self.ui.size).max;
-            model.panel_view.scroll = model.panel_view.scroll.min(max);
-        }
-        model
     }
 
     /// Test access to the parts a screen test sets up directly.

@@ -3,10 +3,10 @@
 
 use super::App;
 use crate::changes::Pane;
-use crate::dialog::DialogFocus;
 use crate::hit_map::{HitMap, Target};
 use crate::keymap::Action;
-use crate::navigation::Focus;
+use crate::panels::Focus;
+use crate::workflow::dialog::DialogFocus;
 
 impl App {
     /// Remembers where the frame just drawn put what (called after every draw).

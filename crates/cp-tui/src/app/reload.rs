@@ -13,7 +13,7 @@ use super::App;
 
 /// How a reload's marker in the conversation starts.
 const RELOADED: &str = "↻ Reloaded:";
-use crate::workflow_thread::WorkflowRun;
+use crate::workflow::WorkflowRun;
 
 impl App {
     /// Asks for a reload; it happens after the running batch or turn step finishes.

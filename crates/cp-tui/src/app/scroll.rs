@@ -82,7 +82,7 @@ mod tests {
     use cp_base::{Notifier, Project, ToolEnv, WorkerId};
 
     use super::*;
-    use crate::agent_state::AgentState;
+    use crate::agent::AgentState;
     use crate::conversation::Entry;
     use crate::keymap::Action;
     use cp_host::Host;
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn page_up_scrolls_the_selected_phases_conversation_within_its_extent() {
         use crate::phases::{self, PhaseRow, Phases};
-        use crate::workflow_thread::WorkflowRun;
+        use crate::workflow::WorkflowRun;
         use cp_run::PhaseNews;
         let mut app = app_with_lines(3);
         let mut phases = Phases {

@@ -6,8 +6,8 @@ use cp_base::ToolCall;
 use super::App;
 use crate::background;
 use crate::conversation::Entry;
-use crate::entry_lines::shorten_args;
-use crate::tool_jobs::BatchJob;
+use crate::conversation::entry_lines::shorten_args;
+use crate::palette::tool_jobs::BatchJob;
 
 impl App {
     /// Runs a batch of tool calls in the background; results arrive as `BatchDone`.

@@ -2,9 +2,9 @@
 //! and what each answer does.
 
 use super::App;
-use crate::confirm::Confirm;
 use crate::conversation::Entry;
 use crate::keymap::Action;
+use crate::popup::Confirm;
 
 impl App {
     /// Asks whether to trust the project when it is not trusted and has something to trust

@@ -10,20 +10,20 @@ use std::time::Instant;
 
 use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 
-use crate::agent_state::AgentState;
+use crate::agent::AgentState;
 use crate::events::AppEvent;
 use crate::phases::{self, Phases};
 use cp_run::{NotifyConfigError, TerminalAlerts};
 use cp_run::{PhaseDrivers, PhaseOutput};
 
+use crate::agent::running_turn::RunningTurn;
 use crate::conversation::{Entry, NO_PROVIDER_HELP};
-use crate::dialog::{ApprovalDialog, DialogStep};
 use crate::events::WorkflowMsg;
 use crate::keymap::Action;
-use crate::running_turn::RunningTurn;
+use crate::workflow::dialog::{ApprovalDialog, DialogStep};
 
 use super::App;
-use crate::workflow_thread::{self, WorkflowAgent, WorkflowRun, builtin_agent};
+use crate::workflow::{self, WorkflowAgent, WorkflowRun, builtin_agent};
 
 impl App {
     /// Starts a workflow run; its sessions (the built-in agent's, or the agent CLI's) stream
@@ -63,7 +63,7 @@ impl App {
             })
             .unwrap_or_default();
         // A run that cannot start was reported by `spawn` (`AppEvent::NotStarted`).
-        if workflow_thread::start(&self.host, driver, args, &self.tx).is_ok() {
+        if workflow::start(&self.host, driver, args, &self.tx).is_ok() {
             self.workflow = Some(WorkflowRun {
                 turn: Some(turn),
                 phases,

@@ -1,14 +1,12 @@
 //! The Changes panel's background work: reading the diff (the latest request wins: one read
 //! at a time, and a request made meanwhile runs once it ends), and the git actions (revert,
-//! commit), each reporting a typed result over the event channel.
+//! commit), each ending with a typed result, [`ChangesMsg`]. The app runs them as background
+//! jobs (`app/changes.rs`), which carry that result to the event loop.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cp_git::{Git, ReadOptions};
-
-use crate::background::{Job, Reporter};
-use crate::events::AppEvent;
 
 use super::msg::{Action, ChangesMsg};
 use super::snapshot::Snapshot;
@@ -28,16 +26,9 @@ pub struct Refresh {
     pub selected: Option<String>,
 }
 
-impl Job for Refresh {
-    fn thread_name(&self) -> String {
-        format!("cp-changes-{}", self.generation)
-    }
-
-    fn what(&self) -> &'static str {
-        "reading the changes"
-    }
-
-    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+impl Refresh {
+    /// Reads the changes (on the job's thread).
+    pub fn read(self) -> ChangesMsg {
         let git = Git { path_env: None };
         let options = ReadOptions {
             base: self.base.as_deref(),
@@ -55,10 +46,10 @@ impl Job for Refresh {
                 snapshot.pending = pending;
                 Arc::new(snapshot)
             });
-        Some(AppEvent::Changes(ChangesMsg::Loaded {
+        ChangesMsg::Loaded {
             generation: self.generation,
             result,
-        }))
+        }
     }
 }
 
@@ -67,18 +58,10 @@ pub struct PhaseBase {
     pub dir: PathBuf,
 }
 
-impl Job for PhaseBase {
-    fn thread_name(&self) -> String {
-        "cp-changes-base".to_owned()
-    }
-
-    fn what(&self) -> &'static str {
-        "reading the phase's base commit"
-    }
-
-    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
-        let head = Git { path_env: None }.head(&self.dir);
-        Some(AppEvent::Changes(ChangesMsg::PhaseBase(head)))
+impl PhaseBase {
+    /// Reads the commit (on the job's thread).
+    pub fn read(self) -> ChangesMsg {
+        ChangesMsg::PhaseBase(Git { path_env: None }.head(&self.dir))
     }
 }
 
@@ -90,16 +73,9 @@ pub struct Act {
     pub action: Action,
 }
 
-impl Job for Act {
-    fn thread_name(&self) -> String {
-        "cp-changes-git".to_owned()
-    }
-
-    fn what(&self) -> &'static str {
-        "the git action"
-    }
-
-    fn run(self, _progress: &Reporter) -> Option<AppEvent> {
+impl Act {
+    /// Runs the action (on the job's thread).
+    pub fn perform(self) -> ChangesMsg {
         let git = Git { path_env: None };
         let result = match &self.action {
             Action::RevertHunk { file, hunk } => match file.hunks.get(*hunk) {
@@ -115,9 +91,9 @@ impl Job for Act {
                 .commit_files(&self.root, files, message)
                 .map(|head| format!("committed {head}")),
         };
-        Some(AppEvent::Changes(ChangesMsg::Done {
+        ChangesMsg::Done {
             action: self.action,
             result,
-        }))
+        }
     }
 }

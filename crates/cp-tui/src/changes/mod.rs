@@ -3,10 +3,12 @@
 //! prompt open in the panel (a comment, a search, a commit message).
 //!
 //! The panel is the host's own, like the conversation: it is drawn from this state by
-//! `draw.rs`, changed by `app/changes.rs`, and read by background jobs (`jobs.rs`).
+//! `changes_view.rs`, changed by `app/changes.rs`, and read by background jobs (`jobs.rs`).
 
+#[cfg(test)]
+mod changes_tests;
+pub mod changes_view;
 pub mod comments;
-pub mod draw;
 pub mod jobs;
 pub mod msg;
 pub mod rows;
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cp_git::{FileDiff, Hunk, LineKind};
 
-use super::line_edit::LineEdit;
+use crate::input::line_edit::LineEdit;
 use comments::ReviewComment;
 use rows::Row;
 use snapshot::Snapshot;

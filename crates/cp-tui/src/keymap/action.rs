@@ -1,7 +1,7 @@
 //! [`Action`]: what the person asked for, whatever key asked; and [`KeyContext`]: where keys
 //! go right now.
 
-use super::super::line_edit::EditOp;
+use crate::input::line_edit::EditOp;
 
 /// What the user asked for, independent of the key that asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,16 +8,14 @@
 
 mod action;
 mod binding;
-mod table;
+mod key_table;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 pub use action::{Action, KeyContext, ReviewKey};
-use binding::{ALT, CTRL, SHIFT, Scope};
-pub use binding::{Binding, Command, Key};
-pub use reference::{KEYS_PAGE, keys_page};
-pub use table::BINDINGS;
-mod reference;
+use binding::{ALT, CTRL, SHIFT};
+pub use binding::{Binding, Command, Key, Scope};
+pub use key_table::BINDINGS;
 
 /// Maps a key press to an action in `context`.
 pub fn map_key(key: KeyEvent, context: KeyContext) -> Option<Action> {
@@ -114,7 +112,7 @@ mod tests {
 
     use super::binding::NONE;
     use super::*;
-    use crate::line_edit::EditOp;
+    use crate::input::line_edit::EditOp;
 
     fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, mods)

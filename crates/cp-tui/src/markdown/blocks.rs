@@ -1,6 +1,6 @@
 //! Where the finished part of a markdown text ends, so an answer that streams in can be laid
 //! out in pieces: its finished blocks once, the growing rest again as it grows
-//! (`answer_rows.rs`).
+//! (`conversation/answer_rows.rs`).
 //!
 //! The text is cut only at the start of a top-level block that follows a blank line and
 //! whose first line says it does not continue the block before it. Text appended later

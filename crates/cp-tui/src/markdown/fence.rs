@@ -1,5 +1,5 @@
 //! A top-level fenced code block still being written, read line by line so an answer that
-//! streams into it lays out only its new lines (`answer_rows.rs`).
+//! streams into it lays out only its new lines (`conversation/answer_rows.rs`).
 //!
 //! Only the plain case is read: a fence at the start of a line (three or more backticks or
 //! tildes) with a simple language name; anything else is left to the whole-text renderer.

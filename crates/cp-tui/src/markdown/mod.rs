@@ -3,8 +3,8 @@
 //!
 //! [`render`] is pure (`&str`, width → lines). Highlighting code is not free, so its caller
 //! keeps what it rendered: the conversation lays out each entry once per width
-//! (`conversation_layout.rs`), and an answer that grows in pieces ([`finished_len`] says
-//! where the finished blocks end; `answer_rows.rs`).
+//! (`conversation/conversation_layout.rs`), and an answer that grows in pieces ([`finished_len`] says
+//! where the finished blocks end; `conversation/answer_rows.rs`).
 //!
 //! ```ignore
 //! let lines = render("# Plan\n\n- **one**\n- `two`", 80);
@@ -22,7 +22,7 @@ mod table;
 mod writer;
 
 #[cfg(test)]
-mod tests;
+mod markdown_tests;
 
 pub use blocks::finished_len;
 pub use fence::Fence;

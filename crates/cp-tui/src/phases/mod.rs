@@ -7,9 +7,10 @@
 //! agent shows its work in the Conversation panel. Kept from the run's events on the UI
 //! thread; drawing reads only this state.
 
-mod draw;
+mod phase_conversation;
 #[cfg(test)]
-mod tests;
+mod phases_tests;
+mod phases_view;
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,7 @@ use cp_base::ratatui::style::Color;
 use cp_base::theme;
 use cp_orchestrate::{Action, Outcome, WorkflowEvent};
 
-use crate::phase_conversation::PhaseConversation;
+use crate::phases::phase_conversation::PhaseConversation;
 use cp_run::PhaseNews;
 
 /// The panel's id in the sidebar.

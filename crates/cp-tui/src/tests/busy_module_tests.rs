@@ -1,0 +1,186 @@
+//! Rendering never waits on a tool: while a tool holds its module for seconds, keys still
+//! move the sidebar selection, ticks and close requests return, and frames draw from the
+//! published snapshots.
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cp_base::ratatui::buffer::Buffer;
+use cp_base::ratatui::layout::Rect;
+use cp_base::ratatui::widgets::{Paragraph, Widget};
+use cp_base::{
+    Module, Notifier, Panel, PanelKind, PanelView, Project, ToolDef, ToolEnv, ToolOutcome,
+    ToolResult, WorkerId,
+};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+
+use crate::{App, AppEvent, dispatch, render};
+use cp_host::Host;
+
+/// Longest a test tool holds its module: the test releases it much sooner.
+const HOLD_CAP: Duration = Duration::from_secs(10);
+/// A safety limit for waiting on background facts, not a speed assertion.
+const WAIT: Duration = Duration::from_secs(60);
+/// A frame must come well inside this while the tool blocks (100× below the hold).
+const FRAME_BOUND: Duration = Duration::from_millis(100);
+
+struct Text {
+    id: &'static str,
+    kind: PanelKind,
+    body: &'static str,
+}
+
+impl Panel for Text {
+    fn id(&self) -> String {
+        self.id.into()
+    }
+    fn title(&self) -> String {
+        self.id.into()
+    }
+    fn kind(&self) -> PanelKind {
+        self.kind
+    }
+    fn render(&self, area: Rect, buf: &mut Buffer, _view: &PanelView) {
+        Paragraph::new(self.body).render(area, buf);
+    }
+    fn llm_context(&self) -> String {
+        self.body.into()
+    }
+}
+
+/// A module whose tool blocks in its synchronous part (holding the module) until released.
+struct Blocker {
+    holding: Sender<()>,
+    release: Arc<Mutex<Receiver<()>>>,
+    log_open: bool,
+}
+
+impl Module for Blocker {
+    fn id(&self) -> &'static str {
+        "blocker"
+    }
+    fn tools(&self) -> Vec<ToolDef> {
+        vec![ToolDef::new(
+            "Block_hold",
+            "Holds its module until the test releases it. Example: {}",
+            json!({"type": "object"}),
+        )]
+    }
+    fn call_tool(&mut self, _: &str, _: &Value, _: &ToolEnv) -> ToolOutcome {
+        let _ = self.holding.send(());
+        let released = self
+            .release
+            .lock()
+            .is_ok_and(|rx| rx.recv_timeout(HOLD_CAP).is_ok());
+        ToolResult::ok(if released { "released" } else { "cap reached" }).into()
+    }
+    fn panels(&self) -> Vec<Arc<dyn Panel>> {
+        let mut panels: Vec<Arc<dyn Panel>> = vec![Arc::new(Text {
+            id: "blocker",
+            kind: PanelKind::Fixed,
+            body: "blocker panel body",
+        })];
+        if self.log_open {
+            panels.push(Arc::new(Text {
+                id: "blocker:log",
+                kind: PanelKind::Dynamic,
+                body: "blocker log body",
+            }));
+        }
+        panels
+    }
+    fn close_panel(&mut self, panel_id: &str) -> bool {
+        let closed = self.log_open && panel_id == "blocker:log";
+        self.log_open &= !closed;
+        closed
+    }
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    key_with(app, code, KeyModifiers::NONE);
+}
+
+fn key_with(app: &mut App, code: KeyCode, modifiers: KeyModifiers) {
+    dispatch(
+        app,
+        AppEvent::Term(Event::Key(KeyEvent::new(code, modifiers))),
+    );
+}
+
+fn draw(terminal: &mut Terminal<TestBackend>, app: &App) -> String {
+    terminal.draw(|frame| render(app, frame)).unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
+    let (holding_tx, holding) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let env = ToolEnv::new(
+        Project::at("/home/dev/demo"),
+        WorkerId::default(),
+        Notifier::new(),
+    );
+    let host = Host::builder(env)
+        .module(Box::new(Blocker {
+            holding: holding_tx,
+            release: Arc::new(Mutex::new(release_rx)),
+            log_open: true,
+        }))
+        .unwrap()
+        .build();
+    let (tx, events) = mpsc::channel();
+    let mut app = App::new(host, tx, crate::AgentState::default());
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+
+    app.run_tools(vec![cp_base::ToolCall::new("t", "Block_hold", json!({}))]);
+    holding.recv_timeout(WAIT).expect("the tool starts holding");
+
+    // Everything below happens while the tool holds its module.
+    let started = Instant::now();
+    key(&mut app, KeyCode::Tab); // focus the sidebar
+    key(&mut app, KeyCode::Down); // conversation → blocker
+    assert_eq!(app.selected(), "blocker");
+    let screen = draw(&mut terminal, &app);
+    let frame_time = started.elapsed();
+    assert!(
+        screen.contains("blocker panel body"),
+        "the selected panel draws from its snapshot:\n{screen}"
+    );
+    assert!(
+        frame_time < FRAME_BOUND,
+        "keys and a frame took {frame_time:?} while a tool held its module"
+    );
+
+    key(&mut app, KeyCode::Down); // blocker → Changes
+    key(&mut app, KeyCode::Down); // Changes → blocker:log
+    assert_eq!(app.selected(), "blocker:log");
+    let started = Instant::now();
+    app.tick();
+    key(&mut app, KeyCode::Delete); // close (sidebar focus): queued
+    let screen = draw(&mut terminal, &app);
+    assert!(
+        started.elapsed() < FRAME_BOUND,
+        "a tick, a close and a frame waited for the tool: {:?}",
+        started.elapsed()
+    );
+    assert!(screen.contains("blocker log body"), "{screen}");
+    assert_eq!(app.selected(), "blocker:log", "not closed yet");
+    assert!(
+        events.try_recv().is_err(),
+        "the tool still holds its module: all of the above ran meanwhile"
+    );
+
+    // Released: the batch ends, and the next tick performs the queued close.
+    release.send(()).unwrap();
+    let done = events.recv_timeout(WAIT).expect("the batch finishes");
+    app.handle(done);
+    app.tick();
+    assert_eq!(app.selected(), "conversation");
+    let screen = draw(&mut terminal, &app);
+    assert!(!screen.contains("blocker:log"), "{screen}");
+}

@@ -204,12 +204,14 @@ impl TestHost {
     }
 
     /// Its ssh configuration entry (`Host <alias>` with its address, port, user, the test's
-    /// key and its host key, checked strictly).
+    /// key and its host key, checked strictly). It sends every variable (`SendEnv *`, and the
+    /// host's sshd accepts them all), as a careless configuration might: what a run keeps
+    /// from a host must not depend on the person's ssh configuration.
     pub fn ssh_config_entry(&self) -> String {
         format!(
             "Host {}\n  HostName {}\n  Port {}\n  User {}\n  IdentityFile {}\n  \
              IdentitiesOnly yes\n  UserKnownHostsFile {}\n  StrictHostKeyChecking yes\n  \
-             ConnectTimeout 5\n",
+             ConnectTimeout 5\n  SendEnv *\n",
             self.alias,
             self.address,
             self.port,

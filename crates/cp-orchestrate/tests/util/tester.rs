@@ -95,6 +95,7 @@ impl TreeTester for ShellTester {
                 ..CommandRun::default()
             }],
             note: None,
+            host: None,
         }
     }
 }

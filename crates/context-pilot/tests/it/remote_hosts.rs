@@ -1,0 +1,201 @@
+//! End to end (issue 51): the merge queue's tests on a host of the `hosts` configuration,
+//! reached with real OpenSSH (`cp_e2e::TestHost`: a network namespace running sshd as an
+//! ordinary user). The semantic conflict of `workflow_merge_queue.rs` is found by a test on
+//! the host and goes back to the phase that made it; every proof names the host and the tree
+//! it checked out; only the run's machine moves the branch. A project the host's user has not
+//! trusted is refused before the run starts, with the reason. The person's API key never
+//! reaches the host: neither the environment of anything started there, nor the bytes it
+//! was sent, hold it. Nothing is left running on the host after the run.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed setup step should fail the test loudly"
+)]
+
+use std::sync::Arc;
+
+use crate::util::agent_run::shown;
+use crate::util::merge_queue::{
+    SEMANTIC, assert_every_commit_green, assert_proof, feature_calls, feature_fix, rename_calls,
+    semantic_project,
+};
+use crate::util::phase_runs::command;
+use crate::util::phases::{Script, Seen, run_record, serve_back};
+use cp_e2e::{LlmServer, TestHost, git};
+use serde_json::json;
+
+/// A key shaped like the person's: it must never be seen on the host.
+const SECRET: &str = "sk-ant-api03-PERSONAL-KEY-never-leaves-this-machine";
+
+/// Puts a wrapper first on the host's `PATH`: each `context-pilot` started there writes its
+/// environment and appends what it reads on standard input to files in the host's HOME.
+fn record_on(host: &TestHost) {
+    let wrapper = host.bin().join("context-pilot");
+    std::fs::remove_file(&wrapper).unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nenv > \"$HOME/env.$$\"\ntee -a \"$HOME/sent.bin\" | {} \"$@\"\n",
+            cp_e2e::binary_path().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(host.home()).unwrap());
+    std::process::Command::new("chown")
+        .arg(owner.to_string())
+        .arg(&wrapper)
+        .status()
+        .unwrap();
+}
+
+/// Each landed merge was tested on the host, on the candidate's own tree, and its proof and
+/// note say so.
+fn assert_tested_on_the_host(root: &std::path::Path, start: &str, shown: &str) {
+    let record = run_record(root).unwrap();
+    assert_eq!(assert_every_commit_green(root, start, shown), 2, "{shown}");
+    for phase in ["rename", "feature"] {
+        let merge = assert_proof(root, phase, shown);
+        let proof = &record["phase_runs"][phase]["proof"];
+        assert_eq!(proof["host"]["host"], "host-a", "{record:#}");
+        assert_eq!(proof["host"]["tree"], proof["tree"], "{record:#}");
+        assert!(proof["host"]["transfer_ms"].is_u64(), "{record:#}");
+        let note = git(
+            root,
+            &["log", "-1", "--notes=context-pilot", "--format=%N", &merge],
+        );
+        assert!(note.contains("tested on host host-a"), "{note}");
+    }
+}
+
+/// On the wire: what was started on `host`, and what it read, never held the key.
+fn assert_the_key_never_reached(host: &TestHost) {
+    let mut envs = 0;
+    for entry in std::fs::read_dir(host.home()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("env.") {
+            envs += 1;
+            let env = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(!env.contains(SECRET), "{name}: {env}");
+            assert!(!env.contains("ANTHROPIC"), "{name}: {env}");
+        }
+    }
+    assert!(envs >= 4, "the wrapper ran {envs} times");
+    let sent = std::fs::read(host.home().join("sent.bin")).unwrap();
+    assert!(sent.len() > 100, "{} bytes sent", sent.len());
+    assert!(
+        !sent.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+        "the key was sent"
+    );
+}
+
+#[test]
+fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host = TestHost::start("host-a");
+    record_on(&host);
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host]);
+    let (_repo, root) = semantic_project(
+        SEMANTIC,
+        json!({"hosts": [{"ssh": "host-a", "slots": 2}]}),
+        &[],
+    );
+    let start = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
+    let server = LlmServer::start().unwrap();
+    let run = || {
+        let out = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+            .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+            .env("ANTHROPIC_API_KEY", SECRET)
+            .output()
+            .unwrap();
+        (out.status.code(), shown(&out))
+    };
+
+    // Not trusted there yet: refused before anything starts, saying why and what to do.
+    let (code, shown_first) = run();
+    assert_ne!(code, Some(0), "{shown_first}");
+    assert!(
+        shown_first.contains("host host-a refused the project")
+            && shown_first.contains("not trusted")
+            && shown_first.contains("context-pilot trust"),
+        "{shown_first}"
+    );
+    assert!(
+        run_record(&root).is_none(),
+        "nothing started: {shown_first}"
+    );
+
+    // The host's user trusts its clone, as a person would after reviewing it.
+    let clone = host
+        .home()
+        .join(".local/share/context-pilot/remote")
+        .join(cp_remote::project_key(&root));
+    let clone_text = clone.display().to_string();
+    let out = host.ssh(&["cd", &clone_text, "&&", "context-pilot", "trust"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let seen = Arc::new(Seen::default());
+    serve_back(
+        &server,
+        Script {
+            phases: vec![
+                ("rename", rename_calls()),
+                ("feature", feature_calls(false)),
+            ],
+        },
+        vec![("feature", feature_fix())],
+        Arc::clone(&seen),
+        None,
+        Arc::default(),
+    );
+    // The run's only key is SECRET: its model turns below were made with it.
+    let (code, shown) = run();
+    assert_eq!(code, Some(0), "{shown}");
+
+    // The failure found on the host went back to feature's agent.
+    assert!(
+        shown.contains("phase feature: sent back (try 1 of 2)"),
+        "{shown}"
+    );
+    let record = run_record(&root).unwrap();
+    let red = &record["phase_runs"]["feature"]["red_merges"][0];
+    assert_eq!(red["outcome"], "failed", "{record:#}");
+    assert_eq!(red["host"]["host"], "host-a", "{record:#}");
+    assert!(
+        red["runs"][0]["tail"].as_array().is_some_and(|t| t
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("AttributeError"))),
+        "{record:#}"
+    );
+
+    assert_tested_on_the_host(&root, &start, &shown);
+    // Only the run's machine moved the branch: the host's clone has no branch of the run.
+    let branches = host.ssh(&[
+        "git",
+        "-C",
+        &clone_text,
+        "for-each-ref",
+        "refs/heads",
+        "refs/context-pilot",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&branches.stdout).trim().is_empty(),
+        "{}",
+        String::from_utf8_lossy(&branches.stdout)
+    );
+
+    assert_the_key_never_reached(&host);
+    assert!(host.leftovers().is_empty(), "{:?}", host.leftovers());
+}

@@ -199,3 +199,56 @@ fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
     assert_the_key_never_reached(&host);
     assert!(host.leftovers().is_empty(), "{:?}", host.leftovers());
 }
+
+/// `context-pilot run` of the semantic workflow with `hosts` as its only host, the ssh
+/// configuration of `hosts`; its exit code and output.
+fn run_with_hosts(root: &std::path::Path, ssh_config: &std::path::Path) -> (Option<i32>, String) {
+    let server = LlmServer::start().unwrap();
+    let out = command(root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, ssh_config)
+        .output()
+        .unwrap();
+    (out.status.code(), shown(&out))
+}
+
+#[test]
+fn a_host_that_does_not_answer_or_lacks_context_pilot_stops_the_run_before_it_starts() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let bare = TestHost::start("bare");
+    std::fs::remove_file(bare.bin().join("context-pilot")).unwrap();
+    let mut gone = TestHost::start("gone");
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&bare, &gone]);
+    gone.kill();
+
+    let (_repo, root) = semantic_project(SEMANTIC, json!({"hosts": [{"ssh": "bare"}]}), &[]);
+    let (code, shown) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("host bare lacks context-pilot on its PATH"),
+        "{shown}"
+    );
+    assert!(run_record(&root).is_none(), "nothing started: {shown}");
+
+    let (_repo, root) = semantic_project(SEMANTIC, json!({"hosts": [{"ssh": "gone"}]}), &[]);
+    let (code, shown) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("host gone does not answer over ssh"),
+        "{shown}"
+    );
+    assert!(run_record(&root).is_none(), "nothing started: {shown}");
+
+    // A bad entry is refused like any other configuration, naming the host.
+    let (_repo, root) = semantic_project(
+        SEMANTIC,
+        json!({"hosts": [{"ssh": "-oProxyCommand=touch /tmp/x", "slots": 1}]}),
+        &[],
+    );
+    let (code, shown) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{shown}");
+    assert!(shown.contains("starts with '-'"), "{shown}");
+    assert!(bare.leftovers().is_empty(), "{:?}", bare.leftovers());
+}

@@ -20,7 +20,7 @@ use crate::util::merge_queue::{
     SEMANTIC, assert_every_commit_green, assert_proof, feature_calls, feature_fix, rename_calls,
     semantic_project,
 };
-use crate::util::phase_runs::command;
+use crate::util::phase_runs::{PATIENCE, command};
 use crate::util::phases::{Script, Seen, run_record, serve_back};
 use cp_e2e::{LlmServer, TestHost, git};
 use serde_json::json;
@@ -251,4 +251,85 @@ fn a_host_that_does_not_answer_or_lacks_context_pilot_stops_the_run_before_it_st
     assert_ne!(code, Some(0), "{shown}");
     assert!(shown.contains("starts with '-'"), "{shown}");
     assert!(bare.leftovers().is_empty(), "{:?}", bare.leftovers());
+}
+
+const RENAME_ONLY: &str = "\
+name: rename-only
+phases:
+  - id: rename
+    depends_on: []
+    prompt: PHASE-rename-MARK Rename lib.greet to lib.hello, with its test.
+";
+
+/// A host killed while it tests a merge (its sshd and every process of it ended): the run
+/// leaves it out, tests that tree on its own machine, and ends green, saying so.
+#[test]
+fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut host = TestHost::start("doomed");
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host]);
+    // A test that holds on the host only (its HOME is the host's), saying so in a file.
+    let hold = format!(
+        "import os, time, unittest\n\n\nclass HoldTest(unittest.TestCase):\n    \
+         def test_hold_on_the_host(self):\n        if os.environ.get(\"HOME\") == {:?}:\n            \
+         open(os.path.join(os.environ[\"HOME\"], \"holding\"), \"w\").close()\n            \
+         time.sleep(600)\n",
+        host.home().display().to_string()
+    );
+    let (_repo, root) = semantic_project(
+        RENAME_ONLY,
+        json!({"hosts": [{"ssh": "doomed"}]}),
+        &[("test_hold.py", &hold)],
+    );
+    // Refused at first (not trusted there), which makes the host's clone; then trusted.
+    let (code, refused) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{refused}");
+    let clone = host
+        .home()
+        .join(".local/share/context-pilot/remote")
+        .join(cp_remote::project_key(&root));
+    let clone_text = clone.display().to_string();
+    let out = host.ssh(&["cd", &clone_text, "&&", "context-pilot", "trust"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let server = LlmServer::start().unwrap();
+    serve_back(
+        &server,
+        Script {
+            phases: vec![("rename", rename_calls())],
+        },
+        Vec::new(),
+        Arc::new(Seen::default()),
+        None,
+        Arc::default(),
+    );
+    let child = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    cp_e2e::eventually("the merge test holds on the host", PATIENCE, || {
+        host.home().join("holding").exists()
+    });
+    host.kill();
+    let out = child.wait_with_output().unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("host doomed") && shown.contains("takes no more work in this run"),
+        "{shown}"
+    );
+    let record = run_record(&root).unwrap();
+    let proof = &record["phase_runs"]["rename"]["proof"];
+    assert_eq!(proof["outcome"], "passed", "{record:#}");
+    assert!(proof["host"].is_null(), "tested here: {record:#}");
+    assert!(host.leftovers().is_empty(), "{:?}", host.leftovers());
 }

@@ -36,7 +36,7 @@ pub fn host_name() -> String {
 /// tree was tested green (or found ready).
 pub fn serve_test_tree(
     mut input: Box<dyn BufRead + Send>,
-    output: &mut dyn Write,
+    output: &mut (dyn Write + Send),
     bench: &dyn Bench,
 ) -> Result<bool, RemoteError> {
     let host = host_name();
@@ -170,7 +170,7 @@ fn run(
     worktree: &Path,
     tree: &str,
     mut input: Box<dyn BufRead + Send>,
-    output: &mut dyn Write,
+    output: &mut (dyn Write + Send),
     bench: &dyn Bench,
 ) -> Result<bool, RemoteError> {
     if request.check_only {
@@ -199,11 +199,36 @@ fn run(
         let _ = input.read_to_end(&mut rest);
         stop.cancel();
     });
-    let test = bench.test(&TreeUnderTest {
-        root: worktree,
-        commit: &request.commit,
-        changed: &request.changed,
-        cancel: &cancel,
+    let done = CancelToken::new();
+    let shared = std::sync::Mutex::new(&mut *output);
+    let test = std::thread::scope(|scope| {
+        // A line every few seconds: a connection whose other end is gone (a link that
+        // dropped, then came back) is found by writing to it, and the test stops.
+        scope.spawn(|| {
+            while !done.is_cancelled() && !cancel.is_cancelled() {
+                let mut out = shared
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if emit(&mut **out, &TestEvent::Alive).is_err() {
+                    cancel.cancel();
+                }
+                drop(out);
+                for _ in 0..HEARTBEAT_TICKS {
+                    if done.is_cancelled() || cancel.is_cancelled() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+        });
+        let test = bench.test(&TreeUnderTest {
+            root: worktree,
+            commit: &request.commit,
+            changed: &request.changed,
+            cancel: &cancel,
+        });
+        done.cancel();
+        test
     });
     bench.end(worktree);
     for run in &test.runs {
@@ -221,6 +246,9 @@ fn run(
     )?;
     Ok(passed)
 }
+
+/// Tenths of a second between two `alive` lines.
+const HEARTBEAT_TICKS: u32 = 30;
 
 fn emit(output: &mut dyn Write, event: &TestEvent) -> Result<(), RemoteError> {
     let line = serde_json::to_string(event)

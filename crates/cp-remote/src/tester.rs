@@ -224,6 +224,9 @@ fn converse(
             tracing::debug!(host = place.name(), "{line}");
             continue;
         };
+        if event == TestEvent::Alive {
+            continue;
+        }
         ended = matches!(
             event,
             TestEvent::Result { .. }

@@ -32,6 +32,9 @@ pub enum TestEvent {
     },
     /// The host could test it (a `check_only` request).
     Ready { host: String, tree: String },
+    /// The test still runs (every few seconds; the run ignores it, the host learns from
+    /// writing it whether the run is still there).
+    Alive,
     /// A test command ended.
     Command { run: CommandRun },
     /// The test's end: the host, the tree it checked out, and what the test found.

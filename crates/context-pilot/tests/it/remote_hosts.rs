@@ -197,7 +197,18 @@ fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
     );
 
     assert_the_key_never_reached(&host);
-    assert!(host.leftovers().is_empty(), "{:?}", host.leftovers());
+    assert_nothing_left_on(&host);
+}
+
+/// Nothing runs on `host` but its sshd (an ssh session that just ended may take a moment to
+/// exit; a process of the run would stay).
+fn assert_nothing_left_on(host: &TestHost) {
+    cp_e2e::eventually_with(
+        "nothing left running on the host",
+        std::time::Duration::from_secs(10),
+        || host.leftovers().is_empty(),
+        || format!("{:?}", host.leftovers()),
+    );
 }
 
 /// `context-pilot run` of the semantic workflow with `hosts` as its only host, the ssh
@@ -250,7 +261,7 @@ fn a_host_that_does_not_answer_or_lacks_context_pilot_stops_the_run_before_it_st
     let (code, shown) = run_with_hosts(&root, &ssh_config);
     assert_ne!(code, Some(0), "{shown}");
     assert!(shown.contains("starts with '-'"), "{shown}");
-    assert!(bare.leftovers().is_empty(), "{:?}", bare.leftovers());
+    assert_nothing_left_on(&bare);
 }
 
 const RENAME_ONLY: &str = "\
@@ -261,16 +272,18 @@ phases:
     prompt: PHASE-rename-MARK Rename lib.greet to lib.hello, with its test.
 ";
 
-/// A host killed while it tests a merge (its sshd and every process of it ended): the run
-/// leaves it out, tests that tree on its own machine, and ends green, saying so.
-#[test]
-fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
-    if !TestHost::can_start() {
-        return;
-    }
-    let mut host = TestHost::start("doomed");
+/// The rename-only project, its merge test holding on `host` (and only there) until the
+/// host's end, its `hosts` naming `host`, trusted there; with its ssh configuration.
+fn holding_project(
+    host: &TestHost,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
     let ssh = tempfile::tempdir().unwrap();
-    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host]);
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[host]);
     // A test that holds on the host only (its HOME is the host's), saying so in a file.
     let hold = format!(
         "import os, time, unittest\n\n\nclass HoldTest(unittest.TestCase):\n    \
@@ -279,9 +292,9 @@ fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
          time.sleep(600)\n",
         host.home().display().to_string()
     );
-    let (_repo, root) = semantic_project(
+    let (repo, root) = semantic_project(
         RENAME_ONLY,
-        json!({"hosts": [{"ssh": "doomed"}]}),
+        json!({"hosts": [{"ssh": host.alias()}]}),
         &[("test_hold.py", &hold)],
     );
     // Refused at first (not trusted there), which makes the host's clone; then trusted.
@@ -299,6 +312,17 @@ fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    (repo, root, ssh, ssh_config)
+}
+
+/// Runs the rename-only project whose merge test holds on `host`; once it holds, `cut` is
+/// done to the host; returns the run's exit code and output.
+fn run_cut_mid_test(
+    host: &mut TestHost,
+    root: &std::path::Path,
+    ssh_config: &std::path::Path,
+    cut: impl FnOnce(&mut TestHost),
+) -> (Option<i32>, String) {
     let server = LlmServer::start().unwrap();
     serve_back(
         &server,
@@ -310,8 +334,8 @@ fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
         None,
         Arc::default(),
     );
-    let child = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
-        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+    let child = command(root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, ssh_config)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -319,17 +343,60 @@ fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
     cp_e2e::eventually("the merge test holds on the host", PATIENCE, || {
         host.home().join("holding").exists()
     });
-    host.kill();
+    cut(host);
     let out = child.wait_with_output().unwrap();
-    let shown = shown(&out);
-    assert_eq!(out.status.code(), Some(0), "{shown}");
+    (out.status.code(), shown(&out))
+}
+
+/// The run ended green with rename's merge tested on its own machine, saying the host left.
+fn assert_tested_here(root: &std::path::Path, code: Option<i32>, shown: &str, host: &str) {
+    assert_eq!(code, Some(0), "{shown}");
     assert!(
-        shown.contains("host doomed") && shown.contains("takes no more work in this run"),
+        shown.contains(&format!("host {host}")) && shown.contains("takes no more work in this run"),
         "{shown}"
     );
-    let record = run_record(&root).unwrap();
+    let record = run_record(root).unwrap();
     let proof = &record["phase_runs"]["rename"]["proof"];
     assert_eq!(proof["outcome"], "passed", "{record:#}");
     assert!(proof["host"].is_null(), "tested here: {record:#}");
-    assert!(host.leftovers().is_empty(), "{:?}", host.leftovers());
+}
+
+/// The link to a host goes down while it tests a merge, and comes back after the run: the
+/// run noticed (ssh's keepalives), tested the tree here and ended green; once the link is
+/// back, the host finds its run gone (its `alive` line cannot be delivered) and ends the
+/// test: nothing is left running there.
+#[test]
+fn a_link_down_mid_test_is_noticed_and_the_host_ends_its_test_once_it_is_back() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut host = TestHost::start("cut");
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host);
+    let (code, shown) = run_cut_mid_test(&mut host, &root, &ssh_config, |h| h.set_link(false));
+    assert_tested_here(&root, code, &shown, "cut");
+    assert!(
+        !host.leftovers().is_empty(),
+        "the host's test still runs while cut off"
+    );
+    host.set_link(true);
+    cp_e2e::eventually_with(
+        "the host ends the test of a run that is gone",
+        PATIENCE,
+        || host.leftovers().is_empty(),
+        || format!("{:?}", host.leftovers()),
+    );
+}
+
+/// A host killed while it tests a merge (its sshd and every process of it ended): the run
+/// leaves it out, tests that tree on its own machine, and ends green, saying so.
+#[test]
+fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut host = TestHost::start("doomed");
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host);
+    let (code, shown) = run_cut_mid_test(&mut host, &root, &ssh_config, TestHost::kill);
+    assert_tested_here(&root, code, &shown, "doomed");
+    assert_nothing_left_on(&host);
 }

@@ -116,7 +116,7 @@ pub use workflow::{
     ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
     ApprovalRequest, BranchVerdict, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE,
     Choice, CommandRun, ConditionError, DEFAULT_MAX_MERGE_ATTEMPTS, DEFAULT_MAX_PARALLEL,
-    DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED,
+    DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED, HostRun,
     MAX_SPECULATIVE_MERGES, MergeConflict, MergeProof, OnSelect, OptionProblem, Outcome,
     PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord, PhaseStatus, Position,
     PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge, RunArgs, RunContext,

@@ -38,4 +38,5 @@ pub mod phases;
 pub use alerts::{NotifyConfigError, TerminalAlerts};
 pub use command::{RunCommand, Screen, run};
 pub use external::wiring_spec_of;
+pub use merge_tests::{end_consoles, test_with_gate};
 pub use phases::{PhaseDrivers, PhaseNews, PhaseOutput};

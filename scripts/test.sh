@@ -149,10 +149,16 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 
 # 7. The whole run (no arguments) also packs the binary the tests built into the npm packages
 #    and the wheel, and installs and checks them as a person would (scripts/test-packages.sh:
-#    a local npm registry, a fresh venv, an ordinary user, no cargo on PATH). The release
-#    build against an old glibc and its checks are not part of the tests.
+#    a local npm registry, a fresh venv, an ordinary user, no cargo on PATH); then runs that
+#    binary, linked again for glibc 2.17 as the release is (seconds), in a minimal Debian root
+#    with no compiler (scripts/test-old-system.sh; the root is made once under
+#    target/old-system, and as root only). The optimized release build itself
+#    (scripts/release.sh) is not part of the tests: it takes many minutes; test-old-system.sh
+#    checks its binary too when target/dist holds one.
 if [ $# -eq 0 ]; then
   say "bash scripts/test-packages.sh"
   bash scripts/test-packages.sh || status=1
+  say "bash scripts/test-old-system.sh"
+  bash scripts/test-old-system.sh || status=1
 fi
 exit "$status"

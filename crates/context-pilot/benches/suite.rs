@@ -24,6 +24,8 @@
 //!   middle;
 //! - finding edits made through a shell (a work-tree snapshot per hook call) on a 10,000-file
 //!   repository, against `git status`;
+//! - the hook per edit for the binary installed with npm (`init claude`'s hook command) against
+//!   the same binary run directly;
 //! - a workflow of 4 independent phases with `--max-parallel 4` against one phase alone (1 s
 //!   of scripted model time per request), and the overhead per extra phase.
 //!
@@ -36,7 +38,8 @@
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
-//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`, `warm`, `hook-http`).
+//! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`, `warm`, `hook-http`,
+//! `npm-hook`).
 
 #![allow(
     clippy::unwrap_used,
@@ -61,6 +64,8 @@ mod day;
 mod long_output;
 #[path = "suite/matching.rs"]
 mod matching;
+#[path = "suite/npm_hook.rs"]
+mod npm_hook;
 #[path = "suite/parallel.rs"]
 mod parallel;
 #[path = "suite/processes.rs"]
@@ -156,6 +161,7 @@ pub fn run(opts: &Options) -> String {
         group("parallel", &|| parallel::parallel_phases(opts));
         group("warm", &|| warm::warm_runs(opts));
         group("hook-http", &|| warm::hook_per_edit(opts));
+        group("npm-hook", &|| npm_hook::npm_hook(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

@@ -56,6 +56,7 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
         "-line diff: frame at the top",
         "workflow: 4 independent phases, --max-parallel 4",
         "overhead per extra phase",
+        "binary installed with npm",
         "Machine: ",
         "load average",
     ] {

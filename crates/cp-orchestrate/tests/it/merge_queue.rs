@@ -14,12 +14,10 @@
 use std::sync::Arc;
 
 use crate::util::Repo;
-use crate::util::scripted::{EchoDriver, ListPrompter};
+use crate::util::scripted::{EchoDriver, ListPrompter, run_to_end};
 use crate::util::tester::ShellTester;
 use crate::util::writers::{Writers, no_leftovers, options, workflow};
-use cp_orchestrate::{
-    Outcome, PhaseStatus, RunArgs, RunStatus, WorkflowEvent, run_headless, run_workflow,
-};
+use cp_orchestrate::{Outcome, PhaseStatus, RunArgs, RunStatus, WorkflowEvent, run_workflow};
 
 /// Runs `file` with the scripted writers (one file per phase) and `tester`, the person
 /// answering `answers`; returns the outcome, the prompter and the factory.
@@ -269,15 +267,12 @@ fn a_plain_run_tests_its_branch_at_the_end_and_never_ends_completed_on_red() {
             },
             ..RunArgs::default()
         };
-        let mut out = Vec::new();
-        let got = run_headless(
+        let (got, text) = run_to_end(
             &project,
             &args,
             &mut EchoDriver::new(&project),
-            &mut &b""[..],
-            &mut out,
+            &mut ListPrompter::default(),
         );
-        let text = String::from_utf8(out).unwrap();
         assert_eq!(got, code, "{text}");
         let branch = repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]);
         let word = if code == 0 { "green" } else { "RED" };

@@ -120,7 +120,7 @@ pub use restart::{
     SessionEnd, StopHandle, StopReason, ToolRecord, restart_prompt,
 };
 pub use stop_check::{
-    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopCheck, StopCheckError, StopInput, StopVerdict,
+    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopAnswer, StopCheck, StopCheckError, StopInput,
 };
 pub use workflow::{
     APPROVAL_PROMPT, Action, Alert, Alerter, Approval, ApprovalAnswer, ApprovalOption,
@@ -128,10 +128,10 @@ pub use workflow::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, CommandRun, ConditionError,
     DEFAULT_MAX_MERGE_ATTEMPTS, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT,
     EXIT_FAILED, EXIT_INTERRUPTED, MAX_SPECULATIVE_MERGES, MergeConflict, MergeProof, OnSelect,
-    OptionProblem, Outcome, PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord,
-    PhaseStatus, Position, PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge,
-    RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage,
-    SupersededRun, TreeTest, TreeTester, TreeUnderTest, UnknownPlaceholder, Workflow,
-    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, phase_summaries,
-    resume_workflow, run_or_resume, run_workflow,
+    OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord, PhaseStatus,
+    Position, PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge, RunArgs,
+    RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage, SupersededRun,
+    TreeTest, TreeTester, TreeUnderTest, TreeVerdict, UnknownPlaceholder, Workflow, WorkflowError,
+    WorkflowEvent, WorkflowOutcome, evaluate_condition, phase_summaries, resume_workflow,
+    run_or_resume, run_workflow,
 };

@@ -16,7 +16,7 @@ use super::super::gate_files::GateFiles;
 use super::super::report::{StopPhase, StopReport, TestOutcome, TestVerdict};
 use super::super::runner::ProcessGroupRunner;
 use super::super::state::{LastTests, StateFile, fingerprint};
-use super::super::testing::PlannedRun;
+use super::super::testing::PlannedTestRun;
 use super::super::{STATE_FILE, StopGate, StopGateConfig};
 use super::key::{base_key, run_key};
 use super::news::WarmNews;
@@ -312,7 +312,7 @@ impl Run<'_> {
         &self,
         gate: &StopGate,
         listing: &Listing,
-        runs: &[PlannedRun],
+        runs: &[PlannedTestRun],
     ) -> Result<Vec<String>, NoWarmRun> {
         if !self.base {
             return Ok(Vec::new());

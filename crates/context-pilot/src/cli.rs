@@ -269,10 +269,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let project = discover(project_flag)?;
             let worker = WorkerId::from_flag_or_env(cli.worker.as_deref())?;
             cp_host::logging::init(&project.logs_dir());
+            // The console the run is in shows what it does.
+            let print = |news: &cp_mod_checkpoint::WarmNews| println!("{news}");
             if base {
-                cp_mod_checkpoint::base_run(&project, &worker, asked_at_ms)?;
+                cp_mod_checkpoint::base_run(&project, &worker, asked_at_ms, &print)?;
             } else {
-                cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms)?;
+                cp_mod_checkpoint::warm_run(&project, &worker, &change, asked_at_ms, &print)?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -4,7 +4,7 @@
 //! Claude Code echoes its hooks' answers in its stream, Gemini CLI does not; and neither says
 //! them in the words the person should read. Gemini CLI's stream reports tokens only at the
 //! end of a run, but its `AfterModel` hook sees each response's `usageMetadata`: the driver
-//! adds that hook for its runs, and the hook reports the prompt size ([`HookVerdict::Usage`]). So the driver names a fresh file in the run's
+//! adds that hook for its runs, and the hook reports the prompt size ([`HookReportKind::Usage`]). So the driver names a fresh file in the run's
 //! private wiring directory in [`HOOK_REPORT_ENV`] when it starts the agent; the agent passes
 //! its environment to the hooks it runs (`context-pilot hook …`), and each hook appends its
 //! verdict there as one JSON line ([`HookReport::send`]). The driver reads the new lines
@@ -26,7 +26,7 @@ pub const HOOK_REPORT_ENV: &str = "CP_HOOK_REPORT";
 /// What a hook decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum HookVerdict {
+pub enum HookReportKind {
     /// The stop gate let the agent stop.
     Passed,
     /// Text for the agent, all well (e.g. the callbacks that passed after an edit).
@@ -48,11 +48,11 @@ pub enum HookVerdict {
 pub struct HookReport {
     /// The agent's name of the hook event, e.g. `PostToolUse` or `AfterAgent`.
     pub event: String,
-    pub verdict: HookVerdict,
+    pub verdict: HookReportKind,
     /// What the hook said (empty for a plain pass).
     #[serde(default)]
     pub text: String,
-    /// With [`HookVerdict::Usage`]: the prompt tokens of the response's request.
+    /// With [`HookReportKind::Usage`]: the prompt tokens of the response's request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
 }
@@ -82,7 +82,7 @@ impl HookReport {
     pub fn usage(event: &str, prompt_tokens: u64) -> Self {
         Self {
             event: event.to_owned(),
-            verdict: HookVerdict::Usage,
+            verdict: HookReportKind::Usage,
             text: String::new(),
             prompt_tokens: Some(prompt_tokens),
         }
@@ -92,7 +92,7 @@ impl HookReport {
     pub fn wired(event: &str) -> Self {
         Self {
             event: event.to_owned(),
-            verdict: HookVerdict::Wired,
+            verdict: HookReportKind::Wired,
             text: String::new(),
             prompt_tokens: None,
         }
@@ -102,21 +102,21 @@ impl HookReport {
     /// text; for a usage report, the prompt size (none without one).
     fn into_item(self) -> Option<Item> {
         let (prefix, text) = match self.verdict {
-            HookVerdict::Wired => {
+            HookReportKind::Wired => {
                 return Some(Item::Wired {
                     mcp: self.event == MCP_WIRED,
                 });
             }
-            HookVerdict::Usage => {
+            HookReportKind::Usage => {
                 return self.prompt_tokens.map(|prompt_tokens| Item::Usage {
                     message_id: None,
                     prompt_tokens,
                     model: None,
                 });
             }
-            HookVerdict::Passed => ("", "passed"),
-            HookVerdict::Blocked => ("blocked: ", self.text.trim()),
-            HookVerdict::Context | HookVerdict::Notice => ("", self.text.trim()),
+            HookReportKind::Passed => ("", "passed"),
+            HookReportKind::Blocked => ("blocked: ", self.text.trim()),
+            HookReportKind::Context | HookReportKind::Notice => ("", self.text.trim()),
         };
         let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         Some(Item::Hook {
@@ -187,7 +187,7 @@ impl ReportReader {
 mod tests {
     use super::*;
 
-    fn report(event: &str, verdict: HookVerdict, text: &str) -> HookReport {
+    fn report(event: &str, verdict: HookReportKind, text: &str) -> HookReport {
         HookReport {
             event: event.into(),
             verdict,
@@ -220,14 +220,14 @@ mod tests {
         assert!(reader.read_new().is_empty());
         report(
             "PostToolUse",
-            HookVerdict::Context,
+            HookReportKind::Context,
             "Callback 'lint' passed. Output:\nclean\n",
         )
         .append_to(reader.path())
         .unwrap();
         report(
             "Stop",
-            HookVerdict::Blocked,
+            HookReportKind::Blocked,
             "Stop gate: verify\nrun the tests",
         )
         .append_to(reader.path())
@@ -285,7 +285,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nobody-made-this.jsonl");
         assert!(
-            report("Stop", HookVerdict::Passed, "")
+            report("Stop", HookReportKind::Passed, "")
                 .append_to(&path)
                 .is_err()
         );

@@ -110,7 +110,7 @@ pub use config::{AGENT_CONFIG_KEY, AgentConfig};
 pub use driver::CliDriver;
 pub use error::AgentError;
 pub use hook_reply::{EventKind, Reply, with_system_message};
-pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookVerdict};
+pub use hook_report::{HOOK_REPORT_ENV, HookReport, HookReportKind};
 pub use installed::{Found, Presence, look_for, look_for_agents};
 pub use interactive::InteractiveDriver;
 pub use kind::{AGENT_CLIS, AgentKind, edit_tool, hook_event};

@@ -9,9 +9,9 @@
 //!
 //! - **the hooks**: every agent's descriptor names a hook event that runs before the model is
 //!   asked ([`AgentCli::probe_event`](crate::AgentCli)); the driver adds a probe hook there
-//!   (`context-pilot wiring-probe`), which reports [`HookVerdict::Wired`] with that event.
+//!   (`context-pilot wiring-probe`), which reports [`HookReportKind::Wired`] with that event.
 //!   Any other hook report counts as well.
-//! - **the MCP server**: `context-pilot mcp` reports [`HookVerdict::Wired`] with the event
+//! - **the MCP server**: `context-pilot mcp` reports [`HookReportKind::Wired`] with the event
 //!   [`MCP_WIRED`] when its client sends `initialize`. Both agents wait for their MCP servers
 //!   before the first request of a headless run.
 //!
@@ -19,7 +19,7 @@
 //! the driver ends the agent and the session fails with what is missing and what the agent
 //! wrote on stderr (for Gemini CLI, its "Security Warning: Skipping …" line).
 //!
-//! [`HookVerdict::Wired`]: crate::HookVerdict::Wired
+//! [`HookReportKind::Wired`]: crate::HookReportKind::Wired
 
 /// The report event of the MCP server's proof.
 pub const MCP_WIRED: &str = "mcp";

@@ -18,7 +18,7 @@
 //! use cp_base::{Module, Notifier, Project, Registry, ToolDef, ToolEnv, ToolOutcome, ToolResult,
 //!               WorkerId};
 //! use cp_llm::{CancelToken, ContentBlock, LlmError, Message, Provider, ProviderConfig, Request,
-//!              Response, FinishReason, StreamEvent, ToolCall, ToolInput, Usage};
+//!              Response, FinishReason, StreamEvent, ToolUse, ToolInput, Usage};
 //! use serde_json::{Value, json};
 //!
 //! /// A model that plays back its replies in order.
@@ -49,7 +49,7 @@
 //! let config = ProviderConfig::resolve(&env, None).unwrap().unwrap();
 //! let reply = |content, finish_reason| Response { content, finish_reason, usage: Usage::default() };
 //! let model = Scripted { config, replies: Mutex::new(vec![
-//!     reply(vec![ContentBlock::ToolUse(ToolCall {
+//!     reply(vec![ContentBlock::ToolUse(ToolUse {
 //!         id: "call_1".into(), name: "greet".into(), input: ToolInput::Valid(json!({"name": "Ada"})),
 //!     })], FinishReason::ToolUse),
 //!     reply(vec![ContentBlock::Text { text: "I greeted Ada.".into() }], FinishReason::EndTurn),

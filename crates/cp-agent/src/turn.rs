@@ -6,14 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cp_base::{Registry, ToolEnv, ToolResult};
 use cp_git::{Git, Head};
 use cp_orchestrate::{
-    Decision, MAX_MAX_BLOCKS, StopCheck, StopHandle, StopInput, StopReason, StopVerdict,
+    Decision, MAX_MAX_BLOCKS, StopAnswer, StopCheck, StopHandle, StopInput, StopReason,
 };
 
 use super::inbox::AgentInbox;
 use super::prompt::{panel_context, system_prompt};
 use cp_llm::{
-    CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolCall,
-    ToolDefinition, ToolInput, Usage,
+    CancelToken, ContentBlock, LlmError, Message, Provider, Role, StreamEvent, ToolDefinition,
+    ToolInput, ToolUse, Usage,
 };
 
 /// What a running turn reports to the UI.
@@ -227,7 +227,7 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
             Err(e) => return TurnEnd::Failed(e.to_string()),
         };
         sink(AgentEvent::Usage(response.usage));
-        let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+        let calls: Vec<ToolUse> = response.tool_calls().cloned().collect();
         history.push(response.into_message());
         history.report(sink);
 
@@ -279,7 +279,7 @@ fn turn_loop(ctx: &TurnContext, history: &mut History, sink: &dyn Fn(AgentEvent)
 /// when Esc cut the batch short, so the next request is valid.
 fn answer_calls(
     ctx: &TurnContext,
-    calls: &[ToolCall],
+    calls: &[ToolUse],
     history: &mut History,
     sink: &dyn Fn(AgentEvent),
 ) {
@@ -306,7 +306,7 @@ fn answer_calls(
 }
 
 /// Runs the valid calls as one batch; invalid ones get an error result without running.
-fn run_calls(ctx: &TurnContext, calls: &[ToolCall]) -> Vec<(String, ToolResult)> {
+fn run_calls(ctx: &TurnContext, calls: &[ToolUse]) -> Vec<(String, ToolResult)> {
     let mut batch = Vec::new();
     let mut slots: Vec<(String, Option<ToolResult>)> = Vec::new();
     for call in calls {
@@ -350,7 +350,7 @@ fn run_stop_gate(
     session: &str,
     base: Option<&Head>,
     sink: &dyn Fn(AgentEvent),
-) -> Option<StopVerdict> {
+) -> Option<StopAnswer> {
     sink(AgentEvent::StopGateRunning);
     let input = StopInput {
         project: ctx.env.project.clone(),

@@ -79,7 +79,7 @@ pub mod text;
 mod tool;
 mod tool_table;
 mod trust;
-mod trust_verdict;
+mod trust_cache;
 mod trust_worktree;
 mod view;
 mod worker;

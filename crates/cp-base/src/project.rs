@@ -8,7 +8,7 @@ use crate::layout::STATE_DIR;
 use crate::private::{PRIVATE_DIRS, secure_private_dir};
 use crate::store::{ConfigFile, StoreError, write_atomic};
 use crate::trust::{Grant, TrustError, TrustState, TrustStore, script_paths};
-use crate::trust_verdict::{self, VerdictCache};
+use crate::trust_cache::{self, TrustCache};
 use crate::worker::WorkerId;
 
 /// What `.context-pilot/.gitignore` keeps out of version control: per-machine state, and
@@ -26,7 +26,7 @@ struct Inner {
     config: ConfigFile,
     trust: TrustStore,
     /// The last trust verdict, reused while its input files are unchanged.
-    verdict: VerdictCache,
+    verdict: TrustCache,
 }
 
 /// A project root and its `.context-pilot/` directory. Cheap to clone; clones share caches.
@@ -87,7 +87,7 @@ impl Project {
                 root,
                 config,
                 trust,
-                verdict: VerdictCache::default(),
+                verdict: TrustCache::default(),
             }),
         }
     }
@@ -113,7 +113,7 @@ impl Project {
     /// that cannot be locked (a read-only home) is read without it.
     ///
     /// The verdict is kept while `config.json`, the trust file and the scripts are unchanged
-    /// (see `trust_verdict.rs`), so asking again costs a few `stat`s.
+    /// (see `trust_cache.rs`), so asking again costs a few `stat`s.
     pub fn trust_state(&self) -> TrustState {
         if let Some(state) = self.inner.verdict.get() {
             return state;
@@ -129,15 +129,15 @@ impl Project {
 
     /// The stamps of every file the trust verdict is read from, taken before they are read;
     /// `None` when they cannot all be named (the verdict is then not kept).
-    fn trust_inputs(&self) -> Option<trust_verdict::Inputs> {
+    fn trust_inputs(&self) -> Option<trust_cache::Inputs> {
         let store = self.inner.trust.path()?.to_path_buf();
         let config = self.config().path().to_path_buf();
         // The config's stamp first: scripts named by a config written after it are covered
         // by that stamp changing.
         // The worktree's `.git` file: what links it to a repository whose trust it may share.
-        let mut inputs = trust_verdict::stamps([config, store, self.root().join(".git")]);
+        let mut inputs = trust_cache::stamps([config, store, self.root().join(".git")]);
         let scripts = script_paths(self.config(), &self.scripts_dir()).ok()?;
-        inputs.extend(trust_verdict::stamps(scripts));
+        inputs.extend(trust_cache::stamps(scripts));
         Some(inputs)
     }
 

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::diff::{ChangeKind, DiffLine, FileDiff, Hunk, LineKind};
+use crate::diff::{DiffKind, DiffLine, FileDiff, Hunk, LineKind};
 use crate::git::Git;
 use crate::untracked::MAX_READ_BYTES;
 
@@ -30,7 +30,7 @@ impl Git {
             (Some(blob), false) => self.blob(root, blob, base, file),
             _ => Side::Absent,
         };
-        let new = if file.kind == ChangeKind::Deleted {
+        let new = if file.kind == DiffKind::Deleted {
             Side::Absent
         } else {
             read_side(&file.full_path(root))

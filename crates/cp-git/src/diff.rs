@@ -26,7 +26,7 @@ pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// What happened to a file, as the review panel names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
+pub enum DiffKind {
     Modified,
     /// New: staged or untracked.
     New,
@@ -37,7 +37,7 @@ pub enum ChangeKind {
     TypeChanged,
 }
 
-impl ChangeKind {
+impl DiffKind {
     /// The change in words: `modified`, `new`, `deleted`, `renamed`, `type changed`.
     pub fn word(self) -> &'static str {
         match self {
@@ -140,7 +140,7 @@ pub struct FileDiff {
     pub path_bytes: Vec<u8>,
     /// `old_path`'s exact bytes.
     pub old_path_bytes: Option<Vec<u8>>,
-    pub kind: ChangeKind,
+    pub kind: DiffKind,
     /// Not yet known to git (deleting it is the only way to revert it).
     pub untracked: bool,
     /// The index holds an unresolved merge conflict for it.
@@ -169,7 +169,7 @@ impl FileDiff {
             old_path: None,
             path_bytes: path,
             old_path_bytes: None,
-            kind: ChangeKind::Modified,
+            kind: DiffKind::Modified,
             untracked: false,
             conflicted: false,
             submodule: false,

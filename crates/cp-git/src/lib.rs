@@ -65,7 +65,7 @@ pub use binary::HEX_ROWS;
 pub use commit::{CommitMessage, Pending};
 pub use committed::Committed;
 pub use diff::{
-    ChangeKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, ReadOptions,
+    DiffKind, DiffLine, FileDiff, Hunk, LineKind, MAX_SHOWN_BYTES, MAX_SHOWN_LINES, ReadOptions,
     Review, Summary,
 };
 pub use file_list::{LISTED_FILES, ListedFile, thousands, write_bounded};

@@ -5,11 +5,11 @@
 //! end of file`), so a hunk is reverted with the very patch git gave, and each path keeps its
 //! bytes (a name need not be UTF-8). Only the text shown to a person is decoded, lossily.
 
-use crate::diff::{ChangeKind, DiffLine, FileDiff, Hunk, LineKind, Summary};
+use crate::diff::{DiffKind, DiffLine, FileDiff, Hunk, LineKind, Summary};
 
 /// Parses the output of `git diff` (unified, with `a/` and `b/` prefixes) into files. A path
 /// that changed between a file and a symlink (git prints a deletion and an addition) is one
-/// file, [`ChangeKind::TypeChanged`].
+/// file, [`DiffKind::TypeChanged`].
 pub fn parse_diff(out: impl AsRef<[u8]>) -> Vec<FileDiff> {
     let mut files: Vec<FileDiff> = Vec::new();
     let mut old_no = 0u32;
@@ -92,10 +92,10 @@ fn merge_type_changes(files: Vec<FileDiff>) -> Vec<FileDiff> {
     for file in files {
         if let Some(last) = out.last_mut()
             && last.path_bytes == file.path_bytes
-            && last.kind == ChangeKind::Deleted
-            && file.kind == ChangeKind::New
+            && last.kind == DiffKind::Deleted
+            && file.kind == DiffKind::New
         {
-            last.kind = ChangeKind::TypeChanged;
+            last.kind = DiffKind::TypeChanged;
             last.added += file.added;
             last.hunks.extend(file.hunks);
             last.summary = last.summary.or(file.summary);
@@ -110,10 +110,10 @@ fn merge_type_changes(files: Vec<FileDiff>) -> Vec<FileDiff> {
 /// A header line between `diff --git` and the first hunk.
 fn header_line(file: &mut FileDiff, line: &[u8]) {
     if line.starts_with(b"new file mode") {
-        file.kind = ChangeKind::New;
+        file.kind = DiffKind::New;
         file.submodule |= line.ends_with(b" 160000");
     } else if line.starts_with(b"deleted file mode") {
-        file.kind = ChangeKind::Deleted;
+        file.kind = DiffKind::Deleted;
         file.submodule |= line.ends_with(b" 160000");
     } else if let Some(rest) = line.strip_prefix(b"index ") {
         file.submodule |= rest.ends_with(b" 160000");
@@ -123,10 +123,10 @@ fn header_line(file: &mut FileDiff, line: &[u8]) {
             file.old_blob = (!old.is_empty() && !old.bytes().all(|b| b == b'0')).then_some(old);
         }
     } else if let Some(from) = line.strip_prefix(b"rename from ") {
-        file.kind = ChangeKind::Renamed;
+        file.kind = DiffKind::Renamed;
         file.set_old_path(unquote(from));
     } else if let Some(to) = line.strip_prefix(b"rename to ") {
-        file.kind = ChangeKind::Renamed;
+        file.kind = DiffKind::Renamed;
         file.set_path(unquote(to));
     } else if line.starts_with(b"Binary files ") || line == b"GIT binary patch" {
         file.summary = Some(Summary::Binary);
@@ -136,7 +136,7 @@ fn header_line(file: &mut FileDiff, line: &[u8]) {
         }
     } else if let Some(path) = line.strip_prefix(b"--- ")
         && path != b"/dev/null"
-        && file.kind == ChangeKind::Deleted
+        && file.kind == DiffKind::Deleted
     {
         file.set_path(strip_prefix_path(&unquote(path), b"a/"));
     }
@@ -303,17 +303,17 @@ Binary files /dev/null and b/logo.png differ
     #[test]
     fn parses_files_hunks_and_line_numbers() {
         let files = parse_diff(SAMPLE);
-        let summary: Vec<(&str, ChangeKind, usize, usize)> = files
+        let summary: Vec<(&str, DiffKind, usize, usize)> = files
             .iter()
             .map(|f| (f.path.as_str(), f.kind, f.added, f.removed))
             .collect();
         assert_eq!(
             summary,
             [
-                ("src/lib.rs", ChangeKind::Modified, 3, 2),
-                ("gone.txt", ChangeKind::Deleted, 0, 1),
-                ("new name.md", ChangeKind::Renamed, 0, 0),
-                ("logo.png", ChangeKind::New, 0, 0),
+                ("src/lib.rs", DiffKind::Modified, 3, 2),
+                ("gone.txt", DiffKind::Deleted, 0, 1),
+                ("new name.md", DiffKind::Renamed, 0, 0),
+                ("logo.png", DiffKind::New, 0, 0),
             ]
         );
         assert_eq!(files[2].old_path.as_deref(), Some("old name.md"));
@@ -378,7 +378,7 @@ index 0000000..8ce4f79
 ";
         let files = parse_diff(diff);
         assert_eq!(files.len(), 1);
-        assert_eq!(files[0].kind, ChangeKind::TypeChanged);
+        assert_eq!(files[0].kind, DiffKind::TypeChanged);
         assert_eq!((files[0].added, files[0].removed), (1, 1));
         assert_eq!(files[0].hunks.len(), 2);
     }

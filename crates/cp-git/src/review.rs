@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diff::{ChangeKind, FileDiff, Hunk};
+use crate::diff::{DiffKind, FileDiff, Hunk};
 use crate::git::{Git, GitError};
 use crate::parse::quote;
 
@@ -145,7 +145,7 @@ impl Git {
         base: Option<&str>,
     ) -> Result<(), ReviewError> {
         refuse_unrevertable(file)?;
-        if file.untracked || file.kind != ChangeKind::Modified || hunk.raw.is_empty() {
+        if file.untracked || file.kind != DiffKind::Modified || hunk.raw.is_empty() {
             return self.revert_file_to(root, file, base);
         }
         let patch = hunk_patch(file, hunk);
@@ -190,7 +190,7 @@ impl Git {
         let staged = self.staged(root)?;
         let Some(staged_file) = staged
             .iter()
-            .find(|f| f.path_bytes == file.path_bytes && f.kind == ChangeKind::Modified)
+            .find(|f| f.path_bytes == file.path_bytes && f.kind == DiffKind::Modified)
         else {
             return Ok(None);
         };
@@ -219,16 +219,16 @@ impl Git {
         refuse_unrevertable(file)?;
         let base = base.unwrap_or("HEAD");
         match file.kind {
-            ChangeKind::Modified | ChangeKind::Deleted | ChangeKind::TypeChanged => {
+            DiffKind::Modified | DiffKind::Deleted | DiffKind::TypeChanged => {
                 self.checkout(root, base, [file.path_bytes.as_slice()])?;
             }
-            ChangeKind::New => {
+            DiffKind::New => {
                 if !file.untracked {
                     self.untrack(root, [file.path_bytes.as_slice()])?;
                 }
                 delete(&file.full_path(root))?;
             }
-            ChangeKind::Renamed => {
+            DiffKind::Renamed => {
                 if let Some(old) = &file.old_path_bytes {
                     self.checkout(root, base, [old.as_slice()])?;
                 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
-use crate::diff::{ChangeKind, DiffLine, FileDiff, Hunk, LineKind, Summary, os_path};
+use crate::diff::{DiffKind, DiffLine, FileDiff, Hunk, LineKind, Summary, os_path};
 use crate::parse::shown;
 
 /// An untracked file larger than this is not read at all.
@@ -48,7 +48,7 @@ impl<'a> UntrackedBudget<'a> {
 /// added, or a summary.
 pub(crate) fn read(root: &Path, path: &[u8], budget: &mut UntrackedBudget<'_>) -> FileDiff {
     let mut file = FileDiff::named(path.to_vec());
-    file.kind = ChangeKind::New;
+    file.kind = DiffKind::New;
     file.untracked = true;
     let full = root.join(os_path(path));
     let started = std::time::SystemTime::now();

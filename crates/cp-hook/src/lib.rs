@@ -66,7 +66,7 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookVerdict};
+use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookReportKind};
 use cp_base::{Project, WorkerId};
 use cp_git::Head;
 use cp_mod_checkpoint::SessionStarts;
@@ -118,7 +118,7 @@ impl HookEvent {
     }
 
     /// The report of `verdict` with `text` at this event.
-    fn report(self, verdict: HookVerdict, text: String) -> HookReport {
+    fn report(self, verdict: HookReportKind, text: String) -> HookReport {
         HookReport {
             event: self.agent_name().to_owned(),
             verdict,
@@ -386,7 +386,8 @@ fn with_notices(
 ) -> HookOutput {
     if let Some(advice) = cp_host::trust::notice_once(project) {
         out.stdout = cp_host::trust::with_system_message(out.stdout.take(), &advice);
-        out.reports.push(event.report(HookVerdict::Notice, advice));
+        out.reports
+            .push(event.report(HookReportKind::Notice, advice));
     }
     if !problems.is_empty() {
         let ours = problems
@@ -612,18 +613,18 @@ fn tell_person(event: HookEvent, out: &mut HookOutput, problems: &[String]) {
         out.stdout.as_deref(),
         &text,
     ));
-    out.reports.push(event.report(HookVerdict::Notice, text));
+    out.reports.push(event.report(HookReportKind::Notice, text));
 }
 
 fn reply_only(event: HookEvent, reply: &Reply) -> HookOutput {
     let report = match (reply, event.kind()) {
         (Reply::Nothing | Reply::Context(_), kind) if kind.is_stop() => {
-            Some(event.report(HookVerdict::Passed, String::new()))
+            Some(event.report(HookReportKind::Passed, String::new()))
         }
         (Reply::Nothing, _) => None,
-        (Reply::Context(text), _) => Some(event.report(HookVerdict::Context, text.clone())),
-        (Reply::Block(text), _) => Some(event.report(HookVerdict::Blocked, text.clone())),
-        (Reply::Notice(text), _) => Some(event.report(HookVerdict::Notice, text.clone())),
+        (Reply::Context(text), _) => Some(event.report(HookReportKind::Context, text.clone())),
+        (Reply::Block(text), _) => Some(event.report(HookReportKind::Blocked, text.clone())),
+        (Reply::Notice(text), _) => Some(event.report(HookReportKind::Notice, text.clone())),
     };
     HookOutput {
         stdout: event.agent.hook_reply(event.kind(), reply),
@@ -646,7 +647,7 @@ fn failure(event: HookEvent, project: Option<&Path>, problem: &str) -> HookOutpu
     let said = format!("context-pilot hook {}: {problem}", event.cli_name());
     let mut out = reply_only(event, &Reply::Nothing);
     out.reports
-        .push(event.report(HookVerdict::Notice, said.clone()));
+        .push(event.report(HookReportKind::Notice, said.clone()));
     out.stderr = Some(said);
     out
 }

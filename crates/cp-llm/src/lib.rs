@@ -91,8 +91,8 @@ pub use sources::{
     LlmSection, ProviderSetupError, configured_provider, ignored_base_url_error, llm_section,
 };
 pub use types::{
-    ApiKey, ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolCall,
-    ToolDefinition, ToolInput, Usage,
+    ApiKey, ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent,
+    ToolDefinition, ToolInput, ToolUse, Usage,
 };
 
 #[cfg(test)]

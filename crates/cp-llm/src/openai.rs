@@ -20,7 +20,7 @@ use super::provider::Provider;
 use super::sse::{EventDecoder, Flow, SseEvent};
 use super::transport::{HttpRequest, Transport};
 use super::types::{
-    ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolCall, ToolInput,
+    ContentBlock, FinishReason, Message, Request, Response, Role, StreamEvent, ToolInput, ToolUse,
     Usage,
 };
 use cp_base::CancelToken;
@@ -452,7 +452,7 @@ impl EventDecoder for Decoder {
                 call.id
             };
             let input = ToolInput::parse(&call.arguments);
-            content.push(ContentBlock::ToolUse(ToolCall {
+            content.push(ContentBlock::ToolUse(ToolUse {
                 id,
                 name: call.name,
                 input,
@@ -513,12 +513,12 @@ mod tests {
                         ContentBlock::Text {
                             text: "Reading.".into(),
                         },
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "call_1".into(),
                             name: "File_read".into(),
                             input: ToolInput::Valid(json!({"path": "a.rs"})),
                         }),
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "call_2".into(),
                             name: "File_read".into(),
                             input: ToolInput::parse("{\"path\": "),

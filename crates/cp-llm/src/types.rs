@@ -111,11 +111,11 @@ pub enum ContentBlock {
         text: String,
     },
     /// A tool call made by the model (assistant messages only).
-    ToolUse(ToolCall),
+    ToolUse(ToolUse),
     /// The result of a tool call (user messages only). With the OpenAI format each result
     /// becomes a `role: "tool"` message; Anthropic keeps it as a `tool_result` block.
     ToolResult {
-        /// Id of the [`ToolCall`] this answers.
+        /// Id of the [`ToolUse`] this answers.
         tool_use_id: String,
         /// The result text shown to the model.
         text: String,
@@ -124,9 +124,10 @@ pub enum ContentBlock {
     },
 }
 
-/// A tool call requested by the model.
+/// A tool use: the model's request to call a tool, as the provider sent it (its arguments may
+/// be malformed). The agent loop runs it as a `cp_base::ToolCall`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub struct ToolUse {
     /// Provider-assigned call id; the tool result must quote it.
     pub id: String,
     /// Name of the tool to call.
@@ -283,7 +284,7 @@ impl Response {
     }
 
     /// The tool calls in order.
-    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolUse> {
         self.content.iter().filter_map(|block| match block {
             ContentBlock::ToolUse(call) => Some(call),
             _ => None,

@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 
-use crate::types::{ContentBlock, Message, ToolCall, ToolInput};
+use crate::types::{ContentBlock, Message, ToolInput, ToolUse};
 
 /// Caches kept by a [`CachePool`]: one per conversation a provider serves at a time (parallel
 /// workflow phases share their provider), beyond which the least recently used goes.
@@ -149,12 +149,12 @@ fn same_block(a: &ContentBlock, b: &ContentBlock) -> bool {
     match (a, b) {
         (ContentBlock::Text { text: x }, ContentBlock::Text { text: y }) => x == y,
         (
-            ContentBlock::ToolUse(ToolCall {
+            ContentBlock::ToolUse(ToolUse {
                 id: id_a,
                 name: name_a,
                 input: input_a,
             }),
-            ContentBlock::ToolUse(ToolCall {
+            ContentBlock::ToolUse(ToolUse {
                 id: id_b,
                 name: name_b,
                 input: input_b,
@@ -227,7 +227,7 @@ mod tests {
     fn call(input: Value) -> Message {
         Message {
             role: Role::Assistant,
-            content: vec![ContentBlock::ToolUse(ToolCall {
+            content: vec![ContentBlock::ToolUse(ToolUse {
                 id: "t1".into(),
                 name: "File_read".into(),
                 input: ToolInput::Valid(input),
@@ -293,7 +293,7 @@ mod tests {
                 call(json!({})),
                 Message {
                     role: Role::Assistant,
-                    content: vec![ContentBlock::ToolUse(ToolCall {
+                    content: vec![ContentBlock::ToolUse(ToolUse {
                         id: "t1".into(),
                         name: "File_read".into(),
                         input: ToolInput::parse("{oops"),

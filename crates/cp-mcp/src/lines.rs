@@ -89,7 +89,7 @@ fn finish(mut line: Vec<u8>, too_long: bool) -> Line {
 
 /// What to do with a whole line.
 #[derive(Debug, PartialEq)]
-enum Verdict {
+enum LineAction {
     Skip,
     Forward,
     Reply(Value),
@@ -109,14 +109,14 @@ fn valid_id(value: &Value) -> Option<Value> {
         .cloned()
 }
 
-fn judge(line: &[u8]) -> Verdict {
+fn judge(line: &[u8]) -> LineAction {
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Verdict::Skip;
+        return LineAction::Skip;
     }
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {
-            return Verdict::Reply(error_reply(
+            return LineAction::Reply(error_reply(
                 Value::Null,
                 PARSE_ERROR,
                 &format!("parse error: the message is not valid UTF-8 ({e})"),
@@ -126,7 +126,7 @@ fn judge(line: &[u8]) -> Verdict {
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            return Verdict::Reply(error_reply(
+            return LineAction::Reply(error_reply(
                 Value::Null,
                 PARSE_ERROR,
                 &format!("parse error: the message is not valid JSON ({e})"),
@@ -134,9 +134,9 @@ fn judge(line: &[u8]) -> Verdict {
         }
     };
     if is_message(&value) {
-        Verdict::Forward
+        LineAction::Forward
     } else {
-        Verdict::Reply(error_reply(
+        LineAction::Reply(error_reply(
             valid_id(&value).unwrap_or(Value::Null),
             INVALID_REQUEST,
             "invalid request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\" and a \"method\" (or a response with \"result\" or \"error\")",
@@ -205,7 +205,7 @@ where
     while let Some(line) = read_line(&mut reader).await? {
         let verdict = match &line {
             Line::Whole(bytes) => judge(bytes),
-            Line::TooLong(prefix) => Verdict::Reply(error_reply(
+            Line::TooLong(prefix) => LineAction::Reply(error_reply(
                 id_from_prefix(prefix),
                 INVALID_REQUEST,
                 &format!(
@@ -214,15 +214,15 @@ where
             )),
         };
         match verdict {
-            Verdict::Skip => {}
-            Verdict::Forward => {
+            LineAction::Skip => {}
+            LineAction::Forward => {
                 if let Line::Whole(mut bytes) = line {
                     bytes.push(b'\n');
                     to_rmcp.write_all(&bytes).await?;
                     to_rmcp.flush().await?;
                 }
             }
-            Verdict::Reply(reply) => {
+            LineAction::Reply(reply) => {
                 tracing::warn!("MCP: answered a bad message with {reply}");
                 write_line(&out, reply.to_string().as_bytes()).await?;
             }
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn bad_lines_get_the_right_code_and_good_ones_pass() {
         let code = |line: &[u8]| match judge(line) {
-            Verdict::Reply(v) => v["error"]["code"].as_i64(),
+            LineAction::Reply(v) => v["error"]["code"].as_i64(),
             _ => None,
         };
         assert_eq!(code(b"{not json"), Some(PARSE_ERROR));
@@ -268,9 +268,9 @@ mod tests {
         assert_eq!(code(br#"{"id": 7}"#), Some(INVALID_REQUEST));
         assert_eq!(
             judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            Verdict::Forward
+            LineAction::Forward
         );
-        assert_eq!(judge(b"  "), Verdict::Skip);
+        assert_eq!(judge(b"  "), LineAction::Skip);
     }
 
     #[test]

@@ -43,7 +43,7 @@
 //! - The fixed `callbacks` panel lists them, with the editor below when one is open.
 //! - [`CallbackModule`]'s `on_batch` matches the batch's changed files against gitignore-style
 //!   patterns ([`Matcher`], one compiled set per config change), plans the runs
-//!   ([`plan`]) and fires them through `cp_mod_console` sessions. A run is queued (a
+//!   ([`plan`]) and fires them through `cp_mod_console` consoles. A run is queued (a
 //!   `one_at_a_time` callback already running: [`RunQueue`], [`QueuedRun`]), started, ends
 //!   (passed, failed, timed out, or not started: [`RunOutcome`]) and is reported once
 //!   ([`RunReport`]). Blocking runs hold the batch's results and add each run's result to

@@ -63,7 +63,7 @@ pub use stop::{
     SESSIONS_FILE, STATE_FILE, SessionStarts, StopGate, StopGateConfig, StopOutcome, StopPhase,
     StopReport, StopRule, TEST_SESSION_LABEL, TEST_TAIL_LINES, TestConfig, TestExit, TestFramework,
     TestOutcome, TestRun, TestRunner, TestSpec, TestSummary, TestVerdict, TreeTests, WARM_LABEL,
-    WARM_SUBCOMMAND, WarmConfig, WarmLauncher, WarmPhase, WarmRun, WarmUse, base_run,
+    WARM_SUBCOMMAND, WarmConfig, WarmLauncher, WarmNews, WarmPhase, WarmRun, WarmUse, base_run,
     cancel_warm_run, current_warm_run, parse_test_output, suggest_commit_message, warm_record_path,
     warm_run,
 };

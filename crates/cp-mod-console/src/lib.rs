@@ -86,7 +86,7 @@ pub use screen::TermScreen;
 pub use server::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES,
     DEFAULT_LOGS_MAX_AGE, DEFAULT_LOGS_MAX_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CONSOLES,
-    DEFAULT_TAIL_BYTES, LogLimits, ServerOptions, run_server,
+    DEFAULT_TAIL_BYTES, LogLimits, MAX_CONSOLES_ENV, ServerOptions, run_server,
 };
 pub use signals::{signal_name, signal_number};
 pub use terminal::{DEFAULT_SIZE, TerminalReader, last_lines, terminal_lines, terminal_text};

@@ -105,7 +105,7 @@ pub(crate) fn lower_priority(pgid: u32, nice: u8) {
     }
 }
 
-/// Puts the session led by `pgid` back to normal priority (see [`lower_priority`]): its
+/// Puts the process session led by `pgid` back to normal priority (see [`lower_priority`]): its
 /// autogroup, which any process of the user may set back to 0 (the kernel takes one change
 /// every 100 ms, so a refused one is retried for a moment), and the group's own niceness
 /// when this process may raise priority (otherwise that is left as it is).
@@ -279,7 +279,7 @@ fn addchdir() -> Option<AddChdir> {
 /// multi-threaded server cost a few hundred microseconds on every console. The controlling
 /// terminal comes from the order glibc applies a spawn's attributes in: `setsid` first, then
 /// the file actions, so opening the slave (without `O_NOCTTY`) as fd 0 makes it the new
-/// session's terminal. Descriptors need no closing: everything the server opens is
+/// process session's terminal. Descriptors need no closing: everything the server opens is
 /// close-on-exec (see [`cloexec_inherited_fds`]).
 fn posix_spawn_on_tty(spawn: &TtySpawn<'_>, addchdir: AddChdir) -> io::Result<u32> {
     let mut plan = SpawnPlan::new()?;

@@ -12,9 +12,10 @@
 //!   auto-committed, and a fresh session continues with the handoff before the original prompt.
 //! - **Workflows with approval gates**: [`run_workflow`] / [`resume_workflow`] run the phases
 //!   of a YAML [`Workflow`] through the restart loop. A phase's [`Approval`] (its `approval:`
-//!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the headless
-//!   [`run_headless`]), may hold a JavaScript condition, and is recorded in the run context
-//!   saved under `.context-pilot/runs/<id>/`.
+//!   block) is answered by an [`ApprovalPrompter`] (the TUI dialog, or the terminal's in
+//!   `cp-run`), may hold a JavaScript condition, and is recorded in the run context saved
+//!   under `.context-pilot/runs/<id>/`. [`run_or_resume`] runs what a front-end's
+//!   [`RunArgs`] ask for.
 //! - **Parallel phases**: a workflow with `depends_on` runs the phases that are ready together
 //!   at once, each in its own git worktree with its own agent from a [`DriverFactory`]; their
 //!   branches are merged back in the file's order, a conflict is aborted and named
@@ -57,8 +58,9 @@
 //! ```
 //! use cp_base::Project;
 //! use cp_orchestrate::{
-//!     Answer, AnswerChoice, AnswersPrompter, Handoff, RestartOverrides, RunOptions, RunStatus,
-//!     DriverError, SessionControl, SessionEnd, SessionDriver, run_workflow,
+//!     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, DriverError, Handoff, PromptError,
+//!     RestartOverrides, RunOptions, RunStatus, SessionControl, SessionEnd, SessionDriver,
+//!     WorkflowEvent, run_workflow,
 //! };
 //!
 //! struct Agent;
@@ -78,8 +80,17 @@
 //! let file = dir.path().join("flow.yaml");
 //! std::fs::write(&file, "name: flow\nphases:\n  - id: plan\n    prompt: Plan it.\n    \
 //!     approval: {approval_required: true}\n  - id: build\n    prompt: Build it.\n")?;
-//! let answers = vec![Answer { phase: Some("plan".into()), option: AnswerChoice::Label("Abort".into()), feedback: None }];
-//! let mut prompter = AnswersPrompter::new("inline", answers, std::io::sink());
+//! // The person answers "Abort" at the approval gate after `plan`.
+//! struct Person;
+//! impl ApprovalPrompter for Person {
+//!     fn ask(&mut self, request: &ApprovalRequest) -> Result<ApprovalAnswer, PromptError> {
+//!         let choice = request.choices.iter().position(|c| c.label == "Abort");
+//!         let choice = choice.ok_or_else(|| PromptError("no Abort option".into()))?;
+//!         Ok(ApprovalAnswer { choice, feedback: None })
+//!     }
+//!     fn on_event(&mut self, _: &WorkflowEvent) {}
+//! }
+//! let mut prompter = Person;
 //! // Not a git repository here, so no auto-commit.
 //! let options = RunOptions {
 //!     overrides: RestartOverrides { no_auto_commit: true, ..RestartOverrides::default() },
@@ -109,19 +120,18 @@ pub use restart::{
     SessionEnd, StopHandle, StopReason, ToolRecord, restart_prompt,
 };
 pub use stop_check::{
-    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopCheck, StopCheckError, StopInput, StopVerdict,
+    Decision, MAX_MAX_BLOCKS, SESSION_BASE_ENV, StopAnswer, StopCheck, StopCheckError, StopInput,
 };
 pub use workflow::{
-    APPROVAL_PROMPT, Action, Alert, Alerter, Answer, AnswerChoice, AnswersPrompter, Approval,
-    ApprovalAnswer, ApprovalOption, ApprovalProblem, ApprovalPrompter, ApprovalRecord,
-    ApprovalRequest, BranchVerdict, CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE,
-    Choice, CommandRun, ConditionError, DEFAULT_MAX_MERGE_ATTEMPTS, DEFAULT_MAX_PARALLEL,
-    DriverFactory, EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED, HostRun,
-    MAX_SPECULATIVE_MERGES, MergeConflict, MergeProof, OnSelect, OptionProblem, Outcome,
-    PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord, PhaseStatus, Position,
-    PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge, RunArgs, RunContext,
-    RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage, SupersededRun,
-    TerminalPrompter, TreeTest, TreeTester, TreeUnderTest, UnknownPlaceholder, Workflow,
-    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, resume_workflow,
-    run_headless, run_workflow,
+    APPROVAL_PROMPT, Action, Alert, Alerter, Approval, ApprovalAnswer, ApprovalOption,
+    ApprovalProblem, ApprovalPrompter, ApprovalRecord, ApprovalRequest, BranchVerdict,
+    CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, CURRENT_PHASE, Choice, CommandRun, ConditionError,
+    DEFAULT_MAX_MERGE_ATTEMPTS, DEFAULT_MAX_PARALLEL, DriverFactory, EXIT_ABORTED, EXIT_CONFLICT,
+    EXIT_FAILED, EXIT_INTERRUPTED, HostRun, MAX_SPECULATIVE_MERGES, MergeConflict, MergeProof,
+    OnSelect, OptionProblem, PendingFeedback, Phase, PhaseAgent, PhaseCounters, PhaseRecord,
+    PhaseStatus, Position, PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge,
+    RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage,
+    SupersededRun, TreeTest, TreeTester, TreeUnderTest, TreeVerdict, UnknownPlaceholder, Workflow,
+    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, phase_summaries,
+    resume_workflow, run_or_resume, run_workflow,
 };

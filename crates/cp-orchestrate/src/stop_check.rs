@@ -54,7 +54,7 @@ pub enum Decision {
 
 /// What a [`StopCheck`] answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StopVerdict {
+pub struct StopAnswer {
     /// Block or pass.
     pub decision: Decision,
     /// For the person, not the agent: set when the block limit let the agent stop with work
@@ -70,6 +70,5 @@ pub type StopCheckError = Box<dyn std::error::Error + Send + Sync>;
 pub trait StopCheck: Send + Sync {
     /// Checks `input`; `cancel` (Esc) kills a test run in progress, after which the verdict
     /// means nothing and the caller ignores it.
-    fn check(&self, input: &StopInput, cancel: &CancelToken)
-    -> Result<StopVerdict, StopCheckError>;
+    fn check(&self, input: &StopInput, cancel: &CancelToken) -> Result<StopAnswer, StopCheckError>;
 }

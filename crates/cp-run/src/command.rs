@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use cp_agent_cli::AgentKind;
 use cp_base::CancelToken;
-use cp_orchestrate::{
-    RESTART_HELP, RestartOverrides, RunArgs, RunOptions, RunStore, Workflow, run_headless,
-};
+use cp_orchestrate::{RESTART_HELP, RestartOverrides, RunArgs, RunOptions, RunStore, Workflow};
 
 use crate::alerts::TerminalAlerts;
+use crate::headless::run_headless;
 use crate::headless_out::{LineState, OwnLines};
 use crate::interrupt::{interrupt_on_signals, settle_interrupts};
 use crate::phases::{PhaseDrivers, PhaseOutput};

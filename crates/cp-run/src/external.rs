@@ -5,7 +5,9 @@
 use std::io::Write as _;
 
 use cp_agent_cli::{AgentConfig, AgentKind, CliDriver, Progress, ProgressEvent, WiringSpec};
-use cp_orchestrate::{RunArgs, run_headless};
+use cp_orchestrate::RunArgs;
+
+use crate::headless::run_headless;
 
 use crate::headless_out::{LineState, OwnLines};
 use cp_host::Host;

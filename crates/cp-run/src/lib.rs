@@ -8,6 +8,8 @@
 //! - [`alerts`]: how a run tells the person it needs them (the bell, `notify-send`, their own
 //!   command).
 //! - [`external`]: the workflow's sessions in the person's own agent CLI.
+//! - [`run_headless`]: the run on the terminal, its approval gates asked there
+//!   ([`TerminalPrompter`]) or answered from a file ([`AnswersPrompter`]).
 //! - The merge queue's tests (`merge_tests`), and Ctrl-C in a run of parallel phases
 //!   (`interrupt`).
 //!
@@ -30,13 +32,17 @@
 pub mod alerts;
 mod command;
 pub mod external;
+mod headless;
 mod headless_out;
 mod interrupt;
 mod merge_tests;
 pub mod phases;
+mod prompters;
 
 pub use alerts::{NotifyConfigError, TerminalAlerts};
 pub use command::{RunCommand, Screen, run};
 pub use external::wiring_spec_of;
+pub use headless::run_headless;
 pub use merge_tests::{end_consoles, test_with_gate};
 pub use phases::{PhaseDrivers, PhaseNews, PhaseOutput};
+pub use prompters::{Answer, AnswerChoice, AnswersPrompter, TerminalPrompter};

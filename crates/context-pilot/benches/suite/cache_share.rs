@@ -5,7 +5,7 @@
 //! issue 19, given the same breakpoints).
 
 use cp_llm::cache_model::{CacheModel, anthropic_view};
-use cp_llm::{ContentBlock, Message, Request, Role, ToolCall, ToolDefinition, ToolInput};
+use cp_llm::{ContentBlock, Message, Request, Role, ToolDefinition, ToolInput, ToolUse};
 use serde_json::json;
 
 use std::fmt::Write as _;
@@ -91,7 +91,7 @@ fn session() -> Vec<Request> {
                 ContentBlock::Text {
                     text: format!("Let me look at src/module_{step}.rs."),
                 },
-                ContentBlock::ToolUse(ToolCall {
+                ContentBlock::ToolUse(ToolUse {
                     id: id.clone(),
                     name: "File_read".into(),
                     input: ToolInput::Valid(json!({"file_path": format!("src/module_{step}.rs")})),

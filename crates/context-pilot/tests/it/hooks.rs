@@ -120,7 +120,7 @@ fn the_verdicts_are_reported_to_the_runner_that_started_the_agent() {
         .collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0].event, "AfterTool");
-    assert_eq!(lines[0].verdict, cp_agent_cli::HookVerdict::Context);
+    assert_eq!(lines[0].verdict, cp_agent_cli::HookReportKind::Context);
     // In full, the callback's output included.
     assert!(
         lines[0].text.contains("Callback 'greet-check' passed"),
@@ -129,7 +129,7 @@ fn the_verdicts_are_reported_to_the_runner_that_started_the_agent() {
     assert!(lines[0].text.contains("checked src/greet.sh"), "{lines:?}");
     // The edit is uncommitted: the stop gate sends the agent back to verify.
     assert_eq!(lines[1].event, "AfterAgent");
-    assert_eq!(lines[1].verdict, cp_agent_cli::HookVerdict::Blocked);
+    assert_eq!(lines[1].verdict, cp_agent_cli::HookReportKind::Blocked);
     assert!(lines[1].text.contains("Stop gate: verify"), "{lines:?}");
 }
 

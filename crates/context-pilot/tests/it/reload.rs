@@ -60,6 +60,19 @@ fn wait_reloads(repo: &Path, n: usize) {
     eventually(&format!("reload {n}"), WAIT, || reload_count(repo) >= n);
 }
 
+/// Waits until the callback `id` is defined in the project's `config.json`, where
+/// `Callback_upsert` saves it.
+fn wait_callback_saved(repo: &Path, id: &str) {
+    let config = repo.join(".context-pilot/config.json");
+    eventually(&format!("{id} in config.json"), WAIT, || {
+        std::fs::read_to_string(&config)
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .and_then(|v| v["callbacks"]["definitions"].as_array().cloned())
+            .is_some_and(|defs| defs.iter().any(|d| d["id"] == id))
+    });
+}
+
 /// Lines `tick N` in the console's log, which must count up without a gap.
 fn ticks(repo: &Path) -> Vec<u32> {
     console_logs(repo)
@@ -77,7 +90,7 @@ fn sigusr2_reload_keeps_pid_screen_console_and_callback() {
         &mut tui,
         r#"Callback_upsert action=create name=keep-me pattern=*.txt script_content="echo ok" blocking=true timeout=10"#,
     );
-    tui.wait_for("Created CB1", WAIT).unwrap();
+    wait_callback_saved(repo.path(), "CB1");
     palette(
         &mut tui,
         r#"console_create command="for i in $(seq 1 400); do echo tick $i; sleep 0.02; done" description=ticker"#,
@@ -205,7 +218,7 @@ fn sigusr2_during_a_blocking_callback_reloads_after_the_batch_and_delivers_once(
         &mut tui,
         r#"Callback_upsert action=create name=slow pattern=*.txt script_content="sleep 2; echo slow-callback-finished" blocking=true timeout=20"#,
     );
-    tui.wait_for("Created CB1", WAIT).unwrap();
+    wait_callback_saved(repo.path(), "CB1");
     tui.type_text("write slow.txt");
     tui.send(b"\r");
     // The write has started and its blocking callback is running.

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cp_git::{ChangeKind, ReadOptions, Summary};
+use cp_git::{DiffKind, ReadOptions, Summary};
 
 use crate::util::{G, file, files, git, numbered, paths, repo, write};
 
@@ -25,17 +25,17 @@ fn the_diff_lists_tracked_and_untracked_changes_with_numbers() {
     write(root, "new.rs", b"fn main() {}\nfn two() {}");
     write(root, "blob.bin", &[0, 1, 2]);
     let listed = files(root);
-    let names: Vec<(&str, ChangeKind, usize, usize)> = listed
+    let names: Vec<(&str, DiffKind, usize, usize)> = listed
         .iter()
         .map(|f| (f.path.as_str(), f.kind, f.added, f.removed))
         .collect();
     assert_eq!(
         names,
         [
-            ("a.txt", ChangeKind::Modified, 2, 1),
-            ("b.txt", ChangeKind::Deleted, 0, 1),
-            ("blob.bin", ChangeKind::New, 0, 0),
-            ("new.rs", ChangeKind::New, 2, 0),
+            ("a.txt", DiffKind::Modified, 2, 1),
+            ("b.txt", DiffKind::Deleted, 0, 1),
+            ("blob.bin", DiffKind::New, 0, 0),
+            ("new.rs", DiffKind::New, 2, 0),
         ]
     );
     assert_eq!(listed[0].hunks.len(), 2);
@@ -52,15 +52,15 @@ fn a_repository_without_commits_shows_everything_as_new() {
     write(dir.path(), "x.txt", b"1\n2\n");
     git(dir.path(), &["add", "x.txt"]);
     write(dir.path(), "y.txt", b"3\n");
-    let kinds: Vec<(String, ChangeKind, usize)> = files(dir.path())
+    let kinds: Vec<(String, DiffKind, usize)> = files(dir.path())
         .into_iter()
         .map(|f| (f.path, f.kind, f.added))
         .collect();
     assert_eq!(
         kinds,
         [
-            ("x.txt".to_owned(), ChangeKind::New, 2),
-            ("y.txt".to_owned(), ChangeKind::New, 1)
+            ("x.txt".to_owned(), DiffKind::New, 2),
+            ("y.txt".to_owned(), DiffKind::New, 1)
         ]
     );
 }
@@ -117,7 +117,7 @@ fn a_submodule_is_listed_for_its_commit_and_not_for_what_is_only_inside_it() {
     commit_inside(root);
     let sub = file(root, "sub");
     assert!(sub.submodule);
-    assert_eq!(sub.kind, ChangeKind::Modified);
+    assert_eq!(sub.kind, DiffKind::Modified);
     assert!(sub.hunks[0].lines[1].text.starts_with("Subproject commit "));
 }
 

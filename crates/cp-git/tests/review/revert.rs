@@ -3,7 +3,7 @@
 
 use std::os::unix::ffi::OsStrExt as _;
 
-use cp_git::{ChangeKind, ReviewError};
+use cp_git::{DiffKind, ReviewError};
 
 use crate::util::{G, file, files, git, numbered, repo, state, write};
 
@@ -147,7 +147,7 @@ fn a_file_that_became_a_symlink_is_listed_once_and_comes_back_as_the_file() {
     std::os::unix::fs::symlink("a.py", root.join("tc.txt")).unwrap();
     let listed = files(root);
     assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0].kind, ChangeKind::TypeChanged);
+    assert_eq!(listed[0].kind, DiffKind::TypeChanged);
     G.revert_file(root, &listed[0]).unwrap();
     let meta = std::fs::symlink_metadata(root.join("tc.txt")).unwrap();
     assert!(meta.is_file(), "{meta:?}");

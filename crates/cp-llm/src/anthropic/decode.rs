@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::error::{LlmError, abbreviate};
 use crate::sse::{EventDecoder, Flow, SseEvent};
-use crate::types::{ContentBlock, FinishReason, Response, StreamEvent, ToolCall, ToolInput, Usage};
+use crate::types::{ContentBlock, FinishReason, Response, StreamEvent, ToolInput, ToolUse, Usage};
 
 /// A content block being streamed.
 enum Block {
@@ -221,7 +221,7 @@ impl EventDecoder for Decoder {
                     } else {
                         ToolInput::parse(&json)
                     };
-                    Some(ContentBlock::ToolUse(ToolCall { id, name, input }))
+                    Some(ContentBlock::ToolUse(ToolUse { id, name, input }))
                 }
                 Block::Ignored => None,
             })

@@ -98,7 +98,7 @@ mod tests {
 
     use super::*;
     use crate::types::{
-        ContentBlock, FinishReason, Message, Role, ToolCall, ToolDefinition, ToolInput, Usage,
+        ContentBlock, FinishReason, Message, Role, ToolDefinition, ToolInput, ToolUse, Usage,
     };
 
     /// The body as sent, parsed back.
@@ -121,12 +121,12 @@ mod tests {
                         ContentBlock::Text {
                             text: "Looking.".into(),
                         },
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "toolu_1".into(),
                             name: "File_read".into(),
                             input: ToolInput::Valid(json!({"path": "a.rs", "lines": [1, 2.5]})),
                         }),
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "toolu_2".into(),
                             name: "File_read".into(),
                             input: ToolInput::parse("{oops"),
@@ -185,12 +185,12 @@ mod tests {
                         ContentBlock::Text {
                             text: String::new(),
                         },
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "toolu_1".into(),
                             name: "File_read".into(),
                             input: ToolInput::Valid(json!({"path": "a.rs"})),
                         }),
-                        ContentBlock::ToolUse(ToolCall {
+                        ContentBlock::ToolUse(ToolUse {
                             id: "toolu_2".into(),
                             name: "File_read".into(),
                             input: ToolInput::parse("{oops"),

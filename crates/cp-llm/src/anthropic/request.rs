@@ -366,11 +366,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::types::ToolCall;
+    use crate::types::ToolUse;
     use crate::wire_cache::CachePool;
 
     fn call(id: &str, input: ToolInput) -> ContentBlock {
-        ContentBlock::ToolUse(ToolCall {
+        ContentBlock::ToolUse(ToolUse {
             id: id.into(),
             name: "File_edit".into(),
             input,

@@ -37,7 +37,7 @@ fn session_bodies(wire: Wire) -> Vec<serde_json::Value> {
             )
             .with_context(format!("<panels>\nconsole tail:\n{tail}</panels>"));
         let response = run(provider.as_ref(), &request).0.unwrap();
-        let calls: Vec<ToolCall> = response.tool_calls().cloned().collect();
+        let calls: Vec<ToolUse> = response.tool_calls().cloned().collect();
         history.push(response.into_message());
         history.push(Message {
             role: Role::User,

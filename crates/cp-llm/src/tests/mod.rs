@@ -101,7 +101,7 @@ fn assert_rich(response: &Response) {
         response.text(),
         "Let me read both files — café ☕ then edit. 😀"
     );
-    let calls: Vec<&ToolCall> = response.tool_calls().collect();
+    let calls: Vec<&ToolUse> = response.tool_calls().collect();
     assert_eq!(calls.len(), 2);
     assert_eq!(
         (calls[0].id.as_str(), calls[0].name.as_str()),
@@ -480,7 +480,7 @@ fn invalid_tool_arguments_are_flagged_not_fatal() {
         let provider = wire.provider(&server);
         let (result, _) = run(provider.as_ref(), &simple_request(provider.as_ref()));
         let response = result.unwrap_or_else(|err| panic!("{wire:?}: {err}"));
-        let calls: Vec<&ToolCall> = response.tool_calls().collect();
+        let calls: Vec<&ToolUse> = response.tool_calls().collect();
         let ToolInput::Invalid { raw, error } = &calls[0].input else {
             panic!(
                 "{wire:?}: truncated arguments must be flagged: {:?}",

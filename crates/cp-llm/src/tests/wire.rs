@@ -14,7 +14,7 @@ fn tool_round_trip_request(provider: &dyn Provider) -> Request {
                 ContentBlock::Text {
                     text: "Reading it.".into(),
                 },
-                ContentBlock::ToolUse(ToolCall {
+                ContentBlock::ToolUse(ToolUse {
                     id: "call_9".into(),
                     name: "File_read".into(),
                     input: ToolInput::Valid(json!({"path": "a.rs"})),

@@ -45,7 +45,7 @@ pub(super) struct ActiveRun {
     pub(super) replies: Vec<Sender<RunReport>>,
     /// Where background results and panel openings go.
     pub(super) notifier: Notifier,
-    /// Set for a run started by an earlier process: attach to its session instead of
+    /// Set for a run started by an earlier process: attach to its console instead of
     /// starting the script.
     pub(super) reattach: Option<Reattach>,
     /// The turn's cancel flag, for a blocking run: once set, the run is killed and reported

@@ -28,7 +28,7 @@ pub(super) enum RunError {
     FileList(#[source] StoreError),
     #[error("the console server could not start it: {0}")]
     Spawn(#[source] ConsoleError),
-    /// Re-attaching to the session of a run started before a reload failed.
+    /// Re-attaching to the console of a run started before a reload failed.
     #[error("{0}")]
     Attach(#[source] ConsoleError),
     #[error(

@@ -58,9 +58,9 @@ pub(super) fn reattach(runtime: &Runtime, run: &ActiveRun, from: &Reattach) -> R
         .client()
         .and_then(|c| c.attach(from.console).map_err(RunError::Attach))
     {
-        Ok(session) => {
-            let outcome = await_run(&session, run, (timeout, deadline), None, &mut report);
-            ended_at_ms = session.info().ok().and_then(|i| i.ended_at_ms);
+        Ok(console) => {
+            let outcome = await_run(&console, run, (timeout, deadline), None, &mut report);
+            ended_at_ms = console.info().ok().and_then(|i| i.ended_at_ms);
             outcome
         }
         Err(e) => RunOutcome::Failed {
@@ -113,12 +113,12 @@ fn spawn_and_wait(
     }
     run.show_running();
     let client = runtime.client()?;
-    let session = client.spawn(spec).map_err(RunError::Spawn)?;
-    report.console = Some(session.id());
-    runtime.watched.spawned(run.run_id, session.id());
+    let console = client.spawn(spec).map_err(RunError::Spawn)?;
+    report.console = Some(console.id());
+    runtime.watched.spawned(run.run_id, console.id());
     let deadline = timeout.and_then(|t| deadline_after(Duration::from_secs(t)));
     Ok(await_run(
-        &session,
+        &console,
         run,
         (timeout, deadline),
         run.cancel.as_ref(),
@@ -129,18 +129,18 @@ fn spawn_and_wait(
 /// Takes the end of the run's output: as a terminal shows it for the report, and for a run that did not
 /// pass the raw bytes (colours kept) for its panel, the one place they show (a passing run's
 /// panel is never listed).
-fn take_output(session: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport, passed: bool) {
-    report.tail = session.tail(PANEL_LINES).unwrap_or_default();
+fn take_output(console: &ConsoleHandle, run: &ActiveRun, report: &mut RunReport, passed: bool) {
+    report.tail = console.tail(PANEL_LINES).unwrap_or_default();
     if passed {
         return;
     }
-    match session.raw_tail(PANEL_RAW_BYTES) {
+    match console.raw_tail(PANEL_RAW_BYTES) {
         Ok(raw) => run.show_terminal(&raw.bytes, raw.skipped),
         Err(e) => tracing::warn!("reading callback run {} output: {e}", run.run_id),
     }
 }
 
-/// The command line that runs `script`. The session runs the script directly, without a
+/// The command line that runs `script`. The console runs the script directly, without a
 /// `bash -c` around it: one bash start (about 1–2 ms) instead of two.
 fn script_argv(script: &Path) -> Result<Vec<String>, RunError> {
     let script_arg = script.to_string_lossy().into_owned();
@@ -165,11 +165,11 @@ pub(super) fn deadline_after(timeout: Duration) -> Option<Instant> {
 /// How often a cancellable run checks its cancel flag while it waits.
 const CANCEL_POLL: Duration = Duration::from_millis(100);
 
-/// Waits for a run's session to end (making sure it dies once past its deadline, or at once
+/// Waits for a run's console to end (making sure it dies once past its deadline, or at once
 /// when `cancel` is set), takes the end of its output and says how it went. Runs re-attached
 /// after a reload wait here too. `limits` is the timeout in seconds and the deadline.
 fn await_run(
-    session: &ConsoleHandle,
+    console: &ConsoleHandle,
     run: &ActiveRun,
     limits: (Option<u64>, Option<Instant>),
     cancel: Option<&CancelToken>,
@@ -183,19 +183,19 @@ fn await_run(
         if cancel.is_some() {
             chunk = chunk.min(CANCEL_POLL);
         }
-        match session.wait_exit(chunk) {
+        match console.wait_exit(chunk) {
             Ok(w) if !w.info.status.is_running() => break w.info.status,
             Ok(_) if cancel.is_some_and(CancelToken::is_cancelled) => {
                 // Esc: the whole process group goes (TERM, grace, KILL), and is reaped.
-                if let Err(e) = session.kill() {
+                if let Err(e) = console.kill() {
                     tracing::warn!("killing cancelled callback run {}: {e}", run.run_id);
                 }
-                take_output(session, run, report, false);
+                take_output(console, run, report, false);
                 return RunOutcome::Cancelled;
             }
             Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 // The server should have killed it at its timeout; make sure.
-                if let Err(e) = session.kill() {
+                if let Err(e) = console.kill() {
                     tracing::warn!("killing timed-out callback run {}: {e}", run.run_id);
                 }
                 break ConsoleStatus::Killed {
@@ -204,7 +204,7 @@ fn await_run(
             }
             Ok(_) => {}
             Err(e) => {
-                take_output(session, run, report, false);
+                take_output(console, run, report, false);
                 return RunOutcome::Failed {
                     status: format!("lost track of it: {e}"),
                 };
@@ -212,7 +212,7 @@ fn await_run(
         }
     };
     let passed = status == ConsoleStatus::Exited { code: 0 };
-    take_output(session, run, report, passed);
+    take_output(console, run, report, passed);
     match status {
         ConsoleStatus::Exited { code: 0 } => RunOutcome::Passed,
         ConsoleStatus::Killed {

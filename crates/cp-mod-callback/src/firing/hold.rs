@@ -93,7 +93,7 @@ pub(super) fn hold(mut waits: Vec<BlockingWait>, labels: &HashMap<usize, String>
 
 impl BlockingWait {
     /// The run's report, or `None` when it did not come within the limit, or within
-    /// [`AFTER_CANCEL`] of a cancel (the run itself kills its session when cancelled).
+    /// [`AFTER_CANCEL`] of a cancel (the run itself kills its console when cancelled).
     fn receive(&self, started: Instant) -> Option<RunReport> {
         let mut cancelled_at: Option<Instant> = None;
         loop {

@@ -53,7 +53,7 @@ pub(super) struct SavedRun {
 }
 
 impl SavedRun {
-    /// Where to pick the run up: `None` if its session was never created (run it again).
+    /// Where to pick the run up: `None` if its console was never created (run it again).
     pub(super) fn reattach(&self) -> Option<Reattach> {
         self.console.map(|console| Reattach {
             console,
@@ -177,7 +177,7 @@ impl WatchedRuns {
     }
 
     /// The runs in flight and the triggers queued behind them, as saved state. Waits a
-    /// moment for runs whose session is being created, so their console is known; one still
+    /// moment for runs whose console is being created, so its id is known; one still
     /// unknown is started again on resume.
     pub(super) fn save(&self, queue: &RunQueue<Requester>) -> Value {
         let deadline = Instant::now() + SAVE_WAIT;

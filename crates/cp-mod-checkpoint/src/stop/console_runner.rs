@@ -1,6 +1,6 @@
 //! The default test runner: the test command runs as a console of the project's
 //! console server, so it shows up in the Consoles panel, its full output stays in the
-//! session's log, and a timeout kills its whole process group.
+//! console's log, and a timeout kills its whole process group.
 
 use std::io;
 use std::path::Path;
@@ -14,17 +14,17 @@ use cp_mod_console::{
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
 
-/// Label of the stop gate's test sessions in the console list.
+/// Label of the stop gate's test consoles in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
 
 /// How long past the test timeout the runner waits for the server to report the kill (its
-/// TERM grace period and the final drain of output) before it kills the session itself.
+/// TERM grace period and the final drain of output) before it kills the console itself.
 const KILL_REPORT_SLACK: Duration = Duration::from_secs(30);
 
 /// Runs the test command in a console: `bash -c COMMAND` in a PTY owned by the
 /// project's console server, with the spec's timeout (the server kills the process group
 /// when it runs out: TERM, grace period, KILL). The whole output is read back from the
-/// session's log (cargo's counts are summed over every test binary, so the parser needs all
+/// console's log (cargo's counts are summed over every test binary, so the parser needs all
 /// of it) and rendered as the console's terminal would show it (a VT100 screen of the PTY's
 /// size), so redrawn progress bars leave no remnants.
 ///
@@ -77,13 +77,13 @@ impl ConsoleTestRunner {
         Ok(console)
     }
 
-    /// The session's output from the log, at most `max_output` bytes from the end, as text.
-    fn output(&self, session: &ConsoleHandle, len: u64, size: (u16, u16)) -> io::Result<String> {
+    /// The console's output from the log, at most `max_output` bytes from the end, as text.
+    fn output(&self, console: &ConsoleHandle, len: u64, size: (u16, u16)) -> io::Result<String> {
         let start = len.saturating_sub(self.max_output as u64);
         let mut bytes = Vec::new();
         let mut offset = start;
         loop {
-            let chunk = session.read_since(offset).map_err(io::Error::other)?;
+            let chunk = console.read_since(offset).map_err(io::Error::other)?;
             if chunk.bytes.is_empty() {
                 break;
             }
@@ -101,11 +101,11 @@ impl ConsoleTestRunner {
 
 impl TestRunner for ConsoleTestRunner {
     fn run(&self, spec: &TestSpec) -> io::Result<TestRun> {
-        let console = Self::spawn_spec(spec)?;
-        let size = (console.rows, console.cols);
+        let spawn = Self::spawn_spec(spec)?;
+        let size = (spawn.rows, spawn.cols);
         let started = Instant::now();
-        let session = match self.client.spawn(console) {
-            Ok(session) => session,
+        let console = match self.client.spawn(spawn) {
+            Ok(console) => console,
             // The command itself is at fault (missing directory, bad spec): report it.
             Err(e @ (ConsoleError::Spawn { .. } | ConsoleError::InvalidSpec(_))) => {
                 return Err(io::Error::other(e));
@@ -124,56 +124,56 @@ impl TestRunner for ConsoleTestRunner {
             }
         };
         if let Some(file) = &spec.console_file
-            && let Err(e) = cp_base::write_atomic(file, session.id().to_string().as_bytes())
+            && let Err(e) = cp_base::write_atomic(file, console.id().to_string().as_bytes())
         {
             tracing::warn!("stop gate: the test console's id is not kept: {e}");
         }
-        self.collect(&session, spec, started, size)
+        self.collect(&console, spec, started, size)
     }
 
     fn adopt(
         &self,
-        console: &str,
+        console_id: &str,
         spec: &TestSpec,
         started_at_ms: u64,
     ) -> Option<io::Result<TestRun>> {
         let adopted = || {
-            let id = uuid::Uuid::parse_str(console)
+            let id = uuid::Uuid::parse_str(console_id)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            let session = self.client.attach(id).map_err(io::Error::other)?;
+            let console = self.client.attach(id).map_err(io::Error::other)?;
             let ago = Duration::from_millis(cp_base::now_ms().saturating_sub(started_at_ms));
             let started = Instant::now().checked_sub(ago).unwrap_or_else(Instant::now);
             let size = Self::spawn_spec(spec).map(|c| (c.rows, c.cols))?;
-            self.collect(&session, spec, started, size)
+            self.collect(&console, spec, started, size)
         };
         Some(adopted())
     }
 }
 
 impl ConsoleTestRunner {
-    /// Waits for the test console `session` (started at `started`) to end, within the spec's
+    /// Waits for `console`, a test console started at `started`, to end, within the spec's
     /// limit, ends what it left behind, and reads its result.
     fn collect(
         &self,
-        session: &ConsoleHandle,
+        console: &ConsoleHandle,
         spec: &TestSpec,
         started: Instant,
         size: (u16, u16),
     ) -> io::Result<TestRun> {
         let (mut info, cancelled) = wait_or_cancel(
-            session,
+            console,
             spec.timeout.saturating_add(KILL_REPORT_SLACK),
             &spec.cancel,
         )?;
         if info.status.is_running() {
             // The server should have killed it at the timeout; make sure.
-            info = session.kill().map_err(io::Error::other)?;
+            info = console.kill().map_err(io::Error::other)?;
         }
         let elapsed = started.elapsed();
         if let Some(pgid) = info.pid.and_then(|p| i32::try_from(p).ok()) {
             // Leftovers the command started (`server &`, or a `setsid` daemon, found by the
-            // session's marker) must not outlive the run; the server reaps them.
-            proctree::kill_tree(pgid, &session.id().to_string(), self.fallback.grace);
+            // console's marker) must not outlive the run; the server reaps them.
+            proctree::kill_tree(pgid, &console.id().to_string(), self.fallback.grace);
         }
         let exit = match &info.status {
             ConsoleStatus::Killed {
@@ -194,41 +194,41 @@ impl ConsoleTestRunner {
             },
             other @ (ConsoleStatus::Killed { .. } | ConsoleStatus::Lost { .. }) => {
                 TestExit::Stopped {
-                    reason: format!("console {}: {other}", session.id()),
+                    reason: format!("console {}: {other}", console.id()),
                 }
             }
         };
         Ok(TestRun {
             exit,
-            output: self.output(session, info.output_len, size)?,
+            output: self.output(console, info.output_len, size)?,
             elapsed,
             note: None,
         })
     }
 }
 
-/// How often a running test session looks at the cancel flag.
+/// How often a running test console looks at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(100);
 
-/// Waits up to `limit` for `session` to end, in short rounds so `cancel` (Esc) is seen at
-/// once; returns its last status and whether the cancel cut it short (the session is then
+/// Waits up to `limit` for `console` to end, in short rounds so `cancel` (Esc) is seen at
+/// once; returns its last status and whether the cancel cut it short (the console is then
 /// killed as a group).
 pub(super) fn wait_or_cancel(
-    session: &ConsoleHandle,
+    console: &ConsoleHandle,
     limit: Duration,
     cancel: &CancelToken,
 ) -> io::Result<(ConsoleInfo, bool)> {
     let started = Instant::now();
     loop {
         let left = limit.saturating_sub(started.elapsed());
-        let waited = session
+        let waited = console
             .wait_exit(left.min(CANCEL_POLL))
             .map_err(io::Error::other)?;
         if !waited.info.status.is_running() || left <= CANCEL_POLL {
             return Ok((waited.info, false));
         }
         if cancel.is_cancelled() {
-            let info = session.kill().map_err(io::Error::other)?;
+            let info = console.kill().map_err(io::Error::other)?;
             return Ok((info, true));
         }
     }

@@ -58,7 +58,7 @@ pub use test_output::{MissingTool, RunnerCounts, TestFramework, TestSummary, par
 pub use testing::{NoPlannedTests, PlannedTests};
 pub use tree::TreeTests;
 pub use warm::{
-    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmPhase, WarmRun, WarmUse, base_run,
+    WARM_LABEL, WARM_SUBCOMMAND, WarmLauncher, WarmNews, WarmPhase, WarmRun, WarmUse, base_run,
     cancel_warm_run, current_warm_run, warm_record_path, warm_run,
 };
 

@@ -3,7 +3,7 @@
 //! and runs [`StopGate::evaluate`].
 
 use cp_base::CancelToken;
-use cp_orchestrate::{StopCheck, StopCheckError, StopInput, StopVerdict};
+use cp_orchestrate::{StopAnswer, StopCheck, StopCheckError, StopInput};
 
 use super::{StopGate, StopOutcome};
 use crate::CheckpointError;
@@ -32,13 +32,9 @@ impl ProjectStopGate {
 }
 
 impl StopCheck for ProjectStopGate {
-    fn check(
-        &self,
-        input: &StopInput,
-        cancel: &CancelToken,
-    ) -> Result<StopVerdict, StopCheckError> {
+    fn check(&self, input: &StopInput, cancel: &CancelToken) -> Result<StopAnswer, StopCheckError> {
         let outcome = self.judge(input, cancel)?;
-        Ok(StopVerdict {
+        Ok(StopAnswer {
             decision: outcome.decision,
             notice: outcome.notice,
         })

@@ -180,7 +180,7 @@ impl super::StopGate {
     pub(super) fn run_fresh(
         &self,
         project: &Project,
-        runs: Vec<super::testing::PlannedRun>,
+        runs: Vec<super::testing::PlannedTestRun>,
         key: &str,
     ) -> Vec<super::TestOutcome> {
         let durations = super::durations::Durations::new(project);

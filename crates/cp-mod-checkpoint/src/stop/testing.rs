@@ -33,7 +33,7 @@ const TIMEOUT_TAIL_LINES: usize = 8;
 
 /// One test command to run: where, for how long, for which project, and why this one.
 #[derive(Debug, Clone)]
-pub(super) struct PlannedRun {
+pub(super) struct PlannedTestRun {
     /// The project's directory relative to the repository root, for a monorepo's projects.
     pub(super) project: Option<String>,
     pub(super) command: String,
@@ -161,7 +161,7 @@ impl StopGate {
         repo: &Path,
         before: &[TestOutcome],
         report: &StopReport,
-    ) -> Result<Vec<PlannedRun>, Option<String>> {
+    ) -> Result<Vec<PlannedTestRun>, Option<String>> {
         let durations = Durations::new(&input.project);
         let runs = match self.configured_command() {
             // Due but off: said, so no earlier verdict is taken for this tree's (issue 41).
@@ -169,7 +169,7 @@ impl StopGate {
             // A configured command is the repository's code: it runs only in a trusted
             // project. Detected commands (`cargo test`, …) are the project's own build.
             Some(_) if !input.project.is_trusted() => return Err(Some(untrusted_note())),
-            Some(command) => vec![PlannedRun {
+            Some(command) => vec![PlannedTestRun {
                 project: None,
                 command: command.to_owned(),
                 cwd: input.project.root().to_path_buf(),
@@ -198,7 +198,7 @@ impl StopGate {
     /// Runs `runs` one after the other with this gate's runner.
     pub(super) fn run_planned(
         &self,
-        runs: Vec<PlannedRun>,
+        runs: Vec<PlannedTestRun>,
         durations: &Durations,
     ) -> Vec<TestOutcome> {
         runs.into_iter()
@@ -215,12 +215,12 @@ impl StopGate {
         repo: &Path,
         before: &[TestOutcome],
         report: &StopReport,
-    ) -> Vec<PlannedRun> {
+    ) -> Vec<PlannedTestRun> {
         let path_env = self.git.path_env.as_deref();
         // Each run's own limit is set once the runs are known (see `plan_runs`).
         let timeout_secs = 0;
         if let Some(found) = detect_test_command(&[input.project.root(), repo], path_env) {
-            return vec![PlannedRun {
+            return vec![PlannedTestRun {
                 project: None,
                 command: found.command,
                 cwd: found.dir,
@@ -240,7 +240,7 @@ impl StopGate {
             .filter_map(|t| t.project.as_deref().map(Path::new));
         nearest_projects(repo, changed.chain(red), path_env)
             .into_iter()
-            .map(|found| PlannedRun {
+            .map(|found| PlannedTestRun {
                 project: Some(
                     found
                         .dir
@@ -287,7 +287,7 @@ impl StopGate {
     /// Runs one project's tests with `runner` and reads the result.
     pub(super) fn run_one(
         &self,
-        run: PlannedRun,
+        run: PlannedTestRun,
         durations: &Durations,
         runner: &dyn TestRunner,
     ) -> TestOutcome {
@@ -298,11 +298,11 @@ impl StopGate {
     /// reads the result.
     pub(super) fn run_one_via(
         &self,
-        run: PlannedRun,
+        run: PlannedTestRun,
         durations: &Durations,
         run_spec: impl FnOnce(&TestSpec) -> std::io::Result<super::TestRun>,
     ) -> TestOutcome {
-        let PlannedRun {
+        let PlannedTestRun {
             project,
             command,
             cwd,

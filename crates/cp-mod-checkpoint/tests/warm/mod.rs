@@ -9,7 +9,7 @@
 )]
 
 use cp_base::{Project, WorkerId};
-use cp_mod_checkpoint::{StopGateConfig, WarmPhase, WarmUse, current_warm_run, warm_run};
+use cp_mod_checkpoint::{StopGateConfig, WarmNews, WarmPhase, WarmUse, current_warm_run, warm_run};
 
 use crate::util::{Repo, Suite, preset, reason, stop, stop_in};
 
@@ -73,6 +73,7 @@ impl Scene {
             &WorkerId::new("w1").unwrap(),
             "File_edit src/app/core.py",
             cp_base::now_ms(),
+            &|_| {},
         )
         .unwrap();
     }
@@ -203,13 +204,16 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
     ));
     scene.repo.write(CORE, "def run():\n    return 2\n");
     let project = scene.project.clone();
+    let told = std::sync::Mutex::new(Vec::new());
     let warm = std::thread::scope(|s| {
+        let told = &told;
         let warm = s.spawn(move || {
             warm_run(
                 &project,
                 &WorkerId::new("w1").unwrap(),
                 "File_edit src/app/core.py",
                 cp_base::now_ms(),
+                &|news| told.lock().unwrap().push(news.clone()),
             )
         });
         cp_e2e::eventually("the warm run's suite to start", crate::util::SOON, || {
@@ -222,6 +226,16 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
     warm.unwrap();
     // The first run saw a tree that changed under it; the second tested the settled one.
     assert_eq!(scene.suite.runs(), 2);
+    let told = told.into_inner().unwrap();
+    assert_eq!(
+        told.iter().filter(|n| **n == WarmNews::Again).count(),
+        1,
+        "{told:?}"
+    );
+    assert!(
+        matches!(told.last(), Some(WarmNews::Done { passed: false, .. })),
+        "{told:?}"
+    );
     assert!(
         matches!(scene.phase(), WarmPhase::Done { passed: false, .. }),
         "{:?}",
@@ -237,8 +251,8 @@ fn a_change_while_the_warm_run_tests_is_no_verdict_and_the_settled_tree_is_teste
 fn a_warm_run_asked_for_before_a_stop_is_not_wanted_after_it() {
     let scene = Scene::new(true);
     scene.repo.write(CORE, "def run():\n    return 2\n");
-    let asked = cp_base::now_ms();
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    // Asked for a millisecond before the stop, which records its own time (`now_ms`) after.
+    let asked = cp_base::now_ms() - 1;
     let outcome = scene.stop_in("s1");
     assert!(reason(&outcome).contains("Tests passed"), "{outcome:?}");
     assert_eq!(scene.suite.runs(), 1);
@@ -247,6 +261,7 @@ fn a_warm_run_asked_for_before_a_stop_is_not_wanted_after_it() {
         &WorkerId::new("w1").unwrap(),
         "File_edit src/app/core.py",
         asked,
+        &|news| assert!(matches!(news, WarmNews::Superseded { .. }), "{news:?}"),
     )
     .unwrap();
     assert_eq!(scene.suite.runs(), 1, "the warm run ran after the stop");

@@ -95,15 +95,17 @@ impl ServerOptions {
 
     /// Defaults, overridden by `CP_CONSOLE_IDLE_TIMEOUT_MS`, `CP_CONSOLE_TAIL_BYTES`,
     /// `CP_CONSOLE_KILL_GRACE_MS`, `CP_CONSOLE_LOG_HEAD_BYTES`, `CP_CONSOLE_LOG_TAIL_BYTES`,
-    /// `CP_CONSOLE_LOGS_MAX_AGE_MS`, `CP_CONSOLE_LOGS_MAX_BYTES`, `CP_CONSOLE_MAX_SESSIONS`
-    /// and `CP_CONSOLE_MAX_CLIENTS` when set to a number (a client passes them to the server it
+    /// `CP_CONSOLE_LOGS_MAX_AGE_MS`, `CP_CONSOLE_LOGS_MAX_BYTES`, `CP_CONSOLE_MAX_CONSOLES`
+    /// (its old name `CP_CONSOLE_MAX_SESSIONS` still read, when the new one is not set) and
+    /// `CP_CONSOLE_MAX_CLIENTS` when set to a number (a client passes them to the server it
     /// starts; see `ClientConfig::server_env`).
     pub fn from_env(project_root: impl Into<PathBuf>) -> Self {
-        let num = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
+        Self::from_vars(project_root, |name| std::env::var(name).ok())
+    }
+
+    /// [`ServerOptions::from_env`] with the variables `var` gives.
+    fn from_vars(project_root: impl Into<PathBuf>, var: impl Fn(&str) -> Option<String>) -> Self {
+        let num = |name: &str| var(name).and_then(|v| v.trim().parse::<u64>().ok());
         let mut opts = Self::new(project_root);
         if let Some(ms) = num("CP_CONSOLE_IDLE_TIMEOUT_MS") {
             opts.idle_timeout = Duration::from_millis(ms);
@@ -129,11 +131,19 @@ impl ServerOptions {
         let count = |name: &str, default: usize| {
             num(name).map_or(default, |n| usize::try_from(n).unwrap_or(default).max(1))
         };
-        opts.max_consoles = count("CP_CONSOLE_MAX_SESSIONS", opts.max_consoles);
+        let max_consoles = count(MAX_CONSOLES_OLD_ENV, opts.max_consoles);
+        opts.max_consoles = count(MAX_CONSOLES_ENV, max_consoles);
         opts.max_clients = count("CP_CONSOLE_MAX_CLIENTS", opts.max_clients);
         opts
     }
 }
+
+/// The most running consoles a server keeps (default [`DEFAULT_MAX_CONSOLES`]).
+pub const MAX_CONSOLES_ENV: &str = "CP_CONSOLE_MAX_CONSOLES";
+
+/// The old name of [`MAX_CONSOLES_ENV`], from when a console was called a session; read when
+/// the new one is not set.
+const MAX_CONSOLES_OLD_ENV: &str = "CP_CONSOLE_MAX_SESSIONS";
 
 struct Activity {
     connections: usize,
@@ -514,7 +524,7 @@ impl Server {
                     return Err(ConsoleError::Server(format!(
                         "at its limit of {} running consoles; `{}` was \
                          not started. Wait for a console to end or kill one (console_kill), \
-                         then retry (or raise CP_CONSOLE_MAX_SESSIONS)",
+                         then retry (or raise {MAX_CONSOLES_ENV})",
                         self.opts.max_consoles, spec.command
                     )));
                 }
@@ -586,5 +596,30 @@ impl Server {
                 Response::Ok
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn max_consoles(vars: &[(&str, &str)]) -> usize {
+        ServerOptions::from_vars("/p", |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        })
+        .max_consoles
+    }
+
+    #[test]
+    fn the_console_limit_is_read_under_its_name_and_its_old_one() {
+        assert_eq!(max_consoles(&[]), DEFAULT_MAX_CONSOLES);
+        assert_eq!(max_consoles(&[(MAX_CONSOLES_ENV, "3")]), 3);
+        assert_eq!(max_consoles(&[(MAX_CONSOLES_OLD_ENV, "5")]), 5);
+        assert_eq!(
+            max_consoles(&[(MAX_CONSOLES_OLD_ENV, "5"), (MAX_CONSOLES_ENV, "3")]),
+            3
+        );
     }
 }

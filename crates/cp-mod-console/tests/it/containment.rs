@@ -209,7 +209,7 @@ fn logs_of_finished_consoles_are_pruned_by_age_and_total_size() {
 fn a_server_at_its_console_limit_says_so_and_starts_nothing() {
     let p = Project::with_config(|cfg| {
         cfg.server_env
-            .insert("CP_CONSOLE_MAX_SESSIONS".into(), "2".into());
+            .insert(cp_mod_console::MAX_CONSOLES_ENV.into(), "2".into());
     });
     let stray = Stray::new();
     let first = p.spawn(&format!("sleep 300.{}", stray.tag));

@@ -14,11 +14,13 @@
 //!   [`TreeTester`] before the run's branch moves, a red merge goes back to its phase
 //!   (`sent_back.rs`), and each merge keeps its [`MergeProof`] in `context.json` and as a git
 //!   note; the run ends with its [`BranchVerdict`] (`verdict.rs`).
-//! - [`run_headless`] is the terminal front-end ([`TerminalPrompter`], [`AnswersPrompter`]).
+//! - [`run_or_resume`] runs what a front-end's [`RunArgs`] ask for; the terminal front-end and
+//!   its prompters are `cp-run`'s.
 
 mod agents;
 mod alert;
 mod alone;
+mod args;
 mod condition;
 mod context;
 mod engine;
@@ -27,7 +29,6 @@ mod exit;
 mod gate;
 mod graph;
 mod graph_gate;
-mod headless;
 mod merge;
 mod phase_record;
 mod phase_tree;
@@ -49,6 +50,7 @@ mod waves;
 
 pub use agents::{DriverFactory, PhaseAgent};
 pub use alert::{Alert, Alerter};
+pub use args::{RunArgs, phase_summaries, run_or_resume};
 pub use condition::{
     CONDITION_MEMORY_LIMIT, CONDITION_TIMEOUT, ConditionError, evaluate_condition,
 };
@@ -56,14 +58,11 @@ pub use context::{ApprovalRecord, PhaseCounters, RunContext};
 pub use error::{ApprovalProblem, MergeConflict, OptionProblem, RedMerge, WorkflowError};
 pub use exit::{EXIT_ABORTED, EXIT_CONFLICT, EXIT_FAILED, EXIT_INTERRUPTED};
 pub use gate::APPROVAL_PROMPT;
-pub use headless::{
-    Answer, AnswerChoice, AnswersPrompter, RunArgs, TerminalPrompter, run_headless,
-};
 pub use phase_record::{PhaseRecord, PhaseStatus, SentBack, SupersededRun};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
-pub use proof::{BranchVerdict, MergeProof, Outcome, QueueCost};
+pub use proof::{BranchVerdict, MergeProof, QueueCost, TreeVerdict};
 pub use run::{RunOptions, WorkflowOutcome, resume_workflow, run_workflow};
 pub use schema::{
     Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_MERGE_ATTEMPTS,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::proof::{BranchVerdict, Outcome, QueueCost};
+use super::proof::{BranchVerdict, QueueCost, TreeVerdict};
 use super::schema::Action;
 use super::store::RunStatus;
 use crate::restart::RestartEvent;
@@ -174,7 +174,7 @@ pub enum WorkflowEvent {
         #[serde(default = "yes")]
         combined: bool,
         /// What the test said.
-        outcome: Outcome,
+        outcome: TreeVerdict,
         /// Each command with its exit and counts.
         summary: String,
         /// How long it took, in milliseconds.

@@ -15,7 +15,7 @@ use super::tester::TreeTest;
 /// What a test says of a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum TreeVerdict {
     /// Every command passed.
     Passed,
     /// A command failed (or could not start, or timed out).
@@ -24,7 +24,7 @@ pub enum Outcome {
     NotTested,
 }
 
-impl Outcome {
+impl TreeVerdict {
     /// The outcome of `test`.
     pub fn of(test: &TreeTest) -> Self {
         if !test.tested() {
@@ -62,8 +62,8 @@ pub struct MergeProof {
     /// Built on a candidate that had not landed yet: tested ahead of its turn.
     #[serde(default, skip_serializing_if = "Not::not")]
     pub ahead: bool,
-    /// [`Outcome::of`] the test.
-    pub outcome: Outcome,
+    /// [`TreeVerdict::of`] the test.
+    pub outcome: TreeVerdict,
     /// The commands and what they reported.
     #[serde(flatten)]
     pub test: TreeTest,
@@ -114,7 +114,7 @@ pub struct BranchVerdict {
     /// Its tree.
     pub tree: String,
     /// What the test of that tree said.
-    pub outcome: Outcome,
+    pub outcome: TreeVerdict,
     /// How it was established, for the person: which test of which tree, and what it found.
     pub how: String,
 }
@@ -192,7 +192,7 @@ mod tests {
             base: "base".into(),
             attempt: 2,
             ahead: false,
-            outcome: Outcome::Passed,
+            outcome: TreeVerdict::Passed,
             test: TreeTest {
                 runs: vec![CommandRun {
                     command: "python3 -m unittest".into(),

@@ -23,7 +23,7 @@ use super::error::WorkflowError;
 use super::phase_record::PhaseStatus;
 use super::phase_tree::project_in;
 use super::prompter::WorkflowEvent;
-use super::proof::{BranchVerdict, MergeProof, Outcome};
+use super::proof::{BranchVerdict, MergeProof, TreeVerdict};
 use super::queue_state::{Built, Candidate};
 use super::side_by_side::Report;
 use super::store::now;
@@ -97,12 +97,12 @@ impl Engine<'_> {
                 base: head.base,
                 attempt: attempt_of(self.record(head.index)),
                 ahead: head.ahead,
-                outcome: Outcome::of(&test),
+                outcome: TreeVerdict::of(&test),
                 test,
                 tested_at: now(),
                 elapsed_ms: millis(elapsed),
             };
-            if proof.outcome != Outcome::Failed {
+            if proof.outcome != TreeVerdict::Failed {
                 self.land(repo, head.index, proof)?;
                 continue;
             }
@@ -127,7 +127,7 @@ impl Engine<'_> {
             .chain(self.queue.draining.iter().copied())
             .find_map(|(c, index)| (c == id).then_some(index));
         if let Some(index) = index
-            && Outcome::of(&test) != Outcome::Failed
+            && TreeVerdict::of(&test) != TreeVerdict::Failed
             && self.parallel.drivers.is_some()
         {
             // Its thread now ends what the test left running in the worktree (start_test).
@@ -149,7 +149,7 @@ impl Engine<'_> {
         let event = WorkflowEvent::MergeTested {
             phase: self.workflow.phases[index].id.clone(),
             combined: true,
-            outcome: Outcome::of(&test),
+            outcome: TreeVerdict::of(&test),
             summary: test.summary(),
             elapsed_ms: ms,
         };
@@ -393,7 +393,7 @@ impl Engine<'_> {
                     }),
                     None => untested(),
                 };
-                let green = Outcome::of(&test) != Outcome::Failed;
+                let green = TreeVerdict::of(&test) != TreeVerdict::Failed;
                 let _ = tx.send(Report::Tested {
                     id: report,
                     test,

@@ -267,7 +267,7 @@ impl Engine<'_> {
         let status = match driven {
             Ok(RunStatus::Completed) => match self.conclude(true)? {
                 // A red branch is no completed run: `--resume` tests it again.
-                Some(v) if v.outcome == super::proof::Outcome::Failed => RunStatus::Failed,
+                Some(v) if v.outcome == super::proof::TreeVerdict::Failed => RunStatus::Failed,
                 _ => RunStatus::Completed,
             },
             Ok(status) => {

@@ -11,7 +11,7 @@ use cp_git::Repository;
 use super::engine::Engine;
 use super::error::WorkflowError;
 use super::prompter::WorkflowEvent;
-use super::proof::{BranchVerdict, MergeProof, Outcome};
+use super::proof::{BranchVerdict, MergeProof, TreeVerdict};
 use super::queue::{attempt_of, run_branch, untested};
 use super::store::{RunStatus, now};
 use super::tester::TreeUnderTest;
@@ -54,7 +54,7 @@ impl Engine<'_> {
             base: since.unwrap_or_default().to_owned(),
             attempt: 1,
             ahead: false,
-            outcome: Outcome::of(&test),
+            outcome: TreeVerdict::of(&test),
             test,
             tested_at: now(),
             elapsed_ms: millis(started.elapsed()),
@@ -96,7 +96,7 @@ impl Engine<'_> {
             elapsed_ms: proof.elapsed_ms,
         };
         self.prompter.on_event(&event);
-        if proof.outcome == Outcome::Failed {
+        if proof.outcome == TreeVerdict::Failed {
             return Ok(match self.red(repo, index, proof)? {
                 Some(status) => Verified::Stop(status),
                 None => Verified::Again,
@@ -150,7 +150,7 @@ impl Engine<'_> {
                 proof.test.summary()
             ),
         );
-        let red = proof.outcome == Outcome::Failed;
+        let red = proof.outcome == TreeVerdict::Failed;
         let failing = proof.test.failing();
         self.record(index).proof = Some(proof);
         if red {
@@ -189,7 +189,7 @@ impl Engine<'_> {
                 branch,
                 commit: head,
                 tree,
-                outcome: Outcome::NotTested,
+                outcome: TreeVerdict::NotTested,
                 how: "the run committed nothing; the branch is as it was".into(),
             }
         } else if !test {
@@ -210,7 +210,7 @@ impl Engine<'_> {
                 );
             }
             let how = match proof.outcome {
-                Outcome::Failed => format!(
+                TreeVerdict::Failed => format!(
                     "its tree was tested at the run's end and fails: {} ({})",
                     proof.test.failing().join(", "),
                     proof.test.summary()
@@ -229,7 +229,7 @@ impl Engine<'_> {
             }
         };
         self.state.verdict = Some(verdict.clone());
-        if test && verdict.outcome == Outcome::Failed {
+        if test && verdict.outcome == TreeVerdict::Failed {
             self.state.status = RunStatus::Failed;
             self.state.error = Some(format!(
                 "{verdict}; fix it on {} and --resume {}",

@@ -14,12 +14,10 @@
 use std::sync::Arc;
 
 use crate::util::Repo;
-use crate::util::scripted::{EchoDriver, ListPrompter};
+use crate::util::scripted::{EchoDriver, ListPrompter, run_to_end};
 use crate::util::tester::ShellTester;
 use crate::util::writers::{Writers, no_leftovers, options, workflow};
-use cp_orchestrate::{
-    Outcome, PhaseStatus, RunArgs, RunStatus, WorkflowEvent, run_headless, run_workflow,
-};
+use cp_orchestrate::{PhaseStatus, RunArgs, RunStatus, TreeVerdict, WorkflowEvent, run_workflow};
 
 /// Runs `file` with the scripted writers (one file per phase) and `tester`, the person
 /// answering `answers`; returns the outcome, the prompter and the factory.
@@ -89,7 +87,7 @@ fn a_red_head_throws_away_the_tests_ahead_of_it_and_can_be_kept_aside() {
         let record = status(phase);
         assert_eq!(record.status, PhaseStatus::Merged, "{lines}");
         let proof = record.proof.unwrap();
-        assert_eq!(proof.outcome, Outcome::Passed);
+        assert_eq!(proof.outcome, TreeVerdict::Passed);
         assert_eq!(record.merge_commit.as_deref(), Some(proof.commit.as_str()));
         assert_eq!(
             repo.git(&["rev-parse", &format!("{}^{{tree}}", proof.commit)])
@@ -142,7 +140,7 @@ fn a_red_head_throws_away_the_tests_ahead_of_it_and_can_be_kept_aside() {
     assert_eq!(repo.git(&["branch", "--list", "cp/*"]).trim(), kept);
     assert_eq!(
         outcome.verdict.as_ref().map(|v| v.outcome),
-        Some(Outcome::Passed),
+        Some(TreeVerdict::Passed),
         "{lines}"
     );
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
@@ -235,11 +233,11 @@ fn a_phase_alone_is_tested_after_it_and_sent_back_when_red() {
     assert_eq!(record.red_merges.len(), 1);
     assert_eq!(
         record.proof.as_ref().map(|p| p.outcome),
-        Some(Outcome::Passed)
+        Some(TreeVerdict::Passed)
     );
     assert_eq!(
         outcome.verdict.as_ref().map(|v| v.outcome),
-        Some(Outcome::Passed),
+        Some(TreeVerdict::Passed),
         "{lines}"
     );
     assert!(
@@ -269,15 +267,12 @@ fn a_plain_run_tests_its_branch_at_the_end_and_never_ends_completed_on_red() {
             },
             ..RunArgs::default()
         };
-        let mut out = Vec::new();
-        let got = run_headless(
+        let (got, text) = run_to_end(
             &project,
             &args,
             &mut EchoDriver::new(&project),
-            &mut &b""[..],
-            &mut out,
+            &mut ListPrompter::default(),
         );
-        let text = String::from_utf8(out).unwrap();
         assert_eq!(got, code, "{text}");
         let branch = repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]);
         let word = if code == 0 { "green" } else { "RED" };

@@ -11,11 +11,11 @@
 use std::sync::{Arc, Barrier};
 
 use crate::util::Repo;
-use crate::util::scripted::{EchoDriver, ListPrompter};
+use crate::util::scripted::{EchoDriver, ListPrompter, run_to_end};
 use crate::util::writers::{GRAPH, Writers, no_leftovers, options, workflow};
 use cp_orchestrate::{
     DriverError, Handoff, PhaseStatus, RunArgs, RunOptions, RunStatus, SessionControl,
-    SessionDriver, SessionEnd, run_headless, run_workflow,
+    SessionDriver, SessionEnd, run_workflow,
 };
 
 #[test]
@@ -102,10 +102,8 @@ fn a_conflict_stops_the_run_with_exit_3_and_a_clean_tree() {
         options: options(factory),
         ..RunArgs::default()
     };
-    let mut out = Vec::new();
     let mut main = EchoDriver::new(&project);
-    let code = run_headless(&project, &args, &mut main, &mut &b""[..], &mut out);
-    let text = String::from_utf8(out).unwrap();
+    let (code, text) = run_to_end(&project, &args, &mut main, &mut ListPrompter::default());
     assert_eq!(code, 3, "{text}");
     assert!(text.contains("merging phase 'right'"), "{text}");
     assert!(

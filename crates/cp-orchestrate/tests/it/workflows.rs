@@ -13,11 +13,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::util::Repo;
-use crate::util::scripted::{EchoDriver, ListPrompter};
+use crate::util::scripted::{EchoDriver, ListPrompter, run_to_end};
 use cp_base::Project;
 use cp_orchestrate::{
-    Action, AnswersPrompter, EXIT_ABORTED, RUN_FILE, RunArgs, RunOptions, RunState, RunStatus,
-    RunStore, Stage, WorkflowError, WorkflowEvent, resume_workflow, run_headless, run_workflow,
+    Action, EXIT_ABORTED, RUN_FILE, RunArgs, RunOptions, RunState, RunStatus, RunStore, Stage,
+    WorkflowError, WorkflowEvent, resume_workflow, run_workflow,
 };
 
 fn repo() -> Repo {
@@ -509,15 +509,12 @@ fn a_failed_phase_marks_the_run_failed_and_resume_reruns_that_phase() {
 }
 
 #[test]
-fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_asks_again() {
+fn a_prompt_that_fails_stops_the_run_at_the_approval_gate_which_resume_asks_again() {
     let repo = repo();
     let file = workflow(&repo, "three", THREE);
-    let scratch = tempfile::tempdir().unwrap();
-    let answers = scratch.path().join("answers.yaml");
-    std::fs::write(&answers, "- { phase: plan, option: Maybe }\n").unwrap();
     let mut driver = EchoDriver::new(&repo.project());
-    let mut out = Vec::new();
-    let mut prompter = AnswersPrompter::load(&answers, &mut out).unwrap();
+    // No answer: the prompter fails, as the terminal's does when its input ends.
+    let mut prompter = ListPrompter::default();
     let err = run_workflow(
         &repo.project(),
         &file,
@@ -528,10 +525,7 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     .unwrap_err();
     let message = err.to_string();
     assert!(
-        message.contains("approval gate after phase 'plan': answers file")
-            && message.contains(
-                "answer #1: 'Maybe' is not an option here; the options are 1) Continue, 2) Abort"
-            ),
+        message.contains("approval gate after phase 'plan': test script has no answer"),
         "{message}"
     );
     let WorkflowError::Prompt { run_id, .. } = err else {
@@ -540,7 +534,7 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     let state = saved(&repo.project(), &run_id);
     assert_eq!(state.status, RunStatus::Running);
     assert_eq!(state.position.as_ref().unwrap().stage, Stage::Approval);
-    // Resume asks the checkpoint again without running the plan again.
+    // Resume asks the approval gate again without running the plan again.
     let mut driver = EchoDriver::new(&repo.project());
     let mut prompter = ListPrompter::new(&[("Continue", None)]);
     let outcome = resume_workflow(
@@ -555,56 +549,6 @@ fn an_answer_that_fits_no_option_stops_the_run_at_the_checkpoint_which_resume_as
     assert_eq!(driver.phases(), ["implement", "review"]);
     assert_eq!(outcome.context.phases.iteration_counts["plan"], 1);
     assert_eq!(outcome.context.approvals.len(), 1);
-}
-
-#[test]
-fn headless_run_with_an_answers_file_returns_2_on_abort() {
-    let repo = repo();
-    let file = workflow(&repo, "reviewed", REVIEWED);
-    let scratch = tempfile::tempdir().unwrap();
-    let answers = scratch.path().join("answers.json");
-    std::fs::write(
-        &answers,
-        r#"[{"phase": "plan", "option": "Continue"}, {"phase": "review", "option": 2, "feedback": "again"}]"#,
-    )
-    .unwrap();
-    // The second review has no answer left: the run stops with exit code 1 and says why.
-    let args = RunArgs {
-        workflow: Some(file.clone()),
-        answers: Some(answers.clone()),
-        ..RunArgs::default()
-    };
-    let mut out = Vec::new();
-    let mut driver = EchoDriver::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains("has no answer left (2 used)"), "{text}");
-
-    // An abort answered on the terminal: exit code 2.
-    let file = workflow(&repo, "three", THREE);
-    let args = RunArgs {
-        workflow: Some(file),
-        ..RunArgs::default()
-    };
-    let mut out = Vec::new();
-    let mut driver = EchoDriver::new(&repo.project());
-    let mut input = &b"2\n"[..];
-    let code = run_headless(&repo.project(), &args, &mut driver, &mut input, &mut out);
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(code, 2, "{text}");
-    for line in [
-        "[context-pilot] starting workflow three (run three-",
-        "[context-pilot] phase plan: started (iteration 1)",
-        "[context-pilot] phase plan: completed (0 restarts)",
-        "== Approval gate after phase 'plan' (iteration 1) ==",
-        "  1) Continue\n  2) Abort\nChoose 1-2: ",
-        "[context-pilot] phase plan: chose \"Abort\" (abort)",
-        "aborted (exit code 2)",
-    ] {
-        assert!(text.contains(line), "missing {line:?} in:\n{text}");
-    }
-    assert_eq!(driver.phases(), ["plan"]);
 }
 
 #[test]
@@ -735,9 +679,12 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
         resume: Some(run_id.clone()),
         ..RunArgs::default()
     };
-    let mut out = Vec::new();
-    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
-    let text = String::from_utf8(out).unwrap();
+    let (code, text) = run_to_end(
+        &repo.project(),
+        &args,
+        &mut driver,
+        &mut ListPrompter::default(),
+    );
     assert_eq!(code, 0, "{text}");
     assert!(
         text.contains(&format!("resuming workflow three (run {run_id}")),
@@ -765,21 +712,13 @@ fn a_run_killed_mid_phase_resumes_and_finishes_with_correct_counts() {
 fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
     let repo = repo();
     let file = workflow(&repo, "reviewed", REVIEWED);
-    let scratch = tempfile::tempdir().unwrap();
-    let answers = scratch.path().join("answers.json");
-    let answers_list: Vec<serde_json::Value> = (0..300)
-        .map(|_| serde_json::json!({"phase": "plan", "option": "Redo", "feedback": "again"}))
-        .collect();
-    std::fs::write(&answers, serde_json::to_string(&answers_list).unwrap()).unwrap();
+    let redo_300_times = || ListPrompter::new(&[("Redo", Some("again")); 300]);
     let args = RunArgs {
         workflow: Some(file),
-        answers: Some(answers.clone()),
         ..RunArgs::default()
     };
-    let mut out = Vec::new();
     let mut driver = EchoDriver::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
-    let text = String::from_utf8(out).unwrap();
+    let (code, text) = run_to_end(&repo.project(), &args, &mut driver, &mut redo_300_times());
     assert_eq!(code, 1, "{text}");
     assert_eq!(driver.phases(), vec!["plan"; 10], "{text}");
     assert!(
@@ -795,13 +734,10 @@ fn a_repeat_answered_300_times_stops_at_the_iteration_cap() {
     let file = workflow(&repo, "capped", &format!("max_iterations: 7\n{capped}"));
     let args = RunArgs {
         workflow: Some(file),
-        answers: Some(answers),
         ..RunArgs::default()
     };
-    let mut out = Vec::new();
     let mut driver = EchoDriver::new(&repo.project());
-    let code = run_headless(&repo.project(), &args, &mut driver, &mut &b""[..], &mut out);
-    let text = String::from_utf8(out).unwrap();
+    let (code, text) = run_to_end(&repo.project(), &args, &mut driver, &mut redo_300_times());
     assert_eq!(code, 1, "{text}");
     assert_eq!(driver.phases(), vec!["plan"; 3], "{text}");
     assert!(text.contains("(max_iterations 3)"), "{text}");

@@ -359,3 +359,25 @@ impl cp_orchestrate::ApprovalPrompter for ListPrompter {
         self.events.push(event.clone());
     }
 }
+
+/// Runs what `args` ask for, the person answering through `prompter`, and returns what a
+/// front-end ends with: the exit code, and the run's progress lines, then each phase's
+/// summary or the error, one a line (`cp-run` prints them so on the terminal).
+pub fn run_to_end(
+    project: &Project,
+    args: &cp_orchestrate::RunArgs,
+    driver: &mut dyn SessionDriver,
+    prompter: &mut ListPrompter,
+) -> (i32, String) {
+    let result = cp_orchestrate::run_or_resume(project, args, driver, prompter);
+    let mut lines = prompter.lines();
+    lines.extend(cp_orchestrate::phase_summaries(project, &result));
+    let code = match result {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            lines.push(format!("error: {e}"));
+            e.exit_code()
+        }
+    };
+    (code, lines.join("\n"))
+}

@@ -333,7 +333,7 @@ impl App {
         };
         // A hunk of git's own (not a binary file's bytes) of a modified tracked file.
         let by_hunk = !file.untracked
-            && file.kind == cp_git::ChangeKind::Modified
+            && file.kind == cp_git::DiffKind::Modified
             && file.hunks.iter().all(|h| !h.raw.is_empty());
         let single_hunk = file.hunks.len() == 1 && by_hunk;
         let (action, question) = match hunk {
@@ -354,7 +354,7 @@ impl App {
             _ => {
                 let lost = lost_lines(file.hunks.iter().flat_map(|h| &h.lines));
                 let what = match file.kind {
-                    cp_git::ChangeKind::New => format!("Delete the new file {}?", file.path),
+                    cp_git::DiffKind::New => format!("Delete the new file {}?", file.path),
                     _ if single_hunk => format!("Revert {}?", file.path),
                     _ => format!("Revert every change to {}?", file.path),
                 };

@@ -249,10 +249,10 @@ fn kind_colour(file: &FileDiff, selected: bool) -> Color {
         return theme::INFO;
     }
     match file.kind {
-        cp_git::ChangeKind::New => theme::SUCCESS,
-        cp_git::ChangeKind::Deleted => theme::FAILURE,
-        cp_git::ChangeKind::Renamed | cp_git::ChangeKind::TypeChanged => theme::ASK,
-        cp_git::ChangeKind::Modified => theme::ATTENTION,
+        cp_git::DiffKind::New => theme::SUCCESS,
+        cp_git::DiffKind::Deleted => theme::FAILURE,
+        cp_git::DiffKind::Renamed | cp_git::DiffKind::TypeChanged => theme::ASK,
+        cp_git::DiffKind::Modified => theme::ATTENTION,
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use cp_base::ratatui::style::Color;
 use cp_base::theme;
-use cp_orchestrate::{Action, Outcome, WorkflowEvent};
+use cp_orchestrate::{Action, TreeVerdict, WorkflowEvent};
 
 use crate::phases::phase_conversation::PhaseConversation;
 use cp_run::PhaseNews;
@@ -321,7 +321,7 @@ impl Phases {
                     text: format!("{tree} {}: {summary}", outcome.word()),
                     since: now.checked_sub(took).unwrap_or(now),
                     until: Some(now),
-                    red: *outcome == Outcome::Failed,
+                    red: *outcome == TreeVerdict::Failed,
                 });
             }
             WorkflowEvent::MergesRequeued { phases } => {

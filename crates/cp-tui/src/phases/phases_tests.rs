@@ -288,7 +288,7 @@ fn the_merge_queue_shows_under_each_phase_with_its_time() {
         &WorkflowEvent::MergeTested {
             phase: "rename".into(),
             combined: true,
-            outcome: Outcome::Passed,
+            outcome: TreeVerdict::Passed,
             summary: "python3 -m unittest: exit 0, 2 passed, 0.3 s".into(),
             elapsed_ms: 3000,
         },
@@ -306,7 +306,7 @@ fn the_merge_queue_shows_under_each_phase_with_its_time() {
         &WorkflowEvent::MergeTested {
             phase: "feature".into(),
             combined: true,
-            outcome: Outcome::Failed,
+            outcome: TreeVerdict::Failed,
             summary: "python3 -m unittest: exit 1, 1 failed, 0.3 s".into(),
             elapsed_ms: 3000,
         },
@@ -363,7 +363,7 @@ fn the_runs_verdict_on_its_branch_shows_below_the_phases() {
                 branch: "main".into(),
                 commit: "fedcba9876543210".into(),
                 tree: "t".into(),
-                outcome: Outcome::Passed,
+                outcome: TreeVerdict::Passed,
                 how: "the merge of phase feature was tested on this tree before it landed".into(),
             },
             cost: cp_orchestrate::QueueCost::default(),

@@ -11,7 +11,7 @@ use super::super::durations::Durations;
 use super::super::report::WarmUse;
 use super::super::report::{StopReport, TestOutcome, TestVerdict};
 use super::super::runner::TestExit;
-use super::super::testing::PlannedRun;
+use super::super::testing::PlannedTestRun;
 use super::super::{StopGate, console_runner};
 use super::end_console;
 use super::key::{base_key, run_key};
@@ -130,7 +130,7 @@ impl StopGate {
         file: &RecordFile,
         input: &StopInput,
         repo: &Path,
-        runs: &[PlannedRun],
+        runs: &[PlannedTestRun],
         outcomes: &mut [TestOutcome],
     ) {
         if outcomes.iter().all(|o| o.passed) {
@@ -251,7 +251,11 @@ fn settle(file: &RecordFile, root: &Path, keep: bool) {
 
 /// The outcomes of runs the stop stopped waiting for: timed out for this stop, with the warm
 /// run going on.
-fn still_running(runs: &[PlannedRun], waited_secs: u64, durations: &Durations) -> Vec<TestOutcome> {
+fn still_running(
+    runs: &[PlannedTestRun],
+    waited_secs: u64,
+    durations: &Durations,
+) -> Vec<TestOutcome> {
     runs.iter()
         .map(|run| {
             let mut outcome = stopped(run, "");
@@ -268,7 +272,7 @@ fn still_running(runs: &[PlannedRun], waited_secs: u64, durations: &Durations) -
 }
 
 /// An outcome of `run` that was stopped before it finished, for `reason`.
-fn stopped(run: &PlannedRun, reason: &str) -> TestOutcome {
+fn stopped(run: &PlannedTestRun, reason: &str) -> TestOutcome {
     TestOutcome {
         project: run.project.clone(),
         command: run.command.clone(),

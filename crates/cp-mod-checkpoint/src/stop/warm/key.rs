@@ -10,12 +10,12 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::super::state::Fnv;
-use super::super::testing::PlannedRun;
+use super::super::testing::PlannedTestRun;
 
 /// The key of `tree` tested by `runs`, each in the environment `env` gives for its directory.
 pub(crate) fn run_key(
     tree: &str,
-    runs: &[PlannedRun],
+    runs: &[PlannedTestRun],
     env: impl Fn(&Path) -> Vec<(OsString, OsString)>,
 ) -> String {
     let mut hash = Fnv::new();
@@ -49,7 +49,7 @@ pub(crate) fn run_key(
 /// finds the same verdict, and no other content ever does.
 pub(crate) fn base_key(
     commit_tree: &str,
-    run: &PlannedRun,
+    run: &PlannedTestRun,
     env: impl Fn(&Path) -> Vec<(OsString, OsString)>,
 ) -> String {
     run_key(
@@ -63,8 +63,8 @@ pub(crate) fn base_key(
 mod tests {
     use super::*;
 
-    fn run(command: &str, cwd: &str) -> PlannedRun {
-        PlannedRun {
+    fn run(command: &str, cwd: &str) -> PlannedTestRun {
+        PlannedTestRun {
             project: None,
             command: command.into(),
             cwd: cwd.into(),

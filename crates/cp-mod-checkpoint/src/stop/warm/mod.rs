@@ -13,7 +13,8 @@
 //!   the tree as the stop gate does, plans the same test commands a stop would, and keys the
 //!   run by the tree's fingerprint and the commands with their environment ([`key`]). It
 //!   runs them (the output shows in its console), fingerprints the tree again, and keeps the
-//!   verdict under the key only when nothing changed meanwhile ([`record`]).
+//!   verdict under the key only when nothing changed meanwhile ([`record`]). It tells what
+//!   happens as [`WarmNews`], which the `warm-run` command prints.
 //! - **At a stop** ([`StopGate::run_tests_warm`](super::StopGate)) a kept verdict whose key is
 //!   the tree's now is the verdict, with no wait; a run still testing this very tree is
 //!   waited for; anything else is ended and the tests run afresh. A verdict of another tree
@@ -24,6 +25,7 @@
 
 mod at_stop;
 mod key;
+mod news;
 mod record;
 mod run;
 mod tree;
@@ -36,6 +38,7 @@ use cp_mod_console::{ConsoleClient, SpawnSpec};
 use uuid::Uuid;
 
 pub use super::report::WarmUse;
+pub use news::WarmNews;
 pub use record::{WarmPhase, WarmRun};
 pub use run::{base_run, warm_run};
 

@@ -1,6 +1,6 @@
 //! One warm run, as `context-pilot warm-run` does it inside its console: wait for the edits
 //! to settle, key the tree and the commands, run the tests, and keep the verdict only when the
-//! tree did not change under them.
+//! tree did not change under them. What happens is told as [`WarmNews`]; the command prints it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -16,9 +16,10 @@ use super::super::gate_files::GateFiles;
 use super::super::report::{StopPhase, StopReport, TestOutcome, TestVerdict};
 use super::super::runner::ProcessGroupRunner;
 use super::super::state::{LastTests, StateFile, fingerprint};
-use super::super::testing::PlannedRun;
+use super::super::testing::PlannedTestRun;
 use super::super::{STATE_FILE, StopGate, StopGateConfig};
 use super::key::{base_key, run_key};
+use super::news::WarmNews;
 use super::record::{RecordFile, WarmPhase, WarmRun, WarmVerdict};
 use super::tree::{commit_tree, head_commit, racy, tree_fingerprint};
 use super::{WARM_LABEL, bounded};
@@ -48,27 +49,35 @@ struct Listing {
 }
 
 /// What `context-pilot warm-run` does in its console, for the edit `change` of `worker`,
-/// asked for at `asked_at_ms` (milliseconds since the Unix epoch). Quiet when there is
-/// nothing to do; what happened is kept in the warm-run record and printed to the console.
+/// asked for at `asked_at_ms` (milliseconds since the Unix epoch). What happened is kept in
+/// the warm-run record, and told to `news` as it happens.
+///
+/// # Errors
+/// The project's checkpoint configuration cannot be used.
 pub fn warm_run(
     project: &Project,
     worker: &WorkerId,
     change: &str,
     asked_at_ms: u64,
+    news: &dyn Fn(&WarmNews),
 ) -> Result<(), CheckpointError> {
-    warm_run_as(project, worker, change, asked_at_ms, false)
+    warm_run_as(project, worker, change, asked_at_ms, false, news)
 }
 
 /// What `context-pilot warm-run --base` does at the start of a session on a clean tree: the
 /// tests of HEAD's commit, as a stop would plan them, each verdict kept under the commit's
 /// tree hash ([`super::key::base_key`]) for the stops of sessions that begin there. Like any
 /// warm run it is ended by the next edit; a verdict is kept only when the tree stayed clean.
+///
+/// # Errors
+/// The project's checkpoint configuration cannot be used.
 pub fn base_run(
     project: &Project,
     worker: &WorkerId,
     asked_at_ms: u64,
+    news: &dyn Fn(&WarmNews),
 ) -> Result<(), CheckpointError> {
-    warm_run_as(project, worker, BASE_CHANGE, asked_at_ms, true)
+    warm_run_as(project, worker, BASE_CHANGE, asked_at_ms, true, news)
 }
 
 /// What a base run says it runs after, in the panel.
@@ -80,6 +89,7 @@ fn warm_run_as(
     change: &str,
     asked_at_ms: u64,
     base: bool,
+    news: &dyn Fn(&WarmNews),
 ) -> Result<(), CheckpointError> {
     let config = StopGateConfig::load(project)?;
     if !config.warm.enabled {
@@ -98,6 +108,7 @@ fn warm_run_as(
         me: me.clone(),
         asked_at_ms,
         base,
+        news,
     };
     let registered = file.update(|record| {
         if record.wanted_after_ms > asked_at_ms {
@@ -113,13 +124,15 @@ fn warm_run_as(
         true
     });
     if !registered {
-        println!("Warm run after {change}: a stop came first; nothing to do.");
+        news(&WarmNews::Superseded {
+            change: change.to_owned(),
+        });
         return Ok(());
     }
-    println!(
-        "Warm run after {change}: waiting {} ms for the edits to settle.",
-        quiet.as_millis()
-    );
+    news(&WarmNews::Settling {
+        change: change.to_owned(),
+        quiet,
+    });
     std::thread::sleep(quiet);
     run.wait_for_predecessors(project.root());
     for attempt in 0..2 {
@@ -128,12 +141,12 @@ fn warm_run_as(
         }
         match run.once(&gate) {
             Ok(Attempt::TreeChanged) if attempt == 0 => {
-                println!("The tree changed while the tests ran; once more on the tree as it is.");
+                news(&WarmNews::Again);
                 std::thread::sleep(quiet);
             }
             Ok(Attempt::Finished | Attempt::TreeChanged) => return Ok(()),
             Err(why) => {
-                println!("No warm run: {why}");
+                news(&WarmNews::NoRun(why.to_string()));
                 run.set_phase(WarmPhase::Skipped {
                     why: why.to_string(),
                 });
@@ -188,6 +201,8 @@ struct Run<'a> {
     asked_at_ms: u64,
     /// A base run: tests the clean tree of HEAD's commit, for later sessions' stops.
     base: bool,
+    /// Who is told what happens.
+    news: &'a dyn Fn(&WarmNews),
 }
 
 impl Run<'_> {
@@ -297,7 +312,7 @@ impl Run<'_> {
         &self,
         gate: &StopGate,
         listing: &Listing,
-        runs: &[PlannedRun],
+        runs: &[PlannedTestRun],
     ) -> Result<Vec<String>, NoWarmRun> {
         if !self.base {
             return Ok(Vec::new());
@@ -340,7 +355,7 @@ impl Run<'_> {
             && let Some(known) = self.file.load().verdict(&key)
         {
             self.set_phase(done(&key, &known.outcomes));
-            println!("This tree's verdict is known already.");
+            (self.news)(&WarmNews::Known);
             return Ok(Attempt::Finished);
         }
         let commands: Vec<String> = runs.iter().map(|r| r.command.clone()).collect();
@@ -349,7 +364,9 @@ impl Run<'_> {
             commands: commands.clone(),
             started_at_ms: cp_base::now_ms(),
         });
-        println!("Testing the tree as it is: {}", commands.join("; "));
+        (self.news)(&WarmNews::Testing {
+            commands: commands.clone(),
+        });
         let runner = ProcessGroupRunner {
             echo: true,
             ..ProcessGroupRunner::default()
@@ -374,7 +391,7 @@ impl Run<'_> {
                 cut.command,
                 super::super::failure_reason(cut)
             );
-            println!("No verdict: {why}.");
+            (self.news)(&WarmNews::NoVerdict(why.clone()));
             self.set_phase(WarmPhase::NoVerdict { why });
             return Ok(Attempt::Finished);
         }
@@ -402,15 +419,11 @@ impl Run<'_> {
             }
         });
         let passed = outcomes.iter().all(|o| o.passed);
-        println!(
-            "Warm run done in {:.1} s: {} (HEAD {}).",
-            elapsed.as_secs_f64(),
-            if passed { "passed" } else { "not passed" },
-            listing
-                .head
-                .as_deref()
-                .map_or("none", |h| &h[..h.len().min(7)]),
-        );
+        (self.news)(&WarmNews::Done {
+            elapsed,
+            passed,
+            head: listing.head.clone(),
+        });
         Ok(Attempt::Finished)
     }
 }

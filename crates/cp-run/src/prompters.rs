@@ -1,24 +1,18 @@
-//! The headless front-end of `context-pilot run --headless`: progress lines and numbered
-//! prompts on the terminal, or answers from a file for unattended runs.
+//! Who answers the approval gates of `context-pilot run --headless`: the person, with numbered
+//! prompts on the terminal ([`TerminalPrompter`]), or an answers file for unattended runs
+//! ([`AnswersPrompter`]). Both print the run's progress as lines.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use cp_base::Project;
-use serde::{Deserialize, Serialize};
-
-use super::error::WorkflowError;
-use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
-use super::prompter::{
+use cp_orchestrate::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PromptError, WorkflowEvent,
 };
-use super::run::{RunOptions, resume_workflow, run_workflow};
-use super::store::RunStore;
-use crate::restart::SessionDriver;
+use serde::{Deserialize, Serialize};
 
 /// Prefix of progress lines.
-const PREFIX: &str = "[context-pilot]";
+pub(crate) const PREFIX: &str = "[context-pilot]";
 
 fn show_request(out: &mut dyn Write, request: &ApprovalRequest) -> std::io::Result<()> {
     writeln!(
@@ -248,116 +242,10 @@ impl<W: Write> ApprovalPrompter for AnswersPrompter<W> {
     }
 }
 
-/// The arguments of `context-pilot run` (besides the restart flags in `options`).
-#[derive(Debug, Clone, Default)]
-pub struct RunArgs {
-    /// `FILE.yaml`; optional with `--resume`.
-    pub workflow: Option<PathBuf>,
-    /// `--resume RUN_ID`
-    pub resume: Option<String>,
-    /// `--answers FILE`
-    pub answers: Option<PathBuf>,
-    /// Restart flags, `--var`s and the worker.
-    pub options: RunOptions,
-}
-
-/// Runs `context-pilot run --headless`: prompts on `input`/`output` (or answers from
-/// `--answers`), prints progress to `output`, and returns the process exit code: 0 completed,
-/// 2 aborted at an approval gate, 3 stopped by a merge conflict or a red merge no one
-/// answered, 1 on any other error (printed with what to do) or a red branch at the end. A workflow with `depends_on` ends with one summary
-/// line per phase.
-pub fn run_headless(
-    project: &Project,
-    args: &RunArgs,
-    driver: &mut dyn SessionDriver,
-    input: &mut dyn BufRead,
-    output: &mut dyn Write,
-) -> i32 {
-    let result = if let Some(path) = &args.answers {
-        match AnswersPrompter::load(path, &mut *output) {
-            Ok(mut prompter) => dispatch(project, args, driver, &mut prompter),
-            Err(e) => {
-                let _ = writeln!(output, "error: {e}");
-                return EXIT_FAILED;
-            }
-        }
-    } else {
-        let mut prompter = TerminalPrompter::new(input, &mut *output);
-        dispatch(project, args, driver, &mut prompter)
-    };
-    match result {
-        Ok(outcome) => {
-            for (phase, record) in &outcome.phases {
-                let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));
-            }
-            let code = outcome.exit_code();
-            let _ = writeln!(
-                output,
-                "{PREFIX} run {} {} (exit code {code}); context in {}",
-                outcome.run_id,
-                if code == EXIT_INTERRUPTED {
-                    "interrupted"
-                } else {
-                    outcome.status.as_str()
-                },
-                outcome.run_dir.display()
-            );
-            if code == EXIT_INTERRUPTED {
-                let _ = writeln!(
-                    output,
-                    "{PREFIX} continue it with: context-pilot run --resume {}",
-                    outcome.run_id
-                );
-            }
-            code
-        }
-        Err(e) => {
-            let stopped = match &e {
-                WorkflowError::MergeConflict(conflict) => Some(&conflict.run_id),
-                WorkflowError::RedMerge(red) => Some(&red.run_id),
-                _ => None,
-            };
-            if let Some(run_id) = stopped
-                && let Ok(state) = RunStore::new(project).load(run_id)
-            {
-                for (phase, record) in &state.phase_runs {
-                    let _ = writeln!(output, "{PREFIX} {}", record.summary(phase));
-                }
-            }
-            let _ = writeln!(output, "error: {e}");
-            e.exit_code()
-        }
-    }
-}
-
-fn dispatch(
-    project: &Project,
-    args: &RunArgs,
-    driver: &mut dyn SessionDriver,
-    prompter: &mut dyn ApprovalPrompter,
-) -> Result<super::run::WorkflowOutcome, super::error::WorkflowError> {
-    match (&args.resume, &args.workflow) {
-        (Some(run_id), workflow) => resume_workflow(
-            project,
-            run_id,
-            workflow.as_deref(),
-            driver,
-            prompter,
-            &args.options,
-        ),
-        (None, Some(workflow)) => run_workflow(project, workflow, driver, prompter, &args.options),
-        (None, None) => Err(super::error::WorkflowError::Invalid {
-            path: PathBuf::from("(none)"),
-            phase: None,
-            message: "give a workflow file (context-pilot run FILE.yaml) or --resume RUN_ID".into(),
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::{Action, Choice};
+    use cp_orchestrate::{Action, Choice};
 
     fn request() -> ApprovalRequest {
         ApprovalRequest {

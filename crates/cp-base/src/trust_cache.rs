@@ -33,11 +33,11 @@ pub(crate) fn stamps(paths: impl IntoIterator<Item = PathBuf>) -> Inputs {
 
 /// The last verdict, with the inputs it was computed from.
 #[derive(Debug, Default)]
-pub(crate) struct VerdictCache {
+pub(crate) struct TrustCache {
     last: Mutex<Option<(Inputs, TrustState)>>,
 }
 
-impl VerdictCache {
+impl TrustCache {
     /// The kept verdict, if every one of its input files is unchanged.
     pub(crate) fn get(&self) -> Option<TrustState> {
         let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
@@ -65,7 +65,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("missing"));
         std::fs::write(&a, "1").unwrap();
-        let cache = VerdictCache::default();
+        let cache = TrustCache::default();
         assert_eq!(cache.get(), None);
         cache.put(stamps([a.clone(), b.clone()]), &TrustState::Trusted);
         assert_eq!(cache.get(), Some(TrustState::Trusted));
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn an_undecided_verdict_is_not_kept() {
-        let cache = VerdictCache::default();
+        let cache = TrustCache::default();
         cache.put(Vec::new(), &TrustState::Unknown("no home".into()));
         assert_eq!(cache.get(), None);
     }

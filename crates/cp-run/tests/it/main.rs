@@ -1,0 +1,3 @@
+//! cp-run's integration tests, one module per concern.
+
+mod headless;

@@ -268,7 +268,13 @@ pub fn plugin_hook_trust(
     }
     AgentTrust {
         ok: true,
-        what: format!("Codex CLI trusts the {total} hook(s) of its plugin {plugin_id} ({shown})"),
+        // Only the hooks' own hashes are known here: say so, rather than vouch for Codex's
+        // fingerprint of the plugin's files, which changes with an update of the plugin.
+        what: format!(
+            "Codex CLI trusts the commands of the {total} hook(s) of its plugin {plugin_id} \
+             ({shown}); after an update of the plugin, if Codex's `/hooks` shows them as \
+             modified, trust them again there"
+        ),
         fix: None,
     }
 }
@@ -438,7 +444,7 @@ mod tests {
 
         let all = check(&recording(&str::to_owned, 2));
         assert!(all.ok, "{all:?}");
-        assert!(all.what.contains("trusts the 2 hook(s)"), "{all:?}");
+        assert!(all.what.contains("trusts the commands of the 2 hook(s)"), "{all:?}");
 
         let changed = check(&recording(&|_| "sha256:0".to_owned(), 2));
         assert!(!changed.ok);

@@ -190,7 +190,7 @@ fn codex_with_the_plugin_trusted_runs_callbacks_and_holds_red_work_as_after_init
     trust_the_plugins_hooks_in_codex(home.path(), &root);
     let trusted = doctor_line_on_plugin_hooks(&root, home.path());
     assert!(
-        trusted.starts_with("✓ Codex CLI trusts the 4 hook(s) of its plugin"),
+        trusted.starts_with("✓ Codex CLI trusts the commands of the 4 hook(s) of its plugin"),
         "{trusted}"
     );
 

@@ -444,7 +444,10 @@ mod tests {
 
         let all = check(&recording(&str::to_owned, 2));
         assert!(all.ok, "{all:?}");
-        assert!(all.what.contains("trusts the commands of the 2 hook(s)"), "{all:?}");
+        assert!(
+            all.what.contains("trusts the commands of the 2 hook(s)"),
+            "{all:?}"
+        );
 
         let changed = check(&recording(&|_| "sha256:0".to_owned(), 2));
         assert!(!changed.ok);

@@ -210,19 +210,44 @@ pub fn load(project: &Project, worker: &WorkerId) -> Result<Option<Restored>, Sa
                 },
             }))
         }
-        Err(why) => Err(set_aside(path, why)),
+        Err(why) => Err(set_aside(path, why.to_string())),
     }
+}
+
+/// Why a conversation or message log cannot give back the lines the state names.
+#[derive(Debug, thiserror::Error)]
+enum LogError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} line {line}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        source: serde_json::Error,
+    },
+    #[error("{} holds {found} whole lines, {expected} expected", path.display())]
+    Short {
+        path: PathBuf,
+        found: usize,
+        expected: usize,
+    },
 }
 
 /// The first `lines` items of the log at `path`, and where each one's line ends.
 fn read_log<T: serde::de::DeserializeOwned>(
     path: &Path,
     lines: usize,
-) -> Result<(Vec<T>, Vec<u64>), String> {
+) -> Result<(Vec<T>, Vec<u64>), LogError> {
     if lines == 0 {
         return Ok((Vec::new(), Vec::new()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|source| LogError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut items = Vec::with_capacity(lines);
     let mut ends = Vec::with_capacity(lines);
     let mut start = 0;
@@ -234,18 +259,21 @@ fn read_log<T: serde::de::DeserializeOwned>(
         if line.last() != Some(&b'\n') {
             break;
         }
-        let item = serde_json::from_slice(line)
-            .map_err(|e| format!("{} line {}: {e}", path.display(), n + 1))?;
+        let item = serde_json::from_slice(line).map_err(|source| LogError::Parse {
+            path: path.to_path_buf(),
+            line: n + 1,
+            source,
+        })?;
         items.push(item);
         start += line.len();
         ends.push(start as u64);
     }
     if items.len() < lines {
-        return Err(format!(
-            "{} holds {} whole lines, {lines} expected",
-            path.display(),
-            items.len()
-        ));
+        return Err(LogError::Short {
+            path: path.to_path_buf(),
+            found: items.len(),
+            expected: lines,
+        });
     }
     Ok((items, ends))
 }

@@ -13,6 +13,7 @@ use cp_mod_console::{
 };
 
 use super::runner::{ProcessGroupRunner, TestExit, TestRun, TestRunner, TestSpec};
+use uuid::Uuid;
 
 /// Label of the stop gate's test consoles in the console list.
 pub const TEST_SESSION_LABEL: &str = "checkpoint:tests";
@@ -231,5 +232,22 @@ pub(super) fn wait_or_cancel(
             let info = console.kill().map_err(io::Error::other)?;
             return Ok((info, true));
         }
+    }
+}
+
+/// Ends the console `id` of the project at `root` (its whole process tree), when it runs.
+pub(crate) fn end_console(root: &Path, id: &str) {
+    let Ok(id) = Uuid::parse_str(id) else {
+        return;
+    };
+    let ended = ConsoleClient::for_project(root).and_then(|client| {
+        let handle = client.attach(id)?;
+        if handle.info()?.status.is_running() {
+            handle.kill()?;
+        }
+        Ok(())
+    });
+    if let Err(e) = ended {
+        tracing::debug!("warm run console {id}: {e}");
     }
 }

@@ -165,7 +165,7 @@ pub(crate) fn end_orphan(project: &Project) {
         && let Some(console) = orphan.with_console_found(project).console
     {
         tracing::info!("stop gate: ending the test run of a stop that is gone ({console})");
-        super::warm::end_console(project.root(), &console);
+        super::console_runner::end_console(project.root(), &console);
     }
 }
 
@@ -200,9 +200,11 @@ impl super::StopGate {
                         return vec![outcome];
                     }
                     tracing::info!("stop gate: the orphaned test run gave no verdict; running");
-                    super::warm::end_console(project.root(), console);
+                    super::console_runner::end_console(project.root(), console);
                 }
-                (_, _, Some(console)) => super::warm::end_console(project.root(), console),
+                (_, _, Some(console)) => {
+                    super::console_runner::end_console(project.root(), console);
+                }
                 _ => {}
             }
         }

@@ -7,13 +7,13 @@ use cp_mod_console::ConsoleClient;
 use cp_orchestrate::StopInput;
 use uuid::Uuid;
 
+use super::super::console_runner::end_console;
 use super::super::durations::Durations;
 use super::super::report::WarmUse;
 use super::super::report::{StopReport, TestOutcome, TestVerdict};
 use super::super::runner::TestExit;
 use super::super::testing::PlannedTestRun;
 use super::super::{StopGate, console_runner};
-use super::end_console;
 use super::key::{base_key, run_key};
 use super::record::{RecordFile, WarmPhase};
 use super::run::stop_tree;

@@ -35,7 +35,8 @@ use std::sync::Mutex;
 
 use cp_base::{BatchChanges, Project, WorkerId};
 use cp_mod_console::{ConsoleClient, SpawnSpec};
-use uuid::Uuid;
+
+use super::console_runner::end_console;
 
 pub use super::report::WarmUse;
 pub use news::WarmNews;
@@ -255,23 +256,6 @@ pub fn cancel_warm_run(project: &Project, why: &str) {
     });
     if let Some(console) = console {
         end_console(project.root(), &console);
-    }
-}
-
-/// Ends the console `id` of the project at `root` (its whole process tree), when it runs.
-pub(crate) fn end_console(root: &Path, id: &str) {
-    let Ok(id) = Uuid::parse_str(id) else {
-        return;
-    };
-    let ended = ConsoleClient::for_project(root).and_then(|client| {
-        let handle = client.attach(id)?;
-        if handle.info()?.status.is_running() {
-            handle.kill()?;
-        }
-        Ok(())
-    });
-    if let Err(e) = ended {
-        tracing::debug!("warm run console {id}: {e}");
     }
 }
 

@@ -492,7 +492,11 @@ impl Engine<'_> {
                 .ok()
                 .flatten()
         });
-        self.merged(repo, index, commit)
+        self.merged(repo, index, commit)?;
+        // A run killed between the branch's move and the record's save also never wrote the
+        // merge's note (notes are written once the queue is idle): its proof goes on it now.
+        self.note_landed(repo, index, true);
+        Ok(())
     }
 
     /// The run's branch, named `branch`, is now at `proof`'s commit: its verdict is what that

@@ -119,7 +119,13 @@ impl Deliveries {
             failed: false,
         };
         collected.failed = collected.notes.iter().any(|n| n.level == Level::Error);
-        for notice in self.notifier.drain() {
+        let drained = self.notifier.drain();
+        tracing::debug!(
+            outbox = collected.notes.len(),
+            queued = drained.len(),
+            "notifications collected"
+        );
+        for notice in drained {
             match notice {
                 Notice::Notify(note) => {
                     collected.failed |= note.level == Level::Error;
@@ -150,6 +156,12 @@ impl Deliveries {
                 Notice::OpenPanel(_) | Notice::Refresh => None,
             })
             .collect();
+        if !notes.is_empty() {
+            tracing::debug!(
+                notes = notes.len(),
+                "undelivered notifications kept in the outbox"
+            );
+        }
         self.keep(&notes);
     }
 

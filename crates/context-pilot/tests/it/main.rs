@@ -22,6 +22,7 @@ mod git_identity;
 mod hooks;
 mod hooks_background;
 mod init;
+mod mcp_client;
 mod mcp_files;
 mod mcp_protocol;
 mod mcp_search;

@@ -44,6 +44,7 @@ pub(super) fn deliver(runtime: &Runtime, run: &ActiveRun, report: &RunReport) {
         if failed {
             note = note.waking();
         }
+        tracing::debug!(run_id = %run.run_id, "background run reported to the notifier");
         run.notifier.notify(note);
     }
     run.notifier.refresh();

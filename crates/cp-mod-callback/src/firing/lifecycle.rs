@@ -77,6 +77,7 @@ fn run_one(runtime: &Runtime, mut run: ActiveRun) -> Option<ActiveRun> {
         Some(from) => reattach(runtime, &run, &from),
         None => execute(runtime, &run),
     };
+    tracing::debug!(run_id = %run.run_id, name = %run.def.name, outcome = ?report.outcome, "callback run ended");
     // Delivering and moving on to the queued run happen in one step against a save.
     let finished = run.run_id;
     let next = runtime.watched.settle(run.run_id, || {

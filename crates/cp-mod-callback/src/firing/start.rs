@@ -159,6 +159,7 @@ fn admit(
 fn launch(runtime: &Arc<Runtime>, active: ActiveRun) -> Placement {
     let (name, run_id) = (active.def.name.clone(), active.run_id);
     runtime.watched.begin(&active);
+    tracing::debug!(%run_id, %name, "background run starting");
     let note = if start_thread(runtime, active) {
         format!(
             "Callback '{name}' started in background (run {run_id}); you will be notified when it finishes."

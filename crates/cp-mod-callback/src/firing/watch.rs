@@ -156,6 +156,7 @@ impl WatchedRuns {
     ) -> Option<ActiveRun> {
         let mut records = self.lock();
         if records.closed {
+            tracing::debug!(%run_id, "run ended after its module closed: left to the saved state");
             return None;
         }
         records.runs.remove(&run_id);

@@ -1,24 +1,12 @@
 //! `context-pilot mcp` against an official MCP client SDK (Python `mcp`, from the venv that
 //! `scripts/test.sh` makes), and its shutdown on stdin EOF.
-//!
-//! A test binary of its own: inside the shared `it` binary, beside the TUI and workflow tests,
-//! its background callback's result intermittently never reached the client (never when run
-//! alone, nor under CPU load); the cause in the test process is not found yet.
-
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code: a failed setup step should fail the test loudly"
-)]
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod util;
-
+use crate::util::{binary, canonical, context_pilot, stop_console_server};
 use cp_e2e::{eventually_some, git_repo};
-use util::{binary, canonical, context_pilot, stop_console_server};
 
 /// The Python that has the MCP SDK: `CP_TEST_PYTHON` if set, else the venv that
 /// `scripts/test.sh` makes under `target/test-venv`. The test fails (never skips) without it,

@@ -367,8 +367,10 @@ impl Run<'_> {
         (self.news)(&WarmNews::Testing {
             commands: commands.clone(),
         });
+        // The console a warm run lives in is a terminal, where the tests show as they run;
+        // anywhere else (a test calling it in-process) the output is the verdict's only.
         let runner = ProcessGroupRunner {
-            echo: true,
+            echo: std::io::IsTerminal::is_terminal(&std::io::stdout()),
             ..ProcessGroupRunner::default()
         };
         let durations = Durations::new(self.project);

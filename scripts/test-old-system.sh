@@ -14,6 +14,8 @@
 # (fork and exec for a spawn with a cwd).
 #
 #   bash scripts/test-old-system.sh [BINARY...]
+#   bash scripts/test-old-system.sh --prepare   # only zig and the root (scripts/test.sh runs
+#                                               # this while the tests build)
 #
 # Without arguments: the debug binary the tests built, linked again for glibc 2.17 (the same
 # zig link as the release build, scripts/zig-cc.sh: seconds, where an optimized build would
@@ -36,6 +38,38 @@ for tool in readelf unshare chroot /usr/bin/python3; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed"
 done
 . scripts/glibc-floor.sh
+
+# The root, made once.
+suite=bullseye
+system="$root/target/old-system/$suite"
+make_root() {
+  recipe="mmdebstrap --variant=essential --include=git $suite (no man, doc or locale files)"
+  if [ "$(cat "$system/.cp-recipe" 2>/dev/null)" != "$recipe" ]; then
+    if ! command -v mmdebstrap >/dev/null 2>&1; then
+      say "installing mmdebstrap with apt-get"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq mmdebstrap >/dev/null
+    fi
+    say "making the Debian $suite root in $system"
+    rm -rf "$system" "$system.partial"
+    mkdir -p "$(dirname "$system")"
+    t=$(date +%s)
+    mmdebstrap --quiet --variant=essential --include=git \
+      --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' "$suite" "$system.partial"
+    printf '%s\n' "$recipe" > "$system.partial/.cp-recipe"
+    mv "$system.partial" "$system"
+    say "made the root in $(($(date +%s) - t)) s ($(du -sh "$system" | cut -f1))"
+  fi
+}
+
+if [ "${1:-}" = --prepare ]; then
+  glibc_floor_zig
+  make_root
+  say "prepared in $(($(date +%s) - started)) s"
+  exit 0
+fi
 
 # 1. The binaries.
 work=$(mktemp -d /tmp/cp-old-system.XXXXXX)
@@ -64,28 +98,9 @@ for b in "${binaries[@]}"; do
   glibc_floor_check "$b"
 done
 
-# 2. The root, made once.
-suite=bullseye
-recipe="mmdebstrap --variant=essential --include=git $suite (no man, doc or locale files)"
-system="$root/target/old-system/$suite"
-if [ "$(cat "$system/.cp-recipe" 2>/dev/null)" != "$recipe" ]; then
-  if ! command -v mmdebstrap >/dev/null 2>&1; then
-    say "installing mmdebstrap with apt-get"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq mmdebstrap >/dev/null
-  fi
-  say "making the Debian $suite root in $system"
-  rm -rf "$system" "$system.partial"
-  mkdir -p "$(dirname "$system")"
-  t=$(date +%s)
-  mmdebstrap --quiet --variant=essential --include=git \
-    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' "$suite" "$system.partial"
-  printf '%s\n' "$recipe" > "$system.partial/.cp-recipe"
-  mv "$system.partial" "$system"
-  say "made the root in $(($(date +%s) - t)) s ($(du -sh "$system" | cut -f1))"
-fi
+# 2. The root.
+make_root
+
 glibc=$(chroot "$system" /bin/sh -c 'ls /lib/x86_64-linux-gnu/libc-*.so' | sed 's/.*libc-\(.*\)\.so/\1/')
 for tool in cc gcc rustc cargo python3 node; do
   chroot "$system" /bin/sh -c "command -v $tool" >/dev/null && fail "the root has $tool"

@@ -10,11 +10,28 @@
 # (strace of every exec).
 #
 #   bash scripts/test-packages.sh [BINARY]
+#   bash scripts/test-packages.sh --prepare   # only installs verdaccio (scripts/test.sh runs
+#                                             # this while the tests build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 say() { printf 'test-packages.sh: %s\n' "$*"; }
 fail() { say "FAILED: $*" >&2; exit 1; }
+
+# The local registry, installed once under target/tools.
+verdaccio_dir="$root/target/tools/verdaccio"
+install_verdaccio() {
+  [ -x "$verdaccio_dir/node_modules/.bin/verdaccio" ] && return 0
+  say "installing verdaccio under $verdaccio_dir"
+  mkdir -p "$verdaccio_dir"
+  printf '%s\n' '{"private": true, "dependencies": {"verdaccio": "5.33.0"},' \
+    ' "overrides": {"node-fetch": "2.7.0"}}' > "$verdaccio_dir/package.json"
+  npm install --prefix "$verdaccio_dir" --no-audit --no-fund --loglevel=error
+}
+if [ "${1:-}" = --prepare ]; then
+  install_verdaccio
+  exit 0
+fi
 
 binary=$(realpath "${1:-$root/target/debug/context-pilot}")
 [ -x "$binary" ] || fail "no binary at $binary (build it first: cargo build -p context-pilot)"
@@ -39,16 +56,7 @@ bash scripts/package.sh "$binary" "$work/dist" >/dev/null
 chmod -R a+rX "$work/dist"
 
 # 2. The registry, on loopback, with no uplink: only what is published here can be installed.
-verdaccio_dir="$root/target/tools/verdaccio"
-if [ ! -x "$verdaccio_dir/node_modules/.bin/verdaccio" ]; then
-  say "installing verdaccio under $verdaccio_dir"
-  mkdir -p "$verdaccio_dir"
-  # Pinned; one of its dependencies asks for node-fetch by a dist-tag (`cjs`) that registry
-  # mirrors may lack, so the version that tag names is given directly.
-  printf '%s\n' '{"private": true, "dependencies": {"verdaccio": "5.33.0"},' \
-    ' "overrides": {"node-fetch": "2.7.0"}}' > "$verdaccio_dir/package.json"
-  npm install --prefix "$verdaccio_dir" --no-audit --no-fund --loglevel=error
-fi
+install_verdaccio
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 url="http://127.0.0.1:$port/"
 cat > "$work/verdaccio.yaml" <<YAML

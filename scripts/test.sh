@@ -16,17 +16,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-say() { printf 'test.sh: %s\n' "$*"; }
+started=$SECONDS
+say() { printf 'test.sh: [%4ds] %s\n' "$((SECONDS - started))" "$*"; }
 
-# 1. System tools the end-to-end tests drive.
+# A whole run (no arguments) prepares what the tests need (steps 2, 3 and 3b, and the
+# old-system and packages checks' tools) in the background while cargo builds the tests:
+# on a clean clone that is minutes of downloads the build no longer waits for.
+full_run=0
+[ $# -eq 0 ] && full_run=1
+
+# 1. System tools the end-to-end tests drive, installed first and one after another (the
+#    package manager takes one install at a time): tmux and ps, Node.js when missing, and for a
+#    whole run as root the old-system check's mmdebstrap.
 need_apt=()
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v ps >/dev/null 2>&1 || need_apt+=(procps)
+command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+if [ "$full_run" -eq 1 ] && [ "$(id -u)" -eq 0 ] && ! command -v mmdebstrap >/dev/null 2>&1; then
+  need_apt+=(mmdebstrap)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   if ! command -v apt-get >/dev/null 2>&1; then
-    say "please install: ${need_apt[*]} (no apt-get here)"
+    say "please install: ${need_apt[*]} (no apt-get here; Node.js 20 or newer)"
     exit 1
   fi
   say "installing ${need_apt[*]} with apt-get"
@@ -36,63 +49,93 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # 2. The Python MCP SDK, in a venv of our own (the MCP client test looks for it here).
-mcp_version=2.3.0
-venv="$root/target/test-venv"
-stamp="$venv/.mcp-$mcp_version"
-if [ ! -f "$stamp" ]; then
+python_sdk() {
+  local mcp_version=2.3.0
+  local venv="$root/target/test-venv"
+  local stamp="$venv/.mcp-$mcp_version"
+  [ -f "$stamp" ] && return 0
+  local python
   python=$(command -v python3 || true)
   if [ -z "$python" ]; then
     say "python3 is required for the MCP client test; please install it"
-    exit 1
+    return 1
   fi
   say "creating $venv with mcp==$mcp_version"
   rm -rf "$venv"
   if ! "$python" -m venv "$venv" 2>/dev/null; then
-    # Debian's python3 without python3-venv: fall back to virtualenv from PyPI, installed for the
-    # user only, never into the system's site-packages.
+    # Debian's python3 without python3-venv: fall back to virtualenv from PyPI, installed for
+    # the user only, never into the system's site-packages.
     "$python" -m pip install --quiet --user --disable-pip-version-check virtualenv
     "$python" -m virtualenv --quiet "$venv"
   fi
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$mcp_version"
   touch "$stamp"
-fi
+}
 
-# 3. The real agent CLIs (Claude Code, Gemini CLI) the end-to-end tests drive, pinned, from npm,
-#    under target/agents (needs Node.js 20+ and npm).
-if ! command -v npm >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    say "installing nodejs and npm with apt-get"
-    export DEBIAN_FRONTEND=noninteractive
-    sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq nodejs npm >/dev/null
-  else
-    say "please install Node.js 20 or newer with npm"
-    exit 1
-  fi
-fi
-sh scripts/install-agents.sh
+# 3. The real agent CLIs (Claude Code, Gemini CLI, Codex CLI) the end-to-end tests drive,
+#    pinned, from npm, under target/agents (needs Node.js 20+ and npm).
+agents() {
+  sh scripts/install-agents.sh
+}
 
 # 3b. The test runners the stop gate's tests drive for real (crates/cp-mod-checkpoint/tests):
 #     pytest as wheels under target/pytest-wheels (each test makes its own venv from them),
 #     jest and vitest under target/node-tools (the list is NODE_TOOLS_PACKAGE in the tests'
 #     util/mod.rs; keep both the same).
-wheels="$root/target/pytest-wheels"
-if ! ls "$wheels"/pytest-*.whl >/dev/null 2>&1; then
-  say "downloading pytest wheels into $wheels"
-  rm -rf "$wheels.partial"
-  python3 -m pip download --quiet --disable-pip-version-check pytest -d "$wheels.partial"
-  mv "$wheels.partial" "$wheels"
+runners() {
+  local wheels="$root/target/pytest-wheels"
+  if ! ls "$wheels"/pytest-*.whl >/dev/null 2>&1; then
+    say "downloading pytest wheels into $wheels"
+    rm -rf "$wheels.partial"
+    python3 -m pip download --quiet --disable-pip-version-check pytest -d "$wheels.partial"
+    mv "$wheels.partial" "$wheels"
+  fi
+  local node_tools="$root/target/node-tools"
+  if [ ! -x "$node_tools/node_modules/.bin/jest" ] ||
+      [ ! -x "$node_tools/node_modules/.bin/vitest" ]; then
+    say "installing jest and vitest into $node_tools"
+    mkdir -p "$node_tools"
+    printf '%s\n' '{"name": "cp-node-tools", "private": true, "devDependencies": {"jest": "29.7.0", "vitest": "3.2.4"}}' \
+      > "$node_tools/package.json"
+    (cd "$node_tools" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# 3c. For a whole run: the tools of the checks after the tests (step 7), made ready now.
+after_checks() {
+  bash scripts/test-packages.sh --prepare
+  bash scripts/test-old-system.sh --prepare
+}
+
+prepare_steps=(python_sdk agents runners)
+[ "$full_run" -eq 1 ] && prepare_steps+=(after_checks)
+prepare_logs="$root/target/test-prepare"
+prepare_pids=()
+if [ "$full_run" -eq 1 ]; then
+  mkdir -p "$prepare_logs"
+  for step in "${prepare_steps[@]}"; do
+    "$step" > "$prepare_logs/$step.log" 2>&1 &
+    prepare_pids+=("$!")
+  done
+  say "preparing ${prepare_steps[*]} in the background (logs in $prepare_logs)"
+else
+  for step in "${prepare_steps[@]}"; do "$step"; done
 fi
-node_tools="$root/target/node-tools"
-if [ ! -x "$node_tools/node_modules/.bin/jest" ] || [ ! -x "$node_tools/node_modules/.bin/vitest" ]; then
-  say "installing jest and vitest into $node_tools"
-  mkdir -p "$node_tools"
-  printf '%s\n' '{"name": "cp-node-tools", "private": true, "devDependencies": {"jest": "29.7.0", "vitest": "3.2.4"}}' \
-    > "$node_tools/package.json"
-  (cd "$node_tools" && npm install --no-audit --no-fund --loglevel=error)
-fi
+
+# Waits for the background preparation; prints each step's log, fails on the first failure.
+await_preparation() {
+  local i failed=0
+  for i in "${!prepare_pids[@]}"; do
+    local step=${prepare_steps[$i]}
+    if ! wait "${prepare_pids[$i]}"; then
+      say "preparing $step FAILED:"
+      failed=1
+    fi
+    sed "s/^/  $step: /" "$prepare_logs/$step.log"
+  done
+  [ "$failed" -eq 0 ] || exit 1
+  say "prepared ${prepare_steps[*]}"
+}
 
 # 4. A git identity for the commits tests make, without touching the user's configuration.
 if ! git config user.email >/dev/null 2>&1; then
@@ -137,6 +180,12 @@ if [ $# -eq 0 ]; then
   export CP_TEST_CONSOLE_SERVER="${CARGO_TARGET_DIR:-$root/target}/debug/cp-console-server"
 fi
 
+if [ "$full_run" -eq 1 ]; then
+  say "cargo test --workspace --no-run"
+  cargo test --workspace --no-run
+  await_preparation
+fi
+
 # --no-fail-fast: one failing test binary must not hide the others' results.
 say "cargo test --workspace --no-fail-fast $*"
 status=0
@@ -156,4 +205,5 @@ if [ $# -eq 0 ]; then
   say "bash scripts/test-old-system.sh"
   bash scripts/test-old-system.sh || status=1
 fi
+say "done"
 exit "$status"

@@ -2,6 +2,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,7 +33,15 @@ pub struct TuiSession {
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
     frames: Arc<Mutex<FrameLog>>,
+    /// Set once the reader has read the last byte the program wrote (end of file: every
+    /// holder of the terminal closed it).
+    output_ended: Arc<AtomicBool>,
 }
+
+/// How long [`TuiSession::wait_exit`] waits, after the exit, for the program's last output
+/// to be read: only a process that kept the terminal open (none should) makes it wait this
+/// long.
+const OUTPUT_DRAIN_CAP: Duration = Duration::from_secs(10);
 
 impl TuiSession {
     /// Starts the binary with `args` in `cwd` (120×32), with extra environment `env`.
@@ -100,12 +109,21 @@ impl TuiSession {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let frames = Arc::new(Mutex::new(FrameLog::default()));
-        let (p, r, f) = (parser.clone(), raw.clone(), frames.clone());
+        let output_ended = Arc::new(AtomicBool::new(false));
+        let (p, r, f, ended) = (
+            parser.clone(),
+            raw.clone(),
+            frames.clone(),
+            output_ended.clone(),
+        );
         thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => return,
+                    Ok(0) | Err(_) => {
+                        ended.store(true, Ordering::Release);
+                        return;
+                    }
                     Ok(n) => {
                         // Each frame in the read is recorded, then whatever follows the last.
                         let mut from = 0;
@@ -138,6 +156,7 @@ impl TuiSession {
             parser,
             raw,
             frames,
+            output_ended,
         })
     }
 
@@ -281,14 +300,25 @@ impl TuiSession {
         self.child.process_id()
     }
 
-    /// Waits for the process to exit; returns its exit code.
+    /// Waits for the process to exit; returns its exit code. Once it returns, what the
+    /// program wrote last (restoring the terminal, say) is in [`TuiSession::raw_output`] and on
+    /// the screen: the exit is known before the reader has read the end of the output, so
+    /// this also waits for the end of the output.
     pub fn wait_exit(&mut self, timeout: Duration) -> Result<u32, String> {
-        crate::within(timeout, || self.exit_code()).unwrap_or_else(|| {
+        let started = Instant::now();
+        let code = crate::within(timeout, || self.exit_code()).unwrap_or_else(|| {
             Err(format!(
                 "did not exit in {timeout:?}; screen:\n{}",
                 self.screen()
             ))
-        })
+        })?;
+        let drain = timeout
+            .saturating_sub(started.elapsed())
+            .min(OUTPUT_DRAIN_CAP);
+        crate::within(drain, || {
+            self.output_ended.load(Ordering::Acquire).then_some(())
+        });
+        Ok(code)
     }
 
     /// The exit code once the process has exited, or why it could not be waited for; `None`

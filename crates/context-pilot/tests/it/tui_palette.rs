@@ -222,11 +222,11 @@ fn f1_opens_the_key_help_and_esc_closes_it() {
     let mut tui = TuiSession::start(repo.path(), &[], &[]).unwrap();
     tui.wait_for("Conversation", WAIT).unwrap();
     tui.send(b"\x1bOP"); // F1, as xterm sends it
-    let screen = tui.wait_for("Keys: typing", WAIT).unwrap();
-    assert!(
-        screen.contains("delete the word before the cursor"),
-        "{screen}"
-    );
+    // The whole help, not a frame caught while it was being drawn.
+    tui.wait_until("the key help is drawn", WAIT, |s| {
+        s.contains("Keys: typing") && s.contains("delete the word before the cursor")
+    })
+    .unwrap();
     tui.send(b"\x1b"); // Esc
     tui.wait_until("help closed", WAIT, |s| !s.contains("Keys: typing"))
         .unwrap();

@@ -22,6 +22,11 @@ say() { printf 'test.sh: %s\n' "$*"; }
 need_apt=()
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v ps >/dev/null 2>&1 || need_apt+=(procps)
+# The remote tests' hosts (cp_e2e::TestHost): network namespaces running Debian's sshd.
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)

@@ -1,0 +1,34 @@
+//! What can go wrong between the run and a place that runs its work.
+
+use cp_base::StoreError;
+
+/// Errors of the `hosts` configuration, of sending work to a place, and of its answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error(transparent)]
+    Config(#[from] StoreError),
+    #[error("config.json: host '{host}': {message}")]
+    InvalidHost { host: String, message: String },
+    #[error("host {host} does not answer over ssh: {detail}")]
+    NoAnswer { host: String, detail: String },
+    #[error(
+        "host {host} lacks context-pilot on its PATH (for non-interactive ssh logins); install it there, e.g. `cargo install context-pilot`"
+    )]
+    NoContextPilot { host: String },
+    #[error("host {host} lacks git: {detail}")]
+    NoGit { host: String, detail: String },
+    #[error("host {host} refused the project: {reason}")]
+    Refused { host: String, reason: String },
+    #[error("host {host} could not take the commit: {detail}")]
+    Send { host: String, detail: String },
+    #[error("host {host} ended without a result: {detail}")]
+    NoResult { host: String, detail: String },
+    #[error("cannot start {what}: {source}")]
+    Start {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Serve(String),
+}

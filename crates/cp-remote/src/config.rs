@@ -25,10 +25,26 @@ pub struct HostConfig {
     /// How many jobs it takes at once (1 when unset).
     #[serde(default = "one")]
     pub slots: usize,
+    /// How long, in seconds, the run waits for the host to answer again after the link
+    /// dropped during one of its jobs, before it leaves the host out and does the job on its
+    /// own machine ([`DEFAULT_RECONNECT_SECS`] when unset; 0: never waits).
+    #[serde(default = "default_reconnect")]
+    pub reconnect_secs: u64,
 }
+
+/// The wait for a host whose link dropped, when `reconnect_secs` is unset: long enough for
+/// a laptop's Wi-Fi to come back, short next to a test suite.
+pub const DEFAULT_RECONNECT_SECS: u64 = 30;
+
+/// The longest `reconnect_secs` taken.
+const MAX_RECONNECT_SECS: u64 = 3600;
 
 fn one() -> usize {
     1
+}
+
+fn default_reconnect() -> u64 {
+    DEFAULT_RECONNECT_SECS
 }
 
 impl HostConfig {
@@ -90,6 +106,15 @@ pub fn check_hosts(hosts: &[HostConfig]) -> Result<(), RemoteError> {
                 "'slots' is 0; a host takes at least 1 job (leave it out for 1)".into(),
             ));
         }
+        if host.reconnect_secs > MAX_RECONNECT_SECS {
+            return Err(invalid(
+                host,
+                format!(
+                    "'reconnect_secs' is {}; at most {MAX_RECONNECT_SECS} (an hour)",
+                    host.reconnect_secs
+                ),
+            ));
+        }
         if hosts[..i].iter().any(|h| h.name() == host.name()) {
             return Err(invalid(
                 host,
@@ -126,6 +151,9 @@ mod tests {
         assert_eq!(hosts[0].slots, 1);
         assert_eq!(hosts[1].name(), "big");
         assert_eq!(hosts[1].slots, 4);
+        assert_eq!(hosts[0].reconnect_secs, DEFAULT_RECONNECT_SECS);
+        let waits = parse(r#"[{"ssh": "a", "reconnect_secs": 0}]"#).unwrap();
+        assert_eq!(waits[0].reconnect_secs, 0);
     }
 
     #[test]
@@ -137,6 +165,10 @@ mod tests {
             (r#"[{"ssh": "-oProxyCommand=x"}]"#, "starts with '-'"),
             (r#"[{"ssh": "a -p 22"}]"#, "~/.ssh/config"),
             (r#"[{"ssh": "a", "slots": 0}]"#, "'slots' is 0"),
+            (
+                r#"[{"ssh": "a", "reconnect_secs": 86400}]"#,
+                "'reconnect_secs' is 86400; at most 3600",
+            ),
             (
                 r#"[{"ssh": "a"}, {"ssh": "a"}]"#,
                 "two hosts have this name",

@@ -21,6 +21,8 @@ pub enum RemoteError {
     Refused { host: String, reason: String },
     #[error("host {host} could not take the commit: {detail}")]
     Send { host: String, detail: String },
+    #[error("the link to host {host} dropped: {detail}")]
+    LinkLost { host: String, detail: String },
     #[error("host {host} ended without a result: {detail}")]
     NoResult { host: String, detail: String },
     #[error("cannot start {what}: {source}")]
@@ -31,4 +33,11 @@ pub enum RemoteError {
     },
     #[error("{0}")]
     Serve(String),
+}
+
+impl RemoteError {
+    /// Whether the host may answer again: its link dropped, or it does not answer now.
+    pub fn is_link_loss(&self) -> bool {
+        matches!(self, Self::LinkLost { .. } | Self::NoAnswer { .. })
+    }
 }

@@ -35,7 +35,7 @@ pub use config::{HOSTS_CONFIG_KEY, HostConfig, check_hosts, load_hosts};
 pub use error::RemoteError;
 pub use place::{Job, LocalPlace, Place, SSH_CONFIG_ENV, SSH_OPTIONS, SshPlace, clean_env};
 pub use serve::{Bench, host_name, serve_test_tree, test_ref};
-pub use tester::{HostTester, ssh_places};
+pub use tester::{HostTester, Placed, ssh_places};
 pub use wire::{TestEvent, TestRequest};
 
 /// The host's side of `git push host:<key>` (`git push --receive-pack='context-pilot

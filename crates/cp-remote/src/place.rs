@@ -18,6 +18,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 use crate::RemoteError;
 use crate::clone::prepare_clone;
@@ -79,6 +80,10 @@ pub trait Place: Send + Sync {
 
     /// Starts `context-pilot` with `args` there.
     fn start(&self, args: &[&str]) -> Result<Job, RemoteError>;
+
+    /// Whether it can be reached now, found out in about `within` at most (its link is up and
+    /// it lets the run in).
+    fn answers(&self, within: Duration) -> bool;
 }
 
 /// A started job: its input, its event lines, and its end. Dropping it ends it.
@@ -274,6 +279,25 @@ impl Place for SshPlace {
         }
         Job::spawn(&self.name, command)
     }
+
+    fn answers(&self, within: Duration) -> bool {
+        let words = self.ssh_words();
+        let mut command = Command::new(&words[0]);
+        ssh_env(&mut command);
+        // ssh keeps the first value it is given for an option: this one, not SSH_OPTIONS'.
+        let seconds = within.as_secs().clamp(1, 10);
+        command
+            .args(["-o", &format!("ConnectTimeout={seconds}")])
+            .args(&words[1..])
+            .arg("--")
+            .arg(&self.destination)
+            .arg("true")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
 }
 
 /// What ssh's or the remote shell's words on standard error say went wrong, when they say.
@@ -355,6 +379,10 @@ impl Place for LocalPlace {
         clean_env(&mut command);
         command.args(args);
         Job::spawn("local", command)
+    }
+
+    fn answers(&self, _within: Duration) -> bool {
+        true
     }
 }
 

@@ -3,8 +3,13 @@
 //! none is free). The candidate goes as git objects ([`Place::send`]), the test runs there
 //! (`context-pilot test-tree --json`), and its `result` counts only for the tree it names:
 //! the queue compares it with the candidate's ([`TreeTest::believed`]) before it believes
-//! it, and only the run's machine moves the run's branch. A host that stops answering, or
-//! refuses, is left out of the rest of the run, and its test runs here instead.
+//! it, and only the run's machine moves the run's branch.
+//!
+//! A link that drops during a test (ssh's keepalives go unanswered) is waited for: the run
+//! asks the host again every second, for up to its `reconnect_secs`, and once it answers,
+//! sends the tree and tests it there again (the host ends the test it had once it finds the
+//! run gone). A host that does not come back in time, or refuses, is left out of the rest of
+//! the run, and the test runs here instead. The run's lines say each of these.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,10 +25,22 @@ use crate::{RemoteError, project_key};
 struct Slot {
     place: Arc<dyn Place>,
     slots: usize,
+    reconnect: Duration,
     busy: usize,
     /// Why it takes no more work in this run.
     out: Option<String>,
 }
+
+/// A place the run may test on, with its number of slots and how long the run waits for it
+/// after its link dropped.
+pub struct Placed {
+    pub place: Arc<dyn Place>,
+    pub slots: usize,
+    pub reconnect: Duration,
+}
+
+/// How many times one test waits for its host's link to come back.
+const MAX_RECONNECTS: u32 = 3;
 
 /// A [`TreeTester`] that tests on hosts.
 pub struct HostTester {
@@ -35,18 +52,15 @@ pub struct HostTester {
 impl HostTester {
     /// Tests on `places` (each with its number of slots) the trees of the project at `root`,
     /// and with `here` when no place has a free slot.
-    pub fn new(
-        root: &Path,
-        places: Vec<(Arc<dyn Place>, usize)>,
-        here: Arc<dyn TreeTester>,
-    ) -> Self {
+    pub fn new(root: &Path, places: Vec<Placed>, here: Arc<dyn TreeTester>) -> Self {
         Self {
             slots: Mutex::new(
                 places
                     .into_iter()
-                    .map(|(place, slots)| Slot {
-                        place,
-                        slots,
+                    .map(|p| Slot {
+                        place: p.place,
+                        slots: p.slots,
+                        reconnect: p.reconnect,
                         busy: 0,
                         out: None,
                     })
@@ -113,15 +127,20 @@ impl HostTester {
         }
     }
 
+    /// The place in slot `at`, and how long the run waits for it after its link dropped.
+    fn place(&self, at: usize) -> Option<(Arc<dyn Place>, Duration)> {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots
+            .get(at)
+            .map(|slot| (Arc::clone(&slot.place), slot.reconnect))
+    }
+
     fn test_on(&self, at: usize, tree: &TreeUnderTest<'_>) -> Result<TreeTest, RemoteError> {
-        let (name, place): (String, Arc<dyn Place>) = {
-            let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-            let Some(slot) = slots.get(at) else {
-                return Err(RemoteError::Serve("no such host".into()));
-            };
-            (slot.place.name().to_owned(), Arc::clone(&slot.place))
+        let Some((place, _)) = self.place(at) else {
+            return Err(RemoteError::Serve("no such host".into()));
         };
         let place = place.as_ref();
+        let name = place.name().to_owned();
         let sent = Instant::now();
         place.send(tree.root, &self.key, tree.commit, &test_ref(tree.commit))?;
         let transfer = sent.elapsed();
@@ -162,30 +181,78 @@ impl TreeTester for HostTester {
         let Some(at) = self.take_slot() else {
             return self.here.test_tree(tree);
         };
-        match self.test_on(at, tree) {
-            Ok(test) => {
-                self.give_back(at, None);
-                test
-            }
-            Err(e) => {
-                let cancelled = tree.cancel.is_cancelled();
-                self.give_back(at, (!cancelled).then(|| e.to_string()));
-                if cancelled {
-                    return TreeTest {
-                        note: Some("stopped".into()),
-                        ..TreeTest::default()
-                    };
+        let mut reconnects = 0;
+        loop {
+            let e = match self.test_on(at, tree) {
+                Ok(test) => {
+                    self.give_back(at, None);
+                    return test;
                 }
-                tracing::warn!(
-                    "{e}; this host takes no more work in this run, and the tree is tested here"
-                );
-                eprintln!(
-                    "context-pilot: {e}; this host takes no more work in this run, and the tree is tested here"
-                );
-                self.here.test_tree(tree)
+                Err(e) => e,
+            };
+            if tree.cancel.is_cancelled() {
+                self.give_back(at, None);
+                return TreeTest {
+                    note: Some("stopped".into()),
+                    ..TreeTest::default()
+                };
             }
+            if e.is_link_loss() && reconnects < MAX_RECONNECTS && self.reconnect(at, tree, &e) {
+                reconnects += 1;
+                continue;
+            }
+            self.give_back(at, Some(e.to_string()));
+            say(&format!(
+                "{e}; this host takes no more work in this run, and the tree is tested here"
+            ));
+            return self.here.test_tree(tree);
         }
     }
+}
+
+impl HostTester {
+    /// Waits for the host of slot `at`, whose link dropped (`lost`) while it tested `tree`,
+    /// to answer again, for up to its `reconnect_secs`; whether it does.
+    fn reconnect(&self, at: usize, tree: &TreeUnderTest<'_>, lost: &RemoteError) -> bool {
+        let Some((place, window)) = self.place(at) else {
+            return false;
+        };
+        if window.is_zero() {
+            return false;
+        }
+        let short = tree.commit.get(..12).unwrap_or(tree.commit);
+        say(&format!(
+            "{lost}; waiting up to {} s for it to answer again, to test {short} there",
+            window.as_secs()
+        ));
+        let deadline = Instant::now() + window;
+        loop {
+            if tree.cancel.is_cancelled() {
+                return false;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if place.answers(left.max(Duration::from_secs(1))) {
+                say(&format!(
+                    "host {} answers again: testing {short} there again",
+                    place.name()
+                ));
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(RETRY_PAUSE.min(deadline.saturating_duration_since(Instant::now())));
+        }
+    }
+}
+
+/// The pause between two tries to reach a host whose link dropped.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+/// A line for the person (the run's standard error) and the log.
+fn say(line: &str) {
+    tracing::warn!("{line}");
+    eprintln!("context-pilot: {line}");
 }
 
 /// Sends `request`, reads every event until the job ends (or `cancel` is set: the job is
@@ -248,13 +315,38 @@ fn converse(
         if let Some(e) = crate::place::classify(place.name(), &stderr) {
             return Err(e);
         }
-        if status.and_then(|s| s.code()) == Some(127) {
-            return Err(RemoteError::NoContextPilot {
-                host: place.name().to_owned(),
-            });
+        match status.and_then(|s| s.code()) {
+            Some(127) => {
+                return Err(RemoteError::NoContextPilot {
+                    host: place.name().to_owned(),
+                });
+            }
+            // ssh's own failure (a run ended on purpose is killed: no code): ssh's
+            // keepalives went unanswered, or the connection broke.
+            Some(SSH_FAILED) if cancel.is_none_or(|c| !c.is_cancelled()) => {
+                return Err(RemoteError::LinkLost {
+                    host: place.name().to_owned(),
+                    detail: last_line(&stderr),
+                });
+            }
+            _ => {}
         }
     }
     Ok((events, stderr))
+}
+
+/// The exit code of ssh when ssh itself failed (not the command it ran).
+const SSH_FAILED: i32 = 255;
+
+/// The last line of `text` that says something.
+fn last_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no line")
+        .trim()
+        .trim_end_matches('.')
+        .to_owned()
 }
 
 fn no_result(host: &str, stderr: &str) -> RemoteError {
@@ -273,14 +365,13 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// The places of the `hosts` configuration.
-pub fn ssh_places(hosts: &[crate::HostConfig]) -> Vec<(Arc<dyn Place>, usize)> {
+pub fn ssh_places(hosts: &[crate::HostConfig]) -> Vec<Placed> {
     hosts
         .iter()
-        .map(|h| {
-            (
-                Arc::new(crate::SshPlace::new(h.name(), &h.ssh)) as Arc<dyn Place>,
-                h.slots,
-            )
+        .map(|h| Placed {
+            place: Arc::new(crate::SshPlace::new(h.name(), &h.ssh)),
+            slots: h.slots,
+            reconnect: Duration::from_secs(h.reconnect_secs),
         })
         .collect()
 }

@@ -278,9 +278,13 @@ phases:
 ";
 
 /// The rename-only project, its merge test holding on `host` (and only there) until the
-/// host's end, its `hosts` naming `host`, trusted there; with its ssh configuration.
+/// host's end, its `hosts` naming `host` (waiting `reconnect_secs` for it after its link
+/// drops), trusted there; with its ssh configuration. With `once`, only the first test on
+/// the host holds. Each test on the host adds a line to `runs` in the host's HOME.
 fn holding_project(
     host: &TestHost,
+    once: bool,
+    reconnect_secs: u64,
 ) -> (
     tempfile::TempDir,
     std::path::PathBuf,
@@ -292,14 +296,19 @@ fn holding_project(
     // A test that holds on the host only (its HOME is the host's), saying so in a file.
     let hold = format!(
         "import os, time, unittest\n\n\nclass HoldTest(unittest.TestCase):\n    \
-         def test_hold_on_the_host(self):\n        if os.environ.get(\"HOME\") == {:?}:\n            \
-         open(os.path.join(os.environ[\"HOME\"], \"holding\"), \"w\").close()\n            \
-         time.sleep(600)\n",
-        host.home().display().to_string()
+         def test_hold_on_the_host(self):\n        home = os.environ.get(\"HOME\")\n        \
+         if home != {:?}:\n            return\n        \
+         with open(os.path.join(home, \"runs\"), \"a\") as runs:\n            \
+         runs.write(\"run\\n\")\n        \
+         holding = os.path.join(home, \"holding\")\n        \
+         if {} and os.path.exists(holding):\n            return\n        \
+         open(holding, \"w\").close()\n        time.sleep(600)\n",
+        host.home().display().to_string(),
+        if once { "True" } else { "False" },
     );
     let (repo, root) = semantic_project(
         RENAME_ONLY,
-        json!({"hosts": [{"ssh": host.alias()}]}),
+        json!({"hosts": [{"ssh": host.alias(), "reconnect_secs": reconnect_secs}]}),
         &[("test_hold.py", &hold)],
     );
     // Refused at first (not trusted there), which makes the host's clone; then trusted.
@@ -376,7 +385,7 @@ fn a_link_down_mid_test_is_noticed_and_the_host_ends_its_test_once_it_is_back() 
         return;
     }
     let mut host = TestHost::start("cut");
-    let (_repo, root, _ssh, ssh_config) = holding_project(&host);
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host, false, 2);
     let (code, shown) = run_cut_mid_test(&mut host, &root, &ssh_config, |h| h.set_link(false));
     assert_tested_here(&root, code, &shown, "cut");
     assert!(
@@ -400,7 +409,7 @@ fn a_host_killed_mid_test_leaves_the_run_which_tests_here_and_ends_green() {
         return;
     }
     let mut host = TestHost::start("doomed");
-    let (_repo, root, _ssh, ssh_config) = holding_project(&host);
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host, false, 2);
     let (code, shown) = run_cut_mid_test(&mut host, &root, &ssh_config, TestHost::kill);
     assert_tested_here(&root, code, &shown, "doomed");
     assert_nothing_left_on(&host);
@@ -482,5 +491,92 @@ fn a_host_tests_only_what_its_user_trusted_there_and_says_why_it_refuses_the_res
         "{reason}"
     );
     assert!(!host.home().join("ran").exists(), "the other command ran");
+    assert_nothing_left_on(&host);
+}
+
+/// The processes of the run `run` that hold a test on a host (its `ssh … test-tree`).
+fn host_tests_of(run: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid …`: the fields after the last ')'.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if parent == Some(run) && String::from_utf8_lossy(&cmdline).contains("test-tree") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// The link to a host drops while it tests a merge, long enough for the run to notice (ssh's
+/// keepalives), and comes back within the host's `reconnect_secs`: the run waits for it,
+/// tests the tree there again and ends green with the host's proof; no phase runs twice, the
+/// test the host had is ended, and nothing is left running there.
+#[test]
+fn a_link_that_drops_mid_test_and_comes_back_is_waited_for_and_the_host_tests_again() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host = TestHost::start("flaky");
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host, true, 60);
+    let server = LlmServer::start().unwrap();
+    serve_back(
+        &server,
+        Script {
+            phases: vec![("rename", rename_calls())],
+        },
+        Vec::new(),
+        Arc::new(Seen::default()),
+        None,
+        Arc::default(),
+    );
+    let child = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    cp_e2e::eventually("the merge test holds on the host", PATIENCE, || {
+        host.home().join("holding").exists()
+    });
+    let held = host_tests_of(child.id());
+    assert!(!held.is_empty(), "the run's ssh to the host");
+    host.set_link(false);
+    cp_e2e::eventually("the run finds the link gone", PATIENCE, || {
+        held.iter()
+            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+    });
+    host.set_link(true);
+    let out = child.wait_with_output().unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("the link to host flaky dropped")
+            && shown.contains("waiting up to 60 s for it to answer again")
+            && shown.contains("host flaky answers again"),
+        "{shown}"
+    );
+    assert!(!shown.contains("takes no more work"), "{shown}");
+    let record = run_record(&root).unwrap();
+    let proof = &record["phase_runs"]["rename"]["proof"];
+    assert_eq!(proof["outcome"], "passed", "{record:#}");
+    assert_eq!(proof["host"]["host"], "flaky", "{record:#}");
+    assert_eq!(proof["host"]["tree"], proof["tree"], "{record:#}");
+    // The phase ran once; its test ran twice on the host: the one cut off, and the one after.
+    assert_eq!(shown.matches("phase rename: started").count(), 1, "{shown}");
+    assert_eq!(
+        shown.matches("phase rename: committed").count(),
+        1,
+        "{shown}"
+    );
+    let runs = std::fs::read_to_string(host.home().join("runs")).unwrap();
+    assert_eq!(runs.lines().count(), 2, "{runs}");
     assert_nothing_left_on(&host);
 }

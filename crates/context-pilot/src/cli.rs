@@ -451,7 +451,7 @@ fn receive_pack(key: &str) -> anyhow::Result<ExitCode> {
             .arg("receive-pack")
             .arg(&clone),
     );
-    anyhow::bail!("cannot run git receive-pack in {}: {e}", clone.display())
+    Err(cp_remote::receive_pack_failed(&e).into())
 }
 
 #[cfg(test)]

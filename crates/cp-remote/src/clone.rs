@@ -110,7 +110,7 @@ pub(crate) fn git(dir: &Path, args: &[&str], make: bool) -> Result<String, Remot
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| RemoteError::Serve(format!("cannot run git here: {e}")))?;
+        .map_err(|e| no_git(&e))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     } else {
@@ -120,6 +120,18 @@ pub(crate) fn git(dir: &Path, args: &[&str], make: bool) -> Result<String, Remot
             dir.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         )))
+    }
+}
+
+/// The error of git that cannot be started here: most often, it is not installed.
+pub(crate) fn no_git(e: &std::io::Error) -> RemoteError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        RemoteError::NoGit {
+            host: crate::serve::host_name(),
+            detail: "`git` is not found".into(),
+        }
+    } else {
+        RemoteError::Serve(format!("cannot run git here: {e}"))
     }
 }
 

@@ -15,7 +15,9 @@ pub enum RemoteError {
         "host {host} lacks context-pilot on its PATH (for non-interactive ssh logins); install it there, e.g. `cargo install context-pilot`"
     )]
     NoContextPilot { host: String },
-    #[error("host {host} lacks git: {detail}")]
+    #[error(
+        "host {host} lacks git on its PATH (for non-interactive ssh logins): {detail}; install git there"
+    )]
     NoGit { host: String, detail: String },
     #[error("host {host} refused the project: {reason}")]
     Refused { host: String, reason: String },

@@ -45,3 +45,8 @@ pub use wire::{TestEvent, TestRequest};
 pub fn receive_pack(raw_key: &str) -> Result<std::path::PathBuf, RemoteError> {
     prepare_clone(&checked_key(raw_key)?)
 }
+
+/// The error of `git receive-pack` that could not be started (`exec` failed with `e`).
+pub fn receive_pack_failed(e: &std::io::Error) -> RemoteError {
+    clone::no_git(e)
+}

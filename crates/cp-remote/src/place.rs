@@ -303,6 +303,13 @@ impl Place for SshPlace {
 /// What ssh's or the remote shell's words on standard error say went wrong, when they say.
 pub(crate) fn classify(host: &str, stderr: &str) -> Option<RemoteError> {
     let host = host.to_owned();
+    // The host's own `context-pilot` said it (its name for itself may differ from ours).
+    if stderr.contains(" lacks git on its PATH") {
+        return Some(RemoteError::NoGit {
+            host,
+            detail: "`git` is not found".into(),
+        });
+    }
     if stderr.contains("context-pilot: not found")
         || stderr.contains("context-pilot: command not found")
         || stderr.contains("context-pilot: No such file")
@@ -436,6 +443,14 @@ mod tests {
         assert!(matches!(
             classify("a", "sh: 1: context-pilot: not found"),
             Some(RemoteError::NoContextPilot { .. })
+        ));
+        assert!(matches!(
+            classify(
+                "a",
+                "context-pilot: host vm lacks git on its PATH (for non-interactive ssh logins): \
+                 `git` is not found; install git there\nfatal: Could not read from remote"
+            ),
+            Some(RemoteError::NoGit { host, .. }) if host == "a"
         ));
         assert!(classify("a", "fatal: something else").is_none());
     }

@@ -105,10 +105,7 @@ fn prepare(request: &TestRequest, host: &str) -> Result<Prepared, RemoteError> {
         )));
     }
     let clone = clones_dir()?.join(&key);
-    git(Path::new("/"), &["--version"], false).map_err(|e| RemoteError::NoGit {
-        host: host.to_owned(),
-        detail: e.to_string(),
-    })?;
+    git(Path::new("/"), &["--version"], false)?;
     if !clone.join(".git").is_dir() {
         return Err(RemoteError::Serve(format!(
             "no clone of project {key} here; the run sends the commit first"

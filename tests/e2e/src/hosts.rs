@@ -85,6 +85,19 @@ impl TestHost {
     /// # Panics
     /// When any step fails: the test cannot go on without its host.
     pub fn start(alias: &str) -> Self {
+        Self::start_with(alias, true)
+    }
+
+    /// [`start`](Self::start), its user's `PATH` being its `bin/` only: a host where the
+    /// machine's programs (git, the toolchains) are not installed, only `context-pilot`.
+    ///
+    /// # Panics
+    /// When any step fails.
+    pub fn start_bare(alias: &str) -> Self {
+        Self::start_with(alias, false)
+    }
+
+    fn start_with(alias: &str, system_path: bool) -> Self {
         let n =
             (std::process::id().wrapping_mul(8) + NEXT.fetch_add(1, Ordering::Relaxed)) % (1 << 20);
         let netns = format!("cp-host-{n:05x}");
@@ -123,11 +136,16 @@ impl TestHost {
             &format!("[{address}]:{port} {host_public}"),
         );
         let home_text = home.display().to_string();
+        let path = if system_path {
+            format!("{home_text}/bin:/usr/local/bin:/usr/bin:/bin")
+        } else {
+            format!("{home_text}/bin")
+        };
         let config = format!(
             "Port {port}\nListenAddress {address}\nHostKey {}\nAuthorizedKeysFile {}\n\
              PidFile none\nUsePAM no\nStrictModes no\nPasswordAuthentication no\n\
              KbdInteractiveAuthentication no\nAcceptEnv *\nPermitUserEnvironment no\n\
-             SetEnv HOME={home_text} PATH={home_text}/bin:/usr/local/bin:/usr/bin:/bin\n",
+             SetEnv HOME={home_text} PATH={path}\n",
             host_key.display(),
             dir.path().join("authorized_keys").display(),
         );

@@ -269,6 +269,27 @@ fn a_host_that_does_not_answer_or_lacks_context_pilot_stops_the_run_before_it_st
     assert_nothing_left_on(&bare);
 }
 
+/// A host without git (its `PATH` holds `context-pilot` only) stops the run before it
+/// starts, naming the host and what to install there.
+#[test]
+fn a_host_without_git_stops_the_run_before_it_starts_saying_what_to_install() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host = TestHost::start_bare("nogit");
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host]);
+    let (_repo, root) = semantic_project(SEMANTIC, json!({"hosts": [{"ssh": "nogit"}]}), &[]);
+    let (code, shown) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("host nogit lacks git on its PATH") && shown.contains("install git there"),
+        "{shown}"
+    );
+    assert!(run_record(&root).is_none(), "nothing started: {shown}");
+    assert_nothing_left_on(&host);
+}
+
 const RENAME_ONLY: &str = "\
 name: rename-only
 phases:

@@ -12,6 +12,18 @@ pub enum RemoteError {
     #[error("host {host} does not answer over ssh: {detail}")]
     NoAnswer { host: String, detail: String },
     #[error(
+        "host {host} refused the login over ssh ({detail}); a run logs in without a prompt: let \
+         your key in there (your ssh agent, or `IdentityFile` in ~/.ssh/config), and check with \
+         `ssh -o BatchMode=yes {host} true`"
+    )]
+    LoginRefused { host: String, detail: String },
+    #[error(
+        "host {host} was not let in because its key is not one this machine knows for it \
+         ({detail}); connect once with `ssh {host}` to check and accept its key, or correct \
+         ~/.ssh/known_hosts"
+    )]
+    HostKeyUnknown { host: String, detail: String },
+    #[error(
         "host {host} lacks context-pilot on its PATH (for non-interactive ssh logins); install it there, e.g. `cargo install context-pilot`"
     )]
     NoContextPilot { host: String },

@@ -316,13 +316,35 @@ pub(crate) fn classify(host: &str, stderr: &str) -> Option<RemoteError> {
     {
         return Some(RemoteError::NoContextPilot { host });
     }
+    // ssh's line that holds `needle` (git adds lines of its own after it).
+    let line_of = |needle: &str| {
+        stderr
+            .lines()
+            .find(|l| l.contains(needle))
+            .map(|l| l.trim().trim_end_matches('.').to_owned())
+    };
+    if let Some(detail) = line_of("Host key verification failed") {
+        // The line before says why: no key known, or another one.
+        let why = stderr
+            .lines()
+            .take_while(|l| !l.contains("Host key verification failed"))
+            .filter(|l| !l.trim().is_empty())
+            .last()
+            .map(|l| format!("{}: ", l.trim().trim_end_matches('.')))
+            .unwrap_or_default();
+        return Some(RemoteError::HostKeyUnknown {
+            host,
+            detail: format!("{why}{detail}"),
+        });
+    }
+    if let Some(detail) = line_of("Permission denied (") {
+        return Some(RemoteError::LoginRefused { host, detail });
+    }
     let ssh_failed = [
         "Could not resolve hostname",
         "Connection refused",
         "Connection timed out",
         "No route to host",
-        "Permission denied",
-        "Host key verification failed",
         "Connection closed",
         "Network is unreachable",
         "timed out",
@@ -451,6 +473,19 @@ mod tests {
                  `git` is not found; install git there\nfatal: Could not read from remote"
             ),
             Some(RemoteError::NoGit { host, .. }) if host == "a"
+        ));
+        assert!(matches!(
+            classify(
+                "a",
+                "me@10.0.0.1: Permission denied (publickey).\nfatal: Could not read from remote"
+            ),
+            Some(RemoteError::LoginRefused { detail, .. })
+                if detail == "me@10.0.0.1: Permission denied (publickey)"
+        ));
+        assert!(matches!(
+            classify("a", "No ED25519 host key is known for [h]:22.\nHost key verification failed.\n"),
+            Some(RemoteError::HostKeyUnknown { detail, .. })
+                if detail == "No ED25519 host key is known for [h]:22: Host key verification failed"
         ));
         assert!(classify("a", "fatal: something else").is_none());
     }

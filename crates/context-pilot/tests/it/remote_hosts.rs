@@ -290,6 +290,59 @@ fn a_host_without_git_stops_the_run_before_it_starts_saying_what_to_install() {
     assert_nothing_left_on(&host);
 }
 
+/// A host that does not let the run's key in, or whose key this machine does not know,
+/// stops the run before it starts, saying which and what to do (ssh's own words with it).
+#[test]
+fn a_host_that_refuses_the_key_or_whose_key_is_unknown_stops_the_run_saying_what_to_do() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host = TestHost::start("strict");
+    let ssh = tempfile::tempdir().unwrap();
+    let entry = host.ssh_config_entry();
+    let with_line = |key: &str, value: &str| {
+        entry
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with(key) {
+                    format!("  {key} {value}")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let other_key = ssh.path().join("other_key");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other_key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let no_hosts = ssh.path().join("known_hosts");
+    std::fs::write(&no_hosts, "").unwrap();
+    for (config, expected) in [
+        (
+            with_line("IdentityFile", &other_key.display().to_string()),
+            "host strict refused the login over ssh",
+        ),
+        (
+            with_line("UserKnownHostsFile", &no_hosts.display().to_string()),
+            "host strict was not let in because its key is not one this machine knows",
+        ),
+    ] {
+        let path = ssh.path().join("ssh_config");
+        std::fs::write(&path, config).unwrap();
+        let (_repo, root) = semantic_project(SEMANTIC, json!({"hosts": [{"ssh": "strict"}]}), &[]);
+        let (code, shown) = run_with_hosts(&root, &path);
+        assert_ne!(code, Some(0), "{shown}");
+        assert!(shown.contains(expected), "{shown}");
+        assert!(run_record(&root).is_none(), "nothing started: {shown}");
+    }
+    assert_nothing_left_on(&host);
+}
+
 const RENAME_ONLY: &str = "\
 name: rename-only
 phases:

@@ -8,8 +8,10 @@
 //! A link that drops during a test (ssh's keepalives go unanswered) is waited for: the run
 //! asks the host again every second, for up to its `reconnect_secs`, and once it answers,
 //! sends the tree and tests it there again (the host ends the test it had once it finds the
-//! run gone). A host that does not come back in time, or refuses, is left out of the rest of
-//! the run, and the test runs here instead. The run's lines say each of these.
+//! run gone). A host that does not come back in time is left out of the rest of the run, and
+//! the test goes to another host with a free slot, else runs here. A host that refuses the
+//! tree is left out too, and the tree is tested here (another host would refuse it as well).
+//! The run's lines say each of these.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -178,7 +180,7 @@ impl HostTester {
 
 impl TreeTester for HostTester {
     fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
-        let Some(at) = self.take_slot() else {
+        let Some(mut at) = self.take_slot() else {
             return self.here.test_tree(tree);
         };
         let mut reconnects = 0;
@@ -202,10 +204,25 @@ impl TreeTester for HostTester {
                 continue;
             }
             self.give_back(at, Some(e.to_string()));
+            // A refusal is the tree's (its configuration): another host would refuse it too.
+            let next = if matches!(e, RemoteError::Refused { .. }) {
+                None
+            } else {
+                self.take_slot()
+            };
+            let Some((next, place)) = next.and_then(|n| Some((n, self.place(n)?.0))) else {
+                say(&format!(
+                    "{e}; this host takes no more work in this run, and the tree is tested here"
+                ));
+                return self.here.test_tree(tree);
+            };
             say(&format!(
-                "{e}; this host takes no more work in this run, and the tree is tested here"
+                "{e}; this host takes no more work in this run, and the tree is tested on host {} \
+                 instead",
+                place.name()
             ));
-            return self.here.test_tree(tree);
+            at = next;
+            reconnects = 0;
         }
     }
 }

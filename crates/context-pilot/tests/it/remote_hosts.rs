@@ -351,6 +351,24 @@ phases:
     prompt: PHASE-rename-MARK Rename lib.greet to lib.hello, with its test.
 ";
 
+/// A Python test that holds (sleeps) on `host` only (its HOME is the host's), saying so in a
+/// file `holding` there; with `once`, only the first time. Each time it runs on the host it
+/// adds a line to `runs` there.
+fn hold_test(host: &TestHost, once: bool) -> String {
+    format!(
+        "import os, time, unittest\n\n\nclass HoldTest(unittest.TestCase):\n    \
+         def test_hold_on_the_host(self):\n        home = os.environ.get(\"HOME\")\n        \
+         if home != {:?}:\n            return\n        \
+         with open(os.path.join(home, \"runs\"), \"a\") as runs:\n            \
+         runs.write(\"run\\n\")\n        \
+         holding = os.path.join(home, \"holding\")\n        \
+         if {} and os.path.exists(holding):\n            return\n        \
+         open(holding, \"w\").close()\n        time.sleep(600)\n",
+        host.home().display().to_string(),
+        if once { "True" } else { "False" },
+    )
+}
+
 /// The rename-only project, its merge test holding on `host` (and only there) until the
 /// host's end, its `hosts` naming `host` (waiting `reconnect_secs` for it after its link
 /// drops), trusted there; with its ssh configuration. With `once`, only the first test on
@@ -367,19 +385,7 @@ fn holding_project(
 ) {
     let ssh = tempfile::tempdir().unwrap();
     let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[host]);
-    // A test that holds on the host only (its HOME is the host's), saying so in a file.
-    let hold = format!(
-        "import os, time, unittest\n\n\nclass HoldTest(unittest.TestCase):\n    \
-         def test_hold_on_the_host(self):\n        home = os.environ.get(\"HOME\")\n        \
-         if home != {:?}:\n            return\n        \
-         with open(os.path.join(home, \"runs\"), \"a\") as runs:\n            \
-         runs.write(\"run\\n\")\n        \
-         holding = os.path.join(home, \"holding\")\n        \
-         if {} and os.path.exists(holding):\n            return\n        \
-         open(holding, \"w\").close()\n        time.sleep(600)\n",
-        host.home().display().to_string(),
-        if once { "True" } else { "False" },
-    );
+    let hold = hold_test(host, once);
     let (repo, root) = semantic_project(
         RENAME_ONLY,
         json!({"hosts": [{"ssh": host.alias(), "reconnect_secs": reconnect_secs}]}),
@@ -653,4 +659,63 @@ fn a_link_that_drops_mid_test_and_comes_back_is_waited_for_and_the_host_tests_ag
     let runs = std::fs::read_to_string(host.home().join("runs")).unwrap();
     assert_eq!(runs.lines().count(), 2, "{runs}");
     assert_nothing_left_on(&host);
+}
+
+/// Trusts the project at `root` on `host`: its clone there (made by a run the host refused),
+/// as the host's user would after reviewing it.
+fn trust_clone_on(host: &TestHost, root: &std::path::Path) {
+    let clone = host
+        .home()
+        .join(".local/share/context-pilot/remote")
+        .join(cp_remote::project_key(root));
+    let clone_text = clone.display().to_string();
+    let out = host.ssh(&["cd", &clone_text, "&&", "context-pilot", "trust"]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// A host killed while it tests a merge, with another host free: the run waits its
+/// `reconnect_secs` for it, leaves it out, and the other host tests the tree; the proof names
+/// that host. Nothing is left on either.
+#[test]
+fn a_host_killed_mid_test_hands_the_tree_to_another_host_which_tests_it() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut lost = TestHost::start("lost");
+    let spare = TestHost::start("spare");
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&lost, &spare]);
+    let (_repo, root) = semantic_project(
+        RENAME_ONLY,
+        json!({"hosts": [{"ssh": "lost", "reconnect_secs": 1}, {"ssh": "spare"}]}),
+        &[("test_hold.py", &hold_test(&lost, false))],
+    );
+    // Each host refuses the project until its user trusts it there, in the order listed.
+    for host in [&lost, &spare] {
+        let (code, refused) = run_with_hosts(&root, &ssh_config);
+        assert_ne!(code, Some(0), "{refused}");
+        assert!(
+            refused.contains(&format!("host {} refused the project", host.alias())),
+            "{refused}"
+        );
+        trust_clone_on(host, &root);
+    }
+
+    let (code, shown) = run_cut_mid_test(&mut lost, &root, &ssh_config, TestHost::kill);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("host lost")
+            && shown.contains(
+                "takes no more work in this run, and the tree is tested on host spare instead"
+            ),
+        "{shown}"
+    );
+    let record = run_record(&root).unwrap();
+    let proof = &record["phase_runs"]["rename"]["proof"];
+    assert_eq!(proof["outcome"], "passed", "{record:#}");
+    assert_eq!(proof["host"]["host"], "spare", "{record:#}");
+    assert_eq!(proof["host"]["tree"], proof["tree"], "{record:#}");
+    assert_eq!(shown.matches("phase rename: started").count(), 1, "{shown}");
+    assert_nothing_left_on(&spare);
+    assert_nothing_left_on(&lost);
 }

@@ -719,3 +719,70 @@ fn a_host_killed_mid_test_hands_the_tree_to_another_host_which_tests_it() {
     assert_nothing_left_on(&spare);
     assert_nothing_left_on(&lost);
 }
+
+/// The run is killed with SIGKILL (itself only, as the kernel's OOM killer would) while a host
+/// tests its merge: its ssh sees its input close, the host ends the test, and nothing of the
+/// run is left here or there. `--resume` then ends green with the phase's work on the branch.
+/// (It does not reattach to the host's test: the resumed run does the phase's unlanded work
+/// again, and its end is tested on the run's machine.)
+#[test]
+fn a_run_killed_mid_test_leaves_nothing_on_the_host_and_resume_lands_its_work() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host = TestHost::start("resumed");
+    let (_repo, root, _ssh, ssh_config) = holding_project(&host, true, 2);
+    let server = LlmServer::start().unwrap();
+    serve_back(
+        &server,
+        Script {
+            phases: vec![("rename", rename_calls())],
+        },
+        Vec::new(),
+        Arc::new(Seen::default()),
+        None,
+        Arc::default(),
+    );
+    let mut child = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    cp_e2e::eventually("the merge test holds on the host", PATIENCE, || {
+        host.home().join("holding").exists()
+    });
+    let held = host_tests_of(child.id());
+    assert!(!held.is_empty(), "the run's ssh to the host");
+    assert!(!host.leftovers().is_empty(), "the host's test runs");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    cp_e2e::eventually_with(
+        "the host ends the test of a killed run, and its ssh here ends",
+        PATIENCE,
+        || {
+            host.leftovers().is_empty()
+                && held
+                    .iter()
+                    .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        },
+        || format!("{:?}", host.leftovers()),
+    );
+
+    let record = run_record(&root).unwrap();
+    let run_id = record["run_id"].as_str().unwrap().to_owned();
+    let out = command(&root, &server, &["--resume", &run_id])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .output()
+        .unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let lib = git(&root, &["show", "HEAD:lib.py"]);
+    assert!(lib.contains("def hello"), "{lib}\n{shown}");
+    assert_eq!(
+        run_record(&root).unwrap()["verdict"]["outcome"],
+        "passed",
+        "{shown}"
+    );
+    assert_nothing_left_on(&host);
+}

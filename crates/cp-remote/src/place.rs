@@ -210,6 +210,16 @@ impl SshPlace {
         }
     }
 
+    /// The host `name`, reached as `destination` with the ssh configuration file `config`
+    /// (`ssh -F`).
+    pub fn with_config(name: &str, destination: &str, config: PathBuf) -> Self {
+        Self {
+            name: name.to_owned(),
+            destination: destination.to_owned(),
+            config: Some(config),
+        }
+    }
+
     /// The words of the ssh command, without the destination.
     fn ssh_words(&self) -> Vec<String> {
         let mut words = vec!["ssh".to_owned()];

@@ -786,3 +786,57 @@ fn a_run_killed_mid_test_leaves_nothing_on_the_host_and_resume_lands_its_work() 
     );
     assert_nothing_left_on(&host);
 }
+
+/// A short drop of the link (shorter than ssh's keepalive allows) while the host tests a
+/// merge: the connection lives through it, the host's test goes on and its result comes back;
+/// the test ran once, and the run never took the host for gone.
+#[test]
+fn a_short_link_drop_mid_test_is_lived_through_and_the_test_runs_once() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut host = TestHost::start("blip");
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host]);
+    // On the host only: counts its runs, then waits for `release` (two minutes at most).
+    let wait = format!(
+        "import os, time, unittest\n\n\nclass WaitTest(unittest.TestCase):\n    \
+         def test_wait_on_the_host(self):\n        home = os.environ.get(\"HOME\")\n        \
+         if home != {:?}:\n            return\n        \
+         with open(os.path.join(home, \"runs\"), \"a\") as runs:\n            \
+         runs.write(\"run\\n\")\n        \
+         open(os.path.join(home, \"holding\"), \"w\").close()\n        \
+         for _ in range(1200):\n            \
+         if os.path.exists(os.path.join(home, \"release\")):\n                return\n            \
+         time.sleep(0.1)\n",
+        host.home().display().to_string()
+    );
+    let (_repo, root) = semantic_project(
+        RENAME_ONLY,
+        json!({"hosts": [{"ssh": "blip", "reconnect_secs": 0}]}),
+        &[("test_wait.py", &wait)],
+    );
+    let (code, refused) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{refused}");
+    trust_clone_on(&host, &root);
+
+    let (code, shown) = run_cut_mid_test(&mut host, &root, &ssh_config, |h| {
+        h.set_link(false);
+        // The outage's length, not a wait for something: longer than the host's `alive`
+        // period (3 s), shorter than what ssh's keepalives allow (15 s).
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        h.set_link(true);
+        std::fs::write(h.home().join("release"), "").unwrap();
+    });
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(!shown.contains("dropped"), "{shown}");
+    assert!(!shown.contains("takes no more work"), "{shown}");
+    let record = run_record(&root).unwrap();
+    let proof = &record["phase_runs"]["rename"]["proof"];
+    assert_eq!(proof["outcome"], "passed", "{record:#}");
+    assert_eq!(proof["host"]["host"], "blip", "{record:#}");
+    assert_eq!(proof["host"]["tree"], proof["tree"], "{record:#}");
+    let runs = std::fs::read_to_string(host.home().join("runs")).unwrap();
+    assert_eq!(runs.lines().count(), 1, "{runs}");
+    assert_nothing_left_on(&host);
+}

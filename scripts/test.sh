@@ -35,6 +35,11 @@ command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 if [ "$full_run" -eq 1 ] && [ "$(id -u)" -eq 0 ] && ! command -v mmdebstrap >/dev/null 2>&1; then
   need_apt+=(mmdebstrap)
 fi
+# The remote tests' hosts (cp_e2e::TestHost): network namespaces running Debian's sshd.
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)

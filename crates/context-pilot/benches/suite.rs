@@ -27,7 +27,9 @@
 //! - the hook per edit for the binary installed with npm (`init claude`'s hook command) against
 //!   the same binary run directly;
 //! - a workflow of 4 independent phases with `--max-parallel 4` against one phase alone (1 s
-//!   of scripted model time per request), and the overhead per extra phase.
+//!   of scripted model time per request), and the overhead per extra phase;
+//! - sending a repository of 10 MB and 100 MB to an ssh host (a network namespace of this
+//!   machine), then one small commit on top.
 //!
 //! Then it writes the figures, the command, the date and the machine into the "Suite"
 //! section of BENCHMARKS.md, between `<!-- suite:begin -->` and `<!-- suite:end -->`, and
@@ -39,7 +41,7 @@
 //! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
 //! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
 //! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`, `warm`, `hook-http`,
-//! `npm-hook`).
+//! `npm-hook`, `host-transfer`).
 
 #![allow(
     clippy::unwrap_used,
@@ -60,6 +62,8 @@ mod checkpoint;
 mod conversation;
 #[path = "suite/day.rs"]
 mod day;
+#[path = "suite/host_transfer.rs"]
+mod host_transfer;
 #[path = "suite/long_output.rs"]
 mod long_output;
 #[path = "suite/matching.rs"]
@@ -162,6 +166,7 @@ pub fn run(opts: &Options) -> String {
         group("warm", &|| warm::warm_runs(opts));
         group("hook-http", &|| warm::hook_per_edit(opts));
         group("npm-hook", &|| npm_hook::npm_hook(opts));
+        group("host-transfer", &|| host_transfer::host_transfer(opts));
     }
     report::section(opts, &machine, &rows, started.elapsed().as_secs_f64())
 }

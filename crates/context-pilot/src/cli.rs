@@ -99,6 +99,23 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Test a commit a run on another machine sent here (a merge-queue test on a host of its
+    /// `hosts`): reads the request on stdin, tests the commit in a worktree of this user's
+    /// clone of the project with the stop gate's commands, and prints one JSON event per line,
+    /// the last naming this host and the tree it checked out. Refused unless the project is
+    /// trusted here.
+    TestTree {
+        /// Print the events as JSON lines (the only form there is; a run asks for it).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Internal: the receiving side of the `git push` that brings a run's commits into this
+    /// user's clone of the project.
+    #[command(hide = true)]
+    ReceivePack {
+        /// The project's key, as the run sends it.
+        key: String,
+    },
     /// Print the shell completion script for SHELL, e.g.
     /// `context-pilot completions bash > ~/.local/share/bash-completion/completions/context-pilot`.
     Completions {
@@ -192,6 +209,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(cp_hook::main(event, project_flag, cli.worker.as_deref()))
         }
         Some(Command::ConsoleServer) => run_console_server(&discover(project_flag)?),
+        Some(Command::TestTree { json }) => test_tree(json),
+        Some(Command::ReceivePack { key }) => receive_pack(&key),
         Some(Command::Trust { show, revoke }) => {
             let project = discover(project_flag)?;
             print!("{}", cp_host::trust::command(&project, show, revoke)?);
@@ -394,6 +413,45 @@ fn ignore_reload_signal() {
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGUSR2, sink) {
         eprintln!("context-pilot: cannot install the SIGUSR2 handler: {e}");
     }
+}
+
+/// The stop gate's tests, for a tree a run sent here.
+struct GateBench;
+
+impl cp_remote::Bench for GateBench {
+    fn test(&self, tree: &cp_orchestrate::TreeUnderTest<'_>) -> cp_orchestrate::TreeTest {
+        cp_run::test_with_gate(tree, tree.cancel)
+    }
+
+    fn end(&self, root: &std::path::Path) {
+        cp_run::end_consoles(root);
+    }
+}
+
+/// `context-pilot test-tree --json`: one merge test a run on another machine sent here.
+fn test_tree(json: bool) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(json, "test-tree prints JSON lines only: add --json");
+    let passed = cp_remote::serve_test_tree(
+        Box::new(std::io::BufReader::new(std::io::stdin())),
+        &mut std::io::stdout(),
+        &GateBench,
+    )?;
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `context-pilot receive-pack KEY`: git's `receive-pack` in this user's clone of the project.
+fn receive_pack(key: &str) -> anyhow::Result<ExitCode> {
+    let clone = cp_remote::receive_pack(key)?;
+    let e = std::os::unix::process::CommandExt::exec(
+        std::process::Command::new("git")
+            .arg("receive-pack")
+            .arg(&clone),
+    );
+    Err(cp_remote::receive_pack_failed(&e).into())
 }
 
 #[cfg(test)]

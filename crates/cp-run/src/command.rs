@@ -176,7 +176,7 @@ fn run_phases(host: Host, command: &RunCommand, screen: Screen<'_>) -> anyhow::R
                 cancel: graph_interrupt(&host, command)?,
             });
             args.options.drivers = Some(drivers.clone());
-            args.options.tester = Some(drivers);
+            args.options.tester = Some(tester_for(&host, drivers)?);
             let code = crate::external::run(&host, &args, kind);
             settle_interrupts();
             return code;
@@ -202,7 +202,7 @@ fn run_phases(host: Host, command: &RunCommand, screen: Screen<'_>) -> anyhow::R
             cancel: graph_interrupt(&host, command)?,
         });
         args.options.drivers = Some(drivers.clone());
-        args.options.tester = Some(drivers);
+        args.options.tester = Some(tester_for(&host, drivers)?);
         let line = LineState::default();
         let printer = line.clone();
         let sink: EventSink = Arc::new(move |event| print_progress(&printer, event));
@@ -317,4 +317,23 @@ fn print_progress(line: &LineState, event: AgentEvent) {
         | AgentEvent::Finished(_) => Ok(()),
     };
     let _ = out.flush();
+}
+
+/// The merge queue's tester: the stop gate here, or on the hosts of the `hosts` configuration
+/// when there are any, each checked first (it answers over ssh, has `context-pilot` and git,
+/// and trusts the project as it is at `HEAD`): a host that cannot take the run's tests stops
+/// the run before it starts, saying why.
+fn tester_for(
+    host: &Host,
+    here: Arc<PhaseDrivers>,
+) -> anyhow::Result<Arc<dyn cp_orchestrate::TreeTester>> {
+    let hosts = cp_remote::load_hosts(host.project())?;
+    if hosts.is_empty() {
+        return Ok(here);
+    }
+    let root = host.project().root();
+    let head = cp_git::Repository::at(root).head()?;
+    let tester = cp_remote::HostTester::new(root, cp_remote::ssh_places(&hosts), here);
+    tester.check(root, &head)?;
+    Ok(Arc::new(tester))
 }

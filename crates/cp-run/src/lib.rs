@@ -43,5 +43,6 @@ pub use alerts::{NotifyConfigError, TerminalAlerts};
 pub use command::{RunCommand, Screen, run};
 pub use external::wiring_spec_of;
 pub use headless::run_headless;
+pub use merge_tests::{end_consoles, test_with_gate};
 pub use phases::{PhaseDrivers, PhaseNews, PhaseOutput};
 pub use prompters::{Answer, AnswerChoice, AnswersPrompter, TerminalPrompter};

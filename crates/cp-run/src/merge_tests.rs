@@ -12,9 +12,17 @@ use crate::phases::PhaseDrivers;
 
 impl TreeTester for PhaseDrivers {
     fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
+        test_with_gate(tree, &self.cancel.joined(tree.cancel))
+    }
+}
+
+/// Tests `tree` with the stop gate's planning and runners, stopped by `cancel`; what the test
+/// leaves running (its console server) stays until [`end_consoles`].
+pub fn test_with_gate(tree: &TreeUnderTest<'_>, cancel: &cp_base::CancelToken) -> TreeTest {
+    {
         let project = Project::at(tree.root);
         let gate = match StopGate::for_project(&project) {
-            Ok(gate) => gate.with_cancel(self.cancel.joined(tree.cancel)),
+            Ok(gate) => gate.with_cancel(cancel.clone()),
             // A configuration the gate cannot read cannot say the tree is green.
             Err(e) => {
                 return TreeTest {
@@ -24,6 +32,7 @@ impl TreeTester for PhaseDrivers {
                         ..CommandRun::default()
                     }],
                     note: None,
+                    host: None,
                 };
             }
         };
@@ -31,7 +40,17 @@ impl TreeTester for PhaseDrivers {
         TreeTest {
             runs: tests.runs.iter().map(command_run).collect(),
             note: tests.note,
+            host: None,
         }
+    }
+}
+
+/// Ends the consoles (and their server) a test of the tree at `root` left running.
+pub fn end_consoles(root: &std::path::Path) {
+    let stopped =
+        cp_mod_console::ConsoleClient::for_project(root).and_then(|c| c.shutdown_server());
+    if let Err(e) = stopped {
+        tracing::warn!(tree = %root.display(), "cannot stop the test's consoles: {e}");
     }
 }
 

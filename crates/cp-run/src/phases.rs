@@ -14,7 +14,6 @@ use cp_agent_cli::{
 };
 use cp_base::{CancelToken, Level, Project, ToolResult};
 use cp_llm::Provider;
-use cp_mod_console::ConsoleClient;
 use cp_orchestrate::{DriverError, DriverFactory, PhaseAgent, SessionDriver, Workflow};
 
 use cp_base::text::fit_end;
@@ -159,10 +158,7 @@ impl DriverFactory for PhaseDrivers {
 
     fn release(&self, root: &Path) {
         // The phase's consoles belong to its worktree: they end with it.
-        let stopped = ConsoleClient::for_project(root).and_then(|c| c.shutdown_server());
-        if let Err(e) = stopped {
-            tracing::warn!(tree = %root.display(), "cannot stop the phase's consoles: {e}");
-        }
+        crate::merge_tests::end_consoles(root);
     }
 }
 

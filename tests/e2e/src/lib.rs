@@ -11,6 +11,8 @@
 //!   the failure) and [`within`] (for a wait whose end is no failure of its own): the one
 //!   polling loop of the workspace's tests, which every crate's wait helpers are built on.
 //! - [`config_home`] and [`trust`]: the isolated per-user config (trust store) of the tests.
+//! - [`TestHost`]: a host of the test's own (a network namespace running sshd as an
+//!   ordinary user), reached with real OpenSSH, torn down even when the test is killed.
 //! - [`LlmServer`]: the only stand-in these tests allow, for the remote LLM service: a real
 //!   local HTTP server that speaks the Anthropic and OpenAI wire formats from a script.
 //!
@@ -43,6 +45,7 @@
 
 mod eventually;
 mod frames;
+pub mod hosts;
 pub mod llm_server;
 mod pty;
 mod repo;
@@ -51,6 +54,7 @@ mod saved;
 pub use eventually::{
     eventually, eventually_some, eventually_some_with, eventually_with, within, within_every,
 };
+pub use hosts::TestHost;
 pub use llm_server::{
     ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai, responses,
 };

@@ -31,6 +31,7 @@ mod orphan_stop;
 mod plugin_wiring;
 mod private_modes;
 mod reload;
+mod remote_hosts;
 mod terminal_tmux;
 mod trust;
 mod tui_changes;

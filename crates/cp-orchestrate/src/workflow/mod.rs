@@ -72,4 +72,4 @@ pub use store::{
     PendingFeedback, Position, RUN_FILE, RunLock, RunState, RunStatus, RunStore, Stage,
 };
 pub use template::UnknownPlaceholder;
-pub use tester::{CommandRun, TreeTest, TreeTester, TreeUnderTest};
+pub use tester::{CommandRun, HostRun, TreeTest, TreeTester, TreeUnderTest};

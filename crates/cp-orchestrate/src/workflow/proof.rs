@@ -80,6 +80,13 @@ impl MergeProof {
     pub fn note_text(&self, what: &str) -> String {
         let mut text = format!("Context Pilot: {what}\n");
         let _ = writeln!(text, "tree {}", self.tree);
+        if let Some(host) = &self.test.host {
+            let _ = writeln!(
+                text,
+                "tested on host {} (it checked out tree {}; sending took {} ms)",
+                host.host, host.tree, host.transfer_ms
+            );
+        }
         let _ = writeln!(text, "attempt {}", self.attempt);
         let _ = writeln!(text, "result: {}", self.outcome.word());
         if self.test.runs.is_empty() {
@@ -198,6 +205,7 @@ mod tests {
                     ..CommandRun::default()
                 }],
                 note: None,
+                host: None,
             },
             tested_at: "2026-11-27T10:00:00.000Z".into(),
             elapsed_ms: 450,

@@ -142,6 +142,8 @@ impl Engine<'_> {
         let Some(candidate) = self.queue.candidates.iter_mut().find(|c| c.id == id) else {
             return;
         };
+        // A test elsewhere counts only for the tree it says it checked out.
+        let test = test.believed(&candidate.tree);
         let index = candidate.index;
         self.state.merge_queue.tested = self.state.merge_queue.tested.saturating_add(1);
         let event = WorkflowEvent::MergeTested {
@@ -240,7 +242,7 @@ impl Engine<'_> {
             match self.build(repo, index, &base)? {
                 Built::Candidate(candidate, changed) => {
                     self.start_test(repo, scope, tx, &candidate, changed)?;
-                    self.queue.candidates.push(candidate);
+                    self.queue.candidates.push(*candidate);
                 }
                 // Only at the head is the base the run's branch itself.
                 Built::Nothing | Built::Conflict(_) if !first => return Ok(None),
@@ -294,7 +296,7 @@ impl Engine<'_> {
                 let ahead = !self.queue.candidates.is_empty();
                 self.queue.next_id += 1;
                 Ok(Built::Candidate(
-                    Candidate {
+                    Box::new(Candidate {
                         id: self.queue.next_id,
                         index,
                         base: base.to_owned(),
@@ -303,7 +305,7 @@ impl Engine<'_> {
                         ahead,
                         cancel: CancelToken::new(),
                         result: None,
-                    },
+                    }),
                     changed,
                 ))
             }
@@ -364,6 +366,7 @@ impl Engine<'_> {
         let tester = self.parallel.tester.clone();
         let drivers = self.parallel.drivers.clone();
         let cancel = candidate.cancel.clone();
+        let commit = candidate.commit.clone();
         let report = candidate.id;
         let tx = tx.clone();
         std::thread::Builder::new()
@@ -374,6 +377,7 @@ impl Engine<'_> {
                     Some(tester) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         tester.test_tree(&TreeUnderTest {
                             root: &root,
+                            commit: &commit,
                             changed: &changed,
                             cancel: &cancel,
                         })
@@ -385,6 +389,7 @@ impl Engine<'_> {
                             ..CommandRun::default()
                         }],
                         note: None,
+                        host: None,
                     }),
                     None => untested(),
                 };
@@ -557,5 +562,6 @@ pub(super) fn untested() -> TreeTest {
     TreeTest {
         runs: Vec::new(),
         note: Some("this front-end runs no tests on merges".into()),
+        host: None,
     }
 }

@@ -44,7 +44,7 @@ pub(super) struct Candidate {
 /// What making a candidate for a phase gave.
 pub(super) enum Built {
     /// A candidate, ready to test.
-    Candidate(Candidate, Vec<String>),
+    Candidate(Box<Candidate>, Vec<String>),
     /// The phase's branch has nothing the base lacks.
     Nothing,
     /// The merge conflicts in these files (aborted; the worktree is back on its branch).

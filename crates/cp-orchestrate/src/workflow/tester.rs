@@ -29,6 +29,8 @@ impl fmt::Debug for dyn TreeTester {
 pub struct TreeUnderTest<'a> {
     /// The project's root in that tree: in a phase's worktree, or the project's own root.
     pub root: &'a Path,
+    /// The commit checked out there (what a tester elsewhere is sent).
+    pub commit: &'a str,
     /// The files (repository-relative) in which the tree differs from the last tree known to
     /// pass: both sides of a merge since they parted. In a repository whose root is no
     /// project, they pick the projects whose tests run, as the changed files of a turn do
@@ -49,9 +51,49 @@ pub struct TreeTest {
     /// project not trusted for its configured command, no change that triggers tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Where it was tested, when not on the run's machine: the host and the tree it says it
+    /// checked out ([`TreeTest::believed`] compares it with the candidate's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRun>,
+}
+
+/// A test that ran on another host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostRun {
+    /// The host's name in the `hosts` configuration.
+    pub host: String,
+    /// The tree the host checked out and tested, as it reported it.
+    pub tree: String,
+    /// Milliseconds spent sending the commit there (apart from the test's own time).
+    pub transfer_ms: u64,
 }
 
 impl TreeTest {
+    /// This test, when it says it tested `tree` (or ran on the run's machine); else a failed
+    /// test saying why it is not believed: a host that checked out another tree says nothing
+    /// about this one.
+    #[must_use]
+    pub fn believed(self, tree: &str) -> Self {
+        let Some(host) = &self.host else {
+            return self;
+        };
+        if host.tree == tree {
+            return self;
+        }
+        Self {
+            runs: vec![CommandRun {
+                command: format!("(the test on host {})", host.host),
+                exit: format!(
+                    "not believed: it tested tree {}, not the candidate's tree {tree}",
+                    host.tree
+                ),
+                ..CommandRun::default()
+            }],
+            note: None,
+            host: self.host,
+        }
+    }
+
     /// Whether it says anything about the tree: at least one command ran.
     pub fn tested(&self) -> bool {
         !self.runs.is_empty()
@@ -182,6 +224,7 @@ mod tests {
                 },
             ],
             note: None,
+            host: None,
         };
         assert!(test.tested() && !test.passed());
         assert_eq!(
@@ -192,11 +235,41 @@ mod tests {
         let none = TreeTest {
             runs: Vec::new(),
             note: Some("no test command configured and none detected".into()),
+            host: None,
         };
         assert!(!none.tested() && none.passed());
         assert_eq!(
             none.summary(),
             "not tested (no test command configured and none detected)"
+        );
+    }
+
+    #[test]
+    fn a_host_that_tested_another_tree_is_not_believed() {
+        let green = TreeTest {
+            runs: vec![CommandRun {
+                command: "make test".into(),
+                exit: "exit 0".into(),
+                exit_code: Some(0),
+                passed: true,
+                ..CommandRun::default()
+            }],
+            note: None,
+            host: Some(HostRun {
+                host: "build-1".into(),
+                tree: "aaa".into(),
+                transfer_ms: 5,
+            }),
+        };
+        assert_eq!(green.clone().believed("aaa"), green);
+        let doubted = green.believed("bbb");
+        assert!(!doubted.passed(), "{doubted:?}");
+        assert!(
+            doubted
+                .summary()
+                .contains("tested tree aaa, not the candidate's tree bbb"),
+            "{}",
+            doubted.summary()
         );
     }
 }

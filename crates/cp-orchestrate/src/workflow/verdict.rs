@@ -38,11 +38,14 @@ impl Engine<'_> {
             .unwrap_or_default();
         let started = Instant::now();
         let test = match &self.parallel.tester {
-            Some(tester) => tester.test_tree(&TreeUnderTest {
-                root: self.project.root(),
-                changed: &changed,
-                cancel: &cp_base::CancelToken::new(),
-            }),
+            Some(tester) => tester
+                .test_tree(&TreeUnderTest {
+                    root: self.project.root(),
+                    commit: &head,
+                    changed: &changed,
+                    cancel: &cp_base::CancelToken::new(),
+                })
+                .believed(&tree),
             None => untested(),
         };
         Some(MergeProof {

@@ -307,3 +307,52 @@ fn a_plain_run_tests_its_branch_at_the_end_and_never_ends_completed_on_red() {
         no_leftovers(&repo.root(), &repo);
     }
 }
+
+/// Issue 51: a test that ran on a host counts only for the tree it says it checked out. An
+/// honest host's green result lands, its proof naming the host; a host that tested another
+/// tree is not believed, whatever it says: the phase is red, and nothing of it lands.
+#[test]
+fn a_host_s_result_is_believed_only_for_the_candidate_s_own_tree() {
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let yaml = "name: one\nmax_merge_attempts: 1\nphases:\n  - id: a\n    depends_on: []\n    prompt: A.\n  - id: b\n    depends_on: []\n    prompt: B.\n";
+    let file = workflow(&repo, yaml);
+    let (outcome, prompter, _) = run_queued(
+        &repo,
+        &file,
+        Arc::new(ShellTester::new("true").on_a_host(None)),
+        &[],
+    );
+    let lines = prompter.lines().join("\n");
+    assert_eq!(outcome.status, RunStatus::Completed, "{lines}");
+    let note = repo.git(&["log", "-1", "--notes=context-pilot", "--format=%N", "HEAD"]);
+    assert!(note.contains("tested on host elsewhere"), "{note}");
+
+    let repo = Repo::with_commit(&[("README.md", "# demo\n")]);
+    let file = workflow(&repo, yaml);
+    let start = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let (outcome, prompter, _) = run_queued(
+        &repo,
+        &file,
+        Arc::new(
+            ShellTester::new("true").on_a_host(Some("4b825dc642cb6eb9a060e54bf8d69288fbee4904")),
+        ),
+        &[("Abort", None)],
+    );
+    let lines = prompter.lines().join("\n");
+    assert_eq!(outcome.status, RunStatus::Aborted, "{lines}");
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]).trim(),
+        start,
+        "nothing landed: {lines}"
+    );
+    let record = std::fs::read_dir(repo.root().join(".context-pilot/runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .map(|run| std::fs::read_to_string(run.path().join("context.json")).unwrap())
+        .unwrap();
+    assert!(
+        record.contains("not believed: it tested tree 4b825dc6"),
+        "{record}"
+    );
+}

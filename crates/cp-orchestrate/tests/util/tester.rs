@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use cp_orchestrate::{CommandRun, TreeTest, TreeTester, TreeUnderTest};
+use cp_orchestrate::{CommandRun, HostRun, TreeTest, TreeTester, TreeUnderTest};
 
 /// Runs `sh -c command` in each tree; exit 0 passes.
 pub struct ShellTester {
@@ -26,6 +26,11 @@ pub struct ShellTester {
     pub met: Mutex<Option<bool>>,
     /// The trees tested, in order.
     pub trees: Mutex<Vec<PathBuf>>,
+    /// Reports each test as run on a host `elsewhere`.
+    pub on_a_host: bool,
+    /// The tree that host says it checked out (`None`: the one it was given, as an honest
+    /// host would).
+    pub claimed: Option<String>,
 }
 
 impl ShellTester {
@@ -37,7 +42,16 @@ impl ShellTester {
             all_here: Condvar::new(),
             met: Mutex::new(None),
             trees: Mutex::new(Vec::new()),
+            on_a_host: false,
+            claimed: None,
         }
+    }
+
+    /// Each test says it ran on host `elsewhere`, on `tree` (`None`: the one it was given).
+    pub fn on_a_host(mut self, tree: Option<&str>) -> Self {
+        self.on_a_host = true;
+        self.claimed = tree.map(str::to_owned);
+        self
     }
 
     /// The first `n` tests run at once.
@@ -95,6 +109,18 @@ impl TreeTester for ShellTester {
                 ..CommandRun::default()
             }],
             note: None,
+            host: self.on_a_host.then(|| HostRun {
+                host: "elsewhere".into(),
+                tree: self.claimed.clone().unwrap_or_else(|| {
+                    let out = Command::new("git")
+                        .args(["rev-parse", &format!("{}^{{tree}}", tree.commit)])
+                        .current_dir(tree.root)
+                        .output()
+                        .unwrap();
+                    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+                }),
+                transfer_ms: 1,
+            }),
         }
     }
 }

@@ -26,8 +26,9 @@ full_run=0
 [ $# -eq 0 ] && full_run=1
 
 # 1. System tools the end-to-end tests drive, installed first and one after another (the
-#    package manager takes one install at a time): tmux and ps, Node.js when missing, and for a
-#    whole run as root the old-system check's mmdebstrap.
+#    package manager takes one install at a time): tmux and ps, Node.js when missing, sshd and
+#    its tools for the remote tests' hosts, and for a whole run as root the old-system check's
+#    mmdebstrap.
 need_apt=()
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v ps >/dev/null 2>&1 || need_apt+=(procps)

@@ -192,10 +192,16 @@ if [ "$full_run" -eq 1 ]; then
   await_preparation
 fi
 
-# --no-fail-fast: one failing test binary must not hide the others' results.
-say "cargo test --workspace --no-fail-fast $*"
 status=0
-cargo test --workspace --no-fail-fast "$@" || status=$?
+if [ "$full_run" -eq 1 ]; then
+  # Every test binary and doc test, two binaries at a time (scripts/test-lanes.sh says why).
+  say "bash scripts/test-lanes.sh"
+  bash scripts/test-lanes.sh || status=1
+else
+  # --no-fail-fast: one failing test binary must not hide the others' results.
+  say "cargo test --workspace --no-fail-fast $*"
+  cargo test --workspace --no-fail-fast "$@" || status=$?
+fi
 
 # 7. The whole run (no arguments) also packs the binary the tests built into the npm packages
 #    and the wheel, and installs and checks them as a person would (scripts/test-packages.sh:

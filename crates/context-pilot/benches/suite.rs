@@ -60,6 +60,8 @@ mod checkpoint;
 mod conversation;
 #[path = "suite/day.rs"]
 mod day;
+#[path = "suite/fixtures.rs"]
+mod fixtures;
 #[path = "suite/long_output.rs"]
 mod long_output;
 #[path = "suite/matching.rs"]

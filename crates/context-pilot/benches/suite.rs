@@ -56,12 +56,12 @@ mod cache_share;
 mod changes;
 #[path = "suite/checkpoint.rs"]
 mod checkpoint;
+#[path = "suite/common.rs"]
+mod common;
 #[path = "suite/conversation.rs"]
 mod conversation;
 #[path = "suite/day.rs"]
 mod day;
-#[path = "suite/fixtures.rs"]
-mod fixtures;
 #[path = "suite/long_output.rs"]
 mod long_output;
 #[path = "suite/matching.rs"]

@@ -7,7 +7,7 @@ use cp_mod_checkpoint::StopGate;
 use cp_orchestrate::{Decision, StopInput};
 
 use super::Options;
-use super::fixtures::{many_files_project, time_git_status};
+use super::common::{many_files_project, time_git_status};
 use super::stats::{Row, ms};
 
 pub fn stop_gate(opts: &Options) -> Vec<Row> {

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 use super::Options;
-use super::fixtures::{greet_project, time_with_stdin};
+use super::common::{greet_project, time_with_stdin};
 use super::stats::{Row, fmt};
 
 pub fn npm_hook(opts: &Options) -> Vec<Row> {

@@ -11,7 +11,7 @@ use std::time::Instant;
 use cp_git::{Git, WorkTreeSnapshot};
 
 use super::Options;
-use super::fixtures::{many_files_project, time_git_status};
+use super::common::{many_files_project, time_git_status};
 use super::stats::{Row, ms};
 
 pub fn shell_edits(opts: &Options) -> Vec<Row> {

@@ -30,7 +30,7 @@ use cp_orchestrate::StopInput;
 use serde_json::json;
 
 use super::Options;
-use super::fixtures::{greet_project, time_with_stdin};
+use super::common::{greet_project, time_with_stdin};
 use super::stats::{Row, ms};
 
 /// How long a warm run may take to reach a phase the bench waits for.

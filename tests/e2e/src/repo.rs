@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// A new git repository with an identity configured, in a temp dir removed on drop.
 ///
@@ -124,4 +125,38 @@ impl TempRepo {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "-m", message]);
     }
+}
+
+/// pytest and its dependencies as wheels, downloaded once from the Python package index into
+/// `target/pytest-wheels` (as `scripts/test.sh` does), for tests that make a venv with
+/// pytest. `None` (said on stderr) when they cannot be downloaded.
+pub fn pytest_wheels() -> Option<&'static Path> {
+    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
+    WHEELS
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
+            let has_pytest = |dir: &Path| {
+                std::fs::read_dir(dir).is_ok_and(|entries| {
+                    entries
+                        .flatten()
+                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
+                })
+            };
+            if !has_pytest(&dir) {
+                // Download beside it, then move into place, so a half-done download is
+                // never taken for a cache.
+                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
+                let ok = Command::new("python3")
+                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
+                    .arg(&partial)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
+                    eprintln!("pytest wheels could not be downloaded from PyPI");
+                    return None;
+                }
+            }
+            Some(dir)
+        })
+        .as_deref()
 }

@@ -299,37 +299,7 @@ impl Drop for Tagged {
 
 // ---------------------------------------------------------------- real tools
 
-/// pytest and its dependencies as wheels, downloaded once into `target/pytest-wheels`.
-pub fn pytest_wheels() -> Option<&'static Path> {
-    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    WHEELS
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
-            let has_pytest = |dir: &Path| {
-                std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
-                })
-            };
-            if !has_pytest(&dir) {
-                // Download beside it, then move into place, so a half-done download is
-                // never taken for a cache.
-                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-                let ok = Command::new("python3")
-                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
-                    .arg(&partial)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
-                    eprintln!("pytest wheels could not be downloaded from PyPI");
-                    return None;
-                }
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
+pub use cp_e2e::pytest_wheels;
 
 /// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
 /// message) when python3 or the wheels are missing.

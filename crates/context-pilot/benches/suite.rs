@@ -58,6 +58,8 @@ mod cache_share;
 mod changes;
 #[path = "suite/checkpoint.rs"]
 mod checkpoint;
+#[path = "suite/common.rs"]
+mod common;
 #[path = "suite/conversation.rs"]
 mod conversation;
 #[path = "suite/day.rs"]

@@ -13,9 +13,9 @@
 
 use std::path::Path;
 
+use crate::changed_file::{ChangedFile, EntryKind, FileStatus, SubmoduleChange};
 use crate::git::{Git, GitError};
 use crate::head::Head;
-use crate::status::{ChangedFile, EntryKind, FileStatus, SubmoduleChange};
 
 /// HEAD's reflog entries read when looking for a branch switch.
 const REFLOG_ENTRIES: &str = "200";

@@ -43,6 +43,7 @@
 //! ```
 
 mod binary;
+mod changed_file;
 mod commit;
 mod committed;
 mod diff;
@@ -53,6 +54,7 @@ mod head;
 mod locks;
 mod notes;
 mod parse;
+mod porcelain;
 mod review;
 mod snapshot;
 mod status;
@@ -62,6 +64,7 @@ mod untracked;
 mod worktree;
 
 pub use binary::HEX_ROWS;
+pub use changed_file::{ChangedFile, EntryKind, FileStatus, SubmoduleChange};
 pub use commit::{CommitMessage, Pending};
 pub use committed::Committed;
 pub use diff::{
@@ -73,10 +76,9 @@ pub use git::{Git, GitError};
 pub use head::Head;
 pub use notes::NOTES_REF;
 pub use parse::parse_diff;
+pub use porcelain::parse_porcelain_v2;
 pub use review::{ReviewError, hunk_patch};
 pub use snapshot::{Stamp, WorkTreeSnapshot};
-pub use status::{
-    ChangedFile, EntryKind, FileStatus, SubmoduleChange, WorkTreeStatus, parse_porcelain_v2,
-};
+pub use status::WorkTreeStatus;
 pub use untracked::{KEPT_BYTES, READ_PER_READING};
 pub use worktree::{MergeOutcome, Repository, WorktreeError};

@@ -21,8 +21,8 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
+use crate::changed_file::FileStatus;
 use crate::git::{Git, GitError};
-use crate::status::FileStatus;
 
 /// File times come from the kernel's coarse clock, which may lag the precise one by a tick:
 /// a file whose change time is older than a snapshot by at least this much was not written

@@ -55,6 +55,7 @@
 
 pub mod compacted;
 mod edit;
+mod event;
 pub mod model_usage;
 mod payload;
 mod shell;
@@ -66,7 +67,7 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use cp_agent_cli::{AgentCli, HookEventSpec, HookReport, HookReportKind};
+use cp_agent_cli::{HookReport, HookReportKind};
 use cp_base::{Project, WorkerId};
 use cp_git::Head;
 use cp_mod_checkpoint::SessionStarts;
@@ -74,97 +75,15 @@ use cp_orchestrate::SESSION_BASE_ENV;
 
 pub use cp_agent_cli::{EventKind, Reply};
 pub use edit::AgentEdit;
+pub use event::{HookEvent, UnknownHookEvent};
 pub use payload::{HookPayload, PayloadError, ToolCallPayload};
 pub use shell::{HOOKS_CONFIG_KEY, HooksConfig, ShellSnapshots};
+use shell::{add_shell_edits, next_snapshot, shell_tool_ran};
 
 use cp_host::{Carried, Host};
 
 /// The session key used when a stop payload has no `session_id`.
 const NO_SESSION: &str = "no-session-id";
-
-/// A hook event Context Pilot handles: one of an agent's events (its descriptor's
-/// `hook_events`), named on the command line by our name or the agent's own.
-#[derive(Debug, Clone, Copy)]
-pub struct HookEvent {
-    /// The agent whose hook this is.
-    pub agent: &'static dyn AgentCli,
-    event: &'static HookEventSpec,
-}
-
-impl HookEvent {
-    /// The event named `name` (e.g. `post-tool-use` or `PostToolUse`), of whichever agent.
-    pub fn named(name: &str) -> Option<Self> {
-        cp_agent_cli::hook_event(name).map(|(agent, event)| Self { agent, event })
-    }
-
-    /// Every agent's events, in the table's order.
-    pub fn all() -> impl Iterator<Item = Self> {
-        cp_agent_cli::AGENT_CLIS.iter().flat_map(|agent| {
-            agent.spec().hook_events.iter().map(|event| Self {
-                agent: *agent,
-                event,
-            })
-        })
-    }
-
-    /// What Context Pilot does at it.
-    pub fn kind(self) -> EventKind {
-        self.event.kind
-    }
-
-    /// The agent's own name of the event, e.g. `PostToolUse`.
-    pub fn agent_name(self) -> &'static str {
-        self.event.name
-    }
-
-    /// The report of `verdict` with `text` at this event.
-    fn report(self, verdict: HookReportKind, text: String) -> HookReport {
-        HookReport {
-            event: self.agent_name().to_owned(),
-            verdict,
-            text,
-            prompt_tokens: None,
-        }
-    }
-
-    /// The name used on the command line, e.g. `post-tool-use`.
-    pub fn cli_name(self) -> &'static str {
-        self.event.cli_name
-    }
-
-    /// The command line's parser: every agent's events, with help, and the agents' own names
-    /// as aliases.
-    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
-        use clap::builder::TypedValueParser as _;
-        // An agent's own name is an alias for the first agent that has it (Codex CLI's
-        // `PostToolUse` and `Stop` are Claude Code's names too: Codex uses ours).
-        let mut aliased = std::collections::HashSet::new();
-        let values: Vec<_> = cp_agent_cli::AGENT_CLIS
-            .iter()
-            .flat_map(|agent| {
-                let spec = agent.spec();
-                spec.hook_events.iter().map(move |event| (spec, event))
-            })
-            .map(|(spec, event)| {
-                let does = event.kind.does();
-                let value = clap::builder::PossibleValue::new(event.cli_name)
-                    .help(format!("{} `{}`: {does}", spec.display_name, event.name));
-                if aliased.insert(event.name) {
-                    value.alias(event.name)
-                } else {
-                    value
-                }
-            })
-            .collect();
-        clap::builder::PossibleValuesParser::new(values)
-            .try_map(|name: String| Self::named(&name).ok_or(UnknownHookEvent(name)))
-    }
-}
-
-/// A hook event no agent has (the parser's possible values keep it from happening).
-#[derive(Debug, thiserror::Error)]
-#[error("no agent has the hook event {0:?}")]
-pub struct UnknownHookEvent(String);
 
 /// What the hook process prints.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -351,30 +270,6 @@ fn named_writes(edits: &[AgentEdit]) -> Option<Vec<String>> {
     })
 }
 
-/// The snapshot to save for the session's next shell call. When `settled` (no callback
-/// reported, so none of this call's blocking runs wrote files), the one a shell call just took
-/// is still true, and without a shell call the session's last one restamped for the `named`
-/// files is: no second `git status`. Otherwise (and for a session's first call) a new one.
-fn next_snapshot(
-    snapshots: &ShellSnapshots,
-    session: &str,
-    settled: bool,
-    shell_now: Option<cp_git::WorkTreeSnapshot>,
-    named: Option<&[String]>,
-) -> Option<cp_git::WorkTreeSnapshot> {
-    if settled {
-        if let Some(now) = shell_now {
-            return Some(now);
-        }
-        if let Some(named) = named
-            && let Some(earlier) = snapshots.previous(session)
-        {
-            return Some(snapshots.restamp(earlier, named));
-        }
-    }
-    snapshots.take()
-}
-
 /// `out` with what the person must hear beside the agent's answer: an untrusted project's
 /// callbacks off (once), the hook's own problems, a broken callbacks config (every time).
 fn with_notices(
@@ -497,76 +392,6 @@ fn named_edits(
             .collect(),
         EventKind::Stop | EventKind::SubagentStop | EventKind::SessionStart => Vec::new(),
     }))
-}
-
-/// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is
-/// compared with the session's last snapshot.
-fn shell_tool_ran(event: HookEvent, payload: &HookPayload) -> Option<String> {
-    let is_shell = |call: &&ToolCallPayload| call.is_shell_tool(event.agent);
-    let call = match event.kind() {
-        EventKind::AfterEdit => Some(&payload.call).filter(is_shell),
-        EventKind::AfterBatch => payload.tool_calls.iter().flatten().find(is_shell),
-        _ => None,
-    };
-    call.and_then(|call| call.tool_name.clone())
-}
-
-/// Adds to `edits` the files the shell tool `shell` changed since the session's previous
-/// hook call that no edit of `edits` names.
-fn add_shell_edits(
-    snapshots: &ShellSnapshots,
-    payload: &HookPayload,
-    project: &Project,
-    session: &str,
-    shell: String,
-    edits: &mut Vec<AgentEdit>,
-) -> Option<cp_git::WorkTreeSnapshot> {
-    let now = snapshots.take()?;
-    let Some(before) = base_snapshot(snapshots, payload, project, session) else {
-        return Some(now);
-    };
-    let named: Vec<&str> = edits
-        .iter()
-        .flat_map(|e| e.changes.iter().map(|c| c.path.as_str()))
-        .collect();
-    let by_shell: Vec<_> = snapshots
-        .changes(&before, &now)
-        .into_iter()
-        .filter(|change| !named.contains(&change.path.as_str()))
-        .collect();
-    if !by_shell.is_empty() {
-        edits.push(AgentEdit {
-            tool: shell,
-            changes: by_shell,
-        });
-    }
-    Some(now)
-}
-
-/// What the work tree was at the session's previous hook call. A subagent's first call
-/// compares with its main session's last snapshot in the same tree, or, in the fresh
-/// worktree Claude Code made for it (`…/agent-<id>`), with the clean checkout.
-fn base_snapshot(
-    snapshots: &ShellSnapshots,
-    payload: &HookPayload,
-    project: &Project,
-    session: &str,
-) -> Option<cp_git::WorkTreeSnapshot> {
-    if let Some(earlier) = snapshots.previous(session) {
-        return Some(earlier);
-    }
-    let agent = payload.subagent()?;
-    if let Some(main) = payload.session_id.as_deref()
-        && let Some(earlier) = snapshots.previous(main)
-    {
-        return Some(earlier);
-    }
-    let own_worktree = project.worktree_of().is_some()
-        && project
-            .root()
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy() == format!("agent-{agent}"));
-    own_worktree.then(cp_git::WorkTreeSnapshot::default)
 }
 
 /// Where the agent's session began: as its driver says ([`SESSION_BASE_ENV`]), else as

@@ -23,6 +23,8 @@ use cp_base::{ChangeKind, FileChange, Project, STATE_DIR, WorkerId};
 use cp_git::{FileStatus, Git, WorkTreeSnapshot};
 use serde::{Deserialize, Serialize};
 
+use crate::{AgentEdit, EventKind, HookEvent, HookPayload, ToolCallPayload};
+
 /// The key of the section in `config.json`.
 pub const HOOKS_CONFIG_KEY: &str = "hooks";
 
@@ -144,6 +146,104 @@ impl ShellSnapshots {
             })
             .collect()
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// At a hook call: which shell tool ran, what it changed, and the snapshot the next call
+// compares with.
+
+/// The snapshot to save for the session's next shell call. When `settled` (no callback
+/// reported, so none of this call's blocking runs wrote files), the one a shell call just took
+/// is still true, and without a shell call the session's last one restamped for the `named`
+/// files is: no second `git status`. Otherwise (and for a session's first call) a new one.
+pub(crate) fn next_snapshot(
+    snapshots: &ShellSnapshots,
+    session: &str,
+    settled: bool,
+    shell_now: Option<cp_git::WorkTreeSnapshot>,
+    named: Option<&[String]>,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    if settled {
+        if let Some(now) = shell_now {
+            return Some(now);
+        }
+        if let Some(named) = named
+            && let Some(earlier) = snapshots.previous(session)
+        {
+            return Some(snapshots.restamp(earlier, named));
+        }
+    }
+    snapshots.take()
+}
+
+/// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is
+/// compared with the session's last snapshot.
+pub(crate) fn shell_tool_ran(event: HookEvent, payload: &HookPayload) -> Option<String> {
+    let is_shell = |call: &&ToolCallPayload| call.is_shell_tool(event.agent);
+    let call = match event.kind() {
+        EventKind::AfterEdit => Some(&payload.call).filter(is_shell),
+        EventKind::AfterBatch => payload.tool_calls.iter().flatten().find(is_shell),
+        _ => None,
+    };
+    call.and_then(|call| call.tool_name.clone())
+}
+
+/// Adds to `edits` the files the shell tool `shell` changed since the session's previous
+/// hook call that no edit of `edits` names.
+pub(crate) fn add_shell_edits(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+    shell: String,
+    edits: &mut Vec<AgentEdit>,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    let now = snapshots.take()?;
+    let Some(before) = base_snapshot(snapshots, payload, project, session) else {
+        return Some(now);
+    };
+    let named: Vec<&str> = edits
+        .iter()
+        .flat_map(|e| e.changes.iter().map(|c| c.path.as_str()))
+        .collect();
+    let by_shell: Vec<_> = snapshots
+        .changes(&before, &now)
+        .into_iter()
+        .filter(|change| !named.contains(&change.path.as_str()))
+        .collect();
+    if !by_shell.is_empty() {
+        edits.push(AgentEdit {
+            tool: shell,
+            changes: by_shell,
+        });
+    }
+    Some(now)
+}
+
+/// What the work tree was at the session's previous hook call. A subagent's first call
+/// compares with its main session's last snapshot in the same tree, or, in the fresh
+/// worktree Claude Code made for it (`…/agent-<id>`), with the clean checkout.
+pub(crate) fn base_snapshot(
+    snapshots: &ShellSnapshots,
+    payload: &HookPayload,
+    project: &Project,
+    session: &str,
+) -> Option<cp_git::WorkTreeSnapshot> {
+    if let Some(earlier) = snapshots.previous(session) {
+        return Some(earlier);
+    }
+    let agent = payload.subagent()?;
+    if let Some(main) = payload.session_id.as_deref()
+        && let Some(earlier) = snapshots.previous(main)
+    {
+        return Some(earlier);
+    }
+    let own_worktree = project.worktree_of().is_some()
+        && project
+            .root()
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy() == format!("agent-{agent}"));
+    own_worktree.then(cp_git::WorkTreeSnapshot::default)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The Callback_* tools as data: names, descriptions written for the model, JSON Schemas.
-//! Their table, with the handlers, is in `module.rs`.
+//! Their table, with the handlers, is in `module/handlers.rs`.
 
 use serde_json::{Value, json};
 

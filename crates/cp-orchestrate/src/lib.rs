@@ -106,6 +106,8 @@
 mod handoff;
 mod restart;
 mod stop_check;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 mod workflow;
 
 pub use handoff::{

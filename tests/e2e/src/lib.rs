@@ -59,7 +59,7 @@ pub use llm_server::{
     ListedModel, LlmServer, RecordedRequest, Reply, Turn, anthropic, gemini, openai, responses,
 };
 pub use pty::{TuiSession, binary_path};
-pub use repo::{git, git_repo};
+pub use repo::{TempRepo, git, git_repo, pytest_wheels};
 pub use saved::{
     DEFAULT_WORKER, last_assistant_message, saved_conversation, saved_session, session_path,
     wait_saved_session,

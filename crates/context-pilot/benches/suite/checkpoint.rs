@@ -1,6 +1,5 @@
 //! The stop gate on a git repository with 10,000 changed files, tests off.
 
-use std::process::Command;
 use std::time::Instant;
 
 use cp_base::{Project, WorkerId};
@@ -8,19 +7,12 @@ use cp_mod_checkpoint::StopGate;
 use cp_orchestrate::{Decision, StopInput};
 
 use super::Options;
+use super::common::{many_files_project, time_git_status};
 use super::stats::{Row, ms};
 
 pub fn stop_gate(opts: &Options) -> Vec<Row> {
     let (files, rounds) = if opts.quick { (300, 3) } else { (10_000, 7) };
-    let repo = cp_e2e::git_repo();
-    let root = repo.path().canonicalize().unwrap();
-    for i in 0..files {
-        let dir = root.join(format!("src/d{}", i / 100));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.rs")), format!("// file {i}\n")).unwrap();
-    }
-    cp_e2e::git(&root, &["add", "-A"]);
-    cp_e2e::git(&root, &["commit", "-q", "-m", "files"]);
+    let (_repo, root) = many_files_project(files);
     for i in 0..files {
         let path = root.join(format!("src/d{}/f{i}.rs", i / 100));
         std::fs::write(path, format!("// file {i}, changed\n")).unwrap();
@@ -60,14 +52,7 @@ pub fn stop_gate(opts: &Options) -> Vec<Row> {
         );
         assert!(outcome.report.files.len() >= files, "every change listed");
         assert!(outcome.report.tests.is_empty(), "tests are off");
-        let started = Instant::now();
-        let out = Command::new("git")
-            .args(["status", "--porcelain", "-uall"])
-            .current_dir(&root)
-            .output()
-            .unwrap();
-        let status = ms(started.elapsed());
-        assert!(out.status.success());
+        let status = time_git_status(&root);
         samples.push(checkpoint);
         git.push(status);
         ratios.push(checkpoint / status);

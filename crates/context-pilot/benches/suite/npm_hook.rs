@@ -6,27 +6,21 @@
 //! ratios. The hook command must name the installed native binary (an ELF file), never the
 //! node launcher: the group fails otherwise.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use serde_json::json;
 
 use super::Options;
-use super::stats::{Row, fmt, ms};
+use super::common::{greet_project, time_with_stdin};
+use super::stats::{Row, fmt};
 
 pub fn npm_hook(opts: &Options) -> Vec<Row> {
     let rounds = if opts.quick { 3 } else { 40 };
     let work = tempfile::tempdir().unwrap();
     let prefix = install_with_npm(&opts.exe, work.path());
 
-    let repo = cp_e2e::git_repo();
-    let root = repo.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
-    cp_e2e::git(&root, &["add", "-A"]);
-    cp_e2e::git(&root, &["commit", "-qm", "init"]);
+    let (_repo, root) = greet_project();
     let config_home = tempfile::tempdir().unwrap();
     let npm_command =
         init_claude_hook(&prefix.join("bin/context-pilot"), &root, config_home.path());
@@ -47,24 +41,13 @@ pub fn npm_hook(opts: &Options) -> Vec<Row> {
     })
     .to_string();
     let run = |command: &str| {
-        let started = Instant::now();
-        let mut child = Command::new("sh")
-            .args(["-c", command])
-            .current_dir(&root)
-            .env("XDG_CONFIG_HOME", config_home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success(), "{command}");
-        ms(started.elapsed())
+        time_with_stdin(
+            Command::new("sh")
+                .args(["-c", command])
+                .current_dir(&root)
+                .env("XDG_CONFIG_HOME", config_home.path()),
+            &payload,
+        )
     };
     // The first call starts the project's console server and lays out its state.
     run(&direct_command);

@@ -6,25 +6,17 @@
 //! path), reads the session's previous one from its JSON file, compares the two, and saves the
 //! new one (temp file, fsync, rename). All of that is timed.
 
-use std::process::Command;
 use std::time::Instant;
 
 use cp_git::{Git, WorkTreeSnapshot};
 
 use super::Options;
+use super::common::{many_files_project, time_git_status};
 use super::stats::{Row, ms};
 
 pub fn shell_edits(opts: &Options) -> Vec<Row> {
     let (files, rounds) = if opts.quick { (300, 3) } else { (10_000, 9) };
-    let repo = cp_e2e::git_repo();
-    let root = repo.path().canonicalize().unwrap();
-    for i in 0..files {
-        let dir = root.join(format!("src/d{}", i / 100));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.rs")), format!("// file {i}\n")).unwrap();
-    }
-    cp_e2e::git(&root, &["add", "-A"]);
-    cp_e2e::git(&root, &["commit", "-q", "-m", "files"]);
+    let (_repo, root) = many_files_project(files);
     // The agent's work so far: a few files modified.
     for i in 0..10 {
         let path = root.join(format!("src/d0/f{i}.rs"));
@@ -56,14 +48,7 @@ pub fn shell_edits(opts: &Options) -> Vec<Row> {
         let took = ms(started.elapsed());
         assert_eq!(changed, [format!("src/d1/f{}.rs", 100 + round)]);
 
-        let started = Instant::now();
-        let out = Command::new("git")
-            .args(["status", "--porcelain", "-uall"])
-            .current_dir(&root)
-            .output()
-            .unwrap();
-        let git_status = ms(started.elapsed());
-        assert!(out.status.success());
+        let git_status = time_git_status(&root);
         detect.push(took);
         status.push(git_status);
         ratios.push(took / git_status);

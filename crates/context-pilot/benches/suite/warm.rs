@@ -30,6 +30,7 @@ use cp_orchestrate::StopInput;
 use serde_json::json;
 
 use super::Options;
+use super::common::{greet_project, time_with_stdin};
 use super::stats::{Row, ms};
 
 /// How long a warm run may take to reach a phase the bench waits for.
@@ -407,12 +408,7 @@ pub fn hook_per_edit(opts: &Options) -> Vec<Row> {
     let rounds = if opts.quick { 3 } else { 30 };
     let config_home = tempfile::tempdir().unwrap();
     let project = || {
-        let repo = cp_e2e::git_repo();
-        let root = repo.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(root.join("src/greet.sh"), "echo hello\n").unwrap();
-        cp_e2e::git(&root, &["add", "-A"]);
-        cp_e2e::git(&root, &["commit", "-qm", "init"]);
+        let (repo, root) = greet_project();
         std::fs::write(root.join("src/greet.sh"), "echo hello again\n").unwrap();
         (repo, root)
     };
@@ -428,25 +424,13 @@ pub fn hook_per_edit(opts: &Options) -> Vec<Row> {
         .to_string()
     };
     let run = |args: &[&str], cwd: &Path, input: &str| {
-        use std::io::Write as _;
-        let started = Instant::now();
-        let mut child = Command::new(&opts.exe)
-            .args(args)
-            .current_dir(cwd)
-            .env("XDG_CONFIG_HOME", config_home.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
-        ms(started.elapsed())
+        time_with_stdin(
+            Command::new(&opts.exe)
+                .args(args)
+                .current_dir(cwd)
+                .env("XDG_CONFIG_HOME", config_home.path()),
+            input,
+        )
     };
     let (_plain_repo, plain) = project();
     let (_batch_repo, batch) = project();

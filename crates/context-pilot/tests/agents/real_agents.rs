@@ -229,6 +229,56 @@ fn add_py_callback(root: &Path, runs: &Path) {
     git(root, &["commit", "-qm", "callback"]);
 }
 
+/// The calc project of [`calc_project_unwired`] with the `py-check` callback of
+/// [`add_py_callback`]: the project, its canonical root, and the file the callback appends to.
+fn calc_project_with_py_callback() -> (tempfile::TempDir, PathBuf, tempfile::NamedTempFile) {
+    let repo = calc_project_unwired();
+    let root = canonical(repo.path());
+    let runs = tempfile::NamedTempFile::new().unwrap();
+    add_py_callback(&root, runs.path());
+    (repo, root, runs)
+}
+
+/// A setup step of the agent CLI `name` (adding a marketplace, installing a plugin or an
+/// extension): `name ARGS`, its private home and the rest set by `configure`; must succeed.
+/// What it said on stdout and stderr.
+fn agent_setup(name: &str, args: &[&str], configure: impl FnOnce(&mut Command)) -> String {
+    let mut command = Command::new(agent_bin(name));
+    command.args(args);
+    configure(&mut command);
+    let out = run(command);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{name} {args:?}: {said}");
+    said
+}
+
+/// What a plugin run in a project of [`calc_project_with_py_callback`] must show when the
+/// model made one red `edit` of `calc.py` (a patch, a write) and then stopped twice, as after
+/// `init`: `py-check` fired once, on `calc.py`; its output came with the edit's result; the
+/// stop was held once with the failing test named (then the limit let it through), and the
+/// saved report has the tests red.
+fn assert_callback_ran_and_red_work_held(server: &LlmServer, root: &Path, runs: &Path, edit: &str) {
+    let all = bodies(server);
+    let fired = std::fs::read_to_string(runs).unwrap();
+    assert_eq!(fired.lines().collect::<Vec<_>>(), ["calc.py"], "{all}");
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the {edit}, one held stop, the stop the limit lets through:\n{all}"
+    );
+    assert!(
+        requests[1].raw_body.contains("py-check saw calc.py"),
+        "the callback's output came with the {edit}'s result:\n{all}"
+    );
+    let held = &requests[2].raw_body;
+    assert!(held.contains("Stop gate: verify"), "{all}");
+    assert!(held.contains("Tests FAILED"), "{all}");
+    assert!(held.contains("test_add"), "{all}");
+    let report = saved_report(root);
+    assert_eq!(report["tests"][0]["passed"], false, "{report}");
+}
+
 /// A new test module that fails.
 const FAILING_TEST: &str = "import unittest\n\nfrom calc import add\n\n\nclass Sub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(add(2, 2), 5)\n";
 

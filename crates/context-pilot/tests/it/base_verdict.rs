@@ -4,47 +4,16 @@
 //! commit's tree hash. A stop then names a failure that already failed there "already failing
 //! before this session" and holds the agent for new failures only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::util::{canonical, fixture, hook, stop_console_server};
-use cp_e2e::{eventually, git, git_repo};
+use cp_e2e::{eventually, git, git_repo, pytest_wheels};
 use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(120);
 const SESSION: &str = "eb5b0174-0555-4601-804e-672d68069c89";
-
-/// pytest's wheels, downloaded once from the Python package index into `target/pytest-wheels` (as
-/// `scripts/test.sh` and the checkpoint crate's tests do).
-fn pytest_wheels() -> Option<&'static Path> {
-    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    WHEELS
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
-            let has_pytest = |dir: &Path| {
-                std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
-                })
-            };
-            if !has_pytest(&dir) {
-                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-                let ok = Command::new("python3")
-                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
-                    .arg(&partial)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
-                    return None;
-                }
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
 
 /// `<root>/.venv` with pytest; `false` (a failure under CI) when python3 or the wheels are
 /// missing.

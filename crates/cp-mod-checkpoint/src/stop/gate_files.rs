@@ -16,7 +16,7 @@ use cp_base::{FileLock, Project};
 use cp_git::{ChangedFile, FileStatus};
 use serde::{Deserialize, Serialize};
 
-use super::state::Fnv;
+use super::fingerprint::Fnv;
 
 const FILE: &str = "gate-files.json";
 

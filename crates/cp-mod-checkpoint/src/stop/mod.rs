@@ -18,6 +18,7 @@ mod config;
 mod console_runner;
 mod detect;
 mod durations;
+mod fingerprint;
 mod gate;
 mod gate_files;
 mod listing;
@@ -64,11 +65,12 @@ pub use warm::{
 
 use crate::error::CheckpointError;
 use categorize::Categorizer;
+use fingerprint::{fingerprint_files, fingerprint_while};
 use gate_files::GateFiles;
 pub(crate) use message::failure_reason;
 #[cfg(feature = "draw")]
 pub(crate) use message::{headline, tests_label};
-use state::{LastTests, StateFile, fingerprint_files, fingerprint_while};
+use state::{LastTests, StateFile};
 
 /// Lines of test output shown when tests fail.
 pub const TEST_TAIL_LINES: usize = 30;

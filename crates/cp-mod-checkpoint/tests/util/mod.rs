@@ -15,6 +15,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use cp_base::{Project, WorkerId};
+use cp_e2e::TempRepo;
 use cp_git::Head;
 use cp_mod_checkpoint::{
     ConsoleTestRunner, StopGate, StopGateConfig, StopOutcome, StopRule, TestConfig,
@@ -44,7 +45,7 @@ pub fn console_client(root: &Path) -> ConsoleClient {
 /// A git repository in a temp dir. Console servers started through
 /// [`Repo::checkpoint`] are shut down when it is dropped.
 pub struct Repo {
-    pub dir: tempfile::TempDir,
+    base: TempRepo,
     consoles: RefCell<Vec<ConsoleClient>>,
 }
 
@@ -56,63 +57,30 @@ impl Drop for Repo {
     }
 }
 
+impl std::ops::Deref for Repo {
+    type Target = TempRepo;
+
+    fn deref(&self) -> &TempRepo {
+        &self.base
+    }
+}
+
 impl Repo {
     /// `git init` with an identity, and nothing committed.
     pub fn empty() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Self {
-            dir,
-            consoles: RefCell::new(Vec::new()),
-        };
-        repo.git(&["init", "-q"]);
-        repo.git(&["config", "user.name", "Checkpoint Test"]);
-        repo.git(&["config", "user.email", "test@example.invalid"]);
-        repo.git(&["config", "commit.gpgsign", "false"]);
-        repo
+        Self::around(TempRepo::empty())
     }
 
     /// A repository with `files` committed.
     pub fn with_commit(files: &[(&str, &str)]) -> Self {
-        let repo = Self::empty();
-        for (path, content) in files {
-            repo.write(path, content);
+        Self::around(TempRepo::with_commit(files))
+    }
+
+    fn around(base: TempRepo) -> Self {
+        Self {
+            base,
+            consoles: RefCell::new(Vec::new()),
         }
-        repo.commit_all("initial");
-        repo
-    }
-
-    pub fn root(&self) -> PathBuf {
-        std::fs::canonicalize(self.dir.path()).unwrap()
-    }
-
-    pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.dir.path())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    pub fn write(&self, path: &str, content: &str) {
-        let full = self.dir.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, content).unwrap();
-    }
-
-    pub fn remove(&self, path: &str) {
-        std::fs::remove_file(self.dir.path().join(path)).unwrap();
-    }
-
-    pub fn commit_all(&self, message: &str) {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
     }
 
     /// Where HEAD is now, as a session beginning now records it.
@@ -331,37 +299,7 @@ impl Drop for Tagged {
 
 // ---------------------------------------------------------------- real tools
 
-/// pytest and its dependencies as wheels, downloaded once into `target/pytest-wheels`.
-pub fn pytest_wheels() -> Option<&'static Path> {
-    static WHEELS: OnceLock<Option<PathBuf>> = OnceLock::new();
-    WHEELS
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pytest-wheels");
-            let has_pytest = |dir: &Path| {
-                std::fs::read_dir(dir).is_ok_and(|entries| {
-                    entries
-                        .flatten()
-                        .any(|e| e.file_name().to_string_lossy().starts_with("pytest-"))
-                })
-            };
-            if !has_pytest(&dir) {
-                // Download beside it, then move into place, so a half-done download is
-                // never taken for a cache.
-                let partial = dir.with_extension(format!("partial-{}", std::process::id()));
-                let ok = Command::new("python3")
-                    .args(["-m", "pip", "download", "-q", "pytest", "-d"])
-                    .arg(&partial)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok || std::fs::rename(&partial, &dir).is_err() && !has_pytest(&dir) {
-                    eprintln!("pytest wheels could not be downloaded from PyPI");
-                    return None;
-                }
-            }
-            Some(dir)
-        })
-        .as_deref()
-}
+pub use cp_e2e::pytest_wheels;
 
 /// Creates `<root>/.venv` with pytest installed from the cached wheels. `None` (with a
 /// message) when python3 or the wheels are missing.

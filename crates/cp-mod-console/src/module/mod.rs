@@ -10,6 +10,7 @@ mod consoles;
 mod keys;
 mod panel;
 mod panel_feed;
+mod tool_args;
 mod tools;
 mod watch;
 

@@ -29,6 +29,7 @@ mod exit;
 mod gate;
 mod graph;
 mod graph_gate;
+mod landing;
 mod merge;
 mod phase_record;
 mod phase_tree;

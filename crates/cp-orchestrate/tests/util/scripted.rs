@@ -238,76 +238,7 @@ impl SessionDriver for ScriptedDriver {
     }
 }
 
-/// A driver for workflows: every session appends a line to `work/<phase>.txt` (a real file
-/// change, reported as a tool call) and completes. It can hang in one phase, after writing a
-/// marker file, so a test can kill the process mid-phase.
-pub struct EchoDriver {
-    project: Project,
-    /// `(phase, marker)`: in that phase, write `marker` and then block.
-    pub hang: Option<(String, std::path::PathBuf)>,
-    /// Phases whose session fails.
-    pub fail: Vec<String>,
-    /// `(phase, prompt)` of every session, in order.
-    pub runs: Vec<(String, String)>,
-}
-
-impl EchoDriver {
-    pub fn new(project: &Project) -> Self {
-        Self {
-            project: project.clone(),
-            hang: None,
-            fail: Vec::new(),
-            runs: Vec::new(),
-        }
-    }
-
-    /// The phases run, in order.
-    pub fn phases(&self) -> Vec<&str> {
-        self.runs.iter().map(|(p, _)| p.as_str()).collect()
-    }
-
-    /// The prompt of the `n`th session (0-based).
-    pub fn prompt(&self, n: usize) -> &str {
-        &self.runs[n].1
-    }
-}
-
-impl SessionDriver for EchoDriver {
-    fn run(&mut self, prompt: &str, control: &SessionControl) -> SessionEnd {
-        let phase = control.phase_id().to_owned();
-        self.runs.push((phase.clone(), prompt.to_owned()));
-        let rel = format!("work/{phase}.txt");
-        let path = self.project.root().join(&rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        text += "run ";
-        text += &self.runs.len().to_string();
-        text.push('\n');
-        std::fs::write(&path, text).unwrap();
-        control.record_usage(1_000, 200_000);
-        control.record_tool_call(ToolRecord::new("File_write", [rel]));
-        if let Some((hang_phase, marker)) = &self.hang
-            && hang_phase == &phase
-        {
-            std::fs::write(marker, "hanging").unwrap();
-            // Safety limit only: the test kills this process long before.
-            std::thread::sleep(std::time::Duration::from_secs(60));
-            return SessionEnd::Failed("was not killed".into());
-        }
-        if self.fail.contains(&phase) {
-            return SessionEnd::Failed(format!("provider error in {phase}"));
-        }
-        SessionEnd::Completed
-    }
-
-    fn request_handoff(
-        &mut self,
-        _request: &str,
-        _control: &SessionControl,
-    ) -> Result<Option<Handoff>, DriverError> {
-        Ok(None)
-    }
-}
+pub use cp_orchestrate::test_support::EchoDriver;
 
 /// A prompter that answers from a list (by label) and records what it was asked and told.
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! `context-pilot run --headless` on the terminal: approval gates asked there or answered from
-//! a file, the progress lines, and the exit code. The agent is a stand-in that does nothing; the
-//! workflow engine itself is tested in cp-orchestrate.
+//! a file, the progress lines, and the exit code. The agent is cp-orchestrate's stand-in
+//! (`EchoDriver`, which writes a line a phase); the workflow engine itself is tested in
+//! cp-orchestrate.
 
 #![allow(
     clippy::unwrap_used,
@@ -11,33 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use cp_base::Project;
-use cp_orchestrate::{
-    DriverError, Handoff, RestartOverrides, RunArgs, RunOptions, RunStatus, RunStore,
-    SessionControl, SessionDriver, SessionEnd, Stage,
-};
+use cp_orchestrate::test_support::EchoDriver;
+use cp_orchestrate::{RestartOverrides, RunArgs, RunOptions, RunStatus, RunStore, Stage};
 use cp_run::run_headless;
-
-/// An agent whose sessions complete at once, and which records the phases it ran.
-#[derive(Default)]
-struct Agent {
-    phases: Vec<String>,
-}
-
-impl SessionDriver for Agent {
-    fn run(&mut self, _prompt: &str, control: &SessionControl) -> SessionEnd {
-        self.phases.push(control.phase_id().to_owned());
-        control.record_usage(1_000, 200_000);
-        SessionEnd::Completed
-    }
-
-    fn request_handoff(
-        &mut self,
-        _request: &str,
-        _control: &SessionControl,
-    ) -> Result<Option<Handoff>, DriverError> {
-        Ok(None)
-    }
-}
 
 const THREE: &str = "\
 name: three
@@ -74,7 +51,12 @@ fn args(file: PathBuf, answers: Option<PathBuf>) -> RunArgs {
 }
 
 /// Runs headless with `input` on the terminal; returns the exit code and what was printed.
-fn headless(project: &Project, args: &RunArgs, agent: &mut Agent, input: &[u8]) -> (i32, String) {
+fn headless(
+    project: &Project,
+    args: &RunArgs,
+    agent: &mut EchoDriver,
+    input: &[u8],
+) -> (i32, String) {
     let mut out = Vec::new();
     let code = run_headless(project, args, agent, &mut &input[..], &mut out);
     (code, String::from_utf8(out).unwrap())
@@ -84,7 +66,7 @@ fn headless(project: &Project, args: &RunArgs, agent: &mut Agent, input: &[u8]) 
 fn an_abort_answered_on_the_terminal_ends_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let (project, file) = project(dir.path());
-    let mut agent = Agent::default();
+    let mut agent = EchoDriver::new(&project);
     let (code, text) = headless(&project, &args(file, None), &mut agent, b"7\n2\n");
     assert_eq!(code, 2, "{text}");
     for line in [
@@ -99,14 +81,19 @@ fn an_abort_answered_on_the_terminal_ends_with_exit_code_2() {
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
-    assert_eq!(agent.phases, ["plan"]);
+    assert_eq!(agent.phases(), ["plan"]);
 }
 
 #[test]
 fn terminal_input_that_ends_before_an_answer_fails_the_run_with_the_alternative() {
     let dir = tempfile::tempdir().unwrap();
     let (project, file) = project(dir.path());
-    let (code, text) = headless(&project, &args(file, None), &mut Agent::default(), b"");
+    let (code, text) = headless(
+        &project,
+        &args(file, None),
+        &mut EchoDriver::new(&project),
+        b"",
+    );
     assert_eq!(code, 1, "{text}");
     assert!(
         text.contains("input ended before an answer was given") && text.contains("--answers FILE"),
@@ -121,7 +108,7 @@ fn an_answers_file_answers_in_order_and_an_answer_that_fits_no_option_stops_at_t
     let answers = dir.path().join("answers.json");
 
     std::fs::write(&answers, r#"[{"phase": "plan", "option": "Continue"}]"#).unwrap();
-    let mut agent = Agent::default();
+    let mut agent = EchoDriver::new(&project);
     let (code, text) = headless(
         &project,
         &args(file.clone(), Some(answers.clone())),
@@ -130,13 +117,13 @@ fn an_answers_file_answers_in_order_and_an_answer_that_fits_no_option_stops_at_t
     );
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("Answer from "), "{text}");
-    assert_eq!(agent.phases, ["plan", "implement", "review"]);
+    assert_eq!(agent.phases(), ["plan", "implement", "review"]);
 
     std::fs::write(&answers, "- { phase: plan, option: Maybe }\n").unwrap();
     let (code, text) = headless(
         &project,
         &args(file.clone(), Some(answers.clone())),
-        &mut Agent::default(),
+        &mut EchoDriver::new(&project),
         b"",
     );
     assert_eq!(code, 1, "{text}");
@@ -160,7 +147,7 @@ fn an_answers_file_answers_in_order_and_an_answer_that_fits_no_option_stops_at_t
     let (code, text) = headless(
         &project,
         &args(file, Some(answers)),
-        &mut Agent::default(),
+        &mut EchoDriver::new(&project),
         b"",
     );
     assert_eq!(code, 1, "{text}");
@@ -173,9 +160,9 @@ fn an_answers_file_that_is_not_a_list_fails_before_the_run_starts() {
     let (project, file) = project(dir.path());
     let answers = dir.path().join("answers.json");
     std::fs::write(&answers, r#"{"option": 1}"#).unwrap();
-    let mut agent = Agent::default();
+    let mut agent = EchoDriver::new(&project);
     let (code, text) = headless(&project, &args(file, Some(answers)), &mut agent, b"");
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("expected a list"), "{text}");
-    assert!(agent.phases.is_empty());
+    assert!(agent.phases().is_empty());
 }

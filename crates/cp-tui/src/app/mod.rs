@@ -39,6 +39,7 @@ pub(crate) mod config_watch;
 mod event_handling;
 mod external_edit;
 mod frame;
+mod git_actions;
 mod input_edit;
 pub(crate) mod keys_page;
 pub(crate) mod models;

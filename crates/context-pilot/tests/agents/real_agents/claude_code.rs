@@ -337,13 +337,7 @@ fn claude_code_with_the_plugin_holds_red_work_as_after_init() {
     let repo = calc_project_unwired();
     let root = canonical(repo.path());
     let home = tempfile::tempdir().unwrap();
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let bin_dir = binary_path().parent().unwrap().to_path_buf();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let checkout = checkout();
     for args in [
         vec!["plugin", "marketplace", "add", checkout.to_str().unwrap()],
         vec![
@@ -354,15 +348,9 @@ fn claude_code_with_the_plugin_holds_red_work_as_after_init() {
             "project",
         ],
     ] {
-        let out = run({
-            let mut command = Command::new(agent_bin("claude"));
-            command
-                .args(&args)
-                .current_dir(&root)
-                .env("HOME", home.path());
-            command
+        agent_setup("claude", &args, |command| {
+            command.current_dir(&root).env("HOME", home.path());
         });
-        assert!(out.status.success(), "claude {args:?}: {out:?}");
     }
     let settings = std::fs::read_to_string(root.join(".claude/settings.json")).unwrap();
     assert!(
@@ -379,6 +367,7 @@ fn claude_code_with_the_plugin_holds_red_work_as_after_init() {
     ));
     server.push(anthropic::text_turn("Done."));
     server.push(anthropic::text_turn("I am done."));
+    let path = path_with_binary();
     let out = claude_with(
         &root,
         home.path(),

@@ -139,10 +139,16 @@ fn codex_with(root: &Path, home: &Path, args: &[&str], prompt: &str) -> Output {
     run(command)
 }
 
-/// `codex exec --json PROMPT` in `root` as a person runs it: hook trust NOT bypassed, so
-/// Codex runs only the hooks the person trusted in `home`'s `config.toml`.
-fn codex_trusting_only_what_home_trusts(root: &Path, home: &Path, prompt: &str) -> Output {
+/// `codex exec --json PROMPT` in `root` as a person runs it, with `env` added: hook trust NOT
+/// bypassed, so Codex runs only the hooks the person trusted in `home`'s `config.toml`.
+fn codex_trusting_only_what_home_trusts(
+    root: &Path,
+    home: &Path,
+    prompt: &str,
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = Command::new(agent_bin("codex"));
+    command.envs(env.iter().copied());
     command
         .args([
             "exec",
@@ -368,7 +374,7 @@ fn codex_runs_the_hooks_init_trust_in_codex_trusted_without_bypassing_hook_trust
     };
     server.push(patch("before.txt"));
     server.push(responses::text_turn("Done."));
-    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write before.txt.");
+    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write before.txt.", &[]);
     let all = bodies(&server);
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     assert_eq!(
@@ -397,7 +403,7 @@ fn codex_runs_the_hooks_init_trust_in_codex_trusted_without_bypassing_hook_trust
     for said in ["Done.", "Everything is done.", "I am done."] {
         server.push(responses::text_turn(said));
     }
-    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write after.txt.");
+    let out = codex_trusting_only_what_home_trusts(&root, home.path(), "Write after.txt.", &[]);
     let all = bodies(&server);
     assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
     // Our Stop hook, keyed by the project's `.codex/config.toml`, ran and blocked the stop.

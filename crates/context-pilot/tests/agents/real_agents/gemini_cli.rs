@@ -127,18 +127,14 @@ fn gemini_cli_that_commits_ends_cleanly() {
     assert!(report["gave_up"].is_null(), "{report}");
 }
 
-/// `gemini ARGS` (an `extensions` subcommand) with the test `home`; must succeed. Its output.
+/// `gemini extensions ARGS` with the test `home`; must succeed. Its output.
 fn gemini_extensions(home: &Path, args: &[&str]) -> String {
-    let mut command = Command::new(agent_bin("gemini"));
-    command
-        .arg("extensions")
-        .args(args)
-        .env("HOME", home)
-        .env("GEMINI_CLI_NO_RELAUNCH", "true");
-    let out = run(command);
-    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "gemini extensions {args:?}: {said}");
-    said
+    let args = [&["extensions"], args].concat();
+    agent_setup("gemini", &args, |command| {
+        command
+            .env("HOME", home)
+            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+    })
 }
 
 /// The extension of `plugins/gemini`, installed with `gemini extensions install` (its source
@@ -147,10 +143,7 @@ fn gemini_extensions(home: &Path, args: &[&str]) -> String {
 /// and the red edit is held at `AfterAgent` with the failing test named, as after `init gemini`.
 #[test]
 fn gemini_cli_with_the_extension_runs_callbacks_and_holds_red_work_as_after_init() {
-    let repo = calc_project_unwired();
-    let root = canonical(repo.path());
-    let runs = tempfile::NamedTempFile::new().unwrap();
-    add_py_callback(&root, runs.path());
+    let (_repo, root, runs) = calc_project_with_py_callback();
     let extension = checkout().join("plugins/gemini");
     // Gemini CLI installs an extension only from a folder the person trusts.
     let home = gemini_home_trusting(&[&root, &extension]);
@@ -184,26 +177,14 @@ fn gemini_cli_with_the_extension_runs_callbacks_and_holds_red_work_as_after_init
     server.push(gemini::text_turn("I am done."));
     let path = path_with_binary();
     let out = gemini_cli_with(&root, home.path(), &server, &[("PATH", path.as_str())]);
-    let all = bodies(&server);
-    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
-    let fired = std::fs::read_to_string(runs.path()).unwrap();
-    assert_eq!(fired.lines().collect::<Vec<_>>(), ["calc.py"], "{all}");
-    let requests = server.requests();
     assert_eq!(
-        requests.len(),
-        3,
-        "the write, one held stop, the stop the limit lets through:\n{all}"
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stderr),
+        bodies(&server)
     );
-    assert!(
-        requests[1].raw_body.contains("py-check saw calc.py"),
-        "the callback's output came with the write's result:\n{all}"
-    );
-    let held = &requests[2].raw_body;
-    assert!(held.contains("Stop gate: verify"), "{all}");
-    assert!(held.contains("Tests FAILED"), "{all}");
-    assert!(held.contains("test_add"), "{all}");
-    let report = saved_report(&root);
-    assert_eq!(report["tests"][0]["passed"], false, "{report}");
+    assert_callback_ran_and_red_work_held(&server, &root, runs.path(), "write");
 }
 
 /// Whether a CLI's report names a warning or an error.

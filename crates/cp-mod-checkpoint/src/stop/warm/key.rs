@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::super::state::Fnv;
+use super::super::fingerprint::Fnv;
 use super::super::testing::PlannedTestRun;
 
 /// The key of `tree` tested by `runs`, each in the environment `env` gives for its directory.

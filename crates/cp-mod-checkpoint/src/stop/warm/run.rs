@@ -12,10 +12,11 @@ use uuid::Uuid;
 
 use super::super::categorize::CategorizedFile;
 use super::super::durations::Durations;
+use super::super::fingerprint::fingerprint;
 use super::super::gate_files::GateFiles;
 use super::super::report::{StopPhase, StopReport, TestOutcome, TestVerdict};
 use super::super::runner::ProcessGroupRunner;
-use super::super::state::{LastTests, StateFile, fingerprint};
+use super::super::state::{LastTests, StateFile};
 use super::super::testing::PlannedTestRun;
 use super::super::{STATE_FILE, StopGate, StopGateConfig};
 use super::key::{base_key, run_key};

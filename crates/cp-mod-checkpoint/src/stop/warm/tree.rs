@@ -1,6 +1,6 @@
 //! The tree a verdict belongs to: HEAD, and the state of every uncommitted, untracked and
-//! non-ignored file, as the stop gate fingerprints it ([`super::super::state::fingerprint`]:
-//! path, status and one `lstat` each).
+//! non-ignored file, as the stop gate fingerprints it
+//! ([`super::super::fingerprint::fingerprint`]: path, status and one `lstat` each).
 //!
 //! An `lstat` tells one state of a file from the next without reading it: any write moves
 //! the file's change time, which no tool can set back. The one gap is a write within the
@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use cp_git::{ChangedFile, Git, GitError};
 
-use super::super::state::Fnv;
+use super::super::fingerprint::Fnv;
 
 /// HEAD's commit in the repository at `repo`; `None` on a branch with no commit yet.
 pub(crate) fn head_commit(git: &Git, repo: &Path) -> Result<Option<String>, GitError> {

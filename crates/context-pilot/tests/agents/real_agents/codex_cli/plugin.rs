@@ -11,10 +11,9 @@ use super::*;
 
 /// `codex ARGS` with the private `home`; must succeed.
 fn codex_setup(home: &Path, args: &[&str]) {
-    let mut command = Command::new(agent_bin("codex"));
-    command.args(args).env("CODEX_HOME", home);
-    let out = run(command);
-    assert!(out.status.success(), "codex {args:?}: {out:?}");
+    agent_setup("codex", args, |command| {
+        command.env("CODEX_HOME", home);
+    });
 }
 
 /// Codex's app server on stdin and stdout (JSON-RPC, one message a line).
@@ -158,10 +157,7 @@ fn doctor_line_on_plugin_hooks(root: &Path, home: &Path) -> String {
 
 #[test]
 fn codex_with_the_plugin_trusted_runs_callbacks_and_holds_red_work_as_after_init() {
-    let repo = calc_project_unwired();
-    let root = canonical(repo.path());
-    let runs = tempfile::NamedTempFile::new().unwrap();
-    add_py_callback(&root, runs.path());
+    let (_repo, root, runs) = calc_project_with_py_callback();
     let server = LlmServer::start().unwrap();
     let home = codex_home(&server);
     let checkout = checkout();
@@ -202,44 +198,26 @@ fn codex_with_the_plugin_trusted_runs_callbacks_and_holds_red_work_as_after_init
     server.push(responses::text_turn("Done."));
     server.push(responses::text_turn("I am done."));
     // As a person runs it: only the hooks they trusted run.
-    let mut command = Command::new(agent_bin("codex"));
-    command
-        .args([
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "Simplify add.",
-        ])
-        .current_dir(&root)
-        .env("CODEX_HOME", home.path())
-        .env("CP_SCRIPTED_KEY", "sk-scripted")
-        .env("PATH", path_with_binary())
-        .env_remove("CONTEXT_PILOT_WORKER");
-    let out = run(command);
-    let all = bodies(&server);
-    assert_eq!(out.status.code(), Some(0), "{}\n{all}", text(&out.stderr));
+    let bin_path = path_with_binary();
+    let out = codex_trusting_only_what_home_trusts(
+        &root,
+        home.path(),
+        "Simplify add.",
+        &[("PATH", bin_path.as_str())],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stderr),
+        bodies(&server)
+    );
     assert!(
         std::fs::read_to_string(root.join("calc.py"))
             .unwrap()
             .contains("a - b"),
-        "the patch ran:\n{all}"
+        "the patch ran:\n{}",
+        bodies(&server)
     );
-    let fired = std::fs::read_to_string(runs.path()).unwrap();
-    assert_eq!(fired.lines().collect::<Vec<_>>(), ["calc.py"], "{all}");
-    let requests = server.requests();
-    assert_eq!(
-        requests.len(),
-        3,
-        "the patch, one held stop, the stop the limit lets through:\n{all}"
-    );
-    assert!(
-        requests[1].raw_body.contains("py-check saw calc.py"),
-        "the callback's output came with the patch's result:\n{all}"
-    );
-    let held = &requests[2].raw_body;
-    assert!(held.contains("Stop gate: verify"), "{all}");
-    assert!(held.contains("Tests FAILED"), "{all}");
-    assert!(held.contains("test_add"), "{all}");
-    let report = saved_report(&root);
-    assert_eq!(report["tests"][0]["passed"], false, "{report}");
+    assert_callback_ran_and_red_work_held(&server, &root, runs.path(), "patch");
 }

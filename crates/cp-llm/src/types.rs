@@ -349,6 +349,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_restored_message_keeps_no_room_for_more_blocks() {
+        // From text, as the saved state is read: no length is known before the blocks end.
+        let one: Message =
+            serde_json::from_str(r#"{"role":"user","content":[{"type":"text","text":"a"}]}"#)
+                .unwrap();
+        assert_eq!(one, Message::user_text("a"));
+        assert_eq!(one.content.capacity(), 1);
+        let three: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(three.content.capacity(), 3);
+    }
+
+    #[test]
     fn tool_input_accepts_objects_and_empty_text() {
         assert_eq!(
             ToolInput::parse(r#"{"a":1}"#),

@@ -15,6 +15,8 @@
 //!   coloured lines (first frame, then at the end and in the middle);
 //! - a day's session in the real binary, restored from 100, 1,000 and 10,000 entries: start to
 //!   first frame, and the host's time per model request;
+//! - the long-session check in the real binary: its resident memory per conversation turn
+//!   over 2,000 restored turns, against the same session restored with none;
 //! - idle CPU of the real TUI binary in a PTY;
 //! - live reload time (SIGUSR2 → first frame), 20 reloads;
 //! - the console server's RSS with 50 sessions, against the idle server;
@@ -38,8 +40,10 @@
 //! Environment: `CP_BENCH_QUICK=1` runs small inputs and few runs (a smoke run; the test
 //! `crates/context-pilot/tests/bench_suite.rs` does this). `CP_BENCH_OUT=FILE` writes the section
 //! into FILE instead; a quick run writes nowhere unless `CP_BENCH_OUT` is set, so smoke
-//! figures never replace real ones. `CP_BENCH_ONLY=name,…` runs some groups only
-//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-output`, `idle`, `reload`,
+//! figures never replace real ones. `CP_BENCH_EXE=PATH` runs another `context-pilot` binary
+//! (an earlier build, to compare before and after with the same bench).
+//! `CP_BENCH_ONLY=name,…` runs some groups only
+//! (`callback`, `matching`, `checkpoint`, `pty`, `render`, `conversation`, `day`, `long-day`, `long-output`, `idle`, `reload`,
 //! `rss`, `cache`, `search`, `usage-hook`, `shell-edits`, `changes`, `parallel`, `warm`, `hook-http`,
 //! `npm-hook`, `host-transfer`).
 
@@ -66,6 +70,8 @@ mod conversation;
 mod day;
 #[path = "suite/host_transfer.rs"]
 mod host_transfer;
+#[path = "suite/long_day.rs"]
+mod long_day;
 #[path = "suite/long_output.rs"]
 mod long_output;
 #[path = "suite/matching.rs"]
@@ -111,7 +117,12 @@ impl Options {
     pub fn from_env() -> Self {
         Self {
             quick: std::env::var_os("CP_BENCH_QUICK").is_some_and(|v| !v.is_empty() && v != "0"),
-            exe: PathBuf::from(env!("CARGO_BIN_EXE_context-pilot")),
+            exe: std::env::var_os("CP_BENCH_EXE")
+                .filter(|v| !v.is_empty())
+                .map_or_else(
+                    || PathBuf::from(env!("CARGO_BIN_EXE_context-pilot")),
+                    PathBuf::from,
+                ),
             only: std::env::var("CP_BENCH_ONLY")
                 .unwrap_or_default()
                 .split(',')
@@ -152,6 +163,7 @@ pub fn run(opts: &Options) -> String {
         group("render", &|| tui::render_time(opts));
         group("conversation", &|| conversation::conversation_growth(opts));
         group("day", &|| day::day_session(opts));
+        group("long-day", &|| long_day::long_day(opts));
         group("long-output", &|| long_output::long_output(opts));
         group("idle", &|| tui::idle_cpu(opts));
         group("reload", &|| tui::reload(opts));

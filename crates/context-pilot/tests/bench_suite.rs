@@ -50,6 +50,7 @@ fn quick_suite_runs_every_group_and_rewrites_only_its_section() {
         "TUI render per frame: 200×60, 20 panels",
         "conversation frame, view in the middle: 1000 entries",
         "conversation frame while the last entry streams",
+        "TUI RSS per turn",
         "TUI idle CPU",
         "live reload",
         "console server RSS with 50 sessions",

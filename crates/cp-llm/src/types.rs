@@ -66,7 +66,19 @@ pub struct Message {
     /// Author of the message.
     pub role: Role,
     /// Content blocks in order.
+    #[serde(deserialize_with = "exact_blocks")]
     pub content: Vec<ContentBlock>,
+}
+
+/// The blocks of a saved message, in a vector just their size: grown one push at a time, a
+/// one-block message (most of them) would keep room for four, 300 bytes a message of a
+/// restored day's history.
+fn exact_blocks<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ContentBlock>, D::Error> {
+    let mut blocks = Vec::<ContentBlock>::deserialize(deserializer)?;
+    blocks.shrink_to_fit();
+    Ok(blocks)
 }
 
 impl Message {
@@ -292,7 +304,9 @@ impl Response {
     }
 
     /// The assistant message to append to the conversation.
-    pub fn into_message(self) -> Message {
+    pub fn into_message(mut self) -> Message {
+        // It stays in the history for the rest of the session: no room kept for more blocks.
+        self.content.shrink_to_fit();
         Message {
             role: Role::Assistant,
             content: self.content,
@@ -333,6 +347,21 @@ impl fmt::Display for ApiKey {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_restored_message_keeps_no_room_for_more_blocks() {
+        // From text, as the saved state is read: no length is known before the blocks end.
+        let one: Message =
+            serde_json::from_str(r#"{"role":"user","content":[{"type":"text","text":"a"}]}"#)
+                .unwrap();
+        assert_eq!(one, Message::user_text("a"));
+        assert_eq!(one.content.capacity(), 1);
+        let three: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(three.content.capacity(), 3);
+    }
 
     #[test]
     fn tool_input_accepts_objects_and_empty_text() {

@@ -124,6 +124,13 @@ impl Layout {
     /// The height of entry `index`, laying it out if needed (and keeping its rows, which
     /// are about to be drawn or were just computed anyway).
     fn height(&mut self, source: &impl Rows, index: usize) -> usize {
+        self.height_keeping(source, index, true)
+    }
+
+    /// The height of entry `index`, laying it out if needed; its rows are kept only with
+    /// `keep` (the total height of a long history needs every height, not every entry's rows:
+    /// keeping them all until the end would hold the whole history laid out at once).
+    fn height_keeping(&mut self, source: &impl Rows, index: usize, keep: bool) -> usize {
         if source.volatile(index) {
             return source.rows(index, self.width).count();
         }
@@ -135,7 +142,9 @@ impl Layout {
         if let Some(slot) = self.heights.get_mut(index) {
             *slot = Some(h);
         }
-        self.rows.insert(index, rows);
+        if keep {
+            self.rows.insert(index, rows);
+        }
         h
     }
 
@@ -161,9 +170,14 @@ impl Layout {
 
     /// Every row's count at `width`: lays out what was never laid out (once per width).
     pub(crate) fn total(&mut self, source: &impl Rows, width: u16) -> usize {
-        self.fit(width, source.count());
-        let total = (0..source.count()).map(|i| self.height(source, i)).sum();
-        self.trim(0..0);
+        let count = source.count();
+        self.fit(width, count);
+        // The rows kept are those of the newest entries, where the view usually is.
+        let newest = count.saturating_sub(KEPT_ROWS);
+        let total = (0..count)
+            .map(|i| self.height_keeping(source, i, i >= newest))
+            .sum();
+        self.trim(count..count);
         total
     }
 

@@ -127,7 +127,7 @@ pub(crate) fn git(dir: &Path, args: &[&str], make: bool) -> Result<String, Remot
 pub(crate) fn no_git(e: &std::io::Error) -> RemoteError {
     if e.kind() == std::io::ErrorKind::NotFound {
         RemoteError::NoGit {
-            host: crate::serve::host_name(),
+            host: crate::machine::host_name(),
             detail: "`git` is not found".into(),
         }
     } else {

@@ -25,6 +25,7 @@
 mod clone;
 mod config;
 mod error;
+mod machine;
 mod place;
 mod serve;
 mod tester;
@@ -33,8 +34,9 @@ mod wire;
 pub use clone::{checked_key, clones_dir, prepare_clone, project_key};
 pub use config::{HOSTS_CONFIG_KEY, HostConfig, check_hosts, load_hosts};
 pub use error::RemoteError;
+pub use machine::host_name;
 pub use place::{Job, LocalPlace, Place, SSH_CONFIG_ENV, SSH_OPTIONS, SshPlace, clean_env};
-pub use serve::{Bench, host_name, serve_test_tree, test_ref};
+pub use serve::{Bench, serve_test_tree, test_ref};
 pub use tester::{HostTester, Placed, ssh_places};
 pub use wire::{TestEvent, TestRequest};
 

@@ -12,6 +12,7 @@ use cp_orchestrate::{TreeTest, TreeUnderTest};
 
 use crate::RemoteError;
 use crate::clone::{checked_key, clones_dir, git};
+use crate::machine::host_name;
 use crate::wire::{TestEvent, TestRequest};
 
 /// How the serving side tests a tree and ends what the test left running.
@@ -20,16 +21,6 @@ pub trait Bench {
     fn test(&self, tree: &TreeUnderTest<'_>) -> TreeTest;
     /// Ends what testing the tree at `root` left running (its consoles).
     fn end(&self, root: &Path);
-}
-
-/// This machine's name, as a `result` gives it.
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|n| n.trim().to_owned())
-        .ok()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "localhost".into())
 }
 
 /// Serves one request: reads it from `input`, writes events to `output`. Returns whether the

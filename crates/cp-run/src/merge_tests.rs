@@ -6,15 +6,7 @@
 
 use cp_base::Project;
 use cp_mod_checkpoint::{StopGate, TestExit, TestOutcome, TestVerdict};
-use cp_orchestrate::{CommandRun, TreeTest, TreeTester, TreeUnderTest};
-
-use crate::phases::PhaseDrivers;
-
-impl TreeTester for PhaseDrivers {
-    fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
-        test_with_gate(tree, &self.cancel.joined(tree.cancel))
-    }
-}
+use cp_orchestrate::{CommandRun, TreeTest, TreeUnderTest};
 
 /// Tests `tree` with the stop gate's planning and runners, stopped by `cancel`; what the test
 /// leaves running (its console server) stays until [`end_consoles`].

@@ -14,7 +14,10 @@ use cp_agent_cli::{
 };
 use cp_base::{CancelToken, Level, Project, ToolResult};
 use cp_llm::Provider;
-use cp_orchestrate::{DriverError, DriverFactory, PhaseAgent, SessionDriver, Workflow};
+use cp_orchestrate::{
+    DriverError, DriverFactory, PhaseAgent, SessionDriver, TreeTest, TreeTester, TreeUnderTest,
+    Workflow,
+};
 
 use cp_base::text::fit_end;
 use cp_host::Host;
@@ -92,6 +95,14 @@ impl PhaseDrivers {
             }
         }
         Ok(())
+    }
+}
+
+/// A merge's tree is tested by the stop gate ([`crate::merge_tests`]), stopped by the run's
+/// Ctrl-C as well as the queue's own stop.
+impl TreeTester for PhaseDrivers {
+    fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
+        crate::merge_tests::test_with_gate(tree, &self.cancel.joined(tree.cancel))
     }
 }
 

@@ -3,7 +3,6 @@
 //! with its usual checks; a refused result keeps the old script.
 
 use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
 
 use cp_base::{Notifier, Project, ToolCall, ToolEnv, WorkerId};
 use cp_mod_callback::CallbackModule;
@@ -55,9 +54,7 @@ fn edit_with(app: &mut App, rx: &Receiver<AppEvent>, editor: &str) {
     let edited = edit_text(editor, &edit.file_name, &edit.text);
     app.finish_external_edit(&edit, edited);
     // The change is applied by a tool batch on a worker thread; wait for it to finish.
-    let done = rx.recv_timeout(Duration::from_secs(60)).unwrap();
-    assert!(matches!(done, AppEvent::BatchDone { .. }), "{done:?}");
-    app.handle(done);
+    super::until_batch_done(app, rx);
 }
 
 /// The last tool result in the conversation: whether it is an error, and its text.

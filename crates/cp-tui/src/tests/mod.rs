@@ -76,6 +76,21 @@ impl Module for PanelsModule {
     }
 }
 
+/// Hands `app` what arrives on `events` until a tool batch started from the UI finishes
+/// (the app's other work may report first, the more so on a busy machine).
+pub(crate) fn until_batch_done(app: &mut App, events: &mpsc::Receiver<crate::AppEvent>) {
+    loop {
+        let event = events
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the batch finishes");
+        let done = matches!(event, crate::AppEvent::BatchDone { .. });
+        app.handle(event);
+        if done {
+            return;
+        }
+    }
+}
+
 pub(crate) fn app(with_panels: bool) -> App {
     let env = ToolEnv::new(
         Project::at("/home/dev/demo"),

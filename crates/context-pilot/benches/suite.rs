@@ -74,6 +74,8 @@ mod host_transfer;
 mod long_day;
 #[path = "suite/long_output.rs"]
 mod long_output;
+#[path = "../tests/util/long_session.rs"]
+mod long_session;
 #[path = "suite/matching.rs"]
 mod matching;
 #[path = "suite/npm_hook.rs"]

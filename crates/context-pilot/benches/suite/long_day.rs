@@ -4,53 +4,18 @@
 //! The TUI's resident memory then, less that of the same session restored with no turns,
 //! ÷ the turns, is what a turn of history costs for the rest of the day.
 
-use std::path::Path;
 use std::time::Duration;
 
-use cp_base::ToolResult;
 use cp_e2e::{LlmServer, TuiSession, anthropic};
-use cp_llm::Message;
-use cp_tui::{Conversation, Entry, SavedState};
 use serde_json::json;
 
 use super::Options;
+use super::long_session;
 use super::stats::{Row, fmt};
 
 const WAIT: Duration = Duration::from_secs(90);
 const PG_UP: &[u8] = b"\x1b[5~";
 const PG_DOWN: &[u8] = b"\x1b[6~";
-
-/// Writes the saved state of a session of `turns` turns, as the long-session check does.
-fn seed(root: &Path, turns: usize) {
-    let mut conversation = Conversation::default();
-    let mut messages = Vec::new();
-    for i in 0..turns {
-        let question = format!("Turn {i}: note the next finding.");
-        let answer = format!("Noted **finding {i}** in `notes/n{i}.md`; nothing else changed.");
-        conversation.push(Entry::User(question.clone()));
-        conversation.push(Entry::Tool {
-            name: "File_write".into(),
-            args: json!({"file_path": format!("notes/n{i}.md"), "content": "…"}).to_string(),
-            result: Some(ToolResult::ok(format!(
-                "Created notes/n{i}.md (1 lines, 20 bytes)."
-            ))),
-            expanded: false,
-        });
-        conversation.push(Entry::Assistant(answer.clone()));
-        messages.push(Message::user_text(question));
-        messages.push(Message::assistant_text(answer));
-    }
-    let state = SavedState {
-        version: 1,
-        conversation,
-        messages,
-        selected: "conversation".into(),
-        ..SavedState::default()
-    };
-    let path = cp_e2e::session_path(root, cp_e2e::DEFAULT_WORKER);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, serde_json::to_vec(&state).unwrap()).unwrap();
-}
 
 /// A figure of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in KiB.
 fn status_kib(pid: u32, field: &str) -> f64 {
@@ -60,15 +25,6 @@ fn status_kib(pid: u32, field: &str) -> f64 {
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
-}
-
-/// The saved scroll offset of the conversation, once `done` holds for it.
-fn wait_scroll(root: &Path, what: &str, done: impl Fn(u64) -> bool) {
-    let offset = |s: &serde_json::Value| s["scroll"]["conversation"].as_u64().unwrap_or(0);
-    cp_e2e::wait_saved_session(root, what, WAIT, |s| {
-        s["selected"] == "conversation" && done(offset(s))
-    })
-    .unwrap();
 }
 
 /// What one session measured: resident and peak memory at its end, and the size of the
@@ -88,7 +44,7 @@ fn measure(opts: &Options, turns: usize) -> Measured {
     std::fs::write(root.join(".gitignore"), "notes/\n").unwrap();
     cp_e2e::git(&root, &["add", "-A"]);
     cp_e2e::git(&root, &["commit", "-q", "-m", "ignore notes/"]);
-    seed(&root, turns);
+    long_session::seed(&root, turns);
 
     let server = LlmServer::start().unwrap();
     let write = json!({"file_path": "notes/last.md", "content": "last\n"}).to_string();
@@ -125,11 +81,11 @@ fn measure(opts: &Options, turns: usize) -> Measured {
             tui.send(PG_UP);
         }
         let up = 10 * pages as u64;
-        wait_scroll(&root, "the pages up applied", |n| n == up);
+        long_session::conversation_scroll(&root, "the pages up applied", WAIT, |n| n == up);
         for _ in 0..pages {
             tui.send(PG_DOWN);
         }
-        wait_scroll(&root, "the pages down applied", |n| n == 0);
+        long_session::conversation_scroll(&root, "the pages down applied", WAIT, |n| n == 0);
     }
     tui.wait_until("the end is shown", WAIT, |s| {
         s.contains("The last finding is noted too.")

@@ -16,8 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::util::agents::{agent_processes, agents_path, assert_no_agent_left};
-use crate::util::{assert_all_shown, canonical, create_callback, stop_console_server, trust};
+use crate::util::agents::{agent_processes, agents_path, assert_no_agent_left, sh_checked_project};
+use crate::util::{assert_all_shown, canonical, create_callback, stop_console_server};
 use cp_e2e::{
     LlmServer, RecordedRequest, Reply, TuiSession, Turn, anthropic, gemini, git, git_repo,
     saved_conversation, wait_saved_session,
@@ -31,37 +31,9 @@ const WAIT: Duration = Duration::from_secs(180);
 /// a blocking callback on `*.sh` that prints the files it checked; the model's window is
 /// `window` tokens.
 fn project(window: u64) -> (tempfile::TempDir, PathBuf) {
-    project_with_agent(&json!({
+    sh_checked_project(&json!({
         "context_window": window, "model": "claude-sonnet-4-5", "stop_grace_secs": 20
     }))
-}
-
-/// [`project`] with `agent` as the config's agent section.
-fn project_with_agent(agent: &serde_json::Value) -> (tempfile::TempDir, PathBuf) {
-    let repo = git_repo();
-    let root = canonical(repo.path());
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({
-            "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
-            "agent": agent,
-        })
-        .to_string(),
-    )
-    .unwrap();
-    trust(&root);
-    create_callback(
-        &root,
-        &json!({
-            "action": "create", "name": "sh-check", "pattern": ["*.sh"],
-            "script_content": "echo \"checked $CP_CHANGED_FILES\"",
-            "blocking": true, "timeout": 60
-        }),
-    );
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    (repo, root)
 }
 
 /// The text of the handoff request (`cp_orchestrate::HANDOFF_REQUEST`).

@@ -15,11 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::util::agents::{agent_processes, agents_path};
-use crate::util::{assert_all_shown, canonical, create_callback, stop_console_server, trust};
-use cp_e2e::{
-    LlmServer, RecordedRequest, TuiSession, git, git_repo, responses, saved_conversation,
-};
+use crate::util::agents::{agent_processes, agents_path, sh_checked_project};
+use crate::util::{assert_all_shown, stop_console_server};
+use cp_e2e::{LlmServer, RecordedRequest, TuiSession, responses, saved_conversation};
 use serde_json::json;
 
 /// Generous: every turn starts Codex and runs hooks that run git.
@@ -28,30 +26,7 @@ const WAIT: Duration = Duration::from_secs(180);
 /// A committed, trusted project whose checkpoint blocks at most once and runs no tests, with
 /// a blocking callback on `*.sh` that prints the files it checked.
 fn project() -> (tempfile::TempDir, PathBuf) {
-    let repo = git_repo();
-    let root = canonical(repo.path());
-    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
-    std::fs::write(
-        root.join(".context-pilot/config.json"),
-        json!({
-            "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
-            "agent": {"stop_grace_secs": 20},
-        })
-        .to_string(),
-    )
-    .unwrap();
-    trust(&root);
-    create_callback(
-        &root,
-        &json!({
-            "action": "create", "name": "sh-check", "pattern": ["*.sh"],
-            "script_content": "echo \"checked $CP_CHANGED_FILES\"",
-            "blocking": true, "timeout": 60
-        }),
-    );
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    (repo, root)
+    sh_checked_project(&json!({"stop_grace_secs": 20}))
 }
 
 /// The person's `CODEX_HOME`, whose provider is the scripted server (Responses API).

@@ -13,64 +13,19 @@
     reason = "test code: a failed setup step should fail the test loudly"
 )]
 
-use std::path::Path;
 use std::time::Duration;
 
-use cp_base::ToolResult;
 use cp_e2e::{
-    LlmServer, TuiSession, anthropic, git_repo, last_assistant_message, session_path,
-    wait_saved_session,
+    LlmServer, TuiSession, anthropic, git_repo, last_assistant_message, wait_saved_session,
 };
-use cp_llm::Message;
-use cp_tui::{Conversation, Entry, SavedState};
 use serde_json::json;
+
+use crate::util::long_session::{conversation_scroll, seed};
 
 const WAIT: Duration = Duration::from_secs(90);
 const TURNS: usize = 2_000;
 const PG_UP: &[u8] = b"\x1b[5~";
 const PG_DOWN: &[u8] = b"\x1b[6~";
-
-/// Writes the saved state of a session of [`TURNS`] turns for the default worker.
-fn seed(root: &Path) {
-    let mut conversation = Conversation::default();
-    let mut messages = Vec::new();
-    for i in 0..TURNS {
-        let question = format!("Turn {i}: note the next finding.");
-        let answer = format!("Noted **finding {i}** in `notes/n{i}.md`; nothing else changed.");
-        conversation.push(Entry::User(question.clone()));
-        conversation.push(Entry::Tool {
-            name: "File_write".into(),
-            args: json!({"file_path": format!("notes/n{i}.md"), "content": "…"}).to_string(),
-            result: Some(ToolResult::ok(format!(
-                "Created notes/n{i}.md (1 lines, 20 bytes)."
-            ))),
-            expanded: false,
-        });
-        conversation.push(Entry::Assistant(answer.clone()));
-        messages.push(Message::user_text(question));
-        messages.push(Message::assistant_text(answer));
-    }
-    let state = SavedState {
-        version: 1,
-        conversation,
-        messages,
-        selected: "conversation".into(),
-        ..SavedState::default()
-    };
-    let path = session_path(root, cp_e2e::DEFAULT_WORKER);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, serde_json::to_vec(&state).unwrap()).unwrap();
-}
-
-/// The conversation's saved scroll offset (lines up from the end).
-fn conversation_scroll(root: &Path, what: &str, done: impl Fn(u64) -> bool) -> u64 {
-    let offset = |s: &serde_json::Value| s["scroll"]["conversation"].as_u64().unwrap_or(0);
-    let session = wait_saved_session(root, what, WAIT, |s| {
-        s["selected"] == "conversation" && done(offset(s))
-    })
-    .unwrap();
-    offset(&session)
-}
 
 /// The turn numbers of the questions on screen.
 fn visible_turns(screen: &str) -> Vec<usize> {
@@ -94,7 +49,7 @@ fn two_thousand_turns_restore_take_another_and_scroll_forty_pages_up_and_back() 
     std::fs::write(root.join(".gitignore"), "notes/\n").unwrap();
     cp_e2e::git(&root, &["add", "-A"]);
     cp_e2e::git(&root, &["commit", "-q", "-m", "ignore notes/"]);
-    seed(&root);
+    seed(&root, TURNS);
 
     let server = LlmServer::start().unwrap();
     let write = json!({"file_path": "notes/last.md", "content": "last\n"}).to_string();
@@ -132,13 +87,16 @@ fn two_thousand_turns_restore_take_another_and_scroll_forty_pages_up_and_back() 
         "the request carries the restored history ({history})"
     );
     assert!(root.join("notes/last.md").exists());
-    assert_eq!(conversation_scroll(&root, "at the end", |n| n == 0), 0);
+    assert_eq!(
+        conversation_scroll(&root, "at the end", WAIT, |n| n == 0),
+        0
+    );
 
     // 40 PgUp, 10 lines each.
     for _ in 0..40 {
         tui.send(PG_UP);
     }
-    conversation_scroll(&root, "40 PgUp applied", |n| n == 400);
+    conversation_scroll(&root, "40 PgUp applied", WAIT, |n| n == 400);
     let screen = tui
         .wait_until("the view left the end", WAIT, |s| {
             !s.contains("Turn 2000 is noted too.")
@@ -157,7 +115,7 @@ fn two_thousand_turns_restore_take_another_and_scroll_forty_pages_up_and_back() 
     for _ in 0..40 {
         tui.send(PG_DOWN);
     }
-    conversation_scroll(&root, "40 PgDn applied", |n| n == 0);
+    conversation_scroll(&root, "40 PgDn applied", WAIT, |n| n == 0);
     tui.wait_until("the end is shown again", WAIT, |s| {
         s.contains("Turn 2000 is noted too.")
     })

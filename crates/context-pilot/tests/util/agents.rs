@@ -91,3 +91,33 @@ pub fn assert_none_under(root: &Path, name: &str, limit: Duration) {
         || format!("left: {:?}", processes_under(root, name)),
     );
 }
+
+/// A committed, trusted project for the agent-CLI TUI tests: its checkpoint blocks at most
+/// once and runs no tests, a blocking callback on `*.sh` prints the files it checked, and
+/// `agent` is the config's agent section.
+pub fn sh_checked_project(agent: &serde_json::Value) -> (tempfile::TempDir, PathBuf) {
+    let repo = cp_e2e::git_repo();
+    let root = super::canonical(repo.path());
+    std::fs::create_dir_all(root.join(".context-pilot")).unwrap();
+    std::fs::write(
+        root.join(".context-pilot/config.json"),
+        serde_json::json!({
+            "checkpoint": {"max_blocks": 1, "tests": {"command": ""}},
+            "agent": agent,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    super::trust(&root);
+    super::create_callback(
+        &root,
+        &serde_json::json!({
+            "action": "create", "name": "sh-check", "pattern": ["*.sh"],
+            "script_content": "echo \"checked $CP_CHANGED_FILES\"",
+            "blocking": true, "timeout": 60
+        }),
+    );
+    cp_e2e::git(&root, &["add", "-A"]);
+    cp_e2e::git(&root, &["commit", "-qm", "init"]);
+    (repo, root)
+}

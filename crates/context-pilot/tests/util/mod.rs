@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub mod agent_run;
 pub mod agents;
+pub mod long_session;
 pub mod merge_queue;
 pub mod phase_runs;
 pub mod phases;

@@ -174,12 +174,11 @@ mod tests {
         assert!(!alive(daemon), "the setsid grandchild survived");
     }
 
-    #[test]
-    fn a_tracked_run_that_left_this_process_ends_too() {
-        let marker = super::super::new_marker();
+    /// Starts a process in a session of its own whose parent exits at once, so only `marker`
+    /// (in its environment) links it to a run; returns its pid.
+    fn orphan_with_marker(marker: &str) -> i32 {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("orphan.pid");
-        // The orphan's parent exits at once: only its marker links it to the run.
         let mut parent = Command::new("sh")
             .args([
                 "-c",
@@ -188,11 +187,17 @@ mod tests {
                     pidfile.display()
                 ),
             ])
-            .env(super::super::RUN_MARKER_ENV, &marker)
+            .env(super::super::RUN_MARKER_ENV, marker)
             .spawn()
             .unwrap();
         parent.wait().unwrap();
-        let orphan = wait_for_pid(&pidfile);
+        wait_for_pid(&pidfile)
+    }
+
+    #[test]
+    fn a_tracked_run_that_left_this_process_ends_too() {
+        let marker = super::super::new_marker();
+        let orphan = orphan_with_marker(&marker);
         let tracked = track(0, &marker);
         assert_eq!(end_at_once(&[], &[]), TreeEnd::Gone);
         assert!(!alive(orphan));
@@ -203,21 +208,7 @@ mod tests {
     #[test]
     fn a_process_carrying_a_named_marker_ends_too() {
         let marker = super::super::new_marker();
-        let dir = tempfile::tempdir().unwrap();
-        let pidfile = dir.path().join("orphan.pid");
-        let mut parent = Command::new("sh")
-            .args([
-                "-c",
-                &format!(
-                    "setsid sh -c 'echo $$ > {}; exec sleep 300' &",
-                    pidfile.display()
-                ),
-            ])
-            .env(super::super::RUN_MARKER_ENV, &marker)
-            .spawn()
-            .unwrap();
-        parent.wait().unwrap();
-        let orphan = wait_for_pid(&pidfile);
+        let orphan = orphan_with_marker(&marker);
         assert_eq!(
             end_at_once(&[], std::slice::from_ref(&marker)),
             TreeEnd::Gone

@@ -37,7 +37,7 @@ fn start_gemini_tui(root: &Path, home: &Path, server: &LlmServer) -> TuiSession 
 
 #[test]
 fn a_gemini_turn_without_its_hooks_stops_and_the_conversation_says_why() {
-    let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
+    let (_repo, root) = sh_checked_project(&json!({"stop_grace_secs": 20}));
     let server = LlmServer::start().unwrap();
     server.answer_side_requests(gemini::side_reply);
     server.push(gemini::text_turn("UNWIRED-ANSWER"));
@@ -74,7 +74,7 @@ fn a_gemini_turn_without_its_hooks_stops_and_the_conversation_says_why() {
 
 #[test]
 fn two_gemini_turns_show_the_callback_and_the_checkpoint_in_the_conversation() {
-    let (_repo, root) = project_with_agent(&json!({"stop_grace_secs": 20}));
+    let (_repo, root) = sh_checked_project(&json!({"stop_grace_secs": 20}));
     let server = LlmServer::start().unwrap();
     server.answer_side_requests(|request| {
         gemini::side_reply(request).or_else(|| {

@@ -95,7 +95,7 @@ pub struct Job {
 }
 
 impl Job {
-    fn spawn(place: &str, mut command: Command) -> Result<Self, RemoteError> {
+    pub(crate) fn spawn(place: &str, mut command: Command) -> Result<Self, RemoteError> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -95,7 +95,7 @@ pub struct Job {
 }
 
 impl Job {
-    fn spawn(place: &str, mut command: Command) -> Result<Self, RemoteError> {
+    pub(crate) fn spawn(place: &str, mut command: Command) -> Result<Self, RemoteError> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -347,7 +347,10 @@ pub(crate) fn classify(host: &str, stderr: &str) -> Option<RemoteError> {
             detail: format!("{why}{detail}"),
         });
     }
-    if let Some(detail) = line_of("Permission denied (") {
+    // ssh's refusal names the methods it tried, `Permission denied (publickey,password)`; a
+    // file the host's `context-pilot` cannot write says `Permission denied (os error 13)`.
+    if let Some(line) = stderr.lines().find(|l| is_login_refusal(l)) {
+        let detail = line.trim().trim_end_matches('.').to_owned();
         return Some(RemoteError::LoginRefused { host, detail });
     }
     let ssh_failed = [
@@ -366,6 +369,20 @@ pub(crate) fn classify(host: &str, stderr: &str) -> Option<RemoteError> {
         });
     }
     None
+}
+
+/// Whether `line` is ssh's refusal of the login: `Permission denied (` and the names of the
+/// methods it tried (lower-case words, `-`, `,`), then `)`.
+fn is_login_refusal(line: &str) -> bool {
+    let Some((_, rest)) = line.split_once("Permission denied (") else {
+        return false;
+    };
+    rest.split_once(')').is_some_and(|(methods, _)| {
+        !methods.is_empty()
+            && methods
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b',')
+    })
 }
 
 /// This machine: its clone of the project is under this user's data folder, as a host's is.
@@ -491,6 +508,22 @@ mod tests {
             ),
             Some(RemoteError::LoginRefused { detail, .. })
                 if detail == "me@10.0.0.1: Permission denied (publickey)"
+        ));
+        // The host's own `context-pilot` failing on a folder is no refusal of the login.
+        let unwritable = "context-pilot: cannot make /home/me/.local/share/context-pilot/remote: \
+                          Permission denied (os error 13)\nfatal: Could not read from remote \
+                          repository.";
+        assert!(
+            classify("a", unwritable).is_none(),
+            "{:?}",
+            classify("a", unwritable)
+        );
+        assert!(matches!(
+            classify(
+                "a",
+                "me@h: Permission denied (publickey,gssapi-keyex,keyboard-interactive)."
+            ),
+            Some(RemoteError::LoginRefused { .. })
         ));
         assert!(matches!(
             classify("a", "No ED25519 host key is known for [h]:22.\nHost key verification failed.\n"),

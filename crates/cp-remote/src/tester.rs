@@ -192,16 +192,22 @@ impl TreeTester for HostTester {
                 }
                 Err(e) => e,
             };
+            let back = !tree.cancel.is_cancelled()
+                && e.is_link_loss()
+                && reconnects < MAX_RECONNECTS
+                && self.reconnect(at, tree, &e);
+            if back {
+                reconnects += 1;
+                continue;
+            }
+            // Stopped (before or while the run waited for the host): the test is no longer
+            // wanted, and the host, which may yet come back, stays in the run.
             if tree.cancel.is_cancelled() {
                 self.give_back(at, None);
                 return TreeTest {
                     note: Some("stopped".into()),
                     ..TreeTest::default()
                 };
-            }
-            if e.is_link_loss() && reconnects < MAX_RECONNECTS && self.reconnect(at, tree, &e) {
-                reconnects += 1;
-                continue;
             }
             self.give_back(at, Some(e.to_string()));
             // A refusal is the tree's (its configuration): another host would refuse it too.
@@ -391,4 +397,86 @@ pub fn ssh_places(hosts: &[crate::HostConfig]) -> Vec<Placed> {
             reconnect: Duration::from_secs(h.reconnect_secs),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use cp_base::CancelToken;
+
+    use super::*;
+
+    /// A host whose link drops in every test (ssh ends with 255), and whose run is stopped
+    /// while it waits for the host to answer again.
+    struct Dropping {
+        cancel: CancelToken,
+    }
+
+    impl Place for Dropping {
+        fn name(&self) -> &'static str {
+            "dropping"
+        }
+
+        fn send(&self, _: &Path, _: &str, _: &str, _: &str) -> Result<(), RemoteError> {
+            Ok(())
+        }
+
+        fn start(&self, _args: &[&str]) -> Result<Job, RemoteError> {
+            let mut command = Command::new("sh");
+            command.args(["-c", "exit 255"]);
+            Job::spawn("dropping", command)
+        }
+
+        fn answers(&self, _within: Duration) -> bool {
+            self.cancel.cancel();
+            false
+        }
+    }
+
+    #[derive(Default)]
+    struct Here {
+        calls: AtomicUsize,
+    }
+
+    impl TreeTester for Here {
+        fn test_tree(&self, _tree: &TreeUnderTest<'_>) -> TreeTest {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            TreeTest::default()
+        }
+    }
+
+    #[test]
+    fn a_test_stopped_while_its_host_is_waited_for_keeps_the_host_and_runs_nowhere() {
+        let cancel = CancelToken::new();
+        let here = Arc::new(Here::default());
+        let dir = tempfile::tempdir().unwrap();
+        let tester = HostTester::new(
+            dir.path(),
+            vec![Placed {
+                place: Arc::new(Dropping {
+                    cancel: cancel.clone(),
+                }),
+                slots: 1,
+                reconnect: Duration::from_secs(5),
+            }],
+            Arc::clone(&here) as Arc<dyn TreeTester>,
+        );
+        let test = tester.test_tree(&TreeUnderTest {
+            root: dir.path(),
+            commit: "0123456789abcdef",
+            changed: &[],
+            cancel: &cancel,
+        });
+        assert_eq!(test.note.as_deref(), Some("stopped"));
+        assert_eq!(
+            here.calls.load(Ordering::SeqCst),
+            0,
+            "a stopped test runs nowhere"
+        );
+        let slots = tester.slots.lock().unwrap();
+        assert_eq!(slots[0].out, None, "the host stays in the run");
+        assert_eq!(slots[0].busy, 0);
+    }
 }

@@ -92,6 +92,32 @@ pub struct Job {
     child: Child,
     input: Option<ChildStdin>,
     output: Option<BufReader<ChildStdout>>,
+    /// Reads its standard error as it comes, keeping the last lines: a job that writes more
+    /// there than a pipe holds must not stall while only its output is read.
+    errors: Option<std::thread::JoinHandle<String>>,
+}
+
+/// How many of a job's last standard-error lines [`Job::finish`] returns.
+const ERROR_TAIL_LINES: usize = 5;
+
+/// Reads `stream` to its end, keeping its last [`ERROR_TAIL_LINES`] lines.
+fn error_tail(stream: impl std::io::Read) -> String {
+    let mut tail = std::collections::VecDeque::with_capacity(ERROR_TAIL_LINES + 1);
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                tail.push_back(String::from_utf8_lossy(&line).trim_end().to_owned());
+                if tail.len() > ERROR_TAIL_LINES {
+                    tail.pop_front();
+                }
+            }
+        }
+    }
+    Vec::from(tail).join("\n")
 }
 
 impl Job {
@@ -107,11 +133,16 @@ impl Job {
             })?;
         let input = child.stdin.take();
         let output = child.stdout.take().map(BufReader::new);
+        let errors = child
+            .stderr
+            .take()
+            .map(|stderr| std::thread::spawn(move || error_tail(stderr)));
         Ok(Self {
             place: place.to_owned(),
             child,
             input,
             output,
+            errors,
         })
     }
 
@@ -148,14 +179,13 @@ impl Job {
     /// wrote on standard error.
     pub fn finish(mut self) -> (Option<ExitStatus>, String) {
         drop(self.input.take());
-        let mut stderr = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut err, &mut stderr);
-        }
         let status = self.child.wait().ok();
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        (status, tail.join("\n"))
+        let tail = self
+            .errors
+            .take()
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default();
+        (status, tail)
     }
 }
 
@@ -470,6 +500,28 @@ mod tests {
             names.iter().all(|n| SSH_ENV.contains(&n.as_str())),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn a_job_writing_more_errors_than_a_pipe_holds_still_gives_its_output() {
+        // 1 MiB on standard error before the first line of output: read only at the end, the
+        // job would stall on a full pipe and its line would never come.
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "head -c 1048576 /dev/zero | tr '\\0' x >&2; echo >&2; echo last error >&2; echo out",
+        ]);
+        let mut job = Job::spawn("local", command).unwrap();
+        assert_eq!(job.next_line().as_deref(), Some("out"));
+        assert_eq!(job.next_line(), None);
+        let (status, errors) = job.finish();
+        assert!(status.is_some_and(|s| s.success()));
+        assert!(
+            errors.ends_with("last error"),
+            "{}",
+            &errors[errors.len() - 40..]
+        );
+        assert!(errors.lines().count() <= ERROR_TAIL_LINES);
     }
 
     #[test]

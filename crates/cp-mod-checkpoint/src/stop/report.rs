@@ -102,6 +102,26 @@ pub enum TestVerdict {
 }
 
 impl TestOutcome {
+    /// A run of `command` that could not start, for `error`: never a pass.
+    pub fn not_started(command: impl Into<String>, error: impl Into<String>) -> Self {
+        Self {
+            project: None,
+            command: command.into(),
+            passed: false,
+            exit: None,
+            error: Some(error.into()),
+            summary: None,
+            elapsed_ms: 0,
+            tail: Vec::new(),
+            note: None,
+            why: None,
+            missing: None,
+            usual_ms: None,
+            warm: None,
+            predating: None,
+        }
+    }
+
     /// True when the run did not fail a test but could not run them: a collection or
     /// import error, no tests at all, a crash or build failure before any test result (as
     /// the runner's recognised output says), or a command that could not start. Such a run

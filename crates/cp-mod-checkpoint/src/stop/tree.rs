@@ -28,10 +28,15 @@ impl StopGate {
     pub fn test_tree(&self, project: &Project, changed: &[String]) -> TreeTests {
         let repo = match self.git.repo_root(project.root()) {
             Ok(repo) => repo,
+            // A tree git cannot read is not one the tests could say anything of: a failed
+            // run, so that the merge does not land as merely "not tested".
             Err(e) => {
                 return TreeTests {
-                    runs: Vec::new(),
-                    note: Some(format!("not tested: {e}")),
+                    runs: vec![TestOutcome::not_started(
+                        "(git, finding the repository)",
+                        e.to_string(),
+                    )],
+                    note: None,
                 };
             }
         };

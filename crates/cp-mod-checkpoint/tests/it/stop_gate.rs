@@ -786,6 +786,16 @@ fn a_tree_is_tested_as_the_gate_would_test_it_outside_any_turn() {
         Some("no changed file triggers the tests")
     );
     assert_eq!(suite.runs(), 1);
+    // A tree git cannot read fails: it is never "not tested", which would let it land.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let unreadable = gate.test_tree(
+        &cp_base::Project::at(elsewhere.path()),
+        &["src/app/core.py".to_owned()],
+    );
+    let [run] = unreadable.runs.as_slice() else {
+        panic!("expected one failed run: {unreadable:?}");
+    };
+    assert!(!run.passed && run.error.is_some(), "{run:?}");
     let green = repo.checkpoint(&project, preset(&suite.passing(), 10));
     let passed = green.test_tree(&project, &["src/app/core.py".to_owned()]);
     assert!(passed.runs.iter().all(|r| r.passed) && passed.runs.len() == 1);

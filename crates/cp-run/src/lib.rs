@@ -38,6 +38,7 @@ mod interrupt;
 mod merge_tests;
 pub mod phases;
 mod prompters;
+mod remote_phases;
 
 pub use alerts::{NotifyConfigError, TerminalAlerts};
 pub use command::{RunCommand, Screen, run};
@@ -46,3 +47,4 @@ pub use headless::run_headless;
 pub use merge_tests::{end_consoles, test_with_gate};
 pub use phases::{PhaseDrivers, PhaseNews, PhaseOutput};
 pub use prompters::{Answer, AnswerChoice, AnswersPrompter, TerminalPrompter};
+pub use remote_phases::{HostPhases, LOCAL_HOST, RemotePhases};

@@ -103,6 +103,9 @@ impl App {
                     news,
                 }));
             })),
+            // Phases run on this machine in the TUI; `context-pilot run --headless` places
+            // them on hosts.
+            remote: None,
         });
         options.drivers = Some(drivers.clone());
         // The merge queue tests with the stop gate, as the phases' agents are tested.

@@ -1,0 +1,204 @@
+//! End to end (issue 51): workflow phases on hosts of the `hosts` configuration, reached with
+//! real OpenSSH (`cp_e2e::TestHost`), each host's built-in agent talking to the scripted model
+//! server with the host's own credentials. Four independent phases spread over two hosts and
+//! the run's machine: each host phase's commits come back to the run's machine, which alone
+//! merges them (every merge tested first, its proof naming where), and the run's branch ends
+//! green. The person's key never reaches a host; nothing is left running on one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::remote_hosts::{
+    SECRET, assert_nothing_left_on, assert_the_key_never_reached, record_with, run_with_hosts,
+    trust_clone_on,
+};
+use crate::util::agent_run::shown;
+use crate::util::merge_queue::{assert_every_commit_green, semantic_project};
+use crate::util::phase_runs::command;
+use crate::util::phases::{Script, Seen, run_record, serve_back, write};
+use cp_e2e::{LlmServer, TestHost, git};
+use serde_json::json;
+
+/// Four phases from the start: `one` on host-a, `two` on host-b, `three` here (`local`),
+/// `four` wherever a slot is free (host-a: the host with the most free slots, first listed).
+const SPREAD: &str = "\
+name: spread
+phases:
+  - id: one
+    depends_on: []
+    host: host-a
+    prompt: PHASE-one-MARK Add one.py with its test.
+  - id: two
+    depends_on: []
+    host: host-b
+    prompt: PHASE-two-MARK Add two.py with its test.
+  - id: three
+    depends_on: []
+    host: local
+    prompt: PHASE-three-MARK Add three.py with its test.
+  - id: four
+    depends_on: []
+    prompt: PHASE-four-MARK Add four.py with its test.
+";
+
+/// What phase `name`'s agent writes: a module and its test.
+fn module_calls(name: &'static str) -> Vec<crate::util::phases::Call> {
+    vec![
+        write(
+            &format!("{name}.py"),
+            &format!("def value():\n    return {name:?}\n"),
+        ),
+        write(
+            &format!("test_{name}.py"),
+            &format!(
+                "import unittest\n\nimport {name}\n\n\nclass Test(unittest.TestCase):\n    \
+                 def test_value(self):\n        self.assertEqual({name}.value(), {name:?})\n"
+            ),
+        ),
+    ]
+}
+
+/// Makes `host` ready for phases of the run talking to `server`: its `context-pilot` (a
+/// recording wrapper) has credentials of the host's own, and git an identity named after it.
+fn credentials_on(host: &TestHost, server: &LlmServer) {
+    record_with(
+        host,
+        &format!(
+            "export ANTHROPIC_BASE_URL={}\nexport ANTHROPIC_API_KEY=key-of-{}\n",
+            server.url_at(host.near()),
+            host.alias()
+        ),
+    );
+    std::fs::write(
+        host.home().join(".gitconfig"),
+        format!(
+            "[user]\n\tname = {0}\n\temail = {0}@hosts.test\n",
+            host.alias()
+        ),
+    )
+    .unwrap();
+}
+
+/// Who wrote the commits phase `phase`'s merge brought into the run's branch.
+fn authors_of(root: &Path, merge: &str) -> String {
+    git(
+        root,
+        &["log", "--format=%an", &format!("{merge}^1..{merge}^2")],
+    )
+}
+
+/// The merge of phase `phase` on the run's branch, with its git note.
+fn merge_of(root: &Path, phase: &str, shown: &str) -> (String, String) {
+    let record = run_record(root).unwrap();
+    let merge = record["phase_runs"][phase]["proof"]["commit"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no proof for {phase}: {record:#}\n{shown}"))
+        .to_owned();
+    let note = git(
+        root,
+        &["log", "-1", "--notes=context-pilot", "--format=%N", &merge],
+    );
+    (merge, note)
+}
+
+#[test]
+fn four_phases_spread_over_two_hosts_and_here_land_green_each_merge_proof_naming_its_host() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host_a = TestHost::start("host-a");
+    let host_b = TestHost::start("host-b");
+    let server = LlmServer::start_for_hosts().unwrap();
+    credentials_on(&host_a, &server);
+    credentials_on(&host_b, &server);
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host_a, &host_b]);
+    let (_repo, root) = semantic_project(
+        SPREAD,
+        json!({"hosts": [{"ssh": "host-a", "slots": 2}, {"ssh": "host-b", "slots": 2}]}),
+        &[],
+    );
+    // Each host refuses the project until its user trusts it there.
+    for host in [&host_a, &host_b] {
+        let (code, refused) = run_with_hosts(&root, &ssh_config);
+        assert_ne!(code, Some(0), "{refused}");
+        assert!(
+            refused.contains(&format!("host {} refused the project", host.alias())),
+            "{refused}"
+        );
+        trust_clone_on(host, &root);
+    }
+    let start = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
+
+    serve_back(
+        &server,
+        Script {
+            phases: vec![
+                ("one", module_calls("one")),
+                ("two", module_calls("two")),
+                ("three", module_calls("three")),
+                ("four", module_calls("four")),
+            ],
+        },
+        Vec::new(),
+        Arc::new(Seen::default()),
+        None,
+        Arc::default(),
+    );
+    let out = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .env("ANTHROPIC_API_KEY", SECRET)
+        .output()
+        .unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+
+    // Where each phase ran: its headless lines say it, and its commits are by that host's
+    // git identity (the run's machine's for the phase that ran here).
+    for (phase, host) in [("one", "host-a"), ("two", "host-b"), ("four", "host-a")] {
+        assert!(
+            shown.contains(&format!("[{phase}@{host}]")),
+            "{phase}: {shown}"
+        );
+        let (merge, _) = merge_of(&root, phase, &shown);
+        let authors = authors_of(&root, &merge);
+        assert!(
+            !authors.trim().is_empty() && authors.lines().all(|a| a == host),
+            "{phase}: {authors}"
+        );
+    }
+    assert!(!shown.contains("[three@"), "{shown}");
+    let (merge, _) = merge_of(&root, "three", &shown);
+    assert!(
+        !authors_of(&root, &merge).contains("host-"),
+        "three ran here"
+    );
+
+    // Only the run's machine merged: four merges, every commit on the branch green, each
+    // proof's note naming where its test ran.
+    assert_eq!(
+        assert_every_commit_green(&root, &start, &shown),
+        4,
+        "{shown}"
+    );
+    for phase in ["one", "two", "three", "four"] {
+        let (_, note) = merge_of(&root, phase, &shown);
+        assert!(
+            note.contains("tested on host ") || note.contains("tested on the run's machine, "),
+            "{phase}: {note}"
+        );
+        let record = run_record(&root).unwrap();
+        assert_eq!(
+            record["phase_runs"][phase]["proof"]["outcome"], "passed",
+            "{record:#}"
+        );
+    }
+    for file in ["one.py", "two.py", "three.py", "four.py"] {
+        assert!(root.join(file).exists(), "{file}: {shown}");
+    }
+
+    for host in [&host_a, &host_b] {
+        assert_the_key_never_reached(host);
+        assert_nothing_left_on(host);
+    }
+}

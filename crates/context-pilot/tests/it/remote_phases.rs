@@ -14,7 +14,7 @@ use crate::remote_hosts::{
 };
 use crate::util::agent_run::shown;
 use crate::util::merge_queue::{assert_every_commit_green, semantic_project};
-use crate::util::phase_runs::command;
+use crate::util::phase_runs::{PATIENCE, command};
 use crate::util::phases::{Script, Seen, run_record, serve_back, write};
 use cp_e2e::{LlmServer, TestHost, git};
 use serde_json::json;
@@ -201,4 +201,93 @@ fn four_phases_spread_over_two_hosts_and_here_land_green_each_merge_proof_naming
         assert_the_key_never_reached(host);
         assert_nothing_left_on(host);
     }
+}
+
+/// Two phases from the start: `one` on the host `doomed`, `two` here.
+const DOOMED: &str = "\
+name: doomed
+phases:
+  - id: one
+    depends_on: []
+    host: doomed
+    prompt: PHASE-one-MARK Add one.py with its test.
+  - id: two
+    depends_on: []
+    host: local
+    prompt: PHASE-two-MARK Add two.py with its test.
+";
+
+/// A host killed while its phase runs (its sshd and every process of it ended): the run waits
+/// its `reconnect_secs` for it, leaves it out, and the phase starts again on the run's machine
+/// from the last commit it sent back; the run ends green with the phase's work merged.
+#[test]
+fn a_host_killed_mid_phase_hands_the_phase_to_the_runs_machine_which_finishes_it() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let mut doomed = TestHost::start("doomed");
+    let server = LlmServer::start_for_hosts().unwrap();
+    credentials_on(&doomed, &server);
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&doomed]);
+    let (_repo, root) = semantic_project(
+        DOOMED,
+        json!({"hosts": [{"ssh": "doomed", "reconnect_secs": 1}]}),
+        &[],
+    );
+    let (code, refused) = run_with_hosts(&root, &ssh_config);
+    assert_ne!(code, Some(0), "{refused}");
+    trust_clone_on(&doomed, &root);
+
+    // `one`'s agent hangs once its tools ran, until the host is gone.
+    let seen = Arc::new(Seen::default());
+    let stall: crate::util::phases::Stall = Arc::new(std::sync::Mutex::new(Some("one")));
+    serve_back(
+        &server,
+        Script {
+            phases: vec![("one", module_calls("one")), ("two", module_calls("two"))],
+        },
+        Vec::new(),
+        Arc::clone(&seen),
+        None,
+        Arc::clone(&stall),
+    );
+    let child = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        seen.wait_requests("one", 2, PATIENCE),
+        "one's agent on the host called its tools"
+    );
+    *stall.lock().unwrap() = None;
+    doomed.kill();
+    let out = child.wait_with_output().unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("[one@doomed]"), "{shown}");
+    assert!(
+        shown.contains("host doomed takes no more phases in this run, and phase one starts again"),
+        "{shown}"
+    );
+    // It started again here, told that it had stopped elsewhere; its work was merged.
+    assert!(
+        seen.bodies("one")
+            .iter()
+            .any(|b| b.contains("stopped on another machine")),
+        "{shown}"
+    );
+    let (merge, _) = merge_of(&root, "one", &shown);
+    let authors = authors_of(&root, &merge);
+    assert!(
+        !authors.trim().is_empty() && !authors.contains("doomed"),
+        "{authors}"
+    );
+    for file in ["one.py", "two.py"] {
+        assert!(root.join(file).exists(), "{file}: {shown}");
+    }
+    let record = run_record(&root).unwrap();
+    assert_eq!(record["verdict"]["outcome"], "passed", "{record:#}");
 }

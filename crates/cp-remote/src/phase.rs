@@ -79,7 +79,7 @@ pub fn run_phase_on(
             }
         })
     };
-    let outcome = follow(place, tree, request, &mut job, shown);
+    let outcome = follow(place, tree, request, &mut job, sent, shown);
     let (status, stderr) = job.finish();
     done.store(true, Ordering::SeqCst);
     let _ = watcher.join();
@@ -115,15 +115,19 @@ fn follow(
     tree: &Path,
     request: &PhaseRequest,
     job: &mut Job,
+    sent: Duration,
     shown: &mut dyn FnMut(&PhaseEvent),
 ) -> Result<Option<PhaseOutcome>, RemoteError> {
     while let Some(line) = job.next_line() {
-        let Ok(event) = serde_json::from_str::<PhaseEvent>(&line) else {
+        let Ok(mut event) = serde_json::from_str::<PhaseEvent>(&line) else {
             tracing::debug!(host = place.name(), "{line}");
             continue;
         };
         if event == PhaseEvent::Alive {
             continue;
+        }
+        if let PhaseEvent::Started { sent_ms, .. } = &mut event {
+            *sent_ms = Some(u64::try_from(sent.as_millis()).unwrap_or(u64::MAX));
         }
         shown(&event);
         match event {

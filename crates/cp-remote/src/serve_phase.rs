@@ -121,6 +121,7 @@ fn run(
             host: host.to_owned(),
             commit: request.commit.clone(),
             branch: request.branch.clone(),
+            sent_ms: None,
         },
     )?;
     let stop = CancelToken::new();

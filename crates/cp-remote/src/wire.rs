@@ -95,6 +95,10 @@ pub enum PhaseEvent {
         host: String,
         commit: String,
         branch: String,
+        /// How long sending the commit took, in milliseconds: filled in by the run (the
+        /// host does not know it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sent_ms: Option<u64>,
     },
     /// The phase still runs (every few seconds).
     Alive,

@@ -322,19 +322,33 @@ fn print_progress(line: &LineState, event: AgentEvent) {
     let _ = out.flush();
 }
 
-/// The hosts the run's phases may go to (`hosts` in config.json), with the restart policy
-/// the run applies; each `host:` of the workflow is checked to name one of them (or `local`).
+/// The hosts the run's phases may go to ([`phases_on_hosts`]).
 fn remote_phases(
     host: &Host,
     command: &RunCommand,
     args: &RunArgs,
 ) -> anyhow::Result<Option<Arc<RemotePhases>>> {
-    let hosts = cp_remote::load_hosts(host.project())?;
-    if let Some(path) = &command.file {
+    phases_on_hosts(
+        host.project(),
+        command.file.as_deref(),
+        &args.options.overrides,
+    )
+}
+
+/// The hosts the phases of a run may go to (`hosts` in config.json), with the restart policy
+/// the run applies (the project's, with `overrides`); each `host:` of the workflow at
+/// `workflow` is checked to name one of them (or `local`). `None`: no hosts.
+pub fn phases_on_hosts(
+    project: &cp_base::Project,
+    workflow: Option<&std::path::Path>,
+    overrides: &RestartOverrides,
+) -> anyhow::Result<Option<Arc<RemotePhases>>> {
+    let hosts = cp_remote::load_hosts(project)?;
+    if let Some(path) = workflow {
         RemotePhases::check_names(&hosts, &Workflow::load(path)?)?;
     }
-    let restart = cp_orchestrate::RestartConfig::resolve(host.project(), &args.options.overrides)?;
-    Ok(RemotePhases::new(host.project().root(), &hosts, restart))
+    let restart = cp_orchestrate::RestartConfig::resolve(project, overrides)?;
+    Ok(RemotePhases::new(project.root(), &hosts, restart))
 }
 
 /// The merge queue's tester: the stop gate here, or on the hosts of the `hosts` configuration

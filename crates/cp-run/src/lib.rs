@@ -41,7 +41,7 @@ mod prompters;
 mod remote_phases;
 
 pub use alerts::{NotifyConfigError, TerminalAlerts};
-pub use command::{RunCommand, Screen, run};
+pub use command::{RunCommand, Screen, phases_on_hosts, run};
 pub use external::wiring_spec_of;
 pub use headless::run_headless;
 pub use merge_tests::{end_consoles, test_with_gate};

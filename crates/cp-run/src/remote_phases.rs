@@ -267,11 +267,14 @@ impl RemoteDriver {
                     text: format!("↻ {other}"),
                 }],
             },
-            PhaseEvent::Started { commit, .. } => vec![PhaseNews::Notice {
+            PhaseEvent::Started {
+                commit, sent_ms, ..
+            } => vec![PhaseNews::Notice {
                 level: Level::Info,
                 text: format!(
-                    "started on host {host} from {}",
-                    commit.get(..12).unwrap_or(commit)
+                    "started on host {host} from {} (sending took {} ms)",
+                    commit.get(..12).unwrap_or(commit),
+                    sent_ms.unwrap_or_default()
                 ),
             }],
             PhaseEvent::Result { end, verdict, .. } => vec![PhaseNews::Notice {
@@ -463,5 +466,65 @@ impl cp_remote::PhaseBench for HostPhases {
 
     fn end(&self, root: &Path) {
         crate::merge_tests::end_consoles(root);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(json: &str) -> Vec<HostConfig> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_phase_goes_to_its_named_host_else_to_the_host_with_the_most_free_slots_else_here() {
+        let hosts = hosts(r#"[{"ssh": "a", "slots": 2}, {"ssh": "b", "slots": 2}]"#);
+        let phases =
+            RemotePhases::new(Path::new("/src/app"), &hosts, RestartConfig::default()).unwrap();
+        assert_eq!(phases.take(Some("b")), Some(1));
+        assert_eq!(phases.take(Some(LOCAL_HOST)), None);
+        // a has two free, b one: a; then one each: the first listed.
+        assert_eq!(phases.take(None), Some(0));
+        assert_eq!(phases.take(None), Some(0));
+        assert_eq!(phases.take(None), Some(1));
+        // None free: here; a named host is taken even when busy.
+        assert_eq!(phases.take(None), None);
+        assert_eq!(phases.take(Some("a")), Some(0));
+        phases.give_back(1, None);
+        assert_eq!(phases.take(None), Some(1));
+        // A host left out takes nothing more, named or not.
+        phases.give_back(1, Some("gone".into()));
+        assert_eq!(phases.take(Some("b")), None);
+        assert_eq!(phases.take(None), None);
+        assert!(RemotePhases::new(Path::new("/src/app"), &[], RestartConfig::default()).is_none());
+    }
+
+    #[test]
+    fn a_workflow_naming_an_unknown_host_is_refused_before_anything_runs() {
+        let hosts = hosts(r#"[{"ssh": "me@10.0.0.7", "name": "big"}]"#);
+        let workflow: cp_orchestrate::Workflow = serde_norway::from_str(
+            "name: w\nphases:\n  - id: a\n    host: big\n    prompt: p\n  - id: b\n    \
+             host: local\n    prompt: p\n",
+        )
+        .unwrap();
+        RemotePhases::check_names(&hosts, &workflow).unwrap();
+        let workflow: cp_orchestrate::Workflow =
+            serde_norway::from_str("name: w\nphases:\n  - id: a\n    host: small\n    prompt: p\n")
+                .unwrap();
+        let e = RemotePhases::check_names(&hosts, &workflow)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'a'") && e.contains("\"small\"") && e.contains("big"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_phase_that_starts_again_elsewhere_is_told_so_once() {
+        let once = again("Do it.");
+        assert!(once.ends_with("Do it.") && once.contains("another machine"));
+        assert_eq!(again(&once), once);
     }
 }

@@ -157,7 +157,8 @@ fn four_phases_spread_over_two_hosts_and_here_land_green_each_merge_proof_naming
     // git identity (the run's machine's for the phase that ran here).
     for (phase, host) in [("one", "host-a"), ("two", "host-b"), ("four", "host-a")] {
         assert!(
-            shown.contains(&format!("[{phase}@{host}]")),
+            shown.contains(&format!("[{phase}@{host}]   started on host {host} from "))
+                && shown.contains("ms)"),
             "{phase}: {shown}"
         );
         let (merge, _) = merge_of(&root, phase, &shown);

@@ -402,8 +402,7 @@ impl RemoteDriver {
         self.say(
             host,
             &format!(
-                "the link to host {host} dropped: {lost}; waiting up to {} s for it to answer \
-                 again",
+                "{lost}; waiting up to {} s for host {host} to answer again",
                 reconnect.as_secs()
             ),
         );

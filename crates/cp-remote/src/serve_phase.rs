@@ -20,6 +20,7 @@ use cp_orchestrate::{
 
 use crate::RemoteError;
 use crate::machine::host_name;
+use crate::phase::phase_ref;
 use crate::serve::{Prepared, check_out, remove_tree};
 use crate::wire::{PhaseEnd, PhaseEvent, PhaseRequest};
 
@@ -69,7 +70,9 @@ pub fn serve_phase(
             Some(&request.branch),
         )
     });
-    match checked {
+    let clone = crate::clone::checked_key(&request.project)
+        .and_then(|key| Ok(crate::clone::clones_dir()?.join(key)));
+    let outcome = match checked {
         Ok(Prepared::Refused(reason)) => {
             emit(output, &PhaseEvent::Refused { host, reason })?;
             Ok(false)
@@ -85,7 +88,20 @@ pub fn serve_phase(
             emit(output, &PhaseEvent::Error { message })?;
             Ok(false)
         }
+    };
+    // The run has what it fetched: the clone keeps nothing of the run.
+    if let Ok(clone) = clone
+        && clone.join(".git").is_dir()
+        && checked_branch(&request.branch).is_ok()
+    {
+        let _ = crate::clone::git(&clone, &["branch", "-D", "--quiet", &request.branch], false);
+        let _ = crate::clone::git(
+            &clone,
+            &["update-ref", "-d", &phase_ref(&request.branch)],
+            false,
+        );
     }
+    outcome
 }
 
 /// A branch name the run may ask for: `cp/…` of letters, digits, `-`, `_`, `.` and `/`.
@@ -148,6 +164,21 @@ fn run(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
+    if let Err(e) = &result
+        && let Some(why) = e.strip_prefix(NO_AGENT)
+    {
+        // A host that cannot make the agent (no credentials there, an agent CLI missing)
+        // refuses the phase: the run takes it elsewhere.
+        let reason = format!("it cannot start the phase's agent there: {why}");
+        send(
+            &shared,
+            &PhaseEvent::Refused {
+                host: host.to_owned(),
+                reason,
+            },
+        )?;
+        return Ok(false);
+    }
     let (end, error, restarts, tokens) = match result {
         Ok(report) => (PhaseEnd::Completed, None, report.restarts, report.tokens),
         Err(_) if stop.is_cancelled() => (
@@ -159,7 +190,7 @@ fn run(
         Err(e) => (PhaseEnd::Failed, Some(e), 0, 0),
     };
     let completed = end == PhaseEnd::Completed;
-    send(
+    let result = send(
         &shared,
         &PhaseEvent::Result {
             host: host.to_owned(),
@@ -174,9 +205,18 @@ fn run(
             restarts,
             tokens,
         },
-    )?;
-    Ok(completed)
+    );
+    // The run fetches the branch's last commit, then closes the connection; the branch
+    // stays until then (a minute at most).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while result.is_ok() && !stop.is_cancelled() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    result.map(|()| completed)
 }
+
+/// What the error of an agent that could not be made starts with.
+const NO_AGENT: &str = "no agent: ";
 
 /// Runs the phase's restart loop with the bench's agent; every step and every piece of news
 /// becomes a line.
@@ -205,7 +245,9 @@ fn run_agent(
             let _ = tx.send(value);
         }
     });
-    let mut driver = bench.driver(&spec, sink).map_err(|e| e.to_string())?;
+    let mut driver = bench
+        .driver(&spec, sink)
+        .map_err(|e| format!("{NO_AGENT}{e}"))?;
     let restart = RestartLoop::new(Project::at(worktree), request.restart.clone())
         .with_worker(worker.clone());
     std::thread::scope(|scope| {

@@ -129,6 +129,15 @@ impl RemotePhases {
         }
     }
 
+    /// Leaves the host of slot `at` out of the rest of the run, for `why` (its slot is
+    /// given back already).
+    fn leave_out(&self, at: usize, why: String) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get_mut(at) {
+            slot.out = Some(why);
+        }
+    }
+
     fn place(&self, at: usize) -> Option<(Arc<dyn Place>, Duration)> {
         let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         slots.get(at).map(|s| (Arc::clone(&s.place), s.reconnect))
@@ -343,10 +352,11 @@ impl SessionDriver for RemoteDriver {
                         PhaseOutcome::Refused(reason) => {
                             let line = format!(
                                 "host {host} refused the phase: {reason}; it takes no more \
-                                 phases in this run"
+                                 phases in this run, and phase {} runs here",
+                                self.phase
                             );
                             self.say(&host, &line);
-                            self.phases.give_back(at, Some(line));
+                            self.phases.leave_out(at, line);
                             self.here = true;
                         }
                     }
@@ -354,6 +364,7 @@ impl SessionDriver for RemoteDriver {
                 Err((e, reconnect)) => {
                     if self.cancel.is_cancelled() {
                         self.phases.give_back(at, None);
+                        self.at = None;
                         return SessionEnd::Failed(format!("interrupted: {e}"));
                     }
                     let host = self
@@ -389,6 +400,16 @@ impl SessionDriver for RemoteDriver {
         } else {
             // Its restarts happen on the host; a session here is never stopped for one.
             Ok(None)
+        }
+    }
+}
+
+/// A driver dropped before its phase ended on its host (the phase could not start) gives
+/// its slot back.
+impl Drop for RemoteDriver {
+    fn drop(&mut self) {
+        if let Some(at) = self.at.take() {
+            self.phases.give_back(at, None);
         }
     }
 }

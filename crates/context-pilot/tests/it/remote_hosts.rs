@@ -175,6 +175,13 @@ fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
     let (code, shown) = run();
     assert_eq!(code, Some(0), "{shown}");
 
+    // The host has no credentials for an agent of its own: it refused the phases, which ran
+    // here.
+    assert!(
+        shown.contains("host host-a refused the phase: it cannot start the phase's agent there")
+            && shown.contains("runs here"),
+        "{shown}"
+    );
     // The failure found on the host went back to feature's agent.
     assert!(
         shown.contains("phase feature: sent back (try 1 of 2)"),

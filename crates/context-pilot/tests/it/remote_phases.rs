@@ -101,6 +101,25 @@ fn merge_of(root: &Path, phase: &str, shown: &str) -> (String, String) {
     (merge, note)
 }
 
+/// The clone of the project at `root` on `host` keeps nothing of the run: no branch, no
+/// phase's ref, no worktree.
+fn assert_clone_keeps_nothing(host: &TestHost, root: &Path) {
+    let clone = host
+        .home()
+        .join(".local/share/context-pilot/remote")
+        .join(cp_remote::project_key(root));
+    let clone = clone.display().to_string();
+    let on_host = |args: &[&str]| {
+        let out = host.ssh(&[&["git", "-C", clone.as_str()], args].concat());
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let refs = on_host(&["for-each-ref", "refs/heads", "refs/context-pilot"]);
+    assert!(refs.trim().is_empty(), "{}: {refs}", host.alias());
+    let trees = on_host(&["worktree", "list"]);
+    assert_eq!(trees.lines().count(), 1, "{}: {trees}", host.alias());
+}
+
 #[test]
 fn four_phases_spread_over_two_hosts_and_here_land_green_each_merge_proof_naming_its_host() {
     if !TestHost::can_start() {
@@ -201,6 +220,7 @@ fn four_phases_spread_over_two_hosts_and_here_land_green_each_merge_proof_naming
     for host in [&host_a, &host_b] {
         assert_the_key_never_reached(host);
         assert_nothing_left_on(host);
+        assert_clone_keeps_nothing(host, &root);
     }
 }
 

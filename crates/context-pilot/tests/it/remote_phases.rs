@@ -13,7 +13,9 @@ use crate::remote_hosts::{
     trust_clone_on,
 };
 use crate::util::agent_run::shown;
-use crate::util::merge_queue::{assert_every_commit_green, semantic_project};
+use crate::util::merge_queue::{
+    SEMANTIC, assert_every_commit_green, feature_calls, feature_fix, rename_calls, semantic_project,
+};
 use crate::util::phase_runs::{PATIENCE, command};
 use crate::util::phases::{Script, Seen, run_record, serve_back, write};
 use cp_e2e::{LlmServer, TestHost, git};
@@ -79,11 +81,16 @@ fn credentials_on(host: &TestHost, server: &LlmServer) {
     .unwrap();
 }
 
-/// Who wrote the commits phase `phase`'s merge brought into the run's branch.
+/// Who wrote the commits (merges aside) that the merge `merge` brought into the run's branch.
 fn authors_of(root: &Path, merge: &str) -> String {
     git(
         root,
-        &["log", "--format=%an", &format!("{merge}^1..{merge}^2")],
+        &[
+            "log",
+            "--no-merges",
+            "--format=%an",
+            &format!("{merge}^1..{merge}^2"),
+        ],
     )
 }
 
@@ -311,4 +318,89 @@ fn a_host_killed_mid_phase_hands_the_phase_to_the_runs_machine_which_finishes_it
     }
     let record = run_record(&root).unwrap();
     assert_eq!(record["verdict"]["outcome"], "passed", "{record:#}");
+}
+
+/// The semantic conflict of the merge queue's tests between two phases on two hosts: each
+/// branch is green alone, merged together they are red. The merge test finds it, and feature
+/// goes back to work (on a host again) from its branch with the run's branch merged in; the
+/// run ends green, every commit on its branch green.
+#[test]
+fn a_semantic_conflict_between_two_host_phases_goes_back_to_the_phase_that_made_it() {
+    if !TestHost::can_start() {
+        return;
+    }
+    let host_a = TestHost::start("host-a");
+    let host_b = TestHost::start("host-b");
+    let server = LlmServer::start_for_hosts().unwrap();
+    credentials_on(&host_a, &server);
+    credentials_on(&host_b, &server);
+    let ssh = tempfile::tempdir().unwrap();
+    let ssh_config = cp_e2e::hosts::ssh_config(ssh.path(), &[&host_a, &host_b]);
+    let (_repo, root) = semantic_project(
+        SEMANTIC,
+        json!({"hosts": [{"ssh": "host-a"}, {"ssh": "host-b"}]}),
+        &[],
+    );
+    for host in [&host_a, &host_b] {
+        let (code, refused) = run_with_hosts(&root, &ssh_config);
+        assert_ne!(code, Some(0), "{refused}");
+        trust_clone_on(host, &root);
+    }
+    let start = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
+    serve_back(
+        &server,
+        Script {
+            phases: vec![
+                ("rename", rename_calls()),
+                ("feature", feature_calls(false)),
+            ],
+        },
+        vec![("feature", feature_fix())],
+        Arc::new(Seen::default()),
+        None,
+        Arc::default(),
+    );
+    let out = command(&root, &server, &[".context-pilot/workflows/wf.yaml"])
+        .env(cp_remote::SSH_CONFIG_ENV, &ssh_config)
+        .output()
+        .unwrap();
+    let shown = shown(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("[rename@host-a]   started on host host-a"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("[feature@host-b]   started on host host-b"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("phase feature: sent back (try 1 of 2)"),
+        "{shown}"
+    );
+    // Its second try ran on a host too.
+    let tries = shown
+        .lines()
+        .filter(|l| l.starts_with("[feature@host-") && l.contains("started on host"))
+        .count();
+    assert_eq!(tries, 2, "{shown}");
+    assert_eq!(
+        assert_every_commit_green(&root, &start, &shown),
+        2,
+        "{shown}"
+    );
+    for phase in ["rename", "feature"] {
+        let (merge, _) = merge_of(&root, phase, &shown);
+        let authors = authors_of(&root, &merge);
+        assert!(
+            !authors.trim().is_empty() && authors.lines().all(|a| a.starts_with("host-")),
+            "{phase}: {authors}"
+        );
+    }
+    let lib = git(&root, &["show", "HEAD:feature.py"]);
+    assert!(lib.contains("lib.hello"), "{lib}");
+    for host in [&host_a, &host_b] {
+        assert_nothing_left_on(host);
+        assert_clone_keeps_nothing(host, &root);
+    }
 }

@@ -126,3 +126,56 @@ pub enum PhaseEvent {
     /// Something failed before the phase started.
     Error { message: String },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_request_and_its_events_are_one_json_line_each() {
+        let request: PhaseRequest = serde_json::from_str(
+            r#"{"project": "app-1a2b", "commit": "0123abcd", "branch": "cp/r/api",
+                "phase": "api", "worker": "api", "prompt": "Do it.",
+                "restart": {"max_restarts": 1}}"#,
+        )
+        .unwrap();
+        assert_eq!(request.restart.max_restarts, 1);
+        assert!(request.agent.is_none());
+        // Anything else in a request is refused, not ignored.
+        assert!(
+            serde_json::from_str::<PhaseRequest>(
+                r#"{"project": "a", "commit": "b", "branch": "c", "phase": "d",
+                    "worker": "e", "prompt": "f", "restart": {}, "key": "sk-…"}"#
+            )
+            .is_err()
+        );
+        let committed = r#"{"event":"restart","restart":{"event":"committed","phase":"api","message":"m","commit":"89ab"}}"#;
+        let event: PhaseEvent = serde_json::from_str(committed).unwrap();
+        assert!(matches!(
+            event,
+            PhaseEvent::Restart {
+                restart: cp_orchestrate::RestartEvent::Committed { commit: Some(ref c), .. }
+            } if c == "89ab"
+        ));
+        let result = PhaseEvent::Result {
+            host: "build-1".into(),
+            end: PhaseEnd::Completed,
+            error: None,
+            verdict: "passed".into(),
+            head: "89ab".into(),
+            restarts: 0,
+            tokens: 12,
+        };
+        let line = serde_json::to_string(&result).unwrap();
+        assert!(
+            !line.contains('\n') && line.contains(r#""end":"completed""#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<PhaseEvent>(&line).unwrap(), result);
+        let started: PhaseEvent = serde_json::from_str(
+            r#"{"event":"started","host":"h","commit":"c","branch":"cp/r/api"}"#,
+        )
+        .unwrap();
+        assert!(matches!(started, PhaseEvent::Started { sent_ms: None, .. }));
+    }
+}

@@ -109,10 +109,28 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one workflow phase a run on another machine sent here (a phase placed on a host of
+    /// its `hosts`): reads the phase's description on stdin, runs it on its branch in a
+    /// worktree of this user's clone of the project with this machine's agent and
+    /// credentials, callbacks and stop gate, and prints one JSON event per line (a
+    /// `committed` one for each commit the run fetches), the last its result. Refused unless
+    /// the project is trusted here.
+    Phase {
+        /// Print the events as JSON lines (the only form there is; a run asks for it).
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: the receiving side of the `git push` that brings a run's commits into this
     /// user's clone of the project.
     #[command(hide = true)]
     ReceivePack {
+        /// The project's key, as the run sends it.
+        key: String,
+    },
+    /// Internal: the sending side of the `git fetch` that brings a phase's commits back to
+    /// the run.
+    #[command(hide = true)]
+    UploadPack {
         /// The project's key, as the run sends it.
         key: String,
     },
@@ -211,6 +229,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::ConsoleServer) => run_console_server(&discover(project_flag)?),
         Some(Command::TestTree { json }) => test_tree(json),
         Some(Command::ReceivePack { key }) => receive_pack(&key),
+        Some(Command::UploadPack { key }) => upload_pack(&key),
+        Some(Command::Phase { json }) => phase(json),
         Some(Command::Trust { show, revoke }) => {
             let project = discover(project_flag)?;
             print!("{}", cp_host::trust::command(&project, show, revoke)?);
@@ -452,6 +472,32 @@ fn receive_pack(key: &str) -> anyhow::Result<ExitCode> {
             .arg(&clone),
     );
     Err(cp_remote::receive_pack_failed(&e).into())
+}
+
+/// `context-pilot upload-pack KEY`: git's `upload-pack` in this user's clone of the project.
+fn upload_pack(key: &str) -> anyhow::Result<ExitCode> {
+    let clone = cp_remote::upload_pack(key)?;
+    let e = std::os::unix::process::CommandExt::exec(
+        std::process::Command::new("git")
+            .arg("upload-pack")
+            .arg(&clone),
+    );
+    Err(cp_remote::receive_pack_failed(&e).into())
+}
+
+/// `context-pilot phase --json`: one workflow phase a run on another machine sent here.
+fn phase(json: bool) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(json, "phase prints JSON lines only: add --json");
+    let completed = cp_remote::serve_phase(
+        Box::new(std::io::BufReader::new(std::io::stdin())),
+        &mut std::io::stdout(),
+        &cp_run::HostPhases,
+    )?;
+    Ok(if completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 #[cfg(test)]

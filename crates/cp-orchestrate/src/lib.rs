@@ -134,6 +134,6 @@ pub use workflow::{
     PhaseStatus, Position, PromptError, QueueCost, RESERVED_CONTEXT_KEYS, RUN_FILE, RedMerge,
     RunArgs, RunContext, RunLock, RunOptions, RunState, RunStatus, RunStore, SentBack, Stage,
     SupersededRun, TreeTest, TreeTester, TreeUnderTest, TreeVerdict, UnknownPlaceholder, Workflow,
-    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, phase_summaries,
-    resume_workflow, run_or_resume, run_workflow,
+    WorkflowError, WorkflowEvent, WorkflowOutcome, evaluate_condition, machine_name,
+    phase_summaries, resume_workflow, run_or_resume, run_workflow,
 };

@@ -78,6 +78,10 @@ pub trait Place: Send + Sync {
     /// `key`, as `refname` (with the history it needs and the place lacks).
     fn send(&self, repo: &Path, key: &str, commit: &str, refname: &str) -> Result<(), RemoteError>;
 
+    /// Fetches `refname` of the place's clone of the project `key` into the repository at
+    /// `repo` (its objects, and `FETCH_HEAD`).
+    fn fetch(&self, repo: &Path, key: &str, refname: &str) -> Result<(), RemoteError>;
+
     /// Starts `context-pilot` with `args` there.
     fn start(&self, args: &[&str]) -> Result<Job, RemoteError>;
 
@@ -308,6 +312,39 @@ impl Place for SshPlace {
         }))
     }
 
+    fn fetch(&self, repo: &Path, key: &str, refname: &str) -> Result<(), RemoteError> {
+        let ssh = self
+            .ssh_words()
+            .iter()
+            .map(|w| cp_base::shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut command = Command::new("git");
+        ssh_env(&mut command);
+        command
+            .current_dir(repo)
+            .env("GIT_SSH_COMMAND", ssh)
+            .args(["fetch", "--quiet", "--no-tags"])
+            .arg("--upload-pack=context-pilot upload-pack")
+            .arg(self.url(key))
+            .arg(refname);
+        let out = command
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| RemoteError::Start {
+                what: "git fetch".into(),
+                source,
+            })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let detail = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        Err(classify(&self.name, &detail).unwrap_or(RemoteError::Send {
+            host: self.name.clone(),
+            detail,
+        }))
+    }
+
     fn start(&self, args: &[&str]) -> Result<Job, RemoteError> {
         let words = self.ssh_words();
         let mut command = Command::new(&words[0]);
@@ -448,6 +485,31 @@ impl Place for LocalPlace {
             .output()
             .map_err(|source| RemoteError::Start {
                 what: "git push".into(),
+                source,
+            })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(RemoteError::Send {
+                host: "local".into(),
+                detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            })
+        }
+    }
+
+    fn fetch(&self, repo: &Path, key: &str, refname: &str) -> Result<(), RemoteError> {
+        let clone = prepare_clone(key)?;
+        let mut command = Command::new("git");
+        clean_env(&mut command);
+        let out = command
+            .current_dir(repo)
+            .args(["fetch", "--quiet", "--no-tags"])
+            .arg(&clone)
+            .arg(refname)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| RemoteError::Start {
+                what: "git fetch".into(),
                 source,
             })?;
         if out.status.success() {

@@ -43,21 +43,14 @@ pub fn serve_test_tree(
             return Ok(false);
         }
     };
-    match prepare(&request, &host) {
+    match check_out(&request.project, &request.commit, &host, None) {
         Ok(Prepared::Refused(reason)) => {
             emit(output, &TestEvent::Refused { host, reason })?;
             Ok(false)
         }
         Ok(Prepared::Tree(worktree, tree, clone)) => {
             let outcome = run(&request, &host, &worktree, &tree, input, output, bench);
-            let worktree_text = worktree.display().to_string();
-            let _ = git(
-                &clone,
-                &["worktree", "remove", "--force", &worktree_text],
-                false,
-            );
-            let _ = std::fs::remove_dir_all(&worktree);
-            let _ = git(&clone, &["worktree", "prune"], false);
+            remove_tree(&clone, &worktree);
             let _ = git(
                 &clone,
                 &["update-ref", "-d", &test_ref(&request.commit)],
@@ -82,12 +75,40 @@ pub fn test_ref(commit: &str) -> String {
     format!("refs/context-pilot/tests/{commit}")
 }
 
-enum Prepared {
+/// A tree checked out for a job, or why the host refuses it.
+pub(crate) enum Prepared {
+    /// Not trusted there: why, and what to do.
     Refused(String),
+    /// The worktree, its tree's hash, the clone it belongs to.
     Tree(PathBuf, String, PathBuf),
 }
 
-fn prepare(request: &TestRequest, host: &str) -> Result<Prepared, RemoteError> {
+/// Removes the worktree at `worktree` of `clone`.
+pub(crate) fn remove_tree(clone: &Path, worktree: &Path) {
+    let worktree_text = worktree.display().to_string();
+    let _ = git(
+        clone,
+        &["worktree", "remove", "--force", &worktree_text],
+        false,
+    );
+    let _ = std::fs::remove_dir_all(worktree);
+    let _ = git(clone, &["worktree", "prune"], false);
+}
+
+/// Checks out `commit` (sent before into the clone of `project`) in a worktree of its own,
+/// detached or on `branch` (made or moved there), and checks the project's trust there.
+pub(crate) fn check_out(
+    project: &str,
+    commit: &str,
+    host: &str,
+    branch: Option<&str>,
+) -> Result<Prepared, RemoteError> {
+    let request = TestRequest {
+        project: project.to_owned(),
+        commit: commit.to_owned(),
+        changed: Vec::new(),
+        check_only: false,
+    };
     let key = checked_key(&request.project)?;
     if !request.commit.bytes().all(|b| b.is_ascii_hexdigit()) || request.commit.len() < 7 {
         return Err(RemoteError::Serve(format!(
@@ -121,18 +142,14 @@ fn prepare(request: &TestRequest, host: &str) -> Result<Prepared, RemoteError> {
     std::fs::create_dir_all(&trees)
         .map_err(|e| RemoteError::Serve(format!("cannot make {}: {e}", trees.display())))?;
     let worktree_text = worktree.display().to_string();
-    git(
-        &clone,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            "--detach",
-            &worktree_text,
-            &request.commit,
-        ],
-        false,
-    )?;
+    let _ = git(&clone, &["worktree", "prune"], false);
+    let mut add = vec!["worktree", "add", "--quiet", "--force"];
+    match branch {
+        Some(branch) => add.extend(["-B", branch]),
+        None => add.push("--detach"),
+    }
+    add.extend([worktree_text.as_str(), request.commit.as_str()]);
+    git(&clone, &add, false)?;
     let tree = git(&worktree, &["rev-parse", "HEAD^{tree}"], false)?;
     let project = Project::at(&worktree);
     let state = project.trust_state();

@@ -16,6 +16,7 @@ use crate::headless::run_headless;
 use crate::headless_out::{LineState, OwnLines};
 use crate::interrupt::{interrupt_on_signals, settle_interrupts};
 use crate::phases::{PhaseDrivers, PhaseOutput};
+use crate::remote_phases::RemotePhases;
 use cp_agent::{AgentEvent, BuiltinDriver, EventSink};
 use cp_base::text::fit_end;
 use cp_host::Host;
@@ -174,6 +175,7 @@ fn run_phases(host: Host, command: &RunCommand, screen: Screen<'_>) -> anyhow::R
                 project: host.project().clone(),
                 output: PhaseOutput::Stdout,
                 cancel: graph_interrupt(&host, command)?,
+                remote: remote_phases(&host, command, &args)?,
             });
             args.options.drivers = Some(drivers.clone());
             args.options.tester = Some(tester_for(&host, drivers)?);
@@ -200,6 +202,7 @@ fn run_phases(host: Host, command: &RunCommand, screen: Screen<'_>) -> anyhow::R
             project: host.project().clone(),
             output: PhaseOutput::Stdout,
             cancel: graph_interrupt(&host, command)?,
+            remote: remote_phases(&host, command, &args)?,
         });
         args.options.drivers = Some(drivers.clone());
         args.options.tester = Some(tester_for(&host, drivers)?);
@@ -317,6 +320,35 @@ fn print_progress(line: &LineState, event: AgentEvent) {
         | AgentEvent::Finished(_) => Ok(()),
     };
     let _ = out.flush();
+}
+
+/// The hosts the run's phases may go to ([`phases_on_hosts`]).
+fn remote_phases(
+    host: &Host,
+    command: &RunCommand,
+    args: &RunArgs,
+) -> anyhow::Result<Option<Arc<RemotePhases>>> {
+    phases_on_hosts(
+        host.project(),
+        command.file.as_deref(),
+        &args.options.overrides,
+    )
+}
+
+/// The hosts the phases of a run may go to (`hosts` in config.json), with the restart policy
+/// the run applies (the project's, with `overrides`); each `host:` of the workflow at
+/// `workflow` is checked to name one of them (or `local`). `None`: no hosts.
+pub fn phases_on_hosts(
+    project: &cp_base::Project,
+    workflow: Option<&std::path::Path>,
+    overrides: &RestartOverrides,
+) -> anyhow::Result<Option<Arc<RemotePhases>>> {
+    let hosts = cp_remote::load_hosts(project)?;
+    if let Some(path) = workflow {
+        RemotePhases::check_names(&hosts, &Workflow::load(path)?)?;
+    }
+    let restart = cp_orchestrate::RestartConfig::resolve(project, overrides)?;
+    Ok(RemotePhases::new(project.root(), &hosts, restart))
 }
 
 /// The merge queue's tester: the stop gate here, or on the hosts of the `hosts` configuration

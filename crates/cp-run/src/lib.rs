@@ -38,11 +38,13 @@ mod interrupt;
 mod merge_tests;
 pub mod phases;
 mod prompters;
+mod remote_phases;
 
 pub use alerts::{NotifyConfigError, TerminalAlerts};
-pub use command::{RunCommand, Screen, run};
+pub use command::{RunCommand, Screen, phases_on_hosts, run};
 pub use external::wiring_spec_of;
 pub use headless::run_headless;
 pub use merge_tests::{end_consoles, test_with_gate};
 pub use phases::{PhaseDrivers, PhaseNews, PhaseOutput};
 pub use prompters::{Answer, AnswerChoice, AnswersPrompter, TerminalPrompter};
+pub use remote_phases::{HostPhases, LOCAL_HOST, RemotePhases};

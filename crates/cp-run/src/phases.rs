@@ -22,6 +22,9 @@ use cp_orchestrate::{
 use cp_base::text::fit_end;
 use cp_host::Host;
 use cp_host::program::program;
+use serde::{Deserialize, Serialize};
+
+use crate::remote_phases::{RemoteDriver, RemotePhases};
 
 /// Makes each phase's driver: `builtin` over `provider`, or the named agent CLI.
 pub struct PhaseDrivers {
@@ -38,6 +41,9 @@ pub struct PhaseDrivers {
     pub cancel: CancelToken,
     /// Where the phases' progress lines go.
     pub output: PhaseOutput,
+    /// The hosts phases in worktrees of their own may run on (`hosts` in config.json);
+    /// `None`: every phase runs here.
+    pub remote: Option<Arc<RemotePhases>>,
 }
 
 /// Where the progress lines of the phases' agents go.
@@ -54,10 +60,13 @@ pub type PhaseNewsSink = dyn Fn(&str, PhaseNews) + Send + Sync;
 
 /// What a phase's agent reports, for the TUI's Phases panel, which files it in the phase's
 /// own conversation (the same entries as the main Conversation panel's).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PhaseNews {
     /// The phase's agent starts: in a worktree of its own (`true`) or in the project's tree.
     Started { worktree: bool },
+    /// The phase runs on this host of the `hosts` configuration.
+    Placed { host: String },
     /// A piece of the agent's answer, as it streams in.
     Text(String),
     /// The agent called a tool; `id` pairs it with its result.
@@ -114,10 +123,44 @@ impl DriverFactory for PhaseDrivers {
                 .map_err(DriverError::from_source)?,
             None => self.default,
         };
+        let worktree = spec.root != self.project.root();
         if let PhaseOutput::News(receive) = &self.output {
-            let worktree = spec.root != self.project.root();
             receive(spec.phase, PhaseNews::Started { worktree });
         }
+        let local = self.local_driver(spec, kind)?;
+        // A phase in a worktree of its own may go to a host; one in the project's tree
+        // works where the person's files are.
+        if let Some(remote) = self.remote.as_ref().filter(|_| worktree)
+            && let Some(at) = RemoteDriver::slot(remote, spec)
+        {
+            return Ok(Box::new(RemoteDriver::new(
+                Arc::clone(remote),
+                at,
+                spec,
+                self,
+                local,
+            )));
+        }
+        Ok(local)
+    }
+
+    fn interrupted(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn release(&self, root: &Path) {
+        // The phase's consoles belong to its worktree: they end with it.
+        crate::merge_tests::end_consoles(root);
+    }
+}
+
+impl PhaseDrivers {
+    /// The agent of `spec` on this machine.
+    fn local_driver(
+        &self,
+        spec: &PhaseAgent<'_>,
+        kind: AgentKind,
+    ) -> Result<Box<dyn SessionDriver + Send>, DriverError> {
         // The run's Ctrl-C stops every phase; the phase's own stop, this one alone.
         let cancel = self.cancel.joined(spec.stop);
         let tree = Project::at(spec.root);
@@ -162,26 +205,17 @@ impl DriverFactory for PhaseDrivers {
         driver.set_cancel(Some(cancel));
         Ok(Box::new(driver))
     }
-
-    fn interrupted(&self) -> bool {
-        self.cancel.is_cancelled()
-    }
-
-    fn release(&self, root: &Path) {
-        // The phase's consoles belong to its worktree: they end with it.
-        crate::merge_tests::end_consoles(root);
-    }
 }
 
 /// Prints whole lines prefixed with `[phase]` (headless); text that streams in pieces is
 /// held until its line ends, so phases running at once never split each other's lines.
-struct Lines {
+pub(crate) struct Lines {
     phase: String,
     partial: Mutex<String>,
 }
 
 impl Lines {
-    fn new(phase: &str) -> Self {
+    pub(crate) fn new(phase: &str) -> Self {
         Self {
             phase: phase.to_owned(),
             partial: Mutex::new(String::new()),
@@ -212,7 +246,7 @@ impl Lines {
     }
 
     /// A line for the person's attention: on stderr.
-    fn warning(&self, line: &str) {
+    pub(crate) fn warning(&self, line: &str) {
         eprintln!("[{}] {line}", self.phase);
     }
 }
@@ -269,6 +303,44 @@ fn builtin_lines(lines: Lines) -> EventSink {
         AgentEvent::Usage(_) | AgentEvent::Finished(_) => lines.flush(),
         AgentEvent::Messages { .. } => {}
     })
+}
+
+/// A phase's news on the terminal, as its agent's events would be printed here (a phase on
+/// a host sends news).
+pub(crate) fn news_lines(lines: &Lines, news: PhaseNews) {
+    match news {
+        PhaseNews::Text(text) => lines.text(&text),
+        PhaseNews::ToolCall { name, args, .. } => {
+            lines.flush();
+            lines.line(&format!("  → {name} {}", fit_end(&args, 100)));
+        }
+        PhaseNews::ToolResult { result, .. } => {
+            let mark = if result.is_error { "✗" } else { "✓" };
+            lines.line(&format!(
+                "    {mark} {}",
+                fit_end(result.text.lines().next().unwrap_or(""), 100)
+            ));
+        }
+        PhaseNews::Notice { level, text } => {
+            lines.flush();
+            // "Stop gate:" and its reason's first line, as one line.
+            let mut said = text.lines().filter(|l| !l.trim().is_empty());
+            let head = said.next().unwrap_or("");
+            let head = match said.next() {
+                Some(next) if head.ends_with(':') => format!("{head} {}", next.trim()),
+                _ => head.to_owned(),
+            };
+            let first = fit_end(&head, 160);
+            if level == Level::Error {
+                lines.warning(&text.trim_end().replace('\n', " "));
+            } else {
+                lines.line(&format!("  {first}"));
+            }
+        }
+        PhaseNews::Testing => lines.line(&format!("  … {}", cp_agent::STOP_GATE_RUNNING)),
+        PhaseNews::Usage { .. } => lines.flush(),
+        PhaseNews::Started { .. } | PhaseNews::Placed { .. } | PhaseNews::Blocked => {}
+    }
 }
 
 /// What the Phases panel files from one of the built-in agent's events (`window`: its

@@ -32,6 +32,7 @@ pub struct TestHost {
     alias: String,
     netns: String,
     address: String,
+    near: String,
     port: u16,
     user: String,
     dir: tempfile::TempDir,
@@ -180,6 +181,7 @@ impl TestHost {
             alias: alias.to_owned(),
             netns,
             address,
+            near,
             port,
             user: HOST_USER.to_owned(),
             dir,
@@ -204,6 +206,11 @@ impl TestHost {
     /// Its address, reachable from this machine.
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    /// This machine's address as the host reaches it (the near end of its veth).
+    pub fn near(&self) -> &str {
+        &self.near
     }
 
     /// The network namespace it lives in.

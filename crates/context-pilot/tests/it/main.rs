@@ -32,6 +32,7 @@ mod plugin_wiring;
 mod private_modes;
 mod reload;
 mod remote_hosts;
+mod remote_phases;
 mod terminal_tmux;
 mod trust;
 mod tui_changes;

@@ -26,17 +26,23 @@ use cp_e2e::{LlmServer, TestHost, git};
 use serde_json::json;
 
 /// A key shaped like the person's: it must never be seen on the host.
-const SECRET: &str = "sk-ant-api03-PERSONAL-KEY-never-leaves-this-machine";
+pub(crate) const SECRET: &str = "sk-ant-api03-PERSONAL-KEY-never-leaves-this-machine";
 
 /// Puts a wrapper first on the host's `PATH`: each `context-pilot` started there writes its
 /// environment and appends what it reads on standard input to files in the host's HOME.
 fn record_on(host: &TestHost) {
+    record_with(host, "");
+}
+
+/// [`record_on`], the wrapper running `setup` (shell lines: the host's own settings, such as
+/// its credentials) after it wrote the environment it was given.
+pub(crate) fn record_with(host: &TestHost, setup: &str) {
     let wrapper = host.bin().join("context-pilot");
     std::fs::remove_file(&wrapper).unwrap();
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\nenv > \"$HOME/env.$$\"\ntee -a \"$HOME/sent.bin\" | {} \"$@\"\n",
+            "#!/bin/sh\nenv > \"$HOME/env.$$\"\n{setup}tee -a \"$HOME/sent.bin\" | {} \"$@\"\n",
             cp_e2e::binary_path().display()
         ),
     )
@@ -76,7 +82,7 @@ fn assert_tested_on_the_host(root: &std::path::Path, start: &str, shown: &str) {
 /// On the wire: what was started on `host`, and what it read, never held the key; nor the
 /// run's own folders (the run has `XDG_CONFIG_HOME` set, and the host's ssh configuration
 /// entry sends every variable): the host reads its trust and its clone from its own.
-fn assert_the_key_never_reached(host: &TestHost) {
+pub(crate) fn assert_the_key_never_reached(host: &TestHost) {
     let mut envs = 0;
     let run_config = cp_e2e::config_home().display().to_string();
     for entry in std::fs::read_dir(host.home()).unwrap().flatten() {
@@ -169,6 +175,13 @@ fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
     let (code, shown) = run();
     assert_eq!(code, Some(0), "{shown}");
 
+    // The host has no credentials for an agent of its own: it refused the phases, which ran
+    // here.
+    assert!(
+        shown.contains("host host-a refused the phase: it cannot start the phase's agent there")
+            && shown.contains("runs here"),
+        "{shown}"
+    );
     // The failure found on the host went back to feature's agent.
     assert!(
         shown.contains("phase feature: sent back (try 1 of 2)"),
@@ -207,7 +220,7 @@ fn merge_tests_run_on_a_host_the_proof_names_it_and_the_key_stays_here() {
 
 /// Nothing runs on `host` but its sshd (an ssh session that just ended may take a moment to
 /// exit; a process of the run would stay).
-fn assert_nothing_left_on(host: &TestHost) {
+pub(crate) fn assert_nothing_left_on(host: &TestHost) {
     cp_e2e::eventually_with(
         "nothing left running on the host",
         std::time::Duration::from_secs(10),
@@ -218,7 +231,10 @@ fn assert_nothing_left_on(host: &TestHost) {
 
 /// `context-pilot run` of the semantic workflow with `hosts` as its only host, the ssh
 /// configuration of `hosts`; its exit code and output.
-fn run_with_hosts(root: &std::path::Path, ssh_config: &std::path::Path) -> (Option<i32>, String) {
+pub(crate) fn run_with_hosts(
+    root: &std::path::Path,
+    ssh_config: &std::path::Path,
+) -> (Option<i32>, String) {
     let server = LlmServer::start().unwrap();
     let out = command(root, &server, &[".context-pilot/workflows/wf.yaml"])
         .env(cp_remote::SSH_CONFIG_ENV, ssh_config)
@@ -663,7 +679,7 @@ fn a_link_that_drops_mid_test_and_comes_back_is_waited_for_and_the_host_tests_ag
 
 /// Trusts the project at `root` on `host`: its clone there (made by a run the host refused),
 /// as the host's user would after reviewing it.
-fn trust_clone_on(host: &TestHost, root: &std::path::Path) {
+pub(crate) fn trust_clone_on(host: &TestHost, root: &std::path::Path) {
     let clone = host
         .home()
         .join(".local/share/context-pilot/remote")

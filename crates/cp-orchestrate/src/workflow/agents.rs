@@ -21,6 +21,9 @@ pub struct PhaseAgent<'a> {
     pub worker: &'a WorkerId,
     /// The phase's own `agent:` (`builtin`, `claude`, `gemini`, …); `None`: the run's.
     pub agent: Option<&'a str>,
+    /// The phase's own `host:` (a name of the `hosts` configuration, or `local`); `None`:
+    /// wherever a slot is free.
+    pub host: Option<&'a str>,
     /// Stops this phase's agent alone, as Ctrl-C stops every phase's (the built-in agent's
     /// request is cancelled; an agent CLI gets SIGINT, then its process group): set when the
     /// phase's input changed under it (a phase it depends on runs again).

@@ -58,6 +58,8 @@ impl Engine<'_> {
                 root: self.project.root(),
                 worker: &self.parallel.worker,
                 agent: phase.agent.as_deref(),
+                // In the project's tree: on the run's machine.
+                host: None,
                 // Nothing runs beside it: no change can come from under it.
                 stop: &CancelToken::new(),
             };

@@ -63,7 +63,7 @@ pub use phase_record::{PhaseRecord, PhaseStatus, SentBack, SupersededRun};
 pub use prompter::{
     ApprovalAnswer, ApprovalPrompter, ApprovalRequest, Choice, PromptError, WorkflowEvent,
 };
-pub use proof::{BranchVerdict, MergeProof, QueueCost, TreeVerdict};
+pub use proof::{BranchVerdict, MergeProof, QueueCost, TreeVerdict, machine_name};
 pub use run::{RunOptions, WorkflowOutcome, resume_workflow, run_workflow};
 pub use schema::{
     Action, Approval, ApprovalOption, CURRENT_PHASE, DEFAULT_MAX_MERGE_ATTEMPTS,

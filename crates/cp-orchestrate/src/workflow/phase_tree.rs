@@ -29,6 +29,7 @@ impl Engine<'_> {
         let phase = &self.workflow.phases[index];
         let id = phase.id.clone();
         let agent = phase.agent.clone();
+        let host = phase.host.clone();
         let run_id = self.state.run_id.clone();
         let path = self.project.dir().join(WORKTREES).join(&run_id).join(&id);
         let branch = format!("cp/{run_id}/{id}");
@@ -64,6 +65,7 @@ impl Engine<'_> {
             root: &root,
             worker: &worker,
             agent: agent.as_deref(),
+            host: host.as_deref(),
             stop: &stop,
         };
         let drivers = self.parallel.drivers.clone();

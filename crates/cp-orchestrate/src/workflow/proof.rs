@@ -86,6 +86,8 @@ impl MergeProof {
                 "tested on host {} (it checked out tree {}; sending took {} ms)",
                 host.host, host.tree, host.transfer_ms
             );
+        } else {
+            let _ = writeln!(text, "tested on the run's machine, {}", machine_name());
         }
         let _ = writeln!(text, "attempt {}", self.attempt);
         let _ = writeln!(text, "result: {}", self.outcome.word());
@@ -102,6 +104,16 @@ impl MergeProof {
         let _ = write!(text, "tested at {}", self.tested_at);
         text
     }
+}
+
+/// This machine's name: the kernel's host name, else `/etc/hostname`, else `localhost`.
+pub fn machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|n| n.trim().to_owned())
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// Whether the run's branch is green as the run leaves it, and how that was established.
@@ -212,10 +224,14 @@ mod tests {
         };
         assert_eq!(
             proof.note_text("merge of phase feature, tested before it landed on main"),
-            "Context Pilot: merge of phase feature, tested before it landed on main\n\
-             tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nattempt 2\nresult: green\n\
+            format!(
+                "Context Pilot: merge of phase feature, tested before it landed on main\n\
+             tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+             tested on the run's machine, {}\nattempt 2\nresult: green\n\
              python3 -m unittest: exit 0, 3 passed, 0 failed, 0.4 s\n\
-             tested at 2026-11-27T10:00:00.000Z"
+             tested at 2026-11-27T10:00:00.000Z",
+                machine_name()
+            )
         );
         let json = serde_json::to_value(&proof).unwrap();
         assert_eq!(json["runs"][0]["exit_code"], 0, "{json}");

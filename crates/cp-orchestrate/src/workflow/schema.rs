@@ -107,6 +107,10 @@ pub struct Phase {
     /// The agent that runs this phase (`builtin`, `claude`, `gemini`, …), else the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The host of the `hosts` configuration this phase runs on (`local`: the run's own
+    /// machine); without it the run picks a free slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The approval gate after the phase: the `approval:` block (`checkpoint:`, its name
     /// before, is read the same).
     #[serde(default, alias = "checkpoint", skip_serializing_if = "Option::is_none")]

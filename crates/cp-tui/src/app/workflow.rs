@@ -13,7 +13,7 @@ use cp_orchestrate::{RunArgs, RunOptions, WorkflowEvent};
 use crate::agent::AgentState;
 use crate::events::AppEvent;
 use crate::phases::{self, Phases};
-use cp_run::{NotifyConfigError, TerminalAlerts};
+use cp_run::TerminalAlerts;
 use cp_run::{PhaseDrivers, PhaseOutput};
 
 use crate::agent::running_turn::RunningTurn;
@@ -47,7 +47,8 @@ impl App {
             self.conversation.push_system(NO_PROVIDER_HELP);
             return;
         };
-        if let Err(e) = self.phase_agents(&mut args.options, &turn.cancel) {
+        let workflow = args.workflow.clone();
+        if let Err(e) = self.phase_agents(&mut args.options, workflow.as_deref(), &turn.cancel) {
             self.workflow_not_started(&e);
             return;
         }
@@ -76,11 +77,14 @@ impl App {
     /// here under the phase; Esc (`cancel`) stops them all with the run's turn. Gates and
     /// failures ring the bell and set the title. A malformed `notify` section in the user's
     /// config is an error: the run does not start without the alerts the person asked for.
+    /// Phases in worktrees of their own may go to the hosts of the `hosts` configuration, as
+    /// headless; a host that refuses one hands it back here.
     fn phase_agents(
         &self,
         options: &mut RunOptions,
+        workflow: Option<&std::path::Path>,
         cancel: &CancelToken,
-    ) -> Result<(), NotifyConfigError> {
+    ) -> anyhow::Result<()> {
         let default = options
             .agent
             .as_deref()
@@ -103,6 +107,7 @@ impl App {
                     news,
                 }));
             })),
+            remote: cp_run::phases_on_hosts(self.host.project(), workflow, &options.overrides)?,
         });
         options.drivers = Some(drivers.clone());
         // The merge queue tests with the stop gate, as the phases' agents are tested.

@@ -104,6 +104,8 @@ pub struct PhaseRow {
     pub own_agent: bool,
     /// Whether it works in a worktree of its own (then its branch is merged once done).
     pub own_tree: bool,
+    /// The host of the `hosts` configuration it runs on; empty: the run's machine.
+    pub host: String,
     /// Its agent's conversation, when it has an agent of its own.
     pub conversation: PhaseConversation,
     /// Where its merge stands in the merge queue, shown under its row.
@@ -146,6 +148,7 @@ impl PhaseRow {
             since: None,
             own_agent: false,
             own_tree: false,
+            host: String::new(),
             conversation: PhaseConversation::default(),
             queue: None,
             last_test: None,
@@ -392,6 +395,7 @@ impl Phases {
         row.own_agent = true;
         match &news {
             PhaseNews::Started { worktree } => row.own_tree = *worktree,
+            PhaseNews::Placed { host } => row.host.clone_from(host),
             PhaseNews::Usage {
                 context,
                 window,

@@ -63,7 +63,10 @@ impl PhaseConversation {
             }
             // A request ended: the next text is a new answer.
             PhaseNews::Usage { .. } => self.streaming = None,
-            PhaseNews::Started { .. } | PhaseNews::Testing | PhaseNews::Blocked => {}
+            PhaseNews::Started { .. }
+            | PhaseNews::Placed { .. }
+            | PhaseNews::Testing
+            | PhaseNews::Blocked => {}
         }
     }
 

@@ -114,6 +114,37 @@ fn the_panel_shows_each_phase_and_the_selected_ones_conversation() {
     insta::assert_snapshot!(shown);
 }
 
+/// A phase placed on a host shows it in the Host column, which appears once one is; the
+/// others say they run here.
+#[test]
+fn a_phase_on_a_host_shows_its_host_the_others_here() {
+    let now = Instant::now();
+    let mut phases = phases(now);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 16));
+    phases.render(buf.area, &mut buf, now, 0);
+    assert!(!text(&buf).contains("Host"), "{}", text(&buf));
+    phases.news(
+        "api",
+        PhaseNews::Placed {
+            host: "build-1".into(),
+        },
+        now,
+    );
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 16));
+    phases.render(buf.area, &mut buf, now, 0);
+    let shown = text(&buf);
+    let row = |id: &str| {
+        shown
+            .lines()
+            .find(|l| l.trim_start_matches(['▸', ' ']).starts_with(id))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(shown.contains("Host"), "{shown}");
+    assert!(row("api").contains("build-1"), "{shown}");
+    assert!(row("ui").contains("here"), "{shown}");
+}
+
 #[test]
 fn the_selected_phases_conversation_scrolls_and_follows_its_bottom_otherwise() {
     let now = Instant::now();

@@ -58,9 +58,16 @@ impl Phases {
     /// The table of phases, and the rule above the selected phase's conversation.
     fn table(&self, now: Instant) -> Vec<Line<'static>> {
         let header = Style::default().add_modifier(Modifier::BOLD);
+        // The Host column, once a phase runs on a host of the `hosts` configuration.
+        let hosts = self.rows.iter().any(|r| !r.host.is_empty());
+        let host_head = if hosts {
+            format!("{:<10} ", "Host")
+        } else {
+            String::new()
+        };
         let mut lines = vec![Line::styled(
             format!(
-                "  {:<14} {:<9} {:<19} {:>7} {:>8} {:>7}",
+                "  {:<14} {:<9} {host_head}{:<19} {:>7} {:>8} {:>7}",
                 "Phase", "Agent", "Status", "Context", "Tokens", "Time"
             ),
             header,
@@ -81,6 +88,11 @@ impl Phases {
             } else {
                 &row.agent
             };
+            let host = match (hosts, row.host.is_empty()) {
+                (false, _) => String::new(),
+                (true, true) => format!("{:<10} ", "here"),
+                (true, false) => format!("{:<10} ", fit_end(&row.host, 10)),
+            };
             let style = if i == self.selected {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -88,7 +100,7 @@ impl Phases {
             };
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("{mark}{:<14} {agent:<9} ", fit_end(&row.id, 14)),
+                    format!("{mark}{:<14} {agent:<9} {host}", fit_end(&row.id, 14)),
                     style,
                 ),
                 Span::styled(

@@ -75,9 +75,20 @@ pub struct LlmServer {
 impl LlmServer {
     /// Starts a server on a free loopback port.
     pub fn start() -> io::Result<Self> {
+        Self::start_on("127.0.0.1")
+    }
+
+    /// Starts a server on a free port of every address of this machine, so that the test
+    /// hosts (`crate::TestHost`, behind their veth) reach it at their
+    /// [`near`](crate::TestHost::near) address ([`url_at`](Self::url_at)).
+    pub fn start_for_hosts() -> io::Result<Self> {
+        Self::start_on("0.0.0.0")
+    }
+
+    fn start_on(ip: &str) -> io::Result<Self> {
         // A blocking accept: a request is taken the moment it connects (the bench times the
         // host by the requests' arrival), and `Drop` wakes it with a connection of its own.
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let listener = TcpListener::bind((ip, 0))?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             replies: Mutex::new(VecDeque::new()),
@@ -106,7 +117,16 @@ impl LlmServer {
 
     /// `http://127.0.0.1:PORT`: the Anthropic base URL (`ANTHROPIC_BASE_URL`).
     pub fn url(&self) -> String {
+        if self.addr.ip().is_unspecified() {
+            return self.url_at("127.0.0.1");
+        }
         format!("http://{}", self.addr)
+    }
+
+    /// `http://ADDRESS:PORT`: its base URL as seen at `address` (a server started
+    /// [`for hosts`](Self::start_for_hosts)).
+    pub fn url_at(&self, address: &str) -> String {
+        format!("http://{address}:{}", self.addr.port())
     }
 
     /// `http://127.0.0.1:PORT/v1`: the OpenAI-compatible base URL (`OPENAI_BASE_URL`).
@@ -202,7 +222,11 @@ impl Drop for LlmServer {
         self.shared.stop.store(true, Ordering::SeqCst);
         // Wakes the blocked accept; if that connection cannot be made, the acceptor is left
         // to end with the process rather than waited for.
-        let woken = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok();
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let woken = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok();
         if let Some(acceptor) = self.acceptor.take()
             && woken
         {

@@ -423,6 +423,10 @@ mod tests {
             Ok(())
         }
 
+        fn fetch(&self, _: &Path, _: &str, _: &str) -> Result<(), RemoteError> {
+            Ok(())
+        }
+
         fn start(&self, _args: &[&str]) -> Result<Job, RemoteError> {
             let mut command = Command::new("sh");
             command.args(["-c", "exit 255"]);

@@ -17,15 +17,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use cp_agent_cli::{AgentConfig, AgentKind};
-use cp_base::{CancelToken, Level, Project, WorkerId};
+use cp_base::{CancelToken, Level, WorkerId};
 use cp_orchestrate::{
-    DriverError, DriverFactory, Handoff, PhaseAgent, RestartConfig, RestartEvent, SessionControl,
-    SessionDriver, SessionEnd,
+    DriverError, Handoff, PhaseAgent, RestartConfig, RestartEvent, SessionControl, SessionDriver,
+    SessionEnd,
 };
 use cp_remote::{HostConfig, PhaseEnd, PhaseEvent, PhaseOutcome, PhaseRequest, Place, RemoteError};
 
-use crate::phases::{Lines, PhaseDrivers, PhaseNews, PhaseOutput, news_lines};
+use crate::phase_news::{Lines, PhaseNews, PhaseOutput, news_lines};
 
 /// The name a phase's `host:` gives the run's own machine.
 pub const LOCAL_HOST: &str = "local";
@@ -162,12 +161,13 @@ pub(crate) struct RemoteDriver {
 }
 
 impl RemoteDriver {
-    /// The driver of `spec` on the host of slot `at`, `local` standing by.
+    /// The driver of `spec` on the host of slot `at`, its news going to `output` and stopped
+    /// by `cancel`, `local` standing by.
     pub(crate) fn new(
         phases: Arc<RemotePhases>,
         at: usize,
         spec: &PhaseAgent<'_>,
-        drivers: &PhaseDrivers,
+        (output, cancel): (PhaseOutput, CancelToken),
         local: Box<dyn SessionDriver + Send>,
     ) -> Self {
         Self {
@@ -177,8 +177,8 @@ impl RemoteDriver {
             phase: spec.phase.to_owned(),
             worker: spec.worker.clone(),
             agent: spec.agent.map(str::to_owned),
-            output: drivers.output.clone(),
-            cancel: drivers.cancel.joined(spec.stop),
+            output,
+            cancel,
             local,
             here: false,
         }
@@ -451,41 +451,6 @@ fn again(prompt: &str) -> String {
         prompt.to_owned()
     } else {
         format!("{NOTE}\n\n{prompt}")
-    }
-}
-
-/// The host's side of `context-pilot phase --json`: the phase's agent, made as on the run's
-/// machine, with this host's own agent configuration and credentials (never the run's).
-pub struct HostPhases;
-
-impl cp_remote::PhaseBench for HostPhases {
-    fn driver(
-        &self,
-        spec: &PhaseAgent<'_>,
-        news: cp_remote::NewsSink,
-    ) -> Result<Box<dyn SessionDriver + Send>, DriverError> {
-        let project = Project::at(spec.root);
-        let default = AgentConfig::load(&project)
-            .ok()
-            .and_then(|c| c.kind)
-            .unwrap_or(AgentKind::Builtin);
-        let drivers = PhaseDrivers {
-            default,
-            provider: cp_llm::configured_provider(&project).ok().flatten(),
-            project,
-            cancel: CancelToken::new(),
-            output: PhaseOutput::News(Arc::new(move |_: &str, item: PhaseNews| {
-                if let Ok(value) = serde_json::to_value(&item) {
-                    news(value);
-                }
-            })),
-            remote: None,
-        };
-        drivers.driver(spec)
-    }
-
-    fn end(&self, root: &Path) {
-        crate::merge_tests::end_consoles(root);
     }
 }
 

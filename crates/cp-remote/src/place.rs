@@ -273,6 +273,37 @@ impl SshPlace {
             format!("{}:{key}", self.destination)
         }
     }
+
+    /// Runs `git ARGS` in `repo` (a push or a fetch, `what`) over this host's ssh, with the
+    /// environment ssh may have; a failure is told as ssh's when it is one.
+    fn git_over_ssh(&self, repo: &Path, what: &str, args: &[&str]) -> Result<(), RemoteError> {
+        let ssh = self
+            .ssh_words()
+            .iter()
+            .map(|w| cp_base::shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut command = Command::new("git");
+        ssh_env(&mut command);
+        let out = command
+            .current_dir(repo)
+            .env("GIT_SSH_COMMAND", ssh)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| RemoteError::Start {
+                what: format!("git {what}"),
+                source,
+            })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let detail = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        Err(classify(&self.name, &detail).unwrap_or(RemoteError::Send {
+            host: self.name.clone(),
+            detail,
+        }))
+    }
 }
 
 impl Place for SshPlace {
@@ -281,68 +312,33 @@ impl Place for SshPlace {
     }
 
     fn send(&self, repo: &Path, key: &str, commit: &str, refname: &str) -> Result<(), RemoteError> {
-        let ssh = self
-            .ssh_words()
-            .iter()
-            .map(|w| cp_base::shell_word(w))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut command = Command::new("git");
-        ssh_env(&mut command);
-        let out = command
-            .current_dir(repo)
-            .env("GIT_SSH_COMMAND", ssh)
-            .args(["push", "--quiet", "--no-verify"])
-            .arg("--receive-pack=context-pilot receive-pack")
-            .arg(self.url(key))
-            .arg(format!("+{commit}:{refname}"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| RemoteError::Start {
-                what: "git push".into(),
-                source,
-            })?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let detail = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-        Err(classify(&self.name, &detail).unwrap_or(RemoteError::Send {
-            host: self.name.clone(),
-            detail,
-        }))
+        self.git_over_ssh(
+            repo,
+            "push",
+            &[
+                "push",
+                "--quiet",
+                "--no-verify",
+                "--receive-pack=context-pilot receive-pack",
+                &self.url(key),
+                &format!("+{commit}:{refname}"),
+            ],
+        )
     }
 
     fn fetch(&self, repo: &Path, key: &str, refname: &str) -> Result<(), RemoteError> {
-        let ssh = self
-            .ssh_words()
-            .iter()
-            .map(|w| cp_base::shell_word(w))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut command = Command::new("git");
-        ssh_env(&mut command);
-        command
-            .current_dir(repo)
-            .env("GIT_SSH_COMMAND", ssh)
-            .args(["fetch", "--quiet", "--no-tags"])
-            .arg("--upload-pack=context-pilot upload-pack")
-            .arg(self.url(key))
-            .arg(refname);
-        let out = command
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| RemoteError::Start {
-                what: "git fetch".into(),
-                source,
-            })?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let detail = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-        Err(classify(&self.name, &detail).unwrap_or(RemoteError::Send {
-            host: self.name.clone(),
-            detail,
-        }))
+        self.git_over_ssh(
+            repo,
+            "fetch",
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--upload-pack=context-pilot upload-pack",
+                &self.url(key),
+                refname,
+            ],
+        )
     }
 
     fn start(&self, args: &[&str]) -> Result<Job, RemoteError> {

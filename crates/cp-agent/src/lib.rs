@@ -56,7 +56,7 @@
 //! ]) };
 //!
 //! let mut registry = Registry::new();
-//! registry.register(Box::new(Greeter)).unwrap();
+//! registry.register(Box::new(Greeter));
 //! let ctx = TurnContext {
 //!     provider: Arc::new(model),
 //!     registry,

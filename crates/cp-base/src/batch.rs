@@ -178,8 +178,8 @@ mod tests {
     fn the_batch_hook_receives_exactly_the_batch_changes() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut registry = Registry::new();
-        registry.register(Box::new(Writer)).unwrap();
-        registry.register(Box::new(Recorder(seen.clone()))).unwrap();
+        registry.register(Box::new(Writer));
+        registry.register(Box::new(Recorder(seen.clone())));
         let env = ToolEnv::new(
             Project::at("/nonexistent"),
             WorkerId::default(),
@@ -221,7 +221,7 @@ mod tests {
     fn a_batch_without_changes_skips_the_hooks() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut registry = Registry::new();
-        registry.register(Box::new(Recorder(seen.clone()))).unwrap();
+        registry.register(Box::new(Recorder(seen.clone())));
         let env = ToolEnv::new(
             Project::at("/nonexistent"),
             WorkerId::default(),

@@ -45,7 +45,7 @@
 //! }
 //!
 //! let mut registry = Registry::new();
-//! registry.register(Box::new(Greeter)).unwrap();
+//! registry.register(Box::new(Greeter));
 //! let env = ToolEnv::new(Project::at("/tmp"), WorkerId::default(), Notifier::new());
 //! let ok = registry.call(&ToolCall::new("1", "greet", json!({"name": "Ada"})), &env);
 //! assert_eq!(ok.text, "hello Ada");

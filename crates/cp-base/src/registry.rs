@@ -6,7 +6,7 @@
 //! module; the `try_*` methods give up instead of waiting when a tool holds the module.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 
 use serde_json::Value;
 
@@ -88,17 +88,53 @@ impl Slot {
 pub struct Busy;
 
 /// The modules of a host, in registration order, with an index of their tools.
+///
+/// The index is built when a tool is first asked for (listed, looked up or called), not when
+/// a module is registered: a host that calls no tool (the hook process, at every edit of an
+/// agent CLI) never builds the modules' tool definitions and their JSON schemas.
 #[derive(Clone, Default)]
 pub struct Registry {
     slots: Vec<Arc<Slot>>,
+    /// Shared by the clones made after the last registration, so a host's clones build it
+    /// once between them.
+    index: Arc<OnceLock<ToolIndex>>,
+}
+
+/// Every module's tools, by name and in registration order.
+#[derive(Clone, Default)]
+struct ToolIndex {
     tools: HashMap<String, (usize, ToolDef)>,
     order: Vec<String>,
+    /// The first tool name a later module offered again (that module's tool is left out).
+    duplicate: Option<String>,
+}
+
+impl ToolIndex {
+    /// The tools of `slots`, each module asked once (waiting for it, as a tool call would).
+    fn of(slots: &[Arc<Slot>]) -> Self {
+        let mut index = Self::default();
+        for (at, slot) in slots.iter().enumerate() {
+            for def in slot.lock().tools() {
+                if index.tools.contains_key(&def.name) {
+                    tracing::error!("tool '{}' is offered by two modules", def.name);
+                    index.duplicate.get_or_insert(def.name);
+                    continue;
+                }
+                index.order.push(def.name.clone());
+                index.tools.insert(def.name.clone(), (at, def));
+            }
+        }
+        index
+    }
 }
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.order)
+            .field(
+                "modules",
+                &self.slots.iter().map(|s| s.id).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -113,21 +149,25 @@ impl Registry {
         Self::default()
     }
 
-    /// Adds a module, indexes its tools and publishes its first view.
-    pub fn register(&mut self, module: Box<dyn Module>) -> Result<(), DuplicateTool> {
-        let index = self.slots.len();
-        let defs = module.tools();
-        for def in &defs {
-            if self.tools.contains_key(&def.name) {
-                return Err(DuplicateTool(def.name.clone()));
-            }
-        }
-        for def in defs {
-            self.order.push(def.name.clone());
-            self.tools.insert(def.name.clone(), (index, def));
-        }
+    /// Adds a module and publishes its first view. Its tools join the index when a tool is
+    /// first asked for; [`Registry::check_tools`] says whether two modules offer one name.
+    pub fn register(&mut self, module: Box<dyn Module>) {
         self.slots.push(Arc::new(Slot::new(module)));
-        Ok(())
+        self.index = Arc::default();
+    }
+
+    /// The tool index, built at the first ask.
+    fn index(&self) -> &ToolIndex {
+        self.index.get_or_init(|| ToolIndex::of(&self.slots))
+    }
+
+    /// Builds the tool index now, and fails when two modules offer a tool of the same name
+    /// (the later one's is left out of the index). For a host's tests and its start.
+    pub fn check_tools(&self) -> Result<(), DuplicateTool> {
+        match &self.index().duplicate {
+            Some(name) => Err(DuplicateTool(name.clone())),
+            None => Ok(()),
+        }
     }
 
     /// Every module's latest published view. Never waits for a module.
@@ -137,25 +177,28 @@ impl Registry {
 
     /// Every tool, in registration order.
     pub fn tool_defs(&self) -> Vec<ToolDef> {
-        self.order
+        let index = self.index();
+        index
+            .order
             .iter()
-            .filter_map(|name| self.tools.get(name))
+            .filter_map(|name| index.tools.get(name))
             .map(|(_, d)| d.clone())
             .collect()
     }
 
     pub fn tool_def(&self, name: &str) -> Option<&ToolDef> {
-        self.tools.get(name).map(|(_, def)| def)
+        self.index().tools.get(name).map(|(_, def)| def)
     }
 
     /// Validates and starts a call. Quick work is done under the module's lock; deferred work
     /// comes back unrun so the caller can run it with the module released.
     pub fn start_call(&self, call: &ToolCall, env: &ToolEnv) -> ToolOutcome {
-        let Some((index, def)) = self.tools.get(&call.name) else {
+        let tools = self.index();
+        let Some((index, def)) = tools.tools.get(&call.name) else {
             return ToolResult::error(format!(
                 "unknown tool '{}'; available tools: {}",
                 call.name,
-                self.order.join(", ")
+                tools.order.join(", ")
             ))
             .into();
         };
@@ -327,8 +370,16 @@ mod tests {
     #[test]
     fn validates_before_the_handler_runs() {
         let mut r = Registry::new();
-        r.register(Box::new(Echo)).unwrap();
-        assert!(r.register(Box::new(Echo)).is_err());
+        r.register(Box::new(Echo));
+        r.check_tools().unwrap();
+        r.register(Box::new(Echo));
+        let twice = r.check_tools().unwrap_err();
+        assert_eq!(twice.0, "echo");
+        assert_eq!(
+            r.tool_defs().len(),
+            1,
+            "the later module's tool is left out"
+        );
         let ok = r.call(&ToolCall::new("1", "echo", json!({"text": "hi"})), &env());
         assert_eq!(ok, ToolResult::ok("hi"));
         let bad = r.call(&ToolCall::new("2", "echo", json!({"text": 1})), &env());
@@ -336,6 +387,43 @@ mod tests {
         assert_eq!(bad.text, "echo: 'text' must be a string, got number 1");
         let unknown = r.call(&ToolCall::new("3", "nope", json!({})), &env());
         assert!(unknown.is_error && unknown.text.contains("available tools: echo"));
+    }
+
+    /// Counts how often it was asked for its tools.
+    struct Asked(Arc<std::sync::atomic::AtomicUsize>);
+    impl Module for Asked {
+        fn id(&self) -> &'static str {
+            "asked"
+        }
+        fn tools(&self) -> Vec<ToolDef> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Echo.tools()
+        }
+        fn call_tool(&mut self, name: &str, args: &Value, env: &ToolEnv) -> ToolOutcome {
+            Echo.call_tool(name, args, env)
+        }
+    }
+
+    #[test]
+    fn tools_are_built_at_the_first_ask_and_once() {
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = || asked.load(std::sync::atomic::Ordering::SeqCst);
+        let mut r = Registry::new();
+        r.register(Box::new(Asked(Arc::clone(&asked))));
+        // What a hook process does: views, batches, states; no tool.
+        let _ = r.views();
+        let _ = r.on_batch(&BatchChanges::default(), &env());
+        let _ = r.saved_states();
+        assert_eq!(count(), 0, "no tool was asked for");
+        assert_eq!(r.tool_defs().len(), 1);
+        let ok = r.call(&ToolCall::new("1", "echo", json!({"text": "hi"})), &env());
+        assert_eq!(ok, ToolResult::ok("hi"));
+        assert!(r.tool_def("echo").is_some());
+        assert_eq!(count(), 1, "built once");
+        // A module registered later joins the index.
+        r.register(Box::new(Counter(0)));
+        assert_eq!(r.tool_defs().len(), 2);
+        assert_eq!(count(), 2);
     }
 
     /// Counts its calls and shows the count in a panel badge and its saved state.
@@ -385,7 +473,7 @@ mod tests {
     #[test]
     fn every_call_publishes_a_view_and_busy_modules_are_skipped_not_waited_for() {
         let mut r = Registry::new();
-        r.register(Box::new(Counter(0))).unwrap();
+        r.register(Box::new(Counter(0)));
         let before = r.views();
         r.call(&ToolCall::new("1", "count", json!({})), &env());
         let badge = |v: &Views| v.panel("counter").and_then(|p| p.badge());

@@ -212,6 +212,11 @@ impl WorkTreeSnapshot {
         self.entries.get(path)
     }
 
+    /// The listed (uncommitted) paths, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
     /// How many paths are listed.
     pub fn len(&self) -> usize {
         self.entries.len()

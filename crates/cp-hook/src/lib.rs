@@ -78,7 +78,7 @@ pub use edit::AgentEdit;
 pub use event::{HookEvent, UnknownHookEvent};
 pub use payload::{HookPayload, PayloadError, ToolCallPayload};
 pub use shell::{HOOKS_CONFIG_KEY, HooksConfig, ShellSnapshots};
-use shell::{add_shell_edits, next_snapshot, shell_tool_ran};
+use shell::{Since, add_shell_edits, next_snapshot, shell_tool_ran};
 
 use cp_host::{Carried, Host};
 
@@ -179,8 +179,14 @@ pub fn handle(
     // The work tree as this call leaves it (callbacks may have changed files too): what the
     // session's next shell call is compared with.
     if let Some(snapshots) = &snapshots {
-        let settled = outcome.as_ref().is_ok_and(|d| d.named_writes_only);
-        let now = next_snapshot(snapshots, &session, settled, shell_now, named.as_deref());
+        let since = match &outcome {
+            Ok(d) if d.named_writes_only => Since::NamedOnly,
+            Ok(_) if matches!(event.kind(), EventKind::AfterEdit | EventKind::AfterBatch) => {
+                Since::Callbacks
+            }
+            _ => Since::Anything,
+        };
+        let now = next_snapshot(snapshots, &session, since, shell_now, named.as_deref());
         if let Some(now) = now {
             snapshots.save(&session, &now);
         }

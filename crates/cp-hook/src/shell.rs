@@ -10,10 +10,12 @@
 //! first shell call of a session has nothing to compare with and fires nothing. Context
 //! Pilot's own `.context-pilot/` is never reported.
 //!
-//! One `git status` per hook call at most, and none after an edit tool's call that no blocking
-//! callback answered: the session's snapshot is then restamped for the files the payload
-//! names, which are all the agent wrote ([`ShellSnapshots::restamp`]); after a shell call the
-//! snapshot taken to compare is saved as it is.
+//! One `git status` per hook call at most, and none after an edit tool's call: the session's
+//! snapshot is then restamped for the files the payload names, which are all the agent wrote
+//! ([`ShellSnapshots::restamp`]), and, when blocking callbacks answered the edit, for every
+//! file it lists too (a callback's writes to files it does not list are older than the
+//! restamp, which the next comparison tells from a shell's); after a shell call the snapshot
+//! taken to compare is saved as it is, or restamped the same way after callbacks.
 //!
 //! It is on by default; `{"hooks": {"shell_edits": false}}` in `config.json` turns it off.
 
@@ -152,28 +154,53 @@ impl ShellSnapshots {
 // At a hook call: which shell tool ran, what it changed, and the snapshot the next call
 // compares with.
 
-/// The snapshot to save for the session's next shell call. When `settled` (no callback
-/// reported, so none of this call's blocking runs wrote files), the one a shell call just took
-/// is still true, and without a shell call the session's last one restamped for the `named`
-/// files is: no second `git status`. Otherwise (and for a session's first call) a new one.
+/// What may have been written since the work tree's last snapshot, besides the files the
+/// payload names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Since {
+    /// Nothing: no callback reported, so none of this call's blocking runs wrote files.
+    NamedOnly,
+    /// Whatever the blocking callbacks that answered this edit wrote, before they ended.
+    Callbacks,
+    /// Anything (a stop's tests, a session's start): only `git status` can tell.
+    Anything,
+}
+
+/// The snapshot to save for the session's next shell call, with one `git status` at most
+/// between this call and the last: the one a shell call of this call took, or the session's
+/// last, restamped. After `NamedOnly` the snapshot a shell call just took is still true, and
+/// without one the session's last restamped for the `named` files is. After `Callbacks` the
+/// same snapshot is restamped for the named files and every file it lists: what the callbacks
+/// wrote to those is taken as it is now. A file they made or changed that it does not list
+/// (new, or committed until then) is one that `changed_since` counts only when it was written
+/// after this restamp (its change time against the snapshot's, with the clock's slack), so the
+/// next shell call takes their writes for theirs, and still sees every file it writes itself.
+/// Otherwise (`Anything`, a tool whose paths are not all named, a session's first call) a new
+/// snapshot.
 pub(crate) fn next_snapshot(
     snapshots: &ShellSnapshots,
     session: &str,
-    settled: bool,
+    since: Since,
     shell_now: Option<cp_git::WorkTreeSnapshot>,
     named: Option<&[String]>,
 ) -> Option<cp_git::WorkTreeSnapshot> {
-    if settled {
-        if let Some(now) = shell_now {
-            return Some(now);
-        }
-        if let Some(named) = named
-            && let Some(earlier) = snapshots.previous(session)
-        {
-            return Some(snapshots.restamp(earlier, named));
-        }
+    if since == Since::NamedOnly
+        && let Some(now) = shell_now
+    {
+        return Some(now);
     }
-    snapshots.take()
+    let (Some(named), false) = (named, since == Since::Anything) else {
+        return snapshots.take();
+    };
+    let Some(earlier) = shell_now.or_else(|| snapshots.previous(session)) else {
+        return snapshots.take();
+    };
+    if since == Since::NamedOnly {
+        return Some(snapshots.restamp(earlier, named));
+    }
+    let mut paths: Vec<String> = earlier.paths().map(str::to_owned).collect();
+    paths.extend(named.iter().cloned());
+    Some(snapshots.restamp(earlier, &paths))
 }
 
 /// The shell tool the call (or the batch) of `event` ran, if any: after it, the work tree is

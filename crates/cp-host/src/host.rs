@@ -37,8 +37,6 @@ pub struct Host {
 pub enum HostError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Module(#[from] cp_base::DuplicateTool),
 }
 
 /// The checkpoint module, with warm runs when this process is the `context-pilot` binary
@@ -72,17 +70,21 @@ impl HostBuilder {
         }
     }
 
-    /// Adds a module; its panels follow those of the modules added before.
-    pub fn module(mut self, module: Box<dyn Module>) -> Result<Self, HostError> {
-        self.registry.register(module)?;
-        Ok(self)
+    /// Adds a module; its panels follow those of the modules added before. Its tools are
+    /// built when the host is first asked for a tool ([`Registry::check_tools`] tells two
+    /// modules offering one name apart).
+    #[must_use]
+    pub fn module(mut self, module: Box<dyn Module>) -> Self {
+        self.registry.register(module);
+        self
     }
 
     /// Adds `system_reload` and the file viewer, wired to this host's reload flag and viewer.
-    pub fn side_channel_modules(self) -> Result<Self, HostError> {
+    #[must_use]
+    pub fn side_channel_modules(self) -> Self {
         let system = SystemModule::new(Arc::clone(&self.reload));
         let viewer = ViewerModule::new(self.viewer.clone());
-        self.module(Box::new(system))?.module(Box::new(viewer))
+        self.module(Box::new(system)).module(Box::new(viewer))
     }
 
     pub fn build(self) -> Host {
@@ -96,16 +98,18 @@ impl HostBuilder {
 }
 
 impl Host {
-    /// Prepares `.context-pilot/` and registers the modules, in sidebar order.
+    /// Prepares `.context-pilot/` and registers the modules, in sidebar order. Their tool
+    /// definitions are built at the first ask: a hook process, which calls no tool, never
+    /// builds them.
     pub fn new(project: Project, worker: WorkerId) -> Result<Self, HostError> {
         project.ensure_layout()?;
         let env = ToolEnv::new(project.clone(), worker.clone(), Notifier::new());
         Ok(HostBuilder::new(env)
-            .module(Box::new(FilesModule))?
-            .module(Box::new(CallbackModule::new(project, worker)))?
-            .module(Box::new(ConsoleModule::new()))?
-            .module(Box::new(checkpoint_module()))?
-            .side_channel_modules()?
+            .module(Box::new(FilesModule))
+            .module(Box::new(CallbackModule::new(project, worker)))
+            .module(Box::new(ConsoleModule::new()))
+            .module(Box::new(checkpoint_module()))
+            .side_channel_modules()
             .build())
     }
 
@@ -164,5 +168,19 @@ impl Host {
     /// the project's configuration read afresh at every stop.
     pub fn stop_gate(&self) -> Arc<dyn StopCheck> {
         Arc::new(ProjectStopGate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_modules_of_a_host_offer_each_tool_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::new(Project::at(dir.path()), WorkerId::default()).unwrap();
+        host.registry().check_tools().unwrap();
+        assert!(host.registry().tool_def("File_edit").is_some());
+        assert!(host.registry().tool_def("Callback_upsert").is_some());
     }
 }

@@ -14,9 +14,7 @@
 //! let project = Project::at(dir.path())
 //!     .with_trust_store(cp_base::TrustStore::at(home.path().join("trust.json")));
 //! let mut registry = Registry::new();
-//! registry
-//!     .register(Box::new(CallbackModule::new(project.clone(), WorkerId::default())))
-//!     .unwrap();
+//! registry.register(Box::new(CallbackModule::new(project.clone(), WorkerId::default())));
 //! let env = ToolEnv::new(project, WorkerId::default(), Notifier::new());
 //! let created = registry.call(
 //!     &ToolCall::new("1", "Callback_upsert", json!({

@@ -230,9 +230,7 @@ mod tests {
     fn setup() -> (tempfile::TempDir, Registry, ToolEnv) {
         let dir = tempfile::tempdir().unwrap();
         let mut registry = Registry::new();
-        registry
-            .register(Box::new(CheckpointModule::new()))
-            .unwrap();
+        registry.register(Box::new(CheckpointModule::new()));
         let env = ToolEnv::new(
             Project::at(dir.path()),
             WorkerId::new("agent-3").unwrap(),

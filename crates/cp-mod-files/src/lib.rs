@@ -14,7 +14,7 @@
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let mut registry = Registry::new();
-//! registry.register(Box::new(FilesModule)).unwrap();
+//! registry.register(Box::new(FilesModule));
 //! let env = ToolEnv::new(Project::at(dir.path()), WorkerId::default(), Notifier::new());
 //! let call = |name: &str, args| registry.call(&ToolCall::new("1", name, args), &env);
 //!

@@ -21,7 +21,7 @@ fn setup() -> (tempfile::TempDir, Registry, ToolEnv, PathBuf) {
     std::fs::create_dir_all(&root).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
     let mut registry = Registry::new();
-    registry.register(Box::new(FilesModule)).unwrap();
+    registry.register(Box::new(FilesModule));
     let env = ToolEnv::new(Project::at(root), WorkerId::default(), Notifier::new());
     (tmp, registry, env, outside)
 }

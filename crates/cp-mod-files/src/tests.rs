@@ -11,7 +11,7 @@ fn setup() -> (tempfile::TempDir, Registry, ToolEnv) {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let mut registry = Registry::new();
-    registry.register(Box::new(FilesModule)).unwrap();
+    registry.register(Box::new(FilesModule));
     let env = ToolEnv::new(Project::at(root), WorkerId::default(), Notifier::new());
     (tmp, registry, env)
 }

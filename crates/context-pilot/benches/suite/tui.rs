@@ -108,7 +108,6 @@ fn app(panels: usize) -> App {
         .module(Box::new(PanelsModule(
             panels.into_iter().map(Arc::new).collect(),
         )))
-        .unwrap()
         .build();
     let (tx, _rx) = std::sync::mpsc::channel();
     App::new(host, tx, AgentState::default())

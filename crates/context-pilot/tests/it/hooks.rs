@@ -586,7 +586,8 @@ fn an_edit_no_blocking_callback_answers_runs_no_git_status_and_shell_edits_are_s
     std::fs::write(root.join("src/greet.sh"), "echo bye\n").unwrap();
     let seen = shell();
     assert!(seen.stdout.contains("checked src/greet.sh"), "{seen:?}");
-    // An edit a blocking callback answered (it may have written files): a full snapshot.
+    // An edit a blocking callback answered (it may have written files): the listed files
+    // and the edit's are restamped, git is not asked either (see the next test).
     let before = statuses();
     let answered = write("src/greet.sh", "echo again\n");
     stop_console_server(&root);
@@ -594,7 +595,83 @@ fn an_edit_no_blocking_callback_answers_runs_no_git_status_and_shell_edits_are_s
         answered.stdout.contains("checked src/greet.sh"),
         "{answered:?}"
     );
-    assert_eq!(statuses(), before + 1, "{answered:?}");
+    assert_eq!(statuses(), before, "{answered:?}");
+}
+
+/// After an edit, a blocking callback writes files of its own: a new one, one that was
+/// modified already and a committed one. No `git status` follows it, and the session's next
+/// shell call fires callbacks for what the shell changed, never for what the callback wrote.
+#[test]
+fn a_blocking_callbacks_own_writes_are_not_taken_for_the_next_shell_calls() {
+    let (_repo, root) = project_with_callback(0);
+    std::fs::write(root.join("dirty.txt"), "one\n").unwrap();
+    std::fs::write(root.join("clean.txt"), "one\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "texts"]);
+    std::fs::write(root.join("dirty.txt"), "two\n").unwrap();
+    // It writes, then works on: its writes are older than its end.
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "generate", "pattern": ["*.sh"],
+            "script_content": "echo new > out.txt\necho three >> dirty.txt\n\
+                echo two >> clean.txt\nsleep 0.2\necho generated",
+            "blocking": true, "timeout": 60
+        }),
+    );
+    create_callback(
+        &root,
+        &json!({
+            "action": "create", "name": "texts", "pattern": ["*.txt"],
+            "script_content": "echo \"texts: $CP_CHANGED_FILES\"",
+            "blocking": true, "timeout": 60
+        }),
+    );
+    let config_path = root.join(".context-pilot/config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["checkpoint"] = json!({"warm": {"enabled": false}});
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("git.log");
+    let path = logging_git(bin.path(), &log);
+    let env = [("PATH", Path::new(&path))];
+    let statuses = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains(" status "))
+            .count()
+    };
+    let shell = || {
+        let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Bash",
+            "tool_input": {"command": "echo x > notes.txt"}})
+        .to_string();
+        hook_with_env("post-tool-use", &root, &payload, &env)
+    };
+    let first = shell();
+    assert_eq!(statuses(), 1, "{first:?}");
+
+    std::fs::write(root.join("src/greet.sh"), "echo bye\n").unwrap();
+    let payload = json!({"session_id": "s", "cwd": root, "tool_name": "Write",
+        "tool_input": {"file_path": root.join("src/greet.sh"), "content": "echo bye\n"}})
+    .to_string();
+    let edit = hook_with_env("post-tool-use", &root, &payload, &env);
+    assert!(edit.stdout.contains("generated"), "{edit:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("clean.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert_eq!(statuses(), 1, "no git status after the callback: {edit:?}");
+
+    // The shell writes one file; the callback's three are not its edits.
+    std::fs::write(root.join("notes.txt"), "x\n").unwrap();
+    let seen = shell();
+    stop_console_server(&root);
+    assert!(seen.stdout.contains("texts: notes.txt"), "{seen:?}");
+    for theirs in ["out.txt", "dirty.txt", "clean.txt"] {
+        assert!(!seen.stdout.contains(theirs), "{theirs}: {seen:?}");
+    }
 }
 
 #[test]

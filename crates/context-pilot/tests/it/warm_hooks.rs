@@ -145,6 +145,88 @@ fn an_edit_starts_a_warm_run_a_new_edit_ends_it_and_the_stop_takes_the_verdict()
     stop_console_server(&root);
 }
 
+/// Sends `signal` to the process `pid`.
+fn signal(pid: u32, signal: i32) {
+    let pid = i32::try_from(pid).unwrap();
+    // SAFETY: kill(2) on a pid of our own console server; no memory is involved.
+    assert_eq!(
+        unsafe { libc::kill(pid, signal) },
+        0,
+        "kill({pid}, {signal})"
+    );
+}
+
+/// Lets a stopped console server go on when dropped, whatever the test did meanwhile.
+struct Resume(u32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        signal(self.0, libc::SIGCONT);
+    }
+}
+
+/// An edit's hook asks for its warm run without waiting for the console server's answer
+/// (issue 52): with the server stopped (`SIGSTOP`), the hook still returns, and once the
+/// server runs again it ends the warm run before and starts the edit's own.
+#[test]
+fn an_edits_hook_does_not_wait_for_the_console_server_and_its_warm_run_still_starts() {
+    let (_repo, root) = project(&json!({"tests": {"command": "sh suite.sh"},
+        "warm": {"quiet_ms": 50}}));
+    write_greet(&root, "echo hello\n");
+    eventually("the first warm run's suite", LIMIT, || {
+        started(&root).len() == 1
+    });
+    let first = started(&root)[0];
+    let server = cp_mod_console::ConsoleClient::for_project(&root)
+        .unwrap()
+        .server_pid()
+        .expect("the console server's pid");
+    signal(server, libc::SIGSTOP);
+    let resume = Resume(server);
+    eventually("the console server to be stopped", LIMIT, || {
+        std::fs::read_to_string(format!("/proc/{server}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('T'))
+        })
+    });
+
+    let (done, hook_ended) = std::sync::mpsc::channel();
+    let edit = {
+        let root = root.clone();
+        std::thread::spawn(move || {
+            write_greet(&root, "echo hello again\n");
+            let _ = done.send(());
+        })
+    };
+    let returned = cp_e2e::within(Duration::from_secs(60), || hook_ended.try_recv().ok());
+    let first_ran_on = alive(first);
+    // The server goes on before any assertion, so a failure leaves nothing stopped.
+    drop(resume);
+    assert!(
+        returned.is_some(),
+        "the hook waited for the stopped console server"
+    );
+    edit.join().unwrap();
+    assert!(first_ran_on, "the hook itself ended the warm run before");
+
+    eventually("the first run's suite to be ended", LIMIT, || !alive(first));
+    eventually("the edit's warm run's suite", LIMIT, || {
+        started(&root).len() == 2
+    });
+    std::fs::write(root.join("log/go"), "").unwrap();
+    eventually("the warm run's verdict", LIMIT, || {
+        warm_phase(&root) == "done"
+    });
+    let reason = stop_reason(&root, "claude_stop.json");
+    assert!(
+        reason.contains("A warm run tested this very tree"),
+        "{reason}"
+    );
+    crate::util::agents::assert_none_under(&root, "warm-run", LIMIT);
+    stop_console_server(&root);
+}
+
 /// After a green warm run, a formatter rewrites the file with the same size and sets its
 /// modification time back to the nanosecond (`utimensat`): the stop does not take the warm
 /// verdict for the new bytes, it runs the suite again and reports what it says now.

@@ -75,7 +75,7 @@ impl Fixture {
             WorkerId::new(worker).unwrap(),
             console_config(&self.root),
         );
-        r.register(Box::new(module)).unwrap();
+        r.register(Box::new(module));
         r
     }
 

@@ -81,6 +81,16 @@ impl ConsoleClient {
         }
     }
 
+    /// Asks the server to start a console and returns without waiting for it: the request
+    /// is sent whole on a connection of its own, and the server starts the console after this
+    /// client has hung up (even when its process has exited). Starts the server first if none
+    /// runs. For a caller that needs no handle and must not wait, as the hook process asking
+    /// for a warm run at every edit. Only a failure to reach the server is an error; what the
+    /// server refuses (its limits) is in its log.
+    pub fn spawn_unanswered(&self, spec: SpawnSpec) -> Result<(), ConsoleError> {
+        self.transport.send_unanswered(&Request::Spawn { spec })
+    }
+
     /// A handle on an existing console (running or finished, in this server or on disk).
     pub fn attach(&self, id: Uuid) -> Result<ConsoleHandle, ConsoleError> {
         let handle = self.handle(id);

@@ -1,7 +1,7 @@
 //! The connections of one client to its console server: a shared one for quick requests, a
 //! small pool for waits, reconnecting (and, when allowed, starting the server) as needed.
 
-use std::io::BufReader;
+use std::io::{BufReader, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -192,6 +192,31 @@ impl Transport {
             }
         }
         Err(last_err.unwrap_or_else(|| self.unavailable()))
+    }
+
+    /// Sends `request` on a connection of its own and hangs up without waiting for any
+    /// answer, starting the server first if none answers. The `hello` goes with it, unanswered
+    /// too: the server reads both from its side of the closed connection and carries the
+    /// request out (see the server's `serve`). Nothing is heard back, so the server's refusals
+    /// (a version it does not speak, its limit of clients or consoles) are in its log only.
+    pub(super) fn send_unanswered(&self, request: &Request) -> Result<(), ConsoleError> {
+        let mut lines = Vec::new();
+        let hello = Request::Hello {
+            version: PROTOCOL_VERSION,
+        };
+        write_line(&mut lines, &hello)
+            .and_then(|()| write_line(&mut lines, request))
+            .map_err(|e| ConsoleError::Protocol(format!("encoding a request: {e}")))?;
+        for _ in 0..3 {
+            // A refused connect is a missing or stale socket: no live server.
+            if let Ok(mut stream) = UnixStream::connect(self.paths.socket())
+                && stream.write_all(&lines).is_ok()
+            {
+                return Ok(());
+            }
+            launch::ensure_server(&self.paths, &self.config)?;
+        }
+        Err(self.unavailable())
     }
 
     /// Sends `request` on a connection of its own, for calls that block for long (waits), so

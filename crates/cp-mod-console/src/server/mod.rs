@@ -337,7 +337,10 @@ impl Server {
         }
     }
 
-    /// Serves one client connection until it closes.
+    /// Serves one client connection until it closes. Every request that arrived whole is
+    /// carried out, answered or not: a client may hang up without reading its answers
+    /// ([`ConsoleClient::spawn_unanswered`](crate::ConsoleClient::spawn_unanswered)), and what
+    /// it sent stays readable on this side after it has gone.
     fn serve(&self, stream: UnixStream) {
         let Ok(read_half) = stream.try_clone() else {
             return;
@@ -350,7 +353,13 @@ impl Server {
                     version: PROTOCOL_VERSION,
                     pid: std::process::id(),
                 };
-                if write_line(&mut writer, &hello).is_err() || version != PROTOCOL_VERSION {
+                // An unanswered hello is a client that hung up: its requests may follow.
+                let _ = write_line(&mut writer, &hello);
+                if version != PROTOCOL_VERSION {
+                    tracing::warn!(
+                        "a client of protocol {version} (this server's is {PROTOCOL_VERSION}): \
+                         not served"
+                    );
                     return;
                 }
             }
@@ -380,13 +389,17 @@ impl Server {
                 .handle(request, &mut started)
                 .unwrap_or_else(|e| Response::from_error(&e));
             let answered = write_line(&mut writer, &response).is_ok();
+            if !answered && let Response::Error { error } = &response {
+                tracing::warn!("a request of a client that hung up failed: {error:?}");
+            }
             // A new console's record is written once its spawn is answered: the client goes
             // on (to wait for it, say) while it is written.
             if let Some(console) = started {
                 console.save_record();
                 self.ptys.open_ahead();
             }
-            if !answered || shutdown {
+            // A client that hung up may have sent more: the next read takes it, or ends.
+            if shutdown {
                 return;
             }
         }

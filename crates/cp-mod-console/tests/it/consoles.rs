@@ -606,3 +606,54 @@ fn an_exclusive_console_ends_the_running_one_with_its_label() {
     second.kill().unwrap();
     other.kill().unwrap();
 }
+
+/// A spawn its client does not wait for (the hook process asking for a warm run): it starts
+/// the server when none runs, and the server carries it out after the client has gone,
+/// ending the running console of its label first.
+#[test]
+fn an_unanswered_spawn_is_carried_out_after_its_client_has_gone() {
+    let p = Project::new();
+    let spec = |name: &str| {
+        SpawnSpec::new(format!("touch {name}; sleep 100"), &p.root)
+            .label("warm")
+            .exclusive()
+    };
+    let running = |client: &ConsoleClient| {
+        client
+            .list()
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.status == ConsoleStatus::Running)
+            .collect::<Vec<_>>()
+    };
+    // No server runs yet: the first unanswered spawn starts one.
+    assert_eq!(p.client.server_pid(), None);
+    p.new_client().spawn_unanswered(spec("first")).unwrap();
+    eventually("the first console to start", LONG, || {
+        p.root.join("first").exists()
+    });
+    let first = running(&p.client);
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    // Its client is dropped (hangs up) as soon as the request is sent.
+    p.new_client().spawn_unanswered(spec("second")).unwrap();
+    eventually("the second console to start", LONG, || {
+        p.root.join("second").exists()
+    });
+    let ended = p
+        .client
+        .attach(first[0].id)
+        .unwrap()
+        .wait_exit(LONG)
+        .unwrap();
+    assert_eq!(
+        ended.info.status,
+        ConsoleStatus::Killed {
+            cause: KillCause::Request
+        }
+    );
+    let now = running(&p.client);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0].id, first[0].id);
+    p.client.attach(now[0].id).unwrap().kill().unwrap();
+}

@@ -37,7 +37,7 @@ impl Host {
             &root,
         )));
         let mut registry = Registry::new();
-        registry.register(Box::new(module)).unwrap();
+        registry.register(Box::new(module));
         let env = ToolEnv::new(Project::at(&root), WorkerId::default(), Notifier::new());
         Self {
             _dir: dir,

@@ -133,7 +133,6 @@ fn a_tool_that_holds_its_module_does_not_delay_frames_keys_ticks_or_closes() {
             release: Arc::new(Mutex::new(release_rx)),
             log_open: true,
         }))
-        .unwrap()
         .build();
     let (tx, events) = mpsc::channel();
     let mut app = App::new(host, tx, crate::AgentState::default());

@@ -22,7 +22,6 @@ fn app_with_open_editor(root: &std::path::Path) -> (App, Receiver<AppEvent>) {
     let env = ToolEnv::new(project.clone(), worker.clone(), Notifier::new());
     let host = Host::builder(env)
         .module(Box::new(CallbackModule::new(project, worker)))
-        .unwrap()
         .build();
     let calls = [
         ToolCall::new(

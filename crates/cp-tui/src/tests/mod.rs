@@ -97,7 +97,7 @@ pub(crate) fn app(with_panels: bool) -> App {
         WorkerId::default(),
         Notifier::new(),
     );
-    let mut builder = Host::builder(env).module(Box::new(FilesModule)).unwrap();
+    let mut builder = Host::builder(env).module(Box::new(FilesModule));
     if with_panels {
         let panels = vec![
             TextPanel {
@@ -129,11 +129,9 @@ pub(crate) fn app(with_panels: bool) -> App {
                 body: "1 failing",
             },
         ];
-        builder = builder
-            .module(Box::new(PanelsModule(
-                panels.into_iter().map(Arc::new).collect(),
-            )))
-            .unwrap();
+        builder = builder.module(Box::new(PanelsModule(
+            panels.into_iter().map(Arc::new).collect(),
+        )));
     }
     let (tx, _rx) = mpsc::channel();
     App::new(builder.build(), tx, crate::AgentState::default())

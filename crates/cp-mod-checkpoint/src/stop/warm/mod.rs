@@ -4,7 +4,8 @@
 //! - **Asked for by every edit.** The edit paths (the built-in agent's batches, the agent
 //!   CLIs' after-edit hooks, the MCP file tools: all through the checkpoint module's batch
 //!   hook) call [`WarmLauncher::request`], which asks the project's console server for a
-//!   console running `context-pilot warm-run`. The console is *exclusive* by its label: the
+//!   console running `context-pilot warm-run`, without waiting for its answer (the server
+//!   acts on the request after the hook process has exited). The console is *exclusive* by its label: the
 //!   server first ends the one before, its whole process tree, so a new edit cancels a run
 //!   that has not finished and there is never more than one. It runs *niced* (19, and its
 //!   session's autogroup), so the agent's own work keeps the CPU. Being the server's, it
@@ -188,8 +189,9 @@ impl WarmLauncher {
         }
         // The run of a stop that is gone tests a tree this edit changed: it ends now.
         super::stop_run::end_orphan(project);
-        let client = self.client_for(root)?;
-        client.spawn(spec).map(drop)
+        // Not waited for: the server ends the warm console before and starts this one after
+        // the edit's hook process has gone on (or exited).
+        self.client_for(root)?.spawn_unanswered(spec)
     }
 
     fn client_for(&self, root: &Path) -> Result<ConsoleClient, cp_mod_console::ConsoleError> {

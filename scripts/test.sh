@@ -2,8 +2,6 @@
 # Runs every test, after setting up what the tests need beyond the Rust toolchain, bash and git.
 #
 #   bash scripts/test.sh [extra cargo test arguments]
-#   bash scripts/test.sh --build-only   # steps 1-6 and the build of a whole run, no test
-#                                       # (.ci/run runs it beside clippy, then the whole run)
 #
 # Nothing is installed into the system Python or the user's git configuration:
 # - the Python MCP SDK (pinned) goes into a venv under target/test-venv, where the tests find it;
@@ -25,11 +23,6 @@ say() { printf 'test.sh: [%4ds] %s\n' "$((SECONDS - started))" "$*"; }
 # old-system and packages checks' tools) in the background while cargo builds the tests:
 # on a clean clone that is minutes of downloads the build no longer waits for.
 full_run=0
-build_only=0
-if [ "${1:-}" = --build-only ]; then
-  build_only=1
-  shift
-fi
 [ $# -eq 0 ] && full_run=1
 
 # 1. System tools the end-to-end tests drive, installed first and one after another (the
@@ -197,10 +190,6 @@ if [ "$full_run" -eq 1 ]; then
   say "cargo test --workspace --no-run"
   cargo test --workspace --no-run
   await_preparation
-fi
-if [ "$build_only" -eq 1 ]; then
-  say "built and prepared; no test run (--build-only)"
-  exit 0
 fi
 
 status=0

@@ -419,7 +419,10 @@ impl Console {
             id: self.id,
             status: self.lock().info.status.to_string(),
         };
-        let Some(w) = writer.as_mut() else {
+        // Waiters hear of the end before the supervisor drops the writer, and the PTY would
+        // still take the bytes: an ended console refuses input from the moment it is ended.
+        let ended = !self.lock().info.status.is_running();
+        let Some(w) = writer.as_mut().filter(|_| !ended) else {
             return Err(not_running());
         };
         w.write_all(data)

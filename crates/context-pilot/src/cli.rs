@@ -222,6 +222,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // A hook finds its project from the payload's `cwd` and never fails the agent.
         Some(Command::Hook { event, plugin }) => {
             if plugin && cp_setup::plugins::plugin_hook_defers(event.cli_name(), project_flag) {
+                // The agent writes its payload whatever the hook does with it: read it, so
+                // that its write never meets a pipe already closed.
+                let stdin = std::io::stdin();
+                if !std::io::IsTerminal::is_terminal(&stdin) {
+                    let _ = std::io::copy(&mut stdin.lock(), &mut std::io::sink());
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             Ok(cp_hook::main(event, project_flag, cli.worker.as_deref()))

@@ -47,7 +47,7 @@ pub use phase::{PhaseOutcome, phase_ref, run_phase_on};
 pub use place::{Job, LocalPlace, Place, SSH_CONFIG_ENV, SSH_OPTIONS, SshPlace, clean_env};
 pub use serve::{Bench, serve_test_tree, test_ref};
 pub use serve_phase::{NewsSink, PhaseBench, serve_phase};
-pub use slots::{HostSlots, Placed, SlotJob, ssh_places};
+pub use slots::{HostSlots, Placed, ssh_places};
 pub use tester::HostTester;
 pub use wire::{PhaseEnd, PhaseEvent, PhaseRequest, TestEvent, TestRequest};
 

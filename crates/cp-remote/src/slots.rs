@@ -1,8 +1,7 @@
 //! The hosts of a run and their slots, one pool for all the run sends there: its phases
 //! ([`take`](HostSlots::take) with the host a phase names, else the freest) and its merge
 //! tests alike, so a host set to take two jobs takes two, whatever they are. A host that is
-//! gone, or refused, is left out of the rest of the run for that kind of job, with the reason:
-//! a host that cannot start a phase's agent (no model credentials there) still tests trees.
+//! gone, or refused, is left out of the rest of the run with the reason.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -30,29 +29,11 @@ pub fn ssh_places(hosts: &[HostConfig]) -> Vec<Placed> {
         .collect()
 }
 
-/// What a slot is taken for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlotJob {
-    /// A workflow phase (`context-pilot phase --json`).
-    Phase,
-    /// A merge test (`context-pilot test-tree --json`).
-    Test,
-}
-
-impl SlotJob {
-    fn index(self) -> usize {
-        match self {
-            Self::Phase => 0,
-            Self::Test => 1,
-        }
-    }
-}
-
 struct Slot {
     placed: Placed,
     busy: usize,
-    /// Why it takes no more work of each [`SlotJob`] kind in this run.
-    out: [Option<String>; 2],
+    /// Why it takes no more work in this run.
+    out: Option<String>,
 }
 
 /// The run's hosts and how many of their slots are taken.
@@ -70,7 +51,7 @@ impl HostSlots {
                     .map(|placed| Slot {
                         placed,
                         busy: 0,
-                        out: [None, None],
+                        out: None,
                     })
                     .collect(),
             ),
@@ -95,21 +76,20 @@ impl HostSlots {
             .collect()
     }
 
-    /// Takes a slot for a `job`: on the host `named` (even when busy: the workflow asked for
-    /// it), else on the host with the most free slots (the first listed among equals); `None`
-    /// when that host is left out of such jobs, or no host has a free slot.
-    pub fn take(&self, job: SlotJob, named: Option<&str>) -> Option<usize> {
+    /// Takes a slot: on the host `named` (even when busy: the workflow asked for it), else on
+    /// the host with the most free slots (the first listed among equals); `None` when that
+    /// host is left out, or no host has a free slot.
+    pub fn take(&self, named: Option<&str>) -> Option<usize> {
         let mut slots = self.lock();
-        let takes = |s: &Slot| s.out[job.index()].is_none();
         let at = match named {
             Some(name) => slots
                 .iter()
-                .position(|s| takes(s) && s.placed.place.name() == name)?,
+                .position(|s| s.out.is_none() && s.placed.place.name() == name)?,
             None => {
                 slots
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| takes(s) && s.busy < s.placed.slots)
+                    .filter(|(_, s)| s.out.is_none() && s.busy < s.placed.slots)
                     .max_by_key(|(at, s)| (s.placed.slots - s.busy, std::cmp::Reverse(*at)))?
                     .0
             }
@@ -118,23 +98,23 @@ impl HostSlots {
         Some(at)
     }
 
-    /// Gives back the slot of `at`, taken for `job`; `out`: the host takes no more such jobs
-    /// in this run, for that reason.
-    pub fn give_back(&self, at: usize, job: SlotJob, out: Option<String>) {
+    /// Gives back the slot of `at`; `out`: the host takes nothing more in this run, for that
+    /// reason.
+    pub fn give_back(&self, at: usize, out: Option<String>) {
         let mut slots = self.lock();
         if let Some(slot) = slots.get_mut(at) {
             slot.busy = slot.busy.saturating_sub(1);
             if out.is_some() {
-                slot.out[job.index()] = out;
+                slot.out = out;
             }
         }
     }
 
-    /// Leaves the host of `at` out of the rest of the run's `job`s, for `why` (its slot given
-    /// back already).
-    pub fn leave_out(&self, at: usize, job: SlotJob, why: String) {
+    /// Leaves the host of `at` out of the rest of the run, for `why` (its slot given back
+    /// already).
+    pub fn leave_out(&self, at: usize, why: String) {
         if let Some(slot) = self.lock().get_mut(at) {
-            slot.out[job.index()] = Some(why);
+            slot.out = Some(why);
         }
     }
 
@@ -145,11 +125,9 @@ impl HostSlots {
             .map(|s| (Arc::clone(&s.placed.place), s.placed.reconnect))
     }
 
-    /// How many slots of `at` are taken, and why it is left out of `job`s, if it is.
-    pub fn state(&self, at: usize, job: SlotJob) -> Option<(usize, Option<String>)> {
-        self.lock()
-            .get(at)
-            .map(|s| (s.busy, s.out[job.index()].clone()))
+    /// How many slots of `at` are taken, and why it is left out, if it is.
+    pub fn state(&self, at: usize) -> Option<(usize, Option<String>)> {
+        self.lock().get(at).map(|s| (s.busy, s.out.clone()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
@@ -166,32 +144,26 @@ mod tests {
     }
 
     #[test]
-    fn a_named_host_else_the_freest_else_none_and_a_host_left_out_takes_no_such_job() {
-        use SlotJob::{Phase, Test};
+    fn a_named_host_else_the_freest_else_none_and_a_host_left_out_takes_nothing() {
         let slots = HostSlots::of_hosts(&hosts(
             r#"[{"ssh": "a", "slots": 2}, {"ssh": "b", "slots": 2}]"#,
         ));
-        assert_eq!(slots.take(Phase, Some("b")), Some(1));
-        // a has two free, b one: a; then one each, the first listed: tests and phases count
-        // together.
-        assert_eq!(slots.take(Test, None), Some(0));
-        assert_eq!(slots.take(Phase, None), Some(0));
-        assert_eq!(slots.take(Test, None), Some(1));
+        assert_eq!(slots.take(Some("b")), Some(1));
+        // a has two free, b one: a; then one each: the first listed.
+        assert_eq!(slots.take(None), Some(0));
+        assert_eq!(slots.take(None), Some(0));
+        assert_eq!(slots.take(None), Some(1));
         // None free: none; a named host is taken even when busy.
-        assert_eq!(slots.take(Test, None), None);
-        assert_eq!(slots.take(Phase, Some("a")), Some(0));
-        assert_eq!(slots.state(0, Phase), Some((3, None)));
-        slots.give_back(1, Test, None);
-        assert_eq!(slots.take(Phase, None), Some(1));
-        // A host left out of phases takes no phase more, named or not, but still tests.
-        slots.give_back(1, Phase, Some("no agent there".into()));
-        assert_eq!(slots.take(Phase, Some("b")), None);
-        assert_eq!(slots.take(Phase, None), None);
-        assert_eq!(
-            slots.state(1, Phase),
-            Some((1, Some("no agent there".into())))
-        );
-        assert_eq!(slots.take(Test, None), Some(1));
+        assert_eq!(slots.take(None), None);
+        assert_eq!(slots.take(Some("a")), Some(0));
+        assert_eq!(slots.state(0), Some((3, None)));
+        slots.give_back(1, None);
+        assert_eq!(slots.take(None), Some(1));
+        // A host left out takes nothing more, named or not.
+        slots.give_back(1, Some("gone".into()));
+        assert_eq!(slots.take(Some("b")), None);
+        assert_eq!(slots.take(None), None);
+        assert_eq!(slots.state(1), Some((1, Some("gone".into()))));
         assert!(HostSlots::of_hosts(&[]).is_empty());
     }
 }

@@ -21,7 +21,7 @@ use cp_orchestrate::{HostRun, TreeTest, TreeTester, TreeUnderTest};
 
 use crate::place::{Job, Place};
 use crate::serve::test_ref;
-use crate::slots::{HostSlots, SlotJob};
+use crate::slots::HostSlots;
 use crate::wire::{TestEvent, TestRequest};
 use crate::{RemoteError, project_key};
 
@@ -122,14 +122,14 @@ impl HostTester {
 
 impl TreeTester for HostTester {
     fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
-        let Some(mut at) = self.slots.take(SlotJob::Test, None) else {
+        let Some(mut at) = self.slots.take(None) else {
             return self.here.test_tree(tree);
         };
         let mut reconnects = 0;
         loop {
             let e = match self.test_on(at, tree) {
                 Ok(test) => {
-                    self.slots.give_back(at, SlotJob::Test, None);
+                    self.slots.give_back(at, None);
                     return test;
                 }
                 Err(e) => e,
@@ -145,18 +145,18 @@ impl TreeTester for HostTester {
             // Stopped (before or while the run waited for the host): the test is no longer
             // wanted, and the host, which may yet come back, stays in the run.
             if tree.cancel.is_cancelled() {
-                self.slots.give_back(at, SlotJob::Test, None);
+                self.slots.give_back(at, None);
                 return TreeTest {
                     note: Some("stopped".into()),
                     ..TreeTest::default()
                 };
             }
-            self.slots.give_back(at, SlotJob::Test, Some(e.to_string()));
+            self.slots.give_back(at, Some(e.to_string()));
             // A refusal is the tree's (its configuration): another host would refuse it too.
             let next = if matches!(e, RemoteError::Refused { .. }) {
                 None
             } else {
-                self.slots.take(SlotJob::Test, None)
+                self.slots.take(None)
             };
             let Some((next, place)) = next.and_then(|n| Some((n, self.slots.place(n)?.0))) else {
                 say(&format!(
@@ -410,7 +410,7 @@ mod tests {
             "a stopped test runs nowhere"
         );
         assert_eq!(
-            tester.slots.state(0, SlotJob::Test),
+            tester.slots.state(0),
             Some((0, None)),
             "the host stays in the run, its slot given back"
         );

@@ -24,7 +24,6 @@ use cp_orchestrate::{
 };
 use cp_remote::{
     HostConfig, HostSlots, PhaseEnd, PhaseEvent, PhaseOutcome, PhaseRequest, Place, RemoteError,
-    SlotJob,
 };
 
 use crate::phase_news::{Lines, PhaseNews, PhaseOutput, news_lines};
@@ -91,18 +90,18 @@ impl RemotePhases {
     fn take(&self, named: Option<&str>) -> Option<usize> {
         match named {
             Some(LOCAL_HOST) => None,
-            named => self.slots.take(SlotJob::Phase, named),
+            named => self.slots.take(named),
         }
     }
 
     fn give_back(&self, at: usize, out: Option<String>) {
-        self.slots.give_back(at, SlotJob::Phase, out);
+        self.slots.give_back(at, out);
     }
 
     /// Leaves the host of slot `at` out of the rest of the run, for `why` (its slot is
     /// given back already).
     fn leave_out(&self, at: usize, why: String) {
-        self.slots.leave_out(at, SlotJob::Phase, why);
+        self.slots.leave_out(at, why);
     }
 
     fn place(&self, at: usize) -> Option<(Arc<dyn Place>, Duration)> {

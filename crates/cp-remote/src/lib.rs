@@ -35,7 +35,6 @@ mod phase;
 mod place;
 mod serve;
 mod serve_phase;
-mod slots;
 mod tester;
 mod wire;
 
@@ -47,8 +46,7 @@ pub use phase::{PhaseOutcome, phase_ref, run_phase_on};
 pub use place::{Job, LocalPlace, Place, SSH_CONFIG_ENV, SSH_OPTIONS, SshPlace, clean_env};
 pub use serve::{Bench, serve_test_tree, test_ref};
 pub use serve_phase::{NewsSink, PhaseBench, serve_phase};
-pub use slots::{HostSlots, Placed, ssh_places};
-pub use tester::HostTester;
+pub use tester::{HostTester, Placed, ssh_places};
 pub use wire::{PhaseEnd, PhaseEvent, PhaseRequest, TestEvent, TestRequest};
 
 /// The host's side of `git push host:<key>` (`git push --receive-pack='context-pilot

@@ -14,33 +14,60 @@
 //! The run's lines say each of these.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_orchestrate::{HostRun, TreeTest, TreeTester, TreeUnderTest};
 
 use crate::place::{Job, Place};
 use crate::serve::test_ref;
-use crate::slots::HostSlots;
 use crate::wire::{TestEvent, TestRequest};
 use crate::{RemoteError, project_key};
+
+struct Slot {
+    place: Arc<dyn Place>,
+    slots: usize,
+    reconnect: Duration,
+    busy: usize,
+    /// Why it takes no more work in this run.
+    out: Option<String>,
+}
+
+/// A place the run may test on, with its number of slots and how long the run waits for it
+/// after its link dropped.
+pub struct Placed {
+    pub place: Arc<dyn Place>,
+    pub slots: usize,
+    pub reconnect: Duration,
+}
 
 /// How many times one test waits for its host's link to come back.
 const MAX_RECONNECTS: u32 = 3;
 
 /// A [`TreeTester`] that tests on hosts.
 pub struct HostTester {
-    slots: Arc<HostSlots>,
+    slots: Mutex<Vec<Slot>>,
     here: Arc<dyn TreeTester>,
     key: String,
 }
 
 impl HostTester {
-    /// Tests the trees of the project at `root` on the hosts of `slots` (the run's one pool,
-    /// which its phases on hosts share), and with `here` when no host has a free slot.
-    pub fn new(root: &Path, slots: Arc<HostSlots>, here: Arc<dyn TreeTester>) -> Self {
+    /// Tests on `places` (each with its number of slots) the trees of the project at `root`,
+    /// and with `here` when no place has a free slot.
+    pub fn new(root: &Path, places: Vec<Placed>, here: Arc<dyn TreeTester>) -> Self {
         Self {
-            slots,
+            slots: Mutex::new(
+                places
+                    .into_iter()
+                    .map(|p| Slot {
+                        place: p.place,
+                        slots: p.slots,
+                        reconnect: p.reconnect,
+                        busy: 0,
+                        out: None,
+                    })
+                    .collect(),
+            ),
             here,
             key: project_key(root),
         }
@@ -49,16 +76,18 @@ impl HostTester {
     /// Checks every place before a run: it answers, has `context-pilot` and git, and trusts
     /// the project at `commit` of the repository at `repo`.
     pub fn check(&self, repo: &Path, commit: &str) -> Result<(), RemoteError> {
-        for place in self.slots.places() {
-            let name = place.name().to_owned();
-            place.send(repo, &self.key, commit, &test_ref(commit))?;
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        for slot in slots.iter() {
+            let name = slot.place.name().to_owned();
+            slot.place
+                .send(repo, &self.key, commit, &test_ref(commit))?;
             let request = TestRequest {
                 project: self.key.clone(),
                 commit: commit.to_owned(),
                 changed: Vec::new(),
                 check_only: true,
             };
-            let (events, stderr) = converse(place.as_ref(), &request, None)?;
+            let (events, stderr) = converse(slot.place.as_ref(), &request, None)?;
             match events.last() {
                 Some(TestEvent::Ready { .. }) => {}
                 Some(TestEvent::Refused { reason, .. }) => {
@@ -79,8 +108,37 @@ impl HostTester {
         Ok(())
     }
 
+    fn take_slot(&self) -> Option<usize> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let (at, slot) = slots
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, s)| s.out.is_none() && s.busy < s.slots)
+            .min_by_key(|(_, s)| s.busy)?;
+        slot.busy += 1;
+        Some(at)
+    }
+
+    fn give_back(&self, at: usize, out: Option<String>) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get_mut(at) {
+            slot.busy = slot.busy.saturating_sub(1);
+            if out.is_some() {
+                slot.out = out;
+            }
+        }
+    }
+
+    /// The place in slot `at`, and how long the run waits for it after its link dropped.
+    fn place(&self, at: usize) -> Option<(Arc<dyn Place>, Duration)> {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots
+            .get(at)
+            .map(|slot| (Arc::clone(&slot.place), slot.reconnect))
+    }
+
     fn test_on(&self, at: usize, tree: &TreeUnderTest<'_>) -> Result<TreeTest, RemoteError> {
-        let Some((place, _)) = self.slots.place(at) else {
+        let Some((place, _)) = self.place(at) else {
             return Err(RemoteError::Serve("no such host".into()));
         };
         let place = place.as_ref();
@@ -122,14 +180,14 @@ impl HostTester {
 
 impl TreeTester for HostTester {
     fn test_tree(&self, tree: &TreeUnderTest<'_>) -> TreeTest {
-        let Some(mut at) = self.slots.take(None) else {
+        let Some(mut at) = self.take_slot() else {
             return self.here.test_tree(tree);
         };
         let mut reconnects = 0;
         loop {
             let e = match self.test_on(at, tree) {
                 Ok(test) => {
-                    self.slots.give_back(at, None);
+                    self.give_back(at, None);
                     return test;
                 }
                 Err(e) => e,
@@ -145,20 +203,20 @@ impl TreeTester for HostTester {
             // Stopped (before or while the run waited for the host): the test is no longer
             // wanted, and the host, which may yet come back, stays in the run.
             if tree.cancel.is_cancelled() {
-                self.slots.give_back(at, None);
+                self.give_back(at, None);
                 return TreeTest {
                     note: Some("stopped".into()),
                     ..TreeTest::default()
                 };
             }
-            self.slots.give_back(at, Some(e.to_string()));
+            self.give_back(at, Some(e.to_string()));
             // A refusal is the tree's (its configuration): another host would refuse it too.
             let next = if matches!(e, RemoteError::Refused { .. }) {
                 None
             } else {
-                self.slots.take(None)
+                self.take_slot()
             };
-            let Some((next, place)) = next.and_then(|n| Some((n, self.slots.place(n)?.0))) else {
+            let Some((next, place)) = next.and_then(|n| Some((n, self.place(n)?.0))) else {
                 say(&format!(
                     "{e}; this host takes no more work in this run, and the tree is tested here"
                 ));
@@ -179,7 +237,7 @@ impl HostTester {
     /// Waits for the host of slot `at`, whose link dropped (`lost`) while it tested `tree`,
     /// to answer again, for up to its `reconnect_secs`; whether it does.
     fn reconnect(&self, at: usize, tree: &TreeUnderTest<'_>, lost: &RemoteError) -> bool {
-        let Some((place, window)) = self.slots.place(at) else {
+        let Some((place, window)) = self.place(at) else {
             return false;
         };
         if window.is_zero() {
@@ -329,6 +387,18 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The places of the `hosts` configuration.
+pub fn ssh_places(hosts: &[crate::HostConfig]) -> Vec<Placed> {
+    hosts
+        .iter()
+        .map(|h| Placed {
+            place: Arc::new(crate::SshPlace::new(h.name(), &h.ssh)),
+            slots: h.slots,
+            reconnect: Duration::from_secs(h.reconnect_secs),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::process::Command;
@@ -388,13 +458,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tester = HostTester::new(
             dir.path(),
-            HostSlots::new(vec![crate::Placed {
+            vec![Placed {
                 place: Arc::new(Dropping {
                     cancel: cancel.clone(),
                 }),
                 slots: 1,
                 reconnect: Duration::from_secs(5),
-            }]),
+            }],
             Arc::clone(&here) as Arc<dyn TreeTester>,
         );
         let test = tester.test_tree(&TreeUnderTest {
@@ -409,10 +479,8 @@ mod tests {
             0,
             "a stopped test runs nowhere"
         );
-        assert_eq!(
-            tester.slots.state(0),
-            Some((0, None)),
-            "the host stays in the run, its slot given back"
-        );
+        let slots = tester.slots.lock().unwrap();
+        assert_eq!(slots[0].out, None, "the host stays in the run");
+        assert_eq!(slots[0].busy, 0);
     }
 }

@@ -348,32 +348,24 @@ pub fn phases_on_hosts(
         RemotePhases::check_names(&hosts, &Workflow::load(path)?)?;
     }
     let restart = cp_orchestrate::RestartConfig::resolve(project, overrides)?;
-    Ok(RemotePhases::new(
-        project.root(),
-        cp_remote::HostSlots::of_hosts(&hosts),
-        restart,
-    ))
+    Ok(RemotePhases::new(project.root(), &hosts, restart))
 }
 
 /// The merge queue's tester: the stop gate here, or on the hosts of the `hosts` configuration
-/// when there are any (in the slots the run's phases on hosts take too, `remote`), each
-/// checked first (it answers over ssh, has `context-pilot` and git,
+/// when there are any, each checked first (it answers over ssh, has `context-pilot` and git,
 /// and trusts the project as it is at `HEAD`): a host that cannot take the run's tests stops
 /// the run before it starts, saying why.
 fn tester_for(
     host: &Host,
     here: Arc<PhaseDrivers>,
 ) -> anyhow::Result<Arc<dyn cp_orchestrate::TreeTester>> {
-    let slots = match &here.remote {
-        Some(remote) => remote.slots(),
-        None => cp_remote::HostSlots::of_hosts(&cp_remote::load_hosts(host.project())?),
-    };
-    if slots.is_empty() {
+    let hosts = cp_remote::load_hosts(host.project())?;
+    if hosts.is_empty() {
         return Ok(here);
     }
     let root = host.project().root();
     let head = cp_git::Repository::at(root).head()?;
-    let tester = cp_remote::HostTester::new(root, slots, here);
+    let tester = cp_remote::HostTester::new(root, cp_remote::ssh_places(&hosts), here);
     tester.check(root, &head)?;
     Ok(Arc::new(tester))
 }

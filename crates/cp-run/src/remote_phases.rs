@@ -14,7 +14,7 @@
 //!   with this host's own agent configuration and credentials, its news sent as JSON.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use cp_base::{CancelToken, Level, WorkerId};
@@ -22,40 +22,51 @@ use cp_orchestrate::{
     DriverError, Handoff, PhaseAgent, RestartConfig, RestartEvent, SessionControl, SessionDriver,
     SessionEnd,
 };
-use cp_remote::{
-    HostConfig, HostSlots, PhaseEnd, PhaseEvent, PhaseOutcome, PhaseRequest, Place, RemoteError,
-};
+use cp_remote::{HostConfig, PhaseEnd, PhaseEvent, PhaseOutcome, PhaseRequest, Place, RemoteError};
 
 use crate::phase_news::{Lines, PhaseNews, PhaseOutput, news_lines};
 
 /// The name a phase's `host:` gives the run's own machine.
 pub const LOCAL_HOST: &str = "local";
 
-/// The hosts phases may run on: the run's one pool of host slots, which its merge tests on
-/// hosts share.
+struct Slot {
+    place: Arc<dyn Place>,
+    slots: usize,
+    reconnect: Duration,
+    busy: usize,
+    /// Why it takes no more phases in this run.
+    out: Option<String>,
+}
+
+/// The hosts phases may run on, with their free slots.
 pub struct RemotePhases {
-    slots: Arc<HostSlots>,
+    slots: Mutex<Vec<Slot>>,
     key: String,
     restart: RestartConfig,
 }
 
 impl RemotePhases {
-    /// Phases of the project at `root` on the hosts of `slots`, run with the restart policy
-    /// `restart`; `None` when there are no hosts.
-    pub fn new(root: &Path, slots: Arc<HostSlots>, restart: RestartConfig) -> Option<Arc<Self>> {
-        if slots.is_empty() {
+    /// Phases of the project at `root` on `hosts`, run with the restart policy `restart`;
+    /// `None` when there are no hosts.
+    pub fn new(root: &Path, hosts: &[HostConfig], restart: RestartConfig) -> Option<Arc<Self>> {
+        if hosts.is_empty() {
             return None;
         }
+        let slots = cp_remote::ssh_places(hosts)
+            .into_iter()
+            .map(|p| Slot {
+                place: p.place,
+                slots: p.slots,
+                reconnect: p.reconnect,
+                busy: 0,
+                out: None,
+            })
+            .collect();
         Some(Arc::new(Self {
-            slots,
+            slots: Mutex::new(slots),
             key: cp_remote::project_key(root),
             restart,
         }))
-    }
-
-    /// The run's pool of host slots.
-    pub fn slots(&self) -> Arc<HostSlots> {
-        Arc::clone(&self.slots)
     }
 
     /// Checks a workflow's `host:` names before anything runs: each is a host of the
@@ -88,24 +99,47 @@ impl RemotePhases {
     /// A slot for a phase: on the host `named` (taken even when busy: the workflow asked for
     /// it), else on the host with the most free slots; `None`: the run's machine.
     fn take(&self, named: Option<&str>) -> Option<usize> {
-        match named {
-            Some(LOCAL_HOST) => None,
-            named => self.slots.take(named),
-        }
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = match named {
+            Some(LOCAL_HOST) => return None,
+            Some(name) => slots
+                .iter()
+                .position(|s| s.out.is_none() && s.place.name() == name)?,
+            None => {
+                slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.out.is_none() && s.busy < s.slots)
+                    .max_by_key(|(at, s)| (s.slots - s.busy, std::cmp::Reverse(*at)))?
+                    .0
+            }
+        };
+        slots[at].busy += 1;
+        Some(at)
     }
 
     fn give_back(&self, at: usize, out: Option<String>) {
-        self.slots.give_back(at, out);
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get_mut(at) {
+            slot.busy = slot.busy.saturating_sub(1);
+            if out.is_some() {
+                slot.out = out;
+            }
+        }
     }
 
     /// Leaves the host of slot `at` out of the rest of the run, for `why` (its slot is
     /// given back already).
     fn leave_out(&self, at: usize, why: String) {
-        self.slots.leave_out(at, why);
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get_mut(at) {
+            slot.out = Some(why);
+        }
     }
 
     fn place(&self, at: usize) -> Option<(Arc<dyn Place>, Duration)> {
-        self.slots.place(at)
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots.get(at).map(|s| (Arc::clone(&s.place), s.reconnect))
     }
 }
 
@@ -431,12 +465,8 @@ mod tests {
     #[test]
     fn a_phase_goes_to_its_named_host_else_to_the_host_with_the_most_free_slots_else_here() {
         let hosts = hosts(r#"[{"ssh": "a", "slots": 2}, {"ssh": "b", "slots": 2}]"#);
-        let phases = RemotePhases::new(
-            Path::new("/src/app"),
-            HostSlots::of_hosts(&hosts),
-            RestartConfig::default(),
-        )
-        .unwrap();
+        let phases =
+            RemotePhases::new(Path::new("/src/app"), &hosts, RestartConfig::default()).unwrap();
         assert_eq!(phases.take(Some("b")), Some(1));
         assert_eq!(phases.take(Some(LOCAL_HOST)), None);
         // a has two free, b one: a; then one each: the first listed.
@@ -452,14 +482,7 @@ mod tests {
         phases.give_back(1, Some("gone".into()));
         assert_eq!(phases.take(Some("b")), None);
         assert_eq!(phases.take(None), None);
-        assert!(
-            RemotePhases::new(
-                Path::new("/src/app"),
-                HostSlots::of_hosts(&[]),
-                RestartConfig::default()
-            )
-            .is_none()
-        );
+        assert!(RemotePhases::new(Path::new("/src/app"), &[], RestartConfig::default()).is_none());
     }
 
     #[test]

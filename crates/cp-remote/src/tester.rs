@@ -428,8 +428,10 @@ mod tests {
         }
 
         fn start(&self, _args: &[&str]) -> Result<Job, RemoteError> {
+            // It reads the request first: a job gone before the request is written fails
+            // on the write (a broken pipe), not as a dropped link.
             let mut command = Command::new("sh");
-            command.args(["-c", "exit 255"]);
+            command.args(["-c", "read -r request; exit 255"]);
             Job::spawn("dropping", command)
         }
 
